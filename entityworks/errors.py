@@ -1,0 +1,117 @@
+"""The error types of entityworks.
+
+Every error the library raises on purpose derives from :class:`EntityworksError`, and most
+also derive from the builtin a caller would naturally catch (``TypeError``, ``ValueError``,
+``KeyError``). Messages name what was wrong: the class, the field or column, the row, the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class EntityworksError(Exception):
+    """Base class of every error entityworks raises deliberately."""
+
+
+class SchemaError(EntityworksError, TypeError):
+    """A dataclass cannot be mapped to a table (bad annotation, key, name...)."""
+
+    def __init__(self, message: str, *, cls: Any = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.cls = cls
+        self.field = field
+
+
+class UnsupportedTypeError(SchemaError):
+    """A field's annotation has no entry in the type registry."""
+
+    def __init__(self, message: str, *, cls: Any = None, field: str | None = None,
+                 type_: Any = None) -> None:
+        super().__init__(message, cls=cls, field=field)
+        self.type_ = type_
+
+
+class InvalidNameError(SchemaError, ValueError):
+    """A table or column name that a database cannot hold."""
+
+
+class UnknownColumnError(EntityworksError, KeyError):
+    """A column name given by the caller is not part of the table's schema."""
+
+    def __init__(self, table: str, column: str, known: list[str]) -> None:
+        self.table = table
+        self.column = column
+        super().__init__(
+            f"table {table!r} has no column {column!r}; columns are: {', '.join(known)}"
+        )
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class UnknownTableError(EntityworksError, KeyError):
+    """A table that does not exist in the database."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ValueEncodingError(EntityworksError, ValueError):
+    """A value cannot be encoded or decoded for its column."""
+
+    def __init__(self, message: str, *, column: str | None = None, row: int | None = None,
+                 value: Any = None) -> None:
+        super().__init__(message)
+        self.column = column
+        self.row = row
+        self.value = value
+
+
+class WriteError(EntityworksError):
+    """A write failed; nothing of it was kept. ``row`` and ``column`` locate the cause."""
+
+    def __init__(self, message: str, *, table: str | None = None, row: int | None = None,
+                 column: str | None = None) -> None:
+        super().__init__(message)
+        self.table = table
+        self.row = row
+        self.column = column
+
+
+class FilterError(EntityworksError, ValueError):
+    """A malformed ``where`` / ``order_by`` argument."""
+
+
+class XMLImportError(EntityworksError, ValueError):
+    """An XML or XSD document was refused (unsafe, invalid or undecodable)."""
+
+    def __init__(self, message: str, *, row: int | None = None,
+                 column: str | None = None) -> None:
+        super().__init__(message)
+        self.row = row
+        self.column = column
+
+
+__all__ = [
+    "EntityworksError",
+    "FilterError",
+    "InvalidNameError",
+    "SchemaError",
+    "UnknownColumnError",
+    "UnknownTableError",
+    "UnsupportedTypeError",
+    "ValueEncodingError",
+    "WriteError",
+    "XMLImportError",
+]
+
+
+class NotFoundError(EntityworksError, KeyError):
+    """No row has the given primary key."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+__all__.append("NotFoundError")

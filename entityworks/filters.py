@@ -1,0 +1,211 @@
+"""``where`` and ``order_by``: small, validated descriptions turned into SQLAlchemy expressions.
+
+A filter never contains SQL text. It is a dict (column -> value, ``None`` meaning IS NULL) or
+expressions built with :func:`col`::
+
+    store.select(Map, where=(col("width") >= 80) & (col("width") <= 120) & {"kind": "cave"})
+
+Column names are checked against the table's schema and every value becomes a bound
+parameter, encoded by the column's registry entry.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from .errors import FilterError
+from .registry import encode_error
+from .schema import TableSchema
+
+
+class Expr:
+    """A filter expression; combine with ``&``, ``|`` and ``~``."""
+
+    def __and__(self, other: Any) -> Expr:
+        return _Bool("and", (self, _coerce(other)))
+
+    def __rand__(self, other: Any) -> Expr:
+        return _Bool("and", (_coerce(other), self))
+
+    def __or__(self, other: Any) -> Expr:
+        return _Bool("or", (self, _coerce(other)))
+
+    def __ror__(self, other: Any) -> Expr:
+        return _Bool("or", (_coerce(other), self))
+
+    def __invert__(self) -> Expr:
+        return _Bool("not", (self,))
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        raise NotImplementedError
+
+
+_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison(Expr):
+    column: str
+    op: str
+    value: Any
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        column = schema.column(self.column)
+        target = table.c[column.name]
+        if self.op in ("is_null", "is_not_null"):
+            return target.is_(None) if self.op == "is_null" else target.is_not(None)
+        if self.op in ("in", "not_in"):
+            values = [_encode(column, v) for v in self.value]
+            return target.in_(values) if self.op == "in" else target.not_in(values)
+        if self.op == "between":
+            low, high = (_encode(column, v) for v in self.value)
+            return target.between(low, high)
+        if self.op == "like":
+            if column.info.python_type is not str:
+                raise FilterError(f"like() needs a text column; {column.name!r} is "
+                                  f"{column.info.name}")
+            return target.like(self.value)
+        if self.value is None:
+            if self.op == "==":
+                return target.is_(None)
+            if self.op == "!=":
+                return target.is_not(None)
+            raise FilterError(f"cannot compare column {column.name!r} {self.op} None")
+        return _OPS[self.op](target, _encode(column, self.value))
+
+
+@dataclass(frozen=True, eq=False)
+class _Bool(Expr):
+    kind: str
+    parts: tuple[Expr, ...]
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        compiled = [p.compile(table, schema) for p in self.parts]
+        if self.kind == "not":
+            return sa.not_(compiled[0])
+        return sa.and_(*compiled) if self.kind == "and" else sa.or_(*compiled)
+
+
+@dataclass(frozen=True, eq=False)
+class _Equal(Expr):
+    mapping: tuple[tuple[str, Any], ...]
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        parts = [Comparison(k, "==", v).compile(table, schema) for k, v in self.mapping]
+        return sa.and_(*parts) if parts else sa.true()
+
+
+class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
+    """A column reference for building filters: ``col("open_ratio") >= 0.45``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise FilterError(f"column name must be a string, got {name!r}")
+        self.name = name
+
+    def __eq__(self, value: Any) -> Comparison:  # type: ignore[override]
+        return Comparison(self.name, "==", value)
+
+    def __ne__(self, value: Any) -> Comparison:  # type: ignore[override]
+        return Comparison(self.name, "!=", value)
+
+    def __lt__(self, value: Any) -> Comparison:
+        return Comparison(self.name, "<", value)
+
+    def __le__(self, value: Any) -> Comparison:
+        return Comparison(self.name, "<=", value)
+
+    def __gt__(self, value: Any) -> Comparison:
+        return Comparison(self.name, ">", value)
+
+    def __ge__(self, value: Any) -> Comparison:
+        return Comparison(self.name, ">=", value)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def in_(self, values: Iterable[Any]) -> Comparison:
+        return Comparison(self.name, "in", tuple(values))
+
+    def not_in(self, values: Iterable[Any]) -> Comparison:
+        return Comparison(self.name, "not_in", tuple(values))
+
+    def between(self, low: Any, high: Any) -> Comparison:
+        return Comparison(self.name, "between", (low, high))
+
+    def like(self, pattern: str) -> Comparison:
+        return Comparison(self.name, "like", pattern)
+
+    def is_null(self) -> Comparison:
+        return Comparison(self.name, "is_null", None)
+
+    def is_not_null(self) -> Comparison:
+        return Comparison(self.name, "is_not_null", None)
+
+
+def _encode(column: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    to_db = column.info.to_db
+    if to_db is None:
+        return value
+    try:
+        return to_db(value)
+    except Exception as exc:
+        raise encode_error(column.name, value, exc) from None
+
+
+def _coerce(where: Any) -> Expr:
+    if isinstance(where, Expr):
+        return where
+    if isinstance(where, Mapping):
+        for key in where:
+            if not isinstance(key, str):
+                raise FilterError(f"filter keys must be column names, got {key!r}")
+        return _Equal(tuple(where.items()))
+    if isinstance(where, list | tuple):
+        parts = [_coerce(w) for w in where]
+        return _Bool("and", tuple(parts)) if parts else _Equal(())
+    if isinstance(where, str):
+        raise FilterError(
+            "where= does not take SQL text; pass a dict such as {'kind': 'cave'} or "
+            "expressions such as col('width') >= 80")
+    raise FilterError(f"unsupported filter {where!r}: use a dict or col(...) expressions")
+
+
+def compile_where(where: Any, table: sa.Table, schema: TableSchema
+                  ) -> sa.ColumnElement[bool] | None:
+    """The SQLAlchemy condition for ``where`` (``None`` -> no condition)."""
+    if where is None:
+        return None
+    expr = _coerce(where)
+    if isinstance(expr, _Equal) and not expr.mapping:
+        return None
+    return expr.compile(table, schema)
+
+
+def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
+                     ) -> list[sa.ColumnElement[Any]]:
+    """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses."""
+    if order_by is None:
+        return []
+    items = [order_by] if isinstance(order_by, str) else list(order_by)
+    clauses = []
+    for item in items:
+        if not isinstance(item, str) or not item.lstrip("-"):
+            raise FilterError(f"order_by takes column names ('-name' for descending), "
+                              f"got {item!r}")
+        descending = item.startswith("-")
+        name = item[1:] if descending else item
+        target = table.c[schema.column(name).name]
+        clauses.append(target.desc() if descending else target.asc())
+    return clauses

@@ -1,0 +1,292 @@
+"""Reflection: a dataclass -> a frozen :class:`TableSchema` (the single input of every backend).
+
+Rules (SPEC 3.1): one column per field in field order; ``X | None`` is nullable and nothing
+else is; the primary key is the field marked ``primary_key`` (field metadata or the
+``Annotated`` marker :data:`PK`), else a field named ``id``; ``list[SomeDataclass]`` is a
+child table holding a foreign key to the parent and the item's position.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, get_args, get_origin
+
+from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
+from .registry import TypeInfo, TypeMarker, TypeRegistry, registry, unwrap_optional
+
+#: ``Annotated[int, PK]`` marks the primary key without ``field(metadata=...)``.
+PK = TypeMarker("PK")
+
+#: Names of the two columns a child table adds in front of the item's own fields.
+PARENT_COLUMN = "parent_key"
+POSITION_COLUMN = "position"
+
+MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
+
+
+def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
+           max_length: int | None = None, **field_kwargs: Any) -> Any:
+    """A ``dataclasses.field`` carrying column options.
+
+    ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
+    """
+    metadata = dict(field_kwargs.pop("metadata", None) or {})
+    metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
+    if max_length is not None:
+        metadata["max_length"] = max_length
+    return dataclasses.field(metadata=metadata, **field_kwargs)
+
+
+def primary_key(**field_kwargs: Any) -> Any:
+    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
+    return column(primary_key=True, **field_kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a table, derived from one dataclass field."""
+
+    name: str
+    python_type: Any
+    info: TypeInfo
+    nullable: bool
+    primary_key: bool = False
+    unique: bool = False
+    index: bool = False
+    max_length: int | None = None
+
+    @property
+    def autoincrement(self) -> bool:
+        """True when the database generates this key if the instance leaves it ``None``."""
+        return self.primary_key and self.info.autoincrement
+
+
+@dataclass(frozen=True, slots=True)
+class ChildTable:
+    """A ``list[Item]`` field stored as rows of its own table."""
+
+    field: str
+    schema: TableSchema
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    """What entityworks knows about a dataclass as a table."""
+
+    cls: type
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: Column | None
+    children: tuple[ChildTable, ...] = ()
+    #: For a child table: the parent's schema (its key type defines ``parent_key``).
+    parent: TableSchema | None = None
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def field_columns(self) -> tuple[Column, ...]:
+        """The columns that are fields of the dataclass (a child's extra columns excluded)."""
+        return self.columns[2:] if self.parent is not None else self.columns
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``; :class:`UnknownColumnError` if there is none."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise UnknownColumnError(self.name, name, self.column_names)
+
+    def require_key(self, action: str) -> Column:
+        if self.primary_key is None:
+            raise SchemaError(
+                f"{self.cls.__qualname__} has no primary key, which {action} needs; mark one "
+                "with entityworks.primary_key() or name a field 'id'", cls=self.cls)
+        return self.primary_key
+
+
+def snake_case(name: str) -> str:
+    """``LevelMap`` -> ``level_map``; ``HTTPLog`` -> ``http_log``."""
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
+    return s.lower()
+
+
+def table(name: str) -> Callable[[type], type]:
+    """Class decorator setting the table name: ``@table("levels")``."""
+    check_name(name, "table name")
+
+    def apply(cls: type) -> type:
+        cls.__tablename__ = name  # type: ignore[attr-defined]
+        _cache.pop((cls, id(registry)), None)
+        return cls
+
+    return apply
+
+
+def check_name(name: str, what: str, cls: Any = None, field: str | None = None) -> str:
+    """Refuse names no supported database can hold (quoting takes care of the rest)."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "it is empty"
+    elif len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        problem = f"it is longer than {MAX_NAME_BYTES} bytes"
+    elif _FORBIDDEN.search(name):
+        problem = "it contains a control character, '.', '/', '\\' or '`'"
+    elif name != name.strip():
+        problem = "it starts or ends with whitespace"
+    elif name.lower().startswith("sqlite_"):
+        problem = "names starting with 'sqlite_' are reserved by SQLite"
+    if problem:
+        owner = f" ({cls.__qualname__}.{field})" if cls is not None and field else ""
+        raise InvalidNameError(f"invalid {what} {name!r}{owner}: {problem}", cls=cls,
+                               field=field)
+    return name
+
+
+def table_name(cls: type) -> str:
+    explicit = cls.__dict__.get("__tablename__")
+    return check_name(explicit or snake_case(cls.__name__), "table name", cls)
+
+
+_cache: dict[tuple[type, int], TableSchema] = {}
+
+
+def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
+    """Infer (and cache) the table schema of a dataclass type."""
+    key = (cls, id(registry))
+    try:
+        return _cache[key]
+    except (KeyError, TypeError):
+        pass
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        what = cls.__qualname__ if isinstance(cls, type) else repr(cls)
+        raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass",
+                          cls=cls)
+    schema = _build(cls, table_name(cls), registry, parent=None)
+    _cache[key] = schema
+    return schema
+
+
+def _child_item(tp: Any) -> type | None:
+    if get_origin(tp) is list:
+        (item,) = get_args(tp) or (None,)
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            return item
+    return None
+
+
+def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
+           ) -> TableSchema:
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception as exc:  # unresolvable forward reference, etc.
+        raise SchemaError(f"cannot resolve the annotations of {cls.__qualname__}: {exc}",
+                          cls=cls) from exc
+    columns: list[Column] = []
+    child_fields: list[tuple[str, type]] = []
+    marked: list[str] = []
+    if parent is not None:
+        pk = parent.require_key("a child table")
+        columns.append(Column(PARENT_COLUMN, pk.python_type, pk.info, False))
+        columns.append(Column(POSITION_COLUMN, int, reg.lookup(int), False))
+    for f in dataclasses.fields(cls):
+        check_name(f.name, "column name", cls, f.name)
+        annotation = hints[f.name]
+        try:
+            tp, nullable = unwrap_optional(annotation)
+        except UnsupportedTypeError as exc:
+            raise UnsupportedTypeError(f"{cls.__qualname__}.{f.name}: {exc}", cls=cls,
+                                       field=f.name, type_=annotation) from None
+        item = _child_item(tp)
+        if item is not None:
+            if parent is not None:
+                raise SchemaError(
+                    f"{cls.__qualname__}.{f.name}: a child table's items cannot have child "
+                    "tables of their own", cls=cls, field=f.name)
+            if nullable:
+                raise SchemaError(f"{cls.__qualname__}.{f.name}: a child list cannot be "
+                                  "Optional; use an empty list", cls=cls, field=f.name)
+            child_fields.append((f.name, item))
+            continue
+        meta = f.metadata or {}
+        is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
+        if is_pk:
+            marked.append(f.name)
+        try:
+            info = reg.lookup(tp)
+        except UnsupportedTypeError as exc:
+            raise UnsupportedTypeError(
+                f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
+                f"({exc})", cls=cls, field=f.name, type_=annotation) from None
+        columns.append(Column(
+            f.name, tp, info, nullable, primary_key=is_pk,
+            unique=bool(meta.get("unique")), index=bool(meta.get("index")),
+            max_length=meta.get("max_length")))
+    if len(marked) > 1:
+        raise SchemaError(f"{cls.__qualname__}: more than one primary key ({', '.join(marked)})",
+                          cls=cls)
+    if not marked and parent is None:
+        for i, c in enumerate(columns):
+            if c.name == "id":
+                columns[i] = dataclasses.replace(c, primary_key=True)
+    _check_unique_names(cls, [c.name for c in columns])
+    key = next((c for c in columns if c.primary_key), None)
+    if key is not None:
+        if key.info.python_type is float:
+            raise SchemaError(f"{cls.__qualname__}.{key.name}: a float cannot be a primary key",
+                              cls=cls, field=key.name)
+        # A key is never NULL in the table; `int | None` only means "generated if None".
+        columns = [dataclasses.replace(c, nullable=False) if c is key else c for c in columns]
+        key = next(c for c in columns if c.primary_key)
+    schema = TableSchema(cls, name, tuple(columns), key, (), parent)
+    if child_fields:
+        children = tuple(
+            ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
+                                                      cls, fname), reg, schema))
+            for fname, item in child_fields)
+        object.__setattr__(schema, "children", children)
+    return schema
+
+
+def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
+    if get_origin(annotation) is typing.Annotated:
+        return any(m is marker for m in get_args(annotation)[1:])
+    try:
+        inner, _ = unwrap_optional(annotation)
+    except UnsupportedTypeError:
+        return False
+    return inner is not annotation and _has_marker(inner, marker)
+
+
+def _check_unique_names(cls: type, names: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for n in names:
+        folded = n.casefold()
+        if folded in seen:
+            raise InvalidNameError(
+                f"{cls.__qualname__}: columns {seen[folded]!r} and {n!r} differ only in case, "
+                "which SQLite and MariaDB cannot tell apart", cls=cls, field=n)
+        seen[folded] = n
+
+
+def _describe(tp: Any) -> str:
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)
+
+
+__all__ = [
+    "PK",
+    "ChildTable",
+    "Column",
+    "TableSchema",
+    "column",
+    "primary_key",
+    "snake_case",
+    "table",
+    "table_schema",
+]

@@ -1,0 +1,176 @@
+"""SQLAlchemy storage types whose representation differs per dialect.
+
+The registry names these as the ``sql`` of its entries; they exist so that a value comes back
+from every backend exactly as it went in: Decimals with any number of digits, datetimes with
+microseconds and (for aware ones) their instant, long text and blobs on MariaDB.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql, postgresql
+
+_MYSQL = ("mysql", "mariadb")
+UTC = dt.timezone.utc
+
+
+def big_integer() -> sa.types.TypeEngine:
+    """BIGINT, but INTEGER on SQLite so that an integer key is the rowid (autoincrement)."""
+    return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+def text() -> sa.types.TypeEngine:
+    """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
+    return sa.Text().with_variant(mysql.LONGTEXT(), *_MYSQL)
+
+
+def key_text(length: int = 255) -> sa.types.TypeEngine:
+    """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
+    return sa.Text().with_variant(sa.String(length), *_MYSQL)
+
+
+def binary() -> sa.types.TypeEngine:
+    """Unbounded bytes (LONGBLOB on MariaDB)."""
+    return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL)
+
+
+def json_text() -> sa.types.TypeEngine:
+    """JSON kept as the exact text we wrote (key order and float spelling preserved)."""
+    return text()
+
+
+def date() -> sa.types.TypeEngine:
+    return sa.Date()
+
+
+def time() -> sa.types.TypeEngine:
+    return sa.Time().with_variant(mysql.TIME(fsp=6), *_MYSQL)
+
+
+def require_naive(value: Any) -> dt.datetime:
+    if not isinstance(value, dt.datetime):
+        raise ValueError(f"expected a datetime, got {type(value).__name__}")
+    if value.tzinfo is not None:
+        raise ValueError(
+            "timezone-aware datetime in a naive datetime column; annotate the field as "
+            "entityworks.AwareDatetime to store aware values")
+    return value
+
+
+def require_aware(value: Any) -> dt.datetime:
+    if not isinstance(value, dt.datetime):
+        raise ValueError(f"expected a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("naive datetime in an AwareDatetime column; attach a tzinfo")
+    return value
+
+
+def require_naive_time(value: Any) -> dt.time:
+    if not isinstance(value, dt.time):
+        raise ValueError(f"expected a time, got {type(value).__name__}")
+    if value.tzinfo is not None:
+        raise ValueError("times with a tzinfo are not stored; use a naive time")
+    return value
+
+
+class ExactDecimal(sa.types.TypeDecorator):
+    """Decimal without loss: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, text on SQLite.
+
+    SQLite has no decimal storage (it would round through a double), so the exact string is
+    kept there.
+    """
+
+    impl = sa.Numeric
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.String())
+        if dialect.name in _MYSQL:
+            return dialect.type_descriptor(mysql.DECIMAL(precision=65, scale=30))
+        return dialect.type_descriptor(sa.Numeric(asdecimal=True))
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, decimal.Decimal):
+            raise ValueError(f"expected a Decimal, got {type(value).__name__}")
+        if dialect.name == "sqlite":
+            return str(value)
+        if dialect.name in _MYSQL:
+            _check_mysql_decimal(value)
+        return value
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
+        if value is None or isinstance(value, decimal.Decimal):
+            return value
+        return decimal.Decimal(value)
+
+
+def _check_mysql_decimal(value: decimal.Decimal) -> None:
+    """Refuse what DECIMAL(65, 30) would round, instead of storing a different number."""
+    if not value.is_finite():
+        raise ValueError(f"MariaDB DECIMAL cannot hold {value}")
+    _sign, digits, exponent = value.as_tuple()
+    digits, exponent = list(digits), int(exponent)
+    while len(digits) > 1 and digits[-1] == 0 and exponent < 0:  # trailing zeros are free
+        digits.pop()
+        exponent += 1
+    scale = max(0, -exponent)
+    integer_digits = max(0, len(digits) + exponent)
+    if scale > 30 or integer_digits > 35:
+        raise ValueError(
+            f"{value} does not fit MariaDB's DECIMAL(65, 30) (at most 35 integer and 30 "
+            "fractional digits); it would be rounded")
+
+
+class NaiveDateTime(sa.types.TypeDecorator):
+    """Naive timestamp with microseconds on every backend."""
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        if dialect.name in _MYSQL:
+            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+        return dialect.type_descriptor(sa.DateTime(timezone=False))
+
+
+class AwareDateTime(sa.types.TypeDecorator):
+    """An instant: TIMESTAMPTZ on PostgreSQL, UTC DATETIME(6) on MariaDB, UTC ISO text on SQLite.
+
+    Values come back in UTC; they compare equal to what was written.
+    """
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.String())
+        if dialect.name in _MYSQL:
+            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+        return dialect.type_descriptor(postgresql.TIMESTAMP(timezone=True))
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        if value is None:
+            return None
+        utc = require_aware(value).astimezone(UTC)
+        if dialect.name == "sqlite":
+            return utc.isoformat(timespec="microseconds")
+        if dialect.name in _MYSQL:
+            return utc.replace(tzinfo=None)
+        return utc
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
