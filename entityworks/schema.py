@@ -150,8 +150,8 @@ def check_name(name: str, what: str, cls: Any = None, field: str | None = None) 
 
 
 def table_name(cls: type) -> str:
-    explicit = cls.__dict__.get("__tablename__")
-    return check_name(explicit or snake_case(cls.__name__), "table name", cls)
+    name = cls.__dict__.get("__tablename__", snake_case(cls.__name__))
+    return check_name(name, "table name", cls)
 
 
 _cache: dict[tuple[type, int], TableSchema] = {}

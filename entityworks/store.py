@@ -124,9 +124,20 @@ class Store:
     def _make_engine(self, echo: bool) -> sa.Engine:
         url = self.url
         if url.get_backend_name() != "sqlite":
-            if url.get_backend_name() in ("mysql", "mariadb") and "charset" not in url.query:
+            mysql = url.get_backend_name() in ("mysql", "mariadb")
+            if mysql and "charset" not in url.query:
                 url = url.update_query_dict({"charset": "utf8mb4"})
-            return sa.create_engine(url, echo=echo, pool_pre_ping=True)
+            engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
+            if mysql:
+                @event.listens_for(engine, "connect")
+                def _strict(dbapi_connection: Any, _record: Any) -> None:
+                    # Refuse bad values instead of truncating them, and keep an explicit 0 key
+                    # (MariaDB would otherwise replace it with a generated one).
+                    cursor = dbapi_connection.cursor()
+                    cursor.execute("SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
+                                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO')")
+                    cursor.close()
+            return engine
         memory = url.database in (None, "", ":memory:")
         kwargs: dict[str, Any] = {"connect_args": {"timeout": self.busy_timeout,
                                                    "check_same_thread": False}}
@@ -770,9 +781,15 @@ class Store:
             savepoint.rollback()
             row, message = self._locate(conn, raw, replay, exc)
             column = None
-            if replay is not None and row is not None:  # a value refused in Python
-                column = _column_from_binds(model, replay[1][row])
-            column = column or _column_from_message(message, model.names)
+            values = None
+            if row is not None:
+                values = (replay[1][row] if replay is not None
+                          else dict(zip(model.names, raw[1][row], strict=True)))  # type: ignore
+                column = _column_from_binds(model, values) if replay is not None else None
+            key = model.schema.primary_key
+            column = (column or _column_from_message(message, model.names,
+                                                     key.name if key else None)
+                      or (_column_from_types(model, values) if values else None))
             where = f"row {offset + row}" if row is not None else "a row"
             if replay is not None and replay[2] is not None and row is not None:
                 where = f"row {replay[2][row]}"
@@ -847,8 +864,14 @@ def _construct(cls: type, kwargs: dict[str, Any]) -> Any:
 
 def _error_text(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
-    text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-    return text
+    lines = [line.strip() for line in str(orig).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(orig).__name__
+    # PostgreSQL names the offending key in its DETAIL line.
+    detail = [line for line in lines[1:] if line.startswith("DETAIL:")]
+    column = getattr(getattr(orig, "diag", None), "column_name", None)
+    extra = [f"(column \"{column}\")"] if column and f'"{column}"' not in lines[0] else []
+    return " ".join([lines[0], *detail, *extra])
 
 
 _COLUMN_PATTERNS = [
@@ -861,7 +884,22 @@ _COLUMN_PATTERNS = [
 ]
 
 
-def _column_from_message(message: str, names: list[str]) -> str | None:
+def _column_from_types(model: _Model, values: dict[str, Any]) -> str | None:
+    """The first plain column holding a value of the wrong Python type."""
+    for c in model.schema.columns:
+        value = values.get(c.name)
+        expected = c.info.python_type
+        if value is None or c.info.to_db is not None or not isinstance(expected, type):
+            continue
+        if expected is float and isinstance(value, int):
+            continue
+        if not isinstance(value, expected):
+            return c.name
+    return None
+
+
+def _column_from_message(message: str, names: list[str], key: str | None = None
+                         ) -> str | None:
     for pattern in _COLUMN_PATTERNS:
         m = pattern.search(message)
         if not m:
@@ -871,6 +909,10 @@ def _column_from_message(message: str, names: list[str]) -> str | None:
             return candidate[5:]
         if candidate in names:
             return candidate
+        if key and (candidate.upper() == "PRIMARY" or candidate.endswith("_pkey")):
+            return key
+    if key and re.search(r"_pkey\b|PRIMARY", message):
+        return key
     return None
 
 

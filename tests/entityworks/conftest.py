@@ -1,0 +1,94 @@
+"""Database fixtures: SQLite always, PostgreSQL and MariaDB when their URLs are configured.
+
+``ENTITYWORKS_TEST_POSTGRES_URL`` / ``ENTITYWORKS_TEST_MARIADB_URL`` name a server; each test
+session creates a private database there (so parallel runs never collide) and drops it at the
+end. Unset -> those tests skip. Set but unreachable -> skip locally, fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from entityworks import Store
+from tests.conftest import IN_CI
+
+ENV = {"postgresql": "ENTITYWORKS_TEST_POSTGRES_URL", "mariadb": "ENTITYWORKS_TEST_MARIADB_URL"}
+
+
+def _private_database(kind: str) -> Iterator[str]:
+    url = os.environ.get(ENV[kind])
+    if not url:
+        pytest.skip(f"{ENV[kind]} is not set")
+    base = sa.make_url(url)
+    name = f"ew_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            preparer = conn.dialect.identifier_preparer
+            conn.exec_driver_sql(f"CREATE DATABASE {preparer.quote(name)}")
+    except sa.exc.OperationalError as exc:
+        message = f"{kind} at {base.render_as_string(hide_password=True)} is unreachable: {exc}"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {preparer.quote(name)}")
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """URL of a private PostgreSQL database for this test session."""
+    yield from _private_database("postgresql")
+
+
+@pytest.fixture(scope="session")
+def mariadb_url() -> Iterator[str]:
+    """URL of a private MariaDB database for this test session."""
+    yield from _private_database("mariadb")
+
+
+def _drop_everything(url: str) -> None:
+    engine = sa.create_engine(url)
+    try:
+        metadata = sa.MetaData()
+        metadata.reflect(engine)
+        metadata.drop_all(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def backend_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    """A database URL per backend; server databases are emptied after each test."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    url = request.getfixturevalue("pg_url" if request.param == "postgresql" else "mariadb_url")
+    _drop_everything(url)
+    yield url
+    _drop_everything(url)
+
+
+@pytest.fixture
+def store(backend_url: str) -> Iterator[Store]:
+    """A Store on each backend."""
+    s = Store(backend_url)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path) -> Iterator[Store]:
+    """A Store on an SQLite file."""
+    s = Store(tmp_path / "test.db")
+    yield s
+    s.close()
