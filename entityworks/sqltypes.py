@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql
 
 _MYSQL = ("mysql", "mariadb")
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def big_integer() -> sa.types.TypeEngine:
@@ -33,6 +33,21 @@ def key_text(length: int = 255) -> sa.types.TypeEngine:
     return sa.Text().with_variant(sa.String(length), *_MYSQL)
 
 
+def bounded_text(length: int) -> sa.types.TypeEngine:
+    """VARCHAR(length); plain TEXT on SQLite, whose STRICT tables know no VARCHAR."""
+    return sa.String(length).with_variant(sa.Text(), "sqlite")
+
+
+def double() -> sa.types.TypeEngine:
+    """DOUBLE PRECISION; REAL on SQLite (the name its STRICT tables accept)."""
+    return sa.Double().with_variant(sa.REAL(), "sqlite")
+
+
+def boolean() -> sa.types.TypeEngine:
+    """BOOLEAN; INTEGER 0/1 on SQLite."""
+    return sa.Boolean().with_variant(sa.Integer(), "sqlite")
+
+
 def binary() -> sa.types.TypeEngine:
     """Unbounded bytes (LONGBLOB on MariaDB)."""
     return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL)
@@ -44,11 +59,15 @@ def json_text() -> sa.types.TypeEngine:
 
 
 def date() -> sa.types.TypeEngine:
-    return sa.Date()
+    return ISODate()
 
 
 def time() -> sa.types.TypeEngine:
-    return sa.Time().with_variant(mysql.TIME(fsp=6), *_MYSQL)
+    return ISOTime()
+
+
+def uuid_type() -> sa.types.TypeEngine:
+    return UUIDType()
 
 
 def require_naive(value: Any) -> dt.datetime:
@@ -89,7 +108,7 @@ class ExactDecimal(sa.types.TypeDecorator):
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
         if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.String())
+            return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
             return dialect.type_descriptor(mysql.DECIMAL(precision=65, scale=30))
         return dialect.type_descriptor(sa.Numeric(asdecimal=True))
@@ -128,16 +147,99 @@ def _check_mysql_decimal(value: decimal.Decimal) -> None:
             "fractional digits); it would be rounded")
 
 
-class NaiveDateTime(sa.types.TypeDecorator):
-    """Naive timestamp with microseconds on every backend."""
+class _SQLiteText(sa.types.TypeDecorator):
+    """A native type elsewhere, ISO 8601 text on SQLite (sortable, exact, STRICT-friendly).
 
-    impl = sa.DateTime
+    Subclasses name the native type (``native``) and the text form (``to_iso``/``from_iso``).
+    """
+
+    impl = sa.Text
     cache_ok = True
 
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        raise NotImplementedError
+
+    def to_iso(self, value: Any) -> str:
+        return value.isoformat()
+
+    def from_iso(self, text: str) -> Any:
+        raise NotImplementedError
+
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sa.Text())
+        return dialect.type_descriptor(self.native(dialect))
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        if value is None or dialect.name != "sqlite":
+            return value
+        return self.to_iso(value)
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
+        if value is None or dialect.name != "sqlite":
+            return value
+        return self.from_iso(value)
+
+
+class NaiveDateTime(_SQLiteText):
+    """Naive timestamp with microseconds on every backend."""
+
+    cache_ok = True
+
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
         if dialect.name in _MYSQL:
-            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
-        return dialect.type_descriptor(sa.DateTime(timezone=False))
+            return mysql.DATETIME(fsp=6)
+        return sa.DateTime(timezone=False)
+
+    def to_iso(self, value: dt.datetime) -> str:
+        return value.isoformat(sep=" ", timespec="microseconds")
+
+    def from_iso(self, text: str) -> dt.datetime:
+        return dt.datetime.fromisoformat(text)
+
+
+class ISODate(_SQLiteText):
+    """DATE; ``YYYY-MM-DD`` on SQLite."""
+
+    cache_ok = True
+
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        return sa.Date()
+
+    def from_iso(self, text: str) -> dt.date:
+        return dt.date.fromisoformat(text)
+
+
+class ISOTime(_SQLiteText):
+    """TIME with microseconds; ``HH:MM:SS.ffffff`` on SQLite."""
+
+    cache_ok = True
+
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        return mysql.TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
+
+    def to_iso(self, value: dt.time) -> str:
+        return value.isoformat(timespec="microseconds")
+
+    def from_iso(self, text: str) -> dt.time:
+        return dt.time.fromisoformat(text)
+
+
+class UUIDType(_SQLiteText):
+    """Native UUID where there is one (CHAR(32) on MariaDB); canonical text on SQLite."""
+
+    cache_ok = True
+
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        return sa.Uuid()
+
+    def to_iso(self, value: Any) -> str:
+        return str(value)
+
+    def from_iso(self, text: str) -> Any:
+        import uuid
+
+        return uuid.UUID(text)
 
 
 class AwareDateTime(sa.types.TypeDecorator):
@@ -151,7 +253,7 @@ class AwareDateTime(sa.types.TypeDecorator):
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
         if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.String())
+            return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
             return dialect.type_descriptor(mysql.DATETIME(fsp=6))
         return dialect.type_descriptor(postgresql.TIMESTAMP(timezone=True))

@@ -37,7 +37,8 @@ from .errors import (
     WriteError,
 )
 from .filters import compile_order_by, compile_where
-from .registry import TypeRegistry, encode_error, registry as default_registry
+from .registry import TypeRegistry, encode_error
+from .registry import registry as default_registry
 from .schema import (
     PARENT_COLUMN,
     POSITION_COLUMN,
@@ -51,6 +52,7 @@ T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
 
 BATCH = 20_000
+_SQLITE_NATIVE = (int, float, str, bytes)
 FETCH = 2_000
 
 
@@ -207,6 +209,8 @@ class Store:
         for c in schema.columns:
             impl = table.c[c.name].type.dialect_impl(dialect)
             bind = impl.bind_processor(dialect)
+            if dialect.name == "sqlite" and c.info.python_type in _SQLITE_NATIVE:
+                bind = None  # sqlite3 binds these itself; REAL affinity widens ints
             to_db = _skip_none(c.info.to_db)
             registry_encoders.append(to_db)
             encoders.append(_compose(to_db, bind))
@@ -497,6 +501,27 @@ class Store:
                     for row, item in zip(batch, self._build(child, batch), strict=True):
                         getattr(by_key[row[0]], fname).append(item)
 
+    # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
+    def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
+                   where: Any = None, order_by: Any = None) -> int:
+        """Stream the rows of ``cls`` matching ``where`` to XML (+ XSD); returns the count."""
+        from .xmlio import export_store
+
+        return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by)
+
+    def import_xml(self, cls: type, xml_path: str | Path,
+                   xsd_path: str | Path | None = None) -> int:
+        """Validate and insert an XML file in one transaction (all rows or none)."""
+        from .xmlio import import_store
+
+        return import_store(self, cls, xml_path, xsd_path)
+
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+        """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
+        from .frames import store_to_arrow
+
+        return store_to_arrow(self, cls, where=where, order_by=order_by)
+
     # -- reflection of existing tables ---------------------------------------------------
     def reflect(self, table_name: str) -> type:
         """Build a dataclass for an existing table (columns, nullability, primary key)."""
@@ -559,8 +584,8 @@ class Store:
         key = model.schema.primary_key
         generated: list[int] = []
         if key is not None and key.autoincrement:
-            keys = list(map(attrgetter(key.name), objs))
-            if None in keys:
+            if None in map(attrgetter(key.name), objs):
+                keys = list(map(attrgetter(key.name), objs))
                 generated = [i for i, k in enumerate(keys) if k is None]
         if generated:
             self._insert_generated(conn, model, objs, generated, key.name)  # type: ignore
@@ -739,10 +764,15 @@ class Store:
             part = objs[start:start + batch_size]
             first = offset + start
             if sqlite:
-                rows = self._encode_rows(model, part, first, model.encoders)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-                self._guard(conn, model, lambda r=rows: cursor.executemany(statement, r),
-                            first, raw=(statement, rows))
+                if any(model.encoders):
+                    rows: Any = self._encode_rows(model, part, first, model.encoders)
+                else:  # stream straight from the objects; rebuilt only to locate an error
+                    rows = map(self._getter(model), part)
+                self._guard(conn, model,
+                            lambda r=rows, c=cursor: c.executemany(statement, r),
+                            first, raw=(statement, lambda p=part, f=first: self._encode_rows(
+                                model, p, f, model.encoders)))
             elif copy:
                 rows = self._encode_rows(model, part, first, model.encoders)
                 self._guard(conn, model, lambda r=rows: self._copy(conn, model, r), first,
@@ -770,7 +800,7 @@ class Store:
                 write(row)
 
     def _guard(self, conn: sa.Connection, model: _Model, action: Callable[[], Any],
-               offset: int, *, raw: tuple[str, list[Any]] | None = None,
+               offset: int, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
                replay: tuple[Any, list[dict[str, Any]], list[int] | None] | None = None
                ) -> Any:
         """Run ``action`` in a savepoint; on a database error, locate the row and re-raise."""
@@ -784,7 +814,7 @@ class Store:
             values = None
             if row is not None:
                 values = (replay[1][row] if replay is not None
-                          else dict(zip(model.names, raw[1][row], strict=True)))  # type: ignore
+                          else dict(zip(model.names, raw[1]()[row], strict=True)))  # type: ignore
                 column = _column_from_binds(model, values) if replay is not None else None
             key = model.schema.primary_key
             column = (column or _column_from_message(message, model.names,
@@ -810,7 +840,8 @@ class Store:
         savepoint = conn.begin_nested()
         try:
             if raw is not None:
-                sql, rows = raw
+                sql, rebuild = raw
+                rows = rebuild()
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:
@@ -875,6 +906,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 _COLUMN_PATTERNS = [
+    re.compile(r"cannot store \w+ value in \w+ column (?:.*\.)?([^.]+)$"),  # sqlite STRICT
     re.compile(r"constraint failed: (?:[^\s.]+\.)?\"?([^\s,\"]+)"),  # sqlite
     re.compile(r"Key \(([^)]+)\)="),                                  # postgresql unique
     re.compile(r"column \"([^\"]+)\""),                               # postgresql

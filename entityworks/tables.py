@@ -1,21 +1,19 @@
 """A :class:`TableSchema` -> SQLAlchemy Core ``Table`` objects (the SQL side of reflection).
 
-SQLite stores any value in any column, so on SQLite every column also gets a CHECK on
-``typeof()`` naming the column: a string in an integer column is refused by the database
-itself, at C speed, instead of being kept as silently wrong data.
+SQLite stores any value in any column unless the table is STRICT, so our SQLite tables are
+STRICT (every storage type maps to INTEGER, REAL, TEXT or BLOB there): a string in an integer
+column is refused by the database itself, at C speed, instead of being kept as wrong data.
 """
 
 from __future__ import annotations
 
+import sqlite3
+
 import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from . import sqltypes
 from .schema import PARENT_COLUMN, POSITION_COLUMN, Column, TableSchema
-
-
-def storage_check_name(column: str) -> str:
-    """Name of the SQLite CHECK constraint guarding ``column``'s storage class."""
-    return f"type_{column}"
 
 
 def sql_type(column: Column) -> sa.types.TypeEngine:
@@ -58,8 +56,22 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str) -> sa.T
             col.append_foreign_key(
                 sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
         items.append(col)
-        if dialect == "sqlite" and c.info.sqlite_storage:
-            allowed = [c.info.sqlite_storage] + (["null"] if c.nullable else [])
-            items.append(sa.CheckConstraint(sa.func.typeof(col).in_(allowed),
-                                            name=storage_check_name(c.name)))
-    return sa.Table(schema.name, metadata, *items)
+    options = {"sqlite_strict": True} if dialect == "sqlite" and strict_ok(items) else {}
+    return sa.Table(schema.name, metadata, *items, **options)
+
+
+#: Column type names an SQLite STRICT table accepts.
+STRICT_TYPES = frozenset({"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY"})
+
+
+def strict_ok(items: list[sa.SchemaItem]) -> bool:
+    """True when SQLite supports STRICT and every column type has a STRICT name.
+
+    A user-registered type with another SQL name keeps an ordinary table.
+    """
+    if sqlite3.sqlite_version_info < (3, 37, 0):
+        return False
+    dialect = sqlite_dialect.dialect()
+    names = [i.type.compile(dialect=dialect).split("(")[0].upper()
+             for i in items if isinstance(i, sa.Column)]
+    return all(name in STRICT_TYPES for name in names)

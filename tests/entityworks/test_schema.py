@@ -4,7 +4,7 @@
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Annotated, Optional, Union
+from typing import Annotated, Union
 
 import pytest
 
@@ -25,7 +25,7 @@ class LevelMap:
     id: int | None
     name: str
     width: int = 40
-    note: Optional[str] = None
+    note: str | None = None
     seen: dt.datetime | None = None
 
 
@@ -104,7 +104,7 @@ def test_column_options():
     ("annotation", "fragment"),
     [
         (set, "set"),
-        (Union[int, str], "only X | None"),
+        (Union[int, str], "only X | None"),  # noqa: UP007 - the old spelling on purpose
         (int | str | None, "only X | None"),
         (complex, "complex"),
     ],

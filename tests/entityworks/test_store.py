@@ -6,7 +6,6 @@ import decimal
 import enum
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 import pytest
@@ -57,7 +56,7 @@ class Everything:
     id: int | None
     name: str
     ratio: float
-    note: Optional[str]
+    note: str | None
     flag: bool
     amount: decimal.Decimal
     at: dt.datetime

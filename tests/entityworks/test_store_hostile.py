@@ -127,7 +127,7 @@ def _samples(dialect: str):
                            min_value=-10**20, max_value=10**20)
     times = st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 1, 1))
     aware = st.datetimes(min_value=dt.datetime(1971, 1, 1), max_value=dt.datetime(2999, 1, 1),
-                         timezones=st.sampled_from([dt.timezone.utc, dt.timezone(
+                         timezones=st.sampled_from([dt.UTC, dt.timezone(
                              dt.timedelta(hours=5, minutes=30))]))
     row = st.builds(Sample, id=st.just(0), i=st.integers(-2**63, 2**63 - 1), f=floats,
                     s=text, o=st.none() | text, b=st.booleans(), by=st.binary(max_size=64),
