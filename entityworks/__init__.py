@@ -27,15 +27,26 @@ from .errors import (
     XMLImportError,
 )
 from .filters import col
+from .frames import (
+    arrow_schema,
+    from_arrow,
+    from_pandas,
+    read_parquet,
+    to_arrow,
+    to_pandas,
+    write_parquet,
+)
 from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type, registry
 from .schema import PK, ChildTable, Column, TableSchema, column, primary_key, table, table_schema
+from .scripts import StatementTemplates, create_script, statement_templates
 from .store import Store
+from .xmlio import read_xml, write_xml
+from .xsd import read_xsd, write_xsd
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AWARE",
-    "PK",
     "AwareDatetime",
     "ChildTable",
     "Column",
@@ -43,7 +54,9 @@ __all__ = [
     "FilterError",
     "InvalidNameError",
     "NotFoundError",
+    "PK",
     "SchemaError",
+    "StatementTemplates",
     "Store",
     "TableSchema",
     "TypeInfo",
@@ -54,11 +67,24 @@ __all__ = [
     "ValueEncodingError",
     "WriteError",
     "XMLImportError",
+    "arrow_schema",
     "col",
     "column",
+    "create_script",
+    "from_arrow",
+    "from_pandas",
     "primary_key",
+    "read_parquet",
+    "read_xml",
+    "read_xsd",
     "register_type",
     "registry",
+    "statement_templates",
     "table",
     "table_schema",
+    "to_arrow",
+    "to_pandas",
+    "write_parquet",
+    "write_xml",
+    "write_xsd",
 ]

@@ -280,6 +280,19 @@ def _naive_datetime_from_text(text: str) -> dt.datetime:
     return value
 
 
+def _aware_to_utc(value: dt.datetime) -> dt.datetime:
+    # Arrow drops sub-second parts of an offset; converting first keeps the instant exact.
+    return sqltypes.require_aware(value).astimezone(dt.UTC)
+
+
+def _aware_datetime_to_text(value: dt.datetime) -> str:
+    offset = sqltypes.require_aware(value).utcoffset()
+    if offset is not None and (offset.seconds % 60 or offset.microseconds):
+        # xs:dateTime offsets are whole minutes: write the same instant in UTC instead
+        value = value.astimezone(dt.UTC)
+    return value.isoformat()
+
+
 def _aware_datetime_from_text(text: str) -> dt.datetime:
     value = _datetime_from_text(text)
     if value.tzinfo is None:
@@ -287,10 +300,15 @@ def _aware_datetime_from_text(text: str) -> dt.datetime:
     return value
 
 
+def _require_date(value: Any) -> dt.date:
+    if isinstance(value, dt.datetime) or not isinstance(value, dt.date):
+        # a datetime is a date subclass: refuse it rather than drop its time
+        raise ValueError(f"expected a date, got {type(value).__name__}: {value!r}")
+    return value
+
+
 def _date_to_text(value: dt.date) -> str:
-    if isinstance(value, dt.datetime):  # a datetime is a date subclass: refuse, not truncate
-        raise ValueError(f"expected a date, got a datetime: {value!r}")
-    return value.isoformat()
+    return _require_date(value).isoformat()
 
 
 def _date_from_text(text: str) -> dt.date:
@@ -394,21 +412,22 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             "datetime", dt.datetime, sqltypes.NaiveDateTime,
             lambda: pa().timestamp("us"), "xs:dateTime",
             lambda v: sqltypes.require_naive(v).isoformat(), _naive_datetime_from_text,
-            to_db=sqltypes.require_naive, plain_text=True,
+            to_db=sqltypes.require_naive, to_arrow=sqltypes.require_naive, plain_text=True,
             # .NET would otherwise read a naive value as local time and shift it.
             xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
         (AWARE, TypeInfo(
             "AwareDatetime", AwareDatetime, sqltypes.AwareDateTime,
             lambda: pa().timestamp("us", tz="UTC"), "xs:dateTime",
-            lambda v: sqltypes.require_aware(v).isoformat(), _aware_datetime_from_text,
-            to_db=sqltypes.require_aware, plain_text=True,
+            _aware_datetime_to_text, _aware_datetime_from_text,
+            to_db=sqltypes.require_aware, to_arrow=_aware_to_utc, plain_text=True,
             xsd_attributes={"msdata:DateTimeMode": "Utc"})),
         (dt.date, TypeInfo("date", dt.date, sqltypes.date, lambda: pa().date32(), "xs:date",
-                           _date_to_text, _date_from_text,
+                           _date_to_text, _date_from_text, to_arrow=_require_date,
                            plain_text=True)),
         (dt.time, TypeInfo("time", dt.time, sqltypes.time, lambda: pa().time64("us"),
                            "xs:time", lambda v: sqltypes.require_naive_time(v).isoformat(),
-                           _time_from_text, to_db=sqltypes.require_naive_time, plain_text=True)),
+                           _time_from_text, to_db=sqltypes.require_naive_time,
+                           to_arrow=sqltypes.require_naive_time, plain_text=True)),
         (dt.timedelta, TypeInfo(
             "timedelta", dt.timedelta, sqltypes.big_integer, lambda: pa().duration("us"),
             "xs:duration", _timedelta_to_text, _timedelta_from_text,

@@ -33,7 +33,9 @@ def make_rng(seed: SeedLike) -> tuple[np.random.Generator, int | None]:
         drawn = int(np.random.SeedSequence().generate_state(2, np.uint64)[0]) % _SEED_LIMIT
         return np.random.default_rng(drawn), drawn
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError(f"seed must be None, a non-negative int or a numpy Generator, got {seed!r}")
+        raise ValueError(
+            f"seed must be None, a non-negative int or a numpy Generator, got {seed!r}"
+        )
     value = int(seed)
     if value < 0:
         raise ValueError(f"seed must be non-negative, got {value}")
@@ -99,17 +101,14 @@ class DrawBuffer:
         self._words: list[int] = []
         self._pos = 0
 
-    def _next(self) -> int:
-        if self._pos >= len(self._words):
-            self._words = self._rng.integers(0, 2**32, size=self._block, dtype=np.uint64).tolist()
-            self._pos = 0
-        word = self._words[self._pos]
-        self._pos += 1
-        return word
-
     def below(self, n: int) -> int:
         """Uniform integer in ``0 .. n - 1`` (``n >= 1``)."""
-        return (self._next() * n) >> 32
+        pos = self._pos
+        if pos >= len(self._words):
+            self._words = self._rng.integers(0, 2**32, size=self._block, dtype=np.uint64).tolist()
+            pos = 0
+        self._pos = pos + 1
+        return (self._words[pos] * n) >> 32
 
     def between(self, low: int, high: int) -> int:
         """Uniform integer in ``low .. high - 1``, like ``System.Random.Next(low, high)``."""

@@ -2,9 +2,10 @@
 
 A state is a ``list[int]`` of 81 candidate masks, cell ``i = 9 * row + col``; bit ``d - 1``
 set means digit ``d`` is still possible there. A mask with one bit set is a placed digit.
-Everything here works on plain ints so that CPython does as little as possible per step:
-this module is the hot loop behind :mod:`generators.sudoku`, kept apart so that the public
-module stays readable.
+Propagation applies naked singles, hidden singles and box/line eliminations (pointing and
+claiming) to a fixpoint; search branches on the cell with the fewest candidates. Everything
+works on plain ints so that CPython does as little as possible per step: this module is the
+hot loop behind :mod:`generators.sudoku`, kept apart so that the public module stays readable.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ BIT_TO_CHAR: dict[int, str] = {1 << d: str(d + 1) for d in range(9)}
 CHAR_TO_BIT: dict[str, int] = {str(d + 1): 1 << d for d in range(9)}
 
 
-def propagate(cand: list[int], queue: list[int]) -> bool:
-    """Apply naked and hidden singles in place until nothing changes.
+def _singles(cand: list[int], queue: list[int]) -> bool:
+    """Apply naked and hidden singles in place until neither finds anything.
 
     ``queue`` holds cells that became single and whose digit has not yet been removed from
     their peers. Returns False as soon as a contradiction shows up (a cell with no candidate,
@@ -75,6 +76,86 @@ def propagate(cand: list[int], queue: list[int]) -> bool:
                         cand[cell] = hit
                         queue.append(cell)
         if not queue:
+            return True
+
+
+# Box/line interactions work on "segments": the three cells where a row (or column) crosses
+# a box. Segment k of SEG_ROWS is row k // 3, stack k % 3; of SEG_COLS column k // 3, band
+# k % 3. For each segment the plan lists its two siblings in the same line, its two siblings
+# in the same box, and the cells of those siblings (the targets of eliminations).
+SEG_ROWS: tuple[tuple[int, int, int], ...] = tuple(
+    (9 * r + 3 * t, 9 * r + 3 * t + 1, 9 * r + 3 * t + 2) for r in range(9) for t in range(3)
+)
+SEG_COLS: tuple[tuple[int, int, int], ...] = tuple(
+    (9 * 3 * b + c, 9 * (3 * b + 1) + c, 9 * (3 * b + 2) + c) for c in range(9) for b in range(3)
+)
+
+SegmentPlan = tuple[int, int, int, int, int, tuple[int, ...], tuple[int, ...]]
+
+
+def _segment_plan(segments: tuple[tuple[int, int, int], ...]) -> tuple[SegmentPlan, ...]:
+    """Siblings of each segment: same line means same k // 3, same box same (k // 9, k % 3)."""
+    plan: list[SegmentPlan] = []
+    for k in range(27):
+        line = [j for j in range(27) if j != k and j // 3 == k // 3]
+        box = [j for j in range(27) if j != k and (j // 9, j % 3) == (k // 9, k % 3)]
+        line_cells = tuple(x for j in line for x in segments[j])
+        box_cells = tuple(x for j in box for x in segments[j])
+        plan.append((k, line[0], line[1], box[0], box[1], line_cells, box_cells))
+    return tuple(plan)
+
+
+SEGMENT_PLANS = ((SEG_ROWS, _segment_plan(SEG_ROWS)), (SEG_COLS, _segment_plan(SEG_COLS)))
+
+
+def _locked_candidates(cand: list[int], queue: list[int]) -> bool | None:
+    """One box/line elimination (pointing or claiming); None on contradiction.
+
+    A digit whose only places in a line lie inside one box cannot go elsewhere in that box,
+    and vice versa. Returns True after the first segment that removed something so that the
+    cheaper singles run again before more expensive scanning; False when nothing applies.
+    """
+    for segments, plan in SEGMENT_PLANS:
+        union = [cand[a] | cand[b] | cand[c] for a, b, c in segments]
+        for k, l1, l2, b1, b2, line_cells, box_cells in plan:
+            here = union[k]
+            in_line = union[l1] | union[l2]
+            in_box = union[b1] | union[b2]
+            strip = here & in_box & ~in_line
+            if strip:
+                targets = box_cells
+            else:
+                strip = here & in_line & ~in_box
+                if not strip:
+                    continue
+                targets = line_cells
+            keep = ~strip
+            for cell in targets:
+                m = cand[cell]
+                if m & strip:
+                    m &= keep
+                    if not m:
+                        return None
+                    cand[cell] = m
+                    if not m & (m - 1):
+                        queue.append(cell)
+            return True
+    return False
+
+
+def propagate(cand: list[int], queue: list[int]) -> bool:
+    """Singles, then box/line eliminations, in place until a fixpoint; False if contradictory.
+
+    ``queue`` holds cells that became single and whose digit has not yet been removed from
+    their peers.
+    """
+    while True:
+        if not _singles(cand, queue):
+            return False
+        progressed = _locked_candidates(cand, queue)
+        if progressed is None:
+            return False
+        if not progressed:
             return True
 
 

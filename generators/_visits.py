@@ -45,7 +45,11 @@ def _visit_chunks(
     while left > 0:
         size = min(left, _CHUNK)
         cells = rng.integers(0, width * height, size=size, dtype=dtype)
-        yield cells + 2 * (cells // width) + (stride + 1)
+        index = cells // width  # the row; two padding cells per row come before
+        index *= 2
+        index += cells
+        index += stride + 1
+        yield index
         left -= size
 
 
@@ -68,7 +72,7 @@ def run_visits(
     chunks = _visit_chunks(rng, width, height, visits)
     if fast:
         batch = max(1, grid.size // _BATCH_DIVISOR)
-        _visits_batched(padded, chunks, stride, threshold, high, low, batch)
+        _visits_batched(padded, chunks, stride, threshold, invert, batch)
     else:
         padded = _visits_one_by_one(padded, chunks, stride, threshold, high, low)
     return padded.reshape(height + 2, stride)[1:-1, 1:-1].copy()
@@ -107,16 +111,24 @@ def _visits_batched(
     chunks: Iterator[np.ndarray],
     stride: int,
     threshold: int,
-    high: int,
-    low: int,
+    invert: bool,
     batch: int,
 ) -> None:
-    offsets = [dy * stride + dx for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
-    values = np.array([low, high], dtype=np.uint8)
+    # Gather through nine shifted views of the padded map, indexed by the visit's offset
+    # from the first inner cell: no index arithmetic per neighbour.
+    base = stride + 1
+    views = [
+        padded[base + dy * stride + dx : padded.size - base + dy * stride + dx]
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+    ]
+    centre = views[4]
+    decide = np.less_equal if invert else np.greater
     for chunk in chunks:
-        for start in range(0, chunk.size, batch):
-            idx = chunk[start : start + batch]
-            count = np.take(padded, idx + offsets[0])
-            for offset in offsets[1:]:
-                count += np.take(padded, idx + offset)
-            padded[idx] = values[(count > threshold).view(np.uint8)]
+        offsets = chunk - base
+        for start in range(0, offsets.size, batch):
+            idx = offsets[start : start + batch]
+            count = np.take(views[0], idx)
+            for view in views[1:]:
+                count += np.take(view, idx)
+            centre[idx] = decide(count, threshold).view(np.uint8)

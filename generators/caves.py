@@ -33,10 +33,10 @@ Deliberate differences from the C# original:
 * NumPy's PCG64 instead of ``System.Random(12345)``; a uniform draw of the visited cell
   instead of x then y (same distribution); exactly ``visits`` visits (the C# loop runs
   ``Iterations + 1``);
-* corridor directions: the original's ``Direction_Get(p)`` keeps drawing *while* the new
-  direction differs from the reverse in both coordinates, so after the first call it only
-  ever returns the current axis (the same direction or its reverse). Our start direction
-  is uniform over the four;
+* the direction of the walk out of a cave: the C# picks it with ``Direction_Get(p)``,
+  which keeps drawing *while* the new direction differs from ``-p`` in both coordinates,
+  so it returns ``p`` or ``-p`` (never a turn) whenever ``p`` is a real direction, and
+  ``p`` is whatever the previous attempt left behind. Ours is uniform over the four;
 * a corridor may turn after each of its ``max_turns + 1`` segments but the last (the C#
   loop stops turning two segments early, so its last three segments run straight);
 * a corridor start is chosen uniformly among all built corridor cells (the C# skips the
@@ -62,7 +62,7 @@ from scipy import ndimage
 
 from generators._rng import DrawBuffer, SeedLike, check_bool, check_choice, check_int, make_rng
 from generators._visits import random_fill, run_visits
-from generators.regions import region_stats
+from generators.regions import label, open_ratio, region_stats
 
 MODES = ("faithful", "fast")
 
@@ -70,6 +70,14 @@ Point = tuple[int, int]
 
 _DIRECTIONS: tuple[Point, ...] = ((0, -1), (0, 1), (1, 0), (-1, 0))
 _START_TRIES = 100
+
+#: Directions a corridor may take next, keyed by (dx, dy, first direction): never back
+#: the way it came, never against its first direction (the C#'s PreventBackTracking).
+_TURNS: dict[tuple[int, int, Point], tuple[Point, ...]] = {
+    (dx, dy, first): tuple(d for d in _DIRECTIONS if d not in ((-dx, -dy), (-first[0], -first[1])))
+    for dx, dy in _DIRECTIONS
+    for first in _DIRECTIONS
+}
 
 
 @dataclass(frozen=True)
@@ -129,9 +137,7 @@ def _smooth_fill_fast(cave: np.ndarray, smoothing: int, empty: int, filling: int
     return np.where(fill, 1, cave).astype(np.uint8)
 
 
-def _smooth_fill_faithful(
-    cave: np.ndarray, smoothing: int, empty: int, filling: int
-) -> np.ndarray:
+def _smooth_fill_faithful(cave: np.ndarray, smoothing: int, empty: int, filling: int) -> np.ndarray:
     """In-place passes in the C# order (x outer, y inner) on a padded, transposed list."""
     height, width = cave.shape
     columns = cave.T  # row x of this view is column x of the map: x outer, y inner
@@ -159,8 +165,7 @@ def _find_caves(cave: np.ndarray, lower: int, upper: int) -> tuple[np.ndarray, l
 
     Returns ``(ids, caves)``: ``ids`` holds each kept cave's id (1..n), 0 elsewhere.
     """
-    structure = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
-    labels, count = ndimage.label(cave == 1, structure=structure)
+    labels, count = label(cave, 4, value=1)
     ids = np.zeros(cave.shape, dtype=np.int32)
     if count == 0:
         return ids, []
@@ -228,12 +233,15 @@ class _CorridorBuilder:
         self._refresh_clearance()
 
     def _refresh_clearance(self) -> None:
-        """Which rock cells have ``space`` rock cells on both sides, per travel axis."""
+        """Which rock cells have ``space`` rock cells on both sides, per travel axis.
+
+        Computed once with NumPy; ``dig`` keeps it up to date cell by cell.
+        """
         rock = np.array(self.state, dtype=np.int32).reshape(self.height, self.width) == 0
         s = self.space
         if s == 0:
             self.clear_vertical = rock.ravel().tolist()
-            self.clear_horizontal = self.clear_vertical
+            self.clear_horizontal = list(self.clear_vertical)
             return
         # off-map cells do not block, as in the original's bounds-checked test
         padded = np.pad(rock, s, constant_values=True)
@@ -271,7 +279,8 @@ class _CorridorBuilder:
             options = [
                 (dx, dy)
                 for dx, dy in _DIRECTIONS
-                if 0 <= x + dx < width and 0 <= y + dy < height
+                if 0 <= x + dx < width
+                and 0 <= y + dy < height
                 and state[(y + dy) * width + x + dx] == 0
             ]
             if options:
@@ -298,19 +307,23 @@ class _CorridorBuilder:
                 if not clear[pos]:
                     return None
             if segment < self.max_turns:
-                options = [
-                    d
-                    for d in _DIRECTIONS
-                    if d != (-dx, -dy) and d != (-first[0], -first[1])
-                ]
+                options = _TURNS[(dx, dy, first)]
                 dx, dy = options[draw.below(len(options))]
         return None
 
     def dig(self, path: list[int]) -> None:
+        """Open the corridor; cells near it lose their clearance (it only ever shrinks)."""
+        width, height, space = self.width, self.height, self.space
+        vertical, horizontal = self.clear_vertical, self.clear_horizontal
         for pos in path:
             self.state[pos] = -1
+            x, y = pos % width, pos // width
+            for r in range(-space, space + 1):
+                if 0 <= x + r < width:
+                    vertical[pos + r] = False
+                if 0 <= y + r < height:
+                    horizontal[pos + r * width] = False
         self.corridor_cells.extend(path)
-        self._refresh_clearance()
 
 
 def _connect(
@@ -446,5 +459,5 @@ def generate(
         unreached=unreached,
         regions=stats.count,
         largest_region=stats.largest,
-        open_ratio=float(np.count_nonzero(grid == 0)) / grid.size,
+        open_ratio=open_ratio(grid),
     )

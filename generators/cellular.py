@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from generators._rng import SeedLike, check_choice, check_grid, check_int, make_rng
-from generators.regions import region_stats
+from generators.regions import open_ratio, region_stats
 
 MODES = ("faithful", "synchronous")
 RULES = ("4-5", "roguebasin")
@@ -205,5 +205,5 @@ def generate(
         params=params,
         regions=stats.count,
         largest_region=stats.largest,
-        open_ratio=float(np.count_nonzero(grid == 0)) / grid.size,
+        open_ratio=open_ratio(grid),
     )

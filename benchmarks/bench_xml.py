@@ -1,0 +1,107 @@
+"""XML export / import throughput against pandas, timed in the same run.
+
+    python benchmarks/bench_xml.py [--rows 200000] [--repeat 3]
+    python benchmarks/bench_xml.py --memory [--rows 2000000]
+
+Export: ``write_xml`` (data + XSD) against ``DataFrame.to_xml`` (the DataFrame is built
+before the clock starts, which favours pandas). Import: ``read_xml`` with XSD validation and
+typed decoding into dataclasses against ``pandas.read_xml`` (no validation) on the file pandas
+wrote. ``--memory`` streams a table of that many rows from a Store to XML and back into a
+fresh Store, each step in its own subprocess, and prints the peak RSS of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import Row8, best_of, line, make_rows  # noqa: E402
+
+from entityworks import Store  # noqa: E402
+from entityworks.xmlio import read_xml, write_xml  # noqa: E402
+
+LIMIT_MB = 500
+
+
+def speed(n: int, repeat: int, workdir: Path) -> None:
+    import pandas as pd
+
+    rows = make_rows(n)
+    frame = pd.DataFrame([dataclasses.asdict(r) for r in rows])
+    ours_xml, ours_xsd, theirs_xml = (workdir / "ours.xml", workdir / "ours.xsd",
+                                      workdir / "pandas.xml")
+
+    base = best_of(lambda: frame.to_xml(theirs_xml, index=False), repeat)
+    ours = best_of(lambda: write_xml(Row8, rows, ours_xml, ours_xsd), repeat)
+    line("XML export (with XSD)", "DataFrame.to_xml", n / base, n / ours)
+
+    base = best_of(lambda: pd.read_xml(theirs_xml), repeat)
+    result: list[list[Row8]] = []
+    ours = best_of(lambda: result.append(read_xml(Row8, ours_xml, ours_xsd)), repeat)
+    assert result[-1] == rows, "round trip changed the rows"
+    line("XML import (validated, typed)", "pandas.read_xml", n / base, n / ours)
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _child(step: str, db: str, xml: str) -> None:
+    """One measured step, run in a fresh interpreter: prints its peak RSS in MB."""
+    if step == "export":
+        with Store(db) as store:
+            count = store.export_xml(Row8, xml, xml + ".xsd")
+    else:
+        with Store(db) as store:
+            count = store.import_xml(Row8, xml, xml + ".xsd")
+    print(f"{count} {_peak_mb():.1f}")
+
+
+def memory(n: int, workdir: Path) -> int:
+    source, target, xml = workdir / "source.db", workdir / "target.db", workdir / "big.xml"
+    with Store(source) as store:
+        store.create(Row8)
+        for start in range(0, n, 200_000):
+            chunk = make_rows(min(200_000, n - start), seed=start)
+            for i, r in enumerate(chunk):
+                r.id = start + i + 1
+            store.insert_many(chunk)
+    status = 0
+    for step, db in (("export", source), ("import", target)):
+        out = subprocess.run([sys.executable, __file__, "--child", step, str(db), str(xml)],
+                             check=True, capture_output=True, text=True).stdout.split()
+        count, peak = int(out[0]), float(out[1])
+        ok = peak < LIMIT_MB and count == n
+        status |= not ok
+        print(f"{step:<7} {count:>10,} rows  peak RSS {peak:7.1f} MB  "
+              f"(limit {LIMIT_MB} MB) {'ok' if ok else 'FAILED'}")
+    print(f"file size {os.path.getsize(xml) / 2**20:.1f} MB")
+    return status
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--child", nargs=3, metavar=("STEP", "DB", "XML"))
+    args = parser.parse_args()
+    if args.child:
+        _child(*args.child)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.memory:
+            return memory(args.rows or 2_000_000, Path(tmp))
+        speed(args.rows or 200_000, args.repeat, Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,812 @@
+"""XML data in the .NET ``DataTable.WriteXml`` shape: streaming export and validated import.
+
+Export writes the document frame (declaration, dataset root) with ``lxml.etree.xmlfile`` and
+the rows as text produced column by column from the registry's ``to_text``: building an lxml
+element per value would cost several times more than the whole format step. Every value is
+checked on the way out (type, characters XML 1.0 cannot hold), so a file we write can always
+be read back; the file appears under its name only once it is complete.
+
+Import never trusts the document: a hardened parser (no DTD, no entities, no network, no
+huge nodes, compressed input refused) feeds ``iterparse`` with XSD validation switched on,
+and rows are decoded through the registry as they stream by. Errors name the row (1-based,
+counting row elements in document order), the line and the column.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import starmap
+from operator import attrgetter, call
+from pathlib import Path
+from typing import Any, TypeVar, get_args, get_origin
+
+from lxml import etree
+
+from ._gcpause import paused_gc
+from .errors import ValueEncodingError, XMLImportError
+from .registry import TypeRegistry, encode_error
+from .registry import registry as default_registry
+from .schema import TableSchema, table_schema
+from .xsd import (
+    DEFAULT_DATASET,
+    XsdModel,
+    decode_name,
+    encode_name,
+    load_xsd,
+    model_for,
+    row_schema,
+    validation_schema,
+    write_xsd,
+)
+
+T = TypeVar("T")
+BATCH = 5_000
+
+# -- the hardened parser -----------------------------------------------------------------------
+
+#: Parser options shared by every document we read: nothing is fetched, nothing expanded.
+SAFE_OPTIONS: dict[str, Any] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+    "collect_ids": False,
+}
+#: The streaming pass runs after a first pass has refused any DOCTYPE, so no entity can be
+#: declared; "internal" instead of False works around lxml swallowing a premature end of
+#: the document when entity resolution is off and a schema validates the stream.
+_STREAM_OPTIONS: dict[str, Any] = {**SAFE_OPTIONS, "resolve_entities": "internal"}
+_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"PK\x03\x04", b"\x28\xb5\x2f\xfd")
+
+
+class _RefuseResolver(etree.Resolver):
+    """Answers every request for an external resource with an empty document."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: list[str] = []
+
+    def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
+        self.refused.append(system_url)
+        return self.resolve_string("", context)
+
+
+def hardened_parser() -> etree.XMLParser:
+    """An lxml parser that loads no DTD, expands no entity and touches no network or file."""
+    parser = etree.XMLParser(**SAFE_OPTIONS)
+    parser.resolvers.add(_RefuseResolver())
+    return parser
+
+
+def _check_prolog(path: Path, what: str) -> None:
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if any(head.startswith(magic) for magic in _COMPRESSED):
+        raise XMLImportError(f"{what} {path.name!r} is compressed; decompress it first "
+                             "(compressed input is refused so that a small file cannot "
+                             "claim gigabytes)")
+
+
+def _refuse_doctype(tree: etree._ElementTree, path: Path, what: str) -> None:
+    info = tree.docinfo
+    if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
+        raise XMLImportError(f"{what} {path.name!r} has a DOCTYPE; DTDs and entity "
+                             "declarations are refused")
+
+
+def _syntax_error(exc: etree.XMLSyntaxError, path: Path, what: str) -> XMLImportError:
+    message = str(exc.msg if getattr(exc, "msg", None) else exc)
+    return XMLImportError(f"{what} {path.name!r} is not well-formed XML (line {exc.lineno}): "
+                          f"{message}")
+
+
+def parse_document(path: str | Path, *, what: str = "XML") -> etree._ElementTree:
+    """Parse a small document (an XSD) safely into a tree."""
+    path = Path(path)
+    _check_prolog(path, what)
+    try:
+        with open(path, "rb") as f:
+            tree = etree.parse(f, hardened_parser())
+    except etree.XMLSyntaxError as exc:
+        raise _syntax_error(exc, path, what) from None
+    _refuse_doctype(tree, path, what)
+    return tree
+
+
+def _root_name(path: Path) -> str:
+    """The document's root element name, read safely from the start of the file."""
+    _check_prolog(path, "XML file")
+    with open(path, "rb") as f:
+        events = etree.iterparse(f, events=("start",), **SAFE_OPTIONS)
+        events.resolvers.add(_RefuseResolver())
+        try:
+            for _, element in events:
+                _refuse_doctype(element.getroottree(), path, "XML file")
+                if "}" in element.tag:
+                    raise XMLImportError(f"root element {element.tag!r} is in a namespace; "
+                                         "only datasets without a namespace are read")
+                return element.tag
+        except etree.XMLSyntaxError as exc:
+            raise _syntax_error(exc, path, "XML file") from None
+    raise XMLImportError(f"XML file {path.name!r} has no root element")
+
+
+# -- export ------------------------------------------------------------------------------------
+
+# Characters XML 1.0 cannot represent at all (not even as character references).
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_SPACE = re.compile("[ \t\n\r]+")
+
+
+def _escape(text: str) -> str:
+    bad = _XML_INVALID.search(text)
+    if bad:
+        raise ValueError(f"contains U+{ord(bad.group()):04X} at index {bad.start()}, which "
+                         "XML 1.0 cannot hold (not even escaped)")
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\r", "&#13;"))
+
+
+def _runtime_class(python_type: Any) -> type:
+    if get_origin(python_type) is not None and get_args(python_type):
+        origin = get_origin(python_type)
+        if origin.__module__ == "typing":  # Annotated[X, ...]
+            return _runtime_class(get_args(python_type)[0])
+        return origin
+    return python_type
+
+
+class _RowFormatter:
+    """Turns batches of column tuples of one table into row elements (text)."""
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        self.names = schema.column_names
+        tag = encode_name(schema.name)
+        parts = [f"<{tag}>"]
+        self.encoders: list[Callable[[Sequence[Any], int], list[str]]] = []
+        for c in schema.columns:
+            ctag = encode_name(c.name)
+            inline = c.info.plain_text and not c.nullable
+            parts.append(f"<{ctag}>%s</{ctag}>" if inline else "%s")
+            self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline))
+        parts.append(f"</{tag}>\n")  # a row per line: error lines then name rows
+        self.template = "".join(parts)
+
+    def _encoder(self, name: str, tag: str, info: Any, nullable: bool, inline: bool
+                 ) -> Callable[[Sequence[Any], int], list[str]]:
+        cls = _runtime_class(info.python_type)
+        allowed = {cls} | ({type(None)} if nullable else set()) | ({int} if cls is float else set())
+        to_text = info.to_text
+        plain = info.plain_text
+        open_tag, close_tag = f"<{tag}>", f"</{tag}>"
+        preserve = f'<{tag} xml:space="preserve">'
+
+        def element(value: Any) -> str:
+            if value is None:
+                return ""
+            text = to_text(value)
+            if plain:
+                return open_tag + text + close_tag
+            if text and not _XML_SPACE.sub("", text):
+                return preserve + _escape(text) + close_tag
+            if _NEEDS_WORK.search(text):
+                text = _escape(text)
+            return open_tag + text + close_tag
+
+        one = to_text if inline else element
+
+        def check(value: Any) -> None:
+            if value is None:
+                if not nullable:
+                    raise ValueError("None in a column that is not Optional")
+                return
+            if not isinstance(value, cls) and not (cls is float and isinstance(value, int)):
+                raise ValueError(f"expected {cls.__qualname__}, got {type(value).__qualname__}")
+            if isinstance(value, bool) and cls is not bool:
+                raise ValueError(f"expected {cls.__qualname__}, got bool")
+
+        def encode(values: Sequence[Any], first: int) -> list[str]:
+            try:
+                if not set(map(type, values)) <= allowed:
+                    raise TypeError
+                return list(map(one, values))
+            except Exception:
+                for i, value in enumerate(values):  # locate the row and say why
+                    try:
+                        check(value)
+                        one(value)
+                    except Exception as exc:
+                        raise encode_error(name, value, exc, first + i) from None
+                raise
+        return encode
+
+    def format(self, rows: Sequence[Sequence[Any]], first: int) -> str:
+        """Row elements for ``rows``; ``first`` is the index of rows[0] for error messages."""
+        if not rows:
+            return ""
+        columns = list(zip(*rows, strict=True))
+        texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
+        return "".join(map(self.template.__mod__, zip(*texts, strict=True)))
+
+
+class _Writer:
+    """Formats instances (and their child rows) of one dataclass."""
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        self.parent = _RowFormatter(schema)
+        fields = [c.name for c in schema.field_columns]
+        self.getter = _tuple_getter(fields)
+        self.children = [(child.field, _RowFormatter(child.schema),
+                          _tuple_getter([c.name for c in child.schema.field_columns]))
+                         for child in schema.children]
+        self.child_counts = [0] * len(self.children)
+
+    def objects(self, objs: Sequence[Any], first: int) -> str:
+        text = self.parent.format(list(map(self.getter, objs)), first)
+        if not self.children:
+            return text
+        parts = [text]
+        key = self.schema.require_key("an XML export with child rows").name
+        for n, (fname, formatter, getter) in enumerate(self.children):
+            rows = []
+            for i, obj in enumerate(objs):
+                parent_key = getattr(obj, key)
+                items = getattr(obj, fname)
+                if items and parent_key is None:
+                    raise ValueEncodingError(
+                        f"row {first + i}, column {key!r}: the key is None, so its "
+                        f"{fname} rows could not refer to it", column=key, row=first + i)
+                for position, item in enumerate(items or ()):
+                    rows.append((parent_key, position, *getter(item)))
+            parts.append(formatter.format(rows, self.child_counts[n]))
+            self.child_counts[n] += len(rows)
+        return "".join(parts)
+
+
+def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    if not names:
+        return lambda _obj: ()
+    if len(names) == 1:
+        single = attrgetter(names[0])
+        return lambda obj: (single(obj),)
+    return attrgetter(*names)
+
+
+def _write_document(path: Path, chunks: Iterable[str], dataset: str) -> None:
+    """Stream ``chunks`` of row elements into ``path`` inside the dataset root element."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        with open(partial, "wb") as f, etree.xmlfile(f, encoding="utf-8") as xf:
+            xf.write_declaration(standalone=True)
+            with xf.element(encode_name(dataset)):
+                xf.write("\n")
+                for chunk in chunks:
+                    if chunk:
+                        xf.flush()  # keep lxml's buffered output ahead of our rows
+                        f.write(chunk.encode("utf-8", "surrogatepass"))
+                xf.flush()
+        os.replace(partial, path)
+    finally:
+        if partial.exists():
+            partial.unlink()
+
+
+def _chunks(objs: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for obj in objs:
+        batch.append(obj)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def write_xml(cls: type, rows: Iterable[Any], xml_path: str | Path,
+              xsd_path: str | Path | None = None, *, dataset: str = DEFAULT_DATASET,
+              registry: TypeRegistry = default_registry) -> int:
+    """Write instances of ``cls`` as XML in the .NET DataTable shape; returns the row count.
+
+    ``rows`` may be any iterable (it is consumed in batches). With ``xsd_path`` the matching
+    XSD is written too. A value XML cannot hold raises :class:`ValueEncodingError` naming
+    the row index and column, and no file is left behind.
+    """
+    schema = table_schema(cls, registry)
+    writer = _Writer(schema)
+    count = 0
+
+    def chunks() -> Iterator[str]:
+        nonlocal count
+        for batch in _chunks(rows, BATCH):
+            bad = next((i for i, o in enumerate(batch) if type(o) is not cls), None)
+            if bad is not None:
+                raise ValueEncodingError(f"row {count + bad} is a "
+                                         f"{type(batch[bad]).__qualname__}, not a "
+                                         f"{cls.__qualname__}", row=count + bad)
+            yield writer.objects(batch, count)
+            count += len(batch)
+
+    _write_document(Path(xml_path), chunks(), dataset)
+    if xsd_path is not None:
+        write_xsd(cls, xsd_path, dataset=dataset, registry=registry)
+    return count
+
+
+def write_xml_rows(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]],
+                   xml_path: str | Path, *, dataset: str = DEFAULT_DATASET) -> int:
+    """Write batches of column tuples (table column order) of a table without children."""
+    formatter = _RowFormatter(schema)
+    count = 0
+
+    def chunks() -> Iterator[str]:
+        nonlocal count
+        for batch in batches:
+            yield formatter.format(batch, count)
+            count += len(batch)
+
+    _write_document(Path(xml_path), chunks(), dataset)
+    return count
+
+
+# -- import ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class _TablePlan:
+    """How to decode the row elements of one table into column tuples (table column order)."""
+
+    schema: TableSchema
+    tag: str
+    width: int
+    index: dict[str, int]
+    decoders: list[Callable[[str], Any]]    # by column index
+    in_order: list[Callable[[str], Any]] | None   # by position, when XSD order == ours
+    required: list[int]
+    constraints: list[tuple[str, str, list[int], str | None]]  # kind, name, columns, refer
+
+
+def _empty_as_text(decode: Callable[[str], Any]) -> Callable[[str | None], Any]:
+    """lxml gives ``None`` for an empty element; decoders expect the empty string.
+
+    ``int`` and ``float`` reject ``None`` themselves, which is the right answer for them.
+    """
+    if decode is int or decode is float:
+        return decode
+    return lambda text: decode("" if text is None else text)
+
+
+def _plan(schema: TableSchema, model: XsdModel, tag: str) -> _TablePlan:
+    xsd_table = model.tables[tag]
+    names = schema.column_names
+    index: dict[str, int] = {}
+    decoders: list[Callable[[str], Any] | None] = [None] * len(names)
+    for column in xsd_table.columns:
+        name = decode_name(column.name)
+        if name not in names:
+            raise XMLImportError(f"the XSD's table {tag!r} has a column {name!r} that "
+                                 f"{schema.cls.__qualname__} has no field for", column=name)
+        i = names.index(name)
+        index[column.name] = i
+        info = schema.columns[i].info
+        fast = info.from_valid_text is not None and (
+            column.xsd_type == info.xsd or column.xsd_type in info.xsd_aliases)
+        decoders[i] = _empty_as_text(info.from_valid_text if fast else info.from_text)
+    missing = [c.name for c in schema.columns
+               if encode_name(c.name) not in index and not c.nullable]
+    if missing:
+        raise XMLImportError(f"the XSD's table {tag!r} lacks the column {missing[0]!r}, which "
+                             f"{schema.cls.__qualname__} requires", column=missing[0])
+    nullable_in_xsd = {c.name for c in xsd_table.columns if c.nullable}
+    required = [i for name, i in index.items()
+                if not schema.columns[i].nullable and name in nullable_in_xsd]
+    order = [index[c.name] for c in xsd_table.columns]
+    in_order = ([d for d in decoders if d is not None]
+                if order == list(range(len(names))) else None)
+    constraints = []
+    for c in model.constraints:
+        if c.table != tag:
+            continue
+        cols = []
+        for f in c.fields:
+            if f not in index:
+                raise XMLImportError(f"XSD constraint {c.name!r} uses column {f!r}, which "
+                                     f"table {tag!r} does not have")
+            cols.append(index[f])
+        constraints.append((c.kind, c.name, cols, c.refer))
+    return _TablePlan(schema, tag, len(names), index,
+                      [d or (lambda t: None) for d in decoders], in_order, required,
+                      constraints)
+
+
+def _plans(schema: TableSchema, model: XsdModel) -> list[_TablePlan]:
+    tag = encode_name(schema.name)
+    if model.main_table != tag:
+        raise XMLImportError(f"the XSD describes table {decode_name(model.main_table)!r}, not "
+                             f"{schema.name!r} ({schema.cls.__qualname__})")
+    plans = [_plan(schema, model, tag)]
+    for child in schema.children:
+        child_tag = encode_name(child.schema.name)
+        if child_tag in model.tables:
+            plans.append(_plan(child.schema, model, child_tag))
+    unknown = set(model.tables) - {p.tag for p in plans}
+    if unknown:
+        raise XMLImportError(f"the XSD declares table {sorted(unknown)[0]!r}, which "
+                             f"{schema.cls.__qualname__} does not hold")
+    return plans
+
+
+_XINCLUDE = "http://www.w3.org/2001/XInclude"
+_ELEMENT = re.compile(r"Element '([^']+)'")
+_EXPECTED = re.compile(r"Expected is (?:one of )?\( ?([^ ,)]+)")
+
+
+class _Reader:
+    """Streams one XML file into batches of decoded column tuples, per table."""
+
+    def __init__(self, schema: TableSchema, xml_path: str | Path,
+                 xsd_path: str | Path | None, batch: int = BATCH) -> None:
+        self.path = Path(xml_path)
+        self.schema = schema
+        self.batch = batch
+        root = _root_name(self.path)
+        if xsd_path is None:
+            model = model_for(schema.cls, dataset=root)
+        else:
+            model = load_xsd(xsd_path)
+        self.model, self.root_name = model, root
+        self.plans = _plans(schema, model)
+        self.by_tag = {p.tag: p for p in self.plans}
+        self.validator = validation_schema(model, root)
+        self.rows_validator: etree.XMLSchema | None = None
+        self.seen: dict[str, set[Any]] = {}
+        self.references: list[tuple[str | None, Any, int, str]] = []
+        self.row = 0
+        self.line: int | None = None
+
+    def error(self, message: str, column: str | None = None) -> XMLImportError:
+        where = f"row {self.row}" + (f" (line {self.line})" if self.line else "")
+        col = f", column {decode_name(column)!r}" if column else ""
+        return XMLImportError(f"{self.path.name}: {where}{col}: {message}; nothing was "
+                              "imported", row=self.row, column=decode_name(column)
+                              if column else None)
+
+    def batches(self) -> Iterator[tuple[_TablePlan, list[tuple[Any, ...]]]]:
+        """Yield ``(plan, rows)`` batches; constraints are checked batch by batch."""
+        pending: dict[str, tuple[list[tuple[Any, ...]], list[int]]] = {
+            p.tag: ([], []) for p in self.plans}
+        by_tag, root_name, batch = self.by_tag, self.root_name, self.batch
+        text_of = attrgetter("text")
+        element: Any = None
+        plan: _TablePlan | None = None
+        n = 0
+        with open(self.path, "rb") as f:
+            events = etree.iterparse(f, events=("end",), tag=[*by_tag, root_name],
+                                     schema=self.validator, **_STREAM_OPTIONS)
+            events.resolvers.add(_RefuseResolver())
+            root = None
+            complete = False
+            try:
+                for _, element in events:
+                    tag = element.tag
+                    if tag == root_name and element.getparent() is None:
+                        complete = True
+                        continue
+                    n += 1
+                    if root is None:
+                        root = element.getparent()
+                        _refuse_doctype(element.getroottree(), self.path, "XML file")
+                    plan = by_tag[tag]
+                    fast = plan.in_order
+                    if fast is not None and len(element) == plan.width:
+                        values = tuple(map(call, fast, map(text_of, element)))
+                    else:
+                        values = self._decode_slow(plan, element, n)
+                    rows, numbers = pending[tag]
+                    rows.append(values)
+                    numbers.append(n)
+                    element.clear()
+                    if not n % 1000:
+                        del root[:]  # rows handled so far: free them
+                    if len(rows) >= batch:
+                        self._check(plan, rows, numbers)
+                        yield plan, rows
+                        pending[tag] = ([], [])
+            except etree.XMLSyntaxError as exc:
+                raise self._parse_error(exc) from None
+            except XMLImportError:
+                raise
+            except Exception as exc:  # a decoder refused a value: find which one
+                assert plan is not None
+                raise self._decode_error(plan, element, n, exc) from None
+        if not complete:
+            raise XMLImportError(f"{self.path.name}: the document ends before its root element "
+                                 f"is closed (truncated after row {n}); nothing was "
+                                 "imported", row=n + 1)
+        if root is None:  # no rows: still refuse a DOCTYPE and check the root was valid
+            _root_name(self.path)
+        for plan in self.plans:
+            rows, numbers = pending[plan.tag]
+            self._check(plan, rows, numbers)
+        self._check_references()
+        for plan in self.plans:
+            if pending[plan.tag][0]:
+                yield plan, pending[plan.tag][0]
+
+    def _check(self, plan: _TablePlan, rows: list[tuple[Any, ...]], numbers: list[int]
+               ) -> None:
+        """Check the XSD's unique / key / keyref constraints on a batch of decoded rows."""
+        for kind, name, cols, refer in plan.constraints:
+            if len(cols) == 1:
+                i = cols[0]
+                keys: list[Any] = [r[i] for r in rows]
+                present = [k is not None for k in keys]
+            else:
+                keys = [tuple(r[i] for i in cols) for r in rows]
+                present = [None not in k for k in keys]
+            column = plan.schema.columns[cols[0]].name
+            if kind == "keyref":
+                self.references.extend((refer, k, numbers[j], column)
+                                       for j, k in enumerate(keys) if present[j])
+                continue
+            if not all(present):
+                if kind == "key":
+                    self.row, self.line = numbers[present.index(False)], None
+                    raise self.error(f"key {name!r} needs a value", column)
+                keys = [k for k, p in zip(keys, present, strict=True) if p]
+            bucket = self.seen.setdefault(name, set())
+            size = len(bucket)
+            bucket.update(keys)
+            if len(bucket) != size + len(keys):  # a duplicate: find the first one
+                bucket.difference_update(keys)
+                for j, k in enumerate(keys):
+                    if k in bucket:
+                        present_rows = [m for m, p in zip(numbers, present, strict=True) if p]
+                        self.row, self.line = present_rows[j], None
+                        raise self.error(f"duplicate value {k!r} for {name!r}", column)
+                    bucket.add(k)
+
+    def _check_references(self) -> None:
+        for refer, key, row, column in self.references:
+            if key not in self.seen.get(refer, ()):
+                self.row, self.line = row, None
+                raise self.error(f"value {key!r} refers to no row of {refer!r}", column)
+
+    def _decode_slow(self, plan: _TablePlan, element: etree._Element, n: int
+                     ) -> tuple[Any, ...]:
+        """Decode a row whose columns are not all present (or not in our order)."""
+        values: list[Any] = [None] * plan.width
+        index, decoders = plan.index, plan.decoders
+        for child in element:
+            i = index[child.tag]
+            values[i] = decoders[i](child.text)
+        for i in plan.required:
+            if values[i] is None:
+                self.row, self.line = n, element.sourceline
+                raise self.error(f"missing, but {plan.schema.cls.__qualname__}."
+                                 f"{plan.schema.columns[i].name} is not Optional",
+                                 plan.schema.columns[i].name)
+        return tuple(values)
+
+    def _decode_error(self, plan: _TablePlan, element: etree._Element, n: int,
+                      exc: Exception) -> XMLImportError:
+        self.row, self.line = n, element.sourceline
+        invalid = self._invalid_row(element)
+        if invalid is not None:  # the schema has a clearer word for it
+            return invalid
+        for child in element:
+            i = plan.index.get(child.tag)
+            if i is None:
+                return self.error("unknown column", child.tag)
+            try:
+                plan.decoders[i](child.text)
+            except Exception as inner:
+                self.line = child.sourceline or self.line
+                return self.error(f"cannot decode {(child.text or '')[:60]!r}: {inner}",
+                                  child.tag)
+        return self.error(f"cannot decode the row: {exc}")
+
+    def _invalid_row(self, element: etree._Element) -> XMLImportError | None:
+        """The schema's error for one row, if it has one (decoding assumes a valid row)."""
+        if self.rows_validator is None:
+            self.rows_validator = row_schema(self.model, self.root_name)
+        if self.rows_validator.validate(element):
+            return None
+        for node in element.iter(f"{{{_XINCLUDE}}}*"):
+            parent = node.getparent()
+            column = parent.tag if parent is not None and parent is not element else None
+            self.line = node.sourceline or self.line
+            return self.error(f"XInclude is not processed: {node.tag!r} refused", column)
+        entry = self.rows_validator.error_log[0]
+        self.line = entry.line or self.line
+        return self.error(entry.message, self._column(entry.message, element.tag))
+
+    def _parse_error(self, exc: etree.XMLSyntaxError) -> XMLImportError:
+        # libxml2 reports validity errors at the end of the stream and without a line, so
+        # a second pass finds the first row that is invalid (or not well-formed).
+        entries = [e.message for e in exc.error_log if e.level_name in ("ERROR", "FATAL")]
+        first = entries[0] if entries else str(exc)
+        return self._locate_invalid(first)
+
+    def _locate_invalid(self, first_message: str) -> XMLImportError:
+        """Re-read the file, validating row by row, to name the first invalid row."""
+        self.row = 0
+        with open(self.path, "rb") as f:
+            depth = 0
+            events = etree.iterparse(f, events=("start", "end"), **SAFE_OPTIONS)
+            try:
+                for event, element in events:
+                    if event == "start":
+                        depth += 1
+                        continue
+                    depth -= 1
+                    if depth != 1:
+                        continue
+                    self.row += 1
+                    self.line = element.sourceline
+                    tag = element.tag if isinstance(element.tag, str) else "?"
+                    if tag not in self.by_tag:
+                        what = ("XInclude is not processed" if _XINCLUDE in tag
+                                else "unexpected element")
+                        return self.error(f"{what}: {tag!r} is not a row of this dataset")
+                    invalid = self._invalid_row(element)
+                    if invalid is not None:
+                        return invalid
+                    element.clear()
+            except etree.XMLSyntaxError as exc:  # not well-formed: that is the real error
+                return self._syntax(exc)
+        self.row, self.line = 0, None
+        return XMLImportError(f"{self.path.name}: {first_message}; nothing was imported")
+
+    def _syntax(self, exc: etree.XMLSyntaxError) -> XMLImportError:
+        message = str(exc.msg if getattr(exc, "msg", None) else exc)
+        self.line = exc.lineno or self.line
+        return XMLImportError(f"{self.path.name}: not well-formed XML at line {self.line} "
+                              f"(row {self.row + 1}): {message}; nothing was imported",
+                              row=self.row + 1)
+
+    def _column(self, message: str, row_tag: str) -> str | None:
+        match = _ELEMENT.search(message)
+        if not match:
+            return None
+        name = match.group(1)
+        expected = _EXPECTED.search(message)
+        known = self.by_tag[row_tag].index if row_tag in self.by_tag else {}
+        if expected and (name == row_tag or name in known):
+            return expected.group(1)  # a column is missing where that one was expected
+        return None if name == row_tag else name
+
+
+def iter_xml(cls: type, xml_path: str | Path, xsd_path: str | Path | None = None, *,
+             registry: TypeRegistry = default_registry, batch: int = BATCH
+             ) -> Iterator[list[Any]]:
+    """Stream validated instances of ``cls`` from an XML file, in batches.
+
+    A class without child tables streams in constant memory. With child tables the
+    parents are held until the end, where their child rows are attached.
+    """
+    schema = table_schema(cls, registry)
+    reader = _Reader(schema, xml_path, xsd_path, batch)
+    build = _builder(schema)
+    if not schema.children:
+        for _, rows in reader.batches():
+            yield build(rows)
+        return
+    parents: list[Any] = []
+    items: dict[str, list[tuple[Any, ...]]] = {child.field: [] for child in schema.children}
+    fields = {child.schema.name: child.field for child in schema.children}
+    for plan, rows in reader.batches():
+        if plan.schema is schema:
+            parents.extend(build(rows))
+        else:
+            items[fields[plan.schema.name]].extend(rows)
+    key = schema.require_key("child rows").name
+    by_key = {getattr(p, key): p for p in parents}
+    for child in schema.children:
+        item_build = _builder(child.schema)
+        rows = sorted(items[child.field], key=lambda r: r[1])
+        for parent_key, obj in zip((r[0] for r in rows), item_build(rows), strict=True):
+            getattr(by_key[parent_key], child.field).append(obj)
+    for start in range(0, len(parents), batch):
+        yield parents[start:start + batch]
+
+
+def _builder(schema: TableSchema) -> Callable[[list[tuple[Any, ...]]], list[Any]]:
+    cls = schema.cls
+    init = [f.name for f in dataclasses.fields(cls) if f.init]
+    names = [c.name for c in schema.field_columns]
+    offset = len(schema.columns) - len(names)
+    children = [child.field for child in schema.children]
+    if init == names and not offset:
+        return lambda rows: list(starmap(cls, rows))
+
+    def build(rows: list[tuple[Any, ...]]) -> list[Any]:
+        out = []
+        for row in rows:
+            kwargs = dict(zip(names, row[offset:], strict=True))
+            for fname in children:
+                kwargs[fname] = []
+            obj = cls(**{k: v for k, v in kwargs.items() if k in init})
+            for k, v in kwargs.items():
+                if k not in init:
+                    object.__setattr__(obj, k, v)
+            out.append(obj)
+        return out
+
+    return build
+
+
+def read_xml(cls: type[T], xml_path: str | Path, xsd_path: str | Path | None = None, *,
+             registry: TypeRegistry = default_registry) -> list[T]:
+    """Read, validate and decode an XML file into instances of ``cls``.
+
+    Without ``xsd_path`` the document is validated against the XSD of ``cls``; with it,
+    against that file (ours or one written by .NET). Any problem raises
+    :class:`XMLImportError` naming the row, line and column.
+    """
+    out: list[T] = []
+    with paused_gc():
+        for batch in iter_xml(cls, xml_path, xsd_path, registry=registry):
+            out.extend(batch)
+    return out
+
+
+# -- the Store side ----------------------------------------------------------------------------
+
+def export_store(store: Any, cls: type, xml_path: str | Path,
+                 xsd_path: str | Path | None = None, *, where: Any = None,
+                 order_by: Any = None, dataset: str = DEFAULT_DATASET) -> int:
+    """Stream a query's rows to XML (see :meth:`Store.export_xml`)."""
+    schema = store.schema(cls)
+    if schema.children:  # child rows come with their parents, through instances
+        # One connection for the parents' cursor and the child queries it triggers.
+        with store.transaction():
+            count = write_xml(cls, store.select(cls, where=where, order_by=order_by),
+                              xml_path, dataset=dataset, registry=store.registry)
+    else:
+        count = write_xml_rows(schema, store.rows(cls, where=where, order_by=order_by),
+                               xml_path, dataset=dataset)
+    if xsd_path is not None:
+        write_xsd(cls, xsd_path, dataset=dataset, registry=store.registry)
+    return count
+
+
+def import_store(store: Any, cls: type, xml_path: str | Path,
+                 xsd_path: str | Path | None = None) -> int:
+    """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`)."""
+    from .errors import WriteError
+
+    count = 0
+    store.create(cls)
+    with store.transaction():
+        for batch in iter_xml(cls, xml_path, xsd_path, registry=store.registry):
+            try:
+                store.insert_many(batch)
+            except WriteError as exc:
+                row = None if exc.row is None else count + exc.row + 1
+                where = f"row {row}" if row is not None else "a row"
+                detail = re.sub(r"^[^:]*: (row \d+|a row)(, )?", "", str(exc))
+                raise XMLImportError(f"{Path(xml_path).name}: {where}, {detail}", row=row,
+                                     column=exc.column) from exc
+            count += len(batch)
+    return count
+
+
+__all__ = [
+    "SAFE_OPTIONS",
+    "export_store",
+    "import_store",
+    "hardened_parser",
+    "iter_xml",
+    "parse_document",
+    "read_xml",
+    "write_xml",
+    "write_xml_rows",
+]

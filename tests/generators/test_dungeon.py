@@ -1,0 +1,153 @@
+"""Rooms and corridors: the csMapbuilder loop with the size it is asked for."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from generators import dungeon, regions
+
+
+def _gap(a: dungeon.Room, b: dungeon.Room) -> int:
+    """Wall cells between two rooms along the axis where they are furthest apart."""
+    gap_x = max(b.x - (a.x + a.width), a.x - (b.x + b.width))
+    gap_y = max(b.y - (a.y + a.height), a.y - (b.y + b.height))
+    return max(gap_x, gap_y)
+
+
+def _check_layout(result: dungeon.Dungeon) -> None:
+    params = result.params
+    grid = result.grid
+    height, width = grid.shape
+    assert (width, height) == (params["width"], params["height"])
+    painted = np.zeros(grid.shape, dtype=bool)
+    for room in result.rooms:
+        assert params["room_min"] <= room.width <= params["room_max"]
+        assert params["room_min"] <= room.height <= params["room_max"]
+        assert 0 < room.x and room.x + room.width < width
+        assert 0 < room.y and room.y + room.height < height
+        painted[room.y : room.y + room.height, room.x : room.x + room.width] = True
+    for a, b in itertools.combinations(result.rooms, 2):
+        assert _gap(a, b) >= params["room_distance"], (a, b)  # never overlap, keep apart
+    for path in result.corridors:
+        for (x0, y0), (x1, y1) in zip(path, path[1:], strict=False):
+            assert abs(x1 - x0) + abs(y1 - y0) == 1
+        for x, y in path:
+            painted[y, x] = True
+    # the floor is exactly the rooms plus the corridors ...
+    assert np.array_equal(grid == 0, painted)
+    # ... and every floor cell can be walked to from every other
+    assert result.regions == 1 and regions.is_connected(grid, 4)
+    assert sum(result.outcomes.values()) + result.rejected_starts == result.attempts
+    assert result.success == (len(result.rooms) == params["rooms"])
+
+
+@pytest.mark.parametrize("method", dungeon.METHODS)
+def test_rooms_never_overlap_and_all_floor_is_reachable(method: str) -> None:
+    successes = 0
+    for seed in range(40):
+        result = dungeon.generate(method=method, seed=seed)
+        if not result.success and not result.rooms:
+            continue  # the two start rooms were never linked: an empty, failed map
+        _check_layout(result)
+        successes += result.success
+    assert successes >= 36
+
+
+@pytest.mark.parametrize(("width", "height"), [(60, 45), (200, 80), (40, 120)])
+def test_the_requested_size_is_honoured(width: int, height: int) -> None:
+    for method in dungeon.METHODS:
+        for seed in range(5):
+            result = dungeon.generate(
+                width=width, height=height, method=method, rooms=8, room_max=10, seed=seed
+            )
+            assert result.grid.shape == (height, width)
+            if result.rooms:
+                _check_layout(result)
+
+
+def test_breakout_stops_an_impossible_request() -> None:
+    result = dungeon.generate(width=40, height=40, rooms=200, breakout=120, seed=4)
+    assert not result.success
+    assert result.attempts == 120
+    assert 1 <= len(result.rooms) < 200
+    _check_layout(result)
+
+
+def test_outcomes_are_counted() -> None:
+    totals = dict.fromkeys(dungeon.OUTCOMES, 0)
+    for seed in range(20):
+        for name, count in dungeon.generate(seed=seed).outcomes.items():
+            totals[name] += count
+    assert set(totals) == set(dungeon.OUTCOMES)
+    for common in ("invalid", "existing_corridor", "existing_room", "completed", "too_close"):
+        assert totals[common] > 0, common
+
+
+def test_build_probability_zero_builds_only_from_rooms() -> None:
+    """With build_prob 0 every corridor starts where a straight walk out of a room ends."""
+    result = dungeon.generate(build_prob=0, seed=8)
+    assert len(result.corridors) > 3
+    in_room = np.zeros(result.grid.shape, dtype=bool)
+    for room in result.rooms:
+        in_room[room.y : room.y + room.height, room.x : room.x + room.width] = True
+    for path in result.corridors:
+        if len(path) < 2:
+            continue
+        (x, y), (x1, y1) = path[0], path[1]
+        dx, dy = x1 - x, y1 - y
+        x, y = x - dx, y - dy  # walk back the way the start walk came
+        while result.grid[y, x] == 0 and not in_room[y, x]:
+            x, y = x - dx, y - dy
+        assert in_room[y, x]
+
+
+def test_one_start_room_is_centred() -> None:
+    result = dungeon.generate(seed=3)
+    first = result.rooms[0]
+    assert abs((first.x + first.width / 2) - 75) <= 1
+    assert abs((first.y + first.height / 2) - 75) <= 1
+
+
+def test_connected_start_rooms_sit_at_opposite_ends() -> None:
+    for seed in range(10):
+        result = dungeon.generate(method="connected_start_rooms", seed=seed)
+        if not result.rooms:
+            continue
+        a, b = result.rooms[:2]
+        top_bottom = a.y == 1 and b.y + b.height == result.height - 1
+        left_right = a.x == 1 and b.x + b.width == result.width - 1
+        assert top_bottom or left_right
+
+
+def test_same_seed_same_dungeon_and_params_rebuild_it() -> None:
+    first = dungeon.generate(seed=21, method="connected_start_rooms")
+    again = dungeon.generate(seed=21, method="connected_start_rooms")
+    assert np.array_equal(first.grid, again.grid)
+    assert first.rooms == again.rooms and first.outcomes == again.outcomes
+    params = json.loads(json.dumps(first.params))
+    assert np.array_equal(dungeon.generate(**params, seed=21).grid, first.grid)
+    assert not np.array_equal(dungeon.generate(seed=22).grid, first.grid)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"method": "bsp"}, "method"),
+        ({"rooms": 0}, "rooms"),
+        ({"room_min": 0}, "room_min"),
+        ({"room_max": 2}, "room_max"),
+        ({"width": 10}, "width"),
+        ({"height": 16}, "height"),
+        ({"corridor_max": 3}, "corridor_max"),
+        ({"build_prob": 101}, "build_prob"),
+        ({"breakout": -1}, "breakout"),
+        ({"max_turns": "5"}, "max_turns"),
+    ],
+)
+def test_bad_parameters_name_themselves(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        dungeon.generate(**kwargs)

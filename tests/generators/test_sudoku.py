@@ -1,0 +1,346 @@
+"""Sudoku engine: file formats, validation, exact solving, solution counts, generation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generators import sudoku
+from generators.sudoku import InvalidPuzzle, PuzzleFileError
+from tests.conftest import require_data
+
+EULER_ANSWER = 24702  # published answer to Project Euler problem 96
+
+
+def grid_is_valid(puzzle: str, grid: str) -> bool:
+    """Independent check (no solver code): rows, columns, boxes hold 1-9, givens are kept."""
+    if len(grid) != 81 or set(grid) - set("123456789"):
+        return False
+    full = set("123456789")
+    rows = [grid[9 * r : 9 * r + 9] for r in range(9)]
+    cols = ["".join(grid[9 * r + c] for r in range(9)) for c in range(9)]
+    boxes = [
+        "".join(grid[9 * (br + r) + bc + c] for r in range(3) for c in range(3))
+        for br in (0, 3, 6)
+        for bc in (0, 3, 6)
+    ]
+    if any(set(unit) != full for unit in rows + cols + boxes):
+        return False
+    givens = puzzle.replace(".", "0")
+    return all(g in ("0", s) for g, s in zip(givens, grid, strict=True))
+
+
+# --- Project Euler 96 ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["p096_sudoku.txt", "p096_sudoku_crlf.txt"])
+def test_euler_file_reads_all_50_grids(name: str) -> None:
+    entries = sudoku.read_euler(require_data(name))
+    assert [e.name for e in entries] == [f"Grid {n:02d}" for n in range(1, 51)]
+    assert [e.line for e in entries] == [1 + 10 * k for k in range(50)]
+    assert all(len(e.puzzle) == 81 and set(e.puzzle) <= set("0123456789") for e in entries)
+
+
+def test_euler_lf_and_crlf_agree_with_the_one_per_line_copy() -> None:
+    lf = sudoku.read_euler(require_data("p096_sudoku.txt"))
+    crlf = sudoku.read_euler(require_data("p096_sudoku_crlf.txt"))
+    lines = sudoku.read_lines(require_data("easy50.txt"))
+    assert [e.puzzle for e in lf] == [e.puzzle for e in crlf] == [e.puzzle for e in lines]
+    assert lf[8].puzzle == lf[40].puzzle  # the data README: grids 09 and 41 are identical
+
+
+@pytest.mark.parametrize("name", ["p096_sudoku.txt", "p096_sudoku_crlf.txt"])
+def test_euler_grids_solve_uniquely_and_give_the_answer(name: str) -> None:
+    path = require_data(name)
+    entries = sudoku.read_euler(path)
+    for entry in entries:
+        solution = sudoku.solve(entry.puzzle)
+        assert solution is not None, entry.name
+        assert solution.unique is True, entry.name
+        assert grid_is_valid(entry.puzzle, solution.grid), entry.name
+    assert sudoku.euler96(path) == EULER_ANSWER
+
+
+def test_euler96_refuses_a_grid_without_solution(tmp_path: Path) -> None:
+    # Valid givens, but r1c9 can hold nothing: its row has 1-8 and its column a 9.
+    rows = ["123456780", "000000009"] + ["000000000"] * 7
+    path = tmp_path / "bad.txt"
+    path.write_text("Grid 01\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InvalidPuzzle, match="Grid 01.*no solution"):
+        sudoku.euler96(path)
+
+
+# --- hard sets: every puzzle solves to a valid grid that keeps its givens -------------------
+
+HARD_SETS = {
+    "top95.txt": 95,
+    "hardest.txt": 11,
+    "magictour_top1465.txt": 1465,
+    "forum_hardest_1106.txt": 375,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HARD_SETS))
+def test_hard_set_solves_validly(name: str) -> None:
+    entries = sudoku.read_lines(require_data(name))
+    assert len(entries) == HARD_SETS[name]
+    solutions = sudoku.solve_many(entries)
+    for entry, solution in zip(entries, solutions, strict=True):
+        assert solution is not None, entry.line
+        assert solution.puzzle == entry.puzzle
+        assert grid_is_valid(entry.puzzle, solution.grid), entry.line
+        # These collections are published as proper puzzles: uniqueness must be proven.
+        assert solution.unique is True, entry.line
+
+
+def test_solve_many_matches_sequential_solve_and_reports_progress() -> None:
+    puzzles = [e.puzzle for e in sudoku.read_lines(require_data("top95.txt"))]
+    calls: list[tuple[int, int]] = []
+    parallel = sudoku.solve_many(
+        puzzles, workers=2, batch_size=10, progress=lambda d, t: calls.append((d, t))
+    )
+    sequential = [sudoku.solve(p) for p in puzzles]
+    assert parallel == sequential  # same grids and the same difficulty figures
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert calls[-1] == (95, 95) and len(calls) == 10
+    assert sudoku.solve_many([], workers=2) == []
+
+
+def test_difficulty_measure_tracks_search_effort() -> None:
+    easy = sudoku.solve(sudoku.read_euler(require_data("p096_sudoku.txt"))[0].puzzle)
+    hard = [sudoku.solve(e.puzzle) for e in sudoku.read_lines(require_data("hardest.txt"))]
+    assert easy is not None and easy.guesses == 0 and easy.nodes == 1
+    assert all(s is not None and s.nodes >= 1 for s in hard)
+    assert max(s.guesses for s in hard if s) > 0
+    assert all(s.nodes <= s.guesses + 1 for s in hard if s)
+
+
+# --- solution counts -------------------------------------------------------------------------
+
+
+def test_tdoku_solution_counts_are_reproduced() -> None:
+    lines = require_data("tdoku_test_puzzles.txt").read_text().split()
+    seen = set()
+    for line in lines:
+        fields = line.split(":")
+        puzzle, expected = fields[0], int(fields[1])
+        seen.add(min(expected, 2))
+        assert sudoku.count_solutions(puzzle, limit=expected + 1) == expected, line
+        assert sudoku.count_solutions(puzzle) == min(expected, 2), line
+        assert sudoku.is_unique(puzzle) is (expected == 1)
+        solution = sudoku.solve(puzzle)
+        if expected == 0:
+            assert solution is None
+        else:
+            assert solution is not None and solution.unique is (expected == 1)
+            assert grid_is_valid(puzzle, solution.grid)
+            if len(fields) > 2:
+                assert solution.grid == fields[2]
+    assert seen == {0, 1, 2}
+
+
+def test_serg_puzzles_have_several_solutions() -> None:
+    entries = sudoku.read_lines(require_data("serg_benchmark_first2000.txt"))
+    assert len(entries) == 2000
+    for entry in entries:
+        assert sudoku.count_solutions(entry.puzzle, limit=2) == 2, entry.line
+    sample = sudoku.solve_many(entries[:50], workers=1)
+    assert all(s is not None and s.unique is False for s in sample)
+
+
+def test_counting_an_empty_grid_stops_at_the_limit() -> None:
+    empty = "0" * 81
+    assert sudoku.count_solutions(empty, limit=1) == 1
+    assert sudoku.count_solutions(empty, limit=25) == 25
+    first = sudoku.solve(empty, prove_unique=False)
+    assert first is not None and first.unique is None and grid_is_valid(empty, first.grid)
+
+
+def test_solution_helpers() -> None:
+    puzzle = sudoku.read_euler(require_data("p096_sudoku.txt"))[0].puzzle
+    solution = sudoku.solve(puzzle)
+    assert solution is not None
+    assert "".join(solution.rows) == solution.grid and len(solution.rows) == 9
+    assert solution.top_left == int(solution.grid[:3])
+    assert sudoku.is_solution(puzzle, solution.grid)
+    broken = ("2" if solution.grid[0] == "1" else "1") + solution.grid[1:]
+    assert not sudoku.is_solution(puzzle, broken)
+    picture = sudoku.format_grid(puzzle).splitlines()
+    assert len(picture) == 11 and picture[3] == "------+-------+------"
+    assert picture[0].replace(" ", "").replace("|", "") == puzzle[:9].replace("0", ".")
+
+
+# --- generation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("clues", [24, 30, 40])
+def test_generated_puzzles_are_unique_for_many_seeds(clues: int) -> None:
+    puzzles = set()
+    for seed in range(12):
+        made = sudoku.generate(clues=clues, seed=seed)
+        assert made.clues == clues == 81 - made.puzzle.count("0")
+        assert sudoku.count_solutions(made.puzzle, limit=3) == 1
+        assert grid_is_valid(made.puzzle, made.solution)
+        solved = sudoku.solve(made.puzzle)
+        assert solved is not None and solved.grid == made.solution
+        puzzles.add(made.puzzle)
+    assert len(puzzles) == 12  # different seeds, different puzzles
+
+
+def test_generation_is_reproducible() -> None:
+    assert sudoku.generate(clues=26, seed=7) == sudoku.generate(clues=26, seed=7)
+    a = sudoku.generate(clues=26, seed=np.random.default_rng(3))
+    b = sudoku.generate(clues=26, seed=np.random.default_rng(3))
+    assert a.puzzle == b.puzzle and a.seed is None
+
+
+def test_generation_reports_an_unreachable_target() -> None:
+    with pytest.raises(sudoku.GenerationError, match="clues=17"):
+        sudoku.generate(clues=17, seed=1, attempts=2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"clues": 16}, "clues"),
+        ({"clues": 82}, "clues"),
+        ({"clues": "30"}, "clues"),
+        ({"attempts": 0}, "attempts"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+    ],
+)
+def test_generate_validates_parameters(kwargs: dict[str, object], name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        sudoku.generate(**kwargs)  # type: ignore[arg-type]
+
+
+# --- parsing and validation ------------------------------------------------------------------
+
+
+def test_parse_normalises_blanks_and_whitespace() -> None:
+    dotted = "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......"
+    canonical = sudoku.parse(f"  {dotted}\r\n")
+    assert canonical == dotted.replace(".", "0")
+    assert sudoku.parse(canonical) == canonical
+
+
+def test_wrong_length_is_rejected() -> None:
+    with pytest.raises(InvalidPuzzle, match="81 cells, got 80"):
+        sudoku.parse("0" * 80)
+
+
+def test_bad_characters_name_the_cells() -> None:
+    with pytest.raises(InvalidPuzzle, match="'x' at r1c5") as info:
+        sudoku.validate("0000x" + "0" * 76)
+    assert info.value.cells == (4,)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "kind"),
+    [(0, 8, "row 1"), (4, 76, "column 5"), (60, 80, "box 9")],
+)
+def test_duplicate_givens_name_both_cells(first: int, second: int, kind: str) -> None:
+    cells = ["0"] * 81
+    cells[first] = cells[second] = "7"
+    with pytest.raises(InvalidPuzzle, match=kind) as info:
+        sudoku.validate("".join(cells))
+    assert info.value.cells == (first, second)
+    assert sudoku.cell_name(first) in str(info.value)
+    assert sudoku.cell_name(second) in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_non_string_puzzle_is_rejected() -> None:
+    with pytest.raises(InvalidPuzzle, match="list"):
+        sudoku.validate(list("0" * 81))  # type: ignore[arg-type]
+
+
+EULER_GRID = ["003020600", "900305001", "001806400", "008102900", "700000008", "006708200",
+              "002609500", "800203009", "005010300"]  # fmt: skip
+
+
+def write(tmp_path: Path, text: str, name: str = "grids.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    return path
+
+
+def test_euler_reader_tolerates_blank_lines(tmp_path: Path) -> None:
+    text = (
+        "\n\nGrid 01\r\n"
+        + "\r\n\r\n".join(EULER_GRID)
+        + "\r\n\n\nGrid 02\n"
+        + "\n".join(EULER_GRID)
+    )
+    entries = sudoku.read_euler(write(tmp_path, text))
+    assert [(e.name, e.line) for e in entries] == [("Grid 01", 3), ("Grid 02", 23)]
+    assert entries[0].puzzle == entries[1].puzzle == "".join(EULER_GRID)
+
+
+def test_euler_header_followed_by_too_few_rows(tmp_path: Path) -> None:
+    text = "Grid 01\n" + "\n".join(EULER_GRID[:8]) + "\nGrid 02\n" + "\n".join(EULER_GRID)
+    with pytest.raises(PuzzleFileError, match=r"Grid 01 \(line 1\), line 10.*'Grid 02'"):
+        sudoku.read_euler(write(tmp_path, text))
+
+
+def test_euler_file_ending_inside_a_grid(tmp_path: Path) -> None:
+    text = "Grid 01\n" + "\n".join(EULER_GRID) + "\nGrid 02\n" + "\n".join(EULER_GRID[:4])
+    with pytest.raises(PuzzleFileError, match=r"Grid 02 \(line 11\) has only 4 of 9 rows"):
+        sudoku.read_euler(write(tmp_path, text))
+
+
+def test_euler_short_row_names_grid_and_line(tmp_path: Path) -> None:
+    rows = list(EULER_GRID)
+    rows[3] = "00810290"
+    with pytest.raises(PuzzleFileError, match=r"Grid 07 \(line 1\), line 5.*'00810290'"):
+        sudoku.read_euler(write(tmp_path, "Grid 07\n" + "\n".join(rows)))
+
+
+def test_euler_duplicate_given_names_grid_and_cells(tmp_path: Path) -> None:
+    rows = list(EULER_GRID)
+    rows[0] = "303020600"
+    with pytest.raises(PuzzleFileError, match=r"Grid 01 \(line 1\).*r1c1 and r1c3") as info:
+        sudoku.read_euler(write(tmp_path, "Grid 01\n" + "\n".join(rows)))
+    assert info.value.cells == (0, 2)
+
+
+def test_euler_stray_text_before_a_header(tmp_path: Path) -> None:
+    with pytest.raises(PuzzleFileError, match="line 1: expected a 'Grid NN' header"):
+        sudoku.read_euler(write(tmp_path, "\n".join(EULER_GRID)))
+
+
+def test_binary_file_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "noise.bin"
+    path.write_bytes(bytes(range(128, 256)))
+    with pytest.raises(PuzzleFileError, match="not a text file"):
+        sudoku.read_lines(path)
+
+
+def test_line_reader_skips_comments_and_names_bad_lines(tmp_path: Path) -> None:
+    good = "".join(EULER_GRID)
+    text = f"# header\n\n{good}  # trailing note\n{good.replace('0', '.')}\n"
+    entries = sudoku.read_lines(write(tmp_path, text))
+    assert [(e.line, e.puzzle) for e in entries] == [(3, good), (4, good)]
+    with pytest.raises(PuzzleFileError, match="line 2: a puzzle has 81 cells, got 82"):
+        sudoku.read_lines(write(tmp_path, f"{good}\n{good}0\n"))
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1.5, True, "2"])
+def test_count_solutions_validates_limit(limit: object) -> None:
+    with pytest.raises(ValueError, match="limit"):
+        sudoku.count_solutions("0" * 81, limit=limit)  # type: ignore[arg-type]
+
+
+def test_solve_many_validates_input() -> None:
+    good = "".join(EULER_GRID)
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #1: .*row 1"):
+        sudoku.solve_many([good, "11" + "0" * 79])
+    with pytest.raises(ValueError, match="workers"):
+        sudoku.solve_many([good], workers=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        sudoku.solve_many([good], batch_size=0)
+    with pytest.raises(ValueError, match="progress"):
+        sudoku.solve_many([good], progress="yes")  # type: ignore[arg-type]
