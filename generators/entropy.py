@@ -572,10 +572,11 @@ def plot_profile(
     width: int = 800,
     height: int = 200,
 ) -> Path:
-    """Draw the profile (0 to 8 bits per byte, one band per pixel column) as PNG or SVG.
+    """Draw the profile (0 to 8 bits per byte) as PNG or SVG, chosen by the file suffix.
 
-    The format follows the file suffix (``.png`` or ``.svg``). A dashed line marks 7.5 bits
-    per byte, above which data is usually compressed, encrypted or random.
+    Each pixel column is a bar up to the lowest entropy of its blocks (steel blue) topped by
+    the range up to the highest (navy), so long files keep their spikes. A dashed red line
+    marks 7.5 bits per byte, above which data is usually compressed, encrypted or random.
     """
     _check_positive("width", width, 20000)
     _check_positive("height", height, 20000)
@@ -605,30 +606,44 @@ def plot_profile(
         draw.rectangle([margin - 1, margin - 1, width - margin, height - margin], outline="gray")
         for x in range(margin, width - margin, 8):
             draw.line([x, threshold, x + 3, threshold], fill="red")
+        floor = y_of(0.0)
         for i, (lo, hi) in enumerate(zip(low, high, strict=True)):
             x0 = margin + i * step
             x1 = max(x0, margin + (i + 1) * step - 1)
+            if lo > 0.0:
+                draw.rectangle([x0, y_of(lo), x1, floor], fill="steelblue")
             draw.rectangle([x0, y_of(hi), x1, y_of(lo)], fill="navy")
         image.save(target, format="PNG")
         return target
-    bands = []
+    fills, bands = [], []
     for i, (lo, hi) in enumerate(zip(low, high, strict=True)):
         x0 = margin + i * step
+        if lo > 0.0:
+            fills.append(
+                f'<rect x="{x0:.2f}" y="{y_of(lo):.2f}" width="{step:.2f}" '
+                f'height="{y_of(0.0) - y_of(lo):.2f}"/>'
+            )
         bands.append(
             f'<rect x="{x0:.2f}" y="{y_of(hi):.2f}" width="{step:.2f}" '
-            f'height="{max(y_of(lo) - y_of(hi), 0.5):.2f}"/>'
+            f'height="{max(y_of(lo) - y_of(hi), 1.0):.2f}"/>'
         )
-    svg = (
+    parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}">\n'
-        f"<title>entropy per {prof.block_size}-byte block, {prof.size} bytes</title>\n"
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>\n'
+        f'viewBox="0 0 {width} {height}">',
+        f"<title>entropy per {prof.block_size}-byte block, {prof.size} bytes</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
         f'<rect x="{margin}" y="{margin}" width="{inner_w}" height="{inner_h}" '
-        f'fill="none" stroke="gray"/>\n'
-        f'<g fill="navy">\n' + "\n".join(bands) + "\n</g>\n"
+        'fill="none" stroke="gray"/>',
+        '<g fill="steelblue">',
+        *fills,
+        "</g>",
+        '<g fill="navy">',
+        *bands,
+        "</g>",
         f'<line x1="{margin}" y1="{threshold:.2f}" x2="{width - margin}" y2="{threshold:.2f}" '
-        f'stroke="red" stroke-dasharray="4 4"/>\n'
-        "</svg>\n"
-    )
+        'stroke="red" stroke-dasharray="4 4"/>',
+        "</svg>",
+    ]
+    svg = "\n".join(parts) + "\n"
     target.write_text(svg, encoding="utf-8")
     return target

@@ -14,8 +14,10 @@ tree, so every :class:`Solution` says whether the puzzle is unique.
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
+import secrets
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -89,7 +91,10 @@ class Solution:
 
 @dataclass(frozen=True)
 class GeneratedPuzzle:
-    """Output of :func:`generate`: a unique-solution puzzle, its solution and the seed used."""
+    """Output of :func:`generate`: a unique-solution puzzle, its solution and the seed used.
+
+    ``attempts`` is how many full grids were tried before the clue target was reached.
+    """
 
     puzzle: Puzzle
     solution: str
@@ -393,19 +398,23 @@ def generate(
     """A puzzle with exactly ``clues`` givens and exactly one solution, reproducible by seed.
 
     Starts from a random full grid and blanks cells in a random order, keeping a removal only
-    when the puzzle stays unique. Low targets (below ~22) are rarely reachable this way: after
-    ``attempts`` fresh grids it raises :class:`GenerationError` with the best count reached.
+    when the puzzle stays unique. Without a ``seed`` a fresh one is drawn and recorded in the
+    result (``seed`` is None only when a Generator was passed). Low targets (below ~22) are
+    rarely reachable this way: after ``attempts`` fresh grids it raises
+    :class:`GenerationError` with the best count reached.
     """
     if isinstance(clues, bool) or not isinstance(clues, int) or not 17 <= clues <= 81:
         raise ValueError(f"clues must be an integer between 17 and 81, got {clues!r}")
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise ValueError(f"attempts must be an integer >= 1, got {attempts!r}")
     if seed is not None and not isinstance(seed, np.random.Generator):
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise ValueError(
                 f"seed must be a non-negative int, a numpy Generator or None, got {seed!r}"
             )
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if seed is None:  # draw one, and report it, so that even this result can be reproduced
+        seed = secrets.randbits(63)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(int(seed))
     best = 82
     for attempt in range(1, attempts + 1):
         solution = _full_grid(rng)
@@ -426,7 +435,7 @@ def generate(
                 "".join(cells),
                 solution,
                 clues,
-                seed if isinstance(seed, int) else None,
+                None if isinstance(seed, np.random.Generator) else int(seed),
                 attempt,
             )
         best = min(best, remaining)

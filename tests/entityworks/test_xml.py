@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from entityworks import Store, ValueEncodingError, XMLImportError, col
 from entityworks.xmlio import iter_xml, read_xml, write_xml
 from entityworks.xsd import write_xsd, xsd_bytes
 
-from .strategies import AllTypes, assert_same_rows, rows
+from .strategies import XML_FORBIDDEN, AllTypes, assert_same_rows, rows
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,6 +86,21 @@ def test_characters_xml_cannot_hold_are_refused_with_row_and_column(
     assert (info.value.row, info.value.column) == (2, column)
     assert "row 2" in str(info.value) and "'name'" in str(info.value)
     assert list(tmp_path.iterdir()) == []  # no file, not even a partial one
+
+
+@FAST
+@given(row=st.integers(0, 5), prefix=st.text(max_size=5).filter(
+    lambda t: not any(c in XML_FORBIDDEN or "\ud800" <= c <= "\udfff" for c in t)),
+    bad=st.sampled_from(XML_FORBIDDEN))
+def test_any_forbidden_character_is_refused_before_a_file_exists(
+        tmp_path: Path, row: int, prefix: str, bad: str) -> None:
+    data = people(6)
+    data[row].name = prefix + bad
+    target = tmp_path / f"{row}.xml"
+    with pytest.raises(ValueEncodingError) as info:
+        write_xml(Person, data, target)
+    assert (info.value.row, info.value.column) == (row, "name")
+    assert not target.exists()
 
 
 @pytest.mark.parametrize("value", ["7", True, 1.5, None])

@@ -288,7 +288,8 @@ def test_plot_png_and_svg(tmp_path: Path) -> None:
     assert bars[floor, 5:50].all() and not bars[:100, 5:50].any()
     svg = entropy.plot_profile(prof, tmp_path / "p.svg", width=300, height=120)
     root = ET.parse(svg).getroot()
-    rects = root.findall(".//{http://www.w3.org/2000/svg}g/{http://www.w3.org/2000/svg}rect")
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = root.findall(f".//{ns}g[@fill='navy']/{ns}rect")
     assert len(rects) == len(prof.entropy)  # 98 blocks fit in 292 columns: one band each
     with pytest.raises(ValueError, match="path"):
         entropy.plot_profile(prof, tmp_path / "p.jpg")

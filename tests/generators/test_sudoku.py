@@ -194,6 +194,10 @@ def test_generation_is_reproducible() -> None:
     a = sudoku.generate(clues=26, seed=np.random.default_rng(3))
     b = sudoku.generate(clues=26, seed=np.random.default_rng(3))
     assert a.puzzle == b.puzzle and a.seed is None
+    drawn = sudoku.generate(clues=30)  # no seed: one is drawn and recorded
+    assert isinstance(drawn.seed, int)
+    assert sudoku.generate(clues=30, seed=drawn.seed) == drawn
+    assert sudoku.generate(clues=30, seed=np.int64(5)) == sudoku.generate(clues=30, seed=5)
 
 
 def test_generation_reports_an_unreachable_target() -> None:
