@@ -29,18 +29,26 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def timed_run(kind: str, count: int, workers: int, folder: Path) -> GenerateStats:
+def cpu_seconds() -> float:
+    """User + system CPU of this process and of its finished children (the workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def timed_run(kind: str, count: int, workers: int, folder: Path) -> tuple[GenerateStats, float]:
     store = open_catalog(folder / f"catalog_{workers}.db")
     try:
-        return generate_into(store, kind, count, seed=1, workers=workers)
+        before = cpu_seconds()
+        stats = generate_into(store, kind, count, seed=1, workers=workers)
+        return stats, cpu_seconds() - before
     finally:
         store.close()
 
 
-def line(label: str, stats: GenerateStats) -> str:
+def line(label: str, stats: GenerateStats, cpu: float) -> str:
     return (f"  {label:<22} {stats.count} maps in {stats.seconds:7.2f} s = "
             f"{stats.maps_per_second:7.1f} maps/s; storage {stats.storage_seconds:.2f} s "
-            f"({stats.storage_share:.1%} of the time)")
+            f"({stats.storage_share:.1%} of the time); CPU {1e3 * cpu / stats.count:.1f} ms/map")
 
 
 def main() -> None:
@@ -51,16 +59,19 @@ def main() -> None:
     args = parser.parse_args()
     print(f"generate {args.kind} --count {args.count} (generator defaults), "
           f"{cores()} core(s) available")
+    print(f"  load average before: {os.getloadavg()[0]:.2f} (other work on the machine "
+          f"lowers the parallel figure; the CPU per map shows the work itself)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        single = timed_run(args.kind, args.count, 1, folder)
-        print(line("baseline (1 worker):", single))
-        multi = timed_run(args.kind, args.count, args.workers, folder)
-        print(line(f"ours ({args.workers} workers):", multi))
+        single, single_cpu = timed_run(args.kind, args.count, 1, folder)
+        print(line("baseline (1 worker):", single, single_cpu))
+        multi, multi_cpu = timed_run(args.kind, args.count, args.workers, folder)
+        print(line(f"ours ({args.workers} workers):", multi, multi_cpu))
     ratio = multi.maps_per_second / single.maps_per_second
     print(f"  scaling ours/baseline: {ratio:.2f}x   (target >= 1.7x on 2 cores)")
     print(f"  storage share with {args.workers} workers: {multi.storage_share:.1%}   "
           f"(target < 10 %)")
+    print(f"  load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

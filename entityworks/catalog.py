@@ -19,6 +19,7 @@ import importlib
 import inspect
 import os
 import random
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -277,9 +278,19 @@ def generate_maps(kind: str, count: int, *, seed: int | None = None,
         for part in chunks:
             yield _build_chunk(kind, part, params)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # Workers ignore Ctrl-C: only this process stops, cancels the chunks not started and
+    # drains the running ones (a worker interrupted while sending its result would block the
+    # pool's shutdown for ever).
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    try:
         yield from pool.map(_build_chunk, [kind] * len(chunks), chunks,
                             [params] * len(chunks))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def save_maps(store: Store, records: Iterable[MapRecord]) -> int:

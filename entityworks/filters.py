@@ -11,6 +11,8 @@ parameter, encoded by the column's registry entry.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -134,15 +136,17 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
     __hash__ = None  # type: ignore[assignment]
 
     def in_(self, values: Iterable[Any]) -> Comparison:
-        return Comparison(self.name, "in", tuple(values))
+        return Comparison(self.name, "in", _values(values, "in_"))
 
     def not_in(self, values: Iterable[Any]) -> Comparison:
-        return Comparison(self.name, "not_in", tuple(values))
+        return Comparison(self.name, "not_in", _values(values, "not_in"))
 
     def between(self, low: Any, high: Any) -> Comparison:
         return Comparison(self.name, "between", (low, high))
 
     def like(self, pattern: str) -> Comparison:
+        if not isinstance(pattern, str):
+            raise FilterError(f"like() takes a str pattern, got {pattern!r}")
         return Comparison(self.name, "like", pattern)
 
     def is_null(self) -> Comparison:
@@ -152,16 +156,56 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
         return Comparison(self.name, "is_not_null", None)
 
 
-def _encode(column: Any, value: Any) -> Any:
+_INT64 = (-(2**63), 2**63 - 1)
+#: Python types a filter value may have for the columns that take values as they are.
+_PLAIN: dict[Any, tuple[type, ...]] = {
+    int: (int, float), float: (int, float), bool: (bool, int), str: (str,),
+    bytes: (bytes, bytearray, memoryview), decimal.Decimal: (decimal.Decimal, int, float),
+    dt.date: (dt.date,),
+}
+
+
+def _check_plain(column: Any, value: Any) -> Any:
+    """Refuse a value the driver could not bind, or would compare after a silent conversion
+    (a ``str`` against an ``int`` column, say), with a clear error instead."""
+    accepted = _PLAIN.get(column.info.python_type)
+    if accepted is None:
+        return value
+    if not isinstance(value, accepted) or (
+            isinstance(value, bool) and column.info.python_type is not bool):
+        raise encode_error(column.name, value, TypeError(
+            f"a {column.info.name} column cannot be compared with a "
+            f"{type(value).__qualname__}"))
+    if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
+        raise encode_error(column.name, value, OverflowError("outside the 64-bit range"))
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise encode_error(column.name, value, exc) from None
+    return value
+
+
+def encode_value(column: Any, value: Any) -> Any:
+    """``value`` as a bound parameter for ``column``: encoded by the registry, checked."""
     if value is None:
         return None
     to_db = column.info.to_db
     if to_db is None:
-        return value
+        return _check_plain(column, value)
     try:
         return to_db(value)
     except Exception as exc:
         raise encode_error(column.name, value, exc) from None
+
+
+_encode = encode_value
+
+
+def _values(values: Any, what: str) -> tuple[Any, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise FilterError(f"{what}() takes a list of values, got {values!r}")
+    return tuple(values)
 
 
 def _coerce(where: Any) -> Expr:
@@ -198,6 +242,8 @@ def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
     """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses."""
     if order_by is None:
         return []
+    if not isinstance(order_by, str | list | tuple):
+        raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
     items = [order_by] if isinstance(order_by, str) else list(order_by)
     clauses = []
     for item in items:

@@ -109,13 +109,14 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
         raise ValueEncodingError(f"row {bad} is a {type(objs[bad]).__qualname__}, not a "
                                  f"{cls.__qualname__}", row=bad)
     arrays = []
-    for name, column, child in _layout(schema):
-        values = list(map(attrgetter(name), objs))
-        if column is not None:
-            arrays.append(_encode_values(column, values))
-        else:
-            assert child is not None
-            arrays.append(_child_array(child, values, 0))
+    with paused_gc():
+        for name, column, child in _layout(schema):
+            values = list(map(attrgetter(name), objs))
+            if column is not None:
+                arrays.append(_encode_values(column, values))
+            else:
+                assert child is not None
+                arrays.append(_child_array(child, values, 0))
     return pa.Table.from_arrays(arrays, schema=arrow_schema(cls, registry=registry))
 
 

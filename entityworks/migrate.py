@@ -45,6 +45,18 @@ def _migrations_dir() -> Path:
     return MIGRATIONS_DIR
 
 
+def _target_metadata(classes: Sequence[type], dialect: str) -> tuple[sa.MetaData, set[str]]:
+    """Tables of ``classes`` built by entityworks for ``dialect``, and their names."""
+    metadata = sa.MetaData()
+    names: set[str] = set()
+    for cls in classes:
+        schema = table_schema(cls)
+        build_tables(schema, metadata, dialect)
+        names.add(schema.name)
+        names.update(child.schema.name for child in schema.children)
+    return metadata, names
+
+
 def catalog_classes() -> list[type]:
     from .catalog import TABLES
 
@@ -53,20 +65,12 @@ def catalog_classes() -> list[type]:
 
 def catalog_table_names() -> set[str]:
     """Every table of the catalog, child tables included."""
-    names = set()
-    for cls in catalog_classes():
-        schema = table_schema(cls)
-        names.add(schema.name)
-        names.update(child.schema.name for child in schema.children)
-    return names
+    return _target_metadata(catalog_classes(), "sqlite")[1]
 
 
 def catalog_metadata(dialect: str) -> sa.MetaData:
     """The catalog's tables as entityworks builds them for ``dialect``."""
-    metadata = sa.MetaData()
-    for cls in catalog_classes():
-        build_tables(table_schema(cls), metadata, dialect)
-    return metadata
+    return _target_metadata(catalog_classes(), dialect)[0]
 
 
 def include_catalog_name(name: str | None, type_: str, _parents: Any) -> bool:
@@ -82,8 +86,17 @@ def alembic_config() -> Config:
     return config
 
 
-def _store(target: Store | str | Path) -> Store:
-    return target if isinstance(target, Store) else Store(target)
+@contextmanager
+def _opened(target: Store | str | Path) -> Iterator[Store]:
+    """``target`` as a Store; one opened here from a URL or path is closed afterwards."""
+    if isinstance(target, Store):
+        yield target
+        return
+    store = Store(target)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 @contextmanager
@@ -96,8 +109,7 @@ def _connect(store: Store) -> Iterator[sa.Connection]:
 
 def current(target: Store | str | Path) -> str | None:
     """The catalog revision of a database (``None``: not under migration control)."""
-    store = _store(target)
-    with store.engine.connect() as conn:
+    with _opened(target) as store, store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
         return context.get_current_revision()
 
@@ -107,7 +119,8 @@ def head() -> str:
     from alembic.script import ScriptDirectory
 
     revision = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert revision is not None
+    if revision is None:  # pragma: no cover - the package ships its revisions
+        raise EntityworksError(f"no Alembic revisions in {_migrations_dir()}")
     return revision
 
 
@@ -117,9 +130,8 @@ def upgrade(target: Store | str | Path, revision: str = "head") -> str | None:
     A catalog created without migrations (``Store.create``) whose tables already match the
     dataclasses is stamped instead of re-created; one that differs raises SchemaError.
     """
-    store = _store(target)
     config = alembic_config()
-    with _connect(store) as conn:
+    with _opened(target) as store, _connect(store) as conn:
         config.attributes["connection"] = conn
         context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
         existing: set[str] = set()
@@ -135,17 +147,10 @@ def upgrade(target: Store | str | Path, revision: str = "head") -> str | None:
             command.stamp(config, revision)
         else:
             command.upgrade(config, revision)
-    return current(store)
+        return context.get_current_revision()
 
 
 # -- helpers for revision files ---------------------------------------------------------------
-
-
-def _snapshot_metadata(classes: Sequence[type], dialect: str) -> sa.MetaData:
-    metadata = sa.MetaData()
-    for cls in classes:
-        build_tables(table_schema(cls), metadata, dialect)
-    return metadata
 
 
 def create_tables(classes: Sequence[type]) -> None:
@@ -153,7 +158,7 @@ def create_tables(classes: Sequence[type]) -> None:
     ``op.create_table``, exactly as entityworks maps them for the dialect being migrated."""
     from alembic import op
 
-    metadata = _snapshot_metadata(classes, op.get_context().dialect.name)
+    metadata, _names = _target_metadata(classes, op.get_context().dialect.name)
     for table in metadata.sorted_tables:
         items: list[Any] = [c._copy() for c in table.columns]
         items += [c._copy() for c in table.constraints if isinstance(c, sa.CheckConstraint)]
@@ -168,7 +173,7 @@ def drop_tables(classes: Sequence[type]) -> None:
     """Inside a revision: drop the tables of ``classes``, children first."""
     from alembic import op
 
-    metadata = _snapshot_metadata(classes, op.get_context().dialect.name)
+    metadata, _names = _target_metadata(classes, op.get_context().dialect.name)
     for table in reversed(metadata.sorted_tables):
         op.drop_table(table.name)
 
@@ -184,17 +189,6 @@ def _flatten(items: Iterable[ops.MigrateOperation]) -> list[ops.MigrateOperation
         else:
             out.append(item)
     return out
-
-
-def _target_metadata(classes: Sequence[type], dialect: str) -> tuple[sa.MetaData, set[str]]:
-    metadata = sa.MetaData()
-    names: set[str] = set()
-    for cls in classes:
-        schema = table_schema(cls)
-        build_tables(schema, metadata, dialect)
-        names.add(schema.name)
-        names.update(child.schema.name for child in schema.children)
-    return metadata, names
 
 
 def _diff(conn: sa.Connection, classes: Sequence[type]) -> list[ops.MigrateOperation]:
@@ -218,8 +212,7 @@ def diff(target: Store | str | Path, classes: type | Sequence[type]) -> list[ops
     ``DropColumnOp`` (a field went away).
     """
     classes = [classes] if isinstance(classes, type) else list(classes)
-    store = _store(target)
-    with store.engine.connect() as conn:
+    with _opened(target) as store, store.engine.connect() as conn:
         return _diff(conn, classes)
 
 
@@ -285,8 +278,7 @@ def apply(target: Store | str | Path, classes: type | Sequence[type],
     raise SchemaError unless they were left out of ``operations``.
     """
     classes = [classes] if isinstance(classes, type) else list(classes)
-    store = _store(target)
-    todo = diff(store, classes) if operations is None else list(operations)
+    todo = diff(target, classes) if operations is None else list(operations)
     for op in todo:
         if not isinstance(op, SAFE) or (isinstance(op, ops.AlterColumnOp)
                                          and op.modify_type is not None):
@@ -294,7 +286,7 @@ def apply(target: Store | str | Path, classes: type | Sequence[type],
                               f"{describe(op)}; write an Alembic revision for it")
     schemas = {table_schema(c).name: c for c in classes}
     done = []
-    with _connect(store) as conn:
+    with _opened(target) as store, _connect(store) as conn:
         for op in todo:  # MariaDB cannot roll DDL back: refuse before changing anything
             _preflight(conn, op, schemas)
         operations_ = Operations(MigrationContext.configure(conn))

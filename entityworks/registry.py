@@ -233,12 +233,13 @@ def _int_from_text(text: str) -> int:
     return int(t)
 
 
+_FLOAT_SPECIAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
+
+
 def _float_to_text(x: float) -> str:
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "INF" if x > 0 else "-INF"
-    return repr(float(x))
+    # repr is the shortest exact form; only its spellings of NaN and infinity differ in XSD
+    text = repr(x if type(x) is float else float(x))
+    return _FLOAT_SPECIAL.get(text, text)
 
 
 def _float_from_text(text: str) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import starmap
 from operator import attrgetter, call
@@ -68,12 +69,7 @@ _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"PK\x03\x04", b"\x28\xb5\x2f\x
 class _RefuseResolver(etree.Resolver):
     """Answers every request for an external resource with an empty document."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.refused: list[str] = []
-
     def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
-        self.refused.append(system_url)
         return self.resolve_string("", context)
 
 
@@ -142,7 +138,6 @@ def _root_name(path: Path) -> str:
 # Characters XML 1.0 cannot represent at all (not even as character references).
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_XML_SPACE = re.compile("[ \t\n\r]+")
 
 
 def _escape(text: str) -> str:
@@ -195,7 +190,7 @@ class _RowFormatter:
             text = to_text(value)
             if plain:
                 return open_tag + text + close_tag
-            if text and not _XML_SPACE.sub("", text):
+            if text and not text.strip(" \t\n\r"):  # whitespace only: .NET would drop it
                 return preserve + _escape(text) + close_tag
             if _NEEDS_WORK.search(text):
                 text = _escape(text)
@@ -283,7 +278,7 @@ def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
 
 def _write_document(path: Path, chunks: Iterable[str], dataset: str) -> None:
     """Stream ``chunks`` of row elements into ``path`` inside the dataset root element."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial")
     try:
         with open(partial, "wb") as f, etree.xmlfile(f, encoding="utf-8") as xf:
             xf.write_declaration(standalone=True)
@@ -292,7 +287,7 @@ def _write_document(path: Path, chunks: Iterable[str], dataset: str) -> None:
                 for chunk in chunks:
                     if chunk:
                         xf.flush()  # keep lxml's buffered output ahead of our rows
-                        f.write(chunk.encode("utf-8", "surrogatepass"))
+                        f.write(chunk.encode("utf-8"))
                 xf.flush()
         os.replace(partial, path)
     finally:
@@ -301,6 +296,10 @@ def _write_document(path: Path, chunks: Iterable[str], dataset: str) -> None:
 
 
 def _chunks(objs: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    if isinstance(objs, list):
+        for start in range(0, len(objs), size):
+            yield objs[start:start + size]
+        return
     batch: list[Any] = []
     for obj in objs:
         batch.append(obj)
@@ -327,15 +326,16 @@ def write_xml(cls: type, rows: Iterable[Any], xml_path: str | Path,
     def chunks() -> Iterator[str]:
         nonlocal count
         for batch in _chunks(rows, BATCH):
-            bad = next((i for i, o in enumerate(batch) if type(o) is not cls), None)
-            if bad is not None:
+            if set(map(type, batch)) != {cls}:
+                bad = next(i for i, o in enumerate(batch) if type(o) is not cls)
                 raise ValueEncodingError(f"row {count + bad} is a "
                                          f"{type(batch[bad]).__qualname__}, not a "
                                          f"{cls.__qualname__}", row=count + bad)
             yield writer.objects(batch, count)
             count += len(batch)
 
-    _write_document(Path(xml_path), chunks(), dataset)
+    with paused_gc():
+        _write_document(Path(xml_path), chunks(), dataset)
     if xsd_path is not None:
         write_xsd(cls, xsd_path, dataset=dataset, registry=registry)
     return count
@@ -353,7 +353,8 @@ def write_xml_rows(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]
             yield formatter.format(batch, count)
             count += len(batch)
 
-    _write_document(Path(xml_path), chunks(), dataset)
+    with paused_gc():
+        _write_document(Path(xml_path), chunks(), dataset)
     return count
 
 
@@ -474,8 +475,8 @@ class _Reader:
     def error(self, message: str, column: str | None = None) -> XMLImportError:
         where = f"row {self.row}" + (f" (line {self.line})" if self.line else "")
         col = f", column {decode_name(column)!r}" if column else ""
-        return XMLImportError(f"{self.path.name}: {where}{col}: {message}; nothing was "
-                              "imported", row=self.row, column=decode_name(column)
+        return XMLImportError(f"{self.path.name}: {where}{col}: {message.rstrip('.')}; "
+                              "nothing was imported", row=self.row, column=decode_name(column)
                               if column else None)
 
     def batches(self) -> Iterator[tuple[_TablePlan, list[tuple[Any, ...]]]]:
