@@ -74,7 +74,7 @@ class Comparison(Expr):
             if column.info.python_type is not str:
                 raise FilterError(f"like() needs a text column; {column.name!r} is "
                                   f"{column.info.name}")
-            return target.like(self.value)
+            return target.like(_encode(column, self.value))
         if self.value is None:
             if self.op == "==":
                 return target.is_(None)
@@ -174,8 +174,8 @@ def _check_plain(column: Any, value: Any) -> Any:
     if not isinstance(value, accepted) or (
             isinstance(value, bool) and column.info.python_type is not bool):
         raise encode_error(column.name, value, TypeError(
-            f"a {column.info.name} column cannot be compared with a "
-            f"{type(value).__qualname__}"))
+            f"{type(value).__qualname__} is not comparable with the column's type "
+            f"{column.info.name}"))
     if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
         raise encode_error(column.name, value, OverflowError("outside the 64-bit range"))
     if isinstance(value, str):
@@ -242,7 +242,7 @@ def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
     """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses."""
     if order_by is None:
         return []
-    if not isinstance(order_by, str | list | tuple):
+    if not isinstance(order_by, Iterable):
         raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
     items = [order_by] if isinstance(order_by, str) else list(order_by)
     clauses = []

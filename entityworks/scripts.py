@@ -48,7 +48,13 @@ def dialect_for(name: str, paramstyle: str | None = None) -> sa.Dialect:
     if style not in ("named", "pyformat"):
         raise EntityworksError(f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
                                "templates always use named placeholders")
-    return sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)
+    dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)
+    if dialect.name == "mssql":
+        # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;
+        # script for SQL Server 2016 and later.
+        dialect.server_version_info = (13,)
+        dialect._setup_version_attributes()
+    return dialect
 
 
 def _tables(cls: type, dialect: sa.Dialect, registry: TypeRegistry

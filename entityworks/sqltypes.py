@@ -12,7 +12,7 @@ import decimal
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql, postgresql
+from sqlalchemy.dialects import mssql, mysql, postgresql
 
 _MYSQL = ("mysql", "mariadb")
 UTC = dt.UTC
@@ -25,12 +25,14 @@ def big_integer() -> sa.types.TypeEngine:
 
 def text() -> sa.types.TypeEngine:
     """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
-    return sa.Text().with_variant(mysql.LONGTEXT(), *_MYSQL)
+    return sa.Text().with_variant(mysql.LONGTEXT(), *_MYSQL).with_variant(
+        mssql.NVARCHAR("max"), "mssql")
 
 
 def key_text(length: int = 255) -> sa.types.TypeEngine:
     """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
-    return sa.Text().with_variant(sa.String(length), *_MYSQL)
+    return sa.Text().with_variant(sa.String(length), *_MYSQL).with_variant(
+        sa.Unicode(length), "mssql")
 
 
 def bounded_text(length: int) -> sa.types.TypeEngine:
@@ -50,7 +52,8 @@ def boolean() -> sa.types.TypeEngine:
 
 def binary() -> sa.types.TypeEngine:
     """Unbounded bytes (LONGBLOB on MariaDB)."""
-    return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL)
+    return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL).with_variant(
+        mssql.VARBINARY("max"), "mssql")
 
 
 def json_text() -> sa.types.TypeEngine:
@@ -111,6 +114,8 @@ class ExactDecimal(sa.types.TypeDecorator):
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
             return dialect.type_descriptor(mysql.DECIMAL(precision=65, scale=30))
+        if dialect.name == "mssql":  # the widest SQL Server has
+            return dialect.type_descriptor(mssql.DECIMAL(precision=38, scale=10))
         return dialect.type_descriptor(sa.Numeric(asdecimal=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
@@ -189,6 +194,8 @@ class NaiveDateTime(_SQLiteText):
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
         if dialect.name in _MYSQL:
             return mysql.DATETIME(fsp=6)
+        if dialect.name == "mssql":
+            return mssql.DATETIME2(precision=6)
         return sa.DateTime(timezone=False)
 
     def to_iso(self, value: dt.datetime) -> str:
@@ -204,7 +211,7 @@ class ISODate(_SQLiteText):
     cache_ok = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
-        return sa.Date()
+        return mssql.DATE() if dialect.name == "mssql" else sa.Date()
 
     def from_iso(self, text: str) -> dt.date:
         return dt.date.fromisoformat(text)
@@ -216,6 +223,8 @@ class ISOTime(_SQLiteText):
     cache_ok = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+        if dialect.name == "mssql":
+            return mssql.TIME(precision=6)
         return mysql.TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
 
     def to_iso(self, value: dt.time) -> str:
@@ -256,6 +265,8 @@ class AwareDateTime(sa.types.TypeDecorator):
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
             return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+        if dialect.name == "mssql":
+            return dialect.type_descriptor(mssql.DATETIMEOFFSET(precision=6))
         return dialect.type_descriptor(postgresql.TIMESTAMP(timezone=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:

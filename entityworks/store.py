@@ -36,7 +36,7 @@ from .errors import (
     ValueEncodingError,
     WriteError,
 )
-from .filters import compile_order_by, compile_where
+from .filters import compile_order_by, compile_where, encode_value
 from .registry import TypeRegistry, encode_error
 from .registry import registry as default_registry
 from .schema import (
@@ -52,8 +52,18 @@ T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
 
 BATCH = 20_000
+#: Raised by drivers (sqlite3) while binding a value they cannot hold: an int beyond 64 bits,
+#: a str with a lone surrogate. They locate a bad row like database errors do.
+_BIND_ERRORS = (OverflowError, UnicodeEncodeError)
 _SQLITE_NATIVE = (int, float, str, bytes)
 FETCH = 2_000
+
+
+def _refuse_nan(value: Any) -> Any:
+    if value != value:
+        raise ValueError("SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
+                         "a NOT NULL column, where it is refused")
+    return value
 
 
 def _compose(first: Processor, second: Processor) -> Processor:
@@ -211,6 +221,8 @@ class Store:
             bind = impl.bind_processor(dialect)
             if dialect.name == "sqlite" and c.info.python_type in _SQLITE_NATIVE:
                 bind = None  # sqlite3 binds these itself; REAL affinity widens ints
+            if dialect.name == "sqlite" and c.info.python_type is float and c.nullable:
+                bind = _refuse_nan  # SQLite would store NaN as NULL; NOT NULL columns refuse it
             to_db = _skip_none(c.info.to_db)
             registry_encoders.append(to_db)
             encoders.append(_compose(to_db, bind))
@@ -436,7 +448,7 @@ class Store:
             stmt = stmt.order_by(*clauses)
         for name, value in (("limit", limit), ("offset", offset)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                      or value < 0):
+                                      or not 0 <= value < 2**63):
                 raise EntityworksError(f"{name} must be a non-negative int, got {value!r}")
         if limit is not None:
             stmt = stmt.limit(limit)
@@ -571,13 +583,7 @@ class Store:
         column = model.schema.require_key("a key lookup")
         if key is None:
             raise EntityworksError(f"{model.schema.name!r}: key must not be None")
-        value = key
-        if column.info.to_db is not None:
-            try:
-                value = column.info.to_db(key)
-            except Exception as exc:
-                raise encode_error(column.name, key, exc) from None
-        return model.table.c[column.name] == value
+        return model.table.c[column.name] == encode_value(column, key)
 
     def _insert(self, conn: sa.Connection, model: _Model, objs: list[Any],
                 batch_size: int) -> None:
@@ -807,7 +813,7 @@ class Store:
         savepoint = conn.begin_nested()
         try:
             result = action()
-        except (sa.exc.StatementError, self._dbapi_error) as exc:
+        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as exc:
             savepoint.rollback()
             row, message = self._locate(conn, raw, replay, exc)
             column = None
@@ -846,7 +852,7 @@ class Store:
                 for i, row in enumerate(rows):
                     try:
                         cursor.execute(sql, row)
-                    except self._dbapi_error as inner:
+                    except (self._dbapi_error, *_BIND_ERRORS) as inner:
                         return i, _error_text(inner)
             elif replay is not None:
                 stmt, dicts, _index = replay
@@ -854,7 +860,7 @@ class Store:
                     inner_sp = conn.begin_nested()
                     try:
                         conn.execute(stmt, d)
-                    except (sa.exc.StatementError, self._dbapi_error) as inner:
+                    except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as inner:
                         inner_sp.rollback()
                         return i, _error_text(inner)
                     inner_sp.commit()

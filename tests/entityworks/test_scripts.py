@@ -145,3 +145,14 @@ def test_ddl_and_templates_run_on_servers(request: pytest.FixtureRequest, kind: 
             conn.commit()
     finally:
         engine.dispose()
+
+
+def test_mssql_script_keeps_precision_and_uses_current_types():
+    from tests.entityworks.test_store import Everything
+
+    script = create_script(Everything, "mssql")
+    for fragment in ("name NVARCHAR(max) NOT NULL", "amount NUMERIC(38, 10)",
+                     "at DATETIME2(6)", "aware DATETIMEOFFSET(6)", "day DATE NOT NULL",
+                     "clock TIME(6)", "grid VARBINARY(max)"):
+        assert fragment in script
+    assert "NTEXT" not in script and "IMAGE" not in script

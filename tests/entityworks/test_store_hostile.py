@@ -11,7 +11,14 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entityworks import AwareDatetime, InvalidNameError, Store, WriteError, col
+from entityworks import (
+    AwareDatetime,
+    InvalidNameError,
+    Store,
+    ValueEncodingError,
+    WriteError,
+    col,
+)
 
 HOSTILE = [
     "plain",
@@ -179,3 +186,14 @@ def test_nan_in_sqlite_not_null_float_is_refused(tmp_path):
             s.insert_many([F(1, 1.0), F(2, math.nan)])
         assert info.value.row == 1 and info.value.column == "x"
         assert s.count(F) == 0
+
+        @dataclass
+        class G:
+            id: int
+            x: float | None
+
+        s.create(G)
+        with pytest.raises(ValueEncodingError) as info:
+            s.insert_many([G(1, None), G(2, 1.5), G(3, math.nan)])
+        assert info.value.row == 2 and info.value.column == "x"
+        assert s.count(G) == 0
