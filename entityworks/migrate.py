@@ -21,6 +21,7 @@ from alembic.autogenerate import produce_migrations
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.operations import Operations, ops
+from alembic.util import CommandError
 
 from .errors import EntityworksError, SchemaError
 from .schema import table_schema
@@ -144,10 +145,18 @@ def upgrade(target: Store | str | Path, revision: str = "head") -> str | None:
                     f"{store!r} has catalog tables ({', '.join(sorted(existing))}) that are "
                     f"not under migration control and differ from the catalog: "
                     f"{describe(drift[0])}")
-            command.stamp(config, revision)
+            _alembic(command.stamp, config, revision)
         else:
-            command.upgrade(config, revision)
+            _alembic(command.upgrade, config, revision)
         return context.get_current_revision()
+
+
+def _alembic(step: Any, config: Config, revision: str) -> None:
+    """Run an Alembic command; its refusals (an unknown revision...) are ours to report."""
+    try:
+        step(config, revision)
+    except CommandError as exc:
+        raise EntityworksError(f"cannot migrate to revision {revision!r}: {exc}") from None
 
 
 # -- helpers for revision files ---------------------------------------------------------------

@@ -213,6 +213,12 @@ class ISODate(_SQLiteText):
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
         return mssql.DATE() if dialect.name == "mssql" else sa.Date()
 
+    def to_iso(self, value: Any) -> str:
+        # A datetime's text would be stored, then never read back as a date.
+        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+            raise ValueError(f"expected a date, got {type(value).__name__}")
+        return value.isoformat()
+
     def from_iso(self, text: str) -> dt.date:
         return dt.date.fromisoformat(text)
 
@@ -243,6 +249,10 @@ class UUIDType(_SQLiteText):
         return sa.Uuid()
 
     def to_iso(self, value: Any) -> str:
+        import uuid
+
+        if not isinstance(value, uuid.UUID):  # str(0) would be stored, then never read back
+            raise ValueError(f"expected a UUID, got {type(value).__name__}")
         return str(value)
 
     def from_iso(self, text: str) -> Any:

@@ -52,9 +52,10 @@ T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
 
 BATCH = 20_000
-#: Raised by drivers (sqlite3) while binding a value they cannot hold: an int beyond 64 bits,
-#: a str with a lone surrogate. They locate a bad row like database errors do.
-_BIND_ERRORS = (OverflowError, UnicodeEncodeError)
+#: Raised by drivers while binding a value they cannot hold (sqlite3: an int beyond 64 bits,
+#: a str with a lone surrogate; psycopg's COPY: a value of the wrong type). They locate a bad
+#: row like database errors do.
+_BIND_ERRORS = (OverflowError, UnicodeEncodeError, TypeError)
 _SQLITE_NATIVE = (int, float, str, bytes)
 FETCH = 2_000
 

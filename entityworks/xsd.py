@@ -411,7 +411,10 @@ def _new_class(table: str, specs: list[tuple[str, Any, Any]]) -> type:
     class_name = "".join(p[:1].upper() + p[1:] for p in parts) or "Row"
     if not class_name.isidentifier():
         class_name = "T" + class_name
-    cls = dataclasses.make_dataclass(class_name, specs)
+    try:
+        cls = dataclasses.make_dataclass(class_name, specs)
+    except TypeError as exc:  # duplicate column, keyword as a column name...
+        raise XMLImportError(f"XSD table {table!r} cannot be a dataclass: {exc}") from None
     cls.__tablename__ = table  # type: ignore[attr-defined]
     return cls
 
