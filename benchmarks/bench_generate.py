@@ -6,7 +6,10 @@
 
 Targets (issue 6): at least 1.7x the single-worker rate on 2 cores, and storage (the time the
 main process spends writing rows) under 10 % of the wall time. The figures come from the same
-library call the command makes (``entityworks.catalog.generate_into``).
+library call the command makes (``entityworks.catalog.generate_into``). On a shared machine the
+parallel figure depends on what else runs, so the benchmark also prints the CPU time per map
+and a probe of the machine's own ceiling: the same number of independent processes doing
+plain generation, with no catalog at all.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import argparse
 import os
 import sys
 import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -45,6 +50,29 @@ def timed_run(kind: str, count: int, workers: int, folder: Path) -> tuple[Genera
         store.close()
 
 
+def _plain_generation(kind: str, count: int) -> float:
+    """Generate ``count`` maps with no storage and no catalog rows; returns the wall time."""
+    from entityworks.catalog import map_kind
+
+    generate = map_kind(kind).function()
+    start = time.perf_counter()
+    for seed in range(count):
+        generate(seed=seed)
+    return time.perf_counter() - start
+
+
+def machine_ceiling(kind: str, workers: int, count: int) -> float:
+    """How much faster ``workers`` independent processes go than one (same work each):
+    the best scaling this machine allows right now, whatever the program."""
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool.submit(_plain_generation, kind, 1).result()  # start-up outside the timing
+        one = pool.submit(_plain_generation, kind, count).result()
+        start = time.perf_counter()
+        list(pool.map(_plain_generation, [kind] * workers, [count] * workers))
+        together = time.perf_counter() - start
+    return workers * one / together
+
+
 def line(label: str, stats: GenerateStats, cpu: float) -> str:
     return (f"  {label:<22} {stats.count} maps in {stats.seconds:7.2f} s = "
             f"{stats.maps_per_second:7.1f} maps/s; storage {stats.storage_seconds:.2f} s "
@@ -56,6 +84,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--kind", default="caves")
     parser.add_argument("--workers", type=int, default=cores())
+    parser.add_argument("--probe", type=int, default=40,
+                        help="maps per process for the machine-ceiling probe (0: skip)")
     args = parser.parse_args()
     print(f"generate {args.kind} --count {args.count} (generator defaults), "
           f"{cores()} core(s) available")
@@ -72,6 +102,10 @@ def main() -> None:
     print(f"  storage share with {args.workers} workers: {multi.storage_share:.1%}   "
           f"(target < 10 %)")
     print(f"  load average after: {os.getloadavg()[0]:.2f}")
+    if args.probe:
+        ceiling = machine_ceiling(args.kind, args.workers, args.probe)
+        print(f"  machine ceiling now: {args.workers} independent generator processes run "
+              f"{ceiling:.2f}x one (no catalog, no storage; {args.probe} maps each)")
 
 
 if __name__ == "__main__":

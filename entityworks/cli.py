@@ -94,10 +94,25 @@ class _SchemaGroup(_Group):
 # -- shared options and helpers ---------------------------------------------------------------
 
 
+def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
+    """Refuse a URL whose dialect is unknown or whose driver is not installed, up front."""
+    if value is None or "://" not in value:
+        return value
+    try:
+        url = sa.make_url(value)
+        url.get_dialect().import_dbapi()
+    except ImportError as exc:
+        raise click.BadParameter(f"the driver for {url.drivername!r} is not installed ({exc})",
+                                 param_hint="--db") from None
+    except sa.exc.ArgumentError as exc:
+        raise click.BadParameter(str(exc), param_hint="--db") from None
+    return value
+
+
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--db", default=DEFAULT_DB, envvar="ENTITYWORKS_DB", show_default=True,
-        help="SQLite file path or SQLAlchemy URL (env: ENTITYWORKS_DB).")(fn)
+        callback=check_db, help="SQLite file path or SQLAlchemy URL (env: ENTITYWORKS_DB).")(fn)
 
 
 def progress_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -477,7 +492,8 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
 
     if fmt == "auto":
         with open(path, encoding="utf-8-sig", errors="replace") as fh:
-            first = next((line.strip() for line in fh if line.strip()), "")
+            head = fh.read(1 << 16)  # bounded: a huge one-line file must not be read here
+        first = next((line.strip() for line in head.splitlines() if line.strip()), "")
         fmt = "euler" if first.lower().startswith("grid") else "lines"
     entries = sd.read_euler(path) if fmt == "euler" else sd.read_lines(path)
     return entries, fmt
@@ -670,7 +686,7 @@ def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
 
 @cli.command()
 @click.option("--db", "--url", "db", default=DEFAULT_DB, envvar="ENTITYWORKS_DB",
-              show_default=True, help="SQLite file path or SQLAlchemy URL.")
+              show_default=True, callback=check_db, help="SQLite file path or SQLAlchemy URL.")
 @click.option("--revision", default="head", show_default=True, help="Target revision.")
 def migrate(db: str, revision: str) -> None:
     """Create or upgrade the catalog schema through its Alembic revisions."""
