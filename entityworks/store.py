@@ -459,15 +459,23 @@ class Store:
             stmt = stmt.offset(offset)
         return stmt
 
-    def _batches(self, model: _Model, stmt: sa.Select) -> Iterator[list[tuple[Any, ...]]]:
+    def _batches(self, model: _Model, stmt: sa.Select, conn: sa.Connection | None = None
+                 ) -> Iterator[list[tuple[Any, ...]]]:
+        if conn is None:
+            with self._connection() as own:
+                yield from self._batches(model, stmt, own)
+            return
         decoders = [(i, d) for i, d in enumerate(model.decoders) if d is not None]
-        with self._connection() as conn:
-            if self.dialect.name != "sqlite":
-                conn = conn.execution_options(stream_results=True, max_row_buffer=FETCH)
-            result = conn.execute(stmt)
-            # SQLite: the raw cursor, decoded by our own processors (fast); elsewhere the
-            # SQLAlchemy result, whose processors need the driver's column types.
-            fetch = result.cursor.fetchmany if self.dialect.name == "sqlite" else result.fetchmany
+        name = self.dialect.name
+        # A server-side cursor streams; MariaDB's cannot share its connection with the child
+        # queries of the same rows, so classes with children are read buffered there.
+        if name != "sqlite" and not (name in ("mysql", "mariadb") and model.children):
+            conn = conn.execution_options(stream_results=True, max_row_buffer=FETCH)
+        result = conn.execute(stmt)
+        # SQLite: the raw cursor, decoded by our own processors (fast); elsewhere the
+        # SQLAlchemy result, whose processors need the driver's column types.
+        fetch = result.cursor.fetchmany if name == "sqlite" else result.fetchmany
+        try:
             while True:
                 batch = fetch(FETCH)
                 if not batch:
@@ -475,17 +483,21 @@ class Store:
                 if decoders:
                     batch = [_decode_row(row, decoders) for row in batch]
                 yield batch
+        finally:
             result.close()
 
     def _iterate(self, model: _Model, stmt: sa.Select) -> Iterator[Any]:
         cls = model.cls
-        for batch in self._batches(model, stmt):
-            if model.plain:
-                yield from starmap(cls, batch)
-            else:
-                yield from self._build(model, batch)
+        # One connection for the rows and their children (an in-memory database has only one).
+        with self._connection() as conn:
+            for batch in self._batches(model, stmt, conn):
+                if model.plain:
+                    yield from starmap(cls, batch)
+                else:
+                    yield from self._build(model, batch, conn)
 
-    def _build(self, model: _Model, batch: list[Sequence[Any]]) -> list[Any]:
+    def _build(self, model: _Model, batch: list[Sequence[Any]], conn: sa.Connection
+               ) -> list[Any]:
         names = model.names
         fields = model.field_index
         objs = []
@@ -496,10 +508,11 @@ class Store:
             objs.append(_construct(model.cls, kwargs))
         if model.children and objs:
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            self._load_children(model, {getattr(o, key): o for o in objs})
+            self._load_children(model, {getattr(o, key): o for o in objs}, conn)
         return objs
 
-    def _load_children(self, model: _Model, by_key: dict[Any, Any]) -> None:
+    def _load_children(self, model: _Model, by_key: dict[Any, Any], conn: sa.Connection
+                       ) -> None:
         keys = list(by_key)
         key_col = model.schema.primary_key
         to_db = key_col.info.to_db if key_col is not None else None
@@ -510,8 +523,8 @@ class Store:
                 encoded = [to_db(k) for k in chunk] if to_db else chunk
                 stmt = (sa.select(table).where(table.c[PARENT_COLUMN].in_(encoded))
                         .order_by(table.c[PARENT_COLUMN], table.c[POSITION_COLUMN]))
-                for batch in self._batches(child, stmt):
-                    for row, item in zip(batch, self._build(child, batch), strict=True):
+                for batch in self._batches(child, stmt, conn):
+                    for row, item in zip(batch, self._build(child, batch, conn), strict=True):
                         getattr(by_key[row[0]], fname).append(item)
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
@@ -547,7 +560,9 @@ class Store:
         specs = []
         for c in columns:
             try:
-                python_type = c["type"].python_type
+                # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
+                python_type = (float if isinstance(c["type"], sa.Float)
+                               else c["type"].python_type)
             except NotImplementedError:
                 raise SchemaError(f"table {table_name!r}, column {c['name']!r}: type "
                                   f"{c['type']} has no Python equivalent") from None

@@ -20,7 +20,7 @@ def sql_type(column: Column) -> sa.types.TypeEngine:
     """The SQLAlchemy type of a column: the registry's, narrowed for keys on MariaDB."""
     if column.info.python_type is str or column.info.sql is sqltypes.text:
         if column.max_length is not None:
-            return sa.String(column.max_length)
+            return sqltypes.bounded_text(column.max_length)
         if column.primary_key or column.unique or column.index:
             return sqltypes.key_text()
     return column.info.sql()
@@ -56,6 +56,10 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str) -> sa.T
             col.append_foreign_key(
                 sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
         items.append(col)
+        if dialect == "sqlite" and c.max_length is not None:
+            # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
+            items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
+                                            name=f"length_{c.name}"))
     options = {"sqlite_strict": True} if dialect == "sqlite" and strict_ok(items) else {}
     return sa.Table(schema.name, metadata, *items, **options)
 

@@ -332,3 +332,45 @@ def test_primary_key_helper_with_text_key(store):
     store.insert_many([Tag("a", 1), Tag("b", 2)])
     store.upsert(Tag("a", 5))
     assert store.get(Tag, "a") == Tag("a", 5)
+
+
+def test_children_load_on_an_in_memory_database():
+    with Store("sqlite://") as s:
+        s.create(Everything)
+        objs = [make(None) for _ in range(3)]
+        s.insert_many(objs)
+        loaded = list(s.select(Everything, order_by="id"))
+        assert [len(o.rooms) for o in loaded] == [2, 2, 2]
+        assert all(same(a, b) for a, b in zip(objs, loaded, strict=True))
+
+
+def test_reflected_double_is_a_float(store):
+    metadata = sa.MetaData()
+    sa.Table("measures", metadata, sa.Column("id", sa.Integer, primary_key=True),
+             sa.Column("v", sa.Double, nullable=False))
+    metadata.create_all(store.engine)
+    Measures = store.reflect("measures")
+    assert store.schema(Measures).column("v").info.python_type is float
+    store.insert(Measures(1, 2.5))
+    assert store.get(Measures, 1).v == 2.5
+
+
+def test_max_length_is_enforced_everywhere(store):
+    from entityworks import column
+
+    @dataclass
+    class Code:
+        id: int
+        text: str = column(unique=True, max_length=5, default="")
+
+    store.create(Code)
+    store.insert(Code(1, "abcde"))
+    with pytest.raises(WriteError) as info:
+        store.insert_many([Code(2, "ok"), Code(3, "toolong")])
+    assert info.value.row == 1
+    assert store.count(Code) == 1
+    if store.dialect.name == "sqlite":
+        with store.engine.connect() as conn:
+            ddl = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'code'").scalar()
+        assert ddl.rstrip().endswith("STRICT")
