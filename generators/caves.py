@@ -62,7 +62,7 @@ from scipy import ndimage
 
 from generators._rng import DrawBuffer, SeedLike, check_bool, check_choice, check_int, make_rng
 from generators._visits import random_fill, run_visits
-from generators.regions import label, open_ratio, region_stats
+from generators.regions import MapShape, label, open_ratio, region_stats
 
 MODES = ("faithful", "fast")
 
@@ -92,7 +92,7 @@ class Cave:
 
 
 @dataclass
-class CaveSystem:
+class CaveSystem(MapShape):
     """A generated cave system with everything a catalog stores about it."""
 
     grid: np.ndarray
@@ -107,14 +107,6 @@ class CaveSystem:
     largest_region: int
     open_ratio: float
     kind: str = field(default="caves", init=False)
-
-    @property
-    def width(self) -> int:
-        return int(self.grid.shape[1])
-
-    @property
-    def height(self) -> int:
-        return int(self.grid.shape[0])
 
 
 def _neighbour_sum(cave: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from generators._rng import SeedLike, check_choice, check_grid, check_int, make_rng
-from generators.regions import open_ratio, region_stats
+from generators.regions import MapShape, open_ratio, region_stats
 
 MODES = ("faithful", "synchronous")
 RULES = ("4-5", "roguebasin")
@@ -46,7 +46,7 @@ _DEFAULT_PASSES = {"4-5": 4, "roguebasin": 7}
 
 
 @dataclass
-class CellularCave:
+class CellularCave(MapShape):
     """A generated cellular cave: the grid, how it was made and what it contains."""
 
     grid: np.ndarray
@@ -56,14 +56,6 @@ class CellularCave:
     largest_region: int
     open_ratio: float
     kind: str = field(default="cellular", init=False)
-
-    @property
-    def width(self) -> int:
-        return int(self.grid.shape[1])
-
-    @property
-    def height(self) -> int:
-        return int(self.grid.shape[0])
 
 
 def blank_band(height: int, blank_rows: int) -> range:

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from generators._rng import DrawBuffer, SeedLike, check_choice, check_int, make_rng
-from generators.regions import open_ratio, region_stats
+from generators.regions import MapShape, open_ratio, region_stats
 
 METHODS = ("one_start_room", "connected_start_rooms")
 OUTCOMES = (
@@ -99,7 +99,7 @@ class Room:
 
 
 @dataclass
-class Dungeon:
+class Dungeon(MapShape):
     """A generated dungeon with its rooms, corridors and the builder's statistics."""
 
     grid: np.ndarray
@@ -116,14 +116,6 @@ class Dungeon:
     largest_region: int
     open_ratio: float
     kind: str = field(default="dungeon", init=False)
-
-    @property
-    def width(self) -> int:
-        return int(self.grid.shape[1])
-
-    @property
-    def height(self) -> int:
-        return int(self.grid.shape[0])
 
 
 class _Builder:

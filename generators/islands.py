@@ -24,13 +24,13 @@ import numpy as np
 
 from generators._rng import SeedLike, check_bool, check_choice, check_int, make_rng
 from generators._visits import random_fill, run_visits
-from generators.regions import open_ratio, region_stats
+from generators.regions import MapShape, open_ratio, region_stats
 
 MODES = ("faithful", "fast")
 
 
 @dataclass
-class IslandMap:
+class IslandMap(MapShape):
     """A generated island or labyrinth map."""
 
     grid: np.ndarray
@@ -40,14 +40,6 @@ class IslandMap:
     largest_region: int
     open_ratio: float
     kind: str = field(default="islands", init=False)
-
-    @property
-    def width(self) -> int:
-        return int(self.grid.shape[1])
-
-    @property
-    def height(self) -> int:
-        return int(self.grid.shape[0])
 
 
 def generate(

@@ -22,6 +22,20 @@ _STRUCTURES = {
 }
 
 
+class MapShape:
+    """``width`` and ``height`` read off ``grid``: shared by every map result dataclass."""
+
+    grid: np.ndarray
+
+    @property
+    def width(self) -> int:
+        return int(self.grid.shape[1])
+
+    @property
+    def height(self) -> int:
+        return int(self.grid.shape[0])
+
+
 @dataclass(frozen=True)
 class RegionStats:
     """Region summary of one map: what a catalog row stores, plus the label image."""
