@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from collections.abc import Callable
@@ -40,6 +41,22 @@ def best_of(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | N
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)
+    return best
+
+
+def alternate(*fns: Callable[[], Any], repeat: int = 3) -> list[float]:
+    """Best wall time of each function, the runs interleaved and each after a full collect.
+
+    Interleaving gives both sides the same garbage-collector state and machine load; a
+    baseline timed entirely before the contender would not.
+    """
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
