@@ -34,22 +34,20 @@ def random_fill(width: int, height: int, percent: int, rng: np.random.Generator)
 def _visit_chunks(
     rng: np.random.Generator, width: int, height: int, visits: int
 ) -> Iterator[np.ndarray]:
-    """Flat indices into the 1-cell padded map, in visit order, chunk by chunk.
+    """Visit offsets from the first inner cell of the 1-cell padded map, chunk by chunk.
 
     Each visit is one uniform draw over the ``width * height`` cells (the original draws
-    x, then y: the same distribution), mapped to the padded layout.
+    x, then y: the same distribution), mapped to the padded layout. The offsets come as
+    ``intp``, the index type ``np.take`` uses, so no gather converts them again.
     """
-    stride = width + 2
-    dtype = np.int32 if (height + 2) * stride < 2**31 else np.int64
     left = visits
     while left > 0:
         size = min(left, _CHUNK)
-        cells = rng.integers(0, width * height, size=size, dtype=dtype)
-        index = cells // width  # the row; two padding cells per row come before
-        index *= 2
-        index += cells
-        index += stride + 1
-        yield index
+        cells = rng.integers(0, width * height, size=size, dtype=np.int32)
+        offsets = np.floor_divide(cells, width, dtype=np.intp)  # the row: 2 pad cells each
+        offsets *= 2
+        offsets += cells
+        yield offsets
         left -= size
 
 
@@ -89,8 +87,9 @@ def _visits_one_by_one(
     cells = padded.tolist()
     up_left, up, up_right = -stride - 1, -stride, -stride + 1
     down_left, down, down_right = stride - 1, stride, stride + 1
+    base = stride + 1
     for chunk in chunks:
-        for i in chunk.tolist():
+        for i in (chunk + base).tolist():
             count = (
                 cells[i + up_left]
                 + cells[i + up]
@@ -124,8 +123,7 @@ def _visits_batched(
     ]
     centre = views[4]
     decide = np.less_equal if invert else np.greater
-    for chunk in chunks:
-        offsets = chunk - base
+    for offsets in chunks:
         for start in range(0, offsets.size, batch):
             idx = offsets[start : start + batch]
             count = np.take(views[0], idx)

@@ -37,7 +37,8 @@ def test_faithful_visits_update_one_cell_at_a_time() -> None:
     rng = np.random.default_rng(3)
     grid = _visits.random_fill(23, 17, 45, rng)
     order = np.concatenate(list(_visits._visit_chunks(np.random.default_rng(11), 23, 17, 3000)))
-    expected = _reference_visits(grid, order.tolist(), 4)
+    first_inner = (23 + 2) + 1  # visits are offsets from the padded map's first inner cell
+    expected = _reference_visits(grid, (order + first_inner).tolist(), 4)
     got = _visits.run_visits(grid, 3000, 4, np.random.default_rng(11), fast=False)
     assert np.array_equal(got, expected)
 

@@ -26,7 +26,7 @@ def test_visited_count_includes_the_cell_and_skips_the_edge(monkeypatch) -> None
     """A lone closed corner cell has a 3x3 count of 1: kept at threshold 0, opened at 1."""
     grid = np.zeros((5, 5), dtype=np.uint8)
     grid[0, 0] = 1
-    corner = 1 * 7 + 1  # (0, 0) in the padded layout, 7 cells per padded row
+    corner = 0  # (0, 0): visits are offsets from the first inner cell of the padded map
     monkeypatch.setattr(_visits, "_visit_chunks", lambda rng, w, h, n: iter([np.array([corner])]))
     rng = np.random.default_rng(0)
     stays = _visits.run_visits(grid, 1, 0, rng, fast=False)
