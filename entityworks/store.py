@@ -33,7 +33,6 @@ from .errors import (
     NotFoundError,
     SchemaError,
     UnknownTableError,
-    ValueEncodingError,
     WriteError,
 )
 from .filters import compile_order_by, compile_where, encode_value
@@ -50,6 +49,8 @@ from .tables import build_tables
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
+#: Maps an index within a batch to the row number the caller sees in errors.
+RowNumber = Callable[[int], int]
 
 BATCH = 20_000
 #: Raised by drivers while binding a value they cannot hold (sqlite3: an int beyond 64 bits,
@@ -58,6 +59,10 @@ BATCH = 20_000
 _BIND_ERRORS = (OverflowError, UnicodeEncodeError, TypeError)
 _SQLITE_NATIVE = (int, float, str, bytes)
 FETCH = 2_000
+
+
+def _counting_from(first: int) -> RowNumber:
+    return first.__add__
 
 
 def _refuse_nan(value: Any) -> Any:
@@ -94,6 +99,7 @@ class _Model:
     registry_encoders: list[Processor]     # registry to_db only (SQLAlchemy executes)
     decoders: list[Processor]              # driver value -> Python value
     plain: bool                            # rows map 1:1 onto cls(*row)
+    init_names: frozenset[str]             # fields the dataclass __init__ takes
     children: list[tuple[str, _Model]]
     sql_cache: dict[str, str]
 
@@ -242,7 +248,7 @@ class Store:
         children = [(child.field, self._make_model(child.schema, metadata))
                     for child in schema.children]
         return _Model(schema, table, names, list(range(offset, len(names))), encoders, binds,
-                      registry_encoders, decoders, plain, children, {})
+                      registry_encoders, decoders, plain, frozenset(init_names), children, {})
 
     # -- DDL -----------------------------------------------------------------------------
     def create(self, cls: type) -> sa.Table:
@@ -339,8 +345,8 @@ class Store:
         with self._connection(write=True) as conn:
             if model.children:
                 self._delete_children(conn, model, keys)
-            self._write_rows(conn, model, objs, 0, self._upsert_sql(model), "upsert",
-                             batch_size)
+            self._write_rows(conn, model, objs, _counting_from(0), self._upsert_sql(model),
+                             "upsert", batch_size)
             self._insert_children(conn, model, objs, keys, batch_size)
         return len(objs)
 
@@ -352,14 +358,14 @@ class Store:
         model = self._model_for([obj])
         key = model.schema.require_key("update")
         key_value = getattr(obj, key.name)
-        values = self._encode_dicts(model, [obj], 0, registry_only=True)[0]
+        values = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
         stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
                                                                       type_=table.c[key.name].type))
         with self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
                 stmt.values({k: v for k, v in values.items() if k != key.name}),
-                {"_ew_key": values[key.name]}), 0)
+                {"_ew_key": values[key.name]}), _counting_from(0))
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
                                     f"{key.name}={key_value!r}")
@@ -505,7 +511,7 @@ class Store:
             kwargs = {names[i]: row[i] for i in fields}
             for fname, _child in model.children:
                 kwargs[fname] = []
-            objs.append(_construct(model.cls, kwargs))
+            objs.append(_construct(model.cls, model.init_names, kwargs))
         if model.children and objs:
             key = model.schema.primary_key.name  # type: ignore[union-attr]
             self._load_children(model, {getattr(o, key): o for o in objs}, conn)
@@ -513,15 +519,12 @@ class Store:
 
     def _load_children(self, model: _Model, by_key: dict[Any, Any], conn: sa.Connection
                        ) -> None:
-        keys = list(by_key)
-        key_col = model.schema.primary_key
-        to_db = key_col.info.to_db if key_col is not None else None
+        encoded = _encoded_keys(model, list(by_key))
         for fname, child in model.children:
             table = child.table
-            for start in range(0, len(keys), 500):
-                chunk = keys[start:start + 500]
-                encoded = [to_db(k) for k in chunk] if to_db else chunk
-                stmt = (sa.select(table).where(table.c[PARENT_COLUMN].in_(encoded))
+            for start in range(0, len(encoded), 500):
+                chunk = encoded[start:start + 500]
+                stmt = (sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk))
                         .order_by(table.c[PARENT_COLUMN], table.c[POSITION_COLUMN]))
                 for batch in self._batches(child, stmt, conn):
                     for row, item in zip(batch, self._build(child, batch, conn), strict=True):
@@ -613,27 +616,15 @@ class Store:
             self._insert_generated(conn, model, objs, generated, key.name)  # type: ignore
             gen = set(generated)
             rest = [i for i in range(len(objs)) if i not in gen]
-            self._write_indexed(conn, model, objs, rest, batch_size)
+            self._write_rows(conn, model, [objs[i] for i in rest], rest.__getitem__,
+                             self._insert_sql(model), "insert", batch_size)
         else:
-            self._write_rows(conn, model, objs, 0, self._insert_sql(model), "insert",
-                             batch_size)
+            self._write_rows(conn, model, objs, _counting_from(0), self._insert_sql(model),
+                             "insert", batch_size)
         if model.children:
             key_name = model.schema.primary_key.name  # type: ignore[union-attr]
             self._insert_children(conn, model, objs,
                                   list(map(attrgetter(key_name), objs)), batch_size)
-
-    def _write_indexed(self, conn: sa.Connection, model: _Model, objs: list[Any],
-                       indexes: list[int], batch_size: int) -> None:
-        # Keep original row numbers in errors by writing contiguous runs.
-        start = 0
-        while start < len(indexes):
-            end = start
-            while end + 1 < len(indexes) and indexes[end + 1] == indexes[end] + 1:
-                end += 1
-            first = indexes[start]
-            self._write_rows(conn, model, objs[first:indexes[end] + 1], first,
-                             self._insert_sql(model), "insert", batch_size)
-            start = end + 1
 
     def _insert_generated(self, conn: sa.Connection, model: _Model, objs: list[Any],
                           indexes: list[int], key: str) -> None:
@@ -642,11 +633,11 @@ class Store:
         for start in range(0, len(indexes), BATCH):
             part = indexes[start:start + BATCH]
             chosen = [objs[i] for i in part]
-            dicts = self._encode_dicts(model, chosen, part[0], registry_only=True, index=part)
+            dicts = self._as_dicts(model, chosen, part.__getitem__)
             for d in dicts:
                 d.pop(key)
             new_keys = self._guard(conn, model, lambda d=dicts: conn.execute(stmt, d).all(),
-                                   part[0], replay=(stmt, dicts, part))
+                                   part.__getitem__, replay=(stmt, dicts))
             for obj, (new_key,) in zip(chosen, new_keys, strict=True):
                 object.__setattr__(obj, key, new_key)
 
@@ -667,13 +658,11 @@ class Store:
                             table=model.schema.name, column=fname)
                     rows.append((key, position, item))
             if rows:
-                self._write_rows(conn, child, rows, 0, self._insert_sql(child), "insert",
-                                 batch_size)
+                self._write_rows(conn, child, rows, _counting_from(0), self._insert_sql(child),
+                                 "insert", batch_size)
 
     def _delete_children(self, conn: sa.Connection, model: _Model, keys: list[Any]) -> None:
-        key_col = model.schema.primary_key
-        encoded = [key_col.info.to_db(k) if key_col.info.to_db else k  # type: ignore
-                   for k in keys]
+        encoded = _encoded_keys(model, keys)
         for _, child in model.children:
             for start in range(0, len(encoded), 500):
                 conn.execute(child.table.delete().where(
@@ -692,7 +681,7 @@ class Store:
             return lambda o: (single(o),)
         return attrgetter(*field_names)
 
-    def _encode_rows(self, model: _Model, objs: list[Any], offset: int,
+    def _encode_rows(self, model: _Model, objs: list[Any], number: RowNumber,
                      encoders: list[Processor]) -> list[Sequence[Any]]:
         getter = self._getter(model)
         active = [(i, e) for i, e in enumerate(encoders) if e is not None]
@@ -712,23 +701,9 @@ class Store:
                 try:
                     enc(row[i])
                 except Exception as inner:
-                    raise encode_error(model.names[i], row[i], inner, offset + index) from None
-            raise encode_error("?", objs[index], exc, offset + index) from None
+                    raise encode_error(model.names[i], row[i], inner, number(index)) from None
+            raise encode_error("?", objs[index], exc, number(index)) from None
         return rows
-
-    def _encode_dicts(self, model: _Model, objs: list[Any], offset: int, *,
-                      registry_only: bool, index: list[int] | None = None
-                      ) -> list[dict[str, Any]]:
-        encoders = model.registry_encoders if registry_only else model.encoders
-        try:
-            rows = self._encode_rows(model, objs, offset, encoders)
-        except ValueEncodingError as exc:
-            if index is not None and exc.row is not None:
-                exc.row = index[exc.row - offset]
-                exc.args = (re.sub(r"^row \d+", f"row {exc.row}", str(exc)),)
-            raise
-        names = model.names
-        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def _insert_sql(self, model: _Model) -> str:
         return self._compiled(model, "insert", lambda: model.table.insert())
@@ -777,36 +752,40 @@ class Store:
         model.sql_cache[kind] = value
         return value
 
-    def _write_rows(self, conn: sa.Connection, model: _Model, objs: list[Any], offset: int,
-                    statement: Any, kind: str, batch_size: int) -> None:
-        """Write ``objs`` with the fastest path the dialect offers, in batches."""
+    def _write_rows(self, conn: sa.Connection, model: _Model, objs: list[Any],
+                    number: RowNumber, statement: Any, kind: str, batch_size: int) -> None:
+        """Write ``objs`` with the fastest path the dialect offers, in batches.
+
+        ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
+        """
         sqlite = self.dialect.name == "sqlite"
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
-            first = offset + start
+            at: RowNumber = lambda i, s=start: number(s + i)  # noqa: E731
             if sqlite:
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 if any(model.encoders):
-                    rows: Any = self._encode_rows(model, part, first, model.encoders)
+                    rows: Any = self._encode_rows(model, part, at, model.encoders)
                 else:  # stream straight from the objects; rebuilt only to locate an error
                     rows = map(self._getter(model), part)
                 self._guard(conn, model,
-                            lambda r=rows, c=cursor: c.executemany(statement, r),
-                            first, raw=(statement, lambda p=part, f=first: self._encode_rows(
-                                model, p, f, model.encoders)))
+                            lambda r=rows, c=cursor: c.executemany(statement, r), at,
+                            raw=(statement, lambda p=part, a=at: self._encode_rows(
+                                model, p, a, model.encoders)))
             elif copy:
-                rows = self._encode_rows(model, part, first, model.encoders)
-                self._guard(conn, model, lambda r=rows: self._copy(conn, model, r), first,
-                            replay=(model.table.insert(), self._as_dicts(model, part, first),
-                                    None))
+                rows = self._encode_rows(model, part, at, model.encoders)
+                self._guard(conn, model, lambda r=rows: self._copy(conn, model, r), at,
+                            replay=(model.table.insert(), self._as_dicts(model, part, at)))
             else:
-                dicts = self._as_dicts(model, part, first)
-                self._guard(conn, model, lambda d=dicts: conn.execute(statement, d), first,
-                            replay=(statement, dicts, None))
+                dicts = self._as_dicts(model, part, at)
+                self._guard(conn, model, lambda d=dicts: conn.execute(statement, d), at,
+                            replay=(statement, dicts))
 
-    def _as_dicts(self, model: _Model, objs: list[Any], offset: int) -> list[dict[str, Any]]:
-        rows = self._encode_rows(model, objs, offset, model.registry_encoders)
+    def _as_dicts(self, model: _Model, objs: list[Any], number: RowNumber
+                  ) -> list[dict[str, Any]]:
+        """Rows as column -> value dicts, encoded by the registry (SQLAlchemy does the rest)."""
+        rows = self._encode_rows(model, objs, number, model.registry_encoders)
         names = model.names
         return [dict(zip(names, row, strict=True)) for row in rows]
 
@@ -822,9 +801,8 @@ class Store:
                 write(row)
 
     def _guard(self, conn: sa.Connection, model: _Model, action: Callable[[], Any],
-               offset: int, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
-               replay: tuple[Any, list[dict[str, Any]], list[int] | None] | None = None
-               ) -> Any:
+               number: RowNumber, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
+               replay: tuple[Any, list[dict[str, Any]]] | None = None) -> Any:
         """Run ``action`` in a savepoint; on a database error, locate the row and re-raise."""
         savepoint = conn.begin_nested()
         try:
@@ -842,16 +820,13 @@ class Store:
             column = (column or _column_from_message(message, model.names,
                                                      key.name if key else None)
                       or (_column_from_types(model, values) if values else None))
-            where = f"row {offset + row}" if row is not None else "a row"
-            if replay is not None and replay[2] is not None and row is not None:
-                where = f"row {replay[2][row]}"
-                row = replay[2][row] - offset
+            reported = None if row is None else number(row)
+            where = "a row" if reported is None else f"row {reported}"
             raise WriteError(
                 f"{model.schema.name}: {where}"
                 + (f", column {column!r}" if column else "")
                 + f": {message}; nothing was written",
-                table=model.schema.name, row=None if row is None else offset + row,
-                column=column) from exc
+                table=model.schema.name, row=reported, column=column) from exc
         savepoint.commit()
         return result
 
@@ -871,7 +846,7 @@ class Store:
                     except (self._dbapi_error, *_BIND_ERRORS) as inner:
                         return i, _error_text(inner)
             elif replay is not None:
-                stmt, dicts, _index = replay
+                stmt, dicts = replay
                 for i, d in enumerate(dicts):
                     inner_sp = conn.begin_nested()
                     try:
@@ -883,6 +858,12 @@ class Store:
             return None, message
         finally:
             savepoint.rollback()
+
+
+def _encoded_keys(model: _Model, keys: list[Any]) -> list[Any]:
+    """Parent keys as stored, for the ``parent_key`` column of child tables."""
+    to_db = model.schema.primary_key.info.to_db  # type: ignore[union-attr]
+    return [to_db(k) for k in keys] if to_db else keys
 
 
 def _column_from_binds(model: _Model, values: dict[str, Any]) -> str | None:
@@ -904,8 +885,7 @@ def _decode_row(row: Sequence[Any], decoders: list[tuple[int, Callable[[Any], An
     return tuple(values)
 
 
-def _construct(cls: type, kwargs: dict[str, Any]) -> Any:
-    init = {f.name for f in dataclasses.fields(cls) if f.init}
+def _construct(cls: type, init: frozenset[str], kwargs: dict[str, Any]) -> Any:
     if len(init) == len(kwargs) and init.issuperset(kwargs):
         return cls(**kwargs)
     obj = cls(**{k: v for k, v in kwargs.items() if k in init})

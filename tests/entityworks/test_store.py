@@ -374,3 +374,20 @@ def test_max_length_is_enforced_everywhere(store):
             ddl = conn.exec_driver_sql(
                 "SELECT sql FROM sqlite_master WHERE name = 'code'").scalar()
         assert ddl.rstrip().endswith("STRICT")
+
+
+def test_row_numbers_in_errors_with_generated_and_explicit_keys(store):
+    """Generated-key rows are written apart from explicit ones; errors keep caller numbering."""
+    store.create(Everything)
+    naive = dt.datetime(2020, 1, 1)
+    with pytest.raises(ValueEncodingError) as info:  # in the generated-key subset
+        store.insert_many([make(None), make(7), make(None), make(None, aware=naive)])
+    assert info.value.row == 3 and info.value.column == "aware"
+    with pytest.raises(ValueEncodingError) as info:  # in the explicit-key subset
+        store.insert_many([make(None), make(7), make(None), make(8, aware=naive)])
+    assert info.value.row == 3 and info.value.column == "aware"
+    store.insert(make(5))
+    with pytest.raises(WriteError) as info:  # a database error in the explicit-key subset
+        store.insert_many([make(None), make(9), make(None), make(5)])
+    assert info.value.row == 3 and info.value.column == "id"
+    assert store.count(Everything) == 1
