@@ -294,13 +294,16 @@ class _Builder:
             x = ex + 1 if dx == 1 else ex - w
         return Room(x, y, w, h)
 
-    def dig_room(self, room: Room) -> None:
+    def _paint(self, room: Room, state: int, floor: bool) -> None:
         width = self.width
         for y in range(room.y, room.y + room.height):
             row = y * width
             for x in range(room.x, room.x + room.width):
-                self.state[row + x] = _ROOM
-        self.floor[room.y : room.y + room.height, room.x : room.x + room.width] = True
+                self.state[row + x] = state
+        self.floor[room.y : room.y + room.height, room.x : room.x + room.width] = floor
+
+    def dig_room(self, room: Room) -> None:
+        self._paint(room, _ROOM, True)
         self.rooms.append(room)
 
     # -- the loop ----------------------------------------------------------------------
@@ -338,12 +341,7 @@ class _Builder:
         self.dig_room(Room((self.width - w) // 2, (self.height - h) // 2, w, h))
 
     def undo_room(self, room: Room) -> None:
-        width = self.width
-        for y in range(room.y, room.y + room.height):
-            row = y * width
-            for x in range(room.x, room.x + room.width):
-                self.state[row + x] = _WALL
-        self.floor[room.y : room.y + room.height, room.x : room.x + room.width] = False
+        self._paint(room, _WALL, False)
         self.rooms.remove(room)
 
     def place_linked_rooms(self, tries: int) -> bool:
