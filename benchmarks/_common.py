@@ -31,17 +31,23 @@ def make_rows(n: int = 200_000, seed: int = 7) -> list[Row8]:
             for i in range(1, n + 1)]
 
 
-def best_of(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
-            ) -> float:
-    """Best wall time of ``repeat`` runs (setup excluded)."""
-    best = float("inf")
+def best_run(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
+             ) -> tuple[float, Any]:
+    """Best wall time of ``repeat`` runs (setup excluded) and the last run's result."""
+    best, result = float("inf"), None
     for _ in range(repeat):
         if setup is not None:
             setup()
         start = time.perf_counter()
-        fn()
+        result = fn()
         best = min(best, time.perf_counter() - start)
-    return best
+    return best, result
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
+            ) -> float:
+    """Best wall time of ``repeat`` runs (setup excluded)."""
+    return best_run(fn, repeat, setup)[0]
 
 
 def alternate(*fns: Callable[[], Any], repeat: int = 3) -> list[float]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import best_run  # noqa: E402
 
 from generators import codec  # noqa: E402
 
@@ -86,16 +86,6 @@ def text_like(size: int, seed: int = 5) -> bytes:
     return bytes(out[:size])
 
 
-def best_of(repeat: int, action: Callable[[], T]) -> tuple[float, T]:
-    """Fastest of ``repeat`` runs (the least disturbed by other load) and the last result."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100, help="data size in MB (10**6 bytes)")
@@ -108,11 +98,11 @@ def main() -> None:
         f"{args.mb} MB text-like data, {distinct} distinct bytes, "
         f"width {codec.width_for(distinct)} bits; best of {args.repeat}"
     )
-    t_pack, blob = best_of(args.repeat, lambda: codec.pack(data))
-    t_unpack, back = best_of(args.repeat, lambda: codec.unpack(blob))
+    t_pack, blob = best_run(lambda: codec.pack(data), args.repeat)
+    t_unpack, back = best_run(lambda: codec.unpack(blob), args.repeat)
     assert back == data
-    t_zc, compressed = best_of(args.repeat, lambda: zlib.compress(data, 6))
-    t_zd, restored = best_of(args.repeat, lambda: zlib.decompress(compressed))
+    t_zc, compressed = best_run(lambda: zlib.compress(data, 6), args.repeat)
+    t_zd, restored = best_run(lambda: zlib.decompress(compressed), args.repeat)
     assert restored == data
     mb = size / 1e6
     print(f"{'':<18}{'zlib-6 (baseline)':>18}{'pack/unpack (ours)':>20}{'ratio':>8}")

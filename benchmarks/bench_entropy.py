@@ -14,15 +14,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import best_run  # noqa: E402
 
 from generators import entropy  # noqa: E402
 
@@ -38,16 +38,6 @@ def write_random(path: Path, size: int, seed: int = 96) -> None:
             n = min(left, 1 << 23)
             out.write(rng.integers(0, 256, n, dtype=np.uint8).tobytes())
             left -= n
-
-
-def best_of(repeat: int, action: Callable[[], T]) -> tuple[float, T]:
-    """Fastest of ``repeat`` runs (the least disturbed by other load) and the last result."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main() -> None:
@@ -66,11 +56,11 @@ def main() -> None:
         for bits in (False, True):
             flags = ["-b"] if bits else []
             command = [ent, *flags, str(path)]
-            t_ent, ent_out = best_of(
-                args.repeat, lambda c=command: subprocess.run(c, capture_output=True).stdout
+            t_ent, ent_out = best_run(
+                lambda c=command: subprocess.run(c, capture_output=True).stdout, args.repeat
             )
-            t_ours, ours = best_of(
-                args.repeat, lambda b=bits: entropy.report(path, args.chunk, bits=b).to_ent()
+            t_ours, ours = best_run(
+                lambda b=bits: entropy.report(path, args.chunk, bits=b).to_ent(), args.repeat
             )
             same = ours.encode("latin-1") == ent_out
             mode = "bit mode (-b)" if bits else "byte mode"

@@ -12,29 +12,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row8, line, make_rows  # noqa: E402
+from _common import Row8, alternate, line, make_rows  # noqa: E402
 
 from entityworks.frames import from_arrow, to_arrow  # noqa: E402
-
-
-def paired(baseline: Callable[[], Any], ours: Callable[[], Any], repeat: int
-           ) -> tuple[float, float]:
-    """Best wall times of both sides, timed alternately so that load changes hit both."""
-    best = [float("inf"), float("inf")]
-    for _ in range(repeat):
-        for i, fn in enumerate((baseline, ours)):
-            start = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best[0], best[1]
 
 
 def main() -> int:
@@ -46,17 +31,17 @@ def main() -> int:
     rows = make_rows(n)
 
     tables: dict[str, pa.Table] = {}
-    base, ours = paired(lambda: tables.__setitem__(
+    base, ours = alternate(lambda: tables.__setitem__(
         "base", pa.Table.from_pylist([dataclasses.asdict(r) for r in rows])),
-        lambda: tables.__setitem__("ours", to_arrow(Row8, rows)), repeat)
+        lambda: tables.__setitem__("ours", to_arrow(Row8, rows)), repeat=repeat)
     assert tables["ours"].to_pylist() == tables["base"].to_pylist()
     line("dataclasses -> Arrow", "from_pylist(asdict)", n / base, n / ours)
 
     table = tables["ours"]
     results: dict[str, list[Row8]] = {}
-    base, ours = paired(lambda: results.__setitem__(
+    base, ours = alternate(lambda: results.__setitem__(
         "base", [Row8(**d) for d in table.to_pylist()]),
-        lambda: results.__setitem__("ours", from_arrow(Row8, table)), repeat)
+        lambda: results.__setitem__("ours", from_arrow(Row8, table)), repeat=repeat)
     assert results["ours"] == results["base"] == rows
     line("Arrow -> dataclasses", "to_pylist + cls(**d)", n / base, n / ours)
     return 0

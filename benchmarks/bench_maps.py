@@ -16,25 +16,16 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import best_of  # noqa: E402
 
 from generators import cellular, dungeon, fov, islands  # noqa: E402
 from generators._visits import random_fill, run_visits  # noqa: E402
-
-
-def best_of(func: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` calls, in seconds."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def report(name: str, baseline_label: str, baseline: float, ours: float, target: str) -> None:

@@ -19,30 +19,15 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row8, line, make_rows  # noqa: E402
+from _common import Row8, alternate, line, make_rows  # noqa: E402
 
 from entityworks import Store  # noqa: E402
 from entityworks.xmlio import read_xml, write_xml  # noqa: E402
 
 LIMIT_MB = 500
-
-
-def paired(baseline: Callable[[], Any], ours: Callable[[], Any], repeat: int
-           ) -> tuple[float, float]:
-    """Best wall times of both sides, timed alternately so that load changes hit both."""
-    best = [float("inf"), float("inf")]
-    for _ in range(repeat):
-        for i, fn in enumerate((baseline, ours)):
-            start = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best[0], best[1]
 
 
 def speed(n: int, repeat: int, workdir: Path) -> None:
@@ -53,13 +38,13 @@ def speed(n: int, repeat: int, workdir: Path) -> None:
     ours_xml, ours_xsd, theirs_xml = (workdir / "ours.xml", workdir / "ours.xsd",
                                       workdir / "pandas.xml")
 
-    base, ours = paired(lambda: frame.to_xml(theirs_xml, index=False),
-                        lambda: write_xml(Row8, rows, ours_xml, ours_xsd), repeat)
+    base, ours = alternate(lambda: frame.to_xml(theirs_xml, index=False),
+                        lambda: write_xml(Row8, rows, ours_xml, ours_xsd), repeat=repeat)
     line("XML export (with XSD)", "DataFrame.to_xml", n / base, n / ours)
 
     result: list[list[Row8]] = []
-    base, ours = paired(lambda: pd.read_xml(theirs_xml),
-                        lambda: result.append(read_xml(Row8, ours_xml, ours_xsd)), repeat)
+    base, ours = alternate(lambda: pd.read_xml(theirs_xml),
+                        lambda: result.append(read_xml(Row8, ours_xml, ours_xsd)), repeat=repeat)
     assert result[-1] == rows, "round trip changed the rows"
     line("XML import (validated, typed)", "pandas.read_xml", n / base, n / ours)
 
