@@ -15,6 +15,7 @@ import sys
 import tempfile
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -153,6 +154,82 @@ def sqlite_benchmarks(rows: list[Row8], workdir: Path) -> None:
         s.close()
 
 
+def point_benchmarks(workdir: Path, n: int = 2_000) -> None:
+    """One row per call: ``get``, ``insert``, ``update``, ``delete`` against raw sqlite3 doing
+    the same work (each write its own ``BEGIN IMMEDIATE`` ... ``COMMIT``), alternated.
+    Target (issue 12): each call within 3x of raw sqlite3."""
+    import dataclasses
+
+    rows = make_rows(2 * n, seed=11)
+    raw = raw_connection(workdir / "point-raw.db")
+    raw.isolation_level = None
+    raw.execute(DDL)
+    raw.execute("BEGIN")
+    raw.executemany("INSERT INTO row8 VALUES (?,?,?,?,?,?,?,?)", map(attrgetter(*NAMES), rows))
+    raw.execute("COMMIT")
+    store = Store(workdir / "point-ours.db")
+    store.create(Row8)
+    store.insert_many(rows)
+    getter = attrgetter(*NAMES)
+    fresh = make_rows(6 * n, seed=12)
+    raw_new = iter(dataclasses.replace(r, id=10**6 + i) for i, r in enumerate(fresh))
+    our_new = iter(dataclasses.replace(r, id=10**6 + i) for i, r in enumerate(fresh))
+    raw_del = iter(range(1, 2 * n + 1))
+    our_del = iter(range(1, 2 * n + 1))
+    updated = [dataclasses.replace(r, a=r.a + 1, label="changed") for r in rows[:n]]
+
+    def raw_get() -> None:
+        for i in range(1, n + 1):
+            Row8(*raw.execute("SELECT * FROM row8 WHERE id = ?", (i,)).fetchone())
+
+    def our_get() -> None:
+        for i in range(1, n + 1):
+            store.get(Row8, i)
+
+    def raw_write(sql: str, values: Any) -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        raw.execute(sql, values)
+        raw.execute("COMMIT")
+
+    def raw_insert() -> None:
+        for _ in range(n // 4):
+            raw_write("INSERT INTO row8 VALUES (?,?,?,?,?,?,?,?)", getter(next(raw_new)))
+
+    def our_insert() -> None:
+        for _ in range(n // 4):
+            store.insert(next(our_new))
+
+    update_sql = ("UPDATE row8 SET a = ?, b = ?, c = ?, d = ?, e = ?, label = ?, value = ? "
+                  "WHERE id = ?")
+
+    def raw_update() -> None:
+        for r in updated[: n // 4]:
+            raw_write(update_sql, (*getter(r)[1:], r.id))
+
+    def our_update() -> None:
+        for r in updated[: n // 4]:
+            store.update(r)
+
+    def raw_delete() -> None:
+        for _ in range(n // 8):
+            raw_write("DELETE FROM row8 WHERE id = ?", (next(raw_del),))
+
+    def our_delete() -> None:
+        for _ in range(n // 8):
+            store.delete(Row8(next(our_del), 0, 0, 0, 0, 0, None, 0.0))
+
+    for name, base, ours, calls in [("get", raw_get, our_get, n),
+                                    ("insert", raw_insert, our_insert, n // 4),
+                                    ("update", raw_update, our_update, n // 4),
+                                    ("delete", raw_delete, our_delete, n // 8)]:
+        base_t, ours_t = alternate(base, ours, repeat=3)
+        print(f"SQLite {name:<7} one row per call   raw sqlite3: {base_t / calls * 1e6:8.1f} us   "
+              f"ours: {ours_t / calls * 1e6:8.1f} us   {ours_t / base_t:5.2f}x the time "
+              f"(target <= 3x; load {os.getloadavg()[0]:.2f})")
+    raw.close()
+    store.close()
+
+
 def postgres_benchmarks(rows: list[Row8], url: str) -> None:
     n = len(rows)
     store = Store(url)
@@ -184,12 +261,18 @@ def postgres_benchmarks(rows: list[Row8], url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--point-only", action="store_true",
+                        help="only the single-row get/insert/update/delete figures")
     parser.add_argument("--postgres", default=os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL"))
     args = parser.parse_args()
     rows = make_rows(args.rows)
     print(f"{args.rows:,} rows of an 8-column dataclass; CPU count {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as tmp:
-        sqlite_benchmarks(rows, Path(tmp))
+        if not args.point_only:
+            sqlite_benchmarks(rows, Path(tmp))
+        point_benchmarks(Path(tmp))
+    if args.point_only:
+        return
     if args.postgres:
         postgres_benchmarks(rows, args.postgres)
     else:

@@ -1,6 +1,6 @@
 """``python -m entityworks`` runs the command line."""
 
-from .cli import main
+from ._entry import main
 
 if __name__ == "__main__":
     main()

@@ -1,9 +1,10 @@
 """The level catalog: generated maps, sudoku puzzles and entropy reports as entityworks tables.
 
 Everything here is stored and queried through :class:`~entityworks.Store`; the module holds no
-SQL. A map row keeps the grid itself (``.npy`` bytes, dtype and shape intact), the parameters
-and seed that rebuild it, and statistics derived from the grid (open ratio, 4-connected region
-count, largest region), with its caves, rooms and corridors in child tables::
+SQL. A map row keeps the parameters and seed that rebuild it, statistics derived from the grid
+(open ratio, 4-connected region count, largest region) and, in its last column, the grid itself
+bit-packed (:data:`~entityworks.packing.PackedGrid`: dtype and shape intact; read raw blobs
+with :func:`decode_grid`), with its caves, rooms and corridors in child tables::
 
     store = open_catalog("levels.db")
     save_maps(store, generate_maps("caves", count=20, seed=1))
@@ -15,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import importlib
 import inspect
 import os
 import random
@@ -30,6 +30,8 @@ import numpy as np
 
 from .errors import EntityworksError
 from .filters import col
+from .kinds import KINDS, MapKind, map_kind
+from .packing import PackedGrid, PointPath, unpack_grid
 from .schema import column, primary_key, table, table_schema
 from .store import Store
 
@@ -62,25 +64,47 @@ class MapRoom:
 
 @dataclass
 class MapCorridor:
-    """A dug corridor: its end points, length and the cells ``[[x, y], ...]`` in order."""
+    """A dug corridor: its end points, length and the cells ``[[x, y], ...]`` in order
+    (stored as two bits per step, see :func:`entityworks.packing.pack_points`)."""
 
     length: int
     start_x: int
     start_y: int
     end_x: int
     end_y: int
-    path: list[list[int]]
+    path: PointPath
+
+
+@dataclass
+class MapPlacement:
+    """A cell picked for stairs or an item (``generators.placement.place``): its position,
+    what goes there and the clear radius it was picked with."""
+
+    x: int
+    y: int
+    label: str
+    clearance: int
 
 
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 
 
-@table("maps")
+#: Composite indexes of ``maps``, one per kind of designer query (:func:`find_maps` by kind
+#: and size, by region count and open ratio; :func:`largest_maps` by kind).
+MAP_INDEXES = (("kind", "width", "height"), ("region_count", "open_ratio"),
+               ("kind", "largest_region"))
+
+
+@table("maps", indexes=MAP_INDEXES, compact_children=True)
 @dataclass
 class MapRecord:
     """One generated map. ``open_ratio``, ``region_count`` and ``largest_region`` are measured
-    on ``grid`` (1 = wall, 0 = floor; regions are 4-connected)."""
+    on ``grid`` (1 = wall, 0 = floor; regions are 4-connected).
+
+    ``grid`` is keyword-only so that it is the table's last column: a scan of the statistics
+    stops before the grid bytes.
+    """
 
     id: int | None = primary_key()
     kind: str = column(index=True)
@@ -89,14 +113,15 @@ class MapRecord:
     seed: int | None = column(index=True)
     width: int
     height: int
-    grid: np.ndarray
     open_ratio: float
     region_count: int
-    largest_region: int
+    largest_region: int = column(index=True)
     created_at: dt.datetime = field(default_factory=_utc_now)
+    grid: PackedGrid = field(kw_only=True)
     caves: list[MapCave] = field(default_factory=list)
     rooms: list[MapRoom] = field(default_factory=list)
     corridors: list[MapCorridor] = field(default_factory=list)
+    placements: list[MapPlacement] = field(default_factory=list)
 
 
 @table("sudoku_puzzles")
@@ -150,11 +175,18 @@ TABLES: dict[str, type] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
 
 def open_catalog(url: str | os.PathLike[str] | Store) -> Store:
     """A Store whose database holds the catalog at the latest revision (see ``migrate``)."""
+    store = url if isinstance(url, Store) else Store(url)
+    upgrade_catalog(store)
+    return store
+
+
+def upgrade_catalog(store: Store, revision: str = "head") -> str | None:
+    """Bring the catalog of ``store`` to ``revision`` through its Alembic revisions; returns
+    the revision it is at afterwards. The catalog hands its classes to ``migrate``, which
+    never imports this module."""
     from .migrate import upgrade
 
-    store = url if isinstance(url, Store) else Store(url)
-    upgrade(store)
-    return store
+    return upgrade(store, revision, classes=list(TABLES.values()))
 
 
 # -- maps from generator results -----------------------------------------------------------
@@ -186,58 +218,44 @@ def map_record(result: Any, *, kind: str | None = None, generator: str | None = 
     module = type(result).__module__
     return MapRecord(
         None, kind or result.kind, generator or f"{module}.{type(result).__name__}",
-        dict(result.params), result.seed, int(grid.shape[1]), int(grid.shape[0]), grid,
-        ratio, regions, largest, _utc_now(), caves, rooms, corridors)
+        dict(result.params), result.seed, int(grid.shape[1]), int(grid.shape[0]),
+        ratio, regions, largest, _utc_now(), grid=grid, caves=caves, rooms=rooms,
+        corridors=corridors)
+
+
+def decode_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
+    """The grid held by a ``maps.grid`` value as read straight from the database.
+
+    The one decoder for raw catalog rows (a web view, a script reading SQL itself): it reads
+    the bit-packed form of revision ``0005_compact_grids`` and the ``.npy`` bytes of older catalogs.
+    """
+    return unpack_grid(blob)
 
 
 # -- generating ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MapKind:
-    """A kind of map the catalog can generate: a generator function and fixed arguments."""
-
-    name: str
-    module: str
-    fixed: tuple[tuple[str, Any], ...] = ()
-    help: str = ""
-
-    def function(self) -> Callable[..., Any]:
-        return importlib.import_module(self.module).generate  # type: ignore[no-any-return]
-
-    def parameters(self) -> list[str]:
-        """Names the generator accepts (besides ``seed``) that are not fixed by the kind."""
-        fixed = dict(self.fixed)
-        return [p for p in inspect.signature(self.function()).parameters
-                if p != "seed" and p not in fixed]
-
-
-KINDS: dict[str, MapKind] = {k.name: k for k in (
-    MapKind("caves", "generators.caves", help="cave systems joined by corridors [100x100]"),
-    MapKind("dungeon", "generators.dungeon", help="rooms joined by corridors [150x150]"),
-    MapKind("islands", "generators.islands", (("island", True),), "island maps [99x99]"),
-    MapKind("labyrinth", "generators.islands", (("island", False),), "labyrinth maps [99x99]"),
-    MapKind("cellular", "generators.cellular", help="cellular-automaton caves, 4-5 rule [40x21]"),
-)}
-
-
-def map_kind(name: str) -> MapKind:
-    """The :class:`MapKind` called ``name``; a ValueError lists the known kinds."""
-    try:
-        return KINDS[name]
-    except KeyError:
-        raise ValueError(f"unknown map kind {name!r}; choose from "
-                         f"{', '.join(sorted(KINDS))}") from None
+#: Most cells (width x height) a catalog map may have: 4096 x 4096. A grid this size is 16 MiB
+#: of bytes before the generators' working copies; far larger ones exhaust memory.
+MAX_MAP_CELLS = 1 << 24
 
 
 def check_parameters(kind: str, params: dict[str, Any]) -> None:
-    """Refuse parameter names the generator of ``kind`` does not take."""
+    """Refuse parameter names the generator of ``kind`` does not take, and map sizes over
+    :data:`MAX_MAP_CELLS` (width x height, with the generator's defaults)."""
     spec = map_kind(kind)
     accepted = spec.parameters()
     for name in params:
         if name not in accepted:
             raise ValueError(f"{kind} has no parameter {name!r}; parameters are: "
                              f"{', '.join(accepted)}")
+    defaults = {name: p.default for name, p in
+                inspect.signature(spec.function()).parameters.items()}
+    width, height = (params.get(n, defaults.get(n)) for n in ("width", "height"))
+    if (isinstance(width, int) and isinstance(height, int) and not isinstance(width, bool)
+            and not isinstance(height, bool) and width * height > MAX_MAP_CELLS):
+        raise ValueError(f"a {width}x{height} map has {width * height:,} cells, more than "
+                         f"the {MAX_MAP_CELLS:,} (4096x4096) a catalog map may have")
 
 
 def build_map(kind: str, seed: int | None, params: dict[str, Any]) -> MapRecord:
@@ -254,12 +272,19 @@ def _build_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
 
 def generate_maps(kind: str, count: int, *, seed: int | None = None,
                   params: dict[str, Any] | None = None, workers: int = 1,
-                  chunk: int = 8) -> Iterator[list[MapRecord]]:
+                  chunk: int = 8, client: Any = None) -> Iterator[list[MapRecord]]:
     """Generate ``count`` maps in chunks, on ``workers`` processes, in seed order.
 
     With ``seed`` the maps get seeds ``seed, seed + 1, ...``; without, each map draws its own
-    seed from the OS. Either way every row records the seed that rebuilds it.
+    seed from the OS. Either way every row records the seed that rebuilds it. With
+    ``client`` (a ``dask.distributed.Client``) the maps are built on its cluster instead
+    (see :mod:`entityworks.cluster`); ``workers`` is then ignored.
     """
+    if client is not None:
+        from .cluster import generate_maps_on
+
+        yield from generate_maps_on(client, kind, count, seed=seed, params=params)
+        return
     params = dict(params or {})
     check_parameters(kind, params)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -293,6 +318,10 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+#: Maps :func:`generate_into` stores per write.
+STORE_BATCH = 128
+
+
 def save_maps(store: Store, records: Iterable[MapRecord]) -> int:
     """Insert map rows (and their caves, rooms and corridors); returns how many."""
     return store.insert_many(list(records))
@@ -319,29 +348,194 @@ class GenerateStats:
         return self.storage_seconds / self.seconds if self.seconds > 0 else 0.0
 
 
-def generate_into(store: Store, kind: str, count: int, *, seed: int | None = None,
-                  params: dict[str, Any] | None = None, workers: int = 1,
-                  progress: Callable[[int], None] | None = None) -> GenerateStats:
-    """Generate ``count`` maps on ``workers`` processes and store them as they arrive.
+def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
+                  seed: int | None = None, params: dict[str, Any] | None = None,
+                  workers: int = 1, progress: Callable[[int], None] | None = None,
+                  client: Any = None) -> GenerateStats:
+    """Generate ``count`` maps on ``workers`` processes (or on the Dask cluster of
+    ``client``) and store them in batches as they arrive, in seed order.
 
-    ``progress(n)`` is called after each stored chunk with the number of maps it held.
+    ``store`` may be a function that opens the Store: it is called once the first map is
+    built, so that a bad parameter value leaves no new database behind. Only this process
+    writes, once per map: a seed already stored by this call is never stored again, even if
+    a cluster were to deliver a re-run task's result twice.
+    ``progress(n)`` is called after each stored batch with the number of maps it held.
     """
     start = time.perf_counter()
     storage = 0.0
     ids: list[int] = []
     seeds: list[int | None] = []
-    for records in generate_maps(kind, count, seed=seed, params=params, workers=workers):
+    pending: list[MapRecord] = []
+    flushed = time.perf_counter()
+    stored: set[int | None] = set()
+
+    def flush() -> None:
+        nonlocal storage, flushed, store
+        if not isinstance(store, Store):
+            store = store()
         t = time.perf_counter()
-        save_maps(store, records)
-        storage += time.perf_counter() - t
-        ids += [r.id for r in records if r.id is not None]
-        seeds += [r.seed for r in records]
+        save_maps(store, pending)
+        flushed = time.perf_counter()
+        storage += flushed - t
+        ids.extend(r.id for r in pending if r.id is not None)
+        seeds.extend(r.seed for r in pending)
         if progress is not None:
-            progress(len(records))
+            progress(len(pending))
+        pending.clear()
+
+    for records in generate_maps(kind, count, seed=seed, params=params, workers=workers,
+                                 client=client):
+        for record in records:
+            if record.seed is None or record.seed not in stored:
+                stored.add(record.seed)
+                pending.append(record)
+        # One write per batch: per-call costs (transaction, key generation) amortised.
+        if len(pending) >= STORE_BATCH or time.perf_counter() - flushed > 0.5:
+            flush()
+    if pending:
+        flush()
     elapsed = time.perf_counter() - start
     return GenerateStats(kind, len(seeds), elapsed, storage,
                          (min(ids), max(ids)) if ids else None,
                          (seeds[0], seeds[-1]) if seeds else None)
+
+
+# -- one map: its grid, its row, its placements --------------------------------------------
+
+
+def load_map(store: Store, map_id: int) -> MapRecord | None:
+    """The map ``map_id`` with its caves, rooms, corridors and placements (None if absent)."""
+    return store.get(MapRecord, map_id)
+
+
+def load_grid(store: Store, map_id: int) -> np.ndarray | None:
+    """Only the grid of map ``map_id`` (1 = wall, 0 = floor), without its child rows.
+
+    The one place that turns a stored grid back into an array for readers that need
+    nothing else (the Datasette plugin's pictures): however the catalog stores grids,
+    callers go through here.
+    """
+    index = table_schema(MapRecord).column_names.index("grid")
+    for batch in store.rows(MapRecord, where={"id": map_id}, limit=1):
+        for row in batch:
+            return row[index]  # type: ignore[no-any-return]
+    return None
+
+
+#: Labels given to placements in order; the rest are items.
+PLACEMENT_LABELS = ("stairs_up", "stairs_down")
+
+
+def placement_labels(count: int) -> list[str]:
+    """``stairs_up``, ``stairs_down``, then ``item`` for every further placement."""
+    return [PLACEMENT_LABELS[i] if i < len(PLACEMENT_LABELS) else "item"
+            for i in range(count)]
+
+
+def place_on_map(record: MapRecord, count: int, clearance: int = 2, *,
+                 seed: int | None = None, min_distance: int = 0) -> list[MapPlacement]:
+    """Pick placements for ``record`` (``generators.placement.place``) and set them on it.
+
+    Without ``seed`` the map's own seed (else its id) seeds the draw, so placing again
+    gives the same cells.
+    """
+    from generators.placement import place
+
+    if seed is None:
+        seed = record.seed if record.seed is not None else (record.id or 0)
+    found = place(record.grid, count, clearance, seed, min_distance=min_distance)
+    record.placements = [MapPlacement(x, y, label, clearance) for (x, y), label in
+                         zip(found.points, placement_labels(count), strict=True)]
+    return record.placements
+
+
+def store_placements(store: Store, map_ids: Sequence[int], count: int, clearance: int = 2,
+                     *, seed: int | None = None, min_distance: int = 0
+                     ) -> dict[int, list[MapPlacement]]:
+    """Place on each map and replace its stored placements, all maps in one transaction.
+
+    A missing map or a map without room for the request raises before anything is written
+    (every map is placed first, then all are written).
+    """
+    records: list[MapRecord] = []
+    for map_id in map_ids:
+        record = load_map(store, map_id)
+        if record is None:
+            raise EntityworksError(f"no map with id {map_id}")
+        try:
+            place_on_map(record, count, clearance, seed=seed, min_distance=min_distance)
+        except ValueError as exc:
+            raise EntityworksError(f"map {map_id}: {exc}") from None
+        records.append(record)
+    with store.transaction():
+        for record in records:
+            store.update(record)
+    return {record.id: record.placements for record in records}  # type: ignore[misc]
+
+
+# -- copying a catalog between databases ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopyStats:
+    """Rows :func:`copy_catalog` wrote, per top-level table (child rows travel along)."""
+
+    rows: dict[str, int]
+    seconds: float
+
+
+def copy_catalog(source: Store, target: Store, *, batch: int = 500,
+                 progress: Callable[[str, int], None] | None = None) -> CopyStats:
+    """Copy every catalog table from ``source`` to ``target`` with ids kept.
+
+    The usual use is a server catalog (PostgreSQL, MariaDB) turned into one SQLite file for
+    Datasette or a laptop. ``target`` is migrated to the latest revision first and must
+    hold no catalog rows; everything is written in one transaction, so a failure leaves it
+    as it was. ``progress(table, rows)`` is called after each batch.
+    """
+    from .migrate import current
+
+    start = time.perf_counter()
+    if current(source) is None:
+        raise EntityworksError(f"{source!r} holds no entityworks catalog")
+    upgrade_catalog(source)
+    upgrade_catalog(target)
+    for name, cls in TABLES.items():
+        if target.count(cls):
+            raise EntityworksError(f"the target already has rows in {name!r}; copy into an "
+                                   f"empty catalog")
+    rows: dict[str, int] = {}
+    with target.transaction():
+        for name, cls in TABLES.items():
+            rows[name] = 0
+            chunk: list[Any] = []
+            for obj in source.select(cls, order_by="id"):
+                chunk.append(obj)
+                if len(chunk) >= batch:
+                    rows[name] += target.insert_many(chunk)
+                    chunk = []
+                    if progress is not None:
+                        progress(name, rows[name])
+            if chunk:
+                rows[name] += target.insert_many(chunk)
+                if progress is not None:
+                    progress(name, rows[name])
+    if target.dialect.name == "postgresql":
+        _advance_sequences(target)
+    return CopyStats(rows, time.perf_counter() - start)
+
+
+def _advance_sequences(store: Store) -> None:
+    """After rows with explicit ids, move PostgreSQL's id sequences past the largest id."""
+    import sqlalchemy as sa
+
+    with store.engine.begin() as conn:
+        for cls in TABLES.values():
+            table = store.table(cls)
+            sequence = sa.func.pg_get_serial_sequence(table.name, "id")
+            conn.execute(sa.select(sa.func.setval(
+                sequence, sa.select(sa.func.coalesce(sa.func.max(table.c.id), 0) + 1)
+                .scalar_subquery(), False)))
 
 
 # -- queries a level designer needs --------------------------------------------------------
@@ -399,9 +593,11 @@ def find_maps(store: Store, *, kind: str | None = None, width: float | Range | N
 
 def largest_maps(store: Store, n: int, *, kind: str | None = None,
                  by: str = "largest_region") -> list[MapRecord]:
-    """The ``n`` maps with the most ``by`` (default: the largest connected floor region)."""
+    """The ``n`` maps with the most ``by`` (default: the largest connected floor region);
+    among equals the newest first, the order the indexes hold them in (no sort of the ties,
+    which a catalog of small maps has by the thousand)."""
     where = map_filter(kind=kind)
-    return list(store.select(MapRecord, where=where, order_by=[f"-{by}", "id"], limit=n))
+    return list(store.select(MapRecord, where=where, order_by=[f"-{by}", "-id"], limit=n))
 
 
 def single_region_maps(store: Store, *, kind: str | None = None, limit: int | None = None
@@ -483,22 +679,95 @@ def sha256_of(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def entropy_record(path: str | os.PathLike[str], report: Any) -> EntropyRecord:
-    """The catalog row for ``report``, a ``generators.entropy.report`` of the file ``path``."""
+#: Largest input :func:`analyse_entropy` reads by default (``entityworks entropy --max-size``).
+MAX_ENTROPY_BYTES = 1 << 30
+
+
+class InputTooLarge(EntityworksError, ValueError):
+    """An input went past the size limit it was read with."""
+
+
+class _HashingReader:
+    """A binary stream that hashes and counts what passes through, and stops at a limit."""
+
+    def __init__(self, stream: Any, name: str, max_bytes: int | None) -> None:
+        self.stream = stream
+        self.name = name
+        self.max_bytes = max_bytes
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        if self.max_bytes is not None:  # read at most one byte past the limit
+            view = view[: max(1, min(len(view), self.max_bytes + 1 - self.size))]
+        readinto = getattr(self.stream, "readinto", None)
+        if readinto is not None:
+            n = readinto(view) or 0
+        else:
+            data = self.stream.read(len(view))
+            n = len(data)
+            view[:n] = data
+        self.size += n
+        if self.max_bytes is not None and self.size > self.max_bytes:
+            raise InputTooLarge(f"{self.name}: more than {self.max_bytes:,} bytes, the size "
+                                f"limit (raise it with --max-size / max_bytes)")
+        self.digest.update(view[:n])
+        return n
+
+    def read(self, size: int = 1 << 20) -> bytes:
+        buffer = bytearray(size)
+        return bytes(buffer[: self.readinto(buffer)])
+
+
+def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = None,
+                    max_bytes: int | None = MAX_ENTROPY_BYTES
+                    ) -> tuple[EntropyRecord, Any]:
+    """Read ``source`` (a path or a binary stream: a FIFO, a device, stdin) exactly once and
+    return its catalog row and ``generators.entropy`` report: the figures and the SHA-256
+    describe the same bytes. More than ``max_bytes`` bytes (None: no limit) raise
+    :class:`InputTooLarge`; a regular file is checked before it is read."""
+    from generators import entropy
+
+    if isinstance(source, str | os.PathLike):
+        label = name or os.fspath(source)
+        with open(source, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if max_bytes is not None and size > max_bytes and _regular(stream):
+                raise InputTooLarge(f"{label}: {size:,} bytes, more than the size limit of "
+                                    f"{max_bytes:,} (raise it with --max-size / max_bytes)")
+            return analyse_entropy(stream, name=label, max_bytes=max_bytes)
+    label = name or str(getattr(source, "name", "<stream>"))
+    reader = _HashingReader(source, label, max_bytes)
+    report = entropy.report(reader)
+    return entropy_record(label, report, sha256=reader.digest.hexdigest()), report
+
+
+def _regular(stream: Any) -> bool:
+    import stat
+
+    return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+
+
+def entropy_record(path: str | os.PathLike[str], report: Any, *, sha256: str | None = None
+                   ) -> EntropyRecord:
+    """The catalog row for ``report``, a ``generators.entropy.report`` of the file ``path``.
+
+    Without ``sha256`` the file is read again to hash it; :func:`analyse_entropy` reads once.
+    """
     return EntropyRecord(
-        None, str(path), int(report.size), sha256_of(path), report.entropy,
+        None, str(path), int(report.size), sha256 or sha256_of(path), report.entropy,
         report.optimum_compression, report.chi_square, report.chi_square_probability,
         report.mean, report.monte_carlo_pi, report.monte_carlo_error,
         report.serial_correlation, int(report.unique_symbols),
         [int(v) for v in report.distribution])
 
 
-def store_entropy(store: Store, paths: Sequence[str | os.PathLike[str]]
-                  ) -> list[tuple[EntropyRecord, Any]]:
-    """Analyse each file, store one row per file, return ``(row, report)`` pairs."""
-    from generators import entropy
-
-    pairs = [(entropy_record(p, rep), rep) for p in paths for rep in [entropy.report(p)]]
+def store_entropy(store: Store, paths: Sequence[str | os.PathLike[str]], *,
+                  max_bytes: int | None = None) -> list[tuple[EntropyRecord, Any]]:
+    """Analyse each file (read once), store one row per file, return ``(row, report)``
+    pairs. Nothing is stored unless every file could be read."""
+    pairs = [analyse_entropy(p, max_bytes=max_bytes) for p in paths]
     store.insert_many([row for row, _ in pairs])
     return pairs
 
@@ -542,30 +811,45 @@ __all__ = [
     "TABLES",
     "EntropyRecord",
     "GenerateStats",
+    "InputTooLarge",
     "MapCave",
     "MapCorridor",
     "MapKind",
+    "MapPlacement",
     "MapRecord",
     "MapRoom",
+    "MAX_ENTROPY_BYTES",
+    "MAX_MAP_CELLS",
     "SudokuPuzzle",
     "SudokuResult",
+    "CopyStats",
+    "PLACEMENT_LABELS",
+    "analyse_entropy",
     "build_map",
     "check_parameters",
+    "copy_catalog",
+    "decode_grid",
     "entropy_record",
     "find_maps",
     "generate_into",
     "generate_maps",
     "largest_maps",
+    "load_grid",
+    "load_map",
     "map_filter",
     "map_kind",
     "map_record",
     "map_stats",
     "open_catalog",
+    "place_on_map",
+    "placement_labels",
     "sample_maps",
     "save_maps",
     "sha256_of",
     "single_region_maps",
     "store_entropy",
+    "store_placements",
     "store_sudokus",
     "table_class",
+    "upgrade_catalog",
 ]

@@ -3,82 +3,164 @@
 Every command is a thin layer over a library function. ``--db`` takes an SQLite path or any
 SQLAlchemy URL (``ENTITYWORKS_DB`` sets the default). Bad input (a missing file, an unknown
 table or column, a malformed filter, an invalid puzzle, a bad parameter) ends with one line on
-stderr and exit status 2, never a traceback (set ``ENTITYWORKS_TRACEBACK=1`` to see one).
+stderr and exit status 2, never a traceback (set ``ENTITYWORKS_TRACEBACK=1`` to see one);
+Ctrl-C ends with ``error: aborted`` and status 1. No output shows a password: databases are
+named through :func:`entityworks.urls.display_db` and every error text through ``redact``.
+
+Start-up cost: this module imports only click, the standard library and the light modules
+``errors``, ``kinds`` and ``urls``, so ``--help`` and ``--version`` load nothing heavy. A
+command imports what it needs inside its function body::
+
+    @cli.command()
+    def mycommand(db: str) -> None:
+        from .store import Store            # SQLAlchemy, NumPy: only when the command runs
+        import pyarrow.parquet as pq        # likewise pandas, pyarrow, scipy, PIL, lxml...
+
+and the shared helpers below do the same (``open_store``, ``resolve_table``). Type hints name
+heavy types as strings under ``TYPE_CHECKING``. ``tests/entityworks/test_cli_startup.py``
+fails when ``import entityworks.cli`` pulls in pandas, pyarrow, scipy, PIL, lxml, alembic,
+numba, SQLAlchemy or NumPy.
 """
 
 from __future__ import annotations
 
-import csv
-import datetime as dt
-import decimal
-import enum
-import io
-import json
 import os
 import re
 import sys
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-import numpy as np
-import sqlalchemy as sa
 
-from . import catalog
+from . import __version__
 from .errors import EntityworksError, FilterError, UnknownTableError
-from .filters import Comparison, col
-from .schema import TableSchema, table_schema
-from .store import Store
+from .kinds import KINDS
+from .urls import display_db, redact, remember_password
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from .catalog import MapRecord
+    from .filters import Comparison
+    from .schema import TableSchema
+    from .store import Store
 
 DEFAULT_DB = "entityworks.db"
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    click.ClickException, EntityworksError, ValueError, OSError, sa.exc.SQLAlchemyError)
+#: Tables the command line never writes into: the catalog's revision table, Alembic's default
+#: one and SQLite's own (``sqlite_sequence``, ``sqlite_stat1``...).
+INTERNAL_TABLES = ("entityworks_version", "alembic_version", "entityworks_schema")
+INTERNAL_PREFIXES = ("sqlite_",)
 
 
 # -- errors: one line, exit status 2 ----------------------------------------------------------
 
 
+class Aborted(BaseException):
+    """Ctrl-C inside a command, carried past click's own handler to ``main``."""
+
+
+def _sa_error() -> tuple[type[BaseException], ...]:
+    sa_exc = sys.modules.get("sqlalchemy.exc")
+    return (sa_exc.SQLAlchemyError,) if sa_exc is not None else ()
+
+
+def _dbapi_error() -> tuple[type[BaseException], ...]:
+    sqlite3 = sys.modules.get("sqlite3")
+    return (sqlite3.Error,) if sqlite3 is not None else ()
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """True for what bad input causes (exit 2); anything else is a bug (exit 1)."""
+    return isinstance(exc, (click.ClickException, EntityworksError, ValueError, OSError,
+                            RecursionError, MemoryError, *_sa_error(), *_dbapi_error()))
+
+
 def error_message(exc: BaseException) -> str:
-    """The one-line text shown for a user error."""
+    """The one-line text shown for a user error, passwords removed."""
     if isinstance(exc, click.ClickException):
         text = exc.format_message()
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
             text = f"{exc.ctx.command_path}: {text}"
-    elif isinstance(exc, sa.exc.SQLAlchemyError):
+    elif _sa_error() and isinstance(exc, _sa_error()):
         orig = getattr(exc, "orig", None)
         text = str(orig if orig is not None else exc).split("\n[SQL:")[0]
+        text = text.split("\n(Background on this error")[0]
+    elif isinstance(exc, RecursionError):
+        text = "input nested too deeply to process"
+    elif isinstance(exc, MemoryError):
+        text = f"not enough memory for this input{': ' + str(exc) if str(exc) else ''}"
     else:
         text = str(exc)
     text = " ".join(text.split()) or type(exc).__name__
-    return text
+    return redact(text)
 
 
 def fail(exc: BaseException) -> NoReturn:
-    """Print ``error: <one line>`` on stderr and exit with status 2."""
-    click.echo(f"error: {error_message(exc)}", err=True)
-    sys.exit(2)
+    """Print ``error: <one line>`` on stderr and exit with status 2 (1 for a bug)."""
+    if is_user_error(exc):
+        click.echo(f"error: {error_message(exc)}", err=True)
+        sys.exit(2)
+    text = redact(" ".join(str(exc).split()))
+    click.echo(f"error: unexpected {type(exc).__name__}{': ' + text if text else ''} "
+               f"(a bug: please report it; ENTITYWORKS_TRACEBACK=1 shows the traceback)",
+               err=True)
+    sys.exit(1)
+
+
+def aborted() -> NoReturn:
+    """Ctrl-C: one line and status 1; further Ctrl-C while the process ends are ignored."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("error: aborted", err=True)
+    sys.exit(1)
+
+
+#: click >= 8.2 raises this for a group called without a command (older ones print the help)
+_NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
+    c for c in [getattr(click.exceptions, "NoArgsIsHelpError", None)] if c is not None)
 
 
 class _Group(click.Group):
-    """A group whose ``main`` maps user errors to one stderr line and exit status 2."""
+    """A group whose ``main`` maps user errors to one stderr line and exit status 2, Ctrl-C to
+    ``error: aborted`` and status 1 (click's own ``main`` would add a blank line)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # click would print a blank line first
+            raise Aborted from None
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        args = sys.argv[1:] if args is None else list(args)
+        prog_name = prog_name or "entityworks"
+        status = 0
         try:
-            status = super().main(args, prog_name, complete_var, False, **extra)
-        except click.exceptions.Abort:
-            click.echo("error: aborted", err=True)
+            self._main_shell_completion(extra, prog_name, complete_var)
+            try:
+                with self.make_context(prog_name, args, **extra) as ctx:
+                    self.invoke(ctx)
+            except click.exceptions.Exit as done:  # --help, --version, ctx.exit()
+                status = done.exit_code
+        except _NO_ARGS_IS_HELP as shown:  # a bare group: its help, as with --help
+            click.echo(shown.ctx.get_help() if shown.ctx is not None else shown.message)
+            sys.exit(0)
+        except (Aborted, KeyboardInterrupt, EOFError, click.exceptions.Abort):
+            aborted()
+        except BrokenPipeError:  # e.g. 'entityworks query ... | head': the reader left
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - nothing more to report
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
             sys.exit(1)
-        except USER_ERRORS as exc:
+        except Exception as exc:
             if os.environ.get("ENTITYWORKS_TRACEBACK"):
                 raise
             fail(exc)
-        sys.exit(status if isinstance(status, int) else 0)
+        sys.exit(status)
 
 
 class _SchemaGroup(_Group):
@@ -93,20 +175,57 @@ class _SchemaGroup(_Group):
 
 # -- shared options and helpers ---------------------------------------------------------------
 
+#: Drivers to suggest when a URL names a dialect without one (or with one not installed).
+SUGGESTED_DRIVERS = {"mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql",
+                     "postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
+
 
 def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
     """Refuse a URL whose dialect is unknown or whose driver is not installed, up front."""
     if value is None or "://" not in value:
         return value
+    remember_password(value)
+    import sqlalchemy as sa
+
     try:
         url = sa.make_url(value)
         url.get_dialect().import_dbapi()
     except ImportError as exc:
-        raise click.BadParameter(f"the driver for {url.drivername!r} is not installed ({exc})",
+        hint = ""
+        scheme = value.partition("://")[0]
+        better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
+        if better and better != scheme:
+            hint = f"; use {better}://... (the extra entityworks[{_extra(better)}] installs it)"
+        raise click.BadParameter(f"the driver for {scheme!r} is not installed ({exc}){hint}",
                                  param_hint="--db") from None
-    except sa.exc.ArgumentError as exc:
-        raise click.BadParameter(str(exc), param_hint="--db") from None
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise click.BadParameter(redact(str(exc)), param_hint="--db") from None
+    _check_charset(url)
     return value
+
+
+def _extra(driver: str) -> str:
+    return "postgres" if driver.startswith("postgres") else "mariadb"
+
+
+def _check_charset(url: sa.URL) -> None:
+    """``?charset=`` of a MySQL/MariaDB URL must name a character set the driver knows."""
+    if url.get_backend_name() not in ("mysql", "mariadb") or "charset" not in url.query:
+        return
+    charset = url.query["charset"]
+    names = [charset] if isinstance(charset, str) else list(charset)
+    if url.get_driver_name() == "pymysql":
+        from pymysql.charset import charset_by_name
+
+        for name in names:
+            try:
+                known = charset_by_name(name) is not None
+            except (KeyError, AttributeError):
+                known = False
+            if not known:
+                raise click.BadParameter(f"unknown MySQL character set {name!r} in ?charset= "
+                                         f"(entityworks uses utf8mb4 when none is given)",
+                                         param_hint="--db")
 
 
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -128,25 +247,55 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def sqlite_path(db: str) -> Path | None:
+    """The file of an SQLite ``--db`` (None for a server or an in-memory database)."""
+    if "://" not in db:
+        return Path(db) if db not in ("", ":memory:") else None
+    if not db.startswith("sqlite"):
+        return None
+    from sqlalchemy import make_url
+
+    database = make_url(db).database
+    return Path(database) if database not in (None, "", ":memory:") else None
+
+
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """A Store for ``--db``; with ``must_exist`` a missing SQLite file is an error."""
-    store = Store(db)
-    path = store.url.database
-    if must_exist and store.url.get_backend_name() == "sqlite" and path not in (
-            None, "", ":memory:") and not Path(path).exists():
-        store.close()
+    path = sqlite_path(db)
+    if must_exist and path is not None and not path.exists():
         raise EntityworksError(f"no database at {path}")
-    return store
+    if path is not None and path.exists() and not path.is_file():
+        raise EntityworksError(f"{path} is not a database file")
+    from .store import Store
+
+    return Store(db)
+
+
+def open_catalog(db: str) -> Store:
+    """The catalog at ``--db`` (created or upgraded): call it only once the input is known to
+    be good, so that a refused command leaves no new database behind."""
+    from . import catalog
+
+    return catalog.open_catalog(open_store(db))
+
+
+def check_writable_table(name: str) -> None:
+    """Refuse writing into an internal table (schema revisions, SQLite's own tables)."""
+    if name.lower() in INTERNAL_TABLES or name.lower().startswith(INTERNAL_PREFIXES):
+        raise EntityworksError(f"{name!r} is an internal table; entityworks does not write "
+                               f"into it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*)")
 
 
 def resolve_table(store: Store, name: str) -> type:
     """The dataclass for table ``name``: the catalog's own class, or one reflected from the
     live table."""
+    from . import catalog
+
     tables = store.table_names()
     known = catalog.table_class(name)
     if known is not None:
         if name not in tables:
-            raise UnknownTableError(f"no table {name!r} in {store.url.database or store!r}; "
+            raise UnknownTableError(f"no table {name!r} in {display_db(store)}; "
                                     f"run 'entityworks migrate' or generate something first")
         return known
     if name not in tables:
@@ -160,6 +309,8 @@ _WHERE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|<>|>=|<=|>|<)\s*(.*?)\s*$")
 
 def parse_where(text: str, schema: TableSchema) -> Comparison:
     """``"col>=value"`` -> a filter; the value is parsed as the column's type."""
+    from .filters import Comparison, col
+
     match = _WHERE.match(text)
     if match is None:
         raise FilterError(f"--where {text!r}: expected COLUMN OP VALUE with OP one of "
@@ -173,6 +324,9 @@ def parse_where(text: str, schema: TableSchema) -> Comparison:
         return col(name) == None if op == "==" else col(name) != None  # noqa: E711
     try:
         value = column.info.from_text(raw)
+    except RecursionError:
+        raise FilterError(f"--where for column {name!r}: the value is nested too deeply"
+                          ) from None
     except (ValueError, TypeError, ArithmeticError) as exc:
         raise FilterError(f"--where {text!r}: {raw!r} is not a valid {column.info.name} "
                           f"for column {name!r} ({exc})") from None
@@ -181,6 +335,8 @@ def parse_where(text: str, schema: TableSchema) -> Comparison:
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
     """``k=v`` pairs; values are JSON when they parse (``3``, ``true``, ``0.5``), else text."""
+    import json
+
     params: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
@@ -190,13 +346,23 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
+        except RecursionError:
+            raise click.BadParameter(f"the value of {key.strip()!r} is nested too deeply",
+                                     param_hint="--param") from None
         params[key.strip()] = value
     return params
 
 
 def display(value: Any, *, text: bool = True) -> Any:
     """A value as shown by ``query``: grids and blobs summarised, JSON for containers."""
-    if isinstance(value, np.ndarray):
+    import datetime as dt
+    import decimal
+    import enum
+    import json
+    import uuid
+
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.ndarray):
         shape = "x".join(str(n) for n in value.shape[::-1]) if value.ndim == 2 else value.shape
         return f"<ndarray {shape} {value.dtype}>"
     if isinstance(value, bytes | bytearray | memoryview):
@@ -219,10 +385,15 @@ def display(value: Any, *, text: bool = True) -> Any:
 def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
     """Rows as an aligned text table, CSV or JSON (a list of objects)."""
     if fmt == "json":
+        import json
+
         data = [{c: display(v, text=False) for c, v in zip(columns, r, strict=True)}
                 for r in rows]
         return json.dumps(data, indent=2, default=str, allow_nan=True)
     if fmt == "csv":
+        import csv
+        import io
+
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
@@ -251,7 +422,7 @@ def _bar(total: int | None, unit: str, progress: bool | None) -> Any:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="entityworks")
+@click.version_option(__version__, package_name="entityworks")
 def cli() -> None:
     """Dataclasses to SQL, XML+XSD and Parquet, with a catalog of generated levels.
 
@@ -263,11 +434,11 @@ def cli() -> None:
 
 
 _KINDS_HELP = "\b\nKinds (defaults in brackets):\n" + "\n".join(
-    f"  {k.name:<10} {k.help}" for k in catalog.KINDS.values())
+    f"  {k.name:<10} {k.help}" for k in KINDS.values())
 
 
 @cli.command(epilog=_KINDS_HELP)
-@click.argument("kind", type=click.Choice(sorted(catalog.KINDS)), metavar="KIND")
+@click.argument("kind", type=click.Choice(sorted(KINDS)), metavar="KIND")
 @click.option("--count", "-n", type=click.IntRange(min=1), default=1, show_default=True,
               help="How many maps.")
 @click.option("--width", type=click.IntRange(min=1), help="Map width (generator default).")
@@ -278,29 +449,61 @@ _KINDS_HELP = "\b\nKinds (defaults in brackets):\n" + "\n".join(
               help="A generator parameter, e.g. -p close_cell_prob=48 (repeatable).")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=cores,
               show_default="the CPU count", help="Worker processes.")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Generate on this Dask scheduler (tcp://host:8786) instead of local "
+                   "processes; this process stores the maps (needs entityworks[dask]).")
 @progress_option
 @db_option
 def generate(kind: str, count: int, width: int | None, height: int | None, seed: int | None,
-             params: Sequence[str], workers: int, progress: bool | None, db: str) -> None:
+             params: Sequence[str], workers: int, cluster: str | None, progress: bool | None,
+             db: str) -> None:
     """Generate maps into the catalog; every row keeps the seed that rebuilds it.
 
+    A map has at most 4096x4096 cells. Nothing is created when a parameter is refused.
     Example: entityworks generate caves --count 20 --seed 1 --db levels.db
     """
+    from . import catalog
+
     values = parse_params(params)
     for name, value in (("width", width), ("height", height)):
         if value is not None:
             values[name] = value
     catalog.check_parameters(kind, values)
-    store = catalog.open_catalog(db)
-    with _bar(count, "map", progress) as bar:
-        stats = catalog.generate_into(store, kind, count, seed=seed, params=values,
-                                      workers=workers, progress=bar.update)
+    opened: list[Store] = []
+
+    def open_when_first_map_is_built() -> Store:  # a bad value fails before this
+        opened.append(open_catalog(db))
+        return opened[0]
+
+    client = _cluster_client(cluster)
+    try:
+        with _bar(count, "map", progress) as bar:
+            stats = catalog.generate_into(open_when_first_map_is_built, kind, count, seed=seed,
+                                          params=values, workers=workers, progress=bar.update,
+                                          client=client)
+        where = (f"on {cluster} ({sum(client.nthreads().values())} worker thread(s))"
+                 if client is not None else f"{workers} worker(s)")
+    finally:
+        if client is not None:
+            client.close()
     ids = f"ids {stats.ids[0]}-{stats.ids[1]}" if stats.ids else "no ids"
     seeds = (f"seeds {stats.seeds[0]}-{stats.seeds[1]}" if seed is not None
              else "a fresh seed per map, stored")
-    click.echo(f"stored {stats.count} {kind} maps in {store.url.database or db} ({ids}, "
-               f"{seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
-               f"storage {stats.storage_share:.0%} of the time, {workers} worker(s)")
+    click.echo(f"stored {stats.count} {kind} maps in {display_db(opened[0] if opened else db)} "
+               f"({ids}, {seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
+               f"storage {stats.storage_share:.0%} of the time, {where}")
+
+
+def _cluster_client(address: str | None) -> Any:
+    """A Dask client for ``--cluster`` (dask is imported only here), or None."""
+    if address is None:
+        return None
+    from .cluster import connect
+
+    try:
+        return connect(address)
+    except RuntimeError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @cli.command()
@@ -336,13 +539,19 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
     click.echo(format_rows(names, rows, fmt))
 
 
-def _load_map(db: str, map_id: int) -> catalog.MapRecord:
+def _load_map(db: str, map_id: int) -> MapRecord:
+    from .catalog import MapRecord
+
     store = open_store(db, must_exist=True)
     resolve_table(store, "maps")
-    record = store.get(catalog.MapRecord, map_id)
+    record = store.get(MapRecord, map_id)
     if record is None:
-        raise EntityworksError(f"no map with id {map_id} in {store.url.database or db}")
+        raise EntityworksError(f"no map with id {map_id} in {display_db(store)}")
     return record
+
+
+#: Largest PNG ``render`` writes, in pixels (width x block by height x block).
+MAX_PNG_PIXELS = 100_000_000
 
 
 @cli.command()
@@ -352,8 +561,8 @@ def _load_map(db: str, map_id: int) -> catalog.MapRecord:
               help="Write '#'/'.' text here ('-' prints it).")
 @click.option("--tiled", type=click.Path(dir_okay=False),
               help="Write a Tiled JSON map here (its tileset PNG goes beside it).")
-@click.option("--block", type=click.IntRange(min=1), default=5, show_default=True,
-              help="PNG pixels per cell.")
+@click.option("--block", type=click.IntRange(min=1, max=1024), default=5, show_default=True,
+              help="PNG pixels per cell (the PNG may have at most 100 million pixels).")
 @db_option
 def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, block: int,
            db: str) -> None:
@@ -361,36 +570,81 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
 
     Example: entityworks render 3 --png cave.png --ascii -
     """
-    from generators import render as rd
-
     if not (png or ascii_ or tiled):
         raise click.UsageError("choose at least one of --png, --ascii, --tiled")
     record = _load_map(db, map_id)
+    points = [(p.x, p.y) for p in record.placements]
     if png:
-        rd.to_png(record.grid, png, block=block)
+        pixels = record.width * block * record.height * block
+        if pixels > MAX_PNG_PIXELS:
+            raise click.BadParameter(
+                f"a {record.width}x{record.height} map at {block} pixels per cell makes a "
+                f"{record.width * block}x{record.height * block} PNG ({pixels:,} pixels), more "
+                f"than {MAX_PNG_PIXELS:,}; use a smaller --block", param_hint="--block")
+    from generators import render as rd
+
+    if png:
+        rd.to_png(record.grid, png, block=block, placements=points)
         click.echo(f"map {map_id} ({record.kind} {record.width}x{record.height}) -> {png}")
     if tiled:
         tiles = rd.write_tiled(record.grid, tiled)
         click.echo(f"map {map_id} -> {tiled} (tileset {tiles})")
+    marks = {(p.x, p.y): PLACEMENT_MARKS.get(p.label, "*") for p in record.placements}
     if ascii_ == "-":
-        click.echo(rd.to_ascii(record.grid))
+        click.echo(rd.to_ascii(record.grid, marks))
     elif ascii_:
-        Path(ascii_).write_text(rd.to_ascii(record.grid) + "\n", encoding="utf-8")
+        Path(ascii_).write_text(rd.to_ascii(record.grid, marks) + "\n", encoding="utf-8")
         click.echo(f"map {map_id} -> {ascii_}")
+
+
+class ByteSize(click.ParamType):
+    """A size in bytes: ``1048576``, ``512K``, ``100M``, ``4G``, ``1T`` (powers of 1024);
+    ``0`` means no limit (None)."""
+
+    name = "SIZE"
+    _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | None:
+        if value is None or isinstance(value, int):
+            return value or None
+        match = re.fullmatch(r"\s*(\d{1,15})\s*([KMGT]?)(?:i?B)?\s*", str(value), re.IGNORECASE)
+        if match is None:
+            self.fail(f"{value!r} is not a size like 1048576, 512K, 100M or 4G", param, ctx)
+        number = int(match.group(1)) * self._UNITS[match.group(2).upper()]
+        return number or None
 
 
 @cli.command()
 @click.argument("files", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False))
+                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--terse", "-t", is_flag=True, help="ent's CSV output (-t).")
+@click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
+              help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).")
 @db_option
-def entropy(files: Sequence[str], terse: bool, db: str) -> None:
+def entropy(files: Sequence[str], terse: bool, max_size: int | None, db: str) -> None:
     """Analyse files as ent does, print the reports and store them in the catalog.
 
+    Each input is read exactly once, so the stored SHA-256 always belongs to the bytes the
+    figures describe; FIFOs, devices and '-' (standard input) are read as streams up to
+    --max-size. Nothing is stored unless every input was read.
     Example: entityworks entropy level.png catalog.db --db reports.db
     """
-    store = catalog.open_catalog(db)
-    for row, report in catalog.store_entropy(store, list(files)):
+    from . import catalog
+
+    if list(files).count("-") > 1:
+        raise click.BadParameter("'-' (standard input) can be read only once",
+                                 param_hint="FILES")
+    pairs = []
+    for file in files:
+        if file == "-":
+            pairs.append(catalog.analyse_entropy(sys.stdin.buffer, name="<stdin>",
+                                                 max_bytes=max_size))
+        else:
+            pairs.append(catalog.analyse_entropy(file, max_bytes=max_size))
+    store = open_catalog(db)
+    store.insert_many([row for row, _ in pairs])
+    for row, report in pairs:
         if not terse:
             click.echo(f"== {row.path}: {row.size} bytes, sha256 {row.sha256[:16]}..., "
                        f"entropy_reports id {row.id}")
@@ -400,63 +654,132 @@ def entropy(files: Sequence[str], terse: bool, db: str) -> None:
 
 
 @cli.command("export-xml")
-@click.argument("table_name", metavar="TABLE")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("tables", nargs=-1, required=True, metavar="TABLE...")
+@click.argument("out", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--xsd", type=click.Path(dir_okay=False),
-              help="Where the XSD goes (default: OUT with the suffix .xsd).")
+              help="Where the XSD goes (default: OUT with the suffix .xsd; none for '-').")
 @click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
               help="Export only matching rows (as in 'query').")
 @click.option("--order-by", "-o", multiple=True, metavar="COLUMN", help="Row order.")
+@click.option("--dataset", metavar="NAME",
+              help="Root element / DataSet name (default: as imported, else DocumentElement).")
+@click.option("--inline-schema", is_flag=True,
+              help="Write the XSD inside the document (then no .xsd file unless --xsd).")
+@click.option("--nested/--flat", default=None,
+              help="Several tables: child rows inside their parent rows, or after them "
+                   "(default: as imported, else flat).")
 @db_option
-def export_xml(table_name: str, out: str, xsd: str | None, wheres: Sequence[str],
-               order_by: Sequence[str], db: str) -> None:
+def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequence[str],
+               order_by: Sequence[str], dataset: str | None, inline_schema: bool,
+               nested: bool | None, db: str) -> None:
     """Export a table to XML plus XSD in the .NET DataTable.WriteXml shape.
 
-    Child tables (a map's caves, rooms, corridors) travel in the same document.
+    Child tables (a map's caves, rooms, corridors) travel in the same document. Several
+    tables make one .NET DataSet, with their relations (--dataset NAME, --nested). OUT must
+    be a regular file (or nothing yet), or '-' for standard output.
     Example: entityworks export-xml maps maps.xml --db levels.db
+    Example: entityworks export-xml customers orders shop.xml --dataset Shop --nested
     """
+    from .files import check_output_path
+
+    to_stdout = out == "-"
+    xsd_path = (Path(xsd) if xsd else None if to_stdout or inline_schema
+                else Path(out).with_suffix(".xsd"))
+    for path in ([] if to_stdout else [out]) + ([] if xsd_path is None else [xsd_path]):
+        check_output_path(path)  # before opening the database
     store = open_store(db, must_exist=True)
-    cls = resolve_table(store, table_name)
+    classes = [resolve_table(store, name) for name in tables]
+    target: Any = click.open_file("-", "wb") if to_stdout else out
+    schema_note = f" (schema {xsd_path})" if xsd_path is not None else ""
+    where_to = f"{'stdout' if to_stdout else out}{schema_note}"
+    if len(classes) > 1 or nested is not None:  # a DataSet of related tables
+        if wheres or order_by:
+            raise click.UsageError("--where and --order-by apply to one table; a DataSet "
+                                   "is exported whole")
+        counts = store.export_dataset(classes, target, xsd_path, dataset=dataset,
+                                      nested=nested, inline_schema=inline_schema)
+        done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
+        click.echo(f"exported {done} to {where_to}", err=to_stdout)
+        return
+    cls = classes[0]
     where = [parse_where(w, store.schema(cls)) for w in wheres]
-    xsd_path = Path(xsd) if xsd else Path(out).with_suffix(".xsd")
-    count = store.export_xml(cls, out, xsd_path, where=where, order_by=list(order_by) or None)
-    click.echo(f"exported {count} rows of {table_name} to {out} (schema {xsd_path})")
+    count = store.export_xml(cls, target, xsd_path, where=where,
+                             order_by=list(order_by) or None, dataset=dataset,
+                             inline_schema=inline_schema)
+    click.echo(f"exported {count} rows of {tables[0]} to {where_to}", err=to_stdout)
+
+
+@cli.command()
+@click.argument("xsd_file", metavar="FILE.xsd", type=click.Path(exists=True, dir_okay=False))
+def codegen(xsd_file: str) -> None:
+    """Print Python dataclasses for the tables of an XSD (ours or one written by .NET).
+
+    Types, Optional fields, the key, maxLength and the XSD spelling .NET needs back are kept;
+    child tables become list fields.
+    Example: entityworks codegen shop.xsd > shop_model.py
+    """
+    from .codegen import codegen as generate
+
+    click.echo(generate(xsd_file), nl=False)
 
 
 @cli.command("import-xml")
 @click.argument("xml_file", metavar="IN.xml", type=click.Path(exists=True, dir_okay=False))
 @click.option("--xsd", type=click.Path(exists=True, dir_okay=False),
-              help="The XSD to validate against (ours or one written by .NET).")
+              help="The XSD to validate against (ours or .NET's; default: the file's "
+                   "inline schema).")
 @click.option("--table", "table_name",
               help="Target table (default: the XSD's table); created when missing.")
 @db_option
 def import_xml(xml_file: str, xsd: str | None, table_name: str | None, db: str) -> None:
     """Validate an XML file against its XSD and insert every row in one transaction.
 
-    Nothing is written when any row is invalid; the error names the row and column.
+    Nothing is written when any row is invalid; the error names the row and column, and
+    neither the table nor a new database file is left behind. Internal tables
+    (entityworks_version, alembic_version, sqlite_*) are refused.
     Example: entityworks import-xml maps.xml --xsd maps.xsd --db copy.db
     """
-    from .xsd import read_xsd
+    from . import catalog
+    from .xmlio import import_into
+    from .xsd import read_inline_xsd, read_xsd
 
-    if table_name is None and xsd is None:
-        raise click.UsageError("give --xsd (or --table for a table that already exists)")
+    if table_name is not None:
+        check_writable_table(table_name)
+    if table_name is None:
+        from .dataset import is_dataset
+        from .xsd import load_inline_xsd, load_xsd
+
+        model = load_xsd(xsd) if xsd else load_inline_xsd(xml_file)
+        if model is not None and is_dataset(model):  # several related tables
+            for name in model.tables:
+                check_writable_table(name)
+            store = open_store(db)
+            counts = store.import_dataset(xml_file, xsd)
+            done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
+            click.echo(f"imported {done} from {xml_file} ({display_db(store)})")
+            return
     cls = read_xsd(xsd) if xsd else None
+    if cls is None and table_name is None:
+        cls = read_inline_xsd(xml_file)  # .NET's WriteXml(..., XmlWriteMode.WriteSchema)
+        if cls is None:
+            raise click.UsageError("give --xsd (or --table for a table that already "
+                                   "exists); the file has no inline schema")
     name = table_name or cls.__tablename__  # type: ignore[union-attr]
-    if name in catalog.TABLES:
-        store = catalog.open_catalog(db)
-        cls = catalog.TABLES[name]
+    check_writable_table(name)
+    if name in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
+        count, store = import_into(lambda: open_catalog(db), db, catalog.TABLES[name],
+                                   xml_file, xsd)
     else:
-        store = open_store(db)
+        store = open_store(db, must_exist=cls is None)  # no XSD: the table must be there
         if cls is None:
             cls = resolve_table(store, name)
-    count = store.import_xml(cls, xml_file, xsd)
-    click.echo(f"imported {count} rows from {xml_file} into {name} "
-               f"({store.url.database or db})")
+        count = store.import_xml(cls, xml_file, xsd)
+    click.echo(f"imported {count} rows from {xml_file} into {name} ({display_db(store)})")
 
 
 @cli.command()
 @click.argument("table_name", metavar="TABLE")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
               help="Convert only matching rows (as in 'query').")
 @click.option("--compression", type=click.Choice(["zstd", "snappy", "gzip", "none"]),
@@ -466,17 +789,27 @@ def parquet(table_name: str, out: str, wheres: Sequence[str], compression: str,
             db: str) -> None:
     """Convert a table to Parquet (types from the registry; child rows as nested lists).
 
+    OUT must be a regular file (or nothing yet), or '-' for standard output.
     Example: entityworks parquet maps maps.parquet -w kind=caves --db levels.db
     """
-    import pyarrow.parquet as pq
+    from .files import check_output_path
+    from .frames import write_parquet_table
 
+    to_stdout = out == "-"
+    if not to_stdout:
+        check_output_path(out)  # before opening the database
     store = open_store(db, must_exist=True)
     cls = resolve_table(store, table_name)
     where = [parse_where(w, store.schema(cls)) for w in wheres]
     table = store.to_arrow(cls, where=where)
-    pq.write_table(table, out, compression=compression)
+    if to_stdout:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, click.open_file("-", "wb"), compression=compression)
+    else:
+        write_parquet_table(table, out, compression=compression)
     click.echo(f"wrote {table.num_rows} rows x {table.num_columns} columns of {table_name} "
-               f"to {out}")
+               f"to {'stdout' if to_stdout else out}", err=to_stdout)
 
 
 # -- sudoku ---------------------------------------------------------------------------------
@@ -488,35 +821,53 @@ def sudoku() -> None:
 
 
 def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
+    """Puzzles of ``path`` ('-': standard input), read exactly once: a FIFO or a pipe works
+    like a file. Input over the readers' limit (64 MiB) is refused."""
+    import io
+
     from generators import sudoku as sd
 
+    if path == "-":
+        name, raw = "<stdin>", sys.stdin.buffer.read(sd.MAX_FILE_BYTES + 1)
+    else:
+        name = path
+        with open(path, "rb") as fh:
+            raw = fh.read(sd.MAX_FILE_BYTES + 1)
+    source = io.BytesIO(raw)
+    source.name = name  # type: ignore[attr-defined] - for the readers' messages
     if fmt == "auto":
-        with open(path, encoding="utf-8-sig", errors="replace") as fh:
-            head = fh.read(1 << 16)  # bounded: a huge one-line file must not be read here
+        head = raw[: 1 << 16].decode("utf-8-sig", errors="replace")
         first = next((line.strip() for line in head.splitlines() if line.strip()), "")
         fmt = "euler" if first.lower().startswith("grid") else "lines"
-    entries = sd.read_euler(path) if fmt == "euler" else sd.read_lines(path)
+    entries = sd.read_euler(source) if fmt == "euler" else sd.read_lines(source)
     return entries, fmt
 
 
 @sudoku.command("solve")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["auto", "euler", "lines"]), default="auto",
               show_default=True, help="Euler 96 'Grid NN' blocks or one puzzle per line.")
-@click.option("--workers", "-j", type=click.IntRange(min=1), default=cores,
-              show_default="the CPU count")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=None,
+              show_default="every core, when the job is big enough to repay it")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Solve on this Dask scheduler (tcp://host:8786); this process stores the "
+                   "results (needs entityworks[dask]).")
 @progress_option
 @db_option
-def sudoku_solve(file: str, fmt: str, workers: int, progress: bool | None, db: str) -> None:
+def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
+                 progress: bool | None,
+                 db: str) -> None:
     """Solve every puzzle of FILE and store puzzles and solutions in the catalog.
 
-    A puzzle already stored is skipped (the puzzle text is unique). Example:
+    FILE may be '-' (standard input) or a FIFO; it is read once, up to 64 MiB. A puzzle
+    already stored is skipped (the puzzle text is unique). Example:
     entityworks sudoku solve p096_sudoku.txt --db puzzles.db
     """
     from generators import sudoku as sd
 
+    from . import catalog
+
     entries, fmt = _read_puzzles(file, fmt)
-    store = catalog.open_catalog(db)
     with _bar(len(entries), "puzzle", progress) as bar:
         done = [0]
 
@@ -524,13 +875,24 @@ def sudoku_solve(file: str, fmt: str, workers: int, progress: bool | None, db: s
             bar.update(finished - done[0])
             done[0] = finished
 
-        solutions = sd.solve_many(entries, workers=workers, progress=advance)
-    result = catalog.store_sudokus(store, Path(file).name, entries, solutions)
+        if cluster is None:
+            solutions = sd.solve_many(entries, workers=workers, progress=advance)
+        else:
+            from .cluster import solve_sudokus_on
+
+            client = _cluster_client(cluster)
+            try:
+                solutions = solve_sudokus_on(client, entries, progress=advance)
+            finally:
+                client.close()
+    store = open_catalog(db)
+    source = "stdin" if file == "-" else Path(file).name
+    result = catalog.store_sudokus(store, source, entries, solutions)
     solved = sum(s is not None for s in solutions)
     several = sum(s is not None and s.unique is False for s in solutions)
     click.echo(f"{len(entries)} puzzles read from {file} ({fmt} format): {solved} solved, "
                f"{several} with several solutions, {len(result.unsolved)} without a solution")
-    click.echo(f"{result.stored} stored in {store.url.database or db}, {result.duplicates} "
+    click.echo(f"{result.stored} stored in {display_db(store)}, {result.duplicates} "
                f"skipped as already stored or repeated")
     for name in result.unsolved:
         click.echo(f"no solution: {name}")
@@ -541,9 +903,9 @@ def sudoku_solve(file: str, fmt: str, workers: int, progress: bool | None, db: s
 
 @sudoku.command("euler96")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--workers", "-j", type=click.IntRange(min=1), default=cores,
-              show_default="the CPU count")
-def sudoku_euler96(file: str, workers: int) -> None:
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=None,
+              show_default="every core, when the job is big enough to repay it")
+def sudoku_euler96(file: str, workers: int | None) -> None:
     """Print the Project Euler 96 answer for FILE (sum of the top-left 3-digit numbers)."""
     from generators import sudoku as sd
 
@@ -566,9 +928,14 @@ def schema_show(table_name: str, db: str) -> None:
 
     Catalog tables need no database; other tables are reflected from --db.
     """
+    from . import catalog
+    from .schema import table_schema
+    from .store import Store
+
     if table_name in catalog.TABLES:
-        missing = "://" not in db and not Path(db).exists()
-        store = Store("sqlite://") if missing else Store(db)
+        path = sqlite_path(db)
+        missing = path is not None and not path.exists()
+        store = Store("sqlite://") if missing else open_store(db)
         cls = catalog.TABLES[table_name]
     else:
         store = open_store(db, must_exist=True)
@@ -581,6 +948,8 @@ def schema_show(table_name: str, db: str) -> None:
 
 def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect,
                    indent: str = "  ") -> None:
+    from sqlalchemy import DefaultClause
+
     table = metadata.tables[info.name]
     rows = []
     for c in info.columns:
@@ -592,6 +961,11 @@ def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect
             flags.append("UNIQUE")
         if c.index:
             flags.append("INDEX")
+        default = table.c[c.name].server_default
+        if isinstance(default, DefaultClause):  # a literal field default
+            arg = default.arg
+            shown = arg if not isinstance(arg, str) else "'" + arg.replace("'", "''") + "'"
+            flags.append(f"DEFAULT {getattr(shown, 'text', shown)}")
         rows.append((c.name, c.info.name, sql_type, " ".join(flags)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for r in rows:
@@ -627,33 +1001,86 @@ def _load_class(spec: str) -> type:
 @click.argument("tables", nargs=-1, metavar="[TABLE]...")
 @click.option("--dataclass", "dataclasses_", multiple=True, metavar="MODULE:CLASS",
               help="Compare this dataclass instead of the catalog's (repeatable).")
+@click.option("--rename", "renames", multiple=True, metavar="OLD=NEW",
+              help="Column OLD (or TABLE.OLD) became NEW: rename it, keeping its data, "
+                   "instead of a drop and an add (repeatable).")
+@click.option("--check", "check", is_flag=True,
+              help="Exit with status 1 when there are differences (0 when there are none).")
 @click.option("--apply", "apply_", is_flag=True,
-              help="Run the data-keeping operations (new table, new column, nullability).")
+              help="Run the data-keeping operations (new table, new column, nullability, "
+                   "DEFAULT, rename). Refused on a database under Alembic: write a revision.")
 @db_option
-def schema_diff(tables: Sequence[str], dataclasses_: Sequence[str], apply_: bool,
-                db: str) -> None:
+def schema_diff(tables: Sequence[str], dataclasses_: Sequence[str], renames: Sequence[str],
+                check: bool, apply_: bool, db: str) -> None:
     """Compare dataclasses with the live tables and print the Alembic operations.
 
-    Example: entityworks schema diff --dataclass mygame.models:Level --apply --db game.db
+    Drift is reported with exit status 0 (1 with --check). Examples:
+    entityworks schema diff --dataclass mygame.models:Level --check --db game.db;
+    entityworks schema diff --dataclass mygame.models:Level --rename note=remark --apply
     """
     from . import migrate
 
+    if check and apply_:
+        raise click.UsageError("--check and --apply exclude each other")
+    renamed = migrate.parse_renames(renames)
     store = open_store(db, must_exist=True)
+    try:
+        _schema_diff(store, tables, dataclasses_, apply_, check, renamed)
+    finally:
+        store.close()  # its pooled connections would outlive the command in-process
+
+
+def _schema_diff(store: Store, tables: Sequence[str], dataclasses_: Sequence[str],
+                 apply_: bool, check: bool, renamed: dict[str, str]) -> None:
+    from . import catalog, migrate
+    from .schema import table_schema
+
     classes = [_load_class(s) for s in dataclasses_] or [
         catalog.check_catalog_table(t) for t in tables] or list(catalog.TABLES.values())
-    operations = migrate.diff(store, classes)
+    if apply_:
+        names: set[str] = set()
+        for cls in classes:
+            info = table_schema(cls, store.registry)
+            names.update([info.name, *(child.schema.name for child in info.children)])
+        for name in sorted(names):
+            check_writable_table(name)
+    operations = migrate.diff(store, classes, renames=renamed)
     if not operations:
         click.echo("no differences")
         return
+    if apply_:  # before any output, so that a refusal is the one line there is
+        _refuse_managed(store, names & migrate.table_names(catalog.TABLES.values()))
     for op in operations:
         click.echo(migrate.describe(op))
     if apply_:
-        done = migrate.apply(store, classes, operations)
-        click.echo(f"applied {len(done)} operation(s); rows kept")
+        done = migrate.apply(store, classes, operations)  # raises unless every row is kept
+        kept = ", ".join(f"{name}: {count}" for name, count in done.rows.items())
+        click.echo(f"applied {len(done)} operation(s); rows kept" + (f" ({kept})" if kept else ""))
+        return
+    click.echo(f"drift: {len(operations)} difference(s) between the dataclasses and "
+               f"{display_db(store)}")
+    if check:
+        click.get_current_context().exit(1)
+
+
+def _refuse_managed(store: Store, catalog_tables: set[str]) -> None:
+    """--apply never changes what Alembic revisions manage: a user's own (a version table
+    such as alembic_version) or the catalog's (entityworks_version)."""
+    from . import migrate
+
+    with store.engine.connect() as conn:
+        migrate.refuse_if_managed(conn, display_db(store))
+        versions = migrate.version_tables(conn)
+    if catalog_tables and migrate.VERSION_TABLE in versions:
+        raise click.ClickException(
+            f"{', '.join(sorted(catalog_tables))}: the catalog's tables change through its "
+            f"revisions, not --apply; run 'entityworks migrate --db ...'")
 
 
 def _schema_class(table_name: str, db: str) -> type:
     """A catalog class by name (no database needed), else a table reflected from ``db``."""
+    from . import catalog
+
     if table_name in catalog.TABLES:
         return catalog.TABLES[table_name]
     return resolve_table(open_store(db, must_exist=True), table_name)
@@ -690,16 +1117,53 @@ def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
 @click.option("--revision", default="head", show_default=True, help="Target revision.")
 def migrate(db: str, revision: str) -> None:
     """Create or upgrade the catalog schema through its Alembic revisions."""
+    if not revision.strip():
+        raise click.BadParameter("give a revision: head, an id, or a relative step like +1",
+                                 param_hint="--revision")
+    from . import catalog
     from . import migrate as migrations
 
-    store = Store(db)
+    store = open_store(db)
     before = migrations.current(store)
-    after = migrations.upgrade(store, revision)
-    where = store.url.render_as_string(hide_password=True)
+    after = catalog.upgrade_catalog(store, revision)
+    where = display_db(store)
     if before == after:
         click.echo(f"{where} is at revision {after} (nothing to do)")
     else:
         click.echo(f"{where} upgraded from {before or 'empty'} to {after}")
+
+
+# -- migrations for a user's own dataclasses -------------------------------------------------
+
+
+@cli.group(cls=_Group)
+def migrations() -> None:
+    """Alembic migrations for your own dataclasses (see 'migrations init')."""
+
+
+@migrations.command("init")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--model", "-m", "models", multiple=True, required=True, metavar="MODULE:CLASS",
+              help="A dataclass whose table the revisions manage (repeatable).")
+@click.option("--db", "--url", "db", default=None, callback=check_db, metavar="URL",
+              help="Written to alembic.ini as sqlalchemy.url (never one with a password). "
+                   "Without it give Alembic -x db=URL or set ENTITYWORKS_DB.")
+def migrations_init(directory: str, models: Sequence[str], db: str | None) -> None:
+    """Write an Alembic environment (alembic.ini, env.py, script.py.mako, versions/) for
+    your dataclasses into DIR, which must be new or empty.
+
+    Example: entityworks migrations init migrations --model library:Author --model
+    library:Book, then: alembic -c migrations/alembic.ini revision --autogenerate -m first
+    """
+    from .scaffold import init_migrations
+
+    written = init_migrations(directory, models, url=db)
+    shown = ", ".join(p.name + ("/" if p.suffix == "" and p.name == "versions" else "")
+                      for p in written)
+    ini = Path(directory) / "alembic.ini"
+    click.echo(f"wrote {shown} in {directory}")
+    click.echo(f'next: alembic -c {ini} revision --autogenerate -m "first revision"')
+    click.echo(f"      alembic -c {ini} upgrade head")
 
 
 # -- demo ------------------------------------------------------------------------------------
@@ -708,8 +1172,8 @@ def migrate(db: str, revision: str) -> None:
 @cli.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="entityworks-demo",
               show_default=True, help="Folder for everything the demo writes.")
-@click.option("--db", default=None, help="Catalog database (default: OUT/catalog.db, "
-                                         "replaced on each run).")
+@click.option("--db", default=None, callback=check_db,
+              help="Catalog database (default: OUT/catalog.db, replaced on each run).")
 def demo(out_dir: str, db: str | None) -> None:
     """The tour: build a small level catalog and show every output format.
 
@@ -721,9 +1185,170 @@ def demo(out_dir: str, db: str | None) -> None:
     run_demo(Path(out_dir), db, echo=click.echo)
 
 
+# -- placements, copying, browsing and playing (issue 13) ---------------------------------
+
+#: ASCII characters for placement labels (``render --ascii``, ``play``): roguelike stairs.
+PLACEMENT_MARKS = {"stairs_up": "<", "stairs_down": ">", "item": "*"}
+
+
+@cli.command()
+@click.argument("map_ids", nargs=-1, required=True, type=int, metavar="MAP_ID...")
+@click.option("--count", "-n", type=click.IntRange(min=1), default=2, show_default=True,
+              help="How many cells: stairs up, stairs down, then items.")
+@click.option("--clearance", "-r", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Radius around each cell that must be floor.")
+@click.option("--min-distance", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Keep the cells at least this many cells apart.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Seed of the draw (default: each map's own seed).")
+@db_option
+def place(map_ids: Sequence[int], count: int, clearance: int, min_distance: int,
+          seed: int | None, db: str) -> None:
+    """Place stairs and items on stored maps: floor cells with room around them, reachable
+    from each other. Replaces the maps' earlier placements.
+
+    Example: entityworks place 3 4 5 --count 3 --clearance 2 --db levels.db
+    """
+    from . import catalog
+
+    store = open_store(db, must_exist=True)
+    resolve_table(store, "maps")
+    catalog.open_catalog(store)
+    placed = catalog.store_placements(store, list(map_ids), count, clearance, seed=seed,
+                                      min_distance=min_distance)
+    for map_id, items in placed.items():
+        cells = ", ".join(f"{p.label} ({p.x},{p.y})" for p in items)
+        click.echo(f"map {map_id}: {cells}")
+
+
+@cli.command("copy")
+@click.option("--from", "source", required=True, callback=check_db, metavar="URL",
+              help="The catalog to read (SQLite path or SQLAlchemy URL).")
+@click.option("--to", "target", required=True, callback=check_db, metavar="URL",
+              help="Where to write it; an SQLite path makes a file Datasette can browse.")
+def copy_command(source: str, target: str) -> None:
+    """Copy a whole catalog (maps with their child rows, puzzles, entropy reports) to
+    another database, ids kept, in one transaction.
+
+    Example: entityworks copy --from postgresql+psycopg://user@host/levels --to levels.db
+    """
+    from . import catalog
+    from .store import Store
+
+    src = open_store(source, must_exist=True)
+    dst = Store(target)
+    try:
+        if src.url.render_as_string(hide_password=False) == dst.url.render_as_string(
+                hide_password=False):
+            raise EntityworksError("--from and --to name the same database")
+        stats = catalog.copy_catalog(src, dst)
+    finally:
+        src.close()
+        dst.close()
+    where = display_db(dst)
+    counts = ", ".join(f"{rows} {name}" for name, rows in stats.rows.items())
+    click.echo(f"copied {counts} to {where} in {stats.seconds:.2f} s")
+
+
+@cli.command()
+@click.argument("database", metavar="DB", type=click.Path(dir_okay=False))
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8001, show_default=True,
+              help="Port to serve on (0 picks a free one).")
+@click.option("--host", "-h", default="127.0.0.1", show_default=True,
+              help="Address to listen on; 0.0.0.0 lets other machines in.")
+@click.option("--open", "open_browser", is_flag=True,
+              help="Open the catalog in a web browser (default: open nothing).")
+def browse(database: str, port: int, host: str, open_browser: bool) -> None:
+    """Browse a catalog in Datasette: map thumbnails, map pages, sudoku grids, histograms.
+
+    Needs the web extra: pip install "entityworks[web]". DB is an SQLite file; copy a
+    server catalog into one first with 'entityworks copy --from URL --to DB'. Stop with
+    Ctrl-C. Example: entityworks browse levels.db --port 8001
+    """
+    import importlib.util
+
+    if "://" in database:
+        raise click.BadParameter(
+            "Datasette browses SQLite files; copy the catalog into one first: entityworks "
+            f"copy --from {redact(database)} --to catalog.db", param_hint="DB")
+    path = Path(database)
+    if not path.is_file():
+        raise EntityworksError(f"no database at {database}")
+    with open(path, "rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            raise EntityworksError(f"{database} is not an SQLite database")
+    if importlib.util.find_spec("datasette") is None:
+        raise EntityworksError('browse needs Datasette: pip install "entityworks[web]"')
+    from datasette.cli import serve
+    from datasette.plugins import pm
+
+    from .web import plugin
+
+    if not pm.is_registered(plugin):  # e.g. run from a source tree without an install
+        pm.register(plugin, name="entityworks")
+    args = [str(path), "--port", str(port), "--host", host]
+    if open_browser:
+        args.append("--open")
+    serve.main(args=args, prog_name="entityworks browse", standalone_mode=False)
+
+
+def _point(_ctx: Any, _param: Any, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    parts = value.split(",")
+    try:
+        x, y = (int(p) for p in parts)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not X,Y (two integers)") from None
+    return x, y
+
+
+@cli.command()
+@click.argument("map_id", type=int)
+@click.option("--at", "at", callback=_point, metavar="X,Y",
+              help="Start here (default: the stairs up, else the floor nearest the centre).")
+@click.option("--radius", "-r", type=click.IntRange(min=0), default=8, show_default=True,
+              help="How far the player sees.")
+@click.option("--symmetric", is_flag=True,
+              help="Symmetric shadowcasting: if you see a floor cell, it sees you.")
+@db_option
+def play(map_id: int, at: tuple[int, int] | None, radius: int, symmetric: bool,
+         db: str) -> None:
+    """Walk a stored map in the terminal: what you see is bright, what you saw is dim.
+
+    Arrows, vi keys (hjklyubn) or the QWE/ADZXC layout move; walls block; q quits.
+    Example: entityworks play 3 --db levels.db --radius 10
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise EntityworksError("play needs a terminal (stdin and stdout must be a tty)")
+    from .play import play as run
+    from .play import start_cell
+
+    record = _load_map(db, map_id)
+    grid = record.grid
+    height, width = grid.shape
+    if at is None:
+        start = start_cell(grid, record.placements)
+    else:
+        x, y = at
+        if not (0 <= x < width and 0 <= y < height):
+            raise click.BadParameter(f"{x},{y} is outside the {width}x{height} map",
+                                     param_hint="--at")
+        if grid[y, x]:
+            raise click.BadParameter(f"{x},{y} is a wall", param_hint="--at")
+        start = (x, y)
+    marks = {(p.x, p.y): PLACEMENT_MARKS.get(p.label, "*") for p in record.placements}
+    title = f"map {map_id} {record.kind} {width}x{height}"
+    final = run(grid, start, radius=radius, symmetric=symmetric, marks=marks, title=title)
+    x, y = final.position
+    click.echo(f"left map {map_id} at {x},{y} having seen {final.explored_mask.mean():.0%} "
+               f"of it")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point (``entityworks._entry.main`` wraps it for early Ctrl-C)."""
     cli.main(args=list(argv) if argv is not None else None, prog_name="entityworks")
 
 
-__all__ = ["cli", "error_message", "format_rows", "main", "parse_params", "parse_where"]
+__all__ = ["cli", "display_db", "error_message", "format_rows", "main", "parse_params",
+           "parse_where"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import catalog
 from .store import Store
+from .urls import display_db
 
 #: (kind, count, first seed, parameters) of the demo catalog
 MAPS: list[tuple[str, int, int, dict[str, Any]]] = [
@@ -47,7 +48,7 @@ def run_demo(out: Path, db: str | None = None, *, echo: Callable[[str], Any] = p
         _fresh_database(db_path)
         db = str(db_path)
     store = catalog.open_catalog(Store(db))
-    where = store.url.database or store.url.render_as_string(hide_password=True)
+    where = display_db(store)
     echo(f"catalog: {where} (schema revision {_revision(store)})")
 
     for kind, count, seed, params in MAPS:

@@ -93,10 +93,19 @@ class XMLImportError(EntityworksError, ValueError):
         self.column = column
 
 
+class OutputPathError(EntityworksError, ValueError):
+    """An output path that is not a regular file (a device, FIFO, directory, link...)."""
+
+    def __init__(self, message: str, *, path: Any = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 __all__ = [
     "EntityworksError",
     "FilterError",
     "InvalidNameError",
+    "OutputPathError",
     "SchemaError",
     "UnknownColumnError",
     "UnknownTableError",

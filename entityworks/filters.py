@@ -11,7 +11,6 @@ parameter, encoded by the column's registry entry.
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -21,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .errors import FilterError
-from .registry import encode_error
+from .registry import DECIMAL_INTEGER_DIGITS, encode_error
 from .schema import TableSchema
 
 
@@ -156,45 +155,34 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
         return Comparison(self.name, "is_not_null", None)
 
 
-_INT64 = (-(2**63), 2**63 - 1)
-#: Python types a filter value may have for the columns that take values as they are.
-_PLAIN: dict[Any, tuple[type, ...]] = {
-    int: (int, float), float: (int, float), bool: (bool, int), str: (str,),
-    bytes: (bytes, bytearray, memoryview), decimal.Decimal: (decimal.Decimal, int, float),
-    dt.date: (dt.date,),
-}
-
-
-def _check_plain(column: Any, value: Any) -> Any:
-    """Refuse a value the driver could not bind, or would compare after a silent conversion
-    (a ``str`` against an ``int`` column, say), with a clear error instead."""
-    accepted = _PLAIN.get(column.info.python_type)
-    if accepted is None:
-        return value
-    if not isinstance(value, accepted) or (
-            isinstance(value, bool) and column.info.python_type is not bool):
-        raise encode_error(column.name, value, TypeError(
-            f"{type(value).__qualname__} is not comparable with the column's type "
-            f"{column.info.name}"))
-    if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
-        raise encode_error(column.name, value, OverflowError("outside the 64-bit range"))
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise encode_error(column.name, value, exc) from None
-    return value
+def _filter_value(info: Any, value: Any) -> Any:
+    """A filter value held to the column type's rule (``TypeInfo.check``), as a stored value
+    is, except that a Decimal column may be compared with an int or a float (exactly, as
+    Python compares them). A float against an int column is refused like a stored one: a
+    server would round it to the column's type (``n IN (1.5)`` finding 2)."""
+    kind = info.python_type
+    if kind is decimal.Decimal and not isinstance(value, bool) and \
+            isinstance(value, int | float | decimal.Decimal):
+        number = decimal.Decimal(value)
+        if not number.is_finite():
+            raise ValueError(f"{value!r} is not a finite number")
+        _sign, digits, exponent = number.as_tuple()
+        if len(digits) + int(exponent) > DECIMAL_INTEGER_DIGITS:
+            raise ValueError(f"more than {DECIMAL_INTEGER_DIGITS} digits before the point")
+        return number
+    return info.checked(value)
 
 
 def encode_value(column: Any, value: Any) -> Any:
-    """``value`` as a bound parameter for ``column``: encoded by the registry, checked."""
+    """``value`` as a bound parameter for ``column``: checked and encoded by the registry."""
     if value is None:
         return None
-    to_db = column.info.to_db
-    if to_db is None:
-        return _check_plain(column, value)
+    info = column.info
     try:
-        return to_db(value)
+        checked = _filter_value(info, value)
+        if info.python_type is decimal.Decimal or info.to_db is None:
+            return checked  # (a Decimal's to_db is its storage rule, which a filter is not)
+        return info.to_db(checked)
     except Exception as exc:
         raise encode_error(column.name, value, exc) from None
 
@@ -239,7 +227,12 @@ def compile_where(where: Any, table: sa.Table, schema: TableSchema
 
 def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
                      ) -> list[sa.ColumnElement[Any]]:
-    """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses."""
+    """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses.
+
+    NULLs come first in ascending order and last in descending order on every backend (as
+    SQLite and MariaDB do; PostgreSQL would do the opposite, and MariaDB has no NULLS FIRST):
+    an Optional column is ordered by ``IS NULL`` first.
+    """
     if order_by is None:
         return []
     if not isinstance(order_by, Iterable):
@@ -252,6 +245,10 @@ def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
                               f"got {item!r}")
         descending = item.startswith("-")
         name = item[1:] if descending else item
-        target = table.c[schema.column(name).name]
+        column = schema.column(name)
+        target = table.c[column.name]
+        if column.nullable:
+            nulls = target.is_(None)
+            clauses.append(nulls.asc() if descending else nulls.desc())
         clauses.append(target.desc() if descending else target.asc())
     return clauses

@@ -8,13 +8,21 @@ pandas every column uses ``pandas.ArrowDtype``: nullable ints stay integers, and
 stays distinct from ``NaN`` and from the empty string, so the round trip is exact.
 
 A ``list[Item]`` field (a child table in SQL) becomes an Arrow ``list<struct>`` column.
+
+Values are held to the registry's rules (``TypeInfo.check``), as in the Store and XML: pyarrow
+would turn ``1.0`` into an int64 1 or ``b"x"`` into the string ``"x"``; here a value of the
+wrong type is refused with its row and column. What Arrow's own type cannot hold goes into a
+companion field (``registry.Companion``): an ``AwareDatetime`` column is a UTC
+``timestamp[us]`` (instant order and arithmetic as pandas users expect) and beside it
+``<name>__offset``, the value's UTC offset in minutes (null for UTC). A table or frame without
+the companion field reads as UTC.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter
+from operator import attrgetter, countOf
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,9 +30,10 @@ import pyarrow as pa
 
 from ._gcpause import paused_gc
 from .errors import ValueEncodingError
-from .registry import TypeRegistry, encode_error
+from .files import atomic_output
+from .registry import ARROW, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .schema import Column, TableSchema, table_schema
+from .schema import Column, TableSchema, instance_builder, table_schema
 
 T = TypeVar("T")
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
@@ -32,6 +41,16 @@ _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 def _column_field(c: Column) -> pa.Field:
     return pa.field(c.name, c.info.arrow(), nullable=c.nullable)
+
+
+def _companions(c: Column) -> tuple[Companion, ...]:
+    return c.info.companions_for(ARROW)
+
+
+def _column_fields(c: Column) -> list[pa.Field]:
+    """The Arrow fields of one column: its own, then its companions'."""
+    return [_column_field(c), *(pa.field(p.column(c.name), p.arrow(), nullable=True)
+                                for p in _companions(c))]
 
 
 def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema | None]]:
@@ -48,37 +67,72 @@ def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.
     fields = []
     for name, column, child in _layout(schema):
         if column is not None:
-            fields.append(_column_field(column))
+            fields.extend(_column_fields(column))
         else:
             assert child is not None
-            item = pa.struct([_column_field(c) for c in child.field_columns])
+            item = pa.struct([f for c in child.field_columns for f in _column_fields(c)])
             fields.append(pa.field(name, pa.list_(pa.field("item", item, nullable=False)),
                                    nullable=False))
     return pa.schema(fields, metadata={b"entityworks.table": schema.name.encode()})
 
 
-def _encode_values(column: Column, values: list[Any], first: int = 0) -> pa.Array:
+def _encode_values(column: Column, values: list[Any], first: int = 0,
+                   number: Callable[[int], int] | None = None) -> pa.Array:
+    """One column's values -> an Arrow array, each value held to the type's rule.
+
+    Errors name row ``first + i``, or ``number(i)`` (a child row's parent).
+    """
+    at = number or first.__add__
     info = column.info
     arrow_type = info.arrow()
+    native = info.native
     try:
+        data = values
         if info.to_arrow is not None:
             encode = info.to_arrow
-            values = [None if v is None else encode(v) for v in values]
-        if not column.nullable and None in values:
+            data = [None if v is None else encode(v) for v in values]
+        array = pa.array(data, type=arrow_type, from_pandas=False)
+        if native is not None and \
+                countOf(map(type, values), native) + array.null_count != len(values):
+            raise TypeError  # pyarrow converts what the rule refuses (1.0 -> 1): check each
+        if array.null_count and not column.nullable:
             raise ValueError("None in a column that is not Optional")
-        return pa.array(values, type=arrow_type, from_pandas=False)
+        return array
     except Exception:
-        for i, value in enumerate(values):  # locate the row and say why
-            try:
-                if value is None and not column.nullable:
+        pass
+    data = []
+    for i, value in enumerate(values):  # the rule per value: it converts or names the row
+        try:
+            if value is None:
+                if not column.nullable:
                     raise ValueError("None in a column that is not Optional")
-                if value is not None:
-                    if info.to_arrow is not None:
-                        value = info.to_arrow(value)
-                    pa.array([value], type=arrow_type, from_pandas=False)
+                data.append(None)
+                continue
+            if native is not None:
+                value = info.checked(value)
+            data.append(value if info.to_arrow is None else info.to_arrow(value))
+        except Exception as exc:
+            raise encode_error(column.name, values[i], exc, at(i)) from None
+    try:
+        return pa.array(data, type=arrow_type, from_pandas=False)
+    except Exception:
+        for i, value in enumerate(data):
+            try:
+                pa.array([value], type=arrow_type, from_pandas=False)
             except Exception as exc:
-                raise encode_error(column.name, values[i], exc, first + i) from None
+                raise encode_error(column.name, values[i], exc, at(i)) from None
         raise
+
+
+def _encode_column(column: Column, values: list[Any], first: int = 0,
+                   number: Callable[[int], int] | None = None) -> list[pa.Array]:
+    """The arrays of one column: its own, then its companions' (see ``_column_fields``)."""
+    arrays = [_encode_values(column, values, first, number)]
+    for part in _companions(column):
+        check = column.info.checked
+        arrays.append(pa.array([None if v is None else part.split(check(v)) for v in values],
+                               type=part.arrow()))  # type: ignore[misc]
+    return arrays
 
 
 def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array:
@@ -86,15 +140,19 @@ def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array:
     getter = attrgetter(*(c.name for c in columns)) if columns else (lambda _o: ())
     flat: list[Any] = []
     offsets = [0]
+    owners: list[int] = []  # each item's parent row, the number errors give
     for i, items in enumerate(lists):
         if items is None:
             raise ValueEncodingError(f"row {first + i}: a child list is None; use []",
                                      row=first + i)
         flat.extend(items)
         offsets.append(len(flat))
+        owners.extend([first + i] * len(items))
     rows = [getter(o) if len(columns) != 1 else (getter(o),) for o in flat]
-    arrays = [_encode_values(c, [r[j] for r in rows]) for j, c in enumerate(columns)]
-    struct = pa.StructArray.from_arrays(arrays, fields=[_column_field(c) for c in columns]) \
+    arrays = [a for j, c in enumerate(columns)
+              for a in _encode_column(c, [r[j] for r in rows], number=owners.__getitem__)]
+    struct = pa.StructArray.from_arrays(
+        arrays, fields=[f for c in columns for f in _column_fields(c)]) \
         if columns else pa.array([{}] * len(flat), type=pa.struct([]))
     return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), struct)
 
@@ -113,11 +171,34 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
         for name, column, child in _layout(schema):
             values = list(map(attrgetter(name), objs))
             if column is not None:
-                arrays.append(_encode_values(column, values))
+                arrays.extend(_encode_column(column, values))
             else:
                 assert child is not None
                 arrays.append(_child_array(child, values, 0))
     return pa.Table.from_arrays(arrays, schema=arrow_schema(cls, registry=registry))
+
+
+def _decode_with(column: Column, array: pa.ChunkedArray | pa.Array,
+                 parts: list[pa.ChunkedArray | pa.Array | None]) -> list[Any]:
+    """A column's values, joined with its companions' arrays (``None``: field absent)."""
+    values = _decode_column(column, array)
+    for part, extra in zip(_companions(column), parts, strict=True):
+        if extra is None:
+            continue
+        if extra.type != part.arrow():
+            try:
+                extra = extra.cast(part.arrow())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise ValueEncodingError(f"column {part.column(column.name)!r}: {exc}",
+                                         column=column.name) from None
+        join = part.join
+        try:
+            values = [v if v is None else join(v, p)
+                      for v, p in zip(values, extra.to_pylist(), strict=True)]
+        except Exception as exc:
+            raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
+                                     column=column.name) from None
+    return values
 
 
 def _decode_column(column: Column, array: pa.ChunkedArray | pa.Array) -> list[Any]:
@@ -149,20 +230,7 @@ def _decode_column(column: Column, array: pa.ChunkedArray | pa.Array) -> list[An
 
 
 def _constructor(schema: TableSchema, names: list[str]) -> Callable[..., Any]:
-    cls = schema.cls
-    init = [f.name for f in dataclasses.fields(cls) if f.init]
-    if init == names:
-        return cls
-
-    def build(*values: Any) -> Any:
-        kwargs = dict(zip(names, values, strict=True))
-        obj = cls(**{k: v for k, v in kwargs.items() if k in init})
-        for k, v in kwargs.items():
-            if k not in init:
-                object.__setattr__(obj, k, v)
-        return obj
-
-    return build
+    return instance_builder(schema.cls, names)
 
 
 def _child_lists(child: TableSchema, array: Any) -> list[list[Any]]:
@@ -170,7 +238,10 @@ def _child_lists(child: TableSchema, array: Any) -> list[list[Any]]:
         array = array.combine_chunks()
     struct = array.flatten()
     columns = child.field_columns
-    decoded = [_decode_column(c, struct.field(c.name)) for c in columns]
+    present = {struct.type.field(i).name for i in range(struct.type.num_fields)}
+    decoded = [_decode_with(c, struct.field(c.name),
+                            [struct.field(p.column(c.name)) if p.column(c.name) in present
+                             else None for p in _companions(c)]) for c in columns]
     build = _constructor(child, [c.name for c in columns])
     items = list(map(build, *decoded)) if columns else [build() for _ in range(len(struct))]
     offsets = array.offsets.to_pylist()
@@ -192,9 +263,12 @@ def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = defaul
         return [build() for _ in range(table.num_rows)]
     with paused_gc():
         columns = []
+        present = set(table.column_names)
         for name, column, child in layout:
             if column is not None:
-                columns.append(_decode_column(column, table.column(name)))
+                columns.append(_decode_with(column, table.column(name), [
+                    table.column(p.column(name)) if p.column(name) in present else None
+                    for p in _companions(column)]))
             else:
                 assert child is not None
                 columns.append(_child_lists(child, table.column(name)))
@@ -217,9 +291,13 @@ def from_pandas(cls: type[T], frame: Any, *, registry: TypeRegistry = default_re
     float cannot say "missing"); other columns take ``None``/``NA``/``NaT`` as missing.
     """
     target = arrow_schema(cls, registry=registry)
-    arrays = []
+    optional = {p.column(c.name) for c in table_schema(cls, registry).field_columns
+                for p in _companions(c)}
+    arrays, names = [], []
     for f in target:
         if f.name not in frame.columns:
+            if f.name in optional:
+                continue  # no offsets: the values read as UTC
             raise ValueEncodingError(f"the DataFrame has no column {f.name!r} for "
                                      f"{cls.__qualname__}", column=f.name)
         series = frame[f.name]
@@ -229,16 +307,25 @@ def from_pandas(cls: type[T], frame: Any, *, registry: TypeRegistry = default_re
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
             raise ValueEncodingError(f"column {f.name!r}: cannot convert to {f.type}: {exc}",
                                      column=f.name) from None
-    return from_arrow(cls, pa.Table.from_arrays(arrays, names=target.names),
-                      registry=registry)
+        names.append(f.name)
+    return from_arrow(cls, pa.Table.from_arrays(arrays, names=names), registry=registry)
 
 
 def write_parquet(cls: type, rows: Iterable[Any], path: str | Path, *,
                   registry: TypeRegistry = default_registry, **options: Any) -> Path:
-    """Write instances to a Parquet file (``options`` go to ``pyarrow.parquet.write_table``)."""
+    """Write instances to a Parquet file (``options`` go to ``pyarrow.parquet.write_table``).
+
+    Only a regular file is written, whole or not at all (see :mod:`entityworks.files`).
+    """
+    return write_parquet_table(to_arrow(cls, rows, registry=registry), path, **options)
+
+
+def write_parquet_table(table: pa.Table, path: str | Path, **options: Any) -> Path:
+    """Write an Arrow table to a Parquet file through :func:`entityworks.files.atomic_output`."""
     import pyarrow.parquet as pq
 
-    pq.write_table(to_arrow(cls, rows, registry=registry), str(path), **options)
+    with atomic_output(path) as f:
+        pq.write_table(table, f, **options)
     return Path(path)
 
 
@@ -257,7 +344,7 @@ def read_parquet(cls: type[T], path: str | Path, *,
 def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]]
                   ) -> pa.Table:
     """Batches of column tuples (table column order, no child tables) -> ``pyarrow.Table``."""
-    target = pa.schema([_column_field(c) for c in schema.columns],
+    target = pa.schema([f for c in schema.columns for f in _column_fields(c)],
                        metadata={b"entityworks.table": schema.name.encode()})
     record_batches = []
     first = 0
@@ -265,8 +352,8 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
         if not batch:
             continue
         columns = list(zip(*batch, strict=True))
-        arrays = [_encode_values(c, list(values), first)
-                  for c, values in zip(schema.columns, columns, strict=True)]
+        arrays = [a for c, values in zip(schema.columns, columns, strict=True)
+                  for a in _encode_column(c, list(values), first)]
         record_batches.append(pa.RecordBatch.from_arrays(arrays, schema=target))
         first += len(batch)
     return pa.Table.from_batches(record_batches, schema=target)
@@ -281,8 +368,7 @@ def store_to_arrow(store: Any, cls: type, *, where: Any = None, order_by: Any = 
             return to_arrow(cls, list(store.select(cls, where=where, order_by=order_by)),
                             registry=store.registry)
     table = rows_to_arrow(schema, store.rows(cls, where=where, order_by=order_by))
-    names = [name for name, _c, _ch in _layout(schema)]
-    return table.select(names)
+    return table.select(arrow_schema(cls, registry=store.registry).names)
 
 
 __all__ = [
@@ -295,4 +381,5 @@ __all__ = [
     "to_arrow",
     "to_pandas",
     "write_parquet",
+    "write_parquet_table",
 ]

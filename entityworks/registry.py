@@ -8,6 +8,14 @@ SQLAlchemy type, the Arrow type, the XSD type name and the value codecs:
   value passes through unchanged, which keeps the bulk paths fast.
 * ``to_text`` / ``from_text`` are the XML lexical forms (XSD 1.0 / .NET ``XmlConvert``).
 * ``to_arrow`` / ``from_arrow`` adapt values Arrow cannot hold natively.
+* ``check`` is the type's value rule, the one place that says which values a field of the
+  type accepts (and the few conversions Python's typing allows, such as an ``int`` in a
+  ``float`` field). Store, frames and XML all apply it, so they accept and refuse the same
+  values. The codecs of the built-in entries apply it themselves, except for the five
+  ``native`` types (bool, int, float, str, bytes), whose values bulk paths hand to drivers
+  untouched: writers call ``check`` for any value that is not exactly of the native type.
+* ``companions`` name the hidden columns (or Arrow fields) that keep what a backend's own
+  column type loses: an aware datetime's UTC offset, a Decimal's exponent, the sign of -0.0.
 
 Lookup goes: exact type, then ``typing.Annotated`` markers, then the MRO, then predicate
 factories (Enum subclasses, nested dataclasses, JSON containers, NumPy arrays), newest first.
@@ -30,14 +38,46 @@ import typing
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import countOf
 from typing import Any, get_args, get_origin
 
 import sqlalchemy as sa
 
 from . import sqltypes
+from .construct import check_constructible, instance_builder
 from .errors import UnsupportedTypeError, ValueEncodingError
 
 Codec = Callable[[Any], Any] | None
+
+#: Joins a field's column name and a companion's suffix: ``at`` + ``offset`` -> ``at__offset``.
+COMPANION_SEPARATOR = "__"
+
+
+@dataclass(frozen=True, slots=True)
+class Companion:
+    """A hidden column (SQL) or field (Arrow) beside a field's own, holding what its type loses.
+
+    ``split(value)`` gives the companion's value for a checked, non-None field value (``None``
+    stores nothing extra); ``join(main, part)`` rebuilds the field value from the decoded main
+    value and the companion's value, which is ``None`` when the companion is NULL or missing
+    (a table written before the companion existed): the main value is then kept as it is.
+    """
+
+    suffix: str
+    split: Callable[[Any], Any]
+    join: Callable[[Any, Any], Any]
+    #: What it keeps, for error messages: "the UTC offset".
+    keeps: str
+    sql: Callable[[], sa.types.TypeEngine] = sqltypes.small_integer
+    arrow: Callable[[], Any] | None = None
+
+    def column(self, name: str) -> str:
+        """The companion's column name for the field column ``name``."""
+        return f"{name}{COMPANION_SEPARATOR}{self.suffix}"
+
+
+#: Target names for :meth:`TypeInfo.companions_for`: SQL dialect names, and this one.
+ARROW = "arrow"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +107,34 @@ class TypeInfo:
     #: True when ``to_text`` never yields markup characters, control characters or
     #: whitespace-only text, so the XML writer may skip escaping.
     plain_text: bool = False
+    #: The value rule: ``check(value)`` returns the non-None ``value`` as the field's own type
+    #: (an ``int`` in a ``float`` field becomes a ``float``; a ``bool`` in an ``int`` field an
+    #: ``int``) or raises ``TypeError`` / ``ValueError`` saying why it is refused. ``None``
+    #: (user types) means the codecs alone decide.
+    check: Codec = None
+    #: For the types drivers and Arrow bind without a codec: values of exactly this type pass
+    #: ``check`` unchanged except for limits every backend enforces itself (the 64-bit range
+    #: of ``int``), so bulk paths may skip ``check`` for them.
+    native: type | None = None
+    #: SQLite storage class (``typeof``) of values bound without a codec. A STRICT column would
+    #: silently convert ``'12'`` into 12 or 12 into ``'12'``; such columns are declared ``ANY``
+    #: with a ``CHECK`` on ``typeof`` instead, so SQLite refuses other types at C speed.
+    sqlite_typeof: str | None = None
+    #: ``companions(target)``: the hidden columns a SQL dialect (``"sqlite"``,
+    #: ``"postgresql"``, ``"mysql"``...) or :data:`ARROW` needs to keep every value of this
+    #: type exactly.
+    companions: Callable[[str], tuple[Companion, ...]] | None = None
+    #: True when ``to_db``, ``to_arrow`` and ``to_text`` apply ``check`` themselves (every
+    #: built-in entry's codecs do), so writers need not call it first.
+    checked_codecs: bool = False
+
+    def companions_for(self, target: str) -> tuple[Companion, ...]:
+        """The companions of this type on ``target`` (a dialect name or :data:`ARROW`)."""
+        return self.companions(target) if self.companions is not None else ()
+
+    def checked(self, value: Any) -> Any:
+        """``value`` after ``check`` (unchanged when the type has no rule)."""
+        return self.check(value) if self.check is not None else value
 
 
 class TypeMarker:
@@ -86,6 +154,10 @@ class TypeMarker:
 #: Marker for timezone-aware datetimes: ``Annotated[datetime, AWARE]``.
 AWARE = TypeMarker("AWARE")
 AwareDatetime = typing.Annotated[dt.datetime, AWARE]
+#: Marker for arrays stored bit-packed (see :mod:`entityworks.packing`): ``PackedGrid``.
+PACKED = TypeMarker("PACKED")
+#: Marker for ``[x, y]`` point paths stored as steps (see :mod:`entityworks.packing`).
+POINTS = TypeMarker("POINTS")
 
 Factory = Callable[[Any, "TypeRegistry"], TypeInfo]
 
@@ -171,6 +243,14 @@ class TypeRegistry:
                                        type_=xsd_type)
         return best[1]
 
+    def companion_types(self, target: str) -> dict[str, Any]:
+        """Companion suffix -> the type whose companion it is, on ``target`` (for reflection)."""
+        kinds: dict[str, Any] = {}
+        for info in self._exact.values():
+            for part in info.companions_for(target):
+                kinds.setdefault(part.suffix, info.python_type)
+        return kinds
+
     def supports(self, tp: Any) -> bool:
         try:
             self.lookup(tp)
@@ -184,6 +264,9 @@ class TypeRegistry:
             for extra in extras:
                 if _hashable(extra) and extra in self._exact:
                     return self._exact[extra]
+            for predicate, factory in self._factories:  # markers with a parametrised entry
+                if predicate(tp):
+                    return factory(tp, self)
             return self._find(base)
         if _hashable(tp) and tp in self._exact:
             return self._exact[tp]
@@ -215,6 +298,205 @@ def _pa():
     return pyarrow
 
 
+# -- value rules: what each built-in type accepts ------------------------------------------
+#
+# One rule per type, used by every writer (Store, frames, XML) and by filters. A value is
+# accepted when it has the field's type, or a type Python's typing accepts in its place (a
+# subclass; an int where a float is expected): it is then stored, and comes back, as the
+# field's type. Everything else is refused with the reason, before anything is written.
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: Digits a Decimal may have before and after the point: DECIMAL(65, 30), the widest column
+#: MariaDB has, so that a Decimal stored on one backend can be stored on every other one.
+DECIMAL_INTEGER_DIGITS, DECIMAL_FRACTION_DIGITS = 35, 30
+#: The largest UTC offset xs:dateTime can write (and so the largest any backend keeps).
+MAX_UTC_OFFSET = dt.timedelta(hours=14)
+_MINUTE = dt.timedelta(minutes=1)
+
+
+def _refused(expected: str, value: Any, hint: str = "") -> TypeError:
+    return TypeError(f"expected {expected}, got {type(value).__qualname__}{hint}")
+
+
+def check_bool(value: Any) -> bool:
+    if type(value) is bool:
+        return value
+    hint = "; an int is not stored as a bool" if isinstance(value, int) else ""
+    raise _refused("a bool", value, hint)
+
+
+def check_int(value: Any) -> int:
+    if type(value) is not int:
+        if not isinstance(value, int):
+            raise _refused("an int", value)
+        value = int(value)  # a bool or an IntEnum is stored (and comes back) as its int
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError("outside the signed 64-bit range every backend holds")
+    return value
+
+
+def check_float(value: Any) -> float:
+    if type(value) is float:
+        return value
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, int):  # typing accepts an int for a float; it comes back a float
+        try:
+            converted = float(value)
+        except OverflowError:
+            raise ValueError("an int too large for a float") from None
+        if converted != value:
+            raise ValueError(f"the int has no exact float (it would become {converted!r})")
+        return converted
+    raise _refused("a float", value)
+
+
+def check_str(value: Any) -> str:
+    if type(value) is not str:
+        if not isinstance(value, str):
+            raise _refused("a str", value)
+        value = str.__str__(value)  # the text of a str subclass (a StrEnum member...)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a lone surrogate cannot be stored as UTF-8") from None
+    return value
+
+
+def check_bytes(value: Any) -> bytes:
+    if type(value) is bytes:
+        return value
+    if isinstance(value, bytes):
+        return bytes(value)
+    hint = "; convert it with bytes(...)" if isinstance(value, bytearray | memoryview) else ""
+    raise _refused("bytes", value, hint)
+
+
+def check_decimal(value: Any) -> decimal.Decimal:
+    """Finite, not -0, no positive exponent, at most 35 digits before the point and 30 after.
+
+    Every backend and format keeps such a Decimal exactly, exponent included; xs:decimal and
+    the SQL columns have no way to write ``1E+2`` or ``-0``, and MariaDB no room for more.
+    """
+    if type(value) is not decimal.Decimal:
+        if not isinstance(value, decimal.Decimal):
+            raise _refused("a Decimal", value)
+        value = decimal.Decimal(value)
+    if not value.is_finite():
+        raise ValueError(f"Decimal {value} is not finite (no column or xs:decimal holds it)")
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    if exponent > 0:
+        raise ValueError(f"{value} has a positive exponent, which no column or xs:decimal "
+                         f"keeps; write it as Decimal('{value:f}')")
+    if sign and not any(digits):
+        raise ValueError(f"{value} is a negative zero, which no column or xs:decimal keeps; "
+                         f"write it as Decimal('{-value:f}')")
+    if -exponent > DECIMAL_FRACTION_DIGITS or len(digits) + exponent > DECIMAL_INTEGER_DIGITS:
+        raise ValueError(
+            f"{value} has more than {DECIMAL_INTEGER_DIGITS} digits before the point or "
+            f"{DECIMAL_FRACTION_DIGITS} after (DECIMAL(65, 30), the widest MariaDB column)")
+    return value
+
+
+def _plain_datetime(value: dt.datetime) -> dt.datetime:
+    """A datetime subclass (pandas' Timestamp...) as a datetime, refusing lost nanoseconds."""
+    if getattr(value, "nanosecond", 0):
+        raise ValueError("its nanoseconds would be lost (datetime keeps microseconds)")
+    return dt.datetime(value.year, value.month, value.day, value.hour, value.minute,
+                       value.second, value.microsecond, value.tzinfo, fold=value.fold)
+
+
+def check_datetime(value: Any) -> dt.datetime:
+    if type(value) is not dt.datetime:
+        if not isinstance(value, dt.datetime):
+            raise _refused("a datetime", value)
+        value = _plain_datetime(value)
+    if value.tzinfo is not None:
+        raise ValueError(
+            "timezone-aware datetime in a naive datetime column; annotate the field as "
+            "entityworks.AwareDatetime to store aware values")
+    return value
+
+
+def format_offset(offset: dt.timedelta) -> str:
+    """``+05:30``, ``-19:46``, ``+00:00:30``, ``+00:00:00.000001`` (only the parts it has)."""
+    sign = "-" if offset < dt.timedelta(0) else "+"
+    seconds, micros = divmod(abs(offset) // dt.timedelta(microseconds=1), 1_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    text = f"{sign}{hours:02d}:{minutes:02d}"
+    if seconds or micros:
+        text += f":{seconds:02d}" + (f".{micros:06d}" if micros else "")
+    return text
+
+
+def check_aware_datetime(value: Any) -> dt.datetime:
+    """A datetime with a UTC offset of whole minutes within ±14:00 (xs:dateTime's offsets),
+    whose UTC instant is a datetime too."""
+    if type(value) is not dt.datetime:
+        if not isinstance(value, dt.datetime):
+            raise _refused("a datetime", value)
+        value = _plain_datetime(value)
+    offset = value.utcoffset() if value.tzinfo is not None else None
+    if offset is None:
+        raise ValueError("naive datetime in an AwareDatetime column; attach a tzinfo")
+    if offset % _MINUTE:
+        raise ValueError(f"its UTC offset {format_offset(offset)} is not a whole number of "
+                         "minutes, which xs:dateTime and the offset columns require; convert "
+                         "it with .astimezone(datetime.timezone.utc)")
+    if abs(offset) > MAX_UTC_OFFSET:
+        raise ValueError(f"its UTC offset {format_offset(offset)} is beyond ±14:00, the "
+                         "range xs:dateTime allows; convert it with .astimezone(...)")
+    try:
+        value.astimezone(dt.UTC)
+    except OverflowError:
+        raise ValueError("its UTC instant falls outside the years 1-9999") from None
+    return value
+
+
+def check_date(value: Any) -> dt.date:
+    if type(value) is dt.date:
+        return value
+    if isinstance(value, dt.datetime):  # a date subclass: refuse it rather than drop its time
+        raise _refused("a date", value, "; use .date() to store only the day")
+    if not isinstance(value, dt.date):
+        raise _refused("a date", value)
+    return dt.date(value.year, value.month, value.day)
+
+
+def check_time(value: Any) -> dt.time:
+    if type(value) is not dt.time:
+        if not isinstance(value, dt.time):
+            raise _refused("a time", value)
+        value = dt.time(value.hour, value.minute, value.second, value.microsecond,
+                        value.tzinfo, fold=value.fold)
+    if value.tzinfo is not None:
+        raise ValueError("times with a tzinfo are not stored; use a naive time")
+    return value
+
+
+def check_timedelta(value: Any) -> dt.timedelta:
+    if type(value) is not dt.timedelta:
+        if not isinstance(value, dt.timedelta):
+            raise _refused("a timedelta", value)
+        if getattr(value, "nanoseconds", 0):
+            raise ValueError("its nanoseconds would be lost (timedelta keeps microseconds)")
+        value = dt.timedelta(value.days, value.seconds, value.microseconds)
+    if not INT64_MIN <= _timedelta_to_micros(value) <= INT64_MAX:
+        raise ValueError("more microseconds than a signed 64-bit integer holds")
+    return value
+
+
+def check_uuid(value: Any) -> uuid.UUID:
+    if type(value) is uuid.UUID:
+        return value
+    if isinstance(value, uuid.UUID):
+        return uuid.UUID(int=value.int)
+    raise _refused("a UUID", value)
+
+
 # -- lexical forms for XML ---------------------------------------------------------------
 
 def _bool_from_text(text: str) -> bool:
@@ -238,7 +520,7 @@ _FLOAT_SPECIAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 
 def _float_to_text(x: float) -> str:
     # repr is the shortest exact form; only its spellings of NaN and infinity differ in XSD
-    text = repr(x if type(x) is float else float(x))
+    text = repr(x if type(x) is float else check_float(x))
     return _FLOAT_SPECIAL.get(text, text)
 
 
@@ -254,16 +536,34 @@ def _float_from_text(text: str) -> float:
 
 
 def _decimal_to_text(d: decimal.Decimal) -> str:
-    if not d.is_finite():
-        raise ValueError(f"xs:decimal cannot hold {d}")
-    return format(d, "f")
+    return format(check_decimal(d), "f")
+
+
+_DECIMAL_TEXT = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
 
 
 def _decimal_from_text(text: str) -> decimal.Decimal:
     t = text.strip()
-    if not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", t):
+    if not _DECIMAL_TEXT.fullmatch(t):
         raise ValueError(f"not an xs:decimal: {text!r}")
-    return decimal.Decimal(t)
+    return check_decimal(decimal.Decimal(t))
+
+
+def _decimal_from_valid_text(text: str) -> decimal.Decimal:
+    """Text the validator accepted as xs:decimal (no exponent syntax), held to the rule."""
+    return check_decimal(decimal.Decimal(text))
+
+
+def _decimal_to_arrow(d: decimal.Decimal) -> str:
+    return str(check_decimal(d))
+
+
+def _decimal_from_arrow(text: str) -> decimal.Decimal:
+    try:
+        value = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        raise ValueError(f"not a decimal number: {text!r}") from None
+    return check_decimal(value)
 
 
 _FRACTION = re.compile(r"(\.\d{6})\d+")
@@ -275,23 +575,17 @@ def _datetime_from_text(text: str) -> dt.datetime:
 
 
 def _naive_datetime_from_text(text: str) -> dt.datetime:
-    value = _datetime_from_text(text)
-    if value.tzinfo is not None:  # .NET may write a local offset: keep the wall time
-        value = value.replace(tzinfo=None)
-    return value
+    # the Store's rule: an offset in a naive column is refused, never dropped
+    return sqltypes.require_naive(_datetime_from_text(text))
 
 
 def _aware_to_utc(value: dt.datetime) -> dt.datetime:
-    # Arrow drops sub-second parts of an offset; converting first keeps the instant exact.
-    return sqltypes.require_aware(value).astimezone(dt.UTC)
+    # Arrow keeps one time zone per column: the instant goes there, the offset beside it.
+    return check_aware_datetime(value).astimezone(dt.UTC)
 
 
 def _aware_datetime_to_text(value: dt.datetime) -> str:
-    offset = sqltypes.require_aware(value).utcoffset()
-    if offset is not None and (offset.seconds % 60 or offset.microseconds):
-        # xs:dateTime offsets are whole minutes: write the same instant in UTC instead
-        value = value.astimezone(dt.UTC)
-    return value.isoformat()
+    return check_aware_datetime(value).isoformat()
 
 
 def _aware_datetime_from_text(text: str) -> dt.datetime:
@@ -301,15 +595,26 @@ def _aware_datetime_from_text(text: str) -> dt.datetime:
     return value
 
 
-def _require_date(value: Any) -> dt.date:
-    if isinstance(value, dt.datetime) or not isinstance(value, dt.date):
-        # a datetime is a date subclass: refuse it rather than drop its time
-        raise ValueError(f"expected a date, got {type(value).__name__}: {value!r}")
-    return value
+def _offset_minutes(value: dt.datetime) -> int | None:
+    """Minutes east of UTC; ``None`` for UTC itself (so a UTC value needs no companion)."""
+    return value.utcoffset() // _MINUTE or None  # type: ignore[operator]
+
+
+_OFFSETS: dict[int, dt.timezone] = {}
+
+
+def with_offset(instant: dt.datetime, minutes: Any) -> dt.datetime:
+    """The UTC ``instant`` shown at ``minutes`` east of UTC (unchanged for ``None``)."""
+    if minutes is None:
+        return instant
+    zone = _OFFSETS.get(minutes)
+    if zone is None:
+        zone = _OFFSETS[minutes] = dt.timezone(dt.timedelta(minutes=minutes))
+    return instant.astimezone(zone)
 
 
 def _date_to_text(value: dt.date) -> str:
-    return _require_date(value).isoformat()
+    return check_date(value).isoformat()
 
 
 def _date_from_text(text: str) -> dt.date:
@@ -321,9 +626,9 @@ def _date_from_text(text: str) -> dt.date:
 
 def _time_from_text(text: str) -> dt.time:
     t = _FRACTION.sub(r"\1", text.strip())
-    if "T" in t:  # .NET keeps xs:time in a DateTime column and writes a full dateTime
-        return _naive_datetime_from_text(t).time()
-    return dt.time.fromisoformat(t)
+    if "T" in t:  # .NET keeps xs:time in a local DateTime and writes a full dateTime:
+        return _datetime_from_text(t).time()  # its wall-clock time is the value
+    return sqltypes.require_naive_time(dt.time.fromisoformat(t))  # the Store's rule
 
 
 _DURATION = re.compile(
@@ -333,6 +638,7 @@ _DURATION = re.compile(
 
 
 def _timedelta_to_text(td: dt.timedelta) -> str:
+    td = check_timedelta(td)
     sign = "-" if td < dt.timedelta(0) else ""
     td = abs(td)
     hours, rest = divmod(td.seconds, 3600)
@@ -356,6 +662,10 @@ def _timedelta_to_micros(td: dt.timedelta) -> int:
     return (td.days * 86_400 + td.seconds) * 1_000_000 + td.microseconds
 
 
+def _timedelta_to_db(td: dt.timedelta) -> int:
+    return _timedelta_to_micros(check_timedelta(td))
+
+
 def _micros_to_timedelta(us: int) -> dt.timedelta:
     return dt.timedelta(microseconds=us)
 
@@ -370,6 +680,43 @@ def _bytes_to_text(b: bytes) -> str:
 
 def _as_uuid(value: Any) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def _uuid_to_text(value: uuid.UUID) -> str:
+    return str(check_uuid(value))
+
+
+# -- companions: what a backend's own column type loses ------------------------------------
+
+def _negative_zero(value: float) -> int | None:
+    return 1 if value == 0.0 and math.copysign(1.0, value) < 0 else None
+
+
+def _signed_zero(value: Any, negative: Any) -> Any:
+    return -0.0 if negative else value
+
+
+_OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
+                    sqltypes.small_integer, lambda: _pa().int16())
+_SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, sqltypes.with_scale,
+                   "the exponent")
+_NEGZERO = Companion("negzero", _negative_zero, _signed_zero, "the sign of -0.0")
+
+
+def _aware_companions(target: str) -> tuple[Companion, ...]:
+    # TIMESTAMPTZ, DATETIME(6) and Arrow's timestamp keep the instant, never the offset.
+    return (_OFFSET,)
+
+
+def _decimal_companions(target: str) -> tuple[Companion, ...]:
+    # PostgreSQL's NUMERIC keeps the scale it is given; DECIMAL(65, 30) pads to 30 places and
+    # SQLite's sortable key is normalised, so the exponent goes beside them.
+    return (_SCALE,) if target in sqltypes.SCALED_DECIMAL_DIALECTS else ()
+
+
+def _float_companions(target: str) -> tuple[Companion, ...]:
+    # MariaDB turns -0.0 into 0 in every DOUBLE expression: the sign goes beside it.
+    return (_NEGZERO,) if target in sqltypes.MYSQL_DIALECTS else ()
 
 
 # -- the built-in entries ----------------------------------------------------------------
@@ -389,54 +736,66 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
     pa = _pa
     return [
         (bool, TypeInfo("bool", bool, sqltypes.boolean, lambda: pa().bool_(), "xs:boolean",
-                        lambda b: "true" if b else "false", _bool_from_text,
+                        lambda b: "true" if check_bool(b) else "false", _bool_from_text,
                         from_valid_text=_bool_from_valid_text, from_db=bool,
-                        plain_text=True)),
+                        plain_text=True, check=check_bool, native=bool)),
         (int, TypeInfo("int", int, sqltypes.big_integer, lambda: pa().int64(), "xs:long",
                        str, _int_from_text, autoincrement=True,
-                       xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True)),
+                       xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True,
+                       check=check_int, native=int, sqlite_typeof="integer")),
         (float, TypeInfo("float", float, sqltypes.double, lambda: pa().float64(), "xs:double",
                          _float_to_text, _float_from_text,
-                         xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True)),
+                         xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True,
+                         check=check_float, native=float, sqlite_typeof="real",
+                         companions=_float_companions)),
         (str, TypeInfo("str", str, sqltypes.text, lambda: pa().string(), "xs:string",
                        str, str,
-                       xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"))),
+                       xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
+                       check=check_str, native=str, sqlite_typeof="text")),
         (bytes, TypeInfo("bytes", bytes, sqltypes.binary, lambda: pa().binary(),
                          "xs:base64Binary", _bytes_to_text, _bytes_from_text,
-                         from_db=bytes, plain_text=True)),
+                         from_db=bytes, plain_text=True, check=check_bytes, native=bytes)),
         (decimal.Decimal, TypeInfo(
             "Decimal", decimal.Decimal, sqltypes.ExactDecimal, lambda: pa().string(),
-            "xs:decimal", _decimal_to_text, _decimal_from_text,
-            to_arrow=str, from_arrow=decimal.Decimal,
-            from_valid_text=decimal.Decimal, plain_text=True)),
+            "xs:decimal", _decimal_to_text, _decimal_from_text, to_db=check_decimal,
+            to_arrow=_decimal_to_arrow, from_arrow=_decimal_from_arrow,
+            from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
+            checked_codecs=True,
+            companions=_decimal_companions)),
         (dt.datetime, TypeInfo(
             "datetime", dt.datetime, sqltypes.NaiveDateTime,
             lambda: pa().timestamp("us"), "xs:dateTime",
-            lambda v: sqltypes.require_naive(v).isoformat(), _naive_datetime_from_text,
-            to_db=sqltypes.require_naive, to_arrow=sqltypes.require_naive, plain_text=True,
+            lambda v: check_datetime(v).isoformat(), _naive_datetime_from_text,
+            to_db=check_datetime, to_arrow=check_datetime, plain_text=True,
+            check=check_datetime, checked_codecs=True,
             # .NET would otherwise read a naive value as local time and shift it.
             xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
         (AWARE, TypeInfo(
             "AwareDatetime", AwareDatetime, sqltypes.AwareDateTime,
             lambda: pa().timestamp("us", tz="UTC"), "xs:dateTime",
             _aware_datetime_to_text, _aware_datetime_from_text,
-            to_db=sqltypes.require_aware, to_arrow=_aware_to_utc, plain_text=True,
+            to_db=check_aware_datetime, to_arrow=_aware_to_utc, plain_text=True,
+            check=check_aware_datetime, companions=_aware_companions, checked_codecs=True,
             xsd_attributes={"msdata:DateTimeMode": "Utc"})),
         (dt.date, TypeInfo("date", dt.date, sqltypes.date, lambda: pa().date32(), "xs:date",
-                           _date_to_text, _date_from_text, to_arrow=_require_date,
-                           plain_text=True)),
+                           _date_to_text, _date_from_text, to_db=check_date,
+                           to_arrow=check_date, plain_text=True, check=check_date,
+                           checked_codecs=True)),
         (dt.time, TypeInfo("time", dt.time, sqltypes.time, lambda: pa().time64("us"),
-                           "xs:time", lambda v: sqltypes.require_naive_time(v).isoformat(),
-                           _time_from_text, to_db=sqltypes.require_naive_time,
-                           to_arrow=sqltypes.require_naive_time, plain_text=True)),
+                           "xs:time", lambda v: check_time(v).isoformat(),
+                           _time_from_text, to_db=check_time,
+                           to_arrow=check_time, plain_text=True, check=check_time,
+                           checked_codecs=True)),
         (dt.timedelta, TypeInfo(
             "timedelta", dt.timedelta, sqltypes.big_integer, lambda: pa().duration("us"),
             "xs:duration", _timedelta_to_text, _timedelta_from_text,
-            to_db=_timedelta_to_micros, from_db=_micros_to_timedelta, plain_text=True)),
+            to_db=_timedelta_to_db, from_db=_micros_to_timedelta, to_arrow=check_timedelta,
+            plain_text=True, check=check_timedelta, checked_codecs=True)),
         (uuid.UUID, TypeInfo(
             "UUID", uuid.UUID, sqltypes.uuid_type, lambda: pa().string(), "xs:string",
-            str, lambda t: uuid.UUID(t.strip()), from_db=_as_uuid, to_arrow=str,
-            from_arrow=uuid.UUID, plain_text=True,
+            _uuid_to_text, lambda t: uuid.UUID(t.strip()), to_db=check_uuid,
+            from_db=_as_uuid, to_arrow=_uuid_to_text, from_arrow=uuid.UUID,
+            plain_text=True, check=check_uuid, checked_codecs=True,
             xsd_attributes={"msdata:DataType": _MSDATA_GUID})),
     ]
 
@@ -455,10 +814,13 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
             f"(found {sorted(t.__name__ for t in value_types)})", type_=tp)
     base = registry.lookup(next(iter(value_types)))
 
-    def to_value(member: Any) -> Any:
+    def check(member: Any) -> Any:
         if not isinstance(member, tp):
             raise ValueError(f"{member!r} is not a member of {tp.__qualname__}")
-        return member.value
+        return member
+
+    def to_value(member: Any) -> Any:
+        return check(member).value
 
     def from_text(text: str) -> enum.Enum:
         return tp(base.from_text(text))
@@ -467,10 +829,22 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
         tp.__qualname__, tp, base.sql, base.arrow, base.xsd,
         lambda m: base.to_text(to_value(m)), from_text,
         to_db=to_value, from_db=tp, to_arrow=to_value, from_arrow=tp,
-        plain_text=base.plain_text)
+        plain_text=base.plain_text, check=check, checked_codecs=True)
 
+
+# -- JSON columns ----------------------------------------------------------------------------
+#
+# A list / dict / tuple field is stored as JSON text. JSON knows str, int, float, bool, null,
+# arrays and string-keyed objects, nothing else: an unannotated position (``dict``,
+# ``dict[str, Any]``) accepts exactly those, so that what is read back has the types that
+# were written. An annotation says more, and decoding rebuilds it: ``dict[int, str]`` keys,
+# ``tuple[int, ...]`` and ``list[tuple[int, int]]`` tuples, and any registered type inside
+# (``list[Decimal]``, ``dict[str, datetime]``) as its XML text form.
 
 _JSON_ORIGINS = (list, dict, tuple)
+_JSON_SCALARS: dict[Any, Callable[[Any], Any]] = {
+    str: check_str, int: check_int, float: check_float, bool: check_bool}
+_MAX_JSON_DEPTH = 200
 
 
 def _is_json(tp: Any) -> bool:
@@ -485,23 +859,186 @@ def _json_dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=True, separators=(",", ":"))
 
 
+def _untyped(value: Any, depth: int = 0) -> Any:
+    """Refuse what JSON would hand back as another type (a tuple, an int key, an IntEnum)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if depth > _MAX_JSON_DEPTH:
+        raise ValueError(f"JSON nested deeper than {_MAX_JSON_DEPTH} levels")
+    if kind is list:
+        for item in value:
+            _untyped(item, depth + 1)
+        return value
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                _str_key(key)
+            _untyped(item, depth + 1)
+        return value
+    if kind is tuple:
+        raise ValueError("a tuple inside an untyped JSON value would come back a list; use a "
+                         "list, or annotate it (tuple[int, ...], list[tuple[int, int]])")
+    raise ValueError(f"a {kind.__qualname__} inside an untyped JSON value would not come back "
+                     "as itself; JSON holds str, int, float, bool, None, list and dict: "
+                     "annotate the field's type")
+
+
+def _str_key(key: Any) -> str:
+    if type(key) is str:
+        return key
+    if isinstance(key, str):
+        return check_str(key)
+    raise ValueError(f"dict key {key!r} is a {type(key).__qualname__}; JSON keys are text, so "
+                     "it would come back a str: annotate the keys (dict[int, ...]) or use str")
+
+
+def _int_key(key: Any) -> str:
+    try:
+        return str(check_int(key))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"dict key {key!r}: {exc}") from None
+
+
+class _JsonShape:
+    """Encoder/decoder for one annotation inside a JSON value (the whole value included)."""
+
+    def __init__(self, tp: Any, registry: TypeRegistry) -> None:
+        tp, self.nullable = unwrap_optional(tp) if tp is not Any else (tp, True)
+        origin = get_origin(tp) or tp
+        args = get_args(tp)
+        self.kind = "any"
+        self.items: list[_JsonShape] = []
+        self.scalar: Callable[[Any], Any] | None = None
+        if tp is Any or tp is object:
+            return
+        if origin is list or origin is tuple:
+            self.kind = origin.__name__
+            if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+                args = (args[0],)
+            elif origin is tuple and args:
+                self.kind = "fixed"
+            self.items = [_JsonShape(a, registry) for a in (args or (Any,))]
+        elif origin is dict:
+            key, value = args or (str, Any)
+            if key not in (str, int):
+                raise UnsupportedTypeError(
+                    f"dict keys in a JSON column must be str or int, not {_type_name(key)}",
+                    type_=tp)
+            self.kind = "dict"
+            self.key = key
+            self.items = [_JsonShape(value, registry)]
+        elif tp in _JSON_SCALARS:
+            self.kind = "scalar"
+            self.type = tp
+            self.scalar = _JSON_SCALARS[tp]
+        else:
+            info = registry.lookup(tp)
+            if get_origin(info.python_type) in _JSON_ORIGINS:  # pragma: no cover - guarded
+                raise UnsupportedTypeError(f"unsupported JSON element {tp!r}", type_=tp)
+            self.kind = "text"
+            self.info = info
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        """``value`` checked and turned into what ``json.dumps`` writes."""
+        if value is None:
+            if self.nullable:
+                return None
+            raise ValueError("None where the annotation does not allow it")
+        kind = self.kind
+        if kind == "scalar":
+            return self.scalar(value)  # type: ignore[misc]
+        if kind == "any":
+            return _untyped(value, depth)
+        if depth > _MAX_JSON_DEPTH:
+            raise ValueError(f"JSON nested deeper than {_MAX_JSON_DEPTH} levels")
+        if kind == "text":
+            return self.info.to_text(self.info.checked(value))
+        if kind == "dict":
+            if not isinstance(value, dict):
+                raise _refused("a dict", value)
+            item = self.items[0]
+            key = _str_key if self.key is str else _int_key
+            return {key(k): item.encode(v, depth + 1) for k, v in value.items()}
+        expected = list if kind == "list" else tuple
+        if not isinstance(value, expected):
+            raise _refused(f"a {expected.__name__}", value)
+        if kind == "fixed":
+            if len(value) != len(self.items):
+                raise ValueError(f"expected {len(self.items)} items, got {len(value)}")
+            return [s.encode(v, depth + 1) for s, v in zip(self.items, value, strict=True)]
+        item = self.items[0]
+        if item.kind == "scalar" and not item.nullable and \
+                countOf(map(type, value), item.type) == len(value):
+            return value  # only exact ints / floats / str / bools: nothing to convert
+        return [item.encode(v, depth + 1) for v in value]
+
+    def decode(self, data: Any) -> Any:
+        """What ``json.loads`` read -> the annotated Python value (checked again)."""
+        if data is None:
+            if self.nullable:
+                return None
+            raise ValueError("null where the annotation does not allow it")
+        kind = self.kind
+        if kind == "scalar":
+            if type(data) is not self.type and not (self.type is float and type(data) is int):
+                raise _refused(f"a {self.type.__name__}", data)
+            return self.scalar(data)  # type: ignore[misc]
+        if kind == "any":
+            return data
+        if kind == "text":
+            if type(data) is not str:
+                raise _refused("text", data)
+            return self.info.checked(self.info.from_text(data))
+        if kind == "dict":
+            if type(data) is not dict:
+                raise _refused("an object", data)
+            item = self.items[0]
+            if self.key is str:
+                return {k: item.decode(v) for k, v in data.items()}
+            return {_int_from_text(k): item.decode(v) for k, v in data.items()}
+        if type(data) is not list:
+            raise _refused("an array", data)
+        if kind == "fixed":
+            if len(data) != len(self.items):
+                raise ValueError(f"expected {len(self.items)} items, got {len(data)}")
+            return tuple(s.decode(v) for s, v in zip(self.items, data, strict=True))
+        item = self.items[0]
+        if item.kind == "any" or (item.kind == "scalar" and not item.nullable
+                                  and countOf(map(type, data), item.type) == len(data)):
+            values = data
+        else:
+            values = [item.decode(v) for v in data]
+        return tuple(values) if kind == "tuple" else values
+
+
 def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
-    origin = get_origin(tp) or tp
-    decode: Callable[[Any], Any] = tuple if origin is tuple else (lambda v: v)
+    shape = _JsonShape(tp, registry)
+    shape.nullable = False  # None is the column's business (Optional), not the JSON's
+
+    def encode(value: Any) -> Any:
+        try:
+            return shape.encode(value)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
 
     def check(value: Any) -> Any:
-        if not isinstance(value, origin):
-            raise ValueError(f"expected a {origin.__name__}, got {type(value).__name__}")
-        return list(value) if origin is tuple else value
+        encode(value)
+        return value
 
-    def from_text(text: str) -> Any:
-        return decode(json.loads(text))
+    def dumps(value: Any) -> str:
+        return _json_dumps(encode(value))
+
+    def loads(text: str) -> Any:
+        try:
+            return shape.decode(json.loads(text))
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
 
     return TypeInfo(
         _type_name(tp), tp, sqltypes.json_text, lambda: _pa().string(), "xs:string",
-        lambda v: _json_dumps(check(v)), from_text,
-        to_db=lambda v: _json_dumps(check(v)), from_db=from_text,
-        to_arrow=lambda v: _json_dumps(check(v)), from_arrow=from_text)
+        dumps, loads, to_db=dumps, from_db=loads, to_arrow=dumps, from_arrow=loads,
+        check=check, checked_codecs=True)
 
 
 def _is_ndarray(tp: Any) -> bool:
@@ -512,23 +1049,51 @@ def _is_ndarray(tp: Any) -> bool:
     return tp is np.ndarray or get_origin(tp) is np.ndarray
 
 
-def ndarray_to_bytes(array: Any) -> bytes:
-    """Encode an array as ``.npy`` bytes (dtype and shape kept, pickling refused)."""
+def check_ndarray(array: Any) -> Any:
     import numpy as np
 
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"expected a numpy.ndarray, got {type(array).__name__}")
+    if type(array) is not np.ndarray:
+        # a subclass (masked array, matrix) would come back a plain ndarray, its extras lost
+        raise _refused("a numpy.ndarray", array)
     if array.dtype.hasobject:
         raise ValueError("arrays of Python objects are not stored (they would need pickle)")
+    return array
+
+
+def ndarray_to_bytes(array: Any) -> bytes:
+    """Encode an array as ``.npy`` bytes (dtype, shape and order kept, pickling refused)."""
+    import numpy as np
+
+    check_ndarray(array)
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        array = np.ascontiguousarray(array)  # (ascontiguousarray would make 0-d arrays 1-d)
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    np.lib.format.write_array(buffer, array, allow_pickle=False)
     return buffer.getvalue()
 
 
 def ndarray_from_bytes(blob: bytes) -> Any:
+    """Decode ``.npy`` bytes. The header's shape and dtype must account for exactly the bytes
+    that follow it: a damaged or crafted header claiming a huge shape is refused before any
+    memory is allocated for it (NumPy would allocate the whole array first)."""
     import numpy as np
 
-    return np.lib.format.read_array(io.BytesIO(bytes(blob)), allow_pickle=False)
+    data = bytes(blob)
+    stream = io.BytesIO(data)
+    version = np.lib.format.read_magic(stream)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0,
+               (2, 0): np.lib.format.read_array_header_2_0}
+    if version in readers:
+        shape, _fortran, dtype = readers[version](stream)
+        if dtype.hasobject:
+            raise ValueError(".npy data holds Python objects (pickle is never read)")
+        claimed = math.prod(shape) * dtype.itemsize
+        present = len(data) - stream.tell()
+        if claimed != present:
+            raise ValueError(f".npy header claims shape {shape} of {dtype} ({claimed:,} bytes) "
+                             f"but {present:,} bytes follow it: damaged data")
+        stream.seek(0)
+    return np.lib.format.read_array(stream, allow_pickle=False)
 
 
 def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
@@ -538,7 +1103,68 @@ def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
         lambda t: ndarray_from_bytes(_bytes_from_text(t)),
         to_db=ndarray_to_bytes, from_db=ndarray_from_bytes,
         to_arrow=ndarray_to_bytes, from_arrow=ndarray_from_bytes,
-        plain_text=True)
+        plain_text=True, check=check_ndarray, checked_codecs=True)
+
+
+def _packed_grid_to_db(array: Any) -> bytes:
+    from .packing import pack_grid
+
+    return pack_grid(array)
+
+
+def _packed_grid_from_db(blob: bytes) -> Any:
+    from .packing import unpack_grid
+
+    return unpack_grid(blob)
+
+
+def _points_to_db(path: Any) -> bytes:
+    from .packing import pack_points
+
+    return pack_points(path)
+
+
+def _points_from_db(blob: bytes) -> Any:
+    from .packing import unpack_points
+
+    return unpack_points(blob)
+
+
+def _points_to_json(path: Any) -> str:
+    from .packing import _points
+
+    # the same rule as the database form: integer [x, y] pairs
+    return _json_dumps(_points(path))
+
+
+def _points_from_json(text: str) -> list[list[int]]:
+    from .packing import _points
+
+    return _points(json.loads(text))
+
+
+def _has_marker(tp: Any, marker: TypeMarker) -> bool:
+    return get_origin(tp) is typing.Annotated and any(m is marker for m in get_args(tp)[1:])
+
+
+def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
+    """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
+    same bytes in XML (plain ``.npy`` bytes are read too)."""
+    return TypeInfo(
+        "PackedGrid", tp, sqltypes.binary, lambda: _pa().binary(), "xs:base64Binary",
+        lambda a: _bytes_to_text(_packed_grid_to_db(a)),
+        lambda t: _packed_grid_from_db(_bytes_from_text(t)),
+        to_db=_packed_grid_to_db, from_db=_packed_grid_from_db,
+        to_arrow=_packed_grid_to_db, from_arrow=_packed_grid_from_db, plain_text=True)
+
+
+def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
+    """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
+    Arrow (as a plain ``list[list[int]]`` would be)."""
+    return TypeInfo(
+        "PointPath", tp, sqltypes.binary, lambda: _pa().string(), "xs:string",
+        _points_to_json, _points_from_json, to_db=_points_to_db, from_db=_points_from_db,
+        to_arrow=_points_to_json, from_arrow=_points_from_json)
 
 
 def _is_nested_dataclass(tp: Any) -> bool:
@@ -550,7 +1176,8 @@ def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         tp.__qualname__, tp, sqltypes.json_text, lambda: _pa().string(), "xs:string",
         codec.dumps, codec.loads, to_db=codec.dumps, from_db=codec.loads,
-        to_arrow=codec.dumps, from_arrow=codec.loads)
+        to_arrow=codec.dumps, from_arrow=codec.loads, check=codec.check,
+        checked_codecs=True)
 
 
 _JSON_NATIVE = (bool, int, str)
@@ -559,12 +1186,14 @@ _JSON_NATIVE = (bool, int, str)
 class NestedCodec:
     """JSON codec for a dataclass stored inside one column.
 
-    Each field goes through its own registry entry's text form, so a nested dataclass may
-    hold any registered type (dates, Decimals, enums, arrays, other dataclasses).
+    Each field goes through its own registry entry (its rule, then its text form), so a
+    nested dataclass may hold any registered type (dates, Decimals, enums, arrays, other
+    dataclasses); bool, int and str fields stay JSON values.
     """
 
     def __init__(self, cls: type, registry: TypeRegistry) -> None:
         self.cls = cls
+        check_constructible(cls)
         hints = typing.get_type_hints(cls, include_extras=True)
         self.fields: list[tuple[str, bool, TypeInfo]] = []
         for f in dataclasses.fields(cls):
@@ -576,25 +1205,52 @@ class NestedCodec:
                     f"{cls.__qualname__}.{f.name}: {exc}", cls=cls, field=f.name, type_=tp
                 ) from None
             self.fields.append((f.name, nullable, info))
+        self.build = instance_builder(cls, [name for name, _n, _i in self.fields])
 
     def to_jsonable(self, obj: Any) -> dict[str, Any]:
-        if not isinstance(obj, self.cls):
+        if type(obj) is not self.cls:
             raise ValueError(f"expected a {self.cls.__qualname__}, got {type(obj).__name__}")
         out: dict[str, Any] = {}
-        for name, _nullable, info in self.fields:
+        for name, nullable, info in self.fields:
             value = getattr(obj, name)
-            native = value is None or info.python_type in _JSON_NATIVE
-            out[name] = value if native else info.to_text(value)
+            if value is None:
+                if not nullable:
+                    raise ValueError(f"{self.cls.__qualname__}.{name} is None but not Optional")
+                out[name] = None
+                continue
+            try:
+                value = info.checked(value)
+                out[name] = value if info.python_type in _JSON_NATIVE else info.to_text(value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{self.cls.__qualname__}.{name}: {exc}") from None
         return out
 
-    def from_jsonable(self, data: dict[str, Any]) -> Any:
+    def from_jsonable(self, data: Any) -> Any:
+        if type(data) is not dict:
+            raise ValueError(f"expected a JSON object for {self.cls.__qualname__}")
         kwargs = {}
-        for name, _nullable, info in self.fields:
+        for name, nullable, info in self.fields:
             if name in data:
                 value = data[name]
-                native = value is None or info.python_type in _JSON_NATIVE
-                kwargs[name] = value if native else info.from_text(value)
-        return self.cls(**kwargs)
+                if value is None:
+                    if not nullable:
+                        raise ValueError(f"{self.cls.__qualname__}.{name} is null but not "
+                                         "Optional")
+                elif info.python_type in _JSON_NATIVE:
+                    if type(value) is not info.python_type:
+                        raise _refused(f"{info.name} for {self.cls.__qualname__}.{name}", value)
+                elif type(value) is not str:
+                    raise _refused(f"text for {self.cls.__qualname__}.{name}", value)
+                else:
+                    value = info.checked(info.from_text(value))
+                kwargs[name] = value
+        if len(kwargs) == len(self.fields):  # the shared builder (kw_only, init=False...)
+            return self.build(*kwargs.values())
+        return self.cls(**kwargs)  # older JSON without some fields: their defaults
+
+    def check(self, obj: Any) -> Any:
+        self.to_jsonable(obj)
+        return obj
 
     def dumps(self, obj: Any) -> str:
         return _json_dumps(self.to_jsonable(obj))
@@ -642,6 +1298,8 @@ def _default_registry() -> TypeRegistry:
     reg.register_factory(_is_ndarray, _ndarray_info)
     reg.register_factory(_is_json, _json_info)
     reg.register_factory(_is_enum, _enum_info)
+    reg.register_factory(lambda tp: _has_marker(tp, PACKED), _packed_grid_info)
+    reg.register_factory(lambda tp: _has_marker(tp, POINTS), _points_info)
     return reg
 
 
@@ -669,6 +1327,8 @@ def _short_repr(value: Any, limit: int = 80) -> str:
 __all__ = [
     "AWARE",
     "AwareDatetime",
+    "PACKED",
+    "POINTS",
     "NestedCodec",
     "TypeInfo",
     "TypeMarker",

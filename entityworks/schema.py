@@ -9,12 +9,14 @@ child table holding a foreign key to the parent and the item's position.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
 
+from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
 from .registry import TypeInfo, TypeMarker, TypeRegistry, registry, unwrap_optional
 
@@ -85,6 +87,11 @@ class TableSchema:
     children: tuple[ChildTable, ...] = ()
     #: For a child table: the parent's schema (its key type defines ``parent_key``).
     parent: TableSchema | None = None
+    #: Composite indexes (column names in order), from ``@table(name, indexes=...)``.
+    indexes: tuple[tuple[str, ...], ...] = ()
+    #: Child tables stored clustered by their key (SQLite ``WITHOUT ROWID``), from
+    #: ``@table(name, compact_children=True)``.
+    compact_children: bool = False
 
     @property
     def column_names(self) -> list[str]:
@@ -117,16 +124,40 @@ def snake_case(name: str) -> str:
     return s.lower()
 
 
-def table(name: str) -> Callable[[type], type]:
-    """Class decorator setting the table name: ``@table("levels")``."""
+def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
+          compact_children: bool = False) -> Callable[[type], type]:
+    """Class decorator setting the table name: ``@table("levels")``.
+
+    ``indexes`` adds composite indexes, each a sequence of column names, e.g.
+    ``@table("levels", indexes=[("kind", "width")])`` for queries filtering on both.
+    ``compact_children`` stores the child tables clustered by ``(parent_key, position)``
+    on SQLite (``WITHOUT ROWID``: no second copy of the key in a separate index).
+    """
     check_name(name, "table name")
+    wanted = tuple(tuple(index) for index in indexes)
+    for index in wanted:
+        if not index or not all(isinstance(c, str) for c in index):
+            raise SchemaError(f"table {name!r}: an index is a non-empty sequence of column "
+                              f"names, got {index!r}")
 
     def apply(cls: type) -> type:
         cls.__tablename__ = name  # type: ignore[attr-defined]
+        cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
+        cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
         _cache.pop((cls, id(registry)), None)
         return cls
 
     return apply
+
+
+def index_name(table: str, columns: Sequence[str]) -> str:
+    """The name of a composite index: ``ix_<table>_<columns>``, shortened with a digest when
+    it would exceed the longest name every backend accepts."""
+    name = f"ix_{table}_{'_'.join(columns)}"
+    if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+    return f"ix_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
 
 
 def check_name(name: str, what: str, cls: Any = None, field: str | None = None) -> str:
@@ -142,6 +173,9 @@ def check_name(name: str, what: str, cls: Any = None, field: str | None = None) 
         problem = "it starts or ends with whitespace"
     elif name.lower().startswith("sqlite_"):
         problem = "names starting with 'sqlite_' are reserved by SQLite"
+    elif "table" in what and name.lower().startswith("pg_"):
+        problem = ("table names starting with 'pg_' are reserved by PostgreSQL (its system "
+                   "catalogs would hide the table)")
     if problem:
         owner = f" ({cls.__qualname__}.{field})" if cls is not None and field else ""
         raise InvalidNameError(f"invalid {what} {name!r}{owner}: {problem}", cls=cls,
@@ -169,6 +203,9 @@ def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
         raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass",
                           cls=cls)
     schema = _build(cls, table_name(cls), registry, parent=None)
+    check_constructible(cls)  # refuse now a class that could be written but never read back
+    for child in schema.children:
+        check_constructible(child.schema.cls)
     _cache[key] = schema
     return schema
 
@@ -244,7 +281,14 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         # A key is never NULL in the table; `int | None` only means "generated if None".
         columns = [dataclasses.replace(c, nullable=False) if c is key else c for c in columns]
         key = next(c for c in columns if c.primary_key)
-    schema = TableSchema(cls, name, tuple(columns), key, (), parent)
+    indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
+    names = {c.name for c in columns}
+    for index in indexes:
+        for c in index:
+            if c not in names:
+                raise UnknownColumnError(name, c, [c.name for c in columns])
+    compact = bool(cls.__dict__.get("__table_compact_children__", False))
+    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact)
     if child_fields:
         children = tuple(
             ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
@@ -285,6 +329,7 @@ __all__ = [
     "Column",
     "TableSchema",
     "column",
+    "instance_builder",
     "primary_key",
     "snake_case",
     "table",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,6 +20,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from .errors import EntityworksError
 from .registry import TypeRegistry, encode_error
 from .registry import registry as default_registry
+from .rowcodec import row_codec
 from .schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema, table_schema
 from .tables import build_tables
 
@@ -98,10 +98,10 @@ class StatementTemplates:
                                                              compare=False)
 
     def parameters(self, obj: Any) -> dict[str, Any]:
-        """The parameter dict for ``obj`` (storage values for this dialect)."""
-        if self._encoder is None:
-            raise EntityworksError("child-table templates take (parent_key, position, "
-                                   "fields...) rows; build the dict yourself")
+        """The parameter dict for ``obj`` (storage values for this dialect, companion columns
+        included); a child table's templates take ``(parent_key, position, item)``."""
+        if self._encoder is None:  # pragma: no cover - every template has one
+            raise EntityworksError("these templates have no parameter encoder")
         return self._encoder(obj)
 
 
@@ -118,7 +118,8 @@ def statement_templates(cls: type, dialect: str, *, paramstyle: str | None = Non
     root = _templates(schema, tables[0], d, [schema.primary_key.name]
                       if schema.primary_key is not None else [], _encoder(schema, tables[0], d))
     children = {child.field: _templates(child.schema, table, d,
-                                        [PARENT_COLUMN, POSITION_COLUMN], None)
+                                        [PARENT_COLUMN, POSITION_COLUMN],
+                                        _encoder(child.schema, table, d))
                 for child, table in zip(schema.children, tables[1:], strict=True)}
     return StatementTemplates(**{**root.__dict__, "children": children})
 
@@ -190,28 +191,37 @@ def _merge(table: sa.Table, key: list[str], others: list[str], names: list[str],
 
 def _encoder(schema: TableSchema, table: sa.Table, d: sa.Dialect
              ) -> Callable[[Any], dict[str, Any]]:
-    steps = []
-    for c in schema.columns:
-        bind = table.c[c.name].type.dialect_impl(d).bind_processor(d)
-        steps.append((c.name, attrgetter(c.name), c.info.to_db, bind))
+    """Instance (or a child's ``(parent_key, position, item)``) -> parameters, encoded as the
+    Store encodes them: the registry's rule and codec, the dialect's bind processor, and the
+    companion columns."""
+    codec = row_codec(schema, table, d)
+    child = schema.parent is not None
+    names = [c.name for c in schema.field_columns]
 
     def encode(obj: Any) -> dict[str, Any]:
-        if type(obj) is not schema.cls:
+        if child:
+            if not (isinstance(obj, tuple) and len(obj) == 3):
+                raise EntityworksError("a child table's parameters take (parent_key, "
+                                       "position, item)")
+            parent, position, item = obj
+        else:
+            parent, position, item = None, None, obj
+        if type(item) is not schema.cls:
             raise EntityworksError(f"expected a {schema.cls.__qualname__}, got "
-                                   f"{type(obj).__qualname__}")
-        out = {}
-        for name, get, to_db, bind in steps:
-            value = get(obj)
-            if value is not None:
+                                   f"{type(item).__qualname__}")
+        values = [getattr(item, n) for n in names]
+        if child:
+            values = [parent, position, *values]
+        row = list(values)
+        for i, enc in enumerate(codec.checked):
+            if enc is not None and row[i] is not None:
                 try:
-                    if to_db is not None:
-                        value = to_db(value)
-                    if bind is not None:
-                        value = bind(value)
+                    row[i] = enc(row[i])
                 except Exception as exc:
-                    raise encode_error(name, value, exc) from None
-            out[name] = value
-        return out
+                    raise encode_error(codec.fields[i], values[i], exc) from None
+        if codec.spread is not None:
+            row = codec.spread(values, row)
+        return dict(zip(codec.names, row, strict=True))
 
     return encode
 

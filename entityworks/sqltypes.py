@@ -1,8 +1,11 @@
 """SQLAlchemy storage types whose representation differs per dialect.
 
 The registry names these as the ``sql`` of its entries; they exist so that a value comes back
-from every backend exactly as it went in: Decimals with any number of digits, datetimes with
-microseconds and (for aware ones) their instant, long text and blobs on MariaDB.
+from every backend exactly as it went in: Decimals, datetimes with microseconds and (for aware
+ones) their instant, long text and blobs on MariaDB. What a column type cannot hold at all (an
+aware datetime's offset, a Decimal's exponent where the column pads or normalises it, the sign
+of -0.0 on MariaDB) goes into a companion column (see ``registry.Companion``); the functions
+here that those companions use are ``small_integer`` and ``with_scale``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mssql, mysql, postgresql
 
 _MYSQL = ("mysql", "mariadb")
+MYSQL_DIALECTS = _MYSQL
+#: Dialects whose Decimal column does not keep the exponent it is given (SQLite's sortable key
+#: is normalised, DECIMAL(65, 30) and SQL Server's DECIMAL pad to their scale).
+SCALED_DECIMAL_DIALECTS = ("sqlite", "mysql", "mariadb", "mssql")
 UTC = dt.UTC
 
 
@@ -23,21 +30,51 @@ def big_integer() -> sa.types.TypeEngine:
     return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
+class SQLiteAny(sa.types.UserDefinedType):
+    """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
+    it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **_kw: Any) -> str:
+        return "ANY"
+
+    def compare_against_backend(self, dialect: sa.Dialect, conn_type: Any) -> bool | None:
+        """For Alembic's autogenerate: SQLAlchemy reflects ``ANY`` as NUMERIC (SQLite's
+        affinity for an unknown name), which is this type; anything else is a difference."""
+        return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
+
+
+def small_integer() -> sa.types.TypeEngine:
+    """SMALLINT (INTEGER on SQLite, whose STRICT tables know no SMALLINT): companion values."""
+    return sa.SmallInteger().with_variant(sa.Integer(), "sqlite")
+
+
+#: MariaDB's text columns compare exactly: binary (case and accents count) and NO PAD
+#: (trailing spaces count), as text compares on SQLite and PostgreSQL. Its default collation
+#: would find ``'caves'`` equal to ``'CAVES'``, ``'cavés'`` and ``'caves  '``.
+MARIADB_CHARSET = "utf8mb4"
+MARIADB_COLLATION = "utf8mb4_nopad_bin"
+
+
 def text() -> sa.types.TypeEngine:
     """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
-    return sa.Text().with_variant(mysql.LONGTEXT(), *_MYSQL).with_variant(
-        mssql.NVARCHAR("max"), "mssql")
+    return sa.Text().with_variant(
+        mysql.LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
+    ).with_variant(mssql.NVARCHAR("max"), "mssql")
 
 
 def key_text(length: int = 255) -> sa.types.TypeEngine:
     """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
-    return sa.Text().with_variant(sa.String(length), *_MYSQL).with_variant(
-        sa.Unicode(length), "mssql")
+    return sa.Text().with_variant(
+        mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
+    ).with_variant(sa.Unicode(length), "mssql")
 
 
 def bounded_text(length: int) -> sa.types.TypeEngine:
     """VARCHAR(length); plain TEXT on SQLite, whose STRICT tables know no VARCHAR."""
-    return sa.String(length).with_variant(sa.Text(), "sqlite")
+    return sa.String(length).with_variant(sa.Text(), "sqlite").with_variant(
+        mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL)
 
 
 def double() -> sa.types.TypeEngine:
@@ -100,10 +137,12 @@ def require_naive_time(value: Any) -> dt.time:
 
 
 class ExactDecimal(sa.types.TypeDecorator):
-    """Decimal without loss: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, text on SQLite.
+    """Decimal as a number: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, sortable text
+    on SQLite.
 
-    SQLite has no decimal storage (it would round through a double), so the exact string is
-    kept there.
+    SQLite has no decimal storage (REAL would round), so it keeps :func:`decimal_key`: text that
+    sorts and compares like the numbers, so that filters and ORDER BY mean the same on every
+    backend. Where the column loses the exponent, a ``scale`` companion column keeps it.
     """
 
     impl = sa.Numeric
@@ -124,32 +163,69 @@ class ExactDecimal(sa.types.TypeDecorator):
         if not isinstance(value, decimal.Decimal):
             raise ValueError(f"expected a Decimal, got {type(value).__name__}")
         if dialect.name == "sqlite":
-            return str(value)
-        if dialect.name in _MYSQL:
-            _check_mysql_decimal(value)
+            return decimal_key(value)
         return value
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None or isinstance(value, decimal.Decimal):
             return value
-        return decimal.Decimal(value)
+        return decimal_from_key(value) if dialect.name == "sqlite" else decimal.Decimal(value)
 
 
-def _check_mysql_decimal(value: decimal.Decimal) -> None:
-    """Refuse what DECIMAL(65, 30) would round, instead of storing a different number."""
-    if not value.is_finite():
-        raise ValueError(f"MariaDB DECIMAL cannot hold {value}")
-    _sign, digits, exponent = value.as_tuple()
-    digits, exponent = list(digits), int(exponent)
-    while len(digits) > 1 and digits[-1] == 0 and exponent < 0:  # trailing zeros are free
-        digits.pop()
-        exponent += 1
-    scale = max(0, -exponent)
-    integer_digits = max(0, len(digits) + exponent)
-    if scale > 30 or integer_digits > 35:
-        raise ValueError(
-            f"{value} does not fit MariaDB's DECIMAL(65, 30) (at most 35 integer and 30 "
-            "fractional digits); it would be rounded")
+_KEY_DIGITS = 35  # digits before the point in a key: DECIMAL(65, 30)'s 35
+_NINES = str.maketrans("0123456789", "9876543210")
+
+
+def decimal_key(value: decimal.Decimal) -> str:
+    """Text that sorts like the numbers and is equal for equal numbers (``1.5`` and ``1.50``).
+
+    The integer part is zero-padded to 35 digits and trailing zeros of the fraction dropped:
+    ``00…01.5``. A negative number is ``-`` and the nines' complement of those digits, ended by
+    ``~`` so that a longer fraction sorts first: ``-1.55 < -1.5 < -1 < 0``.
+    """
+    sign, digits, exponent = value.as_tuple()
+    if not value.is_finite() or not isinstance(exponent, int):
+        raise ValueError(f"{value} is not a finite number")
+    text = "".join(map(str, digits))
+    if exponent >= 0:
+        integer, fraction = text + "0" * exponent, ""
+    else:
+        text = text.rjust(-exponent, "0")
+        integer, fraction = text[:exponent], text[exponent:]
+    integer, fraction = integer.lstrip("0"), fraction.rstrip("0")
+    if len(integer) > _KEY_DIGITS:
+        raise ValueError(f"{value} has more than {_KEY_DIGITS} digits before the point")
+    integer = integer.rjust(_KEY_DIGITS, "0")
+    tail = "." + fraction if fraction else ""
+    if not sign or not (integer.strip("0") or fraction):
+        return integer + tail
+    return "-" + integer.translate(_NINES) + tail.translate(_NINES) + "~"
+
+
+def decimal_from_key(key: str) -> decimal.Decimal:
+    """The number of a :func:`decimal_key` (plain decimal text, as older tables hold, too)."""
+    if key.startswith("-") and key.endswith("~"):
+        return decimal.Decimal("-" + key[1:-1].translate(_NINES))
+    return decimal.Decimal(key)
+
+
+def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
+    """``value`` written with ``scale`` digits after the point (``None``: as it is).
+
+    Padding adds zeros; trimming removes only zeros a column added, never a digit.
+    """
+    if scale is None:
+        return value
+    sign, digits, exponent = value.as_tuple()
+    target = -int(scale)
+    if not isinstance(exponent, int) or exponent == target:
+        return value
+    if exponent > target:
+        return decimal.Decimal((sign, digits + (0,) * (exponent - target), target))
+    cut = target - exponent
+    if any(digits[-cut:]):
+        raise ValueError(f"{value} has more than {scale} digits after the point")
+    return decimal.Decimal((sign, digits[:-cut] or (0,), target))
 
 
 class _SQLiteText(sa.types.TypeDecorator):
@@ -241,12 +317,17 @@ class ISOTime(_SQLiteText):
 
 
 class UUIDType(_SQLiteText):
-    """Native UUID where there is one (CHAR(32) on MariaDB); canonical text on SQLite."""
+    """Native UUID on PostgreSQL, 32 hex digits (CHAR(32)) on MariaDB, canonical text on SQLite.
+
+    Every form sorts like the 128-bit number, as Python orders UUIDs. MariaDB's own UUID type
+    (10.7+) refuses UUIDs of some variants and sorts by a rearranged byte order, so it is not
+    used.
+    """
 
     cache_ok = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
-        return sa.Uuid()
+        return sa.Uuid(native_uuid=dialect.name not in _MYSQL)
 
     def to_iso(self, value: Any) -> str:
         import uuid
@@ -264,7 +345,8 @@ class UUIDType(_SQLiteText):
 class AwareDateTime(sa.types.TypeDecorator):
     """An instant: TIMESTAMPTZ on PostgreSQL, UTC DATETIME(6) on MariaDB, UTC ISO text on SQLite.
 
-    Values come back in UTC; they compare equal to what was written.
+    The column holds the instant alone, in UTC, so that filters and ORDER BY compare instants
+    as Python does; the value's own UTC offset is kept in an ``offset`` companion column.
     """
 
     impl = sa.DateTime

@@ -14,13 +14,15 @@ savepoint that is then rolled back, so the error can name the row and column.
 from __future__ import annotations
 
 import dataclasses
+import keyword
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import starmap
-from operator import attrgetter
+from operator import attrgetter, countOf
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,24 +30,28 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
+from . import sqltypes
 from .errors import (
     EntityworksError,
+    InvalidNameError,
     NotFoundError,
     SchemaError,
     UnknownTableError,
     WriteError,
 )
 from .filters import compile_order_by, compile_where, encode_value
-from .registry import TypeRegistry, encode_error
+from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error
 from .registry import registry as default_registry
+from .rowcodec import RowCodec, row_codec
 from .schema import (
     PARENT_COLUMN,
     POSITION_COLUMN,
     TableSchema,
+    instance_builder,
     snake_case,
     table_schema,
 )
-from .tables import build_tables
+from .tables import Live, build_tables
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -53,37 +59,22 @@ Processor = Callable[[Any], Any] | None
 RowNumber = Callable[[int], int]
 
 BATCH = 20_000
+_MYSQL = ("mysql", "mariadb")
 #: Raised by drivers while binding a value they cannot hold (sqlite3: an int beyond 64 bits,
 #: a str with a lone surrogate; psycopg's COPY: a value of the wrong type). They locate a bad
 #: row like database errors do.
 _BIND_ERRORS = (OverflowError, UnicodeEncodeError, TypeError)
-_SQLITE_NATIVE = (int, float, str, bytes)
 FETCH = 2_000
+
+
+def _connection_charset(dbapi_connection: Any) -> str | None:
+    """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
+    name = getattr(dbapi_connection, "character_set_name", None)
+    return name() if callable(name) else None
 
 
 def _counting_from(first: int) -> RowNumber:
     return first.__add__
-
-
-def _refuse_nan(value: Any) -> Any:
-    if value != value:
-        raise ValueError("SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
-                         "a NOT NULL column, where it is refused")
-    return value
-
-
-def _compose(first: Processor, second: Processor) -> Processor:
-    if first is None:
-        return second
-    if second is None:
-        return first
-    return lambda v: second(first(v))
-
-
-def _skip_none(fn: Processor) -> Processor:
-    if fn is None:
-        return None
-    return lambda v: None if v is None else fn(v)
 
 
 @dataclass
@@ -92,14 +83,15 @@ class _Model:
 
     schema: TableSchema
     table: sa.Table
-    names: list[str]
-    field_index: list[int]                 # which columns are dataclass fields
-    encoders: list[Processor]              # registry to_db then the dialect's bind processor
-    binds: list[Processor]                 # the dialect's bind processor alone
-    registry_encoders: list[Processor]     # registry to_db only (SQLAlchemy executes)
-    decoders: list[Processor]              # driver value -> Python value
+    codec: RowCodec                        # row encoders and decoders (see rowcodec)
+    names: list[str]                       # SQL columns, companions included
+    fields: list[str]                      # schema columns (one per field, parent key...)
+    field_index: list[int]                 # which schema columns are dataclass fields
+    encoders: list[Processor]              # bulk path, per schema column (codec.fast)
+    binds: list[Processor]                 # the dialect's bind processor, per SQL column
+    registry_encoders: list[Processor]     # rule + registry codec (SQLAlchemy executes)
     plain: bool                            # rows map 1:1 onto cls(*row)
-    init_names: frozenset[str]             # fields the dataclass __init__ takes
+    build: Callable[..., Any]              # field values (columns, then child lists) -> obj
     children: list[tuple[str, _Model]]
     sql_cache: dict[str, str]
 
@@ -139,6 +131,12 @@ class Store:
         self._local = threading.local()
         self._models: dict[type, _Model] = {}
         self._lock = threading.Lock()
+        # Single-row calls on an SQLite file run on a raw connection kept per thread (see
+        # _point_connection); closing the store starts a new generation of them.
+        self._point_ok = self.dialect.name == "sqlite" and self.url.database not in (
+            None, "", ":memory:") and "mode=memory" not in str(self.url)
+        self._point_generation = 0
+        self._point_connections: list[Any] = []
 
     def _make_engine(self, echo: bool) -> sa.Engine:
         url = self.url
@@ -150,28 +148,45 @@ class Store:
             if mysql:
                 @event.listens_for(engine, "connect")
                 def _strict(dbapi_connection: Any, _record: Any) -> None:
-                    # Refuse bad values instead of truncating them, and keep an explicit 0 key
-                    # (MariaDB would otherwise replace it with a generated one).
+                    # Refuse bad values instead of truncating them, keep an explicit 0 key
+                    # (MariaDB would otherwise replace it with a generated one), and make a
+                    # division by zero an error (the upsert guard relies on it).
                     cursor = dbapi_connection.cursor()
                     cursor.execute("SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
-                                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO')")
+                                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
+                                   "'ERROR_FOR_DIVISION_BY_ZERO')")
+                    # Literals in the collation of our text columns (binary, no pad). With
+                    # the default one, MariaDB 10.11 answers some BETWEEN filters on an
+                    # indexed column from the wrong index range.
+                    if _connection_charset(dbapi_connection) == sqltypes.MARIADB_CHARSET:
+                        cursor.execute("SET collation_connection = "
+                                       f"{sqltypes.MARIADB_COLLATION}")
                     cursor.close()
             return engine
         memory = url.database in (None, "", ":memory:")
+        # a read-only URI (sqlite:///file:x.db?mode=ro&uri=true) must not switch the file's
+        # journal to WAL: that is a write, refused on a file in rollback-journal mode
+        read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
         kwargs: dict[str, Any] = {"connect_args": {"timeout": self.busy_timeout,
                                                    "check_same_thread": False}}
         if memory:
             kwargs["poolclass"] = StaticPool
         engine = sa.create_engine(url, echo=echo, **kwargs)
+        # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
+        # SQLite's affinity rules), so that schema comparisons see the real type.
+        engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
+                                        "ANY": sqltypes.SQLiteAny}
 
         @event.listens_for(engine, "connect")
         def _configure(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # BEGIN is ours (see _begin)
             cursor = dbapi_connection.cursor()
-            if not memory:
+            if not memory and not read_only:
                 cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
+            # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
+            cursor.execute("PRAGMA case_sensitive_like=ON")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -186,6 +201,14 @@ class Store:
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
         """Release every pooled connection."""
+        with self._lock:
+            self._point_generation += 1
+            held, self._point_connections = self._point_connections, []
+        for raw in held:
+            try:
+                raw.close()
+            except Exception:  # pragma: no cover - a connection already gone
+                pass
         self.engine.dispose()
 
     def __enter__(self) -> Store:
@@ -214,55 +237,109 @@ class Store:
         with self._lock:
             if cls not in self._models:
                 schema = table_schema(cls, self.registry)
+                if self.dialect.name in _MYSQL:
+                    _check_mariadb_names(schema)
                 metadata = sa.MetaData()
-                build_tables(schema, metadata, self.dialect.name)
+                build_tables(schema, metadata, self.dialect.name, self._live(schema))
                 self._models[cls] = self._make_model(schema, metadata)
             return self._models[cls]
 
+    def _live(self, schema: TableSchema) -> Live:
+        """The columns of the tables of ``schema`` that exist already (name -> declared type).
+
+        A table created before a companion column existed keeps its layout (see ``tables``).
+        """
+        names = [schema.name, *(child.schema.name for child in schema.children)]
+        live: dict[str, dict[str, str]] = {}
+        with self._connection() as conn:
+            inspector = sa.inspect(conn)
+            if self.dialect.name == "sqlite":
+                for name in names:
+                    # a table-valued pragma: the table name is a bound parameter
+                    rows = conn.execute(sa.select(sa.column("name"), sa.column("type"))
+                                        .select_from(sa.func.pragma_table_info(name))).all()
+                    if rows:
+                        # An ANY column is trusted only with the CHECK on typeof we give it.
+                        checked = {m.group(1) for check in inspector.get_check_constraints(name)
+                                   if (m := _TYPEOF_CHECK.search(check.get("sqltext") or ""))}
+                        live[name] = {n: (t or "").upper() + ("" if n in checked else "?")
+                                      for n, t in rows}
+                return live
+            for name in names:
+                if inspector.has_table(name):
+                    live[name] = {c["name"]: "" for c in inspector.get_columns(name)}
+        return live
+
     def _make_model(self, schema: TableSchema, metadata: sa.MetaData) -> _Model:
         table = metadata.tables[schema.name]
-        dialect = self.dialect
-        encoders, registry_encoders, decoders, binds = [], [], [], []
-        for c in schema.columns:
-            impl = table.c[c.name].type.dialect_impl(dialect)
-            bind = impl.bind_processor(dialect)
-            if dialect.name == "sqlite" and c.info.python_type in _SQLITE_NATIVE:
-                bind = None  # sqlite3 binds these itself; REAL affinity widens ints
-            if dialect.name == "sqlite" and c.info.python_type is float and c.nullable:
-                bind = _refuse_nan  # SQLite would store NaN as NULL; NOT NULL columns refuse it
-            to_db = _skip_none(c.info.to_db)
-            registry_encoders.append(to_db)
-            encoders.append(_compose(to_db, bind))
-            binds.append(bind)
-            from_db = _skip_none(c.info.from_db)
-            if dialect.name == "sqlite":
-                # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
-                from_db = _compose(impl.result_processor(dialect, None), from_db)
-            decoders.append(from_db)
-        fields = dataclasses.fields(schema.cls)
-        init_names = [f.name for f in fields if f.init]
-        names = [c.name for c in schema.columns]
+        codec = row_codec(schema, table, self.dialect)
+        names = codec.fields
         offset = 2 if schema.parent is not None else 0
-        plain = (not schema.children and offset == 0 and init_names == names
-                 and all(d is None for d in decoders))
+        build = instance_builder(schema.cls, [*names[offset:],
+                                              *(child.field for child in schema.children)])
+        # Rows are decoded before they are built, so decoders do not stop the fast path.
+        plain = not schema.children and offset == 0 and build is schema.cls
         children = [(child.field, self._make_model(child.schema, metadata))
                     for child in schema.children]
-        return _Model(schema, table, names, list(range(offset, len(names))), encoders, binds,
-                      registry_encoders, decoders, plain, frozenset(init_names), children, {})
+        return _Model(schema, table, codec, codec.names, names,
+                      list(range(offset, len(names))), codec.fast, codec.binds,
+                      codec.registry, plain, build, children, {})
 
     # -- DDL -----------------------------------------------------------------------------
     def create(self, cls: type) -> sa.Table:
-        """Create the table of ``cls`` and its child tables if they do not exist."""
+        """Create the table of ``cls`` and its child tables if they do not exist.
+
+        All of them or none: a failure raises SchemaError and leaves no new table behind.
+        """
         model = self._model(cls)
         tables = [model.table] + [child.table for _, child in model.children]
-        with self._connection(write=True) as conn:
-            model.table.metadata.create_all(conn, tables=tables, checkfirst=True)
+        if self.dialect.name in _MYSQL:
+            self._create_one_by_one(model, tables)
+            return model.table
+        try:  # SQLite and PostgreSQL roll DDL back with the transaction (or savepoint)
+            with self._connection(write=True) as conn:
+                model.table.metadata.create_all(conn, tables=tables, checkfirst=True)
+        except (sa.exc.StatementError, self._dbapi_error) as exc:
+            raise _create_error(model, exc) from exc
         return model.table
+
+    def _create_one_by_one(self, model: _Model, tables: list[sa.Table]) -> None:
+        """MariaDB commits every CREATE TABLE as it runs: create the missing tables one by
+        one and, if one fails, drop those this call created."""
+        with self._connection() as conn:
+            inspector = sa.inspect(conn)
+            missing = [t for t in tables if not inspector.has_table(t.name)]
+        if not missing:
+            return
+        if getattr(self._local, "conn", None) is not None:
+            raise EntityworksError(
+                f"cannot create table {missing[0].name!r} inside transaction(): MariaDB would "
+                "commit the open transaction; create the tables before it")
+        created: list[sa.Table] = []
+        with self.engine.connect() as conn:
+            try:
+                for table in missing:
+                    table.create(conn)
+                    created.append(table)
+            except (sa.exc.StatementError, self._dbapi_error) as exc:
+                for table in reversed(created):
+                    table.drop(conn, checkfirst=True)
+                conn.commit()
+                raise _create_error(model, exc) from exc
+            conn.commit()
 
     def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
         model = self._model(cls)
         tables = [model.table] + [child.table for _, child in model.children]
+        if self.dialect.name in _MYSQL and getattr(self._local, "conn", None) is not None:
+            with self._connection() as conn:
+                inspector = sa.inspect(conn)
+                if any(inspector.has_table(t.name) for t in tables):
+                    raise EntityworksError(
+                        f"cannot drop table {model.schema.name!r} inside transaction(): "
+                        "MariaDB would commit the open transaction; drop it outside")
+            return
         with self._connection(write=True) as conn:
             model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
 
@@ -294,9 +371,19 @@ class Store:
 
     @contextmanager
     def _connection(self, write: bool = False) -> Iterator[sa.Connection]:
+        """The calling thread's connection, in a transaction.
+
+        A write inside :meth:`transaction` runs in its own savepoint, so that a call which
+        fails part-way (a later batch, a child row) leaves the outer transaction exactly as
+        it was before the call.
+        """
         current = getattr(self._local, "conn", None)
         if current is not None:
-            yield current
+            if write:
+                with current.begin_nested():
+                    yield current
+            else:
+                yield current
             return
         with self.engine.connect() as conn:
             if write:
@@ -307,7 +394,8 @@ class Store:
     # -- writing -------------------------------------------------------------------------
     def insert(self, obj: T) -> T:
         """Insert one instance (and its child rows); a generated key is set on ``obj``."""
-        self.insert_many([obj])
+        if not self._point_write(obj, "insert"):
+            self.insert_many([obj])
         return obj
 
     def insert_many(self, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:
@@ -321,7 +409,7 @@ class Store:
         if not objs:
             return 0
         model = self._model_for(objs)
-        with self._connection(write=True) as conn:
+        with _unset_fields_named(model, objs), self._connection(write=True) as conn:
             self._insert(conn, model, objs, batch_size)
         return len(objs)
 
@@ -337,12 +425,13 @@ class Store:
             return 0
         model = self._model_for(objs)
         key = model.schema.require_key("upsert")
-        keys = list(map(attrgetter(key.name), objs))
-        if None in keys:
+        with _unset_fields_named(model, objs):
+            keys = list(map(attrgetter(key.name), objs))
+        if not _check_keys(model, keys) and None in keys:
             raise WriteError(f"upsert needs a key on every row; row {keys.index(None)} of "
                              f"{model.schema.name!r} has {key.name}=None",
                              table=model.schema.name, row=keys.index(None), column=key.name)
-        with self._connection(write=True) as conn:
+        with _unset_fields_named(model, objs), self._connection(write=True) as conn:
             if model.children:
                 self._delete_children(conn, model, keys)
             self._write_rows(conn, model, objs, _counting_from(0), self._upsert_sql(model),
@@ -355,14 +444,17 @@ class Store:
 
         Raises :class:`NotFoundError` when no row has that key.
         """
+        if self._point_write(obj, "update"):
+            return
         model = self._model_for([obj])
         key = model.schema.require_key("update")
-        key_value = getattr(obj, key.name)
-        values = self._as_dicts(model, [obj], _counting_from(0))[0]
+        with _unset_fields_named(model, [obj]):
+            key_value = getattr(obj, key.name)
+            values = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
         stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
                                                                       type_=table.c[key.name].type))
-        with self._connection(write=True) as conn:
+        with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
                 stmt.values({k: v for k, v in values.items() if k != key.name}),
                 {"_ew_key": values[key.name]}), _counting_from(0))
@@ -388,29 +480,40 @@ class Store:
         else:
             if where is not None:
                 raise EntityworksError("delete(instance) deletes by key; where= is for a class")
+            done = self._point_write(target, "delete")
+            if done:
+                return done - 1
             model = self._model(type(target))
             key = model.schema.require_key("delete")
             condition = self._key_condition(model, getattr(target, key.name))
         table = model.table
         with self._connection(write=True) as conn:
-            if model.children:
-                key = model.schema.require_key("delete")
-                parents = sa.select(table.c[key.name])
+            try:
+                if model.children:
+                    key = model.schema.require_key("delete")
+                    parents = sa.select(table.c[key.name])
+                    if condition is not None:
+                        parents = parents.where(condition)
+                    for _, child in model.children:
+                        conn.execute(child.table.delete().where(
+                            child.table.c[PARENT_COLUMN].in_(parents)))
+                stmt = table.delete()
                 if condition is not None:
-                    parents = parents.where(condition)
-                for _, child in model.children:
-                    conn.execute(child.table.delete().where(
-                        child.table.c[PARENT_COLUMN].in_(parents)))
-            stmt = table.delete()
-            if condition is not None:
-                stmt = stmt.where(condition)
-            return conn.execute(stmt).rowcount
+                    stmt = stmt.where(condition)
+                return conn.execute(stmt).rowcount
+            except (sa.exc.StatementError, self._dbapi_error) as exc:
+                # The savepoint (or transaction) of this call rolls back: child rows stay.
+                raise WriteError(f"{model.schema.name}: cannot delete: {_error_text(exc)}; "
+                                 "nothing was deleted", table=model.schema.name) from exc
 
     # -- reading -------------------------------------------------------------------------
     def get(self, cls: type[T], key: Any) -> T | None:
         """The instance whose primary key is ``key``, or ``None``."""
         model = self._model(cls)
         model.schema.require_key("get")
+        raw = self._point_connection(model)
+        if raw is not None and key is not None:
+            return self._point_get(raw, model, key)  # type: ignore[no-any-return]
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
         return next(iter(self._iterate(model, stmt)), None)
 
@@ -471,13 +574,16 @@ class Store:
             with self._connection() as own:
                 yield from self._batches(model, stmt, own)
             return
-        decoders = [(i, d) for i, d in enumerate(model.decoders) if d is not None]
+        read = model.codec.read
         name = self.dialect.name
         # A server-side cursor streams; MariaDB's cannot share its connection with the child
         # queries of the same rows, so classes with children are read buffered there.
+        # Options for this statement only: ``Connection.execution_options`` would change the
+        # connection itself, and a later SAVEPOINT would then be sent as a cursor.
+        options: dict[str, Any] = {}
         if name != "sqlite" and not (name in ("mysql", "mariadb") and model.children):
-            conn = conn.execution_options(stream_results=True, max_row_buffer=FETCH)
-        result = conn.execute(stmt)
+            options = {"stream_results": True, "max_row_buffer": FETCH}
+        result = conn.execute(stmt, execution_options=options)
         # SQLite: the raw cursor, decoded by our own processors (fast); elsewhere the
         # SQLAlchemy result, whose processors need the driver's column types.
         fetch = result.cursor.fetchmany if name == "sqlite" else result.fetchmany
@@ -486,8 +592,8 @@ class Store:
                 batch = fetch(FETCH)
                 if not batch:
                     break
-                if decoders:
-                    batch = [_decode_row(row, decoders) for row in batch]
+                if read is not None:
+                    batch = list(map(read, batch))
                 yield batch
         finally:
             result.close()
@@ -504,14 +610,15 @@ class Store:
 
     def _build(self, model: _Model, batch: list[Sequence[Any]], conn: sa.Connection
                ) -> list[Any]:
-        names = model.names
-        fields = model.field_index
-        objs = []
-        for row in batch:
-            kwargs = {names[i]: row[i] for i in fields}
-            for fname, _child in model.children:
-                kwargs[fname] = []
-            objs.append(_construct(model.cls, model.init_names, kwargs))
+        build = model.build
+        offset = model.field_index[0] if model.field_index else len(model.fields)
+        if model.children:  # each parent starts with empty child lists, filled below
+            count = len(model.children)
+            objs = [build(*row[offset:], *[[] for _ in range(count)]) for row in batch]
+        elif offset:
+            objs = [build(*row[offset:]) for row in batch]
+        else:
+            objs = list(starmap(build, batch))
         if model.children and objs:
             key = model.schema.primary_key.name  # type: ignore[union-attr]
             self._load_children(model, {getattr(o, key): o for o in objs}, conn)
@@ -532,11 +639,37 @@ class Store:
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
-                   where: Any = None, order_by: Any = None) -> int:
-        """Stream the rows of ``cls`` matching ``where`` to XML (+ XSD); returns the count."""
+                   where: Any = None, order_by: Any = None, *,
+                   dataset: str | None = None, inline_schema: bool = False) -> int:
+        """Stream the rows of ``cls`` matching ``where`` to XML (+ XSD); returns the count.
+
+        ``dataset`` names the root element (default: the class's ``__dataset__``, as kept
+        from a .NET DataSet, else ``DocumentElement``); ``inline_schema`` writes the XSD
+        inside the document too.
+        """
         from .xmlio import export_store
 
-        return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by)
+        return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by,
+                            dataset=dataset, inline_schema=inline_schema)
+
+    def import_dataset(self, xml_path: str | Path, xsd_path: str | Path | None = None
+                       ) -> dict[str, int]:
+        """Import a .NET DataSet document (several tables, relations flat or nested) in one
+        transaction; returns the rows per table. See :mod:`entityworks.dataset`."""
+        from .dataset import import_dataset
+
+        return import_dataset(self, xml_path, xsd_path)
+
+    def export_dataset(self, tables: Sequence[type | str], xml_path: Any,
+                       xsd_path: str | Path | None = None, *, dataset: str | None = None,
+                       nested: bool | None = None, inline_schema: bool = False
+                       ) -> dict[str, int]:
+        """Write ``tables`` (classes or table names) as one DataSet document, with their
+        relations (``references`` metadata, or as imported) flat or ``nested``."""
+        from .dataset import export_dataset
+
+        return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
+                              nested=nested, inline_schema=inline_schema)
 
     def import_xml(self, cls: type, xml_path: str | Path,
                    xsd_path: str | Path | None = None) -> int:
@@ -560,12 +693,42 @@ class Store:
                 raise UnknownTableError(f"no table {table_name!r} in {self!r}")
             columns = inspector.get_columns(table_name)
             pk = inspector.get_pk_constraint(table_name).get("constrained_columns") or []
-        specs = []
+            checks = (inspector.get_check_constraints(table_name)
+                      if self.dialect.name == "sqlite" else [])
+        # Our own tables: a companion column says what its field's type is (an ``offset``
+        # beside a timestamp: AwareDatetime) and is not a field; an SQLite ANY column's
+        # type is the one its CHECK on typeof names.
+        kinds = self.registry.companion_types(self.dialect.name)
+        names = {c["name"] for c in columns}
+        typed: dict[str, Any] = {}
         for c in columns:
+            base, sep, suffix = c["name"].rpartition(COMPANION_SEPARATOR)
+            if sep and base in names and suffix in kinds:
+                typed[base] = kinds[suffix]
+        stored = {m.group(1): m.group(2) for check in checks
+                  if (m := _TYPEOF_CHECK.search(check.get("sqltext") or ""))}
+
+        def companion(name: str) -> bool:
+            base, sep, suffix = name.rpartition(COMPANION_SEPARATOR)
+            return bool(sep) and base in typed and suffix in kinds
+
+        # the types recorded when the table was made from an XSD (see logical.py)
+        from .logical import recorded_fields
+
+        with self._connection() as conn:
+            logical = recorded_fields(conn, table_name,
+                                      [c["name"] for c in columns if not companion(c["name"])],
+                                      self.registry)
+        specs = []
+        for c in columns if logical is None else ():
+            if companion(c["name"]):
+                continue
             try:
                 # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
-                python_type = (float if isinstance(c["type"], sa.Float)
-                               else c["type"].python_type)
+                python_type = (typed.get(c["name"])
+                               or _TYPEOF_TYPES.get(stored.get(c["name"], ""))
+                               or (float if isinstance(c["type"], sa.Float)
+                                   else c["type"].python_type))
             except NotImplementedError:
                 raise SchemaError(f"table {table_name!r}, column {c['name']!r}: type "
                                   f"{c['type']} has no Python equivalent") from None
@@ -574,7 +737,11 @@ class Store:
                                   "columns are not reflected")
             if not self.registry.supports(python_type):
                 raise SchemaError(f"table {table_name!r}, column {c['name']!r}: type "
-                                  f"{c['type']} ({python_type.__name__}) is not registered")
+                                  f"{c['type']} ({python_type!r}) is not registered")
+            if not c["name"].isidentifier() or keyword.iskeyword(c["name"]):
+                raise SchemaError(f"table {table_name!r}, column {c['name']!r}: not a Python "
+                                  "identifier, so no dataclass field can hold it; rename the "
+                                  "column to read this table")
             nullable = c.get("nullable", True) and c["name"] not in pk
             annotation = python_type | None if nullable else python_type
             is_key = len(pk) == 1 and c["name"] == pk[0]
@@ -584,15 +751,148 @@ class Store:
                              re.split(r"[^0-9A-Za-z]+", snake_case(table_name))) or "Table"
         if not class_name.isidentifier():
             class_name = "T" + class_name
+        if logical is not None:
+            specs, facts = logical
         cls = dataclasses.make_dataclass(class_name, specs)
         cls.__tablename__ = table_name  # type: ignore[attr-defined]
+        if logical is not None and facts.get("dataset"):
+            cls.__dataset__ = facts["dataset"]  # type: ignore[attr-defined]
         return cls
+
+    # -- internals: single-row calls on SQLite ----------------------------------------------
+    def _point_connection(self, model: _Model) -> Any | None:
+        """The raw sqlite3 connection this thread keeps for single-row calls, or None when
+        they take the general path: another database, an in-memory one, a class with child
+        tables, inside :meth:`transaction`, or while SQL is echoed or listened to."""
+        if (not self._point_ok or model.children or getattr(self._local, "conn", None)
+                is not None or self.engine.echo
+                or self.engine.dispatch.before_cursor_execute
+                or self.engine.dispatch.after_cursor_execute):
+            return None
+        local = self._local
+        if (getattr(local, "point_generation", None) != self._point_generation
+                or local.point_pid != os.getpid()):
+            proxy = self.engine.raw_connection()  # a pooled connection, configured as usual
+            with self._lock:
+                self._point_connections.append(proxy)
+            local.point = proxy.driver_connection
+            local.point_generation = self._point_generation
+            local.point_pid = os.getpid()
+        return local.point
+
+    def _point_sql(self, model: _Model, kind: str) -> tuple[str, list[str]]:
+        """Compiled SQL text of a single-row statement and its parameters' column order."""
+        cached = model.sql_cache.get(f"point:{kind}")
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        table = model.table
+        key = model.schema.require_key(kind).name
+        where = table.c[key] == sa.bindparam(key)
+        if kind == "get":
+            stmt: Any = sa.select(table).where(where)
+            names = [key]
+        elif kind == "insert":
+            names = list(model.names)
+            stmt = table.insert()
+        elif kind == "insert_generated":
+            names = [n for n in model.names if n != key]
+            stmt = table.insert()
+        elif kind == "update":
+            names = [n for n in model.names if n != key]
+            stmt = table.update().where(table.c[key] == sa.bindparam("_ew_key"))
+        else:
+            names = [key]
+            stmt = table.delete().where(where)
+        compiled = stmt.compile(dialect=self.dialect,
+                                column_keys=names if kind.startswith("insert") else None)
+        order = [compiled.binds[n].key for n in (compiled.positiontup or [])]
+        value = (compiled.string, order)
+        model.sql_cache[f"point:{kind}"] = value  # type: ignore[assignment]
+        return value
+
+    def _point_get(self, raw: Any, model: _Model, key: Any) -> Any:
+        sql, _order = self._point_sql(model, "get")
+        column = model.schema.primary_key
+        value = encode_value(column, key)
+        bind = model.binds[model.names.index(column.name)]  # type: ignore[union-attr]
+        row = raw.execute(sql, (bind(value) if bind is not None else value,)).fetchone()
+        if row is None:
+            return None
+        if model.codec.read is not None:
+            row = model.codec.read(row)
+        if model.plain:
+            return model.cls(*row)
+        offset = model.field_index[0] if model.field_index else len(model.fields)
+        return model.build(*row[offset:])
+
+    def _point_plan(self, model: _Model, kind: str) -> tuple[str, list[int]]:
+        """For a single-row write: the SQL and which values of the encoded SQL row its
+        parameters take (by index); built once per model."""
+        plan = model.sql_cache.get(f"plan:{kind}")
+        if plan is None:
+            sql, order = self._point_sql(model, kind)
+            key = model.schema.require_key(kind).name
+            # "_ew_key" is the key in an UPDATE's WHERE clause
+            plan = (sql, [model.names.index(key if n == "_ew_key" else n) for n in order])
+            model.sql_cache[f"plan:{kind}"] = plan  # type: ignore[assignment]
+        return plan  # type: ignore[return-value]
+
+    def _point_write(self, obj: Any, kind: str) -> int:
+        """Insert, update or delete ``obj`` alone on the thread's raw connection, in a
+        transaction of its own. Returns 0 when the general path must run instead (another
+        database, child tables, an error to report: it then fails there the same way, with
+        its full message, after this attempt was rolled back), else 1 + rows affected."""
+        model = self._models.get(type(obj))
+        if model is None:
+            if (not self._point_ok or isinstance(obj, type)
+                    or not dataclasses.is_dataclass(obj)):
+                return 0
+            model = self._model(type(obj))
+        raw = self._point_connection(model)
+        key = model.schema.primary_key
+        if raw is None or key is None:
+            return 0
+        key_value = getattr(obj, key.name)
+        generated = kind == "insert" and key_value is None and key.autoincrement
+        if key_value is None and not generated:
+            return 0
+        try:
+            if kind == "delete":
+                sql, _order = self._point_sql(model, "delete")
+                value = encode_value(key, key_value)
+                bind = model.binds[model.names.index(key.name)]
+                params: Sequence[Any] = (bind(value) if bind is not None else value,)
+            else:
+                sql, where = self._point_plan(model, "insert_generated" if generated else kind)
+                [row] = self._encode_rows(model, [obj], _counting_from(0), model.encoders)
+                params = [row[i] for i in where]
+        except Exception:
+            return 0  # the general path names the column
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = raw.execute(sql, params)
+                if kind == "update" and cursor.rowcount == 0:
+                    raw.execute("ROLLBACK")
+                    raise NotFoundError(f"{model.schema.name!r} has no row with "
+                                        f"{key.name}={key_value!r}")
+                raw.execute("COMMIT")
+            except BaseException:
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
+                raise
+        except NotFoundError:
+            raise
+        except (self._dbapi_error, *_BIND_ERRORS):
+            return 0
+        if generated:
+            object.__setattr__(obj, key.name, cursor.lastrowid)
+        return 1 + max(cursor.rowcount, 0)
 
     # -- internals: writing ----------------------------------------------------------------
     def _model_for(self, objs: Sequence[Any]) -> _Model:
         cls = type(objs[0])
-        kinds = set(map(type, objs))
-        if len(kinds) != 1:
+        if countOf(map(type, objs), cls) != len(objs):
             odd = next(i for i, o in enumerate(objs) if type(o) is not cls)
             raise WriteError(f"row {odd} is a {type(objs[odd]).__qualname__}, not a "
                              f"{cls.__qualname__}: one call writes one table", row=odd)
@@ -608,9 +908,10 @@ class Store:
                 batch_size: int) -> None:
         key = model.schema.primary_key
         generated: list[int] = []
-        if key is not None and key.autoincrement:
-            if None in map(attrgetter(key.name), objs):
-                keys = list(map(attrgetter(key.name), objs))
+        if key is not None and (key.info.native is None or countOf(
+                map(type, map(attrgetter(key.name), objs)), key.info.native) != len(objs)):
+            keys = list(map(attrgetter(key.name), objs))
+            if not _check_keys(model, keys) and key.autoincrement:
                 generated = [i for i, k in enumerate(keys) if k is None]
         if generated:
             self._insert_generated(conn, model, objs, generated, key.name)  # type: ignore
@@ -645,7 +946,8 @@ class Store:
                          keys: list[Any], batch_size: int) -> None:
         for fname, child in model.children:
             rows = []
-            for parent, key in zip(objs, keys, strict=True):
+            owners: list[int] = []  # each child row's parent row, the number errors give
+            for number, (parent, key) in enumerate(zip(objs, keys, strict=True)):
                 items = getattr(parent, fname)
                 if items is None:
                     raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
@@ -657,8 +959,9 @@ class Store:
                             f"{type(item).__qualname__}, not a {child.cls.__qualname__}",
                             table=model.schema.name, column=fname)
                     rows.append((key, position, item))
+                owners.extend([number] * len(items))
             if rows:
-                self._write_rows(conn, child, rows, _counting_from(0), self._insert_sql(child),
+                self._write_rows(conn, child, rows, owners.__getitem__, self._insert_sql(child),
                                  "insert", batch_size)
 
     def _delete_children(self, conn: sa.Connection, model: _Model, keys: list[Any]) -> None:
@@ -670,7 +973,7 @@ class Store:
 
     def _getter(self, model: _Model) -> Callable[[Any], tuple[Any, ...]]:
         """Row tuple of one instance (or of a ``(parent_key, position, item)`` child row)."""
-        field_names = [model.names[i] for i in model.field_index]
+        field_names = [model.fields[i] for i in model.field_index]
         if model.schema.parent is not None:
             inner = attrgetter(*field_names) if field_names else (lambda _o: ())
             if len(field_names) == 1:
@@ -683,25 +986,29 @@ class Store:
 
     def _encode_rows(self, model: _Model, objs: list[Any], number: RowNumber,
                      encoders: list[Processor]) -> list[Sequence[Any]]:
+        """SQL rows of ``objs``: each schema column through its encoder, then the companions."""
         getter = self._getter(model)
         active = [(i, e) for i, e in enumerate(encoders) if e is not None]
-        if not active:
+        spread = model.codec.spread
+        if not active and spread is None:
             return list(map(getter, objs))
         rows: list[Sequence[Any]] = []
         try:
             for obj in objs:
-                row = list(getter(obj))
+                values = getter(obj)
+                row = list(values)
                 for i, enc in active:
                     row[i] = enc(row[i])
-                rows.append(row)
+                rows.append(row if spread is None else spread(values, row))
         except Exception as exc:
             index = len(rows)
             row = list(getter(objs[index]))
-            for i, enc in active:
+            for i, enc in [*active, *enumerate(model.codec.checked)]:
                 try:
-                    enc(row[i])
+                    if enc is not None:
+                        enc(row[i])
                 except Exception as inner:
-                    raise encode_error(model.names[i], row[i], inner, number(index)) from None
+                    raise encode_error(model.fields[i], row[i], inner, number(index)) from None
             raise encode_error("?", objs[index], exc, number(index)) from None
         return rows
 
@@ -728,9 +1035,16 @@ class Store:
                 from sqlalchemy.dialects import mysql
 
                 insert = mysql.insert(table)
-                targets = others or [key]
+                # ON DUPLICATE KEY UPDATE also fires on a clash with another UNIQUE index,
+                # and would then overwrite the row holding that value. The first assignment
+                # (MariaDB runs them in order) keeps the key when the clash is on the key and
+                # otherwise divides by zero, an error in strict mode: the statement fails, as
+                # an INSERT ... ON CONFLICT (key) does on SQLite and PostgreSQL.
+                current = table.c[key]
+                guard = sa.func.if_(current.is_not_distinct_from(insert.inserted[key]),
+                                    current, sa.literal_column("1/0"))
                 return insert.on_duplicate_key_update(
-                    {n: insert.inserted[n] for n in targets})
+                    [(key, guard), *((n, insert.inserted[n]) for n in others)])
             raise EntityworksError(f"upsert is not supported on {name}")
 
         return self._compiled(model, "upsert", build)
@@ -765,22 +1079,34 @@ class Store:
             at: RowNumber = lambda i, s=start: number(s + i)  # noqa: E731
             if sqlite:
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-                if any(model.encoders):
+                if any(model.encoders) or model.codec.spread is not None:
                     rows: Any = self._encode_rows(model, part, at, model.encoders)
-                else:  # stream straight from the objects; rebuilt only to locate an error
+                else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
-                self._guard(conn, model,
-                            lambda r=rows, c=cursor: c.executemany(statement, r), at,
-                            raw=(statement, lambda p=part, a=at: self._encode_rows(
-                                model, p, a, model.encoders)))
+                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(statement, r)):
+                    # Refused: check every value in Python, which names a value of the wrong
+                    # type (or converts what typing allows, an int in a float field), then
+                    # write again, locating the row if the database still refuses.
+                    checked = self._encode_rows(model, part, at, model.codec.checked)
+                    self._guard(conn, model,
+                                lambda r=checked, c=cursor: c.executemany(statement, r), at,
+                                raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
-                self._guard(conn, model, lambda r=rows: self._copy(conn, model, r), at,
-                            replay=(model.table.insert(), self._as_dicts(model, part, at)))
+                if not (model.codec.gates_pass(rows) and
+                        self._attempt(conn, lambda r=rows: self._copy(conn, model, r))):
+                    # Refused: every value through the complete checks, then an ordinary
+                    # INSERT that locates the row the database still refuses.
+                    dicts = self._as_dicts(model, part, at)
+                    insert = model.table.insert()
+                    self._guard(conn, model, lambda d=dicts, i=insert: conn.execute(i, d), at,
+                                replay=(insert, dicts))
             else:
                 dicts = self._as_dicts(model, part, at)
+                explain = (self._unique_clash if kind == "upsert"
+                           and self.dialect.name in ("mysql", "mariadb") else None)
                 self._guard(conn, model, lambda d=dicts: conn.execute(statement, d), at,
-                            replay=(statement, dicts))
+                            replay=(statement, dicts), explain=explain)
 
     def _as_dicts(self, model: _Model, objs: list[Any], number: RowNumber
                   ) -> list[dict[str, Any]]:
@@ -794,16 +1120,37 @@ class Store:
         columns = ", ".join(preparer.quote(n) for n in model.names)
         # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
         sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
+        types = model.codec.copy_types
+        if types is not None:  # binary: psycopg dumps each value as its column's exact type
+            sql += " (FORMAT BINARY)"
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
+            if types is not None:
+                copy.set_types(types)
             write = copy.write_row
             for row in rows:
                 write(row)
 
+    def _attempt(self, conn: sa.Connection, action: Callable[[], Any]) -> bool:
+        """Run ``action`` in a savepoint: ``False``, with nothing kept, if it is refused."""
+        savepoint = conn.begin_nested()
+        try:
+            action()
+        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS):
+            savepoint.rollback()
+            return False
+        savepoint.commit()
+        return True
+
     def _guard(self, conn: sa.Connection, model: _Model, action: Callable[[], Any],
                number: RowNumber, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
-               replay: tuple[Any, list[dict[str, Any]]] | None = None) -> Any:
-        """Run ``action`` in a savepoint; on a database error, locate the row and re-raise."""
+               replay: tuple[Any, list[dict[str, Any]]] | None = None,
+               explain: Callable[..., tuple[str | None, str]] | None = None) -> Any:
+        """Run ``action`` in a savepoint; on a database error, locate the row and re-raise.
+
+        ``explain(conn, model, values, earlier)`` turns the MariaDB upsert guard's error into
+        what really happened (see :meth:`_unique_clash`).
+        """
         savepoint = conn.begin_nested()
         try:
             result = action()
@@ -816,6 +1163,9 @@ class Store:
                 values = (replay[1][row] if replay is not None
                           else dict(zip(model.names, raw[1]()[row], strict=True)))  # type: ignore
                 column = _column_from_binds(model, values) if replay is not None else None
+            if (explain is not None and replay is not None and row is not None
+                    and _GUARD_ERROR in message):
+                column, message = explain(conn, model, values, replay[1][:row])
             key = model.schema.primary_key
             column = (column or _column_from_message(message, model.names,
                                                      key.name if key else None)
@@ -829,6 +1179,26 @@ class Store:
                 table=model.schema.name, row=reported, column=column) from exc
         savepoint.commit()
         return result
+
+    def _unique_clash(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
+                      earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
+        """Which UNIQUE column of an upserted row another row already holds (MariaDB)."""
+        key = model.schema.require_key("upsert").name
+        table = model.table
+        for c in model.schema.columns:
+            value = values.get(c.name)
+            if not c.unique or c.primary_key or value is None:
+                continue
+            clash = any(d.get(c.name) == value and d[key] != values[key] for d in earlier)
+            if not clash:
+                stmt = (sa.select(table.c[key]).where(table.c[c.name] == value)
+                        .where(table.c[key] != values[key]).limit(1))
+                clash = conn.execute(stmt).first() is not None
+            if clash:
+                return c.name, (f"duplicate value in unique column {c.name!r}: another row "
+                                "holds it (upsert matches rows by the primary key alone)")
+        return None, ("duplicate value in a unique index: another row holds it (upsert "
+                      "matches rows by the primary key alone)")
 
     def _locate(self, conn: sa.Connection, raw: Any, replay: Any, exc: BaseException
                 ) -> tuple[int | None, str]:
@@ -860,6 +1230,88 @@ class Store:
             savepoint.rollback()
 
 
+@contextmanager
+def _unset_fields_named(model: _Model, objs: list[Any]) -> Iterator[None]:
+    """Turn the AttributeError of a field nobody set (``field(init=False)`` without a
+    default, left unset by ``__post_init__``) into a WriteError naming row and field."""
+    try:
+        yield
+    except AttributeError as exc:
+        error = _unset_field(model, objs)
+        if error is None:
+            raise
+        raise error from exc
+
+
+def _unset_field(model: _Model, objs: list[Any]) -> WriteError | None:
+    names = [model.fields[i] for i in model.field_index]
+    children = model.children
+    for row, obj in enumerate(objs):
+        owners = [(obj, names, "")]
+        for fname, child in children:
+            items = getattr(obj, fname, None) or []
+            child_names = [child.fields[i] for i in child.field_index]
+            owners += [(item, child_names, f".{fname}[{i}]") for i, item in enumerate(items)]
+        for owner, fields, where in owners:
+            for name in fields:
+                if not hasattr(owner, name):
+                    what = f"{type(owner).__qualname__}.{name}"
+                    return WriteError(
+                        f"{model.schema.name}: row {row}, column {name!r}: {what} is not "
+                        f"set{f' (in {where[1:]})' if where else ''}; a field(init=False) "
+                        "without a default must be set by __post_init__; nothing was written",
+                        table=model.schema.name, row=row, column=name)
+    return None
+
+
+def _create_error(model: _Model, exc: BaseException) -> SchemaError:
+    return SchemaError(f"cannot create table {model.schema.name!r} (or one of its child "
+                       f"tables) for {model.cls.__qualname__}: {_error_text(exc)}; no table "
+                       "was created", cls=model.cls)
+
+
+def _check_mariadb_names(schema: TableSchema) -> None:
+    """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others with
+    a clear error instead of the server's."""
+    for table in [schema, *(child.schema for child in schema.children)]:
+        names = [("table name", table.name, None)]
+        names += [("column name", c.name, c.name) for c in table.columns]
+        for what, name, field in names:
+            wide = next((ch for ch in name if ord(ch) > 0xFFFF), None)
+            if wide is not None:
+                raise InvalidNameError(
+                    f"invalid {what} {name!r} ({table.cls.__qualname__}) on MariaDB: its "
+                    f"identifiers cannot hold {wide!r} (U+{ord(wide):X}) or any character "
+                    "beyond U+FFFF, such as emoji", cls=table.cls, field=field)
+
+
+#: The error the MariaDB upsert guard raises when a clash is not on the primary key.
+_GUARD_ERROR = "Division by 0"
+
+
+#: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
+_TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
+_TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _check_keys(model: _Model, keys: list[Any]) -> bool:
+    """True when every key has exactly the key's native type; otherwise refuse a key of
+    another type (SQLite's rowid would turn ``'12'`` into 12), ``None`` being left to the
+    caller (a generated key, or an error)."""
+    key = model.schema.primary_key
+    assert key is not None
+    native = key.info.native
+    if native is None or countOf(map(type, keys), native) == len(keys):
+        return native is not None
+    for i, value in enumerate(keys):
+        if value is not None and type(value) is not native:
+            try:
+                key.info.checked(value)
+            except (TypeError, ValueError) as exc:
+                raise encode_error(key.name, value, exc, i) from None
+    return False
+
+
 def _encoded_keys(model: _Model, keys: list[Any]) -> list[Any]:
     """Parent keys as stored, for the ``parent_key`` column of child tables."""
     to_db = model.schema.primary_key.info.to_db  # type: ignore[union-attr]
@@ -877,22 +1329,6 @@ def _column_from_binds(model: _Model, values: dict[str, Any]) -> str | None:
     return None
 
 
-def _decode_row(row: Sequence[Any], decoders: list[tuple[int, Callable[[Any], Any]]]
-                ) -> tuple[Any, ...]:
-    values = list(row)
-    for i, dec in decoders:
-        values[i] = dec(values[i])
-    return tuple(values)
-
-
-def _construct(cls: type, init: frozenset[str], kwargs: dict[str, Any]) -> Any:
-    if len(init) == len(kwargs) and init.issuperset(kwargs):
-        return cls(**kwargs)
-    obj = cls(**{k: v for k, v in kwargs.items() if k in init})
-    for k, v in kwargs.items():
-        if k not in init:
-            object.__setattr__(obj, k, v)
-    return obj
 
 
 def _error_text(exc: BaseException) -> str:

@@ -1,19 +1,42 @@
 """A :class:`TableSchema` -> SQLAlchemy Core ``Table`` objects (the SQL side of reflection).
 
 SQLite stores any value in any column unless the table is STRICT, so our SQLite tables are
-STRICT (every storage type maps to INTEGER, REAL, TEXT or BLOB there): a string in an integer
-column is refused by the database itself, at C speed, instead of being kept as wrong data.
+STRICT. A STRICT INTEGER, REAL or TEXT column still converts what it can (``'12'`` into 12, 12
+into ``'12'``, -0.0 into 0.0), so the columns that receive values without a codec (int, float,
+str: ``TypeInfo.sqlite_typeof``) are ``ANY`` with a ``CHECK`` on ``typeof`` instead: a value of
+another type is refused by the database itself, at C speed, and a float keeps its sign of zero.
+
+This module is also the one place that adds companion columns (``registry.Companion``): a
+field whose type needs them on the dialect gets them right after its own column.
+
+Given the ``live`` columns of tables that already exist, the ``Table`` mirrors them instead:
+a table created before a companion existed (or by other means) lacks it, and the Store then
+refuses the values that would need it rather than lose what it would keep.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from . import sqltypes
-from .schema import PARENT_COLUMN, POSITION_COLUMN, Column, TableSchema
+from .defaults import column_defaults, field_default
+from .errors import InvalidNameError
+from .registry import Companion
+from .schema import (
+    PARENT_COLUMN,
+    POSITION_COLUMN,
+    Column,
+    TableSchema,
+    check_name,
+    index_name,
+)
+
+#: Existing tables: table name -> {column name: declared SQL type, upper case}.
+Live = Mapping[str, Mapping[str, str]]
 
 
 def sql_type(column: Column) -> sa.types.TypeEngine:
@@ -26,17 +49,44 @@ def sql_type(column: Column) -> sa.types.TypeEngine:
     return column.info.sql()
 
 
-def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str) -> sa.Table:
-    """Add the table of ``schema`` (and its child tables) to ``metadata``; return the root."""
-    root = _build_one(schema, metadata, dialect)
+def companions(column: Column, dialect: str) -> tuple[Companion, ...]:
+    """The companion columns ``column`` has on ``dialect`` (usually none)."""
+    return column.info.companions_for(dialect)
+
+
+def sql_columns(schema: TableSchema, dialect: str) -> list[tuple[str, Column, Companion | None]]:
+    """Every SQL column of the table in order: ``(name, field column, companion or None)``."""
+    out: list[tuple[str, Column, Companion | None]] = []
+    for c in schema.columns:
+        out.append((c.name, c, None))
+        out.extend((part.column(c.name), c, part) for part in companions(c, dialect))
+    return out
+
+
+def is_rowid(column: Column, schema: TableSchema) -> bool:
+    """True for an integer key SQLite keeps as the rowid (it must be declared INTEGER)."""
+    return (column.primary_key and schema.parent is None
+            and column.info.sqlite_typeof == "integer")
+
+
+def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
+                 live: Live | None = None) -> sa.Table:
+    """Add the table of ``schema`` (and its child tables) to ``metadata``; return the root.
+
+    ``live`` describes tables that exist already (see the module docstring).
+    """
+    live = live or {}
+    root = _build_one(schema, metadata, dialect, live.get(schema.name))
     for child in schema.children:
-        _build_one(child.schema, metadata, dialect)
+        _build_one(child.schema, metadata, dialect, live.get(child.schema.name))
     return root
 
 
-def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str) -> sa.Table:
+def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
+               live: Mapping[str, str] | None) -> sa.Table:
     is_child = schema.parent is not None
     items: list[sa.SchemaItem] = []
+    taken = {c.name.casefold() for c in schema.columns}
     for c in schema.columns:
         pk = c.primary_key and not is_child
         kwargs: dict = {"nullable": c.nullable, "primary_key": pk}
@@ -48,20 +98,64 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str) -> sa.T
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
-        col = sa.Column(c.name, sql_type(c), unique=unique or None, index=c.index or None,
-                        **kwargs)
+        typeof = c.info.sqlite_typeof if dialect == "sqlite" else None
+        if typeof is not None and is_rowid(c, schema):
+            typeof = None  # the rowid converts, so the Store checks key types itself
+        if typeof is not None and live is not None and live.get(c.name, "ANY") != "ANY":
+            typeof = None  # an older table's typed column: the Store checks every value
+        checks: list[sa.SchemaItem] = []
+        if typeof:
+            # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
+            # NULL passes here and NOT NULL decides, so adding a column can fill it later.
+            # (This form costs SQLite a third less than ``typeof(x) IN (..., 'null')``.)
+            name = _quote(c.name)
+            checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
+                                             name=f"type_{c.name}"))
+        type_ = sqltypes.SQLiteAny() if typeof else sql_type(c)
+        if is_child and c.name == PARENT_COLUMN and not typeof:
+            # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
+            # put LONGTEXT in a key, and a foreign key needs the same collation).
+            type_ = sql_type(schema.parent.primary_key)  # type: ignore[union-attr,arg-type]
+        # a literal field default is also the column's DDL DEFAULT (see entityworks.defaults)
+        default, companion_defaults = column_defaults(
+            c, field_default(schema, c), type_, dialect, companions(c, dialect))
+        col = sa.Column(c.name, type_, *checks, unique=unique or None,
+                        index=c.index or None, server_default=default, **kwargs)
         if is_child and c.name == PARENT_COLUMN:
             parent_table = schema.parent.name  # type: ignore[union-attr]
             parent_key = schema.parent.primary_key.name  # type: ignore[union-attr]
             col.append_foreign_key(
                 sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
         items.append(col)
+        for part in companions(c, dialect):
+            name = part.column(c.name)
+            if live is not None and name not in live:
+                continue  # an older table without it: the Store refuses what it would keep
+            check_name(name, "companion column name", schema.cls, c.name)
+            if name.casefold() in taken:
+                raise InvalidNameError(
+                    f"{schema.cls.__qualname__}.{c.name}: its {part.suffix} column {name!r} "
+                    "would clash with another column; rename the field", cls=schema.cls,
+                    field=c.name)
+            items.append(sa.Column(name, part.sql(), nullable=True,
+                                   server_default=companion_defaults.get(part.suffix)))
         if dialect == "sqlite" and c.max_length is not None:
             # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
             items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
                                             name=f"length_{c.name}"))
-    options = {"sqlite_strict": True} if dialect == "sqlite" and strict_ok(items) else {}
-    return sa.Table(schema.name, metadata, *items, **options)
+    options: dict[str, bool] = ({"sqlite_strict": True}
+                                if dialect == "sqlite" and strict_ok(items) else {})
+    if dialect == "sqlite" and is_child and schema.parent.compact_children:  # type: ignore[union-attr]
+        options["sqlite_with_rowid"] = False
+    table = sa.Table(schema.name, metadata, *items, **options)
+    for columns in schema.indexes:
+        sa.Index(index_name(schema.name, columns), *(table.c[c] for c in columns))
+    return table
+
+
+def _quote(name: str) -> str:
+    """An SQLite identifier in double quotes (for the text of a column's CHECK)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 #: Column type names an SQLite STRICT table accepts.

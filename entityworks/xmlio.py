@@ -17,121 +17,53 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, closing
 from itertools import starmap
 from operator import attrgetter, call
 from pathlib import Path
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, BinaryIO, TypeVar, get_args, get_origin
 
+import sqlalchemy as sa
 from lxml import etree
 
+from . import logical
 from ._gcpause import paused_gc
-from .errors import ValueEncodingError, XMLImportError
-from .registry import TypeRegistry, encode_error
+from .errors import ValueEncodingError, WriteError, XMLImportError
+from .files import atomic_output, check_output_path, write_bytes
+from .registry import INT64_MAX, INT64_MIN, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .schema import TableSchema, table_schema
+from .schema import TableSchema, instance_builder, table_schema
+from .xmlparser import (
+    SAFE_OPTIONS,
+    STREAM_OPTIONS,
+    RefuseResolver,
+    hardened_parser,
+    parse_document,
+    refuse_doctype,
+)
+from .xmlparser import (
+    root_name as document_root,
+)
 from .xsd import (
-    DEFAULT_DATASET,
     XsdModel,
+    check_schema_limits,
+    column_xsd,
+    dataset_name,
     decode_name,
     encode_name,
+    load_inline_xsd,
     load_xsd,
     model_for,
     row_schema,
     validation_schema,
-    write_xsd,
+    value_check,
+    xsd_bytes,
+    xsd_tree,
 )
 
 T = TypeVar("T")
 BATCH = 5_000
-
-# -- the hardened parser -----------------------------------------------------------------------
-
-#: Parser options shared by every document we read: nothing is fetched, nothing expanded.
-SAFE_OPTIONS: dict[str, Any] = {
-    "resolve_entities": False,
-    "no_network": True,
-    "load_dtd": False,
-    "dtd_validation": False,
-    "huge_tree": False,
-    "remove_comments": True,
-    "remove_pis": True,
-    "collect_ids": False,
-}
-#: The streaming pass runs after a first pass has refused any DOCTYPE, so no entity can be
-#: declared; "internal" instead of False works around lxml swallowing a premature end of
-#: the document when entity resolution is off and a schema validates the stream.
-_STREAM_OPTIONS: dict[str, Any] = {**SAFE_OPTIONS, "resolve_entities": "internal"}
-_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"PK\x03\x04", b"\x28\xb5\x2f\xfd")
-
-
-class _RefuseResolver(etree.Resolver):
-    """Answers every request for an external resource with an empty document."""
-
-    def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
-        return self.resolve_string("", context)
-
-
-def hardened_parser() -> etree.XMLParser:
-    """An lxml parser that loads no DTD, expands no entity and touches no network or file."""
-    parser = etree.XMLParser(**SAFE_OPTIONS)
-    parser.resolvers.add(_RefuseResolver())
-    return parser
-
-
-def _check_prolog(path: Path, what: str) -> None:
-    with open(path, "rb") as f:
-        head = f.read(8)
-    if any(head.startswith(magic) for magic in _COMPRESSED):
-        raise XMLImportError(f"{what} {path.name!r} is compressed; decompress it first "
-                             "(compressed input is refused so that a small file cannot "
-                             "claim gigabytes)")
-
-
-def _refuse_doctype(tree: etree._ElementTree, path: Path, what: str) -> None:
-    info = tree.docinfo
-    if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
-        raise XMLImportError(f"{what} {path.name!r} has a DOCTYPE; DTDs and entity "
-                             "declarations are refused")
-
-
-def _syntax_error(exc: etree.XMLSyntaxError, path: Path, what: str) -> XMLImportError:
-    message = str(exc.msg if getattr(exc, "msg", None) else exc)
-    return XMLImportError(f"{what} {path.name!r} is not well-formed XML (line {exc.lineno}): "
-                          f"{message}")
-
-
-def parse_document(path: str | Path, *, what: str = "XML") -> etree._ElementTree:
-    """Parse a small document (an XSD) safely into a tree."""
-    path = Path(path)
-    _check_prolog(path, what)
-    try:
-        with open(path, "rb") as f:
-            tree = etree.parse(f, hardened_parser())
-    except etree.XMLSyntaxError as exc:
-        raise _syntax_error(exc, path, what) from None
-    _refuse_doctype(tree, path, what)
-    return tree
-
-
-def _root_name(path: Path) -> str:
-    """The document's root element name, read safely from the start of the file."""
-    _check_prolog(path, "XML file")
-    with open(path, "rb") as f:
-        events = etree.iterparse(f, events=("start",), **SAFE_OPTIONS)
-        events.resolvers.add(_RefuseResolver())
-        try:
-            for _, element in events:
-                _refuse_doctype(element.getroottree(), path, "XML file")
-                if "}" in element.tag:
-                    raise XMLImportError(f"root element {element.tag!r} is in a namespace; "
-                                         "only datasets without a namespace are read")
-                return element.tag
-        except etree.XMLSyntaxError as exc:
-            raise _syntax_error(exc, path, "XML file") from None
-    raise XMLImportError(f"XML file {path.name!r} has no root element")
-
 
 # -- export ------------------------------------------------------------------------------------
 
@@ -171,11 +103,16 @@ class _RowFormatter:
             ctag = encode_name(c.name)
             inline = c.info.plain_text and not c.nullable
             parts.append(f"<{ctag}>%s</{ctag}>" if inline else "%s")
-            self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline))
-        parts.append(f"</{tag}>\n")  # a row per line: error lines then name rows
+            extra = value_check(column_xsd(schema, c), c.info.python_type)
+            self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline,
+                                               extra))
+        self.open_template = "".join(parts)
+        self.close = f"</{tag}>\n"
+        parts.append(self.close)  # a row per line: error lines then name rows
         self.template = "".join(parts)
 
-    def _encoder(self, name: str, tag: str, info: Any, nullable: bool, inline: bool
+    def _encoder(self, name: str, tag: str, info: Any, nullable: bool, inline: bool,
+                 extra: Callable[[Any], None] | None = None
                  ) -> Callable[[Sequence[Any], int], list[str]]:
         cls = _runtime_class(info.python_type)
         allowed = {cls} | ({type(None)} if nullable else set()) | ({int} if cls is float else set())
@@ -197,31 +134,48 @@ class _RowFormatter:
             return open_tag + text + close_tag
 
         one = to_text if inline else element
+        if extra is not None:  # a narrower XSD type than the registry's (from .NET)
+            unchecked = one
 
-        def check(value: Any) -> None:
+            def one(value: Any) -> str:
+                if value is not None:
+                    extra(value)
+                return unchecked(value)
+
+        rule = info.checked  # the registry's rule, as in the Store and frames
+
+        def check(value: Any) -> Any:
             if value is None:
                 if not nullable:
                     raise ValueError("None in a column that is not Optional")
-                return
-            if not isinstance(value, cls) and not (cls is float and isinstance(value, int)):
-                raise ValueError(f"expected {cls.__qualname__}, got {type(value).__qualname__}")
-            if isinstance(value, bool) and cls is not bool:
-                raise ValueError(f"expected {cls.__qualname__}, got bool")
+                return None
+            return rule(value)
 
         def encode(values: Sequence[Any], first: int) -> list[str]:
             try:
                 if not set(map(type, values)) <= allowed:
                     raise TypeError
+                if cls is int and values and not (INT64_MIN <= min(values)
+                                                  and max(values) <= INT64_MAX):
+                    raise TypeError  # xs:long's range, which import validates
                 return list(map(one, values))
             except Exception:
-                for i, value in enumerate(values):  # locate the row and say why
+                out = []
+                for i, value in enumerate(values):  # the rule per value: convert or refuse
                     try:
-                        check(value)
-                        one(value)
+                        out.append(one(check(value)))
                     except Exception as exc:
                         raise encode_error(name, value, exc, first + i) from None
-                raise
+                return out
         return encode
+
+    def open_rows(self, rows: Sequence[Sequence[Any]], first: int) -> list[str]:
+        """Each row's element without its end tag (:attr:`close`), for nested rows."""
+        if not rows:
+            return []
+        columns = list(zip(*rows, strict=True))
+        texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
+        return list(map(self.open_template.__mod__, zip(*texts, strict=True)))
 
     def format(self, rows: Sequence[Sequence[Any]], first: int) -> str:
         """Row elements for ``rows``; ``first`` is the index of rows[0] for error messages."""
@@ -276,23 +230,49 @@ def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)
 
 
-def _write_document(path: Path, chunks: Iterable[str], dataset: str) -> None:
-    """Stream ``chunks`` of row elements into ``path`` inside the dataset root element."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial")
-    try:
-        with open(partial, "wb") as f, etree.xmlfile(f, encoding="utf-8") as xf:
-            xf.write_declaration(standalone=True)
-            with xf.element(encode_name(dataset)):
+#: Where a document goes: a path (written whole or not at all) or an open binary stream.
+Target = str | os.PathLike[str] | BinaryIO
+
+
+def _stream_document(f: BinaryIO, chunks: Iterable[str], dataset: str,
+                     inline: Callable[[], etree._Element] | None = None) -> None:
+    """Stream ``chunks`` of row elements into ``f`` inside the dataset root element, after
+    the ``inline`` schema if one is given."""
+    with etree.xmlfile(f, encoding="utf-8") as xf:
+        xf.write_declaration(standalone=True)
+        with xf.element(encode_name(dataset)):
+            xf.write("\n")
+            if inline is not None:
+                xf.write(inline())
                 xf.write("\n")
-                for chunk in chunks:
-                    if chunk:
-                        xf.flush()  # keep lxml's buffered output ahead of our rows
-                        f.write(chunk.encode("utf-8"))
-                xf.flush()
-        os.replace(partial, path)
-    finally:
-        if partial.exists():
-            partial.unlink()
+            for chunk in chunks:
+                if chunk:
+                    xf.flush()  # keep lxml's buffered output ahead of our rows
+                    f.write(chunk.encode("utf-8"))
+            xf.flush()
+
+
+def _write_document(target: Target, chunks: Iterable[str], dataset: str,
+                    xsd: tuple[str | os.PathLike[str], Callable[[], bytes]] | None = None,
+                    inline: Callable[[], etree._Element] | None = None) -> None:
+    """Write the document (and the XSD ``(path, content)``), each whole or not at all.
+
+    Both paths are checked (regular file or nothing) before the first row is formatted;
+    on any error neither file changes. A stream target gets the rows as they come.
+    """
+    if hasattr(target, "write"):
+        if xsd is not None:
+            check_output_path(xsd[0])
+        _stream_document(target, chunks, dataset, inline)  # type: ignore[arg-type]
+        if xsd is not None:
+            write_bytes(xsd[0], xsd[1]())
+        return
+    with ExitStack() as stack:
+        xsd_file = stack.enter_context(atomic_output(xsd[0])) if xsd is not None else None
+        f = stack.enter_context(atomic_output(target))  # type: ignore[arg-type]
+        _stream_document(f, chunks, dataset, inline)
+        if xsd_file is not None:
+            xsd_file.write(xsd[1]())  # type: ignore[index]
 
 
 def _chunks(objs: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -310,16 +290,21 @@ def _chunks(objs: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def write_xml(cls: type, rows: Iterable[Any], xml_path: str | Path,
-              xsd_path: str | Path | None = None, *, dataset: str = DEFAULT_DATASET,
-              registry: TypeRegistry = default_registry) -> int:
+def write_xml(cls: type, rows: Iterable[Any], xml_path: Target,
+              xsd_path: str | Path | None = None, *, dataset: str | None = None,
+              registry: TypeRegistry = default_registry, inline_schema: bool = False) -> int:
     """Write instances of ``cls`` as XML in the .NET DataTable shape; returns the row count.
 
     ``rows`` may be any iterable (it is consumed in batches). With ``xsd_path`` the matching
     XSD is written too. A value XML cannot hold raises :class:`ValueEncodingError` naming
-    the row index and column, and no file is left behind.
+    the row index and column, and no file is left behind. Only regular files are written
+    (:class:`OutputPathError` for a device, FIFO, directory or link); ``xml_path`` may also
+    be an open binary stream. ``inline_schema`` puts the XSD inside the document, before
+    the rows, as .NET's ``WriteXml(..., XmlWriteMode.WriteSchema)`` does.
     """
     schema = table_schema(cls, registry)
+    check_schema_limits(schema)
+    dataset = dataset_name(cls, dataset)
     writer = _Writer(schema)
     count = 0
 
@@ -334,16 +319,23 @@ def write_xml(cls: type, rows: Iterable[Any], xml_path: str | Path,
             yield writer.objects(batch, count)
             count += len(batch)
 
+    xsd = None if xsd_path is None else (
+        xsd_path, lambda: xsd_bytes(cls, dataset=dataset, registry=registry))
+    inline = (lambda: xsd_tree(cls, dataset=dataset, registry=registry).getroot()
+              ) if inline_schema else None
     with paused_gc():
-        _write_document(Path(xml_path), chunks(), dataset)
-    if xsd_path is not None:
-        write_xsd(cls, xsd_path, dataset=dataset, registry=registry)
+        _write_document(xml_path, chunks(), dataset, xsd, inline)
     return count
 
 
 def write_xml_rows(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]],
-                   xml_path: str | Path, *, dataset: str = DEFAULT_DATASET) -> int:
+                   xml_path: Target, xsd_path: str | Path | None = None, *,
+                   dataset: str | None = None,
+                   registry: TypeRegistry = default_registry,
+                   inline_schema: bool = False) -> int:
     """Write batches of column tuples (table column order) of a table without children."""
+    check_schema_limits(schema)
+    dataset = dataset_name(schema.cls, dataset)
     formatter = _RowFormatter(schema)
     count = 0
 
@@ -353,8 +345,12 @@ def write_xml_rows(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]
             yield formatter.format(batch, count)
             count += len(batch)
 
+    xsd = None if xsd_path is None else (
+        xsd_path, lambda: xsd_bytes(schema.cls, dataset=dataset, registry=registry))
+    inline = (lambda: xsd_tree(schema.cls, dataset=dataset, registry=registry).getroot()
+              ) if inline_schema else None
     with paused_gc():
-        _write_document(Path(xml_path), chunks(), dataset)
+        _write_document(xml_path, chunks(), dataset, xsd, inline)
     return count
 
 
@@ -441,10 +437,36 @@ def _plans(schema: TableSchema, model: XsdModel) -> list[_TablePlan]:
     if unknown:
         raise XMLImportError(f"the XSD declares table {sorted(unknown)[0]!r}, which "
                              f"{schema.cls.__qualname__} does not hold")
+    if len(plans) > 1:
+        _require_relations(schema, plans)
     return plans
 
 
+def _require_relations(schema: TableSchema, plans: list[_TablePlan]) -> None:
+    """Child rows must point at exactly one parent, whatever the XSD declares.
+
+    A schema may lack the parent's key constraint or the child's keyref (a hand-written
+    one, or .NET's for a table without a relation): the checks the class needs are then
+    added here, so that an orphan or a duplicate is refused with its row like any other.
+    Added names hold a space, which no XSD constraint name can.
+    """
+    parent = plans[0]
+    key = parent.schema.column_names.index(schema.require_key("child rows").name)
+    refer = next((name for kind, name, cols, _ in parent.constraints
+                  if kind in ("unique", "key") and cols == [key]), None)
+    if refer is None:
+        refer = f"key of {parent.tag}"
+        parent.constraints.append(("key", refer, [key], None))
+    for plan in plans[1:]:
+        kinds = {(kind, tuple(cols)) for kind, _, cols, _ in plan.constraints}
+        if ("keyref", (0,)) not in kinds:
+            plan.constraints.append(("keyref", f"parent of {plan.tag}", [0], refer))
+        if not kinds & {("unique", (0, 1)), ("key", (0, 1))}:
+            plan.constraints.append(("unique", f"position in {plan.tag}", [0, 1], None))
+
+
 _XINCLUDE = "http://www.w3.org/2001/XInclude"
+_XS_SCHEMA = "{http://www.w3.org/2001/XMLSchema}schema"
 _ELEMENT = re.compile(r"Element '([^']+)'")
 _EXPECTED = re.compile(r"Expected is (?:one of )?\( ?([^ ,)]+)")
 
@@ -453,17 +475,23 @@ class _Reader:
     """Streams one XML file into batches of decoded column tuples, per table."""
 
     def __init__(self, schema: TableSchema, xml_path: str | Path,
-                 xsd_path: str | Path | None, batch: int = BATCH) -> None:
+                 xsd_path: str | Path | None, batch: int = BATCH, *,
+                 model: XsdModel | None = None,
+                 plans: Callable[[XsdModel], list[_TablePlan]] | None = None) -> None:
         self.path = Path(xml_path)
         self.schema = schema
         self.batch = batch
-        root = _root_name(self.path)
-        if xsd_path is None:
-            model = model_for(schema.cls, dataset=root)
+        root = document_root(self.path)
+        if model is not None:
+            pass
+        elif xsd_path is None:  # the document's own inline schema, else the class's
+            model = load_inline_xsd(self.path) or model_for(schema.cls, dataset=root)
         else:
             model = load_xsd(xsd_path)
         self.model, self.root_name = model, root
-        self.plans = _plans(schema, model)
+        self.plans = plans(model) if plans is not None else _plans(schema, model)
+        #: Row elements that sit inside other rows (a nested relation's child table).
+        self.nested = {p.tag for p in self.plans if model.tables[p.tag].nested_in}
         self.by_tag = {p.tag: p for p in self.plans}
         self.validator = validation_schema(model, root)
         self.rows_validator: etree.XMLSchema | None = None
@@ -480,18 +508,22 @@ class _Reader:
                               if column else None)
 
     def batches(self) -> Iterator[tuple[_TablePlan, list[tuple[Any, ...]]]]:
-        """Yield ``(plan, rows)`` batches; constraints are checked batch by batch."""
+        """Yield ``(plan, rows)`` batches; constraints are checked batch by batch.
+
+        Each call reads the document again from the start (the schema stays compiled).
+        """
+        self.seen, self.references, self.row, self.line = {}, [], 0, None
         pending: dict[str, tuple[list[tuple[Any, ...]], list[int]]] = {
             p.tag: ([], []) for p in self.plans}
-        by_tag, root_name, batch = self.by_tag, self.root_name, self.batch
+        by_tag, root_name, batch, nested = self.by_tag, self.root_name, self.batch, self.nested
         text_of = attrgetter("text")
         element: Any = None
         plan: _TablePlan | None = None
         n = 0
         with open(self.path, "rb") as f:
             events = etree.iterparse(f, events=("end",), tag=[*by_tag, root_name],
-                                     schema=self.validator, **_STREAM_OPTIONS)
-            events.resolvers.add(_RefuseResolver())
+                                     schema=self.validator, **STREAM_OPTIONS)
+            events.resolvers.add(RefuseResolver())
             root = None
             complete = False
             try:
@@ -502,8 +534,8 @@ class _Reader:
                         continue
                     n += 1
                     if root is None:
-                        root = element.getparent()
-                        _refuse_doctype(element.getroottree(), self.path, "XML file")
+                        root = element.getroottree().getroot()
+                        refuse_doctype(element.getroottree(), self.path, "XML file")
                     plan = by_tag[tag]
                     fast = plan.in_order
                     if fast is not None and len(element) == plan.width:
@@ -514,7 +546,9 @@ class _Reader:
                     rows.append(values)
                     numbers.append(n)
                     element.clear()
-                    if not n % 1000:
+                    if nested and tag in nested:  # out of its parent row, which is not done
+                        element.getparent().remove(element)
+                    elif not n % 1000:
                         del root[:]  # rows handled so far: free them
                     if len(rows) >= batch:
                         self._check(plan, rows, numbers)
@@ -532,7 +566,7 @@ class _Reader:
                                  f"is closed (truncated after row {n}); nothing was "
                                  "imported", row=n + 1)
         if root is None:  # no rows: still refuse a DOCTYPE and check the root was valid
-            _root_name(self.path)
+            document_root(self.path)
         for plan in self.plans:
             rows, numbers = pending[plan.tag]
             self._check(plan, rows, numbers)
@@ -618,8 +652,13 @@ class _Reader:
         """The schema's error for one row, if it has one (decoding assumes a valid row)."""
         if self.rows_validator is None:
             self.rows_validator = row_schema(self.model, self.root_name)
-        if self.rows_validator.validate(element):
-            return None
+        try:
+            if self.rows_validator.validate(element):
+                return None
+        except etree.Error as exc:  # libxml2 gave up (a pattern too costly to match)
+            self.line = element.sourceline or self.line
+            return self.error(f"the XSD could not be checked on this row ({exc}); a pattern "
+                              "facet too complex for libxml2 is the usual cause")
         for node in element.iter(f"{{{_XINCLUDE}}}*"):
             parent = node.getparent()
             column = parent.tag if parent is not None and parent is not element else None
@@ -648,8 +687,8 @@ class _Reader:
                         depth += 1
                         continue
                     depth -= 1
-                    if depth != 1:
-                        continue
+                    if depth != 1 or (element.tag == _XS_SCHEMA and self.row == 0):
+                        continue  # not a row (or the inline schema before the rows)
                     self.row += 1
                     self.line = element.sourceline
                     tag = element.tag if isinstance(element.tag, str) else "?"
@@ -694,7 +733,11 @@ def iter_xml(cls: type, xml_path: str | Path, xsd_path: str | Path | None = None
     parents are held until the end, where their child rows are attached.
     """
     schema = table_schema(cls, registry)
-    reader = _Reader(schema, xml_path, xsd_path, batch)
+    return _instances(schema, _Reader(schema, xml_path, xsd_path, batch), batch)
+
+
+def _instances(schema: TableSchema, reader: _Reader, batch: int) -> Iterator[list[Any]]:
+    """Instances from a prepared reader (its XSD is already checked), in batches."""
     build = _builder(schema)
     if not schema.children:
         for _, rows in reader.batches():
@@ -720,28 +763,17 @@ def iter_xml(cls: type, xml_path: str | Path, xsd_path: str | Path | None = None
 
 
 def _builder(schema: TableSchema) -> Callable[[list[tuple[Any, ...]]], list[Any]]:
-    cls = schema.cls
-    init = [f.name for f in dataclasses.fields(cls) if f.init]
     names = [c.name for c in schema.field_columns]
     offset = len(schema.columns) - len(names)
-    children = [child.field for child in schema.children]
-    if init == names and not offset:
-        return lambda rows: list(starmap(cls, rows))
+    children = len(schema.children)
+    build = instance_builder(schema.cls, [*names, *(child.field for child in schema.children)])
+    if build is schema.cls and not offset and not children:
+        return lambda rows: list(starmap(build, rows))
 
-    def build(rows: list[tuple[Any, ...]]) -> list[Any]:
-        out = []
-        for row in rows:
-            kwargs = dict(zip(names, row[offset:], strict=True))
-            for fname in children:
-                kwargs[fname] = []
-            obj = cls(**{k: v for k, v in kwargs.items() if k in init})
-            for k, v in kwargs.items():
-                if k not in init:
-                    object.__setattr__(obj, k, v)
-            out.append(obj)
-        return out
+    def build_all(rows: list[tuple[Any, ...]]) -> list[Any]:
+        return [build(*row[offset:], *[[] for _ in range(children)]) for row in rows]
 
-    return build
+    return build_all
 
 
 def read_xml(cls: type[T], xml_path: str | Path, xsd_path: str | Path | None = None, *,
@@ -761,48 +793,192 @@ def read_xml(cls: type[T], xml_path: str | Path, xsd_path: str | Path | None = N
 
 # -- the Store side ----------------------------------------------------------------------------
 
-def export_store(store: Any, cls: type, xml_path: str | Path,
+def export_store(store: Any, cls: type, xml_path: Target,
                  xsd_path: str | Path | None = None, *, where: Any = None,
-                 order_by: Any = None, dataset: str = DEFAULT_DATASET) -> int:
+                 order_by: Any = None, dataset: str | None = None,
+                 inline_schema: bool = False) -> int:
     """Stream a query's rows to XML (see :meth:`Store.export_xml`)."""
     schema = store.schema(cls)
     if schema.children:  # child rows come with their parents, through instances
         # One connection for the parents' cursor and the child queries it triggers.
         with store.transaction():
-            count = write_xml(cls, store.select(cls, where=where, order_by=order_by),
-                              xml_path, dataset=dataset, registry=store.registry)
-    else:
-        count = write_xml_rows(schema, store.rows(cls, where=where, order_by=order_by),
-                               xml_path, dataset=dataset)
-    if xsd_path is not None:
-        write_xsd(cls, xsd_path, dataset=dataset, registry=store.registry)
-    return count
+            return write_xml(cls, store.select(cls, where=where, order_by=order_by),
+                             xml_path, xsd_path, dataset=dataset, registry=store.registry,
+                             inline_schema=inline_schema)
+    return write_xml_rows(schema, store.rows(cls, where=where, order_by=order_by),
+                          xml_path, xsd_path, dataset=dataset, registry=store.registry,
+                          inline_schema=inline_schema)
+
+
+_NON_TRANSACTIONAL_DDL = ("mysql", "mariadb")  # CREATE TABLE commits there
 
 
 def import_store(store: Any, cls: type, xml_path: str | Path,
-                 xsd_path: str | Path | None = None) -> int:
-    """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`)."""
-    from .errors import WriteError
+                 xsd_path: str | Path | None = None, *, reader: _Reader | None = None) -> int:
+    """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
 
+    Nothing is created before it is known to be kept: the class and the XSD are checked
+    without touching the database; a missing table is created inside the import's
+    transaction (SQLite, PostgreSQL), so a refused document leaves no table, and a new
+    SQLite file that this import created is removed again. Where DDL cannot be rolled back
+    (MariaDB) a missing table is created only after the whole document has been read once,
+    and dropped again if the insert still fails.
+    """
+    schema = store.schema(cls)
+    if reader is None or reader.schema is not schema:
+        reader = _Reader(schema, xml_path, xsd_path)  # the XSD: no database touched yet
+    if store.dialect.name in _NON_TRANSACTIONAL_DDL:
+        return _import_committed_ddl(store, cls, schema, reader, xml_path)
+    new_file = claim_new_sqlite_file(store.url)
+    try:
+        with store.transaction():
+            missing = _missing_tables(store, schema)
+            store.create(cls)  # rolled back with the rows on any error
+            if missing:
+                _record(store, schema, reader)
+            return _insert_batches(store, _instances(schema, reader, BATCH), xml_path)
+    except BaseException:
+        if new_file is not None:
+            remove_new_sqlite_file(store, new_file, only_if_empty=True)
+        raise
+
+
+def _validate(schema: TableSchema, reader: _Reader) -> None:
+    """Read the whole document once, keeping nothing (the reader can read it again)."""
+    for _ in _instances(schema, reader, BATCH):
+        pass
+
+
+def _missing_tables(store: Any, schema: TableSchema) -> set[str]:
+    names = {schema.name, *(child.schema.name for child in schema.children)}
+    return names - set(store.table_names())
+
+
+def _record(store: Any, schema: TableSchema, reader: _Reader) -> None:
+    """Keep the logical schema of tables this import creates (see :mod:`logical`)."""
+    with store._connection(write=True) as conn:  # the import's own transaction
+        logical.record(conn, schema, dataset=reader.root_name)
+
+
+def _import_committed_ddl(store: Any, cls: type, schema: TableSchema, reader: _Reader,
+                          xml_path: str | Path) -> int:
+    missing = _missing_tables(store, schema)
+    had_logical = logical.TABLE in store.table_names()
+    if missing:
+        _validate(schema, reader)
+        store.create(cls)
+        _record(store, schema, reader)
+    try:
+        with store.transaction():
+            return _insert_batches(store, _instances(schema, reader, BATCH), xml_path)
+    except BaseException:
+        if missing:  # created above for this import only: take them away again
+            store.drop(cls)
+            with store._connection(write=True) as conn:
+                logical.forget(conn, sorted(missing))
+                if not had_logical:
+                    logical.schema_table().drop(conn, checkfirst=True)
+        raise
+
+
+def _insert_batches(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
     count = 0
-    store.create(cls)
-    with store.transaction():
-        for batch in iter_xml(cls, xml_path, xsd_path, registry=store.registry):
-            try:
-                store.insert_many(batch)
-            except WriteError as exc:
-                row = None if exc.row is None else count + exc.row + 1
-                where = f"row {row}" if row is not None else "a row"
-                detail = re.sub(r"^[^:]*: (row \d+|a row)(, )?", "", str(exc))
-                raise XMLImportError(f"{Path(xml_path).name}: {where}, {detail}", row=row,
-                                     column=exc.column) from exc
-            count += len(batch)
+    for batch in batches:
+        try:
+            store.insert_many(batch)
+        except WriteError as exc:
+            row = None if exc.row is None else count + exc.row + 1
+            where = f"row {row}" if row is not None else "a row"
+            detail = re.sub(r"^[^:]*: (row \d+|a row)(, )?", "", str(exc))
+            raise XMLImportError(f"{Path(xml_path).name}: {where}, {detail}", row=row,
+                                 column=exc.column) from exc
+        count += len(batch)
     return count
+
+
+def _sqlite_path(url: Any) -> str | None:
+    """The file an SQLite URL or plain path names (``None``: memory, URI or another DBMS)."""
+    if isinstance(url, str) and "://" in url:
+        url = sa.make_url(url)
+    if isinstance(url, str | os.PathLike):
+        path: str | None = os.fspath(url)
+    elif url.get_backend_name() == "sqlite":
+        path = url.database
+    else:
+        return None
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return path
+
+
+def new_sqlite_file(url: Any) -> Path | None:
+    """The file of an SQLite URL or path if it does not exist yet."""
+    path = _sqlite_path(url)
+    return None if path is None or os.path.lexists(path) else Path(path)
+
+
+def claim_new_sqlite_file(url: Any) -> Path | None:
+    """Create the (empty) SQLite file of ``url`` if it does not exist yet and return it.
+
+    Creating it exclusively tells for sure that this run made it, and so may remove it.
+    """
+    path = _sqlite_path(url)
+    if path is None:
+        return None
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError:  # it exists (or cannot be made: SQLite will say why)
+        return None
+    return Path(path)
+
+
+def remove_new_sqlite_file(store: Any, path: Path, *, only_if_empty: bool = False) -> None:
+    """Remove a database file this run created, with its journal files.
+
+    With ``only_if_empty`` a file that holds a table by now (another process may have
+    written to it meanwhile) is kept.
+    """
+    store.close()
+    if only_if_empty:
+        import sqlite3
+
+        try:
+            with closing(sqlite3.connect(path)) as conn:
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    return
+        except sqlite3.Error:
+            return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def import_into(open_store: Callable[[], Any], db: Any, cls: type, xml_path: str | Path,
+                xsd_path: str | Path | None = None) -> tuple[int, Any]:
+    """``open_store()`` then :func:`import_store`, for an opener that creates things.
+
+    A catalog's opener runs its migrations and so creates the file and its tables. When
+    ``db`` names an SQLite file that does not exist yet, the whole document is read before
+    ``open_store`` runs, and the file is removed again if the import still fails. Returns
+    the row count and the store.
+    """
+    new_file = new_sqlite_file(db)
+    schema = table_schema(cls)
+    reader = _Reader(schema, xml_path, xsd_path)  # the XSD, before any database is opened
+    if new_file is not None:
+        _validate(schema, reader)
+    store = open_store()
+    try:
+        return import_store(store, cls, xml_path, xsd_path, reader=reader), store
+    except BaseException:
+        if new_file is not None:
+            remove_new_sqlite_file(store, new_file)
+        raise
 
 
 __all__ = [
     "SAFE_OPTIONS",
     "export_store",
+    "import_into",
     "import_store",
     "hardened_parser",
     "iter_xml",

@@ -1,234 +1,390 @@
-"""Bitmask constraint propagation and search for 9x9 sudoku (internal engine).
+"""Compiled bitmask propagation and search for 9x9 sudoku (internal engine).
 
-A state is a ``list[int]`` of 81 candidate masks, cell ``i = 9 * row + col``; bit ``d - 1``
-set means digit ``d`` is still possible there. A mask with one bit set is a placed digit.
-Propagation applies naked singles, hidden singles and box/line eliminations (pointing and
-claiming) to a fixpoint; search branches on the cell with the fewest candidates. Everything
-works on plain ints so that CPython does as little as possible per step: this module is the
-hot loop behind :mod:`generators.sudoku`, kept apart so that the public module stays readable.
+A state is a ``uint16[81]`` of candidate masks, cell ``i = 9 * row + col``; bit ``d - 1``
+set means digit ``d`` is still possible there, and a mask with one bit set is a placed
+digit. Propagation runs to a fixpoint: naked singles (a placed digit leaves its 20 peers),
+hidden singles (a digit with one place left in a house goes there), rechecking only the
+houses that changed, then box/line eliminations (pointing and claiming) when singles are
+exhausted. Search is depth first on the unsolved cell with the fewest candidates, on an
+explicit stack of states, and counts solutions up to a limit, so that one call proves a
+puzzle unique (limit 2) or counts it (limit N).
+
+Before the search a puzzle gets one stronger check: every digit must fit a complete
+placement of its own, one per row, column and box (a perfect matching of rows to columns
+among the digit's candidates, boxes respected by search on the few choices left). A
+puzzle that fails it has no solution, whatever the other digits do; most such puzzles
+(Norvig's "impossible" one among them) would otherwise cost a search of millions of
+nodes to refute.
+
+Everything here is compiled by numba (see :mod:`generators._jit`); :func:`solve_batch`
+takes an ``int8`` array of puzzles and solves all of them in one compiled call.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from generators._jit import jit
+
 FULL = 0x1FF  # all nine digits possible
 
-# The 27 houses: 9 rows, 9 columns, 9 boxes, each a tuple of cell indices.
-HOUSES: tuple[tuple[int, ...], ...] = (
-    tuple(tuple(9 * r + c for c in range(9)) for r in range(9))
-    + tuple(tuple(9 * r + c for r in range(9)) for c in range(9))
-    + tuple(
-        tuple(9 * (3 * (b // 3) + r) + 3 * (b % 3) + c for r in range(3) for c in range(3))
-        for b in range(9)
+
+def _tables() -> tuple[np.ndarray, ...]:
+    houses = np.zeros((27, 9), dtype=np.int64)
+    for r in range(9):
+        for c in range(9):
+            houses[r, c] = 9 * r + c
+            houses[9 + c, r] = 9 * r + c
+            b = 3 * (r // 3) + c // 3
+            houses[18 + b, 3 * (r % 3) + c % 3] = 9 * r + c
+    peers = np.zeros((81, 20), dtype=np.int64)
+    house_bits = np.zeros(81, dtype=np.int64)
+    for i in range(81):
+        r, c = divmod(i, 9)
+        b = 3 * (r // 3) + c // 3
+        house_bits[i] = (1 << r) | (1 << (9 + c)) | (1 << (18 + b))
+        others = sorted({int(x) for h in (r, 9 + c, 18 + b) for x in houses[h]} - {i})
+        peers[i] = others
+    popcount = np.array([bin(m).count("1") for m in range(512)], dtype=np.int64)
+    # row segments: segment 3 * r + t is row r inside stack t; column segments likewise
+    row_seg = np.array(
+        [[9 * r + 3 * t + k for k in range(3)] for r in range(9) for t in range(3)], np.int64
     )
-)
-
-# For each cell, the 20 other cells that share a row, column or box with it.
-PEERS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(sorted({p for h in HOUSES if i in h for p in h} - {i})) for i in range(81)
-)
-
-# Single-bit mask -> digit character, and back.
-BIT_TO_CHAR: dict[int, str] = {1 << d: str(d + 1) for d in range(9)}
-CHAR_TO_BIT: dict[str, int] = {str(d + 1): 1 << d for d in range(9)}
+    col_seg = np.array(
+        [[9 * (3 * t + k) + c for k in range(3)] for c in range(9) for t in range(3)], np.int64
+    )
+    return houses, peers, house_bits, popcount, row_seg, col_seg
 
 
-def _singles(cand: list[int], queue: list[int]) -> bool:
-    """Apply naked and hidden singles in place until neither finds anything.
+HOUSES_ARRAY, PEERS_ARRAY, HOUSE_BITS, POPCOUNT, ROW_SEG, COL_SEG = _tables()
 
-    ``queue`` holds cells that became single and whose digit has not yet been removed from
-    their peers. Returns False as soon as a contradiction shows up (a cell with no candidate,
-    a digit with no place in a house, or two digits forced into one cell).
+#: The 27 houses (9 rows, 9 columns, 9 boxes) as tuples of cell indices.
+HOUSES: tuple[tuple[int, ...], ...] = tuple(tuple(int(c) for c in h) for h in HOUSES_ARRAY)
+
+
+@jit
+def _eliminate(cand, cell, strip, queue, qn, dirty):  # type: ignore[no-untyped-def]
+    """Remove ``strip`` from ``cell``; returns (ok, qn, dirty)."""
+    m = cand[cell]
+    if m & strip:
+        m &= ~strip
+        if m == 0:
+            return False, qn, dirty
+        cand[cell] = m
+        dirty |= HOUSE_BITS[cell]
+        if m & (m - 1) == 0:
+            queue[qn] = cell
+            qn += 1
+    return True, qn, dirty
+
+
+@jit
+def _locked(cand, segs, union, queue, qn, dirty):  # type: ignore[no-untyped-def]
+    """Box/line eliminations over one family of segments (rows or columns).
+
+    ``segs[3 * line + stack]`` holds the three cells where a line crosses a box. A digit of a
+    line found only in one of its segments leaves the rest of that box (claiming); a digit of
+    a box found only in one segment leaves the rest of that line (pointing).
+    ``union`` is scratch space for the 27 segment unions. Returns (ok, qn, dirty, changed).
     """
-    peers = PEERS
-    houses = HOUSES
+    for s in range(27):
+        union[s] = cand[segs[s, 0]] | cand[segs[s, 1]] | cand[segs[s, 2]]
+    changed = False
+    for line in range(9):
+        first = line - line % 3  # first line of this band
+        for stack in range(3):
+            s = 3 * line + stack
+            here = union[s]
+            in_line = union[3 * line + (stack + 1) % 3] | union[3 * line + (stack + 2) % 3]
+            in_box = 0
+            for other in range(first, first + 3):
+                if other != line:
+                    in_box |= union[3 * other + stack]
+            claim = here & in_box & ~in_line
+            if claim:
+                for other in range(first, first + 3):
+                    if other != line:
+                        for k in range(3):
+                            ok, qn, dirty = _eliminate(
+                                cand, segs[3 * other + stack, k], claim, queue, qn, dirty
+                            )
+                            if not ok:
+                                return False, qn, dirty, changed
+                changed = True
+            point = here & in_line & ~in_box
+            if point:
+                for st in range(3):
+                    if st != stack:
+                        for k in range(3):
+                            ok, qn, dirty = _eliminate(
+                                cand, segs[3 * line + st, k], point, queue, qn, dirty
+                            )
+                            if not ok:
+                                return False, qn, dirty, changed
+                changed = True
+    return True, qn, dirty, changed
+
+
+@jit
+def propagate(cand, queue, qn, dirty, union):  # type: ignore[no-untyped-def]
+    """Singles, then box/line, in place to a fixpoint; False on a contradiction.
+
+    ``queue[:qn]`` holds placed cells whose digit has not left their peers yet; ``dirty``
+    has bit ``h`` set for every house ``h`` that changed since it was last checked;
+    ``union`` is scratch space (27 ints) for the box/line step.
+    """
     while True:
-        # Naked singles: strike each placed digit from the peers of its cell.
-        while queue:
-            cell = queue.pop()
-            bit = cand[cell]
-            keep = FULL ^ bit
-            for p in peers[cell]:
-                m = cand[p]
-                if m & bit:
-                    m &= keep
-                    if not m:
-                        return False
-                    cand[p] = m
-                    if not m & (m - 1):
-                        queue.append(p)
-        # Hidden singles: a digit that fits in only one cell of a house goes there.
-        for house in houses:
-            once = twice = 0
-            for cell in house:
-                m = cand[cell]
-                twice |= once & m
-                once |= m
-            if once != FULL:
-                return False
-            lonely = once & ~twice
-            if lonely:
-                for cell in house:
-                    m = cand[cell]
-                    hit = m & lonely
-                    if hit and hit != m:
-                        if hit & (hit - 1):
+        while True:
+            # Naked singles: strike each placed digit from the peers of its cell.
+            while qn > 0:
+                qn -= 1
+                cell = queue[qn]
+                bit = cand[cell]
+                for k in range(20):
+                    p = PEERS_ARRAY[cell, k]
+                    m = cand[p]
+                    if m & bit:
+                        m ^= bit
+                        if m == 0:
                             return False
-                        cand[cell] = hit
-                        queue.append(cell)
-        if not queue:
-            return True
-
-
-# Box/line interactions work on "segments": the three cells where a row (or column) crosses
-# a box. Segment k of SEG_ROWS is row k // 3, stack k % 3; of SEG_COLS column k // 3, band
-# k % 3. For each segment the plan lists its two siblings in the same line, its two siblings
-# in the same box, and the cells of those siblings (the targets of eliminations).
-SEG_ROWS: tuple[tuple[int, int, int], ...] = tuple(
-    (9 * r + 3 * t, 9 * r + 3 * t + 1, 9 * r + 3 * t + 2) for r in range(9) for t in range(3)
-)
-SEG_COLS: tuple[tuple[int, int, int], ...] = tuple(
-    (9 * 3 * b + c, 9 * (3 * b + 1) + c, 9 * (3 * b + 2) + c) for c in range(9) for b in range(3)
-)
-
-SegmentPlan = tuple[int, int, int, int, int, tuple[int, ...], tuple[int, ...]]
-
-
-def _segment_plan(segments: tuple[tuple[int, int, int], ...]) -> tuple[SegmentPlan, ...]:
-    """Siblings of each segment: same line means same k // 3, same box same (k // 9, k % 3)."""
-    plan: list[SegmentPlan] = []
-    for k in range(27):
-        line = [j for j in range(27) if j != k and j // 3 == k // 3]
-        box = [j for j in range(27) if j != k and (j // 9, j % 3) == (k // 9, k % 3)]
-        line_cells = tuple(x for j in line for x in segments[j])
-        box_cells = tuple(x for j in box for x in segments[j])
-        plan.append((k, line[0], line[1], box[0], box[1], line_cells, box_cells))
-    return tuple(plan)
-
-
-SEGMENT_PLANS = ((SEG_ROWS, _segment_plan(SEG_ROWS)), (SEG_COLS, _segment_plan(SEG_COLS)))
-
-
-def _locked_candidates(cand: list[int], queue: list[int]) -> bool | None:
-    """One box/line elimination (pointing or claiming); None on contradiction.
-
-    A digit whose only places in a line lie inside one box cannot go elsewhere in that box,
-    and vice versa. Returns True after the first segment that removed something so that the
-    cheaper singles run again before more expensive scanning; False when nothing applies.
-    """
-    for segments, plan in SEGMENT_PLANS:
-        union = [cand[a] | cand[b] | cand[c] for a, b, c in segments]
-        for k, l1, l2, b1, b2, line_cells, box_cells in plan:
-            here = union[k]
-            in_line = union[l1] | union[l2]
-            in_box = union[b1] | union[b2]
-            strip = here & in_box & ~in_line
-            if strip:
-                targets = box_cells
-            else:
-                strip = here & in_line & ~in_box
-                if not strip:
+                        cand[p] = m
+                        dirty |= HOUSE_BITS[p]
+                        if m & (m - 1) == 0:
+                            queue[qn] = p
+                            qn += 1
+            if dirty == 0:
+                break
+            # Hidden singles, in the houses that changed.
+            todo = dirty
+            dirty = 0
+            for h in range(27):
+                if not (todo >> h) & 1:
                     continue
-                targets = line_cells
-            keep = ~strip
-            for cell in targets:
-                m = cand[cell]
-                if m & strip:
-                    m &= keep
-                    if not m:
-                        return None
-                    cand[cell] = m
-                    if not m & (m - 1):
-                        queue.append(cell)
-            return True
-    return False
-
-
-def propagate(cand: list[int], queue: list[int]) -> bool:
-    """Singles, then box/line eliminations, in place until a fixpoint; False if contradictory.
-
-    ``queue`` holds cells that became single and whose digit has not yet been removed from
-    their peers.
-    """
-    while True:
-        if not _singles(cand, queue):
+                once = 0
+                twice = 0
+                for k in range(9):
+                    m = cand[HOUSES_ARRAY[h, k]]
+                    twice |= once & m
+                    once |= m
+                if once != FULL:
+                    return False
+                lonely = once & ~twice
+                if lonely:
+                    for k in range(9):
+                        c = HOUSES_ARRAY[h, k]
+                        m = cand[c]
+                        hit = m & lonely
+                        if hit and hit != m:
+                            if hit & (hit - 1):
+                                return False
+                            cand[c] = hit
+                            dirty |= HOUSE_BITS[c]
+                            queue[qn] = c
+                            qn += 1
+            if qn == 0 and dirty == 0:
+                break
+        ok, qn, dirty, rows = _locked(cand, ROW_SEG, union, queue, qn, dirty)
+        if not ok:
             return False
-        progressed = _locked_candidates(cand, queue)
-        if progressed is None:
+        ok, qn, dirty, cols = _locked(cand, COL_SEG, union, queue, qn, dirty)
+        if not ok:
             return False
-        if not progressed:
+        if not (rows or cols):
             return True
 
 
-def initial_state(digits: str) -> list[int] | None:
-    """Candidate masks for a normalised 81-char puzzle, propagated; None if contradictory."""
-    cand = [FULL] * 81
-    queue: list[int] = []
-    for i, ch in enumerate(digits):
-        if ch != "0":
-            cand[i] = CHAR_TO_BIT[ch]
-            queue.append(i)
-    # Givens that clash would be stripped by each other's peers; validation catches that
-    # earlier with a better message, propagation just reports "no solution".
-    if not propagate(cand, queue):
-        return None
-    return cand
+@jit
+def _choose(cand, houses):  # type: ignore[no-untyped-def]
+    """Where to branch: ``(house, digit bit, options)``, or ``house = -1`` when solved.
 
-
-def to_string(cand: list[int]) -> str:
-    """81-char digit string of a fully solved state."""
-    return "".join([BIT_TO_CHAR[m] for m in cand])
-
-
-def search(cand: list[int], limit: int) -> tuple[list[str], int, int]:
-    """Depth-first search from a propagated state, stopping after ``limit`` solutions.
-
-    Branches on the unsolved cell with the fewest candidates, trying digits in ascending
-    order. Returns (solutions, nodes, guesses): ``nodes`` counts states expanded, ``guesses``
-    counts trial placements. For a puzzle with a unique solution and ``limit >= 2`` the
-    whole tree is walked, so both figures depend only on the puzzle: a fair difficulty score.
+    The smallest choice wins: a cell with two candidates, else a digit with only two
+    places in some house, else the cell with the fewest candidates. ``house`` is 27 for a
+    cell branch (``digit`` is then the cell and ``options`` its candidates); otherwise
+    ``options`` has bit ``k`` set for each place ``HOUSES_ARRAY[house, k]`` of ``digit``.
+    Looking at house places as well as cells turns some searches of millions of nodes,
+    such as refuting Norvig's "impossible" puzzle, into a few thousand. ``houses=False``
+    branches on cells only (the order of version 0.1, kept so that seeded puzzle
+    generation reproduces the same grids).
     """
-    found: list[str] = []
-    nodes = 0
+    best = -1
+    fewest = 10
+    for i in range(81):
+        n = POPCOUNT[cand[i]]
+        if 1 < n < fewest:
+            fewest = n
+            best = i
+            if n == 2:
+                return 27, best, cand[best]
+    if best < 0:
+        return -1, 0, 0
+    if not houses:
+        return 27, best, cand[best]
+    for h in range(27):
+        once = 0
+        twice = 0
+        thrice = 0
+        for k in range(9):
+            m = cand[HOUSES_ARRAY[h, k]]
+            thrice |= twice & m
+            twice |= once & m
+            once |= m
+        two = twice & ~thrice
+        if two:
+            bit = two & -two
+            places = 0
+            for k in range(9):
+                if cand[HOUSES_ARRAY[h, k]] & bit:
+                    places |= 1 << k
+            return h, bit, places
+    return 27, best, cand[best]
+
+
+@jit
+def _solve_one(cand, limit, houses, solution, states, branches, queue, union):  # type: ignore[no-untyped-def]
+    """Count solutions of a propagated state up to ``limit``; first one into ``solution``.
+
+    Returns (count, nodes, guesses). ``nodes`` counts consistent states reached (the root
+    included), ``guesses`` trial placements; with ``limit >= 2`` and a unique puzzle the
+    whole tree is walked, so both depend only on the puzzle: a fair difficulty score.
+    ``branches[depth]`` holds the ``_choose`` triple of each open level, its options
+    shrinking as they are tried; ``union`` is scratch space for :func:`propagate`.
+    """
+    count = 0
+    nodes = 1
     guesses = 0
-    stack = [cand]
-    while stack:
-        state = stack.pop()
+    house, what, options = _choose(cand, houses)
+    if house < 0:
+        solution[:] = cand
+        return 1, nodes, guesses
+    states[0, :] = cand
+    branches[0, 0] = house
+    branches[0, 1] = what
+    branches[0, 2] = options
+    depth = 0
+    while depth >= 0:
+        left = branches[depth, 2]
+        if left == 0:
+            depth -= 1
+            continue
+        low = left & -left
+        branches[depth, 2] = left ^ low
+        child = states[depth + 1]
+        child[:] = states[depth]
+        house = branches[depth, 0]
+        if house == 27:
+            cell = branches[depth, 1]
+            child[cell] = low
+        else:
+            k = 0
+            while low >> k != 1:
+                k += 1
+            cell = HOUSES_ARRAY[house, k]
+            child[cell] = branches[depth, 1]
+        guesses += 1
+        queue[0] = cell
+        if not propagate(child, queue, 1, HOUSE_BITS[cell], union):
+            continue
         nodes += 1
-        best = -1
-        fewest = 10
-        for i in range(81):
-            m = state[i]
-            if m & (m - 1):
-                n = m.bit_count()
-                if n < fewest:
-                    fewest = n
-                    best = i
-                    if n == 2:
-                        break
-        if best < 0:
-            found.append(to_string(state))
-            if len(found) >= limit:
+        house, what, options = _choose(child, houses)
+        if house < 0:
+            count += 1
+            if count == 1:
+                solution[:] = child
+            if count >= limit:
                 break
             continue
-        mask = state[best]
-        bits = []
-        while mask:
-            low = mask & -mask
-            bits.append(low)
-            mask ^= low
-        # Push in reverse so that the smallest digit is explored first.
-        for bit in reversed(bits):
-            child = state[:]
-            child[best] = bit
-            guesses += 1
-            if propagate(child, [best]):
-                stack.append(child)
-    return found, nodes, guesses
+        depth += 1
+        branches[depth, 0] = house
+        branches[depth, 1] = what
+        branches[depth, 2] = options
+    return count, nodes, guesses
 
 
-def solve_digits(digits: str, limit: int) -> tuple[list[str], int, int]:
-    """Solutions (up to ``limit``), nodes and guesses for a validated 81-char puzzle."""
-    state = initial_state(digits)
-    if state is None:
-        return [], 1, 0
-    return search(state, limit)
+@jit
+def solve_batch(puzzles, limit, houses=True):  # type: ignore[no-untyped-def]
+    """Solve every row of ``puzzles`` (``int8[n, 81]``, digits 0-9, 0 for blank).
+
+    ``houses`` allows branching on a digit's places in a house (see :func:`_choose`).
+
+    Returns ``(counts, nodes, guesses, grids)``: solutions found (up to ``limit``), search
+    effort, and the first solution as digits (zeros when there is none).
+    """
+    n = puzzles.shape[0]
+    counts = np.zeros(n, dtype=np.int32)
+    nodes = np.zeros(n, dtype=np.int64)
+    guesses = np.zeros(n, dtype=np.int64)
+    grids = np.zeros((n, 81), dtype=np.int8)
+    cand = np.empty(81, dtype=np.uint16)
+    solution = np.zeros(81, dtype=np.uint16)
+    states = np.empty((82, 81), dtype=np.uint16)
+    branches = np.empty((82, 3), dtype=np.int64)
+    queue = np.empty(128, dtype=np.int64)
+    union = np.empty(27, dtype=np.int64)
+    for p in range(n):
+        qn = 0
+        dirty = 0
+        for i in range(81):
+            d = puzzles[p, i]
+            if d:
+                cand[i] = 1 << (d - 1)
+                queue[qn] = i
+                qn += 1
+                dirty |= HOUSE_BITS[i]
+            else:
+                cand[i] = FULL
+        nodes[p] = 1
+        if not propagate(cand, queue, qn, dirty, union):
+            continue
+        count, nodes[p], guesses[p] = _solve_one(
+            cand, limit, houses, solution, states, branches, queue, union
+        )
+        counts[p] = count
+        if count:
+            for i in range(81):
+                m = solution[i]
+                d = 1
+                while m > 1:
+                    m >>= 1
+                    d += 1
+                grids[p, i] = d
+    return counts, nodes, guesses, grids
+
+
+@jit
+def givens_clash(puzzles):  # type: ignore[no-untyped-def]
+    """Per row of ``puzzles`` (digits 0-9): True when a house holds a given twice."""
+    n = puzzles.shape[0]
+    clash = np.zeros(n, dtype=np.bool_)
+    for p in range(n):
+        for h in range(27):
+            seen = 0
+            for k in range(9):
+                d = puzzles[p, HOUSES_ARRAY[h, k]]
+                if d:
+                    bit = 1 << d
+                    if seen & bit:
+                        clash[p] = True
+                        break
+                    seen |= bit
+            if clash[p]:
+                break
+    return clash
+
+
+def to_array(digits: str) -> np.ndarray:
+    """``int8[n, 81]`` digits of ``n`` validated puzzles joined into one string."""
+    return (np.frombuffer(digits.encode("ascii"), dtype=np.int8) - 48).reshape(-1, 81)
+
+
+def to_strings(grids: np.ndarray) -> list[str]:
+    """81-char digit strings of the rows of an ``int8[n, 81]`` array."""
+    text = (grids + 48).tobytes().decode("ascii")
+    return [text[i : i + 81] for i in range(0, len(text), 81)]
+
+
+def solve_digits(digits: str, limit: int, houses: bool = True) -> tuple[int, str | None, int, int]:
+    """(solutions up to ``limit``, first solution, nodes, guesses) for a validated puzzle."""
+    array = to_array(digits)
+    counts, nodes, guesses, grids = solve_batch(array, limit, houses)
+    grid = (grids[0] + 48).tobytes().decode("ascii") if counts[0] else None
+    return int(counts[0]), grid, int(nodes[0]), int(guesses[0])

@@ -22,6 +22,10 @@ Pipeline (the original stores 1 for cave floor; we return the package convention
    a cave that is not yet connected, the corridor is dug and that cave joins. This stops
    when every cave is connected or after ``breakout`` attempts.
 
+``connect(grid, ...)`` runs step 6 alone on any map (a cellular cave, an island map, a
+hand-drawn one): its 4-connected floor regions are the caves, and the corridors it digs
+are returned with the joined grid.
+
 Steps 2-4 run faithfully in ``mode="faithful"`` (visits one at a time; smoothing and
 filling update cells in place, column by column, x outer and y inner, as the C# loops
 do). ``mode="fast"`` applies the same visit sequence in NumPy batches and smooths and
@@ -60,7 +64,15 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from generators._rng import DrawBuffer, SeedLike, check_bool, check_choice, check_int, make_rng
+from generators._rng import (
+    DrawBuffer,
+    SeedLike,
+    check_bool,
+    check_choice,
+    check_grid,
+    check_int,
+    make_rng,
+)
 from generators._visits import random_fill, run_visits
 from generators.regions import MapShape, label, open_ratio, region_stats
 
@@ -326,10 +338,17 @@ def _connect(
     max_turns: int,
     space: int,
     breakout: int,
+    joinable: int | None = None,
 ) -> tuple[list[list[int]], int, list[int]]:
-    """Run the corridor builder; returns (corridors as flat indices, attempts, unreached)."""
+    """Run the corridor builder; returns (corridors as flat indices, attempts, unreached).
+
+    Caves ``1 .. joinable`` (default: all) are joined; a higher id marks floor that blocks
+    corridors like a cave but is never a target.
+    """
     builder = _CorridorBuilder(ids, draw, corridor_min, corridor_max, max_turns, space)
     cave_ids = sorted(builder.cells_of)
+    if joinable is not None:
+        cave_ids = [c for c in cave_ids if c <= joinable]
     if not cave_ids:
         return [], 0, []
     first = cave_ids[draw.below(len(cave_ids))]
@@ -357,6 +376,89 @@ def _connect(
             waiting.discard(hit)
             connected.append(hit)
     return corridors, attempts, sorted(waiting)
+
+
+@dataclass
+class Connection(MapShape):
+    """What :func:`connect` did to a map: the joined grid and the corridors it dug."""
+
+    grid: np.ndarray
+    seed: int | None
+    params: dict[str, Any]
+    caves: list[Cave]
+    corridors: list[list[Point]]
+    connected: bool
+    attempts: int
+    unreached: list[int]
+    regions: int
+    largest_region: int
+    open_ratio: float
+
+
+def connect(
+    grid: np.ndarray,
+    corridor_min: int = 2,
+    corridor_max: int = 5,
+    max_turns: int = 10,
+    corridor_space: int = 2,
+    breakout: int = 100_000,
+    lower_limit: int = 0,
+    seed: SeedLike = None,
+) -> Connection:
+    """Join the caves of ``grid`` (1 = wall, 0 = floor) with ConnectCaves corridors.
+
+    Every 4-connected floor region with more than ``lower_limit`` cells is a cave (smaller
+    ones are left as they are and not joined); corridors are grown through wall cells as in
+    :func:`generate` (same parameters, same rules). The input is not modified. The result's
+    ``corridors`` list the dug cells of each corridor in order, ``connected`` tells whether
+    the finished map is one region and ``unreached`` lists the caves (numbered as in
+    ``caves``) the builder could not reach within ``breakout`` attempts.
+    """
+    cells = check_grid(grid)
+    corridor_min = check_int("corridor_min", corridor_min, 1)
+    corridor_max = check_int("corridor_max", corridor_max, corridor_min + 1)
+    max_turns = check_int("max_turns", max_turns, 0)
+    corridor_space = check_int("corridor_space", corridor_space, 0)
+    breakout = check_int("breakout", breakout, 0)
+    lower_limit = check_int("lower_limit", lower_limit, 0)
+    rng, recorded = make_rng(seed)
+    height, width = cells.shape
+    ids, caves = _find_caves((cells == 0).astype(np.uint8), lower_limit, cells.size)
+    # floor outside the kept caves must not be dug through: mark it as a cave of its own
+    # that never needs joining (id above every real one)
+    stray = (cells == 0) & (ids == 0)
+    if stray.any():
+        ids = np.where(stray, len(caves) + 1, ids)
+    draw = DrawBuffer(rng)
+    flat_paths, attempts, unreached = _connect(
+        ids, draw, corridor_min, corridor_max, max_turns, corridor_space, breakout,
+        joinable=len(caves))
+    joined = cells.copy()
+    flat = joined.ravel()
+    for path in flat_paths:
+        flat[path] = 0
+    stats = region_stats(joined, 4)
+    params: dict[str, Any] = {
+        "corridor_min": corridor_min,
+        "corridor_max": corridor_max,
+        "max_turns": max_turns,
+        "corridor_space": corridor_space,
+        "breakout": breakout,
+        "lower_limit": lower_limit,
+    }
+    return Connection(
+        grid=joined,
+        seed=recorded,
+        params=params,
+        caves=caves,
+        corridors=[[(pos % width, pos // width) for pos in path] for path in flat_paths],
+        connected=stats.count == 1,
+        attempts=attempts,
+        unreached=unreached,
+        regions=stats.count,
+        largest_region=stats.largest,
+        open_ratio=open_ratio(joined),
+    )
 
 
 def generate(

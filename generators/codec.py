@@ -1,4 +1,4 @@
-"""Fixed-width bit packing: store each byte in ``ceil(log2(distinct symbols))`` bits.
+"""Fixed-width bit packing: store each byte in ``ceil(log2(distinct symbols))`` bits (at least 1).
 
 Data that uses few distinct byte values (DNA, digits, map grids, sparse text) shrinks to a
 fraction of its size with no statistics beyond the symbol set. It is not a general compressor:
@@ -14,12 +14,17 @@ Blob layout (integers little-endian)::
     13      4     CRC-32 of the original data (catches corruption of the payload)
     17      4     CRC-32 of bytes 0-16 (a damaged length is caught before any allocation)
     21      ...   raw: the original bytes
-                  packed: width (1 byte, 0-7), symbol count - 1 (1 byte), the symbols in
+                  packed: width (1 byte, 1-7), symbol count - 1 (1 byte), the symbols in
                   ascending order, then the codes, most significant bit first, zero-padded
                   to a whole byte
 
-A code is the rank of its byte in the symbol table. One distinct symbol means width 0 and no
-payload at all. Packing and unpacking run on NumPy over bounded chunks: eight codes of ``w``
+A code is the rank of its byte in the symbol table. One distinct symbol still takes one bit
+per byte: every blob carries a payload that can hold the length it claims (raw: the bytes
+themselves; packed: ``ceil(length * width / 8)`` bytes), so :func:`unpack` checks a claimed
+length against the blob's own size before it allocates anything, and a few crafted bytes can
+never make it build gigabytes (at most 8 output bytes per payload byte). Blobs of version 0.1
+used width 0 for one symbol, with no payload; they are read only with an explicit
+``max_length``. Packing and unpacking run on NumPy over bounded chunks: eight codes of ``w``
 bits make exactly ``w`` bytes, so chunks of a multiple of eight symbols concatenate cleanly.
 """
 
@@ -121,9 +126,15 @@ def _unpack_pairs(payload: np.ndarray, width: int) -> np.ndarray:
     return pairs
 
 
+def code_width(distinct: int) -> int:
+    """Bits per code in a packed blob: :func:`width_for`, but at least 1, so that the payload
+    always grows with the length it encodes."""
+    return max(1, width_for(distinct))
+
+
 def packed_size(length: int, distinct: int) -> int:
     """Size of a packed (not raw) blob for ``length`` bytes over ``distinct`` symbols."""
-    return HEADER_SIZE + 2 + distinct + (length * width_for(distinct) + 7) // 8
+    return HEADER_SIZE + 2 + distinct + (length * code_width(distinct) + 7) // 8
 
 
 def pack(data: bytes | bytearray | memoryview) -> bytes:
@@ -135,7 +146,7 @@ def pack(data: bytes | bytearray | memoryview) -> bytes:
         return _header(RAW, 0, crc)
     symbols = _symbol_set(values)
     distinct = symbols.size
-    width = width_for(distinct)
+    width = code_width(distinct)
     if width >= 8 or packed_size(length, distinct) >= HEADER_SIZE + length:
         return _header(RAW, length, crc) + values.tobytes()
     pieces = [
@@ -160,8 +171,9 @@ def pack(data: bytes | bytearray | memoryview) -> bytes:
 def unpack(blob: bytes | bytearray | memoryview, *, max_length: int | None = None) -> bytes:
     """Restore the bytes given to :func:`pack`; raises :class:`CorruptBlob` on any damage.
 
-    ``max_length`` refuses blobs that claim a larger output (a width-0 blob of a few bytes can
-    describe gigabytes), for untrusted input.
+    A claimed length the blob cannot hold is refused before any allocation, so the output is
+    never larger than 8 times the blob. ``max_length`` refuses blobs that claim a larger
+    output still, and admits version 0.1's width-0 blobs (one symbol, no payload) up to it.
     """
     raw = _as_array(blob)
     if raw.size < HEADER_SIZE:
@@ -180,7 +192,7 @@ def unpack(blob: bytes | bytearray | memoryview, *, max_length: int | None = Non
             raise CorruptBlob(f"raw blob should carry {length} bytes, has {body.size}")
         out = body.tobytes()
     elif mode == PACKED:
-        out = _unpack_packed(body, length)
+        out = _unpack_packed(body, length, max_length)
     else:
         raise CorruptBlob(f"unknown mode byte {mode} (0 = raw, 1 = packed)")
     if zlib.crc32(out) != crc:
@@ -188,11 +200,15 @@ def unpack(blob: bytes | bytearray | memoryview, *, max_length: int | None = Non
     return out
 
 
-def _unpack_packed(body: np.ndarray, length: int) -> bytes:
+def _unpack_packed(body: np.ndarray, length: int, max_length: int | None) -> bytes:
     if body.size < 2:
         raise CorruptBlob("truncated blob: packed header misses width and symbol count")
     width, distinct = int(body[0]), int(body[1]) + 1
-    if width != width_for(distinct) or width >= 8:
+    legacy = width == 0 and distinct == 1  # version 0.1: one symbol, no payload
+    if legacy and max_length is None and length:
+        raise CorruptBlob(f"blob claims {length} bytes but has no payload to hold them (a "
+                          f"width-0 blob of version 0.1: pass max_length to read one)")
+    if not legacy and (width != code_width(distinct) or width >= 8):
         raise CorruptBlob(f"width {width} does not fit {distinct} symbols")
     if body.size < 2 + distinct:
         raise CorruptBlob(f"truncated blob: symbol table needs {distinct} bytes")

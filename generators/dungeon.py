@@ -19,7 +19,9 @@ Then, until ``rooms`` rooms stand or ``breakout`` attempts are spent:
    the direction of travel) or fine; the first non-fine outcome stops the corridor, and
    a corridor that runs all its segments is ``completed``;
 4. a corridor that hit an existing room, an existing corridor or itself is dug; a
-   completed one gets a random ``room_min .. room_max`` room just beyond its end, dug
+   completed one gets a random room just beyond its end (width drawn from
+   ``room_min_width .. room_max_width``, height from ``room_min_height ..
+   room_max_height``; each defaults to ``room_min`` / ``room_max``), dug
    together with the room only when the room verifies: the room and a ring of
    ``room_distance`` cells around it lie on the map and are all wall (so rooms keep at
    least ``room_distance`` wall cells between them), no built corridor lies within
@@ -32,11 +34,12 @@ Deliberate differences from the C# original:
 
 * the requested ``width`` x ``height`` is honoured (the C# constructor overwrites its
   size with 150 x 150 and its clearing loop bounds y by the width);
-* rooms are exactly ``width`` x ``height`` cells, both drawn from
-  ``room_min .. room_max`` inclusive (the C# draws ``Next(min, max)`` but paints
-  ``Right`` and ``Bottom`` inclusively, so its rooms are one cell wider and taller than
-  their rectangles, which also makes corridors approaching from the east or south stop
-  as ``too_close`` instead of reaching the room);
+* rooms are exactly ``width`` x ``height`` cells, each side drawn from its own
+  inclusive range, as csMapbuilder's separate minimum and maximum room width and height
+  (the C# draws ``Next(min, max)`` but paints ``Right`` and ``Bottom`` inclusively, so
+  its rooms are one cell wider and taller than their rectangles, which also makes
+  corridors approaching from the east or south stop as ``too_close`` instead of
+  reaching the room);
 * the start room is centred (the C# puts its top-left corner at the centre);
 * a corridor has ``0 .. max_turns`` turns, drawn uniformly, and may turn after every
   segment but its last (the C# draws ``Next(1, MaxTurns)`` segments and stops turning
@@ -123,8 +126,8 @@ class _Builder:
         self.width = width
         self.height = height
         self.draw = draw
-        self.room_min = settings["room_min"]
-        self.room_max = settings["room_max"]
+        self.room_width = (settings["room_min_width"], settings["room_max_width"] + 1)
+        self.room_height = (settings["room_min_height"], settings["room_max_height"] + 1)
         self.room_distance = settings["room_distance"]
         self.corridor_distance = settings["corridor_distance"]
         self.corridor_min = settings["corridor_min"]
@@ -259,10 +262,7 @@ class _Builder:
 
     def random_room_size(self) -> tuple[int, int]:
         draw = self.draw
-        return (
-            draw.between(self.room_min, self.room_max + 1),
-            draw.between(self.room_min, self.room_max + 1),
-        )
+        return draw.between(*self.room_width), draw.between(*self.room_height)
 
     def room_fits(self, room: Room, pending: list[int]) -> bool:
         d = self.room_distance
@@ -400,14 +400,31 @@ def generate(
     build_prob: int = 50,
     breakout: int = 250,
     seed: SeedLike = None,
+    room_min_width: int | None = None,
+    room_max_width: int | None = None,
+    room_min_height: int | None = None,
+    room_max_height: int | None = None,
 ) -> Dungeon:
-    """Generate a rooms-and-corridors dungeon; see the module docstring."""
+    """Generate a rooms-and-corridors dungeon; see the module docstring.
+
+    ``room_min`` / ``room_max`` bound both sides of a room; ``room_min_width``,
+    ``room_max_width``, ``room_min_height`` and ``room_max_height`` (``None``: take
+    ``room_min`` / ``room_max``) bound one side each. With them unset a seed gives the same
+    map as before they existed.
+    """
     method = check_choice("method", method, METHODS)
     rooms = check_int("rooms", rooms, 1)
     room_min = check_int("room_min", room_min, 1)
     room_max = check_int("room_max", room_max, room_min)
-    width = check_int("width", width, room_max + 2)
-    height = check_int("height", height, room_max + 2)
+    min_w = room_min if room_min_width is None else check_int("room_min_width", room_min_width, 1)
+    min_h = (room_min if room_min_height is None
+             else check_int("room_min_height", room_min_height, 1))
+    max_w = (max(room_max, min_w) if room_max_width is None
+             else check_int("room_max_width", room_max_width, min_w))
+    max_h = (max(room_max, min_h) if room_max_height is None
+             else check_int("room_max_height", room_max_height, min_h))
+    width = check_int("width", width, max_w + 2)
+    height = check_int("height", height, max_h + 2)
     room_distance = check_int("room_distance", room_distance, 0)
     corridor_distance = check_int("corridor_distance", corridor_distance, 0)
     corridor_min = check_int("corridor_min", corridor_min, 1)
@@ -421,6 +438,10 @@ def generate(
     settings = {
         "room_min": room_min,
         "room_max": room_max,
+        "room_min_width": min_w,
+        "room_max_width": max_w,
+        "room_min_height": min_h,
+        "room_max_height": max_h,
         "room_distance": room_distance,
         "corridor_distance": corridor_distance,
         "corridor_min": corridor_min,

@@ -6,10 +6,19 @@ function accepts ``"."`` for blanks as well and returns the canonical ``"0"`` fo
 puzzle is hashable, compact in a database column and printable as is. Cells are numbered
 ``0..80`` (``9 * row + col``) in code and named ``r1c1``..``r9c9`` in messages.
 
-The solver (see :mod:`generators._sudoku_core`) propagates naked and hidden singles and box/line
-eliminations on bitmasks and searches the cell with the fewest candidates. By default it keeps
-searching after the first solution until it has either found a second one or exhausted the
-tree, so every :class:`Solution` says whether the puzzle is unique.
+The seed's brute force (*csSudokuBruteForce*) fills the blanks one after another in reading
+order, trying digits 1-9 and backing up on a conflict. That is fine for the easy Euler grids,
+but its cost grows exponentially with the blanks it cannot settle: it stops at the first
+solution, so it cannot tell a unique puzzle from one with many, and a puzzle without a solution
+(Norvig's "impossible" one) makes it walk a tree of millions of dead ends. This solver instead
+reasons before it guesses: candidate bitmasks, naked and hidden singles and box/line
+eliminations to a fixpoint, then a depth-first search on the smallest choice (a cell with the
+fewest candidates or a digit with only two places in a house), with the same reasoning after
+every guess. It keeps searching after the first solution until it has found a second one or
+exhausted the tree, so every :class:`Solution` says whether the puzzle is unique, and its
+``nodes`` and ``guesses`` measure how hard the puzzle was. The engine is compiled with numba
+(see :mod:`generators._sudoku_core`); :func:`solve_many` solves whole arrays of puzzles per
+compiled call and spreads large jobs over threads, which run the GIL-free engine in parallel.
 """
 
 from __future__ import annotations
@@ -18,9 +27,11 @@ import numbers
 import os
 import re
 import secrets
+import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 
@@ -117,6 +128,13 @@ def validate(puzzle: str) -> Puzzle:
     if len(puzzle) != 81:
         raise InvalidPuzzle(f"a puzzle has 81 cells, got {len(puzzle)} characters")
     digits = puzzle.replace(".", "0")
+    if digits.isascii() and digits.isdigit() and not core.givens_clash(core.to_array(digits))[0]:
+        return digits
+    return _explain(puzzle, digits)
+
+
+def _explain(puzzle: str, digits: str) -> Puzzle:
+    """The slow check behind :func:`validate`: finds the offending cells and raises."""
     bad = [i for i, ch in enumerate(digits) if ch not in _DIGITS]
     if bad:
         shown = ", ".join(f"{puzzle[i]!r} at {cell_name(i)}" for i in bad[:5])
@@ -156,10 +174,22 @@ def parse(text: str) -> Puzzle:
 MAX_FILE_BYTES = 64 << 20
 
 
-def _read_text(path: str | os.PathLike[str]) -> list[str]:
-    """Lines of a text file, any line ending, with a clear error for non-text content."""
-    with open(path, "rb") as fh:
-        raw = fh.read(MAX_FILE_BYTES + 1)
+def _source_name(source: str | os.PathLike[str] | BinaryIO) -> str:
+    """How messages name a puzzle source: a path, or a stream's ``name``."""
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    return str(getattr(source, "name", "<stream>"))
+
+
+def _read_text(path: str | os.PathLike[str] | BinaryIO) -> list[str]:
+    """Lines of a text file or binary stream (read once), any line ending, with a clear error
+    for non-text content."""
+    if hasattr(path, "read"):
+        raw = path.read(MAX_FILE_BYTES + 1)  # type: ignore[union-attr]
+        path = _source_name(path)  # type: ignore[arg-type]
+    else:
+        with open(path, "rb") as fh:  # type: ignore[arg-type]
+            raw = fh.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise PuzzleFileError(
             f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB; split it into smaller files"
@@ -173,13 +203,15 @@ def _read_text(path: str | os.PathLike[str]) -> list[str]:
     return text.splitlines()
 
 
-def read_euler(path: str | os.PathLike[str]) -> list[NamedPuzzle]:
-    """Read a Project Euler 96 file: ``Grid NN`` then 9 rows of 9 digits, repeated.
+def read_euler(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
+    """Read a Project Euler 96 file (a path, or a binary stream read once): ``Grid NN`` then
+    9 rows of 9 digits, repeated.
 
     LF and CRLF both work and blank lines are skipped anywhere. A header without 9 valid rows
     after it, or stray text, raises :class:`PuzzleFileError` naming the grid and the line.
     """
     lines = _read_text(path)
+    path = _source_name(path)
     result: list[NamedPuzzle] = []
     n = 0
     total = len(lines)
@@ -220,10 +252,13 @@ def read_euler(path: str | os.PathLike[str]) -> list[NamedPuzzle]:
     return result
 
 
-def read_lines(path: str | os.PathLike[str]) -> list[NamedPuzzle]:
-    """Read one puzzle per line; blank lines and ``#`` comments (whole or trailing) skipped."""
+def read_lines(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
+    """Read one puzzle per line (a path, or a binary stream read once); blank lines and ``#``
+    comments (whole or trailing) skipped."""
     result: list[NamedPuzzle] = []
-    for n, raw in enumerate(_read_text(path), start=1):
+    lines = _read_text(path)
+    path = _source_name(path)
+    for n, raw in enumerate(lines, start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
@@ -252,18 +287,17 @@ def solve(puzzle: str | NamedPuzzle, *, prove_unique: bool = True) -> Solution |
     ``Solution.unique`` is meaningful; turn it off only when speed matters more than the proof.
     """
     digits = _as_puzzle(puzzle)
-    found, nodes, guesses = core.solve_digits(digits, 2 if prove_unique else 1)
-    if not found:
+    count, grid, nodes, guesses = core.solve_digits(digits, 2 if prove_unique else 1)
+    if grid is None:
         return None
-    unique = len(found) == 1 if prove_unique else None
-    return Solution(digits, found[0], unique, nodes, guesses)
+    unique = count == 1 if prove_unique else None
+    return Solution(digits, grid, unique, nodes, guesses)
 
 
 def count_solutions(puzzle: str | NamedPuzzle, limit: int = 2) -> int:
     """Number of solutions, counted up to ``limit`` (``limit=2`` tells 0 / 1 / many apart)."""
     _check_limit(limit)
-    found, _, _ = core.solve_digits(_as_puzzle(puzzle), limit)
-    return len(found)
+    return core.solve_digits(_as_puzzle(puzzle), limit)[0]
 
 
 def is_unique(puzzle: str | NamedPuzzle) -> bool:
@@ -295,9 +329,9 @@ def format_grid(puzzle: str) -> str:
     return "\n".join(out)
 
 
-def _solve_batch(puzzles: list[str], limit: int) -> list[tuple[list[str], int, int]]:
-    """Worker entry point: plain tuples pickle cheaply across processes."""
-    return [core.solve_digits(p, limit) for p in puzzles]
+#: Below this much estimated work (seconds) ``solve_many`` with ``workers=None`` stays on
+#: one thread: handing batches out costs more than it saves.
+_PARALLEL_WORTH = 0.005
 
 
 def _check_workers(workers: int | None) -> int:
@@ -311,6 +345,29 @@ def _check_workers(workers: int | None) -> int:
     return workers
 
 
+def _validate_all(items: Sequence[str | NamedPuzzle]) -> list[Puzzle]:
+    """Canonical digits of every puzzle, checked in bulk; the first bad one is named."""
+    texts: list[str] = []
+    for item in items:
+        text = item.puzzle if isinstance(item, NamedPuzzle) else item
+        if not isinstance(text, str) or len(text) != 81:
+            texts = []
+            break
+        texts.append(text)
+    else:
+        joined = "".join(texts).replace(".", "0")
+        if joined.isascii() and (not joined or joined.isdigit()):
+            clash = core.givens_clash(core.to_array(joined)) if joined else np.zeros(0, bool)
+            if not clash.any():
+                return [joined[i : i + 81] for i in range(0, len(joined), 81)]
+    for index, item in enumerate(items):  # something is wrong: find and name it
+        try:
+            _as_puzzle(item)
+        except InvalidPuzzle as exc:
+            raise InvalidPuzzle(f"puzzle #{index}: {exc}", exc.cells) from None
+    raise AssertionError("bulk validation disagrees with validate()")  # pragma: no cover
+
+
 def solve_many(
     puzzles: Iterable[str | NamedPuzzle],
     workers: int | None = None,
@@ -319,19 +376,22 @@ def solve_many(
     prove_unique: bool = True,
     batch_size: int = 64,
 ) -> list[Solution | None]:
-    """Solve many puzzles on ``workers`` processes (default: every available core).
+    """Solve many puzzles, each batch in one compiled call, on up to ``workers`` cores.
 
     Results come back in input order and equal ``[solve(p) for p in puzzles]``. Every puzzle is
     validated first, so a bad one fails fast with its position in the message. ``progress``
-    is called as ``progress(done, total)`` in this process after each batch.
+    is called as ``progress(done, total)`` in the calling thread after each batch of
+    ``batch_size`` puzzles. ``workers=None`` means every available core, used only when the
+    first batch shows that the job is big enough to repay it; an explicit ``workers > 1``
+    always spreads two or more batches over that many workers.
+
+    The workers are threads: the compiled engine releases the GIL while it solves a batch,
+    so threads run it on separate cores in parallel, sharing the puzzles and the results
+    without copying and starting in microseconds, where worker processes would pay a fork
+    (or a fresh interpreter and numba start-up) and pickling for every job.
     """
     items = list(puzzles)
-    digits: list[str] = []
-    for index, item in enumerate(items):
-        try:
-            digits.append(_as_puzzle(item))
-        except InvalidPuzzle as exc:
-            raise InvalidPuzzle(f"puzzle #{index}: {exc}", exc.cells) from None
+    digits = _validate_all(items)
     n_workers = _check_workers(workers)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
@@ -339,32 +399,48 @@ def solve_many(
         raise ValueError("progress must be a callable progress(done, total) or None")
     limit = 2 if prove_unique else 1
     total = len(digits)
-    batches = [digits[i : i + batch_size] for i in range(0, total, batch_size)]
-    raw: list[list[tuple[list[str], int, int]]] = [[] for _ in batches]
+    array = core.to_array("".join(digits)) if total else np.zeros((0, 81), dtype=np.int8)
+    counts = np.zeros(total, dtype=np.int32)
+    nodes = np.zeros(total, dtype=np.int64)
+    guesses = np.zeros(total, dtype=np.int64)
+    grids = np.zeros((total, 81), dtype=np.int8)
+    starts = list(range(0, total, batch_size))
     done = 0
-    if n_workers == 1 or len(batches) <= 1:
-        for k, batch in enumerate(batches):
-            raw[k] = _solve_batch(batch, limit)
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
+
+    def finish(start: int, outcome: tuple[np.ndarray, ...]) -> None:
+        nonlocal done
+        stop = min(start + batch_size, total)
+        counts[start:stop], nodes[start:stop], guesses[start:stop], grids[start:stop] = outcome
+        done += stop - start
+        if progress is not None:
+            progress(done, total)
+
+    if starts and n_workers > 1 and workers is None:
+        began = time.perf_counter()
+        finish(starts[0], core.solve_batch(array[:batch_size], limit))
+        rest = (time.perf_counter() - began) / min(batch_size, total) * (total - done)
+        starts = starts[1:]
+        if rest < _PARALLEL_WORTH:
+            n_workers = 1
+    if n_workers == 1 or len(starts) <= 1:
+        for start in starts:
+            finish(start, core.solve_batch(array[start : start + batch_size], limit))
     else:
-        with ProcessPoolExecutor(max_workers=min(n_workers, len(batches))) as pool:
-            futures = {pool.submit(_solve_batch, b, limit): k for k, b in enumerate(batches)}
+        with ThreadPoolExecutor(max_workers=min(n_workers, len(starts))) as pool:
+            futures = {
+                pool.submit(core.solve_batch, array[start : start + batch_size], limit): start
+                for start in starts
+            }
             for future in as_completed(futures):
-                k = futures[future]
-                raw[k] = future.result()
-                done += len(batches[k])
-                if progress is not None:
-                    progress(done, total)
+                finish(futures[future], future.result())
+    solved = core.to_strings(grids)
     results: list[Solution | None] = []
-    for batch, outcome in zip(batches, raw, strict=True):
-        for puzzle, (found, nodes, guesses) in zip(batch, outcome, strict=True):
-            if not found:
-                results.append(None)
-            else:
-                unique = len(found) == 1 if prove_unique else None
-                results.append(Solution(puzzle, found[0], unique, nodes, guesses))
+    for i, puzzle in enumerate(digits):
+        if counts[i] == 0:
+            results.append(None)
+        else:
+            unique = bool(counts[i] == 1) if prove_unique else None
+            results.append(Solution(puzzle, solved[i], unique, int(nodes[i]), int(guesses[i])))
     return results
 
 
@@ -393,9 +469,12 @@ def _full_grid(rng: np.random.Generator) -> str:
         digits = rng.permutation(9) + 1
         for cell, d in zip(core.HOUSES[18 + box], digits, strict=True):
             cells[cell] = str(int(d))
-    found, _, _ = core.solve_digits("".join(cells), 1)
-    # Three independent boxes on the diagonal never conflict, so a completion always exists.
-    return found[0]
+    # Cell-only branching: the first completion found is the one version 0.1 found, so a
+    # seed keeps giving the same puzzle. Three independent boxes on the diagonal never
+    # conflict, so a completion always exists.
+    _, grid, _, _ = core.solve_digits("".join(cells), 1, houses=False)
+    assert grid is not None
+    return grid
 
 
 def generate(
@@ -434,8 +513,7 @@ def generate(
                 break
             kept = cells[cell]
             cells[cell] = "0"
-            found, _, _ = core.solve_digits("".join(cells), 2)
-            if len(found) == 1:
+            if core.solve_digits("".join(cells), 2)[0] == 1:
                 remaining -= 1
             else:
                 cells[cell] = kept

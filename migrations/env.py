@@ -16,9 +16,27 @@ import sqlalchemy as sa
 from alembic import context
 
 from entityworks import Store
-from entityworks.migrate import VERSION_TABLE, catalog_metadata, include_catalog_name
+from entityworks.migrate import (
+    VERSION_TABLE,
+    compare_server_default,
+    include_tables,
+    migration_connection,
+    render_item,
+    target_metadata,
+)
 
 config = context.config
+
+
+def _classes() -> list[type]:
+    """The catalog's dataclasses: handed over by :func:`entityworks.migrate.upgrade`, else
+    (the ``alembic`` command line) those of :mod:`entityworks.catalog`."""
+    given = config.attributes.get("entityworks_classes")
+    if given is not None:
+        return list(given)
+    from entityworks.catalog import TABLES
+
+    return list(TABLES.values())
 
 
 def _url() -> str:
@@ -30,14 +48,15 @@ def _url() -> str:
 
 
 def _configure(**kwargs: object) -> None:
-    context.configure(version_table=VERSION_TABLE, include_name=include_catalog_name,
-                      compare_type=True, **kwargs)
+    context.configure(version_table=VERSION_TABLE, include_name=include_tables(_classes()),
+                      compare_type=True, compare_server_default=compare_server_default,
+                      render_item=render_item, **kwargs)
 
 
 def run_offline() -> None:
     """Write the SQL of the migrations instead of running them (``alembic upgrade --sql``)."""
     url = Store(_url()).url
-    _configure(url=url, target_metadata=catalog_metadata(url.get_backend_name()),
+    _configure(url=url, target_metadata=target_metadata(_classes(), url.get_backend_name()),
                literal_binds=True, render_as_batch=url.get_backend_name() == "sqlite")
     with context.begin_transaction():
         context.run_migrations()
@@ -45,7 +64,7 @@ def run_offline() -> None:
 
 def _run(connection: sa.Connection) -> None:
     name = connection.dialect.name
-    _configure(connection=connection, target_metadata=catalog_metadata(name),
+    _configure(connection=connection, target_metadata=target_metadata(_classes(), name),
                render_as_batch=name == "sqlite")
     with context.begin_transaction():
         context.run_migrations()
@@ -59,9 +78,8 @@ def run_online() -> None:
         return
     store = Store(_url())
     try:
-        with store.engine.connect() as conn:
-            _run(conn.execution_options(entityworks_write=True))
-            conn.commit()
+        with migration_connection(store) as conn:
+            _run(conn)
     finally:
         store.close()
 

@@ -6,6 +6,9 @@
 //       WriteXmlSchema / WriteXml.
 //   build OUT_SCHEMA OUT_DATA
 //       Build a typed DataTable here, fill it and write it, for entityworks to import.
+//   build-local OUT_SCHEMA OUT_DATA
+//       A DataTable whose DateTime columns keep .NET's default mode (UnspecifiedLocal) and
+//       Local: their values are written with the local offset of the TZ it runs in.
 //
 // Values in DUMP are XmlConvert lexical forms, base64-encoded as UTF-8 so that any
 // whitespace or tab survives; "-" marks DBNull.
@@ -26,13 +29,20 @@ public static class DataTableInterop
                 return Load(args[1], args[2], args[3], args[4], args[5]);
             if (args.Length == 3 && args[0] == "build")
                 return Build(args[1], args[2]);
+            if (args.Length == 3 && args[0] == "build-local")
+                return BuildLocal(args[1], args[2]);
+            var status = DataSetInterop.Run(args);
+            if (status.HasValue)
+                return status.Value;
         }
         catch (Exception e)
         {
             Console.Error.WriteLine(e.ToString());
             return 2;
         }
-        Console.Error.WriteLine("usage: load SCHEMA DATA DUMP OUT_SCHEMA OUT_DATA | build OUT_SCHEMA OUT_DATA");
+        Console.Error.WriteLine("usage: load SCHEMA DATA DUMP OUT_SCHEMA OUT_DATA | build OUT_SCHEMA OUT_DATA"
+                                + " | build-local OUT_SCHEMA OUT_DATA (DataSetInterop.cs: typed, shop,"
+                                + " diffgram, compare)");
         return 64;
     }
 
@@ -114,6 +124,21 @@ public static class DataTableInterop
                    new byte[0], new TimeSpan(-3, 0, 0), DBNull.Value);
         t.Rows.Add(4L, "", 0.1, 0m, DBNull.Value, DBNull.Value, DBNull.Value, DBNull.Value,
                    DBNull.Value, DBNull.Value, DBNull.Value);
+        t.WriteXmlSchema(outSchema);
+        t.WriteXml(outData);
+        return 0;
+    }
+
+    static int BuildLocal(string outSchema, string outData)
+    {
+        var t = new DataTable("event");
+        t.Columns.Add("id", typeof(int)).AllowDBNull = false;
+        t.Columns.Add("at", typeof(DateTime));
+        t.Columns.Add("local", typeof(DateTime)).DateTimeMode = DataSetDateTime.Local;
+        t.PrimaryKey = new[] { t.Columns["id"] };
+        t.Rows.Add(1, new DateTime(2024, 1, 15, 8, 30, 0, DateTimeKind.Unspecified),
+                   new DateTime(2024, 7, 1, 23, 0, 0, DateTimeKind.Local));
+        t.Rows.Add(2, DBNull.Value, DBNull.Value);
         t.WriteXmlSchema(outSchema);
         t.WriteXml(outData);
         return 0;

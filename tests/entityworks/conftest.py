@@ -39,8 +39,11 @@ def _private_database(kind: str) -> Iterator[str]:
     try:
         yield base.set(database=name).render_as_string(hide_password=False)
     finally:
+        # Connections a test left to the garbage collector (a CLI command run in-process
+        # keeps its Store's pool) must not keep the database alive: PostgreSQL ends them.
+        force = " WITH (FORCE)" if kind == "postgresql" else ""
         with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {preparer.quote(name)}")
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {preparer.quote(name)}{force}")
         admin.dispose()
 
 

@@ -40,6 +40,16 @@ class Inner:
 
 
 @dataclass
+class Item:
+    """A child-table row: Optional fields of the types that need companion columns."""
+
+    label: str
+    weight: float | None
+    at: AwareDatetime | None
+    amount: decimal.Decimal | None
+
+
+@dataclass
 class AllTypes:
     id: int
     i: int
@@ -64,6 +74,13 @@ class AllTypes:
     pair: tuple[int, ...]
     inner: Inner
     arr: np.ndarray
+    odec: decimal.Decimal | None
+    oaware: AwareDatetime | None
+    counts: dict[int, str]
+    pairs: list[tuple[int, int]]
+    amounts: list[decimal.Decimal]
+    onested: Inner | None
+    items: list[Item]
 
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -77,17 +94,36 @@ def texts(xml: bool) -> st.SearchStrategy[str]:
                      st.sampled_from(["", " ", "\r\n", "a\rb", "<&>", "]]>", "_x0020_"]))
 
 
-def offsets() -> st.SearchStrategy[dt.timezone]:
-    return st.builds(dt.timezone, st.timedeltas(dt.timedelta(hours=-23, minutes=-59),
-                                                dt.timedelta(hours=23, minutes=59)))
+def offsets(xml: bool = False) -> st.SearchStrategy[dt.timezone]:
+    """UTC offsets the registry accepts (every writer, XML or not): whole minutes within
+    ±14:00, the offsets xs:dateTime holds."""
+    return st.integers(-14 * 60, 14 * 60).map(
+        lambda m: dt.timezone(dt.timedelta(minutes=m)))
+
+
+def decimals() -> st.SearchStrategy[decimal.Decimal]:
+    """Decimals the registry accepts: finite, not -0, no positive exponent, at most 35 digits
+    before the point and 30 after; small and full-width ones, trailing zeros included."""
+
+    def build(places: int, units: int) -> decimal.Decimal:
+        digits = tuple(int(d) for d in str(abs(units)))
+        return decimal.Decimal((int(units < 0), digits, -places))
+
+    return st.integers(0, 30).flatmap(lambda p: st.builds(
+        build, st.just(p), st.one_of(st.integers(-10**6, 10**6),
+                                     st.integers(-(10**(35 + p)) + 1, 10**(35 + p) - 1))))
 
 
 def arrays() -> st.SearchStrategy[np.ndarray]:
+    """Arrays of several shapes (0-d included), dtypes, byte orders and memory orders."""
     shapes = st.tuples(st.integers(0, 3), st.integers(0, 3))
     return st.one_of(
         shapes.map(lambda s: np.arange(s[0] * s[1], dtype=np.int32).reshape(s)),
+        shapes.map(lambda s: np.asfortranarray(np.arange(s[0] * s[1], dtype=">i8")
+                                               .reshape(s))),
         st.lists(st.floats(allow_nan=False), max_size=4).map(
-            lambda v: np.array(v, dtype=np.float64)))
+            lambda v: np.array(v, dtype=np.float64)),
+        st.floats().map(np.array), st.booleans().map(np.array))
 
 
 def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
@@ -105,11 +141,11 @@ def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
         s=text,
         os=st.none() | text,
         raw=st.binary(max_size=20),
-        dec=st.decimals(allow_nan=False, allow_infinity=False) | st.just(
+        dec=decimals() | st.just(
             decimal.Decimal("-12345678901234567890.123456789012345678901234567890")),
         naive=st.datetimes(),
         aware=st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31),
-                           timezones=offsets()),
+                           timezones=offsets(xml)),
         day=st.dates(),
         clock=st.times(),
         span=st.timedeltas(dt.timedelta(days=-100_000), dt.timedelta(days=100_000)),
@@ -121,6 +157,17 @@ def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
         pair=st.lists(INT64, max_size=3).map(tuple),
         inner=st.builds(Inner, INT64, st.dates(), st.none() | text),
         arr=arrays(),
+        odec=st.none() | decimals(),
+        oaware=st.none() | st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31),
+                                        timezones=offsets(xml)),
+        counts=st.dictionaries(INT64, text, max_size=3),
+        pairs=st.lists(st.tuples(INT64, INT64), max_size=3),
+        amounts=st.lists(decimals(), max_size=3),
+        onested=st.none() | st.builds(Inner, INT64, st.dates(), st.none() | text),
+        items=st.lists(st.builds(
+            Item, text, st.none() | st.floats(), st.none() | st.datetimes(
+                dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=offsets(xml)),
+            st.none() | decimals()), max_size=3),
     )
 
     def number(items: list[AllTypes]) -> list[AllTypes]:
@@ -131,13 +178,40 @@ def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
     return st.lists(one, max_size=4).map(number)
 
 
+def same_array_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Element-wise as `same` does for floats: NaN equals NaN wherever it sits, and the sign of
+    a zero counts."""
+    if a.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b))
+    parts = [(a.real, b.real), (a.imag, b.imag)] if a.dtype.kind == "c" else [(a, b)]
+    for x, y in parts:
+        if not np.array_equal(x, y, equal_nan=True):
+            return False
+        numbers = ~np.isnan(x)
+        if not np.array_equal(np.signbit(x[numbers]), np.signbit(y[numbers])):
+            return False
+    return True
+
+
 def same(a: Any, b: Any) -> bool:
-    """Equality that treats NaN as equal to NaN and compares arrays by dtype, shape, values."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
+    """Equal and of the same type, bit for bit: NaN equals NaN, -0.0 differs from 0.0, a
+    Decimal keeps its exponent, an aware datetime its UTC offset; arrays by dtype, shape and
+    values."""
+    if isinstance(a, float) and isinstance(b, float):
+        return type(a) is type(b) and (math.isnan(a) and math.isnan(b) or (
+            a == b and math.copysign(1.0, a) == math.copysign(1.0, b)))
+    if isinstance(a, decimal.Decimal):
+        return type(a) is type(b) and a.as_tuple() == b.as_tuple()
+    if isinstance(a, dt.datetime):
+        return type(a) is type(b) and a == b and a.utcoffset() == b.utcoffset() \
+            and a.replace(tzinfo=None) == b.replace(tzinfo=None)
+    if isinstance(a, dict):
+        return type(a) is type(b) and list(a) == list(b) and all(
+            type(k) is type(j) for k, j in zip(a, b, strict=True)) and all(
+            same(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b))
+                and a.dtype == b.dtype and a.shape == b.shape and same_array_values(a, b))
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         return type(a) is type(b) and all(
             same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))

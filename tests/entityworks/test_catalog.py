@@ -119,11 +119,11 @@ def test_queries_by_kind_size_ratio_regions_and_seed(filled):
 def test_largest_and_random_sample(filled):
     store, records = filled
     top = largest_maps(store, 3)
-    expected = sorted(records, key=lambda r: (-r.largest_region, r.id))[:3]
+    expected = sorted(records, key=lambda r: (-r.largest_region, -r.id))[:3]
     assert [m.id for m in top] == [r.id for r in expected]
     assert [m.id for m in largest_maps(store, 2, kind="islands", by="open_ratio")] == [
         r.id for r in sorted((r for r in records if r.kind == "islands"),
-                             key=lambda r: (-r.open_ratio, r.id))[:2]]
+                             key=lambda r: (-r.open_ratio, -r.id))[:2]]
     sample = sample_maps(store, 5, seed=7)
     assert len({m.id for m in sample}) == 5
     assert [m.id for m in sample] == [m.id for m in sample_maps(store, 5, seed=7)]

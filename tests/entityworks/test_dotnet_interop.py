@@ -1,7 +1,7 @@
 """Interop with a real System.Data: Mono's DataTable reads our XSD + XML and writes them back,
 and a DataTable built in C# imports into entityworks.
 
-The C# program (tests/dotnet/DataTableInterop.cs) is compiled with ``mcs`` at test time and
+The C# program (tests/dotnet/*.cs) is compiled with ``mcs`` at test time and
 run with ``mono``. Without them the tests skip, except under ``CI=true`` where they fail.
 """
 
@@ -13,6 +13,7 @@ import datetime as dt
 import decimal
 import enum
 import math
+import os
 import shutil
 import subprocess
 import uuid
@@ -20,14 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from entityworks import AwareDatetime, registry, table_schema
+from entityworks import AwareDatetime, XMLImportError, registry, table_schema
+from entityworks.cli import cli
 from entityworks.xmlio import read_xml, write_xml
 from entityworks.xsd import read_xsd
 
 from ..conftest import IN_CI
 
-SOURCE = Path(__file__).resolve().parents[1] / "dotnet" / "DataTableInterop.cs"
+SOURCES = sorted((Path(__file__).resolve().parents[1] / "dotnet").glob("*.cs"))
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +45,9 @@ def interop(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(message)
     exe = tmp_path_factory.mktemp("dotnet") / "interop.exe"
     result = subprocess.run(["mcs", "-nologo", "-r:System.Data.dll", "-r:System.Xml.dll",
-                             f"-out:{exe}", str(SOURCE)], capture_output=True, text=True)
+                             "-r:System.Core.dll",
+                             f"-out:{exe}", *map(str, SOURCES)], capture_output=True,
+                            text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     return exe
 
@@ -197,3 +202,92 @@ def test_we_import_a_datatable_built_in_csharp(interop: Path, tmp_path: Path) ->
     mine = read_xml(Person, xml, xsd)
     assert [dataclasses.astuple(p)[:2] for p in mine] == [
         (1, "Ada"), (2**63 - 1, "   "), (-(2**63), None), (4, "")]
+
+
+def test_default_mode_datetimes_carry_offsets_and_import_as_aware(interop: Path,
+                                                                  tmp_path: Path) -> None:
+    """A DateTime column in .NET's default mode (UnspecifiedLocal) or Local is written with
+    the writer's offset: read as AwareDatetime, the instants survive; a class that insists
+    on a naive datetime is refused, as the Store would refuse the value."""
+    xml, xsd = tmp_path / "event.xml", tmp_path / "event.xsd"
+    result = subprocess.run(["mono", str(interop), "build-local", str(xsd), str(xml)],
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "TZ": "America/New_York"})
+    assert result.returncode == 0, result.stderr
+    assert "<at>2024-01-15T08:30:00-05:00</at>" in xml.read_text()
+    cls = read_xsd(xsd)
+    hints = {f.name: f.type for f in dataclasses.fields(cls)}
+    assert registry.lookup(hints["at"].__args__[0]).name == "AwareDatetime"
+    assert registry.lookup(hints["local"].__args__[0]).name == "AwareDatetime"
+    first, second = read_xml(cls, xml, xsd)
+    new_york = dt.timezone(dt.timedelta(hours=-5))
+    assert first.at == dt.datetime(2024, 1, 15, 8, 30, tzinfo=new_york)
+    assert first.at.utcoffset() == dt.timedelta(hours=-5)
+    assert first.local == dt.datetime(2024, 7, 1, 23, tzinfo=dt.timezone(dt.timedelta(hours=-4)))
+    assert (second.at, second.local) == (None, None)
+
+    @dataclass
+    class Event:
+        id: int
+        at: dt.datetime | None
+        local: dt.datetime | None
+
+    with pytest.raises(XMLImportError, match="timezone-aware datetime in a naive") as info:
+        read_xml(Event, xml, xsd)
+    assert (info.value.row, info.value.column) == (1, "at")
+
+
+def mono(exe: Path, *args: Path | str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["mono", str(exe), *map(str, args)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def cli_ok(*args: str) -> None:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_dotnet_types_survive_a_trip_through_each_database(interop: Path, tmp_path: Path,
+                                                           backend_url: str) -> None:
+    """.NET -> import-xml -> SQLite / PostgreSQL / MariaDB -> export-xml -> .NET: the same
+    columns (DataType, AllowDBNull, MaxLength, DateTimeMode, AutoIncrement, DefaultValue,
+    Caption), key and values, compared by System.Data itself."""
+    xsd, xml = tmp_path / "typed.xsd", tmp_path / "typed.xml"
+    run(interop, "typed", xsd, xml)
+    cli_ok("import-xml", str(xml), "--xsd", str(xsd), "--db", backend_url)
+    back = tmp_path / "back.xml"
+    cli_ok("export-xml", "typed", str(back), "--db", backend_url)
+    compared = mono(interop, "compare", xsd, xml, back.with_suffix(".xsd"), back)
+    assert compared.returncode == 0, compared.stderr
+
+
+def test_inline_schemas_both_ways(interop: Path, tmp_path: Path, backend_url: str) -> None:
+    """WriteXml(..., XmlWriteMode.WriteSchema) -> import-xml without --xsd -> export-xml
+    --inline-schema -> ReadXml(..., XmlReadMode.ReadSchema): the same DataSet."""
+    xml = tmp_path / "inline.xml"
+    run(interop, "typed", tmp_path / "unused.xsd", xml, "inline")
+    assert not (tmp_path / "unused.xsd").exists()
+    cli_ok("import-xml", str(xml), "--db", backend_url)
+    back = tmp_path / "back.xml"
+    cli_ok("export-xml", "typed", str(back), "--inline-schema", "--db", backend_url)
+    assert not back.with_suffix(".xsd").exists()
+    compared = mono(interop, "compare", "-", xml, "-", back)
+    assert compared.returncode == 0, compared.stderr
+
+
+@pytest.mark.parametrize("shape", ["flat", "nested", "nested inline"])
+def test_a_dataset_with_relations_survives_each_database(interop: Path, tmp_path: Path,
+                                                         backend_url: str, shape: str) -> None:
+    """DataSet "Shop" (customers -> orders -> lines, two DataRelations) written by .NET,
+    imported into its three tables with foreign keys, exported as one DataSet again: .NET
+    reads the same tables, columns, keys, relations (nested or not) and values."""
+    nested, inline = shape.startswith("nested"), shape.endswith("inline")
+    xsd, xml = tmp_path / "shop.xsd", tmp_path / "shop.xml"
+    run(interop, "shop", xsd, xml, "nested" if nested else "flat", *(["inline"] if inline else []))
+    cli_ok("import-xml", str(xml), *([] if inline else ["--xsd", str(xsd)]), "--db", backend_url)
+    back = tmp_path / "back.xml"
+    cli_ok("export-xml", "customers", "orders", "lines", str(back), "--db", backend_url,
+           *(["--inline-schema"] if inline else []))
+    compared = mono(interop, "compare", "-" if inline else xsd, xml,
+                    "-" if inline else back.with_suffix(".xsd"), back)
+    assert compared.returncode == 0, compared.stderr

@@ -191,6 +191,12 @@ def test_decimals_with_many_digits_stay_exact(tmp_path: Path) -> None:
         id: int
         amount: decimal.Decimal
 
-    data = [Money(1, decimal.Decimal("0." + "3" * 70)), Money(2, decimal.Decimal("-1E+50"))]
+    data = [Money(1, decimal.Decimal("0." + "3" * 30)), Money(2, decimal.Decimal("-" + "9" * 35)),
+            Money(3, decimal.Decimal("1.500")), Money(4, decimal.Decimal("0.00"))]
     write_parquet(Money, data, tmp_path / "m.parquet")
-    assert read_parquet(Money, tmp_path / "m.parquet") == data
+    back = read_parquet(Money, tmp_path / "m.parquet")
+    assert [m.amount.as_tuple() for m in back] == [m.amount.as_tuple() for m in data]
+    for bad in ("0." + "3" * 31, "1" * 36, "1E+2", "-0", "NaN"):  # the registry's rule
+        with pytest.raises(ValueEncodingError, match="row 0, column 'amount'"):
+            write_parquet(Money, [Money(1, decimal.Decimal(bad))], tmp_path / "bad.parquet")
+        assert not (tmp_path / "bad.parquet").exists()

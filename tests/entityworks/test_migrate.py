@@ -4,15 +4,17 @@ a populated table without losing rows (SQLite always; PostgreSQL and MariaDB whe
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.operations import ops
 
 from entityworks import SchemaError, Store, WriteError, table
-from entityworks.catalog import TABLES, MapRecord, open_catalog
+from entityworks.catalog import TABLES, MapRecord, open_catalog, upgrade_catalog
+from entityworks.catalog import SudokuPuzzle as SudokuPuzzleNow
 from entityworks.migrate import (
     VERSION_TABLE,
     alembic_config,
@@ -21,7 +23,6 @@ from entityworks.migrate import (
     describe,
     diff,
     head,
-    upgrade,
 )
 
 CATALOG_TABLES = {"maps", "maps_caves", "maps_rooms", "maps_corridors", "sudoku_puzzles",
@@ -101,10 +102,10 @@ def _populate(store: Store) -> None:
 def test_upgrade_creates_the_catalog_through_its_revisions(url):
     store = Store(url)
     assert current(store) is None
-    assert upgrade(store) == head() == "0001_catalog"
-    assert CATALOG_TABLES | {VERSION_TABLE} <= set(store.table_names())
+    assert upgrade_catalog(store) == head() == "0006_server_defaults"
+    assert CATALOG_TABLES | {VERSION_TABLE, "entityworks_schema"} <= set(store.table_names())
     assert diff(store, list(TABLES.values())) == []  # the revision matches the dataclasses
-    assert upgrade(store) == "0001_catalog"  # idempotent
+    assert upgrade_catalog(store) == head()  # idempotent
     store.close()
 
 
@@ -112,7 +113,7 @@ def test_existing_catalog_without_revisions_is_stamped(tmp_path):
     store = Store(tmp_path / "old.db")
     for cls in TABLES.values():
         store.create(cls)
-    assert upgrade(store) == "0001_catalog" and current(store) == "0001_catalog"
+    assert upgrade_catalog(store) == head() and current(store) == head()
 
 
 def test_downgrade_to_base_removes_the_catalog(tmp_path):
@@ -145,8 +146,9 @@ def test_diff_reports_added_fields_and_nullability(url):
     assert kinds == ["AddColumnOp", "AddColumnOp", "AlterColumnOp"]
     text = sorted(describe(o) for o in operations)
     assert text[0].startswith("add column levels.depth") and text[0].endswith(" NULL")
-    assert text[1].startswith("add column levels.theme") and text[1].endswith("NOT NULL")
-    assert text[2] == "alter column levels.note: set NOT NULL"
+    assert text[1].startswith("add column levels.theme")
+    assert text[1].endswith("NOT NULL DEFAULT 'stone'")
+    assert text[2] == "alter column levels.note: set NOT NULL, set DEFAULT 'none'"
     assert diff(store, LevelV1) == []
     store.close()
 
@@ -201,3 +203,284 @@ def test_new_table_is_created(tmp_path):
     store.insert(LevelV1(None, "x"))
     assert store.count(LevelV1) == 1 and store.count(MapRecord) == 0
     assert diff(store, LevelV1) == []
+
+
+# -- revision 0002: compact grids and corridors, designer indexes --------------------------
+
+
+def _revision_module(name: str):
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_revision(name).module
+
+
+def _old_records(old) -> list:
+    """Maps of three kinds as revision 0001's frozen classes hold them (.npy, JSON paths)."""
+    import dataclasses
+
+    from entityworks.catalog import build_map
+
+    out = []
+    for kind, seed in [("dungeon", 3), ("caves", 4), ("islands", 5), ("dungeon", 6)]:
+        new = build_map(kind, seed, {"width": 40, "height": 30})
+        out.append(old.MapRecord(
+            None, new.kind, new.generator, new.parameters, new.seed, new.width, new.height,
+            new.grid, new.open_ratio, new.region_count, new.largest_region, new.created_at,
+            caves=[old.MapCave(**dataclasses.asdict(c)) for c in new.caves],
+            rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in new.rooms],
+            corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in new.corridors]))
+    # grids that are not the catalog's usual 0/1 uint8 must survive the re-encoding too
+    out[-1].grid = np.arange(12, dtype=np.int16).reshape(3, 4) - 5
+    out[-2].grid = (out[-2].grid * 7 + 2).astype(np.int32)
+    return out
+
+
+def _downgrade(store: Store, revision: str) -> None:
+    from entityworks.migrate import migration_connection
+
+    config = alembic_config()
+    with migration_connection(store) as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+
+def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
+    """A catalog filled at revision 0001 keeps every map, grid, cave, room and corridor
+    through the upgrade (packed forms, new indexes) and through the downgrade."""
+    old = _revision_module("0001_catalog")
+    store = Store(url)
+    assert upgrade_catalog(store, "0001_catalog") == "0001_catalog"
+    before = _old_records(old)
+    store.insert_many(before)
+    sudoku = old.SudokuPuzzle(None, "t", "p", "1" + "0" * 80, None, 1, 0, None, None,
+                              before[0].created_at)
+    store.insert(sudoku)
+    expected = {r.id: r for r in before}
+
+    assert upgrade_catalog(store) == head()
+    assert diff(store, list(TABLES.values())) == []  # tables, types and indexes as the code
+    fresh = Store(url)
+    after = {m.id: m for m in fresh.select(MapRecord)}
+    assert sorted(after) == sorted(expected)
+    for key, was in expected.items():
+        now = after[key]
+        assert now.grid.dtype == was.grid.dtype and np.array_equal(now.grid, was.grid)
+        assert (now.kind, now.seed, now.parameters, now.width, now.height, now.open_ratio,
+                now.region_count, now.largest_region, now.created_at) == (
+            was.kind, was.seed, was.parameters, was.width, was.height, was.open_ratio,
+            was.region_count, was.largest_region, was.created_at)
+        assert [c.path for c in now.corridors] == [c.path for c in was.corridors]
+        assert [c.length for c in now.corridors] == [c.length for c in was.corridors]
+        assert len(now.rooms) == len(was.rooms) and len(now.caves) == len(was.caves)
+    with fresh.engine.connect() as conn:
+        raw = conn.execute(sa.text("SELECT grid FROM maps ORDER BY id")).scalars().all()
+        columns = [c["name"] for c in sa.inspect(conn).get_columns("maps")]
+        indexes = {ix["name"] for ix in sa.inspect(conn).get_indexes("maps")}
+        paths = conn.execute(sa.text("SELECT path FROM maps_corridors")).scalars().all()
+    assert columns[-1] == "grid"
+    assert [bytes(b)[0] for b in raw] == [1, 1, 1, 2]  # two-valued packed; 12 values: zlib
+    assert len(bytes(raw[0])) < 40 * 30 / 4
+    assert paths and all(isinstance(p, bytes | memoryview) for p in paths)
+    assert {"ix_maps_kind_width_height", "ix_maps_region_count_open_ratio",
+            "ix_maps_kind_largest_region"} <= indexes
+    assert fresh.count(SudokuPuzzleNow) == 1
+    if fresh.dialect.name == "sqlite":  # child tables clustered by their key
+        with fresh.engine.connect() as conn:
+            sql = dict(conn.execute(sa.text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")).all())
+        for child in ("maps_caves", "maps_rooms", "maps_corridors", "maps_placements"):
+            assert "WITHOUT ROWID" in sql[child] and "STRICT" in sql[child], sql[child]
+        assert "WITHOUT ROWID" not in sql["maps"]
+
+    _downgrade(fresh, "0001_catalog")
+    assert current(fresh) == "0001_catalog"
+    back = Store(url)
+    rows = {m.id: m for m in back.select(old.MapRecord)}
+    assert sorted(rows) == sorted(expected)
+    if back.dialect.name == "sqlite":
+        with back.engine.connect() as conn:
+            sql = dict(conn.execute(sa.text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")).all())
+        assert "WITHOUT ROWID" not in sql["maps_rooms"] + sql["maps_corridors"]
+    for key, was in expected.items():
+        assert np.array_equal(rows[key].grid, was.grid)
+        assert rows[key].grid.dtype == was.grid.dtype
+        assert rows[key].corridors == was.corridors and rows[key].rooms == was.rooms
+        assert rows[key].caves == was.caves
+    for s in (store, fresh, back):
+        s.close()
+
+
+def test_0005_refuses_nothing_and_loses_nothing_on_an_empty_catalog(tmp_path):
+    store = Store(tmp_path / "e.db")
+    upgrade_catalog(store, "0001_catalog")
+    assert upgrade_catalog(store) == head()
+    assert store.count(MapRecord) == 0 and diff(store, list(TABLES.values())) == []
+    store.close()
+
+# -- issue 10 item 1: child tables keep every row through an applied change ---------------------
+
+
+@dataclass
+class Spot:
+    x: int
+    y: int
+
+
+@table("levels")
+@dataclass
+class KidsV1:
+    id: int | None
+    name: str
+    note: str | None = None
+    spots: list[Spot] = field(default_factory=list)
+
+
+@table("levels")
+@dataclass
+class KidsDefaulted:          # a new NOT NULL field with a default (SQLite rebuilds the table)
+    id: int | None
+    name: str
+    note: str | None = None
+    theme: str = "stone"
+    spots: list[Spot] = field(default_factory=list)
+
+
+@table("levels")
+@dataclass
+class KidsOptional:           # name becomes Optional (SQLite rebuilds the table)
+    id: int | None
+    name: str | None
+    note: str | None = None
+    spots: list[Spot] = field(default_factory=list)
+
+
+@table("levels")
+@dataclass
+class KidsBoth:
+    id: int | None
+    name: str | None
+    note: str = "none"
+    theme: str = "stone"
+    spots: list[Spot] = field(default_factory=list)
+
+
+KIDS = {"defaulted": KidsDefaulted, "optional": KidsOptional, "both": KidsBoth}
+
+
+def _populate_kids(store: Store) -> list[KidsV1]:
+    store.create(KidsV1)
+    levels = [KidsV1(None, f"level {i}", None if i % 2 else "kept",
+                     [Spot(i, j) for j in range(i % 4)]) for i in range(12)]
+    store.insert_many(levels)
+    return levels
+
+
+def _kept(url: str, cls: type, levels: list[KidsV1]) -> None:
+    """Every parent and every child row came through, in order."""
+    fresh = Store(url)
+    rows = sorted(fresh.select(cls), key=lambda r: r.id)
+    fresh.close()
+    assert [(r.id, r.name) for r in rows] == [(lv.id, lv.name) for lv in levels]
+    assert [r.spots for r in rows] == [lv.spots for lv in levels]
+    assert sum(len(r.spots) for r in rows) == 18
+
+
+@pytest.mark.parametrize("change", sorted(KIDS))
+def test_apply_keeps_child_rows(url, change):
+    store = Store(url)
+    levels = _populate_kids(store)
+    cls = KIDS[change]
+    done = apply(store, cls)
+    assert done and done.rows == {"levels": 12, "levels_spots": 18}
+    assert diff(store, cls) == []
+    store.close()
+    _kept(url, cls, levels)
+
+
+@pytest.mark.parametrize("change", sorted(KIDS))
+def test_schema_diff_apply_cli_keeps_child_rows(url, change, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from entityworks.cli import cli
+
+    store = Store(url)
+    levels = _populate_kids(store)
+    store.close()
+    module = tmp_path / "kids_models.py"
+    module.write_text("from tests.entityworks.test_migrate import "
+                      "KidsDefaulted, KidsOptional, KidsBoth\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = f"kids_models:{KIDS[change].__name__}"
+    result = CliRunner().invoke(cli, ["schema", "diff", "--dataclass", spec, "--apply",
+                                      "--db", url], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr + result.stdout
+    assert "rows kept (levels: 12, levels_spots: 18)" in result.stdout
+    _kept(url, KIDS[change], levels)
+
+
+def test_foreign_key_violation_rolls_the_change_back(tmp_path):
+    """An orphan child row (written with foreign keys off) makes the rebuilt table fail
+    ``PRAGMA foreign_key_check``: the change is refused and nothing changes."""
+    url = f"sqlite:///{tmp_path / 'fk.db'}"
+    store = Store(url)
+    _populate_kids(store)
+    with store.engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        raw.execute("PRAGMA foreign_keys=OFF")
+        raw.execute("INSERT INTO levels_spots (parent_key, position, x, y) VALUES (99, 0, 1, 1)")
+        raw.execute("PRAGMA foreign_keys=ON")
+    with pytest.raises(SchemaError, match="foreign key.*rolled back"):
+        apply(store, KidsDefaulted)
+    assert [type(o) for o in diff(store, KidsDefaulted)] == [ops.AddColumnOp]
+    with store.engine.connect() as conn:  # foreign keys are on again for this pool
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        count = conn.exec_driver_sql("SELECT count(*) FROM levels_spots").scalar()
+    assert count == 19
+
+
+def test_lost_rows_are_refused_not_reported_as_kept(tmp_path, monkeypatch):
+    """Were the rebuild to cascade (foreign keys left on), the count check catches it."""
+    import entityworks.migrate as migrate
+
+    url = f"sqlite:///{tmp_path / 'lost.db'}"
+    store = Store(url)
+    levels = _populate_kids(store)
+    monkeypatch.setattr(migrate, "_sqlite_foreign_keys", lambda conn, on: None)
+    with pytest.raises(SchemaError, match=r"levels_spots: 18 -> 0\); nothing was changed"):
+        apply(store, KidsOptional)
+    monkeypatch.undo()
+    _kept(url, KidsV1, levels)
+
+
+def test_upgrade_keeps_child_rows_of_a_populated_catalog(tmp_path):
+    """Revisions run with the same protection (a later revision may rebuild ``maps``)."""
+    from entityworks.catalog import generate_into
+
+    store = open_catalog(tmp_path / "cat.db")
+    generate_into(store, "dungeon", count=2, seed=1)
+    with store.engine.connect() as conn:
+        before = conn.exec_driver_sql("SELECT count(*) FROM maps_rooms").scalar()
+    assert before > 0
+    assert upgrade_catalog(store) == head()
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM maps_rooms").scalar() == before
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_migrate_does_not_import_the_catalog():
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import entityworks.migrate as migrate
+
+    tree = ast.parse(Path(migrate.__file__).read_text())
+    imported = {getattr(n, "module", None) or "" for n in ast.walk(tree)
+                if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if "catalog" in m}
+    code = ("import sys, entityworks.migrate; "
+            "assert 'entityworks.catalog' not in sys.modules, 'catalog imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

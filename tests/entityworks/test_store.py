@@ -105,7 +105,7 @@ def test_round_trip_every_type_with_children(store):
     assert isinstance(obj.id, int)  # generated key written back
     got = store.get(Everything, obj.id)
     assert same(got, obj)
-    assert got.aware == obj.aware and got.aware.utcoffset() == dt.timedelta(0)
+    assert got.aware == obj.aware and got.aware.utcoffset() == dt.timedelta(hours=-7)
     assert store.get(Everything, obj.id + 1000) is None
 
 

@@ -241,3 +241,84 @@ def test_same_seed_same_system_and_params_rebuild_it(mode: str) -> None:
 def test_bad_parameters_name_themselves(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         caves.generate(**kwargs)
+
+
+# -- connect(): ConnectCaves on any grid ------------------------------------------------------
+
+
+def _split_cellular(seed: int) -> np.ndarray:
+    """A cellular cave cut into pieces by two solid walls: several caves to join."""
+    from generators import cellular
+
+    grid = cellular.generate(width=70, height=40, wall_percent=45, seed=seed).grid.copy()
+    grid[:, 22:24] = 1
+    grid[:, 46:48] = 1
+    return grid
+
+
+def test_connect_joins_the_caves_of_a_cellular_map() -> None:
+    joined_maps = 0
+    for seed in range(30):
+        grid = _split_cellular(seed)
+        before = grid.copy()
+        result = caves.connect(grid, seed=seed)
+        assert np.array_equal(grid, before)  # the input is left alone
+        assert len(result.caves) == regions.region_count(grid, 4)
+        # corridors run through former wall, cell by orthogonal cell, and nothing else moved
+        mask = np.zeros(grid.shape, dtype=bool)
+        for path in result.corridors:
+            for (x0, y0), (x1, y1) in zip(path, path[1:], strict=False):
+                assert abs(x1 - x0) + abs(y1 - y0) == 1
+            for x, y in path:
+                assert grid[y, x] == 1
+                mask[y, x] = True
+        assert np.array_equal(result.grid, np.where(mask, 0, grid))
+        assert result.connected == regions.is_connected(result.grid, 4)
+        assert result.connected == (not result.unreached)
+        joined_maps += result.connected
+    assert joined_maps >= 27
+
+
+def test_connect_is_seeded_and_records_its_parameters() -> None:
+    grid = caves.generate(seed=11, connect=False).grid
+    first = caves.connect(grid, corridor_space=1, seed=4)
+    again = caves.connect(grid, **json.loads(json.dumps(first.params)), seed=4)
+    assert np.array_equal(first.grid, again.grid) and first.corridors == again.corridors
+    other = caves.connect(grid, corridor_space=1, seed=5)
+    assert first.corridors != other.corridors
+    assert first.seed == 4 and caves.connect(grid).seed is not None
+
+
+def test_connect_leaves_small_regions_out_with_lower_limit() -> None:
+    grid = np.ones((30, 60), dtype=np.uint8)
+    grid[5:15, 5:15] = 0  # 100 cells
+    grid[5:15, 40:50] = 0  # 100 cells
+    grid[25, 28] = 0  # a single-cell pocket
+    result = caves.connect(grid, lower_limit=1, corridor_space=0, seed=1)
+    assert [c.cells for c in result.caves] == [100, 100]
+    assert result.unreached == []
+    labels, _ = regions.label(result.grid, 4)
+    assert labels[5, 5] == labels[5, 40] != labels[25, 28]  # both rooms joined, pocket not
+
+
+def test_connect_reports_a_breakout_and_a_map_with_one_cave() -> None:
+    grid = _split_cellular(3)
+    stuck = caves.connect(grid, breakout=0, seed=1)
+    assert stuck.attempts == 0 and not stuck.connected and stuck.corridors == []
+    assert stuck.unreached and len(stuck.unreached) == len(stuck.caves) - 1
+    single = np.ones((10, 10), dtype=np.uint8)
+    single[2:8, 2:8] = 0
+    alone = caves.connect(single, seed=1)
+    assert alone.connected and alone.corridors == [] and alone.attempts == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"corridor_max": 2}, "corridor_max"), ({"breakout": -1}, "breakout"),
+     ({"lower_limit": -2}, "lower_limit"), ({"seed": -1}, "seed")],
+)
+def test_connect_names_a_bad_parameter(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        caves.connect(np.ones((5, 5), dtype=np.uint8), **kwargs)
+    with pytest.raises(ValueError, match="grid"):
+        caves.connect(np.full((4, 4), 2))

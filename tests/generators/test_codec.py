@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import struct
+import time
+import tracemalloc
+import zlib
 
 import numpy as np
 import pytest
@@ -45,8 +48,9 @@ def test_round_trip_per_symbol_count(distinct: int, data: st.DataObject) -> None
     blob = codec.pack(payload)
     assert codec.unpack(blob) == payload
     assert len(blob) <= len(payload) + HEADER_SIZE
-    width = math.ceil(math.log2(distinct))
-    assert codec.width_for(distinct) == width
+    assert codec.width_for(distinct) == math.ceil(math.log2(distinct))
+    width = max(1, codec.width_for(distinct))  # one symbol still takes a bit per byte
+    assert codec.code_width(distinct) == width
     mode = header(blob)[1]
     if mode == codec.PACKED:
         assert blob[HEADER_SIZE] == width
@@ -62,10 +66,63 @@ def test_empty_input() -> None:
     assert header(blob) == (codec.MAGIC, codec.RAW, 0, 0)
 
 
-def test_one_symbol_needs_no_payload() -> None:
+def test_one_symbol_takes_one_bit_per_byte() -> None:
     blob = codec.pack(b"z" * 100_000)
-    assert len(blob) == PACKED_HEADER + 1  # width 0: the symbol table says it all
-    assert blob[HEADER_SIZE] == 0 and codec.unpack(blob) == b"z" * 100_000
+    assert len(blob) == PACKED_HEADER + 1 + 12_500  # the payload holds the claimed length
+    assert blob[HEADER_SIZE] == 1 and codec.unpack(blob) == b"z" * 100_000
+
+
+def legacy_blob(length: int, symbol: bytes = b"q") -> bytes:
+    """A version 0.1 width-0 blob: one symbol, a claimed length, no payload."""
+    crc = zlib.crc32(symbol * length) if length <= 1 << 20 else 0
+    return codec._header(codec.PACKED, length, crc) + bytes((0, 0)) + symbol
+
+
+def test_a_claimed_length_the_blob_cannot_hold_is_refused_before_allocating() -> None:
+    """24 crafted bytes claiming a terabyte (issue 10 item 13): refused at once, tiny peak."""
+    crafted = [
+        legacy_blob(1 << 40),                                        # width 0, no payload
+        codec._header(codec.PACKED, 1 << 40, 0) + bytes((1, 1)) + b"ab" + b"\x00" * 8,
+        codec._header(codec.PACKED, (1 << 64) - 1, 0) + bytes((7, 127)) + bytes(range(128)),
+        codec._header(codec.RAW, 1 << 40, 0) + b"x" * 100,
+    ]
+    assert len(crafted[0]) == 24
+    tracemalloc.start()
+    try:
+        for blob in crafted:
+            started = time.perf_counter()
+            with pytest.raises(CorruptBlob, match="no payload|truncated payload|carry"):
+                codec.unpack(blob)
+            assert time.perf_counter() - started < 5  # a guard against a hang, not a benchmark
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
+def test_version_0_1_width_0_blobs_need_an_explicit_max_length() -> None:
+    old = legacy_blob(1000)
+    with pytest.raises(CorruptBlob, match="max_length"):
+        codec.unpack(old)
+    assert codec.unpack(old, max_length=1000) == b"q" * 1000
+    with pytest.raises(CorruptBlob, match="max_length"):
+        codec.unpack(old, max_length=999)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mode=st.sampled_from([codec.RAW, codec.PACKED, 2]),
+       length=st.one_of(st.integers(0, 64), st.integers(0, (1 << 64) - 1)),
+       width=st.integers(0, 8), count=st.integers(0, 255), body=st.binary(max_size=300))
+def test_no_blob_decodes_to_more_than_8_bytes_per_blob_byte(mode: int, length: int,
+                                                            width: int, count: int,
+                                                            body: bytes) -> None:
+    """Any header that passes its checksum, any body: refused, or at most 8x the blob."""
+    blob = codec._header(mode, length, 0) + bytes((width, count)) + body
+    try:
+        out = codec.unpack(blob)
+    except CorruptBlob:
+        return
+    assert len(out) <= 8 * len(blob)
 
 
 @pytest.mark.parametrize("length", [1, 2, 3, 5, 7, 9, 13, 1001])

@@ -25,8 +25,8 @@ def _check_layout(result: dungeon.Dungeon) -> None:
     assert (width, height) == (params["width"], params["height"])
     painted = np.zeros(grid.shape, dtype=bool)
     for room in result.rooms:
-        assert params["room_min"] <= room.width <= params["room_max"]
-        assert params["room_min"] <= room.height <= params["room_max"]
+        assert params["room_min_width"] <= room.width <= params["room_max_width"]
+        assert params["room_min_height"] <= room.height <= params["room_max_height"]
         assert 0 < room.x and room.x + room.width < width
         assert 0 < room.y and room.y + room.height < height
         painted[room.y : room.y + room.height, room.x : room.x + room.width] = True
@@ -146,8 +146,47 @@ def test_same_seed_same_dungeon_and_params_rebuild_it() -> None:
         ({"build_prob": 101}, "build_prob"),
         ({"breakout": -1}, "breakout"),
         ({"max_turns": "5"}, "max_turns"),
+        ({"room_min_width": 0}, "room_min_width"),
+        ({"room_min_height": 4, "room_max_height": 3}, "room_max_height"),
+        ({"room_max_width": 60, "width": 61}, "width"),
+        ({"room_max_height": 30, "height": 31}, "height"),
     ],
 )
 def test_bad_parameters_name_themselves(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         dungeon.generate(**kwargs)
+
+
+@pytest.mark.parametrize("method", dungeon.METHODS)
+def test_room_width_and_height_have_their_own_bounds(method: str) -> None:
+    """csMapbuilder's separate minimum/maximum room width and height."""
+    widths: set[int] = set()
+    heights: set[int] = set()
+    for seed in range(12):
+        result = dungeon.generate(width=120, height=90, method=method, rooms=10,
+                                  room_min_width=9, room_max_width=14, room_min_height=2,
+                                  room_max_height=4, seed=seed)
+        if not result.rooms:
+            continue
+        _check_layout(result)
+        widths |= {room.width for room in result.rooms}
+        heights |= {room.height for room in result.rooms}
+    assert widths and widths <= set(range(9, 15)) and len(widths) > 2
+    assert heights and heights <= {2, 3, 4} and len(heights) > 1
+
+
+def test_room_min_and_max_still_bound_both_sides_and_old_seeds_are_unchanged() -> None:
+    """Setting the per-axis bounds to the shared ones changes nothing, map for map."""
+    for seed in range(6):
+        shared = dungeon.generate(room_min=4, room_max=9, seed=seed)
+        split = dungeon.generate(room_min_width=4, room_max_width=9, room_min_height=4,
+                                 room_max_height=9, seed=seed)
+        assert np.array_equal(shared.grid, split.grid) and shared.rooms == split.rooms
+        assert {r.width for r in shared.rooms} <= set(range(4, 10))
+        assert (shared.params["room_min_width"], shared.params["room_max_height"]) == (4, 9)
+
+
+def test_a_rebuilt_map_with_separate_room_bounds_is_the_same_map() -> None:
+    first = dungeon.generate(room_min_width=2, room_max_width=3, room_max_height=12, seed=5)
+    params = json.loads(json.dumps(first.params))
+    assert np.array_equal(dungeon.generate(**params, seed=5).grid, first.grid)

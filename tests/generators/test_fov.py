@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from generators import caves, cellular, fov
+from tests.generators import fov_reference
 
 
 def _maps() -> list[np.ndarray]:
@@ -184,3 +185,103 @@ def test_large_map_window_gives_the_same_answer_as_a_small_map() -> None:
 def test_bad_arguments_name_themselves(args, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         fov.visible(np.zeros((5, 5), dtype=np.uint8), *args)
+
+
+# --- the compiled views: window results, dtypes, value checks, deep stacks --------------------
+
+
+def test_window_view_is_the_full_view_cut_to_the_window() -> None:
+    for index, grid in enumerate(MAPS[:6]):
+        for origin in _origins(grid, 6, 300 + index):
+            for radius in (0, 3, 11, None):
+                for symmetric in (False, True):
+                    full = fov.visible(grid, origin, radius, symmetric=symmetric)
+                    mask, (x0, y0) = fov.visible_window(grid, origin, radius, symmetric=symmetric)
+                    reach = max(grid.shape) if radius is None else radius
+                    assert (x0, y0) == (max(0, origin[0] - reach), max(0, origin[1] - reach))
+                    h, w = mask.shape
+                    assert np.array_equal(full[y0 : y0 + h, x0 : x0 + w], mask)
+                    outside = full.copy()
+                    outside[y0 : y0 + h, x0 : x0 + w] = False
+                    assert not outside.any()
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_any_integer_dtype_bool_and_strided_grids_give_the_same_view(symmetric: bool) -> None:
+    grid = MAPS[2]
+    wide = np.zeros((grid.shape[0], 2 * grid.shape[1]), dtype=np.uint8)
+    wide[:, ::2] = grid  # a strided view of the same map
+    for origin in _origins(grid, 8, 17):
+        for radius in (6, None):
+            expected = fov.visible(grid, origin, radius, symmetric=symmetric)
+            for variant in (
+                grid.astype(np.int64),
+                grid.astype(np.int8),
+                grid.astype(bool),
+                wide[:, ::2],
+                np.asfortranarray(grid),
+                grid.tolist(),
+            ):
+                assert np.array_equal(fov.visible(variant, origin, radius, symmetric=symmetric),
+                                      expected)  # fmt: skip
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32])
+def test_values_other_than_0_and_1_in_the_window_are_refused(symmetric: bool, dtype) -> None:
+    grid = np.zeros((300, 300), dtype=dtype)
+    grid[150, 160] = 2  # inside both small and large windows around (150, 150)
+    for radius in (12, 100, None):  # compiled check, NumPy check, whole map
+        with pytest.raises(ValueError, match=r"only 0 \(floor\) and 1 \(wall\)"):
+            fov.visible(grid, (150, 150), radius, symmetric=symmetric)
+        with pytest.raises(ValueError, match=r"only 0 \(floor\) and 1 \(wall\)"):
+            fov.visible_window(grid, (150, 150), radius, symmetric=symmetric)
+    grid[150, 160] = 0
+    grid[10, 10] = 7  # outside the window of radius 12: never read, so never refused
+    assert fov.visible(grid, (150, 150), 12, symmetric=symmetric).sum() > 400
+    with pytest.raises(ValueError, match="integers"):
+        fov.visible(grid.astype(float), (150, 150), 3)
+
+
+def test_a_row_of_alternating_pillars_fans_the_view_into_many_wedges() -> None:
+    """Hundreds of pending wedges: more than the compiled stack's first allocation."""
+    grid = np.zeros((501, 501), dtype=np.uint8)
+    grid[20, ::2] = 1
+    grid[480, 1::2] = 1
+    grid[::3, 30] = 1
+    for origin in [(250, 250), (240, 260), (100, 400)]:
+        for light_walls in (True, False):
+            plain = tcod.map.compute_fov(grid == 0, (origin[1], origin[0]), radius=0,
+                                         light_walls=light_walls,
+                                         algorithm=tcod.constants.FOV_SHADOW)  # fmt: skip
+            assert np.array_equal(fov.visible(grid, origin, None, light_walls), plain)
+            # libtcod's single-precision slopes drift a few cells off this far out, so the
+            # symmetric variant is checked against the interpreter reference instead.
+            for ties in (False, True):
+                assert np.array_equal(
+                    fov.visible(grid, origin, None, light_walls, True, libtcod_ties=ties),
+                    fov_reference.visible(grid, origin, None, light_walls, True, ties),
+                )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    grid=arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 40), st.integers(1, 40)),
+        elements=st.sampled_from([0, 0, 0, 1]),
+    ),  # fmt: skip
+    spot=st.tuples(st.floats(0, 0.999), st.floats(0, 0.999)),
+    radius=st.one_of(st.none(), st.integers(0, 30)),
+    light_walls=st.booleans(),
+    symmetric=st.booleans(),
+    ties=st.booleans(),
+)
+def test_compiled_views_equal_the_interpreter_reference(
+    grid, spot, radius, light_walls, symmetric, ties
+) -> None:
+    origin = (int(spot[0] * grid.shape[1]), int(spot[1] * grid.shape[0]))
+    ours = fov.visible(grid, origin, radius, light_walls, symmetric, libtcod_ties=ties)
+    assert np.array_equal(
+        ours, fov_reference.visible(grid, origin, radius, light_walls, symmetric, ties)
+    )

@@ -152,3 +152,90 @@ def test_golden_maps_are_regenerated_exactly(entry: dict) -> None:
     else:
         expected = np.asarray(render.to_image(grid, entry.get("block", 5), visible))
         assert np.array_equal(_read_png(path), expected)
+
+
+# -- colour schemes, placements, thumbnails and overlays ------------------------------------
+
+
+def test_getmapimage_scheme_paints_floor_black_on_transparent_rock() -> None:
+    """The C# GetMapImage: Map[x, y] == 1 (cave floor there) filled black, the rest untouched."""
+    grid = cellular.generate(seed=5).grid
+    with Image.open(_save(render.to_image(grid, scheme="getmapimage"))) as image:
+        assert image.mode == "RGBA" and image.size == (40 * 5, 21 * 5)
+        rgba = np.asarray(image)
+    cells = rgba[::5, ::5]
+    assert np.array_equal(cells[..., 3] == 255, grid == 0)
+    assert (cells[grid == 0][:, :3] == 0).all()
+    assert (cells[grid == 1][:, 3] == 0).all()
+    with pytest.raises(ValueError, match="scheme"):
+        render.to_image(grid, scheme="sepia")
+
+
+def _save(image: Image.Image) -> io.BytesIO:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    buffer.seek(0)
+    return buffer
+
+
+def test_placements_are_red_squares_in_their_cells_only() -> None:
+    grid = np.zeros((6, 8), dtype=np.uint8)
+    grid[0, :] = 1
+    buffer = io.BytesIO()
+    render.to_png(grid, buffer, block=8, placements=[(2, 3), (7, 5)])
+    with Image.open(io.BytesIO(buffer.getvalue())) as image:
+        rgb = np.asarray(image.convert("RGB"))
+    red = (rgb == render.PLACEMENT_COLOUR).all(axis=2)
+    marked = {(x // 8, y // 8) for y, x in zip(*np.nonzero(red), strict=True)}
+    assert marked == {(2, 3), (7, 5)}
+    assert red[3 * 8 + 4, 2 * 8 + 4] and not red[3 * 8, 2 * 8]  # centre, not the corner
+    with pytest.raises(ValueError, match="outside the 8x6 map"):
+        render.to_png(grid, io.BytesIO(), placements=[(8, 0)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(grid=grids, box=st.integers(1, 20))
+def test_thumbnail_fits_the_box_and_keeps_the_wall_share(grid: np.ndarray, box: int) -> None:
+    image = render.thumbnail(grid, box)
+    height, width = grid.shape
+    assert max(image.size) <= box
+    pixels = np.asarray(image)
+    if max(height, width) <= box:
+        assert image.size == (width, height)
+        assert np.array_equal(pixels == render.WALL_SHADE, grid == 1)
+    else:
+        factor = -(-max(height, width) // box)
+        assert image.size == (-(-width // factor), -(-height // factor))
+        # a pixel is as light as its share of floor: all floor white, all wall black
+        for py in range(image.size[1]):
+            for px in range(image.size[0]):
+                part = grid[py * factor:(py + 1) * factor, px * factor:(px + 1) * factor]
+                floor = int((part == 0).sum())
+                assert abs(int(pixels[py, px]) - round(255 * floor / factor**2)) <= 1
+
+
+def test_overlay_draws_corridors_rooms_caves_and_placements() -> None:
+    grid = np.ones((20, 30), dtype=np.uint8)
+    grid[2:8, 2:10] = 0
+    grid[5, 10:20] = 0
+    image = render.overlay_image(grid, block=4, rooms=[(2, 2, 8, 6)], caves=[(14, 10, 5, 5)],
+                                 corridors=[[(x, 5) for x in range(10, 20)]],
+                                 placements=[(4, 4)])
+    rgb = np.asarray(image)
+    assert image.size == (120, 80)
+    assert tuple(rgb[5 * 4 + 2, 15 * 4 + 2]) == render.OVERLAY_CORRIDOR
+    assert tuple(rgb[2 * 4, 5 * 4 + 2]) == render.OVERLAY_ROOM  # room's top edge
+    assert tuple(rgb[10 * 4, 16 * 4]) == render.OVERLAY_CAVE
+    assert tuple(rgb[4 * 4 + 2, 4 * 4 + 2]) == render.PLACEMENT_COLOUR
+    assert tuple(rgb[15 * 4 + 2, 2 * 4 + 2]) == render.OVERLAY_WALL
+    big = render.overlay_image(np.zeros((1000, 2000), dtype=np.uint8), block=8)
+    assert big.size == (4000, 2000)  # block cut to stay within MAX_SIDE
+
+
+def test_ascii_marks_and_their_validation() -> None:
+    grid = render.from_ascii("####\n#..#\n####")
+    assert render.to_ascii(grid, {(1, 1): "<", (2, 1): ">"}) == "####\n#<>#\n####"
+    with pytest.raises(ValueError, match="one character"):
+        render.to_ascii(grid, {(1, 1): "<<"})
+    with pytest.raises(ValueError, match="outside"):
+        render.to_ascii(grid, {(4, 1): "*"})

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from generators import _sudoku_core as core
 from generators import sudoku
 from generators.sudoku import InvalidPuzzle, PuzzleFileError
 from tests.conftest import require_data
@@ -348,3 +351,93 @@ def test_solve_many_validates_input() -> None:
         sudoku.solve_many([good], batch_size=0)
     with pytest.raises(ValueError, match="progress"):
         sudoku.solve_many([good], progress="yes")  # type: ignore[arg-type]
+
+
+# --- the compiled engine -----------------------------------------------------------------------
+
+NORVIG_IMPOSSIBLE = (
+    ".....5.8....6.1.43..........1.5........1.6...3.......553.....61........4........."
+)
+
+
+def test_norvig_impossible_puzzle_is_refused_by_reasoning_not_exhaustion() -> None:
+    """Valid givens, no solution. Branching on the smallest choice (cells and house places)
+    refutes it in a few thousand nodes; branching on cells alone needs over two million."""
+    assert sudoku.validate(NORVIG_IMPOSSIBLE) == NORVIG_IMPOSSIBLE.replace(".", "0")
+    assert sudoku.solve(NORVIG_IMPOSSIBLE) is None
+    assert sudoku.count_solutions(NORVIG_IMPOSSIBLE, limit=5) == 0
+    count, grid, nodes, guesses = core.solve_digits(NORVIG_IMPOSSIBLE.replace(".", "0"), 2)
+    assert (count, grid) == (0, None)
+    assert nodes < 10_000 and guesses < 20_000
+    assert sudoku.solve_many([NORVIG_IMPOSSIBLE, "0" * 81], workers=1)[0] is None
+
+
+def test_batch_entry_point_equals_one_call_per_puzzle() -> None:
+    entries = sudoku.read_lines(require_data("top95.txt"))[:40]
+    puzzles = [e.puzzle for e in entries] + [NORVIG_IMPOSSIBLE.replace(".", "0"), "0" * 81]
+    counts, nodes, guesses, grids = core.solve_batch(core.to_array("".join(puzzles)), 3)
+    assert counts.dtype == np.int32 and grids.shape == (len(puzzles), 81)
+    for i, puzzle in enumerate(puzzles):
+        count, grid, n, g = core.solve_digits(puzzle, 3)
+        assert (int(counts[i]), int(nodes[i]), int(guesses[i])) == (count, n, g)
+        assert core.to_strings(grids[i : i + 1])[0] == (grid or "0" * 81)
+    assert counts.tolist()[-2:] == [0, 3]
+
+
+def test_solve_many_default_workers_gives_the_sequential_answers() -> None:
+    puzzles = [e.puzzle for e in sudoku.read_lines(require_data("magictour_top1465.txt"))[:300]]
+    assert sudoku.solve_many(puzzles) == [sudoku.solve(p) for p in puzzles]
+    assert sudoku.solve_many(puzzles, prove_unique=False, batch_size=7) == [
+        sudoku.solve(p, prove_unique=False) for p in puzzles
+    ]
+
+
+_cells = st.sampled_from("0123456789.")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.lists(_cells, min_size=81, max_size=81).map("".join),
+    clash=st.booleans(),
+    where=st.tuples(st.integers(0, 80), st.integers(0, 80)),
+)
+def test_fast_validation_agrees_with_the_cell_by_cell_check(
+    body: str, clash: bool, where: tuple[int, int]
+) -> None:
+    cells = list(body.replace(".", "0") if clash else body)
+    if clash:  # sparse grids, so that both valid and clashing ones come up
+        cells = [c if i % 4 == 0 else "0" for i, c in enumerate(cells)]
+        cells[where[0]] = cells[where[1]] = "5"
+    text = "".join(cells)
+    try:
+        expected: object = sudoku._explain(text, text.replace(".", "0"))
+    except InvalidPuzzle as exc:
+        expected = (str(exc), exc.cells)
+    try:
+        got: object = sudoku.validate(text)
+    except InvalidPuzzle as exc:
+        got = (str(exc), exc.cells)
+    assert got == expected
+    try:
+        bulk: object = sudoku._validate_all([text])[0]
+    except InvalidPuzzle as exc:
+        bulk = (str(exc).removeprefix("puzzle #0: "), exc.cells)
+    assert bulk == expected
+
+
+def test_bulk_validation_names_the_first_bad_puzzle() -> None:
+    good = "".join(EULER_GRID)
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #2: invalid characters: 'x' at r1c1"):
+        sudoku.solve_many([good, good.replace("0", "."), "x" + good[1:]])
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #1: a puzzle has 81 cells"):
+        sudoku.solve_many([good, good[:80]])
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #0: invalid characters: 'é' at r1c1"):
+        sudoku.solve_many(["é" + good[1:]])
+
+
+def test_seeded_generation_gives_the_puzzles_of_version_0_1() -> None:
+    """The faster search must not change what a seed means: the full grid comes from the
+    same cell-by-cell search order as before (the README's example, made with v0.1)."""
+    made = sudoku.generate(clues=26, seed=42)
+    assert made.puzzle[:27] == "000200000307009120069038000"
+    assert made.attempts == 1 and sudoku.is_solution(made.puzzle, made.solution)

@@ -7,6 +7,7 @@ on the tables. Children are started as ``python -m tests.reliability.child MODE 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import random
 import sys
@@ -62,6 +63,9 @@ def crash_insert(db: str, target: int, seed: int) -> None:
     store = Store(db)
     store.create(CrashRow)
     batch, total = _resume(store)
+    # A full collection now, not at whatever moment start-up's allocations leave it to: kills
+    # are timed from "ready" and must land inside batches as often as between them.
+    gc.collect()
     _say("ready")
     while target <= 0 or total < target:
         size = batch_size(seed, batch, 2_000, 20_000)

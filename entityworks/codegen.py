@@ -1,0 +1,130 @@
+"""Python source for the dataclasses an XSD describes (``entityworks codegen FILE.xsd``).
+
+The classes are those :func:`entityworks.xsd.read_xsd` builds, written out so that a .NET
+schema becomes a model to keep in a project: field names and types (``X | None`` for
+``minOccurs="0"``), the key (``column(primary_key=True)``), ``max_length``, the XSD spelling
+that .NET needs back (``metadata={"xsd": ...}``), ``@table`` when the table name is not the
+class name in snake case, ``__dataset__`` for a DataSet's name, and child tables as
+``list[Item]`` fields. Executing the source gives classes with the same schema and XSD as
+``read_xsd``'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import keyword
+import types
+import typing
+import uuid
+from pathlib import Path
+from typing import Any
+
+from .registry import AWARE, TypeRegistry
+from .registry import registry as default_registry
+from .schema import snake_case, table_name
+from .xsd import dataclass_for, load_xsd
+
+_NAMES: dict[Any, str] = {
+    int: "int", str: "str", float: "float", bool: "bool", bytes: "bytes",
+    decimal.Decimal: "decimal.Decimal", dt.datetime: "dt.datetime", dt.date: "dt.date",
+    dt.time: "dt.time", dt.timedelta: "dt.timedelta", uuid.UUID: "uuid.UUID",
+    list: "list", dict: "dict", tuple: "tuple",
+}
+_IMPORTS = {"decimal.": "import decimal", "dt.": "import datetime as dt",
+            "uuid.": "import uuid"}
+
+
+def _annotation(tp: Any, classes: dict[type, str]) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return f"{_annotation(args[0], classes)} | None"
+    if origin is typing.Annotated and AWARE in typing.get_args(tp)[1:]:
+        return "AwareDatetime"
+    if origin is list and typing.get_args(tp):
+        (item,) = typing.get_args(tp)
+        return f"list[{classes.get(item) or _annotation(item, classes)}]"
+    if tp in _NAMES:
+        return _NAMES[tp]
+    raise ValueError(f"no source spelling for the type {tp!r}")
+
+
+def _field_source(f: dataclasses.Field[Any], classes: dict[type, str]) -> str:
+    annotation = _annotation(f.type, classes)
+    if f.default_factory is not dataclasses.MISSING:  # a child list
+        return f"    {f.name}: {annotation} = field(default_factory=list)"
+    meta = dict(f.metadata or {})
+    args = []
+    if meta.pop("primary_key", False):
+        args.append("primary_key=True")
+    if meta.get("max_length") is not None:
+        args.append(f"max_length={meta.pop('max_length')!r}")
+    meta = {k: v for k, v in meta.items() if v not in (None, False, {})}
+    if meta:
+        args.append(f"metadata={meta!r}")
+    default = f" = column({', '.join(args)})" if args else ""
+    return f"    {f.name}: {annotation}{default}"
+
+
+def _class_source(cls: type, classes: dict[type, str]) -> str:
+    lines = []
+    name = classes[cls]
+    table = table_name(cls)
+    if snake_case(name) != table:
+        lines.append(f"@table({table!r})")
+    lines += ["@dataclass", f"class {name}:"]
+    dataset = getattr(cls, "__dataset__", None)
+    if dataset:
+        lines.append(f"    __dataset__ = {dataset!r}")
+    fields = dataclasses.fields(cls)
+    lines += [_field_source(f, classes) for f in fields] or ["    pass"]
+    return "\n".join(lines)
+
+
+def _classes_in_order(cls: type) -> list[type]:
+    """Child item classes first (they are referred to), then the main class."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    items = [typing.get_args(hints[f.name])[0] for f in dataclasses.fields(cls)
+             if typing.get_origin(hints[f.name]) is list
+             and dataclasses.is_dataclass(typing.get_args(hints[f.name])[0])]
+    return [*items, cls]
+
+
+def _python_name(name: str, taken: set[str]) -> str:
+    if keyword.iskeyword(name) or not name.isidentifier():
+        name = f"T{name}"
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def source_for(classes: list[type]) -> str:
+    """Module source defining ``classes`` (dependencies first)."""
+    names: dict[type, str] = {}
+    taken: set[str] = set()
+    for cls in classes:
+        names[cls] = _python_name(cls.__name__, taken)
+    body = "\n\n\n".join(_class_source(cls, names) for cls in classes)
+    imports = ["from __future__ import annotations", ""]
+    stdlib = sorted({line for prefix, line in _IMPORTS.items() if prefix in body})
+    uses_field = "field(default_factory" in body
+    imports += stdlib + [f"from dataclasses import dataclass{', field' if uses_field else ''}",
+                         ""]
+    ours = ["column"] + (["AwareDatetime"] if "AwareDatetime" in body else []) + (
+        ["table"] if "@table(" in body else [])
+    imports.append(f"from entityworks import {', '.join(sorted(ours))}")
+    header = '"""Generated by entityworks codegen from an XSD; edit freely."""'
+    return "\n".join([header, "", *imports, "", "", body, ""])
+
+
+def codegen(xsd_path: str | Path, *, registry: TypeRegistry = default_registry) -> str:
+    """Python source of the dataclasses ``xsd_path`` describes (see the module docstring)."""
+    cls = dataclass_for(load_xsd(xsd_path), registry=registry)
+    return source_for(_classes_in_order(cls))
+
+
+__all__ = ["codegen", "source_for"]

@@ -1,0 +1,470 @@
+"""Whole .NET DataSets: several tables, their keys and relations, flat or nested, in one file.
+
+A DataSet's XSD declares one row element per table, an ``xs:unique msdata:PrimaryKey`` per
+key and an ``xs:keyref`` per ``DataRelation`` (``msdata:IsNested="true"`` when the child's rows
+sit inside their parent's row elements). :func:`read_dataset` turns it into one dataclass per
+table and the relations between them; :meth:`Store.import_dataset` validates a document
+against it and imports every table in one transaction, as tables with real foreign keys;
+:meth:`Store.export_dataset` writes tables back in the same shape, which .NET's
+``DataSet.ReadXml`` reads to the same tables, columns, keys, relations and values.
+
+Import holds the rows in memory until the document has been read (the tables go in parents
+first, while a nested document gives children first); single tables stream instead.
+Relations are over one column each, and keys are single columns: a composite key or relation
+is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from . import logical
+from .errors import SchemaError, XMLImportError
+from .registry import TypeRegistry
+from .registry import registry as default_registry
+from .schema import table_schema
+from .xsd import (
+    XsdModel,
+    dataclass_for_table,
+    dataset_xsd_tree,
+    decode_name,
+    encode_name,
+    load_inline_xsd,
+    load_xsd,
+)
+
+#: Field metadata key of a column that refers to another table's key: ``"customers.id"``.
+REFERENCES = "references"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A foreign key between two tables of a DataSet (a .NET ``DataRelation``)."""
+
+    name: str
+    parent: str
+    parent_column: str
+    child: str
+    child_column: str
+    nested: bool = False
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """The tables (parents before children) and relations of a DataSet."""
+
+    name: str
+    tables: dict[str, type]
+    relations: tuple[Relation, ...] = ()
+
+    def __getitem__(self, table: str) -> type:
+        return self.tables[table]
+
+    @property
+    def nested(self) -> bool:
+        return any(r.nested for r in self.relations)
+
+
+# -- reading the schema ------------------------------------------------------------------------
+
+def _relations(model: XsdModel) -> list[Relation]:
+    keys = {c.name: c for c in model.constraints if c.kind in ("unique", "key")}
+    out = []
+    for ref in (c for c in model.constraints if c.kind == "keyref"):
+        target = keys.get(ref.refer or "")
+        if target is None:
+            raise XMLImportError(f"relation {ref.name!r} refers to {ref.refer!r}, which is "
+                                 "no key of the XSD")
+        if len(ref.fields) != 1 or len(target.fields) != 1:
+            raise XMLImportError(f"relation {ref.name!r} is over several columns; only "
+                                 "single-column relations are imported")
+        out.append(Relation(ref.name, decode_name(target.table), decode_name(target.fields[0]),
+                            decode_name(ref.table), decode_name(ref.fields[0]), ref.nested))
+    for name, table in model.tables.items():
+        if table.nested_in and not any(r.child == decode_name(name) and r.nested
+                                       for r in out):
+            raise XMLImportError(f"table {decode_name(name)!r} is nested in "
+                                 f"{decode_name(table.nested_in)!r} without a relation "
+                                 "(xs:keyref msdata:IsNested) saying which column refers to "
+                                 "its parent")
+    return out
+
+
+def _parents_first(names: list[str], relations: list[Relation]) -> list[str]:
+    order: list[str] = []
+    parents = defaultdict(set)
+    for r in relations:
+        if r.parent != r.child:
+            parents[r.child].add(r.parent)
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        if name in visiting:
+            raise XMLImportError(f"the relations of table {name!r} form a cycle")
+        visiting.add(name)
+        for parent in sorted(parents[name]):
+            visit(parent)
+        visiting.discard(name)
+        order.append(name)
+
+    for name in names:
+        visit(name)
+    return order
+
+
+def dataset_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -> DataSet:
+    """The :class:`DataSet` an :class:`XsdModel` describes (see :func:`read_dataset`)."""
+    for c in model.constraints:
+        if c.primary_key and c.kind in ("unique", "key") and len(c.fields) != 1:
+            raise XMLImportError(f"table {decode_name(c.table)!r} has a primary key over "
+                                 f"several columns ({', '.join(map(decode_name, c.fields))});"
+                                 " composite keys are not supported")
+    relations = _relations(model)
+    refers = {(r.child, r.child_column): r for r in relations}
+    names = _parents_first([decode_name(t) for t in model.tables], relations)
+    tables = {}
+    for name in names:
+        cls = dataclass_for_table(model, encode_name(name), registry=registry,
+                                  extra=lambda column, t=name: _reference(refers, t, column))
+        cls.__dataset__ = model.dataset  # type: ignore[attr-defined]
+        tables[name] = cls
+    for r in relations:
+        key = table_schema(tables[r.parent], registry).primary_key
+        if key is None or key.name != r.parent_column:
+            raise XMLImportError(f"relation {r.name!r} refers to {r.parent}."
+                                 f"{r.parent_column}, which is not the key of {r.parent!r}")
+    return DataSet(model.dataset, tables, tuple(relations))
+
+
+def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str
+               ) -> dict[str, Any]:
+    r = refers.get((table, column))
+    if r is None:
+        return {}
+    return {REFERENCES: f"{r.parent}.{r.parent_column}", "relation": r.name,
+            "nested": r.nested}
+
+
+def is_dataset(model: XsdModel) -> bool:
+    """True for a DataSet of independent tables, False for one table (with child tables in
+    our own ``parent_key``/``position`` shape, which :func:`read_xsd` reads)."""
+    from .schema import PARENT_COLUMN, POSITION_COLUMN
+
+    for name, table in model.tables.items():
+        if name == model.main_table:
+            continue
+        ours = [c.name for c in table.columns[:2]] == [PARENT_COLUMN, POSITION_COLUMN] and any(
+            c.kind == "keyref" and c.table == name and c.fields == (PARENT_COLUMN,)
+            for c in model.constraints)
+        if not ours:
+            return True
+    return False
+
+
+def read_dataset(xsd_path: str | Path, *, registry: TypeRegistry = default_registry
+                 ) -> DataSet:
+    """Read a DataSet's XSD (or a document's inline one) into its tables and relations."""
+    model = load_inline_xsd(xsd_path) if _is_document(xsd_path) else load_xsd(xsd_path)
+    assert model is not None
+    return dataset_for(model, registry=registry)
+
+
+def _is_document(path: str | Path) -> bool:
+    """True for an XML document carrying its schema inline (not an XSD itself)."""
+    try:
+        return load_inline_xsd(path) is not None
+    except XMLImportError:
+        return False
+
+
+def dataset_of(classes: Sequence[type], *, name: str | None = None,
+               nested: bool | None = None, registry: TypeRegistry = default_registry
+               ) -> DataSet:
+    """A :class:`DataSet` of dataclasses whose fields name their ``references``."""
+    tables = {table_schema(cls, registry).name: cls for cls in classes}
+    relations = []
+    for child, cls in tables.items():
+        for f in dataclasses.fields(cls):
+            target = (f.metadata or {}).get(REFERENCES)
+            if not target:
+                continue
+            parent, _, column = target.partition(".")
+            if parent not in tables:
+                raise SchemaError(f"{cls.__qualname__}.{f.name} refers to table {parent!r}, "
+                                  "which is not part of the DataSet", cls=cls, field=f.name)
+            relations.append(Relation(f.metadata.get("relation") or f"{parent}_{child}",
+                                      parent, column, child, f.name,
+                                      bool(f.metadata.get("nested")) if nested is None
+                                      else nested))
+    order = _parents_first(list(tables), relations)
+    first = tables[order[0]] if order else None
+    dataset = name or getattr(first, "__dataset__", None) or "NewDataSet"
+    return DataSet(dataset, {n: tables[n] for n in order}, tuple(relations))
+
+
+# -- the database side -------------------------------------------------------------------------
+
+def _metadata(store: Any, data: DataSet) -> tuple[sa.MetaData, list[sa.Table]]:
+    """The DataSet's tables with their foreign keys, built as the Store builds tables."""
+    from .tables import build_tables
+
+    metadata = sa.MetaData()
+    built = []
+    for cls in data.tables.values():
+        schema = store.schema(cls)
+        if schema.children:
+            raise SchemaError(f"{schema.cls.__qualname__} has child tables; a DataSet's "
+                              "tables relate through foreign keys instead", cls=schema.cls)
+        built.append(build_tables(schema, metadata, store.dialect.name))
+    for r in data.relations:
+        child = metadata.tables[r.child]
+        child.append_constraint(sa.ForeignKeyConstraint(
+            [r.child_column], [metadata.tables[r.parent].c[r.parent_column]],
+            name=f"fk_{r.child}_{r.child_column}"[:63]))
+    return metadata, built
+
+
+def _reader(store: Any, data: DataSet, model: XsdModel, xml_path: str | Path) -> Any:
+    from .xmlio import _plan, _Reader
+
+    schemas = {name: store.schema(cls) for name, cls in data.tables.items()}
+
+    def plans(model: XsdModel) -> list[Any]:
+        missing = set(model.tables) - {encode_name(n) for n in schemas}
+        if missing:
+            raise XMLImportError(f"the XSD declares table {decode_name(sorted(missing)[0])!r}"
+                                 ", which the DataSet does not hold")
+        return [_plan(schema, model, encode_name(name)) for name, schema in schemas.items()
+                if encode_name(name) in model.tables]
+
+    first = next(iter(schemas.values()))
+    return _Reader(first, xml_path, None, model=model, plans=plans)
+
+
+def _rows(reader: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the document, per table (validated, keys and references checked)."""
+    out: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for plan, rows in reader.batches():
+        out[decode_name(plan.tag)].extend(rows)
+    return out
+
+
+def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None = None, *,
+                   data: DataSet | None = None) -> dict[str, int]:
+    """Import every table of a DataSet document in one transaction; rows per table.
+
+    The schema comes from ``xsd_path``, else from the document itself (inline). Missing
+    tables are created, with foreign keys for the relations; nothing is created or written
+    if anything is refused (as for :func:`entityworks.xmlio.import_store`).
+    """
+    model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
+    if model is None:
+        raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
+    data = data or dataset_for(model, registry=store.registry)
+    rows = _rows(_reader(store, data, model, xml_path))  # everything, before any DDL
+    metadata, built = _metadata(store, data)
+    existing = set(store.table_names())
+    missing = [t for t in built if t.name not in existing]
+    if store.dialect.name in ("mysql", "mariadb"):
+        return _import_committed_ddl(store, data, rows, missing, xml_path)
+    from .xmlio import claim_new_sqlite_file, remove_new_sqlite_file
+
+    new_file = claim_new_sqlite_file(store.url)
+    try:
+        with store.transaction():
+            with store._connection(write=True) as conn:
+                metadata.create_all(conn, tables=missing, checkfirst=True)
+                if missing:
+                    _record(conn, store, data, {t.name for t in missing})
+            return _insert(store, data, rows, xml_path)
+    except BaseException:
+        if new_file is not None:
+            remove_new_sqlite_file(store, new_file, only_if_empty=True)
+        raise
+
+
+def _import_committed_ddl(store: Any, data: DataSet, rows: dict[str, list[Any]],
+                          missing: list[sa.Table], xml_path: str | Path) -> dict[str, int]:
+    had_logical = logical.TABLE in store.table_names()
+    created: list[sa.Table] = []
+    try:
+        with store.engine.connect() as conn:
+            for table in missing:
+                table.create(conn)
+                created.append(table)
+            if missing:
+                _record(conn, store, data, {t.name for t in missing})
+            conn.commit()
+        with store.transaction():
+            return _insert(store, data, rows, xml_path)
+    except BaseException:
+        with store.engine.connect() as conn:
+            for table in reversed(created):
+                table.drop(conn, checkfirst=True)
+            if created:
+                logical.forget(conn, [t.name for t in created])
+                if not had_logical:
+                    logical.schema_table().drop(conn, checkfirst=True)
+            conn.commit()
+        raise
+
+
+def _record(conn: sa.Connection, store: Any, data: DataSet, names: set[str]) -> None:
+    for name, cls in data.tables.items():
+        if name in names:
+            facts = {"relations": [dataclasses.asdict(r) for r in data.relations
+                                   if name in (r.parent, r.child)]}
+            logical.record(conn, store.schema(cls), dataset=data.name, facts=facts)
+
+
+def _insert(store: Any, data: DataSet, rows: dict[str, list[Any]],
+            xml_path: str | Path) -> dict[str, int]:
+    from .xmlio import _builder, _insert_batches
+
+    counts = {}
+    for name, cls in data.tables.items():  # parents first: the foreign keys hold
+        schema = store.schema(cls)
+        objs = _builder(schema)(rows.get(name, []))
+        counts[name] = _insert_batches(store, _chunks(objs), xml_path)
+    return counts
+
+
+def _chunks(objs: list[Any], size: int = 20_000) -> Iterator[list[Any]]:
+    for start in range(0, len(objs), size):
+        yield objs[start:start + size]
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def dataset_xsd_bytes(data: DataSet, *, nested: bool | None = None,
+                      registry: TypeRegistry = default_registry) -> bytes:
+    from lxml import etree
+
+    tree = _xsd_tree(data, nested, registry)
+    return etree.tostring(tree, xml_declaration=True, encoding="utf-8", standalone=True,
+                          pretty_print=True)
+
+
+def _xsd_tree(data: DataSet, nested: bool | None, registry: TypeRegistry) -> Any:
+    schemas = [table_schema(cls, registry) for cls in data.tables.values()]
+    return dataset_xsd_tree(schemas, list(data.relations), data.name,
+                            nested=data.nested if nested is None else nested)
+
+
+def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
+                  xml_path: Any, xsd_path: str | Path | None = None, *,
+                  nested: bool | None = None, inline_schema: bool = False,
+                  registry: TypeRegistry = default_registry) -> dict[str, int]:
+    """Write a DataSet document: ``rows`` per table name, as column tuples (table order).
+
+    Flat: each table's rows in turn, parents first. Nested: each child row inside its
+    parent's row element (the whole child tables are held in memory to group them).
+    """
+    from .xmlio import _RowFormatter, _write_document
+
+    nested = data.nested if nested is None else nested
+    schemas = {name: table_schema(cls, registry) for name, cls in data.tables.items()}
+    formatters = {name: _RowFormatter(schema) for name, schema in schemas.items()}
+    counts = dict.fromkeys(schemas, 0)
+
+    def flat() -> Iterator[str]:
+        for name, formatter in formatters.items():
+            for batch in _batches(rows.get(name, ())):
+                yield formatter.format(batch, counts[name])
+                counts[name] += len(batch)
+
+    def nest() -> Iterator[str]:
+        children = defaultdict(list)  # parent table -> [(relation, grouped rows)]
+        roots = [n for n in schemas if not any(r.child == n for r in data.relations)]
+        for r in data.relations:
+            index = schemas[r.child].column_names.index(r.child_column)
+            grouped: dict[Any, list[Sequence[Any]]] = defaultdict(list)
+            for row in rows.get(r.child, ()):
+                grouped[row[index]].append(row)
+            children[r.parent].append((r, grouped))
+
+        def render(name: str, batch: Sequence[Sequence[Any]]) -> Iterator[str]:
+            key = schemas[name].column_names.index(schemas[name].primary_key.name) \
+                if schemas[name].primary_key else None
+            opened = formatters[name].open_rows(batch, counts[name])
+            counts[name] += len(batch)
+            for row, text in zip(batch, opened, strict=True):
+                yield text
+                for r, grouped in children[name]:
+                    kids = grouped.get(row[schemas[name].column_names.index(
+                        r.parent_column)] if key is not None else None, [])
+                    if kids:
+                        yield from render(r.child, kids)
+                yield formatters[name].close
+
+        for name in roots:
+            for batch in _batches(rows.get(name, ())):
+                yield "".join(render(name, batch))
+        orphans = sum(len(v) for n, v in rows.items() if n not in roots) - sum(
+            c for n, c in counts.items() if n not in roots)
+        if orphans:
+            raise XMLImportError(f"{orphans} child row(s) have no parent row to nest in")
+
+    rows = {name: list(r) for name, r in rows.items()} if nested else rows
+    xsd = None if xsd_path is None else (
+        xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
+    inline = (lambda: _xsd_tree(data, nested, registry).getroot()) if inline_schema else None
+    _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline)
+    return counts
+
+
+def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def export_dataset(store: Any, tables: Sequence[type | str], xml_path: Any,
+                   xsd_path: str | Path | None = None, *, dataset: str | None = None,
+                   nested: bool | None = None, inline_schema: bool = False
+                   ) -> dict[str, int]:
+    """Write tables of ``store`` as one DataSet document (see :meth:`Store.export_dataset`)."""
+    classes = [store.reflect(t) if isinstance(t, str) else t for t in tables]
+    data = dataset_of(classes, name=dataset, nested=nested, registry=store.registry)
+    with store.transaction():  # one snapshot of every table
+        rows = {name: _flatten(store.rows(cls)) for name, cls in data.tables.items()}
+        return write_dataset(data, rows, xml_path, xsd_path, nested=nested,
+                             inline_schema=inline_schema, registry=store.registry)
+
+
+def _flatten(batches: Iterable[Sequence[Sequence[Any]]]) -> Iterator[Sequence[Any]]:
+    for batch in batches:
+        yield from batch
+
+
+def relations_json(data: DataSet) -> str:
+    return json.dumps([dataclasses.asdict(r) for r in data.relations])
+
+
+__all__ = [
+    "REFERENCES",
+    "DataSet",
+    "Relation",
+    "dataset_for",
+    "dataset_of",
+    "export_dataset",
+    "import_dataset",
+    "is_dataset",
+    "read_dataset",
+    "write_dataset",
+]

@@ -1,0 +1,265 @@
+"""Compact, lossless storage forms for map grids and point paths (used by the type registry).
+
+A catalog grid is a 2-D integer array holding two values (1 = wall, 0 = floor); as ``.npy``
+bytes it costs one byte per cell. :func:`pack_grid` stores such an array bit-packed
+(``np.packbits``: one bit per cell) with its dtype, shape and the two values, so it comes back
+equal and of its type; any other array (floats, more than two values, structured dtypes)
+keeps its ``.npy`` form, zlib-compressed. :func:`unpack_grid` also reads plain ``.npy``
+bytes, the form catalogs used before revision ``0005_compact_grids``.
+
+A corridor is a list of ``[x, y]`` cells, each a 4-neighbour of the one before;
+:func:`pack_points` stores the first cell and two bits per step, and any other path as
+64-bit integer pairs.
+
+Both forms start with a tag byte, so new forms can be added without breaking old blobs.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import typing
+import zlib
+from itertools import chain
+from operator import sub
+from typing import Any
+
+import numpy as np
+
+from .registry import PACKED, POINTS
+
+#: ``Annotated[np.ndarray, PACKED]``: an array column stored by :func:`pack_grid`.
+PackedGrid = typing.Annotated[np.ndarray, PACKED]
+#: ``Annotated[list[list[int]], POINTS]``: a path of ``[x, y]`` cells stored by
+#: :func:`pack_points` (its XML and Arrow forms stay JSON text).
+PointPath = typing.Annotated[list[list[int]], POINTS]
+
+_NPY_MAGIC = b"\x93NUMPY"
+_TWO_VALUES = 1   # tag, dtype code, ndim, shape (uint32 each), low, high (int64), packbits
+_NPY_ZLIB = 2     # tag, zlib(.npy bytes)
+_TWO_VALUES_ZLIB = 3  # as _TWO_VALUES with the bits deflated (read, never written)
+_STEPS = 1        # tag, x0, y0, count (zigzag varints), two bits per step
+_PAIRS = 2        # tag, int64 x, y pairs
+
+#: Integer dtypes a two-valued grid may have; the code is the dtype's index here.
+_DTYPES = tuple(np.dtype(d) for d in (
+    "|b1", "|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8",
+    ">u2", ">i2", ">u4", ">i4", ">u8", ">i8"))
+_CODE = {d: i for i, d in enumerate(_DTYPES)}
+_HEAD = struct.Struct("<BBB")
+_VALUES = struct.Struct("<qq")
+_U1 = np.dtype(np.uint8)
+#: Most bytes a compressed array may inflate to (1 GiB).
+MAX_INFLATED = 1 << 30
+
+
+def pack_grid(array: Any) -> bytes:
+    """The compact form of ``array``: bit-packed when it holds at most two integer values."""
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype.hasobject:
+        raise ValueError("arrays of Python objects are not stored (they would need pickle)")
+    code = _CODE.get(array.dtype)
+    if code is None or array.size == 0 or array.ndim == 0 or max(array.shape) >= 2**32:
+        return _pack_general(array)
+    flat = np.ascontiguousarray(array).reshape(-1)
+    low = int(flat.min())
+    high = int(flat.max())
+    if high > 2**63 - 1:  # beyond the header's int64 (uint64 only)
+        return _pack_general(array)
+    if low == high:
+        bits = np.zeros(flat.size, dtype=bool)
+    else:
+        bits = flat == high
+        if np.count_nonzero(bits) + np.count_nonzero(flat == low) != flat.size:
+            return _pack_general(array)
+    # The bits as they are: deflating them would shrink a dungeon's 2.8 KB to 0.6 KB but
+    # triple the decode time (inflating costs more than unpacking), and reading grids fast
+    # is what the catalog is for.
+    head = _HEAD.pack(_TWO_VALUES, code, array.ndim) + struct.pack(
+        f"<{array.ndim}I", *array.shape) + _VALUES.pack(low, high)
+    return head + np.packbits(bits).tobytes()
+
+
+def _pack_general(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array) if array.ndim else array,
+                              allow_pickle=False)
+    return bytes([_NPY_ZLIB]) + zlib.compress(buffer.getvalue(), 6)
+
+
+def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
+    """The array :func:`pack_grid` packed (or the array of plain ``.npy`` bytes)."""
+    data = bytes(blob) if not isinstance(blob, bytes) else blob
+    if not data:
+        raise ValueError("an empty blob is not a packed grid")
+    tag = data[0]
+    if tag == _TWO_VALUES or tag == _TWO_VALUES_ZLIB:
+        _, code, ndim = _HEAD.unpack_from(data)
+        shape = struct.unpack_from(f"<{ndim}I", data, 3)
+        at = 3 + 4 * ndim
+        low, high = _VALUES.unpack_from(data, at)
+        size = 1
+        for n in shape:
+            size *= n
+        if tag == _TWO_VALUES:
+            packed = np.frombuffer(data, _U1, offset=at + 16)
+        else:
+            packed = np.frombuffer(_inflate(data[at + 16:], (size + 7) // 8 + 1), _U1)
+        if packed.size != (size + 7) // 8:
+            raise ValueError(f"packed grid of shape {shape} needs {(size + 7) // 8} bytes, "
+                             f"got {packed.size}")
+        bits = np.unpackbits(packed, count=size).reshape(shape)
+        dtype = _DTYPES[code]
+        if low == 0 and high == 1:
+            return bits if code == 1 else bits.astype(dtype)
+        out = np.full(shape, low, dtype=dtype)
+        out[bits.view(bool)] = high
+        return out
+    if tag == _NPY_ZLIB:
+        return _read_npy(_inflate(data[1:], MAX_INFLATED))
+    if data.startswith(_NPY_MAGIC):
+        return _read_npy(data)
+    raise ValueError(f"not a packed grid (unknown form {tag})")
+
+
+def _read_npy(data: bytes) -> np.ndarray:
+    from .registry import ndarray_from_bytes  # refuses a header that claims a huge shape
+
+    return ndarray_from_bytes(data)  # type: ignore[no-any-return]
+
+
+def _inflate(data: bytes, limit: int) -> bytes:
+    """Deflated bytes, refused when they would grow past ``limit`` (a crafted blob)."""
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, limit)
+    if inflater.unconsumed_tail:
+        raise ValueError(f"packed data inflates past {limit:,} bytes: damaged data")
+    return out
+
+
+# -- point paths ----------------------------------------------------------------------------
+
+#: Step codes: 0 east, 1 south, 2 west, 3 north (x grows east, y grows south).
+_STEP_CODE = {(1, 0): 0, (0, 1): 1, (-1, 0): 2, (0, -1): 3}
+_STEP_DELTA = ((1, 0), (0, 1), (-1, 0), (0, -1))
+#: The four steps held by each byte value (first step in the high bits).
+_BYTE_STEPS = tuple(tuple(_STEP_DELTA[(b >> shift) & 3] for shift in (6, 4, 2, 0))
+                    for b in range(256))
+_INT64 = (-(2**63), 2**63 - 1)
+#: Four step codes -> the byte holding them.
+_QUAD = {(a, b, c, d): (a << 6) | (b << 4) | (c << 2) | d
+         for a in range(4) for b in range(4) for c in range(4) for d in range(4)}
+_SEQUENCES = {list, tuple}
+
+
+def _coordinate(value: Any, i: int, point: Any) -> int:
+    if type(value) is int:
+        pass
+    elif isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"point {i} is {point!r}: coordinates must be integers")
+    value = int(value)
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise ValueError(f"point {i} is {point!r}: coordinates must fit 64 bits")
+    return value
+
+
+def _flat_points(path: Any) -> list[int]:
+    """``path`` checked (a list of integer ``[x, y]`` pairs) as ``[x0, y0, x1, y1, ...]``."""
+    if not isinstance(path, list | tuple):
+        raise ValueError(f"expected a list of [x, y] points, got {type(path).__name__}")
+    # the usual case at C speed: lists of two plain ints within 64 bits
+    if set(map(type, path)) <= _SEQUENCES and set(map(len, path)) <= {2}:
+        flat = list(chain.from_iterable(path))
+        if set(map(type, flat)) <= {int} and (
+                not flat or (min(flat) >= _INT64[0] and max(flat) <= _INT64[1])):
+            return flat
+    flat = []
+    for i, point in enumerate(path):
+        if not isinstance(point, list | tuple) or len(point) != 2:
+            raise ValueError(f"point {i} is {point!r}, not an [x, y] pair")
+        flat += (_coordinate(point[0], i, point), _coordinate(point[1], i, point))
+    return flat
+
+
+def _points(path: Any) -> list[list[int]]:
+    """``path`` checked, as a new list of ``[x, y]`` lists of plain ints."""
+    flat = _flat_points(path)
+    return [[x, y] for x, y in zip(flat[0::2], flat[1::2], strict=True)]
+
+
+def _varint(value: int, out: bytearray) -> None:
+    value = (value << 1) ^ (value >> 127)  # zigzag: small magnitudes take few bytes
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data):
+            raise ValueError("packed path ends inside its header")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return (value >> 1) ^ -(value & 1), at
+
+
+def pack_points(path: Any) -> bytes:
+    """The compact form of a path of ``[x, y]`` integer points: the first point and the
+    count as varints, then two bits per unit step; other paths as 64-bit pairs."""
+    flat = _flat_points(path)
+    if flat:
+        xs = flat[0::2]
+        ys = flat[1::2]
+        codes = list(map(_STEP_CODE.get, zip(map(sub, xs[1:], xs), map(sub, ys[1:], ys),
+                                                  strict=True)))
+        if None not in codes:
+            out = bytearray([_STEPS])
+            _varint(xs[0], out)
+            _varint(ys[0], out)
+            _varint(len(codes), out)
+            codes += [0] * (-len(codes) % 4)
+            quads = iter(codes)
+            out += bytes(map(_QUAD.__getitem__, zip(quads, quads, quads, quads, strict=True)))
+            return bytes(out)
+    return bytes([_PAIRS]) + struct.pack(f"<{len(flat)}q", *flat)
+
+
+def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
+    """The path :func:`pack_points` packed, as a list of ``[x, y]`` lists of ``int``."""
+    data = bytes(blob) if not isinstance(blob, bytes) else blob
+    if not data:
+        raise ValueError("an empty blob is not a packed path")
+    if data[0] == _STEPS:
+        x, at = _read_varint(data, 1)
+        y, at = _read_varint(data, at)
+        count, at = _read_varint(data, at)
+        if count < 0 or len(data) - at != (count + 3) // 4:
+            raise ValueError(f"packed path of {count} steps needs {(count + 3) // 4} "
+                             f"bytes, got {len(data) - at}")
+        path = [[x, y]]
+        append = path.append
+        left = count
+        for byte in data[at:]:
+            for dx, dy in _BYTE_STEPS[byte][:left]:
+                x += dx
+                y += dy
+                append([x, y])
+            left -= 4
+        return path
+    if data[0] == _PAIRS:
+        if (len(data) - 1) % 16:
+            raise ValueError(f"packed path of pairs has {len(data) - 1} bytes, not a "
+                             "multiple of 16")
+        flat = struct.unpack(f"<{(len(data) - 1) // 8}q", data[1:])
+        return [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
+    raise ValueError(f"not a packed path (unknown form {data[0]})")
+
+
+__all__ = ["PackedGrid", "PointPath", "pack_grid", "pack_points", "unpack_grid",
+           "unpack_points"]

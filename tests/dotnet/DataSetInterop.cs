@@ -1,0 +1,233 @@
+// Whole DataSets for the .NET -> entityworks -> .NET round trips (issue 15).
+//
+//   typed OUT_SCHEMA OUT_DATA [inline]
+//       One DataTable with a column of every common .NET type (Boolean ... Guid, Byte[],
+//       DateTime in each mode), MaxLength, Caption, DefaultValue, AutoIncrement, a key.
+//       With "inline" the schema is written inside OUT_DATA (XmlWriteMode.WriteSchema).
+//   shop OUT_SCHEMA OUT_DATA flat|nested [inline]
+//       A DataSet "Shop": customers -> orders -> lines, two relations.
+//   diffgram OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM
+//       The shop (flat), written as it is, then changed (a row modified, one deleted, one
+//       added) and written as a DiffGram.
+//   compare SCHEMA_A DATA_A SCHEMA_B DATA_B
+//       Load both (SCHEMA "-": the schema is inline) into DataSets and compare tables,
+//       columns (name, DataType, AllowDBNull, MaxLength, DateTimeMode, AutoIncrement,
+//       DefaultValue, Caption), primary keys, relations and every value. Differences go to
+//       stderr, one per line; the exit status is 1 if there is any.
+using System;
+using System.Collections.Generic;
+using System.Data;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using System.Text;
+using System.Xml;
+
+public static class DataSetInterop
+{
+    public static int? Run(string[] args)
+    {
+        if (args.Length >= 3 && args[0] == "typed")
+            return Typed(args[1], args[2], args.Length > 3 && args[3] == "inline");
+        if (args.Length >= 4 && args[0] == "shop")
+            return WriteShop(args[1], args[2], args[3] == "nested",
+                             args.Length > 4 && args[4] == "inline");
+        if (args.Length == 4 && args[0] == "diffgram")
+            return Diffgram(args[1], args[2], args[3]);
+        if (args.Length == 5 && args[0] == "compare")
+            return Compare(args[1], args[2], args[3], args[4]);
+        return null;
+    }
+
+    static void Write(DataSet ds, string schema, string data, bool inline)
+    {
+        if (inline)
+        {
+            ds.WriteXml(data, XmlWriteMode.WriteSchema);
+            return;
+        }
+        ds.WriteXmlSchema(schema);
+        ds.WriteXml(data);
+    }
+
+    static int Typed(string schema, string data, bool inline)
+    {
+        var t = new DataTable("typed");
+        var id = t.Columns.Add("id", typeof(int));
+        id.AutoIncrement = true;
+        id.AutoIncrementSeed = 100;
+        id.AutoIncrementStep = 5;
+        id.AllowDBNull = false;
+        var name = t.Columns.Add("name", typeof(string));
+        name.MaxLength = 12;
+        name.Caption = "Display name";
+        t.Columns.Add("flag", typeof(bool)).DefaultValue = true;
+        t.Columns.Add("tiny", typeof(byte));
+        t.Columns.Add("signed_tiny", typeof(sbyte));
+        t.Columns.Add("small", typeof(short));
+        t.Columns.Add("big", typeof(long));
+        t.Columns.Add("u16", typeof(ushort));
+        t.Columns.Add("u32", typeof(uint));
+        t.Columns.Add("u64", typeof(ulong));
+        t.Columns.Add("single", typeof(float));
+        t.Columns.Add("real", typeof(double));
+        t.Columns.Add("price", typeof(decimal));
+        t.Columns.Add("uid", typeof(Guid));
+        t.Columns.Add("span", typeof(TimeSpan));
+        t.Columns.Add("blob", typeof(byte[]));
+        t.Columns.Add("utc", typeof(DateTime)).DateTimeMode = DataSetDateTime.Utc;
+        t.Columns.Add("wall", typeof(DateTime)).DateTimeMode = DataSetDateTime.Unspecified;
+        t.Columns.Add("local", typeof(DateTime));  // the default: UnspecifiedLocal
+        t.PrimaryKey = new[] { id };
+        var r = t.NewRow();
+        r["name"] = "Ada"; r["tiny"] = (byte)255; r["signed_tiny"] = (sbyte)-128;
+        r["small"] = short.MinValue; r["big"] = long.MaxValue; r["u16"] = ushort.MaxValue;
+        r["u32"] = uint.MaxValue; r["u64"] = 9007199254740993UL; r["single"] = 0.1f;
+        r["real"] = -0.0; r["price"] = 12.3400m; r["uid"] = new Guid("0f8fad5b-d9cb-469f-a165-70867728950e");
+        r["span"] = new TimeSpan(-1, -2, -3, -4, -5); r["blob"] = new byte[] { 0, 1, 255 };
+        r["utc"] = new DateTime(2024, 2, 29, 23, 59, 59, DateTimeKind.Utc).AddTicks(1234560);
+        r["wall"] = new DateTime(1999, 12, 31, 23, 0, 0, DateTimeKind.Unspecified);
+        r["local"] = new DateTime(2024, 7, 1, 12, 0, 0, DateTimeKind.Local);
+        t.Rows.Add(r);
+        var s = t.NewRow();
+        // (no NaN or infinity: SQLite refuses NaN in a nullable column, MariaDB both)
+        s["name"] = ""; s["flag"] = false; s["real"] = double.Epsilon;
+        s["single"] = float.MinValue;
+        s["price"] = -0.5m; s["span"] = TimeSpan.Zero;
+        t.Rows.Add(s);
+        t.Rows.Add(t.NewRow());  // defaults and DBNull only
+        var ds = new DataSet("TypedSet");
+        ds.Tables.Add(t);
+        Write(ds, schema, data, inline);
+        return 0;
+    }
+
+    static DataSet Shop(bool nested)
+    {
+        var ds = new DataSet("Shop");
+        var c = ds.Tables.Add("customers");
+        c.Columns.Add("id", typeof(int)).AllowDBNull = false;
+        c.Columns.Add("name", typeof(string));
+        c.PrimaryKey = new[] { c.Columns["id"] };
+        var o = ds.Tables.Add("orders");
+        o.Columns.Add("order_id", typeof(int)).AllowDBNull = false;
+        o.Columns.Add("customer_id", typeof(int));
+        o.Columns.Add("total", typeof(decimal));
+        o.Columns.Add("placed", typeof(DateTime)).DateTimeMode = DataSetDateTime.Utc;
+        o.PrimaryKey = new[] { o.Columns["order_id"] };
+        var l = ds.Tables.Add("lines");
+        l.Columns.Add("line_id", typeof(long)).AllowDBNull = false;
+        l.Columns.Add("order_id", typeof(int)).AllowDBNull = false;
+        l.Columns.Add("sku", typeof(string)).MaxLength = 8;
+        l.Columns.Add("qty", typeof(short));
+        l.PrimaryKey = new[] { l.Columns["line_id"] };
+        ds.Relations.Add("customer_orders", c.Columns["id"], o.Columns["customer_id"]).Nested = nested;
+        ds.Relations.Add("order_lines", o.Columns["order_id"], l.Columns["order_id"]).Nested = nested;
+        c.Rows.Add(1, "Ada"); c.Rows.Add(2, "Bob & Co <ltd>"); c.Rows.Add(3, DBNull.Value);
+        var at = new DateTime(2024, 5, 1, 8, 0, 0, DateTimeKind.Utc);
+        o.Rows.Add(10, 1, 9.5m, at); o.Rows.Add(11, 1, 1.25m, at.AddDays(1));
+        o.Rows.Add(12, 2, 3m, DBNull.Value);
+        l.Rows.Add(100L, 10, "A-1", (short)2); l.Rows.Add(101L, 10, "B-22", (short)1);
+        l.Rows.Add(102L, 12, "C", DBNull.Value);
+        return ds;
+    }
+
+    static int WriteShop(string schema, string data, bool nested, bool inline)
+    {
+        Write(Shop(nested), schema, data, inline);
+        return 0;
+    }
+
+    static int Diffgram(string schema, string before, string diff)
+    {
+        var ds = Shop(false);
+        ds.AcceptChanges();
+        ds.WriteXmlSchema(schema);
+        ds.WriteXml(before);
+        var c = ds.Tables["customers"];
+        c.Rows.Find(2)["name"] = "Bob Ltd";
+        c.Rows.Add(4, "Dee");
+        ds.Tables["lines"].Rows.Find(102L).Delete();
+        ds.Tables["orders"].Rows.Find(12).Delete();
+        ds.Tables["orders"].Rows.Add(13, 4, 7.75m, DBNull.Value);
+        ds.WriteXml(diff, XmlWriteMode.DiffGram);
+        return 0;
+    }
+
+    static DataSet Load(string schema, string data)
+    {
+        var ds = new DataSet();
+        if (schema == "-")
+        {
+            ds.ReadXml(data, XmlReadMode.ReadSchema);
+        }
+        else
+        {
+            ds.ReadXmlSchema(schema);
+            ds.ReadXml(data);
+        }
+        return ds;
+    }
+
+    static string Describe(DataColumn c)
+    {
+        return string.Join("|", new[] {
+            c.ColumnName, c.DataType.FullName, "null=" + c.AllowDBNull, "max=" + c.MaxLength,
+            "mode=" + c.DateTimeMode, "auto=" + c.AutoIncrement + "/" + c.AutoIncrementSeed + "/"
+            + c.AutoIncrementStep, "default=" + Convert.ToString(c.DefaultValue, CultureInfo.InvariantCulture),
+            "caption=" + c.Caption });
+    }
+
+    static string Cell(object value)
+    {
+        if (value is DBNull) return "DBNull";
+        if (value is byte[]) return "bytes:" + Convert.ToBase64String((byte[])value);
+        if (value is DateTime)
+        {
+            var d = (DateTime)value;
+            return d.ToUniversalTime().Ticks + ":" + d.Kind;
+        }
+        if (value is double) return BitConverter.DoubleToInt64Bits((double)value).ToString();
+        if (value is float) return BitConverter.DoubleToInt64Bits((float)value).ToString();
+        if (value is decimal) return ((decimal)value).ToString(CultureInfo.InvariantCulture);
+        return value.GetType().Name + ":" + Convert.ToString(value, CultureInfo.InvariantCulture);
+    }
+
+    static int Compare(string schemaA, string dataA, string schemaB, string dataB)
+    {
+        var a = Load(schemaA, dataA);
+        var b = Load(schemaB, dataB);
+        var diffs = new List<string>();
+        Action<string, object, object> same = (what, x, y) => {
+            if (!Equals(x, y)) diffs.Add(what + ": " + x + " != " + y);
+        };
+        same("tables", string.Join(",", a.Tables.Cast<DataTable>().Select(t => t.TableName)),
+             string.Join(",", b.Tables.Cast<DataTable>().Select(t => t.TableName)));
+        foreach (DataTable ta in a.Tables)
+        {
+            var tb = b.Tables[ta.TableName];
+            if (tb == null) continue;
+            same(ta.TableName + " columns",
+                 string.Join(";", ta.Columns.Cast<DataColumn>().Select(Describe)),
+                 string.Join(";", tb.Columns.Cast<DataColumn>().Select(Describe)));
+            same(ta.TableName + " key", string.Join(",", ta.PrimaryKey.Select(k => k.ColumnName)),
+                 string.Join(",", tb.PrimaryKey.Select(k => k.ColumnName)));
+            same(ta.TableName + " rows", ta.Rows.Count, tb.Rows.Count);
+            for (int i = 0; i < Math.Min(ta.Rows.Count, tb.Rows.Count); i++)
+                foreach (DataColumn c in ta.Columns)
+                    if (tb.Columns.Contains(c.ColumnName))
+                        same(ta.TableName + "[" + i + "]." + c.ColumnName, Cell(ta.Rows[i][c]),
+                             Cell(tb.Rows[i][c.ColumnName]));
+        }
+        Func<DataSet, string> relations = ds => string.Join(";", ds.Relations.Cast<DataRelation>()
+            .OrderBy(r => r.RelationName)
+            .Select(r => r.RelationName + ":" + r.ParentTable.TableName + "."
+                    + string.Join(",", r.ParentColumns.Select(c => c.ColumnName)) + "->"
+                    + r.ChildTable.TableName + "." + string.Join(",", r.ChildColumns.Select(c => c.ColumnName))
+                    + (r.Nested ? " nested" : "")));
+        same("relations", relations(a), relations(b));
+        foreach (var d in diffs)
+            Console.Error.WriteLine(d);
+        return diffs.Count == 0 ? 0 : 1;
+    }
+}

@@ -1,0 +1,229 @@
+"""Whole .NET DataSets: several tables with keys and relations, flat and nested (issue 15)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from entityworks import Store, WriteError, XMLImportError
+from entityworks.cli import cli
+from entityworks.dataset import dataset_of, read_dataset, write_dataset
+from entityworks.logical import TABLE
+
+SHOP_XSD = """<?xml version="1.0" standalone="yes"?>
+<xs:schema id="Shop" xmlns="" xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:msdata="urn:schemas-microsoft-com:xml-msdata">
+  <xs:element name="Shop" msdata:IsDataSet="true" msdata:UseCurrentLocale="true">
+    <xs:complexType>
+      <xs:choice minOccurs="0" maxOccurs="unbounded">
+        <xs:element name="customers">
+          <xs:complexType>
+            <xs:sequence>
+              <xs:element name="id" type="xs:int" />
+              <xs:element name="name" type="xs:string" minOccurs="0" />
+              NESTED
+            </xs:sequence>
+          </xs:complexType>
+        </xs:element>
+        FLAT
+      </xs:choice>
+    </xs:complexType>
+    <xs:unique name="Constraint1" msdata:PrimaryKey="true">
+      <xs:selector xpath=".//customers" />
+      <xs:field xpath="id" />
+    </xs:unique>
+    <xs:unique name="orders_Constraint1" msdata:ConstraintName="Constraint1"
+        msdata:PrimaryKey="true">
+      <xs:selector xpath=".//orders" />
+      <xs:field xpath="order_id" />
+    </xs:unique>
+    <xs:keyref name="customer_orders" refer="Constraint1" ISNESTED>
+      <xs:selector xpath=".//orders" />
+      <xs:field xpath="customer_id" />
+    </xs:keyref>
+  </xs:element>
+</xs:schema>
+"""
+ORDERS = """<xs:element name="orders" MANY>
+          <xs:complexType>
+            <xs:sequence>
+              <xs:element name="order_id" type="xs:int" />
+              <xs:element name="customer_id" type="xs:int" minOccurs="0" />
+              <xs:element name="total" type="xs:decimal" minOccurs="0" />
+              <xs:element name="placed" msdata:DateTimeMode="Utc" type="xs:dateTime"
+                  minOccurs="0" />
+            </xs:sequence>
+          </xs:complexType>
+        </xs:element>"""
+
+
+def shop_xsd(nested: bool) -> str:
+    orders = ORDERS.replace("MANY", 'minOccurs="0" maxOccurs="unbounded"' if nested else "")
+    return (SHOP_XSD.replace("ISNESTED", 'msdata:IsNested="true"' if nested else "")
+            .replace("NESTED", orders if nested else "")
+            .replace("FLAT", "" if nested else orders))
+
+
+FLAT_XML = """<Shop>
+  <customers><id>1</id><name>Ada</name></customers>
+  <customers><id>2</id></customers>
+  <orders><order_id>10</order_id><customer_id>1</customer_id><total>9.50</total>
+    <placed>2024-05-01T08:00:00Z</placed></orders>
+  <orders><order_id>11</order_id><customer_id>1</customer_id></orders>
+  <orders><order_id>12</order_id><customer_id>2</customer_id><total>3</total></orders>
+</Shop>"""
+NESTED_XML = """<Shop>
+  <customers><id>1</id><name>Ada</name>
+    <orders><order_id>10</order_id><customer_id>1</customer_id><total>9.50</total>
+      <placed>2024-05-01T08:00:00Z</placed></orders>
+    <orders><order_id>11</order_id><customer_id>1</customer_id></orders>
+  </customers>
+  <customers><id>2</id>
+    <orders><order_id>12</order_id><customer_id>2</customer_id><total>3</total></orders>
+  </customers>
+</Shop>"""
+
+
+def files(tmp_path: Path, nested: bool, xml: str | None = None) -> tuple[Path, Path]:
+    xsd_path, xml_path = tmp_path / "shop.xsd", tmp_path / "shop.xml"
+    xsd_path.write_text(shop_xsd(nested))
+    xml_path.write_text(xml or (NESTED_XML if nested else FLAT_XML))
+    return xml_path, xsd_path
+
+
+def rows(store: Store, data_name: str) -> list[tuple]:
+    cls = store.reflect(data_name)
+    key = dataclasses.fields(cls)[0].name
+    return [dataclasses.astuple(r) for r in sorted(store.select(cls),
+                                                   key=lambda r: getattr(r, key))]
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_read_dataset_gives_a_class_per_table_and_the_relation(tmp_path: Path,
+                                                               nested: bool) -> None:
+    _xml, xsd = files(tmp_path, nested)
+    data = read_dataset(xsd)
+    assert data.name == "Shop" and list(data.tables) == ["customers", "orders"]
+    (relation,) = data.relations
+    assert (relation.name, relation.parent, relation.parent_column, relation.child,
+            relation.child_column, relation.nested) == (
+        "customer_orders", "customers", "id", "orders", "customer_id", nested)
+    field = {f.name: f for f in dataclasses.fields(data["orders"])}["customer_id"]
+    assert field.metadata["references"] == "customers.id"
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_a_dataset_imports_into_tables_with_a_foreign_key(store: Store, tmp_path: Path,
+                                                          nested: bool) -> None:
+    xml, xsd = files(tmp_path, nested)
+    assert store.import_dataset(xml, xsd) == {"customers": 2, "orders": 3}
+    assert rows(store, "customers") == [(1, "Ada"), (2, None)]
+    assert rows(store, "orders") == [
+        (10, 1, decimal.Decimal("9.50"), dt.datetime(2024, 5, 1, 8, tzinfo=dt.UTC)),
+        (11, 1, None, None), (12, 2, decimal.Decimal("3"), None)]
+    with store.engine.connect() as conn:
+        (fk,) = sa.inspect(conn).get_foreign_keys("orders")
+    assert (fk["referred_table"], fk["constrained_columns"]) == ("customers", ["customer_id"])
+    orders = store.reflect("orders")
+    with pytest.raises(WriteError):  # the database itself refuses an orphan
+        store.insert(orders(99, 42, None, None))
+    assert store.reflect("orders").__dataset__ == "Shop"
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_export_writes_the_same_dataset_back(store: Store, tmp_path: Path,
+                                             nested: bool) -> None:
+    xml, xsd = files(tmp_path, nested)
+    store.import_dataset(xml, xsd)
+    out = tmp_path / "back.xml"
+    counts = store.export_dataset(["customers", "orders"], out, tmp_path / "back.xsd")
+    assert counts == {"customers": 2, "orders": 3}
+    text = out.read_text()
+    assert ("<customers><id>1</id><name>Ada</name><orders>" in text) is nested
+    again = Store(tmp_path / "again.db")
+    assert again.import_dataset(out, tmp_path / "back.xsd") == counts
+    assert rows(again, "orders") == rows(store, "orders")
+    assert read_dataset(tmp_path / "back.xsd").relations == read_dataset(xsd).relations
+
+
+def test_an_orphan_or_a_bad_row_imports_nothing(store: Store, tmp_path: Path) -> None:
+    before = set(store.table_names())
+    for nested, bad in ((False, FLAT_XML.replace("<customer_id>2</customer_id>",
+                                                 "<customer_id>7</customer_id>")),
+                        (True, NESTED_XML.replace("<total>3</total>", "<total>x</total>"))):
+        xml, xsd = files(tmp_path, nested, bad)
+        with pytest.raises(XMLImportError):
+            store.import_dataset(xml, xsd)
+        assert set(store.table_names()) == before
+    assert TABLE not in store.table_names()
+
+
+def test_the_command_imports_a_dataset_and_exports_it_nested(tmp_path: Path) -> None:
+    xml, xsd = files(tmp_path, False)
+    db = tmp_path / "shop.db"
+    runner = CliRunner()
+    done = runner.invoke(cli, ["import-xml", str(xml), "--xsd", str(xsd), "--db", str(db)],
+                         catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
+    assert "2 rows of customers, 3 rows of orders" in done.stdout
+    out = tmp_path / "nested.xml"
+    done = runner.invoke(cli, ["export-xml", "customers", "orders", str(out), "--nested",
+                               "--dataset", "Store", "--db", str(db)], catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
+    assert out.read_text().splitlines()[1] == "<Store>"
+    data = read_dataset(out.with_suffix(".xsd"))
+    assert data.name == "Store" and data.relations[0].nested
+    done = runner.invoke(cli, ["export-xml", "customers", "orders", str(out), "-w", "id=1",
+                               "--db", str(db)])
+    assert done.exit_code == 2 and "exported whole" in done.stderr
+
+
+def test_composite_keys_and_cycles_are_refused(tmp_path: Path) -> None:
+    xsd = tmp_path / "k.xsd"
+    xsd.write_text(shop_xsd(False).replace(
+        '<xs:field xpath="order_id" />', '<xs:field xpath="order_id" /><xs:field '
+        'xpath="customer_id" />'))
+    with pytest.raises(XMLImportError, match="composite keys are not supported"):
+        read_dataset(xsd)
+    xsd.write_text(shop_xsd(False).replace(
+        "</xs:element>\n</xs:schema>",
+        '<xs:keyref name="back" refer="orders_Constraint1"><xs:selector xpath=".//customers"'
+        ' /><xs:field xpath="id" /></xs:keyref></xs:element>\n</xs:schema>'))
+    with pytest.raises(XMLImportError, match="cycle"):
+        read_dataset(xsd)
+
+
+def test_datasets_from_our_own_classes(tmp_path: Path) -> None:
+    from entityworks import column, table
+
+    @table("authors")
+    @dataclasses.dataclass
+    class Author:
+        id: int
+        name: str
+
+    @table("books")
+    @dataclasses.dataclass
+    class Book:
+        id: int
+        author: int = column(metadata={"references": "authors.id"})
+        title: str = ""
+
+    data = dataset_of([Book, Author], name="Library")
+    assert list(data.tables) == ["authors", "books"]  # parents first
+    out = tmp_path / "lib.xml"
+    write_dataset(data, {"authors": [(1, "Le Guin")], "books": [(7, 1, "Lathe"),
+                                                                (8, 1, "Dispossessed")]},
+                  out, tmp_path / "lib.xsd", nested=True)
+    store = Store(tmp_path / "lib.db")
+    assert store.import_dataset(out, tmp_path / "lib.xsd") == {"authors": 1, "books": 2}
+    with pytest.raises(XMLImportError, match="no parent row"):
+        write_dataset(data, {"authors": [], "books": [(7, 1, "x")]}, tmp_path / "o.xml",
+                      nested=True)
+    assert not (tmp_path / "o.xml").exists()

@@ -1,0 +1,100 @@
+"""Packaging hygiene (issue 14): the license, its SPDX metadata, the changelog, and the shell
+completion line the README gives, run as a user would."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import metadata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_license_is_mit_with_spdx_metadata() -> None:
+    project = _pyproject()["project"]
+    assert project["license"] == "MIT"  # an SPDX expression, not the deprecated table
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n")
+    assert "Copyright (c) 2026 entityworks contributors" in text
+    assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+    # no license classifier beside an SPDX expression (setuptools refuses the pair)
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+    requires = _pyproject()["build-system"]["requires"]
+    floor = [r for r in requires if r.startswith("setuptools")][0]
+    version = tuple(int(p) for p in re.search(r">=([\d.]+)", floor).group(1).split("."))
+    assert version >= (77, 0, 3)  # the first setuptools reading PEP 639 license fields
+
+
+def test_urls_name_documents_that_ship() -> None:
+    project = _pyproject()["project"]
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+    for target in project["urls"].values():
+        assert (ROOT / target).is_file()
+        assert target in ("README.md", "LICENSE") or f"include {target}" in manifest
+    assert "Programming Language :: Python :: 3.11" in project["classifiers"]
+    assert "Typing :: Typed" in project["classifiers"]
+
+
+def test_changelog_has_unreleased_and_0_1_0() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings[0] == "Unreleased" and headings[1].startswith("0.1.0")
+    assert _pyproject()["project"]["version"] == "0.1.0"
+    assert "0006_server_defaults" in text  # the latest catalog revision is listed
+
+
+def test_installed_metadata_matches_pyproject() -> None:
+    """The editable install carries the new metadata (reinstall after changing it)."""
+    meta = metadata("entityworks")
+    if meta.get("License-Expression") is None:
+        pytest.skip("the installed metadata predates the SPDX license; run pip install -e .")
+    assert meta["License-Expression"] == "MIT"
+    assert "Changelog, CHANGELOG.md" in (meta.get_all("Project-URL") or [])
+
+
+def _completion_line() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [line for line in readme.splitlines()
+             if "_ENTITYWORKS_COMPLETE=bash_source entityworks" in line]
+    assert lines, "the README lost its shell-completion line"
+    return lines[0].strip()
+
+
+def test_readme_completion_line_completes_commands() -> None:
+    """The README's line, evaluated in bash as ~/.bashrc would, completes our commands."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    source = subprocess.run([str(BIN / "entityworks")], env={**env, "_ENTITYWORKS_COMPLETE":
+                                                            "bash_source"},
+                            capture_output=True, text=True, timeout=120)
+    assert source.returncode == 0 and source.stderr == ""
+    assert "complete -o nosort -F _entityworks_completion entityworks" in source.stdout
+    script = f"""{_completion_line()}
+complete -p entityworks
+for words in "entityworks sch" "entityworks migrations i" "entityworks schema diff --ch"; do
+  COMP_WORDS=($words); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMPREPLY=()
+  _entityworks_completion entityworks
+  echo "${{COMPREPLY[*]}}"
+done
+"""
+    done = subprocess.run([bash, "--norc", "--noprofile", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("complete ") and lines[0].endswith(" entityworks")
+    assert lines[1:] == ["schema", "init", "--check"]
