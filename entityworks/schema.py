@@ -12,9 +12,9 @@ import dataclasses
 import hashlib
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
@@ -31,6 +31,28 @@ MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
 
 
+_T = TypeVar("_T")
+_C = TypeVar("_C")
+
+
+# The overloads tell type checkers what ``dataclasses.field`` tells them: a field given a
+# ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
+# value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
+@overload
+def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
+           index: bool = ..., max_length: int | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
            max_length: int | None = None, **field_kwargs: Any) -> Any:
     """A ``dataclasses.field`` carrying column options.
@@ -44,9 +66,15 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
-def primary_key(**field_kwargs: Any) -> Any:
-    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
-    return column(primary_key=True, **field_kwargs)
+if TYPE_CHECKING:
+    # Checkers accept a field without a default after ``sku: str = primary_key()`` (as the
+    # runtime does) only when they see a ``dataclasses.field`` call; primary_key takes exactly
+    # field's arguments, so it is typed as field itself.
+    from dataclasses import field as primary_key
+else:
+    def primary_key(**field_kwargs: Any) -> Any:
+        """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
+        return column(primary_key=True, **field_kwargs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +153,7 @@ def snake_case(name: str) -> str:
 
 
 def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
-          compact_children: bool = False) -> Callable[[type], type]:
+          compact_children: bool = False) -> Callable[[type[_C]], type[_C]]:
     """Class decorator setting the table name: ``@table("levels")``.
 
     ``indexes`` adds composite indexes, each a sequence of column names, e.g.
@@ -140,7 +168,7 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
             raise SchemaError(f"table {name!r}: an index is a non-empty sequence of column "
                               f"names, got {index!r}")
 
-    def apply(cls: type) -> type:
+    def apply(cls: type[_C]) -> type[_C]:
         cls.__tablename__ = name  # type: ignore[attr-defined]
         cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
         cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import starmap
 from operator import attrgetter, countOf
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -52,6 +52,9 @@ from .schema import (
     table_schema,
 )
 from .tables import Live, build_tables
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -678,7 +681,7 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
         from .frames import store_to_arrow
 
