@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import starmap
-from operator import attrgetter, countOf
+from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -33,6 +33,7 @@ from sqlalchemy.pool import StaticPool
 from . import sqltypes
 from .errors import (
     EntityworksError,
+    FilterError,
     InvalidNameError,
     NotFoundError,
     SchemaError,
@@ -615,14 +616,42 @@ class Store:
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
         return next(iter(self._iterate(model, stmt)), None)
 
+    @overload
     def select(self, cls: type[T], where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None) -> Iterator[T]:
+               limit: int | None = None, offset: int | None = None, *,
+               columns: None = None, as_dict: Literal[False] = False) -> Iterator[T]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str], as_dict: Literal[False] = False
+               ) -> Iterator[tuple[Any, ...]]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: Literal[True]
+               ) -> Iterator[dict[str, Any]]: ...
+
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: bool = False) -> Iterator[Any]:
         """Stream instances of ``cls``; see :mod:`entityworks.filters` for ``where``.
 
-        Arguments are checked at once; rows are fetched in batches while you iterate.
+        ``columns=["a", "b"]`` streams tuples of just those columns instead, and
+        ``as_dict=True`` dicts (of ``columns``, or of every column), decoded as the instances
+        would hold them. Arguments are checked at once; rows are fetched in batches while you
+        iterate.
         """
         model = self._model(cls)
-        return self._iterate(model, self._select_stmt(model, where, order_by, limit, offset))
+        stmt = self._select_stmt(model, where, order_by, limit, offset)
+        if columns is None and not as_dict:
+            return self._iterate(model, stmt)
+        names = self._projected_names(model, columns)
+        batches = self._projected_batches(model, stmt, names)
+        if as_dict:
+            return (dict(zip(names, row, strict=True)) for batch in batches for row in batch)
+        return (row for batch in batches for row in batch)
 
     def count(self, cls: type, where: Any = None) -> int:
         """Number of rows matching ``where``."""
@@ -635,15 +664,65 @@ class Store:
             return int(conn.execute(stmt).scalar_one())
 
     def rows(self, cls: type, where: Any = None, order_by: Any = None,
-             limit: int | None = None, offset: int | None = None
-             ) -> Iterator[list[tuple[Any, ...]]]:
-        """Batches of decoded column tuples (table columns, in order) without building objects.
+             limit: int | None = None, offset: int | None = None, *,
+             columns: Sequence[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of decoded column tuples (table columns, in order) without building objects;
+        with ``columns=[...]``, tuples of just those columns, in that order.
 
-        The building block of the Arrow and XML exporters.
+        The building block of the Arrow and XML exporters and of ``select(columns=...)``.
         """
         model = self._model(cls)
         stmt = self._select_stmt(model, where, order_by, limit, offset)
-        return self._batches(model, stmt)
+        if columns is None:
+            return self._batches(model, stmt)
+        return self._projected_batches(model, stmt, self._projected_names(model, columns))
+
+    def _projected_names(self, model: _Model, columns: Any) -> list[str]:
+        """The checked column names of ``columns=`` (``None``: every field column)."""
+        schema = model.schema
+        if columns is None:
+            return [c.name for c in schema.field_columns]
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise FilterError(f"columns= takes a list of column names, got {columns!r}")
+        names = list(columns)
+        if not names:
+            raise FilterError("columns= needs at least one column name")
+        children = {child.field for child in schema.children}
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise FilterError(f"columns= takes column names, got {name!r}")
+            if name in children:
+                raise FilterError(f"{name!r} is a child table of {schema.name!r}, not a "
+                                  "column; select the instances to read it")
+            schema.column(name)  # UnknownColumnError names the real ones
+            if name in names[:i]:
+                raise FilterError(f"column {name!r} appears twice in columns=")
+        return names
+
+    def _projected_batches(self, model: _Model, stmt: sa.Select, names: list[str]
+                           ) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of the ``names`` columns of ``stmt``'s rows.
+
+        Only those columns (and their companions) are read; the others are selected as NULL,
+        so that the table's own row decoder, the one instances are built from, decodes them.
+        """
+        table = model.table
+        wanted = set(names)
+        needed = set(names)
+        for c in model.schema.columns:
+            if c.name in wanted:
+                needed.update(part.column(c.name) for part in companions(c, self.dialect.name))
+        stmt = stmt.with_only_columns(
+            *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
+              for i, n in enumerate(model.names)), maintain_column_froms=True)
+        where = [model.fields.index(n) for n in names]
+        pick: Callable[[Sequence[Any]], tuple[Any, ...]]
+        if len(where) == 1:
+            only = where[0]
+            pick = lambda row: (row[only],)  # noqa: E731
+        else:
+            pick = itemgetter(*where)
+        return (list(map(pick, batch)) for batch in self._batches(model, stmt))
 
     def _select_stmt(self, model: _Model, where: Any, order_by: Any, limit: int | None,
                      offset: int | None) -> sa.Select:

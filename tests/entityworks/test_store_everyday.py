@@ -3,16 +3,19 @@ few columns, bringing one's own Engine, engine options and SQL logging."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 
 from entityworks import (
     AwareDatetime,
     EntityworksError,
+    FilterError,
     Store,
     UnknownColumnError,
     ValueEncodingError,
@@ -20,6 +23,7 @@ from entityworks import (
     col,
     column,
 )
+from tests.entityworks.test_store import Everything, make
 
 UTC_PLUS_2 = dt.timezone(dt.timedelta(hours=2))
 
@@ -167,3 +171,65 @@ def test_update_of_one_instance_still_works(items: Store) -> None:
     obj.tags = [Tag("a"), Tag("b")]
     assert items.update(obj) is None
     assert items.get(Item, 2) == obj
+
+
+# -- select(Model, columns=[...]) and rows(columns=...) ---------------------------------------
+def _same_value(a: object, b: object) -> bool:
+    """Equal and of the same type, with what == hides compared too (exponent, sign of zero,
+    UTC offset, array dtype and shape)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())
+    if isinstance(a, decimal.Decimal):
+        return a.as_tuple() == b.as_tuple()
+    if isinstance(a, float):
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if isinstance(a, dt.datetime | dt.time):
+        return a == b and a.utcoffset() == b.utcoffset()
+    return a == b
+
+
+def test_select_columns_decodes_every_type_as_instances_hold_it(store: Store) -> None:
+    store.create(Everything)
+    objs = [make(None), make(None, note="n", ratio=-0.0, amount=decimal.Decimal("-1.500")),
+            make(None, aware=dt.datetime(2020, 6, 1, 12, tzinfo=UTC_PLUS_2))]
+    store.insert_many(objs)
+    full = list(store.select(Everything, order_by="id"))
+    names = [f.name for f in dataclasses.fields(Everything) if f.name != "rooms"]
+    for name in names:
+        got = list(store.select(Everything, order_by="id", columns=[name]))
+        assert all(len(row) == 1 for row in got)
+        assert all(_same_value(row[0], getattr(obj, name)) for row, obj in
+                   zip(got, full, strict=True)), name
+    dicts = list(store.select(Everything, order_by="id", as_dict=True))
+    assert [list(d) for d in dicts] == [names] * 3
+    assert all(_same_value(d[n], getattr(obj, n))
+               for d, obj in zip(dicts, full, strict=True) for n in names)
+
+
+def test_select_columns_with_filters_order_and_limits(items: Store) -> None:
+    rows = list(items.select(Item, where=col("id") > 1, order_by="-id", limit=3, offset=1,
+                             columns=["name", "price", "id"]))
+    assert rows == [("item-4", decimal.Decimal("4.5"), 5), ("item-3", decimal.Decimal("3.5"), 4),
+                    ("item-2", decimal.Decimal("2.5"), 3)]
+    assert all(type(row) is tuple for row in rows)
+    dicts = list(items.select(Item, where={"name": "item-0"}, columns=["note", "active"],
+                              as_dict=True))
+    assert dicts == [{"note": None, "active": True}]
+    batches = list(items.rows(Item, order_by="id", columns=["weight"]))
+    assert [row for batch in batches for row in batch] == [(float(i),) for i in range(6)]
+    assert items.rows(Item, columns=["id"]) is not None
+
+
+def test_select_columns_are_checked_before_anything_is_read(items: Store) -> None:
+    with pytest.raises(UnknownColumnError, match="'colour'"):
+        items.select(Item, columns=["name", "colour"])
+    with pytest.raises(FilterError, match="child table"):
+        items.select(Item, columns=["tags"])
+    with pytest.raises(FilterError, match="list of column names"):
+        items.select(Item, columns="name")  # type: ignore[call-overload]
+    with pytest.raises(FilterError, match="at least one"):
+        items.select(Item, columns=[])
+    with pytest.raises(FilterError, match="twice"):
+        items.rows(Item, columns=["name", "name"])
