@@ -18,13 +18,13 @@ import keyword
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import starmap
-from operator import attrgetter, countOf
+from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -33,6 +33,7 @@ from sqlalchemy.pool import StaticPool
 from . import sqltypes
 from .errors import (
     EntityworksError,
+    FilterError,
     InvalidNameError,
     NotFoundError,
     SchemaError,
@@ -51,7 +52,7 @@ from .schema import (
     snake_case,
     table_schema,
 )
-from .tables import SCHEMA_INFO, Live, build_tables
+from .tables import SCHEMA_INFO, Live, build_tables, companions
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -484,31 +485,129 @@ class Store:
             self._insert_children(conn, model, objs, keys, batch_size)
         return len(objs)
 
-    def update(self, obj: Any) -> None:
-        """Write every field of ``obj`` to the row with its key; child rows are replaced.
+    @overload
+    def update(self, target: type, values: Mapping[str, Any], *, where: Any) -> int: ...
 
-        Raises :class:`NotFoundError` when no row has that key.
+    @overload
+    def update(self, target: object) -> None: ...
+
+    def update(self, target: Any, values: Mapping[str, Any] | None = None, *,
+               where: Any = None) -> int | None:
+        """Write every field of an instance to the row with its key (child rows are
+        replaced), or, given a class, set ``values`` on the rows matching ``where``.
+
+        ``update(obj)`` raises :class:`NotFoundError` when no row has the key of ``obj``.
+        ``update(Cls, values={...}, where=...)`` returns the number of rows matched; see
+        :meth:`_update_where`.
         """
+        if isinstance(target, type):
+            return self._update_where(target, values, where)
+        if values is not None or where is not None:
+            raise EntityworksError(
+                "update(instance) writes the fields of the instance; values= and where= are "
+                "for a class: update(Cls, values={...}, where=...)")
+        obj = target
         if self._point_write(obj, "update"):
             return
         model = self._model_for([obj])
         key = model.schema.require_key("update")
         with _unset_fields_named(model, [obj]):
             key_value = getattr(obj, key.name)
-            values = self._as_dicts(model, [obj], _counting_from(0))[0]
+            row = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
         stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
                                                                       type_=table.c[key.name].type))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in values.items() if k != key.name}),
-                {"_ew_key": values[key.name]}), _counting_from(0), single=values)
+                stmt.values({k: v for k, v in row.items() if k != key.name}),
+                {"_ew_key": row[key.name]}), _counting_from(0), single=row)
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
                                     f"{key.name}={key_value!r}")
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
+
+    def _update_where(self, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
+        """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
+
+        Every value goes through its column's registry rule and codec, as an inserted one
+        does: a value of the wrong type raises :class:`ValueEncodingError` naming the column,
+        and nothing is written. ``where`` is required (``where={}`` updates every row), as for
+        :meth:`delete`. The primary key and child-table fields cannot be set this way.
+        """
+        model = self._model(cls)
+        if where is None:
+            raise EntityworksError(
+                "update(cls, values=...) needs where=...; pass where={} to update every row")
+        assignments = self._update_assignments(model, values)
+        table = model.table
+        stmt = table.update().values(assignments)
+        condition = compile_where(where, table, model.schema)
+        if condition is not None:
+            stmt = stmt.where(condition)
+        try:
+            with self._connection(write=True) as conn:
+                return int(conn.execute(stmt).rowcount)
+        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as exc:
+            message = _error_text(exc)
+            key = model.schema.primary_key
+            column = _column_from_message(message, list(assignments), key.name if key else None)
+            raise WriteError(f"{model.schema.name}: cannot update"
+                             + (f", column {column!r}" if column else "")
+                             + f": {message}; nothing was written",
+                             table=model.schema.name, column=column) from exc
+
+    def _update_assignments(self, model: _Model, values: Any) -> dict[str, Any]:
+        """``values`` (field column -> value) as SQL column -> encoded value, companion
+        columns included, each checked and encoded by the registry like an inserted row."""
+        schema = model.schema
+        if not isinstance(values, Mapping) or not values:
+            raise EntityworksError(
+                f"update({model.cls.__qualname__}, values=...) takes a non-empty dict of "
+                f"column -> value, got {values!r}")
+        children = {child.field for child in schema.children}
+        fields = model.fields
+        given: list[Any] = [None] * len(fields)
+        encoded: list[Any] = [None] * len(fields)
+        chosen: set[str] = set()
+        for name, value in values.items():
+            if not isinstance(name, str):
+                raise EntityworksError(f"update values= keys must be column names, got {name!r}")
+            if name in children:
+                raise WriteError(
+                    f"{schema.name}.{name} is a child table, which update(cls, values=...) "
+                    "cannot set; update each instance with update(obj), which replaces its "
+                    "child rows; nothing was written", table=schema.name, column=name)
+            column = schema.column(name)  # UnknownColumnError names the real ones
+            if column.primary_key:
+                raise WriteError(
+                    f"{schema.name}: update(cls, values=...) cannot change the primary key "
+                    f"{name!r} (child rows and other references hold it); insert the rows "
+                    "under their new keys and delete the old ones; nothing was written",
+                    table=schema.name, column=name)
+            i = fields.index(name)
+            if value is None and not column.nullable:
+                raise encode_error(name, value, ValueError(
+                    "the column is not nullable (annotate the field Optional to allow None)"))
+            encoder = model.registry_encoders[i]
+            try:
+                encoded[i] = encoder(value) if encoder is not None else value
+            except Exception as exc:
+                raise encode_error(name, value, exc) from None
+            given[i] = value
+            chosen.add(name)
+        try:
+            spread = model.codec.spread
+            row = spread(given, encoded) if spread is not None else encoded
+        except Exception as exc:  # pragma: no cover - the rule above refuses first
+            raise encode_error(", ".join(sorted(chosen)), values, exc) from None
+        dialect = self.dialect.name
+        owned = set(chosen)
+        for c in schema.columns:
+            if c.name in chosen:
+                owned.update(part.column(c.name) for part in companions(c, dialect))
+        return {n: v for n, v in zip(model.names, row, strict=True) if n in owned}
 
     def delete(self, target: Any, *, where: Any = None) -> int:
         """Delete one instance (by its key) or, given a class, the rows matching ``where``.
@@ -562,14 +661,42 @@ class Store:
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
         return next(iter(self._iterate(model, stmt)), None)
 
+    @overload
     def select(self, cls: type[T], where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None) -> Iterator[T]:
+               limit: int | None = None, offset: int | None = None, *,
+               columns: None = None, as_dict: Literal[False] = False) -> Iterator[T]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str], as_dict: Literal[False] = False
+               ) -> Iterator[tuple[Any, ...]]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: Literal[True]
+               ) -> Iterator[dict[str, Any]]: ...
+
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: bool = False) -> Iterator[Any]:
         """Stream instances of ``cls``; see :mod:`entityworks.filters` for ``where``.
 
-        Arguments are checked at once; rows are fetched in batches while you iterate.
+        ``columns=["a", "b"]`` streams tuples of just those columns instead, and
+        ``as_dict=True`` dicts (of ``columns``, or of every column), decoded as the instances
+        would hold them. Arguments are checked at once; rows are fetched in batches while you
+        iterate.
         """
         model = self._model(cls)
-        return self._iterate(model, self._select_stmt(model, where, order_by, limit, offset))
+        stmt = self._select_stmt(model, where, order_by, limit, offset)
+        if columns is None and not as_dict:
+            return self._iterate(model, stmt)
+        names = self._projected_names(model, columns)
+        batches = self._projected_batches(model, stmt, names)
+        if as_dict:
+            return (dict(zip(names, row, strict=True)) for batch in batches for row in batch)
+        return (row for batch in batches for row in batch)
 
     def count(self, cls: type, where: Any = None) -> int:
         """Number of rows matching ``where``."""
@@ -582,15 +709,65 @@ class Store:
             return int(conn.execute(stmt).scalar_one())
 
     def rows(self, cls: type, where: Any = None, order_by: Any = None,
-             limit: int | None = None, offset: int | None = None
-             ) -> Iterator[list[tuple[Any, ...]]]:
-        """Batches of decoded column tuples (table columns, in order) without building objects.
+             limit: int | None = None, offset: int | None = None, *,
+             columns: Sequence[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of decoded column tuples (table columns, in order) without building objects;
+        with ``columns=[...]``, tuples of just those columns, in that order.
 
-        The building block of the Arrow and XML exporters.
+        The building block of the Arrow and XML exporters and of ``select(columns=...)``.
         """
         model = self._model(cls)
         stmt = self._select_stmt(model, where, order_by, limit, offset)
-        return self._batches(model, stmt)
+        if columns is None:
+            return self._batches(model, stmt)
+        return self._projected_batches(model, stmt, self._projected_names(model, columns))
+
+    def _projected_names(self, model: _Model, columns: Any) -> list[str]:
+        """The checked column names of ``columns=`` (``None``: every field column)."""
+        schema = model.schema
+        if columns is None:
+            return [c.name for c in schema.field_columns]
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise FilterError(f"columns= takes a list of column names, got {columns!r}")
+        names = list(columns)
+        if not names:
+            raise FilterError("columns= needs at least one column name")
+        children = {child.field for child in schema.children}
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise FilterError(f"columns= takes column names, got {name!r}")
+            if name in children:
+                raise FilterError(f"{name!r} is a child table of {schema.name!r}, not a "
+                                  "column; select the instances to read it")
+            schema.column(name)  # UnknownColumnError names the real ones
+            if name in names[:i]:
+                raise FilterError(f"column {name!r} appears twice in columns=")
+        return names
+
+    def _projected_batches(self, model: _Model, stmt: sa.Select, names: list[str]
+                           ) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of the ``names`` columns of ``stmt``'s rows.
+
+        Only those columns (and their companions) are read; the others are selected as NULL,
+        so that the table's own row decoder, the one instances are built from, decodes them.
+        """
+        table = model.table
+        wanted = set(names)
+        needed = set(names)
+        for c in model.schema.columns:
+            if c.name in wanted:
+                needed.update(part.column(c.name) for part in companions(c, self.dialect.name))
+        stmt = stmt.with_only_columns(
+            *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
+              for i, n in enumerate(model.names)), maintain_column_froms=True)
+        where = [model.fields.index(n) for n in names]
+        pick: Callable[[Sequence[Any]], tuple[Any, ...]]
+        if len(where) == 1:
+            only = where[0]
+            pick = lambda row: (row[only],)  # noqa: E731
+        else:
+            pick = itemgetter(*where)
+        return (list(map(pick, batch)) for batch in self._batches(model, stmt))
 
     def _select_stmt(self, model: _Model, where: Any, order_by: Any, limit: int | None,
                      offset: int | None) -> sa.Select:
