@@ -60,7 +60,7 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import Live, build_tables, companions
+from .tables import SCHEMA_INFO, Live, build_tables, companions
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -164,7 +164,9 @@ class Store:
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
         self._models: dict[type, _Model] = {}
-        self._lock = threading.Lock()
+        #: One MetaData for every table of the store, so that tables can refer to each other.
+        self._metadata = sa.MetaData()
+        self._lock = threading.RLock()
         # Single-row calls on an SQLite file run on a raw connection kept per thread (see
         # _point_connection); closing the store starts a new generation of them.
         self._point_ok = self.dialect.name == "sqlite" and self.url.database not in (
@@ -273,10 +275,34 @@ class Store:
                 schema = table_schema(cls, self.registry)
                 if self.dialect.name in _MYSQL:
                     _check_mariadb_names(schema)
-                metadata = sa.MetaData()
-                build_tables(schema, metadata, self.dialect.name, self._live(schema))
+                # the tables this one refers to first: its foreign keys point at their
+                # columns (build_tables refuses a cycle before this could recurse forever)
+                targets = {c.references for c in schema.columns} - {None, cls}
+                metadata = self._metadata
+                build_tables(schema, sa.MetaData(), self.dialect.name, {}, self.schema)
+                for target in targets:
+                    self._model(target)  # type: ignore[arg-type]
+                self._release_names(schema)
+                build_tables(schema, metadata, self.dialect.name, self._live(schema),
+                             self.schema)
                 self._models[cls] = self._make_model(schema, metadata)
             return self._models[cls]
+
+    def _release_names(self, schema: TableSchema) -> None:
+        """Free the names of ``schema``'s tables in the store's MetaData when another class
+        holds them (two classes for one table, e.g. before and after a migration): that
+        class is rebuilt when it is used again."""
+        names = {schema.name, *(child.schema.name for child in schema.children)}
+        for name in names:
+            table = self._metadata.tables.get(name)
+            if table is None:
+                continue
+            owner = table.info.get(SCHEMA_INFO)
+            old = owner.cls if owner is not None else None
+            if old is schema.cls:
+                continue
+            self._models.pop(old, None)  # type: ignore[arg-type]
+            self._metadata.remove(table)
 
     def _live(self, schema: TableSchema) -> Live:
         """The columns of the tables of ``schema`` that exist already (name -> declared type).
@@ -326,7 +352,7 @@ class Store:
         All of them or none: a failure raises SchemaError and leaves no new table behind.
         """
         model = self._model(cls)
-        tables = [model.table] + [child.table for _, child in model.children]
+        tables = self._tables_with_references(model)
         if self.dialect.name in _MYSQL:
             self._create_one_by_one(model, tables)
             return model.table
@@ -352,7 +378,7 @@ class Store:
         created: list[sa.Table] = []
         with self.engine.connect() as conn:
             try:
-                for table in missing:
+                for table in missing:  # referenced tables come first
                     table.create(conn)
                     created.append(table)
             except (sa.exc.StatementError, self._dbapi_error) as exc:
@@ -361,6 +387,25 @@ class Store:
                 conn.commit()
                 raise _create_error(model, exc) from exc
             conn.commit()
+
+    def _tables_with_references(self, model: _Model) -> list[sa.Table]:
+        """The tables ``create`` makes for ``model``: those its foreign keys refer to (and
+        theirs), then its own and its child tables."""
+        out: list[sa.Table] = []
+        seen: set[type] = set()
+
+        def visit(m: _Model) -> None:
+            if m.cls in seen:
+                return
+            seen.add(m.cls)
+            for c in m.schema.columns:
+                if c.references is not None and c.references is not m.cls:
+                    visit(self._model(c.references))
+            out.append(m.table)
+            out.extend(child.table for _, child in m.children)
+
+        visit(model)
+        return out
 
     def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
@@ -508,7 +553,7 @@ class Store:
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
                 stmt.values({k: v for k, v in row.items() if k != key.name}),
-                {"_ew_key": row[key.name]}), _counting_from(0))
+                {"_ew_key": row[key.name]}), _counting_from(0), single=row)
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
                                     f"{key.name}={key_value!r}")
@@ -1368,11 +1413,13 @@ class Store:
     def _guard(self, conn: sa.Connection, model: _Model, action: Callable[[], Any],
                number: RowNumber, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
                replay: tuple[Any, list[dict[str, Any]]] | None = None,
-               explain: Callable[..., tuple[str | None, str]] | None = None) -> Any:
+               explain: Callable[..., tuple[str | None, str]] | None = None,
+               single: dict[str, Any] | None = None) -> Any:
         """Run ``action`` in a savepoint; on a database error, locate the row and re-raise.
 
         ``explain(conn, model, values, earlier)`` turns the MariaDB upsert guard's error into
-        what really happened (see :meth:`_unique_clash`).
+        what really happened (see :meth:`_unique_clash`). ``single``: the values of a
+        one-row statement (an update), to name the column of a broken foreign key.
         """
         savepoint = conn.begin_nested()
         try:
@@ -1389,6 +1436,10 @@ class Store:
             if (explain is not None and replay is not None and row is not None
                     and _GUARD_ERROR in message):
                 column, message = explain(conn, model, values, replay[1][:row])
+            if "foreign key" in message.lower() and (values or single) is not None:
+                column = self._missing_reference(
+                    conn, model, values or single,  # type: ignore[arg-type]
+                    raw=values is not None and replay is None) or column
             key = model.schema.primary_key
             column = (column or _column_from_message(message, model.names,
                                                      key.name if key else None)
@@ -1402,6 +1453,26 @@ class Store:
                 table=model.schema.name, row=reported, column=column) from exc
         savepoint.commit()
         return result
+
+    def _missing_reference(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
+                           *, raw: bool) -> str | None:
+        """The first foreign-key column of a refused row whose value no referenced row
+        holds (SQLite and MariaDB do not name it). ``raw``: ``values`` are the driver's."""
+        for foreign in model.table.foreign_keys:
+            name = foreign.parent.name
+            value = values.get(name)
+            if name == PARENT_COLUMN or value is None:
+                continue
+            key = foreign.column
+            stmt = sa.select(key).where(key == sa.bindparam("v", type_=key.type))
+            if raw:
+                sql = str(stmt.compile(dialect=self.dialect))
+                found = conn.exec_driver_sql(sql, (value,)).first()
+            else:
+                found = conn.execute(stmt, {"v": value}).first()
+            if found is None:
+                return name
+        return None
 
     def _unique_clash(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
                       earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
@@ -1489,8 +1560,9 @@ def _unset_field(model: _Model, objs: list[Any]) -> WriteError | None:
 
 def _create_error(model: _Model, exc: BaseException) -> SchemaError:
     return SchemaError(f"cannot create table {model.schema.name!r} (or one of its child "
-                       f"tables) for {model.cls.__qualname__}: {_error_text(exc)}; no table "
-                       "was created", cls=model.cls)
+                       "tables or the tables it refers to) for "
+                       f"{model.cls.__qualname__}: {_error_text(exc)}; no table was created",
+                       cls=model.cls)
 
 
 def _check_mariadb_names(schema: TableSchema) -> None:
@@ -1574,6 +1646,7 @@ _COLUMN_PATTERNS = [
     re.compile(r"[Cc]olumn [`'\"]([^`'\"]+)[`'\"]"),                  # mariadb
     re.compile(r"for column [`'\"](?:[^`'\"]+[`'\"]\.[`'\"])*([^`'\"]+)[`'\"]"),
     re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),                    # mariadb duplicates
+    re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),                          # mariadb references
 ]
 
 
