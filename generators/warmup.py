@@ -22,6 +22,7 @@ def _sudoku() -> None:
     from generators import sudoku
 
     puzzle = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
+    sudoku.validate(puzzle)  # the file readers' check
     sudoku.solve(puzzle)
     sudoku.solve_many([puzzle, puzzle], workers=1)
 
