@@ -41,11 +41,12 @@ def _fov() -> None:
 
 
 def _maps() -> None:
-    from generators import cellular, islands
+    from generators import caves, cellular, islands
 
     for rule in ("4-5", "roguebasin"):
         cellular.generate(12, 9, seed=1, mode="faithful", rule=rule)
     islands.generate(12, 9, visits=50, seed=1, mode="faithful")
+    caves.generate(12, 9, visits=50, seed=1, mode="faithful", connect=False)
 
 
 GROUPS: dict[str, Callable[[], None]] = {"sudoku": _sudoku, "fov": _fov, "maps": _maps}
