@@ -105,10 +105,15 @@ class OutputPathError(EntityworksError, ValueError):
         self.path = path
 
 
+class InputTooLarge(EntityworksError, ValueError):
+    """An input went past the size limit it was read with (``--max-size`` / ``max_bytes``)."""
+
+
 __all__ = [
     "ConfigurationError",
     "EntityworksError",
     "FilterError",
+    "InputTooLarge",
     "InvalidNameError",
     "OutputPathError",
     "SchemaError",
