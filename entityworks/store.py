@@ -52,6 +52,14 @@ from .schema import (
     snake_case,
     table_schema,
 )
+from .sqllog import (
+    INFO,
+    before_cursor_execute,
+    log_statement,
+    sql_logger,
+    store_logger,
+    watch,
+)
 from .tables import SCHEMA_INFO, Live, build_tables, companions
 
 T = TypeVar("T")
@@ -72,6 +80,29 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
     name = getattr(dbapi_connection, "character_set_name", None)
     return name() if callable(name) else None
+
+
+def _logged(statement: str, rows: Any, how: str) -> Any:
+    """Log a batch the Store hands to the driver itself (SQLAlchemy's ``echo`` never sees
+    it); returns ``rows``, made a list when it was an iterator."""
+    if sql_logger.isEnabledFor(INFO):
+        rows = rows if isinstance(rows, list) else list(rows)
+        log_statement(statement, rows=len(rows), how=how, values=rows)
+    return rows
+
+
+def _listened(engine: sa.Engine) -> bool:
+    """True when statements are listened to by someone other than our SQL logger."""
+    dispatch = engine.dispatch
+    return bool(dispatch.after_cursor_execute) or any(
+        fn is not before_cursor_execute for fn in dispatch.before_cursor_execute)
+
+
+def _setup(cursor: Any, sql: str) -> None:
+    """Run one statement of the connection set-up (logged like every statement)."""
+    if sql_logger.isEnabledFor(INFO):
+        log_statement(sql)
+    cursor.execute(sql)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -127,6 +158,8 @@ class Store:
         self.registry = registry or default_registry
         self.busy_timeout = busy_timeout
         self.engine = self._make_engine(echo)
+        watch(self.engine)
+        store_logger.debug("store on %s", self.url.render_as_string(hide_password=True))
         self.dialect = self.engine.dialect
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
@@ -155,15 +188,15 @@ class Store:
                     # (MariaDB would otherwise replace it with a generated one), and make a
                     # division by zero an error (the upsert guard relies on it).
                     cursor = dbapi_connection.cursor()
-                    cursor.execute("SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
-                                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
-                                   "'ERROR_FOR_DIVISION_BY_ZERO')")
+                    _setup(cursor, "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
+                           "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
+                           "'ERROR_FOR_DIVISION_BY_ZERO')")
                     # Literals in the collation of our text columns (binary, no pad). With
                     # the default one, MariaDB 10.11 answers some BETWEEN filters on an
                     # indexed column from the wrong index range.
                     if _connection_charset(dbapi_connection) == sqltypes.MARIADB_CHARSET:
-                        cursor.execute("SET collation_connection = "
-                                       f"{sqltypes.MARIADB_COLLATION}")
+                        _setup(cursor, "SET collation_connection = "
+                               f"{sqltypes.MARIADB_COLLATION}")
                     cursor.close()
             return engine
         memory = url.database in (None, "", ":memory:")
@@ -185,11 +218,11 @@ class Store:
             dbapi_connection.isolation_level = None  # BEGIN is ours (see _begin)
             cursor = dbapi_connection.cursor()
             if not memory and not read_only:
-                cursor.execute("PRAGMA journal_mode=WAL")
-                cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
+                _setup(cursor, "PRAGMA journal_mode=WAL")
+                _setup(cursor, "PRAGMA synchronous=NORMAL")
+            _setup(cursor, "PRAGMA foreign_keys=ON")
             # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
-            cursor.execute("PRAGMA case_sensitive_like=ON")
+            _setup(cursor, "PRAGMA case_sensitive_like=ON")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -1010,8 +1043,7 @@ class Store:
         tables, inside :meth:`transaction`, or while SQL is echoed or listened to."""
         if (not self._point_ok or model.children or getattr(self._local, "conn", None)
                 is not None or self.engine.echo
-                or self.engine.dispatch.before_cursor_execute
-                or self.engine.dispatch.after_cursor_execute):
+                or _listened(self.engine)):
             return None
         local = self._local
         if (getattr(local, "point_generation", None) != self._point_generation
@@ -1059,7 +1091,10 @@ class Store:
         column = model.schema.primary_key
         value = encode_value(column, key)
         bind = model.binds[model.names.index(column.name)]  # type: ignore[union-attr]
-        row = raw.execute(sql, (bind(value) if bind is not None else value,)).fetchone()
+        params = (bind(value) if bind is not None else value,)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(sql, values=params)
+        row = raw.execute(sql, params).fetchone()
         if row is None:
             return None
         if model.codec.read is not None:
@@ -1113,6 +1148,10 @@ class Store:
         except Exception:
             return 0  # the general path names the column
         try:
+            logged = sql_logger.isEnabledFor(INFO)
+            if logged:
+                log_statement("BEGIN IMMEDIATE")
+                log_statement(sql, values=params)
             raw.execute("BEGIN IMMEDIATE")
             try:
                 cursor = raw.execute(sql, params)
@@ -1121,9 +1160,13 @@ class Store:
                     raise NotFoundError(f"{model.schema.name!r} has no row with "
                                         f"{key.name}={key_value!r}")
                 raw.execute("COMMIT")
+                if logged:
+                    log_statement("COMMIT")
             except BaseException:
                 if raw.in_transaction:
                     raw.execute("ROLLBACK")
+                if logged:
+                    log_statement("ROLLBACK")
                 raise
         except NotFoundError:
             raise
@@ -1338,13 +1381,15 @@ class Store:
                     rows: Any = self._encode_rows(model, part, at, model.encoders)
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
-                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(statement, r)):
+                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
+                        statement, _logged(statement, r, "executemany"))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
-                                lambda r=checked, c=cursor: c.executemany(statement, r), at,
+                                lambda r=checked, c=cursor: c.executemany(
+                                    statement, _logged(statement, r, "executemany")), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1378,6 +1423,7 @@ class Store:
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
+        rows = _logged(sql, rows, "COPY")
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1496,7 +1542,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = rebuild()
+                rows = _logged(sql, rebuild(), "row by row")
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import logging
 import math
 from dataclasses import dataclass, field
 
@@ -233,3 +234,87 @@ def test_select_columns_are_checked_before_anything_is_read(items: Store) -> Non
         items.select(Item, columns=[])
     with pytest.raises(FilterError, match="twice"):
         items.rows(Item, columns=["name", "name"])
+
+
+# -- SQL logging --------------------------------------------------------------------------------
+@dataclass
+class Note:
+    id: int | None
+    text: str
+    score: float = 0.0
+
+
+SECRET = "private-value-8d1f"
+
+
+def _messages(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name.startswith("entityworks") and r.levelno == level]
+
+
+def test_sql_logging_shows_bulk_statements_but_values_only_at_debug(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    store.create(Note)
+    caplog.set_level(logging.INFO, logger="entityworks")
+    store.insert_many([Note(i, f"{SECRET}-{i}") for i in range(1, 51)])
+    info = _messages(caplog, logging.INFO)
+    how = {"sqlite": "executemany", "postgresql": "COPY"}.get(store.dialect.name,
+                                                              "executemany")
+    assert any(("INSERT INTO" in m or "COPY" in m) and "note" in m and f"[{how}, 50 rows]" in m
+               for m in info), info
+    assert not any(SECRET in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    caplog.set_level(logging.DEBUG, logger="entityworks")
+    store.insert_many([Note(i, f"{SECRET}-{i}") for i in range(51, 61)])
+    store.update(Note, values={"text": SECRET}, where={"id": 1})
+    assert list(store.select(Note, where={"id": 1}, columns=["text"])) == [(SECRET,)]
+    info = _messages(caplog, logging.INFO)
+    debug = _messages(caplog, logging.DEBUG)
+    assert any(m.startswith("UPDATE note SET") or m.startswith("UPDATE `note` SET")
+               for m in info), info
+    assert any("SELECT" in m and "note" in m for m in info)
+    assert not any(SECRET in m for m in info)
+    assert any(f"{SECRET}-55" in m for m in debug) and any(f"'{SECRET}'" in m for m in debug)
+
+
+def test_sql_logging_sees_sqlite_single_row_calls_and_keeps_their_fast_path(
+        sqlite_store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    store = sqlite_store
+    caplog.set_level(logging.INFO, logger="entityworks.sql")
+    store.create(Note)
+    store.insert(Note(7, SECRET))
+    assert store.get(Note, 7) == Note(7, SECRET)
+    assert store._point_connection(store._model(Note)) is not None  # still the fast path
+    info = _messages(caplog, logging.INFO)
+    assert any(m.startswith("INSERT INTO note") for m in info), info
+    assert any(m.startswith("SELECT") and "WHERE note.id = ?" in m for m in info), info
+    assert any(m == "PRAGMA foreign_keys=ON" for m in info)  # connection set-up
+    assert not any(SECRET in m for m in info)
+
+
+def test_sql_logging_of_a_refused_batch_and_its_replay(
+        sqlite_store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    store = sqlite_store
+    store.create(Note)
+    store.insert(Note(3, "taken"))
+    caplog.set_level(logging.INFO, logger="entityworks.sql")
+    with pytest.raises(WriteError, match="row 2"):
+        store.insert_many([Note(1, "a"), Note(2, "b"), Note(3, "c")])
+    assert any("[row by row, 3 rows]" in m for m in _messages(caplog, logging.INFO))
+
+
+def test_logs_never_show_a_password(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="entityworks")
+    store = Store("postgresql+psycopg://someone:pw-9f3a2c@127.0.0.1:9/nowhere")
+    try:
+        assert any("someone:***@127.0.0.1" in m for m in _messages(caplog, logging.DEBUG))
+        assert "pw-9f3a2c" not in caplog.text
+    finally:
+        store.close()
+
+
+def test_the_package_logger_is_silent_by_default() -> None:
+    import entityworks.sqllog  # noqa: F401 - the Store imports it
+
+    handlers = logging.getLogger("entityworks").handlers
+    assert any(isinstance(h, logging.NullHandler) for h in handlers)
