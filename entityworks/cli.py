@@ -668,10 +668,12 @@ def entropy(files: Sequence[str], terse: bool, max_size: int | None, db: str) ->
 @click.option("--nested/--flat", default=None,
               help="Several tables: child rows inside their parent rows, or after them "
                    "(default: as imported, else flat).")
+@click.option("--diffgram", is_flag=True,
+              help="Write a .NET DiffGram (every row current and unchanged).")
 @db_option
 def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequence[str],
                order_by: Sequence[str], dataset: str | None, inline_schema: bool,
-               nested: bool | None, db: str) -> None:
+               nested: bool | None, diffgram: bool, db: str) -> None:
     """Export a table to XML plus XSD in the .NET DataTable.WriteXml shape.
 
     Child tables (a map's caves, rooms, corridors) travel in the same document. Several
@@ -682,6 +684,8 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
     """
     from .files import check_output_path
 
+    if diffgram and inline_schema:
+        raise click.UsageError("a DiffGram carries no schema; drop --inline-schema")
     to_stdout = out == "-"
     xsd_path = (Path(xsd) if xsd else None if to_stdout or inline_schema
                 else Path(out).with_suffix(".xsd"))
@@ -692,12 +696,13 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
     target: Any = click.open_file("-", "wb") if to_stdout else out
     schema_note = f" (schema {xsd_path})" if xsd_path is not None else ""
     where_to = f"{'stdout' if to_stdout else out}{schema_note}"
-    if len(classes) > 1 or nested is not None:  # a DataSet of related tables
+    if len(classes) > 1 or nested is not None or diffgram:  # a DataSet of related tables
         if wheres or order_by:
             raise click.UsageError("--where and --order-by apply to one table; a DataSet "
                                    "is exported whole")
         counts = store.export_dataset(classes, target, xsd_path, dataset=dataset,
-                                      nested=nested, inline_schema=inline_schema)
+                                      nested=nested, inline_schema=inline_schema,
+                                      diffgram=diffgram)
         done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
         click.echo(f"exported {done} to {where_to}", err=to_stdout)
         return
@@ -747,7 +752,17 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, db: str) 
         check_writable_table(table_name)
     if table_name is None:
         from .dataset import is_dataset
+        from .diffgram import is_diffgram
         from .xsd import load_inline_xsd, load_xsd
+
+        if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+            store = open_store(db, must_exist=True)
+            changes = store.import_diffgram(xml_file, xsd)
+            done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
+                             f"{c.deleted} deleted, {c.unchanged} unchanged"
+                             for t, c in changes.items())
+            click.echo(f"applied {xml_file} ({done}) ({display_db(store)})")
+            return
 
         model = load_xsd(xsd) if xsd else load_inline_xsd(xml_file)
         if model is not None and is_dataset(model):  # several related tables
