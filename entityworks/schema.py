@@ -31,16 +31,39 @@ MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
 
 
+#: ``on_delete`` choices of :func:`column` ``(references=...)``: what deleting a referenced
+#: row does to the rows referring to it. ``"no action"`` and ``"restrict"`` refuse the delete.
+ON_DELETE = ("no action", "restrict", "cascade", "set null")
+
+#: Field metadata key of a foreign key made by ``column(references=...)``.
+FOREIGN_KEY = "foreign_key"
+
+
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
-           max_length: int | None = None, **field_kwargs: Any) -> Any:
+           max_length: int | None = None, references: type | str | None = None,
+           on_delete: str | None = None, **field_kwargs: Any) -> Any:
     """A ``dataclasses.field`` carrying column options.
 
     ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
+    ``references=Author`` makes the column a foreign key to the primary key of ``Author``'s
+    table; ``on_delete`` (one of :data:`ON_DELETE`, default ``"no action"``) says what
+    deleting an author does to the rows referring to it. A class not defined yet (the
+    class itself, for a tree) is named by a string: ``references="Employee"``.
     """
     metadata = dict(field_kwargs.pop("metadata", None) or {})
     metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
     if max_length is not None:
         metadata["max_length"] = max_length
+    if references is not None or on_delete is not None:
+        if not (isinstance(references, str) and references.isidentifier()
+                or isinstance(references, type) and dataclasses.is_dataclass(references)):
+            raise SchemaError(f"column(references=...) takes a dataclass type (or the name "
+                              f"of one in the same module), got {references!r}")
+        action = "no action" if on_delete is None else on_delete
+        if not isinstance(action, str) or action.lower() not in ON_DELETE:
+            raise SchemaError(f"column(on_delete=...) must be one of "
+                              f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}")
+        metadata[FOREIGN_KEY] = (references, action.lower())
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
@@ -61,6 +84,10 @@ class Column:
     unique: bool = False
     index: bool = False
     max_length: int | None = None
+    #: The dataclass whose primary key this column refers to (``column(references=...)``).
+    references: type | None = None
+    #: What deleting the referenced row does (one of :data:`ON_DELETE`).
+    on_delete: str | None = None
 
     @property
     def autoincrement(self) -> bool:
@@ -109,12 +136,30 @@ class TableSchema:
                 return c
         raise UnknownColumnError(self.name, name, self.column_names)
 
+    def relation(self, name: str) -> Column | None:
+        """The foreign-key column a filter path's first part names: the field itself
+        (``author_id``) or the field without its ``_id`` suffix (``author``)."""
+        for c in self.columns:
+            if c.references is not None and name in (c.name, _relation_name(c.name)):
+                return c
+        return None
+
+    @property
+    def relations(self) -> list[str]:
+        """The names :meth:`relation` accepts."""
+        return sorted({n for c in self.columns if c.references is not None
+                       for n in (c.name, _relation_name(c.name))})
+
     def require_key(self, action: str) -> Column:
         if self.primary_key is None:
             raise SchemaError(
                 f"{self.cls.__qualname__} has no primary key, which {action} needs; mark one "
                 "with entityworks.primary_key() or name a field 'id'", cls=self.cls)
         return self.primary_key
+
+
+def _relation_name(field: str) -> str:
+    return field[:-3] if field.endswith("_id") and len(field) > 3 else field
 
 
 def snake_case(name: str) -> str:
@@ -150,14 +195,15 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
     return apply
 
 
-def index_name(table: str, columns: Sequence[str]) -> str:
-    """The name of a composite index: ``ix_<table>_<columns>``, shortened with a digest when
-    it would exceed the longest name every backend accepts."""
-    name = f"ix_{table}_{'_'.join(columns)}"
+def index_name(table: str, columns: Sequence[str], prefix: str = "ix") -> str:
+    """The name of a composite index: ``ix_<table>_<columns>`` (``prefix`` ``fk``: a foreign
+    key, ``uq``: a unique constraint), shortened with a digest when it would exceed the
+    longest name every backend accepts."""
+    name = f"{prefix}_{table}_{'_'.join(columns)}"
     if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
-    return f"ix_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
+    return f"{prefix}_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
 
 
 def check_name(name: str, what: str, cls: Any = None, field: str | None = None) -> str:
@@ -261,10 +307,16 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
             raise UnsupportedTypeError(
                 f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
                 f"({exc})", cls=cls, field=f.name, type_=annotation) from None
+        references, on_delete = meta.get(FOREIGN_KEY) or (None, None)
+        if isinstance(references, str):
+            references = _named_class(cls, f.name, references)
+        if on_delete == "set null" and not nullable:
+            raise SchemaError(f"{cls.__qualname__}.{f.name}: on_delete='set null' needs an "
+                              "Optional field", cls=cls, field=f.name)
         columns.append(Column(
             f.name, tp, info, nullable, primary_key=is_pk,
             unique=bool(meta.get("unique")), index=bool(meta.get("index")),
-            max_length=meta.get("max_length")))
+            max_length=meta.get("max_length"), references=references, on_delete=on_delete))
     if len(marked) > 1:
         raise SchemaError(f"{cls.__qualname__}: more than one primary key ({', '.join(marked)})",
                           cls=cls)
@@ -298,6 +350,20 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     return schema
 
 
+def _named_class(cls: type, field: str, name: str) -> type:
+    """The class a ``references="Name"`` string names: ``cls`` itself or a dataclass of
+    ``cls``'s module."""
+    if name == cls.__name__:
+        return cls
+    import sys
+
+    found = getattr(sys.modules.get(cls.__module__), name, None)
+    if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        raise SchemaError(f"{cls.__qualname__}.{field}: references={name!r} names no dataclass "
+                          f"of module {cls.__module__}", cls=cls, field=field)
+    return found
+
+
 def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
     if get_origin(annotation) is typing.Annotated:
         return any(m is marker for m in get_args(annotation)[1:])
@@ -324,6 +390,7 @@ def _describe(tp: Any) -> str:
 
 
 __all__ = [
+    "ON_DELETE",
     "PK",
     "ChildTable",
     "Column",

@@ -18,13 +18,13 @@ import keyword
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import starmap
-from operator import attrgetter, countOf
+from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -33,6 +33,7 @@ from sqlalchemy.pool import StaticPool
 from . import sqltypes
 from .errors import (
     EntityworksError,
+    FilterError,
     InvalidNameError,
     NotFoundError,
     SchemaError,
@@ -51,7 +52,15 @@ from .schema import (
     snake_case,
     table_schema,
 )
-from .tables import Live, build_tables
+from .sqllog import (
+    INFO,
+    before_cursor_execute,
+    log_statement,
+    sql_logger,
+    store_logger,
+    watch,
+)
+from .tables import SCHEMA_INFO, Live, build_tables, companions
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -71,6 +80,29 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
     name = getattr(dbapi_connection, "character_set_name", None)
     return name() if callable(name) else None
+
+
+def _logged(statement: str, rows: Any, how: str) -> Any:
+    """Log a batch the Store hands to the driver itself (SQLAlchemy's ``echo`` never sees
+    it); returns ``rows``, made a list when it was an iterator."""
+    if sql_logger.isEnabledFor(INFO):
+        rows = rows if isinstance(rows, list) else list(rows)
+        log_statement(statement, rows=len(rows), how=how, values=rows)
+    return rows
+
+
+def _listened(engine: sa.Engine) -> bool:
+    """True when statements are listened to by someone other than our SQL logger."""
+    dispatch = engine.dispatch
+    return bool(dispatch.after_cursor_execute) or any(
+        fn is not before_cursor_execute for fn in dispatch.before_cursor_execute)
+
+
+def _setup(cursor: Any, sql: str) -> None:
+    """Run one statement of the connection set-up (logged like every statement)."""
+    if sql_logger.isEnabledFor(INFO):
+        log_statement(sql)
+    cursor.execute(sql)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -126,11 +158,15 @@ class Store:
         self.registry = registry or default_registry
         self.busy_timeout = busy_timeout
         self.engine = self._make_engine(echo)
+        watch(self.engine)
+        store_logger.debug("store on %s", self.url.render_as_string(hide_password=True))
         self.dialect = self.engine.dialect
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
         self._models: dict[type, _Model] = {}
-        self._lock = threading.Lock()
+        #: One MetaData for every table of the store, so that tables can refer to each other.
+        self._metadata = sa.MetaData()
+        self._lock = threading.RLock()
         # Single-row calls on an SQLite file run on a raw connection kept per thread (see
         # _point_connection); closing the store starts a new generation of them.
         self._point_ok = self.dialect.name == "sqlite" and self.url.database not in (
@@ -152,15 +188,15 @@ class Store:
                     # (MariaDB would otherwise replace it with a generated one), and make a
                     # division by zero an error (the upsert guard relies on it).
                     cursor = dbapi_connection.cursor()
-                    cursor.execute("SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
-                                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
-                                   "'ERROR_FOR_DIVISION_BY_ZERO')")
+                    _setup(cursor, "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
+                           "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
+                           "'ERROR_FOR_DIVISION_BY_ZERO')")
                     # Literals in the collation of our text columns (binary, no pad). With
                     # the default one, MariaDB 10.11 answers some BETWEEN filters on an
                     # indexed column from the wrong index range.
                     if _connection_charset(dbapi_connection) == sqltypes.MARIADB_CHARSET:
-                        cursor.execute("SET collation_connection = "
-                                       f"{sqltypes.MARIADB_COLLATION}")
+                        _setup(cursor, "SET collation_connection = "
+                               f"{sqltypes.MARIADB_COLLATION}")
                     cursor.close()
             return engine
         memory = url.database in (None, "", ":memory:")
@@ -182,11 +218,11 @@ class Store:
             dbapi_connection.isolation_level = None  # BEGIN is ours (see _begin)
             cursor = dbapi_connection.cursor()
             if not memory and not read_only:
-                cursor.execute("PRAGMA journal_mode=WAL")
-                cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
+                _setup(cursor, "PRAGMA journal_mode=WAL")
+                _setup(cursor, "PRAGMA synchronous=NORMAL")
+            _setup(cursor, "PRAGMA foreign_keys=ON")
             # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
-            cursor.execute("PRAGMA case_sensitive_like=ON")
+            _setup(cursor, "PRAGMA case_sensitive_like=ON")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -239,10 +275,34 @@ class Store:
                 schema = table_schema(cls, self.registry)
                 if self.dialect.name in _MYSQL:
                     _check_mariadb_names(schema)
-                metadata = sa.MetaData()
-                build_tables(schema, metadata, self.dialect.name, self._live(schema))
+                # the tables this one refers to first: its foreign keys point at their
+                # columns (build_tables refuses a cycle before this could recurse forever)
+                targets = {c.references for c in schema.columns} - {None, cls}
+                metadata = self._metadata
+                build_tables(schema, sa.MetaData(), self.dialect.name, {}, self.schema)
+                for target in targets:
+                    self._model(target)  # type: ignore[arg-type]
+                self._release_names(schema)
+                build_tables(schema, metadata, self.dialect.name, self._live(schema),
+                             self.schema)
                 self._models[cls] = self._make_model(schema, metadata)
             return self._models[cls]
+
+    def _release_names(self, schema: TableSchema) -> None:
+        """Free the names of ``schema``'s tables in the store's MetaData when another class
+        holds them (two classes for one table, e.g. before and after a migration): that
+        class is rebuilt when it is used again."""
+        names = {schema.name, *(child.schema.name for child in schema.children)}
+        for name in names:
+            table = self._metadata.tables.get(name)
+            if table is None:
+                continue
+            owner = table.info.get(SCHEMA_INFO)
+            old = owner.cls if owner is not None else None
+            if old is schema.cls:
+                continue
+            self._models.pop(old, None)  # type: ignore[arg-type]
+            self._metadata.remove(table)
 
     def _live(self, schema: TableSchema) -> Live:
         """The columns of the tables of ``schema`` that exist already (name -> declared type).
@@ -292,7 +352,7 @@ class Store:
         All of them or none: a failure raises SchemaError and leaves no new table behind.
         """
         model = self._model(cls)
-        tables = [model.table] + [child.table for _, child in model.children]
+        tables = self._tables_with_references(model)
         if self.dialect.name in _MYSQL:
             self._create_one_by_one(model, tables)
             return model.table
@@ -318,7 +378,7 @@ class Store:
         created: list[sa.Table] = []
         with self.engine.connect() as conn:
             try:
-                for table in missing:
+                for table in missing:  # referenced tables come first
                     table.create(conn)
                     created.append(table)
             except (sa.exc.StatementError, self._dbapi_error) as exc:
@@ -327,6 +387,25 @@ class Store:
                 conn.commit()
                 raise _create_error(model, exc) from exc
             conn.commit()
+
+    def _tables_with_references(self, model: _Model) -> list[sa.Table]:
+        """The tables ``create`` makes for ``model``: those its foreign keys refer to (and
+        theirs), then its own and its child tables."""
+        out: list[sa.Table] = []
+        seen: set[type] = set()
+
+        def visit(m: _Model) -> None:
+            if m.cls in seen:
+                return
+            seen.add(m.cls)
+            for c in m.schema.columns:
+                if c.references is not None and c.references is not m.cls:
+                    visit(self._model(c.references))
+            out.append(m.table)
+            out.extend(child.table for _, child in m.children)
+
+        visit(model)
+        return out
 
     def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
@@ -439,31 +518,129 @@ class Store:
             self._insert_children(conn, model, objs, keys, batch_size)
         return len(objs)
 
-    def update(self, obj: Any) -> None:
-        """Write every field of ``obj`` to the row with its key; child rows are replaced.
+    @overload
+    def update(self, target: type, values: Mapping[str, Any], *, where: Any) -> int: ...
 
-        Raises :class:`NotFoundError` when no row has that key.
+    @overload
+    def update(self, target: object) -> None: ...
+
+    def update(self, target: Any, values: Mapping[str, Any] | None = None, *,
+               where: Any = None) -> int | None:
+        """Write every field of an instance to the row with its key (child rows are
+        replaced), or, given a class, set ``values`` on the rows matching ``where``.
+
+        ``update(obj)`` raises :class:`NotFoundError` when no row has the key of ``obj``.
+        ``update(Cls, values={...}, where=...)`` returns the number of rows matched; see
+        :meth:`_update_where`.
         """
+        if isinstance(target, type):
+            return self._update_where(target, values, where)
+        if values is not None or where is not None:
+            raise EntityworksError(
+                "update(instance) writes the fields of the instance; values= and where= are "
+                "for a class: update(Cls, values={...}, where=...)")
+        obj = target
         if self._point_write(obj, "update"):
             return
         model = self._model_for([obj])
         key = model.schema.require_key("update")
         with _unset_fields_named(model, [obj]):
             key_value = getattr(obj, key.name)
-            values = self._as_dicts(model, [obj], _counting_from(0))[0]
+            row = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
         stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
                                                                       type_=table.c[key.name].type))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in values.items() if k != key.name}),
-                {"_ew_key": values[key.name]}), _counting_from(0))
+                stmt.values({k: v for k, v in row.items() if k != key.name}),
+                {"_ew_key": row[key.name]}), _counting_from(0), single=row)
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
                                     f"{key.name}={key_value!r}")
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
+
+    def _update_where(self, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
+        """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
+
+        Every value goes through its column's registry rule and codec, as an inserted one
+        does: a value of the wrong type raises :class:`ValueEncodingError` naming the column,
+        and nothing is written. ``where`` is required (``where={}`` updates every row), as for
+        :meth:`delete`. The primary key and child-table fields cannot be set this way.
+        """
+        model = self._model(cls)
+        if where is None:
+            raise EntityworksError(
+                "update(cls, values=...) needs where=...; pass where={} to update every row")
+        assignments = self._update_assignments(model, values)
+        table = model.table
+        stmt = table.update().values(assignments)
+        condition = compile_where(where, table, model.schema)
+        if condition is not None:
+            stmt = stmt.where(condition)
+        try:
+            with self._connection(write=True) as conn:
+                return int(conn.execute(stmt).rowcount)
+        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as exc:
+            message = _error_text(exc)
+            key = model.schema.primary_key
+            column = _column_from_message(message, list(assignments), key.name if key else None)
+            raise WriteError(f"{model.schema.name}: cannot update"
+                             + (f", column {column!r}" if column else "")
+                             + f": {message}; nothing was written",
+                             table=model.schema.name, column=column) from exc
+
+    def _update_assignments(self, model: _Model, values: Any) -> dict[str, Any]:
+        """``values`` (field column -> value) as SQL column -> encoded value, companion
+        columns included, each checked and encoded by the registry like an inserted row."""
+        schema = model.schema
+        if not isinstance(values, Mapping) or not values:
+            raise EntityworksError(
+                f"update({model.cls.__qualname__}, values=...) takes a non-empty dict of "
+                f"column -> value, got {values!r}")
+        children = {child.field for child in schema.children}
+        fields = model.fields
+        given: list[Any] = [None] * len(fields)
+        encoded: list[Any] = [None] * len(fields)
+        chosen: set[str] = set()
+        for name, value in values.items():
+            if not isinstance(name, str):
+                raise EntityworksError(f"update values= keys must be column names, got {name!r}")
+            if name in children:
+                raise WriteError(
+                    f"{schema.name}.{name} is a child table, which update(cls, values=...) "
+                    "cannot set; update each instance with update(obj), which replaces its "
+                    "child rows; nothing was written", table=schema.name, column=name)
+            column = schema.column(name)  # UnknownColumnError names the real ones
+            if column.primary_key:
+                raise WriteError(
+                    f"{schema.name}: update(cls, values=...) cannot change the primary key "
+                    f"{name!r} (child rows and other references hold it); insert the rows "
+                    "under their new keys and delete the old ones; nothing was written",
+                    table=schema.name, column=name)
+            i = fields.index(name)
+            if value is None and not column.nullable:
+                raise encode_error(name, value, ValueError(
+                    "the column is not nullable (annotate the field Optional to allow None)"))
+            encoder = model.registry_encoders[i]
+            try:
+                encoded[i] = encoder(value) if encoder is not None else value
+            except Exception as exc:
+                raise encode_error(name, value, exc) from None
+            given[i] = value
+            chosen.add(name)
+        try:
+            spread = model.codec.spread
+            row = spread(given, encoded) if spread is not None else encoded
+        except Exception as exc:  # pragma: no cover - the rule above refuses first
+            raise encode_error(", ".join(sorted(chosen)), values, exc) from None
+        dialect = self.dialect.name
+        owned = set(chosen)
+        for c in schema.columns:
+            if c.name in chosen:
+                owned.update(part.column(c.name) for part in companions(c, dialect))
+        return {n: v for n, v in zip(model.names, row, strict=True) if n in owned}
 
     def delete(self, target: Any, *, where: Any = None) -> int:
         """Delete one instance (by its key) or, given a class, the rows matching ``where``.
@@ -517,14 +694,42 @@ class Store:
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
         return next(iter(self._iterate(model, stmt)), None)
 
+    @overload
     def select(self, cls: type[T], where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None) -> Iterator[T]:
+               limit: int | None = None, offset: int | None = None, *,
+               columns: None = None, as_dict: Literal[False] = False) -> Iterator[T]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str], as_dict: Literal[False] = False
+               ) -> Iterator[tuple[Any, ...]]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: Literal[True]
+               ) -> Iterator[dict[str, Any]]: ...
+
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: bool = False) -> Iterator[Any]:
         """Stream instances of ``cls``; see :mod:`entityworks.filters` for ``where``.
 
-        Arguments are checked at once; rows are fetched in batches while you iterate.
+        ``columns=["a", "b"]`` streams tuples of just those columns instead, and
+        ``as_dict=True`` dicts (of ``columns``, or of every column), decoded as the instances
+        would hold them. Arguments are checked at once; rows are fetched in batches while you
+        iterate.
         """
         model = self._model(cls)
-        return self._iterate(model, self._select_stmt(model, where, order_by, limit, offset))
+        stmt = self._select_stmt(model, where, order_by, limit, offset)
+        if columns is None and not as_dict:
+            return self._iterate(model, stmt)
+        names = self._projected_names(model, columns)
+        batches = self._projected_batches(model, stmt, names)
+        if as_dict:
+            return (dict(zip(names, row, strict=True)) for batch in batches for row in batch)
+        return (row for batch in batches for row in batch)
 
     def count(self, cls: type, where: Any = None) -> int:
         """Number of rows matching ``where``."""
@@ -537,15 +742,65 @@ class Store:
             return int(conn.execute(stmt).scalar_one())
 
     def rows(self, cls: type, where: Any = None, order_by: Any = None,
-             limit: int | None = None, offset: int | None = None
-             ) -> Iterator[list[tuple[Any, ...]]]:
-        """Batches of decoded column tuples (table columns, in order) without building objects.
+             limit: int | None = None, offset: int | None = None, *,
+             columns: Sequence[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of decoded column tuples (table columns, in order) without building objects;
+        with ``columns=[...]``, tuples of just those columns, in that order.
 
-        The building block of the Arrow and XML exporters.
+        The building block of the Arrow and XML exporters and of ``select(columns=...)``.
         """
         model = self._model(cls)
         stmt = self._select_stmt(model, where, order_by, limit, offset)
-        return self._batches(model, stmt)
+        if columns is None:
+            return self._batches(model, stmt)
+        return self._projected_batches(model, stmt, self._projected_names(model, columns))
+
+    def _projected_names(self, model: _Model, columns: Any) -> list[str]:
+        """The checked column names of ``columns=`` (``None``: every field column)."""
+        schema = model.schema
+        if columns is None:
+            return [c.name for c in schema.field_columns]
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise FilterError(f"columns= takes a list of column names, got {columns!r}")
+        names = list(columns)
+        if not names:
+            raise FilterError("columns= needs at least one column name")
+        children = {child.field for child in schema.children}
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise FilterError(f"columns= takes column names, got {name!r}")
+            if name in children:
+                raise FilterError(f"{name!r} is a child table of {schema.name!r}, not a "
+                                  "column; select the instances to read it")
+            schema.column(name)  # UnknownColumnError names the real ones
+            if name in names[:i]:
+                raise FilterError(f"column {name!r} appears twice in columns=")
+        return names
+
+    def _projected_batches(self, model: _Model, stmt: sa.Select, names: list[str]
+                           ) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of the ``names`` columns of ``stmt``'s rows.
+
+        Only those columns (and their companions) are read; the others are selected as NULL,
+        so that the table's own row decoder, the one instances are built from, decodes them.
+        """
+        table = model.table
+        wanted = set(names)
+        needed = set(names)
+        for c in model.schema.columns:
+            if c.name in wanted:
+                needed.update(part.column(c.name) for part in companions(c, self.dialect.name))
+        stmt = stmt.with_only_columns(
+            *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
+              for i, n in enumerate(model.names)), maintain_column_froms=True)
+        where = [model.fields.index(n) for n in names]
+        pick: Callable[[Sequence[Any]], tuple[Any, ...]]
+        if len(where) == 1:
+            only = where[0]
+            pick = lambda row: (row[only],)  # noqa: E731
+        else:
+            pick = itemgetter(*where)
+        return (list(map(pick, batch)) for batch in self._batches(model, stmt))
 
     def _select_stmt(self, model: _Model, where: Any, order_by: Any, limit: int | None,
                      offset: int | None) -> sa.Select:
@@ -776,8 +1031,7 @@ class Store:
         tables, inside :meth:`transaction`, or while SQL is echoed or listened to."""
         if (not self._point_ok or model.children or getattr(self._local, "conn", None)
                 is not None or self.engine.echo
-                or self.engine.dispatch.before_cursor_execute
-                or self.engine.dispatch.after_cursor_execute):
+                or _listened(self.engine)):
             return None
         local = self._local
         if (getattr(local, "point_generation", None) != self._point_generation
@@ -825,7 +1079,10 @@ class Store:
         column = model.schema.primary_key
         value = encode_value(column, key)
         bind = model.binds[model.names.index(column.name)]  # type: ignore[union-attr]
-        row = raw.execute(sql, (bind(value) if bind is not None else value,)).fetchone()
+        params = (bind(value) if bind is not None else value,)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(sql, values=params)
+        row = raw.execute(sql, params).fetchone()
         if row is None:
             return None
         if model.codec.read is not None:
@@ -879,6 +1136,10 @@ class Store:
         except Exception:
             return 0  # the general path names the column
         try:
+            logged = sql_logger.isEnabledFor(INFO)
+            if logged:
+                log_statement("BEGIN IMMEDIATE")
+                log_statement(sql, values=params)
             raw.execute("BEGIN IMMEDIATE")
             try:
                 cursor = raw.execute(sql, params)
@@ -887,9 +1148,13 @@ class Store:
                     raise NotFoundError(f"{model.schema.name!r} has no row with "
                                         f"{key.name}={key_value!r}")
                 raw.execute("COMMIT")
+                if logged:
+                    log_statement("COMMIT")
             except BaseException:
                 if raw.in_transaction:
                     raw.execute("ROLLBACK")
+                if logged:
+                    log_statement("ROLLBACK")
                 raise
         except NotFoundError:
             raise
@@ -1093,13 +1358,15 @@ class Store:
                     rows: Any = self._encode_rows(model, part, at, model.encoders)
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
-                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(statement, r)):
+                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
+                        statement, _logged(statement, r, "executemany"))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
-                                lambda r=checked, c=cursor: c.executemany(statement, r), at,
+                                lambda r=checked, c=cursor: c.executemany(
+                                    statement, _logged(statement, r, "executemany")), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1133,6 +1400,7 @@ class Store:
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
+        rows = _logged(sql, rows, "COPY")
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1155,11 +1423,13 @@ class Store:
     def _guard(self, conn: sa.Connection, model: _Model, action: Callable[[], Any],
                number: RowNumber, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
                replay: tuple[Any, list[dict[str, Any]]] | None = None,
-               explain: Callable[..., tuple[str | None, str]] | None = None) -> Any:
+               explain: Callable[..., tuple[str | None, str]] | None = None,
+               single: dict[str, Any] | None = None) -> Any:
         """Run ``action`` in a savepoint; on a database error, locate the row and re-raise.
 
         ``explain(conn, model, values, earlier)`` turns the MariaDB upsert guard's error into
-        what really happened (see :meth:`_unique_clash`).
+        what really happened (see :meth:`_unique_clash`). ``single``: the values of a
+        one-row statement (an update), to name the column of a broken foreign key.
         """
         savepoint = conn.begin_nested()
         try:
@@ -1176,6 +1446,10 @@ class Store:
             if (explain is not None and replay is not None and row is not None
                     and _GUARD_ERROR in message):
                 column, message = explain(conn, model, values, replay[1][:row])
+            if "foreign key" in message.lower() and (values or single) is not None:
+                column = self._missing_reference(
+                    conn, model, values or single,  # type: ignore[arg-type]
+                    raw=values is not None and replay is None) or column
             key = model.schema.primary_key
             column = (column or _column_from_message(message, model.names,
                                                      key.name if key else None)
@@ -1189,6 +1463,26 @@ class Store:
                 table=model.schema.name, row=reported, column=column) from exc
         savepoint.commit()
         return result
+
+    def _missing_reference(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
+                           *, raw: bool) -> str | None:
+        """The first foreign-key column of a refused row whose value no referenced row
+        holds (SQLite and MariaDB do not name it). ``raw``: ``values`` are the driver's."""
+        for foreign in model.table.foreign_keys:
+            name = foreign.parent.name
+            value = values.get(name)
+            if name == PARENT_COLUMN or value is None:
+                continue
+            key = foreign.column
+            stmt = sa.select(key).where(key == sa.bindparam("v", type_=key.type))
+            if raw:
+                sql = str(stmt.compile(dialect=self.dialect))
+                found = conn.exec_driver_sql(sql, (value,)).first()
+            else:
+                found = conn.execute(stmt, {"v": value}).first()
+            if found is None:
+                return name
+        return None
 
     def _unique_clash(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
                       earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
@@ -1218,7 +1512,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = rebuild()
+                rows = _logged(sql, rebuild(), "row by row")
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:
@@ -1276,8 +1570,9 @@ def _unset_field(model: _Model, objs: list[Any]) -> WriteError | None:
 
 def _create_error(model: _Model, exc: BaseException) -> SchemaError:
     return SchemaError(f"cannot create table {model.schema.name!r} (or one of its child "
-                       f"tables) for {model.cls.__qualname__}: {_error_text(exc)}; no table "
-                       "was created", cls=model.cls)
+                       "tables or the tables it refers to) for "
+                       f"{model.cls.__qualname__}: {_error_text(exc)}; no table was created",
+                       cls=model.cls)
 
 
 def _check_mariadb_names(schema: TableSchema) -> None:
@@ -1361,6 +1656,7 @@ _COLUMN_PATTERNS = [
     re.compile(r"[Cc]olumn [`'\"]([^`'\"]+)[`'\"]"),                  # mariadb
     re.compile(r"for column [`'\"](?:[^`'\"]+[`'\"]\.[`'\"])*([^`'\"]+)[`'\"]"),
     re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),                    # mariadb duplicates
+    re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),                          # mariadb references
 ]
 
 
