@@ -571,20 +571,22 @@ def solve_many(
     return list(chain.from_iterable(piece for _, piece in pieces))
 
 
-def euler96(path: str | os.PathLike[str], workers: int | None = 1) -> int:
+def euler96(path: str | os.PathLike[str] | BinaryIO, workers: int | None = 1) -> int:
     """Project Euler 96: the sum of the top-left three-digit numbers of every solved grid.
 
-    A grid without a solution, or with several, makes the answer meaningless, so it raises
+    ``path`` may be a binary stream, read once (its ``name`` names it in messages). A grid
+    without a solution, or with several, makes the answer meaningless, so it raises
     :class:`InvalidPuzzle` naming the grid instead of returning a wrong sum.
     """
     entries = read_euler(path)
+    name = _source_name(path)
     solutions = solve_many(entries, workers=workers)
     total = 0
     for entry, solution in zip(entries, solutions, strict=True):
         if solution is None:
-            raise InvalidPuzzle(f"{path}: {entry.name} (line {entry.line}) has no solution")
+            raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) has no solution")
         if not solution.unique:
-            raise InvalidPuzzle(f"{path}: {entry.name} (line {entry.line}) is not unique")
+            raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) is not unique")
         total += solution.top_left
     return total
 
