@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import starmap
 from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -62,6 +62,9 @@ from .sqllog import (
     watch,
 )
 from .tables import SCHEMA_INFO, Live, build_tables, companions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -1145,7 +1148,7 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
         from .frames import store_to_arrow
 
