@@ -731,7 +731,7 @@ class Store:
                 "for a class: update(Cls, values={...}, where=...)")
         obj = target
         if self._point_write(obj, "update"):
-            return
+            return None
         model = self._model_for([obj])
         key = model.schema.require_key("update")
         with _unset_fields_named(model, [obj]):
@@ -750,6 +750,7 @@ class Store:
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
+        return None
 
     def _update_where(self, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
         """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
