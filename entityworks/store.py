@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import starmap
 from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -62,6 +62,9 @@ from .sqllog import (
     watch,
 )
 from .tables import SCHEMA_INFO, Live, build_tables, companions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -693,6 +696,9 @@ class Store:
         if not objs:
             return 0
         model = self._model_for(objs)
+        if model.schema.composite:
+            self._upsert_composite(model, objs, batch_size)
+            return len(objs)
         key = model.schema.require_key("upsert")
         with _unset_fields_named(model, objs):
             keys = list(map(attrgetter(key.name), objs))
@@ -707,6 +713,21 @@ class Store:
                              "upsert", batch_size)
             self._insert_children(conn, model, objs, keys, batch_size)
         return len(objs)
+
+    def _upsert_composite(self, model: _Model, objs: list[Any], batch_size: int) -> None:
+        """Upsert rows of a table with a composite key (no child tables, no generated key)."""
+        columns = model.schema.key_columns
+        with _unset_fields_named(model, objs):
+            keys = list(map(attrgetter(*(c.name for c in columns)), objs))
+        for row, key in enumerate(keys):
+            for c, value in zip(columns, key, strict=True):
+                if value is None:
+                    raise WriteError(f"upsert needs a key on every row; row {row} of "
+                                     f"{model.schema.name!r} has {c.name}=None",
+                                     table=model.schema.name, row=row, column=c.name)
+        with _unset_fields_named(model, objs), self._connection(write=True) as conn:
+            self._write_rows(conn, model, objs, _counting_from(0), self._upsert_sql(model),
+                             "upsert", batch_size)
 
     @overload
     def update(self, target: type, values: Mapping[str, Any], *, where: Any) -> int: ...
@@ -733,20 +754,24 @@ class Store:
         if self._point_write(obj, "update"):
             return None
         model = self._model_for([obj])
-        key = model.schema.require_key("update")
+        keys = model.schema.require_keys("update")
         with _unset_fields_named(model, [obj]):
-            key_value = getattr(obj, key.name)
+            key_value = _key_of(model, obj)
             row = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
-        stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
-                                                                      type_=table.c[key.name].type))
+        names = [k.name for k in keys]
+        params = [f"_ew_key{i or ''}" for i in range(len(keys))]
+        stmt = table.update().where(*(
+            table.c[name] == sa.bindparam(param, type_=table.c[name].type)
+            for name, param in zip(names, params, strict=True)))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in row.items() if k != key.name}),
-                {"_ew_key": row[key.name]}), _counting_from(0), single=row)
+                stmt.values({k: v for k, v in row.items() if k not in names}),
+                {param: row[name] for name, param in zip(names, params, strict=True)}),
+                _counting_from(0), single=row)
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
-                                    f"{key.name}={key_value!r}")
+                                    f"{_key_label(model)}={key_value!r}")
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
@@ -852,8 +877,8 @@ class Store:
             if done:
                 return done - 1
             model = self._model(type(target))
-            key = model.schema.require_key("delete")
-            condition = self._key_condition(model, getattr(target, key.name))
+            model.schema.require_keys("delete")
+            condition = self._key_condition(model, _key_of(model, target))
         table = model.table
         with self._connection(write=True) as conn:
             try:
@@ -878,8 +903,8 @@ class Store:
     def get(self, cls: type[T], key: Any) -> T | None:
         """The instance whose primary key is ``key``, or ``None``."""
         model = self._model(cls)
-        model.schema.require_key("get")
-        raw = self._point_connection(model)
+        model.schema.require_keys("get")
+        raw = self._point_connection(model) if not model.schema.composite else None
         if raw is not None and key is not None:
             return self._point_get(raw, model, key)  # type: ignore[no-any-return]
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
@@ -1124,7 +1149,7 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
         from .frames import store_to_arrow
 
@@ -1190,7 +1215,7 @@ class Store:
                                   "column to read this table")
             nullable = c.get("nullable", True) and c["name"] not in pk
             annotation = python_type | None if nullable else python_type
-            is_key = len(pk) == 1 and c["name"] == pk[0]
+            is_key = c["name"] in pk  # several: a composite key
             specs.append((c["name"], annotation,
                           dataclasses.field(metadata={"primary_key": is_key})))
         class_name = "".join(part.capitalize() or "_" for part in
@@ -1355,10 +1380,17 @@ class Store:
         return self._model(cls)
 
     def _key_condition(self, model: _Model, key: Any) -> sa.ColumnElement[bool]:
-        column = model.schema.require_key("a key lookup")
+        columns = model.schema.require_keys("a key lookup")
         if key is None:
             raise EntityworksError(f"{model.schema.name!r}: key must not be None")
-        return model.table.c[column.name] == encode_value(column, key)
+        if len(columns) == 1:
+            return model.table.c[columns[0].name] == encode_value(columns[0], key)
+        if not isinstance(key, tuple) or len(key) != len(columns) or None in key:
+            raise EntityworksError(
+                f"{model.schema.name!r} has a composite key ({_key_label(model)}): pass a "
+                f"tuple of {len(columns)} values, none of them None; got {key!r}")
+        return sa.and_(*(model.table.c[c.name] == encode_value(c, v)
+                         for c, v in zip(columns, key, strict=True)))
 
     def _insert(self, conn: sa.Connection, model: _Model, objs: list[Any],
                 batch_size: int) -> None:
@@ -1473,8 +1505,9 @@ class Store:
 
     def _upsert_sql(self, model: _Model) -> sa.Executable:
         table = model.table
-        key = model.schema.require_key("upsert").name
-        others = [n for n in model.names if n != key]
+        keys = [c.name for c in model.schema.require_keys("upsert")]
+        key = keys[0]
+        others = [n for n in model.names if n not in keys]
         name = self.dialect.name
 
         def build() -> sa.Executable:
@@ -1482,10 +1515,11 @@ class Store:
                 from sqlalchemy.dialects import postgresql, sqlite
 
                 insert = (sqlite if name == "sqlite" else postgresql).insert(table)
+                elements = [table.c[k] for k in keys]
                 if not others:
-                    return insert.on_conflict_do_nothing(index_elements=[table.c[key]])
+                    return insert.on_conflict_do_nothing(index_elements=elements)
                 return insert.on_conflict_do_update(
-                    index_elements=[table.c[key]],
+                    index_elements=elements,
                     set_={n: insert.excluded[n] for n in others})
             if name in ("mysql", "mariadb"):
                 from sqlalchemy.dialects import mysql
@@ -1496,9 +1530,11 @@ class Store:
                 # (MariaDB runs them in order) keeps the key when the clash is on the key and
                 # otherwise divides by zero, an error in strict mode: the statement fails, as
                 # an INSERT ... ON CONFLICT (key) does on SQLite and PostgreSQL.
+                # (A composite key: the first assignment checks every part of it.)
                 current = table.c[key]
-                guard = sa.func.if_(current.is_not_distinct_from(insert.inserted[key]),
-                                    current, sa.literal_column("1/0"))
+                same = sa.and_(*(table.c[k].is_not_distinct_from(insert.inserted[k])
+                                 for k in keys))
+                guard = sa.func.if_(same, current, sa.literal_column("1/0"))
                 return insert.on_duplicate_key_update(
                     [(key, guard), *((n, insert.inserted[n]) for n in others)])
             raise EntityworksError(f"upsert is not supported on {name}")
@@ -1631,9 +1667,7 @@ class Store:
                 column = self._missing_reference(
                     conn, model, values or single,  # type: ignore[arg-type]
                     raw=values is not None and replay is None) or column
-            key = model.schema.primary_key
-            column = (column or _column_from_message(message, model.names,
-                                                     key.name if key else None)
+            column = (column or _column_from_message(message, model.names, _key_label(model))
                       or (_column_from_types(model, values) if values else None))
             reported = None if row is None else number(row)
             where = "a row" if reported is None else f"row {reported}"
@@ -1667,21 +1701,30 @@ class Store:
 
     def _unique_clash(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
                       earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
-        """Which UNIQUE column of an upserted row another row already holds (MariaDB)."""
-        key = model.schema.require_key("upsert").name
+        """Which UNIQUE column (or composite unique constraint) of an upserted row another
+        row already holds (MariaDB)."""
+        keys = [c.name for c in model.schema.require_keys("upsert")]
         table = model.table
-        for c in model.schema.columns:
-            value = values.get(c.name)
-            if not c.unique or c.primary_key or value is None:
+        groups = [(c.name,) for c in model.schema.columns if c.unique and not c.primary_key]
+        groups += list(model.schema.unique)
+        mine = tuple(values[k] for k in keys)
+        for group in groups:
+            value = tuple(values.get(n) for n in group)
+            if None in value:
                 continue
-            clash = any(d.get(c.name) == value and d[key] != values[key] for d in earlier)
+            clash = any(tuple(d.get(n) for n in group) == value
+                        and tuple(d[k] for k in keys) != mine for d in earlier)
             if not clash:
-                stmt = (sa.select(table.c[key]).where(table.c[c.name] == value)
-                        .where(table.c[key] != values[key]).limit(1))
+                stmt = (sa.select(table.c[keys[0]])
+                        .where(*(table.c[n] == v for n, v in zip(group, value, strict=True)))
+                        .where(sa.not_(sa.and_(*(table.c[k] == values[k] for k in keys))))
+                        .limit(1))
                 clash = conn.execute(stmt).first() is not None
             if clash:
-                return c.name, (f"duplicate value in unique column {c.name!r}: another row "
-                                "holds it (upsert matches rows by the primary key alone)")
+                what = (f"unique column {group[0]!r}" if len(group) == 1
+                        else f"unique columns ({', '.join(group)})")
+                return ", ".join(group), (f"duplicate value in {what}: another row holds it "
+                                          "(upsert matches rows by the primary key alone)")
         return None, ("duplicate value in a unique index: another row holds it (upsert "
                       "matches rows by the primary key alone)")
 
@@ -1778,6 +1821,19 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _key_of(model: _Model, obj: Any) -> Any:
+    """The key of an instance: its key field, or a tuple of them for a composite key."""
+    columns = model.schema.key_columns
+    if len(columns) == 1:
+        return getattr(obj, columns[0].name)
+    return tuple(getattr(obj, c.name) for c in columns)
+
+
+def _key_label(model: _Model) -> str | None:
+    """The key's column (``"a, b"`` for a composite key), for messages."""
+    return ", ".join(c.name for c in model.schema.key_columns) or None
 
 
 def _check_keys(model: _Model, keys: list[Any]) -> bool:
