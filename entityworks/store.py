@@ -752,7 +752,7 @@ class Store:
                 "for a class: update(Cls, values={...}, where=...)")
         obj = target
         if self._point_write(obj, "update"):
-            return
+            return None
         model = self._model_for([obj])
         keys = model.schema.require_keys("update")
         with _unset_fields_named(model, [obj]):
@@ -775,6 +775,7 @@ class Store:
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
+        return None
 
     def _update_where(self, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
         """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
