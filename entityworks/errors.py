@@ -79,6 +79,10 @@ class WriteError(EntityworksError):
         self.column = column
 
 
+class ConfigurationError(EntityworksError, ValueError):
+    """A Store cannot work as asked: a bad engine option, an engine it cannot set up."""
+
+
 class FilterError(EntityworksError, ValueError):
     """A malformed ``where`` / ``order_by`` argument."""
 
@@ -106,6 +110,7 @@ class InputTooLarge(EntityworksError, ValueError):
 
 
 __all__ = [
+    "ConfigurationError",
     "EntityworksError",
     "FilterError",
     "InputTooLarge",

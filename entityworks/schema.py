@@ -12,9 +12,9 @@ import dataclasses
 import hashlib
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
@@ -39,6 +39,31 @@ ON_DELETE = ("no action", "restrict", "cascade", "set null")
 FOREIGN_KEY = "foreign_key"
 
 
+_T = TypeVar("_T")
+_C = TypeVar("_C")
+
+
+# The overloads tell type checkers what ``dataclasses.field`` tells them: a field given a
+# ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
+# value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
+@overload
+def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
+           index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
            max_length: int | None = None, references: type | str | None = None,
            on_delete: str | None = None, **field_kwargs: Any) -> Any:
@@ -67,9 +92,15 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
-def primary_key(**field_kwargs: Any) -> Any:
-    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
-    return column(primary_key=True, **field_kwargs)
+if TYPE_CHECKING:
+    # Checkers accept a field without a default after ``sku: str = primary_key()`` (as the
+    # runtime does) only when they see a ``dataclasses.field`` call; primary_key takes exactly
+    # field's arguments, so it is typed as field itself.
+    from dataclasses import field as primary_key
+else:
+    def primary_key(**field_kwargs: Any) -> Any:
+        """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
+        return column(primary_key=True, **field_kwargs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +150,11 @@ class TableSchema:
     #: Child tables stored clustered by their key (SQLite ``WITHOUT ROWID``), from
     #: ``@table(name, compact_children=True)``.
     compact_children: bool = False
+    #: Every column of the primary key, in field order: one, several (a composite key, for
+    #: which :attr:`primary_key` is ``None``) or none.
+    key_columns: tuple[Column, ...] = ()
+    #: Composite unique constraints (column names in order), from ``@table(unique=...)``.
+    unique: tuple[tuple[str, ...], ...] = ()
 
     @property
     def column_names(self) -> list[str]:
@@ -150,7 +186,23 @@ class TableSchema:
         return sorted({n for c in self.columns if c.references is not None
                        for n in (c.name, _relation_name(c.name))})
 
+    @property
+    def composite(self) -> bool:
+        """True when the primary key has several columns."""
+        return len(self.key_columns) > 1
+
+    def require_keys(self, action: str) -> tuple[Column, ...]:
+        """The key columns (one or several); SchemaError when there is no key."""
+        if not self.key_columns:
+            self.require_key(action)
+        return self.key_columns
+
     def require_key(self, action: str) -> Column:
+        if self.composite:
+            raise SchemaError(
+                f"{self.cls.__qualname__} has a composite key "
+                f"({', '.join(c.name for c in self.key_columns)}), which {action} does not "
+                "support", cls=self.cls)
         if self.primary_key is None:
             raise SchemaError(
                 f"{self.cls.__qualname__} has no primary key, which {action} needs; mark one "
@@ -170,24 +222,35 @@ def snake_case(name: str) -> str:
 
 
 def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
-          compact_children: bool = False) -> Callable[[type], type]:
+          unique: Sequence[Sequence[str]] = (),
+          compact_children: bool = False) -> Callable[[type[_C]], type[_C]]:
     """Class decorator setting the table name: ``@table("levels")``.
 
     ``indexes`` adds composite indexes, each a sequence of column names, e.g.
-    ``@table("levels", indexes=[("kind", "width")])`` for queries filtering on both.
+    ``@table("levels", indexes=[("kind", "width")])`` for queries filtering on both;
+    ``unique`` adds composite unique constraints the same way (``unique=[("kind", "name")]``:
+    no two rows share both).
     ``compact_children`` stores the child tables clustered by ``(parent_key, position)``
     on SQLite (``WITHOUT ROWID``: no second copy of the key in a separate index).
     """
     check_name(name, "table name")
+    for group in (*indexes, *unique):
+        if isinstance(group, str):
+            raise SchemaError(f"table {name!r}: indexes and unique take sequences of column "
+                              f"names, e.g. [({group!r}, ...)], got the string {group!r}")
     wanted = tuple(tuple(index) for index in indexes)
-    for index in wanted:
-        if not index or not all(isinstance(c, str) for c in index):
-            raise SchemaError(f"table {name!r}: an index is a non-empty sequence of column "
-                              f"names, got {index!r}")
+    uniques = tuple(tuple(group) for group in unique)
+    for what, groups in (("an index", wanted), ("a unique constraint", uniques)):
+        for group in groups:
+            if (not group or not all(isinstance(c, str) for c in group)
+                    or len(set(group)) != len(group)):
+                raise SchemaError(f"table {name!r}: {what} is a non-empty sequence of "
+                                  f"distinct column names, got {group!r}")
 
-    def apply(cls: type) -> type:
+    def apply(cls: type[_C]) -> type[_C]:
         cls.__tablename__ = name  # type: ignore[attr-defined]
         cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
+        cls.__table_unique__ = uniques  # type: ignore[attr-defined]
         cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
         _cache.pop((cls, id(registry)), None)
         return cls
@@ -318,29 +381,41 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
             unique=bool(meta.get("unique")), index=bool(meta.get("index")),
             max_length=meta.get("max_length"), references=references, on_delete=on_delete))
     if len(marked) > 1:
-        raise SchemaError(f"{cls.__qualname__}: more than one primary key ({', '.join(marked)})",
-                          cls=cls)
+        if parent is not None:
+            raise SchemaError(f"{cls.__qualname__}: the items of a child table cannot have a "
+                              f"composite key ({', '.join(marked)})", cls=cls)
+        if child_fields:
+            raise SchemaError(f"{cls.__qualname__}: a class with a composite key "
+                              f"({', '.join(marked)}) cannot have child tables (their rows "
+                              "refer to a single-column key)", cls=cls)
+        optional = [c.name for c in columns if c.primary_key and c.nullable]
+        if optional:
+            raise SchemaError(f"{cls.__qualname__}.{optional[0]}: a part of a composite key "
+                              "cannot be Optional (no database generates it)", cls=cls,
+                              field=optional[0])
     if not marked and parent is None:
         for i, c in enumerate(columns):
             if c.name == "id":
                 columns[i] = dataclasses.replace(c, primary_key=True)
     _check_unique_names(cls, [c.name for c in columns])
-    key = next((c for c in columns if c.primary_key), None)
-    if key is not None:
-        if key.info.python_type is float:
-            raise SchemaError(f"{cls.__qualname__}.{key.name}: a float cannot be a primary key",
-                              cls=cls, field=key.name)
-        # A key is never NULL in the table; `int | None` only means "generated if None".
-        columns = [dataclasses.replace(c, nullable=False) if c is key else c for c in columns]
-        key = next(c for c in columns if c.primary_key)
-    indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
+    for c in columns:
+        if c.primary_key and c.info.python_type is float:
+            raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
+                              cls=cls, field=c.name)
+    # A key is never NULL in the table; `int | None` only means "generated if None".
+    columns = [dataclasses.replace(c, nullable=False) if c.primary_key else c for c in columns]
+    keys = tuple(c for c in columns if c.primary_key)
+    key = keys[0] if len(keys) == 1 else None
     names = {c.name for c in columns}
-    for index in indexes:
-        for c in index:
+    indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
+    uniques: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_unique__", ())
+    for group in (*indexes, *uniques):
+        for c in group:
             if c not in names:
                 raise UnknownColumnError(name, c, [c.name for c in columns])
     compact = bool(cls.__dict__.get("__table_compact_children__", False))
-    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact)
+    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
+                         key_columns=keys, unique=uniques)
     if child_fields:
         children = tuple(
             ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import starmap
 from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -32,6 +32,7 @@ from sqlalchemy.pool import StaticPool
 
 from . import sqltypes
 from .errors import (
+    ConfigurationError,
     EntityworksError,
     FilterError,
     InvalidNameError,
@@ -61,6 +62,9 @@ from .sqllog import (
     watch,
 )
 from .tables import SCHEMA_INFO, Live, build_tables, companions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -103,6 +107,220 @@ def _setup(cursor: Any, sql: str) -> None:
     if sql_logger.isEnabledFor(INFO):
         log_statement(sql)
     cursor.execute(sql)
+
+
+#: Options ``engine_options`` may hold, with the check of their value (create_engine's
+#: others are passed on as they are, and refused by it if unknown).
+_OPTION_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "pool_size": ("an int >= 0", lambda v: _is_int(v) and v >= 0),
+    "max_overflow": ("an int >= -1", lambda v: _is_int(v) and v >= -1),
+    "pool_timeout": ("a number of seconds >= 0", lambda v: _is_number(v) and v >= 0),
+    "pool_recycle": ("a number of seconds, or -1", lambda v: _is_number(v) and v >= -1),
+    "pool_pre_ping": ("True or False", lambda v: isinstance(v, bool)),
+    "pool_use_lifo": ("True or False", lambda v: isinstance(v, bool)),
+    "echo_pool": ("True, False or 'debug'", lambda v: isinstance(v, bool) or v == "debug"),
+    "connect_args": ("a dict", lambda v: isinstance(v, Mapping)),
+    "execution_options": ("a dict", lambda v: isinstance(v, Mapping)),
+    "isolation_level": ("a str", lambda v: isinstance(v, str)),
+}
+#: Options the Store sets itself: a parameter of its own says what to do instead.
+_OWN_OPTIONS = {
+    "echo": "use Store(echo=True)",
+    "poolclass": None,  # refused on in-memory SQLite only (see _checked_options)
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def _sqlite_memory(url: sa.URL) -> bool:
+    return url.database in (None, "", ":memory:")
+
+
+def _checked_options(options: Mapping[str, Any] | None, url: sa.URL) -> dict[str, Any]:
+    """``engine_options`` checked before anything is created: each known option's value,
+    no option the Store sets itself, nothing that would break its transactions."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigurationError(f"engine_options must be a dict of create_engine options, "
+                                 f"got {options!r}")
+    sqlite = url.get_backend_name() == "sqlite"
+    checked: dict[str, Any] = {}
+    for name, value in options.items():
+        if not isinstance(name, str):
+            raise ConfigurationError(f"engine_options: option names are str, got {name!r}")
+        if name == "echo":
+            raise ConfigurationError(f"engine_options: {name!r} is set by the Store; "
+                                     f"{_OWN_OPTIONS[name]}")
+        if name == "poolclass" and sqlite and _sqlite_memory(url):
+            raise ConfigurationError(
+                "engine_options: 'poolclass' is set by the Store for an in-memory SQLite "
+                "database (StaticPool: every connection sees the same database)")
+        if name in _OPTION_CHECKS:
+            what, ok = _OPTION_CHECKS[name]
+            if not ok(value):
+                raise ConfigurationError(f"engine_options: {name!r} must be {what}, got "
+                                         f"{value!r}")
+        checked[name] = value
+    if sqlite and "timeout" in checked.get("connect_args", {}):
+        raise ConfigurationError("engine_options: connect_args 'timeout' is the Store's "
+                                 "busy_timeout; use Store(busy_timeout=...)")
+    levels = [checked.get("isolation_level"),
+              checked.get("execution_options", {}).get("isolation_level")]
+    for level in filter(None, levels):
+        if sqlite:
+            raise ConfigurationError(
+                f"engine_options: isolation_level {level!r} on SQLite: the Store begins its "
+                "own transactions there (BEGIN, or BEGIN IMMEDIATE to write)")
+        if str(level).upper() == "AUTOCOMMIT":
+            raise ConfigurationError(_AUTOCOMMIT)
+    return checked
+
+
+_AUTOCOMMIT = ("isolation_level AUTOCOMMIT would let every statement commit on its own, so a "
+               "refused write could leave half of its rows behind; the Store needs "
+               "transactions")
+
+
+def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
+    """``sa.create_engine`` with its refusals of bad options as a ConfigurationError."""
+    try:
+        return sa.create_engine(url, **kwargs)
+    except (TypeError, ValueError, sa.exc.ArgumentError) as exc:
+        raise ConfigurationError(f"engine_options refused by SQLAlchemy for "
+                                 f"{url.render_as_string(hide_password=True)}: {exc}") from exc
+
+
+def _adopted_url(engine: Any) -> sa.URL:
+    """The URL of an engine given to ``Store(engine=...)``, once the engine is checked."""
+    if not isinstance(engine, sa.Engine):
+        kind = type(engine).__qualname__
+        hint = (" (the Store is synchronous: create a sync engine for the same database)"
+                if "Async" in kind else "")
+        raise ConfigurationError(f"engine= takes a sqlalchemy.Engine, got {kind}{hint}")
+    dialect = engine.dialect
+    if dialect.name == "sqlite" and dialect.driver not in ("pysqlite", "pysqlcipher"):
+        raise ConfigurationError(
+            f"engine=: SQLite through the {dialect.driver!r} driver: the Store sets up "
+            "sqlite3 connections only (its own transactions, pragmas); use sqlite+pysqlite")
+    levels = [getattr(dialect, "_on_connect_isolation_level", None),
+              engine.get_execution_options().get("isolation_level")]
+    if any(str(level).upper() == "AUTOCOMMIT" for level in levels if level):
+        raise ConfigurationError(f"engine=: {_AUTOCOMMIT}")
+    if dialect.name == "sqlite" and _sqlite_memory(engine.url) and not isinstance(
+            engine.pool, StaticPool):
+        raise ConfigurationError(
+            f"engine=: an in-memory SQLite engine with a {type(engine.pool).__name__}: "
+            "connections could see different databases; create it with "
+            "poolclass=sqlalchemy.pool.StaticPool and "
+            "connect_args={'check_same_thread': False}")
+    return engine.url
+
+
+#: ``ConnectionRecord.info`` key: the connection got the Store's set-up.
+_READY = "entityworks_ready"
+
+
+def _marked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn._entityworks = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _has_ours(listeners: Any) -> bool:
+    return any(getattr(fn, "_entityworks", False) for fn in listeners)
+
+
+def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) -> None:
+    """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
+    share it: SQLite pragmas and transactions that the Store begins itself; MariaDB's strict
+    ``sql_mode`` and binary collation.
+
+    The store's own engines set up each new connection. An engine given to
+    ``Store(engine=...)`` may hold connections made before: each is set up when it is first
+    checked out (its pool record remembers it).
+    """
+    name = engine.dialect.name
+    if name == "sqlite":
+        url = engine.url
+        memory = _sqlite_memory(url)
+        # a read-only URI (sqlite:///file:x.db?mode=ro&uri=true) must not switch the file's
+        # journal to WAL: that is a write, refused on a file in rollback-journal mode
+        read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
+        # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
+        # SQLite's affinity rules), so that schema comparisons see the real type.
+        engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
+                                        "ANY": sqltypes.SQLiteAny}
+
+        def setup(dbapi_connection: Any) -> None:
+            dbapi_connection.isolation_level = None  # BEGIN is ours (see begin)
+            cursor = dbapi_connection.cursor()
+            if adopted:  # the store's own engines pass it as the driver's timeout
+                _setup(cursor, f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            if not memory and not read_only:
+                _setup(cursor, "PRAGMA journal_mode=WAL")
+                _setup(cursor, "PRAGMA synchronous=NORMAL")
+            _setup(cursor, "PRAGMA foreign_keys=ON")
+            # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
+            _setup(cursor, "PRAGMA case_sensitive_like=ON")
+            cursor.close()
+
+        @_marked
+        def begin(conn: sa.Connection) -> None:
+            # Writers take the lock up front so that the busy timeout applies instead of a
+            # deadlock-avoidance error when two readers both try to upgrade.
+            if conn.connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+                return  # begun by a listener of an engine sharing this one's pool
+            write = conn.get_execution_options().get("entityworks_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        if not _has_ours(engine.dispatch.begin):
+            event.listen(engine, "begin", begin)
+    elif name in _MYSQL:
+        explicit = "charset" in engine.url.query
+
+        def setup(dbapi_connection: Any) -> None:
+            charset = _connection_charset(dbapi_connection)
+            if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
+                raise ConfigurationError(
+                    f"engine=: its connections use the character set {charset!r}, which "
+                    "cannot hold every character; add ?charset=utf8mb4 to the engine's URL")
+            # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
+            # would otherwise replace it with a generated one), and make a division by zero
+            # an error (the upsert guard relies on it).
+            cursor = dbapi_connection.cursor()
+            _setup(cursor, "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
+                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
+                   "'ERROR_FOR_DIVISION_BY_ZERO')")
+            # Literals in the collation of our text columns (binary, no pad). With the
+            # default one, MariaDB 10.11 answers some BETWEEN filters on an indexed column
+            # from the wrong index range.
+            if charset == sqltypes.MARIADB_CHARSET:
+                _setup(cursor, f"SET collation_connection = {sqltypes.MARIADB_COLLATION}")
+            cursor.close()
+    else:
+        return
+
+    @_marked
+    def connect(dbapi_connection: Any, record: Any) -> None:
+        setup(dbapi_connection)
+        record.info[_READY] = True
+
+    @_marked
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if not record.info.get(_READY):
+            setup(dbapi_connection)
+            record.info[_READY] = True
+
+    if not _has_ours(engine.pool.dispatch.connect):
+        event.listen(engine, "connect", connect)
+        if adopted:
+            event.listen(engine, "checkout", checkout)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -151,15 +369,33 @@ class Store:
     ``busy_timeout`` seconds for the lock.
     """
 
-    def __init__(self, url: str | sa.URL | Path = "sqlite:///entityworks.db", *,
+    def __init__(self, url: str | sa.URL | Path | None = None, *,
+                 engine: sa.Engine | None = None,
+                 engine_options: Mapping[str, Any] | None = None,
                  registry: TypeRegistry | None = None, busy_timeout: float = 30.0,
                  echo: bool = False) -> None:
-        self.url = _normalise_url(url)
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float) \
+                or not busy_timeout >= 0:
+            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0, got "
+                                     f"{busy_timeout!r}")
         self.registry = registry or default_registry
         self.busy_timeout = busy_timeout
-        self.engine = self._make_engine(echo)
+        if engine is not None:
+            if url is not None or engine_options is not None or echo:
+                raise ConfigurationError(
+                    "Store(engine=...) takes the engine as it is: pass no url, "
+                    "engine_options or echo with it (set those when creating the engine)")
+            self.url = _adopted_url(engine)
+            self._own_engine = False
+            self.engine = engine
+        else:
+            self.url = _normalise_url("sqlite:///entityworks.db" if url is None else url)
+            self._own_engine = True
+            self.engine = self._make_engine(echo, _checked_options(engine_options, self.url))
+        _configure_engine(self.engine, busy_timeout, adopted=not self._own_engine)
         watch(self.engine)
-        store_logger.debug("store on %s", self.url.render_as_string(hide_password=True))
+        store_logger.debug("store on %s%s", self.url.render_as_string(hide_password=True),
+                           "" if self._own_engine else " (engine given)")
         self.dialect = self.engine.dialect
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
@@ -174,65 +410,21 @@ class Store:
         self._point_generation = 0
         self._point_connections: list[Any] = []
 
-    def _make_engine(self, echo: bool) -> sa.Engine:
+    def _make_engine(self, echo: bool, options: dict[str, Any]) -> sa.Engine:
+        """The store's own engine for ``self.url``; its connections are set up by
+        :func:`_configure_engine`. ``options`` (checked) go to ``create_engine``."""
         url = self.url
         if url.get_backend_name() != "sqlite":
-            mysql = url.get_backend_name() in ("mysql", "mariadb")
+            mysql = url.get_backend_name() in _MYSQL
             if mysql and "charset" not in url.query:
                 url = url.update_query_dict({"charset": "utf8mb4"})
-            engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
-            if mysql:
-                @event.listens_for(engine, "connect")
-                def _strict(dbapi_connection: Any, _record: Any) -> None:
-                    # Refuse bad values instead of truncating them, keep an explicit 0 key
-                    # (MariaDB would otherwise replace it with a generated one), and make a
-                    # division by zero an error (the upsert guard relies on it).
-                    cursor = dbapi_connection.cursor()
-                    _setup(cursor, "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
-                           "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
-                           "'ERROR_FOR_DIVISION_BY_ZERO')")
-                    # Literals in the collation of our text columns (binary, no pad). With
-                    # the default one, MariaDB 10.11 answers some BETWEEN filters on an
-                    # indexed column from the wrong index range.
-                    if _connection_charset(dbapi_connection) == sqltypes.MARIADB_CHARSET:
-                        _setup(cursor, "SET collation_connection = "
-                               f"{sqltypes.MARIADB_COLLATION}")
-                    cursor.close()
-            return engine
-        memory = url.database in (None, "", ":memory:")
-        # a read-only URI (sqlite:///file:x.db?mode=ro&uri=true) must not switch the file's
-        # journal to WAL: that is a write, refused on a file in rollback-journal mode
-        read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
-        kwargs: dict[str, Any] = {"connect_args": {"timeout": self.busy_timeout,
-                                                   "check_same_thread": False}}
-        if memory:
-            kwargs["poolclass"] = StaticPool
-        engine = sa.create_engine(url, echo=echo, **kwargs)
-        # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
-        # SQLite's affinity rules), so that schema comparisons see the real type.
-        engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
-                                        "ANY": sqltypes.SQLiteAny}
-
-        @event.listens_for(engine, "connect")
-        def _configure(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # BEGIN is ours (see _begin)
-            cursor = dbapi_connection.cursor()
-            if not memory and not read_only:
-                _setup(cursor, "PRAGMA journal_mode=WAL")
-                _setup(cursor, "PRAGMA synchronous=NORMAL")
-            _setup(cursor, "PRAGMA foreign_keys=ON")
-            # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
-            _setup(cursor, "PRAGMA case_sensitive_like=ON")
-            cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(conn: sa.Connection) -> None:
-            # Writers take the lock up front so that the busy timeout applies instead of a
-            # deadlock-avoidance error when two readers both try to upgrade.
-            write = conn.get_execution_options().get("entityworks_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-        return engine
+            return _create_engine(url, {"echo": echo, "pool_pre_ping": True, **options})
+        kwargs: dict[str, Any] = {"echo": echo, **options}
+        kwargs["connect_args"] = {"timeout": self.busy_timeout, "check_same_thread": False,
+                                  **options.get("connect_args", {})}
+        if _sqlite_memory(url):
+            kwargs["poolclass"] = StaticPool  # one connection: one database
+        return _create_engine(url, kwargs)
 
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
@@ -245,7 +437,8 @@ class Store:
                 raw.close()
             except Exception:  # pragma: no cover - a connection already gone
                 pass
-        self.engine.dispose()
+        if self._own_engine:  # an engine given to Store(engine=...) stays its owner's
+            self.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -503,6 +696,9 @@ class Store:
         if not objs:
             return 0
         model = self._model_for(objs)
+        if model.schema.composite:
+            self._upsert_composite(model, objs, batch_size)
+            return len(objs)
         key = model.schema.require_key("upsert")
         with _unset_fields_named(model, objs):
             keys = list(map(attrgetter(key.name), objs))
@@ -517,6 +713,21 @@ class Store:
                              "upsert", batch_size)
             self._insert_children(conn, model, objs, keys, batch_size)
         return len(objs)
+
+    def _upsert_composite(self, model: _Model, objs: list[Any], batch_size: int) -> None:
+        """Upsert rows of a table with a composite key (no child tables, no generated key)."""
+        columns = model.schema.key_columns
+        with _unset_fields_named(model, objs):
+            keys = list(map(attrgetter(*(c.name for c in columns)), objs))
+        for row, key in enumerate(keys):
+            for c, value in zip(columns, key, strict=True):
+                if value is None:
+                    raise WriteError(f"upsert needs a key on every row; row {row} of "
+                                     f"{model.schema.name!r} has {c.name}=None",
+                                     table=model.schema.name, row=row, column=c.name)
+        with _unset_fields_named(model, objs), self._connection(write=True) as conn:
+            self._write_rows(conn, model, objs, _counting_from(0), self._upsert_sql(model),
+                             "upsert", batch_size)
 
     @overload
     def update(self, target: type, values: Mapping[str, Any], *, where: Any) -> int: ...
@@ -543,20 +754,24 @@ class Store:
         if self._point_write(obj, "update"):
             return
         model = self._model_for([obj])
-        key = model.schema.require_key("update")
+        keys = model.schema.require_keys("update")
         with _unset_fields_named(model, [obj]):
-            key_value = getattr(obj, key.name)
+            key_value = _key_of(model, obj)
             row = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
-        stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
-                                                                      type_=table.c[key.name].type))
+        names = [k.name for k in keys]
+        params = [f"_ew_key{i or ''}" for i in range(len(keys))]
+        stmt = table.update().where(*(
+            table.c[name] == sa.bindparam(param, type_=table.c[name].type)
+            for name, param in zip(names, params, strict=True)))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in row.items() if k != key.name}),
-                {"_ew_key": row[key.name]}), _counting_from(0), single=row)
+                stmt.values({k: v for k, v in row.items() if k not in names}),
+                {param: row[name] for name, param in zip(names, params, strict=True)}),
+                _counting_from(0), single=row)
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
-                                    f"{key.name}={key_value!r}")
+                                    f"{_key_label(model)}={key_value!r}")
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
@@ -661,8 +876,8 @@ class Store:
             if done:
                 return done - 1
             model = self._model(type(target))
-            key = model.schema.require_key("delete")
-            condition = self._key_condition(model, getattr(target, key.name))
+            model.schema.require_keys("delete")
+            condition = self._key_condition(model, _key_of(model, target))
         table = model.table
         with self._connection(write=True) as conn:
             try:
@@ -687,8 +902,8 @@ class Store:
     def get(self, cls: type[T], key: Any) -> T | None:
         """The instance whose primary key is ``key``, or ``None``."""
         model = self._model(cls)
-        model.schema.require_key("get")
-        raw = self._point_connection(model)
+        model.schema.require_keys("get")
+        raw = self._point_connection(model) if not model.schema.composite else None
         if raw is not None and key is not None:
             return self._point_get(raw, model, key)  # type: ignore[no-any-return]
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
@@ -933,7 +1148,7 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
         from .frames import store_to_arrow
 
@@ -999,7 +1214,7 @@ class Store:
                                   "column to read this table")
             nullable = c.get("nullable", True) and c["name"] not in pk
             annotation = python_type | None if nullable else python_type
-            is_key = len(pk) == 1 and c["name"] == pk[0]
+            is_key = c["name"] in pk  # several: a composite key
             specs.append((c["name"], annotation,
                           dataclasses.field(metadata={"primary_key": is_key})))
         class_name = "".join(part.capitalize() or "_" for part in
@@ -1164,10 +1379,17 @@ class Store:
         return self._model(cls)
 
     def _key_condition(self, model: _Model, key: Any) -> sa.ColumnElement[bool]:
-        column = model.schema.require_key("a key lookup")
+        columns = model.schema.require_keys("a key lookup")
         if key is None:
             raise EntityworksError(f"{model.schema.name!r}: key must not be None")
-        return model.table.c[column.name] == encode_value(column, key)
+        if len(columns) == 1:
+            return model.table.c[columns[0].name] == encode_value(columns[0], key)
+        if not isinstance(key, tuple) or len(key) != len(columns) or None in key:
+            raise EntityworksError(
+                f"{model.schema.name!r} has a composite key ({_key_label(model)}): pass a "
+                f"tuple of {len(columns)} values, none of them None; got {key!r}")
+        return sa.and_(*(model.table.c[c.name] == encode_value(c, v)
+                         for c, v in zip(columns, key, strict=True)))
 
     def _insert(self, conn: sa.Connection, model: _Model, objs: list[Any],
                 batch_size: int) -> None:
@@ -1282,8 +1504,9 @@ class Store:
 
     def _upsert_sql(self, model: _Model) -> sa.Executable:
         table = model.table
-        key = model.schema.require_key("upsert").name
-        others = [n for n in model.names if n != key]
+        keys = [c.name for c in model.schema.require_keys("upsert")]
+        key = keys[0]
+        others = [n for n in model.names if n not in keys]
         name = self.dialect.name
 
         def build() -> sa.Executable:
@@ -1291,10 +1514,11 @@ class Store:
                 from sqlalchemy.dialects import postgresql, sqlite
 
                 insert = (sqlite if name == "sqlite" else postgresql).insert(table)
+                elements = [table.c[k] for k in keys]
                 if not others:
-                    return insert.on_conflict_do_nothing(index_elements=[table.c[key]])
+                    return insert.on_conflict_do_nothing(index_elements=elements)
                 return insert.on_conflict_do_update(
-                    index_elements=[table.c[key]],
+                    index_elements=elements,
                     set_={n: insert.excluded[n] for n in others})
             if name in ("mysql", "mariadb"):
                 from sqlalchemy.dialects import mysql
@@ -1305,9 +1529,11 @@ class Store:
                 # (MariaDB runs them in order) keeps the key when the clash is on the key and
                 # otherwise divides by zero, an error in strict mode: the statement fails, as
                 # an INSERT ... ON CONFLICT (key) does on SQLite and PostgreSQL.
+                # (A composite key: the first assignment checks every part of it.)
                 current = table.c[key]
-                guard = sa.func.if_(current.is_not_distinct_from(insert.inserted[key]),
-                                    current, sa.literal_column("1/0"))
+                same = sa.and_(*(table.c[k].is_not_distinct_from(insert.inserted[k])
+                                 for k in keys))
+                guard = sa.func.if_(same, current, sa.literal_column("1/0"))
                 return insert.on_duplicate_key_update(
                     [(key, guard), *((n, insert.inserted[n]) for n in others)])
             raise EntityworksError(f"upsert is not supported on {name}")
@@ -1440,9 +1666,7 @@ class Store:
                 column = self._missing_reference(
                     conn, model, values or single,  # type: ignore[arg-type]
                     raw=values is not None and replay is None) or column
-            key = model.schema.primary_key
-            column = (column or _column_from_message(message, model.names,
-                                                     key.name if key else None)
+            column = (column or _column_from_message(message, model.names, _key_label(model))
                       or (_column_from_types(model, values) if values else None))
             reported = None if row is None else number(row)
             where = "a row" if reported is None else f"row {reported}"
@@ -1476,21 +1700,30 @@ class Store:
 
     def _unique_clash(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
                       earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
-        """Which UNIQUE column of an upserted row another row already holds (MariaDB)."""
-        key = model.schema.require_key("upsert").name
+        """Which UNIQUE column (or composite unique constraint) of an upserted row another
+        row already holds (MariaDB)."""
+        keys = [c.name for c in model.schema.require_keys("upsert")]
         table = model.table
-        for c in model.schema.columns:
-            value = values.get(c.name)
-            if not c.unique or c.primary_key or value is None:
+        groups = [(c.name,) for c in model.schema.columns if c.unique and not c.primary_key]
+        groups += list(model.schema.unique)
+        mine = tuple(values[k] for k in keys)
+        for group in groups:
+            value = tuple(values.get(n) for n in group)
+            if None in value:
                 continue
-            clash = any(d.get(c.name) == value and d[key] != values[key] for d in earlier)
+            clash = any(tuple(d.get(n) for n in group) == value
+                        and tuple(d[k] for k in keys) != mine for d in earlier)
             if not clash:
-                stmt = (sa.select(table.c[key]).where(table.c[c.name] == value)
-                        .where(table.c[key] != values[key]).limit(1))
+                stmt = (sa.select(table.c[keys[0]])
+                        .where(*(table.c[n] == v for n, v in zip(group, value, strict=True)))
+                        .where(sa.not_(sa.and_(*(table.c[k] == values[k] for k in keys))))
+                        .limit(1))
                 clash = conn.execute(stmt).first() is not None
             if clash:
-                return c.name, (f"duplicate value in unique column {c.name!r}: another row "
-                                "holds it (upsert matches rows by the primary key alone)")
+                what = (f"unique column {group[0]!r}" if len(group) == 1
+                        else f"unique columns ({', '.join(group)})")
+                return ", ".join(group), (f"duplicate value in {what}: another row holds it "
+                                          "(upsert matches rows by the primary key alone)")
         return None, ("duplicate value in a unique index: another row holds it (upsert "
                       "matches rows by the primary key alone)")
 
@@ -1587,6 +1820,19 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _key_of(model: _Model, obj: Any) -> Any:
+    """The key of an instance: its key field, or a tuple of them for a composite key."""
+    columns = model.schema.key_columns
+    if len(columns) == 1:
+        return getattr(obj, columns[0].name)
+    return tuple(getattr(obj, c.name) for c in columns)
+
+
+def _key_label(model: _Model) -> str | None:
+    """The key's column (``"a, b"`` for a composite key), for messages."""
+    return ", ".join(c.name for c in model.schema.key_columns) or None
 
 
 def _check_keys(model: _Model, keys: list[Any]) -> bool:

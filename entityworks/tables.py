@@ -40,12 +40,15 @@ from .schema import (
 Live = Mapping[str, Mapping[str, str]]
 
 
-def sql_type(column: Column) -> sa.types.TypeEngine:
-    """The SQLAlchemy type of a column: the registry's, narrowed for keys on MariaDB."""
+def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine:
+    """The SQLAlchemy type of a column: the registry's, narrowed for keys on MariaDB.
+
+    ``keyed``: the column is part of a composite index or unique constraint.
+    """
     if column.info.python_type is str or column.info.sql is sqltypes.text:
         if column.max_length is not None:
             return sqltypes.bounded_text(column.max_length)
-        if column.primary_key or column.unique or column.index:
+        if column.primary_key or column.unique or column.index or keyed:
             return sqltypes.key_text()
     return column.info.sql()
 
@@ -66,7 +69,7 @@ def sql_columns(schema: TableSchema, dialect: str) -> list[tuple[str, Column, Co
 
 def is_rowid(column: Column, schema: TableSchema) -> bool:
     """True for an integer key SQLite keeps as the rowid (it must be declared INTEGER)."""
-    return (column.primary_key and schema.parent is None
+    return (column.primary_key and schema.parent is None and not schema.composite
             and column.info.sqlite_typeof == "integer")
 
 
@@ -125,9 +128,10 @@ def referenced_key(column: Column, schema: TableSchema, resolve: Resolve) -> tup
     target = schema if column.references is schema.cls else resolve(column.references)
     where = f"{schema.cls.__qualname__}.{column.name}"
     if target.parent is not None or target.primary_key is None:
-        raise SchemaError(f"{where} refers to {target.cls.__qualname__}, which has no primary "
-                          "key; a foreign key refers to a primary key", cls=schema.cls,
-                          field=column.name)
+        what = ("a composite key; a foreign key refers to a single-column key"
+                if target.composite else "no primary key; a foreign key refers to a primary key")
+        raise SchemaError(f"{where} refers to {target.cls.__qualname__}, which has {what}",
+                          cls=schema.cls, field=column.name)
     key = target.primary_key
     if key.info.python_type is not column.info.python_type or key.info.name != column.info.name:
         raise SchemaError(f"{where} is {column.info.name} but refers to "
@@ -142,10 +146,11 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
     is_child = schema.parent is not None
     items: list[sa.SchemaItem] = []
     taken = {c.name.casefold() for c in schema.columns}
+    keyed = {name for group in (*schema.indexes, *schema.unique) for name in group}
     for c in schema.columns:
         pk = c.primary_key and not is_child
         kwargs: dict = {"nullable": c.nullable, "primary_key": pk}
-        if pk and c.autoincrement:
+        if pk and c.autoincrement and not schema.composite:
             kwargs["autoincrement"] = True
         elif pk:
             kwargs["autoincrement"] = False
@@ -166,7 +171,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             name = _quote(c.name)
             checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
                                              name=f"type_{c.name}"))
-        type_ = sqltypes.SQLiteAny() if typeof else sql_type(c)
+        type_ = sqltypes.SQLiteAny() if typeof else sql_type(c, c.name in keyed)
         foreign: sa.ForeignKey | None = None
         if c.references is not None:
             target, key = referenced_key(c, schema, resolve)
@@ -221,6 +226,9 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
     table = sa.Table(schema.name, metadata, *items, info={SCHEMA_INFO: schema}, **options)
     for columns in schema.indexes:
         sa.Index(index_name(schema.name, columns), *(table.c[c] for c in columns))
+    for columns in schema.unique:
+        table.append_constraint(sa.UniqueConstraint(
+            *(table.c[c] for c in columns), name=index_name(schema.name, columns, "uq")))
     return table
 
 

@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
 
 from entityworks import (
     AwareDatetime,
+    ConfigurationError,
     EntityworksError,
     FilterError,
     Store,
@@ -318,3 +321,147 @@ def test_the_package_logger_is_silent_by_default() -> None:
 
     handlers = logging.getLogger("entityworks").handlers
     assert any(isinstance(h, logging.NullHandler) for h in handlers)
+
+
+# -- Store(engine=...) and engine_options ----------------------------------------------------
+def _adopted_engine(backend_url: str) -> sa.Engine:
+    if backend_url.startswith("sqlite"):
+        return sa.create_engine(backend_url, connect_args={"check_same_thread": False})
+    if backend_url.startswith("mysql"):
+        return sa.create_engine(sa.make_url(backend_url).update_query_dict(
+            {"charset": "utf8mb4"}))
+    return sa.create_engine(backend_url)
+
+
+def _session_settings(conn: sa.Connection) -> tuple:
+    name = conn.dialect.name
+    if name == "sqlite":
+        return (conn.exec_driver_sql("PRAGMA foreign_keys").scalar(),
+                conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
+                conn.exec_driver_sql("PRAGMA busy_timeout").scalar())
+    if name in ("mysql", "mariadb"):
+        mode, collation = conn.exec_driver_sql(
+            "SELECT @@sql_mode, @@collation_connection").one()
+        return ("STRICT_ALL_TABLES" in mode and "NO_AUTO_VALUE_ON_ZERO" in mode, collation)
+    return ()
+
+
+def test_store_on_a_given_engine_sets_up_its_connections(backend_url: str) -> None:
+    engine = _adopted_engine(backend_url)
+    with engine.connect() as early:  # a connection made before the store: set up later
+        early.exec_driver_sql("SELECT 1")
+    store = Store(engine=engine, busy_timeout=7)
+    other = Store(engine=engine)  # a second store on the same engine adds no listeners
+    try:
+        assert store.engine is engine and store.url == engine.url
+        assert len(engine.dispatch.begin) <= 1
+        store.create(Item)
+        items = _items()
+        assert store.insert_many(items) == 6
+        assert _snapshot(other) == items
+        with engine.connect() as conn:
+            settings = _session_settings(conn)
+        if store.dialect.name == "sqlite":
+            assert settings == (1, "wal", 7000)
+        elif store.dialect.name != "postgresql":
+            assert settings == (True, "utf8mb4_nopad_bin")
+        # a refused batch writes nothing, a rolled-back transaction keeps nothing
+        with pytest.raises(WriteError):
+            store.insert_many([Item(None, "new"), Item(None, "item-1")])
+        with pytest.raises(RuntimeError), store.transaction():
+            store.update(Item, values={"note": "gone"}, where={})
+            raise RuntimeError
+        assert _snapshot(store) == items
+    finally:
+        store.close()
+        other.close()
+    with engine.connect() as conn:  # closing the stores leaves the engine to its owner
+        assert conn.exec_driver_sql("SELECT 1").scalar() == 1
+    engine.dispose()
+
+
+def test_store_on_an_in_memory_engine_needs_one_connection() -> None:
+    with pytest.raises(ConfigurationError, match="StaticPool"):
+        Store(engine=sa.create_engine("sqlite://"))
+    engine = sa.create_engine("sqlite://", poolclass=StaticPool,
+                              connect_args={"check_same_thread": False})
+    with engine.begin() as conn:  # the user's own table, in the one in-memory database
+        conn.exec_driver_sql("CREATE TABLE mine (x INTEGER)")
+    store = Store(engine=engine)
+    store.create(Note)
+    store.insert(Note(None, "kept"))
+    assert {"mine", "note"} <= set(store.table_names())
+    assert [n.text for n in store.select(Note)] == ["kept"]
+
+
+def test_store_refuses_engines_it_cannot_work_with(tmp_path) -> None:
+    path = tmp_path / "x.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with pytest.raises(ConfigurationError, match="not both|no url"):
+        Store(path, engine=engine)
+    with pytest.raises(ConfigurationError, match="engine_options"):
+        Store(engine=engine, engine_options={"pool_size": 2})
+    with pytest.raises(ConfigurationError, match="echo"):
+        Store(engine=engine, echo=True)
+    with pytest.raises(ConfigurationError, match="sqlalchemy.Engine"):
+        Store(engine=f"sqlite:///{path}")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="AUTOCOMMIT"):
+        Store(engine=sa.create_engine(f"sqlite:///{path}", isolation_level="AUTOCOMMIT"))
+    with pytest.raises(ConfigurationError, match="AUTOCOMMIT"):
+        Store(engine=engine.execution_options(isolation_level="AUTOCOMMIT"))
+    assert not path.exists()  # nothing was created
+
+
+def test_engine_options_reach_the_engine(backend_url: str) -> None:
+    if backend_url.startswith("sqlite"):
+        options = {"pool_size": 3, "max_overflow": 0, "pool_timeout": 4.5}
+    else:
+        options = {"pool_size": 3, "max_overflow": 1, "pool_timeout": 4.5,
+                   "pool_recycle": 60, "pool_pre_ping": False}
+    store = Store(backend_url, engine_options=options)
+    try:
+        assert store.engine.pool.size() == 3
+        assert store.engine.pool.timeout() == 4.5
+        store.create(Note)
+        assert store.insert_many([Note(i, "x") for i in range(1, 4)]) == 3
+        assert store.count(Note) == 3
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"pool_size": "3"}, "'pool_size' must be an int >= 0, got '3'"),
+    ({"pool_size": -1}, "'pool_size' must be an int >= 0"),
+    ({"max_overflow": 1.5}, "'max_overflow' must be an int >= -1"),
+    ({"pool_timeout": float("nan")}, "'pool_timeout' must be a number"),
+    ({"pool_pre_ping": 1}, "'pool_pre_ping' must be True or False"),
+    ({"connect_args": [("timeout", 1)]}, "'connect_args' must be a dict"),
+    ({"echo": True}, "Store\\(echo=True\\)"),
+    ({"bogus_option": 1}, "bogus_option"),
+    ({"isolation_level": "SERIALIZABLE"}, "SQLite"),
+    ({"connect_args": {"timeout": 1}}, "busy_timeout"),
+    ([("pool_size", 1)], "must be a dict"),
+])
+def test_engine_options_are_checked(tmp_path, options: object, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        Store(tmp_path / "x.db", engine_options=options)  # type: ignore[arg-type]
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_engine_options_that_break_transactions_or_memory_are_refused(pg_url: str) -> None:
+    with pytest.raises(ConfigurationError, match="AUTOCOMMIT"):
+        Store(pg_url, engine_options={"isolation_level": "AUTOCOMMIT"})
+    with pytest.raises(ConfigurationError, match="AUTOCOMMIT"):
+        Store(pg_url, engine_options={"execution_options": {"isolation_level": "autocommit"}})
+    with pytest.raises(ConfigurationError, match="poolclass"):
+        Store("sqlite://", engine_options={"poolclass": sa.pool.QueuePool})
+    with pytest.raises(ConfigurationError, match="pool_size"):
+        Store("sqlite://", engine_options={"pool_size": 3})  # StaticPool has no size
+    with pytest.raises(ConfigurationError, match="busy_timeout"):
+        Store("sqlite://", busy_timeout=-1)
+    store = Store(pg_url, engine_options={"isolation_level": "SERIALIZABLE"})
+    try:
+        with store.engine.connect() as conn:
+            assert conn.get_isolation_level() == "SERIALIZABLE"
+    finally:
+        store.close()
