@@ -713,10 +713,12 @@ def entropy(files: Sequence[str], terse: bool, max_size: int | None, db: str) ->
 @click.option("--nested/--flat", default=None,
               help="Several tables: child rows inside their parent rows, or after them "
                    "(default: as imported, else flat).")
+@click.option("--diffgram", is_flag=True,
+              help="Write a .NET DiffGram (every row current and unchanged).")
 @db_option
 def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequence[str],
                order_by: Sequence[str], dataset: str | None, inline_schema: bool,
-               nested: bool | None, db: str) -> None:
+               nested: bool | None, diffgram: bool, db: str) -> None:
     """Export a table to XML plus XSD in the .NET DataTable.WriteXml shape.
 
     Child tables (a map's caves, rooms, corridors) travel in the same document. Several
@@ -729,12 +731,14 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
 
     from .files import check_output_path, is_stdio, stdout_output
 
+    if diffgram and inline_schema:
+        raise click.UsageError("a DiffGram carries no schema; drop --inline-schema")
     to_stdout = is_stdio(out)
     if is_stdio(xsd):
         raise click.BadParameter("the XSD needs a file path (standard output carries the XML); "
                                  "for one stream with its schema use --inline-schema",
                                  param_hint="--xsd")
-    several = len(tables) > 1 or nested is not None  # a DataSet of related tables
+    several = len(tables) > 1 or nested is not None or diffgram  # a DataSet
     if several and (wheres or order_by):
         raise click.UsageError("--where and --order-by apply to one table; a DataSet "
                                "is exported whole")
@@ -750,7 +754,8 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
         target: Any = stack.enter_context(stdout_output()) if to_stdout else out
         if several:
             counts = store.export_dataset(classes, target, xsd_path, dataset=dataset,
-                                          nested=nested, inline_schema=inline_schema)
+                                          nested=nested, inline_schema=inline_schema,
+                                          diffgram=diffgram)
         else:
             where = [parse_where(w, store.schema(classes[0])) for w in wheres]
             counts = {tables[0]: store.export_xml(
@@ -827,7 +832,17 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
 
     if table_name is None:
         from .dataset import is_dataset
+        from .diffgram import is_diffgram
         from .xsd import load_inline_xsd, load_xsd
+
+        if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+            store = open_store(db, must_exist=True)
+            changes = store.import_diffgram(xml_file, xsd)
+            done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
+                             f"{c.deleted} deleted, {c.unchanged} unchanged"
+                             for t, c in changes.items())
+            click.echo(f"applied {shown} ({done}) ({display_db(store)})")
+            return
 
         model = load_xsd(xsd) if xsd else load_inline_xsd(xml_file)
         if model is not None and is_dataset(model):  # several related tables

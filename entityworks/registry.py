@@ -566,12 +566,20 @@ def _decimal_from_arrow(text: str) -> decimal.Decimal:
     return check_decimal(value)
 
 
-_FRACTION = re.compile(r"(\.\d{6})\d+")
+_FRACTION = re.compile(r"(\.\d{6})(\d+)")
+
+
+def _microseconds_only(match: re.Match[str]) -> str:
+    # .NET writes up to 7 fractional digits (ticks of 100 ns); Python keeps microseconds:
+    # trailing zeros go, a finer value is refused rather than cut.
+    if match[2].strip("0"):
+        raise ValueError(f"{match[0]!r}: finer than a microsecond, which Python's datetime "
+                         "and timedelta cannot hold")
+    return match[1]
 
 
 def _datetime_from_text(text: str) -> dt.datetime:
-    # .NET writes up to 7 fractional digits; Python keeps microseconds.
-    return dt.datetime.fromisoformat(_FRACTION.sub(r"\1", text.strip()))
+    return dt.datetime.fromisoformat(_FRACTION.sub(_microseconds_only, text.strip()))
 
 
 def _naive_datetime_from_text(text: str) -> dt.datetime:
@@ -625,7 +633,7 @@ def _date_from_text(text: str) -> dt.date:
 
 
 def _time_from_text(text: str) -> dt.time:
-    t = _FRACTION.sub(r"\1", text.strip())
+    t = _FRACTION.sub(_microseconds_only, text.strip())
     if "T" in t:  # .NET keeps xs:time in a local DateTime and writes a full dateTime:
         return _datetime_from_text(t).time()  # its wall-clock time is the value
     return sqltypes.require_naive_time(dt.time.fromisoformat(t))  # the Store's rule
@@ -651,7 +659,11 @@ def _timedelta_from_text(text: str) -> dt.timedelta:
     m = _DURATION.fullmatch(text.strip())
     if not m or text.strip() in ("P", "-P") or text.strip().endswith("T"):
         raise ValueError(f"not an xs:duration of days and time: {text!r}")
-    fraction = (m["fraction"] or "0")[:6].ljust(6, "0")
+    fraction = m["fraction"] or "0"
+    if fraction[6:].strip("0"):
+        raise ValueError(f"{text.strip()!r}: finer than a microsecond, which Python's "
+                         "timedelta cannot hold")
+    fraction = fraction[:6].ljust(6, "0")
     td = dt.timedelta(days=int(m["days"] or 0), hours=int(m["hours"] or 0),
                       minutes=int(m["minutes"] or 0), seconds=int(m["seconds"] or 0),
                       microseconds=int(fraction))

@@ -1129,16 +1129,26 @@ class Store:
 
         return import_dataset(self, xml_path, xsd_path)
 
+    def import_diffgram(self, xml_path: str | Path, xsd_path: str | Path | None = None
+                        ) -> dict[str, Any]:
+        """Apply a .NET DiffGram (inserts, updates, deletes matched by key) in one
+        transaction; a conflict with the stored rows refuses it whole. Returns a
+        :class:`entityworks.diffgram.Changes` per table. See :mod:`entityworks.diffgram`."""
+        from .diffgram import import_diffgram
+
+        return import_diffgram(self, xml_path, xsd_path)
+
     def export_dataset(self, tables: Sequence[type | str], xml_path: Any,
                        xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                       nested: bool | None = None, inline_schema: bool = False
-                       ) -> dict[str, int]:
+                       nested: bool | None = None, inline_schema: bool = False,
+                       diffgram: bool = False) -> dict[str, int]:
         """Write ``tables`` (classes or table names) as one DataSet document, with their
-        relations (``references`` metadata, or as imported) flat or ``nested``."""
+        relations (``references`` metadata, or as imported) flat or ``nested``;
+        ``diffgram`` writes a .NET DiffGram of unchanged rows instead."""
         from .dataset import export_dataset
 
         return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
-                              nested=nested, inline_schema=inline_schema)
+                              nested=nested, inline_schema=inline_schema, diffgram=diffgram)
 
     def import_xml(self, cls: type, xml_path: str | Path,
                    xsd_path: str | Path | None = None) -> int:
