@@ -12,9 +12,9 @@ import dataclasses
 import hashlib
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
@@ -39,6 +39,31 @@ ON_DELETE = ("no action", "restrict", "cascade", "set null")
 FOREIGN_KEY = "foreign_key"
 
 
+_T = TypeVar("_T")
+_C = TypeVar("_C")
+
+
+# The overloads tell type checkers what ``dataclasses.field`` tells them: a field given a
+# ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
+# value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
+@overload
+def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
+           index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
            max_length: int | None = None, references: type | str | None = None,
            on_delete: str | None = None, name: str | None = None, **field_kwargs: Any) -> Any:
@@ -71,9 +96,15 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
-def primary_key(**field_kwargs: Any) -> Any:
-    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
-    return column(primary_key=True, **field_kwargs)
+if TYPE_CHECKING:
+    # Checkers accept a field without a default after ``sku: str = primary_key()`` (as the
+    # runtime does) only when they see a ``dataclasses.field`` call; primary_key takes exactly
+    # field's arguments, so it is typed as field itself.
+    from dataclasses import field as primary_key
+else:
+    def primary_key(**field_kwargs: Any) -> Any:
+        """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
+        return column(primary_key=True, **field_kwargs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +243,7 @@ def snake_case(name: str) -> str:
 
 def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
           unique: Sequence[Sequence[str]] = (),
-          compact_children: bool = False) -> Callable[[type], type]:
+          compact_children: bool = False) -> Callable[[type[_C]], type[_C]]:
     """Class decorator setting the table name: ``@table("levels")``.
 
     ``indexes`` adds composite indexes, each a sequence of column names, e.g.
@@ -236,7 +267,7 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
                 raise SchemaError(f"table {name!r}: {what} is a non-empty sequence of "
                                   f"distinct column names, got {group!r}")
 
-    def apply(cls: type) -> type:
+    def apply(cls: type[_C]) -> type[_C]:
         cls.__tablename__ = name  # type: ignore[attr-defined]
         cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
         cls.__table_unique__ = uniques  # type: ignore[attr-defined]

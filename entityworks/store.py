@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import starmap
 from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -62,6 +62,9 @@ from .sqllog import (
     watch,
 )
 from .tables import SCHEMA_INFO, Live, build_tables, companions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -749,7 +752,7 @@ class Store:
                 "for a class: update(Cls, values={...}, where=...)")
         obj = target
         if self._point_write(obj, "update"):
-            return
+            return None
         model = self._model_for([obj])
         keys = model.schema.require_keys("update")
         with _unset_fields_named(model, [obj]):
@@ -772,6 +775,7 @@ class Store:
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
+        return None
 
     def _update_where(self, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
         """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
@@ -1127,16 +1131,26 @@ class Store:
 
         return import_dataset(self, xml_path, xsd_path)
 
+    def import_diffgram(self, xml_path: str | Path, xsd_path: str | Path | None = None
+                        ) -> dict[str, Any]:
+        """Apply a .NET DiffGram (inserts, updates, deletes matched by key) in one
+        transaction; a conflict with the stored rows refuses it whole. Returns a
+        :class:`entityworks.diffgram.Changes` per table. See :mod:`entityworks.diffgram`."""
+        from .diffgram import import_diffgram
+
+        return import_diffgram(self, xml_path, xsd_path)
+
     def export_dataset(self, tables: Sequence[type | str], xml_path: Any,
                        xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                       nested: bool | None = None, inline_schema: bool = False
-                       ) -> dict[str, int]:
+                       nested: bool | None = None, inline_schema: bool = False,
+                       diffgram: bool = False) -> dict[str, int]:
         """Write ``tables`` (classes or table names) as one DataSet document, with their
-        relations (``references`` metadata, or as imported) flat or ``nested``."""
+        relations (``references`` metadata, or as imported) flat or ``nested``;
+        ``diffgram`` writes a .NET DiffGram of unchanged rows instead."""
         from .dataset import export_dataset
 
         return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
-                              nested=nested, inline_schema=inline_schema)
+                              nested=nested, inline_schema=inline_schema, diffgram=diffgram)
 
     def import_xml(self, cls: type, xml_path: str | Path,
                    xsd_path: str | Path | None = None) -> int:
@@ -1145,7 +1159,7 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
         from .frames import store_to_arrow
 

@@ -411,8 +411,8 @@ class _Chunks:
         self.lock = threading.Lock()
 
     def take(self, most: int | None = None) -> tuple[int, int] | None:
-        """The next range (at most ``most`` puzzles when given), or None when no work is
-        left or the job was stopped."""
+        """The next range, or None when no work is left or the job was stopped. ``most``
+        caps automatic chunks (a fixed ``size`` is what progress reports promise)."""
         with self.lock:
             start = self.next
             if start >= self.total or self.stopped:
@@ -424,8 +424,8 @@ class _Chunks:
             else:
                 share = (self.total - start) // (8 * self.workers)
                 size = min(_MAX_CHUNK, max(_MIN_CHUNK, share))
-            if most is not None:
-                size = min(size, most)
+                if most is not None:
+                    size = min(size, most)
             self.next = min(start + size, self.total)
             return start, self.next
 
@@ -446,7 +446,7 @@ def solve_many(
     thread after each finished chunk: ``batch_size`` puzzles when given, otherwise up to
     256, smaller near the end. ``workers=None`` means every available core, used only when
     the job proves big enough to repay it (a couple of milliseconds of solving); an
-    explicit ``workers > 1`` always starts that many workers.
+    explicit ``workers > 1`` starts that many workers whenever there is more than one chunk.
 
     The workers are threads, the calling thread among them, taking chunks from a shared
     counter until none is left: the compiled engine checks and solves a chunk with the GIL
@@ -540,13 +540,14 @@ def solve_many(
         if progress is not None:
             progress(done, total)
 
+    explicit = n_workers > 1 and workers is not None
     probing = n_workers > 1 and workers is None
-    if n_workers > 1 and not probing:
-        start_helpers()
     began = time.perf_counter()
     most = _MIN_CHUNK
     try:
         while (span := chunks.take(most if probing else None)) is not None:
+            if explicit and not threads and span[1] < total:  # more than one chunk
+                start_helpers()
             if not solve_chunk(*span):
                 break
             report(span[1] - span[0])
@@ -554,7 +555,7 @@ def solve_many(
                 report(reports.get())
             if probing:
                 most *= 2
-                if time.perf_counter() - began > _PARALLEL_AFTER:
+                if time.perf_counter() - began > _PARALLEL_AFTER and chunks.next < total:
                     probing = False
                     start_helpers()
         while running:  # the helpers' last chunks

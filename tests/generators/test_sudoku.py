@@ -408,7 +408,9 @@ def _mixed_job() -> list[str | sudoku.NamedPuzzle]:
     return job
 
 
-@pytest.mark.parametrize(("workers", "batch_size"), [(2, None), (3, 5), (2, 1000)])
+@pytest.mark.parametrize(
+    ("workers", "batch_size"), [(2, None), (3, 5), (2, 1000), (None, 7), (None, None)]
+)
 def test_threaded_solve_many_keeps_order_answers_and_progress(
     workers: int, batch_size: int | None
 ) -> None:
@@ -438,8 +440,8 @@ def test_guided_chunks_cover_the_job_in_order_and_shrink_towards_the_end() -> No
     assert sizes == sorted(sizes, reverse=True)
     capped = sudoku._Chunks(40, None, 2)  # 37 left: 37 // 16 < 4
     assert capped.take(3) == (0, 3) and capped.take() == (3, 3 + sudoku._MIN_CHUNK)
-    fixed = sudoku._Chunks(10, 4, 2)
-    assert [fixed.take(), fixed.take(), fixed.take(), fixed.take()] == [
+    fixed = sudoku._Chunks(10, 4, 2)  # a given batch size is kept, whatever the cap
+    assert [fixed.take(1), fixed.take(), fixed.take(), fixed.take()] == [
         (0, 4), (4, 8), (8, 10), None
     ]
 
