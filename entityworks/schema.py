@@ -49,19 +49,22 @@ _C = TypeVar("_C")
 @overload
 def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
            max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> _T: ...
 @overload
 def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
            index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> _T: ...
 @overload
 def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
            max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
