@@ -358,7 +358,6 @@ def display(value: Any, *, text: bool = True) -> Any:
     import datetime as dt
     import decimal
     import enum
-    import json
     import uuid
 
     np = sys.modules.get("numpy")
@@ -368,7 +367,9 @@ def display(value: Any, *, text: bool = True) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list | tuple):
-        return json.dumps(value, default=str) if text else value
+        from .jsonout import dumps
+
+        return dumps(value) if text else value
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
@@ -382,14 +383,14 @@ def display(value: Any, *, text: bool = True) -> Any:
     return value
 
 
-def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
-    """Rows as an aligned text table, CSV or JSON (a list of objects)."""
-    if fmt == "json":
-        import json
+def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *,
+                arrays: str = "lists") -> str:
+    """Rows as an aligned text table, CSV, JSON (an array of objects, one per line) or JSON
+    Lines; JSON in the standard forms of :mod:`entityworks.jsonout`."""
+    if fmt in ("json", "jsonl"):
+        from .jsonout import rows_json
 
-        data = [{c: display(v, text=False) for c, v in zip(columns, r, strict=True)}
-                for r in rows]
-        return json.dumps(data, indent=2, default=str, allow_nan=True)
+        return rows_json(columns, rows, arrays=arrays, lines=fmt == "jsonl")
     if fmt == "csv":
         import csv
         import io
@@ -515,14 +516,23 @@ def _cluster_client(address: str | None) -> Any:
 @click.option("--limit", type=click.IntRange(min=0), help="At most this many rows.")
 @click.option("--offset", type=click.IntRange(min=0), help="Skip this many rows.")
 @click.option("--columns", "-c", metavar="A,B,...", help="Only these columns, in this order.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
-              default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]),
+              default="table", show_default=True,
+              help="json: an array of objects, one per line; jsonl: one object per line.")
+@click.option("--arrays", type=click.Choice(["lists", "base64"]), default="lists",
+              show_default=True,
+              help="JSON form of grids: nested lists (grid[y][x]), or base64 of the C-order "
+                   "bytes with dtype and shape.")
 @db_option
 def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit: int | None,
-          offset: int | None, columns: str | None, fmt: str, db: str) -> None:
+          offset: int | None, columns: str | None, fmt: str, arrays: str, db: str) -> None:
     """Print rows of a table; filters become bound parameters, never SQL text.
 
+    JSON output is strict (json.loads, jq): grids as nested lists (or --arrays base64),
+    NaN and infinities as the strings "NaN", "INF", "-INF", Decimals, dates, times,
+    durations, UUIDs and bytes as their XML text (bytes in base64).
     Example: entityworks query maps -w kind=caves -w region_count=1 -o -largest_region
+    Example: entityworks query maps --format json -c id,grid --limit 1 | jq '.[0].grid[0]'
     """
     store = open_store(db, must_exist=True)
     cls = resolve_table(store, table_name)
@@ -536,7 +546,7 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
         picks = [names.index(schema.column(c).name) for c in chosen]
         rows = [tuple(r[i] for i in picks) for r in rows]
         names = chosen
-    click.echo(format_rows(names, rows, fmt))
+    click.echo(format_rows(names, rows, fmt, arrays=arrays))
 
 
 def _load_map(db: str, map_id: int) -> MapRecord:

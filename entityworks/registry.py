@@ -68,7 +68,7 @@ class Companion:
     join: Callable[[Any, Any], Any]
     #: What it keeps, for error messages: "the UTC offset".
     keeps: str
-    sql: Callable[[], sa.types.TypeEngine] = sqltypes.small_integer
+    sql: Callable[[], sa.types.TypeEngine[Any]] = sqltypes.small_integer
     arrow: Callable[[], Any] | None = None
 
     def column(self, name: str) -> str:
@@ -86,7 +86,7 @@ class TypeInfo:
 
     name: str
     python_type: Any
-    sql: Callable[[], sa.types.TypeEngine]
+    sql: Callable[[], sa.types.TypeEngine[Any]]
     arrow: Callable[[], Any]
     xsd: str
     to_text: Callable[[Any], str]
@@ -177,7 +177,13 @@ class TypeRegistry:
         self._memo.clear()
         return info
 
-    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory | None = None):
+    @typing.overload
+    def register_factory(self, predicate: Callable[[Any], bool], factory: None = None
+                         ) -> Callable[[Factory], Factory]: ...
+    @typing.overload
+    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory) -> Factory: ...
+    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory | None = None
+                         ) -> Callable[[Factory], Factory] | Factory:
         """Register a factory building a TypeInfo for every type ``predicate`` accepts.
 
         Newer factories win. Usable as a decorator: ``@registry.register_factory(pred)``.
@@ -289,10 +295,10 @@ def _hashable(x: Any) -> bool:
 
 
 def _type_name(tp: Any) -> str:
-    return getattr(tp, "__qualname__", None) if isinstance(tp, type) else repr(tp)
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)
 
 
-def _pa():
+def _pa() -> types.ModuleType:
     import pyarrow
 
     return pyarrow
@@ -325,7 +331,7 @@ def check_bool(value: Any) -> bool:
     raise _refused("a bool", value, hint)
 
 
-def check_int(value: Any) -> int:
+def check_int(value: object) -> int:
     if type(value) is not int:
         if not isinstance(value, int):
             raise _refused("an int", value)
@@ -351,7 +357,7 @@ def check_float(value: Any) -> float:
     raise _refused("a float", value)
 
 
-def check_str(value: Any) -> str:
+def check_str(value: object) -> str:
     if type(value) is not str:
         if not isinstance(value, str):
             raise _refused("a str", value)
@@ -373,7 +379,7 @@ def check_bytes(value: Any) -> bytes:
     raise _refused("bytes", value, hint)
 
 
-def check_decimal(value: Any) -> decimal.Decimal:
+def check_decimal(value: object) -> decimal.Decimal:
     """Finite, not -0, no positive exponent, at most 35 digits before the point and 30 after.
 
     Every backend and format keeps such a Decimal exactly, exponent included; xs:decimal and
@@ -408,7 +414,7 @@ def _plain_datetime(value: dt.datetime) -> dt.datetime:
                        value.second, value.microsecond, value.tzinfo, fold=value.fold)
 
 
-def check_datetime(value: Any) -> dt.datetime:
+def check_datetime(value: object) -> dt.datetime:
     if type(value) is not dt.datetime:
         if not isinstance(value, dt.datetime):
             raise _refused("a datetime", value)
@@ -432,7 +438,7 @@ def format_offset(offset: dt.timedelta) -> str:
     return text
 
 
-def check_aware_datetime(value: Any) -> dt.datetime:
+def check_aware_datetime(value: object) -> dt.datetime:
     """A datetime with a UTC offset of whole minutes within ±14:00 (xs:dateTime's offsets),
     whose UTC instant is a datetime too."""
     if type(value) is not dt.datetime:
@@ -466,7 +472,7 @@ def check_date(value: Any) -> dt.date:
     return dt.date(value.year, value.month, value.day)
 
 
-def check_time(value: Any) -> dt.time:
+def check_time(value: object) -> dt.time:
     if type(value) is not dt.time:
         if not isinstance(value, dt.time):
             raise _refused("a time", value)
@@ -477,7 +483,7 @@ def check_time(value: Any) -> dt.time:
     return value
 
 
-def check_timedelta(value: Any) -> dt.timedelta:
+def check_timedelta(value: object) -> dt.timedelta:
     if type(value) is not dt.timedelta:
         if not isinstance(value, dt.timedelta):
             raise _refused("a timedelta", value)

@@ -25,12 +25,12 @@ SCALED_DECIMAL_DIALECTS = ("sqlite", "mysql", "mariadb", "mssql")
 UTC = dt.UTC
 
 
-def big_integer() -> sa.types.TypeEngine:
+def big_integer() -> sa.types.TypeEngine[Any]:
     """BIGINT, but INTEGER on SQLite so that an integer key is the rowid (autoincrement)."""
     return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
-class SQLiteAny(sa.types.UserDefinedType):
+class SQLiteAny(sa.types.UserDefinedType[Any]):
     """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
     it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
 
@@ -45,7 +45,7 @@ class SQLiteAny(sa.types.UserDefinedType):
         return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
 
 
-def small_integer() -> sa.types.TypeEngine:
+def small_integer() -> sa.types.TypeEngine[Any]:
     """SMALLINT (INTEGER on SQLite, whose STRICT tables know no SMALLINT): companion values."""
     return sa.SmallInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -57,56 +57,56 @@ MARIADB_CHARSET = "utf8mb4"
 MARIADB_COLLATION = "utf8mb4_nopad_bin"
 
 
-def text() -> sa.types.TypeEngine:
+def text() -> sa.types.TypeEngine[Any]:
     """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
     return sa.Text().with_variant(
         mysql.LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
-    ).with_variant(mssql.NVARCHAR("max"), "mssql")
+    ).with_variant(mssql.NVARCHAR("max"), "mssql")  # type: ignore[arg-type]  # SQL Server's max
 
 
-def key_text(length: int = 255) -> sa.types.TypeEngine:
+def key_text(length: int = 255) -> sa.types.TypeEngine[Any]:
     """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
     return sa.Text().with_variant(
         mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
     ).with_variant(sa.Unicode(length), "mssql")
 
 
-def bounded_text(length: int) -> sa.types.TypeEngine:
+def bounded_text(length: int) -> sa.types.TypeEngine[Any]:
     """VARCHAR(length); plain TEXT on SQLite, whose STRICT tables know no VARCHAR."""
     return sa.String(length).with_variant(sa.Text(), "sqlite").with_variant(
         mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL)
 
 
-def double() -> sa.types.TypeEngine:
+def double() -> sa.types.TypeEngine[Any]:
     """DOUBLE PRECISION; REAL on SQLite (the name its STRICT tables accept)."""
     return sa.Double().with_variant(sa.REAL(), "sqlite")
 
 
-def boolean() -> sa.types.TypeEngine:
+def boolean() -> sa.types.TypeEngine[Any]:
     """BOOLEAN; INTEGER 0/1 on SQLite."""
     return sa.Boolean().with_variant(sa.Integer(), "sqlite")
 
 
-def binary() -> sa.types.TypeEngine:
+def binary() -> sa.types.TypeEngine[Any]:
     """Unbounded bytes (LONGBLOB on MariaDB)."""
     return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL).with_variant(
-        mssql.VARBINARY("max"), "mssql")
+        mssql.VARBINARY("max"), "mssql")  # type: ignore[no-untyped-call]
 
 
-def json_text() -> sa.types.TypeEngine:
+def json_text() -> sa.types.TypeEngine[Any]:
     """JSON kept as the exact text we wrote (key order and float spelling preserved)."""
     return text()
 
 
-def date() -> sa.types.TypeEngine:
+def date() -> sa.types.TypeEngine[Any]:
     return ISODate()
 
 
-def time() -> sa.types.TypeEngine:
+def time() -> sa.types.TypeEngine[Any]:
     return ISOTime()
 
 
-def uuid_type() -> sa.types.TypeEngine:
+def uuid_type() -> sa.types.TypeEngine[Any]:
     return UUIDType()
 
 
@@ -136,7 +136,7 @@ def require_naive_time(value: Any) -> dt.time:
     return value
 
 
-class ExactDecimal(sa.types.TypeDecorator):
+class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     """Decimal as a number: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, sortable text
     on SQLite.
 
@@ -148,7 +148,7 @@ class ExactDecimal(sa.types.TypeDecorator):
     impl = sa.Numeric
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
@@ -228,7 +228,7 @@ def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
     return decimal.Decimal((sign, digits[:-cut] or (0,), target))
 
 
-class _SQLiteText(sa.types.TypeDecorator):
+class _SQLiteText(sa.types.TypeDecorator[Any]):
     """A native type elsewhere, ISO 8601 text on SQLite (sortable, exact, STRICT-friendly).
 
     Subclasses name the native type (``native``) and the text form (``to_iso``/``from_iso``).
@@ -237,16 +237,16 @@ class _SQLiteText(sa.types.TypeDecorator):
     impl = sa.Text
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
 
     def to_iso(self, value: Any) -> str:
-        return value.isoformat()
+        return str(value.isoformat())
 
     def from_iso(self, text: str) -> Any:
         raise NotImplementedError
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         return dialect.type_descriptor(self.native(dialect))
@@ -267,11 +267,11 @@ class NaiveDateTime(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name in _MYSQL:
             return mysql.DATETIME(fsp=6)
         if dialect.name == "mssql":
-            return mssql.DATETIME2(precision=6)
+            return mssql.DATETIME2(precision=6)  # type: ignore[no-untyped-call]
         return sa.DateTime(timezone=False)
 
     def to_iso(self, value: dt.datetime) -> str:
@@ -286,7 +286,7 @@ class ISODate(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return mssql.DATE() if dialect.name == "mssql" else sa.Date()
 
     def to_iso(self, value: Any) -> str:
@@ -304,9 +304,9 @@ class ISOTime(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "mssql":
-            return mssql.TIME(precision=6)
+            return mssql.TIME(precision=6)  # type: ignore[no-untyped-call]
         return mysql.TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
 
     def to_iso(self, value: dt.time) -> str:
@@ -326,7 +326,7 @@ class UUIDType(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return sa.Uuid(native_uuid=dialect.name not in _MYSQL)
 
     def to_iso(self, value: Any) -> str:
@@ -342,7 +342,7 @@ class UUIDType(_SQLiteText):
         return uuid.UUID(text)
 
 
-class AwareDateTime(sa.types.TypeDecorator):
+class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
     """An instant: TIMESTAMPTZ on PostgreSQL, UTC DATETIME(6) on MariaDB, UTC ISO text on SQLite.
 
     The column holds the instant alone, in UTC, so that filters and ORDER BY compare instants
@@ -352,13 +352,14 @@ class AwareDateTime(sa.types.TypeDecorator):
     impl = sa.DateTime
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
             return dialect.type_descriptor(mysql.DATETIME(fsp=6))
         if dialect.name == "mssql":
-            return dialect.type_descriptor(mssql.DATETIMEOFFSET(precision=6))
+            return dialect.type_descriptor(
+                mssql.DATETIMEOFFSET(precision=6))  # type: ignore[no-untyped-call]
         return dialect.type_descriptor(postgresql.TIMESTAMP(timezone=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
