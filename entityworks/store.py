@@ -55,7 +55,6 @@ from .schema import (
 )
 from .sqllog import (
     INFO,
-    before_cursor_execute,
     log_statement,
     sql_logger,
     store_logger,
@@ -96,10 +95,9 @@ def _logged(statement: str, rows: Any, how: str) -> Any:
 
 
 def _listened(engine: sa.Engine) -> bool:
-    """True when statements are listened to by someone other than our SQL logger."""
+    """True when someone listens to statements (our SQL logger uses other events)."""
     dispatch = engine.dispatch
-    return bool(dispatch.after_cursor_execute) or any(
-        fn is not before_cursor_execute for fn in dispatch.before_cursor_execute)
+    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
 
 
 def _setup(cursor: Any, sql: str) -> None:
