@@ -120,15 +120,23 @@ def test_sdist_carries_the_license_changelog_and_spdx_metadata(tmp_path: Path) -
         pytest.skip("setuptools is not installed in this environment")
     if tuple(int(p) for p in setuptools.__version__.split(".")[:2]) < (77, 0):
         pytest.skip(f"setuptools {setuptools.__version__} predates PEP 639")
+    # a copy of the tree: the build writes entityworks.egg-info, which importlib.metadata
+    # would otherwise find beside the checkout
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", ".ci-venv*", "*.egg-info", "build", "dist", "__pycache__", "*.db",
+        ".*_cache", ".hypothesis", "demo-output", "entityworks-demo"))
+    out = tmp_path / "dist"
+    out.mkdir()
     done = subprocess.run(
         [sys.executable, "-W", "always", "-c",
-         f"from setuptools import build_meta; print(build_meta.build_sdist({str(tmp_path)!r}))"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+         f"from setuptools import build_meta; print(build_meta.build_sdist({str(out)!r}))"],
+        cwd=source, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     complaints = [line for line in (done.stdout + done.stderr).lower().splitlines()
                   if "licen" in line and ("deprecat" in line or "warn" in line)]
     assert not complaints, complaints
-    [sdist] = tmp_path.glob("entityworks-*.tar.gz")
+    [sdist] = out.glob("entityworks-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
         info = tar.extractfile(f"{sdist.name[:-len('.tar.gz')]}/PKG-INFO").read().decode()
