@@ -506,3 +506,28 @@ def test_readme_everyday_examples_run_as_written(tmp_path, monkeypatch,
     assert ns["store"].engine is ns["engine"] and ns["store"].count(level) == store.count(level)
     ns["store"].close()
     store.close()
+
+
+@dataclass
+class Shelf:
+    id: int
+    label: str
+
+
+@dataclass
+class Book:
+    id: int
+    title: str
+    shelf_id: int | None = column(references=Shelf, default=None)
+
+
+def test_update_to_a_missing_reference_names_the_column(store: Store) -> None:
+    store.create(Book)
+    store.insert_many([Shelf(1, "a"), Shelf(2, "b")])
+    store.insert_many([Book(1, "x", 1), Book(2, "y", 1), Book(3, "z", None)])
+    assert store.update(Book, values={"shelf_id": 2}, where={"shelf.label": "a"}) == 2
+    with pytest.raises(WriteError, match="nothing was written") as info:
+        store.update(Book, values={"shelf_id": 99, "title": "moved"}, where={})
+    assert info.value.column == "shelf_id"
+    assert [(b.title, b.shelf_id) for b in store.select(Book, order_by="id")] == [
+        ("x", 2), ("y", 2), ("z", None)]
