@@ -49,24 +49,27 @@ _C = TypeVar("_C")
 @overload
 def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
            max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> _T: ...
 @overload
 def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
            index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> _T: ...
 @overload
 def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
            max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
            max_length: int | None = None, references: type | str | None = None,
-           on_delete: str | None = None, **field_kwargs: Any) -> Any:
+           on_delete: str | None = None, name: str | None = None, **field_kwargs: Any) -> Any:
     """A ``dataclasses.field`` carrying column options.
 
     ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
@@ -74,11 +77,15 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
     table; ``on_delete`` (one of :data:`ON_DELETE`, default ``"no action"``) says what
     deleting an author does to the rows referring to it. A class not defined yet (the
     class itself, for a tree) is named by a string: ``references="Employee"``.
+    ``name`` is the column's name in the database when it differs from the field's (the
+    Python side, filters, XML and Arrow keep the field's name).
     """
     metadata = dict(field_kwargs.pop("metadata", None) or {})
     metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
     if max_length is not None:
         metadata["max_length"] = max_length
+    if name is not None:
+        metadata["column_name"] = check_name(name, "column name")
     if references is not None or on_delete is not None:
         if not (isinstance(references, str) and references.isidentifier()
                 or isinstance(references, type) and dataclasses.is_dataclass(references)):
@@ -119,6 +126,13 @@ class Column:
     references: type | None = None
     #: What deleting the referenced row does (one of :data:`ON_DELETE`).
     on_delete: str | None = None
+    #: The column's name in the database when it is not the field's (``column(name=...)``).
+    column_name: str | None = None
+
+    @property
+    def sql_name(self) -> str:
+        """The column's name in the database (``name`` is the field's)."""
+        return self.column_name or self.name
 
     @property
     def autoincrement(self) -> bool:
@@ -164,6 +178,15 @@ class TableSchema:
     def field_columns(self) -> tuple[Column, ...]:
         """The columns that are fields of the dataclass (a child's extra columns excluded)."""
         return self.columns[2:] if self.parent is not None else self.columns
+
+    @property
+    def renamed(self) -> bool:
+        """True when a column's name in the database differs from its field's."""
+        return any(c.column_name is not None for c in self.columns)
+
+    def by_sql_name(self, name: str) -> Column | None:
+        """The column whose name in the database is ``name``."""
+        return next((c for c in self.columns if c.sql_name == name), None)
 
     def column(self, name: str) -> Column:
         """The column called ``name``; :class:`UnknownColumnError` if there is none."""
@@ -360,7 +383,7 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                                   "Optional; use an empty list", cls=cls, field=f.name)
             child_fields.append((f.name, item))
             continue
-        meta = f.metadata or {}
+        meta: Mapping[str, Any] = f.metadata or {}
         is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
         if is_pk:
             marked.append(f.name)
@@ -379,7 +402,8 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         columns.append(Column(
             f.name, tp, info, nullable, primary_key=is_pk,
             unique=bool(meta.get("unique")), index=bool(meta.get("index")),
-            max_length=meta.get("max_length"), references=references, on_delete=on_delete))
+            max_length=meta.get("max_length"), references=references, on_delete=on_delete,
+            column_name=meta.get("column_name")))
     if len(marked) > 1:
         if parent is not None:
             raise SchemaError(f"{cls.__qualname__}: the items of a child table cannot have a "
@@ -397,7 +421,7 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         for i, c in enumerate(columns):
             if c.name == "id":
                 columns[i] = dataclasses.replace(c, primary_key=True)
-    _check_unique_names(cls, [c.name for c in columns])
+    _check_unique_names(cls, [c.sql_name for c in columns])
     for c in columns:
         if c.primary_key and c.info.python_type is float:
             raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
@@ -410,9 +434,9 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
     uniques: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_unique__", ())
     for group in (*indexes, *uniques):
-        for c in group:
-            if c not in names:
-                raise UnknownColumnError(name, c, [c.name for c in columns])
+        for wanted in group:
+            if wanted not in names:
+                raise UnknownColumnError(name, wanted, [c.name for c in columns])
     compact = bool(cls.__dict__.get("__table_compact_children__", False))
     schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
                          key_columns=keys, unique=uniques)

@@ -55,7 +55,6 @@ from .schema import (
 )
 from .sqllog import (
     INFO,
-    before_cursor_execute,
     log_statement,
     sql_logger,
     store_logger,
@@ -96,10 +95,9 @@ def _logged(statement: str, rows: Any, how: str) -> Any:
 
 
 def _listened(engine: sa.Engine) -> bool:
-    """True when statements are listened to by someone other than our SQL logger."""
+    """True when someone listens to statements (our SQL logger uses other events)."""
     dispatch = engine.dispatch
-    return bool(dispatch.after_cursor_execute) or any(
-        fn is not before_cursor_execute for fn in dispatch.before_cursor_execute)
+    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
 
 
 def _setup(cursor: Any, sql: str) -> None:
@@ -289,7 +287,8 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
                 raise ConfigurationError(
                     f"engine=: its connections use the character set {charset!r}, which "
-                    "cannot hold every character; add ?charset=utf8mb4 to the engine's URL")
+                    "cannot hold every character; create the engine with the charset "
+                    "utf8mb4 (?charset=utf8mb4 in its URL)")
             # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
             # would otherwise replace it with a generated one), and make a division by zero
             # an error (the upsert guard relies on it).
@@ -795,17 +794,11 @@ class Store:
         condition = compile_where(where, table, model.schema)
         if condition is not None:
             stmt = stmt.where(condition)
-        try:
-            with self._connection(write=True) as conn:
-                return int(conn.execute(stmt).rowcount)
-        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as exc:
-            message = _error_text(exc)
-            key = model.schema.primary_key
-            column = _column_from_message(message, list(assignments), key.name if key else None)
-            raise WriteError(f"{model.schema.name}: cannot update"
-                             + (f", column {column!r}" if column else "")
-                             + f": {message}; nothing was written",
-                             table=model.schema.name, column=column) from exc
+        with self._connection(write=True) as conn:
+            # a refusal names the column (a broken foreign key's too) and keeps nothing
+            result = self._guard(conn, model, lambda: conn.execute(stmt), _counting_from(0),
+                                 single=assignments)
+            return int(result.rowcount)
 
     def _update_assignments(self, model: _Model, values: Any) -> dict[str, Any]:
         """``values`` (field column -> value) as SQL column -> encoded value, companion
@@ -1621,7 +1614,7 @@ class Store:
 
     def _copy(self, conn: sa.Connection, model: _Model, rows: list[Sequence[Any]]) -> None:
         preparer = self.dialect.identifier_preparer
-        columns = ", ".join(preparer.quote(n) for n in model.names)
+        columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
         # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
         sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
         types = model.codec.copy_types
@@ -1677,7 +1670,8 @@ class Store:
                 column = self._missing_reference(
                     conn, model, values or single,  # type: ignore[arg-type]
                     raw=values is not None and replay is None) or column
-            column = (column or _column_from_message(message, model.names, _key_label(model))
+            column = (column or _column_from_message(message, model.names, _key_label(model),
+                                                     model.table)
                       or (_column_from_types(model, values) if values else None))
             reported = None if row is None else number(row)
             where = "a row" if reported is None else f"row {reported}"
@@ -1694,7 +1688,7 @@ class Store:
         """The first foreign-key column of a refused row whose value no referenced row
         holds (SQLite and MariaDB do not name it). ``raw``: ``values`` are the driver's."""
         for foreign in model.table.foreign_keys:
-            name = foreign.parent.name
+            name = foreign.parent.key
             value = values.get(name)
             if name == PARENT_COLUMN or value is None:
                 continue
@@ -1814,7 +1808,7 @@ def _check_mariadb_names(schema: TableSchema) -> None:
     a clear error instead of the server's."""
     for table in [schema, *(child.schema for child in schema.children)]:
         names = [("table name", table.name, None)]
-        names += [("column name", c.name, c.name) for c in table.columns]
+        names += [("column name", c.sql_name, c.name) for c in table.columns]
         for what, name, field in names:
             wide = next((ch for ch in name if ord(ch) > 0xFFFF), None)
             if wide is not None:
@@ -1921,13 +1915,19 @@ def _column_from_types(model: _Model, values: dict[str, Any]) -> str | None:
     return None
 
 
-def _column_from_message(message: str, names: list[str], key: str | None = None
-                         ) -> str | None:
+def _column_from_message(message: str, names: list[str], key: str | None = None,
+                         table: sa.Table | None = None) -> str | None:
+    """The column a database error names; ``table`` translates the names of columns called
+    otherwise in SQL (``column(name=...)``) back to their fields'."""
+    fields = {c.name: c.key for c in table.columns} if table is not None else {}
     for pattern in _COLUMN_PATTERNS:
         m = pattern.search(message)
         if not m:
             continue
         candidate = m.group(1)
+        if candidate.startswith("type_"):
+            candidate = "type_" + fields.get(candidate[5:], candidate[5:])
+        candidate = fields.get(candidate, candidate)
         if candidate.startswith("type_") and candidate[5:] in names:
             return candidate[5:]
         if candidate in names:
