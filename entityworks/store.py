@@ -287,7 +287,8 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
                 raise ConfigurationError(
                     f"engine=: its connections use the character set {charset!r}, which "
-                    "cannot hold every character; add ?charset=utf8mb4 to the engine's URL")
+                    "cannot hold every character; create the engine with the charset "
+                    "utf8mb4 (?charset=utf8mb4 in its URL)")
             # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
             # would otherwise replace it with a generated one), and make a division by zero
             # an error (the upsert guard relies on it).
