@@ -286,7 +286,8 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
                 raise ConfigurationError(
                     f"engine=: its connections use the character set {charset!r}, which "
-                    "cannot hold every character; add ?charset=utf8mb4 to the engine's URL")
+                    "cannot hold every character; create the engine with the charset "
+                    "utf8mb4 (?charset=utf8mb4 in its URL)")
             # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
             # would otherwise replace it with a generated one), and make a division by zero
             # an error (the upsert guard relies on it).
@@ -792,17 +793,11 @@ class Store:
         condition = compile_where(where, table, model.schema)
         if condition is not None:
             stmt = stmt.where(condition)
-        try:
-            with self._connection(write=True) as conn:
-                return int(conn.execute(stmt).rowcount)
-        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as exc:
-            message = _error_text(exc)
-            key = model.schema.primary_key
-            column = _column_from_message(message, list(assignments), key.name if key else None)
-            raise WriteError(f"{model.schema.name}: cannot update"
-                             + (f", column {column!r}" if column else "")
-                             + f": {message}; nothing was written",
-                             table=model.schema.name, column=column) from exc
+        with self._connection(write=True) as conn:
+            # a refusal names the column (a broken foreign key's too) and keeps nothing
+            result = self._guard(conn, model, lambda: conn.execute(stmt), _counting_from(0),
+                                 single=assignments)
+            return int(result.rowcount)
 
     def _update_assignments(self, model: _Model, values: Any) -> dict[str, Any]:
         """``values`` (field column -> value) as SQL column -> encoded value, companion
