@@ -383,7 +383,7 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                                   "Optional; use an empty list", cls=cls, field=f.name)
             child_fields.append((f.name, item))
             continue
-        meta = f.metadata or {}
+        meta: Mapping[str, Any] = f.metadata or {}
         is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
         if is_pk:
             marked.append(f.name)
@@ -434,9 +434,9 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
     uniques: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_unique__", ())
     for group in (*indexes, *uniques):
-        for c in group:
-            if c not in names:
-                raise UnknownColumnError(name, c, [c.name for c in columns])
+        for wanted in group:
+            if wanted not in names:
+                raise UnknownColumnError(name, wanted, [c.name for c in columns])
     compact = bool(cls.__dict__.get("__table_compact_children__", False))
     schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
                          key_columns=keys, unique=uniques)
