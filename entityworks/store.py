@@ -365,6 +365,12 @@ class Store:
     ``Store("postgresql+psycopg://user@host/db")``, ``Store("mysql+pymysql://root@host/db")``.
     On SQLite the journal is WAL, foreign keys are enforced and writers wait up to
     ``busy_timeout`` seconds for the lock.
+
+    ``engine_options`` go to ``sqlalchemy.create_engine`` (pool sizes, timeouts...), checked
+    first; ``Store(engine=...)`` uses an Engine of yours instead, with the same connection
+    set-up (see :func:`_configure_engine`), and leaves it open on :meth:`close`. Options or
+    engines that would break the Store's transactions raise :class:`ConfigurationError`.
+    Statements are logged on ``entityworks.sql`` (see :mod:`entityworks.sqllog`).
     """
 
     def __init__(self, url: str | sa.URL | Path | None = None, *,
@@ -985,7 +991,7 @@ class Store:
                 raise FilterError(f"column {name!r} appears twice in columns=")
         return names
 
-    def _projected_batches(self, model: _Model, stmt: sa.Select, names: list[str]
+    def _projected_batches(self, model: _Model, stmt: sa.Select[Any], names: list[str]
                            ) -> Iterator[list[tuple[Any, ...]]]:
         """Batches of the ``names`` columns of ``stmt``'s rows.
 
