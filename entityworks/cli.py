@@ -1095,8 +1095,11 @@ def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect
         click.echo(indent + "  ".join(v.ljust(w) for v, w in zip(r[:3], widths, strict=False))
                    + "  " + r[3])
     for child in info.children:
+        links = child.schema.column_names[:child.schema.links]
+        root = child.schema.root
         click.echo(f"{indent}{child.field}: child table {child.schema.name} "
-                   f"(key parent_key -> {info.name}.{info.primary_key.name}, position)")  # type: ignore[union-attr]
+                   f"(key {', '.join(links)}; parent_key -> "
+                   f"{root.name}.{root.primary_key.name})")  # type: ignore[union-attr]
         _print_columns(child.schema, metadata, dialect, indent + "    ")
 
 
