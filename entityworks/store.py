@@ -222,6 +222,8 @@ def _adopted_url(engine: Any) -> sa.URL:
 
 #: ``ConnectionRecord.info`` key: the connection got the Store's set-up.
 _READY = "entityworks_ready"
+#: Held while listeners are added, so that Stores made at once on one engine add them once.
+_CONFIGURING = threading.Lock()
 
 
 def _marked(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -276,8 +278,9 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             write = conn.get_execution_options().get("entityworks_write", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-        if not _has_ours(engine.dispatch.begin):
-            event.listen(engine, "begin", begin)
+        with _CONFIGURING:
+            if not _has_ours(engine.dispatch.begin):
+                event.listen(engine, "begin", begin)
     elif name in _MYSQL:
         explicit = "charset" in engine.url.query
 
@@ -315,10 +318,11 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             setup(dbapi_connection)
             record.info[_READY] = True
 
-    if not _has_ours(engine.pool.dispatch.connect):
-        event.listen(engine, "connect", connect)
-        if adopted:
-            event.listen(engine, "checkout", checkout)
+    with _CONFIGURING:
+        if not _has_ours(engine.pool.dispatch.connect):
+            event.listen(engine, "connect", connect)
+            if adopted:
+                event.listen(engine, "checkout", checkout)
 
 
 def _counting_from(first: int) -> RowNumber:
