@@ -153,7 +153,7 @@ _QUAD = {(a, b, c, d): (a << 6) | (b << 4) | (c << 2) | d
 _SEQUENCES = {list, tuple}
 
 
-def _coordinate(value: Any, i: int, point: Any) -> int:
+def _coordinate(value: object, i: int, point: Any) -> int:
     if type(value) is int:
         pass
     elif isinstance(value, bool) or not isinstance(value, int | np.integer):
@@ -224,7 +224,7 @@ def pack_points(path: Any) -> bytes:
             _varint(ys[0], out)
             _varint(len(codes), out)
             codes += [0] * (-len(codes) % 4)
-            quads = iter(codes)
+            quads = iter(typing.cast(list[int], codes))  # no None in it
             out += bytes(map(_QUAD.__getitem__, zip(quads, quads, quads, quads, strict=True)))
             return bytes(out)
     return bytes([_PAIRS]) + struct.pack(f"<{len(flat)}q", *flat)

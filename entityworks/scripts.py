@@ -21,7 +21,13 @@ from .errors import EntityworksError
 from .registry import TypeRegistry, encode_error
 from .registry import registry as default_registry
 from .rowcodec import row_codec
-from .schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema, table_schema
+from .schema import (
+    PARENT_COLUMN,
+    POSITION_COLUMN,
+    TableSchema,
+    refuse_nested_children,
+    table_schema,
+)
 from .tables import build_tables
 
 #: Dialect name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
@@ -48,12 +54,12 @@ def dialect_for(name: str, paramstyle: str | None = None) -> sa.Dialect:
     if style not in ("named", "pyformat"):
         raise EntityworksError(f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
                                "templates always use named placeholders")
-    dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)
+    dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)  # type: ignore[call-arg]
     if dialect.name == "mssql":
         # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;
         # script for SQL Server 2016 and later.
         dialect.server_version_info = (13,)
-        dialect._setup_version_attributes()
+        dialect._setup_version_attributes()  # type: ignore[attr-defined]
     return dialect
 
 
@@ -62,6 +68,7 @@ def _tables(cls: type, dialect: sa.Dialect, registry: TypeRegistry
     schema = table_schema(cls, registry)
     metadata = sa.MetaData()
     build_tables(schema, metadata, dialect.name)
+    refuse_nested_children(schema, "SQL statement templates")
     names = [schema.name] + [child.schema.name for child in schema.children]
     return schema, [metadata.tables[n] for n in names]
 
@@ -177,7 +184,8 @@ def _merge(table: sa.Table, key: list[str], others: list[str], names: list[str],
     def quote(key: str) -> str:  # the SQL name of the column whose placeholder is ``key``
         return d.identifier_preparer.quote(table.c[key].name)
 
-    mark = (lambda n: f":{n}") if d.paramstyle == "named" else (lambda n: f"%({n})s")
+    mark: Callable[[str], str] = ((lambda n: f":{n}") if d.paramstyle == "named"
+                                  else (lambda n: f"%({n})s"))
     source = ", ".join(f"{mark(n)} AS {quote(n)}" for n in names)
     match = " AND ".join(f"target.{quote(k)} = source.{quote(k)}" for k in key)
     lines = [f"MERGE INTO {d.identifier_preparer.format_table(table)} WITH (HOLDLOCK) "

@@ -531,3 +531,44 @@ def test_update_to_a_missing_reference_names_the_column(store: Store) -> None:
     assert info.value.column == "shelf_id"
     assert [(b.title, b.shelf_id) for b in store.select(Book, order_by="id")] == [
         ("x", 2), ("y", 2), ("z", None)]
+
+
+@dataclass
+class Renamed:
+    id: int
+    title: str = column(name="book_title", default="")
+    price: decimal.Decimal = column(name="cost", default=decimal.Decimal("0"))
+
+
+def test_update_and_columns_use_field_names_of_renamed_columns(store: Store) -> None:
+    store.create(Renamed)
+    store.insert_many([Renamed(1, "a", decimal.Decimal("1.50")), Renamed(2, "b")])
+    assert store.update(Renamed, values={"title": "z", "price": decimal.Decimal("2.000")},
+                        where=col("title") == "a") == 1
+    rows = list(store.select(Renamed, columns=["price", "title"], order_by="id"))
+    assert rows == [(decimal.Decimal("2.000"), "z"), (decimal.Decimal("0"), "b")]
+    assert rows[0][0].as_tuple() == decimal.Decimal("2.000").as_tuple()
+    assert list(store.select(Renamed, where={"id": 2}, as_dict=True)) == [
+        {"id": 2, "title": "b", "price": decimal.Decimal("0")}]
+
+
+def test_a_mariadb_engine_without_utf8mb4_is_refused_at_first_use(mariadb_url: str) -> None:
+    engine = sa.create_engine(mariadb_url, connect_args={"charset": "latin1"})
+    store = Store(engine=engine)
+    try:
+        for _ in range(2):  # every connection is refused, none is left checked out
+            with pytest.raises(ConfigurationError, match="'latin1'.*utf8mb4"):
+                store.create(Note)
+        assert engine.pool.checkedout() == 0
+    finally:
+        store.close()
+        engine.dispose()
+    explicit = sa.create_engine(sa.make_url(mariadb_url).update_query_dict(
+        {"charset": "latin1"}))  # asked for in the URL: the same as Store(url) allows
+    store = Store(engine=explicit)
+    try:
+        store.create(Note)
+        assert store.insert(Note(1, "plain")).id == 1
+    finally:
+        store.close()
+        explicit.dispose()
