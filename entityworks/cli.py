@@ -846,10 +846,12 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
 
     if table_name is None:
         from .dataset import is_dataset
-        from .diffgram import is_diffgram
+        from .diffgram import diffgram_tables, is_diffgram
         from .xsd import load_inline_xsd, load_xsd
 
         if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+            for name in sorted(diffgram_tables(xml_file, xsd)):
+                check_writable_table(name)
             store = open_store(db, must_exist=True)
             changes = store.import_diffgram(xml_file, xsd)
             done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
@@ -1097,8 +1099,11 @@ def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect
         click.echo(indent + "  ".join(v.ljust(w) for v, w in zip(r[:3], widths, strict=False))
                    + "  " + r[3])
     for child in info.children:
+        links = child.schema.column_names[:child.schema.links]
+        root = child.schema.root
         click.echo(f"{indent}{child.field}: child table {child.schema.name} "
-                   f"(key parent_key -> {info.name}.{info.primary_key.name}, position)")  # type: ignore[union-attr]
+                   f"(key {', '.join(links)}; parent_key -> "
+                   f"{root.name}.{root.primary_key.name})")  # type: ignore[union-attr]
         _print_columns(child.schema, metadata, dialect, indent + "    ")
 
 

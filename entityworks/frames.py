@@ -33,7 +33,7 @@ from .errors import ValueEncodingError
 from .files import atomic_output
 from .registry import ARROW, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .schema import Column, TableSchema, instance_builder, table_schema
+from .schema import Column, TableSchema, instance_builder, refuse_nested_children, table_schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,6 +65,7 @@ def _column_fields(c: Column) -> list[pa.Field[Any]]:
 
 def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema | None]]:
     """The dataclass fields in order: a column, or a child table's schema."""
+    refuse_nested_children(schema, "Arrow, pandas and Parquet")
     columns = {c.name: c for c in schema.field_columns}
     children = {child.field: child.schema for child in schema.children}
     return [(f.name, columns.get(f.name), children.get(f.name))

@@ -232,7 +232,7 @@ def table_names(classes: Iterable[type]) -> set[str]:
         seen.add(cls)
         schema = table_schema(cls)
         names.add(schema.name)
-        names.update(child.schema.name for child in schema.children)
+        names.update(child.name for child in schema.descendants)
         todo += [c.references for c in schema.columns if c.references is not None]
     return names
 

@@ -27,6 +27,17 @@ PK = TypeMarker("PK")
 PARENT_COLUMN = "parent_key"
 POSITION_COLUMN = "position"
 
+
+def refuse_nested_children(schema: TableSchema, where: str) -> None:
+    """SchemaError when ``schema`` has children of children, which ``where`` (a format
+    holding one level of child tables) would lose."""
+    for child in schema.children:
+        if child.schema.children:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: its items have child tables of "
+                f"their own ({child.schema.children[0].field}), which {where} cannot hold "
+                "(one level of child tables only)", cls=schema.cls, field=child.field)
+
 MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
 
@@ -177,7 +188,33 @@ class TableSchema:
     @property
     def field_columns(self) -> tuple[Column, ...]:
         """The columns that are fields of the dataclass (a child's extra columns excluded)."""
-        return self.columns[2:] if self.parent is not None else self.columns
+        return self.columns[self.links:]
+
+    @property
+    def depth(self) -> int:
+        """0 for a table, 1 for its child tables, 2 for theirs..."""
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    @property
+    def links(self) -> int:
+        """How many columns a child table adds in front of the item's fields: the root's key
+        (``parent_key``), the positions of the ancestors (``position_1``...) and its own
+        (``position``); 0 for a table that is no child."""
+        return 0 if self.parent is None else self.depth + 1
+
+    @property
+    def root(self) -> TableSchema:
+        """The table at the top of a chain of child tables (itself for a table)."""
+        return self if self.parent is None else self.parent.root
+
+    @property
+    def descendants(self) -> list[TableSchema]:
+        """Every child table below this one, children of children included, parents first."""
+        out: list[TableSchema] = []
+        for child in self.children:
+            out.append(child.schema)
+            out.extend(child.schema.descendants)
+        return out
 
     @property
     def renamed(self) -> bool:
@@ -361,8 +398,12 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     child_fields: list[tuple[str, type]] = []
     marked: list[str] = []
     if parent is not None:
-        pk = parent.require_key("a child table")
+        # every level of child tables refers to the root row by its key, then to each
+        # ancestor item by its position: (parent_key, position_1, ..., position)
+        pk = parent.root.require_key("a child table")
         columns.append(Column(PARENT_COLUMN, pk.python_type, pk.info, False))
+        columns += [Column(f"{POSITION_COLUMN}_{i}", int, reg.lookup(int), False)
+                    for i in range(1, parent.depth + 1)]
         columns.append(Column(POSITION_COLUMN, int, reg.lookup(int), False))
     for f in dataclasses.fields(cls):
         check_name(f.name, "column name", cls, f.name)
@@ -374,10 +415,6 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                                        field=f.name, type_=annotation) from None
         item = _child_item(tp)
         if item is not None:
-            if parent is not None:
-                raise SchemaError(
-                    f"{cls.__qualname__}.{f.name}: a child table's items cannot have child "
-                    "tables of their own", cls=cls, field=f.name)
             if nullable:
                 raise SchemaError(f"{cls.__qualname__}.{f.name}: a child list cannot be "
                                   "Optional; use an empty list", cls=cls, field=f.name)

@@ -21,7 +21,13 @@ from .errors import EntityworksError
 from .registry import TypeRegistry, encode_error
 from .registry import registry as default_registry
 from .rowcodec import row_codec
-from .schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema, table_schema
+from .schema import (
+    PARENT_COLUMN,
+    POSITION_COLUMN,
+    TableSchema,
+    refuse_nested_children,
+    table_schema,
+)
 from .tables import build_tables
 
 #: Dialect name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
@@ -62,6 +68,7 @@ def _tables(cls: type, dialect: sa.Dialect, registry: TypeRegistry
     schema = table_schema(cls, registry)
     metadata = sa.MetaData()
     build_tables(schema, metadata, dialect.name)
+    refuse_nested_children(schema, "SQL statement templates")
     names = [schema.name] + [child.schema.name for child in schema.children]
     return schema, [metadata.tables[n] for n in names]
 

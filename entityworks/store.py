@@ -47,7 +47,6 @@ from .registry import registry as default_registry
 from .rowcodec import RowCodec, row_codec
 from .schema import (
     PARENT_COLUMN,
-    POSITION_COLUMN,
     TableSchema,
     instance_builder,
     snake_case,
@@ -85,12 +84,17 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     return name() if callable(name) else None
 
 
-def _logged(statement: str, rows: Any, how: str) -> Any:
-    """Log a batch the Store hands to the driver itself (SQLAlchemy's ``echo`` never sees
-    it); returns ``rows``, made a list when it was an iterator."""
-    if sql_logger.isEnabledFor(INFO):
+def _logged(statement: str, rows: Any, how: str, engine: sa.Engine) -> Any:
+    """Log a batch the Store hands to the driver itself, on ``entityworks.sql`` and, under
+    ``echo=True``, in SQLAlchemy's echo log too (which would not see it); returns ``rows``,
+    made a list when it was an iterator."""
+    echo = engine.echo
+    if echo or sql_logger.isEnabledFor(INFO):
         rows = rows if isinstance(rows, list) else list(rows)
-        log_statement(statement, rows=len(rows), how=how, values=rows)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(statement, rows=len(rows), how=how, values=rows)
+        if echo:
+            engine.logger.info("%s [%s, %d rows]", statement, how, len(rows))
     return rows
 
 
@@ -223,6 +227,8 @@ def _adopted_url(engine: Any) -> sa.URL:
 
 #: ``ConnectionRecord.info`` key: the connection got the Store's set-up.
 _READY = "entityworks_ready"
+#: Held while listeners are added, so that Stores made at once on one engine add them once.
+_CONFIGURING = threading.Lock()
 
 
 def _marked(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -277,8 +283,9 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             write = conn.get_execution_options().get("entityworks_write", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-        if not _has_ours(engine.dispatch.begin):
-            event.listen(engine, "begin", begin)
+        with _CONFIGURING:
+            if not _has_ours(engine.dispatch.begin):
+                event.listen(engine, "begin", begin)
     elif name in _MYSQL:
         explicit = "charset" in engine.url.query
 
@@ -316,10 +323,11 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             setup(dbapi_connection)
             record.info[_READY] = True
 
-    if not _has_ours(engine.pool.dispatch.connect):
-        event.listen(engine, "connect", connect)
-        if adopted:
-            event.listen(engine, "checkout", checkout)
+    with _CONFIGURING:
+        if not _has_ours(engine.pool.dispatch.connect):
+            event.listen(engine, "connect", connect)
+            if adopted:
+                event.listen(engine, "checkout", checkout)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -366,6 +374,12 @@ class Store:
     ``Store("postgresql+psycopg://user@host/db")``, ``Store("mysql+pymysql://root@host/db")``.
     On SQLite the journal is WAL, foreign keys are enforced and writers wait up to
     ``busy_timeout`` seconds for the lock.
+
+    ``engine_options`` go to ``sqlalchemy.create_engine`` (pool sizes, timeouts...), checked
+    first; ``Store(engine=...)`` uses an Engine of yours instead, with the same connection
+    set-up (see :func:`_configure_engine`), and leaves it open on :meth:`close`. Options or
+    engines that would break the Store's transactions raise :class:`ConfigurationError`.
+    Statements are logged on ``entityworks.sql`` (see :mod:`entityworks.sqllog`).
     """
 
     def __init__(self, url: str | sa.URL | Path | None = None, *,
@@ -484,7 +498,7 @@ class Store:
         """Free the names of ``schema``'s tables in the store's MetaData when another class
         holds them (two classes for one table, e.g. before and after a migration): that
         class is rebuilt when it is used again."""
-        names = {schema.name, *(child.schema.name for child in schema.children)}
+        names = {schema.name, *(child.name for child in schema.descendants)}
         for name in names:
             table = self._metadata.tables.get(name)
             if table is None:
@@ -501,7 +515,7 @@ class Store:
 
         A table created before a companion column existed keeps its layout (see ``tables``).
         """
-        names = [schema.name, *(child.schema.name for child in schema.children)]
+        names = [schema.name, *(child.name for child in schema.descendants)]
         live: dict[str, dict[str, str]] = {}
         with self._connection() as conn:
             inspector = sa.inspect(conn)
@@ -526,7 +540,7 @@ class Store:
         table = metadata.tables[schema.name]
         codec = row_codec(schema, table, self.dialect)
         names = codec.fields
-        offset = 2 if schema.parent is not None else 0
+        offset = schema.links  # a child table's (parent_key, positions...) come first
         build = instance_builder(schema.cls, [*names[offset:],
                                               *(child.field for child in schema.children)])
         # Rows are decoded before they are built, so decoders do not stop the fast path.
@@ -594,7 +608,7 @@ class Store:
                 if c.references is not None and c.references is not m.cls:
                     visit(self._model(c.references))
             out.append(m.table)
-            out.extend(child.table for _, child in m.children)
+            out.extend(child.table for child in _descendants(m))
 
         visit(model)
         return out
@@ -602,7 +616,7 @@ class Store:
     def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
         model = self._model(cls)
-        tables = [model.table] + [child.table for _, child in model.children]
+        tables = [model.table] + [child.table for child in _descendants(model)]
         if self.dialect.name in _MYSQL and getattr(self._local, "conn", None) is not None:
             with self._connection() as conn:
                 inspector = sa.inspect(conn)
@@ -880,7 +894,7 @@ class Store:
                     parents = sa.select(table.c[key.name])
                     if condition is not None:
                         parents = parents.where(condition)
-                    for _, child in model.children:
+                    for child in reversed(_descendants(model)):  # the deepest first
                         conn.execute(child.table.delete().where(
                             child.table.c[PARENT_COLUMN].in_(parents)))
                 stmt = table.delete()
@@ -986,7 +1000,7 @@ class Store:
                 raise FilterError(f"column {name!r} appears twice in columns=")
         return names
 
-    def _projected_batches(self, model: _Model, stmt: sa.Select, names: list[str]
+    def _projected_batches(self, model: _Model, stmt: sa.Select[Any], names: list[str]
                            ) -> Iterator[list[tuple[Any, ...]]]:
         """Batches of the ``names`` columns of ``stmt``'s rows.
 
@@ -1083,23 +1097,33 @@ class Store:
             objs = [build(*row[offset:]) for row in batch]
         else:
             objs = list(starmap(build, batch))
-        if model.children and objs:
+        if model.children and objs and model.schema.parent is None:
+            # (children of children are loaded with their parents, from the root's keys)
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            self._load_children(model, {getattr(o, key): o for o in objs}, conn)
+            by_key = {(getattr(o, key),): o for o in objs}
+            self._load_children(model, by_key, _encoded_keys(model, [k for k, in by_key]),
+                                conn)
         return objs
 
-    def _load_children(self, model: _Model, by_key: dict[Any, Any], conn: sa.Connection
-                       ) -> None:
-        encoded = _encoded_keys(model, list(by_key))
+    def _load_children(self, model: _Model, owners: dict[tuple[Any, ...], Any],
+                       encoded: list[Any], conn: sa.Connection) -> None:
+        """Fill the child lists of ``owners`` (each keyed by its row's link: the root's key,
+        then its positions) with their items, and theirs, from the root keys ``encoded``."""
         for fname, child in model.children:
             table = child.table
+            links = child.schema.links
+            order = [table.c[n] for n in child.fields[:links]]
+            items: dict[tuple[Any, ...], Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
-                stmt = (sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk))
-                        .order_by(table.c[PARENT_COLUMN], table.c[POSITION_COLUMN]))
+                stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
                 for batch in self._batches(child, stmt, conn):
                     for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(by_key[row[0]], fname).append(item)
+                        getattr(owners[tuple(row[:links - 1])], fname).append(item)
+                        if child.children:
+                            items[tuple(row[:links])] = item
+            if child.children and items:
+                self._load_children(child, items, encoded, conn)
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
@@ -1434,7 +1458,11 @@ class Store:
                 object.__setattr__(obj, key, new_key)
 
     def _insert_children(self, conn: sa.Connection, model: _Model, objs: list[Any],
-                         keys: list[Any], batch_size: int) -> None:
+                         keys: list[Any], batch_size: int,
+                         numbers: list[int] | None = None) -> None:
+        """Insert the child rows of ``objs``: ``(*key, position, item)``, where ``key`` is
+        the root's key (and, below the first level, the ancestors' positions); then theirs.
+        ``numbers``: the caller's row of each object (by default its index)."""
         for fname, child in model.children:
             rows = []
             owners: list[int] = []  # each child row's parent row, the number errors give
@@ -1443,21 +1471,25 @@ class Store:
                 if items is None:
                     raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
                                      table=model.schema.name, column=fname)
+                prefix = (key,) if model.schema.parent is None else key
                 for position, item in enumerate(items):
                     if type(item) is not child.cls:
                         raise WriteError(
                             f"{model.schema.name}.{fname}[{position}] is a "
                             f"{type(item).__qualname__}, not a {child.cls.__qualname__}",
                             table=model.schema.name, column=fname)
-                    rows.append((key, position, item))
-                owners.extend([number] * len(items))
+                    rows.append((*prefix, position, item))
+                owners.extend([number if numbers is None else numbers[number]] * len(items))
             if rows:
                 self._write_rows(conn, child, rows, owners.__getitem__, self._insert_sql(child),
                                  "insert", batch_size)
+                if child.children:
+                    self._insert_children(conn, child, [r[-1] for r in rows],
+                                          [r[:-1] for r in rows], batch_size, owners)
 
     def _delete_children(self, conn: sa.Connection, model: _Model, keys: list[Any]) -> None:
         encoded = _encoded_keys(model, keys)
-        for _, child in model.children:
+        for child in reversed(_descendants(model)):  # the deepest first
             for start in range(0, len(encoded), 500):
                 conn.execute(child.table.delete().where(
                     child.table.c[PARENT_COLUMN].in_(encoded[start:start + 500])))
@@ -1467,6 +1499,11 @@ class Store:
         field_names = [model.fields[i] for i in model.field_index]
         if model.schema.parent is not None:
             inner = attrgetter(*field_names) if field_names else (lambda _o: ())
+            links = model.schema.links
+            if links > 2:  # a child of a child: (parent_key, position_1, ..., position, item)
+                if len(field_names) == 1:
+                    return lambda r: (*r[:links], inner(r[links]))
+                return lambda r: (*r[:links], *inner(r[links]))
             if len(field_names) == 1:
                 return lambda r: (r[0], r[1], inner(r[2]))
             return lambda r: (r[0], r[1], *inner(r[2]))
@@ -1568,6 +1605,7 @@ class Store:
         ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
         """
         sqlite = self.dialect.name == "sqlite"
+        engine = self.engine
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
@@ -1579,14 +1617,14 @@ class Store:
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
                 if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
-                        statement, _logged(statement, r, "executemany"))):
+                        statement, _logged(statement, r, "executemany", engine))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
                                 lambda r=checked, c=cursor: c.executemany(
-                                    statement, _logged(statement, r, "executemany")), at,
+                                    statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1620,7 +1658,7 @@ class Store:
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
-        rows = _logged(sql, rows, "COPY")
+        rows = _logged(sql, rows, "COPY", self.engine)
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1740,7 +1778,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = _logged(sql, rebuild(), "row by row")
+                rows = _logged(sql, rebuild(), "row by row", self.engine)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:
@@ -1806,7 +1844,7 @@ def _create_error(model: _Model, exc: BaseException) -> SchemaError:
 def _check_mariadb_names(schema: TableSchema) -> None:
     """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others with
     a clear error instead of the server's."""
-    for table in [schema, *(child.schema for child in schema.children)]:
+    for table in [schema, *schema.descendants]:
         names = [("table name", table.name, None)]
         names += [("column name", c.sql_name, c.name) for c in table.columns]
         for what, name, field in names:
@@ -1825,6 +1863,16 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _descendants(model: _Model) -> list[_Model]:
+    """The models of every child table below ``model``, children of children included,
+    parents first."""
+    out: list[_Model] = []
+    for _, child in model.children:
+        out.append(child)
+        out.extend(_descendants(child))
+    return out
 
 
 def _key_of(model: _Model, obj: Any) -> Any:

@@ -28,7 +28,6 @@ from .errors import InvalidNameError, SchemaError
 from .registry import Companion
 from .schema import (
     PARENT_COLUMN,
-    POSITION_COLUMN,
     Column,
     TableSchema,
     check_name,
@@ -115,8 +114,8 @@ def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: 
         if built_for(metadata, target_schema) is None:
             _build_tree(target_schema, metadata, dialect, {}, resolve, stack)
     root = _build_one(schema, metadata, dialect, live.get(schema.name), resolve)
-    for child in schema.children:
-        _build_one(child.schema, metadata, dialect, live.get(child.schema.name), resolve)
+    for child in schema.descendants:  # parents first: a foreign key needs its target
+        _build_one(child, metadata, dialect, live.get(child.name), resolve)
     return root
 
 
@@ -144,6 +143,7 @@ def referenced_key(column: Column, schema: TableSchema, resolve: Resolve) -> tup
 def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                live: Mapping[str, str] | None, resolve: Resolve) -> sa.Table:
     is_child = schema.parent is not None
+    links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
     items: list[sa.SchemaItem] = []
     taken = {c.sql_name.casefold() for c in schema.columns}
     keyed = {name for group in (*schema.indexes, *schema.unique) for name in group}
@@ -154,7 +154,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             kwargs["autoincrement"] = True
         elif pk:
             kwargs["autoincrement"] = False
-        if is_child and c.name in (PARENT_COLUMN, POSITION_COLUMN):
+        if c.name in links:
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
@@ -189,7 +189,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
         if is_child and c.name == PARENT_COLUMN and not typeof:
             # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
             # put LONGTEXT in a key, and a foreign key needs the same collation).
-            type_ = sql_type(schema.parent.primary_key)  # type: ignore[union-attr,arg-type]
+            type_ = sql_type(schema.root.primary_key)  # type: ignore[arg-type]
         # a literal field default is also the column's DDL DEFAULT (see entityworks.defaults)
         default, companion_defaults = column_defaults(
             c, field_default(schema, c), type_, dialect, companions(c, dialect))
@@ -198,7 +198,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                         index=c.index or None, server_default=default, **kwargs)
         if foreign is not None:
             col.append_foreign_key(foreign)
-        if is_child and c.name == PARENT_COLUMN:
+        if is_child and c.name == PARENT_COLUMN and schema.depth == 1:
             parent_table = schema.parent.name  # type: ignore[union-attr]
             parent_key = schema.parent.primary_key.name  # type: ignore[union-attr]
             col.append_foreign_key(
@@ -222,9 +222,16 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                                             name=f"length_{c.sql_name}"))
     options: dict[str, bool] = ({"sqlite_strict": True}
                                 if dialect == "sqlite" and strict_ok(items) else {})
-    if dialect == "sqlite" and is_child and schema.parent.compact_children:  # type: ignore[union-attr]
+    if dialect == "sqlite" and is_child and schema.root.compact_children:
         options["sqlite_with_rowid"] = False
     table = sa.Table(schema.name, metadata, *items, info={SCHEMA_INFO: schema}, **options)
+    if schema.depth > 1:  # a child of a child: its parent row is (parent_key, positions...)
+        parent = schema.parent
+        assert parent is not None
+        table.append_constraint(sa.ForeignKeyConstraint(
+            schema.column_names[:schema.links - 1],
+            [f"{parent.name}.{n}" for n in parent.column_names[:parent.links]],
+            ondelete="CASCADE"))
     for columns in schema.indexes:
         sa.Index(index_name(schema.name, [table.c[c].name for c in columns]),
                  *(table.c[c] for c in columns))
