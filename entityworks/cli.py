@@ -844,10 +844,12 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
 
     if table_name is None:
         from .dataset import is_dataset
-        from .diffgram import is_diffgram
+        from .diffgram import diffgram_tables, is_diffgram
         from .xsd import load_inline_xsd, load_xsd
 
         if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+            for name in sorted(diffgram_tables(xml_file, xsd)):
+                check_writable_table(name)
             store = open_store(db, must_exist=True)
             changes = store.import_diffgram(xml_file, xsd)
             done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "

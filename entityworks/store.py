@@ -84,12 +84,17 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     return name() if callable(name) else None
 
 
-def _logged(statement: str, rows: Any, how: str) -> Any:
-    """Log a batch the Store hands to the driver itself (SQLAlchemy's ``echo`` never sees
-    it); returns ``rows``, made a list when it was an iterator."""
-    if sql_logger.isEnabledFor(INFO):
+def _logged(statement: str, rows: Any, how: str, engine: sa.Engine) -> Any:
+    """Log a batch the Store hands to the driver itself, on ``entityworks.sql`` and, under
+    ``echo=True``, in SQLAlchemy's echo log too (which would not see it); returns ``rows``,
+    made a list when it was an iterator."""
+    echo = engine.echo
+    if echo or sql_logger.isEnabledFor(INFO):
         rows = rows if isinstance(rows, list) else list(rows)
-        log_statement(statement, rows=len(rows), how=how, values=rows)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(statement, rows=len(rows), how=how, values=rows)
+        if echo:
+            engine.logger.info("%s [%s, %d rows]", statement, how, len(rows))
     return rows
 
 
@@ -222,6 +227,8 @@ def _adopted_url(engine: Any) -> sa.URL:
 
 #: ``ConnectionRecord.info`` key: the connection got the Store's set-up.
 _READY = "entityworks_ready"
+#: Held while listeners are added, so that Stores made at once on one engine add them once.
+_CONFIGURING = threading.Lock()
 
 
 def _marked(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -276,8 +283,9 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             write = conn.get_execution_options().get("entityworks_write", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-        if not _has_ours(engine.dispatch.begin):
-            event.listen(engine, "begin", begin)
+        with _CONFIGURING:
+            if not _has_ours(engine.dispatch.begin):
+                event.listen(engine, "begin", begin)
     elif name in _MYSQL:
         explicit = "charset" in engine.url.query
 
@@ -315,10 +323,11 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             setup(dbapi_connection)
             record.info[_READY] = True
 
-    if not _has_ours(engine.pool.dispatch.connect):
-        event.listen(engine, "connect", connect)
-        if adopted:
-            event.listen(engine, "checkout", checkout)
+    with _CONFIGURING:
+        if not _has_ours(engine.pool.dispatch.connect):
+            event.listen(engine, "connect", connect)
+            if adopted:
+                event.listen(engine, "checkout", checkout)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -1600,6 +1609,7 @@ class Store:
         ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
         """
         sqlite = self.dialect.name == "sqlite"
+        engine = self.engine
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
@@ -1611,14 +1621,14 @@ class Store:
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
                 if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
-                        statement, _logged(statement, r, "executemany"))):
+                        statement, _logged(statement, r, "executemany", engine))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
                                 lambda r=checked, c=cursor: c.executemany(
-                                    statement, _logged(statement, r, "executemany")), at,
+                                    statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1652,7 +1662,7 @@ class Store:
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
-        rows = _logged(sql, rows, "COPY")
+        rows = _logged(sql, rows, "COPY", self.engine)
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1772,7 +1782,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = _logged(sql, rebuild(), "row by row")
+                rows = _logged(sql, rebuild(), "row by row", self.engine)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:
