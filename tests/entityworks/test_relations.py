@@ -241,3 +241,21 @@ def test_readme_relations_example_runs_as_written() -> None:
         del sys.modules[module.__name__]
     store = module.store
     assert [b.isbn for b in store.select(module.Book)] == ["b2"]
+
+
+@table("rel_book")
+@dataclass
+class PlainBook:  # the same table before its relation was declared
+    isbn: str = primary_key(max_length=20)
+    title: str = ""
+    author_id: int = 0
+
+
+def test_schema_diff_describes_a_new_foreign_key(backend_url: str) -> None:
+    from entityworks.migrate import describe
+
+    with Store(backend_url) as store:
+        store.create(Author)
+        store.create(PlainBook)
+        lines = [describe(op) for op in diff(store, [Book, Author, Publisher])]
+    assert "add foreign key rel_book(author_id) -> rel_author(id)" in lines
