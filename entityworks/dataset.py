@@ -190,7 +190,8 @@ def _is_document(path: str | Path) -> bool:
 def dataset_of(classes: Sequence[type], *, name: str | None = None,
                nested: bool | None = None, registry: TypeRegistry = default_registry
                ) -> DataSet:
-    """A :class:`DataSet` of dataclasses whose fields name their ``references``."""
+    """A :class:`DataSet` of dataclasses whose fields name their ``references`` (field
+    metadata, as read from an XSD, or ``column(references=...)`` foreign keys)."""
     tables = {table_schema(cls, registry).name: cls for cls in classes}
     relations = []
     for child, cls in tables.items():
@@ -206,6 +207,15 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
                                       parent, column, child, f.name,
                                       bool(f.metadata.get("nested")) if nested is None
                                       else nested))
+        # foreign keys declared with column(references=...) to a table of the DataSet
+        for c in table_schema(cls, registry).columns:
+            if c.references is None:
+                continue
+            target = table_schema(c.references, registry)
+            if target.name in tables and target.primary_key is not None:
+                relations.append(Relation(f"{target.name}_{child}", target.name,
+                                          target.primary_key.name, child, c.name,
+                                          bool(nested)))
     order = _parents_first(list(tables), relations)
     first = tables[order[0]] if order else None
     dataset = name or getattr(first, "__dataset__", None) or "NewDataSet"
