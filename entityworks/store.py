@@ -84,12 +84,17 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     return name() if callable(name) else None
 
 
-def _logged(statement: str, rows: Any, how: str) -> Any:
-    """Log a batch the Store hands to the driver itself (SQLAlchemy's ``echo`` never sees
-    it); returns ``rows``, made a list when it was an iterator."""
-    if sql_logger.isEnabledFor(INFO):
+def _logged(statement: str, rows: Any, how: str, engine: sa.Engine) -> Any:
+    """Log a batch the Store hands to the driver itself, on ``entityworks.sql`` and, under
+    ``echo=True``, in SQLAlchemy's echo log too (which would not see it); returns ``rows``,
+    made a list when it was an iterator."""
+    echo = engine.echo
+    if echo or sql_logger.isEnabledFor(INFO):
         rows = rows if isinstance(rows, list) else list(rows)
-        log_statement(statement, rows=len(rows), how=how, values=rows)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(statement, rows=len(rows), how=how, values=rows)
+        if echo:
+            engine.logger.info("%s [%s, %d rows]", statement, how, len(rows))
     return rows
 
 
@@ -536,8 +541,9 @@ class Store:
         codec = row_codec(schema, table, self.dialect)
         names = codec.fields
         offset = schema.links  # a child table's (parent_key, positions...) come first
-        build = instance_builder(schema.cls, [*names[offset:],
-                                              *(child.field for child in schema.children)])
+        # (an Optional child list is a column too: its value, [] or None, starts the list)
+        build = instance_builder(schema.cls, [*names[offset:], *(
+            child.field for child in schema.children if not child.optional)])
         # Rows are decoded before they are built, so decoders do not stop the fast path.
         plain = not schema.children and offset == 0 and build is schema.cls
         children = [(child.field, self._make_model(child.schema, metadata))
@@ -1086,7 +1092,7 @@ class Store:
         build = model.build
         offset = model.field_index[0] if model.field_index else len(model.fields)
         if model.children:  # each parent starts with empty child lists, filled below
-            count = len(model.children)
+            count = sum(not child.optional for child in model.schema.children)
             objs = [build(*row[offset:], *[[] for _ in range(count)]) for row in batch]
         elif offset:
             objs = [build(*row[offset:]) for row in batch]
@@ -1458,11 +1464,14 @@ class Store:
         """Insert the child rows of ``objs``: ``(*key, position, item)``, where ``key`` is
         the root's key (and, below the first level, the ancestors' positions); then theirs.
         ``numbers``: the caller's row of each object (by default its index)."""
+        optional = {c.field for c in model.schema.children if c.optional}
         for fname, child in model.children:
             rows = []
             owners: list[int] = []  # each child row's parent row, the number errors give
             for number, (parent, key) in enumerate(zip(objs, keys, strict=True)):
                 items = getattr(parent, fname)
+                if items is None and fname in optional:
+                    continue  # None: the column of the field's name says so, no rows
                 if items is None:
                     raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
                                      table=model.schema.name, column=fname)
@@ -1600,6 +1609,7 @@ class Store:
         ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
         """
         sqlite = self.dialect.name == "sqlite"
+        engine = self.engine
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
@@ -1611,14 +1621,14 @@ class Store:
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
                 if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
-                        statement, _logged(statement, r, "executemany"))):
+                        statement, _logged(statement, r, "executemany", engine))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
                                 lambda r=checked, c=cursor: c.executemany(
-                                    statement, _logged(statement, r, "executemany")), at,
+                                    statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1652,7 +1662,7 @@ class Store:
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
-        rows = _logged(sql, rows, "COPY")
+        rows = _logged(sql, rows, "COPY", self.engine)
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1772,7 +1782,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = _logged(sql, rebuild(), "row by row")
+                rows = _logged(sql, rebuild(), "row by row", self.engine)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:

@@ -572,3 +572,20 @@ def test_a_mariadb_engine_without_utf8mb4_is_refused_at_first_use(mariadb_url: s
     finally:
         store.close()
         explicit.dispose()
+
+
+def test_echo_shows_the_bulk_statements_too(backend_url: str,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    store = Store(backend_url, echo=True)
+    try:
+        store.create(Note)
+        caplog.set_level(logging.INFO, logger="sqlalchemy.engine.Engine")
+        store.insert_many([Note(i, "x") for i in range(1, 31)])
+        how = {"sqlite": "executemany", "postgresql": "COPY"}.get(store.dialect.name)
+        echoed = [r.getMessage() for r in caplog.records if r.name.startswith("sqlalchemy")]
+        if how is None:  # MariaDB: SQLAlchemy executes the batch and echoes it itself
+            assert any(m.startswith("INSERT INTO") for m in echoed), echoed
+        else:
+            assert any(f"[{how}, 30 rows]" in m for m in echoed), echoed
+    finally:
+        store.close()
