@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import EntityworksError
+from .errors import EntityworksError, InputTooLarge
 from .filters import col
 from .kinds import KINDS, MapKind, map_kind
 from .packing import PackedGrid, PointPath, unpack_grid
@@ -721,10 +721,6 @@ def sha256_of(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
 
 #: Largest input :func:`analyse_entropy` reads by default (``entityworks entropy --max-size``).
 MAX_ENTROPY_BYTES = 1 << 30
-
-
-class InputTooLarge(EntityworksError, ValueError):
-    """An input went past the size limit it was read with."""
 
 
 class _HashingReader:

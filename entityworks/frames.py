@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter, countOf
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
@@ -34,6 +34,11 @@ from .files import atomic_output
 from .registry import ARROW, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
 from .schema import Column, TableSchema, instance_builder, table_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .store import Store
 
 T = TypeVar("T")
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
@@ -276,14 +281,14 @@ def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = defaul
 
 
 def to_pandas(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
-              ) -> Any:
+              ) -> pd.DataFrame:
     """Instances -> ``pandas.DataFrame`` with ``ArrowDtype`` columns (exact, nullable)."""
     import pandas as pd
 
     return to_arrow(cls, rows, registry=registry).to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def from_pandas(cls: type[T], frame: Any, *, registry: TypeRegistry = default_registry
+def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = default_registry
                 ) -> list[T]:
     """``pandas.DataFrame`` -> instances of ``cls``.
 
@@ -359,7 +364,7 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
     return pa.Table.from_batches(record_batches, schema=target)
 
 
-def store_to_arrow(store: Any, cls: type, *, where: Any = None, order_by: Any = None
+def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None
                    ) -> pa.Table:
     """A query's rows as Arrow (see :meth:`Store.to_arrow`)."""
     schema = store.schema(cls)

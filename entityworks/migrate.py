@@ -28,7 +28,7 @@ from .defaults import NUMBER, is_text, parse_reflected, same_default
 from .errors import EntityworksError, SchemaError
 from .schema import table_schema
 from .store import Store
-from .tables import build_tables
+from .tables import build_tables, built_for
 
 #: Alembic's version table for the catalog (kept apart from a user's own ``alembic_version``).
 VERSION_TABLE = "entityworks_version"
@@ -49,11 +49,14 @@ def _migrations_dir() -> Path:
 
 
 def target_metadata(classes: Iterable[type], dialect: str) -> sa.MetaData:
-    """The tables of ``classes`` (child tables included) as entityworks builds them for
-    ``dialect``: what Alembic's autogenerate compares a database with."""
+    """The tables of ``classes`` (child tables and the tables their foreign keys refer to
+    included) as entityworks builds them for ``dialect``: what Alembic's autogenerate
+    compares a database with."""
     metadata = sa.MetaData()
     for cls in classes:
-        build_tables(table_schema(cls), metadata, dialect)
+        schema = table_schema(cls)
+        if built_for(metadata, schema) is None:  # not built already as a referenced table
+            build_tables(schema, metadata, dialect)
     return metadata
 
 
@@ -218,12 +221,19 @@ def managed_by_alembic(conn: sa.Connection) -> dict[str, tuple[str, ...]]:
 
 
 def table_names(classes: Iterable[type]) -> set[str]:
-    """Every table of ``classes``, child tables included."""
+    """Every table of ``classes``: child tables and the tables foreign keys refer to
+    included."""
     names: set[str] = set()
-    for cls in classes:
+    todo, seen = list(classes), set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
         schema = table_schema(cls)
         names.add(schema.name)
         names.update(child.schema.name for child in schema.children)
+        todo += [c.references for c in schema.columns if c.references is not None]
     return names
 
 

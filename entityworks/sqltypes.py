@@ -24,12 +24,12 @@ SCALED_DECIMAL_DIALECTS = ("sqlite", "mysql", "mariadb", "mssql")
 UTC = dt.UTC
 
 
-def big_integer() -> sa.types.TypeEngine:
+def big_integer() -> sa.types.TypeEngine[Any]:
     """BIGINT, but INTEGER on SQLite so that an integer key is the rowid (autoincrement)."""
     return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
-class SQLiteAny(sa.types.UserDefinedType):
+class SQLiteAny(sa.types.UserDefinedType[Any]):
     """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
     it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
 
@@ -44,7 +44,7 @@ class SQLiteAny(sa.types.UserDefinedType):
         return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
 
 
-def small_integer() -> sa.types.TypeEngine:
+def small_integer() -> sa.types.TypeEngine[Any]:
     """SMALLINT (INTEGER on SQLite, whose STRICT tables know no SMALLINT): companion values."""
     return sa.SmallInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -74,7 +74,7 @@ def _postgresql() -> Any:
     return postgresql
 
 
-class _Variants(sa.types.TypeDecorator):
+class _Variants(sa.types.TypeDecorator[Any]):
     """A generic type (``impl``) with other forms on some dialects, built when a statement
     is first compiled for one of them: a ``with_variant`` would import the MariaDB and SQL
     Server dialects (a sixth of a second) in every process, a SQLite-only one included."""
@@ -84,11 +84,11 @@ class _Variants(sa.types.TypeDecorator):
     #: does) when it renames the column; these types have no constraint to name.
     name = None
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine | None:
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         """This type on ``dialect`` when it is not ``impl`` there."""
         raise NotImplementedError
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         variant = self.variant(dialect.name)
         return self.impl_instance if variant is None else dialect.type_descriptor(variant)
 
@@ -99,7 +99,7 @@ class LongText(_Variants):
     impl = sa.Text
     cache_ok = True
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine | None:
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
             return _mysql().LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION)
         return _mssql().NVARCHAR("max") if dialect == "mssql" else None
@@ -119,7 +119,7 @@ class KeyText(_Variants):
     def __repr__(self) -> str:  # what Alembic writes into a revision
         return f"{type(self).__name__}({self.key_length})"
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine | None:
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
             return _mysql().VARCHAR(self.key_length, charset=MARIADB_CHARSET,
                                     collation=MARIADB_COLLATION)
@@ -135,7 +135,7 @@ class BoundedText(_Variants):
     def __init__(self, length: int) -> None:
         super().__init__(length)
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine | None:
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
             return _mysql().VARCHAR(self.impl_instance.length, charset=MARIADB_CHARSET,
                                     collation=MARIADB_COLLATION)
@@ -148,56 +148,56 @@ class Blob(_Variants):
     impl = sa.LargeBinary
     cache_ok = True
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine | None:
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
             return _mysql().LONGBLOB()
         return _mssql().VARBINARY("max") if dialect == "mssql" else None
 
 
-def text() -> sa.types.TypeEngine:
+def text() -> sa.types.TypeEngine[Any]:
     """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
     return LongText()
 
 
-def key_text(length: int = 255) -> sa.types.TypeEngine:
+def key_text(length: int = 255) -> sa.types.TypeEngine[Any]:
     """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
     return KeyText(length)
 
 
-def bounded_text(length: int) -> sa.types.TypeEngine:
+def bounded_text(length: int) -> sa.types.TypeEngine[Any]:
     """VARCHAR(length); plain TEXT on SQLite, whose STRICT tables know no VARCHAR."""
     return BoundedText(length)
 
 
-def double() -> sa.types.TypeEngine:
+def double() -> sa.types.TypeEngine[Any]:
     """DOUBLE PRECISION; REAL on SQLite (the name its STRICT tables accept)."""
     return sa.Double().with_variant(sa.REAL(), "sqlite")
 
 
-def boolean() -> sa.types.TypeEngine:
+def boolean() -> sa.types.TypeEngine[Any]:
     """BOOLEAN; INTEGER 0/1 on SQLite."""
     return sa.Boolean().with_variant(sa.Integer(), "sqlite")
 
 
-def binary() -> sa.types.TypeEngine:
+def binary() -> sa.types.TypeEngine[Any]:
     """Unbounded bytes (LONGBLOB on MariaDB)."""
     return Blob()
 
 
-def json_text() -> sa.types.TypeEngine:
+def json_text() -> sa.types.TypeEngine[Any]:
     """JSON kept as the exact text we wrote (key order and float spelling preserved)."""
     return text()
 
 
-def date() -> sa.types.TypeEngine:
+def date() -> sa.types.TypeEngine[Any]:
     return ISODate()
 
 
-def time() -> sa.types.TypeEngine:
+def time() -> sa.types.TypeEngine[Any]:
     return ISOTime()
 
 
-def uuid_type() -> sa.types.TypeEngine:
+def uuid_type() -> sa.types.TypeEngine[Any]:
     return UUIDType()
 
 
@@ -227,7 +227,7 @@ def require_naive_time(value: Any) -> dt.time:
     return value
 
 
-class ExactDecimal(sa.types.TypeDecorator):
+class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     """Decimal as a number: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, sortable text
     on SQLite.
 
@@ -239,7 +239,7 @@ class ExactDecimal(sa.types.TypeDecorator):
     impl = sa.Numeric
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
@@ -319,7 +319,7 @@ def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
     return decimal.Decimal((sign, digits[:-cut] or (0,), target))
 
 
-class _SQLiteText(sa.types.TypeDecorator):
+class _SQLiteText(sa.types.TypeDecorator[Any]):
     """A native type elsewhere, ISO 8601 text on SQLite (sortable, exact, STRICT-friendly).
 
     Subclasses name the native type (``native``) and the text form (``to_iso``/``from_iso``).
@@ -328,16 +328,16 @@ class _SQLiteText(sa.types.TypeDecorator):
     impl = sa.Text
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
 
     def to_iso(self, value: Any) -> str:
-        return value.isoformat()
+        return str(value.isoformat())
 
     def from_iso(self, text: str) -> Any:
         raise NotImplementedError
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         return dialect.type_descriptor(self.native(dialect))
@@ -358,7 +358,7 @@ class NaiveDateTime(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name in _MYSQL:
             return _mysql().DATETIME(fsp=6)
         if dialect.name == "mssql":
@@ -377,7 +377,7 @@ class ISODate(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return _mssql().DATE() if dialect.name == "mssql" else sa.Date()
 
     def to_iso(self, value: Any) -> str:
@@ -395,7 +395,7 @@ class ISOTime(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "mssql":
             return _mssql().TIME(precision=6)
         return _mysql().TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
@@ -417,7 +417,7 @@ class UUIDType(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return sa.Uuid(native_uuid=dialect.name not in _MYSQL)
 
     def to_iso(self, value: Any) -> str:
@@ -433,7 +433,7 @@ class UUIDType(_SQLiteText):
         return uuid.UUID(text)
 
 
-class AwareDateTime(sa.types.TypeDecorator):
+class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
     """An instant: TIMESTAMPTZ on PostgreSQL, UTC DATETIME(6) on MariaDB, UTC ISO text on SQLite.
 
     The column holds the instant alone, in UTC, so that filters and ORDER BY compare instants
@@ -443,7 +443,7 @@ class AwareDateTime(sa.types.TypeDecorator):
     impl = sa.DateTime
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:

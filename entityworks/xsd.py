@@ -271,10 +271,10 @@ def dataset_xsd_tree(schemas: list[TableSchema], relations: list[Any], dataset: 
         sequences[schema.name] = row.find(f"{_XS}complexType/{_XS}sequence")
     key_names: dict[str, str] = {}
     for n, schema in enumerate(schemas):
-        if schema.primary_key is None:
+        if not schema.key_columns:
             continue
         name = "Constraint1" if n == 0 else f"{schema.name}_Constraint1"
-        _unique(wrapper, name, schema.name, [schema.primary_key.name],
+        _unique(wrapper, name, schema.name, [c.name for c in schema.key_columns],
                 constraint_name=None if n == 0 else "Constraint1")
         key_names[schema.name] = name
     for r in relations:
@@ -314,8 +314,8 @@ def xsd_tree(cls: type, *, dataset: str | None = None,
     _row_element(choice, schema)
     for child in schema.children:
         _row_element(choice, child.schema)
-    if schema.primary_key is not None:
-        _unique(wrapper, "Constraint1", schema.name, [schema.primary_key.name])
+    if schema.key_columns:  # one column, or several (a composite key)
+        _unique(wrapper, "Constraint1", schema.name, [c.name for c in schema.key_columns])
     for child in schema.children:
         child_name = child.schema.name
         _unique(wrapper, f"{child_name}_Constraint1", child_name,
@@ -672,8 +672,8 @@ def _field_specs(model: XsdModel, table: str, registry: TypeRegistry, skip: int,
                  ) -> list[tuple[str, Any, Any]]:
     xsd_table = model.tables[table]
     keys = [c for c in model.constraints if c.table == table and c.primary_key
-            and c.kind in ("unique", "key") and len(c.fields) == 1]
-    key = keys[0].fields[0] if keys and skip == 0 else None
+            and c.kind in ("unique", "key")]
+    key = set(keys[0].fields) if keys and skip == 0 else set()  # several: a composite key
     specs: list[tuple[str, Any, Any]] = []
     for column in xsd_table.columns[skip:]:
         name = decode_name(column.name)
@@ -686,7 +686,7 @@ def _field_specs(model: XsdModel, table: str, registry: TypeRegistry, skip: int,
             raise XMLImportError(f"table {table!r}, column {name!r}: {exc}",
                                  column=name) from None
         annotation = info.python_type | None if column.nullable else info.python_type
-        metadata: dict[str, Any] = {"primary_key": column.name == key}
+        metadata: dict[str, Any] = {"primary_key": column.name in key}
         if column.max_length is not None and info.python_type is str:
             metadata["max_length"] = column.max_length
         spelling = _spelling(column, info)

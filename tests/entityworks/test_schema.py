@@ -142,14 +142,26 @@ def test_columns_differing_only_in_case_are_refused():
         table_schema(cls)
 
 
-def test_two_primary_keys_refused():
+def test_two_primary_keys_make_a_composite_key():
     @dataclass
     class Two:
         a: int = primary_key(default=0)
+        name: str = ""
         b: int = primary_key(default=0)
 
-    with pytest.raises(SchemaError, match="more than one primary key"):
-        table_schema(Two)
+    schema = table_schema(Two)
+    assert [c.name for c in schema.key_columns] == ["a", "b"]
+    assert schema.primary_key is None and schema.composite
+    with pytest.raises(SchemaError, match="composite key"):
+        schema.require_key("this")
+
+    @dataclass
+    class Generated:
+        a: int | None = primary_key(default=None)
+        b: int = primary_key(default=0)
+
+    with pytest.raises(SchemaError, match="cannot be Optional"):
+        table_schema(Generated)
 
 
 def test_child_of_child_refused():
