@@ -733,7 +733,9 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
 
     Child tables (a map's caves, rooms, corridors) travel in the same document. Several
     tables make one .NET DataSet, with their relations (--dataset NAME, --nested). OUT must
-    be a regular file (or nothing yet), or '-' for standard output.
+    be a regular file (or nothing yet), or '-' for standard output; either way the document
+    appears only once complete (a refused export writes nothing). With '-' no XSD file is
+    written unless --xsd FILE; --inline-schema puts the schema in the stream.
     Example: entityworks export-xml maps maps.xml --db levels.db
     Example: entityworks export-xml customers orders shop.xml --dataset Shop --nested
     """
@@ -842,10 +844,12 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
 
     if table_name is None:
         from .dataset import is_dataset
-        from .diffgram import is_diffgram
+        from .diffgram import diffgram_tables, is_diffgram
         from .xsd import load_inline_xsd, load_xsd
 
         if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+            for name in sorted(diffgram_tables(xml_file, xsd)):
+                check_writable_table(name)
             store = open_store(db, must_exist=True)
             changes = store.import_diffgram(xml_file, xsd)
             done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
@@ -894,7 +898,8 @@ def parquet(table_name: str, out: str, wheres: Sequence[str], compression: str,
             db: str) -> None:
     """Convert a table to Parquet (types from the registry; child rows as nested lists).
 
-    OUT must be a regular file (or nothing yet), or '-' for standard output.
+    OUT must be a regular file (or nothing yet), or '-' for standard output; either way the
+    file appears only once complete (a refused conversion writes nothing).
     Example: entityworks parquet maps maps.parquet -w kind=caves --db levels.db
     """
     from .files import check_output_path, is_stdio, stdout_output
@@ -934,7 +939,7 @@ def _stdin_puzzles() -> Any:
     from generators import sudoku as sd
 
     source = io.BytesIO(sys.stdin.buffer.read(sd.MAX_FILE_BYTES + 1))
-    source.name = "<stdin>"  # type: ignore[attr-defined]
+    source.name = "<stdin>"
     return source
 
 
@@ -950,7 +955,7 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
     else:
         with open(path, "rb") as fh:
             source = io.BytesIO(fh.read(sd.MAX_FILE_BYTES + 1))
-        source.name = path  # type: ignore[attr-defined] - for the readers' messages
+        source.name = path  # for the readers' messages
     raw = source.getvalue()
     if fmt == "auto":
         head = raw[: 1 << 16].decode("utf-8-sig", errors="replace")
@@ -1092,8 +1097,11 @@ def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect
         click.echo(indent + "  ".join(v.ljust(w) for v, w in zip(r[:3], widths, strict=False))
                    + "  " + r[3])
     for child in info.children:
+        links = child.schema.column_names[:child.schema.links]
+        root = child.schema.root
         click.echo(f"{indent}{child.field}: child table {child.schema.name} "
-                   f"(key parent_key -> {info.name}.{info.primary_key.name}, position)")  # type: ignore[union-attr]
+                   f"(key {', '.join(links)}; parent_key -> "
+                   f"{root.name}.{root.primary_key.name})")  # type: ignore[union-attr]
         _print_columns(child.schema, metadata, dialect, indent + "    ")
 
 

@@ -440,7 +440,23 @@ def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
     return counts
 
 
+class _Batched:
+    """Rows that come in batches (a Store query): flat writing keeps the batches as they are,
+    iterating gives the rows."""
+
+    def __init__(self, batches: Iterable[Sequence[Sequence[Any]]]) -> None:
+        self.batches = batches
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        for batch in self.batches:
+            yield from batch
+
+
 def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[Any]]:
+    if isinstance(rows, _Batched):
+        yield from (batch if isinstance(batch, list) else list(batch)
+                    for batch in rows.batches if batch)
+        return
     batch: list[Any] = []
     for row in rows:
         batch.append(row)
@@ -459,15 +475,10 @@ def export_dataset(store: Any, tables: Sequence[type | str], xml_path: Any,
     classes = [store.reflect(t) if isinstance(t, str) else t for t in tables]
     data = dataset_of(classes, name=dataset, nested=nested, registry=store.registry)
     with store.transaction():  # one snapshot of every table
-        rows = {name: _flatten(store.rows(cls)) for name, cls in data.tables.items()}
+        rows = {name: _Batched(store.rows(cls)) for name, cls in data.tables.items()}
         return write_dataset(data, rows, xml_path, xsd_path, nested=nested,
                              inline_schema=inline_schema, registry=store.registry,
                              diffgram=diffgram)
-
-
-def _flatten(batches: Iterable[Sequence[Sequence[Any]]]) -> Iterator[Sequence[Any]]:
-    for batch in batches:
-        yield from batch
 
 
 def relations_json(data: DataSet) -> str:

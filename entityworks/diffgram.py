@@ -274,6 +274,13 @@ def _peek(path: Path) -> tuple[str | None, set[str]]:
     return dataset, names
 
 
+def diffgram_tables(xml_path: str | Path, xsd_path: str | Path | None = None) -> set[str]:
+    """The tables a DiffGram may write: its XSD's, else those its rows name at the top."""
+    if xsd_path is not None:
+        return {decode_name(t) for t in load_xsd(xsd_path).tables}
+    return _peek(Path(xml_path))[1]
+
+
 def _recorded_relations(store: Any, table: str) -> list[dict[str, Any]]:
     from . import logical
 
@@ -564,4 +571,4 @@ def import_diffgram(store: Any, xml_path: str | Path, xsd_path: str | Path | Non
             for t, p in plans.items()}
 
 
-__all__ = ["Changes", "MSDATA_NS", "import_diffgram", "is_diffgram"]
+__all__ = ["Changes", "MSDATA_NS", "diffgram_tables", "import_diffgram", "is_diffgram"]

@@ -146,7 +146,7 @@ def stdout_output(stream: BinaryIO | None = None) -> Iterator[BinaryIO]:
         target = stream if stream is not None else _stdout()
         buffer.seek(0)
         try:
-            shutil.copyfileobj(buffer, target, _CHUNK)  # type: ignore[misc]
+            shutil.copyfileobj(buffer, target, _CHUNK)
             target.flush()
         except BrokenPipeError:
             raise  # the reader left (``| head``): the command line ends quietly

@@ -51,7 +51,7 @@ def _registry_text(value: Any) -> str:
         kind = AwareDatetime
     elif isinstance(value, bytearray | memoryview):
         value, kind = bytes(value), bytes
-    return default_registry.lookup(kind).to_text(value)  # type: ignore[no-any-return]
+    return default_registry.lookup(kind).to_text(value)
 
 
 def _array(array: Any, arrays: str) -> Any:

@@ -232,7 +232,7 @@ def table_names(classes: Iterable[type]) -> set[str]:
         seen.add(cls)
         schema = table_schema(cls)
         names.add(schema.name)
-        names.update(child.schema.name for child in schema.children)
+        names.update(child.name for child in schema.descendants)
         todo += [c.references for c in schema.columns if c.references is not None]
     return names
 
@@ -526,13 +526,16 @@ def _renamed(context: MigrationContext, metadata: sa.MetaData,
             raise SchemaError(f"rename {spec}={new}: {spec!r} is in several tables ({names}); "
                               "name one as TABLE.COLUMN")
         drop = drops[0]
+        target = metadata.tables.get(drop.table_name)
+        if target is not None and _sql_column(target, new) is None and new in target.c:
+            new = target.c[new].name  # a field name: its column(name=...) is the new column
         adds = [o for o in out if isinstance(o, ops.AddColumnOp)
                 and o.table_name == drop.table_name and o.column.name == new]
         if not adds:
             raise SchemaError(f"rename {spec}={new}: the dataclass of {drop.table_name} has no "
                               f"new field {new!r}")
         add = adds[0]
-        wanted = metadata.tables[drop.table_name].c[new]
+        wanted = _sql_column(metadata.tables[drop.table_name], new)
         was = drop.to_column()
         if context.impl.compare_type(was, wanted) or _typeof_differs(
                 context, drop.table_name, old, wanted):
@@ -629,10 +632,23 @@ def describe(op: ops.MigrateOperation) -> str:
 SAFE = (ops.CreateTableOp, ops.AddColumnOp, ops.AlterColumnOp, ops.CreateIndexOp)
 
 
+def _sql_column(table: sa.Table, name: str) -> Any:
+    """The column of ``table`` called ``name`` in SQL (``table.c`` is keyed by field names,
+    which ``column(name=...)`` makes differ); ``None`` if there is none."""
+    return next((c for c in table.columns if c.name == name), None)
+
+
+def _field_name(cls: type, column: str) -> str:
+    """The field of ``cls`` stored in SQL column ``column`` (``column(name=...)``)."""
+    found = table_schema(cls).by_sql_name(column)
+    return found.name if found is not None else column
+
+
 def _field_default(cls_by_table: dict[str, type], table: str, column: str) -> Any:
     cls = cls_by_table.get(table)
     if cls is None:
         return dataclasses.MISSING
+    column = _field_name(cls, column)
     for f in dataclasses.fields(cls):
         if f.name == column:
             if f.default is not dataclasses.MISSING:
@@ -811,7 +827,7 @@ def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column, schemas: dic
         raise SchemaError(
             f"{table}.{field} must be NOT NULL but {nulls} row(s) have no value and the "
             f"field has no default; give the field a default or make it Optional")
-    info = table_schema(schemas[table]).column(field).info
+    info = table_schema(schemas[table]).column(_field_name(schemas[table], field)).info
     value = info.to_db(default) if info.to_db is not None else default
     typed = sa.table(table, sa.column(column.name, column.type))
     conn.execute(typed.update().where(typed.c[column.name].is_(None))
@@ -847,7 +863,7 @@ def _alter_column(conn: sa.Connection, operations: Operations, op: ops.AlterColu
         _fill_nulls(conn, op.table_name, sa.Column(op.column_name, op.existing_type), schemas,
                     field=name)
     target = metadata.tables.get(op.table_name)
-    wanted = target.c.get(name) if target is not None else None
+    wanted = _sql_column(target, name) if target is not None else None
     if op.modify_server_default is False and wanted is not None:
         existing: Any = _default_arg(wanted.server_default)  # the database's (compared so)
     else:
@@ -881,7 +897,7 @@ def _rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str, 
         text = str(check.get("sqltext", ""))
         if check.get("name") and any(q in text for q in quoted):
             batch.drop_constraint(check["name"], type_="check")
-    column = target.c[new]
+    column = _sql_column(target, new)
     checks = [c for c in column.constraints if isinstance(c, sa.CheckConstraint)]
     checks += [c for c in target.constraints if isinstance(c, sa.CheckConstraint)
                and c.name == f"length_{new}"]

@@ -162,7 +162,7 @@ _DIGITS = bytes(b"0123"[(0x20, 0x02, 0x10, 0x01).index(b)] if b in (0x20, 0x02, 
                 else ord("x") for b in range(256))
 
 
-def _coordinate(value: Any, i: int, point: Any) -> int:
+def _coordinate(value: object, i: int, point: Any) -> int:
     if type(value) is int:
         pass
     elif isinstance(value, bool) or not isinstance(value, int | np.integer):
@@ -273,7 +273,7 @@ def pack_points(path: Any) -> bytes:
             _varint(ys[0], out)
             _varint(len(codes), out)
             codes += [0] * (-len(codes) % 4)
-            quads = iter(codes)
+            quads = iter(typing.cast(list[int], codes))  # no None in it
             out += bytes(map(_QUAD.__getitem__, zip(quads, quads, quads, quads, strict=True)))
             return bytes(out)
     return bytes([_PAIRS]) + struct.pack(f"<{len(flat)}q", *flat)

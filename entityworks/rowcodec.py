@@ -161,10 +161,11 @@ def _without(table: str, column: str, info: TypeInfo, missing: tuple[Companion, 
 def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowCodec:
     """Build the row functions of ``schema`` (whose SQL table is ``table``) for ``dialect``."""
     name = dialect.name
-    impls = {c.name: c.type.dialect_impl(dialect) for c in table.columns}
+    # by key: a column's field name (``column(name=...)`` gives the SQL column another name)
+    impls = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
     copy_types = _copy_types(table, dialect) if name == "postgresql" else None
     fields = [c.name for c in schema.columns]
-    names = [c.name for c in table.columns]
+    names = [c.key for c in table.columns]
     fast, checked, registry, decoders = [], [], [], []
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = []
     any_parts = False

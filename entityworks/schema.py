@@ -27,6 +27,22 @@ PK = TypeMarker("PK")
 PARENT_COLUMN = "parent_key"
 POSITION_COLUMN = "position"
 
+
+def refuse_nested_children(schema: TableSchema, where: str) -> None:
+    """SchemaError when ``schema`` has children of children or an Optional child list,
+    which ``where`` (a format holding one level of plain child lists) would lose."""
+    for child in schema.children:
+        if child.optional:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: an Optional child list, which "
+                f"{where} cannot tell from an empty one; make it list[...] with "
+                "default_factory=list", cls=schema.cls, field=child.field)
+        if child.schema.children:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: its items have child tables of "
+                f"their own ({child.schema.children[0].field}), which {where} cannot hold "
+                "(one level of child tables only)", cls=schema.cls, field=child.field)
+
 MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
 
@@ -49,24 +65,27 @@ _C = TypeVar("_C")
 @overload
 def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
            max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> _T: ...
 @overload
 def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
            index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> _T: ...
 @overload
 def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
            max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., init: bool = ..., repr: bool = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
            hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
            kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
            max_length: int | None = None, references: type | str | None = None,
-           on_delete: str | None = None, **field_kwargs: Any) -> Any:
+           on_delete: str | None = None, name: str | None = None, **field_kwargs: Any) -> Any:
     """A ``dataclasses.field`` carrying column options.
 
     ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
@@ -74,11 +93,15 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
     table; ``on_delete`` (one of :data:`ON_DELETE`, default ``"no action"``) says what
     deleting an author does to the rows referring to it. A class not defined yet (the
     class itself, for a tree) is named by a string: ``references="Employee"``.
+    ``name`` is the column's name in the database when it differs from the field's (the
+    Python side, filters, XML and Arrow keep the field's name).
     """
     metadata = dict(field_kwargs.pop("metadata", None) or {})
     metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
     if max_length is not None:
         metadata["max_length"] = max_length
+    if name is not None:
+        metadata["column_name"] = check_name(name, "column name")
     if references is not None or on_delete is not None:
         if not (isinstance(references, str) and references.isidentifier()
                 or isinstance(references, type) and dataclasses.is_dataclass(references)):
@@ -119,6 +142,13 @@ class Column:
     references: type | None = None
     #: What deleting the referenced row does (one of :data:`ON_DELETE`).
     on_delete: str | None = None
+    #: The column's name in the database when it is not the field's (``column(name=...)``).
+    column_name: str | None = None
+
+    @property
+    def sql_name(self) -> str:
+        """The column's name in the database (``name`` is the field's)."""
+        return self.column_name or self.name
 
     @property
     def autoincrement(self) -> bool:
@@ -132,6 +162,9 @@ class ChildTable:
 
     field: str
     schema: TableSchema
+    #: ``list[Item] | None``: the parent table has a column of the field's name telling an
+    #: empty list (TRUE) from None (NULL).
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +196,42 @@ class TableSchema:
     @property
     def field_columns(self) -> tuple[Column, ...]:
         """The columns that are fields of the dataclass (a child's extra columns excluded)."""
-        return self.columns[2:] if self.parent is not None else self.columns
+        return self.columns[self.links:]
+
+    @property
+    def depth(self) -> int:
+        """0 for a table, 1 for its child tables, 2 for theirs..."""
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    @property
+    def links(self) -> int:
+        """How many columns a child table adds in front of the item's fields: the root's key
+        (``parent_key``), the positions of the ancestors (``position_1``...) and its own
+        (``position``); 0 for a table that is no child."""
+        return 0 if self.parent is None else self.depth + 1
+
+    @property
+    def root(self) -> TableSchema:
+        """The table at the top of a chain of child tables (itself for a table)."""
+        return self if self.parent is None else self.parent.root
+
+    @property
+    def descendants(self) -> list[TableSchema]:
+        """Every child table below this one, children of children included, parents first."""
+        out: list[TableSchema] = []
+        for child in self.children:
+            out.append(child.schema)
+            out.extend(child.schema.descendants)
+        return out
+
+    @property
+    def renamed(self) -> bool:
+        """True when a column's name in the database differs from its field's."""
+        return any(c.column_name is not None for c in self.columns)
+
+    def by_sql_name(self, name: str) -> Column | None:
+        """The column whose name in the database is ``name``."""
+        return next((c for c in self.columns if c.sql_name == name), None)
 
     def column(self, name: str) -> Column:
         """The column called ``name``; :class:`UnknownColumnError` if there is none."""
@@ -335,11 +403,15 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         raise SchemaError(f"cannot resolve the annotations of {cls.__qualname__}: {exc}",
                           cls=cls) from exc
     columns: list[Column] = []
-    child_fields: list[tuple[str, type]] = []
+    child_fields: list[tuple[str, type, bool]] = []
     marked: list[str] = []
     if parent is not None:
-        pk = parent.require_key("a child table")
+        # every level of child tables refers to the root row by its key, then to each
+        # ancestor item by its position: (parent_key, position_1, ..., position)
+        pk = parent.root.require_key("a child table")
         columns.append(Column(PARENT_COLUMN, pk.python_type, pk.info, False))
+        columns += [Column(f"{POSITION_COLUMN}_{i}", int, reg.lookup(int), False)
+                    for i in range(1, parent.depth + 1)]
         columns.append(Column(POSITION_COLUMN, int, reg.lookup(int), False))
     for f in dataclasses.fields(cls):
         check_name(f.name, "column name", cls, f.name)
@@ -351,16 +423,11 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                                        field=f.name, type_=annotation) from None
         item = _child_item(tp)
         if item is not None:
-            if parent is not None:
-                raise SchemaError(
-                    f"{cls.__qualname__}.{f.name}: a child table's items cannot have child "
-                    "tables of their own", cls=cls, field=f.name)
-            if nullable:
-                raise SchemaError(f"{cls.__qualname__}.{f.name}: a child list cannot be "
-                                  "Optional; use an empty list", cls=cls, field=f.name)
-            child_fields.append((f.name, item))
+            if nullable:  # the list's presence: a column of the field's name
+                columns.append(Column(f.name, list, _present(reg), True))
+            child_fields.append((f.name, item, nullable))
             continue
-        meta = f.metadata or {}
+        meta: Mapping[str, Any] = f.metadata or {}
         is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
         if is_pk:
             marked.append(f.name)
@@ -379,7 +446,8 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         columns.append(Column(
             f.name, tp, info, nullable, primary_key=is_pk,
             unique=bool(meta.get("unique")), index=bool(meta.get("index")),
-            max_length=meta.get("max_length"), references=references, on_delete=on_delete))
+            max_length=meta.get("max_length"), references=references, on_delete=on_delete,
+            column_name=meta.get("column_name")))
     if len(marked) > 1:
         if parent is not None:
             raise SchemaError(f"{cls.__qualname__}: the items of a child table cannot have a "
@@ -397,7 +465,7 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         for i, c in enumerate(columns):
             if c.name == "id":
                 columns[i] = dataclasses.replace(c, primary_key=True)
-    _check_unique_names(cls, [c.name for c in columns])
+    _check_unique_names(cls, [c.sql_name for c in columns])
     for c in columns:
         if c.primary_key and c.info.python_type is float:
             raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
@@ -410,19 +478,35 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
     uniques: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_unique__", ())
     for group in (*indexes, *uniques):
-        for c in group:
-            if c not in names:
-                raise UnknownColumnError(name, c, [c.name for c in columns])
+        for wanted in group:
+            if wanted not in names:
+                raise UnknownColumnError(name, wanted, [c.name for c in columns])
     compact = bool(cls.__dict__.get("__table_compact_children__", False))
     schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
                          key_columns=keys, unique=uniques)
     if child_fields:
         children = tuple(
             ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
-                                                      cls, fname), reg, schema))
-            for fname, item in child_fields)
+                                                      cls, fname), reg, schema), optional)
+            for fname, item, optional in child_fields)
         object.__setattr__(schema, "children", children)
     return schema
+
+
+def _check_present(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list (or None), got {type(value).__name__}")
+    return value
+
+
+def _present(reg: TypeRegistry) -> TypeInfo:
+    """The type of the column saying whether an Optional child list is None (NULL) or a list
+    (TRUE, its items in the child table): stored as the registry's bool, read as a new
+    empty list that the child rows then fill."""
+    return dataclasses.replace(
+        reg.lookup(bool), name="child list present", python_type=list, check=_check_present,
+        to_db=lambda _items: True, from_db=lambda _flag: [], native=None, plain_text=False,
+        checked_codecs=False)
 
 
 def _named_class(cls: type, field: str, name: str) -> type:

@@ -1,9 +1,11 @@
 """SQL logging through the standard :mod:`logging` module.
 
 The ``entityworks.sql`` logger receives every statement a :class:`~entityworks.store.Store`
-sends: those SQLAlchemy executes (through a ``before_cursor_execute`` listener on the engine)
-and those the Store hands to the driver itself, which SQLAlchemy's ``echo`` never sees: the
-bulk ``executemany`` of SQLite, PostgreSQL's ``COPY`` and SQLite's single-row calls.
+sends: those SQLAlchemy executes (through the dialect's ``do_execute`` events, which leave
+``before_cursor_execute`` to the user: a listener there turns the Store's SQLite single-row
+path off) and those the Store hands to the driver itself, which SQLAlchemy's ``echo`` never
+sees: the bulk ``executemany`` of SQLite, PostgreSQL's ``COPY`` and SQLite's single-row
+calls.
 
 * INFO: the statement text, and for a batch how many rows it carries. Never a value: values
   travel as bound parameters, apart from the text.
@@ -52,14 +54,22 @@ def log_statement(statement: str, *, rows: int | None = None, how: str = "execut
         sql_logger.debug("values: %s", shorten(values))
 
 
-def before_cursor_execute(_conn: Any, _cursor: Any, statement: str, parameters: Any,
-                          _context: Any, executemany: bool) -> tuple[str, Any]:
-    """The engine listener: statements SQLAlchemy executes (``retval=True``, so that the
-    Store can tell it from listeners of its own user)."""
+def do_execute(_cursor: Any, statement: str, parameters: Any, _context: Any) -> None:
+    """The dialect listener for one statement with parameters (SQLAlchemy executes it)."""
     if sql_logger.isEnabledFor(INFO):
-        log_statement(statement, rows=len(parameters) if executemany else None,
-                      values=parameters if parameters else None)
-    return statement, parameters
+        log_statement(statement, values=parameters if parameters else None)
+
+
+def do_executemany(_cursor: Any, statement: str, parameters: Any, _context: Any) -> None:
+    """The dialect listener for a batch (``executemany``)."""
+    if sql_logger.isEnabledFor(INFO):
+        log_statement(statement, rows=len(parameters), values=parameters)
+
+
+def do_execute_no_params(_cursor: Any, statement: str, _context: Any) -> None:
+    """The dialect listener for a statement without parameters."""
+    if sql_logger.isEnabledFor(INFO):
+        log_statement(statement)
 
 
 def commit(_conn: Any) -> None:
@@ -79,11 +89,13 @@ def watch(engine: Any) -> None:
     share it)."""
     from sqlalchemy import event
 
-    if not event.contains(engine, "before_cursor_execute", before_cursor_execute):
-        event.listen(engine, "before_cursor_execute", before_cursor_execute, retval=True)
+    if not event.contains(engine, "do_execute", do_execute):
+        event.listen(engine, "do_execute", do_execute)
+        event.listen(engine, "do_executemany", do_executemany)
+        event.listen(engine, "do_execute_no_params", do_execute_no_params)
         event.listen(engine, "commit", commit)
         event.listen(engine, "rollback", rollback)
 
 
-__all__ = ["before_cursor_execute", "commit", "log_statement", "package_logger", "rollback",
-           "sql_logger", "store_logger", "watch"]
+__all__ = ["commit", "do_execute", "do_execute_no_params", "do_executemany", "log_statement",
+           "package_logger", "rollback", "sql_logger", "store_logger", "watch"]

@@ -47,7 +47,6 @@ from .registry import registry as default_registry
 from .rowcodec import RowCodec, row_codec
 from .schema import (
     PARENT_COLUMN,
-    POSITION_COLUMN,
     TableSchema,
     instance_builder,
     snake_case,
@@ -55,7 +54,6 @@ from .schema import (
 )
 from .sqllog import (
     INFO,
-    before_cursor_execute,
     log_statement,
     sql_logger,
     store_logger,
@@ -86,20 +84,24 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     return name() if callable(name) else None
 
 
-def _logged(statement: str, rows: Any, how: str) -> Any:
-    """Log a batch the Store hands to the driver itself (SQLAlchemy's ``echo`` never sees
-    it); returns ``rows``, made a list when it was an iterator."""
-    if sql_logger.isEnabledFor(INFO):
+def _logged(statement: str, rows: Any, how: str, engine: sa.Engine) -> Any:
+    """Log a batch the Store hands to the driver itself, on ``entityworks.sql`` and, under
+    ``echo=True``, in SQLAlchemy's echo log too (which would not see it); returns ``rows``,
+    made a list when it was an iterator."""
+    echo = engine.echo
+    if echo or sql_logger.isEnabledFor(INFO):
         rows = rows if isinstance(rows, list) else list(rows)
-        log_statement(statement, rows=len(rows), how=how, values=rows)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(statement, rows=len(rows), how=how, values=rows)
+        if echo:
+            engine.logger.info("%s [%s, %d rows]", statement, how, len(rows))
     return rows
 
 
 def _listened(engine: sa.Engine) -> bool:
-    """True when statements are listened to by someone other than our SQL logger."""
+    """True when someone listens to statements (our SQL logger uses other events)."""
     dispatch = engine.dispatch
-    return bool(dispatch.after_cursor_execute) or any(
-        fn is not before_cursor_execute for fn in dispatch.before_cursor_execute)
+    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
 
 
 def _setup(cursor: Any, sql: str) -> None:
@@ -225,6 +227,8 @@ def _adopted_url(engine: Any) -> sa.URL:
 
 #: ``ConnectionRecord.info`` key: the connection got the Store's set-up.
 _READY = "entityworks_ready"
+#: Held while listeners are added, so that Stores made at once on one engine add them once.
+_CONFIGURING = threading.Lock()
 
 
 def _marked(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -279,8 +283,9 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             write = conn.get_execution_options().get("entityworks_write", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-        if not _has_ours(engine.dispatch.begin):
-            event.listen(engine, "begin", begin)
+        with _CONFIGURING:
+            if not _has_ours(engine.dispatch.begin):
+                event.listen(engine, "begin", begin)
     elif name in _MYSQL:
         explicit = "charset" in engine.url.query
 
@@ -289,7 +294,8 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
                 raise ConfigurationError(
                     f"engine=: its connections use the character set {charset!r}, which "
-                    "cannot hold every character; add ?charset=utf8mb4 to the engine's URL")
+                    "cannot hold every character; create the engine with the charset "
+                    "utf8mb4 (?charset=utf8mb4 in its URL)")
             # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
             # would otherwise replace it with a generated one), and make a division by zero
             # an error (the upsert guard relies on it).
@@ -317,10 +323,11 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             setup(dbapi_connection)
             record.info[_READY] = True
 
-    if not _has_ours(engine.pool.dispatch.connect):
-        event.listen(engine, "connect", connect)
-        if adopted:
-            event.listen(engine, "checkout", checkout)
+    with _CONFIGURING:
+        if not _has_ours(engine.pool.dispatch.connect):
+            event.listen(engine, "connect", connect)
+            if adopted:
+                event.listen(engine, "checkout", checkout)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -367,6 +374,12 @@ class Store:
     ``Store("postgresql+psycopg://user@host/db")``, ``Store("mysql+pymysql://root@host/db")``.
     On SQLite the journal is WAL, foreign keys are enforced and writers wait up to
     ``busy_timeout`` seconds for the lock.
+
+    ``engine_options`` go to ``sqlalchemy.create_engine`` (pool sizes, timeouts...), checked
+    first; ``Store(engine=...)`` uses an Engine of yours instead, with the same connection
+    set-up (see :func:`_configure_engine`), and leaves it open on :meth:`close`. Options or
+    engines that would break the Store's transactions raise :class:`ConfigurationError`.
+    Statements are logged on ``entityworks.sql`` (see :mod:`entityworks.sqllog`).
     """
 
     def __init__(self, url: str | sa.URL | Path | None = None, *,
@@ -485,7 +498,7 @@ class Store:
         """Free the names of ``schema``'s tables in the store's MetaData when another class
         holds them (two classes for one table, e.g. before and after a migration): that
         class is rebuilt when it is used again."""
-        names = {schema.name, *(child.schema.name for child in schema.children)}
+        names = {schema.name, *(child.name for child in schema.descendants)}
         for name in names:
             table = self._metadata.tables.get(name)
             if table is None:
@@ -502,7 +515,7 @@ class Store:
 
         A table created before a companion column existed keeps its layout (see ``tables``).
         """
-        names = [schema.name, *(child.schema.name for child in schema.children)]
+        names = [schema.name, *(child.name for child in schema.descendants)]
         live: dict[str, dict[str, str]] = {}
         with self._connection() as conn:
             inspector = sa.inspect(conn)
@@ -527,9 +540,10 @@ class Store:
         table = metadata.tables[schema.name]
         codec = row_codec(schema, table, self.dialect)
         names = codec.fields
-        offset = 2 if schema.parent is not None else 0
-        build = instance_builder(schema.cls, [*names[offset:],
-                                              *(child.field for child in schema.children)])
+        offset = schema.links  # a child table's (parent_key, positions...) come first
+        # (an Optional child list is a column too: its value, [] or None, starts the list)
+        build = instance_builder(schema.cls, [*names[offset:], *(
+            child.field for child in schema.children if not child.optional)])
         # Rows are decoded before they are built, so decoders do not stop the fast path.
         plain = not schema.children and offset == 0 and build is schema.cls
         children = [(child.field, self._make_model(child.schema, metadata))
@@ -595,7 +609,7 @@ class Store:
                 if c.references is not None and c.references is not m.cls:
                     visit(self._model(c.references))
             out.append(m.table)
-            out.extend(child.table for _, child in m.children)
+            out.extend(child.table for child in _descendants(m))
 
         visit(model)
         return out
@@ -603,7 +617,7 @@ class Store:
     def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
         model = self._model(cls)
-        tables = [model.table] + [child.table for _, child in model.children]
+        tables = [model.table] + [child.table for child in _descendants(model)]
         if self.dialect.name in _MYSQL and getattr(self._local, "conn", None) is not None:
             with self._connection() as conn:
                 inspector = sa.inspect(conn)
@@ -795,17 +809,11 @@ class Store:
         condition = compile_where(where, table, model.schema)
         if condition is not None:
             stmt = stmt.where(condition)
-        try:
-            with self._connection(write=True) as conn:
-                return int(conn.execute(stmt).rowcount)
-        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS) as exc:
-            message = _error_text(exc)
-            key = model.schema.primary_key
-            column = _column_from_message(message, list(assignments), key.name if key else None)
-            raise WriteError(f"{model.schema.name}: cannot update"
-                             + (f", column {column!r}" if column else "")
-                             + f": {message}; nothing was written",
-                             table=model.schema.name, column=column) from exc
+        with self._connection(write=True) as conn:
+            # a refusal names the column (a broken foreign key's too) and keeps nothing
+            result = self._guard(conn, model, lambda: conn.execute(stmt), _counting_from(0),
+                                 single=assignments)
+            return int(result.rowcount)
 
     def _update_assignments(self, model: _Model, values: Any) -> dict[str, Any]:
         """``values`` (field column -> value) as SQL column -> encoded value, companion
@@ -887,7 +895,7 @@ class Store:
                     parents = sa.select(table.c[key.name])
                     if condition is not None:
                         parents = parents.where(condition)
-                    for _, child in model.children:
+                    for child in reversed(_descendants(model)):  # the deepest first
                         conn.execute(child.table.delete().where(
                             child.table.c[PARENT_COLUMN].in_(parents)))
                 stmt = table.delete()
@@ -993,7 +1001,7 @@ class Store:
                 raise FilterError(f"column {name!r} appears twice in columns=")
         return names
 
-    def _projected_batches(self, model: _Model, stmt: sa.Select, names: list[str]
+    def _projected_batches(self, model: _Model, stmt: sa.Select[Any], names: list[str]
                            ) -> Iterator[list[tuple[Any, ...]]]:
         """Batches of the ``names`` columns of ``stmt``'s rows.
 
@@ -1084,29 +1092,39 @@ class Store:
         build = model.build
         offset = model.field_index[0] if model.field_index else len(model.fields)
         if model.children:  # each parent starts with empty child lists, filled below
-            count = len(model.children)
+            count = sum(not child.optional for child in model.schema.children)
             objs = [build(*row[offset:], *[[] for _ in range(count)]) for row in batch]
         elif offset:
             objs = [build(*row[offset:]) for row in batch]
         else:
             objs = list(starmap(build, batch))
-        if model.children and objs:
+        if model.children and objs and model.schema.parent is None:
+            # (children of children are loaded with their parents, from the root's keys)
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            self._load_children(model, {getattr(o, key): o for o in objs}, conn)
+            by_key = {(getattr(o, key),): o for o in objs}
+            self._load_children(model, by_key, _encoded_keys(model, [k for k, in by_key]),
+                                conn)
         return objs
 
-    def _load_children(self, model: _Model, by_key: dict[Any, Any], conn: sa.Connection
-                       ) -> None:
-        encoded = _encoded_keys(model, list(by_key))
+    def _load_children(self, model: _Model, owners: dict[tuple[Any, ...], Any],
+                       encoded: list[Any], conn: sa.Connection) -> None:
+        """Fill the child lists of ``owners`` (each keyed by its row's link: the root's key,
+        then its positions) with their items, and theirs, from the root keys ``encoded``."""
         for fname, child in model.children:
             table = child.table
+            links = child.schema.links
+            order = [table.c[n] for n in child.fields[:links]]
+            items: dict[tuple[Any, ...], Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
-                stmt = (sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk))
-                        .order_by(table.c[PARENT_COLUMN], table.c[POSITION_COLUMN]))
+                stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
                 for batch in self._batches(child, stmt, conn):
                     for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(by_key[row[0]], fname).append(item)
+                        getattr(owners[tuple(row[:links - 1])], fname).append(item)
+                        if child.children:
+                            items[tuple(row[:links])] = item
+            if child.children and items:
+                self._load_children(child, items, encoded, conn)
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
@@ -1441,30 +1459,41 @@ class Store:
                 object.__setattr__(obj, key, new_key)
 
     def _insert_children(self, conn: sa.Connection, model: _Model, objs: list[Any],
-                         keys: list[Any], batch_size: int) -> None:
+                         keys: list[Any], batch_size: int,
+                         numbers: list[int] | None = None) -> None:
+        """Insert the child rows of ``objs``: ``(*key, position, item)``, where ``key`` is
+        the root's key (and, below the first level, the ancestors' positions); then theirs.
+        ``numbers``: the caller's row of each object (by default its index)."""
+        optional = {c.field for c in model.schema.children if c.optional}
         for fname, child in model.children:
             rows = []
             owners: list[int] = []  # each child row's parent row, the number errors give
             for number, (parent, key) in enumerate(zip(objs, keys, strict=True)):
                 items = getattr(parent, fname)
+                if items is None and fname in optional:
+                    continue  # None: the column of the field's name says so, no rows
                 if items is None:
                     raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
                                      table=model.schema.name, column=fname)
+                prefix = (key,) if model.schema.parent is None else key
                 for position, item in enumerate(items):
                     if type(item) is not child.cls:
                         raise WriteError(
                             f"{model.schema.name}.{fname}[{position}] is a "
                             f"{type(item).__qualname__}, not a {child.cls.__qualname__}",
                             table=model.schema.name, column=fname)
-                    rows.append((key, position, item))
-                owners.extend([number] * len(items))
+                    rows.append((*prefix, position, item))
+                owners.extend([number if numbers is None else numbers[number]] * len(items))
             if rows:
                 self._write_rows(conn, child, rows, owners.__getitem__, self._insert_sql(child),
                                  "insert", batch_size)
+                if child.children:
+                    self._insert_children(conn, child, [r[-1] for r in rows],
+                                          [r[:-1] for r in rows], batch_size, owners)
 
     def _delete_children(self, conn: sa.Connection, model: _Model, keys: list[Any]) -> None:
         encoded = _encoded_keys(model, keys)
-        for _, child in model.children:
+        for child in reversed(_descendants(model)):  # the deepest first
             for start in range(0, len(encoded), 500):
                 conn.execute(child.table.delete().where(
                     child.table.c[PARENT_COLUMN].in_(encoded[start:start + 500])))
@@ -1474,6 +1503,11 @@ class Store:
         field_names = [model.fields[i] for i in model.field_index]
         if model.schema.parent is not None:
             inner = attrgetter(*field_names) if field_names else (lambda _o: ())
+            links = model.schema.links
+            if links > 2:  # a child of a child: (parent_key, position_1, ..., position, item)
+                if len(field_names) == 1:
+                    return lambda r: (*r[:links], inner(r[links]))
+                return lambda r: (*r[:links], *inner(r[links]))
             if len(field_names) == 1:
                 return lambda r: (r[0], r[1], inner(r[2]))
             return lambda r: (r[0], r[1], *inner(r[2]))
@@ -1575,6 +1609,7 @@ class Store:
         ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
         """
         sqlite = self.dialect.name == "sqlite"
+        engine = self.engine
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
@@ -1586,14 +1621,14 @@ class Store:
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
                 if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
-                        statement, _logged(statement, r, "executemany"))):
+                        statement, _logged(statement, r, "executemany", engine))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
                                 lambda r=checked, c=cursor: c.executemany(
-                                    statement, _logged(statement, r, "executemany")), at,
+                                    statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1621,13 +1656,13 @@ class Store:
 
     def _copy(self, conn: sa.Connection, model: _Model, rows: list[Sequence[Any]]) -> None:
         preparer = self.dialect.identifier_preparer
-        columns = ", ".join(preparer.quote(n) for n in model.names)
+        columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
         # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
         sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
-        rows = _logged(sql, rows, "COPY")
+        rows = _logged(sql, rows, "COPY", self.engine)
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1677,7 +1712,8 @@ class Store:
                 column = self._missing_reference(
                     conn, model, values or single,  # type: ignore[arg-type]
                     raw=values is not None and replay is None) or column
-            column = (column or _column_from_message(message, model.names, _key_label(model))
+            column = (column or _column_from_message(message, model.names, _key_label(model),
+                                                     model.table)
                       or (_column_from_types(model, values) if values else None))
             reported = None if row is None else number(row)
             where = "a row" if reported is None else f"row {reported}"
@@ -1694,7 +1730,7 @@ class Store:
         """The first foreign-key column of a refused row whose value no referenced row
         holds (SQLite and MariaDB do not name it). ``raw``: ``values`` are the driver's."""
         for foreign in model.table.foreign_keys:
-            name = foreign.parent.name
+            name = foreign.parent.key
             value = values.get(name)
             if name == PARENT_COLUMN or value is None:
                 continue
@@ -1746,7 +1782,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = _logged(sql, rebuild(), "row by row")
+                rows = _logged(sql, rebuild(), "row by row", self.engine)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:
@@ -1812,9 +1848,9 @@ def _create_error(model: _Model, exc: BaseException) -> SchemaError:
 def _check_mariadb_names(schema: TableSchema) -> None:
     """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others with
     a clear error instead of the server's."""
-    for table in [schema, *(child.schema for child in schema.children)]:
+    for table in [schema, *schema.descendants]:
         names = [("table name", table.name, None)]
-        names += [("column name", c.name, c.name) for c in table.columns]
+        names += [("column name", c.sql_name, c.name) for c in table.columns]
         for what, name, field in names:
             wide = next((ch for ch in name if ord(ch) > 0xFFFF), None)
             if wide is not None:
@@ -1831,6 +1867,16 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _descendants(model: _Model) -> list[_Model]:
+    """The models of every child table below ``model``, children of children included,
+    parents first."""
+    out: list[_Model] = []
+    for _, child in model.children:
+        out.append(child)
+        out.extend(_descendants(child))
+    return out
 
 
 def _key_of(model: _Model, obj: Any) -> Any:
@@ -1921,13 +1967,19 @@ def _column_from_types(model: _Model, values: dict[str, Any]) -> str | None:
     return None
 
 
-def _column_from_message(message: str, names: list[str], key: str | None = None
-                         ) -> str | None:
+def _column_from_message(message: str, names: list[str], key: str | None = None,
+                         table: sa.Table | None = None) -> str | None:
+    """The column a database error names; ``table`` translates the names of columns called
+    otherwise in SQL (``column(name=...)``) back to their fields'."""
+    fields = {c.name: c.key for c in table.columns} if table is not None else {}
     for pattern in _COLUMN_PATTERNS:
         m = pattern.search(message)
         if not m:
             continue
         candidate = m.group(1)
+        if candidate.startswith("type_"):
+            candidate = "type_" + fields.get(candidate[5:], candidate[5:])
+        candidate = fields.get(candidate, candidate)
         if candidate.startswith("type_") and candidate[5:] in names:
             return candidate[5:]
         if candidate in names:

@@ -28,7 +28,6 @@ from .errors import InvalidNameError, SchemaError
 from .registry import Companion
 from .schema import (
     PARENT_COLUMN,
-    POSITION_COLUMN,
     Column,
     TableSchema,
     check_name,
@@ -115,8 +114,8 @@ def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: 
         if built_for(metadata, target_schema) is None:
             _build_tree(target_schema, metadata, dialect, {}, resolve, stack)
     root = _build_one(schema, metadata, dialect, live.get(schema.name), resolve)
-    for child in schema.children:
-        _build_one(child.schema, metadata, dialect, live.get(child.schema.name), resolve)
+    for child in schema.descendants:  # parents first: a foreign key needs its target
+        _build_one(child, metadata, dialect, live.get(child.name), resolve)
     return root
 
 
@@ -144,8 +143,9 @@ def referenced_key(column: Column, schema: TableSchema, resolve: Resolve) -> tup
 def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                live: Mapping[str, str] | None, resolve: Resolve) -> sa.Table:
     is_child = schema.parent is not None
+    links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
     items: list[sa.SchemaItem] = []
-    taken = {c.name.casefold() for c in schema.columns}
+    taken = {c.sql_name.casefold() for c in schema.columns}
     keyed = {name for group in (*schema.indexes, *schema.unique) for name in group}
     for c in schema.columns:
         pk = c.primary_key and not is_child
@@ -154,23 +154,23 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             kwargs["autoincrement"] = True
         elif pk:
             kwargs["autoincrement"] = False
-        if is_child and c.name in (PARENT_COLUMN, POSITION_COLUMN):
+        if c.name in links:
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
         typeof = c.info.sqlite_typeof if dialect == "sqlite" else None
         if typeof is not None and is_rowid(c, schema):
             typeof = None  # the rowid converts, so the Store checks key types itself
-        if typeof is not None and live is not None and live.get(c.name, "ANY") != "ANY":
+        if typeof is not None and live is not None and live.get(c.sql_name, "ANY") != "ANY":
             typeof = None  # an older table's typed column: the Store checks every value
         checks: list[sa.SchemaItem] = []
         if typeof:
             # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
             # NULL passes here and NOT NULL decides, so adding a column can fill it later.
             # (This form costs SQLite a third less than ``typeof(x) IN (..., 'null')``.)
-            name = _quote(c.name)
+            name = _quote(c.sql_name)
             checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
-                                             name=f"type_{c.name}"))
+                                             name=f"type_{c.sql_name}"))
         type_ = sqltypes.SQLiteAny() if typeof else sql_type(c, c.name in keyed)
         foreign: sa.ForeignKey | None = None
         if c.references is not None:
@@ -185,26 +185,27 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                 spec = built.c[key.name]
             ondelete = None if c.on_delete in (None, "no action") else c.on_delete.upper()
             foreign = sa.ForeignKey(spec, ondelete=ondelete,
-                                    name=index_name(schema.name, [c.name], "fk"))
+                                    name=index_name(schema.name, [c.sql_name], "fk"))
         if is_child and c.name == PARENT_COLUMN and not typeof:
             # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
             # put LONGTEXT in a key, and a foreign key needs the same collation).
-            type_ = sql_type(schema.parent.primary_key)  # type: ignore[union-attr,arg-type]
+            type_ = sql_type(schema.root.primary_key)  # type: ignore[arg-type]
         # a literal field default is also the column's DDL DEFAULT (see entityworks.defaults)
         default, companion_defaults = column_defaults(
             c, field_default(schema, c), type_, dialect, companions(c, dialect))
-        col = sa.Column(c.name, type_, *checks, unique=unique or None,
+        # ``key``: the field's name, which every statement and row uses; the SQL has the other
+        col = sa.Column(c.sql_name, type_, *checks, key=c.name, unique=unique or None,
                         index=c.index or None, server_default=default, **kwargs)
         if foreign is not None:
             col.append_foreign_key(foreign)
-        if is_child and c.name == PARENT_COLUMN:
+        if is_child and c.name == PARENT_COLUMN and schema.depth == 1:
             parent_table = schema.parent.name  # type: ignore[union-attr]
             parent_key = schema.parent.primary_key.name  # type: ignore[union-attr]
             col.append_foreign_key(
                 sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
         items.append(col)
         for part in companions(c, dialect):
-            name = part.column(c.name)
+            name = part.column(c.sql_name)
             if live is not None and name not in live:
                 continue  # an older table without it: the Store refuses what it would keep
             check_name(name, "companion column name", schema.cls, c.name)
@@ -213,22 +214,31 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                     f"{schema.cls.__qualname__}.{c.name}: its {part.suffix} column {name!r} "
                     "would clash with another column; rename the field", cls=schema.cls,
                     field=c.name)
-            items.append(sa.Column(name, part.sql(), nullable=True,
+            items.append(sa.Column(name, part.sql(), key=part.column(c.name), nullable=True,
                                    server_default=companion_defaults.get(part.suffix)))
         if dialect == "sqlite" and c.max_length is not None:
             # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
             items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
-                                            name=f"length_{c.name}"))
+                                            name=f"length_{c.sql_name}"))
     options: dict[str, bool] = ({"sqlite_strict": True}
                                 if dialect == "sqlite" and strict_ok(items) else {})
-    if dialect == "sqlite" and is_child and schema.parent.compact_children:  # type: ignore[union-attr]
+    if dialect == "sqlite" and is_child and schema.root.compact_children:
         options["sqlite_with_rowid"] = False
     table = sa.Table(schema.name, metadata, *items, info={SCHEMA_INFO: schema}, **options)
+    if schema.depth > 1:  # a child of a child: its parent row is (parent_key, positions...)
+        parent = schema.parent
+        assert parent is not None
+        table.append_constraint(sa.ForeignKeyConstraint(
+            schema.column_names[:schema.links - 1],
+            [f"{parent.name}.{n}" for n in parent.column_names[:parent.links]],
+            ondelete="CASCADE"))
     for columns in schema.indexes:
-        sa.Index(index_name(schema.name, columns), *(table.c[c] for c in columns))
+        sa.Index(index_name(schema.name, [table.c[c].name for c in columns]),
+                 *(table.c[c] for c in columns))
     for columns in schema.unique:
         table.append_constraint(sa.UniqueConstraint(
-            *(table.c[c] for c in columns), name=index_name(schema.name, columns, "uq")))
+            *(table.c[c] for c in columns),
+            name=index_name(schema.name, [table.c[c].name for c in columns], "uq")))
     return table
 
 

@@ -33,7 +33,7 @@ from .errors import ValueEncodingError, WriteError, XMLImportError
 from .files import atomic_output, check_output_path, write_bytes
 from .registry import INT64_MAX, INT64_MIN, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .schema import TableSchema, instance_builder, table_schema
+from .schema import TableSchema, instance_builder, refuse_nested_children, table_schema
 from .xmlparser import (
     DIFFGRAM_NS,
     DIFFGRAM_ROOT,
@@ -435,6 +435,7 @@ def _plan(schema: TableSchema, model: XsdModel, tag: str) -> _TablePlan:
 
 
 def _plans(schema: TableSchema, model: XsdModel) -> list[_TablePlan]:
+    refuse_nested_children(schema, "XML and XSD")
     tag = encode_name(schema.name)
     if model.main_table != tag:
         raise XMLImportError(f"the XSD describes table {decode_name(model.main_table)!r}, not "

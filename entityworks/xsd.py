@@ -34,7 +34,13 @@ from .errors import SchemaError, UnsupportedTypeError, XMLImportError
 from .files import write_bytes
 from .registry import TypeRegistry
 from .registry import registry as default_registry
-from .schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema, table_schema
+from .schema import (
+    PARENT_COLUMN,
+    POSITION_COLUMN,
+    TableSchema,
+    refuse_nested_children,
+    table_schema,
+)
 from .xmlparser import inline_schema, parse_document
 
 XS_NS = "http://www.w3.org/2001/XMLSchema"
@@ -412,6 +418,7 @@ def check_limits(table: str, tables: int, columns: int, total: int,
 
 def check_schema_limits(schema: TableSchema) -> None:
     """Refuse (:class:`SchemaError`) to write a class whose XSD our import would refuse."""
+    refuse_nested_children(schema, "XML and XSD")
     total = 0
     for n, table in enumerate([schema, *(child.schema for child in schema.children)], 1):
         total += len(table.columns)

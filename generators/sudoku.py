@@ -258,19 +258,39 @@ def read_euler(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
 def read_lines(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
     """Read one puzzle per line (a path, or a binary stream read once); blank lines and ``#``
     comments (whole or trailing) skipped."""
-    result: list[NamedPuzzle] = []
     lines = _read_text(path)
     path = _source_name(path)
+    numbers: list[int] = []
+    texts: list[str] = []
     for n, raw in enumerate(lines, start=1):
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        try:
-            puzzle = validate(line)
-        except InvalidPuzzle as exc:
-            raise PuzzleFileError(f"{path}, line {n}: {exc}", exc.cells) from None
-        result.append(NamedPuzzle(f"line {n}", puzzle, n))
-    return result
+        if line:
+            numbers.append(n)
+            texts.append(line)
+    puzzles = _valid_in_bulk(texts)
+    if puzzles is None:  # something is wrong: find the first bad line and name it
+        for n, line in zip(numbers, texts, strict=True):
+            try:
+                validate(line)
+            except InvalidPuzzle as exc:
+                raise PuzzleFileError(f"{path}, line {n}: {exc}", exc.cells) from None
+        raise AssertionError("bulk validation disagrees with validate()")  # pragma: no cover
+    return [NamedPuzzle(f"line {n}", puzzle, n) for n, puzzle in zip(numbers, puzzles, strict=True)]
+
+
+def _valid_in_bulk(texts: list[str]) -> list[Puzzle] | None:
+    """The canonical digits of every text when all are valid puzzles (one compiled check for
+    all of them), else None; :func:`validate` then explains the first bad one."""
+    if not texts:
+        return []
+    if set(map(len, texts)) != {81}:
+        return None
+    joined = "".join(texts).replace(".", "0")
+    if not (joined.isascii() and joined.isdigit()):
+        return None
+    if core.givens_clash(core.to_array(joined)).any():
+        return None
+    return [joined[i : i + 81] for i in range(0, len(joined), 81)]
 
 
 def _check_limit(limit: int) -> int:

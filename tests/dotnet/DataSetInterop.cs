@@ -198,7 +198,7 @@ public static class DataSetInterop
         k["name"] = DBNull.Value; k["flag"] = DBNull.Value;
         t.Rows.Find(2).Delete();
         t.Rows.Add(5, "new", true, (byte)9, (sbyte)-9, (short)-9, -9L, (ushort)9, 9U, 9UL,
-                   1.5f, double.MinValue, 1.10m, Guid.NewGuid(), TimeSpan.FromTicks(1),
+                   1.5f, double.MinValue, 1.10m, Guid.NewGuid(), TimeSpan.FromTicks(10),  // one microsecond: a lone tick is refused
                    new byte[] { 1, 2, 3 }, new DateTime(2000, 1, 1, 0, 0, 0, DateTimeKind.Utc),
                    new DateTime(2000, 1, 1, 12, 0, 0, DateTimeKind.Unspecified));
     }

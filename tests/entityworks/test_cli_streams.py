@@ -7,6 +7,7 @@ Through click's CliRunner, and as real processes joined by real pipes.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import stat
@@ -109,6 +110,25 @@ def test_export_xml_to_stdout_round_trips_through_import_from_stdin(catalog_db, 
         (m.seed, m.grid.tobytes()) for m in original]
     assert list(private_tmp.iterdir()) == []  # the stdin copy is gone
     assert not (Path.cwd() / "-").exists()
+
+
+def test_a_dataset_of_several_tables_goes_through_a_pipe(catalog_db, tmp_path, private_tmp):
+    source = tmp_path / "source.db"
+    source.write_bytes(catalog_db.read_bytes())
+    ok(run("sudoku", "solve", "-", "-j", "1", "--db", str(source), input=PUZZLE + "\n"))
+    out = ok(run("export-xml", "maps", "sudoku_puzzles", "-", "--inline-schema", "--db",
+                 str(source)))
+    assert "exported 2 rows of maps, 1 rows of sudoku_puzzles to stdout" in out.stderr
+    copy = tmp_path / "copy.db"
+    done = ok(run("import-xml", "-", "--db", str(copy), input=out.stdout_bytes))
+    assert done.stdout.startswith("imported 2 rows of maps, 1 rows of sudoku_puzzles from "
+                                  "stdin")
+    seeds = json.loads(ok(run("query", "maps", "-c", "seed", "-o", "id", "--format", "json",
+                              "--db", str(copy))).stdout)
+    assert seeds == [{"seed": 1}, {"seed": 2}]
+    refused(run("export-xml", "maps", "sudoku_puzzles", "-", "-w", "id=1", "--db",
+                str(tmp_path / "none.db")), "--where and --order-by apply to one table")
+    assert not (tmp_path / "none.db").exists() and list(private_tmp.iterdir()) == []
 
 
 def test_import_xml_takes_the_xsd_from_stdin(catalog_db, tmp_path, private_tmp):

@@ -273,3 +273,7 @@ def test_cli_applies_a_diffgram(tmp_path: Path) -> None:
     assert result.exit_code == 0 and out.read_text().startswith("<?xml")
     with Store(db) as store:
         assert content(store) == AFTER
+    internal = write(tmp_path, CHANGES.replace("<customers ", "<alembic_version ").replace(
+        "</customers>", "</alembic_version>"), "internal.xml")
+    result = runner.invoke(cli, ["import-xml", str(internal), "--db", str(db)])
+    assert result.exit_code != 0 and "'alembic_version' is an internal table" in result.stderr

@@ -164,7 +164,7 @@ def test_two_primary_keys_make_a_composite_key():
         table_schema(Generated)
 
 
-def test_child_of_child_refused():
+def test_child_of_child_columns():
     @dataclass
     class Leaf:
         v: int
@@ -178,5 +178,11 @@ def test_child_of_child_refused():
         id: int
         mids: list[Mid]
 
-    with pytest.raises(SchemaError, match="cannot have child tables"):
-        table_schema(Root)
+    schema = table_schema(Root)
+    [mids] = schema.children
+    [leaves] = mids.schema.children
+    assert leaves.schema.name == "root_mids_leaves"
+    assert leaves.schema.column_names == ["parent_key", "position_1", "position", "v"]
+    assert [c.name for c in leaves.schema.field_columns] == ["v"]
+    assert leaves.schema.root is schema and leaves.schema.depth == 2
+    assert [d.name for d in schema.descendants] == ["root_mids", "root_mids_leaves"]

@@ -506,3 +506,86 @@ def test_readme_everyday_examples_run_as_written(tmp_path, monkeypatch,
     assert ns["store"].engine is ns["engine"] and ns["store"].count(level) == store.count(level)
     ns["store"].close()
     store.close()
+
+
+@dataclass
+class Shelf:
+    id: int
+    label: str
+
+
+@dataclass
+class Book:
+    id: int
+    title: str
+    shelf_id: int | None = column(references=Shelf, default=None)
+
+
+def test_update_to_a_missing_reference_names_the_column(store: Store) -> None:
+    store.create(Book)
+    store.insert_many([Shelf(1, "a"), Shelf(2, "b")])
+    store.insert_many([Book(1, "x", 1), Book(2, "y", 1), Book(3, "z", None)])
+    assert store.update(Book, values={"shelf_id": 2}, where={"shelf.label": "a"}) == 2
+    with pytest.raises(WriteError, match="nothing was written") as info:
+        store.update(Book, values={"shelf_id": 99, "title": "moved"}, where={})
+    assert info.value.column == "shelf_id"
+    assert [(b.title, b.shelf_id) for b in store.select(Book, order_by="id")] == [
+        ("x", 2), ("y", 2), ("z", None)]
+
+
+@dataclass
+class Renamed:
+    id: int
+    title: str = column(name="book_title", default="")
+    price: decimal.Decimal = column(name="cost", default=decimal.Decimal("0"))
+
+
+def test_update_and_columns_use_field_names_of_renamed_columns(store: Store) -> None:
+    store.create(Renamed)
+    store.insert_many([Renamed(1, "a", decimal.Decimal("1.50")), Renamed(2, "b")])
+    assert store.update(Renamed, values={"title": "z", "price": decimal.Decimal("2.000")},
+                        where=col("title") == "a") == 1
+    rows = list(store.select(Renamed, columns=["price", "title"], order_by="id"))
+    assert rows == [(decimal.Decimal("2.000"), "z"), (decimal.Decimal("0"), "b")]
+    assert rows[0][0].as_tuple() == decimal.Decimal("2.000").as_tuple()
+    assert list(store.select(Renamed, where={"id": 2}, as_dict=True)) == [
+        {"id": 2, "title": "b", "price": decimal.Decimal("0")}]
+
+
+def test_a_mariadb_engine_without_utf8mb4_is_refused_at_first_use(mariadb_url: str) -> None:
+    engine = sa.create_engine(mariadb_url, connect_args={"charset": "latin1"})
+    store = Store(engine=engine)
+    try:
+        for _ in range(2):  # every connection is refused, none is left checked out
+            with pytest.raises(ConfigurationError, match="'latin1'.*utf8mb4"):
+                store.create(Note)
+        assert engine.pool.checkedout() == 0
+    finally:
+        store.close()
+        engine.dispose()
+    explicit = sa.create_engine(sa.make_url(mariadb_url).update_query_dict(
+        {"charset": "latin1"}))  # asked for in the URL: the same as Store(url) allows
+    store = Store(engine=explicit)
+    try:
+        store.create(Note)
+        assert store.insert(Note(1, "plain")).id == 1
+    finally:
+        store.close()
+        explicit.dispose()
+
+
+def test_echo_shows_the_bulk_statements_too(backend_url: str,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    store = Store(backend_url, echo=True)
+    try:
+        store.create(Note)
+        caplog.set_level(logging.INFO, logger="sqlalchemy.engine.Engine")
+        store.insert_many([Note(i, "x") for i in range(1, 31)])
+        how = {"sqlite": "executemany", "postgresql": "COPY"}.get(store.dialect.name)
+        echoed = [r.getMessage() for r in caplog.records if r.name.startswith("sqlalchemy")]
+        if how is None:  # MariaDB: SQLAlchemy executes the batch and echoes it itself
+            assert any(m.startswith("INSERT INTO") for m in echoed), echoed
+        else:
+            assert any(f"[{how}, 30 rows]" in m for m in echoed), echoed
+    finally:
+        store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from generators.sudoku import InvalidPuzzle, PuzzleFileError
 from tests.conftest import require_data
 
 EULER_ANSWER = 24702  # published answer to Project Euler problem 96
+EULER_PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 
 
 def grid_is_valid(puzzle: str, grid: str) -> bool:
@@ -508,6 +510,12 @@ def test_fast_validation_agrees_with_the_cell_by_cell_check(
     except InvalidPuzzle as exc:
         bulk = (str(exc).removeprefix("puzzle #0: "), exc.cells)
     assert bulk == expected
+    lines = f"{EULER_PUZZLE}\n# a comment\n{text}\n{EULER_PUZZLE}\n".encode()
+    try:  # the line reader checks a whole file in one compiled call
+        read: object = sudoku.read_lines(io.BytesIO(lines))[1].puzzle
+    except InvalidPuzzle as exc:
+        read = (str(exc).removeprefix("<stream>, line 3: "), exc.cells)
+    assert read == expected
 
 
 def test_bulk_validation_names_the_first_bad_puzzle() -> None:
