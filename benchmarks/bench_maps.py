@@ -4,8 +4,9 @@
     python benchmarks/bench_maps.py --quick    # FOV at radius 10 and unlimited only
 
 Targets: synchronous 4-5 step within 4x of a bare NumPy 3x3 neighbour sum (issue 4); the
-faithful (in-place, seed-order) step and the faithful random-visit loop within 2x of the
-synchronous step and the batched visits (issue 11); FOV at or below tcod's time at radii
+faithful (in-place, seed-order) step, the caves' faithful smoothing and filling and the
+faithful random-visit loop within 2x of the synchronous step, the fast smoothing and the
+batched visits (issue 11); FOV at or below tcod's time at radii
 5, 10, 20, 50 and unlimited on 200x200 and 1000x1000 caves, plain (``FOV_SHADOW``) and
 symmetric (``FOV_SYMMETRIC_SHADOWCAST``), every result checked equal first (issue 11);
 dungeon with defaults under 50 ms. Paired figures alternate baseline and ours, collect
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import alternate, best_of  # noqa: E402
 
-from generators import cellular, dungeon, fov, islands  # noqa: E402
+from generators import caves, cellular, dungeon, fov, islands  # noqa: E402
 from generators._visits import random_fill, run_visits  # noqa: E402
 
 
@@ -79,6 +80,18 @@ def bench_faithful_step() -> None:
         )
         report(f"faithful (in-place) step vs synchronous, 1000x1000, {label}",
                "synchronous step (NumPy)", sync, faithful, "target <= 2")  # fmt: skip
+    print(f"  # {load_avg()}")
+
+
+def bench_caves_smoothing() -> None:
+    cave = random_fill(1000, 1000, 45, np.random.default_rng(5))
+    fast, faithful = alternate(
+        lambda: caves._smooth_fill_fast(cave, 5, 3, 4),
+        lambda: caves._smooth_fill_faithful(cave, 5, 3, 4),
+        repeat=15,
+    )
+    report("caves: 5 smoothing passes + filling, faithful (in place) vs fast, 1000x1000",
+           "fast (NumPy, synchronous)", fast, faithful, "target <= 2")  # fmt: skip
     print(f"  # {load_avg()}")
 
 
@@ -231,6 +244,7 @@ def main() -> None:
     print(f"# {load_avg()}")
     bench_step()
     bench_faithful_step()
+    bench_caves_smoothing()
     bench_visits()
     bench_fov(args.quick)
     bench_dungeon()

@@ -2,12 +2,20 @@
 
     python benchmarks/bench_xml.py [--rows 200000] [--repeat 3]
     python benchmarks/bench_xml.py --memory [--rows 2000000]
+    python benchmarks/bench_xml.py --datasets [--rows 100000] [--repeat 3]
 
 Export: ``write_xml`` (data + XSD) against ``DataFrame.to_xml`` (the DataFrame is built
 before the clock starts, which favours pandas). Import: ``read_xml`` with XSD validation and
 typed decoding into dataclasses against ``pandas.read_xml`` (no validation) on the file pandas
 wrote. ``--memory`` streams a table of that many rows from a Store to XML and back into a
 fresh Store, each step in its own subprocess, and prints the peak RSS of each.
+
+``--datasets`` times the DataSet paths against the single-table ones on the same rows: a
+``groups`` table (1,000 rows) and an ``items`` table (the 8-column rows, each referring to a
+group) moved between SQLite files and XML either as two single-table documents
+(``export_xml`` / ``import_xml`` per table: the baseline) or as one DataSet document, flat or
+nested (``export_dataset`` / ``import_dataset``, which also creates the foreign key and checks
+every reference). Rates count the rows of both tables; ``uptime`` is printed first.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import Row8, alternate, line, make_rows  # noqa: E402
@@ -47,6 +56,87 @@ def speed(n: int, repeat: int, workdir: Path) -> None:
                         lambda: result.append(read_xml(Row8, ours_xml, ours_xsd)), repeat=repeat)
     assert result[-1] == rows, "round trip changed the rows"
     line("XML import (validated, typed)", "pandas.read_xml", n / base, n / ours)
+
+
+@dataclasses.dataclass
+class Group:
+    """The parent table of the DataSet benchmark."""
+
+    __tablename__ = "groups"
+    id: int
+    name: str
+
+
+@dataclasses.dataclass
+class Item:
+    """Row8's columns, ``a`` referring to a group."""
+
+    __tablename__ = "items"
+    id: int
+    a: int = dataclasses.field(metadata={"references": "groups.id", "relation": "group_items"})
+    b: int = 0
+    c: int = 0
+    d: int = 0
+    e: int = 0
+    label: str | None = None
+    value: float = 0.0
+
+
+def datasets(n: int, repeat: int, workdir: Path) -> None:
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    groups = [Group(i, f"group {i}") for i in range(1000)]
+    items = [Item(*dataclasses.astuple(r)) for r in make_rows(n)]
+    total = len(groups) + len(items)
+    source = workdir / "source.db"
+    with Store(source) as store:
+        store.create(Group)
+        store.create(Item)
+        store.insert_many(groups)
+        store.insert_many(items)
+    fresh = iter(range(10**6))
+
+    def target() -> Store:
+        return Store(workdir / f"target{next(fresh)}.db")
+
+    def export_single() -> None:
+        with Store(source) as store:
+            store.export_xml(Group, workdir / "groups.xml", workdir / "groups.xsd")
+            store.export_xml(Item, workdir / "items.xml", workdir / "items.xsd")
+
+    def export_set(nested: bool) -> None:
+        name = "nested" if nested else "flat"
+        with Store(source) as store:
+            store.export_dataset([Group, Item], workdir / f"{name}.xml",
+                                 workdir / f"{name}.xsd", dataset="Bench", nested=nested)
+
+    single, flat, nested = alternate(export_single, lambda: export_set(False),
+                                     lambda: export_set(True), repeat=repeat)
+    line("XML export, DataSet flat", "export_xml per table", total / single, total / flat)
+    line("XML export, DataSet nested", "export_xml per table", total / single,
+         total / nested)
+
+    counts: list[Any] = []
+
+    def import_single() -> None:
+        with target() as store:
+            counts.append(store.import_xml(Group, workdir / "groups.xml", workdir / "groups.xsd")
+                          + store.import_xml(Item, workdir / "items.xml",
+                                             workdir / "items.xsd"))
+
+    def import_set(name: str) -> None:
+        with target() as store:
+            counts.append(sum(store.import_dataset(workdir / f"{name}.xml",
+                                                   workdir / f"{name}.xsd").values()))
+
+    single, flat, nested = alternate(import_single, lambda: import_set("flat"),
+                                     lambda: import_set("nested"), repeat=repeat)
+    assert set(counts) == {total}, counts
+    with Store(workdir / f"target{next(fresh) - 1}.db") as store:  # the last nested import
+        back = list(store.select(store.reflect("items"), order_by="id"))
+        assert [dataclasses.astuple(i) for i in back] == [dataclasses.astuple(i) for i in items]
+    line("XML import, DataSet flat", "import_xml per table", total / single, total / flat)
+    line("XML import, DataSet nested", "import_xml per table", total / single,
+         total / nested)
 
 
 def _peak_mb() -> float:
@@ -91,6 +181,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--datasets", action="store_true")
     parser.add_argument("--child", nargs=3, metavar=("STEP", "DB", "XML"))
     args = parser.parse_args()
     if args.child:
@@ -99,6 +190,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         if args.memory:
             return memory(args.rows or 2_000_000, Path(tmp))
+        if args.datasets:
+            datasets(args.rows or 100_000, args.repeat, Path(tmp))
+            return 0
         speed(args.rows or 200_000, args.repeat, Path(tmp))
     return 0
 

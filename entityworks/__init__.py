@@ -25,9 +25,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see belo
 # handling (``_entry``) is in place a moment after the interpreter starts. Add a new public
 # name here (module -> names) and to ``__all__``; the TYPE_CHECKING block mirrors it for tools.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "errors": ("EntityworksError", "FilterError", "InvalidNameError", "NotFoundError",
-               "OutputPathError", "SchemaError", "UnknownColumnError", "UnknownTableError",
-               "UnsupportedTypeError", "ValueEncodingError", "WriteError", "XMLImportError"),
+    "errors": ("ConfigurationError", "EntityworksError", "FilterError", "InvalidNameError",
+               "NotFoundError", "OutputPathError", "SchemaError", "UnknownColumnError",
+               "UnknownTableError", "UnsupportedTypeError", "ValueEncodingError", "WriteError",
+               "XMLImportError"),
     "filters": ("col",),
     "frames": ("arrow_schema", "from_arrow", "from_pandas", "read_parquet", "to_arrow",
                "to_pandas", "write_parquet"),
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .errors import (
+        ConfigurationError,
         EntityworksError,
         FilterError,
         InvalidNameError,
@@ -121,6 +123,7 @@ __all__ = [
     "AwareDatetime",
     "ChildTable",
     "Column",
+    "ConfigurationError",
     "EntityworksError",
     "FilterError",
     "InvalidNameError",

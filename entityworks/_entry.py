@@ -39,7 +39,7 @@ def _redeliver_swallowed_interrupts() -> None:
             return
         previous(unraisable)  # type: ignore[arg-type]
 
-    sys.unraisablehook = hook  # type: ignore[assignment]
+    sys.unraisablehook = hook
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from .store import Store
 
 DEFAULT_DB = "entityworks.db"
+#: The Parquet codecs ``entityworks parquet --compression`` offers.
+_Compression = Literal["zstd", "snappy", "gzip", "none"]
 #: Tables the command line never writes into: the catalog's revision table, Alembic's default
 #: one and SQLite's own (``sqlite_sequence``, ``sqlite_stat1``...).
 INTERNAL_TABLES = ("entityworks_version", "alembic_version", "entityworks_schema")
@@ -118,7 +120,7 @@ def aborted() -> NoReturn:
 
 
 #: click >= 8.2 raises this for a group called without a command (older ones print the help)
-_NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
+_NO_ARGS_IS_HELP: tuple[type[click.UsageError], ...] = tuple(
     c for c in [getattr(click.exceptions, "NoArgsIsHelpError", None)] if c is not None)
 
 
@@ -299,8 +301,8 @@ def resolve_table(store: Store, name: str) -> type:
                                     f"run 'entityworks migrate' or generate something first")
         return known
     if name not in tables:
-        known = ", ".join(sorted(tables)) or "none"
-        raise UnknownTableError(f"no table {name!r}; tables are: {known}")
+        names = ", ".join(sorted(tables)) or "none"
+        raise UnknownTableError(f"no table {name!r}; tables are: {names}")
     return store.reflect(name)
 
 
@@ -358,7 +360,6 @@ def display(value: Any, *, text: bool = True) -> Any:
     import datetime as dt
     import decimal
     import enum
-    import json
     import uuid
 
     np = sys.modules.get("numpy")
@@ -368,7 +369,9 @@ def display(value: Any, *, text: bool = True) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list | tuple):
-        return json.dumps(value, default=str) if text else value
+        from .jsonout import dumps
+
+        return dumps(value) if text else value
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
@@ -382,14 +385,14 @@ def display(value: Any, *, text: bool = True) -> Any:
     return value
 
 
-def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
-    """Rows as an aligned text table, CSV or JSON (a list of objects)."""
-    if fmt == "json":
-        import json
+def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *,
+                arrays: str = "lists") -> str:
+    """Rows as an aligned text table, CSV, JSON (an array of objects, one per line) or JSON
+    Lines; JSON in the standard forms of :mod:`entityworks.jsonout`."""
+    if fmt in ("json", "jsonl"):
+        from .jsonout import rows_json
 
-        data = [{c: display(v, text=False) for c, v in zip(columns, r, strict=True)}
-                for r in rows]
-        return json.dumps(data, indent=2, default=str, allow_nan=True)
+        return rows_json(columns, rows, arrays=arrays, lines=fmt == "jsonl")
     if fmt == "csv":
         import csv
         import io
@@ -487,7 +490,7 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
         if client is not None:
             client.close()
     ids = f"ids {stats.ids[0]}-{stats.ids[1]}" if stats.ids else "no ids"
-    seeds = (f"seeds {stats.seeds[0]}-{stats.seeds[1]}" if seed is not None
+    seeds = (f"seeds {stats.seeds[0]}-{stats.seeds[1]}" if seed is not None and stats.seeds
              else "a fresh seed per map, stored")
     click.echo(f"stored {stats.count} {kind} maps in {display_db(opened[0] if opened else db)} "
                f"({ids}, {seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
@@ -515,14 +518,23 @@ def _cluster_client(address: str | None) -> Any:
 @click.option("--limit", type=click.IntRange(min=0), help="At most this many rows.")
 @click.option("--offset", type=click.IntRange(min=0), help="Skip this many rows.")
 @click.option("--columns", "-c", metavar="A,B,...", help="Only these columns, in this order.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
-              default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]),
+              default="table", show_default=True,
+              help="json: an array of objects, one per line; jsonl: one object per line.")
+@click.option("--arrays", type=click.Choice(["lists", "base64"]), default="lists",
+              show_default=True,
+              help="JSON form of grids: nested lists (grid[y][x]), or base64 of the C-order "
+                   "bytes with dtype and shape.")
 @db_option
 def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit: int | None,
-          offset: int | None, columns: str | None, fmt: str, db: str) -> None:
+          offset: int | None, columns: str | None, fmt: str, arrays: str, db: str) -> None:
     """Print rows of a table; filters become bound parameters, never SQL text.
 
+    JSON output is strict (json.loads, jq): grids as nested lists (or --arrays base64),
+    NaN and infinities as the strings "NaN", "INF", "-INF", Decimals, dates, times,
+    durations, UUIDs and bytes as their XML text (bytes in base64).
     Example: entityworks query maps -w kind=caves -w region_count=1 -o -largest_region
+    Example: entityworks query maps --format json -c id,grid --limit 1 | jq '.[0].grid[0]'
     """
     store = open_store(db, must_exist=True)
     cls = resolve_table(store, table_name)
@@ -536,7 +548,7 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
         picks = [names.index(schema.column(c).name) for c in chosen]
         rows = [tuple(r[i] for i in picks) for r in rows]
         names = chosen
-    click.echo(format_rows(names, rows, fmt))
+    click.echo(format_rows(names, rows, fmt, arrays=arrays))
 
 
 def _load_map(db: str, map_id: int) -> MapRecord:
@@ -556,11 +568,13 @@ MAX_PNG_PIXELS = 100_000_000
 
 @cli.command()
 @click.argument("map_id", type=int)
-@click.option("--png", type=click.Path(dir_okay=False), help="Write a PNG here.")
+@click.option("--png", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Write a PNG here ('-': standard output).")
 @click.option("--ascii", "ascii_", type=click.Path(dir_okay=False, allow_dash=True),
               help="Write '#'/'.' text here ('-' prints it).")
 @click.option("--tiled", type=click.Path(dir_okay=False),
-              help="Write a Tiled JSON map here (its tileset PNG goes beside it).")
+              help="Write a Tiled JSON map here (its tileset PNG goes beside it, so this "
+                   "needs a file path).")
 @click.option("--block", type=click.IntRange(min=1, max=1024), default=5, show_default=True,
               help="PNG pixels per cell (the PNG may have at most 100 million pixels).")
 @db_option
@@ -568,10 +582,22 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
            db: str) -> None:
     """Render a stored map as PNG, ASCII and/or Tiled JSON.
 
+    Every file appears whole or not at all. One of --png and --ascii may be '-' (standard
+    output); the other messages then go to stderr.
     Example: entityworks render 3 --png cave.png --ascii -
     """
+    from .files import check_output_path, is_stdio
+
     if not (png or ascii_ or tiled):
         raise click.UsageError("choose at least one of --png, --ascii, --tiled")
+    if is_stdio(png) and is_stdio(ascii_):
+        raise click.UsageError("only one of --png and --ascii can be '-' (standard output)")
+    if is_stdio(tiled):
+        raise click.BadParameter("a Tiled map needs a file path: its tileset PNG is written "
+                                 "beside it", param_hint="--tiled")
+    for path in (png, ascii_, tiled, tiled and _tileset_path(tiled)):
+        if path and not is_stdio(path):
+            check_output_path(path)  # before reading the map
     record = _load_map(db, map_id)
     points = [(p.x, p.y) for p in record.placements]
     if png:
@@ -583,21 +609,52 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
                 f"than {MAX_PNG_PIXELS:,}; use a smaller --block", param_hint="--block")
     from generators import render as rd
 
+    from .files import open_output
+
+    status = is_stdio(png)  # messages to stderr when the PNG takes standard output
     if png:
-        rd.to_png(record.grid, png, block=block, placements=points)
-        click.echo(f"map {map_id} ({record.kind} {record.width}x{record.height}) -> {png}")
+        with open_output(png) as f:
+            rd.to_png(record.grid, f, block=block, placements=points)
+        shown = "stdout" if is_stdio(png) else png
+        click.echo(f"map {map_id} ({record.kind} {record.width}x{record.height}) -> {shown}",
+                   err=status)
     if tiled:
-        tiles = rd.write_tiled(record.grid, tiled)
-        click.echo(f"map {map_id} -> {tiled} (tileset {tiles})")
+        _write_tiled(rd, record.grid, tiled)
+        click.echo(f"map {map_id} -> {tiled} (tileset {_tileset_path(tiled)})", err=status)
     marks = {(p.x, p.y): PLACEMENT_MARKS.get(p.label, "*") for p in record.placements}
     if ascii_ == "-":
         click.echo(rd.to_ascii(record.grid, marks))
     elif ascii_:
-        Path(ascii_).write_text(rd.to_ascii(record.grid, marks) + "\n", encoding="utf-8")
-        click.echo(f"map {map_id} -> {ascii_}")
+        with open_output(ascii_) as f:
+            f.write((rd.to_ascii(record.grid, marks) + "\n").encode("utf-8"))
+        click.echo(f"map {map_id} -> {ascii_}", err=status)
 
 
-class ByteSize(click.ParamType):
+def _tileset_path(tiled: str) -> Path:
+    target = Path(tiled)
+    return target.with_name(target.stem + "_tiles.png")
+
+
+def _write_tiled(rd: Any, grid: Any, tiled: str, tile_size: int = 16) -> None:
+    """The Tiled JSON and its tileset PNG, both through ``files``: both or neither."""
+    import io
+    import json
+    from contextlib import ExitStack
+
+    from .files import atomic_output
+
+    image = _tileset_path(tiled)
+    document = rd.to_tiled_json(grid, tile_size, image.name)
+    picture = io.BytesIO()
+    rd.tileset_image(tile_size).save(picture, format="PNG")
+    with ExitStack() as stack:
+        png_file = stack.enter_context(atomic_output(image))
+        json_file = stack.enter_context(atomic_output(tiled))
+        png_file.write(picture.getvalue())
+        json_file.write(json.dumps(document, separators=(",", ":")).encode("utf-8"))
+
+
+class ByteSize(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3 only
     """A size in bytes: ``1048576``, ``512K``, ``100M``, ``4G``, ``1T`` (powers of 1024);
     ``0`` means no limit (None)."""
 
@@ -668,86 +725,140 @@ def entropy(files: Sequence[str], terse: bool, max_size: int | None, db: str) ->
 @click.option("--nested/--flat", default=None,
               help="Several tables: child rows inside their parent rows, or after them "
                    "(default: as imported, else flat).")
+@click.option("--diffgram", is_flag=True,
+              help="Write a .NET DiffGram (every row current and unchanged).")
 @db_option
 def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequence[str],
                order_by: Sequence[str], dataset: str | None, inline_schema: bool,
-               nested: bool | None, db: str) -> None:
+               nested: bool | None, diffgram: bool, db: str) -> None:
     """Export a table to XML plus XSD in the .NET DataTable.WriteXml shape.
 
     Child tables (a map's caves, rooms, corridors) travel in the same document. Several
     tables make one .NET DataSet, with their relations (--dataset NAME, --nested). OUT must
-    be a regular file (or nothing yet), or '-' for standard output.
+    be a regular file (or nothing yet), or '-' for standard output; either way the document
+    appears only once complete (a refused export writes nothing). With '-' no XSD file is
+    written unless --xsd FILE; --inline-schema puts the schema in the stream.
     Example: entityworks export-xml maps maps.xml --db levels.db
     Example: entityworks export-xml customers orders shop.xml --dataset Shop --nested
     """
-    from .files import check_output_path
+    from contextlib import ExitStack
 
-    to_stdout = out == "-"
+    from .files import check_output_path, is_stdio, stdout_output
+
+    if diffgram and inline_schema:
+        raise click.UsageError("a DiffGram carries no schema; drop --inline-schema")
+    to_stdout = is_stdio(out)
+    if is_stdio(xsd):
+        raise click.BadParameter("the XSD needs a file path (standard output carries the XML); "
+                                 "for one stream with its schema use --inline-schema",
+                                 param_hint="--xsd")
+    several = len(tables) > 1 or nested is not None or diffgram  # a DataSet
+    if several and (wheres or order_by):
+        raise click.UsageError("--where and --order-by apply to one table; a DataSet "
+                               "is exported whole")
     xsd_path = (Path(xsd) if xsd else None if to_stdout or inline_schema
                 else Path(out).with_suffix(".xsd"))
     for path in ([] if to_stdout else [out]) + ([] if xsd_path is None else [xsd_path]):
         check_output_path(path)  # before opening the database
     store = open_store(db, must_exist=True)
     classes = [resolve_table(store, name) for name in tables]
-    target: Any = click.open_file("-", "wb") if to_stdout else out
     schema_note = f" (schema {xsd_path})" if xsd_path is not None else ""
     where_to = f"{'stdout' if to_stdout else out}{schema_note}"
-    if len(classes) > 1 or nested is not None:  # a DataSet of related tables
-        if wheres or order_by:
-            raise click.UsageError("--where and --order-by apply to one table; a DataSet "
-                                   "is exported whole")
-        counts = store.export_dataset(classes, target, xsd_path, dataset=dataset,
-                                      nested=nested, inline_schema=inline_schema)
-        done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
-        click.echo(f"exported {done} to {where_to}", err=to_stdout)
-        return
-    cls = classes[0]
-    where = [parse_where(w, store.schema(cls)) for w in wheres]
-    count = store.export_xml(cls, target, xsd_path, where=where,
-                             order_by=list(order_by) or None, dataset=dataset,
-                             inline_schema=inline_schema)
-    click.echo(f"exported {count} rows of {tables[0]} to {where_to}", err=to_stdout)
+    with ExitStack() as stack:  # standard output gets the document once it is complete
+        target: Any = stack.enter_context(stdout_output()) if to_stdout else out
+        if several:
+            counts = store.export_dataset(classes, target, xsd_path, dataset=dataset,
+                                          nested=nested, inline_schema=inline_schema,
+                                          diffgram=diffgram)
+        else:
+            where = [parse_where(w, store.schema(classes[0])) for w in wheres]
+            counts = {tables[0]: store.export_xml(
+                classes[0], target, xsd_path, where=where, order_by=list(order_by) or None,
+                dataset=dataset, inline_schema=inline_schema)}
+    done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
+    click.echo(f"exported {done} to {where_to}", err=to_stdout)
 
 
 @cli.command()
-@click.argument("xsd_file", metavar="FILE.xsd", type=click.Path(exists=True, dir_okay=False))
+@click.argument("xsd_file", metavar="FILE.xsd",
+                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 def codegen(xsd_file: str) -> None:
     """Print Python dataclasses for the tables of an XSD (ours or one written by .NET).
 
     Types, Optional fields, the key, maxLength and the XSD spelling .NET needs back are kept;
-    child tables become list fields.
+    child tables become list fields. FILE.xsd may be '-' (standard input).
     Example: entityworks codegen shop.xsd > shop_model.py
     """
     from .codegen import codegen as generate
+    from .files import input_path
+    from .xsd import MAX_XSD_BYTES
 
-    click.echo(generate(xsd_file), nl=False)
+    with input_path(xsd_file, max_bytes=MAX_XSD_BYTES,
+                    hint="the largest XSD entityworks reads") as path:
+        click.echo(generate(path), nl=False)
 
 
 @cli.command("import-xml")
-@click.argument("xml_file", metavar="IN.xml", type=click.Path(exists=True, dir_okay=False))
-@click.option("--xsd", type=click.Path(exists=True, dir_okay=False),
+@click.argument("xml_file", metavar="IN.xml",
+                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--xsd", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="The XSD to validate against (ours or .NET's; default: the file's "
                    "inline schema).")
 @click.option("--table", "table_name",
               help="Target table (default: the XSD's table); created when missing.")
+@click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
+              help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).")
 @db_option
-def import_xml(xml_file: str, xsd: str | None, table_name: str | None, db: str) -> None:
+def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size: int | None,
+               db: str) -> None:
     """Validate an XML file against its XSD and insert every row in one transaction.
 
     Nothing is written when any row is invalid; the error names the row and column, and
     neither the table nor a new database file is left behind. Internal tables
-    (entityworks_version, alembic_version, sqlite_*) are refused.
+    (entityworks_version, alembic_version, sqlite_*) are refused. IN.xml or the XSD may be
+    '-' (standard input) or a FIFO: it is read once, up to --max-size, into a private
+    temporary file that is removed afterwards.
     Example: entityworks import-xml maps.xml --xsd maps.xsd --db copy.db
+    Example: gunzip -c maps.xml.gz | entityworks import-xml - --xsd maps.xsd --db copy.db
     """
+    from contextlib import ExitStack
+
+    from .files import input_path, is_stdio
+
+    if is_stdio(xml_file) and is_stdio(xsd):
+        raise click.BadParameter("'-' (standard input) can be read only once: give the XML "
+                                 "or the XSD as a file", param_hint="--xsd")
+    if table_name is not None:
+        check_writable_table(table_name)
+    with ExitStack() as stack:
+        xml_path = stack.enter_context(input_path(xml_file, max_bytes=max_size))
+        xsd_path = None if xsd is None else stack.enter_context(
+            input_path(xsd, max_bytes=max_size))
+        _import_xml(xml_path, "stdin" if is_stdio(xml_file) else xml_file, xsd_path,
+                    table_name, db)
+
+
+def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | None,
+                db: str) -> None:
     from . import catalog
     from .xmlio import import_into
     from .xsd import read_inline_xsd, read_xsd
 
-    if table_name is not None:
-        check_writable_table(table_name)
     if table_name is None:
         from .dataset import is_dataset
+        from .diffgram import diffgram_tables, is_diffgram
         from .xsd import load_inline_xsd, load_xsd
+
+        if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+            for name in sorted(diffgram_tables(xml_file, xsd)):
+                check_writable_table(name)
+            store = open_store(db, must_exist=True)
+            changes = store.import_diffgram(xml_file, xsd)
+            done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
+                             f"{c.deleted} deleted, {c.unchanged} unchanged"
+                             for t, c in changes.items())
+            click.echo(f"applied {shown} ({done}) ({display_db(store)})")
+            return
 
         model = load_xsd(xsd) if xsd else load_inline_xsd(xml_file)
         if model is not None and is_dataset(model):  # several related tables
@@ -756,7 +867,7 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, db: str) 
             store = open_store(db)
             counts = store.import_dataset(xml_file, xsd)
             done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
-            click.echo(f"imported {done} from {xml_file} ({display_db(store)})")
+            click.echo(f"imported {done} from {shown} ({display_db(store)})")
             return
     cls = read_xsd(xsd) if xsd else None
     if cls is None and table_name is None:
@@ -774,7 +885,7 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, db: str) 
         if cls is None:
             cls = resolve_table(store, name)
         count = store.import_xml(cls, xml_file, xsd)
-    click.echo(f"imported {count} rows from {xml_file} into {name} ({display_db(store)})")
+    click.echo(f"imported {count} rows from {shown} into {name} ({display_db(store)})")
 
 
 @cli.command()
@@ -785,17 +896,18 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, db: str) 
 @click.option("--compression", type=click.Choice(["zstd", "snappy", "gzip", "none"]),
               default="zstd", show_default=True)
 @db_option
-def parquet(table_name: str, out: str, wheres: Sequence[str], compression: str,
+def parquet(table_name: str, out: str, wheres: Sequence[str], compression: _Compression,
             db: str) -> None:
     """Convert a table to Parquet (types from the registry; child rows as nested lists).
 
-    OUT must be a regular file (or nothing yet), or '-' for standard output.
+    OUT must be a regular file (or nothing yet), or '-' for standard output; either way the
+    file appears only once complete (a refused conversion writes nothing).
     Example: entityworks parquet maps maps.parquet -w kind=caves --db levels.db
     """
-    from .files import check_output_path
+    from .files import check_output_path, is_stdio, stdout_output
     from .frames import write_parquet_table
 
-    to_stdout = out == "-"
+    to_stdout = is_stdio(out)
     if not to_stdout:
         check_output_path(out)  # before opening the database
     store = open_store(db, must_exist=True)
@@ -805,7 +917,8 @@ def parquet(table_name: str, out: str, wheres: Sequence[str], compression: str,
     if to_stdout:
         import pyarrow.parquet as pq
 
-        pq.write_table(table, click.open_file("-", "wb"), compression=compression)
+        with stdout_output() as f:  # the file reaches standard output once complete
+            pq.write_table(table, f, compression=compression)
     else:
         write_parquet_table(table, out, compression=compression)
     click.echo(f"wrote {table.num_rows} rows x {table.num_columns} columns of {table_name} "
@@ -820,6 +933,18 @@ def sudoku() -> None:
     """Solve sudoku files (Project Euler 96 or one 81-char puzzle per line)."""
 
 
+def _stdin_puzzles() -> Any:
+    """Standard input, read once up to one byte past the puzzle readers' limit (they refuse
+    more), as a stream the readers' messages call ``<stdin>``."""
+    import io
+
+    from generators import sudoku as sd
+
+    source = io.BytesIO(sys.stdin.buffer.read(sd.MAX_FILE_BYTES + 1))
+    source.name = "<stdin>"
+    return source
+
+
 def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
     """Puzzles of ``path`` ('-': standard input), read exactly once: a FIFO or a pipe works
     like a file. Input over the readers' limit (64 MiB) is refused."""
@@ -828,13 +953,12 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
     from generators import sudoku as sd
 
     if path == "-":
-        name, raw = "<stdin>", sys.stdin.buffer.read(sd.MAX_FILE_BYTES + 1)
+        source = _stdin_puzzles()
     else:
-        name = path
         with open(path, "rb") as fh:
-            raw = fh.read(sd.MAX_FILE_BYTES + 1)
-    source = io.BytesIO(raw)
-    source.name = name  # type: ignore[attr-defined] - for the readers' messages
+            source = io.BytesIO(fh.read(sd.MAX_FILE_BYTES + 1))
+        source.name = path  # for the readers' messages
+    raw = source.getvalue()
     if fmt == "auto":
         head = raw[: 1 << 16].decode("utf-8-sig", errors="replace")
         first = next((line.strip() for line in head.splitlines() if line.strip()), "")
@@ -902,14 +1026,17 @@ def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
 
 
 @sudoku.command("euler96")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None,
               show_default="every core, when the job is big enough to repay it")
 def sudoku_euler96(file: str, workers: int | None) -> None:
-    """Print the Project Euler 96 answer for FILE (sum of the top-left 3-digit numbers)."""
+    """Print the Project Euler 96 answer for FILE (sum of the top-left 3-digit numbers).
+
+    FILE may be '-' (standard input) or a FIFO, read once as in 'sudoku solve'.
+    """
     from generators import sudoku as sd
 
-    click.echo(sd.euler96(file, workers=workers))
+    click.echo(sd.euler96(_stdin_puzzles() if file == "-" else file, workers=workers))
 
 
 # -- schema / migrations ----------------------------------------------------------------------
@@ -972,8 +1099,11 @@ def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect
         click.echo(indent + "  ".join(v.ljust(w) for v, w in zip(r[:3], widths, strict=False))
                    + "  " + r[3])
     for child in info.children:
+        links = child.schema.column_names[:child.schema.links]
+        root = child.schema.root
         click.echo(f"{indent}{child.field}: child table {child.schema.name} "
-                   f"(key parent_key -> {info.name}.{info.primary_key.name}, position)")  # type: ignore[union-attr]
+                   f"(key {', '.join(links)}; parent_key -> "
+                   f"{root.name}.{root.primary_key.name})")  # type: ignore[union-attr]
         _print_columns(child.schema, metadata, dialect, indent + "    ")
 
 

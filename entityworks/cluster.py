@@ -41,7 +41,7 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
         raise RuntimeError("--cluster needs dask.distributed: pip install "
                            "'entityworks[dask]'") from None
     try:
-        return Client(address, timeout=timeout)
+        return Client(address, timeout=timeout)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise OSError(f"no Dask scheduler answered at {address}: {exc}") from None
 
@@ -54,7 +54,7 @@ def _token(*parts: Any) -> str:
 def _window(client: Any) -> int:
     """How many tasks to keep in flight: enough to keep every worker thread busy."""
     try:
-        threads = sum(client.nthreads().values())
+        threads: int = sum(client.nthreads().values())
     except Exception:  # pragma: no cover - a scheduler that does not say
         threads = 2
     return max(4, 3 * threads)

@@ -52,7 +52,8 @@ def _init_plan(cls: type) -> _InitPlan:
         by_position = by_position and p.kind is p.POSITIONAL_OR_KEYWORD and p.name in known
         if p.name not in known:
             if p.default is p.empty:
-                initvar = isinstance(cls.__dataclass_fields__.get(p.name), dataclasses.Field)
+                declared = getattr(cls, "__dataclass_fields__", {})
+                initvar = isinstance(declared.get(p.name), dataclasses.Field)
                 what = "an InitVar" if initvar else "an __init__ parameter that is no field"
                 raise SchemaError(
                     f"{cls.__qualname__}.{p.name}: {what} without a default; rows hold the "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import logical
+from ._gcpause import paused_gc
 from .errors import SchemaError, XMLImportError
 from .registry import TypeRegistry
 from .registry import registry as default_registry
@@ -267,6 +268,12 @@ def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None
     tables are created, with foreign keys for the relations; nothing is created or written
     if anything is refused (as for :func:`entityworks.xmlio.import_store`).
     """
+    with paused_gc():  # every row is held: collections would walk them again and again
+        return _import_dataset(store, xml_path, xsd_path, data)
+
+
+def _import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None,
+                    data: DataSet | None) -> dict[str, int]:
     model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
     if model is None:
         raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
@@ -361,25 +368,43 @@ def _xsd_tree(data: DataSet, nested: bool | None, registry: TypeRegistry) -> Any
                             nested=data.nested if nested is None else nested)
 
 
-def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
+def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
                   xml_path: Any, xsd_path: str | Path | None = None, *,
                   nested: bool | None = None, inline_schema: bool = False,
-                  registry: TypeRegistry = default_registry) -> dict[str, int]:
+                  registry: TypeRegistry = default_registry, diffgram: bool = False
+                  ) -> dict[str, int]:
     """Write a DataSet document: ``rows`` per table name, as column tuples (table order).
 
     Flat: each table's rows in turn, parents first. Nested: each child row inside its
     parent's row element (the whole child tables are held in memory to group them).
+    ``diffgram``: a .NET DiffGram whose rows are all current and unchanged (each with the
+    ``diffgr:id`` and ``msdata:rowOrder`` .NET gives it), no ``diffgr:before``.
     """
     from .xmlio import _RowFormatter, _write_document
 
+    if diffgram and inline_schema:
+        raise SchemaError("a DiffGram carries no schema; write the XSD beside it")
     nested = data.nested if nested is None else nested
     schemas = {name: table_schema(cls, registry) for name, cls in data.tables.items()}
     formatters = {name: _RowFormatter(schema) for name, schema in schemas.items()}
     counts = dict.fromkeys(schemas, 0)
+    starts = {name: f"<{encode_name(name)}>" for name in schemas}
+
+    def opened(name: str, batch: Sequence[Sequence[Any]]) -> list[str]:
+        texts = formatters[name].open_rows(batch, counts[name])
+        if diffgram:  # .NET's own row ids: the table name and the 1-based row number
+            start, size, tag = counts[name], len(starts[name]), encode_name(name)
+            texts = [f'<{tag} diffgr:id="{tag}{start + i + 1}" msdata:rowOrder="{start + i}">'
+                     + text[size:] for i, text in enumerate(texts)]
+        counts[name] += len(batch)
+        return texts
 
     def flat() -> Iterator[str]:
         for name, formatter in formatters.items():
             for batch in _batches(rows.get(name, ())):
+                if diffgram:
+                    yield formatter.close.join(opened(name, batch)) + formatter.close
+                    continue
                 yield formatter.format(batch, counts[name])
                 counts[name] += len(batch)
 
@@ -396,9 +421,7 @@ def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
         def render(name: str, batch: Sequence[Sequence[Any]]) -> Iterator[str]:
             key = schemas[name].column_names.index(schemas[name].primary_key.name) \
                 if schemas[name].primary_key else None
-            opened = formatters[name].open_rows(batch, counts[name])
-            counts[name] += len(batch)
-            for row, text in zip(batch, opened, strict=True):
+            for row, text in zip(batch, opened(name, batch), strict=True):
                 yield text
                 for r, grouped in children[name]:
                     kids = grouped.get(row[schemas[name].column_names.index(
@@ -419,11 +442,28 @@ def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
     xsd = None if xsd_path is None else (
         xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
     inline = (lambda: _xsd_tree(data, nested, registry).getroot()) if inline_schema else None
-    _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline)
+    _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
+                    diffgram)
     return counts
 
 
+class _Batched:
+    """Rows that come in batches (a Store query): flat writing keeps the batches as they are,
+    iterating gives the rows."""
+
+    def __init__(self, batches: Iterable[Sequence[Sequence[Any]]]) -> None:
+        self.batches = batches
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        for batch in self.batches:
+            yield from batch
+
+
 def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[Any]]:
+    if isinstance(rows, _Batched):
+        yield from (batch if isinstance(batch, list) else list(batch)
+                    for batch in rows.batches if batch)
+        return
     batch: list[Any] = []
     for row in rows:
         batch.append(row)
@@ -436,20 +476,16 @@ def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[
 
 def export_dataset(store: Any, tables: Sequence[type | str], xml_path: Any,
                    xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                   nested: bool | None = None, inline_schema: bool = False
-                   ) -> dict[str, int]:
+                   nested: bool | None = None, inline_schema: bool = False,
+                   diffgram: bool = False) -> dict[str, int]:
     """Write tables of ``store`` as one DataSet document (see :meth:`Store.export_dataset`)."""
     classes = [store.reflect(t) if isinstance(t, str) else t for t in tables]
     data = dataset_of(classes, name=dataset, nested=nested, registry=store.registry)
     with store.transaction():  # one snapshot of every table
-        rows = {name: _flatten(store.rows(cls)) for name, cls in data.tables.items()}
+        rows = {name: _Batched(store.rows(cls)) for name, cls in data.tables.items()}
         return write_dataset(data, rows, xml_path, xsd_path, nested=nested,
-                             inline_schema=inline_schema, registry=store.registry)
-
-
-def _flatten(batches: Iterable[Sequence[Sequence[Any]]]) -> Iterator[Sequence[Any]]:
-    for batch in batches:
-        yield from batch
+                             inline_schema=inline_schema, registry=store.registry,
+                             diffgram=diffgram)
 
 
 def relations_json(data: DataSet) -> str:

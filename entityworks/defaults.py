@@ -86,7 +86,7 @@ def _literal_type(column: Column) -> bool:
 NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 
 
-def server_default(column: Column, default: Any, type_: sa.types.TypeEngine,
+def server_default(column: Column, default: Any, type_: sa.types.TypeEngine[Any],
                    dialect: str) -> str | sa.TextClause | None:
     """The DDL ``DEFAULT`` for a column whose field defaults to ``default``: a number as
     SQL text (``DEFAULT 10``), anything else as a string literal (``DEFAULT 'stone'``), or
@@ -114,7 +114,7 @@ def server_default(column: Column, default: Any, type_: sa.types.TypeEngine,
     return text
 
 
-def column_defaults(column: Column, default: Any, type_: sa.types.TypeEngine, dialect: str,
+def column_defaults(column: Column, default: Any, type_: sa.types.TypeEngine[Any], dialect: str,
                     companions: Sequence[Companion] = ()
                     ) -> tuple[str | sa.TextClause | None, dict[str, sa.TextClause]]:
     """The DEFAULT of a column (see :func:`server_default`) and those of its companion
@@ -156,7 +156,7 @@ def _as_text(stored: Any) -> str | None:
     return None
 
 
-def _fits(column: Column, type_: sa.types.TypeEngine, d: sa.Dialect, text: str) -> bool:
+def _fits(column: Column, type_: sa.types.TypeEngine[Any], d: sa.Dialect, text: str) -> bool:
     if "\x00" in text or len(text) > MAX_TEXT_DEFAULT:
         return False
     try:
@@ -241,7 +241,7 @@ def _balanced(text: str) -> bool:
 _TRUE = {"true": "1", "false": "0", "t": "1", "f": "0"}
 
 
-def same_default(reflected: str | None, ours: str | None, type_: sa.types.TypeEngine) -> bool:
+def same_default(reflected: str | None, ours: str | None, type_: sa.types.TypeEngine[Any]) -> bool:
     """True when a reflected DEFAULT (already parsed) and ours fill a row with one value.
 
     Text columns compare exactly; numbers by value (MariaDB shows ``1.50`` in a DECIMAL(65,
@@ -260,14 +260,14 @@ def same_default(reflected: str | None, ours: str | None, type_: sa.types.TypeEn
     return False
 
 
-def is_number(type_: sa.types.TypeEngine) -> bool:
+def is_number(type_: sa.types.TypeEngine[Any]) -> bool:
     """True for integer, decimal, float and boolean column types."""
     affinity = type_._type_affinity
     return affinity is not None and issubclass(
         affinity, (sa.Integer, sa.Numeric, sa.Float, sa.Boolean))
 
 
-def is_text(type_: sa.types.TypeEngine) -> bool:
+def is_text(type_: sa.types.TypeEngine[Any]) -> bool:
     """True for text column types (the ISO-text temporal types of SQLite excluded)."""
     if isinstance(type_, (sqltypes.NaiveDateTime, sqltypes.AwareDateTime, sqltypes.ISODate,
                           sqltypes.ISOTime, sqltypes.UUIDType)):
@@ -276,7 +276,7 @@ def is_text(type_: sa.types.TypeEngine) -> bool:
     return affinity is not None and issubclass(affinity, sa.String)
 
 
-def _temporal(text: str, type_: sa.types.TypeEngine) -> Any:
+def _temporal(text: str, type_: sa.types.TypeEngine[Any]) -> dt.date | dt.time | uuid.UUID | None:
     try:
         if isinstance(type_, sqltypes.ISODate):
             return dt.date.fromisoformat(text)

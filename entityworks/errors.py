@@ -79,6 +79,10 @@ class WriteError(EntityworksError):
         self.column = column
 
 
+class ConfigurationError(EntityworksError, ValueError):
+    """A Store cannot work as asked: a bad engine option, an engine it cannot set up."""
+
+
 class FilterError(EntityworksError, ValueError):
     """A malformed ``where`` / ``order_by`` argument."""
 
@@ -101,9 +105,15 @@ class OutputPathError(EntityworksError, ValueError):
         self.path = path
 
 
+class InputTooLarge(EntityworksError, ValueError):
+    """An input went past the size limit it was read with (``--max-size`` / ``max_bytes``)."""
+
+
 __all__ = [
+    "ConfigurationError",
     "EntityworksError",
     "FilterError",
+    "InputTooLarge",
     "InvalidNameError",
     "OutputPathError",
     "SchemaError",

@@ -1,25 +1,39 @@
-"""Writing output files: regular files only, each appearing whole under its name or not at all.
+"""Files in and out: outputs appear whole or not at all, streams are read once.
 
-Every exporter (XML, XSD, Parquet) writes through :func:`atomic_output`. The output goes to a
-temporary file beside the target and is renamed over it only once complete, so a failure
+Every exporter (XML, XSD, Parquet, PNG) writes through :func:`atomic_output`. The output goes
+to a temporary file beside the target and is renamed over it only once complete, so a failure
 leaves whatever was there before. The target must be a regular file or nothing: a
 directory, a symbolic link, a FIFO, a socket or a device at that path is refused before any
 byte is written, and checked again just before the rename (``os.replace`` would otherwise
 swap out ``/dev/full`` for a file when run as root, or replace a symlink instead of following
 it).
+
+The command line's ``-`` goes through here too. :func:`open_output` sends ``-`` to
+:func:`stdout_output`, which holds the bytes until they are complete: a pipe cannot take back
+what it was sent, so a refused export sends nothing at all. :func:`input_path` turns ``-``
+(standard input), a FIFO or a device into a private regular file, read once and bounded, for
+readers that need a path or read twice (XML validation, then the rows).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import OutputPathError
+from .errors import EntityworksError, InputTooLarge, OutputPathError
+
+#: The path that means standard input or standard output on the command line.
+STDIO = "-"
+#: Bytes :func:`stdout_output` keeps in memory before it spills to an unnamed temporary file.
+STDOUT_MEMORY = 64 << 20
+_CHUNK = 1 << 20
 
 _KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -106,4 +120,114 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     return Path(path)
 
 
-__all__ = ["atomic_output", "check_output_path", "write_bytes"]
+def is_stdio(path: object) -> bool:
+    """True when ``path`` is ``-``, the command line's name for standard input/output."""
+    return isinstance(path, str | os.PathLike) and os.fspath(path) == STDIO
+
+
+def _stdout() -> BinaryIO:
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # pragma: no cover - a text-only stdout replaced by the embedding program
+        raise EntityworksError("standard output takes no bytes here (it has no binary buffer)")
+    return stream  # type: ignore[no-any-return]
+
+
+@contextmanager
+def stdout_output(stream: BinaryIO | None = None) -> Iterator[BinaryIO]:
+    """A buffer whose bytes go to ``stream`` (default: standard output) only when the block
+    ends without an error; on an error nothing is written.
+
+    The buffer lives in memory up to :data:`STDOUT_MEMORY` bytes, then in an unnamed temporary
+    file in :func:`tempfile.gettempdir` (the system removes it even if the process is killed),
+    so the output may be as large as that directory has room for.
+    """
+    with tempfile.SpooledTemporaryFile(max_size=STDOUT_MEMORY, mode="w+b") as buffer:
+        yield buffer  # type: ignore[misc]
+        target = stream if stream is not None else _stdout()
+        buffer.seek(0)
+        try:
+            shutil.copyfileobj(buffer, target, _CHUNK)
+            target.flush()
+        except BrokenPipeError:
+            raise  # the reader left (``| head``): the command line ends quietly
+        except OSError as exc:  # /dev/full, a full disk behind a redirection...
+            raise OutputPathError(f"cannot write to standard output: "
+                                  f"{exc.strerror or exc}") from None
+
+
+@contextmanager
+def open_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """Where the command line writes ``path``: standard output for ``-`` (through
+    :func:`stdout_output`, whole or nothing), else the file (through :func:`atomic_output`)."""
+    if is_stdio(path):
+        with stdout_output() as f:
+            yield f
+    else:
+        with atomic_output(path) as f:
+            yield f
+
+
+def _too_large(label: str, max_bytes: int, hint: str) -> InputTooLarge:
+    return InputTooLarge(f"{label}: more than {max_bytes:,} bytes, the size limit ({hint})")
+
+
+@contextmanager
+def input_path(path: str | os.PathLike[str], *, max_bytes: int | None,
+               hint: str = "raise it with --max-size", stdin: BinaryIO | None = None
+               ) -> Iterator[Path]:
+    """A regular file holding the bytes of ``path``, for a reader that needs a path.
+
+    A regular file is yielded as it is (refused first if larger than ``max_bytes``; ``None``:
+    no limit). ``-`` (``stdin``, default standard input), a FIFO or a character device is read
+    exactly once, up to ``max_bytes``, into a new private directory that is removed when the
+    block ends, even on an error; the copy is named ``<stdin>`` or after the stream, so the
+    readers' messages name what the user gave. More bytes than that raise
+    :class:`InputTooLarge` (``hint`` says how to raise the limit) and nothing is kept.
+    """
+    if is_stdio(path):
+        source, label, name = (stdin if stdin is not None else sys.stdin.buffer), "<stdin>", \
+            "<stdin>"
+        with _copied(source, name, label, max_bytes, hint) as copy:
+            yield copy
+        return
+    given = Path(path)
+    mode = os.stat(given).st_mode  # a missing file: FileNotFoundError, named by the caller
+    if stat.S_ISDIR(mode):
+        raise EntityworksError(f"{str(given)!r} is a directory, not a file")
+    if stat.S_ISREG(mode):
+        size = given.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise InputTooLarge(f"{given}: {size:,} bytes, more than the size limit of "
+                                f"{max_bytes:,} ({hint})")
+        yield given
+        return
+    with open(given, "rb") as source, _copied(source, given.name or "input", str(given),
+                                              max_bytes, hint) as copy:
+        yield copy
+
+
+@contextmanager
+def _copied(source: BinaryIO, name: str, label: str, max_bytes: int | None,
+            hint: str) -> Iterator[Path]:
+    """``source`` read once into ``<private dir>/name`` (at most ``max_bytes`` bytes)."""
+    folder = Path(tempfile.mkdtemp(prefix="entityworks-input-"))
+    try:
+        copy = folder / name
+        size = 0
+        with open(copy, "xb") as f:
+            while True:
+                want = _CHUNK if max_bytes is None else min(_CHUNK, max_bytes + 1 - size)
+                chunk = source.read(max(1, want))
+                if not chunk:
+                    break
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise _too_large(label, max_bytes, hint)
+                f.write(chunk)
+        yield copy
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+__all__ = ["STDIO", "atomic_output", "check_output_path", "input_path", "is_stdio",
+           "open_output", "stdout_output", "write_bytes"]

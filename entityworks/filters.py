@@ -6,7 +6,9 @@ expressions built with :func:`col`::
     store.select(Map, where=(col("width") >= 80) & (col("width") <= 120) & {"kind": "cave"})
 
 Column names are checked against the table's schema and every value becomes a bound
-parameter, encoded by the column's registry entry.
+parameter, encoded by the column's registry entry. A dotted name filters through a foreign
+key (``column(references=Author)``): ``{"author.name": "Ann"}`` keeps the books whose
+``author_id`` refers to an author named Ann.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import sqlalchemy as sa
 from .errors import FilterError
 from .registry import DECIMAL_INTEGER_DIGITS, encode_error
 from .schema import TableSchema
+from .tables import SCHEMA_INFO
 
 
 class Expr:
@@ -46,7 +49,7 @@ class Expr:
         raise NotImplementedError
 
 
-_OPS: dict[str, Callable[[Any, Any], Any]] = {
+_OPS: dict[str, Callable[[Any, Any], sa.ColumnElement[bool]]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
     ">": operator.gt, ">=": operator.ge,
 }
@@ -59,6 +62,8 @@ class Comparison(Expr):
     value: Any
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        if "." in self.column:
+            return self._through_relation(table, schema)
         column = schema.column(self.column)
         target = table.c[column.name]
         if self.op in ("is_null", "is_not_null"):
@@ -81,6 +86,23 @@ class Comparison(Expr):
                 return target.is_not(None)
             raise FilterError(f"cannot compare column {column.name!r} {self.op} None")
         return _OPS[self.op](target, _encode(column, self.value))
+
+    def _through_relation(self, table: sa.Table, schema: TableSchema
+                          ) -> sa.ColumnElement[bool]:
+        """``"author.name"``: the rows whose ``author_id`` refers to a row of the referenced
+        table matching the rest of the path (``fk IN (SELECT key FROM target WHERE ...)``)."""
+        head, _, rest = self.column.partition(".")
+        column = schema.relation(head)
+        if column is None or not rest:
+            known = ", ".join(schema.relations) or "none"
+            raise FilterError(f"{self.column!r}: {head!r} is no relation of table "
+                              f"{schema.name!r} (a column(references=...) field, named with or "
+                              f"without its '_id'); relations: {known}")
+        (foreign,) = table.c[column.name].foreign_keys
+        key = foreign.column
+        target_schema = key.table.info[SCHEMA_INFO]
+        inner = Comparison(rest, self.op, self.value).compile(key.table, target_schema)
+        return table.c[column.name].in_(sa.select(key).where(inner))
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,7 +260,7 @@ def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
     if not isinstance(order_by, Iterable):
         raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
     items = [order_by] if isinstance(order_by, str) else list(order_by)
-    clauses = []
+    clauses: list[sa.ColumnElement[Any]] = []
     for item in items:
         if not isinstance(item, str) or not item.lstrip("-"):
             raise FilterError(f"order_by takes column names ('-name' for descending), "

@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter, countOf
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
@@ -33,13 +33,18 @@ from .errors import ValueEncodingError
 from .files import atomic_output
 from .registry import ARROW, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .schema import Column, TableSchema, instance_builder, table_schema
+from .schema import Column, TableSchema, instance_builder, refuse_nested_children, table_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .store import Store
 
 T = TypeVar("T")
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 
-def _column_field(c: Column) -> pa.Field:
+def _column_field(c: Column) -> pa.Field[Any]:
     return pa.field(c.name, c.info.arrow(), nullable=c.nullable)
 
 
@@ -47,14 +52,20 @@ def _companions(c: Column) -> tuple[Companion, ...]:
     return c.info.companions_for(ARROW)
 
 
-def _column_fields(c: Column) -> list[pa.Field]:
+def _arrow_type(companion: Companion) -> Any:
+    assert companion.arrow is not None, "companions_for(ARROW) gives Arrow companions only"
+    return companion.arrow()
+
+
+def _column_fields(c: Column) -> list[pa.Field[Any]]:
     """The Arrow fields of one column: its own, then its companions'."""
-    return [_column_field(c), *(pa.field(p.column(c.name), p.arrow(), nullable=True)
+    return [_column_field(c), *(pa.field(p.column(c.name), _arrow_type(p), nullable=True)
                                 for p in _companions(c))]
 
 
 def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema | None]]:
     """The dataclass fields in order: a column, or a child table's schema."""
+    refuse_nested_children(schema, "Arrow, pandas and Parquet")
     columns = {c.name: c for c in schema.field_columns}
     children = {child.field: child.schema for child in schema.children}
     return [(f.name, columns.get(f.name), children.get(f.name))
@@ -77,7 +88,7 @@ def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.
 
 
 def _encode_values(column: Column, values: list[Any], first: int = 0,
-                   number: Callable[[int], int] | None = None) -> pa.Array:
+                   number: Callable[[int], int] | None = None) -> pa.Array[Any]:
     """One column's values -> an Arrow array, each value held to the type's rule.
 
     Errors name row ``first + i``, or ``number(i)`` (a child row's parent).
@@ -91,7 +102,7 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
         if info.to_arrow is not None:
             encode = info.to_arrow
             data = [None if v is None else encode(v) for v in values]
-        array = pa.array(data, type=arrow_type, from_pandas=False)
+        array: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
         if native is not None and \
                 countOf(map(type, values), native) + array.null_count != len(values):
             raise TypeError  # pyarrow converts what the rule refuses (1.0 -> 1): check each
@@ -114,7 +125,8 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
         except Exception as exc:
             raise encode_error(column.name, values[i], exc, at(i)) from None
     try:
-        return pa.array(data, type=arrow_type, from_pandas=False)
+        converted: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
+        return converted
     except Exception:
         for i, value in enumerate(data):
             try:
@@ -125,7 +137,7 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
 
 
 def _encode_column(column: Column, values: list[Any], first: int = 0,
-                   number: Callable[[int], int] | None = None) -> list[pa.Array]:
+                   number: Callable[[int], int] | None = None) -> list[pa.Array[Any]]:
     """The arrays of one column: its own, then its companions' (see ``_column_fields``)."""
     arrays = [_encode_values(column, values, first, number)]
     for part in _companions(column):
@@ -135,7 +147,7 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
     return arrays
 
 
-def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array:
+def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[Any]:
     columns = child.field_columns
     getter = attrgetter(*(c.name for c in columns)) if columns else (lambda _o: ())
     flat: list[Any] = []
@@ -178,16 +190,16 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
     return pa.Table.from_arrays(arrays, schema=arrow_schema(cls, registry=registry))
 
 
-def _decode_with(column: Column, array: pa.ChunkedArray | pa.Array,
-                 parts: list[pa.ChunkedArray | pa.Array | None]) -> list[Any]:
+def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
+                 parts: list[pa.ChunkedArray[Any] | pa.Array[Any] | None]) -> list[Any]:
     """A column's values, joined with its companions' arrays (``None``: field absent)."""
     values = _decode_column(column, array)
     for part, extra in zip(_companions(column), parts, strict=True):
         if extra is None:
             continue
-        if extra.type != part.arrow():
+        if extra.type != _arrow_type(part):
             try:
-                extra = extra.cast(part.arrow())
+                extra = extra.cast(_arrow_type(part))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise ValueEncodingError(f"column {part.column(column.name)!r}: {exc}",
                                          column=column.name) from None
@@ -201,7 +213,7 @@ def _decode_with(column: Column, array: pa.ChunkedArray | pa.Array,
     return values
 
 
-def _decode_column(column: Column, array: pa.ChunkedArray | pa.Array) -> list[Any]:
+def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
     expected = column.info.arrow()
     if array.type != expected:
         try:
@@ -216,7 +228,7 @@ def _decode_column(column: Column, array: pa.ChunkedArray | pa.Array) -> list[An
         raise ValueEncodingError(f"row {row}, column {column.name!r}: null in a column that "
                                  "is not Optional", column=column.name, row=row)
     if not array.null_count and any(check(array.type) for check in _NUMPY_FAST):
-        values = array.to_numpy().tolist()   # much faster than to_pylist for plain numbers
+        values: list[Any] = array.to_numpy().tolist()  # faster than to_pylist for numbers
     else:
         values = array.to_pylist()
     decode = column.info.from_arrow
@@ -276,14 +288,14 @@ def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = defaul
 
 
 def to_pandas(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
-              ) -> Any:
+              ) -> pd.DataFrame:
     """Instances -> ``pandas.DataFrame`` with ``ArrowDtype`` columns (exact, nullable)."""
     import pandas as pd
 
     return to_arrow(cls, rows, registry=registry).to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def from_pandas(cls: type[T], frame: Any, *, registry: TypeRegistry = default_registry
+def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = default_registry
                 ) -> list[T]:
     """``pandas.DataFrame`` -> instances of ``cls``.
 
@@ -359,7 +371,7 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
     return pa.Table.from_batches(record_batches, schema=target)
 
 
-def store_to_arrow(store: Any, cls: type, *, where: Any = None, order_by: Any = None
+def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None
                    ) -> pa.Table:
     """A query's rows as Arrow (see :meth:`Store.to_arrow`)."""
     schema = store.schema(cls)

@@ -24,7 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import sqltypes
-from .registry import AwareDatetime, TypeRegistry
+from .registry import AwareDatetime, TypeInfo, TypeRegistry
 from .schema import TableSchema
 
 TABLE = "entityworks_schema"
@@ -51,12 +51,13 @@ def schema_table(metadata: sa.MetaData | None = None) -> sa.Table:
 _TABLE = schema_table()
 
 
-def _type_name(info: Any) -> str:
+def _type_name(info: TypeInfo) -> str:
     origin = typing.get_origin(info.python_type)
     if info.python_type is AwareDatetime:
         return "AwareDatetime"
     if origin in (list, dict, tuple) or info.python_type in (list, dict, tuple):
-        return (origin or info.python_type).__name__
+        name: str = (origin or info.python_type).__name__
+        return name
     return info.name
 
 

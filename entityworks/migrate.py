@@ -28,7 +28,7 @@ from .defaults import NUMBER, is_text, parse_reflected, same_default
 from .errors import EntityworksError, SchemaError
 from .schema import table_schema
 from .store import Store
-from .tables import build_tables
+from .tables import build_tables, built_for
 
 #: Alembic's version table for the catalog (kept apart from a user's own ``alembic_version``).
 VERSION_TABLE = "entityworks_version"
@@ -49,11 +49,14 @@ def _migrations_dir() -> Path:
 
 
 def target_metadata(classes: Iterable[type], dialect: str) -> sa.MetaData:
-    """The tables of ``classes`` (child tables included) as entityworks builds them for
-    ``dialect``: what Alembic's autogenerate compares a database with."""
+    """The tables of ``classes`` (child tables and the tables their foreign keys refer to
+    included) as entityworks builds them for ``dialect``: what Alembic's autogenerate
+    compares a database with."""
     metadata = sa.MetaData()
     for cls in classes:
-        build_tables(table_schema(cls), metadata, dialect)
+        schema = table_schema(cls)
+        if built_for(metadata, schema) is None:  # not built already as a referenced table
+            build_tables(schema, metadata, dialect)
     return metadata
 
 
@@ -116,7 +119,7 @@ def compare_server_default(context: MigrationContext, inspected_column: sa.Colum
         if (reflected is not None and wanted is not None and is_text(metadata_column.type)
                 and _mysql_shown_as(wanted, reflected)):
             return False
-    return not same_default(reflected, wanted, metadata_column.type)  # type: ignore[arg-type]
+    return not same_default(reflected, wanted, metadata_column.type)
 
 
 _MYSQL_COLUMNS = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"),
@@ -205,7 +208,7 @@ def version_tables(conn: sa.Connection) -> dict[str, tuple[str, ...]]:
     inspector = sa.inspect(conn)
     for (_schema, name), columns in inspector.get_multi_columns().items():
         if [c["name"] for c in columns] == ["version_num"]:
-            stmt = sa.select(sa.column("version_num")).select_from(sa.table(name))
+            stmt = sa.select(sa.column("version_num", sa.String)).select_from(sa.table(name))
             found[name] = tuple(sorted(str(v) for v in conn.execute(stmt).scalars()))
     return found
 
@@ -218,12 +221,19 @@ def managed_by_alembic(conn: sa.Connection) -> dict[str, tuple[str, ...]]:
 
 
 def table_names(classes: Iterable[type]) -> set[str]:
-    """Every table of ``classes``, child tables included."""
+    """Every table of ``classes``: child tables and the tables foreign keys refer to
+    included."""
     names: set[str] = set()
-    for cls in classes:
+    todo, seen = list(classes), set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
         schema = table_schema(cls)
         names.add(schema.name)
-        names.update(child.schema.name for child in schema.children)
+        names.update(child.name for child in schema.descendants)
+        todo += [c.references for c in schema.columns if c.references is not None]
     return names
 
 
@@ -516,13 +526,16 @@ def _renamed(context: MigrationContext, metadata: sa.MetaData,
             raise SchemaError(f"rename {spec}={new}: {spec!r} is in several tables ({names}); "
                               "name one as TABLE.COLUMN")
         drop = drops[0]
+        target = metadata.tables.get(drop.table_name)
+        if target is not None and _sql_column(target, new) is None and new in target.c:
+            new = target.c[new].name  # a field name: its column(name=...) is the new column
         adds = [o for o in out if isinstance(o, ops.AddColumnOp)
                 and o.table_name == drop.table_name and o.column.name == new]
         if not adds:
             raise SchemaError(f"rename {spec}={new}: the dataclass of {drop.table_name} has no "
                               f"new field {new!r}")
         add = adds[0]
-        wanted = metadata.tables[drop.table_name].c[new]
+        wanted = _sql_column(metadata.tables[drop.table_name], new)
         was = drop.to_column()
         if context.impl.compare_type(was, wanted) or _typeof_differs(
                 context, drop.table_name, old, wanted):
@@ -619,10 +632,23 @@ def describe(op: ops.MigrateOperation) -> str:
 SAFE = (ops.CreateTableOp, ops.AddColumnOp, ops.AlterColumnOp, ops.CreateIndexOp)
 
 
+def _sql_column(table: sa.Table, name: str) -> Any:
+    """The column of ``table`` called ``name`` in SQL (``table.c`` is keyed by field names,
+    which ``column(name=...)`` makes differ); ``None`` if there is none."""
+    return next((c for c in table.columns if c.name == name), None)
+
+
+def _field_name(cls: type, column: str) -> str:
+    """The field of ``cls`` stored in SQL column ``column`` (``column(name=...)``)."""
+    found = table_schema(cls).by_sql_name(column)
+    return found.name if found is not None else column
+
+
 def _field_default(cls_by_table: dict[str, type], table: str, column: str) -> Any:
     cls = cls_by_table.get(table)
     if cls is None:
         return dataclasses.MISSING
+    column = _field_name(cls, column)
     for f in dataclasses.fields(cls):
         if f.name == column:
             if f.default is not dataclasses.MISSING:
@@ -787,7 +813,7 @@ def _preflight(conn: sa.Connection, op: ops.MigrateOperation, schemas: dict[str,
             f"field has no default; give the field a default or make it Optional")
 
 
-def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column, schemas: dict[str, type],
+def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column[Any], schemas: dict[str, type],
                 field: str | None = None) -> None:
     """Give the NULLs of ``column`` the default of ``field`` (by default the field of the
     column's name): a bound parameter, encoded by the registry. With no default and NULLs
@@ -801,7 +827,7 @@ def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column, schemas: dic
         raise SchemaError(
             f"{table}.{field} must be NOT NULL but {nulls} row(s) have no value and the "
             f"field has no default; give the field a default or make it Optional")
-    info = table_schema(schemas[table]).column(field).info
+    info = table_schema(schemas[table]).column(_field_name(schemas[table], field)).info
     value = info.to_db(default) if info.to_db is not None else default
     typed = sa.table(table, sa.column(column.name, column.type))
     conn.execute(typed.update().where(typed.c[column.name].is_(None))
@@ -819,7 +845,7 @@ def _add_column(conn: sa.Connection, operations: Operations, op: ops.AddColumnOp
         # a literal default: the database fills the rows, and no table is rebuilt
         operations.add_column(op.table_name, sa.Column(
             column.name, column.type, *checks, nullable=column.nullable,
-            server_default=default))
+            server_default=default))  # type: ignore[arg-type]  # a DefaultClause's own arg
         return
     operations.add_column(op.table_name, sa.Column(column.name, column.type, *checks,
                                                    nullable=True))
@@ -837,7 +863,7 @@ def _alter_column(conn: sa.Connection, operations: Operations, op: ops.AlterColu
         _fill_nulls(conn, op.table_name, sa.Column(op.column_name, op.existing_type), schemas,
                     field=name)
     target = metadata.tables.get(op.table_name)
-    wanted = target.c.get(name) if target is not None else None
+    wanted = _sql_column(target, name) if target is not None else None
     if op.modify_server_default is False and wanted is not None:
         existing: Any = _default_arg(wanted.server_default)  # the database's (compared so)
     else:
@@ -871,14 +897,14 @@ def _rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str, 
         text = str(check.get("sqltext", ""))
         if check.get("name") and any(q in text for q in quoted):
             batch.drop_constraint(check["name"], type_="check")
-    column = target.c[new]
+    column = _sql_column(target, new)
     checks = [c for c in column.constraints if isinstance(c, sa.CheckConstraint)]
     checks += [c for c in target.constraints if isinstance(c, sa.CheckConstraint)
                and c.name == f"length_{new}"]
-    for check in checks:  # as text: an expression would name the column of another table
-        sql = check.sqltext.compile(dialect=conn.dialect, compile_kwargs={
+    for made in checks:  # as text: an expression would name the column of another table
+        sql = made.sqltext.compile(dialect=conn.dialect, compile_kwargs={
             "literal_binds": True, "include_table": False})
-        batch.create_check_constraint(check.name, sa.text(str(sql)))
+        batch.create_check_constraint(made.name, sa.text(str(sql)))
 
 
 def check_clean(target: Store | str | Path, classes: type | Sequence[type]) -> None:

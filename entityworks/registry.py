@@ -68,7 +68,7 @@ class Companion:
     join: Callable[[Any, Any], Any]
     #: What it keeps, for error messages: "the UTC offset".
     keeps: str
-    sql: Callable[[], sa.types.TypeEngine] = sqltypes.small_integer
+    sql: Callable[[], sa.types.TypeEngine[Any]] = sqltypes.small_integer
     arrow: Callable[[], Any] | None = None
 
     def column(self, name: str) -> str:
@@ -86,7 +86,7 @@ class TypeInfo:
 
     name: str
     python_type: Any
-    sql: Callable[[], sa.types.TypeEngine]
+    sql: Callable[[], sa.types.TypeEngine[Any]]
     arrow: Callable[[], Any]
     xsd: str
     to_text: Callable[[Any], str]
@@ -177,7 +177,13 @@ class TypeRegistry:
         self._memo.clear()
         return info
 
-    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory | None = None):
+    @typing.overload
+    def register_factory(self, predicate: Callable[[Any], bool], factory: None = None
+                         ) -> Callable[[Factory], Factory]: ...
+    @typing.overload
+    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory) -> Factory: ...
+    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory | None = None
+                         ) -> Callable[[Factory], Factory] | Factory:
         """Register a factory building a TypeInfo for every type ``predicate`` accepts.
 
         Newer factories win. Usable as a decorator: ``@registry.register_factory(pred)``.
@@ -289,10 +295,10 @@ def _hashable(x: Any) -> bool:
 
 
 def _type_name(tp: Any) -> str:
-    return getattr(tp, "__qualname__", None) if isinstance(tp, type) else repr(tp)
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)
 
 
-def _pa():
+def _pa() -> types.ModuleType:
     import pyarrow
 
     return pyarrow
@@ -325,7 +331,7 @@ def check_bool(value: Any) -> bool:
     raise _refused("a bool", value, hint)
 
 
-def check_int(value: Any) -> int:
+def check_int(value: object) -> int:
     if type(value) is not int:
         if not isinstance(value, int):
             raise _refused("an int", value)
@@ -351,7 +357,7 @@ def check_float(value: Any) -> float:
     raise _refused("a float", value)
 
 
-def check_str(value: Any) -> str:
+def check_str(value: object) -> str:
     if type(value) is not str:
         if not isinstance(value, str):
             raise _refused("a str", value)
@@ -373,7 +379,7 @@ def check_bytes(value: Any) -> bytes:
     raise _refused("bytes", value, hint)
 
 
-def check_decimal(value: Any) -> decimal.Decimal:
+def check_decimal(value: object) -> decimal.Decimal:
     """Finite, not -0, no positive exponent, at most 35 digits before the point and 30 after.
 
     Every backend and format keeps such a Decimal exactly, exponent included; xs:decimal and
@@ -408,7 +414,7 @@ def _plain_datetime(value: dt.datetime) -> dt.datetime:
                        value.second, value.microsecond, value.tzinfo, fold=value.fold)
 
 
-def check_datetime(value: Any) -> dt.datetime:
+def check_datetime(value: object) -> dt.datetime:
     if type(value) is not dt.datetime:
         if not isinstance(value, dt.datetime):
             raise _refused("a datetime", value)
@@ -432,7 +438,7 @@ def format_offset(offset: dt.timedelta) -> str:
     return text
 
 
-def check_aware_datetime(value: Any) -> dt.datetime:
+def check_aware_datetime(value: object) -> dt.datetime:
     """A datetime with a UTC offset of whole minutes within ±14:00 (xs:dateTime's offsets),
     whose UTC instant is a datetime too."""
     if type(value) is not dt.datetime:
@@ -466,7 +472,7 @@ def check_date(value: Any) -> dt.date:
     return dt.date(value.year, value.month, value.day)
 
 
-def check_time(value: Any) -> dt.time:
+def check_time(value: object) -> dt.time:
     if type(value) is not dt.time:
         if not isinstance(value, dt.time):
             raise _refused("a time", value)
@@ -477,7 +483,7 @@ def check_time(value: Any) -> dt.time:
     return value
 
 
-def check_timedelta(value: Any) -> dt.timedelta:
+def check_timedelta(value: object) -> dt.timedelta:
     if type(value) is not dt.timedelta:
         if not isinstance(value, dt.timedelta):
             raise _refused("a timedelta", value)
@@ -566,12 +572,20 @@ def _decimal_from_arrow(text: str) -> decimal.Decimal:
     return check_decimal(value)
 
 
-_FRACTION = re.compile(r"(\.\d{6})\d+")
+_FRACTION = re.compile(r"(\.\d{6})(\d+)")
+
+
+def _microseconds_only(match: re.Match[str]) -> str:
+    # .NET writes up to 7 fractional digits (ticks of 100 ns); Python keeps microseconds:
+    # trailing zeros go, a finer value is refused rather than cut.
+    if match[2].strip("0"):
+        raise ValueError(f"{match[0]!r}: finer than a microsecond, which Python's datetime "
+                         "and timedelta cannot hold")
+    return match[1]
 
 
 def _datetime_from_text(text: str) -> dt.datetime:
-    # .NET writes up to 7 fractional digits; Python keeps microseconds.
-    return dt.datetime.fromisoformat(_FRACTION.sub(r"\1", text.strip()))
+    return dt.datetime.fromisoformat(_FRACTION.sub(_microseconds_only, text.strip()))
 
 
 def _naive_datetime_from_text(text: str) -> dt.datetime:
@@ -625,7 +639,7 @@ def _date_from_text(text: str) -> dt.date:
 
 
 def _time_from_text(text: str) -> dt.time:
-    t = _FRACTION.sub(r"\1", text.strip())
+    t = _FRACTION.sub(_microseconds_only, text.strip())
     if "T" in t:  # .NET keeps xs:time in a local DateTime and writes a full dateTime:
         return _datetime_from_text(t).time()  # its wall-clock time is the value
     return sqltypes.require_naive_time(dt.time.fromisoformat(t))  # the Store's rule
@@ -651,7 +665,11 @@ def _timedelta_from_text(text: str) -> dt.timedelta:
     m = _DURATION.fullmatch(text.strip())
     if not m or text.strip() in ("P", "-P") or text.strip().endswith("T"):
         raise ValueError(f"not an xs:duration of days and time: {text!r}")
-    fraction = (m["fraction"] or "0")[:6].ljust(6, "0")
+    fraction = m["fraction"] or "0"
+    if fraction[6:].strip("0"):
+        raise ValueError(f"{text.strip()!r}: finer than a microsecond, which Python's "
+                         "timedelta cannot hold")
+    fraction = fraction[:6].ljust(6, "0")
     td = dt.timedelta(days=int(m["days"] or 0), hours=int(m["hours"] or 0),
                       minutes=int(m["minutes"] or 0), seconds=int(m["seconds"] or 0),
                       microseconds=int(fraction))
@@ -1106,30 +1124,6 @@ def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
         plain_text=True, check=check_ndarray, checked_codecs=True)
 
 
-def _packed_grid_to_db(array: Any) -> bytes:
-    from .packing import pack_grid
-
-    return pack_grid(array)
-
-
-def _packed_grid_from_db(blob: bytes) -> Any:
-    from .packing import unpack_grid
-
-    return unpack_grid(blob)
-
-
-def _points_to_db(path: Any) -> bytes:
-    from .packing import pack_points
-
-    return pack_points(path)
-
-
-def _points_from_db(blob: bytes) -> Any:
-    from .packing import unpack_points
-
-    return unpack_points(blob)
-
-
 def _points_to_json(path: Any) -> str:
     from .packing import _points
 
@@ -1150,20 +1144,24 @@ def _has_marker(tp: Any, marker: TypeMarker) -> bool:
 def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
     same bytes in XML (plain ``.npy`` bytes are read too)."""
+    from .packing import pack_grid, unpack_grid  # bound once: rows decode by the thousand
+
     return TypeInfo(
         "PackedGrid", tp, sqltypes.binary, lambda: _pa().binary(), "xs:base64Binary",
-        lambda a: _bytes_to_text(_packed_grid_to_db(a)),
-        lambda t: _packed_grid_from_db(_bytes_from_text(t)),
-        to_db=_packed_grid_to_db, from_db=_packed_grid_from_db,
-        to_arrow=_packed_grid_to_db, from_arrow=_packed_grid_from_db, plain_text=True)
+        lambda a: _bytes_to_text(pack_grid(a)),
+        lambda t: unpack_grid(_bytes_from_text(t)),
+        to_db=pack_grid, from_db=unpack_grid,
+        to_arrow=pack_grid, from_arrow=unpack_grid, plain_text=True)
 
 
 def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
     Arrow (as a plain ``list[list[int]]`` would be)."""
+    from .packing import pack_points, unpack_points
+
     return TypeInfo(
         "PointPath", tp, sqltypes.binary, lambda: _pa().string(), "xs:string",
-        _points_to_json, _points_from_json, to_db=_points_to_db, from_db=_points_from_db,
+        _points_to_json, _points_from_json, to_db=pack_points, from_db=unpack_points,
         to_arrow=_points_to_json, from_arrow=_points_from_json)
 
 

@@ -12,9 +12,9 @@ import dataclasses
 import hashlib
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
@@ -27,26 +27,103 @@ PK = TypeMarker("PK")
 PARENT_COLUMN = "parent_key"
 POSITION_COLUMN = "position"
 
+
+def refuse_nested_children(schema: TableSchema, where: str) -> None:
+    """SchemaError when ``schema`` has children of children or an Optional child list,
+    which ``where`` (a format holding one level of plain child lists) would lose."""
+    for child in schema.children:
+        if child.optional:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: an Optional child list, which "
+                f"{where} cannot tell from an empty one; make it list[...] with "
+                "default_factory=list", cls=schema.cls, field=child.field)
+        if child.schema.children:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: its items have child tables of "
+                f"their own ({child.schema.children[0].field}), which {where} cannot hold "
+                "(one level of child tables only)", cls=schema.cls, field=child.field)
+
 MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
 
 
+#: ``on_delete`` choices of :func:`column` ``(references=...)``: what deleting a referenced
+#: row does to the rows referring to it. ``"no action"`` and ``"restrict"`` refuse the delete.
+ON_DELETE = ("no action", "restrict", "cascade", "set null")
+
+#: Field metadata key of a foreign key made by ``column(references=...)``.
+FOREIGN_KEY = "foreign_key"
+
+
+_T = TypeVar("_T")
+_C = TypeVar("_C")
+
+
+# The overloads tell type checkers what ``dataclasses.field`` tells them: a field given a
+# ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
+# value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
+@overload
+def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
+           index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> Any: ...
 def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
-           max_length: int | None = None, **field_kwargs: Any) -> Any:
+           max_length: int | None = None, references: type | str | None = None,
+           on_delete: str | None = None, name: str | None = None, **field_kwargs: Any) -> Any:
     """A ``dataclasses.field`` carrying column options.
 
     ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
+    ``references=Author`` makes the column a foreign key to the primary key of ``Author``'s
+    table; ``on_delete`` (one of :data:`ON_DELETE`, default ``"no action"``) says what
+    deleting an author does to the rows referring to it. A class not defined yet (the
+    class itself, for a tree) is named by a string: ``references="Employee"``.
+    ``name`` is the column's name in the database when it differs from the field's (the
+    Python side, filters, XML and Arrow keep the field's name).
     """
     metadata = dict(field_kwargs.pop("metadata", None) or {})
     metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
     if max_length is not None:
         metadata["max_length"] = max_length
+    if name is not None:
+        metadata["column_name"] = check_name(name, "column name")
+    if references is not None or on_delete is not None:
+        if not (isinstance(references, str) and references.isidentifier()
+                or isinstance(references, type) and dataclasses.is_dataclass(references)):
+            raise SchemaError(f"column(references=...) takes a dataclass type (or the name "
+                              f"of one in the same module), got {references!r}")
+        action = "no action" if on_delete is None else on_delete
+        if not isinstance(action, str) or action.lower() not in ON_DELETE:
+            raise SchemaError(f"column(on_delete=...) must be one of "
+                              f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}")
+        metadata[FOREIGN_KEY] = (references, action.lower())
     return dataclasses.field(metadata=metadata, **field_kwargs)
 
 
-def primary_key(**field_kwargs: Any) -> Any:
-    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
-    return column(primary_key=True, **field_kwargs)
+if TYPE_CHECKING:
+    # Checkers accept a field without a default after ``sku: str = primary_key()`` (as the
+    # runtime does) only when they see a ``dataclasses.field`` call; primary_key takes exactly
+    # field's arguments, so it is typed as field itself.
+    from dataclasses import field as primary_key
+else:
+    def primary_key(**field_kwargs: Any) -> Any:
+        """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
+        return column(primary_key=True, **field_kwargs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +138,17 @@ class Column:
     unique: bool = False
     index: bool = False
     max_length: int | None = None
+    #: The dataclass whose primary key this column refers to (``column(references=...)``).
+    references: type | None = None
+    #: What deleting the referenced row does (one of :data:`ON_DELETE`).
+    on_delete: str | None = None
+    #: The column's name in the database when it is not the field's (``column(name=...)``).
+    column_name: str | None = None
+
+    @property
+    def sql_name(self) -> str:
+        """The column's name in the database (``name`` is the field's)."""
+        return self.column_name or self.name
 
     @property
     def autoincrement(self) -> bool:
@@ -74,6 +162,9 @@ class ChildTable:
 
     field: str
     schema: TableSchema
+    #: ``list[Item] | None``: the parent table has a column of the field's name telling an
+    #: empty list (TRUE) from None (NULL).
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +183,11 @@ class TableSchema:
     #: Child tables stored clustered by their key (SQLite ``WITHOUT ROWID``), from
     #: ``@table(name, compact_children=True)``.
     compact_children: bool = False
+    #: Every column of the primary key, in field order: one, several (a composite key, for
+    #: which :attr:`primary_key` is ``None``) or none.
+    key_columns: tuple[Column, ...] = ()
+    #: Composite unique constraints (column names in order), from ``@table(unique=...)``.
+    unique: tuple[tuple[str, ...], ...] = ()
 
     @property
     def column_names(self) -> list[str]:
@@ -100,7 +196,42 @@ class TableSchema:
     @property
     def field_columns(self) -> tuple[Column, ...]:
         """The columns that are fields of the dataclass (a child's extra columns excluded)."""
-        return self.columns[2:] if self.parent is not None else self.columns
+        return self.columns[self.links:]
+
+    @property
+    def depth(self) -> int:
+        """0 for a table, 1 for its child tables, 2 for theirs..."""
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    @property
+    def links(self) -> int:
+        """How many columns a child table adds in front of the item's fields: the root's key
+        (``parent_key``), the positions of the ancestors (``position_1``...) and its own
+        (``position``); 0 for a table that is no child."""
+        return 0 if self.parent is None else self.depth + 1
+
+    @property
+    def root(self) -> TableSchema:
+        """The table at the top of a chain of child tables (itself for a table)."""
+        return self if self.parent is None else self.parent.root
+
+    @property
+    def descendants(self) -> list[TableSchema]:
+        """Every child table below this one, children of children included, parents first."""
+        out: list[TableSchema] = []
+        for child in self.children:
+            out.append(child.schema)
+            out.extend(child.schema.descendants)
+        return out
+
+    @property
+    def renamed(self) -> bool:
+        """True when a column's name in the database differs from its field's."""
+        return any(c.column_name is not None for c in self.columns)
+
+    def by_sql_name(self, name: str) -> Column | None:
+        """The column whose name in the database is ``name``."""
+        return next((c for c in self.columns if c.sql_name == name), None)
 
     def column(self, name: str) -> Column:
         """The column called ``name``; :class:`UnknownColumnError` if there is none."""
@@ -109,12 +240,46 @@ class TableSchema:
                 return c
         raise UnknownColumnError(self.name, name, self.column_names)
 
+    def relation(self, name: str) -> Column | None:
+        """The foreign-key column a filter path's first part names: the field itself
+        (``author_id``) or the field without its ``_id`` suffix (``author``)."""
+        for c in self.columns:
+            if c.references is not None and name in (c.name, _relation_name(c.name)):
+                return c
+        return None
+
+    @property
+    def relations(self) -> list[str]:
+        """The names :meth:`relation` accepts."""
+        return sorted({n for c in self.columns if c.references is not None
+                       for n in (c.name, _relation_name(c.name))})
+
+    @property
+    def composite(self) -> bool:
+        """True when the primary key has several columns."""
+        return len(self.key_columns) > 1
+
+    def require_keys(self, action: str) -> tuple[Column, ...]:
+        """The key columns (one or several); SchemaError when there is no key."""
+        if not self.key_columns:
+            self.require_key(action)
+        return self.key_columns
+
     def require_key(self, action: str) -> Column:
+        if self.composite:
+            raise SchemaError(
+                f"{self.cls.__qualname__} has a composite key "
+                f"({', '.join(c.name for c in self.key_columns)}), which {action} does not "
+                "support", cls=self.cls)
         if self.primary_key is None:
             raise SchemaError(
                 f"{self.cls.__qualname__} has no primary key, which {action} needs; mark one "
                 "with entityworks.primary_key() or name a field 'id'", cls=self.cls)
         return self.primary_key
+
+
+def _relation_name(field: str) -> str:
+    return field[:-3] if field.endswith("_id") and len(field) > 3 else field
 
 
 def snake_case(name: str) -> str:
@@ -125,24 +290,35 @@ def snake_case(name: str) -> str:
 
 
 def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
-          compact_children: bool = False) -> Callable[[type], type]:
+          unique: Sequence[Sequence[str]] = (),
+          compact_children: bool = False) -> Callable[[type[_C]], type[_C]]:
     """Class decorator setting the table name: ``@table("levels")``.
 
     ``indexes`` adds composite indexes, each a sequence of column names, e.g.
-    ``@table("levels", indexes=[("kind", "width")])`` for queries filtering on both.
+    ``@table("levels", indexes=[("kind", "width")])`` for queries filtering on both;
+    ``unique`` adds composite unique constraints the same way (``unique=[("kind", "name")]``:
+    no two rows share both).
     ``compact_children`` stores the child tables clustered by ``(parent_key, position)``
     on SQLite (``WITHOUT ROWID``: no second copy of the key in a separate index).
     """
     check_name(name, "table name")
+    for group in (*indexes, *unique):
+        if isinstance(group, str):
+            raise SchemaError(f"table {name!r}: indexes and unique take sequences of column "
+                              f"names, e.g. [({group!r}, ...)], got the string {group!r}")
     wanted = tuple(tuple(index) for index in indexes)
-    for index in wanted:
-        if not index or not all(isinstance(c, str) for c in index):
-            raise SchemaError(f"table {name!r}: an index is a non-empty sequence of column "
-                              f"names, got {index!r}")
+    uniques = tuple(tuple(group) for group in unique)
+    for what, groups in (("an index", wanted), ("a unique constraint", uniques)):
+        for group in groups:
+            if (not group or not all(isinstance(c, str) for c in group)
+                    or len(set(group)) != len(group)):
+                raise SchemaError(f"table {name!r}: {what} is a non-empty sequence of "
+                                  f"distinct column names, got {group!r}")
 
-    def apply(cls: type) -> type:
+    def apply(cls: type[_C]) -> type[_C]:
         cls.__tablename__ = name  # type: ignore[attr-defined]
         cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
+        cls.__table_unique__ = uniques  # type: ignore[attr-defined]
         cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
         _cache.pop((cls, id(registry)), None)
         return cls
@@ -150,14 +326,15 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
     return apply
 
 
-def index_name(table: str, columns: Sequence[str]) -> str:
-    """The name of a composite index: ``ix_<table>_<columns>``, shortened with a digest when
-    it would exceed the longest name every backend accepts."""
-    name = f"ix_{table}_{'_'.join(columns)}"
+def index_name(table: str, columns: Sequence[str], prefix: str = "ix") -> str:
+    """The name of a composite index: ``ix_<table>_<columns>`` (``prefix`` ``fk``: a foreign
+    key, ``uq``: a unique constraint), shortened with a digest when it would exceed the
+    longest name every backend accepts."""
+    name = f"{prefix}_{table}_{'_'.join(columns)}"
     if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
-    return f"ix_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
+    return f"{prefix}_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
 
 
 def check_name(name: str, what: str, cls: Any = None, field: str | None = None) -> str:
@@ -226,11 +403,15 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         raise SchemaError(f"cannot resolve the annotations of {cls.__qualname__}: {exc}",
                           cls=cls) from exc
     columns: list[Column] = []
-    child_fields: list[tuple[str, type]] = []
+    child_fields: list[tuple[str, type, bool]] = []
     marked: list[str] = []
     if parent is not None:
-        pk = parent.require_key("a child table")
+        # every level of child tables refers to the root row by its key, then to each
+        # ancestor item by its position: (parent_key, position_1, ..., position)
+        pk = parent.root.require_key("a child table")
         columns.append(Column(PARENT_COLUMN, pk.python_type, pk.info, False))
+        columns += [Column(f"{POSITION_COLUMN}_{i}", int, reg.lookup(int), False)
+                    for i in range(1, parent.depth + 1)]
         columns.append(Column(POSITION_COLUMN, int, reg.lookup(int), False))
     for f in dataclasses.fields(cls):
         check_name(f.name, "column name", cls, f.name)
@@ -242,16 +423,11 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                                        field=f.name, type_=annotation) from None
         item = _child_item(tp)
         if item is not None:
-            if parent is not None:
-                raise SchemaError(
-                    f"{cls.__qualname__}.{f.name}: a child table's items cannot have child "
-                    "tables of their own", cls=cls, field=f.name)
-            if nullable:
-                raise SchemaError(f"{cls.__qualname__}.{f.name}: a child list cannot be "
-                                  "Optional; use an empty list", cls=cls, field=f.name)
-            child_fields.append((f.name, item))
+            if nullable:  # the list's presence: a column of the field's name
+                columns.append(Column(f.name, list, _present(reg), True))
+            child_fields.append((f.name, item, nullable))
             continue
-        meta = f.metadata or {}
+        meta: Mapping[str, Any] = f.metadata or {}
         is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
         if is_pk:
             marked.append(f.name)
@@ -261,41 +437,90 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
             raise UnsupportedTypeError(
                 f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
                 f"({exc})", cls=cls, field=f.name, type_=annotation) from None
+        references, on_delete = meta.get(FOREIGN_KEY) or (None, None)
+        if isinstance(references, str):
+            references = _named_class(cls, f.name, references)
+        if on_delete == "set null" and not nullable:
+            raise SchemaError(f"{cls.__qualname__}.{f.name}: on_delete='set null' needs an "
+                              "Optional field", cls=cls, field=f.name)
         columns.append(Column(
             f.name, tp, info, nullable, primary_key=is_pk,
             unique=bool(meta.get("unique")), index=bool(meta.get("index")),
-            max_length=meta.get("max_length")))
+            max_length=meta.get("max_length"), references=references, on_delete=on_delete,
+            column_name=meta.get("column_name")))
     if len(marked) > 1:
-        raise SchemaError(f"{cls.__qualname__}: more than one primary key ({', '.join(marked)})",
-                          cls=cls)
+        if parent is not None:
+            raise SchemaError(f"{cls.__qualname__}: the items of a child table cannot have a "
+                              f"composite key ({', '.join(marked)})", cls=cls)
+        if child_fields:
+            raise SchemaError(f"{cls.__qualname__}: a class with a composite key "
+                              f"({', '.join(marked)}) cannot have child tables (their rows "
+                              "refer to a single-column key)", cls=cls)
+        optional = [c.name for c in columns if c.primary_key and c.nullable]
+        if optional:
+            raise SchemaError(f"{cls.__qualname__}.{optional[0]}: a part of a composite key "
+                              "cannot be Optional (no database generates it)", cls=cls,
+                              field=optional[0])
     if not marked and parent is None:
         for i, c in enumerate(columns):
             if c.name == "id":
                 columns[i] = dataclasses.replace(c, primary_key=True)
-    _check_unique_names(cls, [c.name for c in columns])
-    key = next((c for c in columns if c.primary_key), None)
-    if key is not None:
-        if key.info.python_type is float:
-            raise SchemaError(f"{cls.__qualname__}.{key.name}: a float cannot be a primary key",
-                              cls=cls, field=key.name)
-        # A key is never NULL in the table; `int | None` only means "generated if None".
-        columns = [dataclasses.replace(c, nullable=False) if c is key else c for c in columns]
-        key = next(c for c in columns if c.primary_key)
-    indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
+    _check_unique_names(cls, [c.sql_name for c in columns])
+    for c in columns:
+        if c.primary_key and c.info.python_type is float:
+            raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
+                              cls=cls, field=c.name)
+    # A key is never NULL in the table; `int | None` only means "generated if None".
+    columns = [dataclasses.replace(c, nullable=False) if c.primary_key else c for c in columns]
+    keys = tuple(c for c in columns if c.primary_key)
+    key = keys[0] if len(keys) == 1 else None
     names = {c.name for c in columns}
-    for index in indexes:
-        for c in index:
-            if c not in names:
-                raise UnknownColumnError(name, c, [c.name for c in columns])
+    indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
+    uniques: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_unique__", ())
+    for group in (*indexes, *uniques):
+        for wanted in group:
+            if wanted not in names:
+                raise UnknownColumnError(name, wanted, [c.name for c in columns])
     compact = bool(cls.__dict__.get("__table_compact_children__", False))
-    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact)
+    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
+                         key_columns=keys, unique=uniques)
     if child_fields:
         children = tuple(
             ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
-                                                      cls, fname), reg, schema))
-            for fname, item in child_fields)
+                                                      cls, fname), reg, schema), optional)
+            for fname, item, optional in child_fields)
         object.__setattr__(schema, "children", children)
     return schema
+
+
+def _check_present(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list (or None), got {type(value).__name__}")
+    return value
+
+
+def _present(reg: TypeRegistry) -> TypeInfo:
+    """The type of the column saying whether an Optional child list is None (NULL) or a list
+    (TRUE, its items in the child table): stored as the registry's bool, read as a new
+    empty list that the child rows then fill."""
+    return dataclasses.replace(
+        reg.lookup(bool), name="child list present", python_type=list, check=_check_present,
+        to_db=lambda _items: True, from_db=lambda _flag: [], native=None, plain_text=False,
+        checked_codecs=False)
+
+
+def _named_class(cls: type, field: str, name: str) -> type:
+    """The class a ``references="Name"`` string names: ``cls`` itself or a dataclass of
+    ``cls``'s module."""
+    if name == cls.__name__:
+        return cls
+    import sys
+
+    found = getattr(sys.modules.get(cls.__module__), name, None)
+    if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        raise SchemaError(f"{cls.__qualname__}.{field}: references={name!r} names no dataclass "
+                          f"of module {cls.__module__}", cls=cls, field=field)
+    return found
 
 
 def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
@@ -324,6 +549,7 @@ def _describe(tp: Any) -> str:
 
 
 __all__ = [
+    "ON_DELETE",
     "PK",
     "ChildTable",
     "Column",

@@ -21,7 +21,13 @@ from .errors import EntityworksError
 from .registry import TypeRegistry, encode_error
 from .registry import registry as default_registry
 from .rowcodec import row_codec
-from .schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema, table_schema
+from .schema import (
+    PARENT_COLUMN,
+    POSITION_COLUMN,
+    TableSchema,
+    refuse_nested_children,
+    table_schema,
+)
 from .tables import build_tables
 
 #: Dialect name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
@@ -48,12 +54,12 @@ def dialect_for(name: str, paramstyle: str | None = None) -> sa.Dialect:
     if style not in ("named", "pyformat"):
         raise EntityworksError(f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
                                "templates always use named placeholders")
-    dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)
+    dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)  # type: ignore[call-arg]
     if dialect.name == "mssql":
         # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;
         # script for SQL Server 2016 and later.
         dialect.server_version_info = (13,)
-        dialect._setup_version_attributes()
+        dialect._setup_version_attributes()  # type: ignore[attr-defined]
     return dialect
 
 
@@ -62,6 +68,7 @@ def _tables(cls: type, dialect: sa.Dialect, registry: TypeRegistry
     schema = table_schema(cls, registry)
     metadata = sa.MetaData()
     build_tables(schema, metadata, dialect.name)
+    refuse_nested_children(schema, "SQL statement templates")
     names = [schema.name] + [child.schema.name for child in schema.children]
     return schema, [metadata.tables[n] for n in names]
 
@@ -115,8 +122,8 @@ def statement_templates(cls: type, dialect: str, *, paramstyle: str | None = Non
     """
     d = dialect_for(dialect, paramstyle)
     schema, tables = _tables(cls, d, registry)
-    root = _templates(schema, tables[0], d, [schema.primary_key.name]
-                      if schema.primary_key is not None else [], _encoder(schema, tables[0], d))
+    root = _templates(schema, tables[0], d, [c.name for c in schema.key_columns],
+                      _encoder(schema, tables[0], d))
     children = {child.field: _templates(child.schema, table, d,
                                         [PARENT_COLUMN, POSITION_COLUMN],
                                         _encoder(child.schema, table, d))
@@ -133,7 +140,7 @@ def _compile(stmt: Any, d: sa.Dialect, column_keys: list[str] | None = None) -> 
 
 def _templates(schema: TableSchema, table: sa.Table, d: sa.Dialect, key: list[str],
                encoder: Callable[[Any], dict[str, Any]] | None) -> StatementTemplates:
-    names = [c.name for c in table.columns]
+    names = [c.key for c in table.columns]  # placeholders: field names (column(name=...))
     others = [n for n in names if n not in key]
     insert = _compile(table.insert(), d, names)
     update = upsert = select = delete = None
@@ -174,8 +181,11 @@ def _upsert(table: sa.Table, key: list[str], others: list[str], names: list[str]
 def _merge(table: sa.Table, key: list[str], others: list[str], names: list[str],
            d: sa.Dialect) -> str:
     """SQL Server has no INSERT ... ON CONFLICT: a MERGE with placeholders as its source."""
-    quote = d.identifier_preparer.quote
-    mark = (lambda n: f":{n}") if d.paramstyle == "named" else (lambda n: f"%({n})s")
+    def quote(key: str) -> str:  # the SQL name of the column whose placeholder is ``key``
+        return d.identifier_preparer.quote(table.c[key].name)
+
+    mark: Callable[[str], str] = ((lambda n: f":{n}") if d.paramstyle == "named"
+                                  else (lambda n: f"%({n})s"))
     source = ", ".join(f"{mark(n)} AS {quote(n)}" for n in names)
     match = " AND ".join(f"target.{quote(k)} = source.{quote(k)}" for k in key)
     lines = [f"MERGE INTO {d.identifier_preparer.format_table(table)} WITH (HOLDLOCK) "

@@ -15,7 +15,6 @@ import decimal
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mssql, mysql, postgresql
 
 _MYSQL = ("mysql", "mariadb")
 MYSQL_DIALECTS = _MYSQL
@@ -25,12 +24,12 @@ SCALED_DECIMAL_DIALECTS = ("sqlite", "mysql", "mariadb", "mssql")
 UTC = dt.UTC
 
 
-def big_integer() -> sa.types.TypeEngine:
+def big_integer() -> sa.types.TypeEngine[Any]:
     """BIGINT, but INTEGER on SQLite so that an integer key is the rowid (autoincrement)."""
     return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
-class SQLiteAny(sa.types.UserDefinedType):
+class SQLiteAny(sa.types.UserDefinedType[Any]):
     """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
     it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
 
@@ -45,7 +44,7 @@ class SQLiteAny(sa.types.UserDefinedType):
         return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
 
 
-def small_integer() -> sa.types.TypeEngine:
+def small_integer() -> sa.types.TypeEngine[Any]:
     """SMALLINT (INTEGER on SQLite, whose STRICT tables know no SMALLINT): companion values."""
     return sa.SmallInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -57,56 +56,148 @@ MARIADB_CHARSET = "utf8mb4"
 MARIADB_COLLATION = "utf8mb4_nopad_bin"
 
 
-def text() -> sa.types.TypeEngine:
+def _mysql() -> Any:
+    from sqlalchemy.dialects import mysql
+
+    return mysql
+
+
+def _mssql() -> Any:
+    from sqlalchemy.dialects import mssql
+
+    return mssql
+
+
+def _postgresql() -> Any:
+    from sqlalchemy.dialects import postgresql
+
+    return postgresql
+
+
+class _Variants(sa.types.TypeDecorator[Any]):
+    """A generic type (``impl``) with other forms on some dialects, built when a statement
+    is first compiled for one of them: a ``with_variant`` would import the MariaDB and SQL
+    Server dialects (a sixth of a second) in every process, a SQLite-only one included."""
+
+    cache_ok = True
+    #: Alembic reads ``name`` of a column type that takes schema events (as a TypeDecorator
+    #: does) when it renames the column; these types have no constraint to name.
+    name = None
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        """This type on ``dialect`` when it is not ``impl`` there."""
+        raise NotImplementedError
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        variant = self.variant(dialect.name)
+        return self.impl_instance if variant is None else dialect.type_descriptor(variant)
+
+
+class LongText(_Variants):
+    """Unbounded text: TEXT; LONGTEXT on MariaDB, NVARCHAR(max) on SQL Server."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION)
+        return _mssql().NVARCHAR("max") if dialect == "mssql" else None
+
+
+class KeyText(_Variants):
+    """Indexable text: TEXT; VARCHAR(length) on MariaDB, NVARCHAR(length) on SQL Server."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def __init__(self, length: int = 255) -> None:
+        super().__init__()
+        # not ``self.length``: where no variant applies the column is TEXT, without a length
+        self.key_length = length
+
+    def __repr__(self) -> str:  # what Alembic writes into a revision
+        return f"{type(self).__name__}({self.key_length})"
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().VARCHAR(self.key_length, charset=MARIADB_CHARSET,
+                                    collation=MARIADB_COLLATION)
+        return sa.Unicode(self.key_length) if dialect == "mssql" else None
+
+
+class BoundedText(_Variants):
+    """VARCHAR(length); TEXT on SQLite (STRICT tables know no VARCHAR)."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def __init__(self, length: int) -> None:
+        super().__init__(length)
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().VARCHAR(self.impl_instance.length, charset=MARIADB_CHARSET,
+                                    collation=MARIADB_COLLATION)
+        return sa.Text() if dialect == "sqlite" else None
+
+
+class Blob(_Variants):
+    """Unbounded bytes: BLOB/BYTEA; LONGBLOB on MariaDB, VARBINARY(max) on SQL Server."""
+
+    impl = sa.LargeBinary
+    cache_ok = True
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().LONGBLOB()
+        return _mssql().VARBINARY("max") if dialect == "mssql" else None
+
+
+def text() -> sa.types.TypeEngine[Any]:
     """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
-    return sa.Text().with_variant(
-        mysql.LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
-    ).with_variant(mssql.NVARCHAR("max"), "mssql")
+    return LongText()
 
 
-def key_text(length: int = 255) -> sa.types.TypeEngine:
+def key_text(length: int = 255) -> sa.types.TypeEngine[Any]:
     """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
-    return sa.Text().with_variant(
-        mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
-    ).with_variant(sa.Unicode(length), "mssql")
+    return KeyText(length)
 
 
-def bounded_text(length: int) -> sa.types.TypeEngine:
+def bounded_text(length: int) -> sa.types.TypeEngine[Any]:
     """VARCHAR(length); plain TEXT on SQLite, whose STRICT tables know no VARCHAR."""
-    return sa.String(length).with_variant(sa.Text(), "sqlite").with_variant(
-        mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL)
+    return BoundedText(length)
 
 
-def double() -> sa.types.TypeEngine:
+def double() -> sa.types.TypeEngine[Any]:
     """DOUBLE PRECISION; REAL on SQLite (the name its STRICT tables accept)."""
     return sa.Double().with_variant(sa.REAL(), "sqlite")
 
 
-def boolean() -> sa.types.TypeEngine:
+def boolean() -> sa.types.TypeEngine[Any]:
     """BOOLEAN; INTEGER 0/1 on SQLite."""
     return sa.Boolean().with_variant(sa.Integer(), "sqlite")
 
 
-def binary() -> sa.types.TypeEngine:
+def binary() -> sa.types.TypeEngine[Any]:
     """Unbounded bytes (LONGBLOB on MariaDB)."""
-    return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL).with_variant(
-        mssql.VARBINARY("max"), "mssql")
+    return Blob()
 
 
-def json_text() -> sa.types.TypeEngine:
+def json_text() -> sa.types.TypeEngine[Any]:
     """JSON kept as the exact text we wrote (key order and float spelling preserved)."""
     return text()
 
 
-def date() -> sa.types.TypeEngine:
+def date() -> sa.types.TypeEngine[Any]:
     return ISODate()
 
 
-def time() -> sa.types.TypeEngine:
+def time() -> sa.types.TypeEngine[Any]:
     return ISOTime()
 
 
-def uuid_type() -> sa.types.TypeEngine:
+def uuid_type() -> sa.types.TypeEngine[Any]:
     return UUIDType()
 
 
@@ -136,7 +227,7 @@ def require_naive_time(value: Any) -> dt.time:
     return value
 
 
-class ExactDecimal(sa.types.TypeDecorator):
+class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     """Decimal as a number: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, sortable text
     on SQLite.
 
@@ -148,13 +239,13 @@ class ExactDecimal(sa.types.TypeDecorator):
     impl = sa.Numeric
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
-            return dialect.type_descriptor(mysql.DECIMAL(precision=65, scale=30))
+            return dialect.type_descriptor(_mysql().DECIMAL(precision=65, scale=30))
         if dialect.name == "mssql":  # the widest SQL Server has
-            return dialect.type_descriptor(mssql.DECIMAL(precision=38, scale=10))
+            return dialect.type_descriptor(_mssql().DECIMAL(precision=38, scale=10))
         return dialect.type_descriptor(sa.Numeric(asdecimal=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
@@ -228,7 +319,7 @@ def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
     return decimal.Decimal((sign, digits[:-cut] or (0,), target))
 
 
-class _SQLiteText(sa.types.TypeDecorator):
+class _SQLiteText(sa.types.TypeDecorator[Any]):
     """A native type elsewhere, ISO 8601 text on SQLite (sortable, exact, STRICT-friendly).
 
     Subclasses name the native type (``native``) and the text form (``to_iso``/``from_iso``).
@@ -237,16 +328,16 @@ class _SQLiteText(sa.types.TypeDecorator):
     impl = sa.Text
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
 
     def to_iso(self, value: Any) -> str:
-        return value.isoformat()
+        return str(value.isoformat())
 
     def from_iso(self, text: str) -> Any:
         raise NotImplementedError
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         return dialect.type_descriptor(self.native(dialect))
@@ -267,11 +358,11 @@ class NaiveDateTime(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name in _MYSQL:
-            return mysql.DATETIME(fsp=6)
+            return _mysql().DATETIME(fsp=6)
         if dialect.name == "mssql":
-            return mssql.DATETIME2(precision=6)
+            return _mssql().DATETIME2(precision=6)
         return sa.DateTime(timezone=False)
 
     def to_iso(self, value: dt.datetime) -> str:
@@ -286,8 +377,8 @@ class ISODate(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
-        return mssql.DATE() if dialect.name == "mssql" else sa.Date()
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        return _mssql().DATE() if dialect.name == "mssql" else sa.Date()
 
     def to_iso(self, value: Any) -> str:
         # A datetime's text would be stored, then never read back as a date.
@@ -304,10 +395,10 @@ class ISOTime(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "mssql":
-            return mssql.TIME(precision=6)
-        return mysql.TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
+            return _mssql().TIME(precision=6)
+        return _mysql().TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
 
     def to_iso(self, value: dt.time) -> str:
         return value.isoformat(timespec="microseconds")
@@ -326,7 +417,7 @@ class UUIDType(_SQLiteText):
 
     cache_ok = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return sa.Uuid(native_uuid=dialect.name not in _MYSQL)
 
     def to_iso(self, value: Any) -> str:
@@ -342,7 +433,7 @@ class UUIDType(_SQLiteText):
         return uuid.UUID(text)
 
 
-class AwareDateTime(sa.types.TypeDecorator):
+class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
     """An instant: TIMESTAMPTZ on PostgreSQL, UTC DATETIME(6) on MariaDB, UTC ISO text on SQLite.
 
     The column holds the instant alone, in UTC, so that filters and ORDER BY compare instants
@@ -352,14 +443,14 @@ class AwareDateTime(sa.types.TypeDecorator):
     impl = sa.DateTime
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine:
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
-            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+            return dialect.type_descriptor(_mysql().DATETIME(fsp=6))
         if dialect.name == "mssql":
-            return dialect.type_descriptor(mssql.DATETIMEOFFSET(precision=6))
-        return dialect.type_descriptor(postgresql.TIMESTAMP(timezone=True))
+            return dialect.type_descriptor(_mssql().DATETIMEOFFSET(precision=6))
+        return dialect.type_descriptor(_postgresql().TIMESTAMP(timezone=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:

@@ -18,13 +18,13 @@ import keyword
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import starmap
-from operator import attrgetter, countOf
+from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -32,7 +32,9 @@ from sqlalchemy.pool import StaticPool
 
 from . import sqltypes
 from .errors import (
+    ConfigurationError,
     EntityworksError,
+    FilterError,
     InvalidNameError,
     NotFoundError,
     SchemaError,
@@ -45,13 +47,22 @@ from .registry import registry as default_registry
 from .rowcodec import RowCodec, row_codec
 from .schema import (
     PARENT_COLUMN,
-    POSITION_COLUMN,
     TableSchema,
     instance_builder,
     snake_case,
     table_schema,
 )
-from .tables import Live, build_tables
+from .sqllog import (
+    INFO,
+    log_statement,
+    sql_logger,
+    store_logger,
+    watch,
+)
+from .tables import SCHEMA_INFO, Live, build_tables, companions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -71,6 +82,252 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
     name = getattr(dbapi_connection, "character_set_name", None)
     return name() if callable(name) else None
+
+
+def _logged(statement: str, rows: Any, how: str, engine: sa.Engine) -> Any:
+    """Log a batch the Store hands to the driver itself, on ``entityworks.sql`` and, under
+    ``echo=True``, in SQLAlchemy's echo log too (which would not see it); returns ``rows``,
+    made a list when it was an iterator."""
+    echo = engine.echo
+    if echo or sql_logger.isEnabledFor(INFO):
+        rows = rows if isinstance(rows, list) else list(rows)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(statement, rows=len(rows), how=how, values=rows)
+        if echo:
+            engine.logger.info("%s [%s, %d rows]", statement, how, len(rows))
+    return rows
+
+
+def _listened(engine: sa.Engine) -> bool:
+    """True when someone listens to statements (our SQL logger uses other events)."""
+    dispatch = engine.dispatch
+    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
+
+
+def _setup(cursor: Any, sql: str) -> None:
+    """Run one statement of the connection set-up (logged like every statement)."""
+    if sql_logger.isEnabledFor(INFO):
+        log_statement(sql)
+    cursor.execute(sql)
+
+
+#: Options ``engine_options`` may hold, with the check of their value (create_engine's
+#: others are passed on as they are, and refused by it if unknown).
+_OPTION_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "pool_size": ("an int >= 0", lambda v: _is_int(v) and v >= 0),
+    "max_overflow": ("an int >= -1", lambda v: _is_int(v) and v >= -1),
+    "pool_timeout": ("a number of seconds >= 0", lambda v: _is_number(v) and v >= 0),
+    "pool_recycle": ("a number of seconds, or -1", lambda v: _is_number(v) and v >= -1),
+    "pool_pre_ping": ("True or False", lambda v: isinstance(v, bool)),
+    "pool_use_lifo": ("True or False", lambda v: isinstance(v, bool)),
+    "echo_pool": ("True, False or 'debug'", lambda v: isinstance(v, bool) or v == "debug"),
+    "connect_args": ("a dict", lambda v: isinstance(v, Mapping)),
+    "execution_options": ("a dict", lambda v: isinstance(v, Mapping)),
+    "isolation_level": ("a str", lambda v: isinstance(v, str)),
+}
+#: Options the Store sets itself: a parameter of its own says what to do instead.
+_OWN_OPTIONS = {
+    "echo": "use Store(echo=True)",
+    "poolclass": None,  # refused on in-memory SQLite only (see _checked_options)
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def _sqlite_memory(url: sa.URL) -> bool:
+    return url.database in (None, "", ":memory:")
+
+
+def _checked_options(options: Mapping[str, Any] | None, url: sa.URL) -> dict[str, Any]:
+    """``engine_options`` checked before anything is created: each known option's value,
+    no option the Store sets itself, nothing that would break its transactions."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigurationError(f"engine_options must be a dict of create_engine options, "
+                                 f"got {options!r}")
+    sqlite = url.get_backend_name() == "sqlite"
+    checked: dict[str, Any] = {}
+    for name, value in options.items():
+        if not isinstance(name, str):
+            raise ConfigurationError(f"engine_options: option names are str, got {name!r}")
+        if name == "echo":
+            raise ConfigurationError(f"engine_options: {name!r} is set by the Store; "
+                                     f"{_OWN_OPTIONS[name]}")
+        if name == "poolclass" and sqlite and _sqlite_memory(url):
+            raise ConfigurationError(
+                "engine_options: 'poolclass' is set by the Store for an in-memory SQLite "
+                "database (StaticPool: every connection sees the same database)")
+        if name in _OPTION_CHECKS:
+            what, ok = _OPTION_CHECKS[name]
+            if not ok(value):
+                raise ConfigurationError(f"engine_options: {name!r} must be {what}, got "
+                                         f"{value!r}")
+        checked[name] = value
+    if sqlite and "timeout" in checked.get("connect_args", {}):
+        raise ConfigurationError("engine_options: connect_args 'timeout' is the Store's "
+                                 "busy_timeout; use Store(busy_timeout=...)")
+    levels = [checked.get("isolation_level"),
+              checked.get("execution_options", {}).get("isolation_level")]
+    for level in filter(None, levels):
+        if sqlite:
+            raise ConfigurationError(
+                f"engine_options: isolation_level {level!r} on SQLite: the Store begins its "
+                "own transactions there (BEGIN, or BEGIN IMMEDIATE to write)")
+        if str(level).upper() == "AUTOCOMMIT":
+            raise ConfigurationError(_AUTOCOMMIT)
+    return checked
+
+
+_AUTOCOMMIT = ("isolation_level AUTOCOMMIT would let every statement commit on its own, so a "
+               "refused write could leave half of its rows behind; the Store needs "
+               "transactions")
+
+
+def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
+    """``sa.create_engine`` with its refusals of bad options as a ConfigurationError."""
+    try:
+        return sa.create_engine(url, **kwargs)
+    except (TypeError, ValueError, sa.exc.ArgumentError) as exc:
+        raise ConfigurationError(f"engine_options refused by SQLAlchemy for "
+                                 f"{url.render_as_string(hide_password=True)}: {exc}") from exc
+
+
+def _adopted_url(engine: Any) -> sa.URL:
+    """The URL of an engine given to ``Store(engine=...)``, once the engine is checked."""
+    if not isinstance(engine, sa.Engine):
+        kind = type(engine).__qualname__
+        hint = (" (the Store is synchronous: create a sync engine for the same database)"
+                if "Async" in kind else "")
+        raise ConfigurationError(f"engine= takes a sqlalchemy.Engine, got {kind}{hint}")
+    dialect = engine.dialect
+    if dialect.name == "sqlite" and dialect.driver not in ("pysqlite", "pysqlcipher"):
+        raise ConfigurationError(
+            f"engine=: SQLite through the {dialect.driver!r} driver: the Store sets up "
+            "sqlite3 connections only (its own transactions, pragmas); use sqlite+pysqlite")
+    levels = [getattr(dialect, "_on_connect_isolation_level", None),
+              engine.get_execution_options().get("isolation_level")]
+    if any(str(level).upper() == "AUTOCOMMIT" for level in levels if level):
+        raise ConfigurationError(f"engine=: {_AUTOCOMMIT}")
+    if dialect.name == "sqlite" and _sqlite_memory(engine.url) and not isinstance(
+            engine.pool, StaticPool):
+        raise ConfigurationError(
+            f"engine=: an in-memory SQLite engine with a {type(engine.pool).__name__}: "
+            "connections could see different databases; create it with "
+            "poolclass=sqlalchemy.pool.StaticPool and "
+            "connect_args={'check_same_thread': False}")
+    return engine.url
+
+
+#: ``ConnectionRecord.info`` key: the connection got the Store's set-up.
+_READY = "entityworks_ready"
+#: Held while listeners are added, so that Stores made at once on one engine add them once.
+_CONFIGURING = threading.Lock()
+
+
+def _marked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn._entityworks = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _has_ours(listeners: Any) -> bool:
+    return any(getattr(fn, "_entityworks", False) for fn in listeners)
+
+
+def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) -> None:
+    """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
+    share it: SQLite pragmas and transactions that the Store begins itself; MariaDB's strict
+    ``sql_mode`` and binary collation.
+
+    The store's own engines set up each new connection. An engine given to
+    ``Store(engine=...)`` may hold connections made before: each is set up when it is first
+    checked out (its pool record remembers it).
+    """
+    name = engine.dialect.name
+    if name == "sqlite":
+        url = engine.url
+        memory = _sqlite_memory(url)
+        # a read-only URI (sqlite:///file:x.db?mode=ro&uri=true) must not switch the file's
+        # journal to WAL: that is a write, refused on a file in rollback-journal mode
+        read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
+        # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
+        # SQLite's affinity rules), so that schema comparisons see the real type.
+        engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
+                                        "ANY": sqltypes.SQLiteAny}
+
+        def setup(dbapi_connection: Any) -> None:
+            dbapi_connection.isolation_level = None  # BEGIN is ours (see begin)
+            cursor = dbapi_connection.cursor()
+            if adopted:  # the store's own engines pass it as the driver's timeout
+                _setup(cursor, f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            if not memory and not read_only:
+                _setup(cursor, "PRAGMA journal_mode=WAL")
+                _setup(cursor, "PRAGMA synchronous=NORMAL")
+            _setup(cursor, "PRAGMA foreign_keys=ON")
+            # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
+            _setup(cursor, "PRAGMA case_sensitive_like=ON")
+            cursor.close()
+
+        @_marked
+        def begin(conn: sa.Connection) -> None:
+            # Writers take the lock up front so that the busy timeout applies instead of a
+            # deadlock-avoidance error when two readers both try to upgrade.
+            if conn.connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+                return  # begun by a listener of an engine sharing this one's pool
+            write = conn.get_execution_options().get("entityworks_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        with _CONFIGURING:
+            if not _has_ours(engine.dispatch.begin):
+                event.listen(engine, "begin", begin)
+    elif name in _MYSQL:
+        explicit = "charset" in engine.url.query
+
+        def setup(dbapi_connection: Any) -> None:
+            charset = _connection_charset(dbapi_connection)
+            if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
+                raise ConfigurationError(
+                    f"engine=: its connections use the character set {charset!r}, which "
+                    "cannot hold every character; create the engine with the charset "
+                    "utf8mb4 (?charset=utf8mb4 in its URL)")
+            # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
+            # would otherwise replace it with a generated one), and make a division by zero
+            # an error (the upsert guard relies on it).
+            cursor = dbapi_connection.cursor()
+            _setup(cursor, "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
+                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
+                   "'ERROR_FOR_DIVISION_BY_ZERO')")
+            # Literals in the collation of our text columns (binary, no pad). With the
+            # default one, MariaDB 10.11 answers some BETWEEN filters on an indexed column
+            # from the wrong index range.
+            if charset == sqltypes.MARIADB_CHARSET:
+                _setup(cursor, f"SET collation_connection = {sqltypes.MARIADB_COLLATION}")
+            cursor.close()
+    else:
+        return
+
+    @_marked
+    def connect(dbapi_connection: Any, record: Any) -> None:
+        setup(dbapi_connection)
+        record.info[_READY] = True
+
+    @_marked
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if not record.info.get(_READY):
+            setup(dbapi_connection)
+            record.info[_READY] = True
+
+    with _CONFIGURING:
+        if not _has_ours(engine.pool.dispatch.connect):
+            event.listen(engine, "connect", connect)
+            if adopted:
+                event.listen(engine, "checkout", checkout)
 
 
 def _counting_from(first: int) -> RowNumber:
@@ -117,20 +374,48 @@ class Store:
     ``Store("postgresql+psycopg://user@host/db")``, ``Store("mysql+pymysql://root@host/db")``.
     On SQLite the journal is WAL, foreign keys are enforced and writers wait up to
     ``busy_timeout`` seconds for the lock.
+
+    ``engine_options`` go to ``sqlalchemy.create_engine`` (pool sizes, timeouts...), checked
+    first; ``Store(engine=...)`` uses an Engine of yours instead, with the same connection
+    set-up (see :func:`_configure_engine`), and leaves it open on :meth:`close`. Options or
+    engines that would break the Store's transactions raise :class:`ConfigurationError`.
+    Statements are logged on ``entityworks.sql`` (see :mod:`entityworks.sqllog`).
     """
 
-    def __init__(self, url: str | sa.URL | Path = "sqlite:///entityworks.db", *,
+    def __init__(self, url: str | sa.URL | Path | None = None, *,
+                 engine: sa.Engine | None = None,
+                 engine_options: Mapping[str, Any] | None = None,
                  registry: TypeRegistry | None = None, busy_timeout: float = 30.0,
                  echo: bool = False) -> None:
-        self.url = _normalise_url(url)
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float) \
+                or not busy_timeout >= 0:
+            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0, got "
+                                     f"{busy_timeout!r}")
         self.registry = registry or default_registry
         self.busy_timeout = busy_timeout
-        self.engine = self._make_engine(echo)
+        if engine is not None:
+            if url is not None or engine_options is not None or echo:
+                raise ConfigurationError(
+                    "Store(engine=...) takes the engine as it is: pass no url, "
+                    "engine_options or echo with it (set those when creating the engine)")
+            self.url = _adopted_url(engine)
+            self._own_engine = False
+            self.engine = engine
+        else:
+            self.url = _normalise_url("sqlite:///entityworks.db" if url is None else url)
+            self._own_engine = True
+            self.engine = self._make_engine(echo, _checked_options(engine_options, self.url))
+        _configure_engine(self.engine, busy_timeout, adopted=not self._own_engine)
+        watch(self.engine)
+        store_logger.debug("store on %s%s", self.url.render_as_string(hide_password=True),
+                           "" if self._own_engine else " (engine given)")
         self.dialect = self.engine.dialect
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
         self._models: dict[type, _Model] = {}
-        self._lock = threading.Lock()
+        #: One MetaData for every table of the store, so that tables can refer to each other.
+        self._metadata = sa.MetaData()
+        self._lock = threading.RLock()
         # Single-row calls on an SQLite file run on a raw connection kept per thread (see
         # _point_connection); closing the store starts a new generation of them.
         self._point_ok = self.dialect.name == "sqlite" and self.url.database not in (
@@ -138,65 +423,21 @@ class Store:
         self._point_generation = 0
         self._point_connections: list[Any] = []
 
-    def _make_engine(self, echo: bool) -> sa.Engine:
+    def _make_engine(self, echo: bool, options: dict[str, Any]) -> sa.Engine:
+        """The store's own engine for ``self.url``; its connections are set up by
+        :func:`_configure_engine`. ``options`` (checked) go to ``create_engine``."""
         url = self.url
         if url.get_backend_name() != "sqlite":
-            mysql = url.get_backend_name() in ("mysql", "mariadb")
+            mysql = url.get_backend_name() in _MYSQL
             if mysql and "charset" not in url.query:
                 url = url.update_query_dict({"charset": "utf8mb4"})
-            engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
-            if mysql:
-                @event.listens_for(engine, "connect")
-                def _strict(dbapi_connection: Any, _record: Any) -> None:
-                    # Refuse bad values instead of truncating them, keep an explicit 0 key
-                    # (MariaDB would otherwise replace it with a generated one), and make a
-                    # division by zero an error (the upsert guard relies on it).
-                    cursor = dbapi_connection.cursor()
-                    cursor.execute("SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
-                                   "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
-                                   "'ERROR_FOR_DIVISION_BY_ZERO')")
-                    # Literals in the collation of our text columns (binary, no pad). With
-                    # the default one, MariaDB 10.11 answers some BETWEEN filters on an
-                    # indexed column from the wrong index range.
-                    if _connection_charset(dbapi_connection) == sqltypes.MARIADB_CHARSET:
-                        cursor.execute("SET collation_connection = "
-                                       f"{sqltypes.MARIADB_COLLATION}")
-                    cursor.close()
-            return engine
-        memory = url.database in (None, "", ":memory:")
-        # a read-only URI (sqlite:///file:x.db?mode=ro&uri=true) must not switch the file's
-        # journal to WAL: that is a write, refused on a file in rollback-journal mode
-        read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
-        kwargs: dict[str, Any] = {"connect_args": {"timeout": self.busy_timeout,
-                                                   "check_same_thread": False}}
-        if memory:
-            kwargs["poolclass"] = StaticPool
-        engine = sa.create_engine(url, echo=echo, **kwargs)
-        # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
-        # SQLite's affinity rules), so that schema comparisons see the real type.
-        engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
-                                        "ANY": sqltypes.SQLiteAny}
-
-        @event.listens_for(engine, "connect")
-        def _configure(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # BEGIN is ours (see _begin)
-            cursor = dbapi_connection.cursor()
-            if not memory and not read_only:
-                cursor.execute("PRAGMA journal_mode=WAL")
-                cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
-            cursor.execute("PRAGMA case_sensitive_like=ON")
-            cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(conn: sa.Connection) -> None:
-            # Writers take the lock up front so that the busy timeout applies instead of a
-            # deadlock-avoidance error when two readers both try to upgrade.
-            write = conn.get_execution_options().get("entityworks_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-        return engine
+            return _create_engine(url, {"echo": echo, "pool_pre_ping": True, **options})
+        kwargs: dict[str, Any] = {"echo": echo, **options}
+        kwargs["connect_args"] = {"timeout": self.busy_timeout, "check_same_thread": False,
+                                  **options.get("connect_args", {})}
+        if _sqlite_memory(url):
+            kwargs["poolclass"] = StaticPool  # one connection: one database
+        return _create_engine(url, kwargs)
 
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
@@ -209,7 +450,8 @@ class Store:
                 raw.close()
             except Exception:  # pragma: no cover - a connection already gone
                 pass
-        self.engine.dispose()
+        if self._own_engine:  # an engine given to Store(engine=...) stays its owner's
+            self.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -239,17 +481,41 @@ class Store:
                 schema = table_schema(cls, self.registry)
                 if self.dialect.name in _MYSQL:
                     _check_mariadb_names(schema)
-                metadata = sa.MetaData()
-                build_tables(schema, metadata, self.dialect.name, self._live(schema))
+                # the tables this one refers to first: its foreign keys point at their
+                # columns (build_tables refuses a cycle before this could recurse forever)
+                targets = {c.references for c in schema.columns} - {None, cls}
+                metadata = self._metadata
+                build_tables(schema, sa.MetaData(), self.dialect.name, {}, self.schema)
+                for target in targets:
+                    self._model(target)  # type: ignore[arg-type]
+                self._release_names(schema)
+                build_tables(schema, metadata, self.dialect.name, self._live(schema),
+                             self.schema)
                 self._models[cls] = self._make_model(schema, metadata)
             return self._models[cls]
+
+    def _release_names(self, schema: TableSchema) -> None:
+        """Free the names of ``schema``'s tables in the store's MetaData when another class
+        holds them (two classes for one table, e.g. before and after a migration): that
+        class is rebuilt when it is used again."""
+        names = {schema.name, *(child.name for child in schema.descendants)}
+        for name in names:
+            table = self._metadata.tables.get(name)
+            if table is None:
+                continue
+            owner = table.info.get(SCHEMA_INFO)
+            old = owner.cls if owner is not None else None
+            if old is schema.cls:
+                continue
+            self._models.pop(old, None)  # type: ignore[arg-type]
+            self._metadata.remove(table)
 
     def _live(self, schema: TableSchema) -> Live:
         """The columns of the tables of ``schema`` that exist already (name -> declared type).
 
         A table created before a companion column existed keeps its layout (see ``tables``).
         """
-        names = [schema.name, *(child.schema.name for child in schema.children)]
+        names = [schema.name, *(child.name for child in schema.descendants)]
         live: dict[str, dict[str, str]] = {}
         with self._connection() as conn:
             inspector = sa.inspect(conn)
@@ -274,9 +540,10 @@ class Store:
         table = metadata.tables[schema.name]
         codec = row_codec(schema, table, self.dialect)
         names = codec.fields
-        offset = 2 if schema.parent is not None else 0
-        build = instance_builder(schema.cls, [*names[offset:],
-                                              *(child.field for child in schema.children)])
+        offset = schema.links  # a child table's (parent_key, positions...) come first
+        # (an Optional child list is a column too: its value, [] or None, starts the list)
+        build = instance_builder(schema.cls, [*names[offset:], *(
+            child.field for child in schema.children if not child.optional)])
         # Rows are decoded before they are built, so decoders do not stop the fast path.
         plain = not schema.children and offset == 0 and build is schema.cls
         children = [(child.field, self._make_model(child.schema, metadata))
@@ -292,7 +559,7 @@ class Store:
         All of them or none: a failure raises SchemaError and leaves no new table behind.
         """
         model = self._model(cls)
-        tables = [model.table] + [child.table for _, child in model.children]
+        tables = self._tables_with_references(model)
         if self.dialect.name in _MYSQL:
             self._create_one_by_one(model, tables)
             return model.table
@@ -318,7 +585,7 @@ class Store:
         created: list[sa.Table] = []
         with self.engine.connect() as conn:
             try:
-                for table in missing:
+                for table in missing:  # referenced tables come first
                     table.create(conn)
                     created.append(table)
             except (sa.exc.StatementError, self._dbapi_error) as exc:
@@ -328,10 +595,29 @@ class Store:
                 raise _create_error(model, exc) from exc
             conn.commit()
 
+    def _tables_with_references(self, model: _Model) -> list[sa.Table]:
+        """The tables ``create`` makes for ``model``: those its foreign keys refer to (and
+        theirs), then its own and its child tables."""
+        out: list[sa.Table] = []
+        seen: set[type] = set()
+
+        def visit(m: _Model) -> None:
+            if m.cls in seen:
+                return
+            seen.add(m.cls)
+            for c in m.schema.columns:
+                if c.references is not None and c.references is not m.cls:
+                    visit(self._model(c.references))
+            out.append(m.table)
+            out.extend(child.table for child in _descendants(m))
+
+        visit(model)
+        return out
+
     def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
         model = self._model(cls)
-        tables = [model.table] + [child.table for _, child in model.children]
+        tables = [model.table] + [child.table for child in _descendants(model)]
         if self.dialect.name in _MYSQL and getattr(self._local, "conn", None) is not None:
             with self._connection() as conn:
                 inspector = sa.inspect(conn)
@@ -424,6 +710,9 @@ class Store:
         if not objs:
             return 0
         model = self._model_for(objs)
+        if model.schema.composite:
+            self._upsert_composite(model, objs, batch_size)
+            return len(objs)
         key = model.schema.require_key("upsert")
         with _unset_fields_named(model, objs):
             keys = list(map(attrgetter(key.name), objs))
@@ -439,31 +728,143 @@ class Store:
             self._insert_children(conn, model, objs, keys, batch_size)
         return len(objs)
 
-    def update(self, obj: Any) -> None:
-        """Write every field of ``obj`` to the row with its key; child rows are replaced.
+    def _upsert_composite(self, model: _Model, objs: list[Any], batch_size: int) -> None:
+        """Upsert rows of a table with a composite key (no child tables, no generated key)."""
+        columns = model.schema.key_columns
+        with _unset_fields_named(model, objs):
+            keys = list(map(attrgetter(*(c.name for c in columns)), objs))
+        for row, key in enumerate(keys):
+            for c, value in zip(columns, key, strict=True):
+                if value is None:
+                    raise WriteError(f"upsert needs a key on every row; row {row} of "
+                                     f"{model.schema.name!r} has {c.name}=None",
+                                     table=model.schema.name, row=row, column=c.name)
+        with _unset_fields_named(model, objs), self._connection(write=True) as conn:
+            self._write_rows(conn, model, objs, _counting_from(0), self._upsert_sql(model),
+                             "upsert", batch_size)
 
-        Raises :class:`NotFoundError` when no row has that key.
+    @overload
+    def update(self, target: type, values: Mapping[str, Any], *, where: Any) -> int: ...
+
+    @overload
+    def update(self, target: object) -> None: ...
+
+    def update(self, target: Any, values: Mapping[str, Any] | None = None, *,
+               where: Any = None) -> int | None:
+        """Write every field of an instance to the row with its key (child rows are
+        replaced), or, given a class, set ``values`` on the rows matching ``where``.
+
+        ``update(obj)`` raises :class:`NotFoundError` when no row has the key of ``obj``.
+        ``update(Cls, values={...}, where=...)`` returns the number of rows matched; see
+        :meth:`_update_where`.
         """
+        if isinstance(target, type):
+            return self._update_where(target, values, where)
+        if values is not None or where is not None:
+            raise EntityworksError(
+                "update(instance) writes the fields of the instance; values= and where= are "
+                "for a class: update(Cls, values={...}, where=...)")
+        obj = target
         if self._point_write(obj, "update"):
-            return
+            return None
         model = self._model_for([obj])
-        key = model.schema.require_key("update")
+        keys = model.schema.require_keys("update")
         with _unset_fields_named(model, [obj]):
-            key_value = getattr(obj, key.name)
-            values = self._as_dicts(model, [obj], _counting_from(0))[0]
+            key_value = _key_of(model, obj)
+            row = self._as_dicts(model, [obj], _counting_from(0))[0]
         table = model.table
-        stmt = table.update().where(table.c[key.name] == sa.bindparam("_ew_key",
-                                                                      type_=table.c[key.name].type))
+        names = [k.name for k in keys]
+        params = [f"_ew_key{i or ''}" for i in range(len(keys))]
+        stmt = table.update().where(*(
+            table.c[name] == sa.bindparam(param, type_=table.c[name].type)
+            for name, param in zip(names, params, strict=True)))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in values.items() if k != key.name}),
-                {"_ew_key": values[key.name]}), _counting_from(0))
+                stmt.values({k: v for k, v in row.items() if k not in names}),
+                {param: row[name] for name, param in zip(names, params, strict=True)}),
+                _counting_from(0), single=row)
             if result.rowcount == 0:
                 raise NotFoundError(f"{model.schema.name!r} has no row with "
-                                    f"{key.name}={key_value!r}")
+                                    f"{_key_label(model)}={key_value!r}")
             if model.children:
                 self._delete_children(conn, model, [key_value])
                 self._insert_children(conn, model, [obj], [key_value], BATCH)
+        return None
+
+    def _update_where(self, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
+        """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
+
+        Every value goes through its column's registry rule and codec, as an inserted one
+        does: a value of the wrong type raises :class:`ValueEncodingError` naming the column,
+        and nothing is written. ``where`` is required (``where={}`` updates every row), as for
+        :meth:`delete`. The primary key and child-table fields cannot be set this way.
+        """
+        model = self._model(cls)
+        if where is None:
+            raise EntityworksError(
+                "update(cls, values=...) needs where=...; pass where={} to update every row")
+        assignments = self._update_assignments(model, values)
+        table = model.table
+        stmt = table.update().values(assignments)
+        condition = compile_where(where, table, model.schema)
+        if condition is not None:
+            stmt = stmt.where(condition)
+        with self._connection(write=True) as conn:
+            # a refusal names the column (a broken foreign key's too) and keeps nothing
+            result = self._guard(conn, model, lambda: conn.execute(stmt), _counting_from(0),
+                                 single=assignments)
+            return int(result.rowcount)
+
+    def _update_assignments(self, model: _Model, values: Any) -> dict[str, Any]:
+        """``values`` (field column -> value) as SQL column -> encoded value, companion
+        columns included, each checked and encoded by the registry like an inserted row."""
+        schema = model.schema
+        if not isinstance(values, Mapping) or not values:
+            raise EntityworksError(
+                f"update({model.cls.__qualname__}, values=...) takes a non-empty dict of "
+                f"column -> value, got {values!r}")
+        children = {child.field for child in schema.children}
+        fields = model.fields
+        given: list[Any] = [None] * len(fields)
+        encoded: list[Any] = [None] * len(fields)
+        chosen: set[str] = set()
+        for name, value in values.items():
+            if not isinstance(name, str):
+                raise EntityworksError(f"update values= keys must be column names, got {name!r}")
+            if name in children:
+                raise WriteError(
+                    f"{schema.name}.{name} is a child table, which update(cls, values=...) "
+                    "cannot set; update each instance with update(obj), which replaces its "
+                    "child rows; nothing was written", table=schema.name, column=name)
+            column = schema.column(name)  # UnknownColumnError names the real ones
+            if column.primary_key:
+                raise WriteError(
+                    f"{schema.name}: update(cls, values=...) cannot change the primary key "
+                    f"{name!r} (child rows and other references hold it); insert the rows "
+                    "under their new keys and delete the old ones; nothing was written",
+                    table=schema.name, column=name)
+            i = fields.index(name)
+            if value is None and not column.nullable:
+                raise encode_error(name, value, ValueError(
+                    "the column is not nullable (annotate the field Optional to allow None)"))
+            encoder = model.registry_encoders[i]
+            try:
+                encoded[i] = encoder(value) if encoder is not None else value
+            except Exception as exc:
+                raise encode_error(name, value, exc) from None
+            given[i] = value
+            chosen.add(name)
+        try:
+            spread = model.codec.spread
+            row = spread(given, encoded) if spread is not None else encoded
+        except Exception as exc:  # pragma: no cover - the rule above refuses first
+            raise encode_error(", ".join(sorted(chosen)), values, exc) from None
+        dialect = self.dialect.name
+        owned = set(chosen)
+        for c in schema.columns:
+            if c.name in chosen:
+                owned.update(part.column(c.name) for part in companions(c, dialect))
+        return {n: v for n, v in zip(model.names, row, strict=True) if n in owned}
 
     def delete(self, target: Any, *, where: Any = None) -> int:
         """Delete one instance (by its key) or, given a class, the rows matching ``where``.
@@ -484,8 +885,8 @@ class Store:
             if done:
                 return done - 1
             model = self._model(type(target))
-            key = model.schema.require_key("delete")
-            condition = self._key_condition(model, getattr(target, key.name))
+            model.schema.require_keys("delete")
+            condition = self._key_condition(model, _key_of(model, target))
         table = model.table
         with self._connection(write=True) as conn:
             try:
@@ -494,7 +895,7 @@ class Store:
                     parents = sa.select(table.c[key.name])
                     if condition is not None:
                         parents = parents.where(condition)
-                    for _, child in model.children:
+                    for child in reversed(_descendants(model)):  # the deepest first
                         conn.execute(child.table.delete().where(
                             child.table.c[PARENT_COLUMN].in_(parents)))
                 stmt = table.delete()
@@ -510,21 +911,49 @@ class Store:
     def get(self, cls: type[T], key: Any) -> T | None:
         """The instance whose primary key is ``key``, or ``None``."""
         model = self._model(cls)
-        model.schema.require_key("get")
-        raw = self._point_connection(model)
+        model.schema.require_keys("get")
+        raw = self._point_connection(model) if not model.schema.composite else None
         if raw is not None and key is not None:
             return self._point_get(raw, model, key)  # type: ignore[no-any-return]
         stmt = sa.select(model.table).where(self._key_condition(model, key)).limit(1)
         return next(iter(self._iterate(model, stmt)), None)
 
+    @overload
     def select(self, cls: type[T], where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None) -> Iterator[T]:
+               limit: int | None = None, offset: int | None = None, *,
+               columns: None = None, as_dict: Literal[False] = False) -> Iterator[T]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str], as_dict: Literal[False] = False
+               ) -> Iterator[tuple[Any, ...]]: ...
+
+    @overload
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: Literal[True]
+               ) -> Iterator[dict[str, Any]]: ...
+
+    def select(self, cls: type, where: Any = None, order_by: Any = None,
+               limit: int | None = None, offset: int | None = None, *,
+               columns: Sequence[str] | None = None, as_dict: bool = False) -> Iterator[Any]:
         """Stream instances of ``cls``; see :mod:`entityworks.filters` for ``where``.
 
-        Arguments are checked at once; rows are fetched in batches while you iterate.
+        ``columns=["a", "b"]`` streams tuples of just those columns instead, and
+        ``as_dict=True`` dicts (of ``columns``, or of every column), decoded as the instances
+        would hold them. Arguments are checked at once; rows are fetched in batches while you
+        iterate.
         """
         model = self._model(cls)
-        return self._iterate(model, self._select_stmt(model, where, order_by, limit, offset))
+        stmt = self._select_stmt(model, where, order_by, limit, offset)
+        if columns is None and not as_dict:
+            return self._iterate(model, stmt)
+        names = self._projected_names(model, columns)
+        batches = self._projected_batches(model, stmt, names)
+        if as_dict:
+            return (dict(zip(names, row, strict=True)) for batch in batches for row in batch)
+        return (row for batch in batches for row in batch)
 
     def count(self, cls: type, where: Any = None) -> int:
         """Number of rows matching ``where``."""
@@ -537,15 +966,65 @@ class Store:
             return int(conn.execute(stmt).scalar_one())
 
     def rows(self, cls: type, where: Any = None, order_by: Any = None,
-             limit: int | None = None, offset: int | None = None
-             ) -> Iterator[list[tuple[Any, ...]]]:
-        """Batches of decoded column tuples (table columns, in order) without building objects.
+             limit: int | None = None, offset: int | None = None, *,
+             columns: Sequence[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of decoded column tuples (table columns, in order) without building objects;
+        with ``columns=[...]``, tuples of just those columns, in that order.
 
-        The building block of the Arrow and XML exporters.
+        The building block of the Arrow and XML exporters and of ``select(columns=...)``.
         """
         model = self._model(cls)
         stmt = self._select_stmt(model, where, order_by, limit, offset)
-        return self._batches(model, stmt)
+        if columns is None:
+            return self._batches(model, stmt)
+        return self._projected_batches(model, stmt, self._projected_names(model, columns))
+
+    def _projected_names(self, model: _Model, columns: Any) -> list[str]:
+        """The checked column names of ``columns=`` (``None``: every field column)."""
+        schema = model.schema
+        if columns is None:
+            return [c.name for c in schema.field_columns]
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise FilterError(f"columns= takes a list of column names, got {columns!r}")
+        names = list(columns)
+        if not names:
+            raise FilterError("columns= needs at least one column name")
+        children = {child.field for child in schema.children}
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise FilterError(f"columns= takes column names, got {name!r}")
+            if name in children:
+                raise FilterError(f"{name!r} is a child table of {schema.name!r}, not a "
+                                  "column; select the instances to read it")
+            schema.column(name)  # UnknownColumnError names the real ones
+            if name in names[:i]:
+                raise FilterError(f"column {name!r} appears twice in columns=")
+        return names
+
+    def _projected_batches(self, model: _Model, stmt: sa.Select[Any], names: list[str]
+                           ) -> Iterator[list[tuple[Any, ...]]]:
+        """Batches of the ``names`` columns of ``stmt``'s rows.
+
+        Only those columns (and their companions) are read; the others are selected as NULL,
+        so that the table's own row decoder, the one instances are built from, decodes them.
+        """
+        table = model.table
+        wanted = set(names)
+        needed = set(names)
+        for c in model.schema.columns:
+            if c.name in wanted:
+                needed.update(part.column(c.name) for part in companions(c, self.dialect.name))
+        stmt = stmt.with_only_columns(
+            *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
+              for i, n in enumerate(model.names)), maintain_column_froms=True)
+        where = [model.fields.index(n) for n in names]
+        pick: Callable[[Sequence[Any]], tuple[Any, ...]]
+        if len(where) == 1:
+            only = where[0]
+            pick = lambda row: (row[only],)  # noqa: E731
+        else:
+            pick = itemgetter(*where)
+        return (list(map(pick, batch)) for batch in self._batches(model, stmt))
 
     def _select_stmt(self, model: _Model, where: Any, order_by: Any, limit: int | None,
                      offset: int | None) -> sa.Select:
@@ -613,29 +1092,39 @@ class Store:
         build = model.build
         offset = model.field_index[0] if model.field_index else len(model.fields)
         if model.children:  # each parent starts with empty child lists, filled below
-            count = len(model.children)
+            count = sum(not child.optional for child in model.schema.children)
             objs = [build(*row[offset:], *[[] for _ in range(count)]) for row in batch]
         elif offset:
             objs = [build(*row[offset:]) for row in batch]
         else:
             objs = list(starmap(build, batch))
-        if model.children and objs:
+        if model.children and objs and model.schema.parent is None:
+            # (children of children are loaded with their parents, from the root's keys)
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            self._load_children(model, {getattr(o, key): o for o in objs}, conn)
+            by_key = {(getattr(o, key),): o for o in objs}
+            self._load_children(model, by_key, _encoded_keys(model, [k for k, in by_key]),
+                                conn)
         return objs
 
-    def _load_children(self, model: _Model, by_key: dict[Any, Any], conn: sa.Connection
-                       ) -> None:
-        encoded = _encoded_keys(model, list(by_key))
+    def _load_children(self, model: _Model, owners: dict[tuple[Any, ...], Any],
+                       encoded: list[Any], conn: sa.Connection) -> None:
+        """Fill the child lists of ``owners`` (each keyed by its row's link: the root's key,
+        then its positions) with their items, and theirs, from the root keys ``encoded``."""
         for fname, child in model.children:
             table = child.table
+            links = child.schema.links
+            order = [table.c[n] for n in child.fields[:links]]
+            items: dict[tuple[Any, ...], Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
-                stmt = (sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk))
-                        .order_by(table.c[PARENT_COLUMN], table.c[POSITION_COLUMN]))
+                stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
                 for batch in self._batches(child, stmt, conn):
                     for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(by_key[row[0]], fname).append(item)
+                        getattr(owners[tuple(row[:links - 1])], fname).append(item)
+                        if child.children:
+                            items[tuple(row[:links])] = item
+            if child.children and items:
+                self._load_children(child, items, encoded, conn)
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
@@ -660,16 +1149,26 @@ class Store:
 
         return import_dataset(self, xml_path, xsd_path)
 
+    def import_diffgram(self, xml_path: str | Path, xsd_path: str | Path | None = None
+                        ) -> dict[str, Any]:
+        """Apply a .NET DiffGram (inserts, updates, deletes matched by key) in one
+        transaction; a conflict with the stored rows refuses it whole. Returns a
+        :class:`entityworks.diffgram.Changes` per table. See :mod:`entityworks.diffgram`."""
+        from .diffgram import import_diffgram
+
+        return import_diffgram(self, xml_path, xsd_path)
+
     def export_dataset(self, tables: Sequence[type | str], xml_path: Any,
                        xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                       nested: bool | None = None, inline_schema: bool = False
-                       ) -> dict[str, int]:
+                       nested: bool | None = None, inline_schema: bool = False,
+                       diffgram: bool = False) -> dict[str, int]:
         """Write ``tables`` (classes or table names) as one DataSet document, with their
-        relations (``references`` metadata, or as imported) flat or ``nested``."""
+        relations (``references`` metadata, or as imported) flat or ``nested``;
+        ``diffgram`` writes a .NET DiffGram of unchanged rows instead."""
         from .dataset import export_dataset
 
         return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
-                              nested=nested, inline_schema=inline_schema)
+                              nested=nested, inline_schema=inline_schema, diffgram=diffgram)
 
     def import_xml(self, cls: type, xml_path: str | Path,
                    xsd_path: str | Path | None = None) -> int:
@@ -678,7 +1177,7 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> Any:
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
         from .frames import store_to_arrow
 
@@ -744,7 +1243,7 @@ class Store:
                                   "column to read this table")
             nullable = c.get("nullable", True) and c["name"] not in pk
             annotation = python_type | None if nullable else python_type
-            is_key = len(pk) == 1 and c["name"] == pk[0]
+            is_key = c["name"] in pk  # several: a composite key
             specs.append((c["name"], annotation,
                           dataclasses.field(metadata={"primary_key": is_key})))
         class_name = "".join(part.capitalize() or "_" for part in
@@ -766,8 +1265,7 @@ class Store:
         tables, inside :meth:`transaction`, or while SQL is echoed or listened to."""
         if (not self._point_ok or model.children or getattr(self._local, "conn", None)
                 is not None or self.engine.echo
-                or self.engine.dispatch.before_cursor_execute
-                or self.engine.dispatch.after_cursor_execute):
+                or _listened(self.engine)):
             return None
         local = self._local
         if (getattr(local, "point_generation", None) != self._point_generation
@@ -815,7 +1313,10 @@ class Store:
         column = model.schema.primary_key
         value = encode_value(column, key)
         bind = model.binds[model.names.index(column.name)]  # type: ignore[union-attr]
-        row = raw.execute(sql, (bind(value) if bind is not None else value,)).fetchone()
+        params = (bind(value) if bind is not None else value,)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(sql, values=params)
+        row = raw.execute(sql, params).fetchone()
         if row is None:
             return None
         if model.codec.read is not None:
@@ -869,6 +1370,10 @@ class Store:
         except Exception:
             return 0  # the general path names the column
         try:
+            logged = sql_logger.isEnabledFor(INFO)
+            if logged:
+                log_statement("BEGIN IMMEDIATE")
+                log_statement(sql, values=params)
             raw.execute("BEGIN IMMEDIATE")
             try:
                 cursor = raw.execute(sql, params)
@@ -877,9 +1382,13 @@ class Store:
                     raise NotFoundError(f"{model.schema.name!r} has no row with "
                                         f"{key.name}={key_value!r}")
                 raw.execute("COMMIT")
+                if logged:
+                    log_statement("COMMIT")
             except BaseException:
                 if raw.in_transaction:
                     raw.execute("ROLLBACK")
+                if logged:
+                    log_statement("ROLLBACK")
                 raise
         except NotFoundError:
             raise
@@ -899,10 +1408,17 @@ class Store:
         return self._model(cls)
 
     def _key_condition(self, model: _Model, key: Any) -> sa.ColumnElement[bool]:
-        column = model.schema.require_key("a key lookup")
+        columns = model.schema.require_keys("a key lookup")
         if key is None:
             raise EntityworksError(f"{model.schema.name!r}: key must not be None")
-        return model.table.c[column.name] == encode_value(column, key)
+        if len(columns) == 1:
+            return model.table.c[columns[0].name] == encode_value(columns[0], key)
+        if not isinstance(key, tuple) or len(key) != len(columns) or None in key:
+            raise EntityworksError(
+                f"{model.schema.name!r} has a composite key ({_key_label(model)}): pass a "
+                f"tuple of {len(columns)} values, none of them None; got {key!r}")
+        return sa.and_(*(model.table.c[c.name] == encode_value(c, v)
+                         for c, v in zip(columns, key, strict=True)))
 
     def _insert(self, conn: sa.Connection, model: _Model, objs: list[Any],
                 batch_size: int) -> None:
@@ -943,30 +1459,41 @@ class Store:
                 object.__setattr__(obj, key, new_key)
 
     def _insert_children(self, conn: sa.Connection, model: _Model, objs: list[Any],
-                         keys: list[Any], batch_size: int) -> None:
+                         keys: list[Any], batch_size: int,
+                         numbers: list[int] | None = None) -> None:
+        """Insert the child rows of ``objs``: ``(*key, position, item)``, where ``key`` is
+        the root's key (and, below the first level, the ancestors' positions); then theirs.
+        ``numbers``: the caller's row of each object (by default its index)."""
+        optional = {c.field for c in model.schema.children if c.optional}
         for fname, child in model.children:
             rows = []
             owners: list[int] = []  # each child row's parent row, the number errors give
             for number, (parent, key) in enumerate(zip(objs, keys, strict=True)):
                 items = getattr(parent, fname)
+                if items is None and fname in optional:
+                    continue  # None: the column of the field's name says so, no rows
                 if items is None:
                     raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
                                      table=model.schema.name, column=fname)
+                prefix = (key,) if model.schema.parent is None else key
                 for position, item in enumerate(items):
                     if type(item) is not child.cls:
                         raise WriteError(
                             f"{model.schema.name}.{fname}[{position}] is a "
                             f"{type(item).__qualname__}, not a {child.cls.__qualname__}",
                             table=model.schema.name, column=fname)
-                    rows.append((key, position, item))
-                owners.extend([number] * len(items))
+                    rows.append((*prefix, position, item))
+                owners.extend([number if numbers is None else numbers[number]] * len(items))
             if rows:
                 self._write_rows(conn, child, rows, owners.__getitem__, self._insert_sql(child),
                                  "insert", batch_size)
+                if child.children:
+                    self._insert_children(conn, child, [r[-1] for r in rows],
+                                          [r[:-1] for r in rows], batch_size, owners)
 
     def _delete_children(self, conn: sa.Connection, model: _Model, keys: list[Any]) -> None:
         encoded = _encoded_keys(model, keys)
-        for _, child in model.children:
+        for child in reversed(_descendants(model)):  # the deepest first
             for start in range(0, len(encoded), 500):
                 conn.execute(child.table.delete().where(
                     child.table.c[PARENT_COLUMN].in_(encoded[start:start + 500])))
@@ -976,6 +1503,11 @@ class Store:
         field_names = [model.fields[i] for i in model.field_index]
         if model.schema.parent is not None:
             inner = attrgetter(*field_names) if field_names else (lambda _o: ())
+            links = model.schema.links
+            if links > 2:  # a child of a child: (parent_key, position_1, ..., position, item)
+                if len(field_names) == 1:
+                    return lambda r: (*r[:links], inner(r[links]))
+                return lambda r: (*r[:links], *inner(r[links]))
             if len(field_names) == 1:
                 return lambda r: (r[0], r[1], inner(r[2]))
             return lambda r: (r[0], r[1], *inner(r[2]))
@@ -1017,8 +1549,9 @@ class Store:
 
     def _upsert_sql(self, model: _Model) -> sa.Executable:
         table = model.table
-        key = model.schema.require_key("upsert").name
-        others = [n for n in model.names if n != key]
+        keys = [c.name for c in model.schema.require_keys("upsert")]
+        key = keys[0]
+        others = [n for n in model.names if n not in keys]
         name = self.dialect.name
 
         def build() -> sa.Executable:
@@ -1026,10 +1559,11 @@ class Store:
                 from sqlalchemy.dialects import postgresql, sqlite
 
                 insert = (sqlite if name == "sqlite" else postgresql).insert(table)
+                elements = [table.c[k] for k in keys]
                 if not others:
-                    return insert.on_conflict_do_nothing(index_elements=[table.c[key]])
+                    return insert.on_conflict_do_nothing(index_elements=elements)
                 return insert.on_conflict_do_update(
-                    index_elements=[table.c[key]],
+                    index_elements=elements,
                     set_={n: insert.excluded[n] for n in others})
             if name in ("mysql", "mariadb"):
                 from sqlalchemy.dialects import mysql
@@ -1040,9 +1574,11 @@ class Store:
                 # (MariaDB runs them in order) keeps the key when the clash is on the key and
                 # otherwise divides by zero, an error in strict mode: the statement fails, as
                 # an INSERT ... ON CONFLICT (key) does on SQLite and PostgreSQL.
+                # (A composite key: the first assignment checks every part of it.)
                 current = table.c[key]
-                guard = sa.func.if_(current.is_not_distinct_from(insert.inserted[key]),
-                                    current, sa.literal_column("1/0"))
+                same = sa.and_(*(table.c[k].is_not_distinct_from(insert.inserted[k])
+                                 for k in keys))
+                guard = sa.func.if_(same, current, sa.literal_column("1/0"))
                 return insert.on_duplicate_key_update(
                     [(key, guard), *((n, insert.inserted[n]) for n in others)])
             raise EntityworksError(f"upsert is not supported on {name}")
@@ -1073,6 +1609,7 @@ class Store:
         ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
         """
         sqlite = self.dialect.name == "sqlite"
+        engine = self.engine
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
@@ -1083,13 +1620,15 @@ class Store:
                     rows: Any = self._encode_rows(model, part, at, model.encoders)
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
-                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(statement, r)):
+                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
+                        statement, _logged(statement, r, "executemany", engine))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
-                                lambda r=checked, c=cursor: c.executemany(statement, r), at,
+                                lambda r=checked, c=cursor: c.executemany(
+                                    statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
                 rows = self._encode_rows(model, part, at, model.encoders)
@@ -1117,12 +1656,13 @@ class Store:
 
     def _copy(self, conn: sa.Connection, model: _Model, rows: list[Sequence[Any]]) -> None:
         preparer = self.dialect.identifier_preparer
-        columns = ", ".join(preparer.quote(n) for n in model.names)
+        columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
         # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
         sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
+        rows = _logged(sql, rows, "COPY", self.engine)
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
@@ -1145,11 +1685,13 @@ class Store:
     def _guard(self, conn: sa.Connection, model: _Model, action: Callable[[], Any],
                number: RowNumber, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
                replay: tuple[Any, list[dict[str, Any]]] | None = None,
-               explain: Callable[..., tuple[str | None, str]] | None = None) -> Any:
+               explain: Callable[..., tuple[str | None, str]] | None = None,
+               single: dict[str, Any] | None = None) -> Any:
         """Run ``action`` in a savepoint; on a database error, locate the row and re-raise.
 
         ``explain(conn, model, values, earlier)`` turns the MariaDB upsert guard's error into
-        what really happened (see :meth:`_unique_clash`).
+        what really happened (see :meth:`_unique_clash`). ``single``: the values of a
+        one-row statement (an update), to name the column of a broken foreign key.
         """
         savepoint = conn.begin_nested()
         try:
@@ -1166,9 +1708,12 @@ class Store:
             if (explain is not None and replay is not None and row is not None
                     and _GUARD_ERROR in message):
                 column, message = explain(conn, model, values, replay[1][:row])
-            key = model.schema.primary_key
-            column = (column or _column_from_message(message, model.names,
-                                                     key.name if key else None)
+            if "foreign key" in message.lower() and (values or single) is not None:
+                column = self._missing_reference(
+                    conn, model, values or single,  # type: ignore[arg-type]
+                    raw=values is not None and replay is None) or column
+            column = (column or _column_from_message(message, model.names, _key_label(model),
+                                                     model.table)
                       or (_column_from_types(model, values) if values else None))
             reported = None if row is None else number(row)
             where = "a row" if reported is None else f"row {reported}"
@@ -1180,23 +1725,52 @@ class Store:
         savepoint.commit()
         return result
 
+    def _missing_reference(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
+                           *, raw: bool) -> str | None:
+        """The first foreign-key column of a refused row whose value no referenced row
+        holds (SQLite and MariaDB do not name it). ``raw``: ``values`` are the driver's."""
+        for foreign in model.table.foreign_keys:
+            name = foreign.parent.key
+            value = values.get(name)
+            if name == PARENT_COLUMN or value is None:
+                continue
+            key = foreign.column
+            stmt = sa.select(key).where(key == sa.bindparam("v", type_=key.type))
+            if raw:
+                sql = str(stmt.compile(dialect=self.dialect))
+                found = conn.exec_driver_sql(sql, (value,)).first()
+            else:
+                found = conn.execute(stmt, {"v": value}).first()
+            if found is None:
+                return name
+        return None
+
     def _unique_clash(self, conn: sa.Connection, model: _Model, values: dict[str, Any],
                       earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
-        """Which UNIQUE column of an upserted row another row already holds (MariaDB)."""
-        key = model.schema.require_key("upsert").name
+        """Which UNIQUE column (or composite unique constraint) of an upserted row another
+        row already holds (MariaDB)."""
+        keys = [c.name for c in model.schema.require_keys("upsert")]
         table = model.table
-        for c in model.schema.columns:
-            value = values.get(c.name)
-            if not c.unique or c.primary_key or value is None:
+        groups = [(c.name,) for c in model.schema.columns if c.unique and not c.primary_key]
+        groups += list(model.schema.unique)
+        mine = tuple(values[k] for k in keys)
+        for group in groups:
+            value = tuple(values.get(n) for n in group)
+            if None in value:
                 continue
-            clash = any(d.get(c.name) == value and d[key] != values[key] for d in earlier)
+            clash = any(tuple(d.get(n) for n in group) == value
+                        and tuple(d[k] for k in keys) != mine for d in earlier)
             if not clash:
-                stmt = (sa.select(table.c[key]).where(table.c[c.name] == value)
-                        .where(table.c[key] != values[key]).limit(1))
+                stmt = (sa.select(table.c[keys[0]])
+                        .where(*(table.c[n] == v for n, v in zip(group, value, strict=True)))
+                        .where(sa.not_(sa.and_(*(table.c[k] == values[k] for k in keys))))
+                        .limit(1))
                 clash = conn.execute(stmt).first() is not None
             if clash:
-                return c.name, (f"duplicate value in unique column {c.name!r}: another row "
-                                "holds it (upsert matches rows by the primary key alone)")
+                what = (f"unique column {group[0]!r}" if len(group) == 1
+                        else f"unique columns ({', '.join(group)})")
+                return ", ".join(group), (f"duplicate value in {what}: another row holds it "
+                                          "(upsert matches rows by the primary key alone)")
         return None, ("duplicate value in a unique index: another row holds it (upsert "
                       "matches rows by the primary key alone)")
 
@@ -1208,7 +1782,7 @@ class Store:
         try:
             if raw is not None:
                 sql, rebuild = raw
-                rows = rebuild()
+                rows = _logged(sql, rebuild(), "row by row", self.engine)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore
                 for i, row in enumerate(rows):
                     try:
@@ -1266,16 +1840,17 @@ def _unset_field(model: _Model, objs: list[Any]) -> WriteError | None:
 
 def _create_error(model: _Model, exc: BaseException) -> SchemaError:
     return SchemaError(f"cannot create table {model.schema.name!r} (or one of its child "
-                       f"tables) for {model.cls.__qualname__}: {_error_text(exc)}; no table "
-                       "was created", cls=model.cls)
+                       "tables or the tables it refers to) for "
+                       f"{model.cls.__qualname__}: {_error_text(exc)}; no table was created",
+                       cls=model.cls)
 
 
 def _check_mariadb_names(schema: TableSchema) -> None:
     """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others with
     a clear error instead of the server's."""
-    for table in [schema, *(child.schema for child in schema.children)]:
+    for table in [schema, *schema.descendants]:
         names = [("table name", table.name, None)]
-        names += [("column name", c.name, c.name) for c in table.columns]
+        names += [("column name", c.sql_name, c.name) for c in table.columns]
         for what, name, field in names:
             wide = next((ch for ch in name if ord(ch) > 0xFFFF), None)
             if wide is not None:
@@ -1292,6 +1867,29 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _descendants(model: _Model) -> list[_Model]:
+    """The models of every child table below ``model``, children of children included,
+    parents first."""
+    out: list[_Model] = []
+    for _, child in model.children:
+        out.append(child)
+        out.extend(_descendants(child))
+    return out
+
+
+def _key_of(model: _Model, obj: Any) -> Any:
+    """The key of an instance: its key field, or a tuple of them for a composite key."""
+    columns = model.schema.key_columns
+    if len(columns) == 1:
+        return getattr(obj, columns[0].name)
+    return tuple(getattr(obj, c.name) for c in columns)
+
+
+def _key_label(model: _Model) -> str | None:
+    """The key's column (``"a, b"`` for a composite key), for messages."""
+    return ", ".join(c.name for c in model.schema.key_columns) or None
 
 
 def _check_keys(model: _Model, keys: list[Any]) -> bool:
@@ -1351,6 +1949,7 @@ _COLUMN_PATTERNS = [
     re.compile(r"[Cc]olumn [`'\"]([^`'\"]+)[`'\"]"),                  # mariadb
     re.compile(r"for column [`'\"](?:[^`'\"]+[`'\"]\.[`'\"])*([^`'\"]+)[`'\"]"),
     re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),                    # mariadb duplicates
+    re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),                          # mariadb references
 ]
 
 
@@ -1368,13 +1967,19 @@ def _column_from_types(model: _Model, values: dict[str, Any]) -> str | None:
     return None
 
 
-def _column_from_message(message: str, names: list[str], key: str | None = None
-                         ) -> str | None:
+def _column_from_message(message: str, names: list[str], key: str | None = None,
+                         table: sa.Table | None = None) -> str | None:
+    """The column a database error names; ``table`` translates the names of columns called
+    otherwise in SQL (``column(name=...)``) back to their fields'."""
+    fields = {c.name: c.key for c in table.columns} if table is not None else {}
     for pattern in _COLUMN_PATTERNS:
         m = pattern.search(message)
         if not m:
             continue
         candidate = m.group(1)
+        if candidate.startswith("type_"):
+            candidate = "type_" + fields.get(candidate[5:], candidate[5:])
+        candidate = fields.get(candidate, candidate)
         if candidate.startswith("type_") and candidate[5:] in names:
             return candidate[5:]
         if candidate in names:

@@ -33,8 +33,10 @@ from .errors import ValueEncodingError, WriteError, XMLImportError
 from .files import atomic_output, check_output_path, write_bytes
 from .registry import INT64_MAX, INT64_MIN, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .schema import TableSchema, instance_builder, table_schema
+from .schema import TableSchema, instance_builder, refuse_nested_children, table_schema
 from .xmlparser import (
+    DIFFGRAM_NS,
+    DIFFGRAM_ROOT,
     SAFE_OPTIONS,
     STREAM_OPTIONS,
     RefuseResolver,
@@ -234,12 +236,19 @@ def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
 Target = str | os.PathLike[str] | BinaryIO
 
 
+_DIFFGRAM_NSMAP = {"msdata": "urn:schemas-microsoft-com:xml-msdata", "diffgr": DIFFGRAM_NS}
+
+
 def _stream_document(f: BinaryIO, chunks: Iterable[str], dataset: str,
-                     inline: Callable[[], etree._Element] | None = None) -> None:
+                     inline: Callable[[], etree._Element] | None = None,
+                     diffgram: bool = False) -> None:
     """Stream ``chunks`` of row elements into ``f`` inside the dataset root element, after
-    the ``inline`` schema if one is given."""
-    with etree.xmlfile(f, encoding="utf-8") as xf:
+    the ``inline`` schema if one is given (inside ``diffgr:diffgram`` for a DiffGram)."""
+    with etree.xmlfile(f, encoding="utf-8") as xf, ExitStack() as frame:
         xf.write_declaration(standalone=True)
+        if diffgram:
+            frame.enter_context(xf.element(DIFFGRAM_ROOT, nsmap=_DIFFGRAM_NSMAP))
+            xf.write("\n")
         with xf.element(encode_name(dataset)):
             xf.write("\n")
             if inline is not None:
@@ -254,7 +263,8 @@ def _stream_document(f: BinaryIO, chunks: Iterable[str], dataset: str,
 
 def _write_document(target: Target, chunks: Iterable[str], dataset: str,
                     xsd: tuple[str | os.PathLike[str], Callable[[], bytes]] | None = None,
-                    inline: Callable[[], etree._Element] | None = None) -> None:
+                    inline: Callable[[], etree._Element] | None = None,
+                    diffgram: bool = False) -> None:
     """Write the document (and the XSD ``(path, content)``), each whole or not at all.
 
     Both paths are checked (regular file or nothing) before the first row is formatted;
@@ -263,14 +273,15 @@ def _write_document(target: Target, chunks: Iterable[str], dataset: str,
     if hasattr(target, "write"):
         if xsd is not None:
             check_output_path(xsd[0])
-        _stream_document(target, chunks, dataset, inline)  # type: ignore[arg-type]
+        _stream_document(target, chunks, dataset, inline,  # type: ignore[arg-type]
+                         diffgram)
         if xsd is not None:
             write_bytes(xsd[0], xsd[1]())
         return
     with ExitStack() as stack:
         xsd_file = stack.enter_context(atomic_output(xsd[0])) if xsd is not None else None
         f = stack.enter_context(atomic_output(target))  # type: ignore[arg-type]
-        _stream_document(f, chunks, dataset, inline)
+        _stream_document(f, chunks, dataset, inline, diffgram)
         if xsd_file is not None:
             xsd_file.write(xsd[1]())  # type: ignore[index]
 
@@ -424,6 +435,7 @@ def _plan(schema: TableSchema, model: XsdModel, tag: str) -> _TablePlan:
 
 
 def _plans(schema: TableSchema, model: XsdModel) -> list[_TablePlan]:
+    refuse_nested_children(schema, "XML and XSD")
     tag = encode_name(schema.name)
     if model.main_table != tag:
         raise XMLImportError(f"the XSD describes table {decode_name(model.main_table)!r}, not "

@@ -31,19 +31,22 @@ SAFE_OPTIONS: dict[str, Any] = {
 #: declared; "internal" instead of False works around lxml swallowing a premature end of
 #: the document when entity resolution is off and a schema validates the stream.
 STREAM_OPTIONS: dict[str, Any] = {**SAFE_OPTIONS, "resolve_entities": "internal"}
+#: The root element of a .NET DiffGram (``DataSet.WriteXml(..., XmlWriteMode.DiffGram)``).
+DIFFGRAM_NS = "urn:schemas-microsoft-com:xml-diffgram-v1"
+DIFFGRAM_ROOT = f"{{{DIFFGRAM_NS}}}diffgram"
 _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"PK\x03\x04", b"\x28\xb5\x2f\xfd")
 
 
 class RefuseResolver(etree.Resolver):
     """Answers every request for an external resource with an empty document."""
 
-    def resolve(self, system_url: str, public_id: str, context: Any) -> Any:
+    def resolve(self, system_url: str | None, public_id: str | None, context: Any) -> Any:
         return self.resolve_string("", context)
 
 
 def hardened_parser() -> etree.XMLParser:
     """An lxml parser that loads no DTD, expands no entity and touches no network or file."""
-    parser = etree.XMLParser(**SAFE_OPTIONS)
+    parser: etree.XMLParser = etree.XMLParser(**SAFE_OPTIONS)
     parser.resolvers.add(RefuseResolver())
     return parser
 
@@ -96,8 +99,9 @@ def parse_document(path: str | Path, *, what: str = "XML", max_bytes: int | None
     return tree
 
 
-def root_name(path: Path) -> str:
-    """The document's root element name, read safely from the start of the file."""
+def root_tag(path: Path) -> str:
+    """The document's root element tag (``{namespace}name`` if it has one), read safely
+    from the start of the file."""
     check_prolog(path, "XML file")
     with open(path, "rb") as f:
         events = etree.iterparse(f, events=("start",), **SAFE_OPTIONS)
@@ -105,13 +109,22 @@ def root_name(path: Path) -> str:
         try:
             for _, element in events:
                 refuse_doctype(element.getroottree(), path, "XML file")
-                if "}" in element.tag:
-                    raise XMLImportError(f"root element {element.tag!r} is in a namespace; "
-                                         "only datasets without a namespace are read")
-                return element.tag
+                return str(element.tag)
         except etree.XMLSyntaxError as exc:
             raise syntax_error(exc, path, "XML file") from None
     raise XMLImportError(f"XML file {path.name!r} has no root element")
+
+
+def root_name(path: Path) -> str:
+    """The document's root element name, which must not be in a namespace."""
+    tag = root_tag(path)
+    if tag == DIFFGRAM_ROOT:
+        raise XMLImportError(f"{path.name} is a .NET DiffGram (changes, not a table): "
+                             "apply it with Store.import_diffgram or 'entityworks import-xml'")
+    if "}" in tag:
+        raise XMLImportError(f"root element {tag!r} is in a namespace; only datasets "
+                             "without a namespace (and .NET DiffGrams) are read")
+    return tag
 
 
 _XS_SCHEMA = "{http://www.w3.org/2001/XMLSchema}schema"
@@ -148,6 +161,8 @@ def inline_schema(path: Path, max_bytes: int) -> etree._ElementTree | None:
 
 
 __all__ = [
+    "DIFFGRAM_NS",
+    "DIFFGRAM_ROOT",
     "SAFE_OPTIONS",
     "STREAM_OPTIONS",
     "RefuseResolver",
@@ -158,5 +173,6 @@ __all__ = [
     "parse_document",
     "refuse_doctype",
     "root_name",
+    "root_tag",
     "syntax_error",
 ]

@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import math
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,13 @@ from .errors import SchemaError, UnsupportedTypeError, XMLImportError
 from .files import write_bytes
 from .registry import TypeRegistry
 from .registry import registry as default_registry
-from .schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema, table_schema
+from .schema import (
+    PARENT_COLUMN,
+    POSITION_COLUMN,
+    TableSchema,
+    refuse_nested_children,
+    table_schema,
+)
 from .xmlparser import inline_schema, parse_document
 
 XS_NS = "http://www.w3.org/2001/XMLSchema"
@@ -268,13 +275,15 @@ def dataset_xsd_tree(schemas: list[TableSchema], relations: list[Any], dataset: 
         if parent is not None:
             row.set("minOccurs", "0")
             row.set("maxOccurs", "unbounded")
-        sequences[schema.name] = row.find(f"{_XS}complexType/{_XS}sequence")
+        sequence = row.find(f"{_XS}complexType/{_XS}sequence")
+        assert sequence is not None  # _row_element made it
+        sequences[schema.name] = sequence
     key_names: dict[str, str] = {}
     for n, schema in enumerate(schemas):
-        if schema.primary_key is None:
+        if not schema.key_columns:
             continue
         name = "Constraint1" if n == 0 else f"{schema.name}_Constraint1"
-        _unique(wrapper, name, schema.name, [schema.primary_key.name],
+        _unique(wrapper, name, schema.name, [c.name for c in schema.key_columns],
                 constraint_name=None if n == 0 else "Constraint1")
         key_names[schema.name] = name
     for r in relations:
@@ -314,8 +323,8 @@ def xsd_tree(cls: type, *, dataset: str | None = None,
     _row_element(choice, schema)
     for child in schema.children:
         _row_element(choice, child.schema)
-    if schema.primary_key is not None:
-        _unique(wrapper, "Constraint1", schema.name, [schema.primary_key.name])
+    if schema.key_columns:  # one column, or several (a composite key)
+        _unique(wrapper, "Constraint1", schema.name, [c.name for c in schema.key_columns])
     for child in schema.children:
         child_name = child.schema.name
         _unique(wrapper, f"{child_name}_Constraint1", child_name,
@@ -412,6 +421,7 @@ def check_limits(table: str, tables: int, columns: int, total: int,
 
 def check_schema_limits(schema: TableSchema) -> None:
     """Refuse (:class:`SchemaError`) to write a class whose XSD our import would refuse."""
+    refuse_nested_children(schema, "XML and XSD")
     total = 0
     for n, table in enumerate([schema, *(child.schema for child in schema.children)], 1):
         total += len(table.columns)
@@ -440,7 +450,7 @@ def _column(element: etree._Element) -> XsdColumn:
         restriction = element.find(f"{_XS}simpleType/{_XS}restriction")
         if restriction is None or restriction.get("base") is None:
             raise XMLImportError(f"XSD column {name!r} has no simple type")
-        qname = restriction.get("base")
+        qname = restriction.get("base", "")
         facet = restriction.find(_XS + "maxLength")
         if facet is not None:
             try:
@@ -482,7 +492,8 @@ def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
         raise XMLImportError("the dataset element of the XSD has no xs:choice of tables")
     tables: dict[str, XsdTable] = {}
     total = 0
-    pending = [(row, None) for row in choice.findall(_XS + "element")]
+    pending: list[tuple[etree._Element, str | None]] = [
+        (row, None) for row in choice.findall(_XS + "element")]
     while pending:
         row, parent = pending.pop(0)
         name = row.get("name") or _local(row.get("ref", ""))
@@ -649,7 +660,7 @@ def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry)
             raise XMLImportError(f"child table {child_name!r} is not named "
                                  f"{main_name}_<field>, so no field can hold it")
         item = _new_class(child_name, _field_specs(model, keyref.table, registry, skip=2))
-        specs.append((child_name.removeprefix(f"{main_name}_"), list[item],
+        specs.append((child_name.removeprefix(f"{main_name}_"), types.GenericAlias(list, item),
                       dataclasses.field(default_factory=list)))
     cls = _new_class(main_name, specs)
     if not model.has_main_table and model.dataset:
@@ -672,8 +683,8 @@ def _field_specs(model: XsdModel, table: str, registry: TypeRegistry, skip: int,
                  ) -> list[tuple[str, Any, Any]]:
     xsd_table = model.tables[table]
     keys = [c for c in model.constraints if c.table == table and c.primary_key
-            and c.kind in ("unique", "key") and len(c.fields) == 1]
-    key = keys[0].fields[0] if keys and skip == 0 else None
+            and c.kind in ("unique", "key")]
+    key = set(keys[0].fields) if keys and skip == 0 else set()  # several: a composite key
     specs: list[tuple[str, Any, Any]] = []
     for column in xsd_table.columns[skip:]:
         name = decode_name(column.name)
@@ -686,7 +697,7 @@ def _field_specs(model: XsdModel, table: str, registry: TypeRegistry, skip: int,
             raise XMLImportError(f"table {table!r}, column {name!r}: {exc}",
                                  column=name) from None
         annotation = info.python_type | None if column.nullable else info.python_type
-        metadata: dict[str, Any] = {"primary_key": column.name == key}
+        metadata: dict[str, Any] = {"primary_key": column.name in key}
         if column.max_length is not None and info.python_type is str:
             metadata["max_length"] = column.max_length
         spelling = _spelling(column, info)

@@ -16,8 +16,10 @@ puzzle that fails it has no solution, whatever the other digits do; most such pu
 (Norvig's "impossible" one among them) would otherwise cost a search of millions of
 nodes to refute.
 
-Everything here is compiled by numba (see :mod:`generators._jit`); :func:`solve_batch`
-takes an ``int8`` array of puzzles and solves all of them in one compiled call.
+Everything here is compiled by numba (see :mod:`generators._jit`). :func:`solve_text`, the
+one entry point called from Python, checks and solves a range of puzzles given as the
+ASCII bytes a user typed, in one compiled call that releases the GIL, so that threads
+can run it side by side; :func:`solve_batch` and :func:`solve_one` wrap it.
 """
 
 from __future__ import annotations
@@ -301,53 +303,114 @@ def _solve_one(cand, limit, houses, solution, states, branches, queue, union):  
 
 
 @jit
-def solve_batch(puzzles, limit, houses=True):  # type: ignore[no-untyped-def]
-    """Solve every row of ``puzzles`` (``int8[n, 81]``, digits 0-9, 0 for blank).
+def _scratch():  # type: ignore[no-untyped-def]
+    """Work space for :func:`_solve_cells`: candidates, first solution, search stack,
+    branch records, propagation queue and box/line unions."""
+    return (
+        np.empty(81, dtype=np.uint16),
+        np.zeros(81, dtype=np.uint16),
+        np.empty((82, 81), dtype=np.uint16),
+        np.empty((82, 3), dtype=np.int64),
+        np.empty(128, dtype=np.int64),
+        np.empty(27, dtype=np.int64),
+    )
 
-    ``houses`` allows branching on a digit's places in a house (see :func:`_choose`).
 
-    Returns ``(counts, nodes, guesses, grids)``: solutions found (up to ``limit``), search
-    effort, and the first solution as digits (zeros when there is none).
+@jit
+def _solve_cells(cand, qn, dirty, limit, houses, solution, states, branches, queue, union):  # type: ignore[no-untyped-def]
+    """Propagate a freshly loaded state (givens queued in ``queue[:qn]``), then search.
+
+    Returns (count, nodes, guesses) as :func:`_solve_one`; a contradiction found by the
+    first propagation is (0, 1, 0).
     """
-    n = puzzles.shape[0]
-    counts = np.zeros(n, dtype=np.int32)
-    nodes = np.zeros(n, dtype=np.int64)
-    guesses = np.zeros(n, dtype=np.int64)
-    grids = np.zeros((n, 81), dtype=np.int8)
-    cand = np.empty(81, dtype=np.uint16)
-    solution = np.zeros(81, dtype=np.uint16)
-    states = np.empty((82, 81), dtype=np.uint16)
-    branches = np.empty((82, 3), dtype=np.int64)
-    queue = np.empty(128, dtype=np.int64)
-    union = np.empty(27, dtype=np.int64)
-    for p in range(n):
+    if not propagate(cand, queue, qn, dirty, union):
+        return 0, 1, 0
+    return _solve_one(cand, limit, houses, solution, states, branches, queue, union)
+
+
+@jit
+def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids):  # type: ignore[no-untyped-def]
+    """Check and solve rows ``start:stop`` of ``text`` (``uint8[n, 81]``, ASCII as typed).
+
+    A row is valid when every byte is ``1``-``9``, ``0`` or ``.`` and no house holds a given
+    twice. Results go into row ``p`` of the output arrays: solutions found (up to
+    ``limit``), nodes, guesses, and in ``grids`` the first solution as ASCII digits (left
+    as it was when there is none). ``houses`` allows branching on a digit's places in a
+    house (see :func:`_choose`). Returns -1, or the first invalid row, where it stops.
+
+    Checking here, in the worker that solves the row, keeps validation off the single
+    thread that hands work out (see ``generators.sudoku.solve_many``).
+    """
+    cand, solution, states, branches, queue, union = _scratch()
+    seen = np.empty(27, dtype=np.int64)
+    for p in range(start, stop):
+        seen[:] = 0
         qn = 0
         dirty = 0
         for i in range(81):
-            d = puzzles[p, i]
-            if d:
-                cand[i] = 1 << (d - 1)
-                queue[qn] = i
-                qn += 1
-                dirty |= HOUSE_BITS[i]
-            else:
+            ch = text[p, i]
+            if ch == 46 or ch == 48:  # "." or "0": a blank
                 cand[i] = FULL
-        nodes[p] = 1
-        if not propagate(cand, queue, qn, dirty, union):
-            continue
-        count, nodes[p], guesses[p] = _solve_one(
-            cand, limit, houses, solution, states, branches, queue, union
+                continue
+            if ch < 49 or ch > 57:
+                return p
+            bit = 1 << (ch - 49)
+            r = i // 9
+            c = i % 9
+            b = 18 + 3 * (r // 3) + c // 3
+            if (seen[r] | seen[9 + c] | seen[b]) & bit:
+                return p
+            seen[r] |= bit
+            seen[9 + c] |= bit
+            seen[b] |= bit
+            cand[i] = bit
+            queue[qn] = i
+            qn += 1
+            dirty |= HOUSE_BITS[i]
+        count, nodes[p], guesses[p] = _solve_cells(
+            cand, qn, dirty, limit, houses, solution, states, branches, queue, union
         )
         counts[p] = count
         if count:
             for i in range(81):
                 m = solution[i]
-                d = 1
+                d = 49
                 while m > 1:
                     m >>= 1
                     d += 1
                 grids[p, i] = d
-    return counts, nodes, guesses, grids
+    return -1
+
+
+def text_rows(data: bytes) -> np.ndarray:
+    """The ``uint8[n, 81]`` view of ``n`` puzzles of 81 ASCII bytes each, as
+    :func:`solve_text` takes them (read-only, always the same array type, so that one
+    compiled specialisation serves every caller)."""
+    return np.frombuffer(data, dtype=np.uint8).reshape(-1, 81)
+
+
+def solve_batch(
+    puzzles: np.ndarray, limit: int, houses: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Solve every row of ``puzzles`` (``int8[n, 81]``, digits 0-9, 0 for blank).
+
+    Returns ``(counts, nodes, guesses, grids)``: solutions found (up to ``limit``), search
+    effort, and the first solution as digits (zeros when there is none). Raises ValueError
+    for a row with a digit outside 0-9 or a given repeated in a house.
+    """
+    digits = np.asarray(puzzles, dtype=np.int8).reshape(-1, 81)
+    n = len(digits)
+    if n and (digits.min() < 0 or digits.max() > 9):
+        raise ValueError("puzzle digits must be 0-9")
+    rows = text_rows((digits + 48).astype(np.uint8).tobytes())
+    counts = np.zeros(n, dtype=np.int32)
+    nodes = np.zeros(n, dtype=np.int64)
+    guesses = np.zeros(n, dtype=np.int64)
+    grids = np.full((n, 81), 48, dtype=np.uint8)
+    bad = solve_text(rows, 0, n, limit, houses, counts, nodes, guesses, grids)
+    if bad >= 0:
+        raise ValueError(f"row {bad} is not a valid puzzle")
+    return counts, nodes, guesses, (grids - 48).astype(np.int8)
 
 
 @jit
@@ -382,9 +445,30 @@ def to_strings(grids: np.ndarray) -> list[str]:
     return [text[i : i + 81] for i in range(0, len(text), 81)]
 
 
+def solve_one(
+    text: str, limit: int, houses: bool = True
+) -> tuple[int, str | None, int, int] | None:
+    """(solutions up to ``limit``, first solution, nodes, guesses) for one 81-char puzzle
+    (``0`` or ``.`` for blanks), or None when it is not a valid puzzle."""
+    try:
+        rows = text_rows(text.encode("ascii"))
+    except (UnicodeEncodeError, ValueError):
+        return None
+    if rows.shape[0] != 1:
+        return None
+    counts = np.zeros(1, dtype=np.int32)
+    nodes = np.zeros(1, dtype=np.int64)
+    guesses = np.zeros(1, dtype=np.int64)
+    grids = np.empty((1, 81), dtype=np.uint8)
+    if solve_text(rows, 0, 1, limit, houses, counts, nodes, guesses, grids) >= 0:
+        return None
+    grid = grids[0].tobytes().decode("ascii") if counts[0] else None
+    return int(counts[0]), grid, int(nodes[0]), int(guesses[0])
+
+
 def solve_digits(digits: str, limit: int, houses: bool = True) -> tuple[int, str | None, int, int]:
     """(solutions up to ``limit``, first solution, nodes, guesses) for a validated puzzle."""
-    array = to_array(digits)
-    counts, nodes, guesses, grids = solve_batch(array, limit, houses)
-    grid = (grids[0] + 48).tobytes().decode("ascii") if counts[0] else None
-    return int(counts[0]), grid, int(nodes[0]), int(guesses[0])
+    result = solve_one(digits, limit, houses)
+    if result is None:
+        raise ValueError(f"not a valid puzzle: {digits!r}")
+    return result

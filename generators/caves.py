@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
+from generators._jit import jit
 from generators._rng import (
     DrawBuffer,
     SeedLike,
@@ -141,27 +142,49 @@ def _smooth_fill_fast(cave: np.ndarray, smoothing: int, empty: int, filling: int
     return np.where(fill, 1, cave).astype(np.uint8)
 
 
-def _smooth_fill_faithful(cave: np.ndarray, smoothing: int, empty: int, filling: int) -> np.ndarray:
-    """In-place passes in the C# order (x outer, y inner) on a padded, transposed list."""
-    height, width = cave.shape
-    columns = cave.T  # row x of this view is column x of the map: x outer, y inner
-    stride = height + 2
-    cells = np.pad(columns, 1).ravel().tolist()
-    on_map = np.pad(_on_map_neighbours(width, height), 1).ravel().tolist()
-    order = [(x + 1) * stride + y + 1 for x in range(width) for y in range(height)]
+@jit
+def _smooth_fill_passes(cells, on_map, smoothing, empty, filling):  # type: ignore[no-untyped-def]
+    """The faithful passes, in place on a padded, transposed 0/1 map (``cells[x + 1, y + 1]``
+    is map cell (x, y), so x is outer and y inner as in the C# loops; the zero border stands
+    for off-map cells). ``on_map`` holds each cell's count of on-map neighbours.
+
+    Branch-free: a cell's new value is computed from its neighbours whatever it holds, and
+    carried to the next cell of the column in ``prev``, the neighbour it has just updated.
+    """
+    width = cells.shape[0] - 2
+    height = cells.shape[1] - 2
     for _ in range(smoothing):
-        for i in order:
-            if cells[i]:
-                around = cells[i - 1] + cells[i + 1] + cells[i - stride] + cells[i + stride]
-                if on_map[i] - around >= empty:
-                    cells[i] = 0
-    for i in order:
-        if not cells[i]:
-            around = cells[i - 1] + cells[i + 1] + cells[i - stride] + cells[i + stride]
-            if around >= filling:
-                cells[i] = 1
-    full = np.array(cells, dtype=np.uint8).reshape(width + 2, stride)
-    return full[1:-1, 1:-1].T.copy()
+        for x in range(1, width + 1):
+            left = cells[x - 1]
+            here = cells[x]
+            right = cells[x + 1]
+            room = on_map[x]
+            prev = np.int64(0)
+            for y in range(1, height + 1):
+                around = prev + np.int64(here[y + 1]) + np.int64(left[y]) + np.int64(right[y])
+                cur = np.int64(here[y]) & np.int64(np.int64(room[y]) - around < empty)
+                here[y] = cur
+                prev = cur
+    for x in range(1, width + 1):
+        left = cells[x - 1]
+        here = cells[x]
+        right = cells[x + 1]
+        prev = np.int64(0)
+        for y in range(1, height + 1):
+            around = prev + np.int64(here[y + 1]) + np.int64(left[y]) + np.int64(right[y])
+            cur = np.int64(here[y]) | np.int64(around >= filling)
+            here[y] = cur
+            prev = cur
+
+
+def _smooth_fill_faithful(cave: np.ndarray, smoothing: int, empty: int, filling: int) -> np.ndarray:
+    """In-place passes in the C# order (x outer, y inner), compiled, on a padded transposed
+    copy; each cell sees its neighbours as already updated earlier in the same pass."""
+    height, width = cave.shape
+    cells = np.pad(cave.T, 1).astype(np.uint8)
+    on_map = np.pad(_on_map_neighbours(width, height), 1).astype(np.uint8)
+    _smooth_fill_passes(cells, on_map, smoothing, empty, filling)
+    return np.ascontiguousarray(cells[1:-1, 1:-1].T)
 
 
 def _find_caves(cave: np.ndarray, lower: int, upper: int) -> tuple[np.ndarray, list[Cave]]:

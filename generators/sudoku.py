@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import numbers
 import os
+import queue
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import BinaryIO
+from itertools import chain, repeat
+from operator import itemgetter
+from typing import BinaryIO, NoReturn
 
 import numpy as np
 
@@ -255,19 +258,39 @@ def read_euler(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
 def read_lines(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
     """Read one puzzle per line (a path, or a binary stream read once); blank lines and ``#``
     comments (whole or trailing) skipped."""
-    result: list[NamedPuzzle] = []
     lines = _read_text(path)
     path = _source_name(path)
+    numbers: list[int] = []
+    texts: list[str] = []
     for n, raw in enumerate(lines, start=1):
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        try:
-            puzzle = validate(line)
-        except InvalidPuzzle as exc:
-            raise PuzzleFileError(f"{path}, line {n}: {exc}", exc.cells) from None
-        result.append(NamedPuzzle(f"line {n}", puzzle, n))
-    return result
+        if line:
+            numbers.append(n)
+            texts.append(line)
+    puzzles = _valid_in_bulk(texts)
+    if puzzles is None:  # something is wrong: find the first bad line and name it
+        for n, line in zip(numbers, texts, strict=True):
+            try:
+                validate(line)
+            except InvalidPuzzle as exc:
+                raise PuzzleFileError(f"{path}, line {n}: {exc}", exc.cells) from None
+        raise AssertionError("bulk validation disagrees with validate()")  # pragma: no cover
+    return [NamedPuzzle(f"line {n}", puzzle, n) for n, puzzle in zip(numbers, puzzles, strict=True)]
+
+
+def _valid_in_bulk(texts: list[str]) -> list[Puzzle] | None:
+    """The canonical digits of every text when all are valid puzzles (one compiled check for
+    all of them), else None; :func:`validate` then explains the first bad one."""
+    if not texts:
+        return []
+    if set(map(len, texts)) != {81}:
+        return None
+    joined = "".join(texts).replace(".", "0")
+    if not (joined.isascii() and joined.isdigit()):
+        return None
+    if core.givens_clash(core.to_array(joined)).any():
+        return None
+    return [joined[i : i + 81] for i in range(0, len(joined), 81)]
 
 
 def _check_limit(limit: int) -> int:
@@ -280,14 +303,26 @@ def _as_puzzle(item: str | NamedPuzzle) -> Puzzle:
     return validate(item.puzzle if isinstance(item, NamedPuzzle) else item)
 
 
+def _solve_text(puzzle: str | NamedPuzzle, limit: int, houses: bool = True
+                ) -> tuple[Puzzle, tuple[int, str | None, int, int]]:
+    """Check and solve one puzzle in one compiled call; the canonical digits and
+    (count, grid, nodes, guesses). Only an invalid puzzle takes the slow, explaining path."""
+    text = puzzle.puzzle if isinstance(puzzle, NamedPuzzle) else puzzle
+    if isinstance(text, str) and len(text) == 81:
+        result = core.solve_one(text, limit, houses)
+        if result is not None:
+            return text.replace(".", "0"), result
+    validate(text)  # raises, naming what is wrong
+    raise AssertionError("the compiled check disagrees with validate()")  # pragma: no cover
+
+
 def solve(puzzle: str | NamedPuzzle, *, prove_unique: bool = True) -> Solution | None:
     """Solve a puzzle; None when it has no solution.
 
     With ``prove_unique`` (default) the search continues for a second solution, so that
     ``Solution.unique`` is meaningful; turn it off only when speed matters more than the proof.
     """
-    digits = _as_puzzle(puzzle)
-    count, grid, nodes, guesses = core.solve_digits(digits, 2 if prove_unique else 1)
+    digits, (count, grid, nodes, guesses) = _solve_text(puzzle, 2 if prove_unique else 1)
     if grid is None:
         return None
     unique = count == 1 if prove_unique else None
@@ -297,7 +332,7 @@ def solve(puzzle: str | NamedPuzzle, *, prove_unique: bool = True) -> Solution |
 def count_solutions(puzzle: str | NamedPuzzle, limit: int = 2) -> int:
     """Number of solutions, counted up to ``limit`` (``limit=2`` tells 0 / 1 / many apart)."""
     _check_limit(limit)
-    return core.solve_digits(_as_puzzle(puzzle), limit)[0]
+    return _solve_text(puzzle, limit)[1][0]
 
 
 def is_unique(puzzle: str | NamedPuzzle) -> bool:
@@ -329,11 +364,6 @@ def format_grid(puzzle: str) -> str:
     return "\n".join(out)
 
 
-#: Below this much estimated work (seconds) ``solve_many`` with ``workers=None`` stays on
-#: one thread: handing batches out costs more than it saves.
-_PARALLEL_WORTH = 0.005
-
-
 def _check_workers(workers: int | None) -> int:
     if workers is None:
         try:
@@ -345,27 +375,79 @@ def _check_workers(workers: int | None) -> int:
     return workers
 
 
-def _validate_all(items: Sequence[str | NamedPuzzle]) -> list[Puzzle]:
-    """Canonical digits of every puzzle, checked in bulk; the first bad one is named."""
-    texts: list[str] = []
-    for item in items:
-        text = item.puzzle if isinstance(item, NamedPuzzle) else item
-        if not isinstance(text, str) or len(text) != 81:
-            texts = []
-            break
-        texts.append(text)
+def _texts(items: Sequence[str | NamedPuzzle]) -> tuple[list[str], bytes] | None:
+    """The puzzle texts of ``items`` and their ASCII bytes joined, checked in bulk for type,
+    length and ASCII (characters and clashes are checked by the compiled workers); None
+    when one of them is wrong (:func:`_name_first_bad` then names it)."""
+    kinds = set(map(type, items))
+    if kinds <= {str}:
+        texts: list[str] = items  # type: ignore[assignment]
     else:
-        joined = "".join(texts).replace(".", "0")
-        if joined.isascii() and (not joined or joined.isdigit()):
-            clash = core.givens_clash(core.to_array(joined)) if joined else np.zeros(0, bool)
-            if not clash.any():
-                return [joined[i : i + 81] for i in range(0, len(joined), 81)]
-    for index, item in enumerate(items):  # something is wrong: find and name it
+        texts = [item.puzzle if isinstance(item, NamedPuzzle) else item for item in items]
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        return None
+    if texts and set(map(len, texts)) != {81}:
+        return None
+    try:
+        return texts, joined.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+
+
+def _name_first_bad(items: Sequence[str | NamedPuzzle]) -> NoReturn:
+    """Raise :class:`InvalidPuzzle` for the first invalid puzzle, naming its position."""
+    for index, item in enumerate(items):
         try:
             _as_puzzle(item)
         except InvalidPuzzle as exc:
             raise InvalidPuzzle(f"puzzle #{index}: {exc}", exc.cells) from None
-    raise AssertionError("bulk validation disagrees with validate()")  # pragma: no cover
+    raise AssertionError("the compiled check disagrees with validate()")  # pragma: no cover
+
+
+#: Chunk sizes when ``batch_size`` is None: a worker takes at most ``_MAX_CHUNK`` puzzles at
+#: a time (progress is reported at least that often) and at least ``_MIN_CHUNK``; with more
+#: than one worker a chunk is an eighth of each worker's share of what is left, so that
+#: chunks shrink towards the end and the workers finish together, hard puzzles or not.
+_MAX_CHUNK = 256
+_MIN_CHUNK = 4
+
+#: With ``workers=None`` the calling thread starts alone, on small chunks, and starts the
+#: other workers only once it has spent this long (seconds) with work left: a job smaller
+#: than that (a hundred easy puzzles) is not worth a thread.
+_PARALLEL_AFTER = 0.002
+
+
+class _Chunks:
+    """Hands out ``[start, stop)`` ranges of puzzles to the workers, in order, under a lock."""
+
+    def __init__(self, total: int, size: int | None, workers: int) -> None:
+        self.total = total
+        self.size = size
+        self.workers = workers
+        self.next = 0
+        self.stopped = False
+        self.lock = threading.Lock()
+
+    def take(self, most: int | None = None) -> tuple[int, int] | None:
+        """The next range, or None when no work is left or the job was stopped. ``most``
+        caps automatic chunks (a fixed ``size`` is what progress reports promise)."""
+        with self.lock:
+            start = self.next
+            if start >= self.total or self.stopped:
+                return None
+            if self.size is not None:
+                size = self.size
+            elif self.workers == 1:
+                size = _MAX_CHUNK
+            else:
+                share = (self.total - start) // (8 * self.workers)
+                size = min(_MAX_CHUNK, max(_MIN_CHUNK, share))
+                if most is not None:
+                    size = min(size, most)
+            self.next = min(start + size, self.total)
+            return start, self.next
 
 
 def solve_many(
@@ -374,90 +456,158 @@ def solve_many(
     progress: ProgressCallback | None = None,
     *,
     prove_unique: bool = True,
-    batch_size: int = 64,
+    batch_size: int | None = None,
 ) -> list[Solution | None]:
-    """Solve many puzzles, each batch in one compiled call, on up to ``workers`` cores.
+    """Solve many puzzles, a chunk of them per compiled call, on up to ``workers`` cores.
 
-    Results come back in input order and equal ``[solve(p) for p in puzzles]``. Every puzzle is
-    validated first, so a bad one fails fast with its position in the message. ``progress``
-    is called as ``progress(done, total)`` in the calling thread after each batch of
-    ``batch_size`` puzzles. ``workers=None`` means every available core, used only when the
-    first batch shows that the job is big enough to repay it; an explicit ``workers > 1``
-    always spreads two or more batches over that many workers.
+    Results come back in input order and equal ``[solve(p) for p in puzzles]``. An invalid
+    puzzle stops the job: :class:`InvalidPuzzle` names the first one and its position, and
+    nothing is returned. ``progress`` is called as ``progress(done, total)`` in the calling
+    thread after each finished chunk: ``batch_size`` puzzles when given, otherwise up to
+    256, smaller near the end. ``workers=None`` means every available core, used only when
+    the job proves big enough to repay it (a couple of milliseconds of solving); an
+    explicit ``workers > 1`` starts that many workers whenever there is more than one chunk.
 
-    The workers are threads: the compiled engine releases the GIL while it solves a batch,
-    so threads run it on separate cores in parallel, sharing the puzzles and the results
-    without copying and starting in microseconds, where worker processes would pay a fork
-    (or a fresh interpreter and numba start-up) and pickling for every job.
+    The workers are threads, the calling thread among them, taking chunks from a shared
+    counter until none is left: the compiled engine checks and solves a chunk with the GIL
+    released, so the threads run it on separate cores in parallel, sharing the puzzles and
+    the results without copying. A worker turns its own chunk into :class:`Solution`
+    objects as well, while the others go on solving, so nothing but a little bookkeeping
+    is left for one thread alone. Worker processes would pay a fork (or a fresh interpreter
+    and numba start-up) and pickling for every job instead.
     """
     items = list(puzzles)
-    digits = _validate_all(items)
     n_workers = _check_workers(workers)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be None or an integer >= 1, got {batch_size!r}")
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a callable progress(done, total) or None")
+    checked = _texts(items)
+    if checked is None:
+        _name_first_bad(items)
+    texts, data = checked
+    total = len(texts)
+    if total == 0:
+        return []
     limit = 2 if prove_unique else 1
-    total = len(digits)
-    array = core.to_array("".join(digits)) if total else np.zeros((0, 81), dtype=np.int8)
+    rows = core.text_rows(data)
     counts = np.zeros(total, dtype=np.int32)
     nodes = np.zeros(total, dtype=np.int64)
     guesses = np.zeros(total, dtype=np.int64)
-    grids = np.zeros((total, 81), dtype=np.int8)
-    starts = list(range(0, total, batch_size))
+    grids = np.zeros((total, 81), dtype=np.uint8)
+    if b"." in data or not set(map(type, texts)) <= {str}:
+        canonical = data.replace(b".", b"0").decode("ascii")
+        texts = [canonical[i : i + 81] for i in range(0, len(canonical), 81)]
+    chunks = _Chunks(total, batch_size, n_workers)
+    pieces: list[tuple[int, list[Solution | None]]] = []
+    reports: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    errors: list[BaseException] = []
+
+    def solve_chunk(start: int, stop: int) -> bool:
+        """Solve one chunk and keep its results; False when it holds an invalid puzzle."""
+        if core.solve_text(rows, start, stop, limit, True, counts, nodes, guesses, grids) >= 0:
+            chunks.stopped = True
+            return False
+        found = counts[start:stop].tolist()
+        text = grids[start:stop].tobytes().decode("ascii")
+        unique: Iterable[bool | None] = map((1).__eq__, found) if prove_unique else repeat(None)
+        solved: list[Solution | None] = list(map(
+            Solution,
+            texts[start:stop],
+            [text[i : i + 81] for i in range(0, len(text), 81)],
+            unique,
+            nodes[start:stop].tolist(),
+            guesses[start:stop].tolist(),
+        ))  # fmt: skip
+        if 0 in found:
+            for i, count in enumerate(found):
+                if count == 0:
+                    solved[i] = None
+        pieces.append((start, solved))
+        return True
+
+    def helper() -> None:
+        try:
+            while (span := chunks.take()) is not None:
+                if not solve_chunk(*span):
+                    break
+                reports.put(span[1] - span[0])
+        except BaseException as exc:  # handed to the calling thread, which re-raises it
+            chunks.stopped = True
+            errors.append(exc)
+        reports.put(None)
+
+    threads: list[threading.Thread] = []
+    running = 0  # helpers that have not reported their end yet
     done = 0
 
-    def finish(start: int, outcome: tuple[np.ndarray, ...]) -> None:
-        nonlocal done
-        stop = min(start + batch_size, total)
-        counts[start:stop], nodes[start:stop], guesses[start:stop], grids[start:stop] = outcome
-        done += stop - start
+    def start_helpers() -> None:
+        nonlocal running
+        for _ in range(n_workers - 1):
+            thread = threading.Thread(target=helper, name="sudoku-solve_many", daemon=True)
+            running += 1
+            thread.start()
+            threads.append(thread)
+
+    def report(size: int | None) -> None:
+        nonlocal done, running
+        if size is None:
+            running -= 1
+            return
+        done += size
         if progress is not None:
             progress(done, total)
 
-    if starts and n_workers > 1 and workers is None:
-        began = time.perf_counter()
-        finish(starts[0], core.solve_batch(array[:batch_size], limit))
-        rest = (time.perf_counter() - began) / min(batch_size, total) * (total - done)
-        starts = starts[1:]
-        if rest < _PARALLEL_WORTH:
-            n_workers = 1
-    if n_workers == 1 or len(starts) <= 1:
-        for start in starts:
-            finish(start, core.solve_batch(array[start : start + batch_size], limit))
-    else:
-        with ThreadPoolExecutor(max_workers=min(n_workers, len(starts))) as pool:
-            futures = {
-                pool.submit(core.solve_batch, array[start : start + batch_size], limit): start
-                for start in starts
-            }
-            for future in as_completed(futures):
-                finish(futures[future], future.result())
-    solved = core.to_strings(grids)
-    results: list[Solution | None] = []
-    for i, puzzle in enumerate(digits):
-        if counts[i] == 0:
-            results.append(None)
-        else:
-            unique = bool(counts[i] == 1) if prove_unique else None
-            results.append(Solution(puzzle, solved[i], unique, int(nodes[i]), int(guesses[i])))
-    return results
+    explicit = n_workers > 1 and workers is not None
+    probing = n_workers > 1 and workers is None
+    began = time.perf_counter()
+    most = _MIN_CHUNK
+    try:
+        while (span := chunks.take(most if probing else None)) is not None:
+            if explicit and not threads and span[1] < total:  # more than one chunk
+                start_helpers()
+            if not solve_chunk(*span):
+                break
+            report(span[1] - span[0])
+            while not reports.empty():
+                report(reports.get())
+            if probing:
+                most *= 2
+                if time.perf_counter() - began > _PARALLEL_AFTER and chunks.next < total:
+                    probing = False
+                    start_helpers()
+        while running:  # the helpers' last chunks
+            report(reports.get())
+    finally:
+        chunks.stopped = True
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
+    if done < total:
+        _name_first_bad(items)
+    pieces.sort(key=itemgetter(0))
+    return list(chain.from_iterable(piece for _, piece in pieces))
 
 
-def euler96(path: str | os.PathLike[str], workers: int | None = 1) -> int:
+def euler96(path: str | os.PathLike[str] | BinaryIO, workers: int | None = 1) -> int:
     """Project Euler 96: the sum of the top-left three-digit numbers of every solved grid.
 
-    A grid without a solution, or with several, makes the answer meaningless, so it raises
+    ``path`` may be a binary stream, read once (its ``name`` names it in messages). A grid
+    without a solution, or with several, makes the answer meaningless, so it raises
     :class:`InvalidPuzzle` naming the grid instead of returning a wrong sum.
     """
     entries = read_euler(path)
+    name = _source_name(path)
     solutions = solve_many(entries, workers=workers)
     total = 0
     for entry, solution in zip(entries, solutions, strict=True):
         if solution is None:
-            raise InvalidPuzzle(f"{path}: {entry.name} (line {entry.line}) has no solution")
+            raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) has no solution")
         if not solution.unique:
-            raise InvalidPuzzle(f"{path}: {entry.name} (line {entry.line}) is not unique")
+            raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) is not unique")
         total += solution.top_left
     return total
 

@@ -22,6 +22,7 @@ def _sudoku() -> None:
     from generators import sudoku
 
     puzzle = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
+    sudoku.validate(puzzle)  # the file readers' check
     sudoku.solve(puzzle)
     sudoku.solve_many([puzzle, puzzle], workers=1)
 
@@ -40,11 +41,12 @@ def _fov() -> None:
 
 
 def _maps() -> None:
-    from generators import cellular, islands
+    from generators import caves, cellular, islands
 
     for rule in ("4-5", "roguebasin"):
         cellular.generate(12, 9, seed=1, mode="faithful", rule=rule)
     islands.generate(12, 9, visits=50, seed=1, mode="faithful")
+    caves.generate(12, 9, visits=50, seed=1, mode="faithful", connect=False)
 
 
 GROUPS: dict[str, Callable[[], None]] = {"sudoku": _sudoku, "fov": _fov, "maps": _maps}

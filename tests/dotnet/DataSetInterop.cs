@@ -6,14 +6,17 @@
 //       With "inline" the schema is written inside OUT_DATA (XmlWriteMode.WriteSchema).
 //   shop OUT_SCHEMA OUT_DATA flat|nested [inline]
 //       A DataSet "Shop": customers -> orders -> lines, two relations.
-//   diffgram OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM
-//       The shop (flat), written as it is, then changed (a row modified, one deleted, one
-//       added) and written as a DiffGram.
+//   diffgram shop|typed flat|nested OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM AFTER_DATA
+//       The shop or the typed table, written as it is (BEFORE_DATA), then changed (rows
+//       modified, a key changed, rows deleted and added) and written as a DiffGram; then
+//       AcceptChanges() and the result written to AFTER_DATA.
 //   compare SCHEMA_A DATA_A SCHEMA_B DATA_B
 //       Load both (SCHEMA "-": the schema is inline) into DataSets and compare tables,
 //       columns (name, DataType, AllowDBNull, MaxLength, DateTimeMode, AutoIncrement,
-//       DefaultValue, Caption), primary keys, relations and every value. Differences go to
-//       stderr, one per line; the exit status is 1 if there is any.
+//       DefaultValue, Caption), primary keys, relations and every value (rows in key order).
+//       A DATA file that is a DiffGram is read with XmlReadMode.DiffGram, and its rows must
+//       all be Unchanged. Differences go to stderr, one per line; the exit status is 1 if
+//       there is any.
 using System;
 using System.Collections.Generic;
 using System.Data;
@@ -32,8 +35,8 @@ public static class DataSetInterop
         if (args.Length >= 4 && args[0] == "shop")
             return WriteShop(args[1], args[2], args[3] == "nested",
                              args.Length > 4 && args[4] == "inline");
-        if (args.Length == 4 && args[0] == "diffgram")
-            return Diffgram(args[1], args[2], args[3]);
+        if (args.Length == 7 && args[0] == "diffgram")
+            return Diffgram(args[1], args[2] == "nested", args[3], args[4], args[5], args[6]);
         if (args.Length == 5 && args[0] == "compare")
             return Compare(args[1], args[2], args[3], args[4]);
         return null;
@@ -138,28 +141,126 @@ public static class DataSetInterop
         return 0;
     }
 
-    static int Diffgram(string schema, string before, string diff)
+    static DataSet TypedSet()
     {
-        var ds = Shop(false);
+        var ds = new DataSet("TypedSet");
+        var t = ds.Tables.Add("typed");
+        t.Columns.Add("id", typeof(int)).AllowDBNull = false;
+        t.Columns.Add("name", typeof(string)).MaxLength = 12;
+        t.Columns.Add("flag", typeof(bool));
+        t.Columns.Add("tiny", typeof(byte));
+        t.Columns.Add("signed_tiny", typeof(sbyte));
+        t.Columns.Add("small", typeof(short));
+        t.Columns.Add("big", typeof(long));
+        t.Columns.Add("u16", typeof(ushort));
+        t.Columns.Add("u32", typeof(uint));
+        t.Columns.Add("u64", typeof(ulong));
+        t.Columns.Add("single", typeof(float));
+        t.Columns.Add("real", typeof(double));
+        t.Columns.Add("price", typeof(decimal));
+        t.Columns.Add("uid", typeof(Guid));
+        t.Columns.Add("span", typeof(TimeSpan));
+        t.Columns.Add("blob", typeof(byte[]));
+        t.Columns.Add("utc", typeof(DateTime)).DateTimeMode = DataSetDateTime.Utc;
+        t.Columns.Add("wall", typeof(DateTime)).DateTimeMode = DataSetDateTime.Unspecified;
+        t.PrimaryKey = new[] { t.Columns["id"] };
+        var at = new DateTime(2024, 2, 29, 23, 59, 59, DateTimeKind.Utc).AddTicks(1234560);
+        t.Rows.Add(1, "Ada", true, (byte)255, (sbyte)-128, short.MinValue, long.MaxValue,
+                   ushort.MaxValue, uint.MaxValue, 9007199254740993UL, 0.1f, -0.0, 12.3400m,
+                   new Guid("0f8fad5b-d9cb-469f-a165-70867728950e"),
+                   new TimeSpan(-1, -2, -3, -4, -5), new byte[] { 0, 1, 255 }, at,
+                   new DateTime(1999, 12, 31, 23, 0, 0, DateTimeKind.Unspecified));
+        t.Rows.Add(2, "", false, (byte)0, (sbyte)0, (short)0, 0L, (ushort)0, 0U, 0UL,
+                   float.MinValue, double.Epsilon, -0.5m, Guid.Empty, TimeSpan.Zero,
+                   new byte[0], at.AddYears(-20), new DateTime(1, 1, 1));
+        var empty = t.NewRow();
+        empty["id"] = 3;
+        t.Rows.Add(empty);
+        t.Rows.Add(4, "keep", true);
+        return ds;
+    }
+
+    static void ChangeTyped(DataSet ds)
+    {
+        var t = ds.Tables["typed"];
+        var r = t.Rows.Find(1);  // every column changes
+        r["name"] = "Ada L."; r["flag"] = false; r["tiny"] = (byte)1; r["signed_tiny"] = (sbyte)127;
+        r["small"] = short.MaxValue; r["big"] = long.MinValue; r["u16"] = (ushort)1;
+        r["u32"] = 7U; r["u64"] = (ulong)long.MaxValue; r["single"] = float.MaxValue;
+        r["real"] = 1e-300; r["price"] = 0.000001m; r["uid"] = Guid.Empty;
+        r["span"] = new TimeSpan(400, 0, 0, 0, 1); r["blob"] = new byte[] { 7 };
+        r["utc"] = new DateTime(1, 1, 1, 0, 0, 0, DateTimeKind.Utc);
+        r["wall"] = new DateTime(9999, 12, 31, 23, 59, 59, DateTimeKind.Unspecified);
+        var e = t.Rows.Find(3);  // nulls become values
+        e["name"] = "was empty"; e["price"] = 79228162514264337593543950335m;
+        e["real"] = double.MaxValue;
+        var k = t.Rows.Find(4);  // values become nulls
+        k["name"] = DBNull.Value; k["flag"] = DBNull.Value;
+        t.Rows.Find(2).Delete();
+        t.Rows.Add(5, "new", true, (byte)9, (sbyte)-9, (short)-9, -9L, (ushort)9, 9U, 9UL,
+                   1.5f, double.MinValue, 1.10m, Guid.NewGuid(), TimeSpan.FromTicks(10),  // one microsecond: a lone tick is refused
+                   new byte[] { 1, 2, 3 }, new DateTime(2000, 1, 1, 0, 0, 0, DateTimeKind.Utc),
+                   new DateTime(2000, 1, 1, 12, 0, 0, DateTimeKind.Unspecified));
+    }
+
+    static void ChangeShop(DataSet ds)
+    {
+        var c = ds.Tables["customers"];
+        var o = ds.Tables["orders"];
+        var l = ds.Tables["lines"];
+        c.Rows.Find(2)["name"] = "Bob Ltd";
+        c.Rows.Add(4, "Dee");
+        l.Rows.Find(102L).Delete();
+        o.Rows.Find(12).Delete();
+        o.Rows.Add(13, 4, 7.75m, DBNull.Value);
+        o.Rows.Find(11)["customer_id"] = 4;         // moves to the new customer
+        o.Rows.Find(10)["order_id"] = 20;           // a key change, cascaded to its lines
+        l.Rows.Add(103L, 13, "D", (short)5);
+        c.Rows.Find(3).Delete();                    // a customer without orders
+        c.Rows.Add(3, "Cy");                        // and a new one under the same key
+    }
+
+    static int Diffgram(string kind, bool nested, string schema, string before, string diff,
+                        string after)
+    {
+        var ds = kind == "typed" ? TypedSet() : Shop(nested);
         ds.AcceptChanges();
         ds.WriteXmlSchema(schema);
         ds.WriteXml(before);
-        var c = ds.Tables["customers"];
-        c.Rows.Find(2)["name"] = "Bob Ltd";
-        c.Rows.Add(4, "Dee");
-        ds.Tables["lines"].Rows.Find(102L).Delete();
-        ds.Tables["orders"].Rows.Find(12).Delete();
-        ds.Tables["orders"].Rows.Add(13, 4, 7.75m, DBNull.Value);
+        if (kind == "typed")
+            ChangeTyped(ds);
+        else
+            ChangeShop(ds);
         ds.WriteXml(diff, XmlWriteMode.DiffGram);
+        ds.AcceptChanges();
+        ds.WriteXml(after);
         return 0;
     }
 
-    static DataSet Load(string schema, string data)
+    static bool IsDiffgram(string data)
+    {
+        using (var r = XmlReader.Create(data))
+        {
+            r.MoveToContent();
+            return r.LocalName == "diffgram" && r.NamespaceURI == "urn:schemas-microsoft-com:xml-diffgram-v1";
+        }
+    }
+
+    static DataSet Load(string schema, string data, List<string> diffs)
     {
         var ds = new DataSet();
         if (schema == "-")
         {
             ds.ReadXml(data, XmlReadMode.ReadSchema);
+        }
+        else if (IsDiffgram(data))
+        {
+            ds.ReadXmlSchema(schema);
+            ds.ReadXml(data, XmlReadMode.DiffGram);
+            foreach (DataTable t in ds.Tables)
+                foreach (DataRow row in t.Rows)
+                    if (row.RowState != DataRowState.Unchanged)
+                        diffs.Add(data + ": a row of " + t.TableName + " is " + row.RowState);
         }
         else
         {
@@ -167,6 +268,13 @@ public static class DataSetInterop
             ds.ReadXml(data);
         }
         return ds;
+    }
+
+    static DataRow[] Ordered(DataTable t)
+    {
+        if (t.PrimaryKey.Length == 0)
+            return t.Rows.Cast<DataRow>().ToArray();
+        return t.Select("", string.Join(",", t.PrimaryKey.Select(k => "[" + k.ColumnName + "]")));
     }
 
     static string Describe(DataColumn c)
@@ -195,9 +303,9 @@ public static class DataSetInterop
 
     static int Compare(string schemaA, string dataA, string schemaB, string dataB)
     {
-        var a = Load(schemaA, dataA);
-        var b = Load(schemaB, dataB);
         var diffs = new List<string>();
+        var a = Load(schemaA, dataA, diffs);
+        var b = Load(schemaB, dataB, diffs);
         Action<string, object, object> same = (what, x, y) => {
             if (!Equals(x, y)) diffs.Add(what + ": " + x + " != " + y);
         };
@@ -213,11 +321,13 @@ public static class DataSetInterop
             same(ta.TableName + " key", string.Join(",", ta.PrimaryKey.Select(k => k.ColumnName)),
                  string.Join(",", tb.PrimaryKey.Select(k => k.ColumnName)));
             same(ta.TableName + " rows", ta.Rows.Count, tb.Rows.Count);
-            for (int i = 0; i < Math.Min(ta.Rows.Count, tb.Rows.Count); i++)
+            var ra = Ordered(ta);
+            var rb = Ordered(tb);
+            for (int i = 0; i < Math.Min(ra.Length, rb.Length); i++)
                 foreach (DataColumn c in ta.Columns)
                     if (tb.Columns.Contains(c.ColumnName))
-                        same(ta.TableName + "[" + i + "]." + c.ColumnName, Cell(ta.Rows[i][c]),
-                             Cell(tb.Rows[i][c.ColumnName]));
+                        same(ta.TableName + "[" + i + "]." + c.ColumnName, Cell(ra[i][c]),
+                             Cell(rb[i][c.ColumnName]));
         }
         Func<DataSet, string> relations = ds => string.Join(";", ds.Relations.Cast<DataRelation>()
             .OrderBy(r => r.RelationName)

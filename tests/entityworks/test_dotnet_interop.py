@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from entityworks import AwareDatetime, XMLImportError, registry, table_schema
+from entityworks import AwareDatetime, Store, XMLImportError, registry, table_schema
 from entityworks.cli import cli
 from entityworks.xmlio import read_xml, write_xml
 from entityworks.xsd import read_xsd
@@ -291,3 +291,66 @@ def test_a_dataset_with_relations_survives_each_database(interop: Path, tmp_path
     compared = mono(interop, "compare", "-" if inline else xsd, xml,
                     "-" if inline else back.with_suffix(".xsd"), back)
     assert compared.returncode == 0, compared.stderr
+
+
+SHOP_CHANGES = {"customers": (1, 2, 0), "orders": (2, 1, 2), "lines": (1, 2, 1)}
+
+
+@pytest.mark.parametrize("kind", ["shop flat", "shop nested", "typed"])
+def test_dotnet_diffgrams_apply_on_each_database(interop: Path, tmp_path: Path,
+                                                 backend_url: str, kind: str) -> None:
+    """.NET writes a DataSet, changes it and writes the DiffGram and what AcceptChanges()
+    leaves; we import the DataSet, apply the DiffGram, and .NET finds our export equal to its
+    own result. The changes: every column of every common .NET type, nulls to values and
+    back, deletes, inserts, a key changed and cascaded to its child rows, a row moved to a
+    new parent, a delete and an insert under one key. Applied twice, it is a conflict that
+    changes nothing; our own DiffGram export reads in .NET as those rows, all Unchanged."""
+    name, _, shape = kind.partition(" ")
+    xsd, before, diff, after = (tmp_path / "set.xsd", tmp_path / "before.xml",
+                                tmp_path / "diff.xml", tmp_path / "after.xml")
+    run(interop, "diffgram", name, shape or "flat", xsd, before, diff, after)
+    text = diff.read_text()
+    assert text.count('diffgr:hasChanges="modified"') >= 3 and "<diffgr:before>" in text
+    cli_ok("import-xml", str(before), "--xsd", str(xsd), "--db", backend_url)
+    if kind == "shop flat":  # the Python API, with the counts per table
+        store = Store(backend_url)
+        try:
+            changes = store.import_diffgram(diff, xsd)
+        finally:
+            store.close()
+        assert {t: (c.inserted, c.updated, c.deleted) for t, c in changes.items()} == \
+            SHOP_CHANGES
+    else:  # the command line; nested: the schema comes from the database
+        cli_ok("import-xml", str(diff), *([] if shape == "nested" else ["--xsd", str(xsd)]),
+               "--db", backend_url)
+    tables = ["customers", "orders", "lines"] if name == "shop" else ["typed"]
+    back = tmp_path / "back.xml"
+    cli_ok("export-xml", *tables, str(back), "--db", backend_url)
+    compared = mono(interop, "compare", xsd, after, back.with_suffix(".xsd"), back)
+    assert compared.returncode == 0, compared.stderr
+
+    again = CliRunner().invoke(cli, ["import-xml", str(diff), "--db", backend_url])
+    assert again.exit_code != 0 and "conflict in table" in again.stderr, again.output
+    cli_ok("export-xml", *tables, str(back), "--db", backend_url)
+    compared = mono(interop, "compare", xsd, after, back.with_suffix(".xsd"), back)
+    assert compared.returncode == 0, compared.stderr
+
+    ours = tmp_path / "ours.xml"
+    cli_ok("export-xml", *tables, str(ours), "--diffgram", "--db", backend_url)
+    compared = mono(interop, "compare", xsd, after, ours.with_suffix(".xsd"), ours)
+    assert compared.returncode == 0, compared.stderr
+
+
+def test_finer_than_microsecond_ticks_are_refused(interop: Path, tmp_path: Path) -> None:
+    """.NET's TimeSpan and DateTime count 100 ns ticks; Python keeps microseconds. A value
+    with a tick beyond them is refused (naming row and column), never cut."""
+    xsd, before, diff, after = (tmp_path / "set.xsd", tmp_path / "before.xml",
+                                tmp_path / "diff.xml", tmp_path / "after.xml")
+    run(interop, "diffgram", "typed", "flat", xsd, before, diff, after)
+    text = after.read_text().replace("<span>P400DT0.001S</span>",
+                                     "<span>P400DT0.0010001S</span>", 1)
+    assert "P400DT0.0010001S" in text
+    after.write_text(text)
+    with pytest.raises(XMLImportError, match="finer than a microsecond") as info:
+        read_xml(read_xsd(xsd), after, xsd)
+    assert info.value.column == "span"

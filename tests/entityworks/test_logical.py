@@ -59,7 +59,7 @@ DOTNET_XML = """<?xml version="1.0" standalone="yes"?>
   <item>
     <id>1</id><uid>0f8fad5b-d9cb-469f-a165-70867728950e</uid><label>caf&#233;</label>
     <price>12.3400</price><ok>true</ok><small>-32768</small><span>-P1DT2H</span>
-    <at>2024-02-29T23:59:59.1234567Z</at><ratio>0.1</ratio>
+    <at>2024-02-29T23:59:59.1234560Z</at><ratio>0.1</ratio>
   </item>
   <item><id>2</id></item>
 </Shop>

@@ -53,7 +53,7 @@ def test_changelog_has_unreleased_and_0_1_0() -> None:
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
     assert headings[0] == "Unreleased" and headings[1].startswith("0.1.0")
     assert _pyproject()["project"]["version"] == "0.1.0"
-    assert "0006_server_defaults" in text  # the latest catalog revision is listed
+    assert "0007_covering_indexes" in text  # the latest catalog revision is listed
 
 
 def test_installed_metadata_matches_pyproject() -> None:
@@ -98,3 +98,49 @@ done
     lines = done.stdout.splitlines()
     assert lines[0].startswith("complete ") and lines[0].endswith(" entityworks")
     assert lines[1:] == ["schema", "init", "--check"]
+
+
+def test_readme_has_a_contributing_section() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", readme, flags=re.MULTILINE)
+    [section] = [s for s in sections if s.startswith("Contributing\n")]
+    for needed in ("`LICENSE`", "`CHANGELOG.md`", '"Unreleased"', 'pip install -e ".[test',
+                   "python -m pytest", "ruff check .", "ENTITYWORKS_TEST_POSTGRES_URL",
+                   "ENTITYWORKS_TEST_MARIADB_URL", "benchmarks/"):
+        assert needed in section, f"the Contributing section lost {needed}"
+
+
+def test_sdist_carries_the_license_changelog_and_spdx_metadata(tmp_path: Path) -> None:
+    """Build the sdist as a packager would (setuptools' PEP 517 hooks, warnings shown)."""
+    import tarfile
+
+    try:
+        import setuptools
+    except ImportError:
+        pytest.skip("setuptools is not installed in this environment")
+    if tuple(int(p) for p in setuptools.__version__.split(".")[:2]) < (77, 0):
+        pytest.skip(f"setuptools {setuptools.__version__} predates PEP 639")
+    # a copy of the tree: the build writes entityworks.egg-info, which importlib.metadata
+    # would otherwise find beside the checkout
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", ".ci-venv*", "*.egg-info", "build", "dist", "__pycache__", "*.db",
+        ".*_cache", ".hypothesis", "demo-output", "entityworks-demo"))
+    out = tmp_path / "dist"
+    out.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c",
+         f"from setuptools import build_meta; print(build_meta.build_sdist({str(out)!r}))"],
+        cwd=source, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    complaints = [line for line in (done.stdout + done.stderr).lower().splitlines()
+                  if "licen" in line and ("deprecat" in line or "warn" in line)]
+    assert not complaints, complaints
+    [sdist] = out.glob("entityworks-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        info = tar.extractfile(f"{sdist.name[:-len('.tar.gz')]}/PKG-INFO").read().decode()
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml"} <= names
+    assert "License-Expression: MIT\n" in info and "License-File: LICENSE\n" in info
+    assert "\nLicense: " not in info  # the deprecated free-text field is gone
+    assert "Classifier: Typing :: Typed\n" in info

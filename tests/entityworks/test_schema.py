@@ -142,17 +142,29 @@ def test_columns_differing_only_in_case_are_refused():
         table_schema(cls)
 
 
-def test_two_primary_keys_refused():
+def test_two_primary_keys_make_a_composite_key():
     @dataclass
     class Two:
         a: int = primary_key(default=0)
+        name: str = ""
         b: int = primary_key(default=0)
 
-    with pytest.raises(SchemaError, match="more than one primary key"):
-        table_schema(Two)
+    schema = table_schema(Two)
+    assert [c.name for c in schema.key_columns] == ["a", "b"]
+    assert schema.primary_key is None and schema.composite
+    with pytest.raises(SchemaError, match="composite key"):
+        schema.require_key("this")
+
+    @dataclass
+    class Generated:
+        a: int | None = primary_key(default=None)
+        b: int = primary_key(default=0)
+
+    with pytest.raises(SchemaError, match="cannot be Optional"):
+        table_schema(Generated)
 
 
-def test_child_of_child_refused():
+def test_child_of_child_columns():
     @dataclass
     class Leaf:
         v: int
@@ -166,5 +178,11 @@ def test_child_of_child_refused():
         id: int
         mids: list[Mid]
 
-    with pytest.raises(SchemaError, match="cannot have child tables"):
-        table_schema(Root)
+    schema = table_schema(Root)
+    [mids] = schema.children
+    [leaves] = mids.schema.children
+    assert leaves.schema.name == "root_mids_leaves"
+    assert leaves.schema.column_names == ["parent_key", "position_1", "position", "v"]
+    assert [c.name for c in leaves.schema.field_columns] == ["v"]
+    assert leaves.schema.root is schema and leaves.schema.depth == 2
+    assert [d.name for d in schema.descendants] == ["root_mids", "root_mids_leaves"]

@@ -92,10 +92,14 @@ def _reference_smooth_fill(cave: np.ndarray, passes: int, empty: int, filling: i
 
 
 def test_faithful_smoothing_and_filling_run_column_by_column_in_place() -> None:
-    for seed in range(5):
-        cave = _visits.random_fill(31, 19, 55, np.random.default_rng(seed))
-        expected = _reference_smooth_fill(cave, 5, 3, 4)
-        assert np.array_equal(caves._smooth_fill_faithful(cave, 5, 3, 4), expected)
+    cases = [(31, 19, 55, 5, 3, 4), (3, 3, 50, 2, 1, 2), (40, 7, 45, 0, 3, 4),
+             (9, 33, 60, 3, 2, 3), (25, 25, 45, 7, 5, 0), (17, 12, 30, 1, 0, 5)]  # fmt: skip
+    for seed, (width, height, prob, passes, empty, filling) in enumerate(cases * 3):
+        cave = _visits.random_fill(width, height, prob, np.random.default_rng(seed))
+        expected = _reference_smooth_fill(cave, passes, empty, filling)
+        got = caves._smooth_fill_faithful(cave, passes, empty, filling)
+        assert got.dtype == np.uint8 and got.flags.c_contiguous
+        assert np.array_equal(got, expected), (width, height, passes, empty, filling)
 
 
 @pytest.mark.parametrize("mode", caves.MODES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from generators.sudoku import InvalidPuzzle, PuzzleFileError
 from tests.conftest import require_data
 
 EULER_ANSWER = 24702  # published answer to Project Euler problem 96
+EULER_PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 
 
 def grid_is_valid(puzzle: str, grid: str) -> bool:
@@ -392,6 +394,90 @@ def test_solve_many_default_workers_gives_the_sequential_answers() -> None:
     ]
 
 
+def _mixed_job() -> list[str | sudoku.NamedPuzzle]:
+    """Hard and easy puzzles, dots and zeros, named entries, one without a solution and one
+    with many: everything the workers must hand back in place."""
+    entries = sudoku.read_lines(require_data("magictour_top1465.txt"))[:300]
+    job: list[str | sudoku.NamedPuzzle] = []
+    for i, entry in enumerate(entries):
+        if i % 3 == 0:
+            job.append(entry)
+        elif i % 3 == 1:
+            job.append(entry.puzzle.replace("0", "."))
+        else:
+            job.append(entry.puzzle)
+    job[17:17] = [NORVIG_IMPOSSIBLE, "0" * 81]
+    return job
+
+
+@pytest.mark.parametrize(
+    ("workers", "batch_size"), [(2, None), (3, 5), (2, 1000), (None, 7), (None, None)]
+)
+def test_threaded_solve_many_keeps_order_answers_and_progress(
+    workers: int, batch_size: int | None
+) -> None:
+    job = _mixed_job()
+    calls: list[tuple[int, int]] = []
+    got = sudoku.solve_many(
+        job, workers=workers, batch_size=batch_size, progress=lambda d, t: calls.append((d, t))
+    )
+    assert got == [sudoku.solve(p) for p in job]
+    assert got[17] is None and got[18] is not None and got[18].unique is False
+    assert all(s is None or s.puzzle == s.puzzle.replace(".", "0") for s in got)
+    done = [d for d, _ in calls]
+    assert done == sorted(set(done)) and calls[-1] == (len(job), len(job))
+    if batch_size is not None:
+        assert len(calls) == -(-len(job) // batch_size)
+
+
+def test_guided_chunks_cover_the_job_in_order_and_shrink_towards_the_end() -> None:
+    chunks = sudoku._Chunks(10_000, None, 2)
+    spans = []
+    while (span := chunks.take()) is not None:
+        spans.append(span)
+    assert spans[0][0] == 0 and spans[-1][1] == 10_000
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    sizes = [stop - start for start, stop in spans]
+    assert max(sizes) == sudoku._MAX_CHUNK and sizes[-2] == sudoku._MIN_CHUNK
+    assert sizes == sorted(sizes, reverse=True)
+    capped = sudoku._Chunks(40, None, 2)  # 37 left: 37 // 16 < 4
+    assert capped.take(3) == (0, 3) and capped.take() == (3, 3 + sudoku._MIN_CHUNK)
+    fixed = sudoku._Chunks(10, 4, 2)  # a given batch size is kept, whatever the cap
+    assert [fixed.take(1), fixed.take(), fixed.take(), fixed.take()] == [
+        (0, 4), (4, 8), (8, 10), None
+    ]
+
+
+def test_a_bad_puzzle_stops_every_worker_and_the_first_one_is_named() -> None:
+    """Workers check their own chunks; whichever trips first, the error names the earliest
+    bad puzzle, no result is returned and no worker thread is left behind."""
+    import threading
+
+    good = [e.puzzle for e in sudoku.read_lines(require_data("top95.txt"))]
+    job = good * 3
+    job[150] = "55" + job[150][2:]  # a clash
+    job[250] = "x" + job[0][1:]
+    before = threading.active_count()
+    for workers, batch_size in ((2, 1), (2, None), (None, 3), (1, None)):
+        with pytest.raises(InvalidPuzzle, match=r"^puzzle #150: duplicate given 5 in row 1"):
+            sudoku.solve_many(job, workers=workers, batch_size=batch_size)
+    assert threading.active_count() == before
+
+
+def test_an_exception_in_progress_stops_the_workers() -> None:
+    import threading
+
+    job = [e.puzzle for e in sudoku.read_lines(require_data("top95.txt"))] * 4
+    before = threading.active_count()
+
+    def stop(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sudoku.solve_many(job, workers=2, batch_size=8, progress=stop)
+    assert threading.active_count() == before
+
+
 _cells = st.sampled_from("0123456789.")
 
 
@@ -418,11 +504,18 @@ def test_fast_validation_agrees_with_the_cell_by_cell_check(
     except InvalidPuzzle as exc:
         got = (str(exc), exc.cells)
     assert got == expected
-    try:
-        bulk: object = sudoku._validate_all([text])[0]
+    try:  # solve_many checks in its compiled workers: same verdict, same message
+        sudoku.solve_many([text], workers=1)
+        bulk: object = text.replace(".", "0")
     except InvalidPuzzle as exc:
         bulk = (str(exc).removeprefix("puzzle #0: "), exc.cells)
     assert bulk == expected
+    lines = f"{EULER_PUZZLE}\n# a comment\n{text}\n{EULER_PUZZLE}\n".encode()
+    try:  # the line reader checks a whole file in one compiled call
+        read: object = sudoku.read_lines(io.BytesIO(lines))[1].puzzle
+    except InvalidPuzzle as exc:
+        read = (str(exc).removeprefix("<stream>, line 3: "), exc.cells)
+    assert read == expected
 
 
 def test_bulk_validation_names_the_first_bad_puzzle() -> None:

@@ -1,0 +1,65 @@
+# pyright: strict
+"""A user's module as a type checker sees it: checked by mypy --strict and pyright (strict).
+
+It also runs (``test_type_checks.py`` imports and calls :func:`main`), so the field orders it
+declares are the ones the runtime accepts, and the types it asserts are the runtime's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import assert_type
+
+import pandas as pd
+import pyarrow as pa
+
+from entityworks import Store, col, column, primary_key, table, to_arrow, to_pandas
+
+
+@table("products")
+@dataclass
+class Product:
+    # a key without a default, then fields without one: valid at run time, and for checkers
+    sku: str = primary_key()
+    name: str
+    price_cents: int
+    note: str | None = column(default=None, max_length=200)
+    tags: list[str] = column(default_factory=list[str])  # pyright strict: not bare list
+
+
+@dataclass
+class Order:
+    id: int | None = primary_key(default=None)
+    product_sku: str = column(default="", index=True)
+    quantity: int = 1
+    lines: list[Line] = field(default_factory=list["Line"])
+
+
+@dataclass
+class Line:
+    text: str = column(default="")
+
+
+def main() -> int:
+    """Every call a user makes, with the type each returns."""
+    store = Store("sqlite://")
+    store.create(Product)
+    store.create(Order)
+    product = store.insert(Product("a-1", "anvil", 1999))
+    assert_type(product, Product)
+    assert_type(store.insert_many([Product("b-2", "bell", 250, note="loud")]), int)
+    order = store.insert(Order(None, "a-1", 2, [Line("fragile")]))
+    assert_type(order.id, int | None)
+    found = store.get(Product, "a-1")
+    assert_type(found, Product | None)
+    cheap: Iterator[Product] = store.select(Product, where=col("price_cents") < 1000,
+                                            order_by="name")
+    names = [p.name for p in cheap]
+    assert_type(store.count(Product), int)
+    arrow = store.to_arrow(Product)
+    assert_type(arrow, pa.Table)
+    frame = to_pandas(Product, [product])
+    assert_type(frame, pd.DataFrame)
+    assert_type(to_arrow(Order, [order]), pa.Table)
+    return len(names) + arrow.num_rows + len(frame)
