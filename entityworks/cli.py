@@ -29,7 +29,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from .store import Store
 
 DEFAULT_DB = "entityworks.db"
+#: The Parquet codecs ``entityworks parquet --compression`` offers.
+_Compression = Literal["zstd", "snappy", "gzip", "none"]
 #: Tables the command line never writes into: the catalog's revision table, Alembic's default
 #: one and SQLite's own (``sqlite_sequence``, ``sqlite_stat1``...).
 INTERNAL_TABLES = ("entityworks_version", "alembic_version", "entityworks_schema")
@@ -118,7 +120,7 @@ def aborted() -> NoReturn:
 
 
 #: click >= 8.2 raises this for a group called without a command (older ones print the help)
-_NO_ARGS_IS_HELP: tuple[type[click.ClickException], ...] = tuple(
+_NO_ARGS_IS_HELP: tuple[type[click.UsageError], ...] = tuple(
     c for c in [getattr(click.exceptions, "NoArgsIsHelpError", None)] if c is not None)
 
 
@@ -299,8 +301,8 @@ def resolve_table(store: Store, name: str) -> type:
                                     f"run 'entityworks migrate' or generate something first")
         return known
     if name not in tables:
-        known = ", ".join(sorted(tables)) or "none"
-        raise UnknownTableError(f"no table {name!r}; tables are: {known}")
+        names = ", ".join(sorted(tables)) or "none"
+        raise UnknownTableError(f"no table {name!r}; tables are: {names}")
     return store.reflect(name)
 
 
@@ -488,7 +490,7 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
         if client is not None:
             client.close()
     ids = f"ids {stats.ids[0]}-{stats.ids[1]}" if stats.ids else "no ids"
-    seeds = (f"seeds {stats.seeds[0]}-{stats.seeds[1]}" if seed is not None
+    seeds = (f"seeds {stats.seeds[0]}-{stats.seeds[1]}" if seed is not None and stats.seeds
              else "a fresh seed per map, stored")
     click.echo(f"stored {stats.count} {kind} maps in {display_db(opened[0] if opened else db)} "
                f"({ids}, {seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
@@ -652,7 +654,7 @@ def _write_tiled(rd: Any, grid: Any, tiled: str, tile_size: int = 16) -> None:
         json_file.write(json.dumps(document, separators=(",", ":")).encode("utf-8"))
 
 
-class ByteSize(click.ParamType):
+class ByteSize(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3 only
     """A size in bytes: ``1048576``, ``512K``, ``100M``, ``4G``, ``1T`` (powers of 1024);
     ``0`` means no limit (None)."""
 
@@ -894,7 +896,7 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
 @click.option("--compression", type=click.Choice(["zstd", "snappy", "gzip", "none"]),
               default="zstd", show_default=True)
 @db_option
-def parquet(table_name: str, out: str, wheres: Sequence[str], compression: str,
+def parquet(table_name: str, out: str, wheres: Sequence[str], compression: _Compression,
             db: str) -> None:
     """Convert a table to Parquet (types from the registry; child rows as nested lists).
 

@@ -49,7 +49,7 @@ class Expr:
         raise NotImplementedError
 
 
-_OPS: dict[str, Callable[[Any, Any], Any]] = {
+_OPS: dict[str, Callable[[Any, Any], sa.ColumnElement[bool]]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
     ">": operator.gt, ">=": operator.ge,
 }
@@ -260,7 +260,7 @@ def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
     if not isinstance(order_by, Iterable):
         raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
     items = [order_by] if isinstance(order_by, str) else list(order_by)
-    clauses = []
+    clauses: list[sa.ColumnElement[Any]] = []
     for item in items:
         if not isinstance(item, str) or not item.lstrip("-"):
             raise FilterError(f"order_by takes column names ('-name' for descending), "

@@ -119,7 +119,7 @@ def compare_server_default(context: MigrationContext, inspected_column: sa.Colum
         if (reflected is not None and wanted is not None and is_text(metadata_column.type)
                 and _mysql_shown_as(wanted, reflected)):
             return False
-    return not same_default(reflected, wanted, metadata_column.type)  # type: ignore[arg-type]
+    return not same_default(reflected, wanted, metadata_column.type)
 
 
 _MYSQL_COLUMNS = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"),
@@ -208,7 +208,7 @@ def version_tables(conn: sa.Connection) -> dict[str, tuple[str, ...]]:
     inspector = sa.inspect(conn)
     for (_schema, name), columns in inspector.get_multi_columns().items():
         if [c["name"] for c in columns] == ["version_num"]:
-            stmt = sa.select(sa.column("version_num")).select_from(sa.table(name))
+            stmt = sa.select(sa.column("version_num", sa.String)).select_from(sa.table(name))
             found[name] = tuple(sorted(str(v) for v in conn.execute(stmt).scalars()))
     return found
 
@@ -813,7 +813,7 @@ def _preflight(conn: sa.Connection, op: ops.MigrateOperation, schemas: dict[str,
             f"field has no default; give the field a default or make it Optional")
 
 
-def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column, schemas: dict[str, type],
+def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column[Any], schemas: dict[str, type],
                 field: str | None = None) -> None:
     """Give the NULLs of ``column`` the default of ``field`` (by default the field of the
     column's name): a bound parameter, encoded by the registry. With no default and NULLs
@@ -845,7 +845,7 @@ def _add_column(conn: sa.Connection, operations: Operations, op: ops.AddColumnOp
         # a literal default: the database fills the rows, and no table is rebuilt
         operations.add_column(op.table_name, sa.Column(
             column.name, column.type, *checks, nullable=column.nullable,
-            server_default=default))
+            server_default=default))  # type: ignore[arg-type]  # a DefaultClause's own arg
         return
     operations.add_column(op.table_name, sa.Column(column.name, column.type, *checks,
                                                    nullable=True))
@@ -901,10 +901,10 @@ def _rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str, 
     checks = [c for c in column.constraints if isinstance(c, sa.CheckConstraint)]
     checks += [c for c in target.constraints if isinstance(c, sa.CheckConstraint)
                and c.name == f"length_{new}"]
-    for check in checks:  # as text: an expression would name the column of another table
-        sql = check.sqltext.compile(dialect=conn.dialect, compile_kwargs={
+    for made in checks:  # as text: an expression would name the column of another table
+        sql = made.sqltext.compile(dialect=conn.dialect, compile_kwargs={
             "literal_binds": True, "include_table": False})
-        batch.create_check_constraint(check.name, sa.text(str(sql)))
+        batch.create_check_constraint(made.name, sa.text(str(sql)))
 
 
 def check_clean(target: Store | str | Path, classes: type | Sequence[type]) -> None:

@@ -198,10 +198,11 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
             from_db = compose(impls[c.name].result_processor(dialect, None), from_db)
         decoders.append((main, from_db))
-    binds = [impls[n].bind_processor(dialect) for n in names]
+    binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
     active = [(i, d) for i, d in decoders if d is not None]
-    gates = [(i, int, c.nullable) for i, c in enumerate(schema.columns)
-             if name == "postgresql" and fast[i] is None and c.info.native is int]
+    gates: list[tuple[int, type, bool]] = [
+        (i, int, c.nullable) for i, c in enumerate(schema.columns)
+        if name == "postgresql" and fast[i] is None and c.info.native is int]
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None,
                     _read(active, plan if any_parts else None), copy_types, gates)

@@ -29,9 +29,14 @@ POSITION_COLUMN = "position"
 
 
 def refuse_nested_children(schema: TableSchema, where: str) -> None:
-    """SchemaError when ``schema`` has children of children, which ``where`` (a format
-    holding one level of child tables) would lose."""
+    """SchemaError when ``schema`` has children of children or an Optional child list,
+    which ``where`` (a format holding one level of plain child lists) would lose."""
     for child in schema.children:
+        if child.optional:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: an Optional child list, which "
+                f"{where} cannot tell from an empty one; make it list[...] with "
+                "default_factory=list", cls=schema.cls, field=child.field)
         if child.schema.children:
             raise SchemaError(
                 f"{schema.cls.__qualname__}.{child.field}: its items have child tables of "
@@ -157,6 +162,9 @@ class ChildTable:
 
     field: str
     schema: TableSchema
+    #: ``list[Item] | None``: the parent table has a column of the field's name telling an
+    #: empty list (TRUE) from None (NULL).
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,7 +403,7 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         raise SchemaError(f"cannot resolve the annotations of {cls.__qualname__}: {exc}",
                           cls=cls) from exc
     columns: list[Column] = []
-    child_fields: list[tuple[str, type]] = []
+    child_fields: list[tuple[str, type, bool]] = []
     marked: list[str] = []
     if parent is not None:
         # every level of child tables refers to the root row by its key, then to each
@@ -415,10 +423,9 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                                        field=f.name, type_=annotation) from None
         item = _child_item(tp)
         if item is not None:
-            if nullable:
-                raise SchemaError(f"{cls.__qualname__}.{f.name}: a child list cannot be "
-                                  "Optional; use an empty list", cls=cls, field=f.name)
-            child_fields.append((f.name, item))
+            if nullable:  # the list's presence: a column of the field's name
+                columns.append(Column(f.name, list, _present(reg), True))
+            child_fields.append((f.name, item, nullable))
             continue
         meta: Mapping[str, Any] = f.metadata or {}
         is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
@@ -480,10 +487,26 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     if child_fields:
         children = tuple(
             ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
-                                                      cls, fname), reg, schema))
-            for fname, item in child_fields)
+                                                      cls, fname), reg, schema), optional)
+            for fname, item, optional in child_fields)
         object.__setattr__(schema, "children", children)
     return schema
+
+
+def _check_present(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list (or None), got {type(value).__name__}")
+    return value
+
+
+def _present(reg: TypeRegistry) -> TypeInfo:
+    """The type of the column saying whether an Optional child list is None (NULL) or a list
+    (TRUE, its items in the child table): stored as the registry's bool, read as a new
+    empty list that the child rows then fill."""
+    return dataclasses.replace(
+        reg.lookup(bool), name="child list present", python_type=list, check=_check_present,
+        to_db=lambda _items: True, from_db=lambda _flag: [], native=None, plain_text=False,
+        checked_codecs=False)
 
 
 def _named_class(cls: type, field: str, name: str) -> type:

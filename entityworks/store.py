@@ -541,8 +541,9 @@ class Store:
         codec = row_codec(schema, table, self.dialect)
         names = codec.fields
         offset = schema.links  # a child table's (parent_key, positions...) come first
-        build = instance_builder(schema.cls, [*names[offset:],
-                                              *(child.field for child in schema.children)])
+        # (an Optional child list is a column too: its value, [] or None, starts the list)
+        build = instance_builder(schema.cls, [*names[offset:], *(
+            child.field for child in schema.children if not child.optional)])
         # Rows are decoded before they are built, so decoders do not stop the fast path.
         plain = not schema.children and offset == 0 and build is schema.cls
         children = [(child.field, self._make_model(child.schema, metadata))
@@ -1091,7 +1092,7 @@ class Store:
         build = model.build
         offset = model.field_index[0] if model.field_index else len(model.fields)
         if model.children:  # each parent starts with empty child lists, filled below
-            count = len(model.children)
+            count = sum(not child.optional for child in model.schema.children)
             objs = [build(*row[offset:], *[[] for _ in range(count)]) for row in batch]
         elif offset:
             objs = [build(*row[offset:]) for row in batch]
@@ -1463,11 +1464,14 @@ class Store:
         """Insert the child rows of ``objs``: ``(*key, position, item)``, where ``key`` is
         the root's key (and, below the first level, the ancestors' positions); then theirs.
         ``numbers``: the caller's row of each object (by default its index)."""
+        optional = {c.field for c in model.schema.children if c.optional}
         for fname, child in model.children:
             rows = []
             owners: list[int] = []  # each child row's parent row, the number errors give
             for number, (parent, key) in enumerate(zip(objs, keys, strict=True)):
                 items = getattr(parent, fname)
+                if items is None and fname in optional:
+                    continue  # None: the column of the field's name says so, no rows
                 if items is None:
                     raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
                                      table=model.schema.name, column=fname)

@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import math
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,7 +275,9 @@ def dataset_xsd_tree(schemas: list[TableSchema], relations: list[Any], dataset: 
         if parent is not None:
             row.set("minOccurs", "0")
             row.set("maxOccurs", "unbounded")
-        sequences[schema.name] = row.find(f"{_XS}complexType/{_XS}sequence")
+        sequence = row.find(f"{_XS}complexType/{_XS}sequence")
+        assert sequence is not None  # _row_element made it
+        sequences[schema.name] = sequence
     key_names: dict[str, str] = {}
     for n, schema in enumerate(schemas):
         if not schema.key_columns:
@@ -447,7 +450,7 @@ def _column(element: etree._Element) -> XsdColumn:
         restriction = element.find(f"{_XS}simpleType/{_XS}restriction")
         if restriction is None or restriction.get("base") is None:
             raise XMLImportError(f"XSD column {name!r} has no simple type")
-        qname = restriction.get("base")
+        qname = restriction.get("base", "")
         facet = restriction.find(_XS + "maxLength")
         if facet is not None:
             try:
@@ -489,7 +492,8 @@ def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
         raise XMLImportError("the dataset element of the XSD has no xs:choice of tables")
     tables: dict[str, XsdTable] = {}
     total = 0
-    pending = [(row, None) for row in choice.findall(_XS + "element")]
+    pending: list[tuple[etree._Element, str | None]] = [
+        (row, None) for row in choice.findall(_XS + "element")]
     while pending:
         row, parent = pending.pop(0)
         name = row.get("name") or _local(row.get("ref", ""))
@@ -656,7 +660,7 @@ def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry)
             raise XMLImportError(f"child table {child_name!r} is not named "
                                  f"{main_name}_<field>, so no field can hold it")
         item = _new_class(child_name, _field_specs(model, keyref.table, registry, skip=2))
-        specs.append((child_name.removeprefix(f"{main_name}_"), list[item],
+        specs.append((child_name.removeprefix(f"{main_name}_"), types.GenericAlias(list, item),
                       dataclasses.field(default_factory=list)))
     cls = _new_class(main_name, specs)
     if not model.has_main_table and model.dataset:

@@ -398,8 +398,11 @@ def solve_batch(
     effort, and the first solution as digits (zeros when there is none). Raises ValueError
     for a row with a digit outside 0-9 or a given repeated in a house.
     """
-    n = len(puzzles)
-    rows = text_rows((np.asarray(puzzles, dtype=np.int8) + 48).astype(np.uint8).tobytes())
+    digits = np.asarray(puzzles, dtype=np.int8).reshape(-1, 81)
+    n = len(digits)
+    if n and (digits.min() < 0 or digits.max() > 9):
+        raise ValueError("puzzle digits must be 0-9")
+    rows = text_rows((digits + 48).astype(np.uint8).tobytes())
     counts = np.zeros(n, dtype=np.int32)
     nodes = np.zeros(n, dtype=np.int64)
     guesses = np.zeros(n, dtype=np.int64)

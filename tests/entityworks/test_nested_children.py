@@ -120,3 +120,46 @@ def test_formats_with_one_level_refuse_nested(tmp_path) -> None:
 
     with pytest.raises(SchemaError, match="one level of child tables"):
         to_arrow(House, _houses())
+
+
+@dataclass
+class Shelf:
+    label: str
+    books: list[Knob] | None = None
+
+
+@table("nc_case")
+@dataclass
+class Case:
+    id: int
+    shelves: list[Shelf] | None = None
+    spares: list[Knob] | None = field(default_factory=list)
+
+
+def test_optional_child_lists_keep_none_apart_from_empty(store: Store) -> None:
+    store.create(Case)
+    cases = [Case(1), Case(2, [], None), Case(3, [Shelf("a"), Shelf("b", []),
+                                                  Shelf("c", [Knob("k", 1)])], [Knob("s")]),
+             Case(4, None, [])]
+    store.insert_many(cases)
+    back = list(store.select(Case, order_by="id"))
+    assert back == cases
+    assert [c.shelves for c in back[:2]] == [None, []]
+    assert back[0].spares == [] and back[1].spares is None
+    assert back[2].shelves[0].books is None and back[2].shelves[1].books == []
+    assert store.count(Case, where={"shelves": None}) == 2
+    cases[1].shelves = None
+    cases[3].shelves = [Shelf("d", None)]
+    store.update(cases[1])
+    store.upsert(cases[3])
+    assert list(store.select(Case, order_by="id")) == cases
+    with pytest.raises(ValueEncodingError, match="expected a list"):
+        store.insert(Case(5, "shelf"))  # type: ignore[arg-type]
+    assert store.get(Case, 5) is None
+
+
+def test_formats_refuse_optional_child_lists(tmp_path) -> None:
+    from entityworks.xsd import write_xsd
+
+    with pytest.raises(SchemaError, match="Optional child list"):
+        write_xsd(Case, tmp_path / "c.xsd")

@@ -33,11 +33,19 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import markupsafe
-from datasette import Forbidden, NotFound, Response, hookimpl
+from datasette import Forbidden, NotFound, Response
+from datasette import hookimpl as _datasette_hookimpl
 
 from .. import pictures
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def hookimpl(function: F) -> F:
+    """datasette's ``hookimpl``, typed: it marks ``function`` as a hook and returns it."""
+    marked: F = _datasette_hookimpl(function)
+    return marked
 
 PLUGIN = "entityworks"
 #: Columns that make a ``maps`` table an entityworks catalog table.
@@ -49,7 +57,8 @@ READER = pictures.CatalogReader()
 
 def _prefix(datasette: Any, database: str) -> str:
     route = datasette.get_database(database).route
-    return datasette.urls.path(f"-/{PLUGIN}/{route}/maps")
+    path: str = datasette.urls.path(f"-/{PLUGIN}/{route}/maps")
+    return path
 
 
 def _int_arg(request: Any, name: str, default: int, low: int, high: int) -> int:
@@ -136,7 +145,7 @@ def _guarded(view: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(view)
     async def wrapper(datasette: Any, request: Any) -> Response:
         try:
-            return await view(datasette, request)  # type: ignore[no-any-return]
+            return await view(datasette, request)
         except BadRequest as exc:
             return Response.text(f"{exc}\n", status=400)
 
@@ -255,7 +264,7 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
 @hookimpl
 def extra_template_vars(view_name: str, table: str | None, database: str | None,
                         request: Any, datasette: Any) -> Any:
-    if view_name != "row" or table != "maps" or request is None:
+    if view_name != "row" or table != "maps" or request is None or database is None:
         return {}
 
     async def inner() -> dict[str, Any]:
