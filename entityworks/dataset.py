@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import logical
+from ._gcpause import paused_gc
 from .errors import SchemaError, XMLImportError
 from .registry import TypeRegistry
 from .registry import registry as default_registry
@@ -267,6 +268,12 @@ def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None
     tables are created, with foreign keys for the relations; nothing is created or written
     if anything is refused (as for :func:`entityworks.xmlio.import_store`).
     """
+    with paused_gc():  # every row is held: collections would walk them again and again
+        return _import_dataset(store, xml_path, xsd_path, data)
+
+
+def _import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None,
+                    data: DataSet | None) -> dict[str, int]:
     model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
     if model is None:
         raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
@@ -361,7 +368,7 @@ def _xsd_tree(data: DataSet, nested: bool | None, registry: TypeRegistry) -> Any
                             nested=data.nested if nested is None else nested)
 
 
-def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
+def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
                   xml_path: Any, xsd_path: str | Path | None = None, *,
                   nested: bool | None = None, inline_schema: bool = False,
                   registry: TypeRegistry = default_registry, diffgram: bool = False

@@ -388,9 +388,9 @@ class Store:
                  registry: TypeRegistry | None = None, busy_timeout: float = 30.0,
                  echo: bool = False) -> None:
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float) \
-                or not busy_timeout >= 0:
-            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0, got "
-                                     f"{busy_timeout!r}")
+                or not 0 <= busy_timeout < 2**31 / 1000:
+            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0 (and "
+                                     f"finite), got {busy_timeout!r}")
         self.registry = registry or default_registry
         self.busy_timeout = busy_timeout
         if engine is not None:
