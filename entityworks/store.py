@@ -1101,28 +1101,30 @@ class Store:
         if model.children and objs and model.schema.parent is None:
             # (children of children are loaded with their parents, from the root's keys)
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            by_key = {(getattr(o, key),): o for o in objs}
-            self._load_children(model, by_key, _encoded_keys(model, [k for k, in by_key]),
-                                conn)
+            by_key = {getattr(o, key): o for o in objs}
+            self._load_children(model, by_key, _encoded_keys(model, list(by_key)), conn)
         return objs
 
-    def _load_children(self, model: _Model, owners: dict[tuple[Any, ...], Any],
+    def _load_children(self, model: _Model, owners: dict[Any, Any],
                        encoded: list[Any], conn: sa.Connection) -> None:
-        """Fill the child lists of ``owners`` (each keyed by its row's link: the root's key,
-        then its positions) with their items, and theirs, from the root keys ``encoded``."""
+        """Fill the child lists of ``owners`` (keyed by their row's link: the root's key, or
+        below the first level a tuple of it and the positions) with their items, and theirs,
+        from the root keys ``encoded``."""
         for fname, child in model.children:
             table = child.table
             links = child.schema.links
             order = [table.c[n] for n in child.fields[:links]]
-            items: dict[tuple[Any, ...], Any] = {}
+            owner_of = itemgetter(*range(links - 1))  # the key alone at the first level
+            link_of = itemgetter(*range(links))
+            items: dict[Any, Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
                 stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
                 for batch in self._batches(child, stmt, conn):
                     for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(owners[tuple(row[:links - 1])], fname).append(item)
+                        getattr(owners[owner_of(row)], fname).append(item)
                         if child.children:
-                            items[tuple(row[:links])] = item
+                            items[link_of(row)] = item
             if child.children and items:
                 self._load_children(child, items, encoded, conn)
 
