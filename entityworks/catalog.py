@@ -90,9 +90,12 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 
 
-#: Composite indexes of ``maps``, one per kind of designer query (:func:`find_maps` by kind
-#: and size, by region count and open ratio; :func:`largest_maps` by kind).
-MAP_INDEXES = (("kind", "width", "height"), ("region_count", "open_ratio"),
+#: Composite indexes of ``maps``, one per kind of designer query: :func:`find_maps` by kind
+#: and size, by region count and open ratio (each also holding the other columns those
+#: queries filter on, so that the filters are checked in the index and only matching rows are
+#: read; revision ``0007_covering_indexes``), :func:`largest_maps` by kind.
+MAP_INDEXES = (("kind", "width", "height", "region_count", "open_ratio"),
+               ("region_count", "open_ratio", "width", "height"),
                ("kind", "largest_region"))
 
 
@@ -606,20 +609,57 @@ def single_region_maps(store: Store, *, kind: str | None = None, limit: int | No
     return find_maps(store, kind=kind, regions=1, limit=limit)
 
 
+@table("maps")
+@dataclass
+class _MapKey:
+    """The key and kind of a ``maps`` row, read without the rest of it (a narrow view of the
+    table for :func:`sample_maps`: no grid, no child rows)."""
+
+    id: int | None = primary_key()
+    kind: str
+
+
+#: Candidate keys :func:`sample_maps` tries per wanted map before it lists the matching keys
+#: instead (a filter that few rows pass makes random keys miss too often).
+SAMPLE_TRIES = 16
+
+
 def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | None = None
                 ) -> list[MapRecord]:
-    """``n`` maps drawn at random without replacement (fewer when fewer exist).
+    """``n`` maps drawn at random without replacement (fewer when fewer exist), in id order.
 
-    The draw happens here (a seeded ``random.Random``) and rows are fetched by position, so
-    it behaves the same on every database.
+    Keys are drawn uniformly between the smallest and the largest id (a seeded
+    ``random.Random``) and a drawn key is kept when its row exists, matches and was not kept
+    before: every matching map is equally likely, and the cost does not grow with the
+    catalog (a few lookups by key, not a count and a walk to each drawn position). When the
+    draws miss too often (ids with large gaps, a rare kind), the matching keys are listed
+    and the rest drawn among them. The same seed draws the same maps on every database.
     """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be an integer >= 0, got {n!r}")
     where = map_filter(kind=kind)
-    total = store.count(MapRecord, where=where)
-    picks = sorted(random.Random(seed).sample(range(total), min(n, total)))
-    out = []
-    for position in picks:
-        out += store.select(MapRecord, where=where, order_by="id", limit=1, offset=position)
-    return out
+    first = next(iter(store.select(_MapKey, order_by="id", limit=1)), None)
+    if first is None or n == 0:
+        return []
+    low = first.id
+    high = next(iter(store.select(_MapKey, order_by="-id", limit=1))).id
+    rng = random.Random(seed)
+    chosen: dict[int, None] = {}  # insertion-ordered: the order of the draws
+    tries = SAMPLE_TRIES * n
+    while len(chosen) < n and tries > 0:
+        want = n - len(chosen)
+        draws = [rng.randint(low, high) for _ in range(min(tries, 4 * want + 8))]
+        tries -= len(draws)
+        found = {k.id for k in store.select(
+            _MapKey, where=[col("id").in_(sorted(set(draws))), *where])}
+        for key in draws:
+            if key in found and key not in chosen and len(chosen) < n:
+                chosen[key] = None
+    if len(chosen) < n:  # the matching keys not drawn yet, listed through an index
+        rest = [k.id for k in store.select(_MapKey, where=where, order_by="id")
+                if k.id not in chosen]
+        chosen.update(dict.fromkeys(rng.sample(rest, min(n - len(chosen), len(rest)))))
+    return list(store.select(MapRecord, where=col("id").in_(sorted(chosen)), order_by="id"))
 
 
 # -- sudoku --------------------------------------------------------------------------------

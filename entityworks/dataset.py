@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import logical
+from ._gcpause import paused_gc
 from .errors import SchemaError, XMLImportError
 from .registry import TypeRegistry
 from .registry import registry as default_registry
@@ -190,7 +191,8 @@ def _is_document(path: str | Path) -> bool:
 def dataset_of(classes: Sequence[type], *, name: str | None = None,
                nested: bool | None = None, registry: TypeRegistry = default_registry
                ) -> DataSet:
-    """A :class:`DataSet` of dataclasses whose fields name their ``references``."""
+    """A :class:`DataSet` of dataclasses whose fields name their ``references`` (field
+    metadata, as read from an XSD, or ``column(references=...)`` foreign keys)."""
     tables = {table_schema(cls, registry).name: cls for cls in classes}
     relations = []
     for child, cls in tables.items():
@@ -206,6 +208,15 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
                                       parent, column, child, f.name,
                                       bool(f.metadata.get("nested")) if nested is None
                                       else nested))
+        # foreign keys declared with column(references=...) to a table of the DataSet
+        for c in table_schema(cls, registry).columns:
+            if c.references is None:
+                continue
+            target = table_schema(c.references, registry)
+            if target.name in tables and target.primary_key is not None:
+                relations.append(Relation(f"{target.name}_{child}", target.name,
+                                          target.primary_key.name, child, c.name,
+                                          bool(nested)))
     order = _parents_first(list(tables), relations)
     first = tables[order[0]] if order else None
     dataset = name or getattr(first, "__dataset__", None) or "NewDataSet"
@@ -267,6 +278,12 @@ def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None
     tables are created, with foreign keys for the relations; nothing is created or written
     if anything is refused (as for :func:`entityworks.xmlio.import_store`).
     """
+    with paused_gc():  # every row is held: collections would walk them again and again
+        return _import_dataset(store, xml_path, xsd_path, data)
+
+
+def _import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None,
+                    data: DataSet | None) -> dict[str, int]:
     model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
     if model is None:
         raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
@@ -361,7 +378,7 @@ def _xsd_tree(data: DataSet, nested: bool | None, registry: TypeRegistry) -> Any
                             nested=data.nested if nested is None else nested)
 
 
-def write_dataset(data: DataSet, rows: dict[str, Iterable[Sequence[Any]]],
+def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
                   xml_path: Any, xsd_path: str | Path | None = None, *,
                   nested: bool | None = None, inline_schema: bool = False,
                   registry: TypeRegistry = default_registry, diffgram: bool = False

@@ -45,6 +45,7 @@ from typing import Any, TextIO
 
 from lxml import etree
 
+from ._gcpause import paused_gc
 from .dataset import DataSet, dataset_for, dataset_of, is_dataset
 from .errors import ValueEncodingError, WriteError, XMLImportError
 from .filters import col
@@ -167,8 +168,8 @@ def _split(path: Path, model: XsdModel, workdir: Path) -> tuple[_Section, _Secti
     """Copy the current rows and the before images into two documents of their own."""
     current = _Section(workdir / "current" / path.name, "")
     before = _Section(workdir / "before" / path.name, "diffgr:before ")
-    for section in (current, before):
-        section.path.parent.mkdir()
+    for part in (current, before):
+        part.path.parent.mkdir()
     nested = {name: table.nested_in for name, table in model.tables.items()}
     check_prolog(path, "XML file")
     stack: list[tuple[str, bool]] = []  # (tag, is a row) per open element
@@ -286,7 +287,7 @@ def _recorded_relations(store: Any, table: str) -> list[dict[str, Any]]:
 
     with store._connection() as conn:
         rows = logical.recorded(conn, table)
-    facts = next((json.loads(r.details or "{}") for r in rows
+    facts: dict[str, Any] = next((json.loads(r.details or "{}") for r in rows
                   if r.logical_type == logical.TABLE_ROW), {})
     return list(facts.get("relations", []))
 
@@ -374,9 +375,9 @@ def _same(a: Any, b: Any) -> bool:
         return (math.isnan(a) and math.isnan(b)) or (
             a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
     if isinstance(a, dt.datetime):
-        return a == b and a.utcoffset() == b.utcoffset()
+        return bool(a == b and a.utcoffset() == b.utcoffset())
     if isinstance(a, decimal.Decimal):
-        return a == b
+        return bool(a == b)
     return bool(a == b)
 
 
@@ -430,7 +431,8 @@ def _plan_table(store: Any, cls: type, table: str, name: str,
         if mark.id is None or mark.id in before_ids or (
                 partner is not None and partner.state != "modified"):
             why = ("has no diffgr:id" if mark.id is None else "repeats a diffgr:id"
-                   if mark.id in before_ids else f"belongs to a row marked {partner.state}")
+                   if mark.id in before_ids or partner is None
+                   else f"belongs to a row marked {partner.state}")
             raise _conflict(name, table, key.name, row[k], mark, "diffgr:before ",
                             f"the before image {why}")
         before_ids.add(mark.id)
@@ -537,6 +539,12 @@ def import_diffgram(store: Any, xml_path: str | Path, xsd_path: str | Path | Non
     no schema into a DiffGram), else from the database: the tables the rows name, as
     recorded when they were imported, with their relations. Returns what changed per table.
     """
+    with paused_gc():  # every row is held: collections would walk them again and again
+        return _import_diffgram(store, xml_path, xsd_path)
+
+
+def _import_diffgram(store: Any, xml_path: str | Path, xsd_path: str | Path | None
+                     ) -> dict[str, Changes]:
     path = Path(xml_path)
     if xsd_path is not None:
         model = load_xsd(xsd_path)

@@ -20,8 +20,8 @@ import io
 import struct
 import typing
 import zlib
-from itertools import chain
-from operator import sub
+from itertools import chain, repeat
+from operator import add, sub
 from typing import Any
 
 import numpy as np
@@ -147,10 +147,19 @@ _STEP_DELTA = ((1, 0), (0, 1), (-1, 0), (0, -1))
 _BYTE_STEPS = tuple(tuple(_STEP_DELTA[(b >> shift) & 3] for shift in (6, 4, 2, 0))
                     for b in range(256))
 _INT64 = (-(2**63), 2**63 - 1)
+_NEAR = 2**62
 #: Four step codes -> the byte holding them.
 _QUAD = {(a, b, c, d): (a << 6) | (b << 4) | (c << 2) | d
          for a in range(4) for b in range(4) for c in range(4) for d in range(4)}
 _SEQUENCES = {list, tuple}
+#: One move along x (``dx + 1``: 0, 1, 2 for -1, 0, +1) -> its bit of a step code byte;
+#: any other move -> 0x80. The same for y.
+_DX_BITS = bytes([0x10, 0x00, 0x20] + [0x80] * 253)
+_DY_BITS = bytes([0x01, 0x00, 0x02] + [0x80] * 253)
+#: Both moves' bits -> the step's code as a base-4 digit (east, south, west, north); not a
+#: unit step (no move, a diagonal, a jump) -> ``x``.
+_DIGITS = bytes(b"0123"[(0x20, 0x02, 0x10, 0x01).index(b)] if b in (0x20, 0x02, 0x10, 0x01)
+                else ord("x") for b in range(256))
 
 
 def _coordinate(value: object, i: int, point: Any) -> int:
@@ -209,9 +218,49 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
             return (value >> 1) ^ -(value & 1), at
 
 
+def _pack_steps(path: Any) -> bytes | None:
+    """:func:`pack_points` of the usual path (lists of two plain ints, unit steps, a first
+    point within 64 bits) at C speed, or None for anything else.
+
+    The moves along x and along y become bytes (a move beyond one byte does not fit: None),
+    each translated to a bit per direction; OR-ing the two as integers gives one byte per
+    step, translated to base-4 digits that ``int(digits, 4)`` packs two bits each, the first
+    step in the high bits.
+    """
+    if not path or not set(map(type, path)) <= _SEQUENCES:
+        return None
+    try:
+        xs, ys = zip(*path, strict=True)
+        if not set(map(type, xs)) <= {int} >= set(map(type, ys)):
+            return None
+        n = len(xs) - 1
+        dx = bytes(map(add, map(sub, xs[1:], xs), repeat(1, n))).translate(_DX_BITS)
+        dy = bytes(map(add, map(sub, ys[1:], ys), repeat(1, n))).translate(_DY_BITS)
+    except ValueError:  # points that are not pairs, moves outside 0..255 once shifted
+        return None
+    digits = (int.from_bytes(dx) | int.from_bytes(dy)).to_bytes(n).translate(_DIGITS)
+    x, y = xs[0], ys[0]
+    # unit steps stay within n of the first point: one within 2**62 keeps them all in 64 bits
+    if b"x" in digits or not (-_NEAR <= x <= _NEAR and -_NEAR <= y <= _NEAR) or n > _NEAR:
+        return None
+    out = bytearray([_STEPS])
+    _varint(x, out)
+    _varint(y, out)
+    _varint(n, out)
+    if n:
+        digits += b"0" * (-n % 4)
+        out += int(digits, 4).to_bytes(len(digits) // 4)
+    return bytes(out)
+
+
 def pack_points(path: Any) -> bytes:
     """The compact form of a path of ``[x, y]`` integer points: the first point and the
     count as varints, then two bits per unit step; other paths as 64-bit pairs."""
+    if not isinstance(path, list | tuple):
+        raise ValueError(f"expected a list of [x, y] points, got {type(path).__name__}")
+    packed = _pack_steps(path)
+    if packed is not None:
+        return packed
     flat = _flat_points(path)
     if flat:
         xs = flat[0::2]

@@ -1124,30 +1124,6 @@ def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
         plain_text=True, check=check_ndarray, checked_codecs=True)
 
 
-def _packed_grid_to_db(array: Any) -> bytes:
-    from .packing import pack_grid
-
-    return pack_grid(array)
-
-
-def _packed_grid_from_db(blob: bytes) -> Any:
-    from .packing import unpack_grid
-
-    return unpack_grid(blob)
-
-
-def _points_to_db(path: Any) -> bytes:
-    from .packing import pack_points
-
-    return pack_points(path)
-
-
-def _points_from_db(blob: bytes) -> Any:
-    from .packing import unpack_points
-
-    return unpack_points(blob)
-
-
 def _points_to_json(path: Any) -> str:
     from .packing import _points
 
@@ -1168,20 +1144,24 @@ def _has_marker(tp: Any, marker: TypeMarker) -> bool:
 def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
     same bytes in XML (plain ``.npy`` bytes are read too)."""
+    from .packing import pack_grid, unpack_grid  # bound once: rows decode by the thousand
+
     return TypeInfo(
         "PackedGrid", tp, sqltypes.binary, lambda: _pa().binary(), "xs:base64Binary",
-        lambda a: _bytes_to_text(_packed_grid_to_db(a)),
-        lambda t: _packed_grid_from_db(_bytes_from_text(t)),
-        to_db=_packed_grid_to_db, from_db=_packed_grid_from_db,
-        to_arrow=_packed_grid_to_db, from_arrow=_packed_grid_from_db, plain_text=True)
+        lambda a: _bytes_to_text(pack_grid(a)),
+        lambda t: unpack_grid(_bytes_from_text(t)),
+        to_db=pack_grid, from_db=unpack_grid,
+        to_arrow=pack_grid, from_arrow=unpack_grid, plain_text=True)
 
 
 def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
     Arrow (as a plain ``list[list[int]]`` would be)."""
+    from .packing import pack_points, unpack_points
+
     return TypeInfo(
         "PointPath", tp, sqltypes.binary, lambda: _pa().string(), "xs:string",
-        _points_to_json, _points_from_json, to_db=_points_to_db, from_db=_points_from_db,
+        _points_to_json, _points_from_json, to_db=pack_points, from_db=unpack_points,
         to_arrow=_points_to_json, from_arrow=_points_from_json)
 
 

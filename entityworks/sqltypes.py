@@ -15,7 +15,6 @@ import decimal
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mssql, mysql, postgresql
 
 _MYSQL = ("mysql", "mariadb")
 MYSQL_DIALECTS = _MYSQL
@@ -57,24 +56,117 @@ MARIADB_CHARSET = "utf8mb4"
 MARIADB_COLLATION = "utf8mb4_nopad_bin"
 
 
+def _mysql() -> Any:
+    from sqlalchemy.dialects import mysql
+
+    return mysql
+
+
+def _mssql() -> Any:
+    from sqlalchemy.dialects import mssql
+
+    return mssql
+
+
+def _postgresql() -> Any:
+    from sqlalchemy.dialects import postgresql
+
+    return postgresql
+
+
+class _Variants(sa.types.TypeDecorator[Any]):
+    """A generic type (``impl``) with other forms on some dialects, built when a statement
+    is first compiled for one of them: a ``with_variant`` would import the MariaDB and SQL
+    Server dialects (a sixth of a second) in every process, a SQLite-only one included."""
+
+    cache_ok = True
+    #: Alembic reads ``name`` of a column type that takes schema events (as a TypeDecorator
+    #: does) when it renames the column; these types have no constraint to name.
+    name = None
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        """This type on ``dialect`` when it is not ``impl`` there."""
+        raise NotImplementedError
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        variant = self.variant(dialect.name)
+        return self.impl_instance if variant is None else dialect.type_descriptor(variant)
+
+
+class LongText(_Variants):
+    """Unbounded text: TEXT; LONGTEXT on MariaDB, NVARCHAR(max) on SQL Server."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION)
+        return _mssql().NVARCHAR("max") if dialect == "mssql" else None
+
+
+class KeyText(_Variants):
+    """Indexable text: TEXT; VARCHAR(length) on MariaDB, NVARCHAR(length) on SQL Server."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def __init__(self, length: int = 255) -> None:
+        super().__init__()
+        # not ``self.length``: where no variant applies the column is TEXT, without a length
+        self.key_length = length
+
+    def __repr__(self) -> str:  # what Alembic writes into a revision
+        return f"{type(self).__name__}({self.key_length})"
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().VARCHAR(self.key_length, charset=MARIADB_CHARSET,
+                                    collation=MARIADB_COLLATION)
+        return sa.Unicode(self.key_length) if dialect == "mssql" else None
+
+
+class BoundedText(_Variants):
+    """VARCHAR(length); TEXT on SQLite (STRICT tables know no VARCHAR)."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def __init__(self, length: int) -> None:
+        super().__init__(length)
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().VARCHAR(self.impl_instance.length, charset=MARIADB_CHARSET,
+                                    collation=MARIADB_COLLATION)
+        return sa.Text() if dialect == "sqlite" else None
+
+
+class Blob(_Variants):
+    """Unbounded bytes: BLOB/BYTEA; LONGBLOB on MariaDB, VARBINARY(max) on SQL Server."""
+
+    impl = sa.LargeBinary
+    cache_ok = True
+
+    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+        if dialect in _MYSQL:
+            return _mysql().LONGBLOB()
+        return _mssql().VARBINARY("max") if dialect == "mssql" else None
+
+
 def text() -> sa.types.TypeEngine[Any]:
     """Unbounded text (LONGTEXT on MariaDB, where TEXT stops at 64 KiB)."""
-    return sa.Text().with_variant(
-        mysql.LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
-    ).with_variant(mssql.NVARCHAR("max"), "mssql")  # type: ignore[arg-type]  # SQL Server's max
+    return LongText()
 
 
 def key_text(length: int = 255) -> sa.types.TypeEngine[Any]:
     """Text usable in a key or unique index (MariaDB cannot index LONGTEXT)."""
-    return sa.Text().with_variant(
-        mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL
-    ).with_variant(sa.Unicode(length), "mssql")
+    return KeyText(length)
 
 
 def bounded_text(length: int) -> sa.types.TypeEngine[Any]:
     """VARCHAR(length); plain TEXT on SQLite, whose STRICT tables know no VARCHAR."""
-    return sa.String(length).with_variant(sa.Text(), "sqlite").with_variant(
-        mysql.VARCHAR(length, charset=MARIADB_CHARSET, collation=MARIADB_COLLATION), *_MYSQL)
+    return BoundedText(length)
 
 
 def double() -> sa.types.TypeEngine[Any]:
@@ -89,8 +181,7 @@ def boolean() -> sa.types.TypeEngine[Any]:
 
 def binary() -> sa.types.TypeEngine[Any]:
     """Unbounded bytes (LONGBLOB on MariaDB)."""
-    return sa.LargeBinary().with_variant(mysql.LONGBLOB(), *_MYSQL).with_variant(
-        mssql.VARBINARY("max"), "mssql")  # type: ignore[no-untyped-call]
+    return Blob()
 
 
 def json_text() -> sa.types.TypeEngine[Any]:
@@ -152,9 +243,9 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
-            return dialect.type_descriptor(mysql.DECIMAL(precision=65, scale=30))
+            return dialect.type_descriptor(_mysql().DECIMAL(precision=65, scale=30))
         if dialect.name == "mssql":  # the widest SQL Server has
-            return dialect.type_descriptor(mssql.DECIMAL(precision=38, scale=10))
+            return dialect.type_descriptor(_mssql().DECIMAL(precision=38, scale=10))
         return dialect.type_descriptor(sa.Numeric(asdecimal=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
@@ -269,9 +360,9 @@ class NaiveDateTime(_SQLiteText):
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name in _MYSQL:
-            return mysql.DATETIME(fsp=6)
+            return _mysql().DATETIME(fsp=6)
         if dialect.name == "mssql":
-            return mssql.DATETIME2(precision=6)  # type: ignore[no-untyped-call]
+            return _mssql().DATETIME2(precision=6)
         return sa.DateTime(timezone=False)
 
     def to_iso(self, value: dt.datetime) -> str:
@@ -287,7 +378,7 @@ class ISODate(_SQLiteText):
     cache_ok: bool | None = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        return mssql.DATE() if dialect.name == "mssql" else sa.Date()
+        return _mssql().DATE() if dialect.name == "mssql" else sa.Date()
 
     def to_iso(self, value: Any) -> str:
         # A datetime's text would be stored, then never read back as a date.
@@ -306,8 +397,8 @@ class ISOTime(_SQLiteText):
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "mssql":
-            return mssql.TIME(precision=6)  # type: ignore[no-untyped-call]
-        return mysql.TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
+            return _mssql().TIME(precision=6)
+        return _mysql().TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
 
     def to_iso(self, value: dt.time) -> str:
         return value.isoformat(timespec="microseconds")
@@ -356,11 +447,10 @@ class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
         if dialect.name == "sqlite":
             return dialect.type_descriptor(sa.Text())
         if dialect.name in _MYSQL:
-            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+            return dialect.type_descriptor(_mysql().DATETIME(fsp=6))
         if dialect.name == "mssql":
-            return dialect.type_descriptor(
-                mssql.DATETIMEOFFSET(precision=6))  # type: ignore[no-untyped-call]
-        return dialect.type_descriptor(postgresql.TIMESTAMP(timezone=True))
+            return dialect.type_descriptor(_mssql().DATETIMEOFFSET(precision=6))
+        return dialect.type_descriptor(_postgresql().TIMESTAMP(timezone=True))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from entityworks import Store
+from entityworks import Store, col
 from entityworks.catalog import (
     EntropyRecord,
     MapRecord,
@@ -128,6 +128,42 @@ def test_largest_and_random_sample(filled):
     assert len({m.id for m in sample}) == 5
     assert [m.id for m in sample] == [m.id for m in sample_maps(store, 5, seed=7)]
     assert len(sample_maps(store, 100, kind="caves")) == 4
+
+
+def test_sample_maps_draws_every_matching_map_equally_often(tmp_path, monkeypatch):
+    """Keys drawn between the smallest and largest id, with gaps in the ids and a kind
+    filter: over 1,000 seeded draws of 2 maps each, every matching map is drawn about as often
+    as the others (a fixed set of seeds: the counts are the same on every run) and no other
+    map ever is. With the tries used up at once, the listed keys give the same spread."""
+    import entityworks.catalog as catalog
+
+    store = open_catalog(tmp_path / "s.db")
+    rows = [r for c in generate_maps("islands", 12, seed=1, params={"width": 12, "height": 9})
+            for r in c]
+    rows += [r for c in generate_maps("caves", 12, seed=1, params={"width": 12, "height": 9})
+             for r in c]
+    rows.sort(key=lambda r: r.seed * 2 + (r.kind == "caves"))  # kinds interleaved
+    store.insert_many(rows)
+    store.delete(MapRecord, where=col("id").in_([2, 3, 4, 5, 6, 9, 10, 11, 17]))  # gaps
+    caves = {r.id for r in store.select(MapRecord, where={"kind": "caves"})}
+    assert len(caves) == 8
+    for tries in (catalog.SAMPLE_TRIES, 0):
+        monkeypatch.setattr(catalog, "SAMPLE_TRIES", tries)
+        counts = dict.fromkeys(caves, 0)
+        for seed in range(1000):
+            sample = sample_maps(store, 2, kind="caves", seed=seed)
+            assert len({m.id for m in sample}) == 2
+            assert [m.id for m in sample] == sorted(m.id for m in sample)
+            for m in sample:
+                counts[m.id] += 1  # a KeyError if a map of another kind were drawn
+        expected = 1000 * 2 / len(caves)
+        chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+        assert chi2 < 24.3, (tries, counts)  # chi-square, 7 degrees of freedom, p = 0.001
+    assert sample_maps(store, 0, kind="caves") == []
+    assert len(sample_maps(store, 50, kind="caves", seed=1)) == 8
+    store.delete(MapRecord, where=col("id") >= 0)
+    assert sample_maps(store, 3, seed=1) == []
+    store.close()
 
 
 def test_generation_is_reproducible_and_parallel_equals_serial():

@@ -102,7 +102,7 @@ def _populate(store: Store) -> None:
 def test_upgrade_creates_the_catalog_through_its_revisions(url):
     store = Store(url)
     assert current(store) is None
-    assert upgrade_catalog(store) == head() == "0006_server_defaults"
+    assert upgrade_catalog(store) == head() == "0007_covering_indexes"
     assert CATALOG_TABLES | {VERSION_TABLE, "entityworks_schema"} <= set(store.table_names())
     assert diff(store, list(TABLES.values())) == []  # the revision matches the dataclasses
     assert upgrade_catalog(store) == head()  # idempotent
@@ -281,8 +281,9 @@ def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
     assert [bytes(b)[0] for b in raw] == [1, 1, 1, 2]  # two-valued packed; 12 values: zlib
     assert len(bytes(raw[0])) < 40 * 30 / 4
     assert paths and all(isinstance(p, bytes | memoryview) for p in paths)
-    assert {"ix_maps_kind_width_height", "ix_maps_region_count_open_ratio",
-            "ix_maps_kind_largest_region"} <= indexes
+    assert {"ix_maps_kind_width_height_region_count_open_ratio",
+            "ix_maps_region_count_open_ratio_width_height",
+            "ix_maps_kind_largest_region"} <= indexes  # as revision 0007 leaves them
     assert fresh.count(SudokuPuzzleNow) == 1
     if fresh.dialect.name == "sqlite":  # child tables clustered by their key
         with fresh.engine.connect() as conn:
@@ -317,6 +318,57 @@ def test_0005_refuses_nothing_and_loses_nothing_on_an_empty_catalog(tmp_path):
     assert upgrade_catalog(store) == head()
     assert store.count(MapRecord) == 0 and diff(store, list(TABLES.values())) == []
     store.close()
+
+
+def _map_indexes(url: str) -> dict[str, list[str]]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {ix["name"]: ix["column_names"]
+                    for ix in sa.inspect(conn).get_indexes("maps")}
+    finally:
+        engine.dispose()
+
+
+def test_0007_swaps_the_indexes_and_keeps_every_row(url):
+    """Revision 0007 replaces two composite indexes of maps by covering ones, rows untouched,
+    and its downgrade brings the 0005 indexes back."""
+    from entityworks.catalog import build_map
+
+    store = Store(url)
+    assert upgrade_catalog(store, "0006_server_defaults") == "0006_server_defaults"
+    maps = [build_map(kind, seed, {"width": 40, "height": 30})
+            for kind, seed in [("dungeon", 3), ("caves", 4), ("islands", 5)]]
+    store.insert_many(maps)
+    expected = {m.id: m for m in Store(url).select(MapRecord)}
+    old = {"ix_maps_kind_width_height": ["kind", "width", "height"],
+           "ix_maps_region_count_open_ratio": ["region_count", "open_ratio"]}
+    new = {"ix_maps_kind_width_height_region_count_open_ratio":
+           ["kind", "width", "height", "region_count", "open_ratio"],
+           "ix_maps_region_count_open_ratio_width_height":
+           ["region_count", "open_ratio", "width", "height"]}
+    assert old.items() <= _map_indexes(url).items()
+
+    assert upgrade_catalog(store) == head() == "0007_covering_indexes"
+    indexes = _map_indexes(url)
+    assert new.items() <= indexes.items() and not old.keys() & indexes.keys()
+    assert diff(store, list(TABLES.values())) == []
+    after = Store(url)
+    assert {m.id: m for m in after.select(MapRecord)}.keys() == expected.keys()
+    for m in after.select(MapRecord):
+        was = expected[m.id]
+        assert np.array_equal(m.grid, was.grid) and m.grid.dtype == was.grid.dtype
+        assert (m.corridors, m.rooms, m.caves, m.open_ratio) == (
+            was.corridors, was.rooms, was.caves, was.open_ratio)
+
+    _downgrade(after, "0006_server_defaults")
+    assert current(after) == "0006_server_defaults"
+    indexes = _map_indexes(url)
+    assert old.items() <= indexes.items() and not new.keys() & indexes.keys()
+    back = Store(url)
+    assert sorted(m.id for m in back.select(MapRecord)) == sorted(expected)
+    for s in (store, after, back):
+        s.close()
 
 # -- issue 10 item 1: child tables keep every row through an applied change ---------------------
 

@@ -53,7 +53,7 @@ def test_changelog_has_unreleased_and_0_1_0() -> None:
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
     assert headings[0] == "Unreleased" and headings[1].startswith("0.1.0")
     assert _pyproject()["project"]["version"] == "0.1.0"
-    assert "0006_server_defaults" in text  # the latest catalog revision is listed
+    assert "0007_covering_indexes" in text  # the latest catalog revision is listed
 
 
 def test_installed_metadata_matches_pyproject() -> None:

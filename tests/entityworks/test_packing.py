@@ -114,6 +114,56 @@ def test_unit_step_paths_take_two_bits_a_step(x, y, steps):
     assert unpack_points(blob) == path
 
 
+def _steps_by_hand(path: list[list[int]]) -> bytes | None:
+    """The two-bits-a-step form written out step by step (the known answer), or None when
+    the path is not made of unit steps."""
+    codes = {(1, 0): 0, (0, 1): 1, (-1, 0): 2, (0, -1): 3}
+    steps = [codes.get((b[0] - a[0], b[1] - a[1]))
+             for a, b in zip(path[:-1], path[1:], strict=True)]
+    if None in steps or not path:
+        return None
+    out = bytearray([1])
+    for value in (path[0][0], path[0][1], len(steps)):
+        value = (value << 1) ^ (value >> 127)  # zigzag, then 7 bits a byte
+        while value >= 0x80:
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        out.append(value)
+    steps += [0] * (-len(steps) % 4)
+    for i in range(0, len(steps), 4):
+        a, b, c, d = steps[i:i + 4]
+        out.append(a << 6 | b << 4 | c << 2 | d)
+    return bytes(out)
+
+
+EDGES = [0, 1, -1, 2**62, -(2**62), 2**62 + 1, 2**63 - 1, -(2**63), 2**63 - 3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.sampled_from(EDGES), st.integers(-2**63, 2**63 - 1)),
+       st.sampled_from(EDGES),
+       st.lists(st.sampled_from([(1, 0), (0, 1), (-1, 0), (0, -1), (1, 0), (0, -1), (0, 0),
+                                 (1, 1), (2, 0), (0, -255), (256, 0)]), max_size=40),
+       st.booleans())
+def test_packed_paths_equal_the_form_written_by_hand(x, y, steps, tuples):
+    """Every path, made of unit steps or not, near the 64-bit limits or not: the packed form
+    is the step-by-step one, or the pairs form, or a refusal when a point leaves 64 bits."""
+    path = [[x, y]]
+    for dx, dy in steps:
+        path.append([path[-1][0] + dx, path[-1][1] + dy])
+    given_path = [tuple(p) for p in path] if tuples else path
+    if not all(-2**63 <= v < 2**63 for p in path for v in p):
+        with pytest.raises(ValueError, match="fit 64 bits"):
+            pack_points(given_path)
+        return
+    blob = pack_points(given_path)
+    expected = _steps_by_hand(path)
+    assert blob == (expected if expected is not None else
+                    bytes([2]) + b"".join(v.to_bytes(8, "little", signed=True)
+                                          for p in path for v in p))
+    assert unpack_points(blob) == path
+
+
 def test_corridors_of_a_real_dungeon_are_small():
     corridors = dungeon.generate(seed=1).corridors
     blobs = [pack_points([list(map(int, p)) for p in c]) for c in corridors]

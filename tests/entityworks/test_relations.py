@@ -241,3 +241,38 @@ def test_readme_relations_example_runs_as_written() -> None:
         del sys.modules[module.__name__]
     store = module.store
     assert [b.isbn for b in store.select(module.Book)] == ["b2"]
+
+
+@table("rel_book")
+@dataclass
+class PlainBook:  # the same table before its relation was declared
+    isbn: str = primary_key(max_length=20)
+    title: str = ""
+    author_id: int = 0
+
+
+def test_schema_diff_describes_a_new_foreign_key(backend_url: str) -> None:
+    from entityworks.migrate import describe
+
+    with Store(backend_url) as store:
+        store.create(Author)
+        store.create(PlainBook)
+        lines = [describe(op) for op in diff(store, [Book, Author, Publisher])]
+    assert "add foreign key rel_book(author_id) -> rel_author(id)" in lines
+
+
+def test_export_dataset_carries_declared_relations(tmp_path) -> None:
+    from entityworks.dataset import read_dataset
+
+    with Store(tmp_path / "a.db") as store:
+        _fill(store)
+        store.export_dataset([Publisher, Author], tmp_path / "d.xml", tmp_path / "d.xsd")
+    data = read_dataset(tmp_path / "d.xsd")
+    assert [(r.parent, r.parent_column, r.child, r.child_column) for r in data.relations] == [
+        ("rel_publisher", "id", "rel_author", "publisher_id")]
+    with Store(tmp_path / "b.db") as store:
+        assert store.import_dataset(tmp_path / "d.xml", tmp_path / "d.xsd") == {
+            "rel_publisher": 2, "rel_author": 3}
+        with store.engine.connect() as conn:
+            [fk] = sa.inspect(conn).get_foreign_keys("rel_author")
+        assert fk["referred_table"] == "rel_publisher"
