@@ -391,16 +391,16 @@ class Store:
                 or not 0 <= busy_timeout < 2**31 / 1000:
             raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0 (and "
                                      f"finite), got {busy_timeout!r}")
-        self.registry = registry or default_registry
-        self.busy_timeout = busy_timeout
+        self.registry: TypeRegistry = registry or default_registry
+        self.busy_timeout: float = busy_timeout
         if engine is not None:
             if url is not None or engine_options is not None or echo:
                 raise ConfigurationError(
                     "Store(engine=...) takes the engine as it is: pass no url, "
                     "engine_options or echo with it (set those when creating the engine)")
-            self.url = _adopted_url(engine)
+            self.url: sa.URL = _adopted_url(engine)
             self._own_engine = False
-            self.engine = engine
+            self.engine: sa.Engine = engine
         else:
             self.url = _normalise_url("sqlite:///entityworks.db" if url is None else url)
             self._own_engine = True
@@ -409,7 +409,7 @@ class Store:
         watch(self.engine)
         store_logger.debug("store on %s%s", self.url.render_as_string(hide_password=True),
                            "" if self._own_engine else " (engine given)")
-        self.dialect = self.engine.dialect
+        self.dialect: sa.Dialect = self.engine.dialect
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
         self._models: dict[type, _Model] = {}
