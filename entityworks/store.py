@@ -1769,7 +1769,8 @@ class Store:
         row already holds (MariaDB)."""
         keys = [c.name for c in model.schema.require_keys("upsert")]
         table = model.table
-        groups = [(c.name,) for c in model.schema.columns if c.unique and not c.primary_key]
+        groups: list[tuple[str, ...]] = [(c.name,) for c in model.schema.columns
+                                         if c.unique and not c.primary_key]
         groups += list(model.schema.unique)
         mine = tuple(values[k] for k in keys)
         for group in groups:

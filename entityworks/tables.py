@@ -179,7 +179,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             if not typeof and c.max_length is None:
                 type_ = sql_type(key)  # the key's own type (VARCHAR on MariaDB, collation)
             if target is schema:
-                spec: str | sa.Column = f"{schema.name}.{key.name}"
+                spec: str | sa.Column[Any] = f"{schema.name}.{key.name}"
             else:
                 built = built_for(metadata, target)
                 assert built is not None  # built first by _build_tree
