@@ -17,7 +17,7 @@ import decimal
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
@@ -134,7 +134,7 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
     def __init__(self, name: str) -> None:
         if not isinstance(name, str):
             raise FilterError(f"column name must be a string, got {name!r}")
-        self.name = name
+        self.name: str = name
 
     def __eq__(self, value: Any) -> Comparison:  # type: ignore[override]
         return Comparison(self.name, "==", value)
@@ -154,7 +154,7 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
     def __ge__(self, value: Any) -> Comparison:
         return Comparison(self.name, ">=", value)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def in_(self, values: Iterable[Any]) -> Comparison:
         return Comparison(self.name, "in", _values(values, "in_"))
