@@ -79,7 +79,7 @@ class _Variants(sa.types.TypeDecorator[Any]):
     is first compiled for one of them: a ``with_variant`` would import the MariaDB and SQL
     Server dialects (a sixth of a second) in every process, a SQLite-only one included."""
 
-    cache_ok = True
+    cache_ok: bool | None = True
     #: Alembic reads ``name`` of a column type that takes schema events (as a TypeDecorator
     #: does) when it renames the column; these types have no constraint to name.
     name = None
@@ -96,8 +96,8 @@ class _Variants(sa.types.TypeDecorator[Any]):
 class LongText(_Variants):
     """Unbounded text: TEXT; LONGTEXT on MariaDB, NVARCHAR(max) on SQL Server."""
 
-    impl = sa.Text
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
 
     def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
@@ -108,8 +108,8 @@ class LongText(_Variants):
 class KeyText(_Variants):
     """Indexable text: TEXT; VARCHAR(length) on MariaDB, NVARCHAR(length) on SQL Server."""
 
-    impl = sa.Text
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
 
     def __init__(self, length: int = 255) -> None:
         super().__init__()
@@ -129,8 +129,8 @@ class KeyText(_Variants):
 class BoundedText(_Variants):
     """VARCHAR(length); TEXT on SQLite (STRICT tables know no VARCHAR)."""
 
-    impl = sa.String
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.String
+    cache_ok: bool | None = True
 
     def __init__(self, length: int) -> None:
         super().__init__(length)
@@ -145,8 +145,8 @@ class BoundedText(_Variants):
 class Blob(_Variants):
     """Unbounded bytes: BLOB/BYTEA; LONGBLOB on MariaDB, VARBINARY(max) on SQL Server."""
 
-    impl = sa.LargeBinary
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.LargeBinary
+    cache_ok: bool | None = True
 
     def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
