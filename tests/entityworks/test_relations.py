@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import pytest
 import sqlalchemy as sa
 
 from entityworks import (
     FilterError,
+    References,
     SchemaError,
     Store,
     WriteError,
@@ -276,3 +278,38 @@ def test_export_dataset_carries_declared_relations(tmp_path) -> None:
         with store.engine.connect() as conn:
             [fk] = sa.inspect(conn).get_foreign_keys("rel_author")
         assert fk["referred_table"] == "rel_publisher"
+
+
+@table("rel_loan")
+@dataclass
+class Loan:
+    id: int
+    book_isbn: Annotated[str, References(Book, on_delete="cascade")]
+    reader_id: Annotated[int, References(Author)] | None = None
+
+
+def test_annotated_marker(store: Store) -> None:
+    _fill(store)
+    store.create(Loan)
+    with store.engine.connect() as conn:
+        fks = {fk["constrained_columns"][0]: fk for fk in
+               sa.inspect(conn).get_foreign_keys("rel_loan")}
+    assert fks["book_isbn"]["referred_table"] == "rel_book"
+    assert fks["reader_id"]["referred_table"] == "rel_author"
+    store.insert_many([Loan(1, "b1", 2), Loan(2, "b2")])
+    assert store.count(Loan, where={"book.title": "One"}) == 1
+    with pytest.raises(WriteError) as err:
+        store.insert(Loan(3, "nope"))
+    assert err.value.column == "book_isbn"
+    store.delete(Book("b1"))  # cascade
+    assert [loan.id for loan in store.select(Loan)] == [2]
+    with pytest.raises(SchemaError, match="on_delete"):
+        References(Book, on_delete="sometimes")
+
+    @dataclass
+    class Twice:
+        id: int
+        b: Annotated[str, References(Book)] = column(references=Book, default="")
+
+    with pytest.raises(SchemaError, match="given twice"):
+        Store("sqlite://").table(Twice)
