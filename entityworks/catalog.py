@@ -609,16 +609,6 @@ def single_region_maps(store: Store, *, kind: str | None = None, limit: int | No
     return find_maps(store, kind=kind, regions=1, limit=limit)
 
 
-@table("maps")
-@dataclass
-class _MapKey:
-    """The key and kind of a ``maps`` row, read without the rest of it (a narrow view of the
-    table for :func:`sample_maps`: no grid, no child rows)."""
-
-    id: int | None = primary_key()
-    kind: str
-
-
 #: Candidate keys :func:`sample_maps` tries per wanted map before it lists the matching keys
 #: instead (a filter that few rows pass makes random keys miss too often).
 SAMPLE_TRIES = 16
@@ -638,11 +628,12 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
     where = map_filter(kind=kind)
-    first = next(iter(store.select(_MapKey, order_by="id", limit=1)), None)
+    id_only = ["id"]  # only the key is read until the maps are fetched
+    first = next(iter(store.select(MapRecord, order_by="id", limit=1, columns=id_only)), None)
     if first is None or n == 0:
         return []
-    low = first.id
-    high = next(iter(store.select(_MapKey, order_by="-id", limit=1))).id
+    low = first[0]
+    high = next(iter(store.select(MapRecord, order_by="-id", limit=1, columns=id_only)))[0]
     rng = random.Random(seed)
     chosen: dict[int, None] = {}  # insertion-ordered: the order of the draws
     tries = SAMPLE_TRIES * n
@@ -650,14 +641,14 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
         want = n - len(chosen)
         draws = [rng.randint(low, high) for _ in range(min(tries, 4 * want + 8))]
         tries -= len(draws)
-        found = {k.id for k in store.select(
-            _MapKey, where=[col("id").in_(sorted(set(draws))), *where])}
+        found = {k for (k,) in store.select(
+            MapRecord, where=[col("id").in_(sorted(set(draws))), *where], columns=id_only)}
         for key in draws:
             if key in found and key not in chosen and len(chosen) < n:
                 chosen[key] = None
     if len(chosen) < n:  # the matching keys not drawn yet, listed through an index
-        rest = [k.id for k in store.select(_MapKey, where=where, order_by="id")
-                if k.id not in chosen]
+        listed = store.select(MapRecord, where=where, order_by="id", columns=id_only)
+        rest = [k for (k,) in listed if k not in chosen]
         chosen.update(dict.fromkeys(rng.sample(rest, min(n - len(chosen), len(rest)))))
     return list(store.select(MapRecord, where=col("id").in_(sorted(chosen)), order_by="id"))
 

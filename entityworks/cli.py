@@ -654,7 +654,13 @@ def _write_tiled(rd: Any, grid: Any, tiled: str, tile_size: int = 16) -> None:
         json_file.write(json.dumps(document, separators=(",", ":")).encode("utf-8"))
 
 
-class ByteSize(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3 only
+if TYPE_CHECKING:
+    _IntParam = click.ParamType[int | None]
+else:  # ParamType is generic from click 8.3 on; 8.2 cannot subscript it
+    _IntParam = click.ParamType
+
+
+class ByteSize(_IntParam):
     """A size in bytes: ``1048576``, ``512K``, ``100M``, ``4G``, ``1T`` (powers of 1024);
     ``0`` means no limit (None)."""
 

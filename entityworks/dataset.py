@@ -31,7 +31,7 @@ from ._gcpause import paused_gc
 from .errors import SchemaError, XMLImportError
 from .registry import TypeRegistry
 from .registry import registry as default_registry
-from .schema import table_schema
+from .schema import PARENT_COLUMN, POSITION_COLUMN, table_schema
 from .xsd import (
     XsdModel,
     dataclass_for_table,
@@ -191,7 +191,8 @@ def _is_document(path: str | Path) -> bool:
 def dataset_of(classes: Sequence[type], *, name: str | None = None,
                nested: bool | None = None, registry: TypeRegistry = default_registry
                ) -> DataSet:
-    """A :class:`DataSet` of dataclasses whose fields name their ``references``."""
+    """A :class:`DataSet` of dataclasses whose fields name their ``references`` (field
+    metadata, as read from an XSD, or ``column(references=...)`` foreign keys)."""
     tables = {table_schema(cls, registry).name: cls for cls in classes}
     relations = []
     for child, cls in tables.items():
@@ -207,6 +208,15 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
                                       parent, column, child, f.name,
                                       bool(f.metadata.get("nested")) if nested is None
                                       else nested))
+        # foreign keys declared with column(references=...) to a table of the DataSet
+        for c in table_schema(cls, registry).columns:
+            if c.references is None:
+                continue
+            target = table_schema(c.references, registry)
+            if target.name in tables and target.primary_key is not None:
+                relations.append(Relation(f"{target.name}_{child}", target.name,
+                                          target.primary_key.name, child, c.name,
+                                          bool(nested)))
     order = _parents_first(list(tables), relations)
     first = tables[order[0]] if order else None
     dataset = name or getattr(first, "__dataset__", None) or "NewDataSet"
@@ -475,12 +485,39 @@ def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[
         yield batch
 
 
+def _refuse_child_tables(store: Any, classes: list[type]) -> None:
+    """A DataSet holds flat tables: a table whose rows own child rows (a ``list[Item]``
+    field, or a reflected table's ``<table>_<field>`` child tables) would lose them, so it is
+    refused before anything is written."""
+    names = set(store.table_names())
+    for cls in classes:
+        schema = store.schema(cls)
+        owned = [child.schema.name for child in schema.children]
+        if not owned:
+            with store.engine.connect() as conn:
+                inspector = sa.inspect(conn)
+                for other in sorted(names):
+                    if not other.startswith(f"{schema.name}_"):
+                        continue
+                    columns = {c["name"] for c in inspector.get_columns(other)}
+                    if {PARENT_COLUMN, POSITION_COLUMN} <= columns and any(
+                            fk["referred_table"] == schema.name
+                            for fk in inspector.get_foreign_keys(other)):
+                        owned.append(other)
+        if owned:
+            raise SchemaError(f"table {schema.name!r} has child tables ({', '.join(owned)}), "
+                              "which a DataSet cannot carry; export it on its own (its child "
+                              "rows travel with it) or list tables without child rows",
+                              cls=schema.cls)
+
+
 def export_dataset(store: Any, tables: Sequence[type | str], xml_path: Any,
                    xsd_path: str | Path | None = None, *, dataset: str | None = None,
                    nested: bool | None = None, inline_schema: bool = False,
                    diffgram: bool = False) -> dict[str, int]:
     """Write tables of ``store`` as one DataSet document (see :meth:`Store.export_dataset`)."""
     classes = [store.reflect(t) if isinstance(t, str) else t for t in tables]
+    _refuse_child_tables(store, classes)
     data = dataset_of(classes, name=dataset, nested=nested, registry=store.registry)
     with store.transaction():  # one snapshot of every table
         rows = {name: _Batched(store.rows(cls)) for name, cls in data.tables.items()}

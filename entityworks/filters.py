@@ -17,7 +17,7 @@ import decimal
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
@@ -92,17 +92,28 @@ class Comparison(Expr):
         """``"author.name"``: the rows whose ``author_id`` refers to a row of the referenced
         table matching the rest of the path (``fk IN (SELECT key FROM target WHERE ...)``)."""
         head, _, rest = self.column.partition(".")
-        column = schema.relation(head)
+        column = schema.relation(head) or _by_key_suffix(table, schema, head)
         if column is None or not rest:
             known = ", ".join(schema.relations) or "none"
             raise FilterError(f"{self.column!r}: {head!r} is no relation of table "
                               f"{schema.name!r} (a column(references=...) field, named with or "
-                              f"without its '_id'); relations: {known}")
+                              f"without its '_id' or referenced key); relations: {known}")
         (foreign,) = table.c[column.name].foreign_keys
         key = foreign.column
         target_schema = key.table.info[SCHEMA_INFO]
         inner = Comparison(rest, self.op, self.value).compile(key.table, target_schema)
         return table.c[column.name].in_(sa.select(key).where(inner))
+
+
+def _by_key_suffix(table: sa.Table, schema: TableSchema, name: str) -> Any:
+    """The foreign-key column named ``name`` + ``_`` + the referenced key (``book`` for
+    ``book_isbn`` referring to ``Book.isbn``), or None."""
+    for c in schema.columns:
+        if c.references is not None:
+            (foreign,) = table.c[c.name].foreign_keys
+            if c.name == f"{name}_{foreign.column.key}":
+                return c
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,7 +145,7 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
     def __init__(self, name: str) -> None:
         if not isinstance(name, str):
             raise FilterError(f"column name must be a string, got {name!r}")
-        self.name = name
+        self.name: str = name
 
     def __eq__(self, value: Any) -> Comparison:  # type: ignore[override]
         return Comparison(self.name, "==", value)
@@ -154,7 +165,7 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
     def __ge__(self, value: Any) -> Comparison:
         return Comparison(self.name, ">=", value)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def in_(self, values: Iterable[Any]) -> Comparison:
         return Comparison(self.name, "in", _values(values, "in_"))

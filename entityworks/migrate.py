@@ -605,6 +605,16 @@ def describe(op: ops.MigrateOperation) -> str:
                 + (f" DEFAULT {_quoted(default)}" if default is not None else ""))
     if isinstance(op, ops.DropColumnOp):
         return f"drop column {op.table_name}.{op.column_name}"
+    if isinstance(op, ops.CreateForeignKeyOp):
+        return (f"add foreign key {op.source_table}({', '.join(op.local_cols)}) -> "
+                f"{op.referent_table}({', '.join(op.remote_cols)})")
+    if isinstance(op, ops.CreateUniqueConstraintOp):
+        return (f"add unique constraint {op.constraint_name or ''} on {op.table_name} "
+                f"({', '.join(map(str, op.columns))})").replace("  ", " ")
+    if isinstance(op, ops.DropConstraintOp):
+        kind = {"foreignkey": "foreign key", "unique": "unique constraint"}.get(
+            op.constraint_type or "", "constraint")
+        return f"drop {kind} {op.constraint_name} on {op.table_name}"
     if isinstance(op, ops.AlterColumnOp):
         parts = []
         if op.modify_name is not None:

@@ -1203,7 +1203,8 @@ class NestedCodec:
                     f"{cls.__qualname__}.{f.name}: {exc}", cls=cls, field=f.name, type_=tp
                 ) from None
             self.fields.append((f.name, nullable, info))
-        self.build = instance_builder(cls, [name for name, _n, _i in self.fields])
+        self.build: Callable[..., Any] = instance_builder(
+            cls, [name for name, _n, _i in self.fields])
 
     def to_jsonable(self, obj: Any) -> dict[str, Any]:
         if type(obj) is not self.cls:
@@ -1301,7 +1302,7 @@ def _default_registry() -> TypeRegistry:
     return reg
 
 
-registry = _default_registry()
+registry: TypeRegistry = _default_registry()
 
 
 def register_type(info: TypeInfo, key: Any = None) -> TypeInfo:

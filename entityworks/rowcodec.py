@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import countOf, itemgetter
+from itertools import chain
+from operator import attrgetter, countOf, itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -90,18 +91,41 @@ class RowCodec:
     #: PostgreSQL type names for a binary COPY, or ``None`` (text COPY, everything checked).
     copy_types: list[str] | None
     #: ``(schema index, type, nullable)`` of the columns the bulk path binds untouched although
-    #: the driver would take some other type too (psycopg packs a numpy int as an int8): a
-    #: batch is written as it is only when all their values have exactly that type.
+    #: the driver would take some other type too (psycopg packs a numpy int as an int8, a
+    #: Decimal as a float8): a batch is written as it is only when all their values have
+    #: exactly that type.
     gates: list[tuple[int, type, bool]]
 
     def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
+        total = len(rows)
         for i, kind, nullable in self.gates:
-            column = list(map(itemgetter(self.names.index(self.fields[i])), rows))
-            found = countOf(map(type, column), kind)
-            if nullable:
-                found += countOf(column, None)
-            if found != len(column):
+            value = itemgetter(self.names.index(self.fields[i]))
+            found = countOf(map(type, map(value, rows)), kind)  # no list: C iterators only
+            if found != total and not (
+                    nullable and found + countOf(map(value, rows), None) == total):
+                return False
+        return True
+
+
+    def instances_pass(self, objs: Sequence[Any]) -> bool:
+        """:meth:`gates_pass` read straight from instances of a top-level class (whose
+        schema columns are its fields), the columns of one type and nullability together in
+        one pass of C iterators, before any row is built."""
+        total = len(objs)
+        groups: dict[tuple[type, bool], list[str]] = {}
+        for i, kind, nullable in self.gates:
+            groups.setdefault((kind, nullable), []).append(self.fields[i])
+        for (kind, nullable), names in groups.items():
+            get = attrgetter(*names)
+            many = len(names) > 1
+
+            def values(get: Any = get, many: bool = many) -> Any:
+                return chain.from_iterable(map(get, objs)) if many else map(get, objs)
+
+            found = countOf(map(type, values()), kind)
+            want = total * len(names)
+            if found != want and not (nullable and found + countOf(values(), None) == want):
                 return False
         return True
 
@@ -129,7 +153,7 @@ def _fast(c: Column, dialect: str, binary_copy: bool, checked: Processor, any_co
         if info.sqlite_typeof is not None and c.primary_key and info.native is int:
             return None  # the rowid: see above
         return checked
-    if dialect == "postgresql" and binary_copy and info.native in (int, str):
+    if dialect == "postgresql" and binary_copy and info.native in (int, str, float):
         return None  # psycopg's binary dumpers refuse other types (but see ``gates``)
     return checked
 
@@ -200,9 +224,11 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         decoders.append((main, from_db))
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
     active = [(i, d) for i, d in decoders if d is not None]
+    # int and float: psycopg also packs a numpy int, a bool, a Decimal (anything with
+    # __index__ or __float__), which the registry's rule would refuse or convert
     gates: list[tuple[int, type, bool]] = [
-        (i, int, c.nullable) for i, c in enumerate(schema.columns)
-        if name == "postgresql" and fast[i] is None and c.info.native is int]
+        (i, c.info.native, c.nullable) for i, c in enumerate(schema.columns)
+        if name == "postgresql" and fast[i] is None and c.info.native in (int, float)]
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None,
                     _read(active, plan if any_parts else None), copy_types, gates)

@@ -56,6 +56,7 @@ FOREIGN_KEY = "foreign_key"
 
 
 _T = TypeVar("_T")
+_M = TypeVar("_M")
 _C = TypeVar("_C")
 
 
@@ -103,16 +104,36 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
     if name is not None:
         metadata["column_name"] = check_name(name, "column name")
     if references is not None or on_delete is not None:
-        if not (isinstance(references, str) and references.isidentifier()
-                or isinstance(references, type) and dataclasses.is_dataclass(references)):
-            raise SchemaError(f"column(references=...) takes a dataclass type (or the name "
-                              f"of one in the same module), got {references!r}")
-        action = "no action" if on_delete is None else on_delete
-        if not isinstance(action, str) or action.lower() not in ON_DELETE:
-            raise SchemaError(f"column(on_delete=...) must be one of "
-                              f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}")
-        metadata[FOREIGN_KEY] = (references, action.lower())
+        metadata[FOREIGN_KEY] = _foreign_key(references, on_delete)
     return dataclasses.field(metadata=metadata, **field_kwargs)
+
+
+def _foreign_key(references: Any, on_delete: Any) -> tuple[type | str, str]:
+    """``(target, action)`` of a foreign key, checked; SchemaError names what is wrong."""
+    if not (isinstance(references, str) and references.isidentifier()
+            or isinstance(references, type) and dataclasses.is_dataclass(references)):
+        raise SchemaError(f"column(references=...) takes a dataclass type (or the name "
+                          f"of one in the same module), got {references!r}")
+    action = "no action" if on_delete is None else on_delete
+    if not isinstance(action, str) or action.lower() not in ON_DELETE:
+        raise SchemaError(f"column(on_delete=...) must be one of "
+                          f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}")
+    return references, action.lower()
+
+
+class References:
+    """``author_id: Annotated[int, References(Author, on_delete="cascade")]``: the
+    ``Annotated`` form of ``column(references=Author, on_delete="cascade")``."""
+
+    __slots__ = ("foreign_key",)
+
+    def __init__(self, target: type | str, *, on_delete: str | None = None) -> None:
+        self.foreign_key = _foreign_key(target, on_delete)
+
+    def __repr__(self) -> str:
+        target, action = self.foreign_key
+        name = target if isinstance(target, str) else target.__qualname__
+        return f"References({name}, on_delete={action!r})"
 
 
 if TYPE_CHECKING:
@@ -437,7 +458,13 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
             raise UnsupportedTypeError(
                 f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
                 f"({exc})", cls=cls, field=f.name, type_=annotation) from None
-        references, on_delete = meta.get(FOREIGN_KEY) or (None, None)
+        marker = _marker_of(annotation, References)
+        if marker is not None and meta.get(FOREIGN_KEY):
+            raise SchemaError(f"{cls.__qualname__}.{f.name}: a foreign key given twice "
+                              "(References marker and column(references=...))", cls=cls,
+                              field=f.name)
+        references, on_delete = (marker.foreign_key if marker is not None
+                                 else meta.get(FOREIGN_KEY) or (None, None))
         if isinstance(references, str):
             references = _named_class(cls, f.name, references)
         if on_delete == "set null" and not nullable:
@@ -523,6 +550,16 @@ def _named_class(cls: type, field: str, name: str) -> type:
     return found
 
 
+def _marker_of(annotation: Any, kind: type[_M]) -> _M | None:
+    """The first ``Annotated`` metadata of type ``kind`` (inside ``Optional`` too)."""
+    if get_origin(annotation) is typing.Annotated:
+        return next((m for m in get_args(annotation)[1:] if isinstance(m, kind)), None)
+    for arg in get_args(annotation):  # X | None
+        if get_origin(arg) is typing.Annotated:
+            return _marker_of(arg, kind)
+    return None
+
+
 def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
     if get_origin(annotation) is typing.Annotated:
         return any(m is marker for m in get_args(annotation)[1:])
@@ -551,6 +588,7 @@ def _describe(tp: Any) -> str:
 __all__ = [
     "ON_DELETE",
     "PK",
+    "References",
     "ChildTable",
     "Column",
     "TableSchema",

@@ -22,10 +22,10 @@ import logging
 from typing import Any
 
 #: The package logger; its children are ``entityworks.sql`` and ``entityworks.store``.
-package_logger = logging.getLogger("entityworks")
+package_logger: logging.Logger = logging.getLogger("entityworks")
 package_logger.addHandler(logging.NullHandler())  # a library never prints on its own
-sql_logger = logging.getLogger("entityworks.sql")
-store_logger = logging.getLogger("entityworks.store")
+sql_logger: logging.Logger = logging.getLogger("entityworks.sql")
+store_logger: logging.Logger = logging.getLogger("entityworks.store")
 
 INFO = logging.INFO
 DEBUG = logging.DEBUG

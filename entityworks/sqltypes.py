@@ -33,7 +33,7 @@ class SQLiteAny(sa.types.UserDefinedType[Any]):
     """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
     it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
 
-    cache_ok = True
+    cache_ok: bool | None = True
 
     def get_col_spec(self, **_kw: Any) -> str:
         return "ANY"
@@ -79,7 +79,7 @@ class _Variants(sa.types.TypeDecorator[Any]):
     is first compiled for one of them: a ``with_variant`` would import the MariaDB and SQL
     Server dialects (a sixth of a second) in every process, a SQLite-only one included."""
 
-    cache_ok = True
+    cache_ok: bool | None = True
     #: Alembic reads ``name`` of a column type that takes schema events (as a TypeDecorator
     #: does) when it renames the column; these types have no constraint to name.
     name = None
@@ -96,8 +96,8 @@ class _Variants(sa.types.TypeDecorator[Any]):
 class LongText(_Variants):
     """Unbounded text: TEXT; LONGTEXT on MariaDB, NVARCHAR(max) on SQL Server."""
 
-    impl = sa.Text
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
 
     def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
@@ -108,8 +108,8 @@ class LongText(_Variants):
 class KeyText(_Variants):
     """Indexable text: TEXT; VARCHAR(length) on MariaDB, NVARCHAR(length) on SQL Server."""
 
-    impl = sa.Text
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
 
     def __init__(self, length: int = 255) -> None:
         super().__init__()
@@ -129,8 +129,8 @@ class KeyText(_Variants):
 class BoundedText(_Variants):
     """VARCHAR(length); TEXT on SQLite (STRICT tables know no VARCHAR)."""
 
-    impl = sa.String
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.String
+    cache_ok: bool | None = True
 
     def __init__(self, length: int) -> None:
         super().__init__(length)
@@ -145,8 +145,8 @@ class BoundedText(_Variants):
 class Blob(_Variants):
     """Unbounded bytes: BLOB/BYTEA; LONGBLOB on MariaDB, VARBINARY(max) on SQL Server."""
 
-    impl = sa.LargeBinary
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.LargeBinary
+    cache_ok: bool | None = True
 
     def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
@@ -236,8 +236,8 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     backend. Where the column loses the exponent, a ``scale`` companion column keeps it.
     """
 
-    impl = sa.Numeric
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Numeric
+    cache_ok: bool | None = True
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":
@@ -325,8 +325,8 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
     Subclasses name the native type (``native``) and the text form (``to_iso``/``from_iso``).
     """
 
-    impl = sa.Text
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
@@ -356,7 +356,7 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
 class NaiveDateTime(_SQLiteText):
     """Naive timestamp with microseconds on every backend."""
 
-    cache_ok = True
+    cache_ok: bool | None = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name in _MYSQL:
@@ -375,7 +375,7 @@ class NaiveDateTime(_SQLiteText):
 class ISODate(_SQLiteText):
     """DATE; ``YYYY-MM-DD`` on SQLite."""
 
-    cache_ok = True
+    cache_ok: bool | None = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return _mssql().DATE() if dialect.name == "mssql" else sa.Date()
@@ -393,7 +393,7 @@ class ISODate(_SQLiteText):
 class ISOTime(_SQLiteText):
     """TIME with microseconds; ``HH:MM:SS.ffffff`` on SQLite."""
 
-    cache_ok = True
+    cache_ok: bool | None = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "mssql":
@@ -415,7 +415,7 @@ class UUIDType(_SQLiteText):
     used.
     """
 
-    cache_ok = True
+    cache_ok: bool | None = True
 
     def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         return sa.Uuid(native_uuid=dialect.name not in _MYSQL)
@@ -440,8 +440,8 @@ class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
     as Python does; the value's own UTC offset is kept in an ``offset`` companion column.
     """
 
-    impl = sa.DateTime
-    cache_ok = True
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.DateTime
+    cache_ok: bool | None = True
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "sqlite":

@@ -388,19 +388,19 @@ class Store:
                  registry: TypeRegistry | None = None, busy_timeout: float = 30.0,
                  echo: bool = False) -> None:
         if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float) \
-                or not busy_timeout >= 0:
-            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0, got "
-                                     f"{busy_timeout!r}")
-        self.registry = registry or default_registry
-        self.busy_timeout = busy_timeout
+                or not 0 <= busy_timeout < 2**31 / 1000:
+            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0 (and "
+                                     f"finite), got {busy_timeout!r}")
+        self.registry: TypeRegistry = registry or default_registry
+        self.busy_timeout: float = busy_timeout
         if engine is not None:
             if url is not None or engine_options is not None or echo:
                 raise ConfigurationError(
                     "Store(engine=...) takes the engine as it is: pass no url, "
                     "engine_options or echo with it (set those when creating the engine)")
-            self.url = _adopted_url(engine)
+            self.url: sa.URL = _adopted_url(engine)
             self._own_engine = False
-            self.engine = engine
+            self.engine: sa.Engine = engine
         else:
             self.url = _normalise_url("sqlite:///entityworks.db" if url is None else url)
             self._own_engine = True
@@ -409,7 +409,7 @@ class Store:
         watch(self.engine)
         store_logger.debug("store on %s%s", self.url.render_as_string(hide_password=True),
                            "" if self._own_engine else " (engine given)")
-        self.dialect = self.engine.dialect
+        self.dialect: sa.Dialect = self.engine.dialect
         self._dbapi_error = self.dialect.loaded_dbapi.Error
         self._local = threading.local()
         self._models: dict[type, _Model] = {}
@@ -1101,28 +1101,30 @@ class Store:
         if model.children and objs and model.schema.parent is None:
             # (children of children are loaded with their parents, from the root's keys)
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            by_key = {(getattr(o, key),): o for o in objs}
-            self._load_children(model, by_key, _encoded_keys(model, [k for k, in by_key]),
-                                conn)
+            by_key = {getattr(o, key): o for o in objs}
+            self._load_children(model, by_key, _encoded_keys(model, list(by_key)), conn)
         return objs
 
-    def _load_children(self, model: _Model, owners: dict[tuple[Any, ...], Any],
+    def _load_children(self, model: _Model, owners: dict[Any, Any],
                        encoded: list[Any], conn: sa.Connection) -> None:
-        """Fill the child lists of ``owners`` (each keyed by its row's link: the root's key,
-        then its positions) with their items, and theirs, from the root keys ``encoded``."""
+        """Fill the child lists of ``owners`` (keyed by their row's link: the root's key, or
+        below the first level a tuple of it and the positions) with their items, and theirs,
+        from the root keys ``encoded``."""
         for fname, child in model.children:
             table = child.table
             links = child.schema.links
             order = [table.c[n] for n in child.fields[:links]]
-            items: dict[tuple[Any, ...], Any] = {}
+            owner_of = itemgetter(*range(links - 1))  # the key alone at the first level
+            link_of = itemgetter(*range(links))
+            items: dict[Any, Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
                 stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
                 for batch in self._batches(child, stmt, conn):
                     for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(owners[tuple(row[:links - 1])], fname).append(item)
+                        getattr(owners[owner_of(row)], fname).append(item)
                         if child.children:
-                            items[tuple(row[:links])] = item
+                            items[link_of(row)] = item
             if child.children and items:
                 self._load_children(child, items, encoded, conn)
 
@@ -1631,6 +1633,8 @@ class Store:
                                     statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))
             elif copy:
+                if start == 0 and self._copy_instances(conn, model, objs):
+                    return
                 rows = self._encode_rows(model, part, at, model.encoders)
                 if not (model.codec.gates_pass(rows) and
                         self._attempt(conn, lambda r=rows: self._copy(conn, model, r))):
@@ -1654,7 +1658,21 @@ class Store:
         names = model.names
         return [dict(zip(names, row, strict=True)) for row in rows]
 
-    def _copy(self, conn: sa.Connection, model: _Model, rows: list[Sequence[Any]]) -> None:
+    def _copy_instances(self, conn: sa.Connection, model: _Model, objs: list[Any]) -> bool:
+        """Write every instance in one binary COPY, rows streamed from the objects as psycopg
+        sends them (no row list first, no encoder: the client works while the server
+        writes), when the table's columns need no encoding and its gated columns hold their
+        exact types. False, with nothing written, leaves the batches to the checked path."""
+        codec = model.codec
+        if (model.schema.parent is not None or codec.copy_types is None
+                or codec.spread is not None or any(e is not None for e in model.encoders)
+                or not codec.instances_pass(objs)):
+            return False
+        getter = self._getter(model)
+        return self._attempt(conn, lambda: self._copy(conn, model, map(getter, objs)))
+
+    def _copy(self, conn: sa.Connection, model: _Model, rows: Iterable[Sequence[Any]]
+              ) -> None:
         preparer = self.dialect.identifier_preparer
         columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
         # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
@@ -1751,7 +1769,8 @@ class Store:
         row already holds (MariaDB)."""
         keys = [c.name for c in model.schema.require_keys("upsert")]
         table = model.table
-        groups = [(c.name,) for c in model.schema.columns if c.unique and not c.primary_key]
+        groups: list[tuple[str, ...]] = [(c.name,) for c in model.schema.columns
+                                         if c.unique and not c.primary_key]
         groups += list(model.schema.unique)
         mine = tuple(values[k] for k in keys)
         for group in groups:

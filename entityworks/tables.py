@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -39,7 +40,7 @@ from .schema import (
 Live = Mapping[str, Mapping[str, str]]
 
 
-def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine:
+def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
     """The SQLAlchemy type of a column: the registry's, narrowed for keys on MariaDB.
 
     ``keyed``: the column is part of a composite index or unique constraint.
@@ -178,7 +179,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             if not typeof and c.max_length is None:
                 type_ = sql_type(key)  # the key's own type (VARCHAR on MariaDB, collation)
             if target is schema:
-                spec: str | sa.Column = f"{schema.name}.{key.name}"
+                spec: str | sa.Column[Any] = f"{schema.name}.{key.name}"
             else:
                 built = built_for(metadata, target)
                 assert built is not None  # built first by _build_tree

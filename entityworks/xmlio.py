@@ -490,7 +490,7 @@ class _Reader:
                  xsd_path: str | Path | None, batch: int = BATCH, *,
                  model: XsdModel | None = None,
                  plans: Callable[[XsdModel], list[_TablePlan]] | None = None) -> None:
-        self.path = Path(xml_path)
+        self.path: Path = Path(xml_path)
         self.schema = schema
         self.batch = batch
         root = document_root(self.path)
@@ -500,16 +500,17 @@ class _Reader:
             model = load_inline_xsd(self.path) or model_for(schema.cls, dataset=root)
         else:
             model = load_xsd(xsd_path)
-        self.model, self.root_name = model, root
-        self.plans = plans(model) if plans is not None else _plans(schema, model)
+        self.model: XsdModel = model
+        self.root_name: str = root
+        self.plans: list[_TablePlan] = plans(model) if plans is not None else _plans(schema, model)
         #: Row elements that sit inside other rows (a nested relation's child table).
-        self.nested = {p.tag for p in self.plans if model.tables[p.tag].nested_in}
-        self.by_tag = {p.tag: p for p in self.plans}
-        self.validator = validation_schema(model, root)
+        self.nested: set[str] = {p.tag for p in self.plans if model.tables[p.tag].nested_in}
+        self.by_tag: dict[str, _TablePlan] = {p.tag: p for p in self.plans}
+        self.validator: etree.XMLSchema = validation_schema(model, root)
         self.rows_validator: etree.XMLSchema | None = None
         self.seen: dict[str, set[Any]] = {}
         self.references: list[tuple[str | None, Any, int, str]] = []
-        self.row = 0
+        self.row: int = 0
         self.line: int | None = None
 
     def error(self, message: str, column: str | None = None) -> XMLImportError:

@@ -12,7 +12,7 @@ process. ``python -m generators.warmup`` compiles everything ahead of the first 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numba
 
@@ -22,6 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 def jit(function: F) -> F:
     """``numba.njit(cache=True)``, falling back to no cache when no folder is writable."""
     try:
-        return numba.njit(cache=True, nogil=True)(function)  # type: ignore[no-any-return]
+        return cast(F, numba.njit(cache=True, nogil=True)(function))
     except RuntimeError:  # numba: "cannot cache function ...: no locator available"
-        return numba.njit(nogil=True)(function)  # type: ignore[no-any-return]
+        return cast(F, numba.njit(nogil=True)(function))

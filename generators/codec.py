@@ -74,7 +74,7 @@ def _symbol_set(values: np.ndarray) -> np.ndarray:
     grid = seen.reshape(256, 256)  # [second byte, first byte]
     present = grid.any(axis=0) | grid.any(axis=1)
     if even < values.size:
-        present[values[-1]] = True
+        present[values[-1]] = True  # type: ignore[index]  # any(axis=0) of a 2-D grid: an array
     return np.flatnonzero(present).astype(np.uint8)
 
 
@@ -85,7 +85,8 @@ def _pair_encoder(symbols: np.ndarray, width: int) -> np.ndarray:
     rank = np.zeros(256, dtype=np.uint16)
     rank[symbols] = np.arange(symbols.size, dtype=np.uint16)
     both = np.arange(65536)
-    return (rank[both & 0xFF] << width) | rank[both >> 8]
+    table: np.ndarray = (rank[both & 0xFF] << width) | rank[both >> 8]
+    return table
 
 
 def _pair_decoder(symbols: np.ndarray, width: int) -> np.ndarray:
@@ -107,7 +108,8 @@ def _pack_chunk(values: np.ndarray, encoder: np.ndarray, width: int) -> np.ndarr
     quads = (pairs[0::2].astype(np.uint32) << np.uint32(2 * width)) | pairs[1::2]
     octets = (quads[0::2].astype(np.uint64) << np.uint64(4 * width)) | quads[1::2]
     as_bytes = octets.astype(">u8").view(np.uint8).reshape(-1, 8)
-    return as_bytes[:, 8 - width :].ravel()
+    packed: np.ndarray = as_bytes[:, 8 - width :].ravel()
+    return packed
 
 
 def _unpack_pairs(payload: np.ndarray, width: int) -> np.ndarray:
@@ -141,7 +143,7 @@ def pack(data: bytes | bytearray | memoryview) -> bytes:
     """Pack ``data``; falls back to a raw copy when packing would not make it smaller."""
     values = _as_array(data)
     length = values.size
-    crc = zlib.crc32(values)
+    crc = zlib.crc32(values)  # type: ignore[arg-type]  # an ndarray is a buffer
     if length == 0:
         return _header(RAW, 0, crc)
     symbols = _symbol_set(values)

@@ -350,7 +350,8 @@ def _byte_counts(chunk: np.ndarray) -> np.ndarray:
     counts = pairs.sum(axis=0) + pairs.sum(axis=1)
     if even < chunk.size:
         counts[chunk[-1]] += 1
-    return counts
+    total: np.ndarray = counts
+    return total
 
 
 class _Accumulator:
@@ -411,7 +412,7 @@ class _Accumulator:
         if self.bits:
             ones = int(byte_counts @ _BIT_ONES)
             total = 8 * self.size
-            distribution = (total - ones, ones)
+            distribution: tuple[int, ...] = (total - ones, ones)
             # Sums for the serial correlation of the bit sequence: 1-1 pairs inside bytes,
             # across byte borders (accumulated while streaming) and the wrap-around pair.
             pairs = int(byte_counts @ _BIT_PAIRS) + self.pairs
@@ -529,7 +530,8 @@ def _block_entropy(blocks: np.ndarray) -> np.ndarray:
     p = counts / float(width)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(counts > 0, -p * np.log2(p), 0.0)
-    return terms.sum(axis=1)
+    sums: np.ndarray = terms.sum(axis=1)
+    return sums
 
 
 def profile(source: Source, block_size: int = 4096) -> EntropyProfile:

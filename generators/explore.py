@@ -98,7 +98,8 @@ class Explorer:
     @property
     def remembered(self) -> np.ndarray:
         """Cells seen before but not visible now: what a view draws dim."""
-        return self._explored & ~self._visible
+        remembered: np.ndarray = self._explored & ~self._visible
+        return remembered
 
     # -- moving ------------------------------------------------------------------------
 

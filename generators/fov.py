@@ -117,7 +117,7 @@ def _check(
         or not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in origin)
     ):
         raise ValueError(f"origin must be an (x, y) pair of integers, got {origin!r}")
-    ox, oy = int(origin[0]), int(origin[1])  # type: ignore[index]
+    ox, oy = int(origin[0]), int(origin[1])
     if not (0 <= ox < width and 0 <= oy < height):
         raise ValueError(f"origin {origin!r} is outside the {width}x{height} map")
     if radius is None:
@@ -226,8 +226,8 @@ def _bad_values(cells, x0, y0, x1, y1):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, out, dx, dy,
-                depths, highs, lows):  # type: ignore[no-untyped-def]  # fmt: skip
+def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, out, dx, dy,  # type: ignore[no-untyped-def]
+                depths, highs, lows):  # fmt: skip
     """Plain shadowcasting over eight octants; False when the stack arrays overflowed.
 
     A row of an octant runs from the diagonal towards the axis; a cell is lit when any
@@ -298,8 +298,8 @@ def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ou
 
 
 @jit
-def _shadowcast(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,
-                out, dx, dy):  # type: ignore[no-untyped-def]  # fmt: skip
+def _shadowcast(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
+                out, dx, dy):  # fmt: skip
     """Plain view into ``out``; returns 1 on a bad cell value, else 0.
 
     The stack starts small and, in the rare view that needs more, the scan runs again
@@ -329,8 +329,8 @@ def _negative_half(num, den):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ties,
-                    out, dx, dy, stack):  # type: ignore[no-untyped-def]  # fmt: skip
+def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ties,  # type: ignore[no-untyped-def]
+                    out, dx, dy, stack):  # fmt: skip
     """Symmetric shadowcasting over four quadrants; False when ``stack`` overflowed.
 
     Slopes are exact fractions ``n / d``. A floor cell is lit only when its centre lies in
@@ -408,8 +408,8 @@ def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls
 
 
 @jit
-def _symmetric(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,
-               ties, out, dx, dy):  # type: ignore[no-untyped-def]  # fmt: skip
+def _symmetric(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
+               ties, out, dx, dy):  # fmt: skip
     """Symmetric view into ``out``; returns 1 on a bad cell value, else 0 (stack as above)."""
     if unchecked and _bad_values(cells, x0, y0, x1, y1):
         return 1

@@ -50,10 +50,11 @@ def clear_cells(grid: np.ndarray, clearance: int) -> np.ndarray:
     """Boolean mask of the floor cells whose ``clearance`` disk holds only floor."""
     cells = check_grid(grid)
     clearance = check_int("clearance", clearance, 0)
-    floor = cells == 0
+    floor: np.ndarray = cells == 0
     if clearance == 0:
         return floor
-    return ndimage.binary_erosion(floor, structure=_disk(clearance), border_value=0)
+    kept: np.ndarray = ndimage.binary_erosion(floor, structure=_disk(clearance), border_value=0)
+    return kept
 
 
 def place(

@@ -100,7 +100,8 @@ def reachable(grid: np.ndarray, start: tuple[int, int], connectivity: int = 4) -
     if array[y, x] != 0:
         raise ValueError(f"start {start!r} is a wall")
     labels, _ = label(array, connectivity)
-    return labels == labels[y, x]
+    region: np.ndarray = labels == labels[y, x]
+    return region
 
 
 def open_ratio(grid: np.ndarray) -> float:

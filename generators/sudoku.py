@@ -188,10 +188,10 @@ def _read_text(path: str | os.PathLike[str] | BinaryIO) -> list[str]:
     """Lines of a text file or binary stream (read once), any line ending, with a clear error
     for non-text content."""
     if hasattr(path, "read"):
-        raw = path.read(MAX_FILE_BYTES + 1)  # type: ignore[union-attr]
-        path = _source_name(path)  # type: ignore[arg-type]
+        raw = path.read(MAX_FILE_BYTES + 1)
+        path = _source_name(path)
     else:
-        with open(path, "rb") as fh:  # type: ignore[arg-type]
+        with open(path, "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise PuzzleFileError(

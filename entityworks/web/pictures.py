@@ -49,8 +49,8 @@ class PictureCache:
         self._items: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+        self.hits: int = 0
+        self.misses: int = 0
 
     def __len__(self) -> int:
         return len(self._items)

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from entityworks import Store, WriteError, XMLImportError
+from entityworks import SchemaError, Store, WriteError, XMLImportError
 from entityworks.cli import cli
 from entityworks.dataset import dataset_of, read_dataset, write_dataset
 from entityworks.logical import TABLE
@@ -227,3 +227,43 @@ def test_datasets_from_our_own_classes(tmp_path: Path) -> None:
         write_dataset(data, {"authors": [], "books": [(7, 1, "x")]}, tmp_path / "o.xml",
                       nested=True)
     assert not (tmp_path / "o.xml").exists()
+
+
+@dataclasses.dataclass
+class Leaf:
+    v: int
+
+
+@dataclasses.dataclass
+class Tree:
+    id: int
+    leaves: list[Leaf] = dataclasses.field(default_factory=list)
+
+
+def test_a_table_with_child_rows_is_refused_not_exported_without_them(store: Store,
+                                                                       tmp_path: Path) -> None:
+    """A DataSet holds flat tables: exporting a table whose rows own child rows, by class or
+    by name (reflection knows no child lists), once wrote the parents alone."""
+    store.create(Tree)
+    store.insert(Tree(1, [Leaf(2), Leaf(3)]))
+    out = tmp_path / "out"
+    out.mkdir()
+    for tables in ([Tree], ["tree"]):
+        with pytest.raises(SchemaError, match=r"'tree' has child tables \(tree_leaves\)"):
+            store.export_dataset(tables, out / "t.xml")
+        assert list(out.iterdir()) == []
+
+
+def test_the_command_refuses_a_catalog_dataset_that_would_drop_child_rows(tmp_path: Path
+                                                                          ) -> None:
+    db = tmp_path / "c.db"
+    runner = CliRunner()
+    made = runner.invoke(cli, ["generate", "caves", "--count", "1", "--width", "30",
+                               "--height", "20", "--db", str(db)])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "levels.xml"
+    result = runner.invoke(cli, ["export-xml", "maps", "entropy_reports", str(out),
+                                 "--dataset", "Levels", "--db", str(db)])
+    assert result.exit_code == 2
+    assert "'maps' has child tables (maps_caves" in result.output
+    assert not out.exists() and not out.with_suffix(".xsd").exists()

@@ -163,3 +163,20 @@ def test_formats_refuse_optional_child_lists(tmp_path) -> None:
 
     with pytest.raises(SchemaError, match="Optional child list"):
         write_xsd(Case, tmp_path / "c.xsd")
+
+
+def test_readme_example_runs_as_written() -> None:
+    import sys
+    import types
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    marker = "<!-- nested example: run by tests/entityworks/test_nested_children.py -->"
+    block = text.split(marker, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    module = types.ModuleType("readme_nested")  # dataclasses look their module up
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(block, "README.md", "exec"), module.__dict__)  # noqa: S102 - our README
+    finally:
+        del sys.modules[module.__name__]
+    assert module.store.get(module.House, module.house.id) == module.house

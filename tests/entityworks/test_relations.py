@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import pytest
 import sqlalchemy as sa
 
 from entityworks import (
     FilterError,
+    References,
     SchemaError,
     Store,
     WriteError,
@@ -241,3 +243,73 @@ def test_readme_relations_example_runs_as_written() -> None:
         del sys.modules[module.__name__]
     store = module.store
     assert [b.isbn for b in store.select(module.Book)] == ["b2"]
+
+
+@table("rel_book")
+@dataclass
+class PlainBook:  # the same table before its relation was declared
+    isbn: str = primary_key(max_length=20)
+    title: str = ""
+    author_id: int = 0
+
+
+def test_schema_diff_describes_a_new_foreign_key(backend_url: str) -> None:
+    from entityworks.migrate import describe
+
+    with Store(backend_url) as store:
+        store.create(Author)
+        store.create(PlainBook)
+        lines = [describe(op) for op in diff(store, [Book, Author, Publisher])]
+    assert "add foreign key rel_book(author_id) -> rel_author(id)" in lines
+
+
+def test_export_dataset_carries_declared_relations(tmp_path) -> None:
+    from entityworks.dataset import read_dataset
+
+    with Store(tmp_path / "a.db") as store:
+        _fill(store)
+        store.export_dataset([Publisher, Author], tmp_path / "d.xml", tmp_path / "d.xsd")
+    data = read_dataset(tmp_path / "d.xsd")
+    assert [(r.parent, r.parent_column, r.child, r.child_column) for r in data.relations] == [
+        ("rel_publisher", "id", "rel_author", "publisher_id")]
+    with Store(tmp_path / "b.db") as store:
+        assert store.import_dataset(tmp_path / "d.xml", tmp_path / "d.xsd") == {
+            "rel_publisher": 2, "rel_author": 3}
+        with store.engine.connect() as conn:
+            [fk] = sa.inspect(conn).get_foreign_keys("rel_author")
+        assert fk["referred_table"] == "rel_publisher"
+
+
+@table("rel_loan")
+@dataclass
+class Loan:
+    id: int
+    book_isbn: Annotated[str, References(Book, on_delete="cascade")]
+    reader_id: Annotated[int, References(Author)] | None = None
+
+
+def test_annotated_marker(store: Store) -> None:
+    _fill(store)
+    store.create(Loan)
+    with store.engine.connect() as conn:
+        fks = {fk["constrained_columns"][0]: fk for fk in
+               sa.inspect(conn).get_foreign_keys("rel_loan")}
+    assert fks["book_isbn"]["referred_table"] == "rel_book"
+    assert fks["reader_id"]["referred_table"] == "rel_author"
+    store.insert_many([Loan(1, "b1", 2), Loan(2, "b2")])
+    assert store.count(Loan, where={"book.title": "One"}) == 1
+    with pytest.raises(WriteError) as err:
+        store.insert(Loan(3, "nope"))
+    assert err.value.column == "book_isbn"
+    store.delete(Book("b1"))  # cascade
+    assert [loan.id for loan in store.select(Loan)] == [2]
+    with pytest.raises(SchemaError, match="on_delete"):
+        References(Book, on_delete="sometimes")
+
+    @dataclass
+    class Twice:
+        id: int
+        b: Annotated[str, References(Book)] = column(references=Book, default="")
+
+    with pytest.raises(SchemaError, match="given twice"):
+        Store("sqlite://").table(Twice)

@@ -461,6 +461,8 @@ def test_engine_options_that_break_transactions_or_memory_are_refused(pg_url: st
         Store("sqlite://", engine_options={"pool_size": 3})  # StaticPool has no size
     with pytest.raises(ConfigurationError, match="busy_timeout"):
         Store("sqlite://", busy_timeout=-1)
+    with pytest.raises(ConfigurationError, match="busy_timeout"):
+        Store("sqlite://", busy_timeout=float("inf"))
     store = Store(pg_url, engine_options={"isolation_level": "SERIALIZABLE"})
     try:
         with store.engine.connect() as conn:
