@@ -455,8 +455,9 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
     xsd = None if xsd_path is None else (
         xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
     inline = (lambda: _xsd_tree(data, nested, registry).getroot()) if inline_schema else None
-    _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
-                    diffgram)
+    with paused_gc():  # as write_xml: the rows hold plain values, nothing to collect
+        _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
+                        diffgram)
     return counts
 
 

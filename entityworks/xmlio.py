@@ -895,6 +895,11 @@ def _import_committed_ddl(store: Any, cls: type, schema: TableSchema, reader: _R
 
 
 def _insert_batches(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
+    with paused_gc():  # the rows hold plain values: nothing for the collector to find
+        return _insert_each(store, batches, xml_path)
+
+
+def _insert_each(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
     count = 0
     for batch in batches:
         try:

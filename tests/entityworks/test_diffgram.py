@@ -277,3 +277,16 @@ def test_cli_applies_a_diffgram(tmp_path: Path) -> None:
         "</customers>", "</alembic_version>"), "internal.xml")
     result = runner.invoke(cli, ["import-xml", str(internal), "--db", str(db)])
     assert result.exit_code != 0 and "'alembic_version' is an internal table" in result.stderr
+
+
+def test_row_errors_are_annotations_and_not_kept(tmp_path: Path,
+                                                  shop: tuple[Store, Path]) -> None:
+    store, xsd = shop
+    text = CHANGES.replace(
+        'diffgr:hasChanges="modified"><id>2</id>',
+        'diffgr:hasChanges="modified" diffgr:hasErrors="true"><id>2</id>').replace(
+        "</diffgr:before>", '</diffgr:before>\n<diffgr:errors><customers diffgr:id='
+        '"customers2" diffgr:Error="checked by hand"/></diffgr:errors>')
+    assert "diffgr:errors" in text and "hasErrors" in text
+    store.import_diffgram(write(tmp_path, text), xsd)
+    assert content(store) == AFTER
