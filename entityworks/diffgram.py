@@ -577,6 +577,8 @@ def _import_diffgram(store: Any, xml_path: str | Path, xsd_path: str | Path | No
             raise XMLImportError(f"{path.name} is not a DiffGram (its root is not "
                                  "diffgr:diffgram)")
         data = _reflected(store, path)
+        if not data.tables:  # no rows at all: nothing to change
+            return {}
     current_model, before_model = _models(data, store.registry)
     with tempfile.TemporaryDirectory(prefix="entityworks-diffgram-") as tmp:
         current, before = _split(path, current_model, Path(tmp))

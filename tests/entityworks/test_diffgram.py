@@ -330,3 +330,21 @@ def test_the_rows_checked_stay_locked_until_the_write(tmp_path: Path,
     assert len(outcome) == 1 and isinstance(outcome[0], XMLImportError), outcome
     assert "unchanged in the DiffGram, but the stored row differs in column 'name'" in str(
         outcome[0])
+
+
+def test_deleting_everything_and_an_empty_diffgram(tmp_path: Path,
+                                                   shop: tuple[Store, Path]) -> None:
+    store, xsd = shop
+    empty = write(tmp_path, HEAD + "</diffgr:diffgram>\n", "empty.xml")
+    assert store.import_diffgram(empty) == {} and store.import_diffgram(empty, xsd) == {}
+    deletes = write(tmp_path, HEAD + """<Shop/>
+<diffgr:before>
+<orders diffgr:id="orders3" msdata:rowOrder="2"><order_id>12</order_id><customer_id>2</customer_id><total>3</total></orders>
+<customers diffgr:id="customers2" msdata:rowOrder="1"><id>2</id></customers>
+</diffgr:before>
+</diffgr:diffgram>
+""", "deletes.xml")
+    assert store.import_diffgram(deletes) == {"customers": Changes(deleted=1),
+                                              "orders": Changes(deleted=1)}
+    assert content(store) == {"customers": [(1, "Ada")],
+                              "orders": [(10, 1, decimal.Decimal("9.50")), (11, 1, None)]}
