@@ -402,8 +402,9 @@ def _lock(store: Any, cls: type, where: Any) -> None:
 
     model = store._model(cls)
     key = model.table.c[store.schema(cls).require_key("a DiffGram").name]
-    with store._connection() as conn:
-        conn.execute(sa.select(key).where(compile_where(where, model.table, model.schema))
+    condition = compile_where(where, model.table, model.schema)
+    with store._connection() as conn:  # no filter: every row (.where(None) is WHERE NULL)
+        conn.execute(sa.select(key).where(sa.true() if condition is None else condition)
                      .with_for_update()).fetchall()
 
 
