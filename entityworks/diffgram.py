@@ -403,9 +403,9 @@ def _lock(store: Any, cls: type, where: Any) -> None:
     model = store._model(cls)
     key = model.table.c[store.schema(cls).require_key("a DiffGram").name]
     condition = compile_where(where, model.table, model.schema)
-    assert condition is not None
-    with store._connection() as conn:
-        conn.execute(sa.select(key).where(condition).with_for_update()).fetchall()
+    with store._connection() as conn:  # no filter: every row (.where(None) is WHERE NULL)
+        conn.execute(sa.select(key).where(sa.true() if condition is None else condition)
+                     .with_for_update()).fetchall()
 
 
 @dataclass
