@@ -32,7 +32,7 @@ from .errors import EntityworksError, InputTooLarge
 from .filters import col
 from .kinds import KINDS, MapKind, map_kind
 from .packing import PackedGrid, PointPath, unpack_grid
-from .schema import column, primary_key, table, table_schema
+from .schema import column, entity, primary_key, table, table_schema
 from .store import Store
 
 # -- the tables ----------------------------------------------------------------------------
@@ -99,8 +99,7 @@ MAP_INDEXES = (("kind", "width", "height", "region_count", "open_ratio"),
                ("kind", "largest_region"))
 
 
-@table("maps", indexes=MAP_INDEXES, compact_children=True)
-@dataclass
+@entity("maps", indexes=MAP_INDEXES, compact_children=True)
 class MapRecord:
     """One generated map. ``open_ratio``, ``region_count`` and ``largest_region`` are measured
     on ``grid`` (1 = wall, 0 = floor; regions are 4-connected).
@@ -148,8 +147,7 @@ class SudokuPuzzle:
     created_at: dt.datetime = field(default_factory=_utc_now)
 
 
-@table("entropy_reports")
-@dataclass
+@entity("entropy_reports")
 class EntropyRecord:
     """What ``ent`` says about a file (``generators.entropy.report``), plus its path, size,
     SHA-256 and byte distribution. Figures ``ent`` calls undefined are NULL."""
@@ -172,13 +170,13 @@ class EntropyRecord:
 
 
 #: The catalog's top-level classes, by table name.
-TABLES: dict[str, type] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
+TABLES: dict[str, type[Any]] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
                            "entropy_reports": EntropyRecord}
 
 
 def open_catalog(url: str | os.PathLike[str] | Store) -> Store:
     """A Store whose database holds the catalog at the latest revision (see ``migrate``)."""
-    store = url if isinstance(url, Store) else Store(url)
+    store = url if isinstance(url, Store) else Store(os.fspath(url))
     upgrade_catalog(store)
     return store
 
@@ -766,7 +764,7 @@ def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = 
             return analyse_entropy(stream, name=label, max_bytes=max_bytes)
     label = name or str(getattr(source, "name", "<stream>"))
     reader = _HashingReader(source, label, max_bytes)
-    report = entropy.report(reader)
+    report = entropy.report(reader)  # type: ignore[arg-type]  # a binary stream: readinto
     return entropy_record(label, report, sha256=reader.digest.hexdigest()), report
 
 
