@@ -1,9 +1,10 @@
 """The ``entityworks`` console script: Ctrl-C handling first, then the command line.
 
 Ctrl-C reaches a process at any moment, including while Python imports the command line's
-modules, before click runs. This module (and the package ``__init__`` before it) imports next
-to nothing, and :func:`main` opens its ``try`` before importing anything else, so an interrupt
-from then on ends with ``error: aborted`` and status 1, never a KeyboardInterrupt traceback.
+modules, before click runs. The console script enters through the top-level module
+``entityworks_launch``, whose ``try`` covers the import of this package; this module imports
+next to nothing, and :func:`main` opens its own ``try`` before importing anything else, so an
+interrupt ends with ``error: aborted`` and status 1, never a KeyboardInterrupt traceback.
 (Python's own start-up, before it runs any program code, is out of every program's reach.)
 """
 
@@ -11,16 +12,7 @@ from __future__ import annotations
 
 import sys
 
-
-def _abort() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the exit short
-    try:
-        sys.stderr.write("error: aborted\n")
-        sys.stderr.flush()
-    finally:
-        sys.exit(1)
+from entityworks_launch import abort as _abort
 
 
 def _redeliver_swallowed_interrupts() -> None:

@@ -107,9 +107,10 @@ def _interrupt(tmp_path: Path, delay: float) -> tuple[int, str, str]:
 def _before_entityworks(err: str) -> bool:
     """The interrupt came before any entityworks code ran: in CPython's own initialisation
     (``Fatal Python error: init_...``, ``failed to set __main__.__loader__``) or while the
-    console script's first import was still locating the package (frames of the launcher,
-    importlib and path hooks only, or none at all). No program can answer a signal there;
-    from the first line of ``entityworks/__init__`` on, a traceback would show our frames."""
+    console script's first import was still locating or starting its first module (frames of
+    the launcher script, importlib, path hooks and the first lines of ``entityworks_launch``
+    only, or none at all). No program can answer a signal there; from the first line of
+    ``entityworks/__init__`` on, a traceback would show our frames."""
     if "KeyboardInterrupt" not in err or "error: aborted" in err:
         return False
     frames = [line.strip() for line in err.splitlines() if line.lstrip().startswith("File ")]
