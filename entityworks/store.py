@@ -626,8 +626,13 @@ class Store:
                         f"cannot drop table {model.schema.name!r} inside transaction(): "
                         "MariaDB would commit the open transaction; drop it outside")
             return
-        with self._connection(write=True) as conn:
-            model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
+        try:
+            with self._connection(write=True) as conn:
+                _refuse_referenced(conn, model, {t.name for t in tables})
+                model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
+        except (sa.exc.StatementError, self._dbapi_error) as exc:
+            raise SchemaError(f"cannot drop table {model.schema.name!r}: {_error_text(exc)}",
+                              cls=model.cls) from exc
 
     def table_names(self) -> list[str]:
         """Names of the tables in the database."""
@@ -1886,6 +1891,22 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _refuse_referenced(conn: sa.Connection, model: _Model, dropped: set[str]) -> None:
+    """SchemaError when a table that stays has a foreign key to one of ``dropped``: SQLite
+    would empty it (or set its references to NULL) through the foreign key's ON DELETE
+    action, the other backends refuse; entityworks refuses on all three, saying which."""
+    inspector = sa.inspect(conn)
+    for name in inspector.get_table_names():
+        if name in dropped:
+            continue
+        for fk in inspector.get_foreign_keys(name):
+            if fk.get("referred_table") in dropped:
+                raise SchemaError(
+                    f"cannot drop table {fk['referred_table']!r}: table {name!r} refers to it "
+                    f"({', '.join(fk['constrained_columns'])}); drop {name!r} first",
+                    cls=model.cls)
 
 
 def _descendants(model: _Model) -> list[_Model]:
