@@ -59,7 +59,7 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import SCHEMA_INFO, Live, build_tables, companions
+from .tables import Live, build_tables, companions, schema_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -495,19 +495,16 @@ class Store:
             return self._models[cls]
 
     def _release_names(self, schema: TableSchema) -> None:
-        """Free the names of ``schema``'s tables in the store's MetaData when another class
-        holds them (two classes for one table, e.g. before and after a migration): that
-        class is rebuilt when it is used again."""
-        names = {schema.name, *(child.name for child in schema.descendants)}
-        for name in names:
+        """Free the names of ``schema``'s tables in the store's MetaData before they are
+        built (again): another class may hold them (two classes for one table, e.g. before
+        and after a migration), which is then rebuilt when it is used again."""
+        for name in {schema.name, *(child.name for child in schema.descendants)}:
             table = self._metadata.tables.get(name)
             if table is None:
                 continue
-            owner = table.info.get(SCHEMA_INFO)
-            old = owner.cls if owner is not None else None
-            if old is schema.cls:
-                continue
-            self._models.pop(old, None)  # type: ignore[arg-type]
+            owner = schema_of(table)
+            if owner is not None and owner.cls is not schema.cls:
+                self._models.pop(owner.cls, None)
             self._metadata.remove(table)
 
     def _live(self, schema: TableSchema) -> Live:
