@@ -32,7 +32,7 @@ from .errors import EntityworksError, InputTooLarge
 from .filters import col
 from .kinds import KINDS, MapKind, map_kind
 from .packing import PackedGrid, PointPath, unpack_grid
-from .schema import column, primary_key, table, table_schema
+from .schema import column, entity, primary_key, table, table_schema
 from .store import Store
 
 # -- the tables ----------------------------------------------------------------------------
@@ -99,8 +99,7 @@ MAP_INDEXES = (("kind", "width", "height", "region_count", "open_ratio"),
                ("kind", "largest_region"))
 
 
-@table("maps", indexes=MAP_INDEXES, compact_children=True)
-@dataclass
+@entity("maps", indexes=MAP_INDEXES, compact_children=True)
 class MapRecord:
     """One generated map. ``open_ratio``, ``region_count`` and ``largest_region`` are measured
     on ``grid`` (1 = wall, 0 = floor; regions are 4-connected).
@@ -148,8 +147,7 @@ class SudokuPuzzle:
     created_at: dt.datetime = field(default_factory=_utc_now)
 
 
-@table("entropy_reports")
-@dataclass
+@entity("entropy_reports")
 class EntropyRecord:
     """What ``ent`` says about a file (``generators.entropy.report``), plus its path, size,
     SHA-256 and byte distribution. Figures ``ent`` calls undefined are NULL."""
@@ -172,13 +170,13 @@ class EntropyRecord:
 
 
 #: The catalog's top-level classes, by table name.
-TABLES: dict[str, type] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
+TABLES: dict[str, type[Any]] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
                            "entropy_reports": EntropyRecord}
 
 
 def open_catalog(url: str | os.PathLike[str] | Store) -> Store:
     """A Store whose database holds the catalog at the latest revision (see ``migrate``)."""
-    store = url if isinstance(url, Store) else Store(url)
+    store = url if isinstance(url, Store) else Store(os.fspath(url))
     upgrade_catalog(store)
     return store
 
@@ -609,16 +607,6 @@ def single_region_maps(store: Store, *, kind: str | None = None, limit: int | No
     return find_maps(store, kind=kind, regions=1, limit=limit)
 
 
-@table("maps")
-@dataclass
-class _MapKey:
-    """The key and kind of a ``maps`` row, read without the rest of it (a narrow view of the
-    table for :func:`sample_maps`: no grid, no child rows)."""
-
-    id: int | None = primary_key()
-    kind: str
-
-
 #: Candidate keys :func:`sample_maps` tries per wanted map before it lists the matching keys
 #: instead (a filter that few rows pass makes random keys miss too often).
 SAMPLE_TRIES = 16
@@ -638,11 +626,12 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
     where = map_filter(kind=kind)
-    first = next(iter(store.select(_MapKey, order_by="id", limit=1)), None)
+    id_only = ["id"]  # only the key is read until the maps are fetched
+    first = next(iter(store.select(MapRecord, order_by="id", limit=1, columns=id_only)), None)
     if first is None or n == 0:
         return []
-    low = first.id
-    high = next(iter(store.select(_MapKey, order_by="-id", limit=1))).id
+    low = first[0]
+    high = next(iter(store.select(MapRecord, order_by="-id", limit=1, columns=id_only)))[0]
     rng = random.Random(seed)
     chosen: dict[int, None] = {}  # insertion-ordered: the order of the draws
     tries = SAMPLE_TRIES * n
@@ -650,14 +639,14 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
         want = n - len(chosen)
         draws = [rng.randint(low, high) for _ in range(min(tries, 4 * want + 8))]
         tries -= len(draws)
-        found = {k.id for k in store.select(
-            _MapKey, where=[col("id").in_(sorted(set(draws))), *where])}
+        found = {k for (k,) in store.select(
+            MapRecord, where=[col("id").in_(sorted(set(draws))), *where], columns=id_only)}
         for key in draws:
             if key in found and key not in chosen and len(chosen) < n:
                 chosen[key] = None
     if len(chosen) < n:  # the matching keys not drawn yet, listed through an index
-        rest = [k.id for k in store.select(_MapKey, where=where, order_by="id")
-                if k.id not in chosen]
+        listed = store.select(MapRecord, where=where, order_by="id", columns=id_only)
+        rest = [k for (k,) in listed if k not in chosen]
         chosen.update(dict.fromkeys(rng.sample(rest, min(n - len(chosen), len(rest)))))
     return list(store.select(MapRecord, where=col("id").in_(sorted(chosen)), order_by="id"))
 
@@ -775,7 +764,7 @@ def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = 
             return analyse_entropy(stream, name=label, max_bytes=max_bytes)
     label = name or str(getattr(source, "name", "<stream>"))
     reader = _HashingReader(source, label, max_bytes)
-    report = entropy.report(reader)
+    report = entropy.report(reader)  # type: ignore[arg-type]  # a binary stream: readinto
     return entropy_record(label, report, sha256=reader.digest.hexdigest()), report
 
 

@@ -823,7 +823,8 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size:
     neither the table nor a new database file is left behind. Internal tables
     (entityworks_version, alembic_version, sqlite_*) are refused. IN.xml or the XSD may be
     '-' (standard input) or a FIFO: it is read once, up to --max-size, into a private
-    temporary file that is removed afterwards.
+    temporary file that is removed afterwards. A .NET DiffGram (root diffgr:diffgram) is
+    applied to the stored tables instead: inserts, updates and deletes by key, all or none.
     Example: entityworks import-xml maps.xml --xsd maps.xsd --db copy.db
     Example: gunzip -c maps.xml.gz | entityworks import-xml - --xsd maps.xsd --db copy.db
     """

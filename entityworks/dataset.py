@@ -17,6 +17,7 @@ is refused with a clear error.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -136,7 +137,7 @@ def dataset_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -
     tables = {}
     for name in names:
         cls = dataclass_for_table(model, encode_name(name), registry=registry,
-                                  extra=lambda column, t=name: _reference(refers, t, column))
+                                  extra=functools.partial(_reference, refers, name))
         cls.__dataset__ = model.dataset  # type: ignore[attr-defined]
         tables[name] = cls
     for r in relations:
@@ -197,7 +198,7 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
     relations = []
     for child, cls in tables.items():
         for f in dataclasses.fields(cls):
-            target = (f.metadata or {}).get(REFERENCES)
+            target = f.metadata.get(REFERENCES)
             if not target:
                 continue
             parent, _, column = target.partition(".")
@@ -429,8 +430,8 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
             children[r.parent].append((r, grouped))
 
         def render(name: str, batch: Sequence[Sequence[Any]]) -> Iterator[str]:
-            key = schemas[name].column_names.index(schemas[name].primary_key.name) \
-                if schemas[name].primary_key else None
+            pk = schemas[name].primary_key
+            key = schemas[name].column_names.index(pk.name) if pk else None
             for row, text in zip(batch, opened(name, batch), strict=True):
                 yield text
                 for r, grouped in children[name]:
@@ -443,7 +444,9 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
         for name in roots:
             for batch in _batches(rows.get(name, ())):
                 yield "".join(render(name, batch))
-        orphans = sum(len(v) for n, v in rows.items() if n not in roots) - sum(
+        # nest() runs on the lists ``rows`` is turned into below
+        orphans = sum(len(v) for n, v in rows.items()  # type: ignore[arg-type, misc]
+                      if n not in roots) - sum(
             c for n, c in counts.items() if n not in roots)
         if orphans:
             raise XMLImportError(f"{orphans} child row(s) have no parent row to nest in")
@@ -452,8 +455,9 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
     xsd = None if xsd_path is None else (
         xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
     inline = (lambda: _xsd_tree(data, nested, registry).getroot()) if inline_schema else None
-    _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
-                    diffgram)
+    with paused_gc():  # as write_xml: the rows hold plain values, nothing to collect
+        _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
+                        diffgram)
     return counts
 
 

@@ -389,6 +389,25 @@ def _difference(stored: tuple[Any, ...], row: tuple[Any, ...], names: list[str]
     return None
 
 
+def _lock(store: Any, cls: type, where: Any) -> None:
+    """Lock the stored rows the checks read until the transaction ends (PostgreSQL,
+    MariaDB: ``SELECT ... FOR UPDATE``), so that no other writer changes them between the
+    check and the write. SQLite locks the whole database for the first write instead, and
+    refuses the write if another connection committed since the read began."""
+    if store.dialect.name == "sqlite":
+        return
+    import sqlalchemy as sa
+
+    from .filters import compile_where
+
+    model = store._model(cls)
+    key = model.table.c[store.schema(cls).require_key("a DiffGram").name]
+    condition = compile_where(where, model.table, model.schema)
+    with store._connection() as conn:  # no filter: every row (.where(None) is WHERE NULL)
+        conn.execute(sa.select(key).where(sa.true() if condition is None else condition)
+                     .with_for_update()).fetchall()
+
+
 @dataclass
 class _Plan:
     """The writes of one table."""
@@ -444,7 +463,9 @@ def _plan_table(store: Any, cls: type, table: str, name: str,
     stored: dict[Any, tuple[Any, ...]] = {}
     listed = sorted(keys, key=repr)
     for start in range(0, len(listed), _CHUNK):
-        for batch in store.rows(cls, where=col(key.name).in_(listed[start:start + _CHUNK])):
+        where = col(key.name).in_(listed[start:start + _CHUNK])
+        _lock(store, cls, where)
+        for batch in store.rows(cls, where=where):
             stored.update((r[k], tuple(r)) for r in batch)
     plan = _Plan([], [], [], 0)
     current_keys: set[Any] = set()
@@ -557,6 +578,8 @@ def _import_diffgram(store: Any, xml_path: str | Path, xsd_path: str | Path | No
             raise XMLImportError(f"{path.name} is not a DiffGram (its root is not "
                                  "diffgr:diffgram)")
         data = _reflected(store, path)
+        if not data.tables:  # no rows at all: nothing to change
+            return {}
     current_model, before_model = _models(data, store.registry)
     with tempfile.TemporaryDirectory(prefix="entityworks-diffgram-") as tmp:
         current, before = _split(path, current_model, Path(tmp))

@@ -14,7 +14,7 @@ import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, overload
+from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
@@ -128,7 +128,7 @@ class References:
     __slots__ = ("foreign_key",)
 
     def __init__(self, target: type | str, *, on_delete: str | None = None) -> None:
-        self.foreign_key = _foreign_key(target, on_delete)
+        self.foreign_key: tuple[type | str, str] = _foreign_key(target, on_delete)
 
     def __repr__(self) -> str:
         target, action = self.foreign_key
@@ -343,6 +343,31 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
         cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
         _cache.pop((cls, id(registry)), None)
         return cls
+
+    return apply
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field, column, primary_key))
+def entity(name: str | None = None, *, indexes: Sequence[Sequence[str]] = (),
+           unique: Sequence[Sequence[str]] = (), compact_children: bool = False,
+           eq: bool = True, order: bool = False, frozen: bool = False, kw_only: bool = False,
+           slots: bool = False) -> Callable[[type[_C]], type[_C]]:
+    """``@table(name, ...)`` over ``@dataclass(...)`` in one decorator: ``@entity("levels")``.
+
+    Type checkers know ``column()`` as a field specifier of this decorator, so a
+    ``column(index=True)`` without a default may be followed by fields without one, as at run
+    time; under a plain ``@dataclass`` they count any ``column()`` as a default. ``name``
+    defaults to the class name in snake_case.
+    """
+    named = None if name is None else table(name, indexes=indexes, unique=unique,
+                                            compact_children=compact_children)
+
+    def apply(cls: type[_C]) -> type[_C]:
+        made = dataclass(cls, eq=eq, order=order, frozen=frozen, kw_only=kw_only, slots=slots)
+        if named is not None:
+            return named(made)
+        return table(table_name(made), indexes=indexes, unique=unique,
+                     compact_children=compact_children)(made)
 
     return apply
 

@@ -152,12 +152,12 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                live: Mapping[str, str] | None, resolve: Resolve) -> sa.Table:
     is_child = schema.parent is not None
     links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
-    items: list[sa.SchemaItem] = []
+    items: list[sa.schema.SchemaItem] = []
     taken = {c.sql_name.casefold() for c in schema.columns}
     keyed = {name for group in (*schema.indexes, *schema.unique) for name in group}
     for c in schema.columns:
         pk = c.primary_key and not is_child
-        kwargs: dict = {"nullable": c.nullable, "primary_key": pk}
+        kwargs: dict[str, Any] = {"nullable": c.nullable, "primary_key": pk}
         if pk and c.autoincrement and not schema.composite:
             kwargs["autoincrement"] = True
         elif pk:
@@ -171,7 +171,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             typeof = None  # the rowid converts, so the Store checks key types itself
         if typeof is not None and live is not None and live.get(c.sql_name, "ANY") != "ANY":
             typeof = None  # an older table's typed column: the Store checks every value
-        checks: list[sa.SchemaItem] = []
+        checks: list[sa.schema.SchemaItem] = []
         if typeof:
             # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
             # NULL passes here and NOT NULL decides, so adding a column can fill it later.
@@ -228,7 +228,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
             items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
                                             name=f"length_{c.sql_name}"))
-    options: dict[str, bool] = ({"sqlite_strict": True}
+    options: dict[str, Any] = ({"sqlite_strict": True}
                                 if dialect == "sqlite" and strict_ok(items) else {})
     if dialect == "sqlite" and is_child and schema.root.compact_children:
         options["sqlite_with_rowid"] = False
@@ -260,7 +260,7 @@ def _quote(name: str) -> str:
 STRICT_TYPES = frozenset({"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY"})
 
 
-def strict_ok(items: list[sa.SchemaItem]) -> bool:
+def strict_ok(items: list[sa.schema.SchemaItem]) -> bool:
     """True when SQLite supports STRICT and every column type has a STRICT name.
 
     A user-registered type with another SQL name keeps an ordinary table.

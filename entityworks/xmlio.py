@@ -83,7 +83,7 @@ def _escape(text: str) -> str:
             .replace("\r", "&#13;"))
 
 
-def _runtime_class(python_type: Any) -> type:
+def _runtime_class(python_type: Any) -> Any:
     if get_origin(python_type) is not None and get_args(python_type):
         origin = get_origin(python_type)
         if origin.__module__ == "typing":  # Annotated[X, ...]
@@ -126,7 +126,7 @@ class _RowFormatter:
         def element(value: Any) -> str:
             if value is None:
                 return ""
-            text = to_text(value)
+            text: str = to_text(value)
             if plain:
                 return open_tag + text + close_tag
             if text and not text.strip(" \t\n\r"):  # whitespace only: .NET would drop it
@@ -280,7 +280,7 @@ def _write_document(target: Target, chunks: Iterable[str], dataset: str,
         return
     with ExitStack() as stack:
         xsd_file = stack.enter_context(atomic_output(xsd[0])) if xsd is not None else None
-        f = stack.enter_context(atomic_output(target))  # type: ignore[arg-type]
+        f = stack.enter_context(atomic_output(target))
         _stream_document(f, chunks, dataset, inline, diffgram)
         if xsd_file is not None:
             xsd_file.write(xsd[1]())  # type: ignore[index]
@@ -375,8 +375,8 @@ class _TablePlan:
     tag: str
     width: int
     index: dict[str, int]
-    decoders: list[Callable[[str], Any]]    # by column index
-    in_order: list[Callable[[str], Any]] | None   # by position, when XSD order == ours
+    decoders: list[Callable[[str | None], Any]]    # by column index
+    in_order: list[Callable[[str | None], Any]] | None   # by position, when XSD order == ours
     required: list[int]
     constraints: list[tuple[str, str, list[int], str | None]]  # kind, name, columns, refer
 
@@ -387,7 +387,7 @@ def _empty_as_text(decode: Callable[[str], Any]) -> Callable[[str | None], Any]:
     ``int`` and ``float`` reject ``None`` themselves, which is the right answer for them.
     """
     if decode is int or decode is float:
-        return decode
+        return decode  # type: ignore[return-value]  # int(None) and float(None) refuse None
     return lambda text: decode("" if text is None else text)
 
 
@@ -395,7 +395,7 @@ def _plan(schema: TableSchema, model: XsdModel, tag: str) -> _TablePlan:
     xsd_table = model.tables[tag]
     names = schema.column_names
     index: dict[str, int] = {}
-    decoders: list[Callable[[str], Any] | None] = [None] * len(names)
+    decoders: list[Callable[[str | None], Any] | None] = [None] * len(names)
     for column in xsd_table.columns:
         name = decode_name(column.name)
         if name not in names:
@@ -406,7 +406,8 @@ def _plan(schema: TableSchema, model: XsdModel, tag: str) -> _TablePlan:
         info = schema.columns[i].info
         fast = info.from_valid_text is not None and (
             column.xsd_type == info.xsd or column.xsd_type in info.xsd_aliases)
-        decoders[i] = _empty_as_text(info.from_valid_text if fast else info.from_text)
+        decoders[i] = _empty_as_text(
+            info.from_valid_text if fast else info.from_text)  # type: ignore[arg-type]  # fast: set
     missing = [c.name for c in schema.columns
                if encode_name(c.name) not in index and not c.nullable]
     if missing:
@@ -623,7 +624,7 @@ class _Reader:
 
     def _check_references(self) -> None:
         for refer, key, row, column in self.references:
-            if key not in self.seen.get(refer, ()):
+            if key not in self.seen.get(refer, ()):  # type: ignore[arg-type]  # None: no table
                 self.row, self.line = row, None
                 raise self.error(f"value {key!r} refers to no row of {refer!r}", column)
 
@@ -633,7 +634,7 @@ class _Reader:
         values: list[Any] = [None] * plan.width
         index, decoders = plan.index, plan.decoders
         for child in element:
-            i = index[child.tag]
+            i = index[child.tag]  # type: ignore[index]  # lxml types a tag as str | bytes | QName
             values[i] = decoders[i](child.text)
         for i in plan.required:
             if values[i] is None:
@@ -650,15 +651,15 @@ class _Reader:
         if invalid is not None:  # the schema has a clearer word for it
             return invalid
         for child in element:
-            i = plan.index.get(child.tag)
+            i = plan.index.get(child.tag)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
             if i is None:
-                return self.error("unknown column", child.tag)
+                return self.error("unknown column", child.tag)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
             try:
                 plan.decoders[i](child.text)
             except Exception as inner:
                 self.line = child.sourceline or self.line
                 return self.error(f"cannot decode {(child.text or '')[:60]!r}: {inner}",
-                                  child.tag)
+                                  child.tag)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
         return self.error(f"cannot decode the row: {exc}")
 
     def _invalid_row(self, element: etree._Element) -> XMLImportError | None:
@@ -676,10 +677,12 @@ class _Reader:
             parent = node.getparent()
             column = parent.tag if parent is not None and parent is not element else None
             self.line = node.sourceline or self.line
-            return self.error(f"XInclude is not processed: {node.tag!r} refused", column)
+            return self.error(f"XInclude is not processed: {node.tag!r} refused",
+                              column)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
         entry = self.rows_validator.error_log[0]
         self.line = entry.line or self.line
-        return self.error(entry.message, self._column(entry.message, element.tag))
+        return self.error(entry.message,
+                          self._column(entry.message, element.tag))  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
 
     def _parse_error(self, exc: etree.XMLSyntaxError) -> XMLImportError:
         # libxml2 reports validity errors at the end of the stream and without a line, so
@@ -895,6 +898,11 @@ def _import_committed_ddl(store: Any, cls: type, schema: TableSchema, reader: _R
 
 
 def _insert_batches(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
+    with paused_gc():  # the rows hold plain values: nothing for the collector to find
+        return _insert_each(store, batches, xml_path)
+
+
+def _insert_each(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
     count = 0
     for batch in batches:
         try:

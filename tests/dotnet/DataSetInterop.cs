@@ -6,8 +6,9 @@
 //       With "inline" the schema is written inside OUT_DATA (XmlWriteMode.WriteSchema).
 //   shop OUT_SCHEMA OUT_DATA flat|nested [inline]
 //       A DataSet "Shop": customers -> orders -> lines, two relations.
-//   diffgram shop|typed flat|nested OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM AFTER_DATA
-//       The shop or the typed table, written as it is (BEFORE_DATA), then changed (rows
+//   diffgram shop|typed|table flat|nested OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM AFTER_DATA
+//       The shop or the typed table (in a DataSet, or "table": a DataTable on its own),
+//       written as it is (BEFORE_DATA), then changed (rows
 //       modified, a key changed, rows deleted and added) and written as a DiffGram; then
 //       AcceptChanges() and the result written to AFTER_DATA.
 //   compare SCHEMA_A DATA_A SCHEMA_B DATA_B
@@ -223,6 +224,23 @@ public static class DataSetInterop
     static int Diffgram(string kind, bool nested, string schema, string before, string diff,
                         string after)
     {
+        if (kind == "table")  // DataTable.WriteXml(..., XmlWriteMode.DiffGram), no DataSet
+        {
+            var set = TypedSet();
+            var t = set.Tables["typed"];
+            set.Tables.Remove(t);
+            t.AcceptChanges();
+            t.WriteXmlSchema(schema);
+            t.WriteXml(before);
+            var holder = new DataSet("TypedSet");
+            holder.Tables.Add(t);
+            ChangeTyped(holder);
+            holder.Tables.Remove(t);
+            t.WriteXml(diff, XmlWriteMode.DiffGram);
+            t.AcceptChanges();
+            t.WriteXml(after);
+            return 0;
+        }
         var ds = kind == "typed" ? TypedSet() : Shop(nested);
         ds.AcceptChanges();
         ds.WriteXmlSchema(schema);

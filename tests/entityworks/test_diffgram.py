@@ -277,3 +277,74 @@ def test_cli_applies_a_diffgram(tmp_path: Path) -> None:
         "</customers>", "</alembic_version>"), "internal.xml")
     result = runner.invoke(cli, ["import-xml", str(internal), "--db", str(db)])
     assert result.exit_code != 0 and "'alembic_version' is an internal table" in result.stderr
+
+
+def test_row_errors_are_annotations_and_not_kept(tmp_path: Path,
+                                                  shop: tuple[Store, Path]) -> None:
+    store, xsd = shop
+    text = CHANGES.replace(
+        'diffgr:hasChanges="modified"><id>2</id>',
+        'diffgr:hasChanges="modified" diffgr:hasErrors="true"><id>2</id>').replace(
+        "</diffgr:before>", '</diffgr:before>\n<diffgr:errors><customers diffgr:id='
+        '"customers2" diffgr:Error="checked by hand"/></diffgr:errors>')
+    assert "diffgr:errors" in text and "hasErrors" in text
+    store.import_diffgram(write(tmp_path, text), xsd)
+    assert content(store) == AFTER
+
+
+def test_the_rows_checked_stay_locked_until_the_write(tmp_path: Path,
+                                                      shop: tuple[Store, Path]) -> None:
+    """PostgreSQL and MariaDB: the import locks the stored rows it compares (FOR UPDATE),
+    so a writer that holds one of them makes it wait, and what that writer commits is what
+    the import then checks: here an unchanged row changed meanwhile, a conflict."""
+    import threading
+    import time
+
+    import sqlalchemy as sa
+
+    store, xsd = shop
+    if store.dialect.name == "sqlite":
+        pytest.skip("SQLite locks the whole file for the write")
+    path = write(tmp_path, CHANGES)
+    other = sa.create_engine(store.url)
+    outcome: list[BaseException | None] = []
+    try:
+        with other.connect() as conn:
+            table = sa.Table("customers", sa.MetaData(), autoload_with=conn)
+            conn.execute(table.update().where(table.c.id == 1).values(name="Eve"))
+
+            def apply() -> None:
+                try:
+                    store.import_diffgram(path, xsd)
+                    outcome.append(None)
+                except BaseException as exc:  # noqa: BLE001 - reported below
+                    outcome.append(exc)
+
+            worker = threading.Thread(target=apply)
+            worker.start()
+            time.sleep(1.0)  # the import reaches customer 1 and waits for its lock
+            conn.commit()
+        worker.join(60)
+    finally:
+        other.dispose()
+    assert len(outcome) == 1 and isinstance(outcome[0], XMLImportError), outcome
+    assert "unchanged in the DiffGram, but the stored row differs in column 'name'" in str(
+        outcome[0])
+
+
+def test_deleting_everything_and_an_empty_diffgram(tmp_path: Path,
+                                                   shop: tuple[Store, Path]) -> None:
+    store, xsd = shop
+    empty = write(tmp_path, HEAD + "</diffgr:diffgram>\n", "empty.xml")
+    assert store.import_diffgram(empty) == {} and store.import_diffgram(empty, xsd) == {}
+    deletes = write(tmp_path, HEAD + """<Shop/>
+<diffgr:before>
+<orders diffgr:id="orders3" msdata:rowOrder="2"><order_id>12</order_id><customer_id>2</customer_id><total>3</total></orders>
+<customers diffgr:id="customers2" msdata:rowOrder="1"><id>2</id></customers>
+</diffgr:before>
+</diffgr:diffgram>
+""", "deletes.xml")
+    assert store.import_diffgram(deletes) == {"customers": Changes(deleted=1),
+                                              "orders": Changes(deleted=1)}
+    assert content(store) == {"customers": [(1, "Ada")],
+                              "orders": [(10, 1, decimal.Decimal("9.50")), (11, 1, None)]}

@@ -14,6 +14,7 @@ from entityworks import (
     SchemaError,
     UnsupportedTypeError,
     column,
+    entity,
     primary_key,
     table,
     table_schema,
@@ -186,3 +187,30 @@ def test_child_of_child_columns():
     assert [c.name for c in leaves.schema.field_columns] == ["v"]
     assert leaves.schema.root is schema and leaves.schema.depth == 2
     assert [d.name for d in schema.descendants] == ["root_mids", "root_mids_leaves"]
+
+
+def test_entity_is_table_over_dataclass():
+    @entity("parcels", indexes=[("carrier", "grams")], frozen=True)
+    class Parcel:
+        id: int | None = primary_key()
+        carrier: str = column(index=True, max_length=20)  # no default, and neither after it
+        grams: int
+        note: str = ""
+
+    parcel = Parcel(None, "post", 5)
+    assert dataclasses.is_dataclass(Parcel) and parcel.note == ""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parcel.grams = 6  # type: ignore[misc]
+    schema = table_schema(Parcel)
+    assert schema.name == "parcels" and schema.indexes == (("carrier", "grams"),)
+    assert schema.primary_key is not None and schema.primary_key.name == "id"
+    assert [(c.name, c.index, c.max_length) for c in schema.columns][:2] == [
+        ("id", False, None), ("carrier", True, 20)]
+
+    @entity()
+    class LooseEnd:
+        id: int
+
+    assert table_schema(LooseEnd).name == "loose_end"
+    with pytest.raises(TypeError):  # the dataclass rule still holds at run time
+        entity()(type("Late", (), {"__annotations__": {"a": int, "b": int}, "a": 1}))

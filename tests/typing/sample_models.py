@@ -14,7 +14,17 @@ from typing import assert_type
 import pandas as pd
 import pyarrow as pa
 
-from entityworks import Store, col, column, primary_key, table, to_arrow, to_pandas
+from entityworks import (
+    Store,
+    col,
+    column,
+    entity,
+    primary_key,
+    table,
+    table_schema,
+    to_arrow,
+    to_pandas,
+)
 
 
 @table("products")
@@ -41,6 +51,15 @@ class Line:
     text: str = column(default="")
 
 
+@entity("shipments", indexes=[("carrier", "weight_grams")])
+class Shipment:
+    # under @entity, column() without a default is no default for checkers either
+    id: int | None = primary_key()
+    carrier: str = column(index=True, max_length=40)
+    weight_grams: int
+    insured: bool = False
+
+
 def main() -> int:
     """Every call a user makes, with the type each returns."""
     store = Store("sqlite://")
@@ -62,4 +81,8 @@ def main() -> int:
     frame = to_pandas(Product, [product])
     assert_type(frame, pd.DataFrame)
     assert_type(to_arrow(Order, [order]), pa.Table)
-    return len(names) + arrow.num_rows + len(frame)
+    store.create(Shipment)
+    shipment = store.insert(Shipment(None, "post", 1200))
+    assert_type(shipment.weight_grams, int)
+    assert table_schema(Shipment).column("carrier").index
+    return len(names) + arrow.num_rows + len(frame) + store.count(Shipment)

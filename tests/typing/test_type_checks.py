@@ -89,7 +89,7 @@ def _errors(report: dict[str, object]) -> list[str]:
 def test_sample_runs_as_declared() -> None:
     from tests.typing.sample_models import main
 
-    assert main() == 4  # one cheap product, two rows in Arrow, one in the frame
+    assert main() == 5  # one cheap product, two rows in Arrow, one in the frame, a shipment
 
 
 def test_mypy_strict_accepts_the_sample() -> None:
