@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from .errors import FilterError
 from .registry import DECIMAL_INTEGER_DIGITS, encode_error
 from .schema import TableSchema
-from .tables import SCHEMA_INFO
+from .tables import schema_of
 
 
 class Expr:
@@ -100,7 +100,8 @@ class Comparison(Expr):
                               f"without its '_id' or referenced key); relations: {known}")
         (foreign,) = table.c[column.name].foreign_keys
         key = foreign.column
-        target_schema = key.table.info[SCHEMA_INFO]
+        target_schema = schema_of(key.table)
+        assert target_schema is not None  # built with the table that refers to it
         inner = Comparison(rest, self.op, self.value).compile(key.table, target_schema)
         return table.c[column.name].in_(sa.select(key).where(inner))
 

@@ -128,7 +128,7 @@ class References:
     __slots__ = ("foreign_key",)
 
     def __init__(self, target: type | str, *, on_delete: str | None = None) -> None:
-        self.foreign_key = _foreign_key(target, on_delete)
+        self.foreign_key: tuple[type | str, str] = _foreign_key(target, on_delete)
 
     def __repr__(self) -> str:
         target, action = self.foreign_key

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -137,7 +137,8 @@ class BoundedText(_Variants):
 
     def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
         if dialect in _MYSQL:
-            return _mysql().VARCHAR(self.impl_instance.length, charset=MARIADB_CHARSET,
+            return _mysql().VARCHAR(cast(sa.String, self.impl_instance).length,
+                                    charset=MARIADB_CHARSET,
                                     collation=MARIADB_COLLATION)
         return sa.Text() if dialect == "sqlite" else None
 

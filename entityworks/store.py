@@ -59,7 +59,7 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import SCHEMA_INFO, Live, build_tables, companions
+from .tables import Live, build_tables, companions, schema_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -495,19 +495,16 @@ class Store:
             return self._models[cls]
 
     def _release_names(self, schema: TableSchema) -> None:
-        """Free the names of ``schema``'s tables in the store's MetaData when another class
-        holds them (two classes for one table, e.g. before and after a migration): that
-        class is rebuilt when it is used again."""
-        names = {schema.name, *(child.name for child in schema.descendants)}
-        for name in names:
+        """Free the names of ``schema``'s tables in the store's MetaData before they are
+        built (again): another class may hold them (two classes for one table, e.g. before
+        and after a migration), which is then rebuilt when it is used again."""
+        for name in {schema.name, *(child.name for child in schema.descendants)}:
             table = self._metadata.tables.get(name)
             if table is None:
                 continue
-            owner = table.info.get(SCHEMA_INFO)
-            old = owner.cls if owner is not None else None
-            if old is schema.cls:
-                continue
-            self._models.pop(old, None)  # type: ignore[arg-type]
+            owner = schema_of(table)
+            if owner is not None and owner.cls is not schema.cls:
+                self._models.pop(owner.cls, None)
             self._metadata.remove(table)
 
     def _live(self, schema: TableSchema) -> Live:
@@ -522,8 +519,9 @@ class Store:
             if self.dialect.name == "sqlite":
                 for name in names:
                     # a table-valued pragma: the table name is a bound parameter
-                    rows = conn.execute(sa.select(sa.column("name"), sa.column("type"))
-                                        .select_from(sa.func.pragma_table_info(name))).all()
+                    rows: Sequence[Any] = conn.execute(
+                        sa.select(sa.column("name"), sa.column("type"))
+                        .select_from(sa.func.pragma_table_info(name))).all()
                     if rows:
                         # An ANY column is trusted only with the CHECK on typeof we give it.
                         checked = {m.group(1) for check in inspector.get_check_constraints(name)
@@ -626,8 +624,13 @@ class Store:
                         f"cannot drop table {model.schema.name!r} inside transaction(): "
                         "MariaDB would commit the open transaction; drop it outside")
             return
-        with self._connection(write=True) as conn:
-            model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
+        try:
+            with self._connection(write=True) as conn:
+                _refuse_referenced(conn, model, {t.name for t in tables})
+                model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
+        except (sa.exc.StatementError, self._dbapi_error) as exc:
+            raise SchemaError(f"cannot drop table {model.schema.name!r}: {_error_text(exc)}",
+                              cls=model.cls) from exc
 
     def table_names(self) -> list[str]:
         """Names of the tables in the database."""
@@ -1027,7 +1030,7 @@ class Store:
         return (list(map(pick, batch)) for batch in self._batches(model, stmt))
 
     def _select_stmt(self, model: _Model, where: Any, order_by: Any, limit: int | None,
-                     offset: int | None) -> sa.Select:
+                     offset: int | None) -> sa.Select[*tuple[Any, ...]]:
         stmt = sa.select(model.table)
         condition = compile_where(where, model.table, model.schema)
         if condition is not None:
@@ -1047,7 +1050,8 @@ class Store:
             stmt = stmt.offset(offset)
         return stmt
 
-    def _batches(self, model: _Model, stmt: sa.Select, conn: sa.Connection | None = None
+    def _batches(self, model: _Model, stmt: sa.Select[*tuple[Any, ...]],
+                 conn: sa.Connection | None = None
                  ) -> Iterator[list[tuple[Any, ...]]]:
         if conn is None:
             with self._connection() as own:
@@ -1073,11 +1077,11 @@ class Store:
                     break
                 if read is not None:
                     batch = list(map(read, batch))
-                yield batch
+                yield batch  # type: ignore[misc]  # DB-API rows: tuples, or Rows (tuples too)
         finally:
             result.close()
 
-    def _iterate(self, model: _Model, stmt: sa.Select) -> Iterator[Any]:
+    def _iterate(self, model: _Model, stmt: sa.Select[*tuple[Any, ...]]) -> Iterator[Any]:
         cls = model.cls
         # One connection for the rows and their children (an in-memory database has only one).
         with self._connection() as conn:
@@ -1087,7 +1091,7 @@ class Store:
                 else:
                     yield from self._build(model, batch, conn)
 
-    def _build(self, model: _Model, batch: list[Sequence[Any]], conn: sa.Connection
+    def _build(self, model: _Model, batch: Sequence[Sequence[Any]], conn: sa.Connection
                ) -> list[Any]:
         build = model.build
         offset = model.field_index[0] if model.field_index else len(model.fields)
@@ -1336,7 +1340,8 @@ class Store:
             sql, order = self._point_sql(model, kind)
             key = model.schema.require_key(kind).name
             # "_ew_key" is the key in an UPDATE's WHERE clause
-            plan = (sql, [model.names.index(key if n == "_ew_key" else n) for n in order])
+            plan = (sql, [model.names.index(key if n == "_ew_key" else n)  # type: ignore[assignment]
+                          for n in order])
             model.sql_cache[f"plan:{kind}"] = plan  # type: ignore[assignment]
         return plan  # type: ignore[return-value]
 
@@ -1398,7 +1403,8 @@ class Store:
             return 0
         if generated:
             object.__setattr__(obj, key.name, cursor.lastrowid)
-        return 1 + max(cursor.rowcount, 0)
+        count: int = cursor.rowcount
+        return 1 + max(count, 0)
 
     # -- internals: writing ----------------------------------------------------------------
     def _model_for(self, objs: Sequence[Any]) -> _Model:
@@ -1414,7 +1420,9 @@ class Store:
         if key is None:
             raise EntityworksError(f"{model.schema.name!r}: key must not be None")
         if len(columns) == 1:
-            return model.table.c[columns[0].name] == encode_value(columns[0], key)
+            condition: sa.ColumnElement[bool] = (
+                model.table.c[columns[0].name] == encode_value(columns[0], key))
+            return condition
         if not isinstance(key, tuple) or len(key) != len(columns) or None in key:
             raise EntityworksError(
                 f"{model.schema.name!r} has a composite key ({_key_label(model)}): pass a "
@@ -1455,7 +1463,7 @@ class Store:
             dicts = self._as_dicts(model, chosen, part.__getitem__)
             for d in dicts:
                 d.pop(key)
-            new_keys = self._guard(conn, model, lambda d=dicts: conn.execute(stmt, d).all(),
+            new_keys = self._guard(conn, model, lambda d=dicts: conn.execute(stmt, d).all(),  # type: ignore[misc]
                                    part.__getitem__, replay=(stmt, dicts))
             for obj, (new_key,) in zip(chosen, new_keys, strict=True):
                 object.__setattr__(obj, key, new_key)
@@ -1537,17 +1545,18 @@ class Store:
         except Exception as exc:
             index = len(rows)
             row = list(getter(objs[index]))
-            for i, enc in [*active, *enumerate(model.codec.checked)]:
+            for i, check in [*active, *enumerate(model.codec.checked)]:
                 try:
-                    if enc is not None:
-                        enc(row[i])
+                    if check is not None:
+                        check(row[i])
                 except Exception as inner:
                     raise encode_error(model.fields[i], row[i], inner, number(index)) from None
             raise encode_error("?", objs[index], exc, number(index)) from None
         return rows
 
     def _insert_sql(self, model: _Model) -> str:
-        return self._compiled(model, "insert", lambda: model.table.insert())
+        sql: str = self._compiled(model, "insert", lambda: model.table.insert())
+        return sql
 
     def _upsert_sql(self, model: _Model) -> sa.Executable:
         table = model.table
@@ -1560,13 +1569,14 @@ class Store:
             if name in ("sqlite", "postgresql"):
                 from sqlalchemy.dialects import postgresql, sqlite
 
-                insert = (sqlite if name == "sqlite" else postgresql).insert(table)
+                conflict = (sqlite.insert(table) if name == "sqlite"
+                            else postgresql.insert(table))
                 elements = [table.c[k] for k in keys]
                 if not others:
-                    return insert.on_conflict_do_nothing(index_elements=elements)
-                return insert.on_conflict_do_update(
+                    return conflict.on_conflict_do_nothing(index_elements=elements)
+                return conflict.on_conflict_do_update(
                     index_elements=elements,
-                    set_={n: insert.excluded[n] for n in others})
+                    set_={n: conflict.excluded[n] for n in others})
             if name in ("mysql", "mariadb"):
                 from sqlalchemy.dialects import mysql
 
@@ -1585,7 +1595,8 @@ class Store:
                     [(key, guard), *((n, insert.inserted[n]) for n in others)])
             raise EntityworksError(f"upsert is not supported on {name}")
 
-        return self._compiled(model, "upsert", build)
+        stmt: sa.Executable = self._compiled(model, "upsert", build)
+        return stmt
 
     def _compiled(self, model: _Model, kind: str, build: Callable[[], Any]) -> Any:
         """The statement for ``kind``: compiled SQL text on SQLite, the construct elsewhere."""
@@ -1615,40 +1626,40 @@ class Store:
         copy = kind == "insert" and self.dialect.name == "postgresql"
         for start in range(0, len(objs), batch_size):
             part = objs[start:start + batch_size]
-            at: RowNumber = lambda i, s=start: number(s + i)  # noqa: E731
+            at: RowNumber = lambda i, s=start: number(s + i)  # type: ignore[misc]  # noqa: E731
             if sqlite:
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 if any(model.encoders) or model.codec.spread is not None:
                     rows: Any = self._encode_rows(model, part, at, model.encoders)
                 else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                     rows = map(self._getter(model), part)
-                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(
+                if not self._attempt(conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
                         statement, _logged(statement, r, "executemany", engine))):
                     # Refused: check every value in Python, which names a value of the wrong
                     # type (or converts what typing allows, an int in a float field), then
                     # write again, locating the row if the database still refuses.
                     checked = self._encode_rows(model, part, at, model.codec.checked)
                     self._guard(conn, model,
-                                lambda r=checked, c=cursor: c.executemany(
+                                lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
                                     statement, _logged(statement, r, "executemany", engine)), at,
-                                raw=(statement, lambda r=checked: r))
+                                raw=(statement, lambda r=checked: r))  # type: ignore[misc]
             elif copy:
                 if start == 0 and self._copy_instances(conn, model, objs):
                     return
                 rows = self._encode_rows(model, part, at, model.encoders)
                 if not (model.codec.gates_pass(rows) and
-                        self._attempt(conn, lambda r=rows: self._copy(conn, model, r))):
+                        self._attempt(conn, lambda r=rows: self._copy(conn, model, r))):  # type: ignore[misc]
                     # Refused: every value through the complete checks, then an ordinary
                     # INSERT that locates the row the database still refuses.
                     dicts = self._as_dicts(model, part, at)
                     insert = model.table.insert()
-                    self._guard(conn, model, lambda d=dicts, i=insert: conn.execute(i, d), at,
+                    self._guard(conn, model, lambda d=dicts, i=insert: conn.execute(i, d), at,  # type: ignore[misc]
                                 replay=(insert, dicts))
             else:
                 dicts = self._as_dicts(model, part, at)
                 explain = (self._unique_clash if kind == "upsert"
                            and self.dialect.name in ("mysql", "mariadb") else None)
-                self._guard(conn, model, lambda d=dicts: conn.execute(statement, d), at,
+                self._guard(conn, model, lambda d=dicts: conn.execute(statement, d), at,  # type: ignore[misc]
                             replay=(statement, dicts), explain=explain)
 
     def _as_dicts(self, model: _Model, objs: list[Any], number: RowNumber
@@ -1868,7 +1879,7 @@ def _check_mariadb_names(schema: TableSchema) -> None:
     """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others with
     a clear error instead of the server's."""
     for table in [schema, *schema.descendants]:
-        names = [("table name", table.name, None)]
+        names: list[tuple[str, str, str | None]] = [("table name", table.name, None)]
         names += [("column name", c.sql_name, c.name) for c in table.columns]
         for what, name, field in names:
             wide = next((ch for ch in name if ord(ch) > 0xFFFF), None)
@@ -1886,6 +1897,22 @@ _GUARD_ERROR = "Division by 0"
 #: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
 _TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def _refuse_referenced(conn: sa.Connection, model: _Model, dropped: set[str]) -> None:
+    """SchemaError when a table that stays has a foreign key to one of ``dropped``: SQLite
+    would empty it (or set its references to NULL) through the foreign key's ON DELETE
+    action, the other backends refuse; entityworks refuses on all three, saying which."""
+    inspector = sa.inspect(conn)
+    for name in inspector.get_table_names():
+        if name in dropped:
+            continue
+        for fk in inspector.get_foreign_keys(name):
+            if fk.get("referred_table") in dropped:
+                raise SchemaError(
+                    f"cannot drop table {fk['referred_table']!r}: table {name!r} refers to it "
+                    f"({', '.join(fk['constrained_columns'])}); drop {name!r} first",
+                    cls=model.cls)
 
 
 def _descendants(model: _Model) -> list[_Model]:

@@ -17,6 +17,7 @@ refuses the values that would need it rather than lose what it would keep.
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -76,8 +77,14 @@ def is_rowid(column: Column, schema: TableSchema) -> bool:
 #: How a referenced dataclass becomes its schema (the Store passes its own, with its registry).
 Resolve = Callable[[type], TableSchema]
 
-#: ``Table.info`` key holding the :class:`TableSchema` a table was built from.
-SCHEMA_INFO = "entityworks_schema"
+#: The :class:`TableSchema` each table was built from (kept out of ``Table.info``, which
+#: Alembic writes into revisions).
+_SCHEMAS: weakref.WeakKeyDictionary[sa.Table, TableSchema] = weakref.WeakKeyDictionary()
+
+
+def schema_of(table: sa.Table) -> TableSchema | None:
+    """The schema ``table`` was built from by :func:`build_tables` (None for others)."""
+    return _SCHEMAS.get(table)
 
 
 def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
@@ -94,7 +101,7 @@ def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
 def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
     """The table of ``schema`` in ``metadata`` if it was built from that class."""
     table = metadata.tables.get(schema.name)
-    if table is not None and getattr(table.info.get(SCHEMA_INFO), "cls", None) is schema.cls:
+    if table is not None and getattr(schema_of(table), "cls", None) is schema.cls:
         return table
     return None
 
@@ -225,7 +232,8 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                                 if dialect == "sqlite" and strict_ok(items) else {})
     if dialect == "sqlite" and is_child and schema.root.compact_children:
         options["sqlite_with_rowid"] = False
-    table = sa.Table(schema.name, metadata, *items, info={SCHEMA_INFO: schema}, **options)
+    table = sa.Table(schema.name, metadata, *items, **options)
+    _SCHEMAS[table] = schema
     if schema.depth > 1:  # a child of a child: its parent row is (parent_key, positions...)
         parent = schema.parent
         assert parent is not None

@@ -313,3 +313,14 @@ def test_annotated_marker(store: Store) -> None:
 
     with pytest.raises(SchemaError, match="given twice"):
         Store("sqlite://").table(Twice)
+
+
+def test_dropping_a_referenced_table_is_refused_clearly(store: Store) -> None:
+    _fill(store)
+    with pytest.raises(SchemaError, match="cannot drop table .rel_author.: table .rel_book."):
+        store.drop(Author)
+    assert store.count(Author) == 3 and store.count(Book) == 3  # (SQLite would cascade)
+    store.drop(Review)
+    store.drop(Book)
+    store.drop(Author)
+    assert "rel_author" not in store.table_names()
