@@ -126,11 +126,6 @@ def _parents_first(names: list[str], relations: list[Relation]) -> list[str]:
 
 def dataset_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -> DataSet:
     """The :class:`DataSet` an :class:`XsdModel` describes (see :func:`read_dataset`)."""
-    for c in model.constraints:
-        if c.primary_key and c.kind in ("unique", "key") and len(c.fields) != 1:
-            raise XMLImportError(f"table {decode_name(c.table)!r} has a primary key over "
-                                 f"several columns ({', '.join(map(decode_name, c.fields))});"
-                                 " composite keys are not supported")
     relations = _relations(model)
     refers = {(r.child, r.child_column): r for r in relations}
     names = _parents_first([decode_name(t) for t in model.tables], relations)

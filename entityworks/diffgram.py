@@ -432,6 +432,9 @@ def _plan_table(store: Any, cls: type, table: str, name: str,
     schema = store.schema(cls)
     names = schema.column_names
     key = schema.primary_key
+    if key is None and schema.composite:
+        raise XMLImportError(f"{name}: table {table!r} has a composite primary key; DiffGram "
+                             "rows are matched with stored rows by a single-column key")
     if key is None:
         raise XMLImportError(f"{name}: table {table!r} has no primary key; DiffGram rows are "
                              "matched with stored rows by key")
