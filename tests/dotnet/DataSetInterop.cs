@@ -6,6 +6,9 @@
 //       With "inline" the schema is written inside OUT_DATA (XmlWriteMode.WriteSchema).
 //   shop OUT_SCHEMA OUT_DATA flat|nested [inline]
 //       A DataSet "Shop": customers -> orders -> lines, two relations.
+//   stock OUT_SCHEMA OUT_DATA
+//       A DataSet "Depot" whose table "stock" has a composite primary key
+//       (warehouse Int32, sku String) beside a plain table "depots".
 //   diffgram shop|typed|table flat|nested OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM AFTER_DATA
 //       The shop or the typed table (in a DataSet, or "table": a DataTable on its own),
 //       written as it is (BEFORE_DATA), then changed (rows
@@ -36,6 +39,8 @@ public static class DataSetInterop
         if (args.Length >= 4 && args[0] == "shop")
             return WriteShop(args[1], args[2], args[3] == "nested",
                              args.Length > 4 && args[4] == "inline");
+        if (args.Length == 3 && args[0] == "stock")
+            return WriteStock(args[1], args[2]);
         if (args.Length == 7 && args[0] == "diffgram")
             return Diffgram(args[1], args[2] == "nested", args[3], args[4], args[5], args[6]);
         if (args.Length == 5 && args[0] == "compare")
@@ -139,6 +144,26 @@ public static class DataSetInterop
     static int WriteShop(string schema, string data, bool nested, bool inline)
     {
         Write(Shop(nested), schema, data, inline);
+        return 0;
+    }
+
+    static int WriteStock(string schema, string data)
+    {
+        var ds = new DataSet("Depot");
+        var d = ds.Tables.Add("depots");
+        d.Columns.Add("id", typeof(int)).AllowDBNull = false;
+        d.Columns.Add("city", typeof(string));
+        d.PrimaryKey = new[] { d.Columns["id"] };
+        var s = ds.Tables.Add("stock");
+        s.Columns.Add("warehouse", typeof(int)).AllowDBNull = false;
+        s.Columns.Add("sku", typeof(string)).AllowDBNull = false;
+        s.Columns.Add("qty", typeof(short));
+        s.Columns.Add("price", typeof(decimal));
+        s.PrimaryKey = new[] { s.Columns["warehouse"], s.Columns["sku"] };
+        d.Rows.Add(1, "Lyon"); d.Rows.Add(2, DBNull.Value);
+        s.Rows.Add(1, "A-1", (short)5, 1.50m); s.Rows.Add(1, "B-2", (short)0, 0.10m);
+        s.Rows.Add(2, "A-1", DBNull.Value, 12m);
+        Write(ds, schema, data, false);
         return 0;
     }
 
