@@ -38,12 +38,14 @@ def test_license_is_mit_with_spdx_metadata() -> None:
     assert version >= (77, 0, 3)  # the first setuptools reading PEP 639 license fields
 
 
-def test_urls_name_documents_that_ship() -> None:
+def test_urls_are_real_addresses_and_the_documents_ship() -> None:
     project = _pyproject()["project"]
+    for url in project.get("urls", {}).values():  # none until there is a public home
+        assert re.fullmatch(r"https?://[^\s/]+\.[^\s/]+(/\S*)?", url), url
     manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
-    for target in project["urls"].values():
-        assert (ROOT / target).is_file()
-        assert target in ("README.md", "LICENSE") or f"include {target}" in manifest
+    for document in ("README.md", "LICENSE", "CHANGELOG.md"):
+        assert (ROOT / document).is_file()
+        assert document in ("README.md", "LICENSE") or f"include {document}" in manifest
     assert "Programming Language :: Python :: 3.11" in project["classifiers"]
     assert "Typing :: Typed" in project["classifiers"]
 
@@ -62,7 +64,7 @@ def test_installed_metadata_matches_pyproject() -> None:
     if meta.get("License-Expression") is None:
         pytest.skip("the installed metadata predates the SPDX license; run pip install -e .")
     assert meta["License-Expression"] == "MIT"
-    assert "Changelog, CHANGELOG.md" in (meta.get_all("Project-URL") or [])
+    assert not meta.get_all("Project-URL")  # no invented addresses
 
 
 def _completion_line() -> str:
