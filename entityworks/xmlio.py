@@ -218,9 +218,33 @@ class _Writer:
                         f"{fname} rows could not refer to it", column=key, row=first + i)
                 for position, item in enumerate(items or ()):
                     rows.append((parent_key, position, *getter(item)))
-            parts.append(formatter.format(rows, self.child_counts[n]))
+            try:
+                parts.append(formatter.format(rows, self.child_counts[n]))
+            except ValueEncodingError as exc:
+                raise _owner_error(exc, objs, fname, first, self.child_counts[n]) from exc
             self.child_counts[n] += len(rows)
         return "".join(parts)
+
+
+_ROW_PREFIX = re.compile(r"row \d+, column '[^']*': ")
+
+
+def _owner_error(exc: ValueEncodingError, objs: Sequence[Any], fname: str, first: int,
+                 numbered_from: int) -> ValueEncodingError:
+    """A child item's error, told by the row that owns the item (the child rows are numbered
+    on their own while they are formatted): found again only when there is an error."""
+    if exc.row is None:
+        return exc
+    left = exc.row - numbered_from
+    for i, obj in enumerate(objs):
+        items = getattr(obj, fname) or ()
+        if left < len(items):
+            detail = _ROW_PREFIX.sub("", str(exc), count=1)
+            return ValueEncodingError(
+                f"row {first + i}, column {exc.column!r} of {fname}[{left}]: {detail}",
+                column=exc.column, row=first + i, value=exc.value)
+        left -= len(items)
+    return exc
 
 
 def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:

@@ -272,10 +272,12 @@ def test_a_changed_default_is_drift_and_applies(store: Store) -> None:
 
 
 def test_scripts_show_the_default_and_templates_write_every_column() -> None:
-    for dialect, spelled in (("sqlite", "DEFAULT (-10)"), ("postgresql", "DEFAULT -10"),
-                             ("mysql", "DEFAULT (-10)")):
+    # SQLAlchemy 2.0.45 (our floor) writes MariaDB's negative default without parentheses,
+    # later versions with them: MariaDB reads both the same
+    for dialect, spelled in (("sqlite", ("DEFAULT (-10)",)), ("postgresql", ("DEFAULT -10",)),
+                             ("mysql", ("DEFAULT (-10)", "DEFAULT -10"))):
         script = create_script(Defaulted, dialect)
-        assert spelled in script and "DEFAULT 'red'" in script
+        assert any(s in script for s in spelled) and "DEFAULT 'red'" in script
         assert "absent" in script and "DEFAULT NULL" not in script
         templates = statement_templates(Defaulted, dialect)
         assert {f.name for f in dataclasses.fields(Defaulted)} <= set(templates.columns)

@@ -106,6 +106,17 @@ def test_arrays_keep_nan_and_the_sign_of_zero(tmp_path: Path) -> None:
     assert back[2].cells.shape == () and np.signbit(back[2].cells)
 
 
+def test_a_bad_child_item_is_named_by_the_row_that_owns_it(tmp_path: Path) -> None:
+    """Child rows are formatted numbered on their own; the error once said row 0 (the first
+    child row) for an item of row 1."""
+    rows = [Probe(1, 1.0, None), Probe(2, 2.0, None, [Reading(1.0), Reading("x")])]  # type: ignore[arg-type]
+    with pytest.raises(ValueEncodingError, match=r"^row 1, column 'value' of readings\[1\]: "
+                                                 ) as info:
+        write_xml(Probe, rows, tmp_path / "p.xml", tmp_path / "p.xsd")
+    assert (info.value.row, info.value.column) == (1, "value")
+    assert list(tmp_path.iterdir()) == []
+
+
 @dataclass
 class Money:
     id: int
