@@ -19,6 +19,7 @@ from entityworks import (
     table,
 )
 from entityworks.migrate import apply, describe, diff
+from tests.entityworks.readme import run_readme_block
 
 
 @table("cn_owner")
@@ -175,17 +176,7 @@ def test_clashing_sql_names_refused() -> None:
 
 
 def test_readme_example_runs_as_written() -> None:
-    import sys
-    import types
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    marker = "<!-- column names example: run by tests/entityworks/test_column_names.py -->"
-    block = text.split(marker, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    module = types.ModuleType("readme_column_names")  # dataclasses look their module up
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(block, "README.md", "exec"), module.__dict__)  # noqa: S102 - our README
-    finally:
-        del sys.modules[module.__name__]
+    module = run_readme_block(
+        "<!-- column names example: run by tests/entityworks/test_column_names.py -->",
+        "readme_column_names")
     assert [lv.id for lv in module.store.select(module.Level, where={"remark": None})] == [2]

@@ -19,6 +19,7 @@ from entityworks import (
     table,
 )
 from entityworks.migrate import diff, metadata_for
+from tests.entityworks.readme import run_readme_block
 
 
 @table("ck_stock", unique=[("shelf", "slot")])
@@ -164,19 +165,9 @@ def test_composite_key_xsd_keeps_every_key_column(tmp_path) -> None:
 
 
 def test_readme_composite_example_runs_as_written() -> None:
-    import sys
-    import types
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    marker = "<!-- composite example: run by tests/entityworks/test_composite_keys.py -->"
-    block = text.split(marker, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    module = types.ModuleType("readme_composite")  # dataclasses look their module up
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(block, "README.md", "exec"), module.__dict__)  # noqa: S102 - our README
-    finally:
-        del sys.modules[module.__name__]
+    module = run_readme_block(
+        "<!-- composite example: run by tests/entityworks/test_composite_keys.py -->",
+        "readme_composite")
     assert [(s.sku, s.count) for s in module.store.select(module.Stock)] == [("pear", 9)]
 
 

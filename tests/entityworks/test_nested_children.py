@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from entityworks import SchemaError, Store, ValueEncodingError, WriteError, table
 from entityworks.migrate import diff, metadata_for
+from tests.entityworks.readme import run_readme_block
 
 
 @dataclass
@@ -166,17 +167,7 @@ def test_formats_refuse_optional_child_lists(tmp_path) -> None:
 
 
 def test_readme_example_runs_as_written() -> None:
-    import sys
-    import types
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    marker = "<!-- nested example: run by tests/entityworks/test_nested_children.py -->"
-    block = text.split(marker, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    module = types.ModuleType("readme_nested")  # dataclasses look their module up
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(block, "README.md", "exec"), module.__dict__)  # noqa: S102 - our README
-    finally:
-        del sys.modules[module.__name__]
+    module = run_readme_block(
+        "<!-- nested example: run by tests/entityworks/test_nested_children.py -->",
+        "readme_nested")
     assert module.store.get(module.House, module.house.id) == module.house

@@ -20,6 +20,7 @@ from entityworks import (
     table,
 )
 from entityworks.migrate import diff, metadata_for
+from tests.entityworks.readme import run_readme_block
 
 
 @table("rel_publisher")
@@ -227,20 +228,9 @@ def test_migrations_see_foreign_keys(backend_url: str) -> None:
 
 
 def test_readme_relations_example_runs_as_written() -> None:
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    marker = "<!-- relations example: run by tests/entityworks/test_relations.py -->"
-    block = text.split(marker, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    import sys
-    import types
-
-    module = types.ModuleType("readme_relations")  # dataclasses look their module up
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(block, "README.md", "exec"), module.__dict__)  # noqa: S102 - our README
-    finally:
-        del sys.modules[module.__name__]
+    module = run_readme_block(
+        "<!-- relations example: run by tests/entityworks/test_relations.py -->",
+        "readme_relations")
     store = module.store
     assert [b.isbn for b in store.select(module.Book)] == ["b2"]
 
