@@ -105,8 +105,8 @@ class Cave:
 
 
 @dataclass
-class CaveSystem(MapShape):
-    """A generated cave system with everything a catalog stores about it."""
+class Connection(MapShape):
+    """What :func:`connect` did to a map: the joined grid and the corridors it dug."""
 
     grid: np.ndarray
     seed: int | None
@@ -119,6 +119,13 @@ class CaveSystem(MapShape):
     regions: int
     largest_region: int
     open_ratio: float
+
+
+@dataclass
+class CaveSystem(Connection):
+    """A generated cave system with everything a catalog stores about it: what
+    :func:`connect` reports, for a map this module made (``kind`` names it in a catalog)."""
+
     kind: str = field(default="caves", init=False)
 
 
@@ -399,23 +406,6 @@ def _connect(
             waiting.discard(hit)
             connected.append(hit)
     return corridors, attempts, sorted(waiting)
-
-
-@dataclass
-class Connection(MapShape):
-    """What :func:`connect` did to a map: the joined grid and the corridors it dug."""
-
-    grid: np.ndarray
-    seed: int | None
-    params: dict[str, Any]
-    caves: list[Cave]
-    corridors: list[list[Point]]
-    connected: bool
-    attempts: int
-    unreached: list[int]
-    regions: int
-    largest_region: int
-    open_ratio: float
 
 
 def connect(
