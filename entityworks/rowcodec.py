@@ -21,10 +21,10 @@ the other:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter, countOf, itemgetter
+from operator import countOf, itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -35,6 +35,10 @@ from .sqltypes import SQLiteAny
 from .tables import companions
 
 Processor = Callable[[Any], Any] | None
+
+#: Rows per chunk of :meth:`RowCodec.gated_chunks`: ~100 KB of tuples, which stay in the CPU
+#: cache between the type check and the write (4096 measured 35 % slower on 8 columns).
+CHUNK = 1024
 
 
 def compose(first: Processor, second: Processor) -> Processor:
@@ -108,26 +112,40 @@ class RowCodec:
         return True
 
 
-    def instances_pass(self, objs: Sequence[Any]) -> bool:
-        """:meth:`gates_pass` read straight from instances of a top-level class (whose
-        schema columns are its fields), the columns of one type and nullability together in
-        one pass of C iterators, before any row is built."""
-        total = len(objs)
-        groups: dict[tuple[type, bool], list[str]] = {}
-        for i, kind, nullable in self.gates:
-            groups.setdefault((kind, nullable), []).append(self.fields[i])
-        for (kind, nullable), names in groups.items():
-            get = attrgetter(*names)
-            many = len(names) > 1
+    def gated_chunks(self, objs: Sequence[Any], getter: Callable[[Any], tuple[Any, ...]],
+                     size: int = CHUNK) -> Iterator[list[tuple[Any, ...]]]:
+        """The schema rows of ``objs`` (instances of a top-level class, ``getter`` their
+        row tuples) in chunks of ``size``, each yielded only after its gated columns were
+        found to hold exactly their type; :class:`GateRefused` at the first chunk that does
+        not. Lazy, so that a COPY checks chunk k + 1 while the server stores chunk k: each
+        value is read once, for the check and the write, and the check costs no wall time
+        before the first row is sent. Small chunks keep the tuples in the CPU cache."""
+        width = len(self.fields)
+        gates = self.gates
+        none = type(None)
+        for start in range(0, len(objs), size):
+            rows = list(map(getter, objs[start:start + size]))
+            if gates:
+                total = len(rows)
+                # every value's type in one C pass; column i is every width-th from i
+                types = list(map(type, chain.from_iterable(rows)))
+                for i, kind, nullable in gates:
+                    column = types[i::width]
+                    found = column.count(kind)
+                    if found != total and not (
+                            nullable and found + column.count(none) == total):
+                        raise GateRefused(self.fields[i], start)
+            yield rows
 
-            def values(get: Any = get, many: bool = many) -> Any:
-                return chain.from_iterable(map(get, objs)) if many else map(get, objs)
 
-            found = countOf(map(type, values()), kind)
-            want = total * len(names)
-            if found != want and not (nullable and found + countOf(values(), None) == want):
-                return False
-        return True
+class GateRefused(Exception):
+    """A value of a gated column is not exactly of its column's type (the bulk path stops
+    before sending it; the checked path names the row)."""
+
+    def __init__(self, field: str, chunk_start: int) -> None:
+        super().__init__(f"column {field!r}: a value of another type in the rows from "
+                         f"{chunk_start}")
+        self.field = field
 
 
 def _copy_types(table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
@@ -225,9 +243,12 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
     active = [(i, d) for i, d in decoders if d is not None]
     # int and float: psycopg also packs a numpy int, a bool, a Decimal (anything with
-    # __index__ or __float__), which the registry's rule would refuse or convert
+    # __index__ or __float__), which the registry's rule would refuse or convert. A key
+    # column passes no None (the database would refuse it anyway): a COPY that passes its
+    # gate has no key left to generate.
     gates: list[tuple[int, type, bool]] = [
-        (i, c.info.native, c.nullable) for i, c in enumerate(schema.columns)
+        (i, c.info.native, c.nullable and not c.primary_key)
+        for i, c in enumerate(schema.columns)
         if name == "postgresql" and fast[i] is None and c.info.native in (int, float)]
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None,

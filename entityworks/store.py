@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import starmap
+from itertools import chain, starmap
 from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -44,7 +44,7 @@ from .errors import (
 from .filters import compile_order_by, compile_where, encode_value
 from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .rowcodec import RowCodec, row_codec
+from .rowcodec import GateRefused, RowCodec, row_codec
 from .schema import (
     PARENT_COLUMN,
     TableSchema,
@@ -1433,21 +1433,27 @@ class Store:
     def _insert(self, conn: sa.Connection, model: _Model, objs: list[Any],
                 batch_size: int) -> None:
         key = model.schema.primary_key
-        generated: list[int] = []
-        if key is not None and (key.info.native is None or countOf(
-                map(type, map(attrgetter(key.name), objs)), key.info.native) != len(objs)):
-            keys = list(map(attrgetter(key.name), objs))
-            if not _check_keys(model, keys) and key.autoincrement:
-                generated = [i for i, k in enumerate(keys) if k is None]
-        if generated:
-            self._insert_generated(conn, model, objs, generated, key.name)  # type: ignore
-            gen = set(generated)
-            rest = [i for i in range(len(objs)) if i not in gen]
-            self._write_rows(conn, model, [objs[i] for i in rest], rest.__getitem__,
-                             self._insert_sql(model), "insert", batch_size)
-        else:
-            self._write_rows(conn, model, objs, _counting_from(0), self._insert_sql(model),
-                             "insert", batch_size)
+        # PostgreSQL: first the COPY straight from the instances. Its gate passes a key only
+        # of exactly the key's type, so when it succeeds no key was left to generate, and
+        # the scan of the keys below (serial work before the first row is sent) is saved.
+        tried = self._copy_keys_gated(model)
+        if not (tried and self._copy_instances(conn, model, objs)):
+            generated: list[int] = []
+            if key is not None and (key.info.native is None or countOf(
+                    map(type, map(attrgetter(key.name), objs)), key.info.native) != len(objs)):
+                keys = list(map(attrgetter(key.name), objs))
+                if not _check_keys(model, keys) and key.autoincrement:
+                    generated = [i for i, k in enumerate(keys) if k is None]
+            if generated:
+                self._insert_generated(conn, model, objs, generated, key.name)  # type: ignore
+                gen = set(generated)
+                rest = [i for i in range(len(objs)) if i not in gen]
+                self._write_rows(conn, model, [objs[i] for i in rest], rest.__getitem__,
+                                 self._insert_sql(model), "insert", batch_size)
+            else:  # the COPY from the instances, if tried, was refused: not again
+                self._write_rows(conn, model, objs, _counting_from(0),
+                                 self._insert_sql(model), "insert", batch_size,
+                                 instances=not tried)
         if model.children:
             key_name = model.schema.primary_key.name  # type: ignore[union-attr]
             self._insert_children(conn, model, objs,
@@ -1616,10 +1622,12 @@ class Store:
         return value
 
     def _write_rows(self, conn: sa.Connection, model: _Model, objs: list[Any],
-                    number: RowNumber, statement: Any, kind: str, batch_size: int) -> None:
+                    number: RowNumber, statement: Any, kind: str, batch_size: int,
+                    *, instances: bool = True) -> None:
         """Write ``objs`` with the fastest path the dialect offers, in batches.
 
         ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
+        ``instances``: try one COPY straight from the instances first (PostgreSQL).
         """
         sqlite = self.dialect.name == "sqlite"
         engine = self.engine
@@ -1644,11 +1652,11 @@ class Store:
                                     statement, _logged(statement, r, "executemany", engine)), at,
                                 raw=(statement, lambda r=checked: r))  # type: ignore[misc]
             elif copy:
-                if start == 0 and self._copy_instances(conn, model, objs):
+                if start == 0 and instances and self._copy_instances(conn, model, objs):
                     return
                 rows = self._encode_rows(model, part, at, model.encoders)
                 if not (model.codec.gates_pass(rows) and
-                        self._attempt(conn, lambda r=rows: self._copy(conn, model, r))):  # type: ignore[misc]
+                        self._attempt(conn, lambda r=rows: self._copy(conn, model, [r]))):  # type: ignore[misc]
                     # Refused: every value through the complete checks, then an ordinary
                     # INSERT that locates the row the database still refuses.
                     dicts = self._as_dicts(model, part, at)
@@ -1669,21 +1677,31 @@ class Store:
         names = model.names
         return [dict(zip(names, row, strict=True)) for row in rows]
 
+    def _copy_keys_gated(self, model: _Model) -> bool:
+        """True when :meth:`_copy_instances` applies on this dialect and its gate checks the
+        primary key (an int key: exactly an int, never None) on every row."""
+        key = model.schema.primary_key
+        if self.dialect.name != "postgresql" or key is None:
+            return False
+        index = model.codec.fields.index(key.name)
+        return any(i == index and not nullable for i, _kind, nullable in model.codec.gates)
+
     def _copy_instances(self, conn: sa.Connection, model: _Model, objs: list[Any]) -> bool:
-        """Write every instance in one binary COPY, rows streamed from the objects as psycopg
-        sends them (no row list first, no encoder: the client works while the server
-        writes), when the table's columns need no encoding and its gated columns hold their
-        exact types. False, with nothing written, leaves the batches to the checked path."""
+        """Write every instance in one binary COPY when the table's columns need no
+        encoding. The rows are read from the objects and checked (the gated columns hold
+        their exact types) a chunk at a time while psycopg sends them, so that the client
+        works while the server writes; False, with nothing written (the COPY is abandoned
+        at the first chunk that fails), leaves the batches to the checked path."""
         codec = model.codec
         if (model.schema.parent is not None or codec.copy_types is None
-                or codec.spread is not None or any(e is not None for e in model.encoders)
-                or not codec.instances_pass(objs)):
+                or codec.spread is not None or any(e is not None for e in model.encoders)):
             return False
-        getter = self._getter(model)
-        return self._attempt(conn, lambda: self._copy(conn, model, map(getter, objs)))
+        chunks = codec.gated_chunks(objs, self._getter(model))
+        return self._attempt(conn, lambda: self._copy(conn, model, chunks))
 
-    def _copy(self, conn: sa.Connection, model: _Model, rows: Iterable[Sequence[Any]]
-              ) -> None:
+    def _copy(self, conn: sa.Connection, model: _Model,
+              chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
+        """One COPY of the rows of ``chunks`` (an iterable of row lists)."""
         preparer = self.dialect.identifier_preparer
         columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
         # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
@@ -1691,21 +1709,25 @@ class Store:
         types = model.codec.copy_types
         if types is not None:  # binary: psycopg dumps each value as its column's exact type
             sql += " (FORMAT BINARY)"
-        rows = _logged(sql, rows, "COPY", self.engine)
+        if self.engine.echo or sql_logger.isEnabledFor(INFO):
+            chunks = [_logged(sql, list(chain.from_iterable(chunks)), "COPY", self.engine)]
+        pending = iter(chunks)
+        first = next(pending, ())  # a refusal in the first chunk starts no statement
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
                 copy.set_types(types)
             write = copy.write_row
-            for row in rows:
-                write(row)
+            for rows in chain((first,), pending):
+                for row in rows:
+                    write(row)
 
     def _attempt(self, conn: sa.Connection, action: Callable[[], Any]) -> bool:
         """Run ``action`` in a savepoint: ``False``, with nothing kept, if it is refused."""
         savepoint = conn.begin_nested()
         try:
             action()
-        except (sa.exc.StatementError, self._dbapi_error, *_BIND_ERRORS):
+        except (sa.exc.StatementError, self._dbapi_error, GateRefused, *_BIND_ERRORS):
             savepoint.rollback()
             return False
         savepoint.commit()
