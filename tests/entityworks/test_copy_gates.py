@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from entityworks import Store, ValueEncodingError, table
+from entityworks.rowcodec import CHUNK
 
 NAME = f"copy_gates_{uuid.uuid4().hex[:8]}"
 
@@ -92,3 +93,72 @@ def test_other_values_are_refused_and_nothing_is_written(pg: Store, field: str,
         pg.insert_many(rows)
     assert info.value.row == 23
     assert pg.count(Reading) == 0
+
+
+def test_a_refusal_after_chunks_were_sent_writes_nothing(pg: Store) -> None:
+    """The COPY checks its rows a chunk at a time while it sends them: a value of another
+    type in a later chunk abandons the COPY with the earlier chunks already on the wire."""
+    rows = _rows(3 * CHUNK)
+    bad = 2 * CHUNK + 5
+    rows[bad].count = np.int64(3)  # type: ignore[assignment]
+    with pytest.raises(ValueEncodingError) as info:
+        pg.insert_many(rows)
+    assert info.value.row == bad and "count" in str(info.value)
+    assert pg.count(Reading) == 0
+    with pg.transaction():  # inside an outer transaction: the rows before it stay
+        pg.insert_many(_rows(10))
+        with pytest.raises(ValueEncodingError):
+            pg.insert_many(rows)
+    assert pg.count(Reading) == 10
+
+
+def test_a_late_chunk_converted_by_the_checked_path(pg: Store) -> None:
+    rows = _rows(3 * CHUNK)
+    rows[-1].value = 7  # type: ignore[assignment]  # typing allows an int in a float field
+    pg.insert_many(rows)
+    got = pg.get(Reading, len(rows) - 1)
+    assert got is not None and type(got.value) is float and got.value == 7.0
+    assert pg.count(Reading) == len(rows)
+
+
+@table(f"{NAME}_keyed")
+@dataclass
+class Keyed:
+    id: int | None
+    n: int
+
+
+@pytest.mark.parametrize("at", [0, CHUNK + 10])
+def test_keys_to_generate_are_found_after_the_copy_refuses_them(pg_url: str,
+                                                                at: int) -> None:
+    """The COPY is tried before the keys are scanned; a None key (in the first chunk or a
+    later one) sends the call to the generated-key path, nothing of the COPY kept."""
+    store = Store(pg_url)
+    store.drop(Keyed)
+    store.create(Keyed)
+    try:
+        rows = [Keyed(None if i >= at else 10**6 + i, i) for i in range(2 * CHUNK)]
+        assert store.insert_many(rows) == len(rows)
+        assert all(type(r.id) is int for r in rows)
+        assert len({r.id for r in rows}) == len(rows)
+        back = {r.id: r.n for r in store.select(Keyed)}
+        assert back == {r.id: r.n for r in rows}
+    finally:
+        store.drop(Keyed)
+        store.close()
+
+
+def test_a_key_of_another_type_is_refused(pg_url: str) -> None:
+    store = Store(pg_url)
+    store.drop(Keyed)
+    store.create(Keyed)
+    try:
+        rows = [Keyed(i, i) for i in range(2 * CHUNK)]
+        rows[CHUNK + 3].id = "12"  # type: ignore[assignment]
+        with pytest.raises(ValueEncodingError) as info:
+            store.insert_many(rows)
+        assert info.value.row == CHUNK + 3
+        assert store.count(Keyed) == 0
+    finally:
+        store.drop(Keyed)
+        store.close()
