@@ -1697,7 +1697,11 @@ class Store:
                 or codec.spread is not None or any(e is not None for e in model.encoders)):
             return False
         chunks = codec.gated_chunks(objs, self._getter(model))
-        return self._attempt(conn, lambda: self._copy(conn, model, chunks))
+        try:  # the first chunk before any statement: a key to generate is usually there
+            first = next(chunks, [])
+        except GateRefused:
+            return False
+        return self._attempt(conn, lambda: self._copy(conn, model, chain((first,), chunks)))
 
     def _copy(self, conn: sa.Connection, model: _Model,
               chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
@@ -1711,25 +1715,28 @@ class Store:
             sql += " (FORMAT BINARY)"
         if self.engine.echo or sql_logger.isEnabledFor(INFO):
             chunks = [_logged(sql, list(chain.from_iterable(chunks)), "COPY", self.engine)]
-        pending = iter(chunks)
-        first = next(pending, ())  # a refusal in the first chunk starts no statement
         raw = conn.connection.dbapi_connection
         with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
             if types is not None:
                 copy.set_types(types)
             write = copy.write_row
-            for rows in chain((first,), pending):
+            for rows in chunks:
                 for row in rows:
                     write(row)
 
     def _attempt(self, conn: sa.Connection, action: Callable[[], Any]) -> bool:
-        """Run ``action`` in a savepoint: ``False``, with nothing kept, if it is refused."""
+        """Run ``action`` in a savepoint: ``False``, with nothing kept, if it is refused.
+        Any other error (an unset field met mid-COPY) rolls the savepoint back too, so that
+        an outer transaction goes on from where it was."""
         savepoint = conn.begin_nested()
         try:
             action()
         except (sa.exc.StatementError, self._dbapi_error, GateRefused, *_BIND_ERRORS):
             savepoint.rollback()
             return False
+        except BaseException:
+            savepoint.rollback()
+            raise
         savepoint.commit()
         return True
 

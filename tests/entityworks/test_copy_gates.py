@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pytest
 
-from entityworks import Store, ValueEncodingError, table
+from entityworks import Store, ValueEncodingError, WriteError, table
 from entityworks.rowcodec import CHUNK
 
 NAME = f"copy_gates_{uuid.uuid4().hex[:8]}"
@@ -161,4 +162,36 @@ def test_a_key_of_another_type_is_refused(pg_url: str) -> None:
         assert store.count(Keyed) == 0
     finally:
         store.drop(Keyed)
+        store.close()
+
+
+@table(f"{NAME}_unset")
+@dataclass
+class Unset:
+    id: int
+    v: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.id != CHUNK + 7:  # one row leaves its field unset
+            self.v = self.id
+
+
+def test_an_unset_field_met_mid_copy_leaves_the_transaction_usable(pg_url: str) -> None:
+    """The rows are read while the COPY runs: an unset field in a later chunk is named, and
+    an outer transaction goes on (its savepoints intact, no warning) with nothing kept."""
+    store = Store(pg_url)
+    store.drop(Unset)
+    store.create(Unset)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with store.transaction():
+                store.insert_many([Unset(i) for i in range(10**6, 10**6 + 5)])
+                with pytest.raises(WriteError) as info:
+                    store.insert_many([Unset(i) for i in range(3 * CHUNK)])
+                assert info.value.row == CHUNK + 7 and info.value.column == "v"
+                store.insert_many([Unset(i) for i in range(10)])
+        assert store.count(Unset) == 15
+    finally:
+        store.drop(Unset)
         store.close()
