@@ -20,6 +20,7 @@ import io
 import struct
 import typing
 import zlib
+from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import add, sub
 from typing import Any
@@ -310,5 +311,65 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
     raise ValueError(f"not a packed path (unknown form {data[0]})")
 
 
+#: Each byte's four step codes (first step in the high bits), and each code's move.
+_CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)],
+                  dtype=np.intp)
+_DX = np.array([dx for dx, _ in _STEP_DELTA], dtype=np.int64)
+_DY = np.array([dy for _, dy in _STEP_DELTA], dtype=np.int64)
+#: Fewer paths than this are read one by one (numpy's fixed cost outweighs its speed).
+_MANY = 8
+
+
+def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
+                       ) -> list[list[list[int]]]:
+    """``[unpack_points(b) for b in blobs]``, equal values and types, at numpy speed.
+
+    A catalog query reads corridors by the hundred, ten cells each: decoded one by one,
+    each path pays Python's per-step loop. Here the usual form (tag, then the first cell
+    and the count in one varint byte each) of all paths is decoded at once: the step
+    codes looked up per byte, the padding dropped, the moves summed per path, and the
+    cells made lists in one ``tolist``. Any blob of another form, or damaged, sends the
+    whole column through :func:`unpack_points`, which reads or names it.
+    """
+    data = [b if type(b) is bytes else bytes(b) for b in blobs]
+    if len(data) < _MANY:
+        return list(map(unpack_points, data))
+    lengths = np.fromiter(map(len, data), np.int64, len(data))
+    if int(lengths.min()) < 4:
+        return list(map(unpack_points, data))
+    joined = np.frombuffer(b"".join(data), np.uint8)
+    ends = np.cumsum(lengths)
+    heads = (ends - lengths)[:, None] + np.arange(4)
+    head = joined[heads]
+    zigzag = head[:, 1:].astype(np.int64)
+    values = (zigzag >> 1) ^ -(zigzag & 1)
+    x0, y0, count = values[:, 0], values[:, 1], values[:, 2]
+    nbytes = lengths - 4
+    if ((head[:, 0] != _STEPS).any() or (head[:, 1:] >= 0x80).any() or (count < 0).any()
+            or ((count + 3) // 4 != nbytes).any()):
+        return list(map(unpack_points, data))
+    body = np.ones(joined.size, dtype=bool)
+    body[heads] = False
+    codes = _CODES[joined[body]].reshape(-1)
+    slots = 4 * nbytes  # each path's codes, its padding included
+    slot_start = np.cumsum(slots) - slots
+    codes = codes[np.arange(codes.size) - np.repeat(slot_start, slots)
+                  < np.repeat(count, slots)]
+    points = count + 1
+    first = np.cumsum(points) - points
+    steps = np.ones(int(points.sum()), dtype=bool)
+    steps[first] = False
+    columns = []
+    for start, delta in ((x0, _DX), (y0, _DY)):
+        moves = np.zeros(steps.size, dtype=np.int64)
+        moves[steps] = delta[codes]
+        summed = np.cumsum(moves)  # moves alone (small sums); each path then starts at its cell
+        columns.append(summed - np.repeat(summed[first] - start, points))
+    cells = np.stack(columns, axis=1).tolist()
+    bounds = (first + points).tolist()
+    return [cells[a:b] for a, b in zip([0, *bounds[:-1]], bounds, strict=True)]
+
+
 __all__ = ["PackedGrid", "PointPath", "pack_grid", "pack_points", "unpack_grid",
-           "unpack_points"]
+           "unpack_points",
+           "unpack_points_many"]

@@ -95,6 +95,9 @@ class RowCodec:
     #: Decimal as a float8): a batch is written as it is only when all their values have
     #: exactly that type.
     gates: list[tuple[int, type, bool]]
+    #: SQL rows -> their schema columns, decoded (as ``read`` would, column by column: a
+    #: type with ``from_db_many`` decodes its whole column at once).
+    columns: Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]] | None = None
 
     def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
@@ -191,6 +194,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     fields = [c.name for c in schema.columns]
     names = [c.key for c in table.columns]
     fast, checked, registry, decoders = [], [], [], []
+    many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]] = {}
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = []
     any_parts = False
     for c in schema.columns:
@@ -218,10 +222,14 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
         from_db = skip_none(info.from_db)
+        result = None
         if name == "sqlite":
             # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
-            from_db = compose(impls[c.name].result_processor(dialect, None), from_db)
+            result = impls[c.name].result_processor(dialect, None)
+            from_db = compose(result, from_db)
         decoders.append((main, from_db))
+        if info.from_db_many is not None:
+            many[main] = (result, info.from_db_many)
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
     active = [(i, d) for i, d in decoders if d is not None]
     # int and float: psycopg also packs a numpy int, a bool, a Decimal (anything with
@@ -229,9 +237,10 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     gates: list[tuple[int, type, bool]] = [
         (i, c.info.native, c.nullable) for i, c in enumerate(schema.columns)
         if name == "postgresql" and fast[i] is None and c.info.native in (int, float)]
+    read = _read(active, plan if any_parts else None)
     return RowCodec(fields, names, fast, checked, registry, binds,
-                    _spread(plan) if any_parts else None,
-                    _read(active, plan if any_parts else None), copy_types, gates)
+                    _spread(plan) if any_parts else None, read, copy_types, gates,
+                    _columns(len(fields), active, many, read if any_parts else None))
 
 
 def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
@@ -285,3 +294,37 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
         return tuple(out)
 
     return read
+
+
+def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
+             many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
+             read: Callable[[Sequence[Any]], tuple[Any, ...]] | None
+             ) -> Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]]:
+    """The ``columns`` function of a codec: ``read`` row by row when companions join
+    columns, otherwise each decoded column as a whole (no per-row dispatch)."""
+
+    def by_rows(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        assert read is not None
+        return list(zip(*map(read, rows), strict=True)) if rows else [()] * width
+
+    def columns(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        if not rows:
+            return [()] * width
+        out: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        for i, dec in active:
+            if i not in many:
+                out[i] = list(map(dec, out[i]))
+                continue
+            first, whole = many[i]
+            values = out[i] if first is None else list(map(first, out[i]))
+            if None not in values:
+                out[i] = whole(values)
+                continue
+            at = [k for k, v in enumerate(values) if v is not None]
+            column = list(values)
+            for k, v in zip(at, whole([values[k] for k in at]), strict=True):
+                column[k] = v
+            out[i] = column
+        return out
+
+    return by_rows if read is not None else columns

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import starmap
+from itertools import groupby, starmap
 from operator import attrgetter, countOf, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -1051,13 +1051,14 @@ class Store:
         return stmt
 
     def _batches(self, model: _Model, stmt: sa.Select[*tuple[Any, ...]],
-                 conn: sa.Connection | None = None
+                 conn: sa.Connection | None = None, *, decode: bool = True
                  ) -> Iterator[list[tuple[Any, ...]]]:
+        """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them)."""
         if conn is None:
             with self._connection() as own:
-                yield from self._batches(model, stmt, own)
+                yield from self._batches(model, stmt, own, decode=decode)
             return
-        read = model.codec.read
+        read = model.codec.read if decode else None
         name = self.dialect.name
         # A server-side cursor streams; MariaDB's cannot share its connection with the child
         # queries of the same rows, so classes with children are read buffered there.
@@ -1113,24 +1114,79 @@ class Store:
                        encoded: list[Any], conn: sa.Connection) -> None:
         """Fill the child lists of ``owners`` (keyed by their row's link: the root's key, or
         below the first level a tuple of it and the positions) with their items, and theirs,
-        from the root keys ``encoded``."""
+        from the root keys ``encoded``.
+
+        Child rows come by the hundred per parent (a dungeon's corridors): they are decoded
+        column by column (``RowCodec.columns``), built with one ``map`` and handed to their
+        owner a run at a time (rows come ordered by owner), not row by row.
+        """
         for fname, child in model.children:
-            table = child.table
             links = child.schema.links
-            order = [table.c[n] for n in child.fields[:links]]
-            owner_of = itemgetter(*range(links - 1))  # the key alone at the first level
-            link_of = itemgetter(*range(links))
+            build = child.build
+            offset = child.field_index[0] if child.field_index else len(child.fields)
+            lists = sum(not c.optional for c in child.schema.children)
             items: dict[Any, Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
-                stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
-                for batch in self._batches(child, stmt, conn):
-                    for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(owners[owner_of(row)], fname).append(item)
-                        if child.children:
-                            items[link_of(row)] = item
+                for columns in self._child_columns(child, chunk, conn):
+                    size = len(columns[0])
+                    values = columns[offset:]
+                    if lists:  # children of children: each item starts with empty lists
+                        objs = [build(*row, *[[] for _ in range(lists)])
+                                for row in zip(*values, strict=True)]
+                    elif values:
+                        objs = list(map(build, *values))
+                    else:
+                        objs = [build() for _ in range(size)]
+                    keys = (columns[0] if links == 2
+                            else list(zip(*columns[:links - 1], strict=True)))
+                    at = 0
+                    for key, run in groupby(keys):
+                        end = at + sum(1 for _ in run)
+                        getattr(owners[key], fname).extend(objs[at:end])
+                        at = end
+                    if child.children:
+                        items.update(zip(zip(*columns[:links], strict=True), objs,
+                                         strict=True))
             if child.children and items:
                 self._load_children(child, items, encoded, conn)
+
+    def _child_columns(self, child: _Model, keys: list[Any], conn: sa.Connection
+                       ) -> Iterator[list[Sequence[Any]]]:
+        """The decoded columns of ``child``'s rows whose root key is in ``keys``, ordered by
+        owner and position, a fetch at a time.
+
+        On SQLite the statement is compiled once per key count (rounded up to a power of
+        two, the last key repeated) and run on the connection's raw cursor: SQLAlchemy's
+        per-execution work would cost more than reading a few hundred rows. Echoed or
+        listened-to statements take SQLAlchemy's path, which reports them.
+        """
+        table = child.table
+        order = [table.c[n] for n in child.fields[:child.schema.links]]
+        columns = child.codec.columns
+        assert columns is not None
+        if self.dialect.name != "sqlite" or self.engine.echo or _listened(self.engine):
+            stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(keys)).order_by(*order)
+            for batch in self._batches(child, stmt, conn, decode=False):
+                yield columns(batch)
+            return
+        size = 1 << (len(keys) - 1).bit_length()
+        sql = child.sql_cache.get(f"children:{size}")
+        if sql is None:
+            stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(
+                [sa.bindparam(f"k{i}") for i in range(size)])).order_by(*order)
+            sql = stmt.compile(dialect=self.dialect).string
+            child.sql_cache[f"children:{size}"] = sql
+        params = [*keys, *[keys[-1]] * (size - len(keys))]
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(sql, values=params)
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(sql, params)
+            while batch := cursor.fetchmany(FETCH):
+                yield columns(batch)
+        finally:
+            cursor.close()
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
