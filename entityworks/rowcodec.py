@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter, countOf, itemgetter
 from typing import Any
@@ -98,6 +98,12 @@ class RowCodec:
     #: SQL rows -> their schema columns, decoded (as ``read`` would, column by column: a
     #: type with ``from_db_many`` decodes its whole column at once).
     columns: Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]] | None = None
+    #: Per schema column, what a value already through ``registry``'s rule and codec (in
+    #: another process: ``entityworks.encoded``) still needs on this dialect: its checks
+    #: (SQLite's NaN and -0.0, a missing companion) for SQLAlchemy's statements, and
+    #: ``encoded_bound`` the same plus the bind processor, for rows the driver gets as they are.
+    encoded: list[Processor] = field(default_factory=list)
+    encoded_bound: list[Processor] = field(default_factory=list)
 
     def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
@@ -195,6 +201,8 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     names = [c.key for c in table.columns]
     fast, checked, registry, decoders = [], [], [], []
     many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]] = {}
+    encoded: list[Processor] = []
+    encoded_bound: list[Processor] = []
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = []
     any_parts = False
     for c in schema.columns:
@@ -204,16 +212,25 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             bind = None  # sqlite3 binds these itself
         any_column = isinstance(table.c[c.name].type, SQLiteAny)
         to_db = rule(info)
+        post: Processor = None  # the dialect's own checks, which follow the registry's
         if name == "sqlite" and info.sqlite_typeof == "real":
             if c.nullable:
-                to_db = compose(to_db, refuse_nan)
+                post = refuse_nan
             if not any_column:  # an older table's REAL column drops the sign of -0.0
-                to_db = compose(to_db, _refuse_negative_zero)
+                post = compose(post, _refuse_negative_zero)
+        to_db = compose(to_db, post)
         every = companions(c, name)
         parts = tuple(p for p in every if p.column(c.name) in table.c)
         missing = tuple(p for p in every if p not in parts)
         if missing:
-            to_db = compose(_without(table.name, c.name, info, missing), to_db)
+            guard = _without(table.name, c.name, info, missing)
+            to_db = compose(guard, to_db)
+            post = compose(guard, post)
+        encoded.append(skip_none(post))
+        impl = impls[c.name]
+        if name == "sqlite" and isinstance(getattr(impl, "impl_instance", impl), sa.LargeBinary):
+            bind = None  # sqlite3 binds bytes as a BLOB itself (the processor wraps them)
+        encoded_bound.append(skip_none(compose(post, bind)))
         full = skip_none(compose(to_db, bind))
         registry.append(skip_none(to_db))
         checked.append(full)
@@ -240,7 +257,8 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     read = _read(active, plan if any_parts else None)
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None, read, copy_types, gates,
-                    _columns(len(fields), active, many, read if any_parts else None))
+                    _columns(len(fields), active, many, read if any_parts else None),
+                    encoded, encoded_bound)
 
 
 def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]

@@ -18,11 +18,12 @@ import keyword
 import os
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import groupby, starmap
-from operator import attrgetter, countOf, itemgetter
+from itertools import accumulate, chain, groupby, repeat, starmap
+from operator import add, attrgetter, countOf, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -59,10 +60,12 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import Live, build_tables, companions, schema_of
+from .tables import Live, build_tables, companions, is_rowid, schema_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from .encoded import EncodedRows
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -702,6 +705,124 @@ class Store:
             self._insert(conn, model, objs, batch_size)
         return len(objs)
 
+    def insert_encoded(self, batch: EncodedRows) -> list[Any]:
+        """Insert rows that :func:`entityworks.encoded.encode_rows` encoded (usually in the
+        process that made the objects), with their child rows, in one transaction; returns
+        their keys (generated where they were ``None``), in order.
+
+        Only the dialect's part of the work is left here: bind processors, SQLite's checks,
+        companion columns. A refused row raises :class:`WriteError` naming it; nothing of
+        the batch is then kept.
+        """
+        from .encoded import layout
+
+        model = self._model(batch.cls)
+        if batch.layout != layout(model.schema):
+            raise WriteError(f"{model.schema.name}: rows encoded for columns "
+                             f"{list(batch.layout)}, the table has {list(layout(model.schema))}",
+                             table=model.schema.name)
+        if not batch.rows:
+            return []
+        children = dict(model.children)
+        with self._connection(write=True) as conn:
+            keys = self._write_encoded(conn, model, batch.rows, _counting_from(0))
+            for part in batch.children:
+                child = children[part.field]
+                links = child.schema.links
+                if links != 2 or part.layout != layout(child.schema, links):
+                    raise WriteError(f"{child.schema.name}: rows encoded for other columns",
+                                     table=child.schema.name)
+                prefixes = chain.from_iterable(map(repeat, [(k,) for k in keys], part.counts))
+                rows = list(map(add, prefixes, part.rows))
+                starts = list(accumulate(part.counts, initial=0))
+                # a child row's number in errors: its owner's
+                self._write_encoded(conn, child, rows,
+                                    lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
+        return keys
+
+    def _write_encoded(self, conn: sa.Connection, model: _Model, rows: list[tuple[Any, ...]],
+                       number: RowNumber) -> list[Any]:
+        """Write encoded schema rows; the keys of a top-level table's rows (generated where
+        ``None``), else ``[]``."""
+        codec = model.codec
+        sqlite = self.dialect.name == "sqlite"
+        key = model.schema.primary_key if model.schema.parent is None else None
+        at = model.fields.index(key.name) if key is not None else -1
+        keys = [row[at] for row in rows] if key is not None else []
+        generated = [i for i, k in enumerate(keys) if k is None] if key is not None else []
+        if generated and not key.autoincrement:  # type: ignore[union-attr]
+            raise WriteError(f"{model.schema.name}: row {number(generated[0])} has no key",
+                             table=model.schema.name, row=number(generated[0]),
+                             column=key.name)  # type: ignore[union-attr]
+        spread = codec.spread
+
+        def sql_rows(indexes: Sequence[int], bound: bool) -> list[Sequence[Any]]:
+            """SQL rows: bound for the driver itself, else for SQLAlchemy (which binds)."""
+            encoders = [(i, e) for i, e in enumerate(
+                codec.encoded_bound if bound else codec.encoded) if e is not None]
+            if not encoders and spread is None:
+                return [rows[i] for i in indexes]
+            out: list[Sequence[Any]] = []
+            for n in indexes:
+                values = rows[n]
+                row = list(values)
+                for i, enc in encoders:
+                    try:
+                        row[i] = enc(row[i])
+                    except (TypeError, ValueError) as exc:
+                        raise encode_error(model.fields[i], row[i], exc, number(n)) from None
+                out.append(row if spread is None else spread(values, row))
+            return out
+
+        chosen = set(generated)
+        given = [i for i in range(len(rows)) if i not in chosen] if chosen else range(len(rows))
+        if generated:
+            table = model.table
+            name = key.name  # type: ignore[union-attr]
+            rowid = sqlite and is_rowid(key, model.schema)  # type: ignore[arg-type]
+            part = sql_rows(generated, rowid)
+            if rowid:
+                # NULL makes SQLite pick the rowid; one statement per row, as sqlite3's
+                # executemany returns nothing
+                sql = model.sql_cache.get("encoded:returning")
+                if sql is None:
+                    compiled = table.insert().returning(table.c[name]).compile(
+                        dialect=self.dialect, column_keys=model.names)
+                    if [compiled.binds[b].key for b in compiled.positiontup or []] \
+                            != model.names:  # pragma: no cover - guards the raw path
+                        raise EntityworksError("unexpected parameter order")
+                    sql = model.sql_cache["encoded:returning"] = compiled.string
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                new = self._guard(conn, model, lambda: [
+                    cursor.execute(sql, r).fetchone()[0]
+                    for r in _logged(sql, part, "execute", self.engine)],
+                    lambda i: number(generated[i]), raw=(sql, lambda: part))
+            else:
+                stmt = table.insert().returning(table.c[name], sort_by_parameter_order=True)
+                dicts = [{n: v for n, v in zip(model.names, r, strict=True) if n != name}
+                         for r in part]  # the registry's values: SQLAlchemy binds them
+                new = [k for (k,) in self._guard(conn, model,
+                                                  lambda: conn.execute(stmt, dicts).all(),
+                                                  lambda i: number(generated[i]),
+                                                  replay=(stmt, dicts))]
+            for i, k in zip(generated, new, strict=True):
+                keys[i] = k
+        if given:
+            sqlrows = sql_rows(given, sqlite)
+            at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
+            if sqlite:
+                statement = self._insert_sql(model)
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                self._guard(conn, model, lambda: cursor.executemany(
+                    statement, _logged(statement, sqlrows, "executemany", self.engine)),
+                    at_row, raw=(statement, lambda: sqlrows))
+            else:
+                insert = model.table.insert()
+                dicts = [dict(zip(model.names, r, strict=True)) for r in sqlrows]
+                self._guard(conn, model, lambda: conn.execute(insert, dicts), at_row,
+                            replay=(insert, dicts))
+        return keys
+
     def upsert(self, obj: T) -> T:
         """Insert ``obj`` or, if its key exists, replace that row (and its child rows)."""
         self.upsert_many([obj])
@@ -1177,14 +1298,17 @@ class Store:
                 [sa.bindparam(f"k{i}") for i in range(size)])).order_by(*order)
             sql = stmt.compile(dialect=self.dialect).string
             child.sql_cache[f"children:{size}"] = sql
+        bind = child.codec.encoded_bound[child.fields.index(PARENT_COLUMN)]
         params = [*keys, *[keys[-1]] * (size - len(keys))]
+        if bind is not None:  # the driver gets the keys as SQLAlchemy would bind them
+            params = list(map(bind, params))
         if sql_logger.isEnabledFor(INFO):
             log_statement(sql, values=params)
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
             cursor.execute(sql, params)
-            while batch := cursor.fetchmany(FETCH):
-                yield columns(batch)
+            while fetched := cursor.fetchmany(FETCH):
+                yield columns(fetched)
         finally:
             cursor.close()
 
