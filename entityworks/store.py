@@ -32,6 +32,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
 from . import sqltypes
+from ._gcpause import paused_gc
 from .errors import (
     ConfigurationError,
     EntityworksError,
@@ -1211,7 +1212,12 @@ class Store:
                 if model.plain:
                     yield from starmap(cls, batch)
                 else:
-                    yield from self._build(model, batch, conn)
+                    # objects with child lists come by the thousand (a dungeon's corridors
+                    # and their cells): collections during the build would find nothing to
+                    # free, but walk the heap when the survivors reach the old generation
+                    with paused_gc():
+                        objs = self._build(model, batch, conn)
+                    yield from objs
 
     def _build(self, model: _Model, batch: Sequence[Sequence[Any]], conn: sa.Connection
                ) -> list[Any]:
