@@ -314,8 +314,7 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
 #: Each byte's four step codes (first step in the high bits), and each code's move.
 _CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)],
                   dtype=np.intp)
-_DX = np.array([dx for dx, _ in _STEP_DELTA], dtype=np.int64)
-_DY = np.array([dy for _, dy in _STEP_DELTA], dtype=np.int64)
+_MOVES = np.array(_STEP_DELTA, dtype=np.int64)
 #: Fewer paths than this are read one by one (numpy's fixed cost outweighs its speed).
 _MANY = 8
 
@@ -356,17 +355,16 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     codes = codes[np.arange(codes.size) - np.repeat(slot_start, slots)
                   < np.repeat(count, slots)]
     points = count + 1
-    first = np.cumsum(points) - points
-    steps = np.ones(int(points.sum()), dtype=bool)
+    ends = np.cumsum(points)
+    first = ends - points
+    steps = np.ones(int(ends[-1]), dtype=bool)
     steps[first] = False
-    columns = []
-    for start, delta in ((x0, _DX), (y0, _DY)):
-        moves = np.zeros(steps.size, dtype=np.int64)
-        moves[steps] = delta[codes]
-        summed = np.cumsum(moves)  # moves alone (small sums); each path then starts at its cell
-        columns.append(summed - np.repeat(summed[first] - start, points))
-    cells = np.stack(columns, axis=1).tolist()
-    bounds = (first + points).tolist()
+    moves = np.zeros((steps.size, 2), dtype=np.int64)
+    moves[steps] = _MOVES[codes]
+    summed = np.cumsum(moves, axis=0)  # moves alone (small sums); then each path's first cell
+    summed -= np.repeat(summed[first] - np.stack((x0, y0), axis=1), points, axis=0)
+    cells = summed.tolist()
+    bounds = ends.tolist()
     return [cells[a:b] for a, b in zip([0, *bounds[:-1]], bounds, strict=True)]
 
 

@@ -724,6 +724,9 @@ class Store:
                              table=model.schema.name)
         if not batch.rows:
             return []
+        if batch.children and (model.schema.primary_key is None or model.schema.composite):
+            raise WriteError(f"{model.schema.name}: child rows need the parent's single key",
+                             table=model.schema.name)  # pragma: no cover - refused by schema
         children = dict(model.children)
         with self._connection(write=True) as conn:
             keys = self._write_encoded(conn, model, batch.rows, _counting_from(0))
@@ -809,19 +812,25 @@ class Store:
             for i, k in zip(generated, new, strict=True):
                 keys[i] = k
         if given:
-            sqlrows = sql_rows(given, sqlite)
             at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
             if sqlite:
+                sqlrows = sql_rows(given, True)
                 statement = self._insert_sql(model)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 self._guard(conn, model, lambda: cursor.executemany(
                     statement, _logged(statement, sqlrows, "executemany", self.engine)),
                     at_row, raw=(statement, lambda: sqlrows))
-            else:
-                insert = model.table.insert()
-                dicts = [dict(zip(model.names, r, strict=True)) for r in sqlrows]
-                self._guard(conn, model, lambda: conn.execute(insert, dicts), at_row,
-                            replay=(insert, dicts))
+                return keys
+            if self.dialect.name == "postgresql":  # one COPY of the bound rows
+                bound = sql_rows(given, True)
+                if codec.gates_pass(bound) and self._attempt(
+                        conn, lambda: self._copy(conn, model, bound)):
+                    return keys
+            # refused by COPY (then located row by row) or another database
+            insert = model.table.insert()
+            dicts = [dict(zip(model.names, r, strict=True)) for r in sql_rows(given, False)]
+            self._guard(conn, model, lambda: conn.execute(insert, dicts), at_row,
+                        replay=(insert, dicts))
         return keys
 
     def upsert(self, obj: T) -> T:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import math
 import pickle
 import random
@@ -141,6 +142,25 @@ def test_a_refused_row_leaves_nothing_and_is_named(tmp_path):
         store.close()
 
 
+def test_explicit_keys_are_kept_and_a_clash_is_named(backend_url):
+    store = _catalog(backend_url)
+    records = _maps()[:5]
+    try:
+        store.insert_many(copy.deepcopy(records[:2]))  # ids 1 and 2
+        keyed = copy.deepcopy(records[2:])
+        for m, key in zip(keyed, (10, 2, 11), strict=True):
+            m.id = key
+        with pytest.raises(WriteError, match="row 1"):
+            store.insert_encoded(encode_rows(keyed))
+        assert store.count(MapRecord) == 2  # nothing of the batch was kept
+        keyed[1].id = 12
+        assert store.insert_encoded(encode_rows(keyed)) == [10, 12, 11]
+        for m in keyed:
+            assert _value(store.get(MapRecord, m.id)) == _value(m)
+    finally:
+        store.close()
+
+
 def test_rows_encoded_for_another_table_are_refused(tmp_path):
     store = _catalog(f"sqlite:///{tmp_path / 'c.db'}")
     encoded = encode_rows(_maps()[:1])
@@ -208,3 +228,22 @@ def test_child_paths_with_nulls_read_back(store):
     back = list(store.select(Route, order_by="id"))
     assert back == routes
     assert [r.name for r in store.select(Route, where=col("name") == "r7")] == ["r7"]
+
+
+def test_child_rows_read_the_same_when_statements_are_echoed_or_logged(tmp_path, caplog):
+    records = _maps()
+    path = tmp_path / "c.db"
+    store = open_catalog(path)
+    store.insert_many(records)
+    store.close()
+    quiet = open_catalog(path)
+    echoed = open_catalog(Store(path, echo=True))  # SQLAlchemy's path, which echoes
+    try:
+        want = [_value(m) for m in quiet.select(MapRecord, order_by="id")]
+        assert [_value(m) for m in echoed.select(MapRecord, order_by="id")] == want
+        with caplog.at_level(logging.INFO, logger="entityworks.sql"):
+            assert [_value(m) for m in quiet.select(MapRecord, order_by="id")] == want
+        assert any("maps_corridors" in r.getMessage() for r in caplog.records)
+    finally:
+        quiet.close()
+        echoed.close()
