@@ -314,7 +314,7 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
 #: Each byte's four step codes (first step in the high bits), and each code's move.
 _CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)],
                   dtype=np.intp)
-_MOVES = np.array(_STEP_DELTA, dtype=np.int64)
+_MOVES = np.array([*_STEP_DELTA, (0, 0)], dtype=np.int64)
 #: Fewer paths than this are read one by one (numpy's fixed cost outweighs its speed).
 _MANY = 8
 
@@ -357,10 +357,8 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     points = count + 1
     ends = np.cumsum(points)
     first = ends - points
-    steps = np.ones(int(ends[-1]), dtype=bool)
-    steps[first] = False
-    moves = np.zeros((steps.size, 2), dtype=np.int64)
-    moves[steps] = _MOVES[codes]
+    # a "no move" code (4) before each path's steps stands for its first cell
+    moves = _MOVES[np.insert(codes, first - np.arange(first.size), 4)]
     summed = np.cumsum(moves, axis=0)  # moves alone (small sums); then each path's first cell
     summed -= np.repeat(summed[first] - np.stack((x0, y0), axis=1), points, axis=0)
     cells = summed.tolist()
