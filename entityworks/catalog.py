@@ -333,16 +333,26 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
         return
     # Workers ignore Ctrl-C: only this process stops, cancels the chunks not started and
     # drains the running ones (a worker interrupted while sending its result would block the
-    # pool's shutdown for ever).
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    # pool's shutdown for ever), and run at a lower priority than this process, the writer.
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
     try:
         yield from pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ignore_interrupts() -> None:
+#: How much lower the generating workers' CPU priority is than this process's (``nice``):
+#: with as many workers as cores, the one writer would otherwise wait for a core each time a
+#: batch arrives, and the results pile up behind it.
+WORKER_NICENESS = 10
+
+
+def _worker_setup() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - no nice on this platform
+        pass
 
 
 #: Maps :func:`generate_into` stores per write.

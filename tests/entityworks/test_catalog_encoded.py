@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import logging
 import math
+import os
 import pickle
 import random
 from dataclasses import dataclass, field
@@ -247,3 +248,13 @@ def test_child_rows_read_the_same_when_statements_are_echoed_or_logged(tmp_path,
     finally:
         quiet.close()
         echoed.close()
+
+
+def test_pool_workers_leave_the_cpu_to_the_writer():
+    from concurrent.futures import ProcessPoolExecutor
+
+    from entityworks import catalog
+
+    with ProcessPoolExecutor(1, initializer=catalog._worker_setup) as pool:
+        worker = pool.submit(os.nice, 0).result()
+    assert worker == min(19, os.nice(0) + catalog.WORKER_NICENESS)
