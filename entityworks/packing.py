@@ -314,7 +314,8 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
 #: Each byte's four step codes (first step in the high bits), and each code's move.
 _CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)],
                   dtype=np.intp)
-_MOVES = np.array([*_STEP_DELTA, (0, 0)], dtype=np.int64)
+_DX = np.array([dx for dx, _ in _STEP_DELTA] + [0], dtype=np.int64)
+_DY = np.array([dy for _, dy in _STEP_DELTA] + [0], dtype=np.int64)
 #: Fewer paths than this are read one by one (numpy's fixed cost outweighs its speed).
 _MANY = 8
 
@@ -330,8 +331,8 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     cells made lists in one ``tolist``. Any blob of another form, or damaged, sends the
     whole column through :func:`unpack_points`, which reads or names it.
     """
-    data = [b if type(b) is bytes else bytes(b) for b in blobs]
-    if len(data) < _MANY:
+    data = blobs if type(blobs) is list else list(blobs)
+    if len(data) < _MANY or not all(type(b) is bytes for b in data):
         return list(map(unpack_points, data))
     lengths = np.fromiter(map(len, data), np.int64, len(data))
     if int(lengths.min()) < 4:
@@ -358,12 +359,14 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     ends = np.cumsum(points)
     first = ends - points
     # a "no move" code (4) before each path's steps stands for its first cell
-    moves = _MOVES[np.insert(codes, first - np.arange(first.size), 4)]
-    summed = np.cumsum(moves, axis=0)  # moves alone (small sums); then each path's first cell
+    moves = np.insert(codes, first - np.arange(first.size), 4)
+    summed = np.empty((moves.size, 2), dtype=np.int64)
+    np.cumsum(_DX[moves], out=summed[:, 0])  # moves alone (small sums), then each path's
+    np.cumsum(_DY[moves], out=summed[:, 1])  # first cell
     summed -= np.repeat(summed[first] - np.stack((x0, y0), axis=1), points, axis=0)
     cells = summed.tolist()
     bounds = ends.tolist()
-    return [cells[a:b] for a, b in zip([0, *bounds[:-1]], bounds, strict=True)]
+    return [cells[a:b] for a, b in zip(first.tolist(), bounds, strict=True)]
 
 
 __all__ = ["PackedGrid", "PointPath", "pack_grid", "pack_points", "unpack_grid",
