@@ -68,7 +68,8 @@ def main() -> None:
             print(f"{case + ', ' + label:<26}"
                   f"{r['import'][0]:>9.2f} /{r['import'][1]:>5.2f}"
                   f"{r['first call'][0]:>9.2f} /{r['first call'][1]:>5.2f}"
-                  f"{added[0]:>9.2f} /{added[1]:>5.2f}  {'yes' if r['numba'] else 'no':>6}")  # fmt: skip
+                  f"{added[0]:>9.2f} /{added[1]:>5.2f}"
+                  f"  {'yes' if r['numba'] else 'no':>6}")  # fmt: skip
     print(f"# load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

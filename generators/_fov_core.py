@@ -10,17 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
 from numba import cfunc, types
-from numba.extending import intrinsic
 from numba.np.numpy_support import carray
 
-from generators._jit import jit
+from generators._jit import array_data, jit
 from generators.fov import OCTANTS, QUADRANTS
-
-#: Where a NumPy array object keeps its data pointer: right after the object header
-#: (``PyArrayObject_fields.data``, which NumPy's own ``PyArray_DATA`` reads).
-_DATA_OFFSET = object.__basicsize__
 
 
 @jit
@@ -232,24 +226,11 @@ def _symmetric(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light
         capacity *= 4
 
 
-@intrinsic
-def _array_data(typingctx: Any, address: Any) -> Any:
-    """The data pointer of the NumPy array whose object is at ``address`` (its ``id``):
-    reading it here costs nothing, where ctypes takes a microsecond per array."""
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        slot = builder.add(args[0], ir.Constant(ir.IntType(64), _DATA_OFFSET))
-        return builder.load(builder.inttoptr(slot, ir.IntType(8).as_pointer().as_pointer()))
-
-    return types.CPointer(types.uint8)(types.int64), codegen
-
-
-def _entry(cells, out, size, out_size, span_x, span_y, origin, reach, radius_sq, flags, dx, dy):  # type: ignore[no-untyped-def]
-    low = 0xFFFFFFFF
-    grid = carray(_array_data(cells), (size >> 32, size & low))  # type: ignore[call-arg]
-    view = carray(_array_data(out), (out_size >> 32, out_size & low))
-    x0, x1, y0, y1 = span_x & low, span_x >> 32, span_y & low, span_y >> 32
-    ox, oy = origin & low, origin >> 32
+def _entry(block):  # type: ignore[no-untyped-def]
+    (cells, out, height, width, out_height, out_width, x0, y0, x1, y1, ox, oy, reach,
+     radius_sq, flags, dx, dy) = carray(block, (17,))  # fmt: skip
+    grid = carray(array_data(cells), (height, width), np.uint8)
+    view = carray(array_data(out), (out_height, out_width), np.bool_)
     unchecked, light_walls = (flags & 1) != 0, (flags & 2) != 0
     if flags & 4:
         return _symmetric(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,
@@ -259,13 +240,12 @@ def _entry(cells, out, size, out_size, span_x, span_y, origin, reach, radius_sq,
 
 
 def native_entry(cache: bool = True) -> Any:
-    """One view as a C function (``int64 f(cells, out, size, out_size, span_x, span_y,
-    origin, reach, radius_sq, flags, dx, dy)``) for :mod:`generators._native`.
+    """One view as a C function ``int64 f(int64 *block)`` for :mod:`generators._native`.
 
-    ``cells`` (``uint8``) and ``out`` (``bool``) are the ``id`` of C-contiguous arrays that
-    the caller keeps alive; pairs are packed as ``low | high << 32`` (sizes as height,
-    width; spans as start, stop; the origin as x, y); ``flags`` has bit 0 unchecked, 1
-    light_walls, 2 symmetric, 3 libtcod ties. Returns 1 on a bad cell value, else 0.
+    ``block`` holds ``id(cells), id(out), height, width, out_height, out_width, x0, y0,
+    x1, y1, ox, oy, reach, radius_sq, flags, dx, dy``: ``cells`` (``uint8``) and ``out``
+    (``bool``) are C-contiguous arrays the caller keeps alive, read through their objects
+    (:func:`generators._jit.array_data`); ``flags`` has bit 0 unchecked, 1 light_walls,
+    2 symmetric, 3 libtcod ties. Returns 1 on a bad cell value, else 0.
     """
-    i64 = types.int64
-    return cfunc(i64(*[i64] * 12), cache=cache)(_entry)
+    return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)

@@ -81,6 +81,24 @@ def kernel(spec: Kernel) -> Callable[..., Any]:
     return function
 
 
+_blocks = threading.local()
+
+
+def argument_block() -> tuple[Any, int]:
+    """This thread's block of 32 ``int64`` for a kernel's arguments, and its address.
+
+    A kernel takes one pointer to its arguments, packed with ``struct.pack_into``: ctypes
+    converts a dozen typed arguments in about two microseconds, packing them costs a tenth
+    of that. Each thread has its own block, since kernels run with the GIL released.
+    """
+    try:
+        return _blocks.block  # type: ignore[no-any-return]
+    except AttributeError:
+        block = (ctypes.c_int64 * 32)()
+        _blocks.block = (block, ctypes.addressof(block))
+        return _blocks.block  # type: ignore[no-any-return]
+
+
 def how_loaded(name: str) -> str | None:
     """``"file"`` when kernel ``name`` came from its machine-code file, ``"numba"`` when
     numba compiled or loaded it in this process, None before its first use."""

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from numba import cfunc, types
 from numba.np.numpy_support import carray
 
-from generators._jit import jit
+from generators._jit import array_data, jit
 from generators._sudoku_tables import (
     COL_SEG,
     FULL,
@@ -350,25 +351,23 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids, 
     return -1
 
 
-def _entry(text, n, start, stop, limit, houses, counts, nodes, guesses, grids,  # type: ignore[no-untyped-def]
-           cand, solution, states, branches, queue, union, seen):
+def _entry(block):  # type: ignore[no-untyped-def]
+    text, n, start, stop, limit, houses, counts, nodes, guesses, grids = carray(block, (10,))
     return solve_text(
-        carray(text, (n, 81)), start, stop, limit, houses != 0, carray(counts, (n,)),
-        carray(nodes, (n,)), carray(guesses, (n,)), carray(grids, (n, 81)),
-        carray(cand, (81,)), carray(solution, (81,)), carray(states, (82, 81)),
-        carray(branches, (82, 3)), carray(queue, (128,)), carray(union, (27,)),
-        carray(seen, (27,)),
+        carray(array_data(text), (n, 81), np.uint8), start, stop, limit, houses != 0,
+        carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),
+        carray(array_data(guesses), (n,), np.int64), carray(array_data(grids), (n, 81), np.uint8),
+        np.empty(81, dtype=np.uint16), np.empty(81, dtype=np.uint16),
+        np.empty((82, 81), dtype=np.uint16), np.empty((82, 3), dtype=np.int64),
+        np.empty(128, dtype=np.int64), np.empty(27, dtype=np.int64), np.empty(27, dtype=np.int64),
     )  # fmt: skip
 
 
 def native_entry(cache: bool = True) -> Any:
-    """:func:`solve_text` as a C function of pointers (``int64 f(text, n, start, stop,
-    limit, houses, counts, nodes, guesses, grids, cand, solution, states, branches, queue,
-    union, seen)``), for :mod:`generators._native`: ``n`` is the number of rows behind the
-    pointers, ``houses`` 0 or 1, and every array C-contiguous. ``cache`` uses numba's disk
-    cache (it is off when :mod:`generators._native` needs the optimised module itself)."""
-    u8, u16, i32, i64 = (types.CPointer(t) for t in (types.uint8, types.uint16, types.int32,
-                                                      types.int64))  # fmt: skip
-    n = types.int64
-    signature = n(u8, n, n, n, n, n, i32, i64, i64, u8, u16, u16, u16, i64, i64, i64, i64)
-    return cfunc(signature, cache=cache)(_entry)
+    """:func:`solve_text` as a C function ``int64 f(int64 *block)`` for
+    :mod:`generators._native`. ``block`` holds ``id(text), n, start, stop, limit, houses,
+    id(counts), id(nodes), id(guesses), id(grids)``: C-contiguous arrays of ``n`` rows (as
+    :func:`solve_text` takes them) that the caller keeps alive, read through their objects
+    (:func:`generators._jit.array_data`), and ``houses`` 0 or 1. ``cache`` uses numba's
+    disk cache (off when :mod:`generators._native` needs the optimised module itself)."""
+    return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)

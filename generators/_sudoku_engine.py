@@ -1,39 +1,29 @@
 """Calls into the compiled sudoku engine, loaded without numba when its machine code is kept.
 
 :func:`solve_rows` is the one door to :func:`generators._sudoku_core.solve_text`: it checks
-the arrays it is given (the kernel trusts its pointers), gives the kernel its work space
-and calls it through :mod:`generators._native`, with the GIL released. The helpers below
+the arrays it is given (the kernel trusts them) and calls it through
+:mod:`generators._native`, with the GIL released. The helpers below
 it keep the shapes that the rest of :mod:`generators.sudoku` and the tests use.
 """
 
 from __future__ import annotations
 
 import ctypes
+import struct
 
 import numpy as np
 
 from generators import _native
 from generators._sudoku_tables import text_rows
 
-_P = ctypes.c_void_p
-_I = ctypes.c_int64
-
 KERNEL = _native.Kernel(
     name="sudoku_solve_text",
     builder="generators._sudoku_core:native_entry",
     sources=("generators._sudoku_core", "generators._sudoku_tables", "generators._jit"),
-    restype=_I,
-    argtypes=(_P, _I, _I, _I, _I, _I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P),
+    restype=ctypes.c_int64,
+    argtypes=(ctypes.c_void_p,),
 )
-
-# Work space layout: three uint16 blocks (candidates, first solution, 82 search states)
-# and four int64 blocks (82 branch records of 3, a 128-cell queue, 27 unions, 27 houses).
-_U16 = (81, 81, 82 * 81)
-_I64 = (82 * 3, 128, 27, 27)
-
-
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
+_pack = struct.Struct("<10q").pack_into
 
 
 def _expect(name: str, array: np.ndarray, dtype: type, shape: tuple[int, ...]) -> None:
@@ -62,14 +52,11 @@ def solve_rows(text: np.ndarray, start: int, stop: int, limit: int, houses: bool
         raise ValueError(f"rows {start}:{stop} are outside 0:{n}")
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
-    small = np.empty(sum(_U16), dtype=np.uint16)
-    large = np.empty(sum(_I64), dtype=np.int64)
-    base16, base64 = _address(small), _address(large)
-    work = [base16, base16 + 2 * 81, base16 + 4 * 81]
-    work += [base64, base64 + 8 * 246, base64 + 8 * 374, base64 + 8 * 401]
     solve = _native.kernel(KERNEL)
-    return int(solve(_address(text), n, start, stop, limit, int(bool(houses)), _address(counts),
-                     _address(nodes), _address(guesses), _address(grids), *work))  # fmt: skip
+    block, address = _native.argument_block()
+    _pack(block, 0, id(text), n, start, stop, limit, int(bool(houses)), id(counts), id(nodes),
+          id(guesses), id(grids))  # fmt: skip
+    return int(solve(address))
 
 
 def solve_batch(
