@@ -76,7 +76,9 @@ def machine_ceiling(kind: str, workers: int, count: int) -> float:
 def line(label: str, stats: GenerateStats, cpu: float) -> str:
     return (f"  {label:<22} {stats.count} maps in {stats.seconds:7.2f} s = "
             f"{stats.maps_per_second:7.1f} maps/s; storage {stats.storage_seconds:.2f} s "
-            f"({stats.storage_share:.1%} of the time); CPU {1e3 * cpu / stats.count:.1f} ms/map")
+            f"({stats.storage_share:.1%} of the time, "
+            f"{1e3 * stats.storage_cpu_seconds / stats.count:.2f} ms/map of this process's "
+            f"CPU); CPU {1e3 * cpu / stats.count:.1f} ms/map")
 
 
 def main() -> None:

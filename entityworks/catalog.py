@@ -28,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from .encoded import EncodedRows, encode_rows
 from .errors import EntityworksError, InputTooLarge
 from .filters import col
 from .kinds import KINDS, MapKind, map_kind
 from .packing import PackedGrid, PointPath, unpack_grid
+from .registry import registry as default_registry
 from .schema import column, entity, primary_key, table, table_schema
 from .store import Store
 
@@ -271,6 +273,13 @@ def _build_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
     return [build_map(kind, s, params) for s in seeds]
 
 
+def _encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
+                  ) -> EncodedRows:
+    """The maps of ``seeds`` as rows ready for ``Store.insert_encoded``: built and encoded
+    in the worker, a fraction of the objects' pickle."""
+    return encode_rows(_build_chunk(kind, seeds, params))
+
+
 def generate_maps(kind: str, count: int, *, seed: int | None = None,
                   params: dict[str, Any] | None = None, workers: int = 1,
                   chunk: int = 8, client: Any = None) -> Iterator[list[MapRecord]]:
@@ -281,10 +290,27 @@ def generate_maps(kind: str, count: int, *, seed: int | None = None,
     ``client`` (a ``dask.distributed.Client``) the maps are built on its cluster instead
     (see :mod:`entityworks.cluster`); ``workers`` is then ignored.
     """
+    yield from _generate(kind, count, seed=seed, params=params, workers=workers, chunk=chunk,
+                         client=client, encoded=False)
+
+
+def generate_encoded(kind: str, count: int, *, seed: int | None = None,
+                     params: dict[str, Any] | None = None, workers: int = 1,
+                     chunk: int = 8, client: Any = None) -> Iterator[EncodedRows]:
+    """:func:`generate_maps` with each chunk encoded where it was built (a worker process,
+    a Dask worker) for ``Store.insert_encoded``: the workers pack the grids and paths, and
+    send the rows instead of the objects. What :func:`generate_into` stores."""
+    yield from _generate(kind, count, seed=seed, params=params, workers=workers, chunk=chunk,
+                         client=client, encoded=True)
+
+
+def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any] | None,
+              workers: int, chunk: int, client: Any, encoded: bool) -> Iterator[Any]:
     if client is not None:
         from .cluster import generate_maps_on
 
-        yield from generate_maps_on(client, kind, count, seed=seed, params=params)
+        yield from generate_maps_on(client, kind, count, seed=seed, params=params,
+                                    encoded=encoded)
         return
     params = dict(params or {})
     check_parameters(kind, params)
@@ -295,28 +321,38 @@ def generate_maps(kind: str, count: int, *, seed: int | None = None,
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seeds: list[int | None] = [None if seed is None else seed + i for i in range(count)]
+    build = _encode_chunk if encoded else _build_chunk
     if count:  # fail fast, in this process, on a bad parameter value
-        first = build_map(kind, seeds[0], params)
-        yield [first]
+        first = [build_map(kind, seeds[0], params)]
+        yield encode_rows(first) if encoded else first
         seeds = seeds[1:]
     chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
     if workers == 1 or len(chunks) <= 1:
         for part in chunks:
-            yield _build_chunk(kind, part, params)
+            yield build(kind, part, params)
         return
     # Workers ignore Ctrl-C: only this process stops, cancels the chunks not started and
     # drains the running ones (a worker interrupted while sending its result would block the
-    # pool's shutdown for ever).
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    # pool's shutdown for ever), and run at a lower priority than this process, the writer.
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
     try:
-        yield from pool.map(_build_chunk, [kind] * len(chunks), chunks,
-                            [params] * len(chunks))
+        yield from pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ignore_interrupts() -> None:
+#: How much lower the generating workers' CPU priority is than this process's (``nice``):
+#: with as many workers as cores, the one writer would otherwise wait for a core each time a
+#: batch arrives, and the results pile up behind it.
+WORKER_NICENESS = 10
+
+
+def _worker_setup() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - no nice on this platform
+        pass
 
 
 #: Maps :func:`generate_into` stores per write.
@@ -338,6 +374,9 @@ class GenerateStats:
     storage_seconds: float
     ids: tuple[int, int] | None
     seeds: tuple[int | None, int | None] | None
+    #: CPU time of this process while storing (the wall time above also counts waits for a
+    #: core that the generating workers hold).
+    storage_cpu_seconds: float = 0.0
 
     @property
     def maps_per_second(self) -> float:
@@ -361,44 +400,60 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
     writes, once per map: a seed already stored by this call is never stored again, even if
     a cluster were to deliver a re-run task's result twice.
     ``progress(n)`` is called after each stored batch with the number of maps it held.
+
+    The workers build each map's rows too (:func:`generate_encoded`): this process only
+    writes them, so that it keeps up with the workers. The Store must use the default
+    type registry, the one the rows were encoded with.
     """
     start = time.perf_counter()
     storage = 0.0
+    storage_cpu = 0.0
     ids: list[int] = []
     seeds: list[int | None] = []
-    pending: list[MapRecord] = []
+    pending: list[EncodedRows] = []
+    waiting = 0
     flushed = time.perf_counter()
     stored: set[int | None] = set()
 
     def flush() -> None:
-        nonlocal storage, flushed, store
+        nonlocal storage, storage_cpu, flushed, store, waiting
         if not isinstance(store, Store):
             store = store()
+        if store.registry is not default_registry:
+            raise EntityworksError("generate_into stores rows encoded with the default type "
+                                   "registry; open the catalog's Store without registry=")
         t = time.perf_counter()
-        save_maps(store, pending)
+        cpu = time.process_time()
+        batch = EncodedRows.join(pending)
+        ids.extend(store.insert_encoded(batch))
+        storage_cpu += time.process_time() - cpu
         flushed = time.perf_counter()
         storage += flushed - t
-        ids.extend(r.id for r in pending if r.id is not None)
-        seeds.extend(r.seed for r in pending)
+        seeds.extend(batch.column("seed"))
         if progress is not None:
-            progress(len(pending))
+            progress(len(batch))
         pending.clear()
+        waiting = 0
 
-    for records in generate_maps(kind, count, seed=seed, params=params, workers=workers,
+    for rows in generate_encoded(kind, count, seed=seed, params=params, workers=workers,
                                  client=client):
-        for record in records:
-            if record.seed is None or record.seed not in stored:
-                stored.add(record.seed)
-                pending.append(record)
+        keep = []
+        for i, value in enumerate(rows.column("seed")):
+            if value is None or value not in stored:
+                stored.add(value)
+                keep.append(i)
+        if keep:
+            pending.append(rows if len(keep) == len(rows) else rows.take(keep))
+            waiting += len(keep)
         # One write per batch: per-call costs (transaction, key generation) amortised.
-        if len(pending) >= STORE_BATCH or time.perf_counter() - flushed > 0.5:
+        if pending and (waiting >= STORE_BATCH or time.perf_counter() - flushed > 0.5):
             flush()
     if pending:
         flush()
     elapsed = time.perf_counter() - start
     return GenerateStats(kind, len(seeds), elapsed, storage,
                          (min(ids), max(ids)) if ids else None,
-                         (seeds[0], seeds[-1]) if seeds else None)
+                         (seeds[0], seeds[-1]) if seeds else None, storage_cpu)
 
 
 # -- one map: its grid, its row, its placements --------------------------------------------
@@ -856,6 +911,7 @@ __all__ = [
     "decode_grid",
     "entropy_record",
     "find_maps",
+    "generate_encoded",
     "generate_into",
     "generate_maps",
     "largest_maps",

@@ -22,7 +22,8 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .catalog import MapRecord, _build_chunk, build_map, check_parameters
+from .catalog import MapRecord, _build_chunk, _encode_chunk, build_map, check_parameters
+from .encoded import EncodedRows, encode_rows
 
 #: Maps per task: big enough that scheduling costs little, small enough to balance.
 MAP_CHUNK = 16
@@ -96,13 +97,19 @@ def _maps_task(seeds: list[int], kind: str, params: dict[str, Any]) -> list[MapR
     return _build_chunk(kind, list(seeds), params)
 
 
+def _encoded_maps_task(seeds: list[int], kind: str, params: dict[str, Any]) -> EncodedRows:
+    return _encode_chunk(kind, list(seeds), params)
+
+
 def generate_maps_on(client: Any, kind: str, count: int, *, seed: int | None = None,
-                     params: dict[str, Any] | None = None, chunk: int = MAP_CHUNK
-                     ) -> Iterator[list[MapRecord]]:
+                     params: dict[str, Any] | None = None, chunk: int = MAP_CHUNK,
+                     encoded: bool = False) -> Iterator[Any]:
     """Like ``catalog.generate_maps``, on the cluster of ``client``: chunks in seed order.
 
     Without ``seed`` the client draws one seed per map before submitting anything, so that
-    a retried task rebuilds exactly the maps it was given.
+    a retried task rebuilds exactly the maps it was given. With ``encoded`` each chunk comes
+    as the rows the worker encoded (``catalog.generate_encoded``), not as ``MapRecord``
+    lists; the tasks then have keys of their own.
     """
     params = dict(params or {})
     check_parameters(kind, params)
@@ -116,12 +123,16 @@ def generate_maps_on(client: Any, kind: str, count: int, *, seed: int | None = N
              else [secrets.randbits(63) for _ in range(count)])
     if not seeds:
         return
-    first = build_map(kind, seeds[0], params)  # a bad parameter value fails here, at once
-    yield [first]
+    first = [build_map(kind, seeds[0], params)]  # a bad parameter value fails here, at once
+    yield encode_rows(first) if encoded else first
     rest = seeds[1:]
     slices = [rest[i:i + chunk] for i in range(0, len(rest), chunk)]
-    yield from _in_order(client, _maps_task, slices, (kind, params),
-                         f"entityworks-maps-{kind}")
+    if encoded:
+        yield from _in_order(client, _encoded_maps_task, slices, (kind, params),
+                             f"entityworks-encoded-maps-{kind}")
+    else:
+        yield from _in_order(client, _maps_task, slices, (kind, params),
+                             f"entityworks-maps-{kind}")
 
 
 def _solve_task(puzzles: list[str], prove_unique: bool) -> list[Any]:

@@ -20,6 +20,7 @@ import io
 import struct
 import typing
 import zlib
+from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import add, sub
 from typing import Any
@@ -310,5 +311,64 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
     raise ValueError(f"not a packed path (unknown form {data[0]})")
 
 
+#: Each byte's four step codes (first step in the high bits), and each code's move.
+_CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)],
+                  dtype=np.intp)
+_DX = np.array([dx for dx, _ in _STEP_DELTA] + [0], dtype=np.int64)
+_DY = np.array([dy for _, dy in _STEP_DELTA] + [0], dtype=np.int64)
+#: Fewer paths than this are read one by one (numpy's fixed cost outweighs its speed).
+_MANY = 8
+
+
+def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
+                       ) -> list[list[list[int]]]:
+    """``[unpack_points(b) for b in blobs]``, equal values and types, at numpy speed.
+
+    A catalog query reads corridors by the hundred, ten cells each: decoded one by one,
+    each path pays Python's per-step loop. Here the usual form (tag, then the first cell
+    and the count in one varint byte each) of all paths is decoded at once: the step
+    codes looked up per byte, the padding dropped, the moves summed per path, and the
+    cells made lists in one ``tolist``. Any blob of another form, or damaged, sends the
+    whole column through :func:`unpack_points`, which reads or names it.
+    """
+    data = blobs if type(blobs) is list else list(blobs)
+    if len(data) < _MANY or not all(type(b) is bytes for b in data):
+        return list(map(unpack_points, data))
+    lengths = np.fromiter(map(len, data), np.int64, len(data))
+    if int(lengths.min()) < 4:
+        return list(map(unpack_points, data))
+    joined = np.frombuffer(b"".join(data), np.uint8)
+    ends = np.cumsum(lengths)
+    heads = (ends - lengths)[:, None] + np.arange(4)
+    head = joined[heads]
+    zigzag = head[:, 1:].astype(np.int64)
+    values = (zigzag >> 1) ^ -(zigzag & 1)
+    x0, y0, count = values[:, 0], values[:, 1], values[:, 2]
+    nbytes = lengths - 4
+    if ((head[:, 0] != _STEPS).any() or (head[:, 1:] >= 0x80).any() or (count < 0).any()
+            or ((count + 3) // 4 != nbytes).any()):
+        return list(map(unpack_points, data))
+    body = np.ones(joined.size, dtype=bool)
+    body[heads] = False
+    codes = _CODES[joined[body]].reshape(-1)
+    slots = 4 * nbytes  # each path's codes, its padding included
+    slot_start = np.cumsum(slots) - slots
+    codes = codes[np.arange(codes.size) - np.repeat(slot_start, slots)
+                  < np.repeat(count, slots)]
+    points = count + 1
+    ends = np.cumsum(points)
+    first = ends - points
+    # a "no move" code (4) before each path's steps stands for its first cell
+    moves = np.insert(codes, first - np.arange(first.size), 4)
+    summed = np.empty((moves.size, 2), dtype=np.int64)
+    np.cumsum(_DX[moves], out=summed[:, 0])  # moves alone (small sums), then each path's
+    np.cumsum(_DY[moves], out=summed[:, 1])  # first cell
+    summed -= np.repeat(summed[first] - np.stack((x0, y0), axis=1), points, axis=0)
+    cells = summed.tolist()
+    bounds = ends.tolist()
+    return [cells[a:b] for a, b in zip(first.tolist(), bounds, strict=True)]
+
+
 __all__ = ["PackedGrid", "PointPath", "pack_grid", "pack_points", "unpack_grid",
-           "unpack_points"]
+           "unpack_points",
+           "unpack_points_many"]

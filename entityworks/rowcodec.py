@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import countOf, itemgetter
 from typing import Any
@@ -99,6 +99,15 @@ class RowCodec:
     #: Decimal as a float8): a batch is written as it is only when all their values have
     #: exactly that type.
     gates: list[tuple[int, type, bool]]
+    #: SQL rows -> their schema columns, decoded (as ``read`` would, column by column: a
+    #: type with ``from_db_many`` decodes its whole column at once).
+    columns: Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]] | None = None
+    #: Per schema column, what a value already through ``registry``'s rule and codec (in
+    #: another process: ``entityworks.encoded``) still needs on this dialect: its checks
+    #: (SQLite's NaN and -0.0, a missing companion) for SQLAlchemy's statements, and
+    #: ``encoded_bound`` the same plus the bind processor, for rows the driver gets as they are.
+    encoded: list[Processor] = field(default_factory=list)
+    encoded_bound: list[Processor] = field(default_factory=list)
 
     def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
@@ -209,6 +218,9 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     fields = [c.name for c in schema.columns]
     names = [c.key for c in table.columns]
     fast, checked, registry, decoders = [], [], [], []
+    many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]] = {}
+    encoded: list[Processor] = []
+    encoded_bound: list[Processor] = []
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = []
     any_parts = False
     for c in schema.columns:
@@ -218,16 +230,25 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             bind = None  # sqlite3 binds these itself
         any_column = isinstance(table.c[c.name].type, SQLiteAny)
         to_db = rule(info)
+        post: Processor = None  # the dialect's own checks, which follow the registry's
         if name == "sqlite" and info.sqlite_typeof == "real":
             if c.nullable:
-                to_db = compose(to_db, refuse_nan)
+                post = refuse_nan
             if not any_column:  # an older table's REAL column drops the sign of -0.0
-                to_db = compose(to_db, _refuse_negative_zero)
+                post = compose(post, _refuse_negative_zero)
+        to_db = compose(to_db, post)
         every = companions(c, name)
         parts = tuple(p for p in every if p.column(c.name) in table.c)
         missing = tuple(p for p in every if p not in parts)
         if missing:
-            to_db = compose(_without(table.name, c.name, info, missing), to_db)
+            guard = _without(table.name, c.name, info, missing)
+            to_db = compose(guard, to_db)
+            post = compose(guard, post)
+        encoded.append(skip_none(post))
+        impl = impls[c.name]
+        if name == "sqlite" and isinstance(getattr(impl, "impl_instance", impl), sa.LargeBinary):
+            bind = None  # sqlite3 binds bytes as a BLOB itself (the processor wraps them)
+        encoded_bound.append(skip_none(compose(post, bind)))
         full = skip_none(compose(to_db, bind))
         registry.append(skip_none(to_db))
         checked.append(full)
@@ -236,10 +257,14 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
         from_db = skip_none(info.from_db)
+        result = None
         if name == "sqlite":
             # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
-            from_db = compose(impls[c.name].result_processor(dialect, None), from_db)
+            result = impls[c.name].result_processor(dialect, None)
+            from_db = compose(result, from_db)
         decoders.append((main, from_db))
+        if info.from_db_many is not None:
+            many[main] = (result, info.from_db_many)
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
     active = [(i, d) for i, d in decoders if d is not None]
     # int and float: psycopg also packs a numpy int, a bool, a Decimal (anything with
@@ -250,9 +275,11 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         (i, c.info.native, c.nullable and not c.primary_key)
         for i, c in enumerate(schema.columns)
         if name == "postgresql" and fast[i] is None and c.info.native in (int, float)]
+    read = _read(active, plan if any_parts else None)
     return RowCodec(fields, names, fast, checked, registry, binds,
-                    _spread(plan) if any_parts else None,
-                    _read(active, plan if any_parts else None), copy_types, gates)
+                    _spread(plan) if any_parts else None, read, copy_types, gates,
+                    _columns(len(fields), active, many, read if any_parts else None),
+                    encoded, encoded_bound)
 
 
 def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
@@ -306,3 +333,37 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
         return tuple(out)
 
     return read
+
+
+def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
+             many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
+             read: Callable[[Sequence[Any]], tuple[Any, ...]] | None
+             ) -> Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]]:
+    """The ``columns`` function of a codec: ``read`` row by row when companions join
+    columns, otherwise each decoded column as a whole (no per-row dispatch)."""
+
+    def by_rows(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        assert read is not None
+        return list(zip(*map(read, rows), strict=True)) if rows else [()] * width
+
+    def columns(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        if not rows:
+            return [()] * width
+        out: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        for i, dec in active:
+            if i not in many:
+                out[i] = list(map(dec, out[i]))
+                continue
+            first, whole = many[i]
+            values = out[i] if first is None else list(map(first, out[i]))
+            if None not in values:
+                out[i] = whole(values)
+                continue
+            at = [k for k, v in enumerate(values) if v is not None]
+            column = list(values)
+            for k, v in zip(at, whole([values[k] for k in at]), strict=True):
+                column[k] = v
+            out[i] = column
+        return out
+
+    return by_rows if read is not None else columns

@@ -18,11 +18,12 @@ import keyword
 import os
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import chain, starmap
-from operator import attrgetter, countOf, itemgetter
+from itertools import accumulate, chain, groupby, repeat, starmap
+from operator import add, attrgetter, countOf, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -31,6 +32,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
 from . import sqltypes
+from ._gcpause import paused_gc
 from .errors import (
     ConfigurationError,
     EntityworksError,
@@ -59,10 +61,12 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import Live, build_tables, companions, schema_of
+from .tables import Live, build_tables, companions, is_rowid, schema_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from .encoded import EncodedRows
 
 T = TypeVar("T")
 Processor = Callable[[Any], Any] | None
@@ -702,6 +706,133 @@ class Store:
             self._insert(conn, model, objs, batch_size)
         return len(objs)
 
+    def insert_encoded(self, batch: EncodedRows) -> list[Any]:
+        """Insert rows that :func:`entityworks.encoded.encode_rows` encoded (usually in the
+        process that made the objects), with their child rows, in one transaction; returns
+        their keys (generated where they were ``None``), in order.
+
+        Only the dialect's part of the work is left here: bind processors, SQLite's checks,
+        companion columns. A refused row raises :class:`WriteError` naming it; nothing of
+        the batch is then kept.
+        """
+        from .encoded import layout
+
+        model = self._model(batch.cls)
+        if batch.layout != layout(model.schema):
+            raise WriteError(f"{model.schema.name}: rows encoded for columns "
+                             f"{list(batch.layout)}, the table has {list(layout(model.schema))}",
+                             table=model.schema.name)
+        if not batch.rows:
+            return []
+        if batch.children and (model.schema.primary_key is None or model.schema.composite):
+            raise WriteError(f"{model.schema.name}: child rows need the parent's single key",
+                             table=model.schema.name)  # pragma: no cover - refused by schema
+        children = dict(model.children)
+        with self._connection(write=True) as conn:
+            keys = self._write_encoded(conn, model, batch.rows, _counting_from(0))
+            for part in batch.children:
+                child = children[part.field]
+                links = child.schema.links
+                if links != 2 or part.layout != layout(child.schema, links):
+                    raise WriteError(f"{child.schema.name}: rows encoded for other columns",
+                                     table=child.schema.name)
+                prefixes = chain.from_iterable(map(repeat, [(k,) for k in keys], part.counts))
+                rows = list(map(add, prefixes, part.rows))
+                starts = list(accumulate(part.counts, initial=0))
+                # a child row's number in errors: its owner's
+                self._write_encoded(conn, child, rows,
+                                    lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
+        return keys
+
+    def _write_encoded(self, conn: sa.Connection, model: _Model, rows: list[tuple[Any, ...]],
+                       number: RowNumber) -> list[Any]:
+        """Write encoded schema rows; the keys of a top-level table's rows (generated where
+        ``None``), else ``[]``."""
+        codec = model.codec
+        sqlite = self.dialect.name == "sqlite"
+        key = model.schema.primary_key if model.schema.parent is None else None
+        at = model.fields.index(key.name) if key is not None else -1
+        keys = [row[at] for row in rows] if key is not None else []
+        generated = [i for i, k in enumerate(keys) if k is None] if key is not None else []
+        if generated and not key.autoincrement:  # type: ignore[union-attr]
+            raise WriteError(f"{model.schema.name}: row {number(generated[0])} has no key",
+                             table=model.schema.name, row=number(generated[0]),
+                             column=key.name)  # type: ignore[union-attr]
+        spread = codec.spread
+
+        def sql_rows(indexes: Sequence[int], bound: bool) -> list[Sequence[Any]]:
+            """SQL rows: bound for the driver itself, else for SQLAlchemy (which binds)."""
+            encoders = [(i, e) for i, e in enumerate(
+                codec.encoded_bound if bound else codec.encoded) if e is not None]
+            if not encoders and spread is None:
+                return [rows[i] for i in indexes]
+            out: list[Sequence[Any]] = []
+            for n in indexes:
+                values = rows[n]
+                row = list(values)
+                for i, enc in encoders:
+                    try:
+                        row[i] = enc(row[i])
+                    except (TypeError, ValueError) as exc:
+                        raise encode_error(model.fields[i], row[i], exc, number(n)) from None
+                out.append(row if spread is None else spread(values, row))
+            return out
+
+        chosen = set(generated)
+        given = [i for i in range(len(rows)) if i not in chosen] if chosen else range(len(rows))
+        if generated:
+            table = model.table
+            name = key.name  # type: ignore[union-attr]
+            rowid = sqlite and is_rowid(key, model.schema)  # type: ignore[arg-type]
+            part = sql_rows(generated, rowid)
+            if rowid:
+                # NULL makes SQLite pick the rowid; one statement per row, as sqlite3's
+                # executemany returns nothing
+                sql = model.sql_cache.get("encoded:returning")
+                if sql is None:
+                    compiled = table.insert().returning(table.c[name]).compile(
+                        dialect=self.dialect, column_keys=model.names)
+                    if [compiled.binds[b].key for b in compiled.positiontup or []] \
+                            != model.names:  # pragma: no cover - guards the raw path
+                        raise EntityworksError("unexpected parameter order")
+                    sql = model.sql_cache["encoded:returning"] = compiled.string
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                new = self._guard(conn, model, lambda: [
+                    cursor.execute(sql, r).fetchone()[0]
+                    for r in _logged(sql, part, "execute", self.engine)],
+                    lambda i: number(generated[i]), raw=(sql, lambda: part))
+            else:
+                stmt = table.insert().returning(table.c[name], sort_by_parameter_order=True)
+                dicts = [{n: v for n, v in zip(model.names, r, strict=True) if n != name}
+                         for r in part]  # the registry's values: SQLAlchemy binds them
+                new = [k for (k,) in self._guard(conn, model,
+                                                  lambda: conn.execute(stmt, dicts).all(),
+                                                  lambda i: number(generated[i]),
+                                                  replay=(stmt, dicts))]
+            for i, k in zip(generated, new, strict=True):
+                keys[i] = k
+        if given:
+            at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
+            if sqlite:
+                sqlrows = sql_rows(given, True)
+                statement = self._insert_sql(model)
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                self._guard(conn, model, lambda: cursor.executemany(
+                    statement, _logged(statement, sqlrows, "executemany", self.engine)),
+                    at_row, raw=(statement, lambda: sqlrows))
+                return keys
+            if self.dialect.name == "postgresql":  # one COPY of the bound rows
+                bound = sql_rows(given, True)
+                if codec.gates_pass(bound) and self._attempt(
+                        conn, lambda: self._copy(conn, model, [bound])):
+                    return keys
+            # refused by COPY (then located row by row) or another database
+            insert = model.table.insert()
+            dicts = [dict(zip(model.names, r, strict=True)) for r in sql_rows(given, False)]
+            self._guard(conn, model, lambda: conn.execute(insert, dicts), at_row,
+                        replay=(insert, dicts))
+        return keys
+
     def upsert(self, obj: T) -> T:
         """Insert ``obj`` or, if its key exists, replace that row (and its child rows)."""
         self.upsert_many([obj])
@@ -1051,13 +1182,14 @@ class Store:
         return stmt
 
     def _batches(self, model: _Model, stmt: sa.Select[*tuple[Any, ...]],
-                 conn: sa.Connection | None = None
+                 conn: sa.Connection | None = None, *, decode: bool = True
                  ) -> Iterator[list[tuple[Any, ...]]]:
+        """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them)."""
         if conn is None:
             with self._connection() as own:
-                yield from self._batches(model, stmt, own)
+                yield from self._batches(model, stmt, own, decode=decode)
             return
-        read = model.codec.read
+        read = model.codec.read if decode else None
         name = self.dialect.name
         # A server-side cursor streams; MariaDB's cannot share its connection with the child
         # queries of the same rows, so classes with children are read buffered there.
@@ -1089,7 +1221,12 @@ class Store:
                 if model.plain:
                     yield from starmap(cls, batch)
                 else:
-                    yield from self._build(model, batch, conn)
+                    # objects with child lists come by the thousand (a dungeon's corridors
+                    # and their cells): collections during the build would find nothing to
+                    # free, but walk the heap when the survivors reach the old generation
+                    with paused_gc():
+                        objs = self._build(model, batch, conn)
+                    yield from objs
 
     def _build(self, model: _Model, batch: Sequence[Sequence[Any]], conn: sa.Connection
                ) -> list[Any]:
@@ -1113,24 +1250,82 @@ class Store:
                        encoded: list[Any], conn: sa.Connection) -> None:
         """Fill the child lists of ``owners`` (keyed by their row's link: the root's key, or
         below the first level a tuple of it and the positions) with their items, and theirs,
-        from the root keys ``encoded``."""
+        from the root keys ``encoded``.
+
+        Child rows come by the hundred per parent (a dungeon's corridors): they are decoded
+        column by column (``RowCodec.columns``), built with one ``map`` and handed to their
+        owner a run at a time (rows come ordered by owner), not row by row.
+        """
         for fname, child in model.children:
-            table = child.table
             links = child.schema.links
-            order = [table.c[n] for n in child.fields[:links]]
-            owner_of = itemgetter(*range(links - 1))  # the key alone at the first level
-            link_of = itemgetter(*range(links))
+            build = child.build
+            offset = child.field_index[0] if child.field_index else len(child.fields)
+            lists = sum(not c.optional for c in child.schema.children)
             items: dict[Any, Any] = {}
             for start in range(0, len(encoded), 500):
                 chunk = encoded[start:start + 500]
-                stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(chunk)).order_by(*order)
-                for batch in self._batches(child, stmt, conn):
-                    for row, item in zip(batch, self._build(child, batch, conn), strict=True):
-                        getattr(owners[owner_of(row)], fname).append(item)
-                        if child.children:
-                            items[link_of(row)] = item
+                for columns in self._child_columns(child, chunk, conn):
+                    size = len(columns[0])
+                    values = columns[offset:]
+                    if lists:  # children of children: each item starts with empty lists
+                        objs = [build(*row, *[[] for _ in range(lists)])
+                                for row in zip(*values, strict=True)]
+                    elif values:
+                        objs = list(map(build, *values))
+                    else:
+                        objs = [build() for _ in range(size)]
+                    keys = (columns[0] if links == 2
+                            else list(zip(*columns[:links - 1], strict=True)))
+                    at = 0
+                    for key, run in groupby(keys):
+                        end = at + sum(1 for _ in run)
+                        getattr(owners[key], fname).extend(objs[at:end])
+                        at = end
+                    if child.children:
+                        items.update(zip(zip(*columns[:links], strict=True), objs,
+                                         strict=True))
             if child.children and items:
                 self._load_children(child, items, encoded, conn)
+
+    def _child_columns(self, child: _Model, keys: list[Any], conn: sa.Connection
+                       ) -> Iterator[list[Sequence[Any]]]:
+        """The decoded columns of ``child``'s rows whose root key is in ``keys``, ordered by
+        owner and position, a fetch at a time.
+
+        On SQLite the statement is compiled once per key count (rounded up to a power of
+        two, the last key repeated) and run on the connection's raw cursor: SQLAlchemy's
+        per-execution work would cost more than reading a few hundred rows. Echoed or
+        listened-to statements take SQLAlchemy's path, which reports them.
+        """
+        table = child.table
+        order = [table.c[n] for n in child.fields[:child.schema.links]]
+        columns = child.codec.columns
+        assert columns is not None
+        if self.dialect.name != "sqlite" or self.engine.echo or _listened(self.engine):
+            stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(keys)).order_by(*order)
+            for batch in self._batches(child, stmt, conn, decode=False):
+                yield columns(batch)
+            return
+        size = 1 << (len(keys) - 1).bit_length()
+        sql = child.sql_cache.get(f"children:{size}")
+        if sql is None:
+            stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(
+                [sa.bindparam(f"k{i}") for i in range(size)])).order_by(*order)
+            sql = stmt.compile(dialect=self.dialect).string
+            child.sql_cache[f"children:{size}"] = sql
+        bind = child.codec.encoded_bound[child.fields.index(PARENT_COLUMN)]
+        params = [*keys, *[keys[-1]] * (size - len(keys))]
+        if bind is not None:  # the driver gets the keys as SQLAlchemy would bind them
+            params = list(map(bind, params))
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(sql, values=params)
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(sql, params)
+            while fetched := cursor.fetchmany(FETCH):
+                yield columns(fetched)
+        finally:
+            cursor.close()
 
     # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,

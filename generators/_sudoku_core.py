@@ -16,52 +16,31 @@ puzzle that fails it has no solution, whatever the other digits do; most such pu
 (Norvig's "impossible" one among them) would otherwise cost a search of millions of
 nodes to refute.
 
-Everything here is compiled by numba (see :mod:`generators._jit`). :func:`solve_text`, the
-one entry point called from Python, checks and solves a range of puzzles given as the
-ASCII bytes a user typed, in one compiled call that releases the GIL, so that threads
-can run it side by side; :func:`solve_batch` and :func:`solve_one` wrap it.
+Everything here is compiled by numba (see :mod:`generators._jit`). :func:`solve_text`
+checks and solves a range of puzzles given as the ASCII bytes a user typed; its C entry
+point (:func:`native_entry`) is the one thing Python calls, through
+:mod:`generators._sudoku_engine`, which loads it without numba when it can and calls it
+with the GIL released, so that threads run it side by side.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numba import cfunc, types
+from numba.np.numpy_support import carray
 
-from generators._jit import jit
-
-FULL = 0x1FF  # all nine digits possible
-
-
-def _tables() -> tuple[np.ndarray, ...]:
-    houses = np.zeros((27, 9), dtype=np.int64)
-    for r in range(9):
-        for c in range(9):
-            houses[r, c] = 9 * r + c
-            houses[9 + c, r] = 9 * r + c
-            b = 3 * (r // 3) + c // 3
-            houses[18 + b, 3 * (r % 3) + c % 3] = 9 * r + c
-    peers = np.zeros((81, 20), dtype=np.int64)
-    house_bits = np.zeros(81, dtype=np.int64)
-    for i in range(81):
-        r, c = divmod(i, 9)
-        b = 3 * (r // 3) + c // 3
-        house_bits[i] = (1 << r) | (1 << (9 + c)) | (1 << (18 + b))
-        others = sorted({int(x) for h in (r, 9 + c, 18 + b) for x in houses[h]} - {i})
-        peers[i] = others
-    popcount = np.array([bin(m).count("1") for m in range(512)], dtype=np.int64)
-    # row segments: segment 3 * r + t is row r inside stack t; column segments likewise
-    row_seg = np.array(
-        [[9 * r + 3 * t + k for k in range(3)] for r in range(9) for t in range(3)], np.int64
-    )
-    col_seg = np.array(
-        [[9 * (3 * t + k) + c for k in range(3)] for c in range(9) for t in range(3)], np.int64
-    )
-    return houses, peers, house_bits, popcount, row_seg, col_seg
-
-
-HOUSES_ARRAY, PEERS_ARRAY, HOUSE_BITS, POPCOUNT, ROW_SEG, COL_SEG = _tables()
-
-#: The 27 houses (9 rows, 9 columns, 9 boxes) as tuples of cell indices.
-HOUSES: tuple[tuple[int, ...], ...] = tuple(tuple(int(c) for c in h) for h in HOUSES_ARRAY)
+from generators._jit import array_data, jit
+from generators._sudoku_tables import (
+    COL_SEG,
+    FULL,
+    HOUSE_BITS,
+    HOUSES_ARRAY,
+    PEERS_ARRAY,
+    POPCOUNT,
+    ROW_SEG,
+)
 
 
 @jit
@@ -303,20 +282,6 @@ def _solve_one(cand, limit, houses, solution, states, branches, queue, union):  
 
 
 @jit
-def _scratch():  # type: ignore[no-untyped-def]
-    """Work space for :func:`_solve_cells`: candidates, first solution, search stack,
-    branch records, propagation queue and box/line unions."""
-    return (
-        np.empty(81, dtype=np.uint16),
-        np.zeros(81, dtype=np.uint16),
-        np.empty((82, 81), dtype=np.uint16),
-        np.empty((82, 3), dtype=np.int64),
-        np.empty(128, dtype=np.int64),
-        np.empty(27, dtype=np.int64),
-    )
-
-
-@jit
 def _solve_cells(cand, qn, dirty, limit, houses, solution, states, branches, queue, union):  # type: ignore[no-untyped-def]
     """Propagate a freshly loaded state (givens queued in ``queue[:qn]``), then search.
 
@@ -329,7 +294,8 @@ def _solve_cells(cand, qn, dirty, limit, houses, solution, states, branches, que
 
 
 @jit
-def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids):  # type: ignore[no-untyped-def]
+def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids,  # type: ignore[no-untyped-def]
+               cand, solution, states, branches, queue, union, seen):
     """Check and solve rows ``start:stop`` of ``text`` (``uint8[n, 81]``, ASCII as typed).
 
     A row is valid when every byte is ``1``-``9``, ``0`` or ``.`` and no house holds a given
@@ -340,9 +306,12 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids):
 
     Checking here, in the worker that solves the row, keeps validation off the single
     thread that hands work out (see ``generators.sudoku.solve_many``).
+
+    The rest is work space, given by the caller so that the kernel never allocates (see
+    :mod:`generators._native`): candidates and first solution (``uint16[81]``), the search
+    stack (``uint16[82, 81]``), branch records (``int64[82, 3]``), the propagation queue
+    (``int64[128]``), box/line unions and the givens seen per house (``int64[27]`` each).
     """
-    cand, solution, states, branches, queue, union = _scratch()
-    seen = np.empty(27, dtype=np.int64)
     for p in range(start, stop):
         seen[:] = 0
         qn = 0
@@ -382,93 +351,23 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids):
     return -1
 
 
-def text_rows(data: bytes) -> np.ndarray:
-    """The ``uint8[n, 81]`` view of ``n`` puzzles of 81 ASCII bytes each, as
-    :func:`solve_text` takes them (read-only, always the same array type, so that one
-    compiled specialisation serves every caller)."""
-    return np.frombuffer(data, dtype=np.uint8).reshape(-1, 81)
+def _entry(block):  # type: ignore[no-untyped-def]
+    text, n, start, stop, limit, houses, counts, nodes, guesses, grids = carray(block, (10,))
+    return solve_text(
+        carray(array_data(text), (n, 81), np.uint8), start, stop, limit, houses != 0,
+        carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),
+        carray(array_data(guesses), (n,), np.int64), carray(array_data(grids), (n, 81), np.uint8),
+        np.empty(81, dtype=np.uint16), np.empty(81, dtype=np.uint16),
+        np.empty((82, 81), dtype=np.uint16), np.empty((82, 3), dtype=np.int64),
+        np.empty(128, dtype=np.int64), np.empty(27, dtype=np.int64), np.empty(27, dtype=np.int64),
+    )  # fmt: skip
 
 
-def solve_batch(
-    puzzles: np.ndarray, limit: int, houses: bool = True
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Solve every row of ``puzzles`` (``int8[n, 81]``, digits 0-9, 0 for blank).
-
-    Returns ``(counts, nodes, guesses, grids)``: solutions found (up to ``limit``), search
-    effort, and the first solution as digits (zeros when there is none). Raises ValueError
-    for a row with a digit outside 0-9 or a given repeated in a house.
-    """
-    digits = np.asarray(puzzles, dtype=np.int8).reshape(-1, 81)
-    n = len(digits)
-    if n and (digits.min() < 0 or digits.max() > 9):
-        raise ValueError("puzzle digits must be 0-9")
-    rows = text_rows((digits + 48).astype(np.uint8).tobytes())
-    counts = np.zeros(n, dtype=np.int32)
-    nodes = np.zeros(n, dtype=np.int64)
-    guesses = np.zeros(n, dtype=np.int64)
-    grids = np.full((n, 81), 48, dtype=np.uint8)
-    bad = solve_text(rows, 0, n, limit, houses, counts, nodes, guesses, grids)
-    if bad >= 0:
-        raise ValueError(f"row {bad} is not a valid puzzle")
-    return counts, nodes, guesses, (grids - 48).astype(np.int8)
-
-
-@jit
-def givens_clash(puzzles):  # type: ignore[no-untyped-def]
-    """Per row of ``puzzles`` (digits 0-9): True when a house holds a given twice."""
-    n = puzzles.shape[0]
-    clash = np.zeros(n, dtype=np.bool_)
-    for p in range(n):
-        for h in range(27):
-            seen = 0
-            for k in range(9):
-                d = puzzles[p, HOUSES_ARRAY[h, k]]
-                if d:
-                    bit = 1 << d
-                    if seen & bit:
-                        clash[p] = True
-                        break
-                    seen |= bit
-            if clash[p]:
-                break
-    return clash
-
-
-def to_array(digits: str) -> np.ndarray:
-    """``int8[n, 81]`` digits of ``n`` validated puzzles joined into one string."""
-    return (np.frombuffer(digits.encode("ascii"), dtype=np.int8) - 48).reshape(-1, 81)
-
-
-def to_strings(grids: np.ndarray) -> list[str]:
-    """81-char digit strings of the rows of an ``int8[n, 81]`` array."""
-    text = (grids + 48).tobytes().decode("ascii")
-    return [text[i : i + 81] for i in range(0, len(text), 81)]
-
-
-def solve_one(
-    text: str, limit: int, houses: bool = True
-) -> tuple[int, str | None, int, int] | None:
-    """(solutions up to ``limit``, first solution, nodes, guesses) for one 81-char puzzle
-    (``0`` or ``.`` for blanks), or None when it is not a valid puzzle."""
-    try:
-        rows = text_rows(text.encode("ascii"))
-    except (UnicodeEncodeError, ValueError):
-        return None
-    if rows.shape[0] != 1:
-        return None
-    counts = np.zeros(1, dtype=np.int32)
-    nodes = np.zeros(1, dtype=np.int64)
-    guesses = np.zeros(1, dtype=np.int64)
-    grids = np.empty((1, 81), dtype=np.uint8)
-    if solve_text(rows, 0, 1, limit, houses, counts, nodes, guesses, grids) >= 0:
-        return None
-    grid = grids[0].tobytes().decode("ascii") if counts[0] else None
-    return int(counts[0]), grid, int(nodes[0]), int(guesses[0])
-
-
-def solve_digits(digits: str, limit: int, houses: bool = True) -> tuple[int, str | None, int, int]:
-    """(solutions up to ``limit``, first solution, nodes, guesses) for a validated puzzle."""
-    result = solve_one(digits, limit, houses)
-    if result is None:
-        raise ValueError(f"not a valid puzzle: {digits!r}")
-    return result
+def native_entry(cache: bool = True) -> Any:
+    """:func:`solve_text` as a C function ``int64 f(int64 *block)`` for
+    :mod:`generators._native`. ``block`` holds ``id(text), n, start, stop, limit, houses,
+    id(counts), id(nodes), id(guesses), id(grids)``: C-contiguous arrays of ``n`` rows (as
+    :func:`solve_text` takes them) that the caller keeps alive, read through their objects
+    (:func:`generators._jit.array_data`), and ``houses`` 0 or 1. ``cache`` uses numba's
+    disk cache (off when :mod:`generators._native` needs the optimised module itself)."""
+    return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)

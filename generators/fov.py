@@ -13,8 +13,9 @@ ratios of small integers, so double precision orders them exactly, and the resul
 cell for cell that of libtcod's ``FOV_SHADOW`` (the tests check this on random caves).
 The "recursion" is an explicit stack, so unlimited radii on big maps cannot hit Python's
 recursion limit. Only the ``(2r+1)^2`` window around the origin is read, so the cost
-does not grow with the map. Both variants are compiled with numba (cached on disk, see
-:mod:`generators._jit`) and write straight into the result array.
+does not grow with the map. Both variants are compiled with numba (:mod:`generators._fov_core`;
+a later process loads their machine code without numba, see :mod:`generators._native`) and
+write straight into the result array.
 
 Symmetric variant (``symmetric=True``): Albert Ford's symmetric shadowcasting, four
 quadrants, exact integer arithmetic for the slopes. A floor cell is visible only when
@@ -35,9 +36,13 @@ Deliberate differences from the C# original:
 
 from __future__ import annotations
 
+import ctypes
+import struct
+from collections.abc import Callable
+
 import numpy as np
 
-from generators._jit import jit
+from generators import _native
 from generators._rng import check_bool, check_int
 
 Point = tuple[int, int]
@@ -131,36 +136,102 @@ def _check(
     x1 = min(width, ox + reach + 1)
     y1 = min(height, oy + reach + 1)
     kind = array.dtype
-    if kind == np.uint8:
+    if kind == np.uint8 and array.flags.c_contiguous:
         unchecked = (x1 - x0) * (y1 - y0) <= _NUMPY_CHECK
         if not unchecked and array[y0:y1, x0:x1].max() > 1:
             raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
         return (array, 0, 0, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
                 light_walls, symmetric, libtcod_ties)  # fmt: skip
-    if kind == np.bool_:
+    if kind == np.bool_ and array.flags.c_contiguous:
         return (array.view(np.uint8), 0, 0, False, x0, y0, x1, y1, ox, oy, reach,
                 radius_sq, light_walls, symmetric, libtcod_ties)  # fmt: skip
-    if not np.issubdtype(kind, np.integer):
+    if not (np.issubdtype(kind, np.integer) or kind == np.bool_):
         raise ValueError(f"grid must hold integers 0 (floor) and 1 (wall), got {kind}")
-    part = array[y0:y1, x0:x1]  # other integer types: convert (and check) the window only
+    # other integer types, and maps not laid out row after row: the window only, converted
+    part = array[y0:y1, x0:x1]
     if part.min() < 0 or part.max() > 1:
         raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
-    return (part.astype(np.uint8), x0, y0, False, 0, 0, x1 - x0, y1 - y0, ox - x0,
-            oy - y0, reach, radius_sq, light_walls, symmetric, libtcod_ties)  # fmt: skip
+    return (np.ascontiguousarray(part, dtype=np.uint8), x0, y0, False, 0, 0, x1 - x0,
+            y1 - y0, ox - x0, oy - y0, reach, radius_sq, light_walls, symmetric,
+            libtcod_ties)  # fmt: skip
+
+
+_KERNEL = _native.Kernel(
+    name="fov_view",
+    builder="generators._fov_core:native_entry",
+    sources=("generators._fov_core", "generators.fov", "generators._jit"),
+    restype=ctypes.c_int64,
+    argtypes=(ctypes.c_void_p,),
+)
+_view: Callable[[int], int] | None = None
+_pack = struct.Struct("<17q").pack_into
+
+
+def _load_view() -> Callable[[int], int]:
+    global _view
+    _view = _native.kernel(_KERNEL)
+    return _view
 
 
 def _run(args: _Args, out: np.ndarray, out_x: int, out_y: int) -> None:
-    """Fill ``out`` (whose cell ``[0, 0]`` is map cell ``(out_x, out_y)``) with the view."""
+    """Fill ``out`` (whose cell ``[0, 0]`` is map cell ``(out_x, out_y)``) with the view.
+
+    ``cells`` is C-contiguous ``uint8`` and ``out`` a fresh C-contiguous bool array (see
+    :func:`_check`); both stay referenced here while the compiled view reads them.
+    """
     (cells, shift_x, shift_y, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
      light_walls, symmetric, ties) = args  # fmt: skip
-    if symmetric:
-        status = _symmetric(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-                            light_walls, ties, out, out_x - shift_x, out_y - shift_y)  # fmt: skip
-    else:
-        status = _shadowcast(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-                             light_walls, out, out_x - shift_x, out_y - shift_y)  # fmt: skip
-    if status:
+    view = _view or _load_view()
+    block, address = _native.argument_block()
+    height, width = cells.shape
+    out_height, out_width = out.shape
+    _pack(block, 0, id(cells), id(out), height, width, out_height, out_width, x0, y0, x1, y1,
+          ox, oy, reach, radius_sq, unchecked | light_walls << 1 | symmetric << 2 | ties << 3,
+          out_x - shift_x, out_y - shift_y)  # fmt: skip
+    if view(address):
         raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
+
+
+_UINT8 = np.dtype(np.uint8)
+
+
+def _everyday(grid: object, origin: object, radius: object, light_walls: object,
+              symmetric: object, ties: object,
+              whole: bool) -> tuple[np.ndarray, Point] | None:  # fmt: skip
+    """The everyday view in one go: a C-contiguous ``uint8`` map, an ``(x, y)`` tuple of
+    ints inside it, an int radius whose window the compiled view checks itself, real
+    bools. Returns ``(mask, corner)`` (the full-size mask when ``whole``), or None for any
+    other call, which :func:`_check` then validates and explains. At a few microseconds a
+    view, the general path's checks and packing were a third of the time."""
+    if not (type(grid) is np.ndarray and grid.dtype is _UINT8 and type(origin) is tuple
+            and type(radius) is int and type(light_walls) is bool and type(symmetric) is bool
+            and type(ties) is bool and len(origin) == 2 and radius >= 0
+            and grid.ndim == 2 and grid.flags.c_contiguous):  # fmt: skip
+        return None
+    ox, oy = origin
+    height, width = grid.shape
+    if type(ox) is not int or type(oy) is not int or not (0 <= ox < width and 0 <= oy < height):
+        return None
+    x0 = ox - radius if ox > radius else 0
+    y0 = oy - radius if oy > radius else 0
+    x1 = min(width, ox + radius + 1)
+    y1 = min(height, oy + radius + 1)
+    if (x1 - x0) * (y1 - y0) > _NUMPY_CHECK:
+        return None
+    view = _view or _load_view()
+    if whole:
+        out = np.zeros((height, width), dtype=bool)
+        out_height, out_width, dx, dy = height, width, 0, 0
+    else:
+        out_height, out_width, dx, dy = y1 - y0, x1 - x0, x0, y0
+        out = np.zeros((out_height, out_width), dtype=bool)
+    block, address = _native.argument_block()
+    _pack(block, 0, id(grid), id(out), height, width, out_height, out_width, x0, y0, x1, y1,
+          ox, oy, radius, radius * radius, 1 | light_walls << 1 | symmetric << 2 | ties << 3,
+          dx, dy)  # fmt: skip
+    if view(address):
+        raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
+    return out, (dx, dy)
 
 
 def visible(
@@ -185,6 +256,9 @@ def visible(
     hold 0/1). With a small radius on a big map, clearing the full-size result costs more
     than the view itself: :func:`visible_window` returns just the window.
     """
+    fast = _everyday(grid, origin, radius, light_walls, symmetric, libtcod_ties, True)
+    if fast is not None:
+        return fast[0]
     args = _check(grid, origin, radius, light_walls, symmetric, libtcod_ties)
     result = np.zeros(np.shape(grid), dtype=bool)
     _run(args, result, 0, 0)
@@ -206,221 +280,15 @@ def visible_window(
     The window is the square of side ``2 * radius + 1`` around ``origin``, cut at the
     map's edges, so neither the work nor the result grows with the map.
     """
+    fast = _everyday(grid, origin, radius, light_walls, symmetric, libtcod_ties, False)
+    if fast is not None:
+        return fast
     args = _check(grid, origin, radius, light_walls, symmetric, libtcod_ties)
     x0 = args[4] + args[1]
     y0 = args[5] + args[2]
     mask = np.zeros((args[7] - args[5], args[6] - args[4]), dtype=bool)
     _run(args, mask, x0, y0)
     return mask, (x0, y0)
-
-
-@jit
-def _bad_values(cells, x0, y0, x1, y1):  # type: ignore[no-untyped-def]
-    """True when the window holds a value other than 0 and 1 (row slices vectorise)."""
-    worst = np.uint8(0)
-    for y in range(y0, y1):
-        row = cells[y, x0:x1]
-        for i in range(row.shape[0]):
-            worst |= row[i]
-    return worst > 1
-
-
-@jit
-def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, out, dx, dy,  # type: ignore[no-untyped-def]
-                depths, highs, lows):  # fmt: skip
-    """Plain shadowcasting over eight octants; False when the stack arrays overflowed.
-
-    A row of an octant runs from the diagonal towards the axis; a cell is lit when any
-    part of its square lies inside the wedge ``[low, high]``, a wall starts a narrower
-    scan of the next row (pushed on the explicit stack) and floor after walls narrows
-    the wedge again.
-    """
-    capacity = depths.shape[0]
-    for octant in range(8):
-        ax = OCTANTS[octant, 0]
-        ay = OCTANTS[octant, 1]
-        sx = OCTANTS[octant, 2]
-        sy = OCTANTS[octant, 3]
-        depths[0] = 1
-        highs[0] = 1.0
-        lows[0] = 0.0
-        top = 1
-        while top > 0:
-            top -= 1
-            depth = depths[top]
-            high = highs[top]
-            low = lows[top]
-            if high < low or depth > reach:
-                continue
-            row_x = ox + depth * sx
-            row_y = oy + depth * sy
-            if not (x0 <= row_x < x1 and y0 <= row_y < y1):
-                continue
-            blocked = False
-            near = depth - 0.5
-            far = depth + 0.5
-            depth_sq = depth * depth
-            angle = min(depth, int(high * far + 0.5) + 1)
-            while angle >= 0:
-                if (angle - 0.5) / far > high:
-                    angle -= 1
-                    continue
-                tile_high = (angle + 0.5) / near
-                if tile_high < low:
-                    break
-                x = row_x + angle * ax
-                y = row_y + angle * ay
-                if x0 <= x < x1 and y0 <= y < y1:
-                    wall = cells[y, x] != 0
-                    if angle * angle + depth_sq <= radius_sq and (light_walls or not wall):
-                        out[y - dy, x - dx] = True
-                    if wall:
-                        if not blocked:
-                            if top == capacity:
-                                return False
-                            depths[top] = depth + 1
-                            highs[top] = high
-                            lows[top] = tile_high
-                            top += 1
-                            blocked = True
-                    elif blocked:
-                        high = (angle + 0.5) / far
-                        blocked = False
-                angle -= 1
-            if not blocked:
-                if top == capacity:
-                    return False
-                depths[top] = depth + 1
-                highs[top] = high
-                lows[top] = low
-                top += 1
-    return True
-
-
-@jit
-def _shadowcast(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
-                out, dx, dy):  # fmt: skip
-    """Plain view into ``out``; returns 1 on a bad cell value, else 0.
-
-    The stack starts small and, in the rare view that needs more, the scan runs again
-    with four times the room (lighting is idempotent, so a partial first pass is harmless).
-    """
-    if unchecked and _bad_values(cells, x0, y0, x1, y1):
-        return 1
-    out[oy - dy, ox - dx] = True
-    capacity = 64
-    while True:
-        depths = np.empty(capacity, dtype=np.int64)
-        highs = np.empty(capacity, dtype=np.float64)
-        lows = np.empty(capacity, dtype=np.float64)
-        if _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, out,
-                       dx, dy, depths, highs, lows):  # fmt: skip
-            return 0
-        capacity *= 4
-
-
-@jit
-def _negative_half(num, den):  # type: ignore[no-untyped-def]
-    """1 when ``num / den`` (``den > 0``) is a negative half-integer such as -2.5, else 0."""
-    twice = 2 * num
-    if num < 0 and twice % den == 0 and (twice // den) % 2 != 0:
-        return 1
-    return 0
-
-
-@jit
-def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ties,  # type: ignore[no-untyped-def]
-                    out, dx, dy, stack):  # fmt: skip
-    """Symmetric shadowcasting over four quadrants; False when ``stack`` overflowed.
-
-    Slopes are exact fractions ``n / d``. A floor cell is lit only when its centre lies in
-    the sector, a wall when its square is reached.
-    """
-    capacity = stack.shape[0]
-    for quadrant in range(4):
-        ddx = QUADRANTS[quadrant, 0]
-        ddy = QUADRANTS[quadrant, 1]
-        cdx = QUADRANTS[quadrant, 2]
-        cdy = QUADRANTS[quadrant, 3]
-        stack[0, 0] = 1  # depth, low_n, low_d, high_n, high_d
-        stack[0, 1] = -1
-        stack[0, 2] = 1
-        stack[0, 3] = 1
-        stack[0, 4] = 1
-        top = 1
-        while top > 0:
-            top -= 1
-            depth = stack[top, 0]
-            low_n = stack[top, 1]
-            low_d = stack[top, 2]
-            high_n = stack[top, 3]
-            high_d = stack[top, 4]
-            if depth > reach:
-                continue
-            row_x = ox + depth * ddx
-            row_y = oy + depth * ddy
-            if not (x0 <= row_x < x1 and y0 <= row_y < y1):
-                continue
-            # round half up of depth * low, round half down of depth * high
-            col_min = (2 * depth * low_n + low_d) // (2 * low_d)
-            col_max = -((high_d - 2 * depth * high_n) // (2 * high_d))
-            if ties:
-                col_min -= _negative_half(depth * low_n, low_d)
-                col_max += _negative_half(depth * high_n, high_d)
-            prev_wall = False
-            depth_sq = depth * depth
-            for col in range(col_min, col_max + 1):
-                x = row_x + col * cdx
-                y = row_y + col * cdy
-                if not (x0 <= x < x1 and y0 <= y < y1):
-                    continue
-                wall = cells[y, x] != 0
-                if col * col + depth_sq <= radius_sq and (
-                    (wall and light_walls)
-                    or (
-                        not wall and col * low_d >= depth * low_n and col * high_d <= depth * high_n
-                    )
-                ):
-                    out[y - dy, x - dx] = True
-                if prev_wall and not wall:
-                    low_n = 2 * col - 1
-                    low_d = 2 * depth
-                if wall and not prev_wall and col != col_min:
-                    if top == capacity:
-                        return False
-                    stack[top, 0] = depth + 1
-                    stack[top, 1] = low_n
-                    stack[top, 2] = low_d
-                    stack[top, 3] = 2 * col - 1
-                    stack[top, 4] = 2 * depth
-                    top += 1
-                prev_wall = wall
-            if not prev_wall:
-                if top == capacity:
-                    return False
-                stack[top, 0] = depth + 1
-                stack[top, 1] = low_n
-                stack[top, 2] = low_d
-                stack[top, 3] = high_n
-                stack[top, 4] = high_d
-                top += 1
-    return True
-
-
-@jit
-def _symmetric(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
-               ties, out, dx, dy):  # fmt: skip
-    """Symmetric view into ``out``; returns 1 on a bad cell value, else 0 (stack as above)."""
-    if unchecked and _bad_values(cells, x0, y0, x1, y1):
-        return 1
-    out[oy - dy, ox - dx] = True
-    capacity = 64
-    while True:
-        stack = np.empty((capacity, 5), dtype=np.int64)
-        if _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ties,
-                           out, dx, dy, stack):  # fmt: skip
-            return 0
-        capacity *= 4
 
 
 from generators.explore import Explorer as Explorer  # noqa: E402  (stateful API, re-exported)

@@ -17,7 +17,8 @@ fewest candidates or a digit with only two places in a house), with the same rea
 every guess. It keeps searching after the first solution until it has found a second one or
 exhausted the tree, so every :class:`Solution` says whether the puzzle is unique, and its
 ``nodes`` and ``guesses`` measure how hard the puzzle was. The engine is compiled with numba
-(see :mod:`generators._sudoku_core`); :func:`solve_many` solves whole arrays of puzzles per
+(see :mod:`generators._sudoku_core`), and a later process loads its machine code without
+numba (:mod:`generators._native`); :func:`solve_many` solves whole arrays of puzzles per
 compiled call and spreads large jobs over threads, which run the GIL-free engine in parallel.
 """
 
@@ -38,7 +39,8 @@ from typing import BinaryIO, NoReturn
 
 import numpy as np
 
-from generators import _sudoku_core as core
+from generators import _sudoku_engine as engine
+from generators import _sudoku_tables as tables
 
 Puzzle = str
 """An 81-char string, ``"0"`` for blanks (see the module docstring)."""
@@ -131,8 +133,9 @@ def validate(puzzle: str) -> Puzzle:
     if len(puzzle) != 81:
         raise InvalidPuzzle(f"a puzzle has 81 cells, got {len(puzzle)} characters")
     digits = puzzle.replace(".", "0")
-    if digits.isascii() and digits.isdigit() and not core.givens_clash(core.to_array(digits))[0]:
-        return digits
+    if digits.isascii() and digits.isdigit():
+        if not tables.givens_clash(tables.to_array(digits)).any():
+            return digits
     return _explain(puzzle, digits)
 
 
@@ -144,9 +147,9 @@ def _explain(puzzle: str, digits: str) -> Puzzle:
         more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
         raise InvalidPuzzle(f"invalid characters: {shown}{more}; use 1-9, 0 or .", bad)
     for kind, houses in (
-        ("row", core.HOUSES[:9]),
-        ("column", core.HOUSES[9:18]),
-        ("box", core.HOUSES[18:]),
+        ("row", tables.HOUSES[:9]),
+        ("column", tables.HOUSES[9:18]),
+        ("box", tables.HOUSES[18:]),
     ):
         for number, house in enumerate(houses, start=1):
             seen: dict[str, int] = {}
@@ -288,7 +291,7 @@ def _valid_in_bulk(texts: list[str]) -> list[Puzzle] | None:
     joined = "".join(texts).replace(".", "0")
     if not (joined.isascii() and joined.isdigit()):
         return None
-    if core.givens_clash(core.to_array(joined)).any():
+    if tables.givens_clash(tables.to_array(joined)).any():
         return None
     return [joined[i : i + 81] for i in range(0, len(joined), 81)]
 
@@ -309,7 +312,7 @@ def _solve_text(puzzle: str | NamedPuzzle, limit: int, houses: bool = True
     (count, grid, nodes, guesses). Only an invalid puzzle takes the slow, explaining path."""
     text = puzzle.puzzle if isinstance(puzzle, NamedPuzzle) else puzzle
     if isinstance(text, str) and len(text) == 81:
-        result = core.solve_one(text, limit, houses)
+        result = engine.solve_one(text, limit, houses)
         if result is not None:
             return text.replace(".", "0"), result
     validate(text)  # raises, naming what is wrong
@@ -450,6 +453,26 @@ class _Chunks:
             return start, self.next
 
 
+def _solutions(puzzles: Iterable[Puzzle], grids: Iterable[str], unique: Iterable[bool | None],
+               nodes: Iterable[int], guesses: Iterable[int]) -> list[Solution | None]:  # fmt: skip
+    """``Solution`` objects built field by field, bypassing the frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` call per field): equal objects at a quarter of
+    the cost, which is most of what one thread of :func:`solve_many` does alone."""
+    make = object.__new__
+    built: list[Solution | None] = []
+    rows = zip(puzzles, grids, unique, nodes, guesses, strict=False)  # unique may repeat None
+    for puzzle, grid, one, node_count, guess_count in rows:
+        solution = make(Solution)
+        fields = solution.__dict__
+        fields["puzzle"] = puzzle
+        fields["grid"] = grid
+        fields["unique"] = one
+        fields["nodes"] = node_count
+        fields["guesses"] = guess_count
+        built.append(solution)
+    return built
+
+
 def solve_many(
     puzzles: Iterable[str | NamedPuzzle],
     workers: int | None = None,
@@ -492,7 +515,7 @@ def solve_many(
     if total == 0:
         return []
     limit = 2 if prove_unique else 1
-    rows = core.text_rows(data)
+    rows = tables.text_rows(data)
     counts = np.zeros(total, dtype=np.int32)
     nodes = np.zeros(total, dtype=np.int64)
     guesses = np.zeros(total, dtype=np.int64)
@@ -507,20 +530,19 @@ def solve_many(
 
     def solve_chunk(start: int, stop: int) -> bool:
         """Solve one chunk and keep its results; False when it holds an invalid puzzle."""
-        if core.solve_text(rows, start, stop, limit, True, counts, nodes, guesses, grids) >= 0:
+        if engine.solve_rows(rows, start, stop, limit, True, counts, nodes, guesses, grids) >= 0:
             chunks.stopped = True
             return False
         found = counts[start:stop].tolist()
         text = grids[start:stop].tobytes().decode("ascii")
         unique: Iterable[bool | None] = map((1).__eq__, found) if prove_unique else repeat(None)
-        solved: list[Solution | None] = list(map(
-            Solution,
+        solved: list[Solution | None] = _solutions(
             texts[start:stop],
             [text[i : i + 81] for i in range(0, len(text), 81)],
             unique,
             nodes[start:stop].tolist(),
             guesses[start:stop].tolist(),
-        ))  # fmt: skip
+        )
         if 0 in found:
             for i, count in enumerate(found):
                 if count == 0:
@@ -617,12 +639,12 @@ def _full_grid(rng: np.random.Generator) -> str:
     cells = ["0"] * 81
     for box in (0, 4, 8):
         digits = rng.permutation(9) + 1
-        for cell, d in zip(core.HOUSES[18 + box], digits, strict=True):
+        for cell, d in zip(tables.HOUSES[18 + box], digits, strict=True):
             cells[cell] = str(int(d))
     # Cell-only branching: the first completion found is the one version 0.1 found, so a
     # seed keeps giving the same puzzle. Three independent boxes on the diagonal never
     # conflict, so a completion always exists.
-    _, grid, _, _ = core.solve_digits("".join(cells), 1, houses=False)
+    _, grid, _, _ = engine.solve_digits("".join(cells), 1, houses=False)
     assert grid is not None
     return grid
 
@@ -663,7 +685,7 @@ def generate(
                 break
             kept = cells[cell]
             cells[cell] = "0"
-            if core.solve_digits("".join(cells), 2)[0] == 1:
+            if engine.solve_digits("".join(cells), 2)[0] == 1:
                 remaining -= 1
             else:
                 cells[cell] = kept

@@ -1,4 +1,5 @@
-"""The compiled hot loops: numba's on-disk cache and the warm-up entry point."""
+"""The compiled hot loops: machine code kept on disk (numba's cache and the kernels that a
+fresh process loads without numba), and the warm-up entry point."""
 
 from __future__ import annotations
 
@@ -8,37 +9,152 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generators import warmup
+import pytest
 
+from generators import _native, warmup
+
+# Solves puzzles (unique, several solutions, none, invalid) and views a cave both ways, and
+# says how each kernel was obtained and whether numba was imported.
 PROBE = """
-import json, sys
+import hashlib, json, sys
 import numpy as np
-from generators import _sudoku_core, fov, sudoku
-sudoku.validate("0" * 81)
-fov.visible(np.zeros((5, 5), dtype=np.uint8), (2, 2), 2)
-kernels = {"givens_clash": _sudoku_core.givens_clash, "shadowcast": fov._shadowcast}
-print(json.dumps({name: [sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())]
-                  for name, k in kernels.items()}))
+from generators import _native, fov, sudoku
+puzzles = ["003020600900305001001806400008102900700000008006708200002609500800203009005010300",
+           "." * 81,
+           ".....5.8....6.1.43..........1.5........1.6...3.......553.....61........4.........",
+           "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......"]
+solved = [None if s is None else [s.grid, s.unique, s.nodes, s.guesses]
+          for s in sudoku.solve_many(puzzles, workers=1)]
+try:
+    sudoku.solve("11" + "0" * 79)
+    refused = None
+except sudoku.InvalidPuzzle as exc:
+    refused = str(exc)
+grid = np.load(sys.argv[1])
+views = hashlib.sha256()
+for origin in [(5, 5), (30, 12), (50, 30)]:
+    for radius in (4, None):
+        for symmetric in (False, True):
+            views.update(np.packbits(fov.visible(grid, origin, radius, symmetric=symmetric)))
+report = {"solved": solved, "refused": refused, "views": views.hexdigest(),
+          "how": {k: _native.how_loaded(k) for k in ("sudoku_solve_text", "fov_view")},
+          "numba imported": "numba" in sys.modules}
+if len(sys.argv) > 2:  # also a kernel that stays on numba's own cache
+    from generators import cellular
+
+    cellular.generate(12, 9, seed=1, mode="faithful")
+    stats = cellular._raster_pass.stats
+    report["cellular"] = [sum(stats.cache_hits.values()), sum(stats.cache_misses.values())]
+print(json.dumps(report))
 """
 
 
-def _probe(cache: Path) -> dict[str, list[int]]:
+@pytest.fixture(scope="module")
+def cave(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import numpy as np
+
+    from generators import caves
+
+    path = tmp_path_factory.mktemp("cave") / "cave.npy"
+    np.save(path, caves.generate(64, 40, seed=5).grid.astype(np.uint8))
+    return path
+
+
+def _probe(cache: Path, cave: Path, *extra: str) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
-                          text=True, timeout=600, check=True)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", PROBE, str(cave), *extra], env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def test_a_second_process_loads_the_compiled_code_from_the_cache(tmp_path: Path) -> None:
-    """A user's NUMBA_CACHE_DIR is honoured: the first process compiles and writes the
-    cache there, the next one loads machine code from it instead of compiling."""
-    first = _probe(tmp_path)
-    assert all(hits == 0 and misses >= 1 for hits, misses in first.values()), first
-    index = sorted(p.name for p in tmp_path.rglob("*.nbi"))
-    assert any("givens_clash" in n for n in index) and any("shadowcast" in n for n in index)
-    assert list(tmp_path.rglob("*.nbc"))
-    second = _probe(tmp_path)
-    assert all(hits >= 1 and misses == 0 for hits, misses in second.values()), second
+def _kernels(cache: Path) -> dict[str, Path]:
+    return {p.name.rsplit("-", 1)[0]: p for p in (cache / "generators-native").glob("*.kernel")}
+
+
+def test_a_second_process_runs_the_kept_machine_code_without_numba(tmp_path: Path,
+                                                                   cave: Path) -> None:  # fmt: skip
+    """The first process compiles with numba and keeps each kernel's machine code under the
+    user's NUMBA_CACHE_DIR; the next one loads it without importing numba at all, and
+    computes exactly the same (solutions, effort counts, refusals, views)."""
+    first = _probe(tmp_path, cave, "cellular")
+    assert first["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
+    assert first["numba imported"]
+    assert set(_kernels(tmp_path)) == {"sudoku_solve_text", "fov_view"}
+    assert first["cellular"][0] == 0 and first["cellular"][1] >= 1  # compiled and cached
+    assert first["solved"][0][1] is True and first["solved"][1][1] is False
+    assert first["solved"][2] is None  # Norvig's impossible puzzle has no solution
+    assert "r1c1" in first["refused"] and "r1c2" in first["refused"]
+
+    second = _probe(tmp_path, cave)
+    assert second["how"] == {"sudoku_solve_text": "file", "fov_view": "file"}
+    assert not second["numba imported"]
+    assert {k: second[k] for k in ("solved", "refused", "views")} == {
+        k: first[k] for k in ("solved", "refused", "views")}  # fmt: skip
+
+    third = _probe(tmp_path, cave, "cellular")  # numba's own cache still serves the rest
+    assert third["cellular"][0] >= 1 and third["cellular"][1] == 0
+
+
+def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave: Path) -> None:
+    """Whatever is wrong with a kept file, the process compiles with numba instead (same
+    results) and writes a good file back: the fast path can never change an answer."""
+    good = _probe(tmp_path, cave)
+    files = _kernels(tmp_path)
+    intact = files["sudoku_solve_text"].read_bytes()
+    header, _, code = intact[len(_native._MAGIC) :].partition(b"\n")
+    damage = {
+        "sudoku_solve_text": intact[: len(intact) // 2],  # cut short
+        "fov_view": b"\x7fELF" + os.urandom(300),  # not a real object file
+    }
+    for name, data in damage.items():
+        files[name].write_bytes(data)
+    again = _probe(tmp_path, cave)
+    assert again["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
+    assert again["solved"] == good["solved"] and again["views"] == good["views"]
+    rewritten = _probe(tmp_path, cave)  # good files were written back
+    assert rewritten["how"] == {"sudoku_solve_text": "file", "fov_view": "file"}
+    assert rewritten["solved"] == good["solved"] and rewritten["views"] == good["views"]
+
+    # a file naming a symbol it does not define, or needing one nobody provides
+    files["sudoku_solve_text"].write_bytes(
+        _native._MAGIC + json.dumps({"symbol": "no_such_kernel"}).encode() + b"\n" + code)
+    missing = code.replace(b"numba_gil_ensure", b"numba_gil_ensurX")
+    assert missing != code
+    files["fov_view"].write_bytes(_native._MAGIC + header + b"\n" + missing)
+    third = _probe(tmp_path, cave)
+    assert third["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
+    assert third["solved"] == good["solved"] and third["views"] == good["views"]
+
+
+def test_the_file_name_follows_what_the_machine_code_depends_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from generators import fov
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    plain = _native._path(fov._KERNEL)
+    assert plain is not None and plain.parent == tmp_path / "generators-native"
+    monkeypatch.setenv("NUMBA_OPT", "1")  # another optimisation level: other code
+    assert _native._path(fov._KERNEL) not in (None, plain)
+    monkeypatch.delenv("NUMBA_OPT")
+    assert _native._path(fov._KERNEL) == plain
+
+
+def test_elf_symbols_reads_an_object_file_and_refuses_anything_else() -> None:
+    assert _native._elf_symbols(b"MZ\x90\x00" + bytes(200)) is None
+    assert _native._elf_symbols(b"\x7fELF\x02\x01" + bytes(20)) is None  # cut short
+    from generators import _sudoku_engine
+
+    _sudoku_engine.solve_digits("0" * 81, 1)  # loads or compiles (and keeps) the kernel
+    kept = _native._path(_sudoku_engine.KERNEL)
+    assert kept is not None and kept.is_file()
+    code = kept.read_bytes()[len(_native._MAGIC) :].partition(b"\n")[2]
+    symbols = _native._elf_symbols(code)
+    assert symbols is not None
+    defined, undefined = symbols
+    assert any(name.startswith("cfunc.") for name in defined)
+    assert "numba_gil_ensure" in undefined  # the error path reports through numba's helper
 
 
 def test_warm_up_runs_every_group_and_reports_it(capsys) -> None:

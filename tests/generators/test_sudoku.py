@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators import _sudoku_core as core
+from generators import _sudoku_engine as core
+from generators import _sudoku_tables as tables
 from generators import sudoku
 from generators.sudoku import InvalidPuzzle, PuzzleFileError
 from tests.conftest import require_data
@@ -377,12 +378,12 @@ def test_norvig_impossible_puzzle_is_refused_by_reasoning_not_exhaustion() -> No
 def test_batch_entry_point_equals_one_call_per_puzzle() -> None:
     entries = sudoku.read_lines(require_data("top95.txt"))[:40]
     puzzles = [e.puzzle for e in entries] + [NORVIG_IMPOSSIBLE.replace(".", "0"), "0" * 81]
-    counts, nodes, guesses, grids = core.solve_batch(core.to_array("".join(puzzles)), 3)
+    counts, nodes, guesses, grids = core.solve_batch(tables.to_array("".join(puzzles)), 3)
     assert counts.dtype == np.int32 and grids.shape == (len(puzzles), 81)
     for i, puzzle in enumerate(puzzles):
         count, grid, n, g = core.solve_digits(puzzle, 3)
         assert (int(counts[i]), int(nodes[i]), int(guesses[i])) == (count, n, g)
-        assert core.to_strings(grids[i : i + 1])[0] == (grid or "0" * 81)
+        assert tables.to_strings(grids[i : i + 1])[0] == (grid or "0" * 81)
     assert counts.tolist()[-2:] == [0, 3]
 
 
