@@ -109,6 +109,41 @@ def test_upgrade_creates_the_catalog_through_its_revisions(url):
     store.close()
 
 
+OPEN_AT = """
+import sys, time
+from entityworks.catalog import open_catalog
+url, start_at = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start_at - time.time()))
+store = open_catalog(url)
+from entityworks.migrate import current
+print(current(store))
+store.close()
+"""
+
+
+def test_processes_opening_a_new_catalog_at_once_all_succeed(url):
+    """Several processes open the same new catalog at the same moment: one upgrade runs,
+    the others wait for it (PostgreSQL and MariaDB: the upgrade lock; SQLite: its write
+    lock) and find the catalog at its head revision, where each would otherwise read "no
+    revision" and create the same tables."""
+    import subprocess
+    import sys
+    import time
+
+    start_at = time.time() + 8.0  # time to import, then all open together
+    procs = [subprocess.Popen([sys.executable, "-c", OPEN_AT, url, str(start_at)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]  # fmt: skip
+    outcomes = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * len(procs), [e for _, e in outcomes]
+    assert [out.strip().splitlines()[-1] for out, _ in outcomes] == [head()] * len(procs)
+    store = Store(url)
+    try:
+        assert diff(store, list(TABLES.values())) == []
+    finally:
+        store.close()
+
+
 def test_existing_catalog_without_revisions_is_stamped(tmp_path):
     store = Store(tmp_path / "old.db")
     for cls in TABLES.values():
