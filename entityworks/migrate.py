@@ -24,6 +24,7 @@ from alembic.migration import MigrationContext
 from alembic.operations import Operations, ops
 from alembic.util import CommandError
 
+from .ddllock import schema_lock
 from .defaults import NUMBER, is_text, parse_reflected, same_default
 from .errors import EntityworksError, SchemaError
 from .schema import table_schema
@@ -345,7 +346,7 @@ def upgrade(target: Store | str | Path, revision: str = "head", *,
     classes = list(classes)
     config = alembic_config()
     config.attributes["entityworks_classes"] = classes
-    with _opened(target) as store, _connect(store) as conn, _serialised(conn):
+    with _opened(target) as store, _connect(store) as conn, schema_lock(conn):
         config.attributes["connection"] = conn
         context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
         existing: set[str] = set()
@@ -362,44 +363,6 @@ def upgrade(target: Store | str | Path, revision: str = "head", *,
         else:
             _alembic(command.upgrade, config, revision)
         return context.get_current_revision()
-
-
-#: The lock that serialises schema upgrades of one database (PostgreSQL advisory lock key,
-#: MariaDB lock name): processes opening a new catalog at the same moment would otherwise
-#: all read "no revision" and all create the same tables.
-_UPGRADE_LOCK_KEY = 0x656E74_6D6967  # "ent" "mig"
-_UPGRADE_LOCK_NAME = "entityworks_catalog_upgrade"
-_UPGRADE_LOCK_SECONDS = 600
-
-
-@contextmanager
-def _serialised(conn: sa.Connection) -> Iterator[None]:
-    """Hold the database's upgrade lock while the block runs (one upgrade at a time).
-
-    PostgreSQL: a transaction-level advisory lock, released when the upgrade commits or
-    rolls back. MariaDB, whose DDL is not transactional: a named lock, released at the end.
-    SQLite: the writer's file lock already serialises the upgrade.
-    """
-    dialect = conn.dialect.name
-    if dialect == "postgresql":
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
-            sa.bindparam("key", _UPGRADE_LOCK_KEY, type_=sa.BigInteger))))
-        yield
-    elif dialect in ("mysql", "mariadb"):
-        got = conn.execute(sa.select(sa.func.get_lock(
-            sa.bindparam("name", _UPGRADE_LOCK_NAME),
-            sa.bindparam("seconds", _UPGRADE_LOCK_SECONDS)))).scalar()
-        if got != 1:
-            raise EntityworksError(
-                f"another process has held the catalog upgrade lock for over "
-                f"{_UPGRADE_LOCK_SECONDS} s; try again when its upgrade has finished")
-        try:
-            yield
-            conn.commit()  # the next upgrade must see this one's revision
-        finally:
-            conn.execute(sa.select(sa.func.release_lock(sa.bindparam("name", _UPGRADE_LOCK_NAME))))
-    else:
-        yield
 
 
 def _alembic(step: Any, config: Config, revision: str) -> None:

@@ -33,6 +33,7 @@ from sqlalchemy.pool import StaticPool
 
 from . import sqltypes
 from ._gcpause import paused_gc
+from .ddllock import schema_lock
 from .errors import (
     ConfigurationError,
     EntityworksError,
@@ -566,7 +567,7 @@ class Store:
             self._create_one_by_one(model, tables)
             return model.table
         try:  # SQLite and PostgreSQL roll DDL back with the transaction (or savepoint)
-            with self._connection(write=True) as conn:
+            with self._connection(write=True) as conn, schema_lock(conn):
                 model.table.metadata.create_all(conn, tables=tables, checkfirst=True)
         except (sa.exc.StatementError, self._dbapi_error) as exc:
             raise _create_error(model, exc) from exc
@@ -585,7 +586,10 @@ class Store:
                 f"cannot create table {missing[0].name!r} inside transaction(): MariaDB would "
                 "commit the open transaction; create the tables before it")
         created: list[sa.Table] = []
-        with self.engine.connect() as conn:
+        with self.engine.connect() as conn, schema_lock(conn):
+            # look again under the lock: another process may have created them meanwhile
+            inspector = sa.inspect(conn)
+            missing = [t for t in missing if not inspector.has_table(t.name)]
             try:
                 for table in missing:  # referenced tables come first
                     table.create(conn)

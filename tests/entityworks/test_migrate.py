@@ -144,6 +144,50 @@ def test_processes_opening_a_new_catalog_at_once_all_succeed(url):
         store.close()
 
 
+CREATE_AT = """
+import sys, time
+from dataclasses import dataclass, field
+from entityworks import Store
+
+@dataclass
+class Part:
+    id: int | None
+    name: str
+
+@dataclass
+class Machine:
+    id: int | None
+    label: str
+    parts: list[Part] = field(default_factory=list)
+
+url, start_at = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start_at - time.time()))
+store = Store(url)
+store.create(Machine)
+store.insert(Machine(None, "m", [Part(None, "p")]))
+print(len(list(store.select(Machine))))
+store.close()
+"""
+
+
+def test_processes_creating_the_same_tables_at_once_all_succeed(url):
+    """``Store.create`` of one class (and its child table) from several processes at the
+    same moment: the check and the creation happen under the schema-change lock, so no
+    process fails with "already exists"."""
+    import subprocess
+    import sys
+    import time
+
+    start_at = time.time() + 8.0
+    procs = [subprocess.Popen([sys.executable, "-c", CREATE_AT, url, str(start_at)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]  # fmt: skip
+    outcomes = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * len(procs), [e for _, e in outcomes]
+    counts = sorted(int(out.strip().splitlines()[-1]) for out, _ in outcomes)
+    assert counts[-1] == len(procs) and counts[0] >= 1
+
+
 def test_existing_catalog_without_revisions_is_stamped(tmp_path):
     store = Store(tmp_path / "old.db")
     for cls in TABLES.values():
