@@ -174,20 +174,29 @@ def _load_view() -> Callable[[int], int]:
 
 
 def _run(args: _Args, out: np.ndarray, out_x: int, out_y: int) -> None:
-    """Fill ``out`` (whose cell ``[0, 0]`` is map cell ``(out_x, out_y)``) with the view.
-
-    ``cells`` is C-contiguous ``uint8`` and ``out`` a fresh C-contiguous bool array (see
-    :func:`_check`); both stay referenced here while the compiled view reads them.
-    """
+    """Fill ``out`` (whose cell ``[0, 0]`` is map cell ``(out_x, out_y)``) with the view of
+    checked arguments (see :func:`_check`)."""
     (cells, shift_x, shift_y, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
      light_walls, symmetric, ties) = args  # fmt: skip
+    _view_into(cells, out, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+               unchecked | light_walls << 1 | symmetric << 2 | ties << 3,
+               out_x - shift_x, out_y - shift_y)  # fmt: skip
+
+
+def _view_into(cells: np.ndarray, out: np.ndarray, x0: int, y0: int, x1: int, y1: int,
+               ox: int, oy: int, reach: int, radius_sq: int, flags: int, dx: int,
+               dy: int) -> None:  # fmt: skip
+    """One call of the compiled view (its argument block: see ``_fov_core.native_entry``).
+
+    ``cells`` is C-contiguous ``uint8`` and ``out`` a fresh C-contiguous bool array; both
+    stay referenced here while the compiled view reads them.
+    """
     view = _view or _load_view()
     block, address = _native.argument_block()
     height, width = cells.shape
     out_height, out_width = out.shape
     _pack(block, 0, id(cells), id(out), height, width, out_height, out_width, x0, y0, x1, y1,
-          ox, oy, reach, radius_sq, unchecked | light_walls << 1 | symmetric << 2 | ties << 3,
-          out_x - shift_x, out_y - shift_y)  # fmt: skip
+          ox, oy, reach, radius_sq, flags, dx, dy)  # fmt: skip
     if view(address):
         raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
 
@@ -218,19 +227,14 @@ def _everyday(grid: object, origin: object, radius: object, light_walls: object,
     y1 = min(height, oy + radius + 1)
     if (x1 - x0) * (y1 - y0) > _NUMPY_CHECK:
         return None
-    view = _view or _load_view()
     if whole:
         out = np.zeros((height, width), dtype=bool)
-        out_height, out_width, dx, dy = height, width, 0, 0
+        dx = dy = 0
     else:
-        out_height, out_width, dx, dy = y1 - y0, x1 - x0, x0, y0
-        out = np.zeros((out_height, out_width), dtype=bool)
-    block, address = _native.argument_block()
-    _pack(block, 0, id(grid), id(out), height, width, out_height, out_width, x0, y0, x1, y1,
-          ox, oy, radius, radius * radius, 1 | light_walls << 1 | symmetric << 2 | ties << 3,
-          dx, dy)  # fmt: skip
-    if view(address):
-        raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
+        out = np.zeros((y1 - y0, x1 - x0), dtype=bool)
+        dx, dy = x0, y0
+    _view_into(grid, out, x0, y0, x1, y1, ox, oy, radius, radius * radius,
+               1 | light_walls << 1 | symmetric << 2 | ties << 3, dx, dy)  # fmt: skip
     return out, (dx, dy)
 
 
