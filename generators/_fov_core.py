@@ -14,6 +14,7 @@ from numba import cfunc, types
 from numba.np.numpy_support import carray
 
 from generators._jit import array_data, jit
+from generators._jit import py_object as _object
 from generators.fov import OCTANTS, QUADRANTS
 
 
@@ -249,3 +250,17 @@ def native_entry(cache: bool = True) -> Any:
     2 symmetric, 3 libtcod ties. Returns 1 on a bad cell value, else 0.
     """
     return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)
+
+
+def python_entry(values: list[int]) -> int:
+    """:func:`_entry` under ``NUMBA_DISABLE_JIT`` (numba's debugging mode, where nothing is
+    compiled): the same call on the array objects the block names."""
+    (cells, out, _, _, _, _, x0, y0, x1, y1, ox, oy, reach, radius_sq, flags, dx,
+     dy) = values[:17]  # fmt: skip
+    grid, view = _object(cells), _object(out)
+    unchecked, light_walls = (flags & 1) != 0, (flags & 2) != 0
+    if flags & 4:
+        return int(_symmetric(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                              light_walls, (flags & 8) != 0, view, dx, dy))  # fmt: skip
+    return int(_shadowcast(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                           light_walls, view, dx, dy))  # fmt: skip

@@ -14,6 +14,7 @@ numba: they take NumPy arrays as object addresses.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -54,3 +55,9 @@ def _array_data(typingctx: Any, address: Any) -> Any:
 
 
 array_data: Any = intrinsic(_array_data)
+
+
+def py_object(address: int) -> Any:
+    """The object whose ``id`` is ``address`` (the caller keeps it alive): how the Python
+    twins of the C entry points read the arrays an argument block names."""
+    return ctypes.cast(address, ctypes.py_object).value

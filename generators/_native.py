@@ -59,6 +59,7 @@ class Kernel:
 
     name: str  #: file stem, and the kernel's name in messages
     builder: str  #: ``"module:function"`` returning the numba ``cfunc`` (imports numba)
+    python: str  #: ``"module:function"`` doing the same from the block's values, uncompiled
     sources: tuple[str, ...]  #: modules whose source the machine code is compiled from
     restype: Any  #: ctypes result type
     argtypes: tuple[Any, ...]  #: ctypes argument types
@@ -82,10 +83,11 @@ def kernel(spec: Kernel) -> Callable[..., Any]:
 
 
 _blocks = threading.local()
+_BLOCK = 32  # int64 values in an argument block
 
 
 def argument_block() -> tuple[Any, int]:
-    """This thread's block of 32 ``int64`` for a kernel's arguments, and its address.
+    """This thread's block of ``int64`` values for a kernel's arguments, and its address.
 
     A kernel takes one pointer to its arguments, packed with ``struct.pack_into``: ctypes
     converts a dozen typed arguments in about two microseconds, packing them costs a tenth
@@ -94,23 +96,27 @@ def argument_block() -> tuple[Any, int]:
     try:
         return _blocks.block  # type: ignore[no-any-return]
     except AttributeError:
-        block = (ctypes.c_int64 * 32)()
+        block = (ctypes.c_int64 * _BLOCK)()
         _blocks.block = (block, ctypes.addressof(block))
         return _blocks.block  # type: ignore[no-any-return]
 
 
 def how_loaded(name: str) -> str | None:
     """``"file"`` when kernel ``name`` came from its machine-code file, ``"numba"`` when
-    numba compiled or loaded it in this process, None before its first use."""
+    numba compiled or loaded it in this process, ``"python"`` under ``NUMBA_DISABLE_JIT``,
+    None before its first use."""
     return _how.get(name)
 
 
 def _obtain(spec: Kernel) -> Callable[..., Any]:
-    prototype = ctypes.CFUNCTYPE(spec.restype, *spec.argtypes)
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
-        path = None  # numba runs Python code instead: nothing to keep or load
-    else:
-        path = _path(spec)
+        # numba's debugging mode compiles nothing: the kernel's Python twin reads the block
+        module, _, attribute = spec.python.partition(":")
+        run = getattr(importlib.import_module(module), attribute)
+        _how[spec.name] = "python"
+        return lambda address: run(list((ctypes.c_int64 * _BLOCK).from_address(address)))
+    prototype = ctypes.CFUNCTYPE(spec.restype, *spec.argtypes)
+    path = _path(spec)
     if path is not None:
         address = _load(path)
         if address is not None:

@@ -371,3 +371,13 @@ def native_entry(cache: bool = True) -> Any:
     (:func:`generators._jit.array_data`), and ``houses`` 0 or 1. ``cache`` uses numba's
     disk cache (off when :mod:`generators._native` needs the optimised module itself)."""
     return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)
+
+
+def python_entry(values: list[int]) -> int:
+    """:func:`_entry` under ``NUMBA_DISABLE_JIT`` (numba's debugging mode): refused.
+
+    Run as plain Python, the engine's fixed-width mask arithmetic does not behave as
+    compiled (it already reported valid puzzles unsolvable before this entry point
+    existed), so it stops with a clear error rather than give a wrong answer.
+    """
+    raise RuntimeError("the sudoku engine does not run uncompiled: unset NUMBA_DISABLE_JIT")

@@ -19,6 +19,7 @@ from generators._sudoku_tables import text_rows
 KERNEL = _native.Kernel(
     name="sudoku_solve_text",
     builder="generators._sudoku_core:native_entry",
+    python="generators._sudoku_core:python_entry",
     sources=("generators._sudoku_core", "generators._sudoku_tables", "generators._jit"),
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),

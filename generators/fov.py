@@ -159,6 +159,7 @@ def _check(
 _KERNEL = _native.Kernel(
     name="fov_view",
     builder="generators._fov_core:native_entry",
+    python="generators._fov_core:python_entry",
     sources=("generators._fov_core", "generators.fov", "generators._jit"),
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),

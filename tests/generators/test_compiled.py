@@ -127,6 +127,40 @@ def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave
     assert third["solved"] == good["solved"] and third["views"] == good["views"]
 
 
+UNCOMPILED = """
+import json, sys
+import numpy as np
+from generators import _native, fov, sudoku
+grid = np.load(sys.argv[1])
+views = [np.flatnonzero(fov.visible(grid, (30, 12), 6, symmetric=sym)).tolist()
+         for sym in (False, True)]
+try:
+    sudoku.solve("003020600900305001001806400008102900700000008006708200002609500800203009005010300")
+    refused = None
+except RuntimeError as exc:
+    refused = str(exc)
+print(json.dumps({"views": views, "refused": refused,
+                  "how": [_native.how_loaded(k) for k in ("fov_view", "sudoku_solve_text")]}))
+"""
+
+
+def test_numba_s_debugging_mode_runs_the_view_as_python(tmp_path: Path, cave: Path) -> None:
+    """Under NUMBA_DISABLE_JIT nothing is compiled: the view's Python twin reads the same
+    argument block and gives the same cells as the compiled kernel; the sudoku engine,
+    which is wrong as plain Python, refuses with a clear error instead of answering."""
+    answers = {}
+    for mode in ("0", "1"):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DISABLE_JIT": mode}
+        done = subprocess.run([sys.executable, "-c", UNCOMPILED, str(cave)], env=env,
+                              capture_output=True, text=True, timeout=900)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        answers[mode] = json.loads(done.stdout.splitlines()[-1])
+    assert answers["1"]["how"] == ["python", "python"]
+    assert answers["0"]["how"] == ["numba", "numba"] and answers["0"]["refused"] is None
+    assert answers["1"]["views"] == answers["0"]["views"] and answers["0"]["views"][0]
+    assert "NUMBA_DISABLE_JIT" in answers["1"]["refused"]
+
+
 def test_the_file_name_follows_what_the_machine_code_depends_on(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
