@@ -44,7 +44,7 @@ from .errors import (
     UnknownTableError,
     WriteError,
 )
-from .filters import compile_order_by, compile_where, encode_value
+from .filters import LIKE_FUNCTION, compile_order_by, compile_where, encode_value, like_matches
 from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error
 from .registry import registry as default_registry
 from .rowcodec import GateRefused, RowCodec, row_codec
@@ -278,6 +278,8 @@ def _configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) 
             # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.
             _setup(cursor, "PRAGMA case_sensitive_like=ON")
             cursor.close()
+            # LIKE filters match text holding NUL with it (SQLite's LIKE stops at a NUL).
+            dbapi_connection.create_function(LIKE_FUNCTION, 2, like_matches, deterministic=True)
 
         @_marked
         def begin(conn: sa.Connection) -> None:

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from entityworks import EntityworksError, Store, col
 from entityworks.filters import Expr
 from tests.entityworks.conftest import _drop_everything
+from tests.entityworks.test_filters_backends import like_oracle
 from tests.reliability.conftest import SEED
 from tests.reliability.guards import MARK, Canary, SqlWatch, no_network
 
@@ -433,7 +434,7 @@ def evaluate(where: Any, row: Wt) -> bool | None:
     if op == "is_not_null":
         return value is not None
     if op == "like":
-        raise FilterUnsupported
+        return None if value is None else like_oracle(target, value)
     if op in ("in", "not_in"):
         hits = [_compare("==", value, t) for t in target]
         result = _or(hits) if hits else False
