@@ -202,3 +202,44 @@ def test_a_grid_over_the_limit_is_refused_by_the_store_and_nothing_is_written(
     with pytest.raises(ValueEncodingError, match="(?s)column 'grid'.*4097x4096 grid"):
         store.insert(record)
     assert store.count(catalog.MapRecord) == 0
+
+
+# -- a clearance that can never fit: refused before its disk is built -----------------------
+
+
+def test_a_clearance_wider_than_any_map_is_refused_before_allocating(tmp_path: Path) -> None:
+    from generators import placement
+
+    grid = np.zeros((30, 60), np.uint8)
+    assert not placement.clear_cells(grid, 40_000_000).any()
+    assert placement.clear_cells(grid, 14).any()  # 29 cells across: fits in 30 rows
+    assert not placement.clear_cells(grid, 15).any()  # 31 across: off the map is wall
+    with pytest.raises(ValueError, match="31 cells across, more than the 60x30 map"):
+        placement.place(grid, 1, 15)
+    db = tmp_path / "levels.db"
+    store = catalog.open_catalog(db)
+    try:
+        catalog.generate_into(store, "caves", 1, seed=1)
+    finally:
+        store.close()
+    found = run_child("""
+        import subprocess
+        done = subprocess.run([sys.executable, "-m", "entityworks", "place", "1",
+                               "--clearance", "40000000", "--db", sys.argv[1]],
+                              capture_output=True, text=True)
+        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(json.dumps({"status": done.returncode, "stderr": done.stderr,
+                          "peak_mb": child}))
+    """, str(db))
+    assert found["status"] == 2, found
+    assert float(found["peak_mb"]) < PEAK_MB, found  # type: ignore[arg-type]
+    store = catalog.open_catalog(db)
+    try:
+        record = catalog.load_map(store, 1)
+    finally:
+        store.close()
+    assert record is not None and record.placements == []
+    assert found["stderr"] == (
+        "error: map 1: cannot place 2 point(s) with clearance 40000000: a clear disk of that "
+        f"radius is 80000001 cells across, more than the {record.width}x{record.height} map "
+        "holds\n"), found
