@@ -1423,9 +1423,12 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
 
     if not pm.is_registered(plugin):  # e.g. run from a source tree without an install
         pm.register(plugin, name="entityworks")
-    args = [str(path), "--port", str(port), "--host", host]
+    args = ["--port", str(port), "--host", host]
     if open_browser:
         args.append("--open")
+    # The file absolute and after "--": str(Path("./--root")) is "--root", which Datasette
+    # would take as its option (the root actor), and so "./--load-extension=x.db" too.
+    args += ["--", str(path.absolute())]
     serve.main(args=args, prog_name="entityworks browse", standalone_mode=False)
 
 
