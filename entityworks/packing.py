@@ -184,7 +184,10 @@ def _read_npy(data: bytes) -> np.ndarray:
 def _inflate(data: bytes, limit: int) -> bytes:
     """Deflated bytes, refused when they would grow past ``limit`` (a crafted blob)."""
     inflater = zlib.decompressobj()
-    out = inflater.decompress(data, limit)
+    try:
+        out = inflater.decompress(data, limit)
+    except zlib.error as exc:
+        raise ValueError(f"packed grid does not inflate: {exc}") from None
     if inflater.unconsumed_tail:
         raise ValueError(f"packed data inflates past {limit:,} bytes: damaged data")
     return out

@@ -110,6 +110,21 @@ def test_a_crafted_header_is_refused_before_inflating(name: str, tmp_path: Path)
         catalog.decode_grid(blob)
 
 
+@pytest.mark.parametrize(("blob", "message"), [
+    (bytes([3, 1, 2]) + struct.pack("<2I", 4, 4) + struct.pack("<qq", 0, 1)
+     + b"not deflated", "does not inflate"),
+    (b"\x02not deflated", "does not inflate"),
+    (bytes([1, 1, 200]), "ends inside its header"),
+    (bytes([1, 99, 2]) + struct.pack("<2I", 4, 4) + struct.pack("<qq", 0, 1) + b"ab",
+     "unknown dtype code 99"),
+], ids=["bits not deflated", "npy not deflated", "short header", "dtype code"])
+def test_a_damaged_blob_is_a_value_error(blob: bytes, message: str) -> None:
+    """What the readers turn into one clean error (the CLI's line, the web's 500): never a
+    zlib, struct or index error from inside the decoder."""
+    with pytest.raises(ValueError, match=message):
+        unpack_grid(blob)
+
+
 def _catalog_with_bomb(url: str) -> None:
     store = catalog.open_catalog(url)
     try:
