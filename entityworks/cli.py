@@ -1414,6 +1414,13 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
     with open(path, "rb") as fh:
         if fh.read(16) != b"SQLite format 3\x00":
             raise EntityworksError(f"{database} is not an SQLite database")
+    where = str(path.absolute())
+    if re.search(r"[#?]|%[0-9A-Fa-f]{2}", where):
+        # Datasette opens "file:PATH?mode=ro" unquoted: it would open (and create) another
+        # file, "a" for "a#b.db", "aA.db" for "a%41.db"
+        raise EntityworksError(
+            f"{database}: Datasette cannot open a file whose path holds '#', '?' or '%' "
+            "and two hex digits (it would open another file); rename or copy it")
     if importlib.util.find_spec("datasette") is None:
         raise EntityworksError('browse needs Datasette: pip install "entityworks[web]"')
     from datasette.cli import serve
@@ -1423,9 +1430,12 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
 
     if not pm.is_registered(plugin):  # e.g. run from a source tree without an install
         pm.register(plugin, name="entityworks")
-    args = [str(path), "--port", str(port), "--host", host]
+    args = ["--port", str(port), "--host", host]
     if open_browser:
         args.append("--open")
+    # The file absolute and after "--": str(Path("./--root")) is "--root", which Datasette
+    # would take as its option (the root actor), and so "./--load-extension=x.db" too.
+    args += ["--", where]
     serve.main(args=args, prog_name="entityworks browse", standalone_mode=False)
 
 

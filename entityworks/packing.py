@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import EntityworksError
 from .registry import PACKED, POINTS
 
 #: ``Annotated[np.ndarray, PACKED]``: an array column stored by :func:`pack_grid`.
@@ -50,8 +51,15 @@ _CODE = {d: i for i, d in enumerate(_DTYPES)}
 _HEAD = struct.Struct("<BBB")
 _VALUES = struct.Struct("<qq")
 _U1 = np.dtype(np.uint8)
-#: Most bytes a compressed array may inflate to (1 GiB).
-MAX_INFLATED = 1 << 30
+#: Most cells (elements) a stored grid may have: the catalog's own map limit
+#: (``entityworks.catalog.MAX_MAP_CELLS``, 4096 x 4096). A blob's header names its shape, so
+#: a crafted one (a few KB of deflated bits claiming 8192 x 8192) is refused before anything
+#: is inflated or allocated; :func:`pack_grid` refuses to write what could not be read back.
+MAX_GRID_CELLS = 1 << 24
+#: Most bytes a grid's cells may take: the cell limit at 16 bytes a cell (complex128).
+MAX_INFLATED = 16 * MAX_GRID_CELLS
+#: The longest ``.npy`` header read (NumPy's own default limit), plus magic and length.
+_NPY_HEAD_MAX = 10_000 + 12
 
 
 def pack_grid(array: Any) -> bytes:
@@ -60,6 +68,7 @@ def pack_grid(array: Any) -> bytes:
         raise ValueError(f"expected a numpy.ndarray, got {type(array).__name__}")
     if array.dtype.hasobject:
         raise ValueError("arrays of Python objects are not stored (they would need pickle)")
+    _check_size(array.shape, array.dtype)
     code = _CODE.get(array.dtype)
     if code is None or array.size == 0 or array.ndim == 0 or max(array.shape) >= 2**32:
         return _pack_general(array)
@@ -96,13 +105,15 @@ def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
         raise ValueError("an empty blob is not a packed grid")
     tag = data[0]
     if tag == _TWO_VALUES or tag == _TWO_VALUES_ZLIB:
+        if len(data) < _HEAD.size or len(data) < _HEAD.size + 4 * data[2] + _VALUES.size:
+            raise ValueError(f"packed grid of {len(data)} bytes ends inside its header")
         _, code, ndim = _HEAD.unpack_from(data)
         shape = struct.unpack_from(f"<{ndim}I", data, 3)
         at = 3 + 4 * ndim
         low, high = _VALUES.unpack_from(data, at)
-        size = 1
-        for n in shape:
-            size *= n
+        if code >= len(_DTYPES):
+            raise ValueError(f"packed grid has an unknown dtype code {code}: damaged data")
+        size = _check_size(shape, _DTYPES[code])
         if tag == _TWO_VALUES:
             packed = np.frombuffer(data, _U1, offset=at + 16)
         else:
@@ -118,10 +129,50 @@ def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
         out[bits.view(bool)] = high
         return out
     if tag == _NPY_ZLIB:
-        return _read_npy(_inflate(data[1:], MAX_INFLATED))
+        return _read_npy(_inflate_npy(data[1:]))
     if data.startswith(_NPY_MAGIC):
-        return _read_npy(data)
+        array = _read_npy(data)  # no larger than the blob: its header must match its length
+        _check_size(array.shape, array.dtype)
+        return array
     raise ValueError(f"not a packed grid (unknown form {tag})")
+
+
+class GridTooLarge(EntityworksError, ValueError):
+    """A grid (written, or claimed by a stored blob's header) over :data:`MAX_GRID_CELLS`
+    cells or :data:`MAX_INFLATED` bytes."""
+
+
+def _check_size(shape: Sequence[int], dtype: np.dtype[Any]) -> int:
+    """The cell count of ``shape``, refused past the limits (checked before allocating)."""
+    cells = 1
+    for n in shape:
+        cells *= int(n)
+    if cells > MAX_GRID_CELLS or cells * dtype.itemsize > MAX_INFLATED:
+        dims = "x".join(map(str, shape))
+        raise GridTooLarge(
+            f"a {dims} grid of {dtype} has {cells:,} cells ({cells * dtype.itemsize:,} "
+            f"bytes), more than the {MAX_GRID_CELLS:,} cells (4096x4096) or "
+            f"{MAX_INFLATED:,} bytes a stored grid may have")
+    return cells
+
+
+def _npy_length(data: bytes) -> int:
+    """The length of the ``.npy`` bytes ``data`` starts with (header and cells), from its
+    header alone, refused when the header claims a grid over the limits."""
+    stream = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, _fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f".npy version {version} is not read")
+    except ValueError as exc:
+        raise ValueError(f"damaged .npy header: {exc}") from None
+    if dtype.hasobject:
+        raise ValueError(".npy data holds Python objects (pickle is never read)")
+    return stream.tell() + _check_size(shape, dtype) * dtype.itemsize
 
 
 def _read_npy(data: bytes) -> np.ndarray:
@@ -133,10 +184,28 @@ def _read_npy(data: bytes) -> np.ndarray:
 def _inflate(data: bytes, limit: int) -> bytes:
     """Deflated bytes, refused when they would grow past ``limit`` (a crafted blob)."""
     inflater = zlib.decompressobj()
-    out = inflater.decompress(data, limit)
+    try:
+        out = inflater.decompress(data, limit)
+    except zlib.error as exc:
+        raise ValueError(f"packed grid does not inflate: {exc}") from None
     if inflater.unconsumed_tail:
         raise ValueError(f"packed data inflates past {limit:,} bytes: damaged data")
     return out
+
+
+def _inflate_npy(data: bytes) -> bytes:
+    """Deflated ``.npy`` bytes: the header inflated first and checked, then at most the
+    bytes it claims, so a crafted header costs nothing."""
+    inflater = zlib.decompressobj()
+    try:
+        head = inflater.decompress(data, _NPY_HEAD_MAX)
+        need = _npy_length(head)
+        rest = inflater.decompress(inflater.unconsumed_tail, max(1, need - len(head) + 1))
+    except zlib.error as exc:
+        raise ValueError(f"packed grid does not inflate: {exc}") from None
+    if inflater.unconsumed_tail:
+        raise ValueError(f"packed data inflates past {need:,} bytes: damaged data")
+    return head + rest
 
 
 # -- point paths ----------------------------------------------------------------------------
@@ -369,6 +438,7 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     return [cells[a:b] for a, b in zip(first.tolist(), bounds, strict=True)]
 
 
-__all__ = ["PackedGrid", "PointPath", "pack_grid", "pack_points", "unpack_grid",
+__all__ = ["MAX_GRID_CELLS", "GridTooLarge", "PackedGrid", "PointPath", "pack_grid",
+           "pack_points", "unpack_grid",
            "unpack_points",
            "unpack_points_many"]

@@ -14,7 +14,8 @@ most of them is used; within it the cells are drawn uniformly without replacemen
 (``min_distance`` > 0 keeps the picks that far apart, in cells, e.g. to spread up and down
 stairs: each drawn cell too close to an earlier pick is skipped, a greedy rule that can
 give up on a tight request another order would satisfy). Without a region that can hold
-them all, a ``ValueError`` says how many fit.
+them all, a ``ValueError`` says how many fit; a clearance whose disk is wider than the map is
+refused before any work.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def _disk(radius: int) -> np.ndarray:
     return (span[:, None] ** 2 + span[None, :] ** 2) <= radius * radius
 
 
+def _fits(shape: tuple[int, ...], clearance: int) -> bool:
+    """Whether a disk of radius ``clearance`` (``2 * clearance + 1`` cells across) fits in a
+    map of ``shape`` at all: cells off the map count as wall, so a larger one never does."""
+    return 2 * clearance + 1 <= min(shape)
+
+
 def clear_cells(grid: np.ndarray, clearance: int) -> np.ndarray:
     """Boolean mask of the floor cells whose ``clearance`` disk holds only floor."""
     cells = check_grid(grid)
@@ -53,6 +60,8 @@ def clear_cells(grid: np.ndarray, clearance: int) -> np.ndarray:
     floor: np.ndarray = cells == 0
     if clearance == 0:
         return floor
+    if not _fits(cells.shape, clearance):  # known without building the disk (its side
+        return np.zeros(cells.shape, dtype=bool)  # squared: 2 GB for a radius of 16,000)
     kept: np.ndarray = ndimage.binary_erosion(floor, structure=_disk(clearance), border_value=0)
     return kept
 
@@ -74,6 +83,12 @@ def place(
     count = check_int("count", count, 1)
     clearance = check_int("clearance", clearance, 0)
     min_distance = check_int("min_distance", min_distance, 0)
+    if not _fits(cells.shape, clearance):
+        height, width = cells.shape
+        raise ValueError(
+            f"cannot place {count} point(s) with clearance {clearance}: a clear disk of that "
+            f"radius is {2 * clearance + 1} cells across, more than the {width}x{height} map "
+            "holds")
     rng, recorded = make_rng(seed)
     ok = clear_cells(cells, clearance)
     labels, regions = label(cells, 4)

@@ -117,13 +117,20 @@ class CatalogReader:
         self._lock = threading.Lock()
 
     def store(self, path: str | Path) -> Any:
+        from urllib.parse import quote
+
+        import sqlalchemy as sa
+
         from ..store import Store
 
         key = str(Path(path).resolve())
         with self._lock:
             found = self._stores.get(key)
             if found is None:
-                found = Store(f"sqlite:///file:{key}?mode=ro&uri=true")
+                # An SQLite URI, its '#', '?' and '%' quoted (else "a#b.db" opens the file
+                # "a"); a URL object, as SQLAlchemy would unquote them in a URL string.
+                found = Store(sa.URL.create("sqlite", database=f"file:{quote(key)}",
+                                            query={"mode": "ro", "uri": "true"}))
                 self._stores[key] = found
             return found
 

@@ -21,13 +21,21 @@ Routes (``DB`` is the database's name in Datasette's URLs)::
     /-/entityworks/DB/maps/ID.tiled.json     a Tiled map; its tileset is
     /-/entityworks/DB/maps/entityworks_tiles.png
 
+``DB`` is tilde-encoded as in Datasette's own URLs, so any file name (quotes, ``#``, ``?``,
+``%``, spaces) gives a working URL, and every value put into markup is escaped.
+
 Every route answers only for a database whose ``maps`` table is an entityworks catalog, and
-checks the same view permissions as Datasette's own table pages.
+checks the same view permissions as Datasette's own table pages, for the actor of the
+request: ``maps`` denied is a 403; each child table (``maps_rooms``, ``maps_corridors``,
+``maps_caves``, ``maps_placements``) denied is neither listed nor drawn. A map whose stored
+grid cannot be read (damaged, or claiming more cells than a catalog map may have) is a 500
+with the reason, refused before it is inflated.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -35,6 +43,7 @@ from typing import Any, TypeVar
 import markupsafe
 from datasette import Forbidden, NotFound, Response
 from datasette import hookimpl as _datasette_hookimpl
+from datasette.utils import tilde_decode, tilde_encode
 
 from .. import pictures
 
@@ -56,8 +65,11 @@ READER = pictures.CatalogReader()
 
 
 def _prefix(datasette: Any, database: str) -> str:
+    """``/-/entityworks/DB/maps`` with the database's route tilde-encoded, exactly as
+    ``datasette.urls.database`` encodes it (base_url included): no character of a file
+    name can end the path, start a query or a fragment, or leave an attribute."""
     route = datasette.get_database(database).route
-    path: str = datasette.urls.path(f"-/{PLUGIN}/{route}/maps")
+    path: str = datasette.urls.path(f"-/{PLUGIN}/{tilde_encode(route)}/maps")
     return path
 
 
@@ -78,23 +90,51 @@ class BadRequest(Exception):
     """A query parameter out of range: answered with status 400."""
 
 
+class Unreadable(Exception):
+    """A stored map that cannot be decoded (damaged, or over the size limit): status 500."""
+
+
 async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(None, functools.partial(fn, *args))
 
 
+async def _may_view(datasette: Any, actor: Any, database: str, table: str) -> bool:
+    """Whether ``actor`` may see ``table``: the checks of Datasette's own table page
+    (the table, then its database, then the instance; the first that decides wins)."""
+    visible, _private = await datasette.check_visibility(
+        actor, permissions=[("view-table", (database, table)), ("view-database", database),
+                            "view-instance"])
+    return bool(visible)
+
+
+@functools.cache
+def _child_tables() -> tuple[tuple[str, str], ...]:
+    """``(field, table)`` of each child list of a catalog map: caves, rooms, corridors..."""
+    from ...catalog import MapRecord
+    from ...schema import table_schema
+
+    return tuple((child.field, child.schema.name)
+                 for child in table_schema(MapRecord).children)
+
+
+async def _visible_record(datasette: Any, actor: Any, database: str, record: Any) -> Any:
+    """``record`` with the child lists whose table ``actor`` may not view emptied: what
+    is denied is neither listed nor drawn (nor part of a picture's ETag)."""
+    denied: dict[str, list[Any]] = {
+        field: [] for field, table in _child_tables()
+        if not await _may_view(datasette, actor, database, table)}
+    return dataclasses.replace(record, **denied) if denied else record
+
+
 async def _catalog_db(datasette: Any, request: Any) -> Any:
     """The Datasette database of the request, if its ``maps`` table is a catalog's."""
-    route = request.url_vars["database"]
+    route = tilde_decode(request.url_vars["database"])
     try:
         db = datasette.get_database(route=route)
     except KeyError:
         raise NotFound(f"no database {route!r}") from None
-    visible, _private = await datasette.check_visibility(
-        request.actor,
-        permissions=[("view-table", (db.name, "maps")), ("view-database", db.name),
-                     "view-instance"])
-    if not visible:
+    if not await _may_view(datasette, request.actor, db.name, "maps"):
         raise Forbidden("you may not view this table")
     if not db.path or not await _is_catalog(db):
         raise NotFound(f"{db.name!r} holds no entityworks maps table")
@@ -127,18 +167,24 @@ def _not_modified(request: Any, etag: str) -> Response | None:
     return None
 
 
+async def _read(read: Callable[[str, int], T], db: Any, map_id: int) -> T:
+    try:
+        found = await _in_thread(read, db.path, map_id)
+    except ValueError as exc:  # a damaged or crafted blob, refused by its decoder
+        raise Unreadable(f"map {map_id} cannot be read: {exc}") from None
+    if found is None:
+        raise NotFound(f"no map {map_id}")
+    return found
+
+
 async def _grid(db: Any, map_id: int) -> Any:
-    grid = await _in_thread(READER.grid, db.path, map_id)
-    if grid is None:
-        raise NotFound(f"no map {map_id}")
-    return grid
+    return await _read(READER.grid, db, map_id)
 
 
-async def _record(db: Any, map_id: int) -> Any:
-    record = await _in_thread(READER.record, db.path, map_id)
-    if record is None:
-        raise NotFound(f"no map {map_id}")
-    return record
+async def _record(datasette: Any, request: Any, db: Any, map_id: int) -> Any:
+    """The map with what the request's actor may see of its child rows."""
+    record = await _read(READER.record, db, map_id)
+    return await _visible_record(datasette, request.actor, db.name, record)
 
 
 def _guarded(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -148,6 +194,8 @@ def _guarded(view: Callable[..., Any]) -> Callable[..., Any]:
             return await view(datasette, request)
         except BadRequest as exc:
             return Response.text(f"{exc}\n", status=400)
+        except Unreadable as exc:
+            return Response.text(f"{exc}\n", status=500)
 
     return wrapper
 
@@ -169,7 +217,7 @@ async def thumb_view(datasette: Any, request: Any) -> Response:
 async def png_view(datasette: Any, request: Any) -> Response:
     db = await _catalog_db(datasette, request)
     block = _int_arg(request, "block", pictures.FULL_BLOCK, *pictures.BLOCK_RANGE)
-    record = await _record(db, int(request.url_vars["id"]))
+    record = await _record(datasette, request, db, int(request.url_vars["id"]))
     marks = [(p.x, p.y) for p in getattr(record, "placements", [])]
     etag = f"p{block}-{pictures.record_digest(record, features=False)}"
     if (early := _not_modified(request, etag)) is not None:
@@ -182,7 +230,7 @@ async def png_view(datasette: Any, request: Any) -> Response:
 @_guarded
 async def overlay_view(datasette: Any, request: Any) -> Response:
     db = await _catalog_db(datasette, request)
-    record = await _record(db, int(request.url_vars["id"]))
+    record = await _record(datasette, request, db, int(request.url_vars["id"]))
     default = pictures.page_block(record.width, record.height)
     block = _int_arg(request, "block", default, *pictures.BLOCK_RANGE)
     etag = f"o{block}-{pictures.record_digest(record)}"
@@ -241,11 +289,12 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
             return None
         w, h = pictures.display_size(width, height)
         kind = _row_value(row, "kind")
-        alt = markupsafe.escape(f"map {map_id}: {kind} {width}x{height}")
+        alt = f"map {map_id}: {kind} {width}x{height}"
         src = f"{_prefix(datasette, database)}/{map_id}/thumb.png"
+        # Markup.format escapes every argument: none can leave its attribute
         return markupsafe.Markup(
-            f'<img class="ew-map" src="{src}" width="{w}" height="{h}" loading="lazy" '
-            f'alt="{alt}" title="{alt}">')
+            '<img class="ew-map" src="{}" width="{}" height="{}" loading="lazy" '
+            'alt="{}" title="{}">').format(src, w, h, alt, alt)
     if table == "maps" and column == "parameters":
         text = pictures.parameters_html(value)
         return markupsafe.Markup(text) if text else None
@@ -276,9 +325,13 @@ def extra_template_vars(view_name: str, table: str | None, database: str | None,
             map_id = int(pks)
         except ValueError:
             return {}
-        record = await _in_thread(READER.record, db.path, map_id)
+        try:
+            record = await _in_thread(READER.record, db.path, map_id)
+        except ValueError:  # damaged or over the limit: the page shows the row alone
+            return {}
         if record is None:
             return {}
+        record = await _visible_record(datasette, request.actor, database, record)
         block = pictures.page_block(record.width, record.height)
         prefix = _prefix(datasette, database)
         return {"entityworks_map": {
