@@ -13,6 +13,7 @@ with :func:`decode_grid`), with its caves, rooms and corridors in child tables::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -106,6 +107,12 @@ class MapRecord:
     """One generated map. ``open_ratio``, ``region_count`` and ``largest_region`` are measured
     on ``grid`` (1 = wall, 0 = floor; regions are 4-connected).
 
+    The build's own outcome, for generators that report one (dungeons; NULL for other kinds
+    and for maps stored before revision ``0008_entries_and_outcomes``): ``build_success``
+    (every room asked for was built and the floor is connected), ``rooms_asked``,
+    ``rooms_built`` and ``connected``. A failed build is stored as what it is, not as a map
+    that looks like any other.
+
     ``grid`` is keyword-only so that it is the table's last column: a scan of the statistics
     stops before the grid bytes.
     """
@@ -121,6 +128,10 @@ class MapRecord:
     region_count: int
     largest_region: int = column(index=True)
     created_at: dt.datetime = field(default_factory=_utc_now)
+    build_success: bool | None = None
+    rooms_asked: int | None = None
+    rooms_built: int | None = None
+    connected: bool | None = None
     grid: PackedGrid = field(kw_only=True)
     caves: list[MapCave] = field(default_factory=list)
     rooms: list[MapRoom] = field(default_factory=list)
@@ -135,6 +146,8 @@ class SudokuPuzzle:
 
     ``solution_count`` is 0, 1 or 2 (2 meaning "more than one"); ``difficulty`` counts the
     solver's guesses (0: singles alone solve it) and ``nodes`` the states it expanded.
+    ``source`` and ``name`` are those of the first entry that brought the puzzle; every
+    entry of every file is a :class:`SudokuEntry`.
     """
 
     id: int | None = primary_key()
@@ -147,6 +160,24 @@ class SudokuPuzzle:
     difficulty: int | None = None
     nodes: int | None = None
     created_at: dt.datetime = field(default_factory=_utc_now)
+
+
+@entity("sudoku_entries", unique=[("source", "position")])
+class SudokuEntry:
+    """One entry of a stored puzzle file: the ``position``-th puzzle (from 0) of ``source``,
+    its name there (``Grid 41``) and line, and the puzzle (``sudoku_puzzles`` row) it is.
+
+    Two entries of a file may be the same puzzle (Project Euler 96's Grid 09 and Grid 41):
+    the puzzle is stored once, each entry has its row, so a file's answer can be computed
+    from the database. ``(source, position)`` is unique: storing a file again adds nothing.
+    """
+
+    id: int | None = primary_key()
+    source: str
+    position: int
+    name: str
+    line: int
+    puzzle_id: int = column(references=SudokuPuzzle, index=True, on_delete="cascade")
 
 
 @entity("entropy_reports")
@@ -173,7 +204,8 @@ class EntropyRecord:
 
 #: The catalog's top-level classes, by table name.
 TABLES: dict[str, type[Any]] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
-                           "entropy_reports": EntropyRecord}
+                                "sudoku_entries": SudokuEntry,
+                                "entropy_reports": EntropyRecord}
 
 
 def open_catalog(url: str | os.PathLike[str] | Store) -> Store:
@@ -222,8 +254,18 @@ def map_record(result: Any, *, kind: str | None = None, generator: str | None = 
     return MapRecord(
         None, kind or result.kind, generator or f"{module}.{type(result).__name__}",
         dict(result.params), result.seed, int(grid.shape[1]), int(grid.shape[0]),
-        ratio, regions, largest, _utc_now(), grid=grid, caves=caves, rooms=rooms,
-        corridors=corridors)
+        ratio, regions, largest, _utc_now(), *build_outcome(result), grid=grid, caves=caves,
+        rooms=rooms, corridors=corridors)
+
+
+def build_outcome(result: Any) -> tuple[bool | None, int | None, int | None, bool | None]:
+    """``(build_success, rooms_asked, rooms_built, connected)`` as a generator result reports
+    them (``generators.dungeon``); all None for a result that reports no outcome."""
+    asked = getattr(result, "rooms_asked", None)
+    if asked is None:
+        return None, None, None, None
+    return (bool(result.success), int(asked), int(result.rooms_built),
+            bool(result.connected))
 
 
 def decode_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
@@ -364,6 +406,45 @@ def save_maps(store: Store, records: Iterable[MapRecord]) -> int:
     return store.insert_many(list(records))
 
 
+@dataclass
+class BuildSummary:
+    """How the builds of one :func:`generate_into` call went (generators that report an
+    outcome): complete ones, short ones (a room missing or the floor split), and the room
+    counts of the short ones."""
+
+    complete: int = 0
+    short: int = 0
+    disconnected: int = 0
+    rooms_asked: int | None = None
+    short_built: tuple[int, int] | None = None
+
+    def add(self, success: bool, asked: int, built: int, connected: bool) -> None:
+        self.rooms_asked = asked if self.rooms_asked is None else self.rooms_asked
+        if success:
+            self.complete += 1
+            return
+        self.short += 1
+        self.disconnected += not connected
+        low, high = self.short_built or (built, built)
+        self.short_built = (min(low, built), max(high, built))
+
+    def __str__(self) -> str:
+        """``17 complete, 3 short (asked 8 rooms, built 5-7)``."""
+        text = f"{self.complete} complete, {self.short} short"
+        if self.short_built is not None:
+            low, high = self.short_built
+            built = str(low) if low == high else f"{low}-{high}"
+            text += f" (asked {self.rooms_asked} rooms, built {built}"
+            if self.disconnected:
+                text += f"; {self.disconnected} not connected"
+            text += ")"
+        return text
+
+
+class ShortBuild(EntityworksError):
+    """A build fell short while :func:`generate_into` was told to refuse short builds."""
+
+
 @dataclass(frozen=True)
 class GenerateStats:
     """What :func:`generate_into` did and where its time went."""
@@ -377,6 +458,8 @@ class GenerateStats:
     #: CPU time of this process while storing (the wall time above also counts waits for a
     #: core that the generating workers hold).
     storage_cpu_seconds: float = 0.0
+    #: The outcomes of the builds stored, for kinds whose generator reports one (dungeons).
+    builds: BuildSummary | None = None
 
     @property
     def maps_per_second(self) -> float:
@@ -391,9 +474,13 @@ class GenerateStats:
 def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
                   seed: int | None = None, params: dict[str, Any] | None = None,
                   workers: int = 1, progress: Callable[[int], None] | None = None,
-                  client: Any = None) -> GenerateStats:
+                  client: Any = None, refuse_short: bool = False) -> GenerateStats:
     """Generate ``count`` maps on ``workers`` processes (or on the Dask cluster of
     ``client``) and store them in batches as they arrive, in seed order.
+
+    The builds' outcomes (dungeons: rooms asked and built, connected) are stored with the
+    maps and summed up in ``GenerateStats.builds``. With ``refuse_short`` the whole call is
+    one transaction and the first short build raises :class:`ShortBuild`: nothing is stored.
 
     ``store`` may be a function that opens the Store: it is called once the first map is
     built, so that a bad parameter value leaves no new database behind. Only this process
@@ -414,14 +501,20 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
     waiting = 0
     flushed = time.perf_counter()
     stored: set[int | None] = set()
+    builds: BuildSummary | None = None
+    whole = contextlib.ExitStack()  # with refuse_short: one transaction for every batch
+    in_transaction = False
 
     def flush() -> None:
-        nonlocal storage, storage_cpu, flushed, store, waiting
+        nonlocal storage, storage_cpu, flushed, store, waiting, in_transaction
         if not isinstance(store, Store):
             store = store()
         if store.registry is not default_registry:
             raise EntityworksError("generate_into stores rows encoded with the default type "
                                    "registry; open the catalog's Store without registry=")
+        if refuse_short and not in_transaction:
+            whole.enter_context(store.transaction())
+            in_transaction = True
         t = time.perf_counter()
         cpu = time.process_time()
         batch = EncodedRows.join(pending)
@@ -435,25 +528,47 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
         pending.clear()
         waiting = 0
 
-    for rows in generate_encoded(kind, count, seed=seed, params=params, workers=workers,
-                                 client=client):
-        keep = []
-        for i, value in enumerate(rows.column("seed")):
-            if value is None or value not in stored:
-                stored.add(value)
-                keep.append(i)
-        if keep:
-            pending.append(rows if len(keep) == len(rows) else rows.take(keep))
-            waiting += len(keep)
-        # One write per batch: per-call costs (transaction, key generation) amortised.
-        if pending and (waiting >= STORE_BATCH or time.perf_counter() - flushed > 0.5):
+    with whole:
+        for rows in generate_encoded(kind, count, seed=seed, params=params, workers=workers,
+                                     client=client):
+            keep = []
+            for i, value in enumerate(rows.column("seed")):
+                if value is None or value not in stored:
+                    stored.add(value)
+                    keep.append(i)
+            if keep:
+                part = rows if len(keep) == len(rows) else rows.take(keep)
+                builds = _count_builds(part, builds, refuse_short)
+                pending.append(part)
+                waiting += len(keep)
+            # One write per batch: per-call costs (transaction, key generation) amortised.
+            if pending and (waiting >= STORE_BATCH or time.perf_counter() - flushed > 0.5):
+                flush()
+        if pending:
             flush()
-    if pending:
-        flush()
     elapsed = time.perf_counter() - start
     return GenerateStats(kind, len(seeds), elapsed, storage,
                          (min(ids), max(ids)) if ids else None,
-                         (seeds[0], seeds[-1]) if seeds else None, storage_cpu)
+                         (seeds[0], seeds[-1]) if seeds else None, storage_cpu, builds)
+
+
+def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: bool
+                  ) -> BuildSummary | None:
+    """Add the outcomes of ``rows`` (NULL: the generator reports none) to ``builds``; with
+    ``refuse_short`` a short build raises :class:`ShortBuild`."""
+    outcomes = zip(rows.column("build_success"), rows.column("rooms_asked"),
+                   rows.column("rooms_built"), rows.column("connected"), rows.column("seed"),
+                   strict=True)
+    for success, asked, built, connected, seed in outcomes:
+        if success is None:
+            continue
+        builds = builds or BuildSummary()
+        builds.add(bool(success), asked, built, bool(connected))
+        if refuse_short and not success:
+            floor = "" if connected else ", floor not connected"
+            raise ShortBuild(f"the build of seed {seed} fell short "
+                             f"({built} of {asked} rooms built{floor}); nothing was stored")
+    return builds
 
 
 # -- one map: its grid, its row, its placements --------------------------------------------
@@ -711,20 +826,38 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
 
 @dataclass(frozen=True)
 class SudokuResult:
-    """What :func:`store_sudokus` did: rows written, duplicates skipped, unsolvable ones."""
+    """What :func:`store_sudokus` did: puzzle rows written, puzzles not written again
+    (already stored, or repeated in the file), unsolvable entries, the new puzzle rows, and
+    the file's entries recorded now and found recorded before."""
 
     stored: int
     duplicates: int
     unsolved: list[str]
     records: list[SudokuPuzzle]
+    entries: int = 0
+    entries_known: int = 0
+
+
+class EntryConflict(EntityworksError):
+    """A file's entry is recorded, at the same source and position, with another puzzle."""
+
+
+#: Values per ``IN (...)`` lookup of :func:`store_sudokus`.
+_LOOKUP = 500
 
 
 def store_sudokus(store: Store, source: str, entries: Sequence[Any],
                   solutions: Sequence[Any]) -> SudokuResult:
-    """Store solved puzzles (``generators.sudoku`` ``NamedPuzzle`` + ``Solution`` lists).
+    """Store solved puzzles (``generators.sudoku`` ``NamedPuzzle`` + ``Solution`` lists)
+    and every entry of the file they came from, all in one transaction.
 
-    A puzzle already in the catalog, or repeated in ``entries``, is skipped: the puzzle text
-    is unique. Rows for puzzles without a solution are stored with ``solution=None``.
+    A puzzle is one ``sudoku_puzzles`` row however often it occurs (the text is unique);
+    each entry of ``entries`` is a ``sudoku_entries`` row (``source``, its position, name
+    and line) naming that puzzle. Entries already recorded for ``source`` are kept as they
+    are, so storing a file again adds nothing. An entry recorded for ``source`` at the same
+    position with another puzzle (another file of the same name) raises
+    :class:`EntryConflict` and nothing is written. Puzzles without a solution are stored
+    with ``solution=None``.
     """
     fresh: dict[str, SudokuPuzzle] = {}
     unsolved = []
@@ -740,15 +873,38 @@ def store_sudokus(store: Store, source: str, entries: Sequence[Any],
             81 - puzzle.count("0"), count, None if solution is None else solution.guesses,
             None if solution is None else solution.nodes)
     known = list(fresh)
+    ids: dict[str, int] = {}
     with store.transaction():
-        for start in range(0, len(known), 500):
-            existing = store.select(SudokuPuzzle,
-                                    where=col("puzzle").in_(known[start:start + 500]))
-            for row in existing:
-                fresh.pop(row.puzzle, None)
+        for start in range(0, len(known), _LOOKUP):
+            existing = store.select(SudokuPuzzle, columns=["id", "puzzle"],
+                                    where=col("puzzle").in_(known[start:start + _LOOKUP]))
+            for key, text in existing:
+                ids[text] = key
+                fresh.pop(text, None)
         rows = list(fresh.values())
         store.insert_many(rows)
-    return SudokuResult(len(rows), len(entries) - len(rows), unsolved, rows)
+        ids.update((row.puzzle, row.id) for row in rows)  # type: ignore[misc]
+        recorded: dict[int, int] = {}  # position -> puzzle id, as stored before
+        for start in range(0, len(entries), _LOOKUP):
+            where = [col("source") == source, col("position") >= start,
+                     col("position") < start + _LOOKUP]
+            recorded.update(store.select(SudokuEntry, columns=["position", "puzzle_id"],
+                                         where=where))
+        new = []
+        for position, entry in enumerate(entries):
+            puzzle_id = ids[entry.puzzle]
+            was = recorded.get(position)
+            if was is None:
+                new.append(SudokuEntry(None, source, position, entry.name, entry.line,
+                                       puzzle_id))
+            elif was != puzzle_id:
+                raise EntryConflict(
+                    f"{source}: entry {position} ({entry.name}) is recorded with another "
+                    f"puzzle: another file of that name was stored before; store this one "
+                    f"under a source name of its own")
+        store.insert_many(new)
+    return SudokuResult(len(rows), len(entries) - len(rows), unsolved, rows, len(new),
+                        len(entries) - len(new))
 
 
 # -- entropy -------------------------------------------------------------------------------
@@ -889,6 +1045,7 @@ def check_catalog_table(name: str) -> type:
 __all__ = [
     "KINDS",
     "TABLES",
+    "BuildSummary",
     "EntropyRecord",
     "GenerateStats",
     "InputTooLarge",
@@ -900,12 +1057,16 @@ __all__ = [
     "MapRoom",
     "MAX_ENTROPY_BYTES",
     "MAX_MAP_CELLS",
+    "ShortBuild",
+    "SudokuEntry",
     "SudokuPuzzle",
     "SudokuResult",
     "CopyStats",
+    "EntryConflict",
     "PLACEMENT_LABELS",
     "analyse_entropy",
     "build_map",
+    "build_outcome",
     "check_parameters",
     "copy_catalog",
     "decode_grid",

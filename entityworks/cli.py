@@ -455,14 +455,19 @@ _KINDS_HELP = "\b\nKinds (defaults in brackets):\n" + "\n".join(
 @click.option("--cluster", metavar="ADDRESS",
               help="Generate on this Dask scheduler (tcp://host:8786) instead of local "
                    "processes; this process stores the maps (needs entityworks[dask]).")
+@click.option("--refuse-short", is_flag=True,
+              help="Store nothing and fail if any build falls short (a dungeon with fewer "
+                   "rooms than asked or a split floor).")
 @progress_option
 @db_option
 def generate(kind: str, count: int, width: int | None, height: int | None, seed: int | None,
-             params: Sequence[str], workers: int, cluster: str | None, progress: bool | None,
-             db: str) -> None:
+             params: Sequence[str], workers: int, cluster: str | None, refuse_short: bool,
+             progress: bool | None, db: str) -> None:
     """Generate maps into the catalog; every row keeps the seed that rebuilds it.
 
     A map has at most 4096x4096 cells. Nothing is created when a parameter is refused.
+    Each dungeon row records its build's outcome (build_success, rooms_asked, rooms_built,
+    connected), and a line sums them up; --refuse-short refuses the whole batch instead.
     Example: entityworks generate caves --count 20 --seed 1 --db levels.db
     """
     from . import catalog
@@ -483,7 +488,10 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
         with _bar(count, "map", progress) as bar:
             stats = catalog.generate_into(open_when_first_map_is_built, kind, count, seed=seed,
                                           params=values, workers=workers, progress=bar.update,
-                                          client=client)
+                                          client=client, refuse_short=refuse_short)
+    except catalog.ShortBuild as exc:
+        raise click.ClickException(f"{exc} (--refuse-short)") from None
+    else:
         where = (f"on {cluster} ({sum(client.nthreads().values())} worker thread(s))"
                  if client is not None else f"{workers} worker(s)")
     finally:
@@ -495,6 +503,8 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
     click.echo(f"stored {stats.count} {kind} maps in {display_db(opened[0] if opened else db)} "
                f"({ids}, {seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
                f"storage {stats.storage_share:.0%} of the time, {where}")
+    if stats.builds is not None:
+        click.echo(f"{kind} builds: {stats.builds}")
 
 
 def _cluster_client(address: str | None) -> Any:
@@ -983,15 +993,20 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
 @click.option("--cluster", metavar="ADDRESS",
               help="Solve on this Dask scheduler (tcp://host:8786); this process stores the "
                    "results (needs entityworks[dask]).")
+@click.option("--source", metavar="NAME",
+              help="Record the entries under this source name (default: FILE's name, "
+                   "'stdin' for '-').")
 @progress_option
 @db_option
 def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
-                 progress: bool | None,
+                 source: str | None, progress: bool | None,
                  db: str) -> None:
-    """Solve every puzzle of FILE and store puzzles and solutions in the catalog.
+    """Solve every puzzle of FILE and store puzzles, solutions and the file's entries.
 
-    FILE may be '-' (standard input) or a FIFO; it is read once, up to 64 MiB. A puzzle
-    already stored is skipped (the puzzle text is unique). Example:
+    FILE may be '-' (standard input) or a FIFO; it is read once, up to 64 MiB. A puzzle is
+    stored once (the puzzle text is unique); every entry of FILE (its source name, position,
+    name and line) is recorded in sudoku_entries, so that a repeated puzzle keeps each of its
+    names. Storing a file again adds nothing. Example:
     entityworks sudoku solve p096_sudoku.txt --db puzzles.db
     """
     from generators import sudoku as sd
@@ -1017,14 +1032,19 @@ def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
             finally:
                 client.close()
     store = open_catalog(db)
-    source = "stdin" if file == "-" else Path(file).name
-    result = catalog.store_sudokus(store, source, entries, solutions)
+    if source is None:
+        source = "stdin" if file == "-" else Path(file).name
+    try:
+        result = catalog.store_sudokus(store, source, entries, solutions)
+    except catalog.EntryConflict as exc:
+        raise click.ClickException(f"{exc} (--source NAME)") from None
     solved = sum(s is not None for s in solutions)
     several = sum(s is not None and s.unique is False for s in solutions)
     click.echo(f"{len(entries)} puzzles read from {file} ({fmt} format): {solved} solved, "
                f"{several} with several solutions, {len(result.unsolved)} without a solution")
     click.echo(f"{result.stored} stored in {display_db(store)}, {result.duplicates} "
-               f"skipped as already stored or repeated")
+               f"skipped as already stored or repeated; entries of {source!r}: "
+               f"{result.entries} recorded, {result.entries_known} recorded before")
     for name in result.unsolved:
         click.echo(f"no solution: {name}")
     if fmt == "euler" and solved == len(entries) and not several:

@@ -27,7 +27,10 @@ Then, until ``rooms`` rooms stand or ``breakout`` attempts are spent:
    least ``room_distance`` wall cells between them), no built corridor lies within
    ``corridor_distance`` cells, and the room does not cover the new corridor.
 
-``success`` tells whether the room count was reached before the break-out;
+The build's outcome is part of the result: ``rooms_asked`` and ``rooms_built``, ``connected``
+(every floor cell reaches every other, 4-connected, checked on the finished grid) and
+``success``: every room asked for was built and the floor is connected. A build that runs
+out of ``breakout`` attempts (rooms too big or too far apart for the map) is no success;
 ``outcomes`` counts every corridor outcome.
 
 Deliberate differences from the C# original:
@@ -103,7 +106,11 @@ class Room:
 
 @dataclass
 class Dungeon(MapShape):
-    """A generated dungeon with its rooms, corridors and the builder's statistics."""
+    """A generated dungeon with its rooms, corridors and the builder's statistics.
+
+    ``success`` is the build's own verdict: ``rooms_built >= rooms_asked`` and ``connected``
+    (two linked start rooms count as built even when one room was asked for).
+    """
 
     grid: np.ndarray
     seed: int | None
@@ -118,7 +125,14 @@ class Dungeon(MapShape):
     regions: int
     largest_region: int
     open_ratio: float
+    rooms_asked: int
+    connected: bool
     kind: str = field(default="dungeon", init=False)
+
+    @property
+    def rooms_built(self) -> int:
+        """How many rooms stand (``len(rooms)``)."""
+        return len(self.rooms)
 
 
 class _Builder:
@@ -457,17 +471,14 @@ def generate(
     else:
         started = builder.place_linked_rooms(_LINK_TRIES_PER_BREAKOUT * max(1, breakout))
     attempts = 0
-    success = started
     if started:
-        while len(builder.rooms) < rooms:
-            if attempts >= breakout:
-                success = False
-                break
+        while len(builder.rooms) < rooms and attempts < breakout:
             attempts += 1
             builder.attempt()
 
     grid = np.where(builder.floor, 0, 1).astype(np.uint8)
     stats = region_stats(grid, 4)
+    connected = stats.count == 1  # no floor at all (start rooms never linked): not connected
     params: dict[str, Any] = {"width": width, "height": height, "method": method, "rooms": rooms}
     params.update(settings)
     params["breakout"] = breakout
@@ -477,7 +488,7 @@ def generate(
         params=params,
         rooms=list(builder.rooms),
         corridors=[[(pos % width, pos // width) for pos in path] for path in builder.corridors],
-        success=success,
+        success=len(builder.rooms) >= rooms and connected,
         outcomes=dict(builder.outcomes),
         attempts=attempts,
         rejected_starts=builder.rejected_starts,
@@ -485,4 +496,6 @@ def generate(
         regions=stats.count,
         largest_region=stats.largest,
         open_ratio=open_ratio(grid),
+        rooms_asked=rooms,
+        connected=connected,
     )

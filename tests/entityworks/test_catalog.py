@@ -276,3 +276,209 @@ def test_catalog_on_a_server(server, request):
     finally:
         store.close()
         drop_all(url)
+
+
+# -- every entry of a puzzle file is recorded ----------------------------------------------
+
+#: Project Euler 96 answered from the database alone: the top-left three digits of the
+#: solution of every entry of the file (a puzzle that occurs twice counts twice).
+EULER96_SQL = """
+SELECT SUM(CAST(SUBSTR(p.solution, 1, 3) AS INTEGER))
+FROM sudoku_entries e JOIN sudoku_puzzles p ON p.id = e.puzzle_id
+WHERE e.source = :source
+"""
+
+
+def _scalar(url: str, sql: str, **params: object) -> object:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text(sql), params).scalar()
+    finally:
+        engine.dispose()
+
+
+def _solve(*args: str) -> object:
+    from click.testing import CliRunner
+
+    from entityworks.cli import cli
+
+    return CliRunner().invoke(cli, ["sudoku", "solve", *args], catch_exceptions=False)
+
+
+def test_every_euler96_grid_is_recorded_and_sql_gives_the_answer(backend_url):
+    """Grid 09 and Grid 41 are the same puzzle: one puzzle row, two entries, and the answer
+    recomputed from the stored rows by plain SQL is Euler's 24702. Storing the file again
+    adds nothing."""
+    from entityworks.catalog import SudokuEntry
+
+    path = require_data("p096_sudoku.txt")
+    first = _solve(str(path), "--db", backend_url, "-j", "1")
+    assert first.exit_code == 0, first.stderr
+    assert "Euler 96 answer: 24702" in first.stdout
+    assert "entries of 'p096_sudoku.txt': 50 recorded, 0 recorded before" in first.stdout
+    assert int(_scalar(backend_url, EULER96_SQL, source=path.name)) == 24702
+    again = _solve(str(path), "--db", backend_url, "-j", "1")
+    assert again.exit_code == 0, again.stderr
+    assert "0 stored" in again.stdout and "0 recorded, 50 recorded before" in again.stdout
+    assert int(_scalar(backend_url, EULER96_SQL, source=path.name)) == 24702
+    store = Store(backend_url)
+    try:
+        entries = list(store.select(SudokuEntry, order_by="position"))
+        assert [e.name for e in entries] == [f"Grid {i:02d}" for i in range(1, 51)]
+        assert [e.position for e in entries] == list(range(50))
+        assert entries[8].puzzle_id == entries[40].puzzle_id  # Grid 09 is Grid 41
+        assert len({e.puzzle_id for e in entries}) == store.count(SudokuPuzzle) == 49
+        text = path.read_text().splitlines()
+        assert all(text[e.line - 1].strip() == e.name for e in entries)
+    finally:
+        store.close()
+
+
+def test_store_sudokus_records_each_entry_once(backend_url):
+    from entityworks.catalog import SudokuEntry
+
+    store = open_catalog(backend_url)
+    try:
+        made = [sudoku.generate(30, seed=s) for s in (1, 2)]
+        entries = [sudoku.NamedPuzzle("a", made[0].puzzle, 1),
+                   sudoku.NamedPuzzle("b", made[1].puzzle, 2),
+                   sudoku.NamedPuzzle("c", made[0].puzzle, 3)]
+        solutions = sudoku.solve_many(entries, workers=1)
+        done = store_sudokus(store, "f.txt", entries, solutions)
+        assert (done.stored, done.duplicates, done.entries, done.entries_known) == (2, 1, 3, 0)
+        again = store_sudokus(store, "f.txt", entries, solutions)
+        assert (again.stored, again.entries, again.entries_known) == (0, 0, 3)
+        other = store_sudokus(store, "g.txt", entries[2:], solutions[2:])
+        assert (other.stored, other.entries) == (0, 1)
+        rows = [(e.source, e.position, e.name) for e in store.select(SudokuEntry, order_by="id")]
+        assert rows == [("f.txt", 0, "a"), ("f.txt", 1, "b"), ("f.txt", 2, "c"),
+                        ("g.txt", 0, "c")]
+        ids = {p.puzzle: p.id for p in store.select(SudokuPuzzle)}
+        assert [e.puzzle_id for e in store.select(SudokuEntry, order_by="id")] == [
+            ids[made[0].puzzle], ids[made[1].puzzle], ids[made[0].puzzle], ids[made[0].puzzle]]
+    finally:
+        store.close()
+
+
+def test_another_file_of_the_same_name_is_refused_whole(tmp_path):
+    """An entry recorded at the same source and position with another puzzle: refused,
+    nothing written; ``--source`` records the second file under its own name."""
+    from entityworks.catalog import SudokuEntry
+
+    db = str(tmp_path / "p.db")
+    made = [sudoku.generate(30, seed=s).puzzle for s in (1, 2, 3)]
+    first = tmp_path / "a" / "puzzles.txt"
+    second = tmp_path / "b" / "puzzles.txt"
+    for path, puzzles in ((first, made[:2]), (second, [made[0], made[2]])):
+        path.parent.mkdir()
+        path.write_text("\n".join(puzzles) + "\n")
+    assert _solve(str(first), "--db", db, "-j", "1").exit_code == 0
+    refused = _solve(str(second), "--db", db, "-j", "1")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == ("error: puzzles.txt: entry 1 (line 2) is recorded with another "
+                              "puzzle: another file of that name was stored before; store "
+                              "this one under a source name of its own (--source NAME)\n")
+    store = Store(db)
+    assert store.count(SudokuPuzzle) == 2 and store.count(SudokuEntry) == 2
+    done = _solve(str(second), "--db", db, "-j", "1", "--source", "b/puzzles.txt")
+    assert done.exit_code == 0 and "entries of 'b/puzzles.txt': 2 recorded" in done.stdout
+    assert store.count(SudokuPuzzle) == 3 and store.count(SudokuEntry) == 4
+    store.close()
+
+
+# -- the build's outcome is stored with the map --------------------------------------------
+
+SHORT = {"width": 40, "height": 40, "rooms": 100, "breakout": 50}
+
+
+def _connected(grid: np.ndarray) -> bool:
+    from scipy import ndimage
+
+    return int(ndimage.label(grid == 0)[1]) == 1
+
+
+def test_dungeon_outcome_is_stored_with_the_map(backend_url):
+    """The issue's command stored maps of 1-3 rooms like any other: now each row says the
+    build fell short (rooms asked and built, connected: checked here independently)."""
+    store = open_catalog(backend_url)
+    try:
+        stats = generate_into(store, "dungeon", 4, seed=1, params=SHORT)
+        generate_into(store, "caves", 1, seed=1, params={"width": 40, "height": 30})
+        maps = list(store.select(MapRecord, order_by="id"))
+        for m in maps[:4]:
+            assert m.build_success is False and m.rooms_asked == 100
+            assert m.rooms_built == len(m.rooms) < 100
+            assert m.connected is _connected(m.grid) is True
+        assert (maps[4].build_success, maps[4].rooms_asked, maps[4].rooms_built,
+                maps[4].connected) == (None, None, None, None)
+        built = sorted(len(m.rooms) for m in maps[:4])
+        span = str(built[0]) if built[0] == built[-1] else f"{built[0]}-{built[-1]}"
+        assert str(stats.builds) == f"0 complete, 4 short (asked 100 rooms, built {span})"
+        short = _scalar(backend_url, "SELECT COUNT(*) FROM maps WHERE build_success = :no",
+                        no=False)
+        assert short == 4
+    finally:
+        store.close()
+
+
+COMPLETE_THEN_SHORT = {"width": 60, "height": 30, "rooms": 3}
+
+
+def test_refuse_short_stores_nothing_even_after_earlier_batches(backend_url, monkeypatch):
+    """With ``refuse_short`` the call is one transaction: batches written before the short
+    build are rolled back with it."""
+    import entityworks.catalog as catalog
+
+    outcomes = [dungeon.generate(seed=s, **COMPLETE_THEN_SHORT).success for s in range(8, 19)]
+    assert outcomes == [True] * 10 + [False]  # seeds 8-17 complete, 18 short
+    monkeypatch.setattr(catalog, "STORE_BATCH", 1)  # every chunk written as it comes
+    store = open_catalog(backend_url)
+    try:
+        with pytest.raises(catalog.ShortBuild, match=r"seed 18 fell short \(\d of 3 rooms "
+                                                     r"built\); nothing was stored"):
+            generate_into(store, "dungeon", 11, seed=8, params=COMPLETE_THEN_SHORT,
+                          refuse_short=True)
+        assert store.count(MapRecord) == 0
+        stats = generate_into(store, "dungeon", 10, seed=8, params=COMPLETE_THEN_SHORT,
+                              refuse_short=True)
+        assert str(stats.builds) == "10 complete, 0 short" and store.count(MapRecord) == 10
+    finally:
+        store.close()
+
+
+def _generate(*args: str) -> object:
+    from click.testing import CliRunner
+
+    from entityworks.cli import cli
+
+    return CliRunner().invoke(cli, ["generate", *args], catch_exceptions=False)
+
+
+def test_generate_reports_short_builds_and_can_refuse_them(tmp_path):
+    """The issue's command: a one-line summary of the builds, and ``--refuse-short`` refusing
+    the whole batch (one stderr line, exit 2, no map stored)."""
+    db = str(tmp_path / "levels.db")
+    args = ["dungeon", "--width", "40", "--height", "40", "-p", "rooms=100", "-p",
+            "breakout=50", "-n", "3", "--seed", "1", "-j", "1", "--db"]
+    built = [dungeon.generate(width=40, height=40, rooms=100, breakout=50, seed=s).rooms_built
+             for s in (1, 2, 3)]
+    done = _generate(*args, db)
+    assert done.exit_code == 0, done.stderr
+    span = f"{min(built)}-{max(built)}" if min(built) != max(built) else str(built[0])
+    assert done.stdout.splitlines()[1] == (f"dungeon builds: 0 complete, 3 short (asked 100 "
+                                           f"rooms, built {span})")
+    refused = _generate(*args, str(tmp_path / "strict.db"), "--refuse-short")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == (f"error: the build of seed 1 fell short ({built[0]} of 100 rooms "
+                              f"built); nothing was stored (--refuse-short)\n")
+    assert not (tmp_path / "strict.db").exists()
+    fine = _generate("dungeon", "--width", "60", "--height", "30", "-p", "rooms=3", "-n", "3",
+                     "--seed", "8", "-j", "1", "--refuse-short", "--db", db)
+    assert fine.exit_code == 0 and "dungeon builds: 3 complete, 0 short" in fine.stdout
+    caves = _generate("caves", "-n", "1", "--width", "40", "--height", "30", "--db", db)
+    assert caves.exit_code == 0 and "builds" not in caves.stdout
+    store = Store(db)
+    assert [m.build_success for m in store.select(MapRecord, order_by="id")] == [
+        False, False, False, True, True, True, None]
+    store.close()

@@ -96,6 +96,40 @@ def test_generate_into_stores_what_generate_maps_builds(backend_url):
         store.close()
 
 
+def test_build_outcomes_travel_the_encoded_path(backend_url):
+    """The outcome columns are encoded in the workers (a process pool here) and stored as
+    ``insert_many`` stores them; each equals what the generator itself reports."""
+    from generators import dungeon
+
+    short = {"width": 50, "height": 40, "rooms": 3}
+    local = [m for c in generate_maps("dungeon", 10, seed=70, params=short) for m in c]
+    store = _catalog(backend_url)
+    try:
+        stats = generate_into(store, "dungeon", 10, seed=70, params=short, workers=2)
+        encoded = {m.seed: m for m in store.select(MapRecord, order_by="id")}
+        plain = copy.deepcopy(local)
+        store.insert_many(plain)
+        direct = {m.seed: m for m in store.select(MapRecord, where=col("id") > max(
+            m.id for m in encoded.values()))}
+        outcomes = []
+        for seed in range(70, 80):
+            made = dungeon.generate(**short, seed=seed)
+            want = (made.success, 3, len(made.rooms), made.connected)
+            for got in (encoded[seed], direct[seed]):
+                assert (got.build_success, got.rooms_asked, got.rooms_built,
+                        got.connected) == want
+                assert type(got.build_success) is bool and type(got.rooms_built) is int
+            outcomes.append(made.success)
+        assert True in outcomes and False in outcomes  # both kinds of build travelled
+        assert (stats.builds.complete, stats.builds.short) == (outcomes.count(True),
+                                                               outcomes.count(False))
+        rows = encode_rows(local)
+        assert rows.column("rooms_built") == [len(m.rooms) for m in local]
+        assert [bool(v) for v in rows.column("build_success")] == outcomes
+    finally:
+        store.close()
+
+
 def test_generate_encoded_chunks_equal_encoding_the_maps():
     local = [m for c in generate_maps("dungeon", 9, seed=8, params=PARAMS) for m in c]
     chunks = list(generate_encoded("dungeon", 9, seed=8, params=PARAMS, workers=2, chunk=4))

@@ -4,7 +4,10 @@ a populated table without losing rows (SQLite always; PostgreSQL and MariaDB whe
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime as dt
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +16,16 @@ from alembic import command
 from alembic.operations import ops
 
 from entityworks import SchemaError, Store, WriteError, table
-from entityworks.catalog import TABLES, MapRecord, open_catalog, upgrade_catalog
+from entityworks.catalog import (
+    TABLES,
+    MapCave,
+    MapCorridor,
+    MapPlacement,
+    MapRecord,
+    MapRoom,
+    open_catalog,
+    upgrade_catalog,
+)
 from entityworks.catalog import SudokuPuzzle as SudokuPuzzleNow
 from entityworks.migrate import (
     VERSION_TABLE,
@@ -24,9 +36,10 @@ from entityworks.migrate import (
     diff,
     head,
 )
+from entityworks.packing import PackedGrid
 
 CATALOG_TABLES = {"maps", "maps_caves", "maps_rooms", "maps_corridors", "sudoku_puzzles",
-                  "entropy_reports"}
+                  "sudoku_entries", "entropy_reports"}
 
 
 @table("levels")
@@ -102,7 +115,7 @@ def _populate(store: Store) -> None:
 def test_upgrade_creates_the_catalog_through_its_revisions(url):
     store = Store(url)
     assert current(store) is None
-    assert upgrade_catalog(store) == head() == "0007_covering_indexes"
+    assert upgrade_catalog(store) == head() == "0008_entries_and_outcomes"
     assert CATALOG_TABLES | {VERSION_TABLE, "entityworks_schema"} <= set(store.table_names())
     assert diff(store, list(TABLES.values())) == []  # the revision matches the dataclasses
     assert upgrade_catalog(store) == head()  # idempotent
@@ -409,17 +422,48 @@ def _map_indexes(url: str) -> dict[str, list[str]]:
         engine.dispose()
 
 
+@table("maps")
+@dataclass
+class MapAt0007:
+    """A map row as revisions 0005-0007 hold it (no build outcome), with its children."""
+
+    id: int | None
+    kind: str
+    generator: str
+    parameters: dict[str, Any]
+    seed: int | None
+    width: int
+    height: int
+    open_ratio: float
+    region_count: int
+    largest_region: int
+    created_at: dt.datetime
+    grid: PackedGrid
+    caves: list[MapCave] = field(default_factory=list)
+    rooms: list[MapRoom] = field(default_factory=list)
+    corridors: list[MapCorridor] = field(default_factory=list)
+    placements: list[MapPlacement] = field(default_factory=list)
+
+
+def _maps_at_0007(kinds_and_seeds: list[tuple[str, int]]) -> list[MapAt0007]:
+    from entityworks.catalog import build_map
+
+    out = []
+    for kind, seed in kinds_and_seeds:
+        new = build_map(kind, seed, {"width": 40, "height": 30})
+        out.append(MapAt0007(**{f.name: getattr(new, f.name)
+                                for f in dataclasses.fields(MapAt0007)}))
+    return out
+
+
 def test_0007_swaps_the_indexes_and_keeps_every_row(url):
     """Revision 0007 replaces two composite indexes of maps by covering ones, rows untouched,
     and its downgrade brings the 0005 indexes back."""
-    from entityworks.catalog import build_map
-
     store = Store(url)
     assert upgrade_catalog(store, "0006_server_defaults") == "0006_server_defaults"
-    maps = [build_map(kind, seed, {"width": 40, "height": 30})
-            for kind, seed in [("dungeon", 3), ("caves", 4), ("islands", 5)]]
+    maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("islands", 5)])
     store.insert_many(maps)
-    expected = {m.id: m for m in Store(url).select(MapRecord)}
+    expected = {m.id: m for m in Store(url).select(MapAt0007)}
     old = {"ix_maps_kind_width_height": ["kind", "width", "height"],
            "ix_maps_region_count_open_ratio": ["region_count", "open_ratio"]}
     new = {"ix_maps_kind_width_height_region_count_open_ratio":
@@ -428,7 +472,7 @@ def test_0007_swaps_the_indexes_and_keeps_every_row(url):
            ["region_count", "open_ratio", "width", "height"]}
     assert old.items() <= _map_indexes(url).items()
 
-    assert upgrade_catalog(store) == head() == "0007_covering_indexes"
+    assert upgrade_catalog(store) == head()  # through 0007 (and the revisions after it)
     indexes = _map_indexes(url)
     assert new.items() <= indexes.items() and not old.keys() & indexes.keys()
     assert diff(store, list(TABLES.values())) == []
@@ -445,7 +489,7 @@ def test_0007_swaps_the_indexes_and_keeps_every_row(url):
     indexes = _map_indexes(url)
     assert old.items() <= indexes.items() and not new.keys() & indexes.keys()
     back = Store(url)
-    assert sorted(m.id for m in back.select(MapRecord)) == sorted(expected)
+    assert sorted(m.id for m in back.select(MapAt0007)) == sorted(expected)
     for s in (store, after, back):
         s.close()
 
@@ -615,3 +659,73 @@ def test_migrate_does_not_import_the_catalog():
     code = ("import sys, entityworks.migrate; "
             "assert 'entityworks.catalog' not in sys.modules, 'catalog imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- revision 0008: sudoku entries, build outcomes -----------------------------------------
+
+
+def _columns(url: str, name: str) -> list[str]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [c["name"] for c in sa.inspect(conn).get_columns(name)]
+    finally:
+        engine.dispose()
+
+
+def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
+    """A catalog filled at revision 0007 keeps every map (grid still the last column, the
+    new outcome columns NULL) and puzzle through the upgrade and the downgrade; the upgraded
+    catalog stores outcomes and entries."""
+    from entityworks.catalog import SudokuEntry, build_map, store_sudokus
+    from generators import sudoku
+
+    store = Store(url)
+    assert upgrade_catalog(store, "0007_covering_indexes") == "0007_covering_indexes"
+    maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("dungeon", 6)])
+    store.insert_many(maps)
+    puzzle = sudoku.generate(30, seed=1)
+    store.insert(SudokuPuzzleNow(None, "old.txt", "Grid 01", puzzle.puzzle, puzzle.solution,
+                                 30, 1))
+    expected = {m.id: m for m in Store(url).select(MapAt0007)}
+    assert "build_success" not in _columns(url, "maps")
+
+    assert upgrade_catalog(store) == head()
+    assert diff(store, list(TABLES.values())) == []
+    columns = _columns(url, "maps")
+    assert columns[-5:] == ["build_success", "rooms_asked", "rooms_built", "connected", "grid"]
+    after = Store(url)
+    rows = {m.id: m for m in after.select(MapRecord)}
+    assert rows.keys() == expected.keys()
+    for key, was in expected.items():
+        now = rows[key]
+        assert np.array_equal(now.grid, was.grid) and now.grid.dtype == was.grid.dtype
+        assert (now.rooms, now.corridors, now.caves, now.seed, now.created_at) == (
+            was.rooms, was.corridors, was.caves, was.seed, was.created_at)
+        assert (now.build_success, now.rooms_asked, now.rooms_built, now.connected) == (
+            None, None, None, None)
+    fresh = build_map("dungeon", 3, {"width": 40, "height": 30, "rooms": 40})
+    after.insert(fresh)
+    back = after.get(MapRecord, fresh.id)
+    assert (back.build_success, back.rooms_asked, back.connected) == (False, 40, True)
+    assert back.rooms_built == len(back.rooms) == len(fresh.rooms)
+    entries = [sudoku.NamedPuzzle("Grid 01", puzzle.puzzle, 1),
+               sudoku.NamedPuzzle("Grid 02", puzzle.puzzle, 11)]
+    done = store_sudokus(after, "old.txt", entries, [sudoku.solve(puzzle.puzzle)] * 2)
+    assert (done.stored, done.entries) == (0, 2) and after.count(SudokuEntry) == 2
+
+    _downgrade(after, "0007_covering_indexes")
+    assert current(after) == "0007_covering_indexes"
+    assert "sudoku_entries" not in Store(url).table_names()
+    assert _columns(url, "maps")[-1] == "grid"
+    assert not {"build_success", "rooms_asked", "rooms_built", "connected"} & set(
+        _columns(url, "maps"))
+    down = Store(url)
+    kept = {m.id: m for m in down.select(MapAt0007)}
+    assert kept.keys() == expected.keys() | {fresh.id}
+    for key, was in expected.items():
+        assert np.array_equal(kept[key].grid, was.grid) and kept[key].rooms == was.rooms
+    assert down.count(SudokuPuzzleNow) == 1
+    assert upgrade_catalog(down) == head() and diff(down, list(TABLES.values())) == []
+    for s in (store, after, down):
+        s.close()

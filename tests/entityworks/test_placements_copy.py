@@ -19,6 +19,7 @@ from entityworks.catalog import (
     TABLES,
     EntropyRecord,
     MapRecord,
+    SudokuEntry,
     SudokuPuzzle,
     copy_catalog,
     generate_into,
@@ -44,7 +45,9 @@ def _drop_all(url: str) -> None:
 def _fill(store: Store) -> None:
     generate_into(store, "cellular", 3, seed=1)
     generate_into(store, "dungeon", 2, seed=5, params={"width": 60, "height": 40})
-    store.insert(SudokuPuzzle(None, "test", "one", "1" + "0" * 80, None, 1, 2))
+    puzzle = SudokuPuzzle(None, "test", "one", "1" + "0" * 80, None, 1, 2)
+    store.insert(puzzle)
+    store.insert(SudokuEntry(None, "test", 0, "one", 1, puzzle.id))
     store.insert(EntropyRecord(None, "x.bin", 3, "ab" * 32, 1.5, 0.0, None, None, 1.0, None,
                                None, None, 2, [1, 2] + [0] * 254))
 
@@ -145,7 +148,8 @@ def test_a_postgresql_catalog_copied_to_sqlite_is_the_same(pg_url: str, tmp_path
         target_path = tmp_path / "copy.db"
         out = CliRunner().invoke(cli, ["copy", "--from", pg_url, "--to", str(target_path)])
         assert out.exit_code == 0, out.output
-        assert out.stdout.startswith("copied 5 maps, 1 sudoku_puzzles, 1 entropy_reports to ")
+        assert out.stdout.startswith("copied 5 maps, 1 sudoku_puzzles, 1 sudoku_entries, "
+                                  "1 entropy_reports to ")
         assert "@" not in out.stdout or "***" in out.stdout  # never a password
         target = Store(target_path)
         _same(_catalog_rows(source), _catalog_rows(target))
@@ -165,7 +169,8 @@ def test_copy_into_postgresql_keeps_ids_and_later_inserts_work(pg_url: str, tmp_
     target = Store(pg_url)
     try:
         stats = copy_catalog(source, target)
-        assert stats.rows == {"maps": 5, "sudoku_puzzles": 1, "entropy_reports": 1}
+        assert stats.rows == {"maps": 5, "sudoku_puzzles": 1, "sudoku_entries": 1,
+                              "entropy_reports": 1}
         _same(_catalog_rows(source), _catalog_rows(target))
         generate_into(target, "cellular", 1, seed=9)  # the id sequence was moved on
         assert max(m.id for m in target.select(MapRecord)) == 6

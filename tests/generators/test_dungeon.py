@@ -190,3 +190,46 @@ def test_a_rebuilt_map_with_separate_room_bounds_is_the_same_map() -> None:
     first = dungeon.generate(room_min_width=2, room_max_width=3, room_max_height=12, seed=5)
     params = json.loads(json.dumps(first.params))
     assert np.array_equal(dungeon.generate(**params, seed=5).grid, first.grid)
+
+
+def _floor_connected(grid: np.ndarray) -> bool:
+    """The oracle: SciPy labels the 4-connected floor regions; one region means connected."""
+    from scipy import ndimage
+
+    _labels, count = ndimage.label(grid == 0)
+    return int(count) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"width": 40, "height": 40, "rooms": 100, "breakout": 50},  # far more than fits
+        {"width": 60, "height": 30, "rooms": 8},  # the README's example, default room sizes
+        {"width": 80, "height": 60, "rooms": 6, "room_max": 8},  # usually complete
+        {"method": "connected_start_rooms", "rooms": 2, "breakout": 0},  # links often fail
+    ],
+)
+def test_the_build_reports_its_own_outcome(kwargs: dict) -> None:
+    """Rooms asked and built, connectivity (checked here with SciPy, independently) and
+    success = every room built and one connected floor: a short build says so."""
+    seen = set()
+    for seed in range(12):
+        result = dungeon.generate(**kwargs, seed=seed)
+        assert result.rooms_asked == kwargs["rooms"]
+        assert result.rooms_built == len(result.rooms)
+        assert result.connected == _floor_connected(result.grid)
+        complete = len(result.rooms) >= kwargs["rooms"] and _floor_connected(result.grid)
+        assert result.success == complete
+        seen.add(complete)
+    if kwargs["rooms"] > 8:
+        assert seen == {False}  # 100 rooms never fit on 40x40
+    elif "method" in kwargs:
+        assert seen == {True, False}
+
+
+def test_a_short_build_is_no_success() -> None:
+    """The issue's case: 100 rooms asked on 40x40 with 50 attempts build 1-3 rooms."""
+    for seed in range(8):
+        result = dungeon.generate(width=40, height=40, rooms=100, breakout=50, seed=seed)
+        assert not result.success and result.connected
+        assert 1 <= result.rooms_built < result.rooms_asked == 100
