@@ -128,7 +128,7 @@ def open_private(path: Path) -> tuple[Path, int] | None:
     (see the module's docstring), creating it ``0700`` (and missing folders above it
     ``0755``); None when any check fails. The real path has no symbolic link left in it."""
     euid = os.geteuid()
-    pending = [part for part in reversed(Path(os.path.abspath(path)).parts[1:])]
+    pending = list(reversed(Path(os.path.abspath(path)).parts[1:]))  # no "" or "." in it
     names: list[str] = []
     fds = [os.open("/", _DIR)]
     links = 0
@@ -137,8 +137,6 @@ def open_private(path: Path) -> tuple[Path, int] | None:
             return None
         while pending:
             name = pending.pop()
-            if name in ("", "."):
-                continue
             if name == "..":
                 if names:
                     names.pop()
@@ -162,7 +160,7 @@ def open_private(path: Path) -> tuple[Path, int] | None:
                     while names:
                         names.pop()
                         os.close(fds.pop())
-                pending.extend(reversed(target.split("/")))
+                pending.extend(reversed([p for p in target.split("/") if p not in ("", ".")]))
                 continue
             fds.append(os.open(name, _DIR | _NOFOLLOW, dir_fd=fds[-1]))
             names.append(name)

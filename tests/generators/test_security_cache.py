@@ -249,6 +249,11 @@ def test_a_symbolic_link_in_place_of_the_folder_is_not_followed(
     _use(monkeypatch, tmp_path / "link", tmp_path / "user")
     place = _private.folder()
     assert place is not None and place.path == tmp_path / "real" / "generators-native"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "relative").symlink_to("sub/../other")
+    _use(monkeypatch, tmp_path / "relative", tmp_path / "user")
+    place = _private.folder()
+    assert place is not None and place.path == tmp_path / "other" / "generators-native"
 
 
 def test_only_regular_private_files_of_ours_are_read(
