@@ -197,7 +197,7 @@ def test_the_folder_is_created_private_and_its_key_is_0600(
     assert sorted(p.name for p in place.path.iterdir()) == ["key", "x.kernel"]  # no leftovers
 
 
-@pytest.mark.parametrize("mode", [0o770, 0o707, 0o720])
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o720], ids=oct)
 def test_a_folder_others_can_write_to_is_not_used(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: int
 ) -> None:
