@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import cfunc, types
+from numba import types
 from numba.np.numpy_support import carray
 
-from generators._jit import array_data, jit
+from generators._jit import array_data, cfunc, jit
 from generators._jit import py_object as _object
 from generators.fov import OCTANTS, QUADRANTS
 
@@ -249,7 +249,7 @@ def native_entry(cache: bool = True) -> Any:
     (:func:`generators._jit.array_data`); ``flags`` has bit 0 unchecked, 1 light_walls,
     2 symmetric, 3 libtcod ties. Returns 1 on a bad cell value, else 0.
     """
-    return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)
+    return cfunc(types.int64(types.CPointer(types.int64)), _entry, cache)
 
 
 def python_entry(values: list[int]) -> int:

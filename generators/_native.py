@@ -18,16 +18,23 @@ anything unexpected (another object format, an unreadable or foreign file) falls
 compiling with numba in the same process. The fast path therefore changes when a process
 is ready, never what a kernel computes.
 
-The cache folder follows numba's: ``NUMBA_CACHE_DIR`` when a user set it, else
-``__pycache__`` beside this package when writable, else the per-user cache folder.
+Machine code runs as whoever loads it, so it is only ever read from a folder that this user
+alone can have written (:mod:`generators._private`: ``NUMBA_CACHE_DIR/generators-native``
+when a user set the variable, else ``__pycache__/native`` beside this package, else the
+per-user cache folder, each taken only when it and every folder above it pass the
+ownership and permission checks), and a file carries an HMAC-SHA256, keyed with that
+folder's secret, of its name, header and code. The HMAC is checked (``hmac.compare_digest``)
+before the file is parsed any further, let alone handed to LLVM: a file this user's
+processes did not write is never linked into the process, it is compiled again and
+replaced instead.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import ctypes
 import hashlib
+import hmac
 import importlib
 import importlib.machinery
 import importlib.util
@@ -36,7 +43,6 @@ import os
 import platform
 import struct
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,8 +50,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-#: First bytes of a kernel file; the format number changes when the layout does.
-_MAGIC = b"generators-kernel 1\n"
+from generators import _private
+
+#: First bytes of a kernel file; the format number changes when the layout does. The
+#: HMAC-SHA256 of the rest (see :func:`_seal`) follows, then a JSON header line, then code.
+_MAGIC = b"generators-kernel 2\n"
+_MAC_BYTES = 32
 
 #: Environment settings that change the code numba generates (they go into the digest).
 _CODEGEN_ENV = ("NUMBA_OPT", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_BOUNDSCHECK",
@@ -116,9 +126,10 @@ def _obtain(spec: Kernel) -> Callable[..., Any]:
         _how[spec.name] = "python"
         return lambda address: run(list((ctypes.c_int64 * _BLOCK).from_address(address)))
     prototype = ctypes.CFUNCTYPE(spec.restype, *spec.argtypes)
-    path = _path(spec)
-    if path is not None:
-        address = _load(path)
+    name = _name(spec)
+    place = None if name is None else _private.folder()
+    if place is not None and name is not None:
+        address = _load(place, name)
         if address is not None:
             _how[spec.name] = "file"
             return prototype(address)
@@ -126,15 +137,22 @@ def _obtain(spec: Kernel) -> Callable[..., Any]:
     build = getattr(importlib.import_module(module), attribute)
     compiled = build(cache=True)
     _how[spec.name] = "numba"
-    if path is not None and not _keep(path, compiled):
+    if place is not None and name is not None and not _keep(place, name, compiled):
         # numba loaded it from its own cache, which keeps no code we can write out: compile
         # once more, uncached, so that the next process needs no numba
-        _keep(path, build(cache=False))
+        _keep(place, name, build(cache=False))
     return prototype(compiled.address)
 
 
 def _path(spec: Kernel) -> Path | None:
     """Where the machine code of ``spec`` is kept for this process's configuration."""
+    name = _name(spec)
+    place = None if name is None else _private.folder()
+    return None if place is None or name is None else place.path / name
+
+
+def _name(spec: Kernel) -> str | None:
+    """The file name of the machine code of ``spec``: a digest of all it depends on."""
     try:
         import llvmlite.binding as ll
 
@@ -151,44 +169,32 @@ def _path(spec: Kernel) -> Path | None:
             if found is None or found.origin is None:
                 return None
             digest.update(Path(found.origin).read_bytes() + b"\0")
-        folder = _folder()
     except Exception:  # noqa: BLE001 - no llvmlite, no metadata, no readable source
         return None
-    if folder is None:
+    return f"{spec.name}-{digest.hexdigest()[:24]}.kernel"
+
+
+def _seal(secret: bytes, name: str, header: bytes, code: bytes) -> bytes:
+    """The kernel file ``name`` holding ``header`` and ``code``, authenticated with
+    ``secret``: the name is part of what is signed, so a file cannot stand in for another."""
+    body = header + b"\n" + code
+    mac = hmac.new(secret, _MAGIC + name.encode() + b"\0" + body, hashlib.sha256).digest()
+    return _MAGIC + mac + body
+
+
+def _unseal(secret: bytes, name: str, data: bytes) -> tuple[bytes, bytes] | None:
+    """(header, code) of kernel file ``name`` when it was sealed with ``secret``, else None."""
+    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _MAC_BYTES:
         return None
-    return folder / f"{spec.name}-{digest.hexdigest()[:24]}.kernel"
+    mac, body = data[len(_MAGIC) : len(_MAGIC) + _MAC_BYTES], data[len(_MAGIC) + _MAC_BYTES :]
+    expected = hmac.new(secret, _MAGIC + name.encode() + b"\0" + body, hashlib.sha256).digest()
+    if not hmac.compare_digest(mac, expected):
+        return None
+    header, _, code = body.partition(b"\n")
+    return header, code
 
 
-def _folder() -> Path | None:
-    """The first writable cache folder, as numba chooses its own."""
-    user = os.environ.get("NUMBA_CACHE_DIR")
-    if user:
-        candidates = [Path(user) / "generators-native"]
-    else:
-        candidates = [Path(__file__).resolve().parent / "__pycache__" / "native", _user_cache()]
-    for folder in candidates:
-        if folder.is_dir() and os.access(folder, os.W_OK | os.X_OK):
-            return folder
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(folder, os.W_OK | os.X_OK):
-            return folder
-    return None
-
-
-def _user_cache() -> Path:
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "generators" / "native"
-
-
-def _keep(path: Path, compiled: Any) -> bool:
+def _keep(place: _private.Folder, name: str, compiled: Any) -> bool:
     """Write the machine code of a freshly compiled ``cfunc`` next to its symbol name;
     False when there is none to write (a ``cfunc`` numba loaded from its own cache).
 
@@ -207,28 +213,29 @@ def _keep(path: Path, compiled: Any) -> bool:
         return True  # another object format: numba's own cache serves these platforms
     if compiled.native_name not in symbols[0]:
         return False
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as out:
-            out.write(_MAGIC + header + b"\n" + code)
-        os.replace(out.name, path)
-    except OSError:
-        with contextlib.suppress(OSError, NameError):
-            os.unlink(out.name)
+    secret = _private.key(place)
+    if secret is not None:
+        _private.write(place, name, _seal(secret, name, header, code))
     return True
 
 
-def _load(path: Path) -> int | None:
-    """The address of the kernel in ``path`` once loaded, or None to compile instead."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+def _load(place: _private.Folder, name: str) -> int | None:
+    """The address of the kernel in file ``name`` of ``place`` once loaded, or None to
+    compile instead. Nothing reaches llvmlite before the file is known to be ours: read
+    only through :func:`generators._private.read`, and its HMAC checked first."""
+    data = _private.read(place, name)
+    if data is None:
         return None
-    if not data.startswith(_MAGIC):
+    secret = _private.key(place)
+    opened = None if secret is None else _unseal(secret, name, data)
+    if opened is None:
         return None
-    header, _, code = data[len(_MAGIC) :].partition(b"\n")
+    header, code = opened
     try:
         symbol = json.loads(header)["symbol"]
     except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(symbol, str):
         return None
     symbols = _elf_symbols(code)
     if symbols is None or symbol not in symbols[0]:
@@ -242,7 +249,7 @@ def _load(path: Path) -> int | None:
         # creating the engine also makes the process's own symbols (Python's C API) visible
         engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
         _register_numba_helpers(ll)
-        if any(ll.address_of_symbol(name) is None for name in symbols[1]):
+        if any(ll.address_of_symbol(needed) is None for needed in symbols[1]):
             return None  # LLVM would abort the process on an unresolved symbol
         engine.add_object_file(ll.ObjectFileRef.from_data(code))
         engine.finalize_object()

@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import cfunc, types
+from numba import types
 from numba.np.numpy_support import carray
 
-from generators._jit import array_data, jit
+from generators._jit import array_data, cfunc, jit
 from generators._sudoku_tables import (
     COL_SEG,
     FULL,
@@ -370,7 +370,7 @@ def native_entry(cache: bool = True) -> Any:
     :func:`solve_text` takes them) that the caller keeps alive, read through their objects
     (:func:`generators._jit.array_data`), and ``houses`` 0 or 1. ``cache`` uses numba's
     disk cache (off when :mod:`generators._native` needs the optimised module itself)."""
-    return cfunc(types.int64(types.CPointer(types.int64)), cache=cache)(_entry)
+    return cfunc(types.int64(types.CPointer(types.int64)), _entry, cache)
 
 
 def python_entry(values: list[int]) -> int:

@@ -72,6 +72,18 @@ def _kernels(cache: Path) -> dict[str, Path]:
     return {p.name.rsplit("-", 1)[0]: p for p in (cache / "generators-native").glob("*.kernel")}
 
 
+def _opened(path: Path) -> tuple[bytes, bytes]:
+    """(header, code) of a kept kernel file, authenticated with its folder's key."""
+    opened = _native._unseal((path.parent / "key").read_bytes(), path.name, path.read_bytes())
+    assert opened is not None
+    return opened
+
+
+def _sealed(path: Path, header: bytes, code: bytes) -> bytes:
+    """A kernel file for ``path`` that passes the HMAC check, holding ``header`` and ``code``."""
+    return _native._seal((path.parent / "key").read_bytes(), path.name, header, code)
+
+
 def test_a_second_process_runs_the_kept_machine_code_without_numba(tmp_path: Path,
                                                                    cave: Path) -> None:  # fmt: skip
     """The first process compiles with numba and keeps each kernel's machine code under the
@@ -102,7 +114,7 @@ def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave
     good = _probe(tmp_path, cave)
     files = _kernels(tmp_path)
     intact = files["sudoku_solve_text"].read_bytes()
-    header, _, code = intact[len(_native._MAGIC) :].partition(b"\n")
+    header, code = _opened(files["sudoku_solve_text"])
     damage = {
         "sudoku_solve_text": intact[: len(intact) // 2],  # cut short
         "fov_view": b"\x7fELF" + os.urandom(300),  # not a real object file
@@ -116,12 +128,13 @@ def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave
     assert rewritten["how"] == {"sudoku_solve_text": "file", "fov_view": "file"}
     assert rewritten["solved"] == good["solved"] and rewritten["views"] == good["views"]
 
-    # a file naming a symbol it does not define, or needing one nobody provides
-    files["sudoku_solve_text"].write_bytes(
-        _native._MAGIC + json.dumps({"symbol": "no_such_kernel"}).encode() + b"\n" + code)
+    # a file naming a symbol it does not define, or needing one nobody provides (both
+    # authenticated, so that these checks, behind the HMAC's, are what refuses them)
+    files["sudoku_solve_text"].write_bytes(_sealed(
+        files["sudoku_solve_text"], json.dumps({"symbol": "no_such_kernel"}).encode(), code))
     missing = code.replace(b"numba_gil_ensure", b"numba_gil_ensurX")
     assert missing != code
-    files["fov_view"].write_bytes(_native._MAGIC + header + b"\n" + missing)
+    files["fov_view"].write_bytes(_sealed(files["fov_view"], header, missing))
     third = _probe(tmp_path, cave)
     assert third["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
     assert third["solved"] == good["solved"] and third["views"] == good["views"]
@@ -183,7 +196,7 @@ def test_elf_symbols_reads_an_object_file_and_refuses_anything_else() -> None:
     _sudoku_engine.solve_digits("0" * 81, 1)  # loads or compiles (and keeps) the kernel
     kept = _native._path(_sudoku_engine.KERNEL)
     assert kept is not None and kept.is_file()
-    code = kept.read_bytes()[len(_native._MAGIC) :].partition(b"\n")[2]
+    code = _opened(kept)[1]
     symbols = _native._elf_symbols(code)
     assert symbols is not None
     defined, undefined = symbols
