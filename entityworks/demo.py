@@ -19,7 +19,9 @@ from .urls import display_db
 #: (kind, count, first seed, parameters) of the demo catalog
 MAPS: list[tuple[str, int, int, dict[str, Any]]] = [
     ("caves", 6, 1, {}),
-    ("dungeon", 6, 1, {"width": 80, "height": 50, "rooms": 10}),
+    # rooms of at most 9x9 cells, 3 apart, and breakout enough: all ten fit every seed
+    ("dungeon", 6, 1, {"width": 80, "height": 50, "rooms": 10, "room_max": 9,
+                       "room_distance": 3, "breakout": 1000}),
     ("islands", 6, 1, {"width": 80, "height": 50}),
     ("cellular", 1, 7, {}),
 ]
@@ -53,7 +55,7 @@ def run_demo(out: Path, db: str | None = None, *, echo: Callable[[str], Any] = p
 
     for kind, count, seed, params in MAPS:
         stats = catalog.generate_into(store, kind, count, seed=seed, params=params,
-                                      workers=workers or 1)
+                                      workers=workers or 1, refuse_short=True)
         echo(f"  generated {stats.count} {kind} map(s), seeds {seed}-{seed + count - 1}, "
              f"in {stats.seconds:.2f} s")
 

@@ -97,6 +97,9 @@ def test_demo_is_the_main_job(tmp_path):
     store = Store(out / "catalog.db")
     kinds = {m.kind for m in store.select(MapRecord)}
     assert {"caves", "dungeon", "islands"} <= kinds
+    dungeons = store.select(MapRecord, where={"kind": "dungeon"})
+    assert dungeons and all(m.build_success and m.rooms_built == m.rooms_asked == 10
+                            for m in dungeons)
     counts = {name: store.count(cls) for name, cls in TABLES.items()}
     assert counts["sudoku_puzzles"] >= 3 and counts["entropy_reports"] >= 1
     store.close()
