@@ -58,6 +58,11 @@ _U1 = np.dtype(np.uint8)
 MAX_GRID_CELLS = 1 << 24
 #: Most bytes a grid's cells may take: the cell limit at 16 bytes a cell (complex128).
 MAX_INFLATED = 16 * MAX_GRID_CELLS
+#: Most points a stored path may have. A path decodes to one Python list per point (about
+#: 100 bytes each, from two bits of blob), so a long blob would otherwise cost hundreds of
+#: times its size; a corridor of the largest map is far shorter. Longer paths are refused
+#: when written and when read, before any point is built.
+MAX_PATH_POINTS = 1 << 20
 #: The longest ``.npy`` header read (NumPy's own default limit), plus magic and length.
 _NPY_HEAD_MAX = 10_000 + 12
 
@@ -140,6 +145,16 @@ def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
 class GridTooLarge(EntityworksError, ValueError):
     """A grid (written, or claimed by a stored blob's header) over :data:`MAX_GRID_CELLS`
     cells or :data:`MAX_INFLATED` bytes."""
+
+
+class PathTooLong(EntityworksError, ValueError):
+    """A path (written, or claimed by a stored blob) over :data:`MAX_PATH_POINTS` points."""
+
+
+def _check_points(points: int) -> None:
+    if points > MAX_PATH_POINTS:
+        raise PathTooLong(f"a path of {points:,} points is longer than the "
+                          f"{MAX_PATH_POINTS:,} points a stored path may have")
 
 
 def _check_size(shape: Sequence[int], dtype: np.dtype[Any]) -> int:
@@ -328,6 +343,7 @@ def pack_points(path: Any) -> bytes:
     count as varints, then two bits per unit step; other paths as 64-bit pairs."""
     if not isinstance(path, list | tuple):
         raise ValueError(f"expected a list of [x, y] points, got {type(path).__name__}")
+    _check_points(len(path))
     packed = _pack_steps(path)
     if packed is not None:
         return packed
@@ -358,6 +374,7 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
         x, at = _read_varint(data, 1)
         y, at = _read_varint(data, at)
         count, at = _read_varint(data, at)
+        _check_points(count + 1)
         if count < 0 or len(data) - at != (count + 3) // 4:
             raise ValueError(f"packed path of {count} steps needs {(count + 3) // 4} "
                              f"bytes, got {len(data) - at}")
@@ -375,6 +392,7 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
         if (len(data) - 1) % 16:
             raise ValueError(f"packed path of pairs has {len(data) - 1} bytes, not a "
                              "multiple of 16")
+        _check_points((len(data) - 1) // 16)
         flat = struct.unpack(f"<{(len(data) - 1) // 8}q", data[1:])
         return [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
     raise ValueError(f"not a packed path (unknown form {data[0]})")
@@ -438,7 +456,8 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     return [cells[a:b] for a, b in zip(first.tolist(), bounds, strict=True)]
 
 
-__all__ = ["MAX_GRID_CELLS", "GridTooLarge", "PackedGrid", "PointPath", "pack_grid",
-           "pack_points", "unpack_grid",
-           "unpack_points",
-           "unpack_points_many"]
+__all__ = [
+    "MAX_GRID_CELLS", "MAX_PATH_POINTS", "GridTooLarge", "PathTooLong", "PackedGrid",
+    "PointPath", "pack_grid", "pack_points", "unpack_grid", "unpack_points",
+    "unpack_points_many",
+]

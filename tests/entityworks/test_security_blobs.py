@@ -258,3 +258,52 @@ def test_a_clearance_wider_than_any_map_is_refused_before_allocating(tmp_path: P
         "error: map 1: cannot place 2 point(s) with clearance 40000000: a clear disk of that "
         f"radius is 80000001 cells across, more than the {record.width}x{record.height} map "
         "holds\n"), found
+
+
+def path_bombs() -> dict[str, bytes]:
+    """Corridor blobs of 8M unit steps (2 MB) and of 1M + 1 point pairs (16 MB): as Python
+    lists they would take about 800 MB and 110 MB."""
+    def varint(value: int) -> bytes:
+        value = (value << 1) ^ (value >> 127)
+        out = bytearray()
+        while value >= 0x80:
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        return bytes(out + bytes([value]))
+
+    steps = 1 << 23
+    stepped = bytes([packing._STEPS]) + varint(0) + varint(0) + varint(steps) + bytes(steps // 4)
+    pairs = bytes([packing._PAIRS]) + bytes(16 * (packing.MAX_PATH_POINTS + 1))
+    return {"steps": stepped, "pairs": pairs}
+
+
+@pytest.mark.parametrize("form", ["steps", "pairs"])
+def test_a_path_longer_than_the_limit_is_refused_before_any_point_is_built(
+        form: str, tmp_path: Path) -> None:
+    path = tmp_path / "path.bin"
+    path.write_bytes(path_bombs()[form])
+    found = run_child("""
+        from entityworks.packing import unpack_points, unpack_points_many
+        data = open(sys.argv[1], "rb").read()
+        start = time.perf_counter()
+        errors = []
+        for read in (unpack_points, lambda b: unpack_points_many([b] * 8)):
+            try:
+                read(data)
+                errors.append(None)
+            except Exception as exc:
+                errors.append(type(exc).__name__ + ": " + str(exc))
+        report(errors=errors, seconds=time.perf_counter() - start)
+    """, str(path))
+    for error in found["errors"]:  # type: ignore[union-attr]
+        assert error is not None and error.startswith("PathTooLong"), found
+        assert "1,048,576 points a stored path may have" in error
+    assert float(found["seconds"]) < READ_SECONDS  # type: ignore[arg-type]
+    assert float(found["peak_mb"]) < PEAK_MB, found  # type: ignore[arg-type]
+
+
+def test_a_path_over_the_limit_is_not_written() -> None:
+    longest = [[0, i] for i in range(packing.MAX_PATH_POINTS)]
+    assert packing.unpack_points(packing.pack_points(longest)) == longest
+    with pytest.raises(packing.PathTooLong, match="1,048,577 points"):
+        packing.pack_points([*longest, [0, packing.MAX_PATH_POINTS]])
