@@ -173,12 +173,16 @@ class TypeRegistry:
         self._exact: dict[Any, TypeInfo] = {}
         self._factories: list[tuple[Callable[[Any], bool], Factory]] = []
         self._memo: dict[Any, TypeInfo] = {}
+        #: Counts registrations: what was built from the entries before (a cached table
+        #: schema) is stale once it changes.
+        self.generation: int = 0
 
     # -- registration -------------------------------------------------------------------
     def register(self, info: TypeInfo, key: Any = None) -> TypeInfo:
         """Register ``info`` for ``key`` (default: ``info.python_type``); replaces any entry."""
         self._exact[info.python_type if key is None else key] = info
         self._memo.clear()
+        self.generation += 1
         return info
 
     @typing.overload
@@ -196,6 +200,7 @@ class TypeRegistry:
         def add(fn: Factory) -> Factory:
             self._factories.insert(0, (predicate, fn))
             self._memo.clear()
+            self.generation += 1
             return fn
 
         return add if factory is None else add(factory)
@@ -1309,6 +1314,51 @@ def _default_registry() -> TypeRegistry:
 
 registry: TypeRegistry = _default_registry()
 
+# The module speaks for its default registry, as ``random``'s functions do for its Random:
+# ``entityworks.registry`` is this module (so ``import entityworks.registry as r`` and
+# ``from entityworks import registry`` give the same thing), and through it
+# ``registry.lookup(int)`` or ``registry.register(info)`` act on the default registry.
+
+def register(info: TypeInfo, key: Any = None) -> TypeInfo:
+    """:meth:`TypeRegistry.register` on the default registry."""
+    return registry.register(info, key)
+
+
+@typing.overload
+def register_factory(predicate: Callable[[Any], bool], factory: None = None
+                     ) -> Callable[[Factory], Factory]: ...
+@typing.overload
+def register_factory(predicate: Callable[[Any], bool], factory: Factory) -> Factory: ...
+def register_factory(predicate: Callable[[Any], bool], factory: Factory | None = None
+                     ) -> Callable[[Factory], Factory] | Factory:
+    """:meth:`TypeRegistry.register_factory` on the default registry."""
+    return registry.register_factory(predicate, factory)
+
+
+def lookup(tp: Any) -> TypeInfo:
+    """:meth:`TypeRegistry.lookup` on the default registry."""
+    return registry.lookup(tp)
+
+
+def for_xsd(xsd_type: str, attributes: dict[str, str] | None = None) -> TypeInfo:
+    """:meth:`TypeRegistry.for_xsd` on the default registry."""
+    return registry.for_xsd(xsd_type, attributes)
+
+
+def companion_types(target: str) -> dict[str, Any]:
+    """:meth:`TypeRegistry.companion_types` on the default registry."""
+    return registry.companion_types(target)
+
+
+def supports(tp: Any) -> bool:
+    """:meth:`TypeRegistry.supports` on the default registry."""
+    return registry.supports(tp)
+
+
+def copy() -> TypeRegistry:
+    """:meth:`TypeRegistry.copy` of the default registry."""
+    return registry.copy()
+
 
 def register_type(info: TypeInfo, key: Any = None) -> TypeInfo:
     """Register a user type in the default registry (see :meth:`TypeRegistry.register`)."""
@@ -1337,9 +1387,16 @@ __all__ = [
     "TypeInfo",
     "TypeMarker",
     "TypeRegistry",
+    "companion_types",
+    "copy",
+    "for_xsd",
+    "lookup",
     "ndarray_from_bytes",
     "ndarray_to_bytes",
+    "register",
+    "register_factory",
     "register_type",
     "registry",
+    "supports",
     "unwrap_optional",
 ]

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import re
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, get_args, get_origin, overload
@@ -341,7 +342,8 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
         cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
         cls.__table_unique__ = uniques  # type: ignore[attr-defined]
         cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
-        _cache.pop((cls, id(registry)), None)
+        if _SCHEMAS in cls.__dict__:  # reflected before: its table name may have changed
+            delattr(cls, _SCHEMAS)
         return cls
 
     return apply
@@ -411,16 +413,42 @@ def table_name(cls: type) -> str:
     return check_name(name, "table name", cls)
 
 
-_cache: dict[tuple[type, int], TableSchema] = {}
+#: The attribute of a reflected class that caches its schemas: registry -> (the registry's
+#: generation when it was built, schema). Kept on the class, and keyed weakly by the
+#: registry, so that a schema lives exactly as long as its class and its registry (a
+#: module-level cache keyed by ``id(registry)`` grew with every class reflected and served
+#: a dead registry's schemas to a new one at its address); a registration in the registry
+#: (a new generation) makes the schemas built before it stale.
+_SCHEMAS = "__entityworks_schemas__"
+
+
+def _cached(cls: type, registry: TypeRegistry) -> TableSchema | None:
+    try:
+        found = cls.__dict__[_SCHEMAS].get(registry)
+    except (KeyError, AttributeError, TypeError):  # not cached, or no class at all
+        return None
+    if found is None or found[0] != registry.generation:
+        return None
+    schema: TableSchema = found[1]
+    return schema
+
+
+def _remember(cls: type, registry: TypeRegistry, schema: TableSchema) -> None:
+    cache = cls.__dict__.get(_SCHEMAS)
+    if cache is None:
+        cache = weakref.WeakKeyDictionary()
+        try:
+            setattr(cls, _SCHEMAS, cache)
+        except (AttributeError, TypeError):  # a class that takes no attributes: no cache
+            return
+    cache[registry] = (registry.generation, schema)
 
 
 def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
     """Infer (and cache) the table schema of a dataclass type."""
-    key = (cls, id(registry))
-    try:
-        return _cache[key]
-    except (KeyError, TypeError):
-        pass
+    cached = _cached(cls, registry)
+    if cached is not None:
+        return cached
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         what = cls.__qualname__ if isinstance(cls, type) else repr(cls)
         raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass",
@@ -429,7 +457,7 @@ def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
     check_constructible(cls)  # refuse now a class that could be written but never read back
     for child in schema.children:
         check_constructible(child.schema.cls)
-    _cache[key] = schema
+    _remember(cls, registry, schema)
     return schema
 
 
