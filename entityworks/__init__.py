@@ -23,9 +23,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see belo
 # name here (module -> names) and to ``__all__``; the TYPE_CHECKING block mirrors it for tools.
 _LAZY: dict[str, tuple[str, ...]] = {
     "errors": ("ConfigurationError", "EntityworksError", "FilterError", "InvalidNameError",
-               "NotFoundError", "OutputPathError", "SchemaError", "UnknownColumnError",
-               "UnknownTableError", "UnsupportedTypeError", "ValueEncodingError", "WriteError",
-               "XMLImportError"),
+               "NoSuchTableError", "NotFoundError", "OutputPathError", "SchemaError",
+               "UnknownColumnError", "UnknownTableError", "UnsupportedTypeError",
+               "ValueEncodingError", "WriteError", "XMLImportError"),
     "filters": ("col",),
     "frames": ("arrow_schema", "from_arrow", "from_pandas", "read_parquet", "to_arrow",
                "to_pandas", "write_parquet"),
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         EntityworksError,
         FilterError,
         InvalidNameError,
+        NoSuchTableError,
         NotFoundError,
         OutputPathError,
         SchemaError,
@@ -120,6 +121,7 @@ __all__ = [
     "EntityworksError",
     "FilterError",
     "InvalidNameError",
+    "NoSuchTableError",
     "NotFoundError",
     "OutputPathError",
     "PK",

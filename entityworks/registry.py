@@ -33,10 +33,12 @@ import io
 import json
 import math
 import re
+import threading
 import types
 import typing
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import countOf
 from typing import Any, get_args, get_origin
@@ -45,7 +47,7 @@ import sqlalchemy as sa
 
 from . import sqltypes
 from .construct import check_constructible, instance_builder
-from .errors import UnsupportedTypeError, ValueEncodingError
+from .errors import SchemaError, UnsupportedTypeError, ValueEncodingError
 
 Codec = Callable[[Any], Any] | None
 
@@ -1190,6 +1192,39 @@ def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
 
 _JSON_NATIVE = (bool, int, str)
 
+#: Per thread, the (class, field) pairs whose types are being looked up, outermost first:
+#: a nested dataclass met again while its own fields are looked up refers back to itself.
+_looking_up = threading.local()
+
+
+@contextmanager
+def looking_up(cls: type, field: str) -> Iterator[None]:
+    """Mark the lookup of ``cls.field``'s type (reflection marks a table's fields), so that
+    a cycle of nested dataclasses is reported from there: ``A.b -> B.a -> A``."""
+    path: list[tuple[type, str]] = _looking_up.__dict__.setdefault("path", [])
+    path.append((cls, field))
+    try:
+        yield
+    finally:
+        path.pop()
+
+
+def _refuse_cycle(cls: type) -> None:
+    """SchemaError when ``cls`` is already being looked up: its fields lead back to it, and
+    building its codec would never end (a RecursionError)."""
+    path: list[tuple[type, str]] = getattr(_looking_up, "path", [])
+    start = next((i for i, (owner, _f) in enumerate(path) if owner is cls), None)
+    if start is None:
+        return
+    cycle = " -> ".join([*(f"{owner.__qualname__}.{f}" for owner, f in path[start:]),
+                         cls.__qualname__])
+    root, field = path[0]
+    raise SchemaError(
+        f"{root.__qualname__}.{field}: nested dataclasses refer back to themselves ({cycle}); "
+        "a JSON column holds a nested dataclass of a fixed shape, so a recursive one is not "
+        "supported (keep such a structure in tables of its own, e.g. with "
+        "column(references=...))", cls=root, field=field)
+
 
 class NestedCodec:
     """JSON codec for a dataclass stored inside one column.
@@ -1201,13 +1236,15 @@ class NestedCodec:
 
     def __init__(self, cls: type, registry: TypeRegistry) -> None:
         self.cls = cls
+        _refuse_cycle(cls)
         check_constructible(cls)
         hints = typing.get_type_hints(cls, include_extras=True)
         self.fields: list[tuple[str, bool, TypeInfo]] = []
         for f in dataclasses.fields(cls):
             tp, nullable = unwrap_optional(hints[f.name])
             try:
-                info = registry.lookup(tp)
+                with looking_up(cls, f.name):
+                    info = registry.lookup(tp)
             except UnsupportedTypeError as exc:
                 raise UnsupportedTypeError(
                     f"{cls.__qualname__}.{f.name}: {exc}", cls=cls, field=f.name, type_=tp

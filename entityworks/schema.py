@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import keyword
 import re
 import typing
+import unicodedata
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +21,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, get_args, g
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
-from .registry import TypeInfo, TypeMarker, TypeRegistry, registry, unwrap_optional
+from .registry import (
+    TypeInfo,
+    TypeMarker,
+    TypeRegistry,
+    looking_up,
+    registry,
+    unwrap_optional,
+)
 
 #: ``Annotated[int, PK]`` marks the primary key without ``field(metadata=...)``.
 PK = TypeMarker("PK")
@@ -408,6 +417,25 @@ def check_name(name: str, what: str, cls: Any = None, field: str | None = None) 
     return name
 
 
+def unusable_field_name(name: str) -> str | None:
+    """Why a dataclass built from a table or an XSD cannot have a field called ``name``
+    (a column's name), or None when it can.
+
+    Besides names that are no identifiers: Python NFKC-normalises identifiers, so a field
+    called ``µ`` (MICRO SIGN) or ``ﬁx`` (a ligature) could be neither set by ``__init__`` nor
+    read as an attribute, both of which see ``μ`` and ``fix``. Such columns are refused,
+    as other names no field can have, rather than renamed: XML and Arrow carry field names,
+    which would then differ from the database's.
+    """
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return "not a Python identifier, so no dataclass field can hold it"
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        return (f"Python reads this name as {normal!r} (it normalises identifiers, NFKC), so "
+                "no dataclass field can hold it")
+    return None
+
+
 def table_name(cls: type) -> str:
     name = cls.__dict__.get("__tablename__", snake_case(cls.__name__))
     return check_name(name, "table name", cls)
@@ -506,7 +534,8 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         if is_pk:
             marked.append(f.name)
         try:
-            info = reg.lookup(tp)
+            with looking_up(cls, f.name):  # a cycle of nested dataclasses is named from here
+                info = reg.lookup(tp)
         except UnsupportedTypeError as exc:
             raise UnsupportedTypeError(
                 f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
@@ -651,4 +680,5 @@ __all__ = [
     "snake_case",
     "table",
     "table_schema",
+    "unusable_field_name",
 ]
