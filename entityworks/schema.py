@@ -17,7 +17,7 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, get_args, get_origin, overload
+from typing import Any, TypeVar, dataclass_transform, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
@@ -146,15 +146,33 @@ class References:
         return f"References({name}, on_delete={action!r})"
 
 
-if TYPE_CHECKING:
-    # Checkers accept a field without a default after ``sku: str = primary_key()`` (as the
-    # runtime does) only when they see a ``dataclasses.field`` call; primary_key takes exactly
-    # field's arguments, so it is typed as field itself.
-    from dataclasses import field as primary_key
-else:
-    def primary_key(**field_kwargs: Any) -> Any:
-        """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
-        return column(primary_key=True, **field_kwargs)
+# The same overloads as column()'s: ``primary_key(max_length=20)`` (which a MariaDB text key
+# needs) and every other column option type-check. Under ``@entity`` checkers take a
+# ``primary_key()`` without a default as no default, as the runtime does; under a plain
+# ``@dataclass`` they recognise ``dataclasses.field`` alone and count any other call as a
+# default (a field without one may not follow it there), which no typing of ours can change.
+@overload
+def primary_key(*, default: _T, unique: bool = ..., index: bool = ...,
+                max_length: int | None = ..., references: type | str | None = ...,
+                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+@overload
+def primary_key(*, default_factory: Callable[[], _T], unique: bool = ..., index: bool = ...,
+                max_length: int | None = ..., references: type | str | None = ...,
+                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+@overload
+def primary_key(*, unique: bool = ..., index: bool = ..., max_length: int | None = ...,
+                references: type | str | None = ..., on_delete: str | None = ...,
+                name: str | None = ..., init: bool = ..., repr: bool = ...,
+                hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...
+def primary_key(**options: Any) -> Any:
+    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``;
+    takes :func:`column`'s options (``primary_key(max_length=20)``)."""
+    return column(primary_key=True, **options)
 
 
 @dataclass(frozen=True, slots=True)
