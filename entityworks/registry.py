@@ -33,6 +33,7 @@ import io
 import json
 import math
 import re
+import sys
 import threading
 import types
 import typing
@@ -1355,6 +1356,14 @@ registry: TypeRegistry = _default_registry()
 # ``entityworks.registry`` is this module (so ``import entityworks.registry as r`` and
 # ``from entityworks import registry`` give the same thing), and through it
 # ``registry.lookup(int)`` or ``registry.register(info)`` act on the default registry.
+
+def the_registry(given: TypeRegistry | types.ModuleType) -> TypeRegistry:
+    """``given``, or the default registry for this module given in its place (code written
+    when ``entityworks.registry`` was the default registry itself passes the module)."""
+    if given is sys.modules[__name__]:
+        return registry
+    return given  # type: ignore[return-value]
+
 
 def register(info: TypeInfo, key: Any = None) -> TypeInfo:
     """:meth:`TypeRegistry.register` on the default registry."""

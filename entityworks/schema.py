@@ -27,6 +27,7 @@ from .registry import (
     TypeRegistry,
     looking_up,
     registry,
+    the_registry,
     unwrap_optional,
 )
 
@@ -492,6 +493,7 @@ def _remember(cls: type, registry: TypeRegistry, schema: TableSchema) -> None:
 
 def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
     """Infer (and cache) the table schema of a dataclass type."""
+    registry = the_registry(registry)
     cached = _cached(cls, registry)
     if cached is not None:
         return cached

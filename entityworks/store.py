@@ -46,7 +46,7 @@ from .errors import (
     WriteError,
 )
 from .filters import compile_order_by, compile_where, encode_value
-from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error
+from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error, the_registry
 from .registry import registry as default_registry
 from .rowcodec import GateRefused, RowCodec, row_codec
 from .schema import (
@@ -398,7 +398,7 @@ class Store:
                 or not 0 <= busy_timeout < 2**31 / 1000:
             raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0 (and "
                                      f"finite), got {busy_timeout!r}")
-        self.registry: TypeRegistry = registry or default_registry
+        self.registry: TypeRegistry = the_registry(registry or default_registry)
         self.busy_timeout: float = busy_timeout
         if engine is not None:
             if url is not None or engine_options is not None or echo:

@@ -160,3 +160,17 @@ def test_the_module_speaks_for_the_default_registry() -> None:
     before = registry.generation
     module.register(registry.lookup(int))  # the same entry again: a registration all the same
     assert registry.generation == before + 1
+
+
+def test_the_module_given_as_a_registry_stands_for_the_default_one() -> None:
+    """Code written when ``entityworks.registry`` was the default registry passes it."""
+    import entityworks.registry as module
+    from entityworks import Store, to_arrow
+
+    assert table_schema(Price, module) is table_schema(Price)  # type: ignore[arg-type]
+    with Store("sqlite://", registry=module) as store:  # type: ignore[arg-type]
+        assert store.registry is registry
+        store.create(Price)
+        store.insert(Price(1, Cents(5)))
+        assert list(store.select(Price)) == [Price(1, 5)]  # type: ignore[arg-type]
+    assert to_arrow(Price, [Price(1, Cents(5))], registry=module).num_rows == 1  # type: ignore[arg-type]
