@@ -111,7 +111,9 @@ def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
 def _field_source(f: dataclasses.Field[Any], classes: dict[type, str], names: _Names) -> str:
     annotation = _annotation(f.type, classes, names)
     if f.default_factory is not dataclasses.MISSING:  # a child list
-        return f"    {f.name}: {annotation} = {names('field')}(default_factory=list)"
+        # (a field called "list" above it, set to a column(...), would be found first)
+        factory = "lambda: []" if "list" in names.taken else "list"
+        return f"    {f.name}: {annotation} = {names('field')}(default_factory={factory})"
     meta = dict(f.metadata or {})
     args = []
     if meta.pop("primary_key", False):

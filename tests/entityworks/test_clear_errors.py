@@ -221,6 +221,7 @@ def _shadowing_class() -> type:
         ("column", str, column(max_length=10)),
         ("table", int, column(unique=True)),
         ("dataclass", bool, dataclasses.field()),
+        ("list", str, column(max_length=7)),  # a builtin the class body would then hide
         ("field", list[Leaf], dataclasses.field(default_factory=list)),
         ("stems", list[Stem], dataclasses.field(default_factory=list)),
     ]
@@ -240,12 +241,15 @@ def test_codegen_imports_survive_tables_and_columns_named_like_them(tmp_path: Pa
     assert xsd_bytes(generated) == xsd_bytes(read_xsd(xsd))
     at = dt.datetime(2024, 1, 2, 3, 4, tzinfo=dt.timezone(dt.timedelta(hours=2)))
     row = generated(1, at, dt.datetime(2024, 5, 6), decimal.Decimal("1.50"), uuid.UUID(int=7),
-                    "col", 3, True, [module.AwareDatetimeField("ab", 1)],
+                    "col", 3, True, "nine", [module.AwareDatetimeField("ab", 1)],
                     [module.AwareDatetimeStems(4)])
+    bare = generated(2, at, dt.datetime(2024, 5, 6), decimal.Decimal("1"), None, "c", 4,
+                     False, "eight")  # the child lists from their default_factory
+    assert (bare.field, bare.stems) == ([], [])
     with Store(tmp_path / "a.db") as store:
         store.create(generated)
-        store.insert(row)
-        assert store.get(generated, 1) == row
+        store.insert_many([row, bare])
+        assert store.get(generated, 1) == row and store.get(generated, 2) == bare
     write_xml(generated, [row], tmp_path / "a.xml")
     assert read_xml(generated, tmp_path / "a.xml", xsd) == [row]
     for name in ("AwareDatetime", "column", "field", "dataclass", "table"):
