@@ -15,9 +15,6 @@ Arrow/pandas/Parquet and XML+XSD, with parameterized SQL only.
 
 from __future__ import annotations
 
-import sys
-import types
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see below
 
 # The API is imported on first use (PEP 562), so that ``import entityworks`` costs next to
@@ -26,14 +23,13 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see belo
 # name here (module -> names) and to ``__all__``; the TYPE_CHECKING block mirrors it for tools.
 _LAZY: dict[str, tuple[str, ...]] = {
     "errors": ("ConfigurationError", "EntityworksError", "FilterError", "InvalidNameError",
-               "NotFoundError", "OutputPathError", "SchemaError", "UnknownColumnError",
-               "UnknownTableError", "UnsupportedTypeError", "ValueEncodingError", "WriteError",
-               "XMLImportError"),
+               "NoSuchTableError", "NotFoundError", "OutputPathError", "SchemaError",
+               "UnknownColumnError", "UnknownTableError", "UnsupportedTypeError",
+               "ValueEncodingError", "WriteError", "XMLImportError"),
     "filters": ("col",),
     "frames": ("arrow_schema", "from_arrow", "from_pandas", "read_parquet", "to_arrow",
                "to_pandas", "write_parquet"),
-    "registry": ("AWARE", "AwareDatetime", "TypeInfo", "TypeRegistry", "register_type",
-                 "registry"),
+    "registry": ("AWARE", "AwareDatetime", "TypeInfo", "TypeRegistry", "register_type"),
     "schema": ("PK", "ChildTable", "Column", "References", "TableSchema", "column", "entity",
                "primary_key", "table", "table_schema"),
     "scripts": ("StatementTemplates", "create_script", "statement_templates"),
@@ -42,15 +38,22 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "xsd": ("read_xsd", "write_xsd"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
+#: Public submodules that are names of the package too: ``entityworks.registry`` is the module
+#: of the type registry, which also speaks for the default registry (``registry.lookup(int)``,
+#: ``registry.register(...)``: see its end), so that ``import entityworks.registry as r`` and
+#: ``from entityworks import registry`` give one object.
+_MODULES = ("registry",)
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from . import registry as registry
     from .errors import (
         ConfigurationError,
         EntityworksError,
         FilterError,
         InvalidNameError,
+        NoSuchTableError,
         NotFoundError,
         OutputPathError,
         SchemaError,
@@ -71,7 +74,7 @@ if TYPE_CHECKING:
         to_pandas,
         write_parquet,
     )
-    from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type, registry
+    from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
     from .schema import (
         PK,
         ChildTable,
@@ -91,31 +94,20 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _MODULES:  # importing it binds the name here
+        return importlib.import_module(f".{name}", __name__)
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'entityworks' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
-
-
-class _Package(types.ModuleType):
-    """Keeps ``entityworks.registry`` the default TypeRegistry (as the eager package had it):
-    importing the submodule ``entityworks.registry`` would otherwise bind the module there."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "registry" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+    return sorted(set(globals()) | set(_WHERE) | set(_MODULES))
 
 
 __version__ = "0.1.0"
@@ -129,6 +121,7 @@ __all__ = [
     "EntityworksError",
     "FilterError",
     "InvalidNameError",
+    "NoSuchTableError",
     "NotFoundError",
     "OutputPathError",
     "PK",

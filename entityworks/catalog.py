@@ -35,7 +35,7 @@ from .filters import col
 from .kinds import KINDS, MapKind, map_kind
 from .packing import PackedGrid, PointPath, unpack_grid
 from .registry import registry as default_registry
-from .schema import column, entity, primary_key, table, table_schema
+from .schema import column, entity, primary_key, table_schema
 from .store import Store
 
 # -- the tables ----------------------------------------------------------------------------
@@ -139,8 +139,7 @@ class MapRecord:
     placements: list[MapPlacement] = field(default_factory=list)
 
 
-@table("sudoku_puzzles")
-@dataclass
+@entity("sudoku_puzzles")  # checkers then take primary_key() as no default, as the runtime
 class SudokuPuzzle:
     """A puzzle (81 chars, ``0`` = blank) with its solution; the puzzle text is unique.
 

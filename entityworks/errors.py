@@ -134,3 +134,16 @@ class NotFoundError(EntityworksError, KeyError):
 
 
 __all__.append("NotFoundError")
+
+
+class NoSuchTableError(UnknownTableError):
+    """A class's table (or one of its child tables) was never created in the database: a
+    read names the class and the table instead of failing with the driver's error."""
+
+    def __init__(self, message: str, *, cls: Any = None, table: str | None = None) -> None:
+        super().__init__(message)
+        self.cls = cls
+        self.table = table
+
+
+__all__.append("NoSuchTableError")

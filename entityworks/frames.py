@@ -375,6 +375,7 @@ def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any 
                    ) -> pa.Table:
     """A query's rows as Arrow (see :meth:`Store.to_arrow`)."""
     schema = store.schema(cls)
+    _layout(schema)  # a class Arrow cannot hold is refused before its rows are read
     if schema.children:
         with store.transaction():  # one connection for parents and the child queries
             return to_arrow(cls, list(store.select(cls, where=where, order_by=order_by)),

@@ -33,10 +33,13 @@ import io
 import json
 import math
 import re
+import sys
+import threading
 import types
 import typing
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import countOf
 from typing import Any, get_args, get_origin
@@ -45,7 +48,7 @@ import sqlalchemy as sa
 
 from . import sqltypes
 from .construct import check_constructible, instance_builder
-from .errors import UnsupportedTypeError, ValueEncodingError
+from .errors import SchemaError, UnsupportedTypeError, ValueEncodingError
 
 Codec = Callable[[Any], Any] | None
 
@@ -173,12 +176,16 @@ class TypeRegistry:
         self._exact: dict[Any, TypeInfo] = {}
         self._factories: list[tuple[Callable[[Any], bool], Factory]] = []
         self._memo: dict[Any, TypeInfo] = {}
+        #: Counts registrations: what was built from the entries before (a cached table
+        #: schema) is stale once it changes.
+        self.generation: int = 0
 
     # -- registration -------------------------------------------------------------------
     def register(self, info: TypeInfo, key: Any = None) -> TypeInfo:
         """Register ``info`` for ``key`` (default: ``info.python_type``); replaces any entry."""
         self._exact[info.python_type if key is None else key] = info
         self._memo.clear()
+        self.generation += 1
         return info
 
     @typing.overload
@@ -196,6 +203,7 @@ class TypeRegistry:
         def add(fn: Factory) -> Factory:
             self._factories.insert(0, (predicate, fn))
             self._memo.clear()
+            self.generation += 1
             return fn
 
         return add if factory is None else add(factory)
@@ -1185,6 +1193,39 @@ def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
 
 _JSON_NATIVE = (bool, int, str)
 
+#: Per thread, the (class, field) pairs whose types are being looked up, outermost first:
+#: a nested dataclass met again while its own fields are looked up refers back to itself.
+_looking_up = threading.local()
+
+
+@contextmanager
+def looking_up(cls: type, field: str) -> Iterator[None]:
+    """Mark the lookup of ``cls.field``'s type (reflection marks a table's fields), so that
+    a cycle of nested dataclasses is reported from there: ``A.b -> B.a -> A``."""
+    path: list[tuple[type, str]] = _looking_up.__dict__.setdefault("path", [])
+    path.append((cls, field))
+    try:
+        yield
+    finally:
+        path.pop()
+
+
+def _refuse_cycle(cls: type) -> None:
+    """SchemaError when ``cls`` is already being looked up: its fields lead back to it, and
+    building its codec would never end (a RecursionError)."""
+    path: list[tuple[type, str]] = getattr(_looking_up, "path", [])
+    start = next((i for i, (owner, _f) in enumerate(path) if owner is cls), None)
+    if start is None:
+        return
+    cycle = " -> ".join([*(f"{owner.__qualname__}.{f}" for owner, f in path[start:]),
+                         cls.__qualname__])
+    root, field = path[0]
+    raise SchemaError(
+        f"{root.__qualname__}.{field}: nested dataclasses refer back to themselves ({cycle}); "
+        "a JSON column holds a nested dataclass of a fixed shape, so a recursive one is not "
+        "supported (keep such a structure in tables of its own, e.g. with "
+        "column(references=...))", cls=root, field=field)
+
 
 class NestedCodec:
     """JSON codec for a dataclass stored inside one column.
@@ -1196,13 +1237,15 @@ class NestedCodec:
 
     def __init__(self, cls: type, registry: TypeRegistry) -> None:
         self.cls = cls
+        _refuse_cycle(cls)
         check_constructible(cls)
         hints = typing.get_type_hints(cls, include_extras=True)
         self.fields: list[tuple[str, bool, TypeInfo]] = []
         for f in dataclasses.fields(cls):
             tp, nullable = unwrap_optional(hints[f.name])
             try:
-                info = registry.lookup(tp)
+                with looking_up(cls, f.name):
+                    info = registry.lookup(tp)
             except UnsupportedTypeError as exc:
                 raise UnsupportedTypeError(
                     f"{cls.__qualname__}.{f.name}: {exc}", cls=cls, field=f.name, type_=tp
@@ -1309,6 +1352,59 @@ def _default_registry() -> TypeRegistry:
 
 registry: TypeRegistry = _default_registry()
 
+# The module speaks for its default registry, as ``random``'s functions do for its Random:
+# ``entityworks.registry`` is this module (so ``import entityworks.registry as r`` and
+# ``from entityworks import registry`` give the same thing), and through it
+# ``registry.lookup(int)`` or ``registry.register(info)`` act on the default registry.
+
+def the_registry(given: TypeRegistry | types.ModuleType) -> TypeRegistry:
+    """``given``, or the default registry for this module given in its place (code written
+    when ``entityworks.registry`` was the default registry itself passes the module)."""
+    if given is sys.modules[__name__]:
+        return registry
+    return given  # type: ignore[return-value]
+
+
+def register(info: TypeInfo, key: Any = None) -> TypeInfo:
+    """:meth:`TypeRegistry.register` on the default registry."""
+    return registry.register(info, key)
+
+
+@typing.overload
+def register_factory(predicate: Callable[[Any], bool], factory: None = None
+                     ) -> Callable[[Factory], Factory]: ...
+@typing.overload
+def register_factory(predicate: Callable[[Any], bool], factory: Factory) -> Factory: ...
+def register_factory(predicate: Callable[[Any], bool], factory: Factory | None = None
+                     ) -> Callable[[Factory], Factory] | Factory:
+    """:meth:`TypeRegistry.register_factory` on the default registry."""
+    return registry.register_factory(predicate, factory)
+
+
+def lookup(tp: Any) -> TypeInfo:
+    """:meth:`TypeRegistry.lookup` on the default registry."""
+    return registry.lookup(tp)
+
+
+def for_xsd(xsd_type: str, attributes: dict[str, str] | None = None) -> TypeInfo:
+    """:meth:`TypeRegistry.for_xsd` on the default registry."""
+    return registry.for_xsd(xsd_type, attributes)
+
+
+def companion_types(target: str) -> dict[str, Any]:
+    """:meth:`TypeRegistry.companion_types` on the default registry."""
+    return registry.companion_types(target)
+
+
+def supports(tp: Any) -> bool:
+    """:meth:`TypeRegistry.supports` on the default registry."""
+    return registry.supports(tp)
+
+
+def copy() -> TypeRegistry:
+    """:meth:`TypeRegistry.copy` of the default registry."""
+    return registry.copy()
+
 
 def register_type(info: TypeInfo, key: Any = None) -> TypeInfo:
     """Register a user type in the default registry (see :meth:`TypeRegistry.register`)."""
@@ -1337,9 +1433,16 @@ __all__ = [
     "TypeInfo",
     "TypeMarker",
     "TypeRegistry",
+    "companion_types",
+    "copy",
+    "for_xsd",
+    "lookup",
     "ndarray_from_bytes",
     "ndarray_to_bytes",
+    "register",
+    "register_factory",
     "register_type",
     "registry",
+    "supports",
     "unwrap_optional",
 ]

@@ -10,15 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import keyword
 import re
 import typing
+import unicodedata
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, get_args, get_origin, overload
+from typing import Any, TypeVar, dataclass_transform, get_args, get_origin, overload
 
 from .construct import check_constructible, instance_builder
 from .errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
-from .registry import TypeInfo, TypeMarker, TypeRegistry, registry, unwrap_optional
+from .registry import (
+    TypeInfo,
+    TypeMarker,
+    TypeRegistry,
+    looking_up,
+    registry,
+    the_registry,
+    unwrap_optional,
+)
 
 #: ``Annotated[int, PK]`` marks the primary key without ``field(metadata=...)``.
 PK = TypeMarker("PK")
@@ -136,15 +147,33 @@ class References:
         return f"References({name}, on_delete={action!r})"
 
 
-if TYPE_CHECKING:
-    # Checkers accept a field without a default after ``sku: str = primary_key()`` (as the
-    # runtime does) only when they see a ``dataclasses.field`` call; primary_key takes exactly
-    # field's arguments, so it is typed as field itself.
-    from dataclasses import field as primary_key
-else:
-    def primary_key(**field_kwargs: Any) -> Any:
-        """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``."""
-        return column(primary_key=True, **field_kwargs)
+# The same overloads as column()'s: ``primary_key(max_length=20)`` (which a MariaDB text key
+# needs) and every other column option type-check. Under ``@entity`` checkers take a
+# ``primary_key()`` without a default as no default, as the runtime does; under a plain
+# ``@dataclass`` they recognise ``dataclasses.field`` alone and count any other call as a
+# default (a field without one may not follow it there), which no typing of ours can change.
+@overload
+def primary_key(*, default: _T, unique: bool = ..., index: bool = ...,
+                max_length: int | None = ..., references: type | str | None = ...,
+                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+@overload
+def primary_key(*, default_factory: Callable[[], _T], unique: bool = ..., index: bool = ...,
+                max_length: int | None = ..., references: type | str | None = ...,
+                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+@overload
+def primary_key(*, unique: bool = ..., index: bool = ..., max_length: int | None = ...,
+                references: type | str | None = ..., on_delete: str | None = ...,
+                name: str | None = ..., init: bool = ..., repr: bool = ...,
+                hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...
+def primary_key(**options: Any) -> Any:
+    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``;
+    takes :func:`column`'s options (``primary_key(max_length=20)``)."""
+    return column(primary_key=True, **options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +370,8 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
         cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
         cls.__table_unique__ = uniques  # type: ignore[attr-defined]
         cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
-        _cache.pop((cls, id(registry)), None)
+        if _SCHEMAS in cls.__dict__:  # reflected before: its table name may have changed
+            delattr(cls, _SCHEMAS)
         return cls
 
     return apply
@@ -406,21 +436,67 @@ def check_name(name: str, what: str, cls: Any = None, field: str | None = None) 
     return name
 
 
+def unusable_field_name(name: str) -> str | None:
+    """Why a dataclass built from a table or an XSD cannot have a field called ``name``
+    (a column's name), or None when it can.
+
+    Besides names that are no identifiers: Python NFKC-normalises identifiers, so a field
+    called ``µ`` (MICRO SIGN) or ``ﬁx`` (a ligature) could be neither set by ``__init__`` nor
+    read as an attribute, both of which see ``μ`` and ``fix``. Such columns are refused,
+    as other names no field can have, rather than renamed: XML and Arrow carry field names,
+    which would then differ from the database's.
+    """
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return "not a Python identifier, so no dataclass field can hold it"
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        return (f"Python reads this name as {normal!r} (it normalises identifiers, NFKC), so "
+                "no dataclass field can hold it")
+    return None
+
+
 def table_name(cls: type) -> str:
     name = cls.__dict__.get("__tablename__", snake_case(cls.__name__))
     return check_name(name, "table name", cls)
 
 
-_cache: dict[tuple[type, int], TableSchema] = {}
+#: The attribute of a reflected class that caches its schemas: registry -> (the registry's
+#: generation when it was built, schema). Kept on the class, and keyed weakly by the
+#: registry, so that a schema lives exactly as long as its class and its registry (a
+#: module-level cache keyed by ``id(registry)`` grew with every class reflected and served
+#: a dead registry's schemas to a new one at its address); a registration in the registry
+#: (a new generation) makes the schemas built before it stale.
+_SCHEMAS = "__entityworks_schemas__"
+
+
+def _cached(cls: type, registry: TypeRegistry) -> TableSchema | None:
+    try:
+        found = cls.__dict__[_SCHEMAS].get(registry)
+    except (KeyError, AttributeError, TypeError):  # not cached, or no class at all
+        return None
+    if found is None or found[0] != registry.generation:
+        return None
+    schema: TableSchema = found[1]
+    return schema
+
+
+def _remember(cls: type, registry: TypeRegistry, schema: TableSchema) -> None:
+    cache = cls.__dict__.get(_SCHEMAS)
+    if cache is None:
+        cache = weakref.WeakKeyDictionary()
+        try:
+            setattr(cls, _SCHEMAS, cache)
+        except (AttributeError, TypeError):  # a class that takes no attributes: no cache
+            return
+    cache[registry] = (registry.generation, schema)
 
 
 def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
     """Infer (and cache) the table schema of a dataclass type."""
-    key = (cls, id(registry))
-    try:
-        return _cache[key]
-    except (KeyError, TypeError):
-        pass
+    registry = the_registry(registry)
+    cached = _cached(cls, registry)
+    if cached is not None:
+        return cached
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         what = cls.__qualname__ if isinstance(cls, type) else repr(cls)
         raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass",
@@ -429,7 +505,7 @@ def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
     check_constructible(cls)  # refuse now a class that could be written but never read back
     for child in schema.children:
         check_constructible(child.schema.cls)
-    _cache[key] = schema
+    _remember(cls, registry, schema)
     return schema
 
 
@@ -478,7 +554,8 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         if is_pk:
             marked.append(f.name)
         try:
-            info = reg.lookup(tp)
+            with looking_up(cls, f.name):  # a cycle of nested dataclasses is named from here
+                info = reg.lookup(tp)
         except UnsupportedTypeError as exc:
             raise UnsupportedTypeError(
                 f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
@@ -623,4 +700,5 @@ __all__ = [
     "snake_case",
     "table",
     "table_schema",
+    "unusable_field_name",
 ]

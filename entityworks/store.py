@@ -14,7 +14,7 @@ savepoint that is then rolled back, so the error can name the row and column.
 from __future__ import annotations
 
 import dataclasses
-import keyword
+import math
 import os
 import re
 import threading
@@ -39,13 +39,14 @@ from .errors import (
     EntityworksError,
     FilterError,
     InvalidNameError,
+    NoSuchTableError,
     NotFoundError,
     SchemaError,
     UnknownTableError,
     WriteError,
 )
 from .filters import LIKE_FUNCTION, compile_order_by, compile_where, encode_value, like_matches
-from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error
+from .registry import COMPANION_SEPARATOR, TypeRegistry, encode_error, the_registry
 from .registry import registry as default_registry
 from .rowcodec import GateRefused, RowCodec, row_codec
 from .schema import (
@@ -54,6 +55,7 @@ from .schema import (
     instance_builder,
     snake_case,
     table_schema,
+    unusable_field_name,
 )
 from .sqllog import (
     INFO,
@@ -398,7 +400,7 @@ class Store:
                 or not 0 <= busy_timeout < 2**31 / 1000:
             raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0 (and "
                                      f"finite), got {busy_timeout!r}")
-        self.registry: TypeRegistry = registry or default_registry
+        self.registry: TypeRegistry = the_registry(registry or default_registry)
         self.busy_timeout: float = busy_timeout
         if engine is not None:
             if url is not None or engine_options is not None or echo:
@@ -530,6 +532,7 @@ class Store:
                         sa.select(sa.column("name"), sa.column("type"))
                         .select_from(sa.func.pragma_table_info(name))).all()
                     if rows:
+                        _same_name_in_case(schema, name, inspector.get_table_names())
                         # An ANY column is trusted only with the CHECK on typeof we give it.
                         checked = {m.group(1) for check in inspector.get_check_constraints(name)
                                    if (m := _TYPEOF_CHECK.search(check.get("sqltext") or ""))}
@@ -1102,7 +1105,7 @@ class Store:
         condition = compile_where(where, model.table, model.schema)
         if condition is not None:
             stmt = stmt.where(condition)
-        with self._connection() as conn:
+        with self._connection() as conn, self._reading(model):
             return int(conn.execute(stmt).scalar_one())
 
     def rows(self, cls: type, where: Any = None, order_by: Any = None,
@@ -1204,7 +1207,8 @@ class Store:
         options: dict[str, Any] = {}
         if name != "sqlite" and not (name in ("mysql", "mariadb") and model.children):
             options = {"stream_results": True, "max_row_buffer": FETCH}
-        result = conn.execute(stmt, execution_options=options)
+        with self._reading(model):
+            result = conn.execute(stmt, execution_options=options)
         # SQLite: the raw cursor, decoded by our own processors (fast); elsewhere the
         # SQLAlchemy result, whose processors need the driver's column types.
         fetch = result.cursor.fetchmany if name == "sqlite" else result.fetchmany
@@ -1274,8 +1278,8 @@ class Store:
                     size = len(columns[0])
                     values = columns[offset:]
                     if lists:  # children of children: each item starts with empty lists
-                        objs = [build(*row, *[[] for _ in range(lists)])
-                                for row in zip(*values, strict=True)]
+                        rows = zip(*values, strict=True) if values else repeat((), size)
+                        objs = [build(*row, *[[] for _ in range(lists)]) for row in rows]
                     elif values:
                         objs = list(map(build, *values))
                     else:
@@ -1327,7 +1331,8 @@ class Store:
             log_statement(sql, values=params)
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            cursor.execute(sql, params)
+            with self._reading(child):
+                cursor.execute(sql, params)
             while fetched := cursor.fetchmany(FETCH):
                 yield columns(fetched)
         finally:
@@ -1444,10 +1449,11 @@ class Store:
             if not self.registry.supports(python_type):
                 raise SchemaError(f"table {table_name!r}, column {c['name']!r}: type "
                                   f"{c['type']} ({python_type!r}) is not registered")
-            if not c["name"].isidentifier() or keyword.iskeyword(c["name"]):
-                raise SchemaError(f"table {table_name!r}, column {c['name']!r}: not a Python "
-                                  "identifier, so no dataclass field can hold it; rename the "
-                                  "column to read this table")
+            problem = unusable_field_name(c["name"])
+            if problem is not None:
+                raise SchemaError(f"table {table_name!r}, column {c['name']!r}: {problem}; "
+                                  "rename the column to read this table (or map a field of "
+                                  "a dataclass of yours to it: column(name=...))")
             nullable = c.get("nullable", True) and c["name"] not in pk
             annotation = python_type | None if nullable else python_type
             is_key = c["name"] in pk  # several: a composite key
@@ -1464,6 +1470,24 @@ class Store:
         if logical is not None and facts.get("dataset"):
             cls.__dataset__ = facts["dataset"]  # type: ignore[attr-defined]
         return cls
+
+    @contextmanager
+    def _reading(self, model: _Model) -> Iterator[None]:
+        """Turn the database's error for a read of a table never created into a
+        :class:`NoSuchTableError` naming the class and the table; others pass unchanged."""
+        try:
+            yield
+        except (sa.exc.DBAPIError, self._dbapi_error) as exc:
+            table = _missing_table(model, exc)
+            if table is None:
+                raise
+            root = model.schema.root
+            what = (f"table {table!r}" if table == root.name
+                    else f"child table {table!r} (of table {root.name!r})")
+            raise NoSuchTableError(
+                f"{root.cls.__qualname__}: {what} does not exist in {self!r}; create it "
+                f"with store.create({root.cls.__qualname__})", cls=root.cls,
+                table=table) from exc
 
     # -- internals: single-row calls on SQLite ----------------------------------------------
     def _point_connection(self, model: _Model) -> Any | None:
@@ -1523,7 +1547,8 @@ class Store:
         params = (bind(value) if bind is not None else value,)
         if sql_logger.isEnabledFor(INFO):
             log_statement(sql, values=params)
-        row = raw.execute(sql, params).fetchone()
+        with self._reading(model):
+            row = raw.execute(sql, params).fetchone()
         if row is None:
             return None
         if model.codec.read is not None:
@@ -1973,7 +1998,8 @@ class Store:
                     raw=values is not None and replay is None) or column
             column = (column or _column_from_message(message, model.names, _key_label(model),
                                                      model.table)
-                      or (_column_from_types(model, values) if values else None))
+                      or (_column_from_types(model, values) if values else None)
+                      or _column_refused_here(self.dialect.name, model, values or single))
             reported = None if row is None else number(row)
             where = "a row" if reported is None else f"row {reported}"
             raise WriteError(
@@ -2096,6 +2122,41 @@ def _unset_field(model: _Model, objs: list[Any]) -> WriteError | None:
                         "without a default must be set by __post_init__; nothing was written",
                         table=model.schema.name, row=row, column=name)
     return None
+
+
+def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> None:
+    """InvalidNameError when the table SQLite finds for ``name`` is another one whose name
+    differs only in (ASCII) case: SQLite does not tell them apart, so ``MAPS`` would be
+    read and written as ``maps``."""
+    if name in tables:
+        return
+    folded = name.encode("utf-8").lower()  # SQLite folds ASCII letters only
+    other = next((t for t in tables if t.encode("utf-8").lower() == folded), None)
+    if other is not None:
+        owner = next((t for t in [schema, *schema.descendants] if t.name == name), schema)
+        raise InvalidNameError(
+            f"{owner.cls.__qualname__}: table {name!r} and the existing table {other!r} "
+            "differ only in case, which SQLite does not tell apart; rename one of them",
+            cls=owner.cls)
+
+
+def _missing_table(model: _Model, exc: BaseException) -> str | None:
+    """The table of ``model``'s tree that ``exc`` says does not exist (SQLite's "no such
+    table", PostgreSQL's undefined table 42P01, MariaDB's 1146 / 42S02), else None."""
+    orig = getattr(exc, "orig", None) or exc
+    message = str(orig)
+    codes = {getattr(orig, "sqlstate", None), orig.args[0] if orig.args else None}
+    if not ("no such table: " in message or codes & {"42P01", "42S02", 1146}):
+        return None
+    root = model.schema.root
+    names = sorted([root.name, *(t.name for t in root.descendants)], key=len, reverse=True)
+    for name in names:  # the longest first: a child's name starts with its parent's
+        if any(form in message for form in (f"no such table: {name}",
+                                            f"no such table: main.{name}",
+                                            f'relation "{name}" does not exist',
+                                            f".{name}' doesn't exist")):
+            return name
+    return model.schema.name
 
 
 def _create_error(model: _Model, exc: BaseException) -> SchemaError:
@@ -2227,6 +2288,20 @@ _COLUMN_PATTERNS = [
     re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),                    # mariadb duplicates
     re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),                          # mariadb references
 ]
+
+
+def _column_refused_here(dialect: str, model: _Model, values: Mapping[str, Any] | None
+                         ) -> str | None:
+    """The first column of a refused row holding a value this backend alone cannot store,
+    whose error names no column: NaN or an infinity in a MariaDB DOUBLE, NUL in PostgreSQL
+    text (the values are the row's encoded ones)."""
+    for name in model.names if values else ():
+        value = values.get(name)  # type: ignore[union-attr]
+        if dialect in _MYSQL and isinstance(value, float) and not math.isfinite(value):
+            return name
+        if dialect == "postgresql" and isinstance(value, str) and "\x00" in value:
+            return name
+    return None
 
 
 def _column_from_types(model: _Model, values: dict[str, Any]) -> str | None:

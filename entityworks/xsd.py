@@ -41,6 +41,7 @@ from .schema import (
     TableSchema,
     refuse_nested_children,
     table_schema,
+    unusable_field_name,
 )
 from .xmlparser import inline_schema, parse_document
 
@@ -648,7 +649,16 @@ def read_xsd(xsd_path: str | Path, *, registry: TypeRegistry = default_registry)
 
 
 def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -> type:
-    """The dataclass described by an :class:`XsdModel` (see :func:`read_xsd`)."""
+    """The dataclass described by an :class:`XsdModel` (see :func:`read_xsd`); a DataSet of
+    several tables, which one class cannot hold, is refused (not cut to its first table)."""
+    from .dataset import is_dataset  # (which imports this module)
+
+    if is_dataset(model):
+        names = ", ".join(repr(decode_name(t)) for t in model.tables)
+        raise XMLImportError(
+            f"the XSD describes a DataSet of {len(model.tables)} tables ({names}), not one "
+            "table with its child tables; read_dataset() reads every table (and "
+            "`entityworks codegen` writes a class for each)")
     specs = _field_specs(model, model.main_table, registry, skip=0)
     main_name = decode_name(model.main_table)
     for keyref in model.constraints:
@@ -688,9 +698,10 @@ def _field_specs(model: XsdModel, table: str, registry: TypeRegistry, skip: int,
     specs: list[tuple[str, Any, Any]] = []
     for column in xsd_table.columns[skip:]:
         name = decode_name(column.name)
-        if not name.isidentifier():
-            raise XMLImportError(f"XSD column {name!r} of table {table!r} is not a valid "
-                                 "Python field name", column=name)
+        problem = unusable_field_name(name)
+        if problem is not None:
+            raise XMLImportError(f"XSD column {name!r} of table {decode_name(table)!r} is not "
+                                 f"a valid Python field name: {problem}", column=name)
         try:
             info = registry.for_xsd(column.xsd_type, _dotnet_attributes(model, column))
         except UnsupportedTypeError as exc:

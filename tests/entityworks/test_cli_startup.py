@@ -64,9 +64,14 @@ def test_the_lazy_package_keeps_its_api():
     assert entityworks.__version__ == importlib.metadata.version("entityworks")
     for name in entityworks.__all__:
         assert getattr(entityworks, name) is not None, name
+    import entityworks.registry as registry_module
     from entityworks.registry import TypeRegistry
 
-    assert isinstance(entityworks.registry, TypeRegistry)
+    # the package's name is the module (it used to be patched into the default registry,
+    # so that this import gave the registry), which speaks for the default registry
+    assert entityworks.registry is registry_module
+    assert isinstance(registry_module.registry, TypeRegistry)
+    assert entityworks.registry.lookup(int) is registry_module.registry.lookup(int)
     assert set(entityworks.__all__) <= set(dir(entityworks))
     with pytest.raises(AttributeError):
         entityworks.no_such_name  # noqa: B018

@@ -27,15 +27,24 @@ from entityworks import (
 )
 
 
-@table("products")
-@dataclass
+@entity("products")
 class Product:
     # a key without a default, then fields without one: valid at run time, and for checkers
-    sku: str = primary_key()
+    # under @entity (a plain @dataclass makes them count any call but dataclasses.field()
+    # as a default); max_length: what a MariaDB text key needs
+    sku: str = primary_key(max_length=20)
     name: str
     price_cents: int
     note: str | None = column(default=None, max_length=200)
     tags: list[str] = column(default_factory=list[str])  # pyright strict: not bare list
+
+
+@table("books")
+@dataclass
+class Book:
+    # under a plain @dataclass a key with column options, the fields after it with defaults
+    isbn: str = primary_key(max_length=20, name="ISBN")
+    title: str = ""
 
 
 @dataclass
@@ -81,6 +90,9 @@ def main() -> int:
     frame = to_pandas(Product, [product])
     assert_type(frame, pd.DataFrame)
     assert_type(to_arrow(Order, [order]), pa.Table)
+    store.create(Book)
+    assert_type(store.insert(Book("b-1", "Lathe")), Book)
+    assert_type(store.get(Book, "b-1"), Book | None)
     store.create(Shipment)
     shipment = store.insert(Shipment(None, "post", 1200))
     assert_type(shipment.weight_grams, int)
