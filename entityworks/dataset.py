@@ -153,10 +153,13 @@ def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str
 
 
 def is_dataset(model: XsdModel) -> bool:
-    """True for a DataSet of independent tables, False for one table (with child tables in
-    our own ``parent_key``/``position`` shape, which :func:`read_xsd` reads)."""
+    """True for a DataSet of independent tables (or of one table that refers to itself),
+    False for one table (with child tables in our own ``parent_key``/``position`` shape,
+    which :func:`read_xsd` reads)."""
     from .schema import PARENT_COLUMN, POSITION_COLUMN
 
+    if any(c.kind == "keyref" and c.table == model.main_table for c in model.constraints):
+        return True  # a relation of the main table: a foreign key only a DataSet keeps
     for name, table in model.tables.items():
         if name == model.main_table:
             continue
@@ -311,7 +314,7 @@ def _parents_first_rows(data: DataSet, name: str, schema: Any, rows: list[tuple[
                 continue
             if state[parent] == 1:
                 cycle = [rows[j][key] for j, _ in stack[[j for j, _ in stack].index(parent):]]
-                chain = " -> ".join(map(repr, [*cycle, rows[parent][key]]))
+                chain = f"{names[key]} " + " -> ".join(map(repr, [*cycle, rows[parent][key]]))
                 raise XMLImportError(
                     f"{Path(xml_path).name}: row {numbers[i]} of table {name!r}, column "
                     f"{names[refs[k]]!r}: the rows' references form a cycle ({chain}), "
@@ -430,7 +433,8 @@ def _broken_reference(store: Any, data: DataSet, name: str, obj: Any) -> str | N
     schema = store.schema(data.tables[name])
     with store._connection() as conn:  # the import's transaction: its earlier rows count
         for fk in sa.inspect(conn).get_foreign_keys(name):
-            target = data.tables.get(fk["referred_table"])
+            target = data.tables.get(fk["referred_table"]) or store.reflect(
+                fk["referred_table"])  # a table outside the DataSet
             column = schema.by_sql_name(fk["constrained_columns"][0])
             if len(fk["constrained_columns"]) != 1 or target is None or column is None:
                 continue

@@ -661,6 +661,8 @@ class _Reader:
         the row element it sits in, whatever the row's own element says (or if it is absent).
         """
         for column in element.getparent():  # type: ignore[union-attr]  # a nested row has one
+            if column is element:  # the parser may have read further: not past this row
+                break
             if column.tag == link.parent_key:
                 try:
                     value = link.decode(column.text)
