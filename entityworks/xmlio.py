@@ -1023,6 +1023,14 @@ def import_committed_ddl(store: Any, tables: Sequence[sa.Table], *,
     - the logical schema is written in the rows' transaction, so it is there exactly when
       they are. ``validate`` reads the document before any table is created.
     """
+    if getattr(store._local, "conn", None) is not None:  # inside Store.transaction()
+        missing = sorted({t.name for t in tables} - set(store.table_names()))
+        if missing:
+            raise EntityworksError(
+                f"cannot create table {missing[0]!r} inside transaction(): MariaDB would "
+                "commit the open transaction; import outside it, or create the tables first")
+        with store.transaction():
+            return insert()
     token = f"entityworks_import_{uuid.uuid4().hex}"
     database = store.url.database or ""
     names = [token, *sorted({_table_lock(database, t.name) for t in tables})]
