@@ -7,13 +7,16 @@ both) again and again, into a new SQLite file or a new table on each backend: wh
 reports its rows imported has them in the database afterwards, and the refused one leaves
 nothing of its own (no rows, no table, no file).
 
-Each round alternates two ways of being refused late: the command line with a value that
-cannot be decoded in the last row, and ``Store.import_xml`` with a last row whose key
-repeats an earlier one, which only the database refuses (the XSD declares no key).
+The rounds take turns between three ways of being refused late: the command line with a
+value that cannot be decoded in the last row; ``Store.import_xml`` with a last row whose key
+repeats an earlier one, which only the database refuses (the XSD declares no key); and the
+command line into a catalog table (whose import opens, and so creates, the catalog first)
+with a last puzzle that repeats an earlier one, which only the database's UNIQUE refuses.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -26,12 +29,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from entityworks.catalog import SudokuPuzzle, open_catalog
 from entityworks.xmlio import write_xml
 from entityworks.xsd import xsd_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 20_000
-ROUNDS = 10
+ROUNDS = 12
+MODES = ("cli", "api", "catalog")
 
 
 @dataclass
@@ -88,8 +93,8 @@ for n in range(rounds):
 
 
 def documents(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
-    """The good document (keys 1..ROWS) and two that are refused at their last row (keys
-    after ROWS: they never clash with the good one's)."""
+    """The good documents (keys 1..ROWS) and those refused at their last row (keys after
+    ROWS: they never clash with the good ones')."""
     good, xsd = tmp_path / "good.xml", tmp_path / "token.xsd"
     write_xml(Token, [Token(i, f"good {i}") for i in range(1, ROWS + 1)], good, xsd)
     bad = tmp_path / "bad.xml"
@@ -105,7 +110,23 @@ def documents(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
     schema = xsd_bytes(Token).decode()
     start, end = schema.index("<xs:unique"), schema.index("</xs:unique>") + len("</xs:unique>")
     keyless.write_text(schema[:start] + schema[end:])
-    return {"good": (good, xsd), "value": (value, xsd), "twice": (twice, keyless)}
+
+    def puzzles(first: int) -> list[SudokuPuzzle]:
+        made = dt.datetime(2024, 1, 1)
+        return [SudokuPuzzle(i, "race", f"p{i}", f"{i:081d}", None, 0, 0, None, None, made)
+                for i in range(first, first + ROWS)]
+
+    sudoku, sudoku_xsd = tmp_path / "sudoku.xml", tmp_path / "sudoku.xsd"
+    write_xml(SudokuPuzzle, puzzles(1), sudoku, sudoku_xsd)
+    repeated = tmp_path / "repeated.xml"  # the last puzzle text again: UNIQUE refuses it
+    write_xml(SudokuPuzzle, puzzles(ROWS + 1), repeated)
+    text = repeated.read_text()
+    last_puzzle = f"<puzzle>{2 * ROWS:081d}</puzzle>"
+    assert text.count(last_puzzle) == 1
+    repeated.write_text(text.replace(last_puzzle, f"<puzzle>{ROWS + 1:081d}</puzzle>"))
+    return {"cli": (good, xsd), "api": (good, xsd), "catalog": (sudoku, sudoku_xsd),
+            "bad cli": (value, xsd), "bad api": (twice, keyless),
+            "bad catalog": (repeated, sudoku_xsd)}
 
 
 def database_url(backend_url: str, tmp_path: Path, n: int) -> str:
@@ -116,9 +137,9 @@ def database_url(backend_url: str, tmp_path: Path, n: int) -> str:
         return f"sqlite:///{folder / 'race.db'}"
     engine = sa.create_engine(backend_url)
     try:
-        with engine.begin() as conn:
-            for name in ("token", "entityworks_schema"):
-                conn.execute(sa.schema.DropTable(sa.Table(name, sa.MetaData()), if_exists=True))
+        metadata = sa.MetaData()
+        metadata.reflect(engine)
+        metadata.drop_all(engine)
     finally:
         engine.dispose()
     return backend_url
@@ -136,24 +157,29 @@ def wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 300) -> s
     return path.read_text()
 
 
-def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], how: str
-                ) -> None:
-    where = f"round {n} ({how})"
+def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], mode: str,
+                catalog: set[str]) -> None:
+    where = f"round {n} ({mode})"
     assert good["status"] == 0, (where, good)
     assert good["out"].startswith(f"imported {ROWS} rows"), (where, good)
     assert bad["status"] == 2, (where, bad)
-    assert f"row {ROWS}" in bad["err"] and "column 'id'" in bad["err"], (where, bad)
+    column = "puzzle" if mode == "catalog" else "id"
+    assert f"row {ROWS}" in bad["err"] and f"column {column!r}" in bad["err"], (where, bad)
+    table = "sudoku_puzzles" if mode == "catalog" else "token"
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
             tables = set(sa.inspect(conn).get_table_names())
-            assert tables == {"token", "entityworks_schema"}, (where, tables)
+            expected = {"token", "entityworks_schema"} if mode != "catalog" else catalog
+            assert tables == expected, (where, tables)
+            quoted = conn.dialect.identifier_preparer.quote(table)
             count, low, high = conn.execute(sa.text(
-                "SELECT count(*), min(id), max(id) FROM token")).one()
+                f"SELECT count(*), min(id), max(id) FROM {quoted}")).one()
             assert (count, low, high) == (ROWS, 1, ROWS), where  # the good rows, all of them
-            recorded = conn.execute(sa.text(
-                "SELECT count(*) FROM entityworks_schema WHERE table_name = 'token'")).scalar()
-            assert recorded == 3, where  # the table and its two columns
+            if mode != "catalog":
+                recorded = conn.execute(sa.text("SELECT count(*) FROM entityworks_schema "
+                                                "WHERE table_name = 'token'")).scalar()
+                assert recorded == 3, where  # the table and its two columns
     finally:
         engine.dispose()
     if url.startswith("sqlite"):
@@ -165,6 +191,8 @@ def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], how
 def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
         backend_url: str, tmp_path: Path) -> None:
     docs = documents(tmp_path)
+    with open_catalog(tmp_path / "catalog.db") as fresh:  # the tables a new catalog has
+        catalog = set(fresh.table_names())
     work = tmp_path / "work"
     work.mkdir()
     runner = tmp_path / "racer.py"
@@ -177,18 +205,18 @@ def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
         for role, proc in procs.items():
             wait_for(work / f"ready-{role}", proc)
         for n in range(ROUNDS):
-            how = "cli" if n % 2 == 0 else "api"
+            mode = MODES[n % len(MODES)]
+            how = "api" if mode == "api" else "cli"
             url = database_url(backend_url, tmp_path, n)
-            bad_xml, bad_xsd = docs["value" if how == "cli" else "twice"]
-            task = {"good": {"how": how, "db": url, "xml": str(docs["good"][0]),
-                             "xsd": str(docs["good"][1])},
-                    "bad": {"how": how, "db": url, "xml": str(bad_xml), "xsd": str(bad_xsd)}}
+            task = {role: {"how": how, "db": url, "xml": str(docs[name][0]),
+                           "xsd": str(docs[name][1])}
+                    for role, name in (("good", mode), ("bad", f"bad {mode}"))}
             go = work / f"go-{n}.tmp"
             go.write_text(json.dumps(task))
             go.rename(work / f"go-{n}")  # both start now
             results = {role: json.loads(wait_for(work / f"done-{n}-{role}", proc))
                        for role, proc in procs.items()}
-            check_round(url, n, results["good"], results["bad"], how)
+            check_round(url, n, results["good"], results["bad"], mode, catalog)
     finally:
         for proc in procs.values():
             proc.kill()
