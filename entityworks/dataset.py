@@ -9,9 +9,13 @@ against it and imports every table in one transaction, as tables with real forei
 ``DataSet.ReadXml`` reads to the same tables, columns, keys, relations and values.
 
 Import holds the rows in memory until the document has been read (the tables go in parents
-first, while a nested document gives children first); single tables stream instead.
-Relations are over one column each, and keys are single columns: a composite key or relation
-is refused with a clear error.
+first, while a nested document gives children first); single tables stream instead. As in
+System.Data, a nested row refers to the row element it sits in: its foreign key column takes
+that row's key, whatever the column's own element says (or when it has none). A table that
+refers to itself is inserted parents first (a document may list a row before the row it
+refers to; SQLite and MariaDB check a foreign key row by row), and rows whose references form
+a cycle are refused. Relations are over one column each, and keys are single columns: a
+composite key or relation is refused with a clear error.
 """
 
 from __future__ import annotations
