@@ -1089,9 +1089,12 @@ def _locked_import(store: Any, conn: sa.Connection, tables: Sequence[sa.Table], 
     except BaseException:
         schema_held.close()
         if created:
-            conn.rollback()
-            with schema_lock(conn):
-                _drop_if_empty(conn, created)
+            try:
+                conn.rollback()
+                with schema_lock(conn):
+                    _drop_if_empty(conn, created)
+            except Exception:  # the import's own error is the one to tell; the tables
+                pass  # keep their mark, and the next import removes them if still empty
         raise
     for name in created:  # done: an ordinary table now
         conn.execute(sa.schema.DropTableComment(sa.Table(name, sa.MetaData())))
