@@ -895,8 +895,8 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
     name = table_name or cls.__tablename__  # type: ignore[union-attr]
     check_writable_table(name)
     if name in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
-        count, store = import_into(lambda: open_catalog(db), db, catalog.TABLES[name],
-                                   xml_file, xsd)
+        count = import_into(open_catalog, db, catalog.TABLES[name], xml_file, xsd)
+        store = open_store(db)
     else:
         store = open_store(db, must_exist=cls is None)  # no XSD: the table must be there
         if cls is None:

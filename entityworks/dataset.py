@@ -9,9 +9,13 @@ against it and imports every table in one transaction, as tables with real forei
 ``DataSet.ReadXml`` reads to the same tables, columns, keys, relations and values.
 
 Import holds the rows in memory until the document has been read (the tables go in parents
-first, while a nested document gives children first); single tables stream instead.
-Relations are over one column each, and keys are single columns: a composite key or relation
-is refused with a clear error.
+first, while a nested document gives children first); single tables stream instead. As in
+System.Data, a nested row refers to the row element it sits in: its foreign key column takes
+that row's key, whatever the column's own element says (or when it has none). A table that
+refers to itself is inserted parents first (a document may list a row before the row it
+refers to; SQLite and MariaDB check a foreign key row by row), and rows whose references form
+a cycle are refused. Relations are over one column each, and keys are single columns: a
+composite key or relation is refused with a clear error.
 """
 
 from __future__ import annotations
@@ -153,10 +157,13 @@ def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str
 
 
 def is_dataset(model: XsdModel) -> bool:
-    """True for a DataSet of independent tables, False for one table (with child tables in
-    our own ``parent_key``/``position`` shape, which :func:`read_xsd` reads)."""
+    """True for a DataSet of independent tables (or of one table that refers to itself),
+    False for one table (with child tables in our own ``parent_key``/``position`` shape,
+    which :func:`read_xsd` reads)."""
     from .schema import PARENT_COLUMN, POSITION_COLUMN
 
+    if any(c.kind == "keyref" and c.table == model.main_table for c in model.constraints):
+        return True  # a relation of the main table: a foreign key only a DataSet keeps
     for name, table in model.tables.items():
         if name == model.main_table:
             continue
@@ -260,10 +267,66 @@ def _reader(store: Any, data: DataSet, model: XsdModel, xml_path: str | Path) ->
 
 def _rows(reader: Any) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the document, per table (validated, keys and references checked)."""
+    return _numbered_rows(reader)[0]
+
+
+def _numbered_rows(reader: Any) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, list[int]]]:
+    """:func:`_rows`, and each row's number in the document (for errors)."""
     out: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    numbers: dict[str, list[int]] = defaultdict(list)
     for plan, rows in reader.batches():
         out[decode_name(plan.tag)].extend(rows)
-    return out
+        numbers[decode_name(plan.tag)].extend(reader.numbers)
+    return out, numbers
+
+
+def _parents_first_rows(data: DataSet, name: str, schema: Any, rows: list[tuple[Any, ...]],
+                        numbers: list[int], xml_path: str | Path
+                        ) -> tuple[list[tuple[Any, ...]], list[int]]:
+    """The rows of a self-referencing table with every referenced row before the rows that
+    refer to it, in document order otherwise.
+
+    A document may list a child row before its parent (.NET checks constraints once the
+    whole document is read); SQLite and MariaDB check a foreign key row by row. Rows whose
+    references form a cycle (two rows referring to each other) fit no order: refused.
+    """
+    relations = [r for r in data.relations if r.parent == r.child == name]
+    if not relations or len(rows) < 2:
+        return rows, numbers
+    names = schema.column_names
+    key = names.index(relations[0].parent_column)  # the key (see dataset_for)
+    refs = [names.index(r.child_column) for r in relations]
+    where = {row[key]: i for i, row in enumerate(rows)}
+    state = [0] * len(rows)  # 0: not placed, 1: its parents are being placed, 2: placed
+    order: list[int] = []
+    for start in range(len(rows)):
+        if state[start]:
+            continue
+        state[start] = 1
+        stack = [[start, 0]]  # (row, next reference to follow): no recursion, any depth
+        while stack:
+            top = stack[-1]
+            i, k = top
+            if k == len(refs):
+                stack.pop()
+                state[i] = 2
+                order.append(i)
+                continue
+            top[1] += 1
+            parent = where.get(rows[i][refs[k]])
+            if parent is None or parent == i or state[parent] == 2:
+                continue
+            if state[parent] == 1:
+                cycle = [rows[j][key] for j, _ in stack[[j for j, _ in stack].index(parent):]]
+                chain = f"{names[key]} " + " -> ".join(map(repr, [*cycle, rows[parent][key]]))
+                raise XMLImportError(
+                    f"{Path(xml_path).name}: row {numbers[i]} of table {name!r}, column "
+                    f"{names[refs[k]]!r}: the rows' references form a cycle ({chain}), "
+                    "which a foreign key checked row by row cannot take in any order; "
+                    "nothing was imported", row=numbers[i], column=names[refs[k]])
+            state[parent] = 1
+            stack.append([parent, 0])
+    return [rows[i] for i in order], [numbers[i] for i in order]
 
 
 def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None = None, *,
@@ -272,7 +335,8 @@ def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None
 
     The schema comes from ``xsd_path``, else from the document itself (inline). Missing
     tables are created, with foreign keys for the relations; nothing is created or written
-    if anything is refused (as for :func:`entityworks.xmlio.import_store`).
+    if anything is refused, and nothing another writer made is taken away (as for
+    :func:`entityworks.xmlio.import_store`).
     """
     with paused_gc():  # every row is held: collections would walk them again and again
         return _import_dataset(store, xml_path, xsd_path, data)
@@ -280,56 +344,57 @@ def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None
 
 def _import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None,
                     data: DataSet | None) -> dict[str, int]:
+    from .xmlio import import_committed_ddl, into_new_sqlite_file, new_sqlite_file
+
     model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
     if model is None:
         raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
     data = data or dataset_for(model, registry=store.registry)
-    rows = _rows(_reader(store, data, model, xml_path))  # everything, before any DDL
-    metadata, built = _metadata(store, data)
-    existing = set(store.table_names())
-    missing = [t for t in built if t.name not in existing]
+    # everything, before any DDL
+    rows, numbers = _numbered_rows(_reader(store, data, model, xml_path))
+    for name, cls in data.tables.items():
+        rows[name], numbers[name] = _parents_first_rows(
+            data, name, store.schema(cls), rows.get(name, []), numbers.get(name, []), xml_path)
+    new_file = new_sqlite_file(store.url)
+    if new_file is not None:
+        from .store import Store
+
+        def fill(path: Path) -> dict[str, int]:
+            with Store(path, registry=store.registry, busy_timeout=store.busy_timeout) as new:
+                return _import_transactional(new, data, rows, numbers, xml_path)
+
+        done = into_new_sqlite_file(new_file, fill)
+        if done is not None:
+            return done
     if store.dialect.name in ("mysql", "mariadb"):
-        return _import_committed_ddl(store, data, rows, missing, xml_path)
-    from .xmlio import claim_new_sqlite_file, remove_new_sqlite_file
+        _, built = _metadata(store, data)
 
-    new_file = claim_new_sqlite_file(store.url)
-    try:
-        with store.transaction():
-            with store._connection(write=True) as conn:
-                metadata.create_all(conn, tables=missing, checkfirst=True)
-                if missing:
-                    _record(conn, store, data, {t.name for t in missing})
-            return _insert(store, data, rows, xml_path)
-    except BaseException:
-        if new_file is not None:
-            remove_new_sqlite_file(store, new_file, only_if_empty=True)
-        raise
+        def record(created: set[str]) -> None:
+            with store._connection(write=True) as conn:  # the rows' transaction
+                _record(conn, store, data, created)
+
+        return import_committed_ddl(store, built, validate=None, record=record,
+                                    insert=lambda: _insert(store, data, rows, numbers,
+                                                           xml_path))
+    return _import_transactional(store, data, rows, numbers, xml_path)
 
 
-def _import_committed_ddl(store: Any, data: DataSet, rows: dict[str, list[Any]],
-                          missing: list[sa.Table], xml_path: str | Path) -> dict[str, int]:
-    had_logical = logical.TABLE in store.table_names()
-    created: list[sa.Table] = []
-    try:
-        with store.engine.connect() as conn:
-            for table in missing:
-                table.create(conn)
-                created.append(table)
+def _import_transactional(store: Any, data: DataSet, rows: dict[str, list[Any]],
+                          numbers: dict[str, list[int]], xml_path: str | Path
+                          ) -> dict[str, int]:
+    """Create the missing tables and insert every row in one transaction (SQLite,
+    PostgreSQL: DDL is rolled back with the rows)."""
+    from .ddllock import schema_lock
+
+    metadata, built = _metadata(store, data)
+    with store.transaction():
+        with store._connection(write=True) as conn, schema_lock(conn):
+            existing = set(sa.inspect(conn).get_table_names())
+            missing = [t for t in built if t.name not in existing]
+            metadata.create_all(conn, tables=missing, checkfirst=True)
             if missing:
                 _record(conn, store, data, {t.name for t in missing})
-            conn.commit()
-        with store.transaction():
-            return _insert(store, data, rows, xml_path)
-    except BaseException:
-        with store.engine.connect() as conn:
-            for table in reversed(created):
-                table.drop(conn, checkfirst=True)
-            if created:
-                logical.forget(conn, [t.name for t in created])
-                if not had_logical:
-                    logical.schema_table().drop(conn, checkfirst=True)
-            conn.commit()
-        raise
+        return _insert(store, data, rows, numbers, xml_path)
 
 
 def _record(conn: sa.Connection, store: Any, data: DataSet, names: set[str]) -> None:
@@ -341,15 +406,52 @@ def _record(conn: sa.Connection, store: Any, data: DataSet, names: set[str]) -> 
 
 
 def _insert(store: Any, data: DataSet, rows: dict[str, list[Any]],
-            xml_path: str | Path) -> dict[str, int]:
-    from .xmlio import _builder, _insert_batches
+            numbers: dict[str, list[int]], xml_path: str | Path) -> dict[str, int]:
+    """Insert the tables parents first (so the foreign keys hold); an error names the
+    document's row, the table and the column."""
+    from .errors import WriteError
+    from .xmlio import _builder, insert_error
 
     counts = {}
-    for name, cls in data.tables.items():  # parents first: the foreign keys hold
-        schema = store.schema(cls)
-        objs = _builder(schema)(rows.get(name, []))
-        counts[name] = _insert_batches(store, _chunks(objs), xml_path)
+    for name, cls in data.tables.items():
+        objs = _builder(store.schema(cls))(rows.get(name, []))
+        done = 0
+        for batch in _chunks(objs):
+            try:
+                store.insert_many(batch)
+            except WriteError as exc:
+                i = None if exc.row is None else done + exc.row
+                column = None
+                if i is not None and exc.column is None and "foreign key" in str(exc).lower():
+                    column = _broken_reference(store, data, name, objs[i])
+                raise insert_error(exc, xml_path, None if i is None else numbers[name][i],
+                                   table=name, column=column) from exc
+            done += len(batch)
+        counts[name] = done
     return counts
+
+
+def _broken_reference(store: Any, data: DataSet, name: str, obj: Any) -> str | None:
+    """The column of a refused row whose value no row of the table it refers to holds
+    (SQLite does not say which foreign key failed), by the table's live foreign keys."""
+    schema = store.schema(data.tables[name])
+    with store._connection() as conn:  # the import's transaction: its earlier rows count
+        for fk in sa.inspect(conn).get_foreign_keys(name):
+            target = data.tables.get(fk["referred_table"]) or store.reflect(
+                fk["referred_table"])  # a table outside the DataSet
+            column = schema.by_sql_name(fk["constrained_columns"][0])
+            if len(fk["constrained_columns"]) != 1 or target is None or column is None:
+                continue
+            value = getattr(obj, column.name)
+            referred = store.schema(target).by_sql_name(fk["referred_columns"][0])
+            if value is None or referred is None:
+                continue
+            key = store.table(target).c[referred.name]
+            found = conn.execute(sa.select(key).where(
+                key == sa.bindparam("v", value, type_=key.type)).limit(1)).first()
+            if found is None:
+                return str(column.name)
+    return None
 
 
 def _chunks(objs: list[Any], size: int = 20_000) -> Iterator[list[Any]]:

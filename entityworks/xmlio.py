@@ -15,8 +15,11 @@ counting row elements in document order), the line and the column.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
+import secrets
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing
 from itertools import starmap
@@ -29,7 +32,8 @@ from lxml import etree
 
 from . import logical
 from ._gcpause import paused_gc
-from .errors import ValueEncodingError, WriteError, XMLImportError
+from .ddllock import LOCK_SECONDS, schema_lock
+from .errors import EntityworksError, SchemaError, ValueEncodingError, WriteError, XMLImportError
 from .files import atomic_output, check_output_path, write_bytes
 from .registry import INT64_MAX, INT64_MIN, TypeRegistry, encode_error
 from .registry import registry as default_registry
@@ -502,6 +506,37 @@ def _require_relations(schema: TableSchema, plans: list[_TablePlan]) -> None:
             plan.constraints.append(("unique", f"position in {plan.tag}", [0, 1], None))
 
 
+@dataclasses.dataclass(frozen=True)
+class _NestedLink:
+    """How a nested table's rows refer to the row element they sit in."""
+
+    column: int  # the child's referring column (table column order)
+    child_column: str  # its XSD name
+    parent: str  # the parent table's tag
+    parent_key: str  # the tag of the parent's key column
+    decode: Callable[[str | None], Any]  # the parent plan's decoder of that column
+
+
+def _nested_links(model: XsdModel, by_tag: dict[str, _TablePlan]) -> dict[str, _NestedLink]:
+    """The single-column nested relations (``msdata:IsNested`` keyrefs) between read tables,
+    by child tag."""
+    keys = {c.name: c for c in model.constraints if c.kind in ("unique", "key")}
+    links = {}
+    for ref in model.constraints:
+        target = keys.get(ref.refer or "")
+        if (ref.kind != "keyref" or not ref.nested or target is None or len(ref.fields) != 1
+                or len(target.fields) != 1):
+            continue
+        child, parent = by_tag.get(ref.table), by_tag.get(target.table)
+        if (child is None or parent is None or model.tables[ref.table].nested_in != target.table
+                or ref.fields[0] not in child.index or target.fields[0] not in parent.index):
+            continue
+        links[ref.table] = _NestedLink(child.index[ref.fields[0]], ref.fields[0], target.table,
+                                       target.fields[0],
+                                       parent.decoders[parent.index[target.fields[0]]])
+    return links
+
+
 _XINCLUDE = "http://www.w3.org/2001/XInclude"
 _XS_SCHEMA = "{http://www.w3.org/2001/XMLSchema}schema"
 _ELEMENT = re.compile(r"Element '([^']+)'")
@@ -531,6 +566,9 @@ class _Reader:
         #: Row elements that sit inside other rows (a nested relation's child table).
         self.nested: set[str] = {p.tag for p in self.plans if model.tables[p.tag].nested_in}
         self.by_tag: dict[str, _TablePlan] = {p.tag: p for p in self.plans}
+        self.links: dict[str, _NestedLink] = _nested_links(model, self.by_tag)
+        #: The document row numbers of the rows :meth:`batches` yielded last.
+        self.numbers: list[int] = []
         self.validator: etree.XMLSchema = validation_schema(model, root)
         self.rows_validator: etree.XMLSchema | None = None
         self.seen: dict[str, set[Any]] = {}
@@ -580,6 +618,8 @@ class _Reader:
                         values = tuple(map(call, fast, map(text_of, element)))
                     else:
                         values = self._decode_slow(plan, element, n)
+                    if nested and tag in self.links:
+                        values = self._from_parent(self.links[tag], element, values, n)
                     rows, numbers = pending[tag]
                     rows.append(values)
                     numbers.append(n)
@@ -590,6 +630,7 @@ class _Reader:
                         del root[:]  # rows handled so far: free them
                     if len(rows) >= batch:
                         self._check(plan, rows, numbers)
+                        self.numbers = numbers
                         yield plan, rows
                         pending[tag] = ([], [])
             except etree.XMLSyntaxError as exc:
@@ -611,7 +652,30 @@ class _Reader:
         self._check_references()
         for plan in self.plans:
             if pending[plan.tag][0]:
+                self.numbers = pending[plan.tag][1]
                 yield plan, pending[plan.tag][0]
+
+    def _from_parent(self, link: _NestedLink, element: etree._Element,
+                     values: tuple[Any, ...], n: int) -> tuple[Any, ...]:
+        """A nested row's reference to its parent, as .NET's ``ReadXml`` sets it: the key of
+        the row element it sits in, whatever the row's own element says (or if it is absent).
+        """
+        for column in element.getparent():  # type: ignore[union-attr]  # a nested row has one
+            if column is element:  # the parser may have read further: not past this row
+                break
+            if column.tag == link.parent_key:
+                try:
+                    value = link.decode(column.text)
+                except Exception:  # the parent row's own decoding names the error
+                    return values
+                if values[link.column] == value:
+                    return values
+                return (*values[:link.column], value, *values[link.column + 1:])
+        self.row, self.line = n, element.sourceline
+        raise self.error(f"nested in a row of {decode_name(link.parent)!r} whose key column "
+                         f"{decode_name(link.parent_key)!r} does not come before it; the "
+                         "nested row takes its reference from that key (as .NET does)",
+                         link.child_column)
 
     def _check(self, plan: _TablePlan, rows: list[tuple[Any, ...]], numbers: list[int]
                ) -> None:
@@ -857,30 +921,46 @@ def import_store(store: Any, cls: type, xml_path: str | Path,
                  xsd_path: str | Path | None = None, *, reader: _Reader | None = None) -> int:
     """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
 
-    Nothing is created before it is known to be kept: the class and the XSD are checked
-    without touching the database; a missing table is created inside the import's
-    transaction (SQLite, PostgreSQL), so a refused document leaves no table, and a new
-    SQLite file that this import created is removed again. Where DDL cannot be rolled back
-    (MariaDB) a missing table is created only after the whole document has been read once,
-    and dropped again if the insert still fails.
+    A refused document writes nothing, and never undoes what another writer did: the class
+    and the XSD are checked before the database is touched; a missing table is created in
+    the import's own transaction (SQLite, PostgreSQL); a new SQLite file is filled under a
+    private name and linked into place only once the import has succeeded
+    (:func:`into_new_sqlite_file`); MariaDB, whose DDL commits at once, goes through
+    :func:`import_committed_ddl`.
     """
     schema = store.schema(cls)
     if reader is None or reader.schema is not schema:
         reader = _Reader(schema, xml_path, xsd_path)  # the XSD: no database touched yet
+    new_file = new_sqlite_file(store.url)
+    if new_file is not None:
+        from .store import Store
+
+        def fill(path: Path) -> int:
+            with Store(path, registry=store.registry, busy_timeout=store.busy_timeout) as new:
+                return _import_transactional(new, cls, reader, xml_path)
+
+        done = into_new_sqlite_file(new_file, fill)
+        if done is not None:
+            return done
     if store.dialect.name in _NON_TRANSACTIONAL_DDL:
-        return _import_committed_ddl(store, cls, schema, reader, xml_path)
-    new_file = claim_new_sqlite_file(store.url)
-    try:
-        with store.transaction():
+        return _import_committed_ddl(store, cls, reader, xml_path)
+    return _import_transactional(store, cls, reader, xml_path)
+
+
+def _import_transactional(store: Any, cls: type, reader: _Reader, xml_path: str | Path
+                          ) -> int:
+    """Create what is missing and insert, all in one transaction (transactional DDL)."""
+    schema = reader.schema
+    with store.transaction():
+        # Under the schema lock (PostgreSQL keeps it to the end of the transaction; an
+        # SQLite writer holds the database from BEGIN IMMEDIATE): what is missing now is
+        # missing until this transaction ends, so the logical schema is recorded only here.
+        with store._connection(write=True) as conn, schema_lock(conn):
             missing = _missing_tables(store, schema)
-            store.create(cls)  # rolled back with the rows on any error
-            if missing:
-                _record(store, schema, reader)
-            return _insert_batches(store, _instances(schema, reader, BATCH), xml_path)
-    except BaseException:
-        if new_file is not None:
-            remove_new_sqlite_file(store, new_file, only_if_empty=True)
-        raise
+        store.create(cls)  # rolled back with the rows on any error
+        if missing:
+            _record(store, schema, reader)
+        return _insert_batches(store, _instances(schema, reader, BATCH), xml_path)
 
 
 def _validate(schema: TableSchema, reader: _Reader) -> None:
@@ -900,45 +980,263 @@ def _record(store: Any, schema: TableSchema, reader: _Reader) -> None:
         logical.record(conn, schema, dataset=reader.root_name)
 
 
-def _import_committed_ddl(store: Any, cls: type, schema: TableSchema, reader: _Reader,
-                          xml_path: str | Path) -> int:
-    missing = _missing_tables(store, schema)
-    had_logical = logical.TABLE in store.table_names()
-    if missing:
-        _validate(schema, reader)
-        store.create(cls)
-        _record(store, schema, reader)
-    try:
+def _import_committed_ddl(store: Any, cls: type, reader: _Reader, xml_path: str | Path
+                          ) -> int:
+    schema = reader.schema
+    own = {schema.name, *(child.schema.name for child in schema.children)}
+
+    def record(created: set[str]) -> None:
+        if created & own:
+            _record(store, schema, reader)
+
+    return import_committed_ddl(
+        store, store._tables_with_references(store._model(cls)),
+        validate=lambda: _validate(schema, reader), record=record,
+        insert=lambda: _insert_batches(store, _instances(schema, reader, BATCH), xml_path))
+
+
+# -- MariaDB: DDL that commits -----------------------------------------------------------------
+
+#: The comment of a table that an import has created and not finished with, followed by the
+#: name of a lock that import holds until it is done (:func:`import_committed_ddl`).
+PENDING = "entityworks import in progress, lock "
+_TOKEN = re.compile(r"entityworks_import_[0-9a-f]{32}")
+
+
+def import_committed_ddl(store: Any, tables: Sequence[sa.Table], *,
+                         validate: Callable[[], None] | None,
+                         record: Callable[[set[str]], None],
+                         insert: Callable[[], T]) -> T:
+    """An import where DDL commits at once (MariaDB): create the ``tables`` that are missing
+    (listed parents first), then ``record`` the logical schema of those created and
+    ``insert`` the rows in one transaction. Nothing of its own is left when anything fails,
+    or when the process dies, and nothing another writer committed is ever dropped:
+
+    - imports that write the same table run one after the other (a named lock per table), so
+      none writes into a table another may still take away again;
+    - each table created here carries the comment :data:`PENDING` and the name of a lock this
+      import holds until it is done: such a table whose lock is free was left by an import
+      that died, and the next import drops it if it is still empty;
+    - on failure, a table created here is dropped only if it is still empty, seen under
+      ``LOCK TABLES ... WRITE``, which waits for every open transaction on it (rows another
+      writer committed meanwhile keep it);
+    - the logical schema is written in the rows' transaction, so it is there exactly when
+      they are. ``validate`` reads the document before any table is created.
+    """
+    if getattr(store._local, "conn", None) is not None:  # inside Store.transaction()
+        missing = sorted({t.name for t in tables} - set(store.table_names()))
+        if missing:
+            raise EntityworksError(
+                f"cannot create table {missing[0]!r} inside transaction(): MariaDB would "
+                "commit the open transaction; import outside it, or create the tables first")
         with store.transaction():
-            return _insert_batches(store, _instances(schema, reader, BATCH), xml_path)
+            return insert()
+    token = f"entityworks_import_{uuid.uuid4().hex}"
+    database = store.url.database or ""
+    names = [token, *sorted({_table_lock(database, t.name) for t in tables})]
+    with store.engine.connect() as conn:  # the session that holds the locks throughout
+        held: list[str] = []
+        try:
+            for name in names:
+                _get_lock(conn, name, tables)
+                held.append(name)
+            return _locked_import(store, conn, tables, token, validate, record, insert)
+        finally:
+            try:
+                conn.rollback()
+                for name in reversed(held):
+                    conn.execute(sa.select(sa.func.release_lock(sa.bindparam("n", name))))
+                conn.commit()
+            except Exception:  # a broken session: its locks went with it; never reuse it
+                conn.invalidate()
+
+
+def _table_lock(database: str, table: str) -> str:
+    """The named lock of imports into ``table`` (lock names are server-wide, and short)."""
+    digest = hashlib.sha256(f"{database}\0{table}".encode()).hexdigest()[:40]
+    return f"entityworks_table_{digest}"
+
+
+def _get_lock(conn: sa.Connection, name: str, tables: Sequence[sa.Table]) -> None:
+    got = conn.execute(sa.select(sa.func.get_lock(
+        sa.bindparam("n", name), sa.bindparam("s", LOCK_SECONDS)))).scalar()
+    if got != 1:
+        listed = ", ".join(repr(t.name) for t in tables)
+        raise EntityworksError(f"another import into {listed} has run for over {LOCK_SECONDS}"
+                               " s; try again when it has finished")
+
+
+def _locked_import(store: Any, conn: sa.Connection, tables: Sequence[sa.Table], token: str,
+                   validate: Callable[[], None] | None, record: Callable[[set[str]], None],
+                   insert: Callable[[], T]) -> T:
+    with schema_lock(conn):
+        remove_import_debris(conn)
+    existing = set(sa.inspect(conn).get_table_names())
+    conn.commit()
+    if validate is not None and any(t.name not in existing for t in tables):
+        validate()
+    created: list[str] = []
+    schema_held = ExitStack()
+    try:
+        if any(t.name not in existing for t in tables):
+            schema_held.enter_context(schema_lock(conn))
+            _create_pending(store, conn, tables, token, created)
+        with store.transaction():
+            if set(created) - {logical.TABLE}:
+                record(set(created) - {logical.TABLE})
+            schema_held.close()  # the recorded rows hold entityworks_schema from here on
+            result = insert()
     except BaseException:
-        if missing:  # created above for this import only: take them away again
-            store.drop(cls)
-            with store._connection(write=True) as conn:
-                logical.forget(conn, sorted(missing))
-                if not had_logical:
-                    logical.schema_table().drop(conn, checkfirst=True)
+        schema_held.close()
+        if created:
+            try:
+                conn.rollback()
+                with schema_lock(conn):
+                    _drop_if_empty(conn, created)
+            except Exception:  # the import's own error is the one to tell; the tables
+                pass  # keep their mark, and the next import removes them if still empty
         raise
+    for name in created:  # done: an ordinary table now
+        conn.execute(sa.schema.DropTableComment(sa.Table(name, sa.MetaData())))
+    conn.commit()
+    return result
 
 
-def _insert_batches(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
+def _create_pending(store: Any, conn: sa.Connection, tables: Sequence[sa.Table], token: str,
+                    created: list[str]) -> None:
+    """Create the missing ``tables`` (and ``entityworks_schema``), marked as this import's
+    until it is done; ``created`` lists them as they come. Called under the schema lock."""
+    existing = set(sa.inspect(conn).get_table_names())
+    metadata = sa.MetaData()
+    copies = [t.to_metadata(metadata) for t in tables]  # private: the comment is ours alone
+    missing = [t for t in copies if t.name not in existing]
+    if missing and logical.TABLE not in existing:
+        missing.insert(0, logical.schema_table(metadata))
+    for table in missing:
+        table.comment = PENDING + token
+        try:
+            table.create(conn)
+        except (sa.exc.StatementError, store._dbapi_error) as exc:
+            raise SchemaError(f"cannot create table {table.name!r}: "
+                              f"{getattr(exc, 'orig', exc)}; no table was kept") from exc
+        created.append(table.name)
+
+
+def remove_import_debris(conn: sa.Connection) -> None:
+    """Drop what imports that died left (MariaDB): tables still marked :data:`PENDING` whose
+    import's lock is free, if they are empty; a marked table that holds rows is kept as an
+    ordinary table. Called under the schema lock."""
+    marked = conn.execute(sa.text(
+        "SELECT table_name, table_comment FROM information_schema.tables "
+        "WHERE table_schema = DATABASE() AND table_comment LIKE :marked"),
+        {"marked": PENDING + "%"}).all()
+    dead = [name for name, comment in marked
+            if _TOKEN.fullmatch(comment[len(PENDING):]) and conn.execute(sa.select(
+                sa.func.is_free_lock(sa.bindparam("n", comment[len(PENDING):])))).scalar() == 1]
+    conn.commit()
+    if dead:
+        _drop_if_empty(conn, dead)
+
+
+def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
+    """Drop those of the marked tables ``names`` that hold no row (and their logical schema);
+    unmark the others. Empty is seen under ``LOCK TABLES ... WRITE``, which waits for every
+    transaction that has written to them, and keeps new writes out until they are gone. A
+    table that a kept table refers to stays too. Called under the schema lock."""
+    existing = set(sa.inspect(conn).get_table_names())
+    conn.commit()
+    names = sorted(set(names) & existing)
+    if not names:
+        return
+    quote = conn.dialect.identifier_preparer.quote
+    locked = [*names, *([logical.TABLE] if logical.TABLE in existing
+                        and logical.TABLE not in names else [])]
+    conn.exec_driver_sql("LOCK TABLES " + ", ".join(f"{quote(n)} WRITE" for n in locked))
+    try:
+        empty = {n for n in names if n != logical.TABLE and conn.execute(
+            sa.select(sa.literal(1)).select_from(sa.table(n)).limit(1)).first() is None}
+        references = [(child, parent) for child, parent in conn.execute(sa.text(
+            "SELECT table_name, referenced_table_name FROM "
+            "information_schema.referential_constraints WHERE constraint_schema = DATABASE()"))
+            if child != parent]
+        drop = set(empty)
+        while True:  # a table that a kept one refers to is kept
+            kept = {parent for child, parent in references
+                    if parent in drop and child not in drop}
+            if not kept:
+                break
+            drop -= kept
+        for name in _referring_first(drop, references):
+            conn.execute(sa.schema.DropTable(sa.Table(name, sa.MetaData())))
+        schema_rows = logical.schema_table()
+        if logical.TABLE in existing and drop:
+            conn.execute(schema_rows.delete().where(schema_rows.c.table_name.in_(sorted(drop))))
+        if logical.TABLE in names and conn.execute(sa.select(sa.literal(1)).select_from(
+                schema_rows).limit(1)).first() is None:
+            conn.execute(sa.schema.DropTable(schema_rows))
+            drop.add(logical.TABLE)
+        conn.commit()
+    finally:
+        conn.exec_driver_sql("UNLOCK TABLES")
+    for name in sorted(set(names) - drop):
+        conn.execute(sa.schema.DropTableComment(sa.Table(name, sa.MetaData())))
+    conn.commit()
+
+
+def _referring_first(names: set[str], references: list[tuple[str, str]]) -> list[str]:
+    """``names`` ordered so that a table comes before those it refers to."""
+    order: list[str] = []
+    left = set(names)
+    while left:
+        free = sorted(n for n in left
+                      if not any(parent == n and child in left for child, parent in references))
+        if not free:  # a cycle between tables: foreign keys do not stop DROP of them all
+            free = sorted(left)
+        order += free
+        left -= set(free)
+    return order
+
+
+def _insert_batches(store: Any, batches: Iterable[list[Any]], xml_path: str | Path,
+                    numbers: Sequence[int] | None = None) -> int:
+    """Insert ``batches`` (rows numbered from 1, or by ``numbers`` in the document)."""
     with paused_gc():  # the rows hold plain values: nothing for the collector to find
-        return _insert_each(store, batches, xml_path)
+        return _insert_each(store, batches, xml_path, numbers)
 
 
-def _insert_each(store: Any, batches: Iterable[list[Any]], xml_path: str | Path) -> int:
+def _insert_each(store: Any, batches: Iterable[list[Any]], xml_path: str | Path,
+                 numbers: Sequence[int] | None) -> int:
     count = 0
     for batch in batches:
         try:
             store.insert_many(batch)
         except WriteError as exc:
-            row = None if exc.row is None else count + exc.row + 1
-            where = f"row {row}" if row is not None else "a row"
-            detail = re.sub(r"^[^:]*: (row \d+|a row)(, )?", "", str(exc))
-            raise XMLImportError(f"{Path(xml_path).name}: {where}, {detail}", row=row,
-                                 column=exc.column) from exc
+            raise insert_error(exc, xml_path, None if exc.row is None else (
+                numbers[count + exc.row] if numbers is not None else count + exc.row + 1)
+                ) from exc
         count += len(batch)
     return count
+
+
+_WRITE_PREFIX = re.compile(r"[^:]*: (?:row \d+|a row)")  # the Store's "table: row N"
+
+
+def insert_error(exc: WriteError, xml_path: str | Path, row: int | None, *,
+                 table: str | None = None, column: str | None = None) -> XMLImportError:
+    """The Store's refusal of a row, told by the document's ``row`` (and ``table``, and the
+    ``column`` when the caller found it where the Store could not)."""
+    detail = str(exc)
+    prefix = _WRITE_PREFIX.match(detail)
+    if prefix is not None:
+        detail = detail[prefix.end():]
+        if exc.column is not None:
+            detail = detail.removeprefix(f", column {exc.column!r}")
+        detail = detail.removeprefix(": ")
+    column = column or exc.column
+    where = ("a row" if row is None else f"row {row}") + (
+        "" if table is None else f" of table {table!r}") + (
+        "" if column is None else f", column {column!r}")
+    return XMLImportError(f"{Path(xml_path).name}: {where}: {detail}", row=row, column=column)
 
 
 def _sqlite_path(url: Any) -> str | None:
@@ -962,62 +1260,87 @@ def new_sqlite_file(url: Any) -> Path | None:
     return None if path is None or os.path.lexists(path) else Path(path)
 
 
-def claim_new_sqlite_file(url: Any) -> Path | None:
-    """Create the (empty) SQLite file of ``url`` if it does not exist yet and return it.
+def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
+    """Run ``fill`` on a private new database file beside ``path``, then link it into place.
 
-    Creating it exclusively tells for sure that this run made it, and so may remove it.
+    SQLite makes its file when it connects, and another process may open and fill a new file
+    before a refused import could take it away again: deleting it then destroys what that
+    process committed. So the import goes into a file nobody else knows of, removed on any
+    error; once it is complete it is linked to ``path``, which fails if ``path`` exists by
+    then. ``None`` then (and where the directory takes no new file or no hard link): the
+    caller imports into ``path`` as into any existing database.
     """
-    path = _sqlite_path(url)
-    if path is None:
-        return None
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    except OSError:  # it exists (or cannot be made: SQLite will say why)
-        return None
-    return Path(path)
-
-
-def remove_new_sqlite_file(store: Any, path: Path, *, only_if_empty: bool = False) -> None:
-    """Remove a database file this run created, with its journal files.
-
-    With ``only_if_empty`` a file that holds a table by now (another process may have
-    written to it meanwhile) is kept.
-    """
-    store.close()
-    if only_if_empty:
-        import sqlite3
-
+        private = _private_file_beside(path)
+    except OSError:
+        return None  # SQLite will tell why, on the ordinary path
+    try:
+        result = fill(private)
+        _seal(private)
         try:
-            with closing(sqlite3.connect(path)) as conn:
-                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                    return
-        except sqlite3.Error:
-            return
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+            os.link(private, path)
+        except OSError:  # FileExistsError: another process made the database meanwhile
+            return None
+        return result
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{private}{suffix}").unlink(missing_ok=True)
 
 
-def import_into(open_store: Callable[[], Any], db: Any, cls: type, xml_path: str | Path,
-                xsd_path: str | Path | None = None) -> tuple[int, Any]:
-    """``open_store()`` then :func:`import_store`, for an opener that creates things.
+def _private_file_beside(path: Path) -> Path:
+    """A new empty file in the directory of ``path`` (a hard link needs the same file
+    system), made exclusively: nobody else writes to it."""
+    while True:
+        private = path.with_name(f".{path.name}.{secrets.token_hex(8)}.importing")
+        try:
+            os.close(os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return private
 
-    A catalog's opener runs its migrations and so creates the file and its tables. When
-    ``db`` names an SQLite file that does not exist yet, the whole document is read before
-    ``open_store`` runs, and the file is removed again if the import still fails. Returns
-    the row count and the store.
+
+def _seal(path: Path) -> None:
+    """Make the database file whole on its own: its write-ahead log checkpointed into it and
+    removed (the Store turns WAL on again when it opens the file)."""
+    import sqlite3
+
+    with closing(sqlite3.connect(path)) as conn:
+        mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+    if mode != "delete":
+        raise EntityworksError(f"could not complete the new database {path.name}: its "
+                               f"journal stays in {mode!r} mode")
+
+
+def import_into(open_store: Callable[[str], Any], db: str, cls: type, xml_path: str | Path,
+                xsd_path: str | Path | None = None) -> int:
+    """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
+    catalog's runs its migrations); returns the row count.
+
+    When ``db`` names an SQLite file that does not exist yet, the whole document is read
+    before ``open_store`` runs, and then the opener and the import run on a private new
+    file that becomes ``db`` only once the import has succeeded (:func:`into_new_sqlite_file`).
     """
-    new_file = new_sqlite_file(db)
     schema = table_schema(cls)
     reader = _Reader(schema, xml_path, xsd_path)  # the XSD, before any database is opened
+    new_file = new_sqlite_file(db)
     if new_file is not None:
         _validate(schema, reader)
-    store = open_store()
+
+        def fill(path: Path) -> int:
+            store = open_store(os.fspath(path))
+            try:
+                return import_store(store, cls, xml_path, xsd_path, reader=reader)
+            finally:
+                store.close()
+
+        done = into_new_sqlite_file(new_file, fill)
+        if done is not None:
+            return done
+    store = open_store(db)
     try:
-        return import_store(store, cls, xml_path, xsd_path, reader=reader), store
-    except BaseException:
-        if new_file is not None:
-            remove_new_sqlite_file(store, new_file)
-        raise
+        return import_store(store, cls, xml_path, xsd_path, reader=reader)
+    finally:
+        store.close()
 
 
 __all__ = [

@@ -9,6 +9,10 @@
 //   stock OUT_SCHEMA OUT_DATA
 //       A DataSet "Depot" whose table "stock" has a composite primary key
 //       (warehouse Int32, sku String) beside a plain table "depots".
+//   tree OUT_SCHEMA OUT_DATA
+//       A DataSet "Org" whose table "staff" refers to itself (boss_id -> id), written with
+//       rows before the rows they refer to (constraints are switched off while the rows are
+//       added and checked when they are switched on again), and a row that is its own boss.
 //   diffgram shop|typed|table flat|nested OUT_SCHEMA BEFORE_DATA OUT_DIFFGRAM AFTER_DATA
 //       The shop or the typed table (in a DataSet, or "table": a DataTable on its own),
 //       written as it is (BEFORE_DATA), then changed (rows
@@ -41,6 +45,8 @@ public static class DataSetInterop
                              args.Length > 4 && args[4] == "inline");
         if (args.Length == 3 && args[0] == "stock")
             return WriteStock(args[1], args[2]);
+        if (args.Length == 3 && args[0] == "tree")
+            return WriteTree(args[1], args[2]);
         if (args.Length == 7 && args[0] == "diffgram")
             return Diffgram(args[1], args[2] == "nested", args[3], args[4], args[5], args[6]);
         if (args.Length == 5 && args[0] == "compare")
@@ -163,6 +169,27 @@ public static class DataSetInterop
         d.Rows.Add(1, "Lyon"); d.Rows.Add(2, DBNull.Value);
         s.Rows.Add(1, "A-1", (short)5, 1.50m); s.Rows.Add(1, "B-2", (short)0, 0.10m);
         s.Rows.Add(2, "A-1", DBNull.Value, 12m);
+        Write(ds, schema, data, false);
+        return 0;
+    }
+
+    static int WriteTree(string schema, string data)
+    {
+        var ds = new DataSet("Org");
+        var s = ds.Tables.Add("staff");
+        s.Columns.Add("id", typeof(int)).AllowDBNull = false;
+        s.Columns.Add("boss_id", typeof(int));
+        s.Columns.Add("name", typeof(string));
+        s.PrimaryKey = new[] { s.Columns["id"] };
+        ds.Relations.Add("staff_boss", s.Columns["id"], s.Columns["boss_id"]);
+        ds.EnforceConstraints = false;
+        s.Rows.Add(4, 3, "Dee");  // her boss, and his, come later
+        s.Rows.Add(3, 2, "Cy");
+        s.Rows.Add(2, 1, "Bob");
+        s.Rows.Add(1, DBNull.Value, "Ada");
+        s.Rows.Add(5, 5, "Eve");  // her own boss
+        s.Rows.Add(6, 1, "Fay");
+        ds.EnforceConstraints = true;  // every row's boss is there: no exception
         Write(ds, schema, data, false);
         return 0;
     }

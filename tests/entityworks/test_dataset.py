@@ -312,3 +312,148 @@ def test_composite_keys_round_trip_through_a_dataset(store: Store, tmp_path: Pat
         with pytest.raises(XMLImportError, match="duplicate value"):
             fresh.import_dataset(twice, xsd)
         assert fresh.table_names() == []
+
+
+ORG_XSD = """<?xml version="1.0" standalone="yes"?>
+<xs:schema id="Org" xmlns="" xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:msdata="urn:schemas-microsoft-com:xml-msdata">
+  <xs:element name="Org" msdata:IsDataSet="true">
+    <xs:complexType>
+      <xs:choice minOccurs="0" maxOccurs="unbounded">
+        <xs:element name="staff">
+          <xs:complexType>
+            <xs:sequence>
+              <xs:element name="id" type="xs:int" />
+              <xs:element name="boss_id" type="xs:int" minOccurs="0" />
+              <xs:element name="mentor_id" type="xs:int" minOccurs="0" />
+            </xs:sequence>
+          </xs:complexType>
+        </xs:element>
+      </xs:choice>
+    </xs:complexType>
+    <xs:unique name="Constraint1" msdata:PrimaryKey="true">
+      <xs:selector xpath=".//staff" />
+      <xs:field xpath="id" />
+    </xs:unique>
+    <xs:keyref name="staff_boss" refer="Constraint1">
+      <xs:selector xpath=".//staff" />
+      <xs:field xpath="boss_id" />
+    </xs:keyref>
+    <xs:keyref name="staff_mentor" refer="Constraint1">
+      <xs:selector xpath=".//staff" />
+      <xs:field xpath="mentor_id" />
+    </xs:keyref>
+  </xs:element>
+</xs:schema>
+"""
+
+
+def org(tmp_path: Path, staff: list[tuple[int, int | None, int | None]]) -> tuple[Path, Path]:
+    xml, xsd = tmp_path / "org.xml", tmp_path / "org.xsd"
+    xsd.write_text(ORG_XSD)
+    cells = ["<staff>" + f"<id>{i}</id>" + ("" if b is None else f"<boss_id>{b}</boss_id>")
+             + ("" if m is None else f"<mentor_id>{m}</mentor_id>") + "</staff>"
+             for i, b, m in staff]
+    xml.write_text("<Org>\n" + "\n".join(cells) + "\n</Org>\n")
+    return xml, xsd
+
+
+def test_a_self_referencing_table_imports_children_before_their_parents(
+        store: Store, tmp_path: Path) -> None:
+    """Rows before the rows they refer to (System.Data reads them so: it checks constraints
+    once the document is read) import on every backend, into a table whose own foreign keys
+    the database enforces; a long chain listed children first, a row that is its own boss,
+    and two relations of one table included."""
+    chain = [(i, i - 1 if i > 1 else None, None) for i in range(3_000, 0, -1)]
+    staff = [(5001, 5003, 5002), (5002, 5003, None), (5003, None, 5003), *chain]
+    xml, xsd = org(tmp_path, staff)
+    assert store.import_dataset(xml, xsd) == {"staff": len(staff)}
+    assert rows(store, "staff") == sorted(staff)
+    with store.engine.connect() as conn:
+        keys = sa.inspect(conn).get_foreign_keys("staff")
+    assert sorted((fk["constrained_columns"], fk["referred_table"]) for fk in keys) == [
+        (["boss_id"], "staff"), (["mentor_id"], "staff")]
+    cls = store.reflect("staff")
+    with pytest.raises(WriteError):  # the database keeps the reference, as .NET does
+        store.insert(cls(9_999, 8_888, None))
+
+
+def test_rows_that_refer_to_each_other_are_refused_clearly(store: Store,
+                                                            tmp_path: Path) -> None:
+    """A cycle of rows (no order lets a foreign key checked row by row take them) is
+    refused before anything is created, naming the row, the table and the column."""
+    xml, xsd = org(tmp_path, [(1, None, None), (2, 3, None), (3, 4, None), (4, 2, 1)])
+    with pytest.raises(XMLImportError) as info:
+        store.import_dataset(xml, xsd)
+    message = str(info.value)
+    assert message.startswith("org.xml: row 4 of table 'staff', column 'boss_id': ")
+    assert "cycle (id 2 -> 3 -> 4 -> 2)" in message and message.endswith("nothing was imported")
+    assert (info.value.row, info.value.column) == (4, "boss_id")
+    assert store.table_names() == []
+
+
+def test_a_row_the_database_refuses_is_named_by_table_and_column(store: Store,
+                                                                  tmp_path: Path) -> None:
+    """A foreign key only the database knows (the table has it from an earlier import, the
+    document's XSD has no relation): the error names the document's row, the table and the
+    column on every backend (SQLite's own message names no column), in one clean sentence."""
+    xml, xsd = files(tmp_path, False)
+    store.import_dataset(xml, xsd)
+    alone = tmp_path / "alone.xsd"
+    text = shop_xsd(False)
+    start = text.index('<xs:element name="customers">')
+    end = text.index("</xs:element>", text.index("</xs:complexType>", start)) + 13
+    start_key, end_key = text.index("<xs:unique"), text.index("</xs:unique>") + 12
+    start_ref, end_ref = text.index("<xs:keyref"), text.index("</xs:keyref>") + 12
+    alone.write_text(text[:start] + text[end:start_key] + text[end_key:start_ref]
+                     + text[end_ref:])
+    data = read_dataset(alone)
+    assert list(data.tables) == ["orders"] and not data.relations
+    orders = tmp_path / "orders.xml"
+    orders.write_text("<Shop><orders><order_id>20</order_id><customer_id>1</customer_id>"
+                      "</orders><orders><order_id>21</order_id><customer_id>99</customer_id>"
+                      "</orders></Shop>")
+    with pytest.raises(XMLImportError) as info:
+        store.import_dataset(orders, alone)
+    message = str(info.value)
+    assert message.startswith("orders.xml: row 2 of table 'orders', column 'customer_id': ")
+    assert ", :" not in message and message.endswith("nothing was written")
+    assert (info.value.row, info.value.column) == (2, "customer_id")
+    assert [r[0] for r in rows(store, "orders")] == [10, 11, 12]
+
+
+@pytest.mark.parametrize("case", ["contradicting", "missing"])
+def test_a_nested_row_refers_to_its_enclosing_row(store: Store, tmp_path: Path,
+                                                  case: str) -> None:
+    """As in System.Data (see test_dotnet_interop), a nested row's reference is the key of
+    the row it sits in, whatever its own element says or when it has none."""
+    own = "<orders><order_id>11</order_id><customer_id>1</customer_id></orders>"
+    assert own in NESTED_XML
+    row = ("<orders><order_id>11</order_id><customer_id>2</customer_id></orders>"
+           if case == "contradicting" else "<orders><order_id>11</order_id></orders>")
+    xml, xsd = files(tmp_path, True, NESTED_XML.replace(own, row))
+    assert store.import_dataset(xml, xsd) == {"customers": 2, "orders": 3}
+    assert [r[:2] for r in rows(store, "orders")] == [(10, 1), (11, 1), (12, 2)]
+
+
+def test_a_nested_row_before_its_parents_key_is_refused(store: Store, tmp_path: Path) -> None:
+    """A hand-written XSD may put the nested rows before the parent's key column: the key
+    they take is not read yet, so the document is refused, naming the row and column."""
+    text = shop_xsd(True)
+    start = text.index('<xs:element name="orders"')
+    end = text.index("</xs:element>", text.index("</xs:complexType>", start)) + 13
+    orders = text[start:end]
+    key = '<xs:element name="id" type="xs:int" />'
+    xsd_text = text[:start] + text[end:]
+    xsd_text = xsd_text.replace(key, orders + key)
+    xml = NESTED_XML.replace("<customers><id>1</id><name>Ada</name>", "<customers>")
+    xml = xml.replace("</orders>\n  </customers>\n  <customers><id>2</id>",
+                      "</orders><id>1</id><name>Ada</name>\n  </customers>\n  <customers>")
+    xml = xml.replace("<total>3</total></orders>", "<total>3</total></orders><id>2</id>")
+    xml_path, xsd = files(tmp_path, True, xml)
+    xsd.write_text(xsd_text)
+    with pytest.raises(XMLImportError, match="row 1 .*column 'customer_id'.*'id' does not "
+                                             "come before it") as info:
+        store.import_dataset(xml_path, xsd)
+    assert info.value.row == 1
+    assert store.table_names() == []

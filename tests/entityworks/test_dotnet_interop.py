@@ -306,6 +306,56 @@ def test_a_dataset_with_a_composite_key_survives_each_database(interop: Path, tm
     assert compared.returncode == 0, compared.stderr
 
 
+def test_a_self_referencing_table_imports_on_each_database(interop: Path, tmp_path: Path,
+                                                           backend_url: str) -> None:
+    """.NET writes a table that refers to itself with rows before the rows they refer to
+    (its constraints are checked once every row is read): every database imports it (rows
+    go in parents first), and .NET reads our export as the same DataSet."""
+    xsd, xml = tmp_path / "org.xsd", tmp_path / "org.xml"
+    run(interop, "tree", xsd, xml)
+    text = xml.read_text()
+    assert text.index("<id>4</id>") < text.index("<id>3</id>") < text.index("<id>1</id>")
+    cli_ok("import-xml", str(xml), "--xsd", str(xsd), "--db", backend_url)
+    with Store(backend_url) as store:
+        staff = store.reflect("staff")
+        assert sorted((r.id, r.boss_id) for r in store.select(staff)) == [
+            (1, None), (2, 1), (3, 2), (4, 3), (5, 5), (6, 1)]
+    back = tmp_path / "back.xml"  # --flat: a DataSet (with its relation), not a DataTable
+    cli_ok("export-xml", "staff", str(back), "--flat", "--db", backend_url)
+    compared = mono(interop, "compare", xsd, xml, back.with_suffix(".xsd"), back)
+    assert compared.returncode == 0, compared.stderr
+
+
+@pytest.mark.parametrize("case", ["contradicting", "missing"])
+def test_a_nested_row_refers_to_the_row_it_sits_in(interop: Path, tmp_path: Path,
+                                                   backend_url: str, case: str) -> None:
+    """A nested row whose foreign key names another parent than the row it sits in (or no
+    parent at all): System.Data takes the enclosing row's key, and so does the import, at
+    every level of nesting; .NET reads our flat export as it read the nested document."""
+    xsd, xml = tmp_path / "shop.xsd", tmp_path / "shop.xml"
+    run(interop, "shop", xsd, xml, "nested")
+    text = xml.read_text()
+    order = "<order_id>11</order_id>\n      <customer_id>1</customer_id>"  # in customer 1
+    line = "<line_id>102</line_id>\n        <order_id>12</order_id>"  # in order 12
+    assert order in text and line in text
+    if case == "contradicting":
+        text = text.replace(order, "<order_id>11</order_id><customer_id>2</customer_id>")
+        text = text.replace(line, "<line_id>102</line_id><order_id>10</order_id>")
+    else:
+        text = text.replace(order, "<order_id>11</order_id>")
+    xml.write_text(text)
+    cli_ok("import-xml", str(xml), "--xsd", str(xsd), "--db", backend_url)
+    with Store(backend_url) as store:
+        orders, lines = store.reflect("orders"), store.reflect("lines")
+        assert store.get(orders, 11).customer_id == 1
+        assert store.get(lines, 102).order_id == 12
+    back = tmp_path / "back.xml"
+    cli_ok("export-xml", "customers", "orders", "lines", str(back), "--nested",
+           "--db", backend_url)
+    compared = mono(interop, "compare", xsd, xml, back.with_suffix(".xsd"), back)
+    assert compared.returncode == 0, compared.stderr
+
+
 SHOP_CHANGES = {"customers": (1, 2, 0), "orders": (2, 1, 2), "lines": (1, 2, 1)}
 
 
