@@ -949,7 +949,7 @@ class Store:
         assignments = self._update_assignments(model, values)
         table = model.table
         stmt = table.update().values(assignments)
-        condition = compile_where(where, table, model.schema)
+        condition = self._where(model, where)
         if condition is not None:
             stmt = stmt.where(condition)
         with self._connection(write=True) as conn:
@@ -1020,7 +1020,7 @@ class Store:
             if where is None:
                 raise EntityworksError(
                     "delete(cls) needs where=...; pass where={} to delete every row")
-            condition = compile_where(where, model.table, model.schema)
+            condition = self._where(model, where)
         else:
             if where is not None:
                 raise EntityworksError("delete(instance) deletes by key; where= is for a class")
@@ -1102,7 +1102,7 @@ class Store:
         """Number of rows matching ``where``."""
         model = self._model(cls)
         stmt = sa.select(sa.func.count()).select_from(model.table)
-        condition = compile_where(where, model.table, model.schema)
+        condition = self._where(model, where)
         if condition is not None:
             stmt = stmt.where(condition)
         with self._connection() as conn, self._reading(model):
@@ -1169,10 +1169,27 @@ class Store:
             pick = itemgetter(*where)
         return (list(map(pick, batch)) for batch in self._batches(model, stmt))
 
+    def _where(self, model: _Model, where: Any) -> sa.ColumnElement[bool] | None:
+        """``where`` compiled for ``model``'s table, refused before any SQL where this
+        backend could not even compare a value: PostgreSQL's text holds no NUL, and its
+        driver fails on such a parameter (SQLite and MariaDB compare it as stored)."""
+        condition = compile_where(where, model.table, model.schema)
+        if condition is not None and self.dialect.name == "postgresql":
+            for element in sa.sql.visitors.iterate(condition):
+                if isinstance(element, sa.BindParameter):
+                    values = element.value if isinstance(element.value, list | tuple) else [
+                        element.value]
+                    held = [v for v in values if isinstance(v, str) and "\x00" in v]
+                    if held:
+                        raise FilterError(
+                            f"{model.schema.cls.__name__}: the filter value {held[0]!r} holds "
+                            "NUL (0x00), which PostgreSQL text cannot hold: no row can match")
+        return condition
+
     def _select_stmt(self, model: _Model, where: Any, order_by: Any, limit: int | None,
                      offset: int | None) -> sa.Select[*tuple[Any, ...]]:
         stmt = sa.select(model.table)
-        condition = compile_where(where, model.table, model.schema)
+        condition = self._where(model, where)
         if condition is not None:
             stmt = stmt.where(condition)
         clauses = compile_order_by(order_by, model.table, model.schema)

@@ -149,6 +149,30 @@ def test_like_matches_text_holding_nul(texts: tuple[Store, list[Text]]) -> None:
     assert not set(two) & {r.s for r in store.select(Text)}
 
 
+def test_a_nul_filter_value_agrees_or_is_refused_before_any_sql(
+        texts: tuple[Store, list[Text]]) -> None:
+    """SQLite and MariaDB compare text holding NUL as stored; PostgreSQL's text cannot hold
+    it, so a filter with one is a FilterError before any SQL (not the driver's error)."""
+    store, rows = texts
+    filters = [{"s": "a\x00b"}, col("s").in_(["zz", "a\x00b"]), col("s") != "a\x00b"]
+    if store.dialect.name != "postgresql":
+        held = [r.id for r in rows if r.s == "a\x00b"]
+        assert ids(store.select(Text, where=filters[0])) == held
+        assert ids(store.select(Text, where=filters[1])) == held
+        return
+    watch = Statements(store)
+    try:
+        for where in filters:
+            for call in every_use(store, Text, {"s": "changed"}):
+                with pytest.raises(FilterError, match=r"Text: the filter value 'a\\x00b' holds "
+                                                      r"NUL \(0x00\), which PostgreSQL"):
+                    call(where)
+    finally:
+        watch.close()
+    assert watch.seen == []
+    assert sorted((r.id, r.s) for r in store.select(Text)) == sorted((r.id, r.s) for r in rows)
+
+
 @pytest.mark.parametrize("pattern", INVALID)
 def test_a_pattern_outside_the_rule_is_refused_before_any_sql(
         texts: tuple[Store, list[Text]], pattern: str) -> None:
