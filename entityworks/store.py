@@ -1712,8 +1712,15 @@ class Store:
             dicts = self._as_dicts(model, chosen, part.__getitem__)
             for d in dicts:
                 d.pop(key)
-            new_keys = self._guard(conn, model, lambda d=dicts: conn.execute(stmt, d).all(),  # type: ignore[misc]
-                                   part.__getitem__, replay=(stmt, dicts))
+            if not dicts[0] and self.dialect.name in _MYSQL:
+                # rows of the key alone: SQLAlchemy would send VALUES (DEFAULT), (DEFAULT),
+                # which NO_AUTO_VALUE_ON_ZERO makes two rows of key 0; one row at a time is
+                # VALUES (), which takes the next value (a rare shape: the children dominate)
+                new_keys = [conn.execute(table.insert().returning(table.c[key])).one()
+                            for _ in dicts]
+            else:
+                new_keys = self._guard(conn, model, lambda d=dicts: conn.execute(stmt, d).all(),  # type: ignore[misc]
+                                       part.__getitem__, replay=(stmt, dicts))
             for obj, (new_key,) in zip(chosen, new_keys, strict=True):
                 object.__setattr__(obj, key, new_key)
 

@@ -171,3 +171,24 @@ def test_readme_example_runs_as_written() -> None:
         "<!-- nested example: run by tests/entityworks/test_nested_children.py -->",
         "readme_nested")
     assert module.store.get(module.House, module.house.id) == module.house
+
+
+@table("nc_hall")
+@dataclass
+class Hall:
+    """A table of its generated key alone: every other field is a child list."""
+
+    id: int | None
+    doors: list[Door]
+
+
+def test_a_table_of_its_generated_key_alone_takes_new_keys(store: Store) -> None:
+    """MariaDB turned ``VALUES (DEFAULT), (DEFAULT)`` into two rows of key 0 (a duplicate)."""
+    store.create(Hall)
+    halls = [Hall(None, [Door("a")]), Hall(None, []), Hall(None, [Door("b"), Door("c")])]
+    assert store.insert_many(halls) == 3
+    one = store.insert(Hall(None, [Door("d", [Knob("red")])]))
+    keys = [h.id for h in halls] + [one.id]
+    assert all(isinstance(k, int) and k > 0 for k in keys) and len(set(keys)) == 4
+    assert sorted(store.select(Hall), key=lambda h: h.id) == sorted([*halls, one],
+                                                                    key=lambda h: h.id)
