@@ -608,6 +608,11 @@ class _Reader:
                     if tag == root_name and element.getparent() is None:
                         complete = True
                         continue
+                    parent = element.getparent()
+                    # (rows freed from the root below leave the next ones without a parent)
+                    if parent is not None and parent.getparent() is not None and not (
+                            tag in self.links and parent.tag == self.links[tag].parent):
+                        continue  # a column named like a table: the row around it reads it
                     n += 1
                     if root is None:
                         root = element.getroottree().getroot()

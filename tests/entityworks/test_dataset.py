@@ -457,3 +457,20 @@ def test_a_nested_row_before_its_parents_key_is_refused(store: Store, tmp_path: 
         store.import_dataset(xml_path, xsd)
     assert info.value.row == 1
     assert store.table_names() == []
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_a_column_named_like_a_table_is_a_column(store: Store, tmp_path: Path,
+                                                 nested: bool) -> None:
+    """An ``orders`` column named ``customers`` (like the table beside it): its element is a
+    value of its order row, never a row of ``customers`` (which failed to decode, or would
+    be counted as a customer)."""
+    xml_path, xsd_path = files(tmp_path, nested)
+    xsd_path.write_text(shop_xsd(nested).replace('name="total"', 'name="customers"'))
+    text = (NESTED_XML if nested else FLAT_XML).replace("total>", "customers>")
+    assert text.count("<customers>9.50</customers>") == 1
+    xml_path.write_text(text)
+    assert store.import_dataset(xml_path, xsd_path) == {"customers": 2, "orders": 3}
+    assert rows(store, "customers") == [(1, "Ada"), (2, None)]
+    assert [r[:3] for r in rows(store, "orders")] == [
+        (10, 1, decimal.Decimal("9.50")), (11, 1, None), (12, 2, decimal.Decimal("3"))]
