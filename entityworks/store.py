@@ -14,6 +14,7 @@ savepoint that is then rolled back, so the error can name the row and column.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import keyword
 import os
 import re
@@ -916,9 +917,10 @@ class Store:
         stmt = table.update().where(*(
             table.c[name] == sa.bindparam(param, type_=table.c[name].type)
             for name, param in zip(names, params, strict=True)))
+        kept = set(names) - set(_restated_keys(model, self.dialect.name))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in row.items() if k not in names}),
+                stmt.values({k: v for k, v in row.items() if k not in kept}),
                 {param: row[name] for name, param in zip(names, params, strict=True)}),
                 _counting_from(0), single=row)
             if result.rowcount == 0:
@@ -1769,6 +1771,7 @@ class Store:
         key = keys[0]
         others = [n for n in model.names if n not in keys]
         name = self.dialect.name
+        restated = _restated_keys(model, name)
 
         def build() -> sa.Executable:
             if name in ("sqlite", "postgresql"):
@@ -1777,11 +1780,11 @@ class Store:
                 conflict = (sqlite.insert(table) if name == "sqlite"
                             else postgresql.insert(table))
                 elements = [table.c[k] for k in keys]
-                if not others:
+                if not others and not restated:
                     return conflict.on_conflict_do_nothing(index_elements=elements)
                 return conflict.on_conflict_do_update(
                     index_elements=elements,
-                    set_={n: conflict.excluded[n] for n in others})
+                    set_={n: conflict.excluded[n] for n in [*restated, *others]})
             if name in ("mysql", "mariadb"):
                 from sqlalchemy.dialects import mysql
 
@@ -2159,6 +2162,16 @@ def _key_of(model: _Model, obj: Any) -> Any:
     if len(columns) == 1:
         return getattr(obj, columns[0].name)
     return tuple(getattr(obj, c.name) for c in columns)
+
+
+def _restated_keys(model: _Model, dialect: str) -> list[str]:
+    """Key columns an upsert or ``update(obj)`` sets although they match the row: a
+    Decimal key equals the row's by value (1.5 = 1.50), and where the column itself keeps
+    the scale (PostgreSQL's NUMERIC) the row takes the one just written, as its other
+    columns do. (Elsewhere a companion column holds it, which is set anyway.)"""
+    if dialect in sqltypes.SCALED_DECIMAL_DIALECTS:
+        return []
+    return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
 
 
 def _key_label(model: _Model) -> str | None:
