@@ -63,7 +63,7 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import Live, build_tables, companions, is_rowid, schema_of
+from .tables import Live, build_tables, is_rowid, schema_of, table_companions
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1003,7 +1003,8 @@ class Store:
         owned = set(chosen)
         for c in schema.columns:
             if c.name in chosen:
-                owned.update(part.column(c.name) for part in companions(c, dialect))
+                owned.update(part.column(c.name)
+                             for part in table_companions(model.table, c, dialect))
         return {n: v for n, v in zip(model.names, row, strict=True) if n in owned}
 
     def delete(self, target: Any, *, where: Any = None) -> int:
@@ -1153,7 +1154,8 @@ class Store:
         needed = set(names)
         for c in model.schema.columns:
             if c.name in wanted:
-                needed.update(part.column(c.name) for part in companions(c, self.dialect.name))
+                needed.update(part.column(c.name) for part in
+                              table_companions(table, c, self.dialect.name))
         stmt = stmt.with_only_columns(
             *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
               for i, n in enumerate(model.names)), maintain_column_froms=True)
@@ -1418,6 +1420,14 @@ class Store:
             base, sep, suffix = name.rpartition(COMPANION_SEPARATOR)
             return bool(sep) and base in typed and suffix in kinds
 
+        # A field's columns: its own and its companions (a SQLite Decimal's key column,
+        # beside the text under the field's name, is the NOT NULL primary key).
+        group: dict[str, list[dict[str, Any]]] = {}
+        for c in columns:
+            if companion(c["name"]):
+                group.setdefault(c["name"].rpartition(COMPANION_SEPARATOR)[0], []).append(
+                    dict(c))
+
         # the types recorded when the table was made from an XSD (see logical.py)
         from .logical import recorded_fields
 
@@ -1448,9 +1458,10 @@ class Store:
                 raise SchemaError(f"table {table_name!r}, column {c['name']!r}: not a Python "
                                   "identifier, so no dataclass field can hold it; rename the "
                                   "column to read this table")
-            nullable = c.get("nullable", True) and c["name"] not in pk
+            members = [dict(c), *group.get(c["name"], [])]
+            is_key = any(m["name"] in pk for m in members)  # several: a composite key
+            nullable = all(m.get("nullable", True) for m in members) and not is_key
             annotation = python_type | None if nullable else python_type
-            is_key = c["name"] in pk  # several: a composite key
             specs.append((c["name"], annotation,
                           dataclasses.field(metadata={"primary_key": is_key})))
         class_name = "".join(part.capitalize() or "_" for part in
