@@ -582,16 +582,25 @@ def _decimal_from_valid_text(text: str) -> decimal.Decimal:
     return check_decimal(decimal.Decimal(text))
 
 
-def _decimal_to_arrow(d: decimal.Decimal) -> str:
-    return str(check_decimal(d))
+#: Arrow type of a Decimal field with no value to fit a type to (an empty table, a column of
+#: None): decimal256(65, 30), MariaDB's DECIMAL(65, 30), where every accepted value fits.
+#: ``entityworks.frames`` writes values as the narrowest decimal128(p, s) that holds all of
+#: a column's values (decimal256 beyond 38 digits) and each value's exponent beside it.
+DECIMAL_ARROW_PRECISION = DECIMAL_INTEGER_DIGITS + DECIMAL_FRACTION_DIGITS
 
 
-def _decimal_from_arrow(text: str) -> decimal.Decimal:
+def _decimal_from_arrow(value: str | decimal.Decimal) -> decimal.Decimal:
+    """An Arrow decimal's value, or the text of a string column (as written before Arrow
+    decimals, or by hand). A decimal column's scale beyond 30 places loses its zeros."""
+    if isinstance(value, decimal.Decimal):
+        if value.is_finite() and -int(value.as_tuple().exponent) > DECIMAL_FRACTION_DIGITS:
+            value = sqltypes.with_scale(value, DECIMAL_FRACTION_DIGITS)
+        return check_decimal(value)
     try:
-        value = decimal.Decimal(text)
+        number = decimal.Decimal(value)
     except decimal.InvalidOperation:
-        raise ValueError(f"not a decimal number: {text!r}") from None
-    return check_decimal(value)
+        raise ValueError(f"not a decimal number: {value!r}") from None
+    return check_decimal(number)
 
 
 _FRACTION = re.compile(r"(\.\d{6})(\d+)")
@@ -769,12 +778,12 @@ def _aware_companions(target: str) -> tuple[Companion, ...]:
 
 
 def _decimal_companions(target: str) -> tuple[Companion, ...]:
-    # PostgreSQL's NUMERIC keeps the scale it is given; DECIMAL(65, 30) pads to 30 places,
-    # so the exponent goes beside it. SQLite's sortable key is normalised: the plain text
-    # beside it keeps the exponent.
+    # PostgreSQL's NUMERIC keeps the scale it is given; DECIMAL(65, 30) pads to 30 places and
+    # Arrow's decimal128(p, s) to its column's scale, so the exponent goes beside them.
+    # SQLite's sortable key is normalised: the plain text beside it keeps the exponent.
     if target == "sqlite":
         return (_PLAIN,)
-    return (_SCALE,) if target in sqltypes.SCALED_DECIMAL_DIALECTS else ()
+    return (_SCALE,) if target in (*sqltypes.SCALED_DECIMAL_DIALECTS, ARROW) else ()
 
 
 def _float_companions(target: str) -> tuple[Companion, ...]:
@@ -819,9 +828,10 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
                          "xs:base64Binary", _bytes_to_text, _bytes_from_text,
                          from_db=bytes, plain_text=True, check=check_bytes, native=bytes)),
         (decimal.Decimal, TypeInfo(
-            "Decimal", decimal.Decimal, sqltypes.ExactDecimal, lambda: pa().string(),
+            "Decimal", decimal.Decimal, sqltypes.ExactDecimal,
+            lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
             "xs:decimal", _decimal_to_text, _decimal_from_text, to_db=check_decimal,
-            to_arrow=_decimal_to_arrow, from_arrow=_decimal_from_arrow,
+            to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
             from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
             checked_codecs=True,
             companions=_decimal_companions)),
