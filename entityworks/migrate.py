@@ -768,9 +768,18 @@ def _apply(store: Store, classes: list[type], todo: list[ops.MigrateOperation]) 
         before = _row_counts(conn, counted)
         metadata = target_metadata(classes, conn.dialect.name, conn)
         operations_ = Operations(MigrationContext.configure(conn))
+        inspector = sa.inspect(conn)
+        had = {name: {c["name"] for c in inspector.get_columns(name)} for name in counted}
+        kinds = store.registry.companion_types(conn.dialect.name)
         for op in todo:
             if isinstance(op, ops.AddColumnOp):
                 _add_column(conn, operations_, op, schemas)
+                base, sep, suffix = op.column.name.rpartition("__")
+                if sep and suffix in kinds and base in had.get(op.table_name, ()):
+                    # A companion of a column that had values: NULL reads each as it was
+                    # (the DEFAULT, the field default's part, would change them).
+                    added = sa.table(op.table_name, sa.column(op.column.name))
+                    conn.execute(added.update().values({op.column.name: None}))
             elif isinstance(op, ops.AlterColumnOp):
                 _alter_column(conn, operations_, op, schemas, metadata)
             else:

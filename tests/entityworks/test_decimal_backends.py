@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -345,3 +346,44 @@ def test_property_order_by_and_filters_match_python(store: Store, values: list[D
     assert ids(col("amount").in_(chosen)) == sorted(m.id for m in rows if m.amount in chosen)
     assert ids(col("note").not_in(chosen)) == sorted(
         m.id for m in rows if m.note is not None and m.note not in chosen)
+
+
+@dataclass
+class Cash:
+    id: int = field(metadata={"primary_key": True})
+    amount: D = D("0")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "mariadb"])
+def test_a_scale_column_added_to_a_filled_table_keeps_its_values(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A table from before the exponent was kept (by an earlier version or another tool):
+    ``schema diff --apply`` adds the companion column, whose DEFAULT (the field default's
+    scale) must not become the scale of the rows already there."""
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'pre.db'}"
+        ddl = "CREATE TABLE cash (id INTEGER NOT NULL PRIMARY KEY, amount TEXT NOT NULL) STRICT"
+        stored = "00000000000000000000000000000000001.5"
+    else:
+        url = request.getfixturevalue("mariadb_url")
+        ddl = "CREATE TABLE cash (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(65, 30) NOT NULL)"
+        stored = "1.5"
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE IF EXISTS cash")
+            conn.exec_driver_sql(ddl)
+            conn.execute(sa.text("INSERT INTO cash VALUES (1, :amount)"), {"amount": stored})
+    finally:
+        engine.dispose()
+    with closing(Store(url)) as store:
+        before = store.get(Cash, 1)
+        assert before is not None
+        migrate.apply(store, [Cash])
+    with closing(Store(url)) as store:
+        after = store.get(Cash, 1)
+        assert after is not None and exact(after.amount) == exact(before.amount)
+        store.insert(Cash(2, D("2.50")))  # and the column now keeps the exponent
+        got = store.get(Cash, 2)
+        assert got is not None and exact(got.amount) == exact(D("2.50"))
+        store.drop(Cash)
