@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from entityworks import Store, WriteError, col, column, migrate
+from entityworks.scripts import statement_templates
 
 from .strategies import decimals
 
@@ -133,6 +134,26 @@ def equal_pairs(draw: st.DrawFn) -> tuple[D, D]:
     second = rescaled(first, draw(st.integers(0, 30)))
     assert second == first
     return first, second
+
+
+def test_the_upsert_template_keeps_the_new_exponent(backend_url: str) -> None:
+    with closing(Store(backend_url)) as store:
+        store.create(Price)
+        store.insert(Price(D("1.5"), "old"))
+        dialect = store.dialect.name
+    style = "named" if dialect == "sqlite" else "pyformat"  # the drivers' own
+    templates = statement_templates(Price, dialect, paramstyle=style)
+    engine = sa.create_engine(backend_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(templates.upsert or "",
+                                 templates.parameters(Price(D("1.50"), "new")))
+    finally:
+        engine.dispose()
+    with closing(Store(backend_url)) as store:
+        got = store.get(Price, D("1.5"))
+        assert got is not None and got.label == "new"
+        assert exact(got.amount) == exact(D("1.50"))
 
 
 @FAST
