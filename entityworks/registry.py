@@ -745,8 +745,6 @@ def _signed_zero(value: Any, negative: Any) -> Any:
     return -0.0 if negative else value
 
 
-_OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
-                    sqltypes.small_integer, lambda: _pa().int16())
 def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
     """``value`` (read from SQLite's sortable key) with the exponent of ``text``, the plain
     decimal text beside it, when that is the same number: the key decides the value, as it
@@ -760,6 +758,8 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
     return written if written == value else value
 
 
+_OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
+                    sqltypes.small_integer, lambda: _pa().int16())
 _SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, sqltypes.with_scale,
                    "the exponent", arrow=lambda: _pa().int8())
 #: SQLite has no decimal type: the column named after the field holds the plain decimal

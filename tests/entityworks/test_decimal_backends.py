@@ -263,6 +263,19 @@ def test_sqlite_create_names_the_key_column_beside_the_text(tmp_path: Path) -> N
         assert fields["amount"].type is D and fields["amount"].metadata["primary_key"]
 
 
+def test_sqlite_text_changed_by_another_tool_never_changes_the_number(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    sqlite_money(path, [D("1.5"), D("2.5"), D("3.5"), D("4.5")])
+    with closing(sqlite3.connect(path)) as conn:
+        conn.executemany("UPDATE money SET amount = ? WHERE id = ?",
+                         [("1.500", 0), ("9.5", 1), ("garbage", 2), (None, 3)])
+        conn.commit()
+    with closing(Store(path)) as store:  # the key decides the number, as filters see it
+        assert [exact(m.amount) for m in store.select(Money, order_by="id")] == [
+            exact(D("1.500")), exact(D("2.5")), exact(D("3.5")), exact(D("4.5"))]
+        assert [m.id for m in store.select(Money, where=col("amount") > 9)] == []
+
+
 # -- a SQLite table written by the earlier layout (sortable key + scale) --------------------
 
 OLD_DDL = [
