@@ -116,7 +116,7 @@ def server_default(column: Column, default: Any, type_: sa.types.TypeEngine[Any]
 
 def column_defaults(column: Column, default: Any, type_: sa.types.TypeEngine[Any], dialect: str,
                     companions: Sequence[Companion] = ()
-                    ) -> tuple[str | sa.TextClause | None, dict[str, sa.TextClause]]:
+                    ) -> tuple[str | sa.TextClause | None, dict[str, str | sa.TextClause]]:
     """The DEFAULT of a column (see :func:`server_default`) and those of its companion
     columns, by suffix: the part of the value the column loses (a Decimal's scale, an aware
     datetime's offset) must be filled too, or the row would read back different. When a
@@ -129,10 +129,13 @@ def column_defaults(column: Column, default: Any, type_: sa.types.TypeEngine[Any
         parts = {part.suffix: part.split(value) for part in companions}
     except Exception:
         return None, {}
-    extras: dict[str, sa.TextClause] = {}
+    extras: dict[str, str | sa.TextClause] = {}
     for suffix, part in parts.items():
         if part is None:
             continue  # NULL: nothing lost, the column's value stands
+        if isinstance(part, str):
+            extras[suffix] = part  # a quoted literal (a SQLite Decimal's plain text)
+            continue
         if not isinstance(part, int) or isinstance(part, bool):
             return None, {}
         extras[suffix] = sa.text(str(part))

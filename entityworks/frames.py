@@ -2,6 +2,13 @@
 
 The Arrow schema is built from the registry (``TypeInfo.arrow``), never inferred from the
 values, so an all-``None`` column still has its type and an ``Optional[int]`` stays int64.
+The one exception is the size of a decimal type: a ``Decimal`` column is the narrowest
+``decimal128(p, s)`` holding all of its values (``s``: the most digits after the point of any
+value; ``p``: ``s`` plus the most digits before it), ``decimal256(p, s)`` when ``p`` exceeds
+decimal128's 38 (the registry's rule allows 35 + 30 digits), so pyarrow, pandas, Parquet
+readers and SQL engines compute with it as numbers. A column without a value (an empty table,
+only ``None``) is ``decimal256(65, 30)``, MariaDB's DECIMAL(65, 30), where every accepted
+value fits. Batches of one query (``rows_to_arrow``) are cast, without loss, to the widest.
 Conversion is column-wise: one attribute getter and one ``pyarrow.array`` call per column,
 with the registry's ``to_arrow`` / ``from_arrow`` applied only where a type needs them. In
 pandas every column uses ``pandas.ArrowDtype``: nullable ints stay integers, and ``None``
@@ -15,12 +22,18 @@ wrong type is refused with its row and column. What Arrow's own type cannot hold
 companion field (``registry.Companion``): an ``AwareDatetime`` column is a UTC
 ``timestamp[us]`` (instant order and arithmetic as pandas users expect) and beside it
 ``<name>__offset``, the value's UTC offset in minutes (null for UTC). A table or frame without
-the companion field reads as UTC.
+the companion field reads as UTC. A decimal column pads every value to its scale (1.5 and
+1.50 both become 1.50 at scale 2), so ``<name>__scale`` (int8) keeps each value's own number
+of digits after the point; without it the values read at the column's scale (a foreign
+column's places beyond 30 are dropped when they are zeros, refused otherwise). A string column
+for a Decimal field (written before Arrow decimals, or by hand) reads as the text says, and so
+do Python Decimals in a DataFrame's object column.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import decimal
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter, countOf
 from pathlib import Path
@@ -73,7 +86,8 @@ def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema |
 
 
 def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.Schema:
-    """The Arrow schema of ``cls``: one field per dataclass field, types from the registry."""
+    """The Arrow schema of ``cls``: one field per dataclass field, types from the registry
+    (a Decimal: ``decimal256(65, 30)``, which the values' own narrower type casts to)."""
     schema = table_schema(cls, registry)
     fields = []
     for name, column, child in _layout(schema):
@@ -85,6 +99,39 @@ def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.
             fields.append(pa.field(name, pa.list_(pa.field("item", item, nullable=False)),
                                    nullable=False))
     return pa.schema(fields, metadata={b"entityworks.table": schema.name.encode()})
+
+
+def _decimal_type(integer: int, scale: int) -> Any:
+    """decimal128(p, s) for ``integer`` digits before the point and ``scale`` after, or
+    decimal256(p, s) beyond decimal128's 38 digits (the registry allows 35 + 30)."""
+    precision = max(1, integer + scale)
+    return (pa.decimal128(precision, scale) if precision <= 38
+            else pa.decimal256(precision, scale))
+
+
+def _fitted(arrow_type: Any, data: list[Any]) -> Any:
+    """``arrow_type``, or for a decimal column the narrowest type that holds every value of
+    ``data`` (Decimals, or None): the digits before the point and the scale of the widest
+    ones. A column without a value keeps the registry's type."""
+    if not pa.types.is_decimal(arrow_type):
+        return arrow_type
+    integer = scale = -1
+    for value in data:
+        if value is not None:
+            _sign, digits, exponent = value.as_tuple()
+            integer = max(integer, len(digits) + exponent)
+            scale = max(scale, -exponent)
+    return arrow_type if scale < 0 else _decimal_type(max(integer, 0), scale)
+
+
+def _widest(types: list[Any]) -> Any:
+    """One type that holds the arrays of every type in ``types`` (batches of one column):
+    for decimals, the most digits before the point and the largest scale; a lossless cast."""
+    if all(t == types[0] for t in types):
+        return types[0]
+    if not all(pa.types.is_decimal(t) for t in types):  # pragma: no cover - decimals only
+        raise ValueEncodingError(f"batches of one column have the types {types}")
+    return _decimal_type(max(t.precision - t.scale for t in types), max(t.scale for t in types))
 
 
 def _encode_values(column: Column, values: list[Any], first: int = 0,
@@ -102,6 +149,7 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
         if info.to_arrow is not None:
             encode = info.to_arrow
             data = [None if v is None else encode(v) for v in values]
+        arrow_type = _fitted(arrow_type, data)
         array: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
         if native is not None and \
                 countOf(map(type, values), native) + array.null_count != len(values):
@@ -124,6 +172,7 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
             data.append(value if info.to_arrow is None else info.to_arrow(value))
         except Exception as exc:
             raise encode_error(column.name, values[i], exc, at(i)) from None
+    arrow_type = _fitted(info.arrow(), data)
     try:
         converted: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
         return converted
@@ -163,10 +212,29 @@ def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[A
     rows = [getter(o) if len(columns) != 1 else (getter(o),) for o in flat]
     arrays = [a for j, c in enumerate(columns)
               for a in _encode_column(c, [r[j] for r in rows], number=owners.__getitem__)]
+    fields = [f for c in columns for f in _column_fields(c)]
     struct = pa.StructArray.from_arrays(
-        arrays, fields=[f for c in columns for f in _column_fields(c)]) \
+        arrays, fields=[f.with_type(a.type) for f, a in zip(fields, arrays, strict=True)]) \
         if columns else pa.array([{}] * len(flat), type=pa.struct([]))
     return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), struct)
+
+
+def _typed_as(schema: pa.Schema, arrays: list[pa.Array[Any]]) -> pa.Schema:
+    """``schema`` with the types of ``arrays`` (a decimal column's type follows its values,
+    in a child table's struct too)."""
+    fields = []
+    for f, array in zip(schema, arrays, strict=True):
+        if f.type == array.type:
+            fields.append(f)
+        elif pa.types.is_list(f.type):
+            item = f.type.value_field
+            fields.append(pa.field(f.name, pa.list_(item.with_type(array.type.value_type)),
+                                   nullable=f.nullable))
+        else:
+            fields.append(f.with_type(array.type))
+    metadata: dict[bytes | str, bytes | str] = {
+        k: v for k, v in (schema.metadata or {}).items()}
+    return pa.schema(fields, metadata=metadata)
 
 
 def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
@@ -187,7 +255,8 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
             else:
                 assert child is not None
                 arrays.append(_child_array(child, values, 0))
-    return pa.Table.from_arrays(arrays, schema=arrow_schema(cls, registry=registry))
+    target = _typed_as(arrow_schema(cls, registry=registry), arrays)
+    return pa.Table.from_arrays(arrays, schema=target)
 
 
 def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
@@ -213,9 +282,20 @@ def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
     return values
 
 
+def _as_read(expected: Any, actual: Any) -> bool:
+    """True when a column of Arrow type ``actual`` is decoded as it is for a field whose
+    type is ``expected``: any decimal type (its scale is the values'), or the text of a
+    Decimal (as written before Arrow decimals)."""
+    return actual == expected or pa.types.is_decimal(expected) and (
+        pa.types.is_decimal(actual) or pa.types.is_string(actual)
+        or pa.types.is_large_string(actual))
+
+
 def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
     expected = column.info.arrow()
-    if array.type != expected:
+    if pa.types.is_decimal(expected) and not _as_read(expected, array.type):
+        expected = pa.string()  # a number of another type: read as its text
+    if not _as_read(expected, array.type):
         try:
             array = array.cast(expected)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -314,6 +394,10 @@ def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = d
                                      f"{cls.__qualname__}", column=f.name)
         series = frame[f.name]
         try:
+            if pa.types.is_decimal(f.type):
+                arrays.append(_decimal_series(series))
+                names.append(f.name)
+                continue
             arrays.append(pa.array(series, type=f.type,
                                    from_pandas=not pa.types.is_floating(f.type)))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
@@ -321,6 +405,21 @@ def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = d
                                      column=f.name) from None
         names.append(f.name)
     return from_arrow(cls, pa.Table.from_arrays(arrays, names=names), registry=registry)
+
+
+def _decimal_series(series: pd.Series[Any]) -> pa.Array[Any]:
+    """A Decimal field's column of a DataFrame as Arrow: an Arrow column (decimal, or text)
+    as it is, so its scale is kept; Python Decimals as their text, each with its exponent
+    (an Arrow decimal would give them all the scale of the widest)."""
+    import pandas as pd
+
+    array: pa.Array[Any]
+    if isinstance(series.dtype, pd.ArrowDtype):
+        array = pa.array(series)
+    else:
+        values = [str(v) if isinstance(v, decimal.Decimal) else v for v in series]
+        array = pa.array(values, type=pa.string(), from_pandas=True)
+    return array
 
 
 def write_parquet(cls: type, rows: Iterable[Any], path: str | Path, *,
@@ -355,19 +454,31 @@ def read_parquet(cls: type[T], path: str | Path, *,
 
 def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]]
                   ) -> pa.Table:
-    """Batches of column tuples (table column order, no child tables) -> ``pyarrow.Table``."""
+    """Batches of column tuples (table column order, no child tables) -> ``pyarrow.Table``.
+
+    A decimal column's type fits all of its values: each batch is encoded with its own,
+    then every batch is cast (without loss) to the widest.
+    """
     target = pa.schema([f for c in schema.columns for f in _column_fields(c)],
                        metadata={b"entityworks.table": schema.name.encode()})
-    record_batches = []
+    encoded: list[list[pa.Array[Any]]] = []
     first = 0
     for batch in batches:
         if not batch:
             continue
         columns = list(zip(*batch, strict=True))
-        arrays = [a for c, values in zip(schema.columns, columns, strict=True)
-                  for a in _encode_column(c, list(values), first)]
-        record_batches.append(pa.RecordBatch.from_arrays(arrays, schema=target))
+        encoded.append([a for c, values in zip(schema.columns, columns, strict=True)
+                        for a in _encode_column(c, list(values), first)])
         first += len(batch)
+    if encoded:
+        # a batch without a value keeps the registry's type, which decides nothing
+        types = [_widest([arrays[j].type for arrays in encoded
+                          if arrays[j].null_count < len(arrays[j])] or [f.type])
+                 for j, f in enumerate(target)]
+        target = _typed_as(target, [pa.nulls(0, t) for t in types])
+    record_batches = [pa.RecordBatch.from_arrays(
+        [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target, strict=True)],
+        schema=target) for arrays in encoded]
     return pa.Table.from_batches(record_batches, schema=target)
 
 

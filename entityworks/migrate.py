@@ -49,16 +49,27 @@ def _migrations_dir() -> Path:
     return MIGRATIONS_DIR
 
 
-def target_metadata(classes: Iterable[type], dialect: str) -> sa.MetaData:
+def target_metadata(classes: Iterable[type], dialect: str,
+                    conn: sa.Connection | None = None) -> sa.MetaData:
     """The tables of ``classes`` (child tables and the tables their foreign keys refer to
     included) as entityworks builds them for ``dialect``: what Alembic's autogenerate
-    compares a database with."""
+    compares a database with. Given ``conn``, a table it has keeps its layout (a SQLite
+    table written before Decimals kept their plain text: see ``tables.layout``)."""
+    classes = list(classes)
+    layouts = _layouts(conn, classes) if conn is not None else None
     metadata = sa.MetaData()
     for cls in classes:
         schema = table_schema(cls)
         if built_for(metadata, schema) is None:  # not built already as a referenced table
-            build_tables(schema, metadata, dialect)
+            build_tables(schema, metadata, dialect, layouts=layouts)
     return metadata
+
+
+def _layouts(conn: sa.Connection, classes: Sequence[type]) -> dict[str, dict[str, str]]:
+    """The column names of the tables of ``classes`` that ``conn``'s database has."""
+    inspector = sa.inspect(conn)
+    return {name: {c["name"]: "" for c in inspector.get_columns(name)}
+            for name in sorted(table_names(classes)) if inspector.has_table(name)}
 
 
 def metadata_for(*models: type, dialect: str | sa.Dialect | sa.Connection | sa.Engine | None
@@ -75,7 +86,8 @@ def metadata_for(*models: type, dialect: str | sa.Dialect | sa.Connection | sa.E
         raise EntityworksError("metadata_for() needs at least one dataclass")
     for model in models:
         table_schema(model)  # refuse a class that is no table before anything is built
-    return target_metadata(models, _dialect_name(dialect))
+    conn = dialect if isinstance(dialect, sa.Connection) else None
+    return target_metadata(models, _dialect_name(dialect), conn)
 
 
 def _dialect_name(dialect: str | sa.Dialect | sa.Connection | sa.Engine | None) -> str:
@@ -196,7 +208,7 @@ def alembic_options(models: Iterable[type], dialect: str | sa.Dialect | sa.Conne
     (``alembic_version``: the catalog keeps its own, ``entityworks_version``)."""
     models = list(models)
     name = _dialect_name(dialect)
-    return {"target_metadata": metadata_for(*models, dialect=name),
+    return {"target_metadata": metadata_for(*models, dialect=dialect),
             "include_name": include_tables(models), "compare_type": True,
             "compare_server_default": compare_server_default, "render_item": render_item,
             "render_as_batch": name == "sqlite", "version_table": version_table}
@@ -433,7 +445,7 @@ def _context(conn: sa.Connection, classes: Sequence[type]) -> MigrationContext:
 def _diff(conn: sa.Connection, classes: Sequence[type],
           renames: Mapping[str, str] | None = None) -> list[ops.MigrateOperation]:
     context = _context(conn, classes)
-    metadata = target_metadata(classes, conn.dialect.name)
+    metadata = target_metadata(classes, conn.dialect.name, conn)
     script = produce_migrations(context, metadata)
     found = _flatten(script.upgrade_ops.ops) if script.upgrade_ops else []
     if conn.dialect.name in ("mysql", "mariadb"):
@@ -754,11 +766,20 @@ def _apply(store: Store, classes: list[type], todo: list[ops.MigrateOperation]) 
         live = set(sa.inspect(conn).get_table_names())
         counted = sorted(table_names(classes) & live)
         before = _row_counts(conn, counted)
-        metadata = target_metadata(classes, conn.dialect.name)
+        metadata = target_metadata(classes, conn.dialect.name, conn)
         operations_ = Operations(MigrationContext.configure(conn))
+        inspector = sa.inspect(conn)
+        had = {name: {c["name"] for c in inspector.get_columns(name)} for name in counted}
+        kinds = store.registry.companion_types(conn.dialect.name)
         for op in todo:
             if isinstance(op, ops.AddColumnOp):
                 _add_column(conn, operations_, op, schemas)
+                base, sep, suffix = op.column.name.rpartition("__")
+                if sep and suffix in kinds and base in had.get(op.table_name, ()):
+                    # A companion of a column that had values: NULL reads each as it was
+                    # (the DEFAULT, the field default's part, would change them).
+                    added = sa.table(op.table_name, sa.column(op.column.name))
+                    conn.execute(added.update().values({op.column.name: None}))
             elif isinstance(op, ops.AlterColumnOp):
                 _alter_column(conn, operations_, op, schemas, metadata)
             else:

@@ -73,10 +73,23 @@ class Companion:
     keeps: str
     sql: Callable[[], sa.types.TypeEngine[Any]] = sqltypes.small_integer
     arrow: Callable[[], Any] | None = None
+    #: Set when this companion is the column other tools read (a SQLite Decimal's plain
+    #: text): it takes the field's SQL column name, and the field's own column, the one
+    #: entityworks compares, keys, indexes and orders by, is named ``{name}__{own}``.
+    own: str | None = None
+    #: The companions a table built before this one existed has instead; its field's own
+    #: column then has the field's name (see ``tables.layout``).
+    older: tuple[Companion, ...] = ()
 
     def column(self, name: str) -> str:
-        """The companion's column name for the field column ``name``."""
+        """The companion's column name for the field column ``name`` (its key, for one
+        that takes the field's SQL name: see ``own``)."""
         return f"{name}{COMPANION_SEPARATOR}{self.suffix}"
+
+    def own_column(self, name: str) -> str:
+        """The SQL name of the field's own column beside a companion that took ``name``."""
+        assert self.own is not None
+        return f"{name}{COMPANION_SEPARATOR}{self.own}"
 
 
 #: Target names for :meth:`TypeInfo.companions_for`: SQL dialect names, and this one.
@@ -262,11 +275,16 @@ class TypeRegistry:
         return best[1]
 
     def companion_types(self, target: str) -> dict[str, Any]:
-        """Companion suffix -> the type whose companion it is, on ``target`` (for reflection)."""
+        """Column suffix -> the type whose companion column has it, on ``target`` (for
+        reflection): a companion's suffix, the suffix of a field column beside a companion
+        that took its name, and those of older layouts."""
         kinds: dict[str, Any] = {}
         for info in self._exact.values():
             for part in info.companions_for(target):
-                kinds.setdefault(part.suffix, info.python_type)
+                suffixes = [part.suffix] if part.own is None else [part.own]
+                suffixes += [older.suffix for older in part.older]
+                for suffix in suffixes:
+                    kinds.setdefault(suffix, info.python_type)
         return kinds
 
     def supports(self, tp: Any) -> bool:
@@ -572,16 +590,25 @@ def _decimal_from_valid_text(text: str) -> decimal.Decimal:
     return check_decimal(decimal.Decimal(text))
 
 
-def _decimal_to_arrow(d: decimal.Decimal) -> str:
-    return str(check_decimal(d))
+#: Arrow type of a Decimal field with no value to fit a type to (an empty table, a column of
+#: None): decimal256(65, 30), MariaDB's DECIMAL(65, 30), where every accepted value fits.
+#: ``entityworks.frames`` writes values as the narrowest decimal128(p, s) that holds all of
+#: a column's values (decimal256 beyond 38 digits) and each value's exponent beside it.
+DECIMAL_ARROW_PRECISION = DECIMAL_INTEGER_DIGITS + DECIMAL_FRACTION_DIGITS
 
 
-def _decimal_from_arrow(text: str) -> decimal.Decimal:
+def _decimal_from_arrow(value: str | decimal.Decimal) -> decimal.Decimal:
+    """An Arrow decimal's value, or the text of a string column (as written before Arrow
+    decimals, or by hand). A decimal column's scale beyond 30 places loses its zeros."""
+    if isinstance(value, decimal.Decimal):
+        if value.is_finite() and -int(value.as_tuple().exponent) > DECIMAL_FRACTION_DIGITS:
+            value = sqltypes.with_scale(value, DECIMAL_FRACTION_DIGITS)
+        return check_decimal(value)
     try:
-        value = decimal.Decimal(text)
+        number = decimal.Decimal(value)
     except decimal.InvalidOperation:
-        raise ValueError(f"not a decimal number: {text!r}") from None
-    return check_decimal(value)
+        raise ValueError(f"not a decimal number: {value!r}") from None
+    return check_decimal(number)
 
 
 _FRACTION = re.compile(r"(\.\d{6})(\d+)")
@@ -726,10 +753,30 @@ def _signed_zero(value: Any, negative: Any) -> Any:
     return -0.0 if negative else value
 
 
+def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
+    """``value`` (read from SQLite's sortable key) with the exponent of ``text``, the plain
+    decimal text beside it, when that is the same number: the key decides the value, as it
+    decides what filters and ORDER BY see; text another tool broke cannot change it."""
+    if text is None:
+        return value
+    try:
+        written = check_decimal(decimal.Decimal(text))
+    except (ArithmeticError, TypeError, ValueError):
+        return value
+    return written if written == value else value
+
+
 _OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
                     sqltypes.small_integer, lambda: _pa().int16())
 _SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, sqltypes.with_scale,
-                   "the exponent")
+                   "the exponent", arrow=lambda: _pa().int8())
+#: SQLite has no decimal type: the column named after the field holds the plain decimal
+#: text (``-1.50``, exponent kept), which ``sqlite3``, Datasette and pandas show and SQL's
+#: ``sum()`` adds; entityworks compares, keys and orders by the sortable key
+#: (``sqltypes.decimal_key``) in ``<name>__key``. Tables written before keep the key under
+#: the field's name and the exponent in ``<name>__scale``.
+_PLAIN = Companion("text", sqltypes.decimal_text, _decimal_as_written, "the exponent",
+                   sqltypes.text, own="key", older=(_SCALE,))
 _NEGZERO = Companion("negzero", _negative_zero, _signed_zero, "the sign of -0.0")
 
 
@@ -740,8 +787,11 @@ def _aware_companions(target: str) -> tuple[Companion, ...]:
 
 def _decimal_companions(target: str) -> tuple[Companion, ...]:
     # PostgreSQL's NUMERIC keeps the scale it is given; DECIMAL(65, 30) pads to 30 places and
-    # SQLite's sortable key is normalised, so the exponent goes beside them.
-    return (_SCALE,) if target in sqltypes.SCALED_DECIMAL_DIALECTS else ()
+    # Arrow's decimal128(p, s) to its column's scale, so the exponent goes beside them.
+    # SQLite's sortable key is normalised: the plain text beside it keeps the exponent.
+    if target == "sqlite":
+        return (_PLAIN,)
+    return (_SCALE,) if target in (*sqltypes.SCALED_DECIMAL_DIALECTS, ARROW) else ()
 
 
 def _float_companions(target: str) -> tuple[Companion, ...]:
@@ -786,9 +836,10 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
                          "xs:base64Binary", _bytes_to_text, _bytes_from_text,
                          from_db=bytes, plain_text=True, check=check_bytes, native=bytes)),
         (decimal.Decimal, TypeInfo(
-            "Decimal", decimal.Decimal, sqltypes.ExactDecimal, lambda: pa().string(),
+            "Decimal", decimal.Decimal, sqltypes.ExactDecimal,
+            lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
             "xs:decimal", _decimal_to_text, _decimal_from_text, to_db=check_decimal,
-            to_arrow=_decimal_to_arrow, from_arrow=_decimal_from_arrow,
+            to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
             from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
             checked_codecs=True,
             companions=_decimal_companions)),

@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from .registry import Companion, TypeInfo
 from .schema import Column, TableSchema
 from .sqltypes import SQLiteAny
-from .tables import companions
+from .tables import table_companions
 
 Processor = Callable[[Any], Any] | None
 
@@ -237,7 +237,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             if not any_column:  # an older table's REAL column drops the sign of -0.0
                 post = compose(post, _refuse_negative_zero)
         to_db = compose(to_db, post)
-        every = companions(c, name)
+        every = table_companions(table, c, name)
         parts = tuple(p for p in every if p.column(c.name) in table.c)
         missing = tuple(p for p in every if p not in parts)
         if missing:

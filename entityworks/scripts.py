@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from . import sqltypes
 from .errors import EntityworksError
 from .registry import TypeRegistry, encode_error
 from .registry import registry as default_registry
@@ -163,11 +164,15 @@ def _upsert(table: sa.Table, key: list[str], others: list[str], names: list[str]
         from sqlalchemy.dialects import postgresql, sqlite
 
         insert = (sqlite if d.name == "sqlite" else postgresql).insert(table)
-        if not others:
+        # a NUMERIC key equal by value takes the scale just written, as the Store's upsert
+        restated = [k for k in key if d.name == "postgresql"
+                    and isinstance(table.c[k].type, sqltypes.ExactDecimal)]
+        if not others and not restated:
             stmt = insert.on_conflict_do_nothing(index_elements=[table.c[k] for k in key])
         else:
-            stmt = insert.on_conflict_do_update(index_elements=[table.c[k] for k in key],
-                                                set_={n: insert.excluded[n] for n in others})
+            stmt = insert.on_conflict_do_update(
+                index_elements=[table.c[k] for k in key],
+                set_={n: insert.excluded[n] for n in [*restated, *others]})
         return _compile(stmt, d, names)
     if d.name in ("mysql", "mariadb"):
         from sqlalchemy.dialects import mysql

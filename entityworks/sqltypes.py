@@ -5,7 +5,7 @@ from every backend exactly as it went in: Decimals, datetimes with microseconds 
 ones) their instant, long text and blobs on MariaDB. What a column type cannot hold at all (an
 aware datetime's offset, a Decimal's exponent where the column pads or normalises it, the sign
 of -0.0 on MariaDB) goes into a companion column (see ``registry.Companion``); the functions
-here that those companions use are ``small_integer`` and ``with_scale``.
+here that those companions use are ``small_integer``, ``with_scale`` and ``decimal_text``.
 """
 
 from __future__ import annotations
@@ -233,8 +233,11 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     on SQLite.
 
     SQLite has no decimal storage (REAL would round), so it keeps :func:`decimal_key`: text that
-    sorts and compares like the numbers, so that filters and ORDER BY mean the same on every
-    backend. Where the column loses the exponent, a ``scale`` companion column keeps it.
+    sorts and compares like the numbers, so that filters, ORDER BY, keys and UNIQUE mean the
+    same on every backend. Where the column loses the exponent a companion column keeps it: on
+    SQLite the plain decimal text (:func:`decimal_text`), which takes the field's column name
+    so that other tools read the number (the key column is ``<name>__key``); on MariaDB the
+    ``scale``.
     """
 
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Numeric
@@ -292,6 +295,12 @@ def decimal_key(value: decimal.Decimal) -> str:
     if not sign or not (integer.strip("0") or fraction):
         return integer + tail
     return "-" + integer.translate(_NINES) + tail.translate(_NINES) + "~"
+
+
+def decimal_text(value: decimal.Decimal) -> str:
+    """Plain decimal text with the exponent kept (``1.50``, ``-0.0000001``; never ``1E-7``),
+    the form ``sqlite3``, Datasette, pandas and SQL's ``sum()`` read as the number."""
+    return format(value, "f")
 
 
 def decimal_from_key(key: str) -> decimal.Decimal:

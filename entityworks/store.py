@@ -14,6 +14,7 @@ savepoint that is then rolled back, so the error can name the row and column.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import math
 import os
 import re
@@ -64,7 +65,7 @@ from .sqllog import (
     store_logger,
     watch,
 )
-from .tables import Live, build_tables, companions, is_rowid, schema_of
+from .tables import Live, build_tables, is_rowid, schema_of, table_companions
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -921,9 +922,10 @@ class Store:
         stmt = table.update().where(*(
             table.c[name] == sa.bindparam(param, type_=table.c[name].type)
             for name, param in zip(names, params, strict=True)))
+        kept = set(names) - set(_restated_keys(model, self.dialect.name))
         with _unset_fields_named(model, [obj]), self._connection(write=True) as conn:
             result = self._guard(conn, model, lambda: conn.execute(
-                stmt.values({k: v for k, v in row.items() if k not in names}),
+                stmt.values({k: v for k, v in row.items() if k not in kept}),
                 {param: row[name] for name, param in zip(names, params, strict=True)}),
                 _counting_from(0), single=row)
             if result.rowcount == 0:
@@ -1006,7 +1008,8 @@ class Store:
         owned = set(chosen)
         for c in schema.columns:
             if c.name in chosen:
-                owned.update(part.column(c.name) for part in companions(c, dialect))
+                owned.update(part.column(c.name)
+                             for part in table_companions(model.table, c, dialect))
         return {n: v for n, v in zip(model.names, row, strict=True) if n in owned}
 
     def delete(self, target: Any, *, where: Any = None) -> int:
@@ -1156,7 +1159,8 @@ class Store:
         needed = set(names)
         for c in model.schema.columns:
             if c.name in wanted:
-                needed.update(part.column(c.name) for part in companions(c, self.dialect.name))
+                needed.update(part.column(c.name) for part in
+                              table_companions(table, c, self.dialect.name))
         stmt = stmt.with_only_columns(
             *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
               for i, n in enumerate(model.names)), maintain_column_froms=True)
@@ -1440,6 +1444,14 @@ class Store:
             base, sep, suffix = name.rpartition(COMPANION_SEPARATOR)
             return bool(sep) and base in typed and suffix in kinds
 
+        # A field's columns: its own and its companions (a SQLite Decimal's key column,
+        # beside the text under the field's name, is the NOT NULL primary key).
+        group: dict[str, list[dict[str, Any]]] = {}
+        for c in columns:
+            if companion(c["name"]):
+                group.setdefault(c["name"].rpartition(COMPANION_SEPARATOR)[0], []).append(
+                    dict(c))
+
         # the types recorded when the table was made from an XSD (see logical.py)
         from .logical import recorded_fields
 
@@ -1471,9 +1483,10 @@ class Store:
                 raise SchemaError(f"table {table_name!r}, column {c['name']!r}: {problem}; "
                                   "rename the column to read this table (or map a field of "
                                   "a dataclass of yours to it: column(name=...))")
-            nullable = c.get("nullable", True) and c["name"] not in pk
+            members = [dict(c), *group.get(c["name"], [])]
+            is_key = any(m["name"] in pk for m in members)  # several: a composite key
+            nullable = all(m.get("nullable", True) for m in members) and not is_key
             annotation = python_type | None if nullable else python_type
-            is_key = c["name"] in pk  # several: a composite key
             specs.append((c["name"], annotation,
                           dataclasses.field(metadata={"primary_key": is_key})))
         class_name = "".join(part.capitalize() or "_" for part in
@@ -1820,6 +1833,7 @@ class Store:
         key = keys[0]
         others = [n for n in model.names if n not in keys]
         name = self.dialect.name
+        restated = _restated_keys(model, name)
 
         def build() -> sa.Executable:
             if name in ("sqlite", "postgresql"):
@@ -1828,11 +1842,11 @@ class Store:
                 conflict = (sqlite.insert(table) if name == "sqlite"
                             else postgresql.insert(table))
                 elements = [table.c[k] for k in keys]
-                if not others:
+                if not others and not restated:
                     return conflict.on_conflict_do_nothing(index_elements=elements)
                 return conflict.on_conflict_do_update(
                     index_elements=elements,
-                    set_={n: conflict.excluded[n] for n in others})
+                    set_={n: conflict.excluded[n] for n in [*restated, *others]})
             if name in ("mysql", "mariadb"):
                 from sqlalchemy.dialects import mysql
 
@@ -2246,6 +2260,16 @@ def _key_of(model: _Model, obj: Any) -> Any:
     if len(columns) == 1:
         return getattr(obj, columns[0].name)
     return tuple(getattr(obj, c.name) for c in columns)
+
+
+def _restated_keys(model: _Model, dialect: str) -> list[str]:
+    """Key columns an upsert or ``update(obj)`` sets although they match the row: a
+    Decimal key equals the row's by value (1.5 = 1.50), and where the column itself keeps
+    the scale (PostgreSQL's NUMERIC) the row takes the one just written, as its other
+    columns do. (Elsewhere a companion column holds it, which is set anyway.)"""
+    if dialect in sqltypes.SCALED_DECIMAL_DIALECTS:
+        return []
+    return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
 
 
 def _key_label(model: _Model) -> str | None:

@@ -7,7 +7,9 @@ str: ``TypeInfo.sqlite_typeof``) are ``ANY`` with a ``CHECK`` on ``typeof`` inst
 another type is refused by the database itself, at C speed, and a float keeps its sign of zero.
 
 This module is also the one place that adds companion columns (``registry.Companion``): a
-field whose type needs them on the dialect gets them right after its own column.
+field whose type needs them on the dialect gets them right after its own column. One that
+other tools must read takes the field's column name instead (a SQLite Decimal's plain text),
+and the field's own column is renamed beside it (``amount__key``, see :func:`layout`).
 
 Given the ``live`` columns of tables that already exist, the ``Table`` mirrors them instead:
 a table created before a companion existed (or by other means) lacks it, and the Store then
@@ -55,17 +57,41 @@ def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
 
 
 def companions(column: Column, dialect: str) -> tuple[Companion, ...]:
-    """The companion columns ``column`` has on ``dialect`` (usually none)."""
+    """The companion columns ``column`` has on ``dialect`` (usually none) in a new table."""
     return column.info.companions_for(dialect)
 
 
-def sql_columns(schema: TableSchema, dialect: str) -> list[tuple[str, Column, Companion | None]]:
-    """Every SQL column of the table in order: ``(name, field column, companion or None)``."""
-    out: list[tuple[str, Column, Companion | None]] = []
-    for c in schema.columns:
-        out.append((c.name, c, None))
-        out.extend((part.column(c.name), c, part) for part in companions(c, dialect))
-    return out
+def _older(parts: tuple[Companion, ...]) -> tuple[Companion, ...]:
+    return tuple(q for p in parts for q in (p.older if p.own is not None else (p,)))
+
+
+def layout(column: Column, dialect: str, live: Mapping[str, str] | None
+           ) -> tuple[str, tuple[Companion, ...]]:
+    """The SQL name of ``column``'s own column and its companions on ``dialect``.
+
+    A companion that takes the field's name (``Companion.own``) renames the field's own
+    column, unless ``live`` (the columns of the existing table) has the field's column
+    without the renamed one: a table built before that companion existed keeps its layout
+    and the companions of that time (``Companion.older``).
+    """
+    parts = companions(column, dialect)
+    own = next((p for p in parts if p.own is not None), None)
+    name = column.sql_name
+    if own is None:
+        return name, parts
+    if live is not None and name in live and own.own_column(name) not in live:
+        return name, _older(parts)
+    return own.own_column(name), parts
+
+
+def table_companions(table: sa.Table, column: Column, dialect: str) -> tuple[Companion, ...]:
+    """The companions ``column`` has in ``table`` as it was built (see :func:`layout`);
+    ``table`` may lack some of them (see the module docstring)."""
+    parts = companions(column, dialect)
+    if any(p.own is not None for p in parts) and \
+            table.c[column.name].name == column.sql_name:
+        return _older(parts)
+    return parts
 
 
 def is_rowid(column: Column, schema: TableSchema) -> bool:
@@ -88,14 +114,19 @@ def schema_of(table: sa.Table) -> TableSchema | None:
 
 
 def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
-                 live: Live | None = None, resolve: Resolve | None = None) -> sa.Table:
+                 live: Live | None = None, resolve: Resolve | None = None, *,
+                 layouts: Live | None = None) -> sa.Table:
     """Add the table of ``schema`` (and its child tables) to ``metadata``; return the root.
 
     ``live`` describes tables that exist already (see the module docstring). The tables
     that ``column(references=...)`` fields refer to are built first when ``metadata`` does
-    not hold them yet (``resolve`` turns their classes into schemas).
+    not hold them yet (``resolve`` turns their classes into schemas). ``layouts``, for tables
+    not in ``live``, says only which layout (see :func:`layout`) an existing table has: a
+    schema comparison (``entityworks.migrate``) then sees the companions that table is to
+    have, without proposing another layout.
     """
-    return _build_tree(schema, metadata, dialect, live or {}, resolve or table_schema, ())
+    return _build_tree(schema, metadata, dialect, live or {}, resolve or table_schema, (),
+                       layouts or {})
 
 
 def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
@@ -107,7 +138,7 @@ def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
 
 
 def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: Live,
-                resolve: Resolve, stack: tuple[type, ...]) -> sa.Table:
+                resolve: Resolve, stack: tuple[type, ...], layouts: Live) -> sa.Table:
     stack = (*stack, schema.cls)
     for c in schema.columns:
         target = c.references
@@ -120,10 +151,12 @@ def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: 
                               "itself is supported", cls=schema.cls, field=c.name)
         target_schema = resolve(target)
         if built_for(metadata, target_schema) is None:
-            _build_tree(target_schema, metadata, dialect, {}, resolve, stack)
-    root = _build_one(schema, metadata, dialect, live.get(schema.name), resolve)
+            _build_tree(target_schema, metadata, dialect, {}, resolve, stack, layouts)
+    root = _build_one(schema, metadata, dialect, live.get(schema.name), resolve,
+                      layouts.get(schema.name))
     for child in schema.descendants:  # parents first: a foreign key needs its target
-        _build_one(child, metadata, dialect, live.get(child.name), resolve)
+        _build_one(child, metadata, dialect, live.get(child.name), resolve,
+                   layouts.get(child.name))
     return root
 
 
@@ -149,7 +182,8 @@ def referenced_key(column: Column, schema: TableSchema, resolve: Resolve) -> tup
 
 
 def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
-               live: Mapping[str, str] | None, resolve: Resolve) -> sa.Table:
+               live: Mapping[str, str] | None, resolve: Resolve,
+               existing: Mapping[str, str] | None = None) -> sa.Table:
     is_child = schema.parent is not None
     links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
     items: list[sa.schema.SchemaItem] = []
@@ -198,11 +232,19 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
             # put LONGTEXT in a key, and a foreign key needs the same collation).
             type_ = sql_type(schema.root.primary_key)  # type: ignore[arg-type]
+        own_name, parts = layout(c, dialect, live if live is not None else existing)
+        if own_name != c.sql_name:
+            check_name(own_name, "column name", schema.cls, c.name)
+            if own_name.casefold() in taken:
+                raise InvalidNameError(
+                    f"{schema.cls.__qualname__}.{c.name}: its column {own_name!r} would "
+                    "clash with another column; rename the field", cls=schema.cls,
+                    field=c.name)
         # a literal field default is also the column's DDL DEFAULT (see entityworks.defaults)
         default, companion_defaults = column_defaults(
-            c, field_default(schema, c), type_, dialect, companions(c, dialect))
+            c, field_default(schema, c), type_, dialect, parts)
         # ``key``: the field's name, which every statement and row uses; the SQL has the other
-        col = sa.Column(c.sql_name, type_, *checks, key=c.name, unique=unique or None,
+        col = sa.Column(own_name, type_, *checks, key=c.name, unique=unique or None,
                         index=c.index or None, server_default=default, **kwargs)
         if foreign is not None:
             col.append_foreign_key(foreign)
@@ -212,12 +254,12 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             col.append_foreign_key(
                 sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
         items.append(col)
-        for part in companions(c, dialect):
-            name = part.column(c.sql_name)
+        for part in parts:
+            name = c.sql_name if part.own is not None else part.column(c.sql_name)
             if live is not None and name not in live:
                 continue  # an older table without it: the Store refuses what it would keep
             check_name(name, "companion column name", schema.cls, c.name)
-            if name.casefold() in taken:
+            if part.own is None and name.casefold() in taken:
                 raise InvalidNameError(
                     f"{schema.cls.__qualname__}.{c.name}: its {part.suffix} column {name!r} "
                     "would clash with another column; rename the field", cls=schema.cls,
