@@ -1274,9 +1274,14 @@ def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
     error; once it is complete it is linked to ``path``, which fails if ``path`` exists by
     then. ``None`` then (and where the directory takes no new file or no hard link): the
     caller imports into ``path`` as into any existing database.
+
+    The private file is locked (``flock``) for as long as its import runs, so that the next
+    import into ``path`` can tell the file of a killed import (nobody holds its lock) from
+    one still running, and removes the former.
     """
+    _remove_abandoned(path)
     try:
-        private = _private_file_beside(path)
+        private, held = _private_file_beside(path)
     except OSError:
         return None  # SQLite will tell why, on the ordinary path
     try:
@@ -1288,20 +1293,72 @@ def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
             return None
         return result
     finally:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{private}{suffix}").unlink(missing_ok=True)
+        _unlink_database(private)
+        os.close(held)
 
 
-def _private_file_beside(path: Path) -> Path:
+_PRIVATE = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{16}\.importing")
+
+
+def _private_file_beside(path: Path) -> tuple[Path, int]:
     """A new empty file in the directory of ``path`` (a hard link needs the same file
-    system), made exclusively: nobody else writes to it."""
+    system), made exclusively and locked before it takes its ``.importing`` name: a file
+    of that name that nobody has locked belongs to an import that died. Returns the file and
+    the descriptor holding the lock."""
+    import fcntl
+
     while True:
-        private = path.with_name(f".{path.name}.{secrets.token_hex(8)}.importing")
+        token = secrets.token_hex(8)
+        creating = path.with_name(f".{path.name}.{token}.creating")
         try:
-            os.close(os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            held = os.open(creating, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
         except FileExistsError:
             continue
-        return private
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            private = path.with_name(f".{path.name}.{token}.importing")
+            os.rename(creating, private)
+        except BaseException:
+            os.close(held)
+            creating.unlink(missing_ok=True)
+            raise
+        return private, held
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove the private files of imports into ``path`` that were killed: this user's
+    ``.importing`` files beside it whose lock nobody holds (best effort: never an error)."""
+    import fcntl
+    import stat
+
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        match = _PRIVATE.fullmatch(entry.name)
+        if match is None or match["name"] != path.name:
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # an import is still filling it
+            _unlink_database(Path(entry.path))
+        finally:
+            os.close(fd)
+
+
+def _unlink_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def _seal(path: Path) -> None:

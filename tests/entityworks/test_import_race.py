@@ -221,3 +221,53 @@ def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
         for proc in procs.values():
             proc.kill()
             proc.communicate()
+
+
+def test_a_killed_import_into_a_new_file_leaves_nothing_the_next_one_keeps(
+        tmp_path: Path) -> None:
+    """An import into a new SQLite file works on a private ``.NAME.<token>.importing`` file;
+    killed (SIGKILL), it leaves that file behind. The next import into the same name removes
+    it -- but never the file of an import still running, whose lock is held."""
+    import fcntl
+    import signal
+
+    rows = [Token(i, f"token {i}") for i in range(400_000)]
+    xml, xsd = tmp_path / "tokens.xml", tmp_path / "tokens.xsd"
+    write_xml(Token, rows, xml, xsd)
+    target = tmp_path / "new.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "entityworks", "import-xml", str(xml), "--xsd", str(xsd),
+               "--db", str(target)]
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    found: list[Path] = []
+    while time.monotonic() < deadline and child.poll() is None:
+        found = list(tmp_path.glob(".new.db.*.importing"))
+        if found and found[0].stat().st_size > 0:
+            break
+        time.sleep(0.02)
+    assert found and child.poll() is None, "the import ended before it could be killed"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert list(tmp_path.glob(".new.db.*.importing")) == found  # left behind by the kill
+    assert not target.exists()
+
+    # an import that is still running: its file is locked, and must be left alone
+    running = tmp_path / ".new.db.0123456789abcdef.importing"
+    held = os.open(running, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        small_xml = tmp_path / "small.xml"
+        write_xml(Token, rows[:50], small_xml, xsd)
+        done = subprocess.run([*command[:4], str(small_xml), *command[5:]], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "imported 50 rows" in done.stdout
+        left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".new.db"))
+        assert left == [running.name]
+    finally:
+        os.close(held)
+    engine = sa.create_engine(f"sqlite:///{target}")
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM token")).scalar() == 50
+    engine.dispose()
