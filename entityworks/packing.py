@@ -424,10 +424,9 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     lengths = np.fromiter(map(len, data), np.int64, len(data))
     if int(lengths.min()) < 4:
         return list(map(unpack_points, data))
-    joined = np.frombuffer(b"".join(data), np.uint8)
-    ends = np.cumsum(lengths)
-    heads = (ends - lengths)[:, None] + np.arange(4)
-    head = joined[heads]
+    # the heads are checked before the bodies are joined: a blob of another form (a long
+    # path of pairs, say) must not be copied at all before it is read or refused alone
+    head = np.frombuffer(b"".join([b[:4] for b in data]), np.uint8).reshape(-1, 4)
     zigzag = head[:, 1:].astype(np.int64)
     values = (zigzag >> 1) ^ -(zigzag & 1)
     x0, y0, count = values[:, 0], values[:, 1], values[:, 2]
@@ -435,6 +434,9 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     if ((head[:, 0] != _STEPS).any() or (head[:, 1:] >= 0x80).any() or (count < 0).any()
             or ((count + 3) // 4 != nbytes).any()):
         return list(map(unpack_points, data))
+    joined = np.frombuffer(b"".join(data), np.uint8)
+    ends = np.cumsum(lengths)
+    heads = (ends - lengths)[:, None] + np.arange(4)
     body = np.ones(joined.size, dtype=bool)
     body[heads] = False
     codes = _CODES[joined[body]].reshape(-1)
