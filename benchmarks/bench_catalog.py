@@ -142,7 +142,7 @@ def bench_storage(maps: list[MapRecord], folder: Path) -> dict[str, float]:
 
 
 def bench_decode(maps: list[MapRecord], folder: Path) -> None:
-    from entityworks.packing import pack_grid
+    from entityworks.catalog.packing import pack_grid
 
     npy, packed = [], []
     for m in maps[:200]:

@@ -19,7 +19,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import Row8, alternate, line, make_rows  # noqa: E402
 
-from entityworks.frames import from_arrow, to_arrow  # noqa: E402
+from entityworks.arrow import from_arrow, to_arrow  # noqa: E402
 
 
 def main() -> int:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import Row8, alternate, line, make_rows  # noqa: E402
 
 from entityworks import Store  # noqa: E402
-from entityworks.xmlio import read_xml, write_xml  # noqa: E402
+from entityworks.xml.table import read_xml, write_xml  # noqa: E402
 
 LIMIT_MB = 500
 

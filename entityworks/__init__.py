@@ -26,16 +26,16 @@ _LAZY: dict[str, tuple[str, ...]] = {
                "NoSuchTableError", "NotFoundError", "OutputPathError", "SchemaError",
                "UnknownColumnError", "UnknownTableError", "UnsupportedTypeError",
                "ValueEncodingError", "WriteError", "XMLImportError"),
-    "filters": ("col",),
-    "frames": ("arrow_schema", "from_arrow", "from_pandas", "read_parquet", "to_arrow",
+    "sql.filters": ("col",),
+    "arrow": ("arrow_schema", "from_arrow", "from_pandas", "read_parquet", "to_arrow",
                "to_pandas", "write_parquet"),
     "registry": ("AWARE", "AwareDatetime", "TypeInfo", "TypeRegistry", "register_type"),
-    "schema": ("PK", "ChildTable", "Column", "References", "TableSchema", "column", "entity",
+    "model.schema": ("PK", "ChildTable", "Column", "References", "TableSchema", "column", "entity",
                "primary_key", "table", "table_schema"),
-    "scripts": ("StatementTemplates", "create_script", "statement_templates"),
-    "store": ("Store",),
-    "xmlio": ("read_xml", "write_xml"),
-    "xsd": ("read_xsd", "write_xsd"),
+    "sql.scripts": ("StatementTemplates", "create_script", "statement_templates"),
+    "sql.store": ("Store",),
+    "xml.table": ("read_xml", "write_xml"),
+    "xml.xsd": ("read_xsd", "write_xsd"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 #: Public submodules that are names of the package too: ``entityworks.registry`` is the module
@@ -48,6 +48,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from . import registry as registry
+    from .arrow import (
+        arrow_schema,
+        from_arrow,
+        from_pandas,
+        read_parquet,
+        to_arrow,
+        to_pandas,
+        write_parquet,
+    )
     from .errors import (
         ConfigurationError,
         EntityworksError,
@@ -64,18 +73,7 @@ if TYPE_CHECKING:
         WriteError,
         XMLImportError,
     )
-    from .filters import col
-    from .frames import (
-        arrow_schema,
-        from_arrow,
-        from_pandas,
-        read_parquet,
-        to_arrow,
-        to_pandas,
-        write_parquet,
-    )
-    from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
-    from .schema import (
+    from .model.schema import (
         PK,
         ChildTable,
         Column,
@@ -87,10 +85,12 @@ if TYPE_CHECKING:
         table,
         table_schema,
     )
-    from .scripts import StatementTemplates, create_script, statement_templates
-    from .store import Store
-    from .xmlio import read_xml, write_xml
-    from .xsd import read_xsd, write_xsd
+    from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
+    from .sql.filters import col
+    from .sql.scripts import StatementTemplates, create_script, statement_templates
+    from .sql.store import Store
+    from .xml.table import read_xml, write_xml
+    from .xml.xsd import read_xsd, write_xsd
 
 
 def __getattr__(name: str) -> Any:

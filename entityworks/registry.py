@@ -46,9 +46,9 @@ from typing import Any, get_args, get_origin
 
 import sqlalchemy as sa
 
-from . import sqltypes
-from .construct import check_constructible, instance_builder
 from .errors import SchemaError, UnsupportedTypeError, ValueEncodingError
+from .model.construct import check_constructible, instance_builder
+from .sql import sqltypes
 
 Codec = Callable[[Any], Any] | None
 
@@ -174,9 +174,9 @@ class TypeMarker:
 #: Marker for timezone-aware datetimes: ``Annotated[datetime, AWARE]``.
 AWARE = TypeMarker("AWARE")
 AwareDatetime = typing.Annotated[dt.datetime, AWARE]
-#: Marker for arrays stored bit-packed (see :mod:`entityworks.packing`): ``PackedGrid``.
+#: Marker for arrays stored bit-packed (see :mod:`entityworks.catalog.packing`): ``PackedGrid``.
 PACKED = TypeMarker("PACKED")
-#: Marker for ``[x, y]`` point paths stored as steps (see :mod:`entityworks.packing`).
+#: Marker for ``[x, y]`` point paths stored as steps (see :mod:`entityworks.catalog.packing`).
 POINTS = TypeMarker("POINTS")
 
 Factory = Callable[[Any, "TypeRegistry"], TypeInfo]
@@ -592,7 +592,7 @@ def _decimal_from_valid_text(text: str) -> decimal.Decimal:
 
 #: Arrow type of a Decimal field with no value to fit a type to (an empty table, a column of
 #: None): decimal256(65, 30), MariaDB's DECIMAL(65, 30), where every accepted value fits.
-#: ``entityworks.frames`` writes values as the narrowest decimal128(p, s) that holds all of
+#: ``entityworks.arrow`` writes values as the narrowest decimal128(p, s) that holds all of
 #: a column's values (decimal256 beyond 38 digits) and each value's exponent beside it.
 DECIMAL_ARROW_PRECISION = DECIMAL_INTEGER_DIGITS + DECIMAL_FRACTION_DIGITS
 
@@ -1188,14 +1188,14 @@ def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
 
 
 def _points_to_json(path: Any) -> str:
-    from .packing import _points
+    from .catalog.packing import _points
 
     # the same rule as the database form: integer [x, y] pairs
     return _json_dumps(_points(path))
 
 
 def _points_from_json(text: str) -> list[list[int]]:
-    from .packing import _points
+    from .catalog.packing import _points
 
     return _points(json.loads(text))
 
@@ -1207,7 +1207,7 @@ def _has_marker(tp: Any, marker: TypeMarker) -> bool:
 def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
     same bytes in XML (plain ``.npy`` bytes are read too)."""
-    from .packing import pack_grid, unpack_grid  # bound once: rows decode by the thousand
+    from .catalog.packing import pack_grid, unpack_grid  # bound once: rows decode by the thousand
 
     return TypeInfo(
         "PackedGrid", tp, sqltypes.binary, lambda: _pa().binary(), "xs:base64Binary",
@@ -1220,7 +1220,7 @@ def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
 def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
     Arrow (as a plain ``list[list[int]]`` would be)."""
-    from .packing import pack_points, unpack_points, unpack_points_many
+    from .catalog.packing import pack_points, unpack_points, unpack_points_many
 
     return TypeInfo(
         "PointPath", tp, sqltypes.binary, lambda: _pa().string(), "xs:string",

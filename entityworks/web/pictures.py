@@ -121,7 +121,7 @@ class CatalogReader:
 
         import sqlalchemy as sa
 
-        from ..store import Store
+        from ..sql.store import Store
 
         key = str(Path(path).resolve())
         with self._lock:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from entityworks.migrate import create_tables, drop_tables
-from entityworks.schema import column, primary_key, table
+from entityworks.model.schema import column, primary_key, table
 
 revision = "0001_catalog"
 down_revision = None

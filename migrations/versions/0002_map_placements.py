@@ -13,7 +13,7 @@ created, the maps table is left as it is.
 from dataclasses import dataclass, field
 
 from entityworks.migrate import create_tables, drop_tables
-from entityworks.schema import primary_key, table
+from entityworks.model.schema import primary_key, table
 
 revision = "0002_map_placements"
 down_revision = "0001_catalog"

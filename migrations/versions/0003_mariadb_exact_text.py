@@ -9,7 +9,7 @@ collation (``utf8mb4_general_ci`` on a stock server). That collation ignores cas
 trailing spaces, so one filter matched other rows than on SQLite and PostgreSQL, and a unique
 puzzle text or a text key clashed with a different one. Every text column of the catalog
 tables becomes ``utf8mb4_nopad_bin``, which new tables get anyway
-(``entityworks.sqltypes.MARIADB_COLLATION``).
+(``entityworks.sql.sqltypes.MARIADB_COLLATION``).
 
 ``ALTER TABLE ... CONVERT TO`` rebuilds a table with all its rows. A binary collation tells
 apart every pair of values the old one did, so no unique index can break on the way up. Tables

@@ -5,7 +5,7 @@ Revises: 0003_mariadb_exact_text
 Create Date: 2026-11-22
 
 ``entityworks_schema`` records, per table created from an XSD (``import-xml``), each column's
-registry type and original XSD spelling (see ``entityworks.logical``), so that reflection gives
+registry type and original XSD spelling (see ``entityworks.sql.logical``), so that reflection gives
 back UUIDs, Decimals, timedeltas and .NET's DataTypes instead of TEXT and INTEGER. The Store
 creates the table by itself in databases that are no catalog, so it may already be there: it is
 created only when missing. Its definition is frozen here.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from entityworks import sqltypes
+from entityworks.sql import sqltypes
 
 revision = "0004_logical_schema"
 down_revision = "0003_mariadb_exact_text"

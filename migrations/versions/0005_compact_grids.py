@@ -4,7 +4,7 @@ Revision ID: 0005_compact_grids
 Revises: 0004_logical_schema
 Create Date: 2026-11-22
 
-* ``maps.grid``: ``.npy`` bytes -> bit-packed (``entityworks.packing.pack_grid``), moved to
+* ``maps.grid``: ``.npy`` bytes -> bit-packed (``entityworks.catalog.packing.pack_grid``), moved to
   the table's last column so that scans of the statistics stop before it;
 * ``maps_corridors.path``: JSON text -> two bits per step (``pack_points``);
 * SQLite: the child tables of maps ``WITHOUT ROWID``, clustered by their key;
@@ -13,7 +13,7 @@ Create Date: 2026-11-22
 
 Every row is kept: values are re-encoded in batches inside the migration's transaction
 (PostgreSQL and SQLite roll everything back on an error; MariaDB commits each DDL statement
-itself). The codecs used here are this file's own calls into ``entityworks.packing``, whose
+itself). The codecs used here are this file's own calls into ``entityworks.catalog.packing``, whose
 forms are tagged and never change meaning, so the revision stays valid as the code moves on.
 The downgrade restores ``.npy`` bytes and JSON text.
 """
@@ -29,15 +29,15 @@ import numpy as np
 import sqlalchemy as sa
 from alembic import op
 
-from entityworks import sqltypes
-from entityworks.packing import pack_grid, pack_points, unpack_grid, unpack_points
+from entityworks.catalog.packing import pack_grid, pack_points, unpack_grid, unpack_points
+from entityworks.sql import sqltypes
 
 revision = "0005_compact_grids"
 down_revision = "0004_logical_schema"
 branch_labels = None
 depends_on = None
 
-#: name, columns (as ``entityworks.schema.index_name`` names them)
+#: name, columns (as ``entityworks.model.schema.index_name`` names them)
 INDEXES = [
     ("ix_maps_kind_width_height", ["kind", "width", "height"]),
     ("ix_maps_region_count_open_ratio", ["region_count", "open_ratio"]),
@@ -131,8 +131,8 @@ def _table_at(revision_id: str, name: str) -> sa.Table:
     """Table ``name`` as revision ``revision_id`` created it on SQLite (for offline SQL)."""
     from alembic.script import ScriptDirectory
 
-    from entityworks.schema import table_schema
-    from entityworks.tables import build_tables
+    from entityworks.model.schema import table_schema
+    from entityworks.sql.tables import build_tables
 
     module = ScriptDirectory.from_config(op.get_context().config).get_revision(
         revision_id).module

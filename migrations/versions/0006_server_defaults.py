@@ -5,7 +5,7 @@ Revises: 0005_compact_grids
 Create Date: 2026-11-23
 
 entityworks now writes a field's literal default into the column's DDL (``clues: int = 0``
--> ``clues BIGINT NOT NULL DEFAULT 0``; see ``entityworks.defaults``), so that a table can
+-> ``clues BIGINT NOT NULL DEFAULT 0``; see ``entityworks.model.defaults``), so that a table can
 gain a defaulted NOT NULL column while it holds rows. The catalog's two literal defaults get
 their DEFAULT here; rows are not touched. SQLite cannot alter a column's default in place, so
 there the table is rebuilt (rows, the unique puzzle index and STRICT kept).
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import context, op
 
 from entityworks.migrate import target_metadata
-from entityworks.schema import column, primary_key, table
+from entityworks.model.schema import column, primary_key, table
 
 revision = "0006_server_defaults"
 down_revision = "0005_compact_grids"

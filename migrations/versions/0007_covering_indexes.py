@@ -25,7 +25,7 @@ down_revision = "0006_server_defaults"
 branch_labels = None
 depends_on = None
 
-#: (old name, old columns) -> (new name, new columns), as ``entityworks.schema.index_name``
+#: (old name, old columns) -> (new name, new columns), as ``entityworks.model.schema.index_name``
 #: names them
 CHANGES = [
     (("ix_maps_kind_width_height", ["kind", "width", "height"]),

@@ -27,9 +27,9 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.schema import CreateColumn
 
+from entityworks.catalog.packing import PackedGrid
 from entityworks.migrate import drop_tables, target_metadata
-from entityworks.packing import PackedGrid
-from entityworks.schema import column, primary_key, table
+from entityworks.model.schema import column, primary_key, table
 
 revision = "0008_entries_and_outcomes"
 down_revision = "0007_covering_indexes"

@@ -37,10 +37,10 @@ from entityworks import (
     to_arrow,
 )
 from entityworks.cli import cli
-from entityworks.codegen import codegen
-from entityworks.dataset import dataset_of, dataset_xsd_bytes, read_dataset
-from entityworks.xmlio import read_xml, write_xml
-from entityworks.xsd import read_xsd, write_xsd, xsd_bytes
+from entityworks.xml.codegen import codegen
+from entityworks.xml.dataset import dataset_of, dataset_xsd_bytes, read_dataset
+from entityworks.xml.table import read_xml, write_xml
+from entityworks.xml.xsd import read_xsd, write_xsd, xsd_bytes
 
 from .test_dataset import FLAT_XML, shop_xsd
 from .test_logical import DOTNET_XSD

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from entityworks import OutputPathError, Store, ValueEncodingError, read_xml, write_parquet
 from entityworks.cli import cli
 from entityworks.files import atomic_output, check_output_path
-from entityworks.xmlio import write_xml
-from entityworks.xsd import write_xsd
+from entityworks.xml.table import write_xml
+from entityworks.xml.xsd import write_xsd
 
 
 @dataclass

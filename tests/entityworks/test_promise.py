@@ -35,9 +35,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from entityworks import AwareDatetime, EntityworksError, Store, ValueEncodingError, col
-from entityworks.filters import Comparison, Expr, _Bool, _Equal
-from entityworks.frames import from_arrow, to_arrow, write_parquet
-from entityworks.xmlio import write_xml
+from entityworks.arrow import from_arrow, to_arrow, write_parquet
+from entityworks.sql.filters import Comparison, Expr, _Bool, _Equal
+from entityworks.xml.table import write_xml
 from tests.conftest import IN_CI
 
 from .conftest import _drop_everything

@@ -25,10 +25,10 @@ from entityworks import (
     ValueEncodingError,
     col,
 )
-from entityworks.frames import from_pandas, read_parquet, to_arrow, to_pandas, write_parquet
+from entityworks.arrow import from_pandas, read_parquet, to_arrow, to_pandas, write_parquet
 from entityworks.migrate import apply, diff
 from entityworks.registry import registry
-from entityworks.xmlio import read_xml, write_xml
+from entityworks.xml.table import read_xml, write_xml
 
 from .strategies import same
 
@@ -260,7 +260,7 @@ def test_json_and_arrays_come_back_as_they_were(store: Store, tmp_path: Path) ->
 
 
 def to_arrow_back(obj: Any) -> Any:
-    from entityworks.frames import from_arrow
+    from entityworks.arrow import from_arrow
 
     return from_arrow(type(obj), to_arrow(type(obj), [obj]))[0]
 

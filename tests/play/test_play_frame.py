@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from entityworks.catalog import MapPlacement
-from entityworks.play import BLANK, BRIGHT, DIM, PLAYER, frame, key_step, start_cell
+from entityworks.cli.play import BLANK, BRIGHT, DIM, PLAYER, frame, key_step, start_cell
 from generators import render, viewport
 from generators.explore import Explorer
 

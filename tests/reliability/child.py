@@ -74,7 +74,7 @@ class RepeatingStream:
 
 def _rss(kind: str, path: str, arg: str | None) -> dict[str, Any]:
     # Import everything a job touches first, so that the baseline covers the libraries.
-    import entityworks.xmlio  # noqa: F401
+    import entityworks.xml.table  # noqa: F401
     from entityworks import EntityworksError, Store
     from generators import entropy, sudoku
 
@@ -83,7 +83,7 @@ def _rss(kind: str, path: str, arg: str | None) -> dict[str, Any]:
     outcome: dict[str, Any] = {}
     try:
         if kind == "xml-iter":
-            from entityworks.xmlio import iter_xml
+            from entityworks.xml.table import iter_xml
             from tests.reliability.workload import CrashRow
 
             rows = 0

@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from entityworks import EntityworksError, Store, col
-from entityworks.filters import Expr
+from entityworks.sql.filters import Expr
 from tests.entityworks.conftest import _drop_everything
-from tests.entityworks.test_filters_backends import like_oracle
+from tests.entityworks.sql.test_filters_backends import like_oracle
 from tests.reliability.conftest import SEED
 from tests.reliability.guards import MARK, Canary, SqlWatch, no_network
 
@@ -412,7 +412,7 @@ class FilterUnsupported(Exception):
 
 def evaluate(where: Any, row: Wt) -> bool | None:
     """SQL three-valued logic in Python for the filters the oracle models."""
-    from entityworks.filters import Comparison, _Bool, _Equal
+    from entityworks.sql.filters import Comparison, _Bool, _Equal
 
     if isinstance(where, dict):
         where = _Equal(tuple(where.items()))
@@ -530,7 +530,7 @@ def test_filters_order_limit_offset_match_python_or_are_refused(fuzz_store, monk
 
 
 def _leaves(where: Any) -> list[Any]:
-    from entityworks.filters import Comparison, _Bool, _Equal
+    from entityworks.sql.filters import Comparison, _Bool, _Equal
 
     if isinstance(where, dict):
         return [*where.keys(), *where.values()]

@@ -30,7 +30,7 @@ from PIL import Image
 from entityworks import Store
 from entityworks.catalog import load_map
 from entityworks.web import pictures
-from tests.entityworks.test_security_blobs import bit_bomb
+from tests.entityworks.catalog.test_security_blobs import bit_bomb
 from tests.web.conftest import Server, free_port, need_datasette
 
 #: Database file names (without ``.db``) a stranger could hand over: markup that would run a

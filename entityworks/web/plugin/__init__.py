@@ -112,7 +112,7 @@ async def _may_view(datasette: Any, actor: Any, database: str, table: str) -> bo
 def _child_tables() -> tuple[tuple[str, str], ...]:
     """``(field, table)`` of each child list of a catalog map: caves, rooms, corridors..."""
     from ...catalog import MapRecord
-    from ...schema import table_schema
+    from ...model.schema import table_schema
 
     return tuple((child.field, child.schema.name)
                  for child in table_schema(MapRecord).children)

@@ -1,0 +1,515 @@
+"""Dataclass lists <-> ``pyarrow.Table`` <-> ``pandas.DataFrame`` <-> Parquet.
+
+The Arrow schema is built from the registry (``TypeInfo.arrow``), never inferred from the
+values, so an all-``None`` column still has its type and an ``Optional[int]`` stays int64.
+The one exception is the size of a decimal type: a ``Decimal`` column is the narrowest
+``decimal128(p, s)`` holding all of its values (``s``: the most digits after the point of any
+value; ``p``: ``s`` plus the most digits before it), ``decimal256(p, s)`` when ``p`` exceeds
+decimal128's 38 (the registry's rule allows 35 + 30 digits), so pyarrow, pandas, Parquet
+readers and SQL engines compute with it as numbers. A column without a value (an empty table,
+only ``None``) is ``decimal256(65, 30)``, MariaDB's DECIMAL(65, 30), where every accepted
+value fits. Batches of one query (``rows_to_arrow``) are cast, without loss, to the widest.
+Conversion is column-wise: one attribute getter and one ``pyarrow.array`` call per column,
+with the registry's ``to_arrow`` / ``from_arrow`` applied only where a type needs them. In
+pandas every column uses ``pandas.ArrowDtype``: nullable ints stay integers, and ``None``
+stays distinct from ``NaN`` and from the empty string, so the round trip is exact.
+
+A ``list[Item]`` field (a child table in SQL) becomes an Arrow ``list<struct>`` column.
+
+Values are held to the registry's rules (``TypeInfo.check``), as in the Store and XML: pyarrow
+would turn ``1.0`` into an int64 1 or ``b"x"`` into the string ``"x"``; here a value of the
+wrong type is refused with its row and column. What Arrow's own type cannot hold goes into a
+companion field (``registry.Companion``): an ``AwareDatetime`` column is a UTC
+``timestamp[us]`` (instant order and arithmetic as pandas users expect) and beside it
+``<name>__offset``, the value's UTC offset in minutes (null for UTC). A table or frame without
+the companion field reads as UTC. A decimal column pads every value to its scale (1.5 and
+1.50 both become 1.50 at scale 2), so ``<name>__scale`` (int8) keeps each value's own number
+of digits after the point; without it the values read at the column's scale (a foreign
+column's places beyond 30 are dropped when they are zeros, refused otherwise). A string column
+for a Decimal field (written before Arrow decimals, or by hand) reads as the text says, and so
+do Python Decimals in a DataFrame's object column.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter, countOf
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pyarrow as pa
+
+from ._gcpause import paused_gc
+from .errors import ValueEncodingError
+from .files import atomic_output
+from .model.schema import (
+    Column,
+    TableSchema,
+    instance_builder,
+    refuse_nested_children,
+    table_schema,
+)
+from .registry import ARROW, Companion, TypeRegistry, encode_error
+from .registry import registry as default_registry
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .sql.store import Store
+
+T = TypeVar("T")
+_NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
+
+
+def _column_field(c: Column) -> pa.Field[Any]:
+    return pa.field(c.name, c.info.arrow(), nullable=c.nullable)
+
+
+def _companions(c: Column) -> tuple[Companion, ...]:
+    return c.info.companions_for(ARROW)
+
+
+def _arrow_type(companion: Companion) -> Any:
+    assert companion.arrow is not None, "companions_for(ARROW) gives Arrow companions only"
+    return companion.arrow()
+
+
+def _column_fields(c: Column) -> list[pa.Field[Any]]:
+    """The Arrow fields of one column: its own, then its companions'."""
+    return [_column_field(c), *(pa.field(p.column(c.name), _arrow_type(p), nullable=True)
+                                for p in _companions(c))]
+
+
+def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema | None]]:
+    """The dataclass fields in order: a column, or a child table's schema."""
+    refuse_nested_children(schema, "Arrow, pandas and Parquet")
+    columns = {c.name: c for c in schema.field_columns}
+    children = {child.field: child.schema for child in schema.children}
+    return [(f.name, columns.get(f.name), children.get(f.name))
+            for f in dataclasses.fields(schema.cls) if f.name in columns or f.name in children]
+
+
+def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.Schema:
+    """The Arrow schema of ``cls``: one field per dataclass field, types from the registry
+    (a Decimal: ``decimal256(65, 30)``, which the values' own narrower type casts to)."""
+    schema = table_schema(cls, registry)
+    fields = []
+    for name, column, child in _layout(schema):
+        if column is not None:
+            fields.extend(_column_fields(column))
+        else:
+            assert child is not None
+            item = pa.struct([f for c in child.field_columns for f in _column_fields(c)])
+            fields.append(pa.field(name, pa.list_(pa.field("item", item, nullable=False)),
+                                   nullable=False))
+    return pa.schema(fields, metadata={b"entityworks.table": schema.name.encode()})
+
+
+def _decimal_type(integer: int, scale: int) -> Any:
+    """decimal128(p, s) for ``integer`` digits before the point and ``scale`` after, or
+    decimal256(p, s) beyond decimal128's 38 digits (the registry allows 35 + 30)."""
+    precision = max(1, integer + scale)
+    return (pa.decimal128(precision, scale) if precision <= 38
+            else pa.decimal256(precision, scale))
+
+
+def _fitted(arrow_type: Any, data: list[Any]) -> Any:
+    """``arrow_type``, or for a decimal column the narrowest type that holds every value of
+    ``data`` (Decimals, or None): the digits before the point and the scale of the widest
+    ones. A column without a value keeps the registry's type."""
+    if not pa.types.is_decimal(arrow_type):
+        return arrow_type
+    integer = scale = -1
+    for value in data:
+        if value is not None:
+            _sign, digits, exponent = value.as_tuple()
+            integer = max(integer, len(digits) + exponent)
+            scale = max(scale, -exponent)
+    return arrow_type if scale < 0 else _decimal_type(max(integer, 0), scale)
+
+
+def _widest(types: list[Any]) -> Any:
+    """One type that holds the arrays of every type in ``types`` (batches of one column):
+    for decimals, the most digits before the point and the largest scale; a lossless cast."""
+    if all(t == types[0] for t in types):
+        return types[0]
+    if not all(pa.types.is_decimal(t) for t in types):  # pragma: no cover - decimals only
+        raise ValueEncodingError(f"batches of one column have the types {types}")
+    return _decimal_type(max(t.precision - t.scale for t in types), max(t.scale for t in types))
+
+
+def _encode_values(column: Column, values: list[Any], first: int = 0,
+                   number: Callable[[int], int] | None = None) -> pa.Array[Any]:
+    """One column's values -> an Arrow array, each value held to the type's rule.
+
+    Errors name row ``first + i``, or ``number(i)`` (a child row's parent).
+    """
+    at = number or first.__add__
+    info = column.info
+    arrow_type = info.arrow()
+    native = info.native
+    try:
+        data = values
+        if info.to_arrow is not None:
+            encode = info.to_arrow
+            data = [None if v is None else encode(v) for v in values]
+        arrow_type = _fitted(arrow_type, data)
+        array: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
+        if native is not None and \
+                countOf(map(type, values), native) + array.null_count != len(values):
+            raise TypeError  # pyarrow converts what the rule refuses (1.0 -> 1): check each
+        if array.null_count and not column.nullable:
+            raise ValueError("None in a column that is not Optional")
+        return array
+    except Exception:
+        pass
+    data = []
+    for i, value in enumerate(values):  # the rule per value: it converts or names the row
+        try:
+            if value is None:
+                if not column.nullable:
+                    raise ValueError("None in a column that is not Optional")
+                data.append(None)
+                continue
+            if native is not None:
+                value = info.checked(value)
+            data.append(value if info.to_arrow is None else info.to_arrow(value))
+        except Exception as exc:
+            raise encode_error(column.name, values[i], exc, at(i)) from None
+    arrow_type = _fitted(info.arrow(), data)
+    try:
+        converted: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
+        return converted
+    except Exception:
+        for i, value in enumerate(data):
+            try:
+                pa.array([value], type=arrow_type, from_pandas=False)
+            except Exception as exc:
+                raise encode_error(column.name, values[i], exc, at(i)) from None
+        raise
+
+
+def _encode_column(column: Column, values: list[Any], first: int = 0,
+                   number: Callable[[int], int] | None = None) -> list[pa.Array[Any]]:
+    """The arrays of one column: its own, then its companions' (see ``_column_fields``)."""
+    arrays = [_encode_values(column, values, first, number)]
+    for part in _companions(column):
+        check = column.info.checked
+        arrays.append(pa.array([None if v is None else part.split(check(v)) for v in values],
+                               type=part.arrow()))  # type: ignore[misc]
+    return arrays
+
+
+def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[Any]:
+    columns = child.field_columns
+    getter = attrgetter(*(c.name for c in columns)) if columns else (lambda _o: ())
+    flat: list[Any] = []
+    offsets = [0]
+    owners: list[int] = []  # each item's parent row, the number errors give
+    for i, items in enumerate(lists):
+        if items is None:
+            raise ValueEncodingError(f"row {first + i}: a child list is None; use []",
+                                     row=first + i)
+        flat.extend(items)
+        offsets.append(len(flat))
+        owners.extend([first + i] * len(items))
+    rows = [getter(o) if len(columns) != 1 else (getter(o),) for o in flat]
+    arrays = [a for j, c in enumerate(columns)
+              for a in _encode_column(c, [r[j] for r in rows], number=owners.__getitem__)]
+    fields = [f for c in columns for f in _column_fields(c)]
+    struct = pa.StructArray.from_arrays(
+        arrays, fields=[f.with_type(a.type) for f, a in zip(fields, arrays, strict=True)]) \
+        if columns else pa.array([{}] * len(flat), type=pa.struct([]))
+    return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), struct)
+
+
+def _typed_as(schema: pa.Schema, arrays: list[pa.Array[Any]]) -> pa.Schema:
+    """``schema`` with the types of ``arrays`` (a decimal column's type follows its values,
+    in a child table's struct too)."""
+    fields = []
+    for f, array in zip(schema, arrays, strict=True):
+        if f.type == array.type:
+            fields.append(f)
+        elif pa.types.is_list(f.type):
+            item = f.type.value_field
+            fields.append(pa.field(f.name, pa.list_(item.with_type(array.type.value_type)),
+                                   nullable=f.nullable))
+        else:
+            fields.append(f.with_type(array.type))
+    metadata: dict[bytes | str, bytes | str] = {
+        k: v for k, v in (schema.metadata or {}).items()}
+    return pa.schema(fields, metadata=metadata)
+
+
+def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
+             ) -> pa.Table:
+    """Instances of ``cls`` -> ``pyarrow.Table`` with the registry's schema."""
+    schema = table_schema(cls, registry)
+    objs = rows if isinstance(rows, list) else list(rows)
+    bad = next((i for i, o in enumerate(objs) if type(o) is not cls), None)
+    if bad is not None:
+        raise ValueEncodingError(f"row {bad} is a {type(objs[bad]).__qualname__}, not a "
+                                 f"{cls.__qualname__}", row=bad)
+    arrays = []
+    with paused_gc():
+        for name, column, child in _layout(schema):
+            values = list(map(attrgetter(name), objs))
+            if column is not None:
+                arrays.extend(_encode_column(column, values))
+            else:
+                assert child is not None
+                arrays.append(_child_array(child, values, 0))
+    target = _typed_as(arrow_schema(cls, registry=registry), arrays)
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
+                 parts: list[pa.ChunkedArray[Any] | pa.Array[Any] | None]) -> list[Any]:
+    """A column's values, joined with its companions' arrays (``None``: field absent)."""
+    values = _decode_column(column, array)
+    for part, extra in zip(_companions(column), parts, strict=True):
+        if extra is None:
+            continue
+        if extra.type != _arrow_type(part):
+            try:
+                extra = extra.cast(_arrow_type(part))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise ValueEncodingError(f"column {part.column(column.name)!r}: {exc}",
+                                         column=column.name) from None
+        join = part.join
+        try:
+            values = [v if v is None else join(v, p)
+                      for v, p in zip(values, extra.to_pylist(), strict=True)]
+        except Exception as exc:
+            raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
+                                     column=column.name) from None
+    return values
+
+
+def _as_read(expected: Any, actual: Any) -> bool:
+    """True when a column of Arrow type ``actual`` is decoded as it is for a field whose
+    type is ``expected``: any decimal type (its scale is the values'), or the text of a
+    Decimal (as written before Arrow decimals)."""
+    return actual == expected or pa.types.is_decimal(expected) and (
+        pa.types.is_decimal(actual) or pa.types.is_string(actual)
+        or pa.types.is_large_string(actual))
+
+
+def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
+    expected = column.info.arrow()
+    if pa.types.is_decimal(expected) and not _as_read(expected, array.type):
+        expected = pa.string()  # a number of another type: read as its text
+    if not _as_read(expected, array.type):
+        try:
+            array = array.cast(expected)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise ValueEncodingError(f"column {column.name!r}: Arrow type {array.type} cannot "
+                                     f"become {expected}: {exc}", column=column.name) from None
+    if array.null_count and not column.nullable:
+        import pyarrow.compute as pc
+
+        row = pc.index(pc.is_null(array), True).as_py()
+        raise ValueEncodingError(f"row {row}, column {column.name!r}: null in a column that "
+                                 "is not Optional", column=column.name, row=row)
+    if not array.null_count and any(check(array.type) for check in _NUMPY_FAST):
+        values: list[Any] = array.to_numpy().tolist()  # faster than to_pylist for numbers
+    else:
+        values = array.to_pylist()
+    decode = column.info.from_arrow
+    if decode is not None:
+        try:
+            values = [None if v is None else decode(v) for v in values]
+        except Exception as exc:
+            raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
+                                     column=column.name) from None
+    return values
+
+
+def _constructor(schema: TableSchema, names: list[str]) -> Callable[..., Any]:
+    return instance_builder(schema.cls, names)
+
+
+def _child_lists(child: TableSchema, array: Any) -> list[list[Any]]:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    struct = array.flatten()
+    columns = child.field_columns
+    present = {struct.type.field(i).name for i in range(struct.type.num_fields)}
+    decoded = [_decode_with(c, struct.field(c.name),
+                            [struct.field(p.column(c.name)) if p.column(c.name) in present
+                             else None for p in _companions(c)]) for c in columns]
+    build = _constructor(child, [c.name for c in columns])
+    items = list(map(build, *decoded)) if columns else [build() for _ in range(len(struct))]
+    offsets = array.offsets.to_pylist()
+    return [items[offsets[i]:offsets[i + 1]] for i in range(len(array))]
+
+
+def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = default_registry
+               ) -> list[T]:
+    """``pyarrow.Table`` -> instances of ``cls`` (columns matched by name, cast if needed)."""
+    schema = table_schema(cls, registry)
+    layout = _layout(schema)
+    missing = [name for name, _c, _ch in layout if name not in table.column_names]
+    if missing:
+        raise ValueEncodingError(f"the table has no column {missing[0]!r} for "
+                                 f"{cls.__qualname__}; it has {table.column_names}",
+                                 column=missing[0])
+    build = _constructor(schema, [name for name, _c, _ch in layout])
+    if not layout:
+        return [build() for _ in range(table.num_rows)]
+    with paused_gc():
+        columns = []
+        present = set(table.column_names)
+        for name, column, child in layout:
+            if column is not None:
+                columns.append(_decode_with(column, table.column(name), [
+                    table.column(p.column(name)) if p.column(name) in present else None
+                    for p in _companions(column)]))
+            else:
+                assert child is not None
+                columns.append(_child_lists(child, table.column(name)))
+        return list(map(build, *columns))
+
+
+def to_pandas(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
+              ) -> pd.DataFrame:
+    """Instances -> ``pandas.DataFrame`` with ``ArrowDtype`` columns (exact, nullable)."""
+    import pandas as pd
+
+    return to_arrow(cls, rows, registry=registry).to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = default_registry
+                ) -> list[T]:
+    """``pandas.DataFrame`` -> instances of ``cls``.
+
+    ``ArrowDtype`` columns convert exactly. NumPy float columns keep ``NaN`` as NaN (a NumPy
+    float cannot say "missing"); other columns take ``None``/``NA``/``NaT`` as missing.
+    """
+    target = arrow_schema(cls, registry=registry)
+    optional = {p.column(c.name) for c in table_schema(cls, registry).field_columns
+                for p in _companions(c)}
+    arrays, names = [], []
+    for f in target:
+        if f.name not in frame.columns:
+            if f.name in optional:
+                continue  # no offsets: the values read as UTC
+            raise ValueEncodingError(f"the DataFrame has no column {f.name!r} for "
+                                     f"{cls.__qualname__}", column=f.name)
+        series = frame[f.name]
+        try:
+            if pa.types.is_decimal(f.type):
+                arrays.append(_decimal_series(series))
+                names.append(f.name)
+                continue
+            arrays.append(pa.array(series, type=f.type,
+                                   from_pandas=not pa.types.is_floating(f.type)))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise ValueEncodingError(f"column {f.name!r}: cannot convert to {f.type}: {exc}",
+                                     column=f.name) from None
+        names.append(f.name)
+    return from_arrow(cls, pa.Table.from_arrays(arrays, names=names), registry=registry)
+
+
+def _decimal_series(series: pd.Series[Any]) -> pa.Array[Any]:
+    """A Decimal field's column of a DataFrame as Arrow: an Arrow column (decimal, or text)
+    as it is, so its scale is kept; Python Decimals as their text, each with its exponent
+    (an Arrow decimal would give them all the scale of the widest)."""
+    import pandas as pd
+
+    array: pa.Array[Any]
+    if isinstance(series.dtype, pd.ArrowDtype):
+        array = pa.array(series)
+    else:
+        values = [str(v) if isinstance(v, decimal.Decimal) else v for v in series]
+        array = pa.array(values, type=pa.string(), from_pandas=True)
+    return array
+
+
+def write_parquet(cls: type, rows: Iterable[Any], path: str | Path, *,
+                  registry: TypeRegistry = default_registry, **options: Any) -> Path:
+    """Write instances to a Parquet file (``options`` go to ``pyarrow.parquet.write_table``).
+
+    Only a regular file is written, whole or not at all (see :mod:`entityworks.files`).
+    """
+    return write_parquet_table(to_arrow(cls, rows, registry=registry), path, **options)
+
+
+def write_parquet_table(table: pa.Table, path: str | Path, **options: Any) -> Path:
+    """Write an Arrow table to a Parquet file through :func:`entityworks.files.atomic_output`."""
+    import pyarrow.parquet as pq
+
+    with atomic_output(path) as f:
+        pq.write_table(table, f, **options)
+    return Path(path)
+
+
+def read_parquet(cls: type[T], path: str | Path, *,
+                 registry: TypeRegistry = default_registry) -> list[T]:
+    """Read a Parquet file into instances of ``cls``."""
+    import pyarrow.parquet as pq
+
+    names = [f.name for f in arrow_schema(cls, registry=registry)]
+    available = pq.read_schema(str(path)).names
+    return from_arrow(cls, pq.read_table(str(path), columns=[n for n in names
+                                                              if n in available]),
+                      registry=registry)
+
+
+def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]]
+                  ) -> pa.Table:
+    """Batches of column tuples (table column order, no child tables) -> ``pyarrow.Table``.
+
+    A decimal column's type fits all of its values: each batch is encoded with its own,
+    then every batch is cast (without loss) to the widest.
+    """
+    target = pa.schema([f for c in schema.columns for f in _column_fields(c)],
+                       metadata={b"entityworks.table": schema.name.encode()})
+    encoded: list[list[pa.Array[Any]]] = []
+    first = 0
+    for batch in batches:
+        if not batch:
+            continue
+        columns = list(zip(*batch, strict=True))
+        encoded.append([a for c, values in zip(schema.columns, columns, strict=True)
+                        for a in _encode_column(c, list(values), first)])
+        first += len(batch)
+    if encoded:
+        # a batch without a value keeps the registry's type, which decides nothing
+        types = [_widest([arrays[j].type for arrays in encoded
+                          if arrays[j].null_count < len(arrays[j])] or [f.type])
+                 for j, f in enumerate(target)]
+        target = _typed_as(target, [pa.nulls(0, t) for t in types])
+    record_batches = [pa.RecordBatch.from_arrays(
+        [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target, strict=True)],
+        schema=target) for arrays in encoded]
+    return pa.Table.from_batches(record_batches, schema=target)
+
+
+def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None
+                   ) -> pa.Table:
+    """A query's rows as Arrow (see :meth:`Store.to_arrow`)."""
+    schema = store.schema(cls)
+    _layout(schema)  # a class Arrow cannot hold is refused before its rows are read
+    if schema.children:
+        with store.transaction():  # one connection for parents and the child queries
+            return to_arrow(cls, list(store.select(cls, where=where, order_by=order_by)),
+                            registry=store.registry)
+    table = rows_to_arrow(schema, store.rows(cls, where=where, order_by=order_by))
+    return table.select(arrow_schema(cls, registry=store.registry).names)
+
+
+__all__ = [
+    "arrow_schema",
+    "from_arrow",
+    "from_pandas",
+    "read_parquet",
+    "rows_to_arrow",
+    "store_to_arrow",
+    "to_arrow",
+    "to_pandas",
+    "write_parquet",
+    "write_parquet_table",
+]

@@ -1,0 +1,1 @@
+"""A dataclass -> its table model (schema, construction, defaults)."""

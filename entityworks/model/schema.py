@@ -1,0 +1,704 @@
+"""Reflection: a dataclass -> a frozen :class:`TableSchema` (the single input of every backend).
+
+Rules (SPEC 3.1): one column per field in field order; ``X | None`` is nullable and nothing
+else is; the primary key is the field marked ``primary_key`` (field metadata or the
+``Annotated`` marker :data:`PK`), else a field named ``id``; ``list[SomeDataclass]`` is a
+child table holding a foreign key to the parent and the item's position.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import keyword
+import re
+import typing
+import unicodedata
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, dataclass_transform, get_args, get_origin, overload
+
+from ..errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
+from ..registry import (
+    TypeInfo,
+    TypeMarker,
+    TypeRegistry,
+    looking_up,
+    registry,
+    the_registry,
+    unwrap_optional,
+)
+from .construct import check_constructible, instance_builder
+
+#: ``Annotated[int, PK]`` marks the primary key without ``field(metadata=...)``.
+PK = TypeMarker("PK")
+
+#: Names of the two columns a child table adds in front of the item's own fields.
+PARENT_COLUMN = "parent_key"
+POSITION_COLUMN = "position"
+
+
+def refuse_nested_children(schema: TableSchema, where: str) -> None:
+    """SchemaError when ``schema`` has children of children or an Optional child list,
+    which ``where`` (a format holding one level of plain child lists) would lose."""
+    for child in schema.children:
+        if child.optional:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: an Optional child list, which "
+                f"{where} cannot tell from an empty one; make it list[...] with "
+                "default_factory=list", cls=schema.cls, field=child.field)
+        if child.schema.children:
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{child.field}: its items have child tables of "
+                f"their own ({child.schema.children[0].field}), which {where} cannot hold "
+                "(one level of child tables only)", cls=schema.cls, field=child.field)
+
+MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
+
+
+#: ``on_delete`` choices of :func:`column` ``(references=...)``: what deleting a referenced
+#: row does to the rows referring to it. ``"no action"`` and ``"restrict"`` refuse the delete.
+ON_DELETE = ("no action", "restrict", "cascade", "set null")
+
+#: Field metadata key of a foreign key made by ``column(references=...)``.
+FOREIGN_KEY = "foreign_key"
+
+
+_T = TypeVar("_T")
+_M = TypeVar("_M")
+_C = TypeVar("_C")
+
+
+# The overloads tell type checkers what ``dataclasses.field`` tells them: a field given a
+# ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
+# value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
+@overload
+def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
+           index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> _T: ...
+@overload
+def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
+           max_length: int | None = ..., references: type | str | None = ...,
+           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+           repr: bool = ...,
+           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
+           kw_only: bool = ...) -> Any: ...
+def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
+           max_length: int | None = None, references: type | str | None = None,
+           on_delete: str | None = None, name: str | None = None, **field_kwargs: Any) -> Any:
+    """A ``dataclasses.field`` carrying column options.
+
+    ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
+    ``references=Author`` makes the column a foreign key to the primary key of ``Author``'s
+    table; ``on_delete`` (one of :data:`ON_DELETE`, default ``"no action"``) says what
+    deleting an author does to the rows referring to it. A class not defined yet (the
+    class itself, for a tree) is named by a string: ``references="Employee"``.
+    ``name`` is the column's name in the database when it differs from the field's (the
+    Python side, filters, XML and Arrow keep the field's name).
+    """
+    metadata = dict(field_kwargs.pop("metadata", None) or {})
+    metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
+    if max_length is not None:
+        metadata["max_length"] = max_length
+    if name is not None:
+        metadata["column_name"] = check_name(name, "column name")
+    if references is not None or on_delete is not None:
+        metadata[FOREIGN_KEY] = _foreign_key(references, on_delete)
+    return dataclasses.field(metadata=metadata, **field_kwargs)
+
+
+def _foreign_key(references: Any, on_delete: Any) -> tuple[type | str, str]:
+    """``(target, action)`` of a foreign key, checked; SchemaError names what is wrong."""
+    if not (isinstance(references, str) and references.isidentifier()
+            or isinstance(references, type) and dataclasses.is_dataclass(references)):
+        raise SchemaError(f"column(references=...) takes a dataclass type (or the name "
+                          f"of one in the same module), got {references!r}")
+    action = "no action" if on_delete is None else on_delete
+    if not isinstance(action, str) or action.lower() not in ON_DELETE:
+        raise SchemaError(f"column(on_delete=...) must be one of "
+                          f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}")
+    return references, action.lower()
+
+
+class References:
+    """``author_id: Annotated[int, References(Author, on_delete="cascade")]``: the
+    ``Annotated`` form of ``column(references=Author, on_delete="cascade")``."""
+
+    __slots__ = ("foreign_key",)
+
+    def __init__(self, target: type | str, *, on_delete: str | None = None) -> None:
+        self.foreign_key: tuple[type | str, str] = _foreign_key(target, on_delete)
+
+    def __repr__(self) -> str:
+        target, action = self.foreign_key
+        name = target if isinstance(target, str) else target.__qualname__
+        return f"References({name}, on_delete={action!r})"
+
+
+# The same overloads as column()'s: ``primary_key(max_length=20)`` (which a MariaDB text key
+# needs) and every other column option type-check. Under ``@entity`` checkers take a
+# ``primary_key()`` without a default as no default, as the runtime does; under a plain
+# ``@dataclass`` they recognise ``dataclasses.field`` alone and count any other call as a
+# default (a field without one may not follow it there), which no typing of ours can change.
+@overload
+def primary_key(*, default: _T, unique: bool = ..., index: bool = ...,
+                max_length: int | None = ..., references: type | str | None = ...,
+                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+@overload
+def primary_key(*, default_factory: Callable[[], _T], unique: bool = ..., index: bool = ...,
+                max_length: int | None = ..., references: type | str | None = ...,
+                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
+                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+@overload
+def primary_key(*, unique: bool = ..., index: bool = ..., max_length: int | None = ...,
+                references: type | str | None = ..., on_delete: str | None = ...,
+                name: str | None = ..., init: bool = ..., repr: bool = ...,
+                hash: bool | None = ..., compare: bool = ...,
+                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...
+def primary_key(**options: Any) -> Any:
+    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``;
+    takes :func:`column`'s options (``primary_key(max_length=20)``)."""
+    return column(primary_key=True, **options)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a table, derived from one dataclass field."""
+
+    name: str
+    python_type: Any
+    info: TypeInfo
+    nullable: bool
+    primary_key: bool = False
+    unique: bool = False
+    index: bool = False
+    max_length: int | None = None
+    #: The dataclass whose primary key this column refers to (``column(references=...)``).
+    references: type | None = None
+    #: What deleting the referenced row does (one of :data:`ON_DELETE`).
+    on_delete: str | None = None
+    #: The column's name in the database when it is not the field's (``column(name=...)``).
+    column_name: str | None = None
+
+    @property
+    def sql_name(self) -> str:
+        """The column's name in the database (``name`` is the field's)."""
+        return self.column_name or self.name
+
+    @property
+    def autoincrement(self) -> bool:
+        """True when the database generates this key if the instance leaves it ``None``."""
+        return self.primary_key and self.info.autoincrement
+
+
+@dataclass(frozen=True, slots=True)
+class ChildTable:
+    """A ``list[Item]`` field stored as rows of its own table."""
+
+    field: str
+    schema: TableSchema
+    #: ``list[Item] | None``: the parent table has a column of the field's name telling an
+    #: empty list (TRUE) from None (NULL).
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    """What entityworks knows about a dataclass as a table."""
+
+    cls: type
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: Column | None
+    children: tuple[ChildTable, ...] = ()
+    #: For a child table: the parent's schema (its key type defines ``parent_key``).
+    parent: TableSchema | None = None
+    #: Composite indexes (column names in order), from ``@table(name, indexes=...)``.
+    indexes: tuple[tuple[str, ...], ...] = ()
+    #: Child tables stored clustered by their key (SQLite ``WITHOUT ROWID``), from
+    #: ``@table(name, compact_children=True)``.
+    compact_children: bool = False
+    #: Every column of the primary key, in field order: one, several (a composite key, for
+    #: which :attr:`primary_key` is ``None``) or none.
+    key_columns: tuple[Column, ...] = ()
+    #: Composite unique constraints (column names in order), from ``@table(unique=...)``.
+    unique: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def field_columns(self) -> tuple[Column, ...]:
+        """The columns that are fields of the dataclass (a child's extra columns excluded)."""
+        return self.columns[self.links:]
+
+    @property
+    def depth(self) -> int:
+        """0 for a table, 1 for its child tables, 2 for theirs..."""
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    @property
+    def links(self) -> int:
+        """How many columns a child table adds in front of the item's fields: the root's key
+        (``parent_key``), the positions of the ancestors (``position_1``...) and its own
+        (``position``); 0 for a table that is no child."""
+        return 0 if self.parent is None else self.depth + 1
+
+    @property
+    def root(self) -> TableSchema:
+        """The table at the top of a chain of child tables (itself for a table)."""
+        return self if self.parent is None else self.parent.root
+
+    @property
+    def descendants(self) -> list[TableSchema]:
+        """Every child table below this one, children of children included, parents first."""
+        out: list[TableSchema] = []
+        for child in self.children:
+            out.append(child.schema)
+            out.extend(child.schema.descendants)
+        return out
+
+    @property
+    def renamed(self) -> bool:
+        """True when a column's name in the database differs from its field's."""
+        return any(c.column_name is not None for c in self.columns)
+
+    def by_sql_name(self, name: str) -> Column | None:
+        """The column whose name in the database is ``name``."""
+        return next((c for c in self.columns if c.sql_name == name), None)
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``; :class:`UnknownColumnError` if there is none."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise UnknownColumnError(self.name, name, self.column_names)
+
+    def relation(self, name: str) -> Column | None:
+        """The foreign-key column a filter path's first part names: the field itself
+        (``author_id``) or the field without its ``_id`` suffix (``author``)."""
+        for c in self.columns:
+            if c.references is not None and name in (c.name, _relation_name(c.name)):
+                return c
+        return None
+
+    @property
+    def relations(self) -> list[str]:
+        """The names :meth:`relation` accepts."""
+        return sorted({n for c in self.columns if c.references is not None
+                       for n in (c.name, _relation_name(c.name))})
+
+    @property
+    def composite(self) -> bool:
+        """True when the primary key has several columns."""
+        return len(self.key_columns) > 1
+
+    def require_keys(self, action: str) -> tuple[Column, ...]:
+        """The key columns (one or several); SchemaError when there is no key."""
+        if not self.key_columns:
+            self.require_key(action)
+        return self.key_columns
+
+    def require_key(self, action: str) -> Column:
+        if self.composite:
+            raise SchemaError(
+                f"{self.cls.__qualname__} has a composite key "
+                f"({', '.join(c.name for c in self.key_columns)}), which {action} does not "
+                "support", cls=self.cls)
+        if self.primary_key is None:
+            raise SchemaError(
+                f"{self.cls.__qualname__} has no primary key, which {action} needs; mark one "
+                "with entityworks.primary_key() or name a field 'id'", cls=self.cls)
+        return self.primary_key
+
+
+def _relation_name(field: str) -> str:
+    return field[:-3] if field.endswith("_id") and len(field) > 3 else field
+
+
+def snake_case(name: str) -> str:
+    """``LevelMap`` -> ``level_map``; ``HTTPLog`` -> ``http_log``."""
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
+    return s.lower()
+
+
+def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
+          unique: Sequence[Sequence[str]] = (),
+          compact_children: bool = False) -> Callable[[type[_C]], type[_C]]:
+    """Class decorator setting the table name: ``@table("levels")``.
+
+    ``indexes`` adds composite indexes, each a sequence of column names, e.g.
+    ``@table("levels", indexes=[("kind", "width")])`` for queries filtering on both;
+    ``unique`` adds composite unique constraints the same way (``unique=[("kind", "name")]``:
+    no two rows share both).
+    ``compact_children`` stores the child tables clustered by ``(parent_key, position)``
+    on SQLite (``WITHOUT ROWID``: no second copy of the key in a separate index).
+    """
+    check_name(name, "table name")
+    for group in (*indexes, *unique):
+        if isinstance(group, str):
+            raise SchemaError(f"table {name!r}: indexes and unique take sequences of column "
+                              f"names, e.g. [({group!r}, ...)], got the string {group!r}")
+    wanted = tuple(tuple(index) for index in indexes)
+    uniques = tuple(tuple(group) for group in unique)
+    for what, groups in (("an index", wanted), ("a unique constraint", uniques)):
+        for group in groups:
+            if (not group or not all(isinstance(c, str) for c in group)
+                    or len(set(group)) != len(group)):
+                raise SchemaError(f"table {name!r}: {what} is a non-empty sequence of "
+                                  f"distinct column names, got {group!r}")
+
+    def apply(cls: type[_C]) -> type[_C]:
+        cls.__tablename__ = name  # type: ignore[attr-defined]
+        cls.__table_indexes__ = wanted  # type: ignore[attr-defined]
+        cls.__table_unique__ = uniques  # type: ignore[attr-defined]
+        cls.__table_compact_children__ = compact_children  # type: ignore[attr-defined]
+        if _SCHEMAS in cls.__dict__:  # reflected before: its table name may have changed
+            delattr(cls, _SCHEMAS)
+        return cls
+
+    return apply
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field, column, primary_key))
+def entity(name: str | None = None, *, indexes: Sequence[Sequence[str]] = (),
+           unique: Sequence[Sequence[str]] = (), compact_children: bool = False,
+           eq: bool = True, order: bool = False, frozen: bool = False, kw_only: bool = False,
+           slots: bool = False) -> Callable[[type[_C]], type[_C]]:
+    """``@table(name, ...)`` over ``@dataclass(...)`` in one decorator: ``@entity("levels")``.
+
+    Type checkers know ``column()`` as a field specifier of this decorator, so a
+    ``column(index=True)`` without a default may be followed by fields without one, as at run
+    time; under a plain ``@dataclass`` they count any ``column()`` as a default. ``name``
+    defaults to the class name in snake_case.
+    """
+    named = None if name is None else table(name, indexes=indexes, unique=unique,
+                                            compact_children=compact_children)
+
+    def apply(cls: type[_C]) -> type[_C]:
+        made = dataclass(cls, eq=eq, order=order, frozen=frozen, kw_only=kw_only, slots=slots)
+        if named is not None:
+            return named(made)
+        return table(table_name(made), indexes=indexes, unique=unique,
+                     compact_children=compact_children)(made)
+
+    return apply
+
+
+def index_name(table: str, columns: Sequence[str], prefix: str = "ix") -> str:
+    """The name of a composite index: ``ix_<table>_<columns>`` (``prefix`` ``fk``: a foreign
+    key, ``uq``: a unique constraint), shortened with a digest when it would exceed the
+    longest name every backend accepts."""
+    name = f"{prefix}_{table}_{'_'.join(columns)}"
+    if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+    return f"{prefix}_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
+
+
+def check_name(name: str, what: str, cls: Any = None, field: str | None = None) -> str:
+    """Refuse names no supported database can hold (quoting takes care of the rest)."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "it is empty"
+    elif len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        problem = f"it is longer than {MAX_NAME_BYTES} bytes"
+    elif _FORBIDDEN.search(name):
+        problem = "it contains a control character, '.', '/', '\\' or '`'"
+    elif name != name.strip():
+        problem = "it starts or ends with whitespace"
+    elif name.lower().startswith("sqlite_"):
+        problem = "names starting with 'sqlite_' are reserved by SQLite"
+    elif "table" in what and name.lower().startswith("pg_"):
+        problem = ("table names starting with 'pg_' are reserved by PostgreSQL (its system "
+                   "catalogs would hide the table)")
+    if problem:
+        owner = f" ({cls.__qualname__}.{field})" if cls is not None and field else ""
+        raise InvalidNameError(f"invalid {what} {name!r}{owner}: {problem}", cls=cls,
+                               field=field)
+    return name
+
+
+def unusable_field_name(name: str) -> str | None:
+    """Why a dataclass built from a table or an XSD cannot have a field called ``name``
+    (a column's name), or None when it can.
+
+    Besides names that are no identifiers: Python NFKC-normalises identifiers, so a field
+    called ``µ`` (MICRO SIGN) or ``ﬁx`` (a ligature) could be neither set by ``__init__`` nor
+    read as an attribute, both of which see ``μ`` and ``fix``. Such columns are refused,
+    as other names no field can have, rather than renamed: XML and Arrow carry field names,
+    which would then differ from the database's.
+    """
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return "not a Python identifier, so no dataclass field can hold it"
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        return (f"Python reads this name as {normal!r} (it normalises identifiers, NFKC), so "
+                "no dataclass field can hold it")
+    return None
+
+
+def table_name(cls: type) -> str:
+    name = cls.__dict__.get("__tablename__", snake_case(cls.__name__))
+    return check_name(name, "table name", cls)
+
+
+#: The attribute of a reflected class that caches its schemas: registry -> (the registry's
+#: generation when it was built, schema). Kept on the class, and keyed weakly by the
+#: registry, so that a schema lives exactly as long as its class and its registry (a
+#: module-level cache keyed by ``id(registry)`` grew with every class reflected and served
+#: a dead registry's schemas to a new one at its address); a registration in the registry
+#: (a new generation) makes the schemas built before it stale.
+_SCHEMAS = "__entityworks_schemas__"
+
+
+def _cached(cls: type, registry: TypeRegistry) -> TableSchema | None:
+    try:
+        found = cls.__dict__[_SCHEMAS].get(registry)
+    except (KeyError, AttributeError, TypeError):  # not cached, or no class at all
+        return None
+    if found is None or found[0] != registry.generation:
+        return None
+    schema: TableSchema = found[1]
+    return schema
+
+
+def _remember(cls: type, registry: TypeRegistry, schema: TableSchema) -> None:
+    cache = cls.__dict__.get(_SCHEMAS)
+    if cache is None:
+        cache = weakref.WeakKeyDictionary()
+        try:
+            setattr(cls, _SCHEMAS, cache)
+        except (AttributeError, TypeError):  # a class that takes no attributes: no cache
+            return
+    cache[registry] = (registry.generation, schema)
+
+
+def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
+    """Infer (and cache) the table schema of a dataclass type."""
+    registry = the_registry(registry)
+    cached = _cached(cls, registry)
+    if cached is not None:
+        return cached
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        what = cls.__qualname__ if isinstance(cls, type) else repr(cls)
+        raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass",
+                          cls=cls)
+    schema = _build(cls, table_name(cls), registry, parent=None)
+    check_constructible(cls)  # refuse now a class that could be written but never read back
+    for child in schema.children:
+        check_constructible(child.schema.cls)
+    _remember(cls, registry, schema)
+    return schema
+
+
+def _child_item(tp: Any) -> type | None:
+    if get_origin(tp) is list:
+        (item,) = get_args(tp) or (None,)
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            return item
+    return None
+
+
+def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
+           ) -> TableSchema:
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception as exc:  # unresolvable forward reference, etc.
+        raise SchemaError(f"cannot resolve the annotations of {cls.__qualname__}: {exc}",
+                          cls=cls) from exc
+    columns: list[Column] = []
+    child_fields: list[tuple[str, type, bool]] = []
+    marked: list[str] = []
+    if parent is not None:
+        # every level of child tables refers to the root row by its key, then to each
+        # ancestor item by its position: (parent_key, position_1, ..., position)
+        pk = parent.root.require_key("a child table")
+        columns.append(Column(PARENT_COLUMN, pk.python_type, pk.info, False))
+        columns += [Column(f"{POSITION_COLUMN}_{i}", int, reg.lookup(int), False)
+                    for i in range(1, parent.depth + 1)]
+        columns.append(Column(POSITION_COLUMN, int, reg.lookup(int), False))
+    for f in dataclasses.fields(cls):
+        check_name(f.name, "column name", cls, f.name)
+        annotation = hints[f.name]
+        try:
+            tp, nullable = unwrap_optional(annotation)
+        except UnsupportedTypeError as exc:
+            raise UnsupportedTypeError(f"{cls.__qualname__}.{f.name}: {exc}", cls=cls,
+                                       field=f.name, type_=annotation) from None
+        item = _child_item(tp)
+        if item is not None:
+            if nullable:  # the list's presence: a column of the field's name
+                columns.append(Column(f.name, list, _present(reg), True))
+            child_fields.append((f.name, item, nullable))
+            continue
+        meta: Mapping[str, Any] = f.metadata or {}
+        is_pk = bool(meta.get("primary_key")) or _has_marker(annotation, PK)
+        if is_pk:
+            marked.append(f.name)
+        try:
+            with looking_up(cls, f.name):  # a cycle of nested dataclasses is named from here
+                info = reg.lookup(tp)
+        except UnsupportedTypeError as exc:
+            raise UnsupportedTypeError(
+                f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
+                f"({exc})", cls=cls, field=f.name, type_=annotation) from None
+        marker = _marker_of(annotation, References)
+        if marker is not None and meta.get(FOREIGN_KEY):
+            raise SchemaError(f"{cls.__qualname__}.{f.name}: a foreign key given twice "
+                              "(References marker and column(references=...))", cls=cls,
+                              field=f.name)
+        references, on_delete = (marker.foreign_key if marker is not None
+                                 else meta.get(FOREIGN_KEY) or (None, None))
+        if isinstance(references, str):
+            references = _named_class(cls, f.name, references)
+        if on_delete == "set null" and not nullable:
+            raise SchemaError(f"{cls.__qualname__}.{f.name}: on_delete='set null' needs an "
+                              "Optional field", cls=cls, field=f.name)
+        columns.append(Column(
+            f.name, tp, info, nullable, primary_key=is_pk,
+            unique=bool(meta.get("unique")), index=bool(meta.get("index")),
+            max_length=meta.get("max_length"), references=references, on_delete=on_delete,
+            column_name=meta.get("column_name")))
+    if len(marked) > 1:
+        if parent is not None:
+            raise SchemaError(f"{cls.__qualname__}: the items of a child table cannot have a "
+                              f"composite key ({', '.join(marked)})", cls=cls)
+        if child_fields:
+            raise SchemaError(f"{cls.__qualname__}: a class with a composite key "
+                              f"({', '.join(marked)}) cannot have child tables (their rows "
+                              "refer to a single-column key)", cls=cls)
+        optional = [c.name for c in columns if c.primary_key and c.nullable]
+        if optional:
+            raise SchemaError(f"{cls.__qualname__}.{optional[0]}: a part of a composite key "
+                              "cannot be Optional (no database generates it)", cls=cls,
+                              field=optional[0])
+    if not marked and parent is None:
+        for i, c in enumerate(columns):
+            if c.name == "id":
+                columns[i] = dataclasses.replace(c, primary_key=True)
+    _check_unique_names(cls, [c.sql_name for c in columns])
+    for c in columns:
+        if c.primary_key and c.info.python_type is float:
+            raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
+                              cls=cls, field=c.name)
+    # A key is never NULL in the table; `int | None` only means "generated if None".
+    columns = [dataclasses.replace(c, nullable=False) if c.primary_key else c for c in columns]
+    keys = tuple(c for c in columns if c.primary_key)
+    key = keys[0] if len(keys) == 1 else None
+    names = {c.name for c in columns}
+    indexes: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_indexes__", ())
+    uniques: tuple[tuple[str, ...], ...] = cls.__dict__.get("__table_unique__", ())
+    for group in (*indexes, *uniques):
+        for wanted in group:
+            if wanted not in names:
+                raise UnknownColumnError(name, wanted, [c.name for c in columns])
+    compact = bool(cls.__dict__.get("__table_compact_children__", False))
+    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
+                         key_columns=keys, unique=uniques)
+    if child_fields:
+        children = tuple(
+            ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
+                                                      cls, fname), reg, schema), optional)
+            for fname, item, optional in child_fields)
+        object.__setattr__(schema, "children", children)
+    return schema
+
+
+def _check_present(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list (or None), got {type(value).__name__}")
+    return value
+
+
+def _present(reg: TypeRegistry) -> TypeInfo:
+    """The type of the column saying whether an Optional child list is None (NULL) or a list
+    (TRUE, its items in the child table): stored as the registry's bool, read as a new
+    empty list that the child rows then fill."""
+    return dataclasses.replace(
+        reg.lookup(bool), name="child list present", python_type=list, check=_check_present,
+        to_db=lambda _items: True, from_db=lambda _flag: [], native=None, plain_text=False,
+        checked_codecs=False)
+
+
+def _named_class(cls: type, field: str, name: str) -> type:
+    """The class a ``references="Name"`` string names: ``cls`` itself or a dataclass of
+    ``cls``'s module."""
+    if name == cls.__name__:
+        return cls
+    import sys
+
+    found = getattr(sys.modules.get(cls.__module__), name, None)
+    if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        raise SchemaError(f"{cls.__qualname__}.{field}: references={name!r} names no dataclass "
+                          f"of module {cls.__module__}", cls=cls, field=field)
+    return found
+
+
+def _marker_of(annotation: Any, kind: type[_M]) -> _M | None:
+    """The first ``Annotated`` metadata of type ``kind`` (inside ``Optional`` too)."""
+    if get_origin(annotation) is typing.Annotated:
+        return next((m for m in get_args(annotation)[1:] if isinstance(m, kind)), None)
+    for arg in get_args(annotation):  # X | None
+        if get_origin(arg) is typing.Annotated:
+            return _marker_of(arg, kind)
+    return None
+
+
+def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
+    if get_origin(annotation) is typing.Annotated:
+        return any(m is marker for m in get_args(annotation)[1:])
+    try:
+        inner, _ = unwrap_optional(annotation)
+    except UnsupportedTypeError:
+        return False
+    return inner is not annotation and _has_marker(inner, marker)
+
+
+def _check_unique_names(cls: type, names: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for n in names:
+        folded = n.casefold()
+        if folded in seen:
+            raise InvalidNameError(
+                f"{cls.__qualname__}: columns {seen[folded]!r} and {n!r} differ only in case, "
+                "which SQLite and MariaDB cannot tell apart", cls=cls, field=n)
+        seen[folded] = n
+
+
+def _describe(tp: Any) -> str:
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)
+
+
+__all__ = [
+    "ON_DELETE",
+    "PK",
+    "References",
+    "ChildTable",
+    "Column",
+    "TableSchema",
+    "column",
+    "instance_builder",
+    "primary_key",
+    "snake_case",
+    "table",
+    "table_schema",
+    "unusable_field_name",
+]

@@ -1,0 +1,469 @@
+"""``where`` and ``order_by``: small, validated descriptions turned into SQLAlchemy expressions.
+
+A filter never contains SQL text. It is a dict (column -> value, ``None`` meaning IS NULL) or
+expressions built with :func:`col`::
+
+    store.select(Map, where=(col("width") >= 80) & (col("width") <= 120) & {"kind": "cave"})
+
+Column names are checked against the table's schema and every value becomes a bound
+parameter, encoded by the column's registry entry. A dotted name filters through a foreign
+key (``column(references=Author)``): ``{"author.name": "Ann"}`` keeps the books whose
+``author_id`` refers to an author named Ann.
+
+Every filter selects the same rows on SQLite, PostgreSQL and MariaDB, or is refused with a
+:class:`~entityworks.errors.FilterError` (naming the class, the field and the reason) before
+any SQL runs:
+
+* ``col("name").like(pattern)``: ``%`` matches any run of characters, ``_`` exactly one,
+  case counts (``"a%"`` misses ``"Ab"``), and a backslash makes the next ``%``, ``_`` or
+  backslash literal (``like(r"100\\%")`` finds the text ``100%``). Any other backslash, a
+  trailing one included, and NUL (which PostgreSQL text cannot hold) are refused.
+* A column stored encoded -- JSON text (``list``, ``dict``, ``tuple`` fields and nested
+  dataclasses) or packed bytes (NumPy arrays, ``PACKED`` grids, ``POINTS`` paths) -- is
+  compared with ``None`` only (``{"tags": None}``, ``col("tags") != None``, ``is_null()``,
+  ``is_not_null()``). SQL would compare the encoded form, not the value (``{"b": 2, "a": 1}``
+  would miss ``{"a": 1, "b": 2}``, ``[1.0]`` would miss ``[1]``), so any other comparison is
+  refused: select the rows and compare in Python.
+* An Optional child list (``shelves: list[Shelf] | None``) likewise: ``{"shelves": None}``
+  keeps the rows whose list is None and ``!= None`` those that have a list (empty or not);
+  any other value is refused (its items are rows of another table). A plain child list is
+  no column at all and is refused by name.
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+import operator
+import sys
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
+
+from ..errors import FilterError
+from ..model.schema import Column, TableSchema
+from ..registry import DECIMAL_INTEGER_DIGITS, PACKED, POINTS, encode_error
+from . import sqltypes
+from .tables import schema_of
+
+
+class Expr:
+    """A filter expression; combine with ``&``, ``|`` and ``~``."""
+
+    def __and__(self, other: Any) -> Expr:
+        return _Bool("and", (self, _coerce(other)))
+
+    def __rand__(self, other: Any) -> Expr:
+        return _Bool("and", (_coerce(other), self))
+
+    def __or__(self, other: Any) -> Expr:
+        return _Bool("or", (self, _coerce(other)))
+
+    def __ror__(self, other: Any) -> Expr:
+        return _Bool("or", (_coerce(other), self))
+
+    def __invert__(self) -> Expr:
+        return _Bool("not", (self,))
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        raise NotImplementedError
+
+
+_OPS: dict[str, Callable[[Any, Any], sa.ColumnElement[bool]]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison(Expr):
+    column: str
+    op: str
+    value: Any
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        if "." in self.column:
+            return self._through_relation(table, schema)
+        column = _filtered_column(schema, self.column)
+        target = table.c[column.name]
+        if self.op in ("is_null", "is_not_null"):
+            return target.is_(None) if self.op == "is_null" else target.is_not(None)
+        if self.value is not None or self.op not in ("==", "!="):
+            _refuse_encoded(schema, column, self.op)
+        if self.op in ("in", "not_in"):
+            values = [_encode(column, v) for v in self.value]
+            return target.in_(values) if self.op == "in" else target.not_in(values)
+        if self.op == "between":
+            low, high = (_encode(column, v) for v in self.value)
+            return target.between(low, high)
+        if self.op == "like":
+            if column.info.python_type is not str:
+                raise FilterError(f"{schema.cls.__qualname__}.{column.name}: like() needs a "
+                                  f"text column; this one is {column.info.name}")
+            try:
+                like_tokens(self.value)
+            except ValueError as exc:
+                raise FilterError(f"{schema.cls.__qualname__}.{column.name}: like"
+                                  f"({_short(self.value)}): {exc}") from None
+            return _Like(target, sa.literal(_encode(column, self.value), target.type))
+        if self.value is None:
+            if self.op == "==":
+                return target.is_(None)
+            if self.op == "!=":
+                return target.is_not(None)
+            raise FilterError(f"cannot compare column {column.name!r} {self.op} None")
+        return _OPS[self.op](target, _encode(column, self.value))
+
+    def _through_relation(self, table: sa.Table, schema: TableSchema
+                          ) -> sa.ColumnElement[bool]:
+        """``"author.name"``: the rows whose ``author_id`` refers to a row of the referenced
+        table matching the rest of the path (``fk IN (SELECT key FROM target WHERE ...)``)."""
+        head, _, rest = self.column.partition(".")
+        column = schema.relation(head) or _by_key_suffix(table, schema, head)
+        if column is None or not rest:
+            known = ", ".join(schema.relations) or "none"
+            raise FilterError(f"{self.column!r}: {head!r} is no relation of table "
+                              f"{schema.name!r} (a column(references=...) field, named with or "
+                              f"without its '_id' or referenced key); relations: {known}")
+        (foreign,) = table.c[column.name].foreign_keys
+        key = foreign.column
+        target_schema = schema_of(key.table)
+        assert target_schema is not None  # built with the table that refers to it
+        inner = Comparison(rest, self.op, self.value).compile(key.table, target_schema)
+        return table.c[column.name].in_(sa.select(key).where(inner))
+
+
+def _filtered_column(schema: TableSchema, name: str) -> Column:
+    """The column ``name`` of ``schema``; a FilterError for a plain child list (rows of
+    another table, no column of this one), an UnknownColumnError for other names."""
+    for child in schema.children:
+        if child.field == name and not child.optional:
+            raise FilterError(
+                f"{schema.cls.__qualname__}.{name}: a child list (its items are rows of table "
+                f"{child.schema.name!r}), which a filter cannot compare; filter that table's "
+                "class, or select the rows and compare in Python")
+    return schema.column(name)
+
+
+def _encoded_form(column: Column) -> str | None:
+    """How ``column`` stores its values when SQL cannot compare that form by value (JSON
+    text, packed bytes), else None. Equal values may have several encoded forms (dict key
+    order, ``1`` and ``1.0``, ``-0.0``, a Decimal's exponent, a datetime's offset), and an
+    array's equality is no single truth value."""
+    info = column.info
+    if info.sql is sqltypes.json_text:
+        return "stored as JSON text"
+    tp = info.python_type
+    if typing.get_origin(tp) is typing.Annotated and \
+            any(m is PACKED or m is POINTS for m in typing.get_args(tp)[1:]):
+        return "stored as packed bytes"
+    numpy = sys.modules.get("numpy")  # an ndarray annotation has imported it
+    if numpy is not None and (tp is numpy.ndarray or typing.get_origin(tp) is numpy.ndarray):
+        return "stored as .npy bytes"
+    return None
+
+
+def _refuse_encoded(schema: TableSchema, column: Column, op: str) -> None:
+    """FilterError for a comparison other than with None on an Optional child list's
+    presence column or on a column stored encoded (see the module's docstring)."""
+    where = f"{schema.cls.__qualname__}.{column.name}"
+    what = {"in": "in_()", "not_in": "not_in()", "between": "between()",
+            "like": "like()"}.get(op, f"{op} with a value")
+    if any(c.field == column.name and c.optional for c in schema.children):
+        raise FilterError(
+            f"{where}: an Optional child list can only be compared with None (== None: the "
+            f"list is None; != None: it is a list, empty or not), not by {what}: its items "
+            "are rows of another table")
+    form = _encoded_form(column)
+    if form is not None:
+        raise FilterError(
+            f"{where} ({column.info.name}) is {form}, so SQL cannot compare it by value "
+            f"({what} would compare encodings: {{'b': 2, 'a': 1}} would miss "
+            "{'a': 1, 'b': 2}); filter it with None only (== None, != None), or select the "
+            "rows and compare in Python")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- LIKE ---------------------------------------------------------------------------------
+#
+# One rule on every backend: % and _ are wildcards and a backslash escapes %, _ and itself.
+# The pattern is validated here and sent with ESCAPE '\' (SQLite has no default escape,
+# PostgreSQL and MariaDB treat other escaped characters and a trailing backslash each their
+# own way, hence their refusal). Case counts everywhere: the Store sets SQLite's
+# case_sensitive_like and MariaDB's binary collation, PostgreSQL's LIKE is case-sensitive.
+# SQLite's LIKE stops reading text at a NUL character: there, text holding NUL is matched by
+# LIKE_FUNCTION, a Python function of the same rule registered on each connection.
+
+#: The SQLite function (pattern, text) -> 0/1 that matches text holding NUL.
+LIKE_FUNCTION = "entityworks_like"
+
+_ANY = 0  # a token of like_tokens: %
+_ONE = 1  # _
+
+
+@functools.lru_cache(maxsize=256)
+def like_tokens(pattern: str) -> tuple[str | int, ...]:
+    """``pattern`` as literal characters and the wildcard tokens ``_ANY`` (``%``) and
+    ``_ONE`` (``_``); ValueError saying why for a pattern outside the rule."""
+    tokens: list[str | int] = []
+    escaped = False
+    for i, char in enumerate(pattern):
+        if char == "\x00":
+            raise ValueError("a pattern cannot hold NUL (PostgreSQL text cannot, and SQLite's "
+                             "LIKE would stop at it)")
+        if escaped:
+            if char not in "%_\\":
+                raise ValueError(f"the backslash at position {i - 1} escapes {char!r}; a "
+                                 "backslash may only escape %, _ or a backslash (two "
+                                 "backslashes stand for one)")
+            tokens.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            tokens.append(_ANY if char == "%" else _ONE if char == "_" else char)
+    if escaped:
+        raise ValueError("the pattern ends with a lone backslash, which escapes nothing "
+                         "(two backslashes stand for one)")
+    return tuple(tokens)
+
+
+def like_matches(pattern: str | None, text: str | None) -> bool | None:
+    """Whether ``text`` matches the LIKE ``pattern`` (None when either is NULL), in time
+    proportional to len(pattern) * len(text) at worst and constant memory."""
+    if pattern is None or text is None:
+        return None
+    tokens = like_tokens(pattern)
+    p = t = 0
+    star = -1  # the token after the last % seen (-1: none yet)
+    mark = 0  # where the text that % has taken so far ends
+    while t < len(text):
+        if p < len(tokens) and tokens[p] is not _ANY and (tokens[p] is _ONE
+                                                          or tokens[p] == text[t]):
+            p += 1
+            t += 1
+        elif p < len(tokens) and tokens[p] is _ANY:
+            p += 1
+            star, mark = p, t
+        elif star >= 0:  # let the last % take one more character
+            mark += 1
+            p, t = star, mark
+        else:
+            return False
+    return all(token is _ANY for token in tokens[p:])
+
+
+class _Like(FunctionElement[bool]):
+    """``text LIKE pattern ESCAPE '\\'`` (a validated pattern), exact for text holding NUL on
+    SQLite too."""
+
+    type = sa.Boolean()
+    name = "like"
+    inherit_cache = True
+
+
+@compiles(_Like)
+def _like_sql(element: _Like, compiler: SQLCompiler, **kw: Any) -> str:
+    text, pattern = element.clauses
+    return f"({compiler.process(text.like(pattern, escape=chr(92)), **kw)})"
+
+
+@compiles(_Like, "sqlite")
+def _like_sqlite(element: _Like, compiler: SQLCompiler, **kw: Any) -> str:
+    text, pattern = element.clauses
+    nul = sa.func.instr(text, sa.func.char(0)) > 0
+    exact = sa.case((nul, getattr(sa.func, LIKE_FUNCTION)(pattern, text)),
+                    else_=text.like(pattern, escape=chr(92)))
+    return f"({compiler.process(exact, **kw)})"
+
+
+def _by_key_suffix(table: sa.Table, schema: TableSchema, name: str) -> Any:
+    """The foreign-key column named ``name`` + ``_`` + the referenced key (``book`` for
+    ``book_isbn`` referring to ``Book.isbn``), or None."""
+    for c in schema.columns:
+        if c.references is not None:
+            (foreign,) = table.c[c.name].foreign_keys
+            if c.name == f"{name}_{foreign.column.key}":
+                return c
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class _Bool(Expr):
+    kind: str
+    parts: tuple[Expr, ...]
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        compiled = [p.compile(table, schema) for p in self.parts]
+        if self.kind == "not":
+            return sa.not_(compiled[0])
+        return sa.and_(*compiled) if self.kind == "and" else sa.or_(*compiled)
+
+
+@dataclass(frozen=True, eq=False)
+class _Equal(Expr):
+    mapping: tuple[tuple[str, Any], ...]
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        parts = [Comparison(k, "==", v).compile(table, schema) for k, v in self.mapping]
+        return sa.and_(*parts) if parts else sa.true()
+
+
+class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
+    """A column reference for building filters: ``col("open_ratio") >= 0.45``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise FilterError(f"column name must be a string, got {name!r}")
+        self.name: str = name
+
+    def __eq__(self, value: Any) -> Comparison:  # type: ignore[override]
+        return Comparison(self.name, "==", value)
+
+    def __ne__(self, value: Any) -> Comparison:  # type: ignore[override]
+        return Comparison(self.name, "!=", value)
+
+    def __lt__(self, value: Any) -> Comparison:
+        return Comparison(self.name, "<", value)
+
+    def __le__(self, value: Any) -> Comparison:
+        return Comparison(self.name, "<=", value)
+
+    def __gt__(self, value: Any) -> Comparison:
+        return Comparison(self.name, ">", value)
+
+    def __ge__(self, value: Any) -> Comparison:
+        return Comparison(self.name, ">=", value)
+
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
+    def in_(self, values: Iterable[Any]) -> Comparison:
+        return Comparison(self.name, "in", _values(values, "in_"))
+
+    def not_in(self, values: Iterable[Any]) -> Comparison:
+        return Comparison(self.name, "not_in", _values(values, "not_in"))
+
+    def between(self, low: Any, high: Any) -> Comparison:
+        return Comparison(self.name, "between", (low, high))
+
+    def like(self, pattern: str) -> Comparison:
+        if not isinstance(pattern, str):
+            raise FilterError(f"like() takes a str pattern, got {pattern!r}")
+        return Comparison(self.name, "like", pattern)
+
+    def is_null(self) -> Comparison:
+        return Comparison(self.name, "is_null", None)
+
+    def is_not_null(self) -> Comparison:
+        return Comparison(self.name, "is_not_null", None)
+
+
+def _filter_value(info: Any, value: Any) -> Any:
+    """A filter value held to the column type's rule (``TypeInfo.check``), as a stored value
+    is, except that a Decimal column may be compared with an int or a float (exactly, as
+    Python compares them). A float against an int column is refused like a stored one: a
+    server would round it to the column's type (``n IN (1.5)`` finding 2)."""
+    kind = info.python_type
+    if kind is decimal.Decimal and not isinstance(value, bool) and \
+            isinstance(value, int | float | decimal.Decimal):
+        number = decimal.Decimal(value)
+        if not number.is_finite():
+            raise ValueError(f"{value!r} is not a finite number")
+        _sign, digits, exponent = number.as_tuple()
+        if len(digits) + int(exponent) > DECIMAL_INTEGER_DIGITS:
+            raise ValueError(f"more than {DECIMAL_INTEGER_DIGITS} digits before the point")
+        return number
+    return info.checked(value)
+
+
+def encode_value(column: Any, value: Any) -> Any:
+    """``value`` as a bound parameter for ``column``: checked and encoded by the registry."""
+    if value is None:
+        return None
+    info = column.info
+    try:
+        checked = _filter_value(info, value)
+        if info.python_type is decimal.Decimal or info.to_db is None:
+            return checked  # (a Decimal's to_db is its storage rule, which a filter is not)
+        return info.to_db(checked)
+    except Exception as exc:
+        raise encode_error(column.name, value, exc) from None
+
+
+_encode = encode_value
+
+
+def _values(values: Any, what: str) -> tuple[Any, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise FilterError(f"{what}() takes a list of values, got {values!r}")
+    return tuple(values)
+
+
+def _coerce(where: Any) -> Expr:
+    if isinstance(where, Expr):
+        return where
+    if isinstance(where, Mapping):
+        for key in where:
+            if not isinstance(key, str):
+                raise FilterError(f"filter keys must be column names, got {key!r}")
+        return _Equal(tuple(where.items()))
+    if isinstance(where, list | tuple):
+        parts = [_coerce(w) for w in where]
+        return _Bool("and", tuple(parts)) if parts else _Equal(())
+    if isinstance(where, str):
+        raise FilterError(
+            "where= does not take SQL text; pass a dict such as {'kind': 'cave'} or "
+            "expressions such as col('width') >= 80")
+    raise FilterError(f"unsupported filter {where!r}: use a dict or col(...) expressions")
+
+
+def compile_where(where: Any, table: sa.Table, schema: TableSchema
+                  ) -> sa.ColumnElement[bool] | None:
+    """The SQLAlchemy condition for ``where`` (``None`` -> no condition)."""
+    if where is None:
+        return None
+    expr = _coerce(where)
+    if isinstance(expr, _Equal) and not expr.mapping:
+        return None
+    return expr.compile(table, schema)
+
+
+def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
+                     ) -> list[sa.ColumnElement[Any]]:
+    """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses.
+
+    NULLs come first in ascending order and last in descending order on every backend (as
+    SQLite and MariaDB do; PostgreSQL would do the opposite, and MariaDB has no NULLS FIRST):
+    an Optional column is ordered by ``IS NULL`` first.
+    """
+    if order_by is None:
+        return []
+    if not isinstance(order_by, Iterable):
+        raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
+    items = [order_by] if isinstance(order_by, str) else list(order_by)
+    clauses: list[sa.ColumnElement[Any]] = []
+    for item in items:
+        if not isinstance(item, str) or not item.lstrip("-"):
+            raise FilterError(f"order_by takes column names ('-name' for descending), "
+                              f"got {item!r}")
+        descending = item.startswith("-")
+        name = item[1:] if descending else item
+        column = schema.column(name)
+        target = table.c[column.name]
+        if column.nullable:
+            nulls = target.is_(None)
+            clauses.append(nulls.asc() if descending else nulls.desc())
+        clauses.append(target.desc() if descending else target.asc())
+    return clauses

@@ -1,0 +1,315 @@
+"""A :class:`TableSchema` -> SQLAlchemy Core ``Table`` objects (the SQL side of reflection).
+
+SQLite stores any value in any column unless the table is STRICT, so our SQLite tables are
+STRICT. A STRICT INTEGER, REAL or TEXT column still converts what it can (``'12'`` into 12, 12
+into ``'12'``, -0.0 into 0.0), so the columns that receive values without a codec (int, float,
+str: ``TypeInfo.sqlite_typeof``) are ``ANY`` with a ``CHECK`` on ``typeof`` instead: a value of
+another type is refused by the database itself, at C speed, and a float keeps its sign of zero.
+
+This module is also the one place that adds companion columns (``registry.Companion``): a
+field whose type needs them on the dialect gets them right after its own column. One that
+other tools must read takes the field's column name instead (a SQLite Decimal's plain text),
+and the field's own column is renamed beside it (``amount__key``, see :func:`layout`).
+
+Given the ``live`` columns of tables that already exist, the ``Table`` mirrors them instead:
+a table created before a companion existed (or by other means) lacks it, and the Store then
+refuses the values that would need it rather than lose what it would keep.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+
+from ..errors import InvalidNameError, SchemaError
+from ..model.defaults import column_defaults, field_default
+from ..model.schema import (
+    PARENT_COLUMN,
+    Column,
+    TableSchema,
+    check_name,
+    index_name,
+    table_schema,
+)
+from ..registry import Companion
+from . import sqltypes
+
+#: Existing tables: table name -> {column name: declared SQL type, upper case}.
+Live = Mapping[str, Mapping[str, str]]
+
+
+def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
+    """The SQLAlchemy type of a column: the registry's, narrowed for keys on MariaDB.
+
+    ``keyed``: the column is part of a composite index or unique constraint.
+    """
+    if column.info.python_type is str or column.info.sql is sqltypes.text:
+        if column.max_length is not None:
+            return sqltypes.bounded_text(column.max_length)
+        if column.primary_key or column.unique or column.index or keyed:
+            return sqltypes.key_text()
+    return column.info.sql()
+
+
+def companions(column: Column, dialect: str) -> tuple[Companion, ...]:
+    """The companion columns ``column`` has on ``dialect`` (usually none) in a new table."""
+    return column.info.companions_for(dialect)
+
+
+def _older(parts: tuple[Companion, ...]) -> tuple[Companion, ...]:
+    return tuple(q for p in parts for q in (p.older if p.own is not None else (p,)))
+
+
+def layout(column: Column, dialect: str, live: Mapping[str, str] | None
+           ) -> tuple[str, tuple[Companion, ...]]:
+    """The SQL name of ``column``'s own column and its companions on ``dialect``.
+
+    A companion that takes the field's name (``Companion.own``) renames the field's own
+    column, unless ``live`` (the columns of the existing table) has the field's column
+    without the renamed one: a table built before that companion existed keeps its layout
+    and the companions of that time (``Companion.older``).
+    """
+    parts = companions(column, dialect)
+    own = next((p for p in parts if p.own is not None), None)
+    name = column.sql_name
+    if own is None:
+        return name, parts
+    if live is not None and name in live and own.own_column(name) not in live:
+        return name, _older(parts)
+    return own.own_column(name), parts
+
+
+def table_companions(table: sa.Table, column: Column, dialect: str) -> tuple[Companion, ...]:
+    """The companions ``column`` has in ``table`` as it was built (see :func:`layout`);
+    ``table`` may lack some of them (see the module docstring)."""
+    parts = companions(column, dialect)
+    if any(p.own is not None for p in parts) and \
+            table.c[column.name].name == column.sql_name:
+        return _older(parts)
+    return parts
+
+
+def is_rowid(column: Column, schema: TableSchema) -> bool:
+    """True for an integer key SQLite keeps as the rowid (it must be declared INTEGER)."""
+    return (column.primary_key and schema.parent is None and not schema.composite
+            and column.info.sqlite_typeof == "integer")
+
+
+#: How a referenced dataclass becomes its schema (the Store passes its own, with its registry).
+Resolve = Callable[[type], TableSchema]
+
+#: The :class:`TableSchema` each table was built from (kept out of ``Table.info``, which
+#: Alembic writes into revisions).
+_SCHEMAS: weakref.WeakKeyDictionary[sa.Table, TableSchema] = weakref.WeakKeyDictionary()
+
+
+def schema_of(table: sa.Table) -> TableSchema | None:
+    """The schema ``table`` was built from by :func:`build_tables` (None for others)."""
+    return _SCHEMAS.get(table)
+
+
+def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
+                 live: Live | None = None, resolve: Resolve | None = None, *,
+                 layouts: Live | None = None) -> sa.Table:
+    """Add the table of ``schema`` (and its child tables) to ``metadata``; return the root.
+
+    ``live`` describes tables that exist already (see the module docstring). The tables
+    that ``column(references=...)`` fields refer to are built first when ``metadata`` does
+    not hold them yet (``resolve`` turns their classes into schemas). ``layouts``, for tables
+    not in ``live``, says only which layout (see :func:`layout`) an existing table has: a
+    schema comparison (``entityworks.migrate``) then sees the companions that table is to
+    have, without proposing another layout.
+    """
+    return _build_tree(schema, metadata, dialect, live or {}, resolve or table_schema, (),
+                       layouts or {})
+
+
+def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
+    """The table of ``schema`` in ``metadata`` if it was built from that class."""
+    table = metadata.tables.get(schema.name)
+    if table is not None and getattr(schema_of(table), "cls", None) is schema.cls:
+        return table
+    return None
+
+
+def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: Live,
+                resolve: Resolve, stack: tuple[type, ...], layouts: Live) -> sa.Table:
+    stack = (*stack, schema.cls)
+    for c in schema.columns:
+        target = c.references
+        if target is None or target is schema.cls:
+            continue
+        if target in stack:
+            path = " -> ".join(cls.__qualname__ for cls in (*stack, target))
+            raise SchemaError(f"{schema.cls.__qualname__}.{c.name}: the references between "
+                              f"tables form a cycle ({path}); only a table referring to "
+                              "itself is supported", cls=schema.cls, field=c.name)
+        target_schema = resolve(target)
+        if built_for(metadata, target_schema) is None:
+            _build_tree(target_schema, metadata, dialect, {}, resolve, stack, layouts)
+    root = _build_one(schema, metadata, dialect, live.get(schema.name), resolve,
+                      layouts.get(schema.name))
+    for child in schema.descendants:  # parents first: a foreign key needs its target
+        _build_one(child, metadata, dialect, live.get(child.name), resolve,
+                   layouts.get(child.name))
+    return root
+
+
+def referenced_key(column: Column, schema: TableSchema, resolve: Resolve) -> tuple[
+        TableSchema, Column]:
+    """The schema and key column ``column`` (a ``references=`` field) refers to; SchemaError
+    when the target has no single-column key or its key's type differs."""
+    assert column.references is not None
+    target = schema if column.references is schema.cls else resolve(column.references)
+    where = f"{schema.cls.__qualname__}.{column.name}"
+    if target.parent is not None or target.primary_key is None:
+        what = ("a composite key; a foreign key refers to a single-column key"
+                if target.composite else "no primary key; a foreign key refers to a primary key")
+        raise SchemaError(f"{where} refers to {target.cls.__qualname__}, which has {what}",
+                          cls=schema.cls, field=column.name)
+    key = target.primary_key
+    if key.info.python_type is not column.info.python_type or key.info.name != column.info.name:
+        raise SchemaError(f"{where} is {column.info.name} but refers to "
+                          f"{target.cls.__qualname__}.{key.name}, which is {key.info.name}; a "
+                          "foreign key has the type of the key it refers to", cls=schema.cls,
+                          field=column.name)
+    return target, key
+
+
+def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
+               live: Mapping[str, str] | None, resolve: Resolve,
+               existing: Mapping[str, str] | None = None) -> sa.Table:
+    is_child = schema.parent is not None
+    links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
+    items: list[sa.schema.SchemaItem] = []
+    taken = {c.sql_name.casefold() for c in schema.columns}
+    keyed = {name for group in (*schema.indexes, *schema.unique) for name in group}
+    for c in schema.columns:
+        pk = c.primary_key and not is_child
+        kwargs: dict[str, Any] = {"nullable": c.nullable, "primary_key": pk}
+        if pk and c.autoincrement and not schema.composite:
+            kwargs["autoincrement"] = True
+        elif pk:
+            kwargs["autoincrement"] = False
+        if c.name in links:
+            kwargs["primary_key"] = True
+            kwargs["autoincrement"] = False
+        unique = c.unique or (is_child and c.primary_key)
+        typeof = c.info.sqlite_typeof if dialect == "sqlite" else None
+        if typeof is not None and is_rowid(c, schema):
+            typeof = None  # the rowid converts, so the Store checks key types itself
+        if typeof is not None and live is not None and live.get(c.sql_name, "ANY") != "ANY":
+            typeof = None  # an older table's typed column: the Store checks every value
+        checks: list[sa.schema.SchemaItem] = []
+        if typeof:
+            # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
+            # NULL passes here and NOT NULL decides, so adding a column can fill it later.
+            # (This form costs SQLite a third less than ``typeof(x) IN (..., 'null')``.)
+            name = _quote(c.sql_name)
+            checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
+                                             name=f"type_{c.sql_name}"))
+        type_ = sqltypes.SQLiteAny() if typeof else sql_type(c, c.name in keyed)
+        foreign: sa.ForeignKey | None = None
+        if c.references is not None:
+            target, key = referenced_key(c, schema, resolve)
+            if not typeof and c.max_length is None:
+                type_ = sql_type(key)  # the key's own type (VARCHAR on MariaDB, collation)
+            if target is schema:
+                spec: str | sa.Column[Any] = f"{schema.name}.{key.name}"
+            else:
+                built = built_for(metadata, target)
+                assert built is not None  # built first by _build_tree
+                spec = built.c[key.name]
+            ondelete = None if c.on_delete in (None, "no action") else c.on_delete.upper()
+            foreign = sa.ForeignKey(spec, ondelete=ondelete,
+                                    name=index_name(schema.name, [c.sql_name], "fk"))
+        if is_child and c.name == PARENT_COLUMN and not typeof:
+            # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
+            # put LONGTEXT in a key, and a foreign key needs the same collation).
+            type_ = sql_type(schema.root.primary_key)  # type: ignore[arg-type]
+        own_name, parts = layout(c, dialect, live if live is not None else existing)
+        if own_name != c.sql_name:
+            check_name(own_name, "column name", schema.cls, c.name)
+            if own_name.casefold() in taken:
+                raise InvalidNameError(
+                    f"{schema.cls.__qualname__}.{c.name}: its column {own_name!r} would "
+                    "clash with another column; rename the field", cls=schema.cls,
+                    field=c.name)
+        # a literal field default is also the column's DDL DEFAULT (see entityworks.model.defaults)
+        default, companion_defaults = column_defaults(
+            c, field_default(schema, c), type_, dialect, parts)
+        # ``key``: the field's name, which every statement and row uses; the SQL has the other
+        col = sa.Column(own_name, type_, *checks, key=c.name, unique=unique or None,
+                        index=c.index or None, server_default=default, **kwargs)
+        if foreign is not None:
+            col.append_foreign_key(foreign)
+        if is_child and c.name == PARENT_COLUMN and schema.depth == 1:
+            parent_table = schema.parent.name  # type: ignore[union-attr]
+            parent_key = schema.parent.primary_key.name  # type: ignore[union-attr]
+            col.append_foreign_key(
+                sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
+        items.append(col)
+        for part in parts:
+            name = c.sql_name if part.own is not None else part.column(c.sql_name)
+            if live is not None and name not in live:
+                continue  # an older table without it: the Store refuses what it would keep
+            check_name(name, "companion column name", schema.cls, c.name)
+            if part.own is None and name.casefold() in taken:
+                raise InvalidNameError(
+                    f"{schema.cls.__qualname__}.{c.name}: its {part.suffix} column {name!r} "
+                    "would clash with another column; rename the field", cls=schema.cls,
+                    field=c.name)
+            items.append(sa.Column(name, part.sql(), key=part.column(c.name), nullable=True,
+                                   server_default=companion_defaults.get(part.suffix)))
+        if dialect == "sqlite" and c.max_length is not None:
+            # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
+            items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
+                                            name=f"length_{c.sql_name}"))
+    options: dict[str, Any] = ({"sqlite_strict": True}
+                                if dialect == "sqlite" and strict_ok(items) else {})
+    if dialect == "sqlite" and is_child and schema.root.compact_children:
+        options["sqlite_with_rowid"] = False
+    table = sa.Table(schema.name, metadata, *items, **options)
+    _SCHEMAS[table] = schema
+    if schema.depth > 1:  # a child of a child: its parent row is (parent_key, positions...)
+        parent = schema.parent
+        assert parent is not None
+        table.append_constraint(sa.ForeignKeyConstraint(
+            schema.column_names[:schema.links - 1],
+            [f"{parent.name}.{n}" for n in parent.column_names[:parent.links]],
+            ondelete="CASCADE"))
+    for columns in schema.indexes:
+        sa.Index(index_name(schema.name, [table.c[c].name for c in columns]),
+                 *(table.c[c] for c in columns))
+    for columns in schema.unique:
+        table.append_constraint(sa.UniqueConstraint(
+            *(table.c[c] for c in columns),
+            name=index_name(schema.name, [table.c[c].name for c in columns], "uq")))
+    return table
+
+
+def _quote(name: str) -> str:
+    """An SQLite identifier in double quotes (for the text of a column's CHECK)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+#: Column type names an SQLite STRICT table accepts.
+STRICT_TYPES = frozenset({"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY"})
+
+
+def strict_ok(items: list[sa.schema.SchemaItem]) -> bool:
+    """True when SQLite supports STRICT and every column type has a STRICT name.
+
+    A user-registered type with another SQL name keeps an ordinary table.
+    """
+    if sqlite3.sqlite_version_info < (3, 37, 0):
+        return False
+    dialect = sqlite_dialect.dialect()
+    names = [i.type.compile(dialect=dialect).split("(")[0].upper()
+             for i in items if isinstance(i, sa.Column)]
+    return all(name in STRICT_TYPES for name in names)

@@ -1,0 +1,1 @@
+"""XML and XSD in .NET's DataTable / DataSet shape."""

@@ -1,0 +1,199 @@
+"""Python source for the dataclasses an XSD describes (``entityworks codegen FILE.xsd``).
+
+The classes are those :func:`entityworks.xml.xsd.read_xsd` builds, written out so that a .NET
+schema becomes a model to keep in a project: field names and types (``X | None`` for
+``minOccurs="0"``), the key (``column(primary_key=True)``), ``max_length``, the XSD spelling
+that .NET needs back (``metadata={"xsd": ...}``), ``@table`` when the table name is not the
+class name in snake case, ``__dataset__`` for a DataSet's name, and child tables as
+``list[Item]`` fields; for a DataSet of several tables, a class per table with its relations
+(``metadata={"references": ...}``). Executing the source gives classes with the same schema
+and XSD as ``read_xsd``'s (``read_dataset``'s). The imports take private aliases where a
+class or a field has their names, so that no table or column name shadows them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import keyword
+import types
+import typing
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..errors import SchemaError
+from ..model.schema import snake_case, table_name
+from ..registry import AWARE, TypeRegistry
+from ..registry import registry as default_registry
+from .dataset import dataset_for, is_dataset
+from .xsd import dataclass_for, load_xsd
+
+#: Source spelling of each type: (import key, attribute) or a builtin's name.
+_NAMES: dict[Any, tuple[str, str] | str] = {
+    int: "int", str: "str", float: "float", bool: "bool", bytes: "bytes",
+    decimal.Decimal: ("decimal", "Decimal"), dt.datetime: ("dt", "datetime"),
+    dt.date: ("dt", "date"), dt.time: ("dt", "time"), dt.timedelta: ("dt", "timedelta"),
+    uuid.UUID: ("uuid", "UUID"), list: "list", dict: "dict", tuple: "tuple",
+}
+
+#: Every name the generated module imports: its key (the name it has when nothing clashes)
+#: -> the import statement's two parts.
+_IMPORTS: dict[str, tuple[str, str]] = {
+    "decimal": ("import", "decimal"),
+    "dt": ("import", "datetime"),
+    "uuid": ("import", "uuid"),
+    "dataclass": ("dataclasses", "dataclass"),
+    "field": ("dataclasses", "field"),
+    "AwareDatetime": ("entityworks", "AwareDatetime"),
+    "column": ("entityworks", "column"),
+    "table": ("entityworks", "table"),
+}
+
+
+class _Names:
+    """The names the generated module gives its imports: their usual ones, unless a class
+    or a field is called so (a table ``aware_datetime`` is a class ``AwareDatetime``, a
+    column ``column`` a field that ``column(...)`` below it in the class body would call),
+    then a private alias no class or field has. Which imports are used is recorded."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.aliases: dict[str, str] = {}
+
+    def __call__(self, key: str) -> str:
+        alias = self.aliases.get(key)
+        if alias is None:
+            alias, n = key, 1
+            while alias in self.taken:
+                alias, n = f"_{key}" + (f"_{n}" if n > 1 else ""), n + 1
+            self.aliases[key] = alias
+        return alias
+
+    def imports(self) -> list[str]:
+        lines = []
+        for key in ("dt", "decimal", "uuid"):  # datetime, decimal, uuid
+            if key in self.aliases:
+                module = _IMPORTS[key][1]
+                alias = self.aliases[key]
+                lines.append(f"import {module}" if alias == module
+                             else f"import {module} as {alias}")
+        for source in ("dataclasses", "entityworks"):
+            parts = sorted(
+                _IMPORTS[key][1] if alias == key else f"{_IMPORTS[key][1]} as {alias}"
+                for key, alias in self.aliases.items() if _IMPORTS[key][0] == source)
+            if source == "entityworks" and lines and parts:
+                lines.append("")
+            if parts:
+                lines.append(f"from {source} import {', '.join(parts)}")
+        return lines
+
+
+def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return f"{_annotation(args[0], classes, names)} | None"
+    if origin is typing.Annotated and AWARE in typing.get_args(tp)[1:]:
+        return names("AwareDatetime")
+    if origin is list and typing.get_args(tp):
+        (item,) = typing.get_args(tp)
+        return f"list[{classes.get(item) or _annotation(item, classes, names)}]"
+    spelling = _NAMES.get(tp)
+    if isinstance(spelling, tuple):
+        return f"{names(spelling[0])}.{spelling[1]}"
+    if spelling is not None:
+        return spelling
+    raise ValueError(f"no source spelling for the type {tp!r}")
+
+
+def _field_source(f: dataclasses.Field[Any], classes: dict[type, str], names: _Names) -> str:
+    annotation = _annotation(f.type, classes, names)
+    if f.default_factory is not dataclasses.MISSING:  # a child list
+        # (a field called "list" above it, set to a column(...), would be found first)
+        factory = "lambda: []" if "list" in names.taken else "list"
+        return f"    {f.name}: {annotation} = {names('field')}(default_factory={factory})"
+    meta = dict(f.metadata or {})
+    args = []
+    if meta.pop("primary_key", False):
+        args.append("primary_key=True")
+    if meta.get("max_length") is not None:
+        args.append(f"max_length={meta.pop('max_length')!r}")
+    meta = {k: v for k, v in meta.items() if v not in (None, False, {})}
+    if meta:
+        args.append(f"metadata={meta!r}")
+    default = f" = {names('column')}({', '.join(args)})" if args else ""
+    return f"    {f.name}: {annotation}{default}"
+
+
+def _class_source(cls: type, classes: dict[type, str], names: _Names) -> str:
+    lines = []
+    name = classes[cls]
+    table = table_name(cls)
+    if snake_case(name) != table:
+        lines.append(f"@{names('table')}({table!r})")
+    lines += [f"@{names('dataclass')}", f"class {name}:"]
+    dataset = getattr(cls, "__dataset__", None)
+    if dataset:
+        lines.append(f"    __dataset__ = {dataset!r}")
+    fields = dataclasses.fields(cls)
+    lines += [_field_source(f, classes, names) for f in fields] or ["    pass"]
+    return "\n".join(lines)
+
+
+def _classes_in_order(cls: type) -> list[type]:
+    """Child item classes first (they are referred to), then the main class."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    items = [typing.get_args(hints[f.name])[0] for f in dataclasses.fields(cls)
+             if typing.get_origin(hints[f.name]) is list
+             and dataclasses.is_dataclass(typing.get_args(hints[f.name])[0])]
+    return [*items, cls]
+
+
+def _python_name(name: str, taken: set[str]) -> str:
+    if keyword.iskeyword(name) or not name.isidentifier():
+        name = f"T{name}"
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _check_fields(cls: type) -> None:
+    """Refuse a field a class body would not define under its name: ``__x`` becomes
+    ``_Class__x`` there (private name mangling); ``__dataset__`` is the class's DataSet."""
+    for f in dataclasses.fields(cls):
+        if f.name.startswith("__") and not f.name.endswith("__") or f.name == "__dataset__":
+            raise SchemaError(f"{cls.__qualname__}.{f.name}: a field of this name cannot be "
+                              "written in a class body (Python renames '__x' to "
+                              "'_Class__x'); rename the column", cls=cls, field=f.name)
+
+
+def source_for(classes: list[type]) -> str:
+    """Module source defining ``classes`` (dependencies first); SchemaError for a field
+    no class body can define."""
+    classes_named: dict[type, str] = {}
+    taken: set[str] = set()
+    for cls in classes:
+        _check_fields(cls)
+        classes_named[cls] = _python_name(cls.__name__, taken)
+    fields = {f.name for cls in classes for f in dataclasses.fields(cls)}
+    names = _Names(taken | fields)
+    body = "\n\n\n".join(_class_source(cls, classes_named, names) for cls in classes)
+    imports = ["from __future__ import annotations", "", *names.imports()]
+    header = '"""Generated by entityworks codegen from an XSD; edit freely."""'
+    return "\n".join([header, "", *imports, "", "", body, ""])
+
+
+def codegen(xsd_path: str | Path, *, registry: TypeRegistry = default_registry) -> str:
+    """Python source of the dataclasses ``xsd_path`` describes (see the module docstring):
+    one table with its child tables, or every table of a DataSet."""
+    model = load_xsd(xsd_path)
+    if is_dataset(model):
+        return source_for(list(dataset_for(model, registry=registry).tables.values()))
+    return source_for(_classes_in_order(dataclass_for(model, registry=registry)))
+
+
+__all__ = ["codegen", "source_for"]

@@ -1,0 +1,379 @@
+"""One migration story (issue 14): the README's Alembic example run as written, the
+``migrations init`` scaffold, ``schema diff --check``, ``--rename`` and ``--apply`` against
+Alembic-managed databases, on SQLite, PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from alembic.operations import ops
+from click.testing import CliRunner
+
+from entityworks import EntityworksError, SchemaError, Store, column, table
+from entityworks.catalog import open_catalog
+from entityworks.cli import cli
+from entityworks.migrate import (
+    apply,
+    describe,
+    diff,
+    managed_by_alembic,
+    metadata_for,
+    parse_renames,
+    version_tables,
+)
+from entityworks.migrate.scaffold import init_migrations
+
+ROOT = Path(__file__).resolve().parents[3]
+README = ROOT / "README.md"
+BIN = Path(sys.executable).parent
+
+
+def _env(url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"ENTITYWORKS_DB": url, "PYTHONUNBUFFERED": "1",
+                "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+                "PYTHONPATH": str(ROOT)})  # the test modules' own classes (tests.*)
+    env.pop("ENTITYWORKS_TRACEBACK", None)
+    return env
+
+
+# -- the README's worked example, as written ------------------------------------------------
+
+
+def _readme_steps() -> list[tuple[str, str, str]]:
+    """The example's steps in order: (marker, fence language, block text)."""
+    text = README.read_text(encoding="utf-8")
+    steps = re.findall(r"<!-- example: ([^>]+?) -->\n```(\w+)\n(.*?)```", text, re.DOTALL)
+    assert len(steps) >= 5, "the README's Alembic example is missing"
+    return steps
+
+
+def _commands(block: str) -> list[tuple[str, list[str]]]:
+    """``$ command`` lines of a console block with the output lines that follow each."""
+    out: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            out.append((line[2:], []))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+def _matches(expected: list[str], got: list[str]) -> bool:
+    """Line by line; ``...`` in an expected line stands for any text."""
+    if len(expected) != len(got):
+        return False
+    for want, line in zip(expected, got, strict=True):
+        pattern = ".*".join(re.escape(part) for part in want.split("..."))
+        if not re.fullmatch(pattern, line.rstrip()):
+            return False
+    return True
+
+
+def test_readme_alembic_example_runs_as_written(backend_url: str, tmp_path: Path) -> None:
+    env = _env(backend_url)
+    ran = 0
+    for marker, language, block in _readme_steps():
+        if marker == "run":
+            assert language == "console"
+            for command, expected in _commands(block):
+                done = subprocess.run(command, shell=True, cwd=tmp_path, env=env,
+                                      capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, (command, done.stdout, done.stderr)
+                got = done.stdout.splitlines()
+                assert _matches(expected, got), (command, expected, got, done.stderr)
+                ran += 1
+        elif ", class " in marker:  # a class of a file shown again, changed
+            name, cls = marker.split(", class ")
+            path = tmp_path / name
+            source = path.read_text(encoding="utf-8")
+            start = source.index(f"@dataclass\nclass {cls}:")
+            path.write_text(source[:start] + block, encoding="utf-8")
+        else:
+            (tmp_path / marker).write_text(block, encoding="utf-8")
+    assert ran >= 10
+    second = (tmp_path / "migrations/versions/0002_book_pages.py").read_text()
+    assert "server_default=sa.text('0')" in second and "nullable=False" in second
+    # the rows written before the second revision got the DEFAULT, and the tables are exact
+    store = Store(backend_url)
+    try:
+        with store.engine.connect() as conn:
+            pages = conn.execute(sa.text("SELECT pages FROM book ORDER BY id")).scalars().all()
+            assert pages == [0, 0]
+            assert version_tables(conn) == {"alembic_version": ("0002",)}
+    finally:
+        store.close()
+
+
+# -- migrations init ------------------------------------------------------------------------
+
+
+MODELS = '''
+from dataclasses import dataclass
+
+from entityworks import table
+
+
+@dataclass
+class Shelf:
+    id: int | None
+    label: str
+
+
+@table("alembic_version")
+@dataclass
+class Clash:
+    version_num: str
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "shelves.py").write_text(MODELS, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("shelves", None)
+    return tmp_path
+
+
+def _cli(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_init_writes_an_alembic_environment(project: Path) -> None:
+    result = _cli("migrations", "init", "db/migrations", "--model", "shelves:Shelf",
+                  "--db", "sqlite:///shelves.db")
+    assert result.exit_code == 0, result.output
+    folder = project / "db" / "migrations"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "alembic.ini", "env.py", "script.py.mako", "versions"]
+    env_py = (folder / "env.py").read_text()
+    assert "from shelves import Shelf" in env_py and "MODELS = [Shelf]" in env_py
+    ini = (folder / "alembic.ini").read_text()
+    assert "sqlalchemy.url = sqlite:///shelves.db" in ini
+    assert f"prepend_sys_path = %(here)s{os.sep}..{os.sep}.." in ini
+    # Alembic itself, from another folder: the models import through prepend_sys_path
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    env = _env(f"sqlite:///{project / 'shelves.db'}")
+    for args in (["revision", "--autogenerate", "--rev-id", "s1", "-m", "shelves"],
+                 ["upgrade", "head"], ["check"]):
+        done = subprocess.run([str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), *args],
+                              cwd=elsewhere, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    store = Store(project / "shelves.db")
+    assert set(store.table_names()) == {"alembic_version", "shelf"}
+    store.close()
+    offline = subprocess.run([str(BIN / "alembic"), "-c", str(folder / "alembic.ini"),
+                              "upgrade", "head", "--sql"], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert offline.returncode == 0 and "CREATE TABLE shelf" in offline.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--model", "shelves"], "expected MODULE:CLASS"),
+    (["--model", "nowhere:Shelf"], "cannot import 'nowhere'"),
+    (["--model", "shelves:Missing"], "has no class 'Missing'"),
+    (["--model", "shelves:Clash"], "Alembic's version table"),
+    (["--model", "shelves:Shelf", "--db", "postgresql+psycopg://u:secret@h/d"],
+     "a URL with a password is not written"),
+])
+def test_init_refusals_write_nothing(project: Path, args: list[str], message: str) -> None:
+    result = _cli("migrations", "init", "migrations", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr and "secret" not in result.output + result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert not (project / "migrations").exists()
+    assert [p.name for p in project.iterdir() if p.name.startswith(".")] == []
+
+
+def test_init_refuses_a_folder_in_use(project: Path) -> None:
+    (project / "migrations").mkdir()
+    (project / "migrations" / "keep.txt").write_text("mine")
+    result = _cli("migrations", "init", "migrations", "--model", "shelves:Shelf")
+    assert result.exit_code == 2 and "not an empty folder" in result.stderr
+    assert [p.name for p in (project / "migrations").iterdir()] == ["keep.txt"]
+    with pytest.raises(EntityworksError, match="at least one"):
+        init_migrations(project / "other", [])
+
+
+def test_metadata_for_matches_the_store(backend_url: str) -> None:
+    store = Store(backend_url)
+    try:
+        store.create(LevelV1)
+        with store.engine.connect() as conn:
+            built = metadata_for(LevelV1, dialect=conn).tables["levels"]
+        assert [c.name for c in built.c] == [c.name for c in store.table(LevelV1).c]
+        assert diff(store, LevelV1) == []
+        with pytest.raises(EntityworksError, match="at least one"):
+            metadata_for()
+        assert dict(metadata_for(LevelV1).tables["levels"].dialect_kwargs)["sqlite_strict"]
+    finally:
+        store.close()
+
+
+# -- schema diff --check / --apply / --rename -----------------------------------------------
+
+
+@table("levels")
+@dataclass
+class LevelV1:
+    id: int | None
+    name: str
+    note: str | None = column(default=None, index=True, max_length=20)
+
+
+@table("levels")
+@dataclass
+class LevelRenamed:
+    id: int | None
+    name: str
+    remark: str = column(default="none", index=True, max_length=20)   # note -> remark
+    theme: str = "stone"
+
+
+@table("levels")
+@dataclass
+class LevelRetyped:
+    id: int | None
+    name: str
+    remark: int | None = None
+
+
+def _populate(store: Store) -> None:
+    store.create(LevelV1)
+    store.insert_many([LevelV1(None, f"level {i}", "easy" if i % 2 else None)
+                       for i in range(1, 7)])
+
+
+MODULE = "from tests.entityworks.cli.test_migrations_cli import LevelV1, LevelRenamed\n"
+
+
+@pytest.fixture
+def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "level_models.py").write_text(MODULE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "level_models"
+
+
+def test_rename_keeps_the_data(backend_url: str) -> None:
+    store = Store(backend_url)
+    _populate(store)
+    renames = parse_renames(["levels.note=remark"])
+    operations = diff(store, LevelRenamed, renames=renames)
+    assert describe(operations[0]) == (
+        "alter column levels.note: rename to remark, set NOT NULL, set DEFAULT 'none'")
+    assert not any(isinstance(o, (ops.DropColumnOp, ops.AddColumnOp)) and (
+        getattr(o, "column_name", None) == "note") for o in operations)
+    done = apply(store, LevelRenamed, renames=renames)
+    assert done.rows == {"levels": 6}
+    assert diff(store, LevelRenamed) == []
+    rows = sorted(store.select(LevelRenamed), key=lambda r: r.id)
+    assert [r.remark for r in rows] == ["easy", "none"] * 3  # NULLs took the default
+    assert {r.theme for r in rows} == {"stone"}
+    with pytest.raises(Exception, match="remark|length|too long|value"):
+        store.insert(LevelRenamed(None, "long", "x" * 21))   # the length rule moved along
+    assert store.count(LevelRenamed) == 6
+    store.close()
+
+
+def test_rename_refusals(sqlite_store: Store) -> None:
+    _populate(sqlite_store)
+    with pytest.raises(SchemaError, match="no column 'nope'"):
+        diff(sqlite_store, LevelRenamed, renames={"nope": "remark"})
+    with pytest.raises(SchemaError, match="has no new field 'other'"):
+        diff(sqlite_store, LevelRenamed, renames={"note": "other"})
+    with pytest.raises(SchemaError, match="the type changes too"):
+        diff(sqlite_store, LevelRetyped, renames={"note": "remark"})
+    for bad in ("note", "=x", "note=", "a.note=b.remark"):
+        with pytest.raises(SchemaError, match="expected OLD=NEW"):
+            parse_renames([bad])
+    with pytest.raises(SchemaError, match="renamed twice"):
+        parse_renames(["note=a", "note=b"])
+    assert sqlite_store.count(LevelV1) == 6
+
+
+def test_check_exit_status(backend_url: str, models: str) -> None:
+    store = Store(backend_url)
+    _populate(store)
+    store.close()
+    clean = _cli("schema", "diff", "--dataclass", f"{models}:LevelV1", "--check",
+                 "--db", backend_url)
+    assert clean.exit_code == 0 and clean.stdout == "no differences\n"
+    spec = f"{models}:LevelRenamed"
+    plain = _cli("schema", "diff", "--dataclass", spec, "--db", backend_url)
+    assert plain.exit_code == 0 and plain.stdout.splitlines()[-1].startswith("drift: ")
+    checked = _cli("schema", "diff", "--dataclass", spec, "--check", "--db", backend_url)
+    assert checked.exit_code == 1 and checked.stdout == plain.stdout
+    both = _cli("schema", "diff", "--dataclass", spec, "--check", "--apply", "--db",
+                backend_url)
+    assert both.exit_code == 2 and "exclude each other" in both.stderr
+    renamed = _cli("schema", "diff", "--dataclass", spec, "--rename", "note=remark",
+                   "--apply", "--db", backend_url)
+    assert renamed.exit_code == 0, renamed.stderr
+    assert "rows kept (levels: 6)" in renamed.stdout
+    after = _cli("schema", "diff", "--dataclass", spec, "--check", "--db", backend_url)
+    assert after.exit_code == 0 and after.stdout == "no differences\n"
+
+
+def test_apply_refuses_an_alembic_managed_database(backend_url: str, models: str,
+                                                   tmp_path: Path) -> None:
+    """--apply would leave `alembic upgrade head` failing on a duplicate column: refused,
+    and Alembic stays in charge (its upgrade and check are clean afterwards)."""
+    folder = tmp_path / "migrations"
+    env = _env(backend_url)
+    init_migrations(folder, [f"{models}:LevelV1"])
+
+    def alembic(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), *args],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    assert alembic("revision", "--autogenerate", "--rev-id", "r1", "-m", "v1").returncode == 0
+    assert alembic("upgrade", "head").returncode == 0
+    store = Store(backend_url)
+    store.insert(LevelV1(None, "one"))
+    result = _cli("schema", "diff", "--dataclass", f"{models}:LevelRenamed", "--apply",
+                  "--db", backend_url)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "managed by Alembic (version table alembic_version: r1)" in result.stderr
+    assert "alembic revision --autogenerate" in result.stderr
+    with pytest.raises(SchemaError, match="managed by Alembic"):
+        apply(store, LevelRenamed)
+    with store.engine.connect() as conn:
+        assert managed_by_alembic(conn) == {"alembic_version": ("r1",)}
+    assert [c["name"] for c in sa.inspect(store.engine).get_columns("levels")] == [
+        "id", "name", "note"] or store.dialect.name == "sqlite"
+    done = alembic("upgrade", "head")
+    checked = alembic("check")
+    assert done.returncode == 0 and checked.returncode == 0, checked.stderr
+    assert store.count(LevelV1) == 1
+    store.close()
+
+
+def test_apply_refuses_catalog_tables_under_revisions(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "cat.db"
+    open_catalog(db).close()
+    (tmp_path / "maps_models.py").write_text(
+        "from dataclasses import dataclass\nfrom entityworks import table\n\n"
+        "@table('sudoku_puzzles')\n@dataclass\nclass Puzzles:\n    id: int | None\n"
+        "    puzzle: str\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = _cli("schema", "diff", "--dataclass", "maps_models:Puzzles", "--apply",
+                  "--db", str(db))
+    assert result.exit_code == 2 and "entityworks migrate" in result.stderr
+    store = Store(db)
+    assert "clues" in {c["name"] for c in sa.inspect(store.engine).get_columns(
+        "sudoku_puzzles")}
+    store.close()

@@ -1,0 +1,731 @@
+"""Alembic revisions of the catalog and schema drift: a dataclass that gained fields migrates
+a populated table without losing rows (SQLite always; PostgreSQL and MariaDB when configured)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.operations import ops
+
+from entityworks import SchemaError, Store, WriteError, table
+from entityworks.catalog import (
+    TABLES,
+    MapCave,
+    MapCorridor,
+    MapPlacement,
+    MapRecord,
+    MapRoom,
+    open_catalog,
+    upgrade_catalog,
+)
+from entityworks.catalog import SudokuPuzzle as SudokuPuzzleNow
+from entityworks.catalog.packing import PackedGrid
+from entityworks.migrate import (
+    VERSION_TABLE,
+    alembic_config,
+    apply,
+    current,
+    describe,
+    diff,
+    head,
+)
+
+CATALOG_TABLES = {"maps", "maps_caves", "maps_rooms", "maps_corridors", "sudoku_puzzles",
+                  "sudoku_entries", "entropy_reports"}
+
+
+@table("levels")
+@dataclass
+class LevelV1:
+    id: int | None
+    name: str
+    note: str | None = None
+
+
+@table("levels")
+@dataclass
+class LevelV2:
+    id: int | None
+    name: str
+    note: str = "none"          # was Optional: becomes NOT NULL, NULLs filled from the default
+    theme: str = "stone"        # new NOT NULL field with a default
+    depth: int | None = None    # new nullable field
+
+
+@table("levels")
+@dataclass
+class LevelNoDefault:
+    id: int | None
+    name: str
+    note: str | None = None
+    budget: int = 0
+    owner: str = ""
+
+
+@table("levels")
+@dataclass
+class LevelNeedsValue:
+    id: int | None
+    name: str
+    note: str | None
+    owner: str
+
+
+@table("levels")
+@dataclass
+class LevelShrunk:
+    id: int | None
+    name: str
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def url(request: pytest.FixtureRequest, tmp_path) -> str:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'm.db'}"
+        return
+    server = request.getfixturevalue("pg_url" if request.param == "postgresql"
+                                     else "mariadb_url")
+    _drop_all(server)
+    yield server
+    _drop_all(server)
+
+
+def _drop_all(url: str) -> None:
+    engine = sa.create_engine(url)
+    metadata = sa.MetaData()
+    metadata.reflect(engine)
+    metadata.drop_all(engine)
+    engine.dispose()
+
+
+def _populate(store: Store) -> None:
+    store.create(LevelV1)
+    store.insert_many([LevelV1(None, f"level {i}", None if i % 2 else "kept")
+                       for i in range(20)])
+
+
+def test_upgrade_creates_the_catalog_through_its_revisions(url):
+    store = Store(url)
+    assert current(store) is None
+    assert upgrade_catalog(store) == head() == "0008_entries_and_outcomes"
+    assert CATALOG_TABLES | {VERSION_TABLE, "entityworks_schema"} <= set(store.table_names())
+    assert diff(store, list(TABLES.values())) == []  # the revision matches the dataclasses
+    assert upgrade_catalog(store) == head()  # idempotent
+    store.close()
+
+
+OPEN_AT = """
+import sys, time
+from entityworks.catalog import open_catalog
+url, start_at = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start_at - time.time()))
+store = open_catalog(url)
+from entityworks.migrate import current
+print(current(store))
+store.close()
+"""
+
+
+def test_processes_opening_a_new_catalog_at_once_all_succeed(url):
+    """Several processes open the same new catalog at the same moment: one upgrade runs,
+    the others wait for it (PostgreSQL and MariaDB: the upgrade lock; SQLite: its write
+    lock) and find the catalog at its head revision, where each would otherwise read "no
+    revision" and create the same tables."""
+    import subprocess
+    import sys
+    import time
+
+    start_at = time.time() + 8.0  # time to import, then all open together
+    procs = [subprocess.Popen([sys.executable, "-c", OPEN_AT, url, str(start_at)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]  # fmt: skip
+    outcomes = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * len(procs), [e for _, e in outcomes]
+    assert [out.strip().splitlines()[-1] for out, _ in outcomes] == [head()] * len(procs)
+    store = Store(url)
+    try:
+        assert diff(store, list(TABLES.values())) == []
+    finally:
+        store.close()
+
+
+CREATE_AT = """
+import sys, time
+from dataclasses import dataclass, field
+from entityworks import Store
+
+@dataclass
+class Part:
+    id: int | None
+    name: str
+
+@dataclass
+class Machine:
+    id: int | None
+    label: str
+    parts: list[Part] = field(default_factory=list)
+
+url, start_at = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start_at - time.time()))
+store = Store(url)
+store.create(Machine)
+store.insert(Machine(None, "m", [Part(None, "p")]))
+print(len(list(store.select(Machine))))
+store.close()
+"""
+
+
+def test_processes_creating_the_same_tables_at_once_all_succeed(url):
+    """``Store.create`` of one class (and its child table) from several processes at the
+    same moment: the check and the creation happen under the schema-change lock, so no
+    process fails with "already exists"."""
+    import subprocess
+    import sys
+    import time
+
+    start_at = time.time() + 8.0
+    procs = [subprocess.Popen([sys.executable, "-c", CREATE_AT, url, str(start_at)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]  # fmt: skip
+    outcomes = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * len(procs), [e for _, e in outcomes]
+    counts = sorted(int(out.strip().splitlines()[-1]) for out, _ in outcomes)
+    assert counts[-1] == len(procs) and counts[0] >= 1
+
+
+def test_existing_catalog_without_revisions_is_stamped(tmp_path):
+    store = Store(tmp_path / "old.db")
+    for cls in TABLES.values():
+        store.create(cls)
+    assert upgrade_catalog(store) == head() and current(store) == head()
+
+
+def test_downgrade_to_base_removes_the_catalog(tmp_path):
+    store = open_catalog(tmp_path / "d.db")
+    config = alembic_config()
+    with store.engine.connect() as conn:
+        config.attributes["connection"] = conn.execution_options(entityworks_write=True)
+        command.downgrade(config, "base")
+        conn.commit()
+    assert not CATALOG_TABLES & set(store.table_names())
+
+
+def test_alembic_ini_offline_sql(capsys):
+    from entityworks.migrate import _migrations_dir
+
+    config = alembic_config()
+    config.cmd_opts = argparse.Namespace(x=["db=sqlite:///offline.db"])
+    command.upgrade(config, "head", sql=True)
+    sql = capsys.readouterr().out
+    assert "CREATE TABLE maps" in sql and "STRICT" in sql
+    assert "CREATE UNIQUE INDEX" in sql or "UNIQUE (puzzle)" in sql
+    assert (_migrations_dir() / "alembic.ini").is_file()
+
+
+def test_diff_reports_added_fields_and_nullability(url):
+    store = Store(url)
+    _populate(store)
+    operations = diff(store, LevelV2)
+    kinds = sorted(type(o).__name__ for o in operations)
+    assert kinds == ["AddColumnOp", "AddColumnOp", "AlterColumnOp"]
+    text = sorted(describe(o) for o in operations)
+    assert text[0].startswith("add column levels.depth") and text[0].endswith(" NULL")
+    assert text[1].startswith("add column levels.theme")
+    assert text[1].endswith("NOT NULL DEFAULT 'stone'")
+    assert text[2] == "alter column levels.note: set NOT NULL, set DEFAULT 'none'"
+    assert diff(store, LevelV1) == []
+    store.close()
+
+
+def test_apply_migrates_a_populated_table_without_losing_rows(url):
+    store = Store(url)
+    _populate(store)
+    done = apply(store, LevelV2)
+    assert len(done) == 3
+    assert diff(store, LevelV2) == []
+    fresh = Store(url)
+    rows = sorted(fresh.select(LevelV2), key=lambda r: r.id)
+    assert len(rows) == 20
+    assert [r.name for r in rows] == [f"level {i}" for i in range(20)]
+    assert [r.note for r in rows[:4]] == ["kept", "none", "kept", "none"]
+    assert {r.theme for r in rows} == {"stone"} and {r.depth for r in rows} == {None}
+    fresh.insert(LevelV2(None, "new", "n", "ice", 3))
+    assert fresh.get(LevelV2, 21) == LevelV2(21, "new", "n", "ice", 3)
+    with pytest.raises(WriteError):  # the old shape no longer fits: NOT NULL columns
+        fresh.insert_many([LevelV1(None, "no note")])
+    store.close()
+    fresh.close()
+
+
+def test_not_null_field_without_default_changes_nothing(url):
+    store = Store(url)
+    _populate(store)
+    with pytest.raises(SchemaError, match="levels.owner must be NOT NULL but 20 row"):
+        apply(store, LevelNeedsValue)
+    assert [type(o) for o in diff(store, LevelNeedsValue)] == [ops.AddColumnOp]
+    assert store.count(LevelV1) == 20
+    assert apply(store, LevelNoDefault) and diff(store, LevelNoDefault) == []
+    assert {(r.budget, r.owner) for r in Store(url).select(LevelNoDefault)} == {(0, "")}
+    store.close()
+
+
+def test_dropping_a_field_is_reported_not_applied(tmp_path):
+    store = Store(tmp_path / "s.db")
+    _populate(store)
+    [op] = diff(store, LevelShrunk)
+    assert describe(op) == "drop column levels.note"
+    with pytest.raises(SchemaError, match="not applied automatically"):
+        apply(store, LevelShrunk)
+    assert store.count(LevelV1) == 20
+
+
+def test_new_table_is_created(tmp_path):
+    store = open_catalog(tmp_path / "c.db")
+    [create] = [o for o in diff(store, LevelV1) if isinstance(o, ops.CreateTableOp)]
+    assert describe(create) == "create table levels (3 columns)"
+    apply(store, LevelV1)
+    store.insert(LevelV1(None, "x"))
+    assert store.count(LevelV1) == 1 and store.count(MapRecord) == 0
+    assert diff(store, LevelV1) == []
+
+
+# -- revision 0002: compact grids and corridors, designer indexes --------------------------
+
+
+def _revision_module(name: str):
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_revision(name).module
+
+
+def _old_records(old) -> list:
+    """Maps of three kinds as revision 0001's frozen classes hold them (.npy, JSON paths)."""
+    import dataclasses
+
+    from entityworks.catalog import build_map
+
+    out = []
+    for kind, seed in [("dungeon", 3), ("caves", 4), ("islands", 5), ("dungeon", 6)]:
+        new = build_map(kind, seed, {"width": 40, "height": 30})
+        out.append(old.MapRecord(
+            None, new.kind, new.generator, new.parameters, new.seed, new.width, new.height,
+            new.grid, new.open_ratio, new.region_count, new.largest_region, new.created_at,
+            caves=[old.MapCave(**dataclasses.asdict(c)) for c in new.caves],
+            rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in new.rooms],
+            corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in new.corridors]))
+    # grids that are not the catalog's usual 0/1 uint8 must survive the re-encoding too
+    out[-1].grid = np.arange(12, dtype=np.int16).reshape(3, 4) - 5
+    out[-2].grid = (out[-2].grid * 7 + 2).astype(np.int32)
+    return out
+
+
+def _downgrade(store: Store, revision: str) -> None:
+    from entityworks.migrate import migration_connection
+
+    config = alembic_config()
+    with migration_connection(store) as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+
+def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
+    """A catalog filled at revision 0001 keeps every map, grid, cave, room and corridor
+    through the upgrade (packed forms, new indexes) and through the downgrade."""
+    old = _revision_module("0001_catalog")
+    store = Store(url)
+    assert upgrade_catalog(store, "0001_catalog") == "0001_catalog"
+    before = _old_records(old)
+    store.insert_many(before)
+    sudoku = old.SudokuPuzzle(None, "t", "p", "1" + "0" * 80, None, 1, 0, None, None,
+                              before[0].created_at)
+    store.insert(sudoku)
+    expected = {r.id: r for r in before}
+
+    assert upgrade_catalog(store) == head()
+    assert diff(store, list(TABLES.values())) == []  # tables, types and indexes as the code
+    fresh = Store(url)
+    after = {m.id: m for m in fresh.select(MapRecord)}
+    assert sorted(after) == sorted(expected)
+    for key, was in expected.items():
+        now = after[key]
+        assert now.grid.dtype == was.grid.dtype and np.array_equal(now.grid, was.grid)
+        assert (now.kind, now.seed, now.parameters, now.width, now.height, now.open_ratio,
+                now.region_count, now.largest_region, now.created_at) == (
+            was.kind, was.seed, was.parameters, was.width, was.height, was.open_ratio,
+            was.region_count, was.largest_region, was.created_at)
+        assert [c.path for c in now.corridors] == [c.path for c in was.corridors]
+        assert [c.length for c in now.corridors] == [c.length for c in was.corridors]
+        assert len(now.rooms) == len(was.rooms) and len(now.caves) == len(was.caves)
+    with fresh.engine.connect() as conn:
+        raw = conn.execute(sa.text("SELECT grid FROM maps ORDER BY id")).scalars().all()
+        columns = [c["name"] for c in sa.inspect(conn).get_columns("maps")]
+        indexes = {ix["name"] for ix in sa.inspect(conn).get_indexes("maps")}
+        paths = conn.execute(sa.text("SELECT path FROM maps_corridors")).scalars().all()
+    assert columns[-1] == "grid"
+    assert [bytes(b)[0] for b in raw] == [1, 1, 1, 2]  # two-valued packed; 12 values: zlib
+    assert len(bytes(raw[0])) < 40 * 30 / 4
+    assert paths and all(isinstance(p, bytes | memoryview) for p in paths)
+    assert {"ix_maps_kind_width_height_region_count_open_ratio",
+            "ix_maps_region_count_open_ratio_width_height",
+            "ix_maps_kind_largest_region"} <= indexes  # as revision 0007 leaves them
+    assert fresh.count(SudokuPuzzleNow) == 1
+    if fresh.dialect.name == "sqlite":  # child tables clustered by their key
+        with fresh.engine.connect() as conn:
+            sql = dict(conn.execute(sa.text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")).all())
+        for child in ("maps_caves", "maps_rooms", "maps_corridors", "maps_placements"):
+            assert "WITHOUT ROWID" in sql[child] and "STRICT" in sql[child], sql[child]
+        assert "WITHOUT ROWID" not in sql["maps"]
+
+    _downgrade(fresh, "0001_catalog")
+    assert current(fresh) == "0001_catalog"
+    back = Store(url)
+    rows = {m.id: m for m in back.select(old.MapRecord)}
+    assert sorted(rows) == sorted(expected)
+    if back.dialect.name == "sqlite":
+        with back.engine.connect() as conn:
+            sql = dict(conn.execute(sa.text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")).all())
+        assert "WITHOUT ROWID" not in sql["maps_rooms"] + sql["maps_corridors"]
+    for key, was in expected.items():
+        assert np.array_equal(rows[key].grid, was.grid)
+        assert rows[key].grid.dtype == was.grid.dtype
+        assert rows[key].corridors == was.corridors and rows[key].rooms == was.rooms
+        assert rows[key].caves == was.caves
+    for s in (store, fresh, back):
+        s.close()
+
+
+def test_0005_refuses_nothing_and_loses_nothing_on_an_empty_catalog(tmp_path):
+    store = Store(tmp_path / "e.db")
+    upgrade_catalog(store, "0001_catalog")
+    assert upgrade_catalog(store) == head()
+    assert store.count(MapRecord) == 0 and diff(store, list(TABLES.values())) == []
+    store.close()
+
+
+def _map_indexes(url: str) -> dict[str, list[str]]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {ix["name"]: ix["column_names"]
+                    for ix in sa.inspect(conn).get_indexes("maps")}
+    finally:
+        engine.dispose()
+
+
+@table("maps")
+@dataclass
+class MapAt0007:
+    """A map row as revisions 0005-0007 hold it (no build outcome), with its children."""
+
+    id: int | None
+    kind: str
+    generator: str
+    parameters: dict[str, Any]
+    seed: int | None
+    width: int
+    height: int
+    open_ratio: float
+    region_count: int
+    largest_region: int
+    created_at: dt.datetime
+    grid: PackedGrid
+    caves: list[MapCave] = field(default_factory=list)
+    rooms: list[MapRoom] = field(default_factory=list)
+    corridors: list[MapCorridor] = field(default_factory=list)
+    placements: list[MapPlacement] = field(default_factory=list)
+
+
+def _maps_at_0007(kinds_and_seeds: list[tuple[str, int]]) -> list[MapAt0007]:
+    from entityworks.catalog import build_map
+
+    out = []
+    for kind, seed in kinds_and_seeds:
+        new = build_map(kind, seed, {"width": 40, "height": 30})
+        out.append(MapAt0007(**{f.name: getattr(new, f.name)
+                                for f in dataclasses.fields(MapAt0007)}))
+    return out
+
+
+def test_0007_swaps_the_indexes_and_keeps_every_row(url):
+    """Revision 0007 replaces two composite indexes of maps by covering ones, rows untouched,
+    and its downgrade brings the 0005 indexes back."""
+    store = Store(url)
+    assert upgrade_catalog(store, "0006_server_defaults") == "0006_server_defaults"
+    maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("islands", 5)])
+    store.insert_many(maps)
+    expected = {m.id: m for m in Store(url).select(MapAt0007)}
+    old = {"ix_maps_kind_width_height": ["kind", "width", "height"],
+           "ix_maps_region_count_open_ratio": ["region_count", "open_ratio"]}
+    new = {"ix_maps_kind_width_height_region_count_open_ratio":
+           ["kind", "width", "height", "region_count", "open_ratio"],
+           "ix_maps_region_count_open_ratio_width_height":
+           ["region_count", "open_ratio", "width", "height"]}
+    assert old.items() <= _map_indexes(url).items()
+
+    assert upgrade_catalog(store) == head()  # through 0007 (and the revisions after it)
+    indexes = _map_indexes(url)
+    assert new.items() <= indexes.items() and not old.keys() & indexes.keys()
+    assert diff(store, list(TABLES.values())) == []
+    after = Store(url)
+    assert {m.id: m for m in after.select(MapRecord)}.keys() == expected.keys()
+    for m in after.select(MapRecord):
+        was = expected[m.id]
+        assert np.array_equal(m.grid, was.grid) and m.grid.dtype == was.grid.dtype
+        assert (m.corridors, m.rooms, m.caves, m.open_ratio) == (
+            was.corridors, was.rooms, was.caves, was.open_ratio)
+
+    _downgrade(after, "0006_server_defaults")
+    assert current(after) == "0006_server_defaults"
+    indexes = _map_indexes(url)
+    assert old.items() <= indexes.items() and not new.keys() & indexes.keys()
+    back = Store(url)
+    assert sorted(m.id for m in back.select(MapAt0007)) == sorted(expected)
+    for s in (store, after, back):
+        s.close()
+
+# -- issue 10 item 1: child tables keep every row through an applied change ---------------------
+
+
+@dataclass
+class Spot:
+    x: int
+    y: int
+
+
+@table("levels")
+@dataclass
+class KidsV1:
+    id: int | None
+    name: str
+    note: str | None = None
+    spots: list[Spot] = field(default_factory=list)
+
+
+@table("levels")
+@dataclass
+class KidsDefaulted:          # a new NOT NULL field with a default (SQLite rebuilds the table)
+    id: int | None
+    name: str
+    note: str | None = None
+    theme: str = "stone"
+    spots: list[Spot] = field(default_factory=list)
+
+
+@table("levels")
+@dataclass
+class KidsOptional:           # name becomes Optional (SQLite rebuilds the table)
+    id: int | None
+    name: str | None
+    note: str | None = None
+    spots: list[Spot] = field(default_factory=list)
+
+
+@table("levels")
+@dataclass
+class KidsBoth:
+    id: int | None
+    name: str | None
+    note: str = "none"
+    theme: str = "stone"
+    spots: list[Spot] = field(default_factory=list)
+
+
+KIDS = {"defaulted": KidsDefaulted, "optional": KidsOptional, "both": KidsBoth}
+
+
+def _populate_kids(store: Store) -> list[KidsV1]:
+    store.create(KidsV1)
+    levels = [KidsV1(None, f"level {i}", None if i % 2 else "kept",
+                     [Spot(i, j) for j in range(i % 4)]) for i in range(12)]
+    store.insert_many(levels)
+    return levels
+
+
+def _kept(url: str, cls: type, levels: list[KidsV1]) -> None:
+    """Every parent and every child row came through, in order."""
+    fresh = Store(url)
+    rows = sorted(fresh.select(cls), key=lambda r: r.id)
+    fresh.close()
+    assert [(r.id, r.name) for r in rows] == [(lv.id, lv.name) for lv in levels]
+    assert [r.spots for r in rows] == [lv.spots for lv in levels]
+    assert sum(len(r.spots) for r in rows) == 18
+
+
+@pytest.mark.parametrize("change", sorted(KIDS))
+def test_apply_keeps_child_rows(url, change):
+    store = Store(url)
+    levels = _populate_kids(store)
+    cls = KIDS[change]
+    done = apply(store, cls)
+    assert done and done.rows == {"levels": 12, "levels_spots": 18}
+    assert diff(store, cls) == []
+    store.close()
+    _kept(url, cls, levels)
+
+
+@pytest.mark.parametrize("change", sorted(KIDS))
+def test_schema_diff_apply_cli_keeps_child_rows(url, change, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from entityworks.cli import cli
+
+    store = Store(url)
+    levels = _populate_kids(store)
+    store.close()
+    module = tmp_path / "kids_models.py"
+    module.write_text("from tests.entityworks.migrate.test_migrate import "
+                      "KidsDefaulted, KidsOptional, KidsBoth\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = f"kids_models:{KIDS[change].__name__}"
+    result = CliRunner().invoke(cli, ["schema", "diff", "--dataclass", spec, "--apply",
+                                      "--db", url], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr + result.stdout
+    assert "rows kept (levels: 12, levels_spots: 18)" in result.stdout
+    _kept(url, KIDS[change], levels)
+
+
+def test_foreign_key_violation_rolls_the_change_back(tmp_path):
+    """An orphan child row (written with foreign keys off) makes the rebuilt table fail
+    ``PRAGMA foreign_key_check``: the change is refused and nothing changes."""
+    url = f"sqlite:///{tmp_path / 'fk.db'}"
+    store = Store(url)
+    _populate_kids(store)
+    with store.engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        raw.execute("PRAGMA foreign_keys=OFF")
+        raw.execute("INSERT INTO levels_spots (parent_key, position, x, y) VALUES (99, 0, 1, 1)")
+        raw.execute("PRAGMA foreign_keys=ON")
+    with pytest.raises(SchemaError, match="foreign key.*rolled back"):
+        apply(store, KidsDefaulted)
+    assert [type(o) for o in diff(store, KidsDefaulted)] == [ops.AddColumnOp]
+    with store.engine.connect() as conn:  # foreign keys are on again for this pool
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        count = conn.exec_driver_sql("SELECT count(*) FROM levels_spots").scalar()
+    assert count == 19
+
+
+def test_lost_rows_are_refused_not_reported_as_kept(tmp_path, monkeypatch):
+    """Were the rebuild to cascade (foreign keys left on), the count check catches it."""
+    import entityworks.migrate as migrate
+
+    url = f"sqlite:///{tmp_path / 'lost.db'}"
+    store = Store(url)
+    levels = _populate_kids(store)
+    monkeypatch.setattr(migrate, "_sqlite_foreign_keys", lambda conn, on: None)
+    with pytest.raises(SchemaError, match=r"levels_spots: 18 -> 0\); nothing was changed"):
+        apply(store, KidsOptional)
+    monkeypatch.undo()
+    _kept(url, KidsV1, levels)
+
+
+def test_upgrade_keeps_child_rows_of_a_populated_catalog(tmp_path):
+    """Revisions run with the same protection (a later revision may rebuild ``maps``)."""
+    from entityworks.catalog import generate_into
+
+    store = open_catalog(tmp_path / "cat.db")
+    generate_into(store, "dungeon", count=2, seed=1)
+    with store.engine.connect() as conn:
+        before = conn.exec_driver_sql("SELECT count(*) FROM maps_rooms").scalar()
+    assert before > 0
+    assert upgrade_catalog(store) == head()
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM maps_rooms").scalar() == before
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_migrate_does_not_import_the_catalog():
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import entityworks.migrate as migrate
+
+    tree = ast.parse(Path(migrate.__file__).read_text())
+    imported = {getattr(n, "module", None) or "" for n in ast.walk(tree)
+                if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if "catalog" in m}
+    code = ("import sys, entityworks.migrate; "
+            "assert 'entityworks.catalog' not in sys.modules, 'catalog imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- revision 0008: sudoku entries, build outcomes -----------------------------------------
+
+
+def _columns(url: str, name: str) -> list[str]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [c["name"] for c in sa.inspect(conn).get_columns(name)]
+    finally:
+        engine.dispose()
+
+
+def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
+    """A catalog filled at revision 0007 keeps every map (grid still the last column, the
+    new outcome columns NULL) and puzzle through the upgrade and the downgrade; the upgraded
+    catalog stores outcomes and entries."""
+    from entityworks.catalog import SudokuEntry, build_map, store_sudokus
+    from generators import sudoku
+
+    store = Store(url)
+    assert upgrade_catalog(store, "0007_covering_indexes") == "0007_covering_indexes"
+    maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("dungeon", 6)])
+    store.insert_many(maps)
+    puzzle = sudoku.generate(30, seed=1)
+    store.insert(SudokuPuzzleNow(None, "old.txt", "Grid 01", puzzle.puzzle, puzzle.solution,
+                                 30, 1))
+    expected = {m.id: m for m in Store(url).select(MapAt0007)}
+    assert "build_success" not in _columns(url, "maps")
+
+    assert upgrade_catalog(store) == head()
+    assert diff(store, list(TABLES.values())) == []
+    columns = _columns(url, "maps")
+    assert columns[-5:] == ["build_success", "rooms_asked", "rooms_built", "connected", "grid"]
+    after = Store(url)
+    rows = {m.id: m for m in after.select(MapRecord)}
+    assert rows.keys() == expected.keys()
+    for key, was in expected.items():
+        now = rows[key]
+        assert np.array_equal(now.grid, was.grid) and now.grid.dtype == was.grid.dtype
+        assert (now.rooms, now.corridors, now.caves, now.seed, now.created_at) == (
+            was.rooms, was.corridors, was.caves, was.seed, was.created_at)
+        assert (now.build_success, now.rooms_asked, now.rooms_built, now.connected) == (
+            None, None, None, None)
+    fresh = build_map("dungeon", 3, {"width": 40, "height": 30, "rooms": 40})
+    after.insert(fresh)
+    back = after.get(MapRecord, fresh.id)
+    assert (back.build_success, back.rooms_asked, back.connected) == (False, 40, True)
+    assert back.rooms_built == len(back.rooms) == len(fresh.rooms)
+    entries = [sudoku.NamedPuzzle("Grid 01", puzzle.puzzle, 1),
+               sudoku.NamedPuzzle("Grid 02", puzzle.puzzle, 11)]
+    done = store_sudokus(after, "old.txt", entries, [sudoku.solve(puzzle.puzzle)] * 2)
+    assert (done.stored, done.entries) == (0, 2) and after.count(SudokuEntry) == 2
+
+    _downgrade(after, "0007_covering_indexes")
+    assert current(after) == "0007_covering_indexes"
+    assert "sudoku_entries" not in Store(url).table_names()
+    assert _columns(url, "maps")[-1] == "grid"
+    assert not {"build_success", "rooms_asked", "rooms_built", "connected"} & set(
+        _columns(url, "maps"))
+    down = Store(url)
+    kept = {m.id: m for m in down.select(MapAt0007)}
+    assert kept.keys() == expected.keys() | {fresh.id}
+    for key, was in expected.items():
+        assert np.array_equal(kept[key].grid, was.grid) and kept[key].rooms == was.rooms
+    assert down.count(SudokuPuzzleNow) == 1
+    assert upgrade_catalog(down) == head() and diff(down, list(TABLES.values())) == []
+    for s in (store, after, down):
+        s.close()
