@@ -42,8 +42,8 @@ from entityworks.xml.dataset import dataset_of, dataset_xsd_bytes, read_dataset
 from entityworks.xml.table import read_xml, write_xml
 from entityworks.xml.xsd import read_xsd, write_xsd, xsd_bytes
 
-from .test_dataset import FLAT_XML, shop_xsd
-from .test_logical import DOTNET_XSD
+from .sql.test_logical import DOTNET_XSD
+from .xml.test_dataset import FLAT_XML, shop_xsd
 
 
 def run(*args: str) -> Result:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from entityworks import Store, WriteError, col, column, migrate
 from entityworks.sql.scripts import statement_templates
 
-from .strategies import decimals
+from ..strategies import decimals
 
 D = decimal.Decimal
 FAST = settings(max_examples=25, deadline=None,

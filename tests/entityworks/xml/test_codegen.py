@@ -20,7 +20,7 @@ from entityworks.cli import cli
 from entityworks.xml.table import read_xml, write_xml
 from entityworks.xml.xsd import read_xsd, write_xsd, xsd_bytes
 
-from .test_logical import DOTNET_XML, DOTNET_XSD
+from ..sql.test_logical import DOTNET_XML, DOTNET_XSD
 
 
 def load_source(source: str, path: Path) -> ModuleType:

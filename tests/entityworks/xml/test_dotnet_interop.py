@@ -28,7 +28,7 @@ from entityworks.cli import cli
 from entityworks.xml.table import read_xml, write_xml
 from entityworks.xml.xsd import read_xsd
 
-from ..conftest import IN_CI
+from ...conftest import IN_CI
 
 SOURCES = sorted((Path(__file__).resolve().parents[2] / "dotnet").glob("*.cs"))
 

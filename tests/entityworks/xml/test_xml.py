@@ -16,7 +16,7 @@ from entityworks import Store, ValueEncodingError, XMLImportError, col
 from entityworks.xml.table import iter_xml, read_xml, write_xml
 from entityworks.xml.xsd import write_xsd, xsd_bytes
 
-from .strategies import XML_FORBIDDEN, AllTypes, assert_same_rows, rows
+from ..strategies import XML_FORBIDDEN, AllTypes, assert_same_rows, rows
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -29,7 +29,7 @@ from entityworks.registry import check_decimal
 from entityworks.xml.table import read_xml, write_xml
 from entityworks.xml.xsd import MAX_COLUMNS, MAX_TABLES, read_xsd, xsd_bytes
 
-from .strategies import XML_FORBIDDEN, decimals, same_array_values
+from ..strategies import XML_FORBIDDEN, decimals, same_array_values
 
 SWEEP = settings(max_examples=150, deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -28,7 +28,7 @@ from entityworks.xml.xsd import (
     xsd_tree,
 )
 
-from .strategies import AllTypes
+from ..strategies import AllTypes
 
 NS = {"xs": XS_NS, "msdata": MSDATA_NS}
 GUID = "System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089"
