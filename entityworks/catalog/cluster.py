@@ -23,7 +23,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..sql.encoded import EncodedRows, encode_rows
-from .core import MapRecord, _build_chunk, _encode_chunk, build_map, check_parameters
+from .build import build_chunk, build_map, check_parameters, encode_chunk
+from .models import MapRecord
 
 #: Maps per task: big enough that scheduling costs little, small enough to balance.
 MAP_CHUNK = 16
@@ -94,11 +95,11 @@ def _in_order(client: Any, function: Any, slices: Sequence[list[Any]], args: tup
 
 
 def _maps_task(seeds: list[int], kind: str, params: dict[str, Any]) -> list[MapRecord]:
-    return _build_chunk(kind, list(seeds), params)
+    return build_chunk(kind, list(seeds), params)
 
 
 def _encoded_maps_task(seeds: list[int], kind: str, params: dict[str, Any]) -> EncodedRows:
-    return _encode_chunk(kind, list(seeds), params)
+    return encode_chunk(kind, list(seeds), params)
 
 
 def generate_maps_on(client: Any, kind: str, count: int, *, seed: int | None = None,

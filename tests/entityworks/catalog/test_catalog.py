@@ -27,7 +27,8 @@ from entityworks.catalog import (
     store_entropy,
     store_sudokus,
 )
-from entityworks.catalog import core as catalog_core
+from entityworks.catalog import generate as catalog_generate
+from entityworks.catalog import queries as catalog_queries
 from generators import caves, dungeon, sudoku
 from generators.regions import region_stats
 from tests.conftest import require_data
@@ -149,7 +150,7 @@ def test_sample_maps_draws_every_matching_map_equally_often(tmp_path, monkeypatc
     caves = {r.id for r in store.select(MapRecord, where={"kind": "caves"})}
     assert len(caves) == 8
     for tries in (catalog.SAMPLE_TRIES, 0):
-        monkeypatch.setattr(catalog_core, "SAMPLE_TRIES", tries)
+        monkeypatch.setattr(catalog_queries, "SAMPLE_TRIES", tries)
         counts = dict.fromkeys(caves, 0)
         for seed in range(1000):
             sample = sample_maps(store, 2, kind="caves", seed=seed)
@@ -433,7 +434,7 @@ def test_refuse_short_stores_nothing_even_after_earlier_batches(backend_url, mon
 
     outcomes = [dungeon.generate(seed=s, **COMPLETE_THEN_SHORT).success for s in range(8, 19)]
     assert outcomes == [True] * 10 + [False]  # seeds 8-17 complete, 18 short
-    monkeypatch.setattr(catalog_core, "STORE_BATCH", 1)  # every chunk written as it comes
+    monkeypatch.setattr(catalog_generate, "STORE_BATCH", 1)  # every chunk written as it comes
     store = open_catalog(backend_url)
     try:
         with pytest.raises(catalog.ShortBuild, match=r"seed 18 fell short \(\d of 3 rooms "

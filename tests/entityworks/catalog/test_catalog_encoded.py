@@ -288,7 +288,8 @@ def test_pool_workers_leave_the_cpu_to_the_writer():
     from concurrent.futures import ProcessPoolExecutor
 
     from entityworks import catalog
+    from entityworks.catalog import generate
 
-    with ProcessPoolExecutor(1, initializer=catalog._worker_setup) as pool:
+    with ProcessPoolExecutor(1, initializer=generate._worker_setup) as pool:
         worker = pool.submit(os.nice, 0).result()
     assert worker == min(19, os.nice(0) + catalog.WORKER_NICENESS)

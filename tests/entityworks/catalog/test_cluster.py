@@ -69,15 +69,15 @@ def test_generation_survives_a_killed_worker_and_equals_the_local_run(client, tm
         if not killed:  # after the first stored batch, while tasks are running
             killed.append(_kill_a_busy_worker(client))
 
-    from entityworks import catalog
+    from entityworks.catalog import generate
 
-    batch = catalog.STORE_BATCH
-    catalog.STORE_BATCH = 8  # store often, so the kill lands mid-run
+    batch = generate.STORE_BATCH
+    generate.STORE_BATCH = 8  # store often, so the kill lands mid-run
     try:
         stats = generate_into(store, "dungeon", count, seed=500, params=PARAMS,
                               client=client, progress=progress)
     finally:
-        catalog.STORE_BATCH = batch
+        generate.STORE_BATCH = batch
     assert killed, "no worker was killed"
     assert stats.count == count and stats.seeds == (500, 500 + count - 1)
     rows = list(store.select(MapRecord, order_by="id"))

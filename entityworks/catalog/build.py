@@ -1,0 +1,114 @@
+"""One map built: a ``generators`` result turned into a catalog row, and the checks of a
+request (kind, parameters, size) before anything is built.
+
+Everything here is a pure function of its arguments, run in this process, in a worker process
+or on a Dask worker (:mod:`.generate`, :mod:`.cluster`): both sit on top of this module.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..sql.encoded import EncodedRows, encode_rows
+from .kinds import map_kind
+from .models import MapCave, MapCorridor, MapRecord, MapRoom, utc_now
+from .packing import unpack_grid
+
+
+def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
+    """``(open_ratio, region_count, largest_region)`` of a grid (4-connected floor regions)."""
+    from generators.regions import region_stats
+
+    stats = region_stats(grid, 4)
+    ratio = float(np.count_nonzero(grid == 0)) / grid.size
+    return ratio, int(stats.count), int(stats.largest)
+
+
+def _corridor(path: Sequence[tuple[int, int]]) -> MapCorridor:
+    (sx, sy), (ex, ey) = path[0], path[-1]
+    return MapCorridor(len(path), int(sx), int(sy), int(ex), int(ey),
+                       [[int(x), int(y)] for x, y in path])
+
+
+def map_record(result: Any, *, kind: str | None = None, generator: str | None = None
+               ) -> MapRecord:
+    """Turn a ``generators`` result (caves, dungeon, islands, cellular) into a catalog row."""
+    grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
+    ratio, regions, largest = map_stats(grid)
+    caves = [MapCave(c.id, c.cells, *c.bbox, *c.centroid) for c in getattr(result, "caves", [])]
+    rooms = [MapRoom(r.x, r.y, r.width, r.height) for r in getattr(result, "rooms", [])]
+    corridors = [_corridor(p) for p in getattr(result, "corridors", []) if len(p)]
+    module = type(result).__module__
+    return MapRecord(
+        None, kind or result.kind, generator or f"{module}.{type(result).__name__}",
+        dict(result.params), result.seed, int(grid.shape[1]), int(grid.shape[0]),
+        ratio, regions, largest, utc_now(), *build_outcome(result), grid=grid, caves=caves,
+        rooms=rooms, corridors=corridors)
+
+
+def build_outcome(result: Any) -> tuple[bool | None, int | None, int | None, bool | None]:
+    """``(build_success, rooms_asked, rooms_built, connected)`` as a generator result reports
+    them (``generators.dungeon``); all None for a result that reports no outcome."""
+    asked = getattr(result, "rooms_asked", None)
+    if asked is None:
+        return None, None, None, None
+    return (bool(result.success), int(asked), int(result.rooms_built),
+            bool(result.connected))
+
+
+def decode_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
+    """The grid held by a ``maps.grid`` value as read straight from the database.
+
+    The one decoder for raw catalog rows (a web view, a script reading SQL itself): it reads
+    the bit-packed form of revision ``0005_compact_grids`` and the ``.npy`` bytes of older catalogs.
+    """
+    return unpack_grid(blob)
+
+#: Most cells (width x height) a catalog map may have: 4096 x 4096. A grid this size is 16 MiB
+#: of bytes before the generators' working copies; far larger ones exhaust memory.
+MAX_MAP_CELLS = 1 << 24
+
+
+def check_parameters(kind: str, params: dict[str, Any]) -> None:
+    """Refuse parameter names the generator of ``kind`` does not take, and map sizes over
+    :data:`MAX_MAP_CELLS` (width x height, with the generator's defaults)."""
+    spec = map_kind(kind)
+    accepted = spec.parameters()
+    for name in params:
+        if name not in accepted:
+            raise ValueError(f"{kind} has no parameter {name!r}; parameters are: "
+                             f"{', '.join(accepted)}")
+    defaults = {name: p.default for name, p in
+                inspect.signature(spec.function()).parameters.items()}
+    width, height = (params.get(n, defaults.get(n)) for n in ("width", "height"))
+    if (isinstance(width, int) and isinstance(height, int) and not isinstance(width, bool)
+            and not isinstance(height, bool) and width * height > MAX_MAP_CELLS):
+        raise ValueError(f"a {width}x{height} map has {width * height:,} cells, more than "
+                         f"the {MAX_MAP_CELLS:,} (4096x4096) a catalog map may have")
+
+
+def build_map(kind: str, seed: int | None, params: dict[str, Any]) -> MapRecord:
+    """Generate one map of ``kind`` and return its catalog row (runs in worker processes)."""
+    spec = map_kind(kind)
+    result = spec.function()(**params, **dict(spec.fixed), seed=seed)
+    return map_record(result, kind=kind, generator=spec.module)
+
+
+def build_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
+                 ) -> list[MapRecord]:
+    return [build_map(kind, s, params) for s in seeds]
+
+
+def encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
+                  ) -> EncodedRows:
+    """The maps of ``seeds`` as rows ready for ``Store.insert_encoded``: built and encoded
+    in the worker, a fraction of the objects' pickle."""
+    return encode_rows(build_chunk(kind, seeds, params))
+
+
+__all__ = ["MAX_MAP_CELLS", "build_chunk", "build_map", "build_outcome", "check_parameters",
+           "decode_grid", "encode_chunk", "map_record", "map_stats"]

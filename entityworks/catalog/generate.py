@@ -1,0 +1,277 @@
+"""Generating many maps: in chunks, on worker processes (or a Dask cluster), and storing
+them in batches as they arrive.
+
+The builds themselves are :mod:`.build`'s; this module holds the fan-out, the one writer and
+what a run reports (:class:`GenerateStats`, :class:`BuildSummary`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import EntityworksError
+from ..registry import registry as default_registry
+from ..sql.encoded import EncodedRows, encode_rows
+from ..sql.store import Store
+from .build import build_chunk, build_map, check_parameters, encode_chunk
+from .models import MapRecord
+
+
+def generate_maps(kind: str, count: int, *, seed: int | None = None,
+                  params: dict[str, Any] | None = None, workers: int = 1,
+                  chunk: int = 8, client: Any = None) -> Iterator[list[MapRecord]]:
+    """Generate ``count`` maps in chunks, on ``workers`` processes, in seed order.
+
+    With ``seed`` the maps get seeds ``seed, seed + 1, ...``; without, each map draws its own
+    seed from the OS. Either way every row records the seed that rebuilds it. With
+    ``client`` (a ``dask.distributed.Client``) the maps are built on its cluster instead
+    (see :mod:`entityworks.catalog.cluster`); ``workers`` is then ignored.
+    """
+    yield from _generate(kind, count, seed=seed, params=params, workers=workers, chunk=chunk,
+                         client=client, encoded=False)
+
+
+def generate_encoded(kind: str, count: int, *, seed: int | None = None,
+                     params: dict[str, Any] | None = None, workers: int = 1,
+                     chunk: int = 8, client: Any = None) -> Iterator[EncodedRows]:
+    """:func:`generate_maps` with each chunk encoded where it was built (a worker process,
+    a Dask worker) for ``Store.insert_encoded``: the workers pack the grids and paths, and
+    send the rows instead of the objects. What :func:`generate_into` stores."""
+    yield from _generate(kind, count, seed=seed, params=params, workers=workers, chunk=chunk,
+                         client=client, encoded=True)
+
+
+def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any] | None,
+              workers: int, chunk: int, client: Any, encoded: bool) -> Iterator[Any]:
+    if client is not None:
+        from .cluster import generate_maps_on
+
+        yield from generate_maps_on(client, kind, count, seed=seed, params=params,
+                                    encoded=encoded)
+        return
+    params = dict(params or {})
+    check_parameters(kind, params)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError(f"count must be an integer >= 0, got {count!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seeds: list[int | None] = [None if seed is None else seed + i for i in range(count)]
+    build = encode_chunk if encoded else build_chunk
+    if count:  # fail fast, in this process, on a bad parameter value
+        first = [build_map(kind, seeds[0], params)]
+        yield encode_rows(first) if encoded else first
+        seeds = seeds[1:]
+    chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
+    if workers == 1 or len(chunks) <= 1:
+        for part in chunks:
+            yield build(kind, part, params)
+        return
+    # Workers ignore Ctrl-C: only this process stops, cancels the chunks not started and
+    # drains the running ones (a worker interrupted while sending its result would block the
+    # pool's shutdown for ever), and run at a lower priority than this process, the writer.
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
+    try:
+        yield from pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: How much lower the generating workers' CPU priority is than this process's (``nice``):
+#: with as many workers as cores, the one writer would otherwise wait for a core each time a
+#: batch arrives, and the results pile up behind it.
+WORKER_NICENESS = 10
+
+
+def _worker_setup() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - no nice on this platform
+        pass
+
+
+#: Maps :func:`generate_into` stores per write.
+STORE_BATCH = 128
+
+
+def save_maps(store: Store, records: Iterable[MapRecord]) -> int:
+    """Insert map rows (and their caves, rooms and corridors); returns how many."""
+    return store.insert_many(list(records))
+
+
+@dataclass
+class BuildSummary:
+    """How the builds of one :func:`generate_into` call went (generators that report an
+    outcome): complete ones, short ones (a room missing or the floor split), and the room
+    counts of the short ones."""
+
+    complete: int = 0
+    short: int = 0
+    disconnected: int = 0
+    rooms_asked: int | None = None
+    short_built: tuple[int, int] | None = None
+
+    def add(self, success: bool, asked: int, built: int, connected: bool) -> None:
+        self.rooms_asked = asked if self.rooms_asked is None else self.rooms_asked
+        if success:
+            self.complete += 1
+            return
+        self.short += 1
+        self.disconnected += not connected
+        low, high = self.short_built or (built, built)
+        self.short_built = (min(low, built), max(high, built))
+
+    def __str__(self) -> str:
+        """``17 complete, 3 short (asked 8 rooms, built 5-7)``."""
+        text = f"{self.complete} complete, {self.short} short"
+        if self.short_built is not None:
+            low, high = self.short_built
+            built = str(low) if low == high else f"{low}-{high}"
+            text += f" (asked {self.rooms_asked} rooms, built {built}"
+            if self.disconnected:
+                text += f"; {self.disconnected} not connected"
+            text += ")"
+        return text
+
+
+class ShortBuild(EntityworksError):
+    """A build fell short while :func:`generate_into` was told to refuse short builds."""
+
+
+@dataclass(frozen=True)
+class GenerateStats:
+    """What :func:`generate_into` did and where its time went."""
+
+    kind: str
+    count: int
+    seconds: float
+    storage_seconds: float
+    ids: tuple[int, int] | None
+    seeds: tuple[int | None, int | None] | None
+    #: CPU time of this process while storing (the wall time above also counts waits for a
+    #: core that the generating workers hold).
+    storage_cpu_seconds: float = 0.0
+    #: The outcomes of the builds stored, for kinds whose generator reports one (dungeons).
+    builds: BuildSummary | None = None
+
+    @property
+    def maps_per_second(self) -> float:
+        return self.count / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def storage_share(self) -> float:
+        """Fraction of the wall time spent writing to the database."""
+        return self.storage_seconds / self.seconds if self.seconds > 0 else 0.0
+
+
+def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
+                  seed: int | None = None, params: dict[str, Any] | None = None,
+                  workers: int = 1, progress: Callable[[int], None] | None = None,
+                  client: Any = None, refuse_short: bool = False) -> GenerateStats:
+    """Generate ``count`` maps on ``workers`` processes (or on the Dask cluster of
+    ``client``) and store them in batches as they arrive, in seed order.
+
+    The builds' outcomes (dungeons: rooms asked and built, connected) are stored with the
+    maps and summed up in ``GenerateStats.builds``. With ``refuse_short`` the whole call is
+    one transaction and the first short build raises :class:`ShortBuild`: nothing is stored.
+
+    ``store`` may be a function that opens the Store: it is called once the first map is
+    built, so that a bad parameter value leaves no new database behind. Only this process
+    writes, once per map: a seed already stored by this call is never stored again, even if
+    a cluster were to deliver a re-run task's result twice.
+    ``progress(n)`` is called after each stored batch with the number of maps it held.
+
+    The workers build each map's rows too (:func:`generate_encoded`): this process only
+    writes them, so that it keeps up with the workers. The Store must use the default
+    type registry, the one the rows were encoded with.
+    """
+    start = time.perf_counter()
+    storage = 0.0
+    storage_cpu = 0.0
+    ids: list[int] = []
+    seeds: list[int | None] = []
+    pending: list[EncodedRows] = []
+    waiting = 0
+    flushed = time.perf_counter()
+    stored: set[int | None] = set()
+    builds: BuildSummary | None = None
+    whole = contextlib.ExitStack()  # with refuse_short: one transaction for every batch
+    in_transaction = False
+
+    def flush() -> None:
+        nonlocal storage, storage_cpu, flushed, store, waiting, in_transaction
+        if not isinstance(store, Store):
+            store = store()
+        if store.registry is not default_registry:
+            raise EntityworksError("generate_into stores rows encoded with the default type "
+                                   "registry; open the catalog's Store without registry=")
+        if refuse_short and not in_transaction:
+            whole.enter_context(store.transaction())
+            in_transaction = True
+        t = time.perf_counter()
+        cpu = time.process_time()
+        batch = EncodedRows.join(pending)
+        ids.extend(store.insert_encoded(batch))
+        storage_cpu += time.process_time() - cpu
+        flushed = time.perf_counter()
+        storage += flushed - t
+        seeds.extend(batch.column("seed"))
+        if progress is not None:
+            progress(len(batch))
+        pending.clear()
+        waiting = 0
+
+    with whole:
+        for rows in generate_encoded(kind, count, seed=seed, params=params, workers=workers,
+                                     client=client):
+            keep = []
+            for i, value in enumerate(rows.column("seed")):
+                if value is None or value not in stored:
+                    stored.add(value)
+                    keep.append(i)
+            if keep:
+                part = rows if len(keep) == len(rows) else rows.take(keep)
+                builds = _count_builds(part, builds, refuse_short)
+                pending.append(part)
+                waiting += len(keep)
+            # One write per batch: per-call costs (transaction, key generation) amortised.
+            if pending and (waiting >= STORE_BATCH or time.perf_counter() - flushed > 0.5):
+                flush()
+        if pending:
+            flush()
+    elapsed = time.perf_counter() - start
+    return GenerateStats(kind, len(seeds), elapsed, storage,
+                         (min(ids), max(ids)) if ids else None,
+                         (seeds[0], seeds[-1]) if seeds else None, storage_cpu, builds)
+
+
+def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: bool
+                  ) -> BuildSummary | None:
+    """Add the outcomes of ``rows`` (NULL: the generator reports none) to ``builds``; with
+    ``refuse_short`` a short build raises :class:`ShortBuild`."""
+    outcomes = zip(rows.column("build_success"), rows.column("rooms_asked"),
+                   rows.column("rooms_built"), rows.column("connected"), rows.column("seed"),
+                   strict=True)
+    for success, asked, built, connected, seed in outcomes:
+        if success is None:
+            continue
+        builds = builds or BuildSummary()
+        builds.add(bool(success), asked, built, bool(connected))
+        if refuse_short and not success:
+            floor = "" if connected else ", floor not connected"
+            raise ShortBuild(f"the build of seed {seed} fell short "
+                             f"({built} of {asked} rooms built{floor}); nothing was stored")
+    return builds
+
+
+__all__ = ["STORE_BATCH", "WORKER_NICENESS", "BuildSummary", "GenerateStats", "ShortBuild",
+           "generate_encoded", "generate_into", "generate_maps", "save_maps"]
