@@ -25,7 +25,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from ..errors import EntityworksError
-from . import VERSION_TABLE, table_names
+from .metadata import table_names
+from .versions import VERSION_TABLE
 
 USER_VERSION_TABLE = "alembic_version"
 

@@ -219,7 +219,7 @@ def test_downgrade_to_base_removes_the_catalog(tmp_path):
 
 
 def test_alembic_ini_offline_sql(capsys):
-    from entityworks.migrate import _migrations_dir
+    from entityworks.migrate.revisions import migrations_dir
 
     config = alembic_config()
     config.cmd_opts = argparse.Namespace(x=["db=sqlite:///offline.db"])
@@ -227,7 +227,7 @@ def test_alembic_ini_offline_sql(capsys):
     sql = capsys.readouterr().out
     assert "CREATE TABLE maps" in sql and "STRICT" in sql
     assert "CREATE UNIQUE INDEX" in sql or "UNIQUE (puzzle)" in sql
-    assert (_migrations_dir() / "alembic.ini").is_file()
+    assert (migrations_dir() / "alembic.ini").is_file()
 
 
 def test_diff_reports_added_fields_and_nullability(url):
@@ -616,12 +616,12 @@ def test_foreign_key_violation_rolls_the_change_back(tmp_path):
 
 def test_lost_rows_are_refused_not_reported_as_kept(tmp_path, monkeypatch):
     """Were the rebuild to cascade (foreign keys left on), the count check catches it."""
-    import entityworks.migrate as migrate
+    from entityworks.migrate import dialects
 
     url = f"sqlite:///{tmp_path / 'lost.db'}"
     store = Store(url)
     levels = _populate_kids(store)
-    monkeypatch.setattr(migrate, "_sqlite_foreign_keys", lambda conn, on: None)
+    monkeypatch.setattr(dialects, "sqlite_foreign_keys", lambda conn, on: None)
     with pytest.raises(SchemaError, match=r"levels_spots: 18 -> 0\); nothing was changed"):
         apply(store, KidsOptional)
     monkeypatch.undo()

@@ -1,0 +1,148 @@
+"""The catalog's Alembic revisions (the ``migrations`` package): where they are, the revision
+a database is at, upgrading to one, and the helpers revision files create tables with.
+
+Apart from the diff/apply of a user's tables: this runs Alembic's own scripts, on the
+``entityworks_version`` table; the catalog hands its classes in and is never imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.util import CommandError
+
+from ..errors import EntityworksError, SchemaError
+from ..sql.ddllock import schema_lock
+from ..sql.store import Store
+from .connection import migration_connection, opened
+from .diff import describe, diff_tables
+from .metadata import table_names, target_metadata
+from .versions import VERSION_TABLE
+
+#: Where the ``migrations`` package is when it cannot be imported (beside ``entityworks``).
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+
+def migrations_dir() -> Path:
+    """The folder of the ``migrations`` package (the Alembic script directory)."""
+    try:
+        import migrations
+    except ImportError:  # pragma: no cover - the package ships with entityworks
+        return MIGRATIONS_DIR
+    for entry in getattr(migrations, "__path__", []):
+        folder = Path(entry)
+        if (folder / "env.py").is_file():
+            return folder.resolve()
+    return MIGRATIONS_DIR
+
+
+def alembic_config() -> Config:
+    """A programmatic Alembic config pointing at the ``migrations`` package."""
+    folder = migrations_dir()
+    config = Config()
+    config.set_main_option("script_location", str(folder))
+    return config
+
+
+def current(target: Store | str | Path) -> str | None:
+    """The catalog revision of a database (``None``: not under migration control)."""
+    with opened(target) as store, store.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+        return context.get_current_revision()
+
+
+def head() -> str:
+    """The newest revision in ``migrations/versions``."""
+    from alembic.script import ScriptDirectory
+
+    revision = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if revision is None:  # pragma: no cover - the package ships its revisions
+        raise EntityworksError(f"no Alembic revisions in {migrations_dir()}")
+    return revision
+
+
+def upgrade(target: Store | str | Path, revision: str = "head", *,
+            classes: Iterable[type]) -> str | None:
+    """Upgrade a database to ``revision``; returns the revision it is at afterwards.
+
+    ``classes`` are the dataclasses the revisions create (the catalog passes its own: see
+    :func:`entityworks.catalog.upgrade_catalog`). A database created without migrations
+    (``Store.create``) whose tables already match them is stamped instead of re-created;
+    one that differs raises SchemaError.
+    """
+    classes = list(classes)
+    config = alembic_config()
+    config.attributes["entityworks_classes"] = classes
+    with opened(target) as store, migration_connection(store) as conn, schema_lock(conn):
+        config.attributes["connection"] = conn
+        context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+        existing: set[str] = set()
+        if context.get_current_revision() is None:
+            existing = table_names(classes) & set(sa.inspect(conn).get_table_names())
+        if existing:
+            drift = diff_tables(conn, classes)
+            if drift:
+                raise SchemaError(
+                    f"{store!r} has catalog tables ({', '.join(sorted(existing))}) that are "
+                    f"not under migration control and differ from the catalog: "
+                    f"{describe(drift[0])}")
+            _alembic(command.stamp, config, revision)
+        else:
+            _alembic(command.upgrade, config, revision)
+        return context.get_current_revision()
+
+
+def _alembic(step: Any, config: Config, revision: str) -> None:
+    """Run an Alembic command; its refusals (an unknown revision...) are ours to report."""
+    try:
+        step(config, revision)
+    except CommandError as exc:
+        raise EntityworksError(f"cannot migrate to revision {revision!r}: {exc}") from None
+
+
+# -- helpers for revision files ---------------------------------------------------------------
+
+
+def create_tables(classes: Sequence[type], only: Collection[str] | None = None) -> None:
+    """Inside a revision: create the tables of ``classes`` (and child tables) with
+    ``op.create_table``, exactly as entityworks maps them for the dialect being migrated.
+
+    ``only`` names the tables to create (e.g. a child table added to an existing parent).
+    """
+    from alembic import op
+
+    metadata = target_metadata(classes, op.get_context().dialect.name)
+    for table in metadata.sorted_tables:
+        if only is not None and table.name not in only:
+            continue
+        items: list[Any] = [c._copy() for c in table.columns]
+        items += [c._copy() for c in table.constraints if isinstance(c, sa.CheckConstraint)]
+        items += [sa.ForeignKeyConstraint(
+            [e.parent.name for e in fk.elements], [e.target_fullname for e in fk.elements],
+            name=fk.name, ondelete=fk.ondelete, onupdate=fk.onupdate)
+            for fk in table.foreign_key_constraints]
+        # composite indexes (those of ``index=True`` columns come with the columns)
+        items += [sa.Index(ix.name, *[c.name for c in ix.columns])
+                  for ix in table.indexes if not getattr(ix, "_column_flag", False)]
+        op.create_table(table.name, *items, **dict(table.dialect_kwargs))
+
+
+def drop_tables(classes: Sequence[type], only: Collection[str] | None = None) -> None:
+    """Inside a revision: drop the tables of ``classes`` (or the ``only`` ones), children
+    first."""
+    from alembic import op
+
+    metadata = target_metadata(classes, op.get_context().dialect.name)
+    for table in reversed(metadata.sorted_tables):
+        if only is None or table.name in only:
+            op.drop_table(table.name)
+
+
+__all__ = ["MIGRATIONS_DIR", "alembic_config", "create_tables", "current", "drop_tables", "head",
+           "migrations_dir", "upgrade"]
