@@ -129,7 +129,6 @@ def _write_tiled(rd: Any, grid: Any, tiled: str, tile_size: int = 16) -> None:
         json_file.write(json.dumps(document, separators=(",", ":")).encode("utf-8"))
 
 
-
 @click.command()
 @click.argument("map_ids", nargs=-1, required=True, type=int, metavar="MAP_ID...")
 @click.option("--count", "-n", type=click.IntRange(min=1), default=2, show_default=True,

@@ -171,7 +171,6 @@ class ByteSize(_IntParam):
         return number or None
 
 
-
 def cluster_client(address: str | None) -> Any:
     """A Dask client for ``--cluster`` (dask is imported only here), or None."""
     if address is None:

@@ -38,7 +38,6 @@ class SchemaGroup(Group):
         return super().resolve_command(ctx, args)
 
 
-
 @click.group(cls=SchemaGroup)
 def schema() -> None:
     """Show a table's schema (schema TABLE) or compare classes with a database (schema diff)."""
