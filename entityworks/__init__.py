@@ -18,9 +18,10 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see below
 
 # The API is imported on first use (PEP 562), so that ``import entityworks`` costs next to
-# nothing: the command line starts without SQLAlchemy, NumPy, pyarrow or lxml, and its Ctrl-C
-# handling (``_entry``) is in place a moment after the interpreter starts. Add a new public
-# name here (module -> names) and to ``__all__``; the TYPE_CHECKING block mirrors it for tools.
+# nothing: the command line starts without SQLAlchemy, NumPy, pyarrow or lxml, and its
+# Ctrl-C handling (``entityworks_launch``) is in place a moment after the interpreter starts.
+# Add a new public name here (module -> names) and to ``__all__``; the TYPE_CHECKING block
+# mirrors it for tools.
 _LAZY: dict[str, tuple[str, ...]] = {
     "errors": ("ConfigurationError", "EntityworksError", "FilterError", "InvalidNameError",
                "NoSuchTableError", "NotFoundError", "OutputPathError", "SchemaError",

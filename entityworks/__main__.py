@@ -1,6 +1,6 @@
-"""``python -m entityworks`` runs the command line."""
+"""``python -m entityworks`` runs the command line, under the console script's Ctrl-C guard."""
 
-from ._entry import main
+from entityworks_launch import main
 
 if __name__ == "__main__":
     main()

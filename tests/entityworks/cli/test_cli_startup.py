@@ -48,6 +48,29 @@ def test_help_and_version_load_no_heavy_module(args):
     assert loaded_after(code) == []
 
 
+
+def test_a_command_loads_only_its_own_module():
+    """The root group imports a command's module when the command is looked up, no other."""
+    code = ("from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
+            "result = CliRunner().invoke(cli, ['query', '--help'])\n"
+            "assert result.exit_code == 0, result.output\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('entityworks.cli.')))")
+    done = subprocess.run([sys.executable, "-c", "import sys\n" + code], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    loaded = {m.rpartition(".")[2] for m in done.stdout.strip().splitlines()[-1].split()}
+    assert loaded == {"catalog", "errors", "group", "options", "output", "stores"}, loaded
+
+
+def test_every_command_is_found_under_its_own_name():
+    from entityworks.cli import cli
+    from entityworks.cli.group import COMMANDS
+
+    assert sorted(cli.commands) == sorted(COMMANDS)
+    for name in COMMANDS:
+        assert cli.commands[name].name == name
+
 def test_query_loads_only_what_it_needs(tmp_path):
     from entityworks.catalog import generate_into, open_catalog
 

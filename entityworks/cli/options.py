@@ -1,0 +1,183 @@
+"""Options shared by several commands, and the parsers that turn their text into values:
+``--db`` (checked before any command runs), ``--progress``, ``--where``, ``--param``, sizes
+(``--max-size``), ``--workers``' default and ``--cluster``.
+
+They live in one module so that every command spells an option, its help and its refusals
+the same way; like every module of the command line it imports only light modules at the
+top, the heavy ones inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import FilterError
+from ..sql.urls import redact, remember_password
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from ..model.schema import TableSchema
+    from ..sql.filters import Comparison
+
+DEFAULT_DB = "entityworks.db"
+
+
+#: Drivers to suggest when a URL names a dialect without one (or with one not installed).
+SUGGESTED_DRIVERS = {"mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql",
+                     "postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
+
+
+def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
+    """Refuse a URL whose dialect is unknown or whose driver is not installed, up front."""
+    if value is None or "://" not in value:
+        return value
+    remember_password(value)
+    import sqlalchemy as sa
+
+    try:
+        url = sa.make_url(value)
+        url.get_dialect().import_dbapi()
+    except ImportError as exc:
+        hint = ""
+        scheme = value.partition("://")[0]
+        better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
+        if better and better != scheme:
+            hint = f"; use {better}://... (the extra entityworks[{_extra(better)}] installs it)"
+        raise click.BadParameter(f"the driver for {scheme!r} is not installed ({exc}){hint}",
+                                 param_hint="--db") from None
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise click.BadParameter(redact(str(exc)), param_hint="--db") from None
+    _check_charset(url)
+    return value
+
+
+def _extra(driver: str) -> str:
+    return "postgres" if driver.startswith("postgres") else "mariadb"
+
+
+def _check_charset(url: sa.URL) -> None:
+    """``?charset=`` of a MySQL/MariaDB URL must name a character set the driver knows."""
+    if url.get_backend_name() not in ("mysql", "mariadb") or "charset" not in url.query:
+        return
+    charset = url.query["charset"]
+    names = [charset] if isinstance(charset, str) else list(charset)
+    if url.get_driver_name() == "pymysql":
+        from pymysql.charset import charset_by_name
+
+        for name in names:
+            try:
+                known = charset_by_name(name) is not None
+            except (KeyError, AttributeError):
+                known = False
+            if not known:
+                raise click.BadParameter(f"unknown MySQL character set {name!r} in ?charset= "
+                                         f"(entityworks uses utf8mb4 when none is given)",
+                                         param_hint="--db")
+
+
+def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--db", default=DEFAULT_DB, envvar="ENTITYWORKS_DB", show_default=True,
+        callback=check_db, help="SQLite file path or SQLAlchemy URL (env: ENTITYWORKS_DB).")(fn)
+
+
+def progress_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--progress/--no-progress", default=None,
+                        help="Show a progress bar (default: when stderr is a terminal).")(fn)
+
+
+def cores() -> int:
+    """CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+_WHERE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|<>|>=|<=|>|<)\s*(.*?)\s*$")
+
+
+def parse_where(text: str, schema: TableSchema) -> Comparison:
+    """``"col>=value"`` -> a filter; the value is parsed as the column's type."""
+    from ..sql.filters import Comparison, col
+
+    match = _WHERE.match(text)
+    if match is None:
+        raise FilterError(f"--where {text!r}: expected COLUMN OP VALUE with OP one of "
+                          f"= != < <= > >=, e.g. 'width>=80'")
+    name, op, raw = match.groups()
+    column = schema.column(name)
+    op = {"=": "==", "<>": "!="}.get(op, op)
+    if raw.lower() == "null":
+        if op not in ("==", "!="):
+            raise FilterError(f"--where {text!r}: null only works with = and !=")
+        return col(name) == None if op == "==" else col(name) != None  # noqa: E711
+    try:
+        value = column.info.from_text(raw)
+    except RecursionError:
+        raise FilterError(f"--where for column {name!r}: the value is nested too deeply"
+                          ) from None
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise FilterError(f"--where {text!r}: {raw!r} is not a valid {column.info.name} "
+                          f"for column {name!r} ({exc})") from None
+    return Comparison(name, op, value)
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``k=v`` pairs; values are JSON when they parse (``3``, ``true``, ``0.5``), else text."""
+    import json
+
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--param")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        except RecursionError:
+            raise click.BadParameter(f"the value of {key.strip()!r} is nested too deeply",
+                                     param_hint="--param") from None
+        params[key.strip()] = value
+    return params
+
+if TYPE_CHECKING:
+    _IntParam = click.ParamType[int | None]
+else:  # ParamType is generic from click 8.3 on; 8.2 cannot subscript it
+    _IntParam = click.ParamType
+
+
+class ByteSize(_IntParam):
+    """A size in bytes: ``1048576``, ``512K``, ``100M``, ``4G``, ``1T`` (powers of 1024);
+    ``0`` means no limit (None)."""
+
+    name = "SIZE"
+    _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | None:
+        if value is None or isinstance(value, int):
+            return value or None
+        match = re.fullmatch(r"\s*(\d{1,15})\s*([KMGT]?)(?:i?B)?\s*", str(value), re.IGNORECASE)
+        if match is None:
+            self.fail(f"{value!r} is not a size like 1048576, 512K, 100M or 4G", param, ctx)
+        number = int(match.group(1)) * self._UNITS[match.group(2).upper()]
+        return number or None
+
+
+def cluster_client(address: str | None) -> Any:
+    """A Dask client for ``--cluster`` (dask is imported only here), or None."""
+    if address is None:
+        return None
+    from ..catalog.cluster import connect
+
+    try:
+        return connect(address)
+    except RuntimeError as exc:
+        raise click.UsageError(str(exc)) from None
