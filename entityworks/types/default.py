@@ -12,12 +12,16 @@ from .registry import TypeRegistry
 
 
 def default_registry() -> TypeRegistry:
-    """A new registry holding the built-in entries (the scalars) and factories (nested
-    dataclasses, NumPy arrays, JSON containers, Enums: looked up in the reverse order)."""
+    """A new registry holding the built-in entries (the scalars) and factories.
+
+    Factories are tried newest first: Enums, JSON containers, NumPy arrays (whose test
+    imports NumPy, so a ``list[int]`` is settled before it), nested dataclasses.
+    """
     registry = TypeRegistry()
     scalars.register(registry)
-    json.register(registry)
+    json.register_nested(registry)
     arrays.register(registry)
+    json.register(registry)
     scalars.register_enums(registry)
     return registry
 

@@ -358,7 +358,11 @@ class NestedCodec:
         return self.from_jsonable(json.loads(text))
 
 
-def register(registry: TypeRegistry) -> None:
-    """Add the factories of nested dataclasses and JSON containers to ``registry``."""
+def register_nested(registry: TypeRegistry) -> None:
+    """Add the factory of dataclasses nested in a column to ``registry``."""
     registry.register_factory(_is_nested_dataclass, _nested_info)
+
+
+def register(registry: TypeRegistry) -> None:
+    """Add the factory of list, dict and tuple fields to ``registry``."""
     registry.register_factory(_is_json, _json_info)
