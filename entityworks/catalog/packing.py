@@ -12,11 +12,16 @@ A corridor is a list of ``[x, y]`` cells, each a 4-neighbour of the one before;
 64-bit integer pairs.
 
 Both forms start with a tag byte, so new forms can be added without breaking old blobs.
+
+The two forms are types of their own, :data:`PackedGrid` and :data:`PointPath`, marked with
+:data:`PACKED` and :data:`POINTS`: :func:`register` adds their entries to a type registry,
+and importing this module adds them to the default one (the core registry knows no maps).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import struct
 import typing
 import zlib
@@ -28,7 +33,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import EntityworksError
-from ..registry import PACKED, POINTS
+from ..sql import sqltypes
+from ..types.arrays import ndarray_from_bytes
+from ..types.default import registry as default_registry
+from ..types.json import json_text
+from ..types.registry import TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
+from ..types.scalars import bytes_from_text, bytes_to_text
+
+#: Marker for arrays stored bit-packed by :func:`pack_grid`: ``PackedGrid``.
+PACKED = TypeMarker("PACKED")
+#: Marker for ``[x, y]`` point paths stored as steps by :func:`pack_points`: ``PointPath``.
+POINTS = TypeMarker("POINTS")
 
 #: ``Annotated[np.ndarray, PACKED]``: an array column stored by :func:`pack_grid`.
 PackedGrid = typing.Annotated[np.ndarray, PACKED]
@@ -191,9 +206,7 @@ def _npy_length(data: bytes) -> int:
 
 
 def _read_npy(data: bytes) -> np.ndarray:
-    from ..registry import ndarray_from_bytes  # refuses a header that claims a huge shape
-
-    return ndarray_from_bytes(data)  # type: ignore[no-any-return]
+    return ndarray_from_bytes(data)  # type: ignore[no-any-return]  # refuses a huge shape
 
 
 def _inflate(data: bytes, limit: int) -> bytes:
@@ -458,8 +471,57 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     return [cells[a:b] for a, b in zip(first.tolist(), bounds, strict=True)]
 
 
+# -- the registry entries of PackedGrid and PointPath ----------------------------------------
+
+def _points_to_json(path: Any) -> str:
+    # the same rule as the database form: integer [x, y] pairs
+    return json_text(_points(path))
+
+
+def _points_from_json(text: str) -> list[list[int]]:
+    return _points(json.loads(text))
+
+
+def _has_marker(tp: Any, marker: TypeMarker) -> bool:
+    return typing.get_origin(tp) is typing.Annotated and \
+        any(m is marker for m in typing.get_args(tp)[1:])
+
+
+def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
+    """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
+    same bytes in XML (plain ``.npy`` bytes are read too)."""
+    return TypeInfo(
+        "PackedGrid", tp, sqltypes.binary, lambda: pyarrow_module().binary(),
+        "xs:base64Binary", lambda a: bytes_to_text(pack_grid(a)),
+        lambda t: unpack_grid(bytes_from_text(t)),
+        to_db=pack_grid, from_db=unpack_grid,
+        to_arrow=pack_grid, from_arrow=unpack_grid, plain_text=True,
+        encoded_as="packed bytes")
+
+
+def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
+    """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
+    Arrow (as a plain ``list[list[int]]`` would be)."""
+    return TypeInfo(
+        "PointPath", tp, sqltypes.binary, lambda: pyarrow_module().string(), "xs:string",
+        _points_to_json, _points_from_json, to_db=pack_points, from_db=unpack_points,
+        to_arrow=_points_to_json, from_arrow=_points_from_json,
+        from_db_many=unpack_points_many, encoded_as="packed bytes")
+
+
+def register(registry: TypeRegistry) -> None:
+    """Add the entries of :data:`PackedGrid` and :data:`PointPath` to ``registry`` (done for
+    the default registry when this module is imported; call it for a registry copied before,
+    or built from ``TypeRegistry()``)."""
+    registry.register_factory(lambda tp: _has_marker(tp, PACKED), _packed_grid_info)
+    registry.register_factory(lambda tp: _has_marker(tp, POINTS), _points_info)
+
+
+register(default_registry)
+
+
 __all__ = [
-    "MAX_GRID_CELLS", "MAX_PATH_POINTS", "GridTooLarge", "PathTooLong", "PackedGrid",
-    "PointPath", "pack_grid", "pack_points", "unpack_grid", "unpack_points",
-    "unpack_points_many",
+    "MAX_GRID_CELLS", "MAX_PATH_POINTS", "PACKED", "POINTS", "GridTooLarge", "PathTooLong",
+    "PackedGrid", "PointPath", "pack_grid", "pack_points", "register", "unpack_grid",
+    "unpack_points", "unpack_points_many",
 ]

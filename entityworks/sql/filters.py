@@ -48,7 +48,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from ..errors import FilterError
 from ..model.schema import Column, TableSchema
-from ..registry import DECIMAL_INTEGER_DIGITS, PACKED, POINTS, encode_error
+from ..registry import DECIMAL_INTEGER_DIGITS, encode_error
 from . import sqltypes
 from .tables import schema_of
 
@@ -159,10 +159,9 @@ def _encoded_form(column: Column) -> str | None:
     info = column.info
     if info.sql is sqltypes.json_text:
         return "stored as JSON text"
+    if info.encoded_as is not None:
+        return f"stored as {info.encoded_as}"
     tp = info.python_type
-    if typing.get_origin(tp) is typing.Annotated and \
-            any(m is PACKED or m is POINTS for m in typing.get_args(tp)[1:]):
-        return "stored as packed bytes"
     numpy = sys.modules.get("numpy")  # an ndarray annotation has imported it
     if numpy is not None and (tp is numpy.ndarray or typing.get_origin(tp) is numpy.ndarray):
         return "stored as .npy bytes"

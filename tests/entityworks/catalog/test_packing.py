@@ -194,3 +194,22 @@ def test_registry_entries_feed_sql_arrow_and_xml():
     assert path_info.from_text("[[1,2],[2,2],[2,3]]") == path
     assert path_info.from_db(path_info.to_db(path)) == path
     assert registry.lookup(np.ndarray).name == "ndarray"  # plain arrays keep .npy
+
+
+def test_packing_registers_its_entries_on_any_registry():
+    """The core registry knows no maps: a registry built from the defaults reads a packed grid
+    as a plain array until ``packing.register`` adds the map types, as importing packing did
+    for the default registry."""
+    from entityworks.catalog import packing
+    from entityworks.types.default import default_registry
+
+    fresh = default_registry()
+    assert fresh.lookup(PackedGrid).name == "ndarray"  # its base type, .npy bytes
+    assert fresh.lookup(PointPath).name == "list[list[int]]"  # plain JSON
+    before = fresh.generation
+    packing.register(fresh)
+    assert fresh.generation > before  # schemas built before are stale
+    assert (fresh.lookup(PackedGrid).name, fresh.lookup(PointPath).name) == (
+        "PackedGrid", "PointPath")
+    assert fresh.lookup(PackedGrid).encoded_as == "packed bytes"
+    assert registry.copy().lookup(PointPath).name == "PointPath"  # copies keep them

@@ -1,0 +1,13 @@
+"""The type layer: what each Python type is in SQL, Arrow and XML, and which values it accepts.
+
+* :mod:`.registry`: :class:`~.registry.TypeRegistry`, :class:`~.registry.TypeInfo`,
+  companions, markers and lookup; it knows no particular type.
+* :mod:`.scalars`: int, float, str, bool, bytes, Decimal, the datetimes, UUID and Enum.
+* :mod:`.json`: list, dict and tuple fields and nested dataclasses, stored as JSON text.
+* :mod:`.arrays`: NumPy arrays, stored as ``.npy`` bytes.
+* :mod:`.encoding`: the error naming the value a writer could not encode.
+* :mod:`.default`: the default registry built from them.
+
+Users import from :mod:`entityworks.registry`, the public face that also speaks for the
+default registry; the modules here are its parts.
+"""
