@@ -21,7 +21,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, chain, groupby, repeat, starmap
 from operator import add, attrgetter, countOf, itemgetter
@@ -480,6 +480,31 @@ class Store:
     def table(self, cls: type) -> sa.Table:
         """The SQLAlchemy ``Table`` this store uses for ``cls``."""
         return self._model(cls).table
+
+    # -- public members for the Store's collaborators (sql.exchange): tiny wrappers --------
+    def model(self, cls: type) -> _Model:
+        """The store's model of ``cls``: its schema, table and row codec."""
+        return self._model(cls)
+
+    def connection(self, write: bool = False) -> AbstractContextManager[sa.Connection]:
+        """The calling thread's connection, in a transaction (a savepoint for a write
+        inside :meth:`transaction`)."""
+        return self._connection(write)
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` on the calling thread."""
+        return getattr(self._local, "conn", None) is not None
+
+    def tables_with_references(self, model: _Model) -> list[sa.Table]:
+        """The tables :meth:`create` makes for ``model`` (referenced tables first)."""
+        return self._tables_with_references(model)
+
+    @property
+    def dbapi_error(self) -> type[Exception]:
+        """The DBAPI driver's base error class."""
+        error: type[Exception] = self._dbapi_error
+        return error
 
     def _model(self, cls: type) -> _Model:
         try:

@@ -156,25 +156,6 @@ def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str
             "nested": r.nested}
 
 
-def is_dataset(model: XsdModel) -> bool:
-    """True for a DataSet of independent tables (or of one table that refers to itself),
-    False for one table (with child tables in our own ``parent_key``/``position`` shape,
-    which :func:`read_xsd` reads)."""
-    from ..model.schema import PARENT_COLUMN, POSITION_COLUMN
-
-    if any(c.kind == "keyref" and c.table == model.main_table for c in model.constraints):
-        return True  # a relation of the main table: a foreign key only a DataSet keeps
-    for name, table in model.tables.items():
-        if name == model.main_table:
-            continue
-        ours = [c.name for c in table.columns[:2]] == [PARENT_COLUMN, POSITION_COLUMN] and any(
-            c.kind == "keyref" and c.table == name and c.fields == (PARENT_COLUMN,)
-            for c in model.constraints)
-        if not ours:
-            return True
-    return False
-
-
 def read_dataset(xsd_path: str | Path, *, registry: TypeRegistry = default_registry
                  ) -> DataSet:
     """Read a DataSet's XSD (or a document's inline one) into its tables and relations."""
@@ -638,7 +619,6 @@ __all__ = [
     "dataset_of",
     "export_dataset",
     "import_dataset",
-    "is_dataset",
     "read_dataset",
     "write_dataset",
 ]

@@ -48,7 +48,7 @@ from lxml import etree
 from .._gcpause import paused_gc
 from ..errors import ValueEncodingError, WriteError, XMLImportError
 from ..sql.filters import col
-from .dataset import DataSet, dataset_for, dataset_of, is_dataset
+from .dataset import DataSet, dataset_for, dataset_of
 from .parser import (
     DIFFGRAM_NS,
     DIFFGRAM_ROOT,
@@ -59,7 +59,15 @@ from .parser import (
     root_tag,
     syntax_error,
 )
-from .xsd import XsdModel, dataset_xsd_tree, decode_name, encode_name, load_xsd, parse_xsd_tree
+from .xsd import (
+    XsdModel,
+    dataset_xsd_tree,
+    decode_name,
+    encode_name,
+    is_dataset,
+    load_xsd,
+    parse_xsd_tree,
+)
 
 MSDATA_NS = "urn:schemas-microsoft-com:xml-msdata"
 _BEFORE = f"{{{DIFFGRAM_NS}}}before"
