@@ -858,7 +858,7 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size:
 def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | None,
                 db: str) -> None:
     from .. import catalog
-    from ..xml.table import import_into
+    from ..sql.exchange.xml import import_into
     from ..xml.xsd import read_inline_xsd, read_xsd
 
     if table_name is None:

@@ -1384,7 +1384,7 @@ class Store:
         finally:
             cursor.close()
 
-    # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
+    # -- XML and Arrow (thin: the work is in sql.exchange) ---------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
                    where: Any = None, order_by: Any = None, *,
                    dataset: str | None = None, inline_schema: bool = False) -> int:
@@ -1394,7 +1394,7 @@ class Store:
         from a .NET DataSet, else ``DocumentElement``); ``inline_schema`` writes the XSD
         inside the document too.
         """
-        from ..xml.table import export_store
+        from .exchange.xml import export_store
 
         return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by,
                             dataset=dataset, inline_schema=inline_schema)
@@ -1403,7 +1403,7 @@ class Store:
                        ) -> dict[str, int]:
         """Import a .NET DataSet document (several tables, relations flat or nested) in one
         transaction; returns the rows per table. See :mod:`entityworks.xml.dataset`."""
-        from ..xml.dataset import import_dataset
+        from .exchange.dataset import import_dataset
 
         return import_dataset(self, xml_path, xsd_path)
 
@@ -1411,8 +1411,9 @@ class Store:
                         ) -> dict[str, Any]:
         """Apply a .NET DiffGram (inserts, updates, deletes matched by key) in one
         transaction; a conflict with the stored rows refuses it whole. Returns a
-        :class:`entityworks.xml.diffgram.Changes` per table. See :mod:`entityworks.xml.diffgram`."""
-        from ..xml.diffgram import import_diffgram
+        :class:`entityworks.sql.exchange.diffgram.Changes` per table. See
+        :mod:`entityworks.sql.exchange.diffgram`."""
+        from .exchange.diffgram import import_diffgram
 
         return import_diffgram(self, xml_path, xsd_path)
 
@@ -1423,7 +1424,7 @@ class Store:
         """Write ``tables`` (classes or table names) as one DataSet document, with their
         relations (``references`` metadata, or as imported) flat or ``nested``;
         ``diffgram`` writes a .NET DiffGram of unchanged rows instead."""
-        from ..xml.dataset import export_dataset
+        from .exchange.dataset import export_dataset
 
         return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
                               nested=nested, inline_schema=inline_schema, diffgram=diffgram)
@@ -1431,13 +1432,13 @@ class Store:
     def import_xml(self, cls: type, xml_path: str | Path,
                    xsd_path: str | Path | None = None) -> int:
         """Validate and insert an XML file in one transaction (all rows or none)."""
-        from ..xml.table import import_store
+        from .exchange.xml import import_store
 
         return import_store(self, cls, xml_path, xsd_path)
 
     def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
-        from ..arrow import store_to_arrow
+        from .exchange.arrow import store_to_arrow
 
         return store_to_arrow(self, cls, where=where, order_by=order_by)
 
