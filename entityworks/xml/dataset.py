@@ -6,8 +6,8 @@ sit inside their parent's row elements). :func:`read_dataset` turns it into one 
 table and the relations between them; :func:`dataset_reader` validates a document against
 it (``Store.import_dataset`` imports every table in one transaction, as tables with real
 foreign keys: :mod:`entityworks.sql.exchange.dataset`); :func:`write_dataset` writes tables
-back in the same shape, which .NET's
-``DataSet.ReadXml`` reads to the same tables, columns, keys, relations and values.
+back in the same shape, which .NET's ``DataSet.ReadXml`` reads to the same tables, columns,
+keys, relations and values.
 
 Import holds the rows in memory until the document has been read (the tables go in parents
 first, while a nested document gives children first); single tables stream instead. As in

@@ -1,28 +1,13 @@
-""".NET DiffGrams: a DataSet's changes (``DataSet.WriteXml(..., XmlWriteMode.DiffGram)``)
-applied to the tables that hold the DataSet, in one transaction.
+""".NET DiffGrams (``DataSet.WriteXml(..., XmlWriteMode.DiffGram)``): a DataSet's changes,
+read into its current rows and its before images (:func:`read_diffgram`).
 
 A DiffGram holds the current rows (``diffgr:hasChanges="inserted"`` or ``"modified"``, or
 none for an unchanged row) and, in ``diffgr:before``, the original image of every modified
-or deleted row, paired with its current row by ``diffgr:id``. Rows are matched with the
-database by primary key, and the document is applied only if the database holds exactly
-what the DiffGram says it started from; anything else is a conflict that refuses the whole
-document (nothing is written):
+or deleted row, paired with its current row by ``diffgr:id`` (each row's :class:`Mark`).
+``diffgr:errors`` and row errors are annotations and are not kept. Applying the changes to
+the tables that hold the DataSet is the SQL side's (:mod:`entityworks.sql.exchange.diffgram`).
 
-- a before image (of a modified or deleted row) must equal the stored row with its key;
-  a stored row that is missing, or differs in any column, is a conflict;
-- an inserted row (or a modified row whose key changed) must not have a stored row under
-  its new key, unless a before image frees that key in the same DiffGram;
-- an unchanged row is inserted when no stored row has its key, and must equal the stored
-  row otherwise.
-
-Changes are then made per key: rows whose key only the current rows hold are inserted
-(parents first), keys both sections hold are updated to the current row (parents first),
-keys only ``diffgr:before`` holds are deleted (children first) -- so a changed key, a moved
-child and a delete followed by an insert under the same key all keep the foreign keys.
-The result is what .NET's ``AcceptChanges()`` gives. ``diffgr:errors`` and row errors are
-annotations and are not kept.
-
-Reading keeps every guarantee of :mod:`entityworks.xml.table`: the hardened parser (no DTD,
+Reading keeps every guarantee of :mod:`entityworks.xml.reader`: the hardened parser (no DTD,
 entities, XInclude or network; compressed input refused; libxml2's limits on text size and
 depth), one streaming pass that splits the document into its two sections (each a plain
 DataSet document, line numbers kept), then the XSD validation and typed decoding of the
