@@ -57,8 +57,6 @@ from .registry import registry as default_registry
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .sql.store import Store
-
 T = TypeVar("T")
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
@@ -488,26 +486,12 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
     return pa.Table.from_batches(record_batches, schema=target)
 
 
-def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None
-                   ) -> pa.Table:
-    """A query's rows as Arrow (see :meth:`Store.to_arrow`)."""
-    schema = store.schema(cls)
-    _layout(schema)  # a class Arrow cannot hold is refused before its rows are read
-    if schema.children:
-        with store.transaction():  # one connection for parents and the child queries
-            return to_arrow(cls, list(store.select(cls, where=where, order_by=order_by)),
-                            registry=store.registry)
-    table = rows_to_arrow(schema, store.rows(cls, where=where, order_by=order_by))
-    return table.select(arrow_schema(cls, registry=store.registry).names)
-
-
 __all__ = [
     "arrow_schema",
     "from_arrow",
     "from_pandas",
     "read_parquet",
     "rows_to_arrow",
-    "store_to_arrow",
     "to_arrow",
     "to_pandas",
     "write_parquet",

@@ -148,13 +148,12 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size:
 def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | None,
                 db: str) -> None:
     from .. import catalog
-    from ..xml.table import import_into
+    from ..sql.exchange.xml import import_into
     from ..xml.xsd import read_inline_xsd, read_xsd
 
     if table_name is None:
-        from ..xml.dataset import is_dataset
         from ..xml.diffgram import diffgram_tables, is_diffgram
-        from ..xml.xsd import load_inline_xsd, load_xsd
+        from ..xml.xsd import is_dataset, load_inline_xsd, load_xsd
 
         if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
             for name in sorted(diffgram_tables(xml_file, xsd)):

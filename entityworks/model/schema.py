@@ -65,6 +65,13 @@ ON_DELETE = ("no action", "restrict", "cascade", "set null")
 #: Field metadata key of a foreign key made by ``column(references=...)``.
 FOREIGN_KEY = "foreign_key"
 
+#: Field metadata key for a column's own XSD spelling, kept from the schema it was read from
+#: (``read_xsd``) so that writing it again gives .NET the same DataType:
+#: ``{"type": "xs:short", "attributes": {"msdata:Caption": "..."}, "default": "0"}``. It lives
+#: here, with the other field metadata keys, because the SQL side records it too
+#: (:mod:`entityworks.sql.logical`) and must not depend on the XML package for it.
+XSD_METADATA = "xsd"
+
 
 _T = TypeVar("_T")
 _M = TypeVar("_M")

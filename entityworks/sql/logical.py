@@ -23,7 +23,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..model.schema import TableSchema
+from ..model.schema import XSD_METADATA, TableSchema
 from ..registry import AwareDatetime, TypeInfo, TypeRegistry
 from . import sqltypes
 
@@ -66,8 +66,6 @@ def record(conn: sa.Connection, schema: TableSchema, *, dataset: str | None = No
     """Record the columns of ``schema`` (child tables included) on ``conn``, replacing what
     was recorded for those tables before; ``facts`` go with the table itself (a DataSet's
     ``relations``). Creates the table on first use."""
-    from ..xml.xsd import XSD_METADATA  # the XSD spelling a read_xsd class carries
-
     _TABLE.create(conn, checkfirst=True)
     for table in [schema, *(child.schema for child in schema.children)]:
         conn.execute(_TABLE.delete().where(_TABLE.c.table_name == table.name))
@@ -191,8 +189,6 @@ def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry) -> list[Spec] | N
         if r.max_length is not None:
             metadata["max_length"] = r.max_length
         if details.get("xsd"):
-            from ..xml.xsd import XSD_METADATA
-
             metadata[XSD_METADATA] = details["xsd"]
         annotation = tp | None if r.nullable and not r.primary_key else tp
         specs.append((r.column_name, annotation, dataclasses.field(metadata=metadata)))

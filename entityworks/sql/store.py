@@ -21,7 +21,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, chain, groupby, repeat, starmap
 from operator import add, attrgetter, countOf, itemgetter
@@ -480,6 +480,31 @@ class Store:
     def table(self, cls: type) -> sa.Table:
         """The SQLAlchemy ``Table`` this store uses for ``cls``."""
         return self._model(cls).table
+
+    # -- public members for the Store's collaborators (sql.exchange): tiny wrappers --------
+    def model(self, cls: type) -> _Model:
+        """The store's model of ``cls``: its schema, table and row codec."""
+        return self._model(cls)
+
+    def connection(self, write: bool = False) -> AbstractContextManager[sa.Connection]:
+        """The calling thread's connection, in a transaction (a savepoint for a write
+        inside :meth:`transaction`)."""
+        return self._connection(write)
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` on the calling thread."""
+        return getattr(self._local, "conn", None) is not None
+
+    def tables_with_references(self, model: _Model) -> list[sa.Table]:
+        """The tables :meth:`create` makes for ``model`` (referenced tables first)."""
+        return self._tables_with_references(model)
+
+    @property
+    def dbapi_error(self) -> type[Exception]:
+        """The DBAPI driver's base error class."""
+        error: type[Exception] = self._dbapi_error
+        return error
 
     def _model(self, cls: type) -> _Model:
         try:
@@ -1359,7 +1384,7 @@ class Store:
         finally:
             cursor.close()
 
-    # -- XML and Arrow (thin: the work is in xmlio / frames) -------------------------------
+    # -- XML and Arrow (thin: the work is in sql.exchange) ---------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
                    where: Any = None, order_by: Any = None, *,
                    dataset: str | None = None, inline_schema: bool = False) -> int:
@@ -1369,7 +1394,7 @@ class Store:
         from a .NET DataSet, else ``DocumentElement``); ``inline_schema`` writes the XSD
         inside the document too.
         """
-        from ..xml.table import export_store
+        from .exchange.xml import export_store
 
         return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by,
                             dataset=dataset, inline_schema=inline_schema)
@@ -1378,7 +1403,7 @@ class Store:
                        ) -> dict[str, int]:
         """Import a .NET DataSet document (several tables, relations flat or nested) in one
         transaction; returns the rows per table. See :mod:`entityworks.xml.dataset`."""
-        from ..xml.dataset import import_dataset
+        from .exchange.dataset import import_dataset
 
         return import_dataset(self, xml_path, xsd_path)
 
@@ -1386,8 +1411,9 @@ class Store:
                         ) -> dict[str, Any]:
         """Apply a .NET DiffGram (inserts, updates, deletes matched by key) in one
         transaction; a conflict with the stored rows refuses it whole. Returns a
-        :class:`entityworks.xml.diffgram.Changes` per table. See :mod:`entityworks.xml.diffgram`."""
-        from ..xml.diffgram import import_diffgram
+        :class:`entityworks.sql.exchange.diffgram.Changes` per table. See
+        :mod:`entityworks.sql.exchange.diffgram`."""
+        from .exchange.diffgram import import_diffgram
 
         return import_diffgram(self, xml_path, xsd_path)
 
@@ -1398,7 +1424,7 @@ class Store:
         """Write ``tables`` (classes or table names) as one DataSet document, with their
         relations (``references`` metadata, or as imported) flat or ``nested``;
         ``diffgram`` writes a .NET DiffGram of unchanged rows instead."""
-        from ..xml.dataset import export_dataset
+        from .exchange.dataset import export_dataset
 
         return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
                               nested=nested, inline_schema=inline_schema, diffgram=diffgram)
@@ -1406,13 +1432,13 @@ class Store:
     def import_xml(self, cls: type, xml_path: str | Path,
                    xsd_path: str | Path | None = None) -> int:
         """Validate and insert an XML file in one transaction (all rows or none)."""
-        from ..xml.table import import_store
+        from .exchange.xml import import_store
 
         return import_store(self, cls, xml_path, xsd_path)
 
     def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
-        from ..arrow import store_to_arrow
+        from .exchange.arrow import store_to_arrow
 
         return store_to_arrow(self, cls, where=where, order_by=order_by)
 

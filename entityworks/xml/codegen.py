@@ -27,8 +27,8 @@ from ..errors import SchemaError
 from ..model.schema import snake_case, table_name
 from ..registry import AWARE, TypeRegistry
 from ..registry import registry as default_registry
-from .dataset import dataset_for, is_dataset
-from .xsd import dataclass_for, load_xsd
+from .dataset import dataset_for
+from .xsd import dataclass_for, is_dataset, load_xsd
 
 #: Source spelling of each type: (import key, attribute) or a builtin's name.
 _NAMES: dict[Any, tuple[str, str] | str] = {

@@ -3,10 +3,11 @@
 A DataSet's XSD declares one row element per table, an ``xs:unique msdata:PrimaryKey`` per
 key and an ``xs:keyref`` per ``DataRelation`` (``msdata:IsNested="true"`` when the child's rows
 sit inside their parent's row elements). :func:`read_dataset` turns it into one dataclass per
-table and the relations between them; :meth:`Store.import_dataset` validates a document
-against it and imports every table in one transaction, as tables with real foreign keys;
-:meth:`Store.export_dataset` writes tables back in the same shape, which .NET's
-``DataSet.ReadXml`` reads to the same tables, columns, keys, relations and values.
+table and the relations between them; :func:`dataset_reader` validates a document against
+it (``Store.import_dataset`` imports every table in one transaction, as tables with real
+foreign keys: :mod:`entityworks.sql.exchange.dataset`); :func:`write_dataset` writes tables
+back in the same shape, which .NET's ``DataSet.ReadXml`` reads to the same tables, columns,
+keys, relations and values.
 
 Import holds the rows in memory until the document has been read (the tables go in parents
 first, while a nested document gives children first); single tables stream instead. As in
@@ -29,14 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from .._gcpause import paused_gc
 from ..errors import SchemaError, XMLImportError
-from ..model.schema import PARENT_COLUMN, POSITION_COLUMN, table_schema
+from ..model.schema import TableSchema, table_schema
 from ..registry import TypeRegistry
 from ..registry import registry as default_registry
-from ..sql import logical
+from .reader import Reader, TablePlan, table_plan
+from .writer import RowFormatter, write_document
 from .xsd import (
     XsdModel,
     dataclass_for_table,
@@ -156,25 +156,6 @@ def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str
             "nested": r.nested}
 
 
-def is_dataset(model: XsdModel) -> bool:
-    """True for a DataSet of independent tables (or of one table that refers to itself),
-    False for one table (with child tables in our own ``parent_key``/``position`` shape,
-    which :func:`read_xsd` reads)."""
-    from ..model.schema import PARENT_COLUMN, POSITION_COLUMN
-
-    if any(c.kind == "keyref" and c.table == model.main_table for c in model.constraints):
-        return True  # a relation of the main table: a foreign key only a DataSet keeps
-    for name, table in model.tables.items():
-        if name == model.main_table:
-            continue
-        ours = [c.name for c in table.columns[:2]] == [PARENT_COLUMN, POSITION_COLUMN] and any(
-            c.kind == "keyref" and c.table == name and c.fields == (PARENT_COLUMN,)
-            for c in model.constraints)
-        if not ours:
-            return True
-    return False
-
-
 def read_dataset(xsd_path: str | Path, *, registry: TypeRegistry = default_registry
                  ) -> DataSet:
     """Read a DataSet's XSD (or a document's inline one) into its tables and relations."""
@@ -226,237 +207,35 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
     return DataSet(dataset, {n: tables[n] for n in order}, tuple(relations))
 
 
-# -- the database side -------------------------------------------------------------------------
+# -- reading ------------------------------------------------------------------------------------
 
-def _metadata(store: Any, data: DataSet) -> tuple[sa.MetaData, list[sa.Table]]:
-    """The DataSet's tables with their foreign keys, built as the Store builds tables."""
-    from ..sql.tables import build_tables
+def dataset_reader(schemas: Mapping[str, TableSchema], model: XsdModel, xml_path: str | Path
+                   ) -> Reader:
+    """A reader of a DataSet document holding the tables ``schemas`` (by table name), as
+    ``model`` describes them."""
 
-    metadata = sa.MetaData()
-    built = []
-    for cls in data.tables.values():
-        schema = store.schema(cls)
-        if schema.children:
-            raise SchemaError(f"{schema.cls.__qualname__} has child tables; a DataSet's "
-                              "tables relate through foreign keys instead", cls=schema.cls)
-        built.append(build_tables(schema, metadata, store.dialect.name))
-    for r in data.relations:
-        child = metadata.tables[r.child]
-        child.append_constraint(sa.ForeignKeyConstraint(
-            [r.child_column], [metadata.tables[r.parent].c[r.parent_column]],
-            name=f"fk_{r.child}_{r.child_column}"[:63]))
-    return metadata, built
-
-
-def _reader(store: Any, data: DataSet, model: XsdModel, xml_path: str | Path) -> Any:
-    from .table import _plan, _Reader
-
-    schemas = {name: store.schema(cls) for name, cls in data.tables.items()}
-
-    def plans(model: XsdModel) -> list[Any]:
+    def plans(model: XsdModel) -> list[TablePlan]:
         missing = set(model.tables) - {encode_name(n) for n in schemas}
         if missing:
             raise XMLImportError(f"the XSD declares table {decode_name(sorted(missing)[0])!r}"
                                  ", which the DataSet does not hold")
-        return [_plan(schema, model, encode_name(name)) for name, schema in schemas.items()
+        return [table_plan(schema, model, encode_name(name)) for name, schema in schemas.items()
                 if encode_name(name) in model.tables]
 
     first = next(iter(schemas.values()))
-    return _Reader(first, xml_path, None, model=model, plans=plans)
+    return Reader(first, xml_path, None, model=model, plans=plans)
 
 
-def _rows(reader: Any) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of the document, per table (validated, keys and references checked)."""
-    return _numbered_rows(reader)[0]
-
-
-def _numbered_rows(reader: Any) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, list[int]]]:
-    """:func:`_rows`, and each row's number in the document (for errors)."""
+def numbered_rows(reader: Reader
+                  ) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, list[int]]]:
+    """Every row of the document, per table (validated, keys and references checked), and
+    each row's number in the document (for errors)."""
     out: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     numbers: dict[str, list[int]] = defaultdict(list)
     for plan, rows in reader.batches():
         out[decode_name(plan.tag)].extend(rows)
         numbers[decode_name(plan.tag)].extend(reader.numbers)
     return out, numbers
-
-
-def _parents_first_rows(data: DataSet, name: str, schema: Any, rows: list[tuple[Any, ...]],
-                        numbers: list[int], xml_path: str | Path
-                        ) -> tuple[list[tuple[Any, ...]], list[int]]:
-    """The rows of a self-referencing table with every referenced row before the rows that
-    refer to it, in document order otherwise.
-
-    A document may list a child row before its parent (.NET checks constraints once the
-    whole document is read); SQLite and MariaDB check a foreign key row by row. Rows whose
-    references form a cycle (two rows referring to each other) fit no order: refused.
-    """
-    relations = [r for r in data.relations if r.parent == r.child == name]
-    if not relations or len(rows) < 2:
-        return rows, numbers
-    names = schema.column_names
-    key = names.index(relations[0].parent_column)  # the key (see dataset_for)
-    refs = [names.index(r.child_column) for r in relations]
-    where = {row[key]: i for i, row in enumerate(rows)}
-    state = [0] * len(rows)  # 0: not placed, 1: its parents are being placed, 2: placed
-    order: list[int] = []
-    for start in range(len(rows)):
-        if state[start]:
-            continue
-        state[start] = 1
-        stack = [[start, 0]]  # (row, next reference to follow): no recursion, any depth
-        while stack:
-            top = stack[-1]
-            i, k = top
-            if k == len(refs):
-                stack.pop()
-                state[i] = 2
-                order.append(i)
-                continue
-            top[1] += 1
-            parent = where.get(rows[i][refs[k]])
-            if parent is None or parent == i or state[parent] == 2:
-                continue
-            if state[parent] == 1:
-                cycle = [rows[j][key] for j, _ in stack[[j for j, _ in stack].index(parent):]]
-                chain = f"{names[key]} " + " -> ".join(map(repr, [*cycle, rows[parent][key]]))
-                raise XMLImportError(
-                    f"{Path(xml_path).name}: row {numbers[i]} of table {name!r}, column "
-                    f"{names[refs[k]]!r}: the rows' references form a cycle ({chain}), "
-                    "which a foreign key checked row by row cannot take in any order; "
-                    "nothing was imported", row=numbers[i], column=names[refs[k]])
-            state[parent] = 1
-            stack.append([parent, 0])
-    return [rows[i] for i in order], [numbers[i] for i in order]
-
-
-def import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None = None, *,
-                   data: DataSet | None = None) -> dict[str, int]:
-    """Import every table of a DataSet document in one transaction; rows per table.
-
-    The schema comes from ``xsd_path``, else from the document itself (inline). Missing
-    tables are created, with foreign keys for the relations; nothing is created or written
-    if anything is refused, and nothing another writer made is taken away (as for
-    :func:`entityworks.xml.table.import_store`).
-    """
-    with paused_gc():  # every row is held: collections would walk them again and again
-        return _import_dataset(store, xml_path, xsd_path, data)
-
-
-def _import_dataset(store: Any, xml_path: str | Path, xsd_path: str | Path | None,
-                    data: DataSet | None) -> dict[str, int]:
-    from .table import import_committed_ddl, into_new_sqlite_file, new_sqlite_file
-
-    model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
-    if model is None:
-        raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
-    data = data or dataset_for(model, registry=store.registry)
-    # everything, before any DDL
-    rows, numbers = _numbered_rows(_reader(store, data, model, xml_path))
-    for name, cls in data.tables.items():
-        rows[name], numbers[name] = _parents_first_rows(
-            data, name, store.schema(cls), rows.get(name, []), numbers.get(name, []), xml_path)
-    new_file = new_sqlite_file(store.url)
-    if new_file is not None:
-        from ..sql.store import Store
-
-        def fill(path: Path) -> dict[str, int]:
-            with Store(path, registry=store.registry, busy_timeout=store.busy_timeout) as new:
-                return _import_transactional(new, data, rows, numbers, xml_path)
-
-        done = into_new_sqlite_file(new_file, fill)
-        if done is not None:
-            return done
-    if store.dialect.name in ("mysql", "mariadb"):
-        _, built = _metadata(store, data)
-
-        def record(created: set[str]) -> None:
-            with store._connection(write=True) as conn:  # the rows' transaction
-                _record(conn, store, data, created)
-
-        return import_committed_ddl(store, built, validate=None, record=record,
-                                    insert=lambda: _insert(store, data, rows, numbers,
-                                                           xml_path))
-    return _import_transactional(store, data, rows, numbers, xml_path)
-
-
-def _import_transactional(store: Any, data: DataSet, rows: dict[str, list[Any]],
-                          numbers: dict[str, list[int]], xml_path: str | Path
-                          ) -> dict[str, int]:
-    """Create the missing tables and insert every row in one transaction (SQLite,
-    PostgreSQL: DDL is rolled back with the rows)."""
-    from ..sql.ddllock import schema_lock
-
-    metadata, built = _metadata(store, data)
-    with store.transaction():
-        with store._connection(write=True) as conn, schema_lock(conn):
-            existing = set(sa.inspect(conn).get_table_names())
-            missing = [t for t in built if t.name not in existing]
-            metadata.create_all(conn, tables=missing, checkfirst=True)
-            if missing:
-                _record(conn, store, data, {t.name for t in missing})
-        return _insert(store, data, rows, numbers, xml_path)
-
-
-def _record(conn: sa.Connection, store: Any, data: DataSet, names: set[str]) -> None:
-    for name, cls in data.tables.items():
-        if name in names:
-            facts = {"relations": [dataclasses.asdict(r) for r in data.relations
-                                   if name in (r.parent, r.child)]}
-            logical.record(conn, store.schema(cls), dataset=data.name, facts=facts)
-
-
-def _insert(store: Any, data: DataSet, rows: dict[str, list[Any]],
-            numbers: dict[str, list[int]], xml_path: str | Path) -> dict[str, int]:
-    """Insert the tables parents first (so the foreign keys hold); an error names the
-    document's row, the table and the column."""
-    from ..errors import WriteError
-    from .table import _builder, insert_error
-
-    counts = {}
-    for name, cls in data.tables.items():
-        objs = _builder(store.schema(cls))(rows.get(name, []))
-        done = 0
-        for batch in _chunks(objs):
-            try:
-                store.insert_many(batch)
-            except WriteError as exc:
-                i = None if exc.row is None else done + exc.row
-                column = None
-                if i is not None and exc.column is None and "foreign key" in str(exc).lower():
-                    column = _broken_reference(store, data, name, objs[i])
-                raise insert_error(exc, xml_path, None if i is None else numbers[name][i],
-                                   table=name, column=column) from exc
-            done += len(batch)
-        counts[name] = done
-    return counts
-
-
-def _broken_reference(store: Any, data: DataSet, name: str, obj: Any) -> str | None:
-    """The column of a refused row whose value no row of the table it refers to holds
-    (SQLite does not say which foreign key failed), by the table's live foreign keys."""
-    schema = store.schema(data.tables[name])
-    with store._connection() as conn:  # the import's transaction: its earlier rows count
-        for fk in sa.inspect(conn).get_foreign_keys(name):
-            target = data.tables.get(fk["referred_table"]) or store.reflect(
-                fk["referred_table"])  # a table outside the DataSet
-            column = schema.by_sql_name(fk["constrained_columns"][0])
-            if len(fk["constrained_columns"]) != 1 or target is None or column is None:
-                continue
-            value = getattr(obj, column.name)
-            referred = store.schema(target).by_sql_name(fk["referred_columns"][0])
-            if value is None or referred is None:
-                continue
-            key = store.table(target).c[referred.name]
-            found = conn.execute(sa.select(key).where(
-                key == sa.bindparam("v", value, type_=key.type)).limit(1)).first()
-            if found is None:
-                return str(column.name)
-    return None
-
-
-def _chunks(objs: list[Any], size: int = 20_000) -> Iterator[list[Any]]:
-    for start in range(0, len(objs), size):
-        yield objs[start:start + size]
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -488,13 +267,11 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
     ``diffgram``: a .NET DiffGram whose rows are all current and unchanged (each with the
     ``diffgr:id`` and ``msdata:rowOrder`` .NET gives it), no ``diffgr:before``.
     """
-    from .table import _RowFormatter, _write_document
-
     if diffgram and inline_schema:
         raise SchemaError("a DiffGram carries no schema; write the XSD beside it")
     nested = data.nested if nested is None else nested
     schemas = {name: table_schema(cls, registry) for name, cls in data.tables.items()}
-    formatters = {name: _RowFormatter(schema) for name, schema in schemas.items()}
+    formatters = {name: RowFormatter(schema) for name, schema in schemas.items()}
     counts = dict.fromkeys(schemas, 0)
     starts = {name: f"<{encode_name(name)}>" for name in schemas}
 
@@ -553,12 +330,12 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
         xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
     inline = (lambda: _xsd_tree(data, nested, registry).getroot()) if inline_schema else None
     with paused_gc():  # as write_xml: the rows hold plain values, nothing to collect
-        _write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
+        write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
                         diffgram)
     return counts
 
 
-class _Batched:
+class Batched:
     """Rows that come in batches (a Store query): flat writing keeps the batches as they are,
     iterating gives the rows."""
 
@@ -571,7 +348,7 @@ class _Batched:
 
 
 def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[Any]]:
-    if isinstance(rows, _Batched):
+    if isinstance(rows, Batched):
         yield from (batch if isinstance(batch, list) else list(batch)
                     for batch in rows.batches if batch)
         return
@@ -585,60 +362,20 @@ def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[
         yield batch
 
 
-def _refuse_child_tables(store: Any, classes: list[type]) -> None:
-    """A DataSet holds flat tables: a table whose rows own child rows (a ``list[Item]``
-    field, or a reflected table's ``<table>_<field>`` child tables) would lose them, so it is
-    refused before anything is written."""
-    names = set(store.table_names())
-    for cls in classes:
-        schema = store.schema(cls)
-        owned = [child.schema.name for child in schema.children]
-        if not owned:
-            with store.engine.connect() as conn:
-                inspector = sa.inspect(conn)
-                for other in sorted(names):
-                    if not other.startswith(f"{schema.name}_"):
-                        continue
-                    columns = {c["name"] for c in inspector.get_columns(other)}
-                    if {PARENT_COLUMN, POSITION_COLUMN} <= columns and any(
-                            fk["referred_table"] == schema.name
-                            for fk in inspector.get_foreign_keys(other)):
-                        owned.append(other)
-        if owned:
-            raise SchemaError(f"table {schema.name!r} has child tables ({', '.join(owned)}), "
-                              "which a DataSet cannot carry; export it on its own (its child "
-                              "rows travel with it) or list tables without child rows",
-                              cls=schema.cls)
-
-
-def export_dataset(store: Any, tables: Sequence[type | str], xml_path: Any,
-                   xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                   nested: bool | None = None, inline_schema: bool = False,
-                   diffgram: bool = False) -> dict[str, int]:
-    """Write tables of ``store`` as one DataSet document (see :meth:`Store.export_dataset`)."""
-    classes = [store.reflect(t) if isinstance(t, str) else t for t in tables]
-    _refuse_child_tables(store, classes)
-    data = dataset_of(classes, name=dataset, nested=nested, registry=store.registry)
-    with store.transaction():  # one snapshot of every table
-        rows = {name: _Batched(store.rows(cls)) for name, cls in data.tables.items()}
-        return write_dataset(data, rows, xml_path, xsd_path, nested=nested,
-                             inline_schema=inline_schema, registry=store.registry,
-                             diffgram=diffgram)
-
-
 def relations_json(data: DataSet) -> str:
     return json.dumps([dataclasses.asdict(r) for r in data.relations])
 
 
 __all__ = [
     "REFERENCES",
+    "Batched",
     "DataSet",
     "Relation",
     "dataset_for",
     "dataset_of",
-    "export_dataset",
-    "import_dataset",
-    "is_dataset",
+    "dataset_reader",
+    "dataset_xsd_bytes",
+    "numbered_rows",
     "read_dataset",
     "write_dataset",
 ]

@@ -36,6 +36,7 @@ from ..files import write_bytes
 from ..model.schema import (
     PARENT_COLUMN,
     POSITION_COLUMN,
+    XSD_METADATA,
     TableSchema,
     refuse_nested_children,
     table_schema,
@@ -127,11 +128,6 @@ def _qualified(attribute: str) -> str:
 def _xs(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
     return etree.SubElement(parent, _XS + tag, {k: v for k, v in attrs.items()})
 
-
-#: Field metadata key for a column's own XSD spelling, kept from the schema it was read from
-#: (``read_xsd``) so that writing it again gives .NET the same DataType:
-#: ``{"type": "xs:short", "attributes": {"msdata:Caption": "..."}, "default": "0"}``.
-XSD_METADATA = "xsd"
 
 #: The value ranges of XSD's narrower integer types (.NET's Byte, Int16, Int32, UInt...).
 INT_RANGES: dict[str, tuple[int, int]] = {
@@ -648,11 +644,26 @@ def read_xsd(xsd_path: str | Path, *, registry: TypeRegistry = default_registry)
     return dataclass_for(load_xsd(xsd_path), registry=registry)
 
 
+def is_dataset(model: XsdModel) -> bool:
+    """True for a DataSet of independent tables (or of one table that refers to itself),
+    False for one table (with child tables in our own ``parent_key``/``position`` shape,
+    which :func:`read_xsd` reads)."""
+    if any(c.kind == "keyref" and c.table == model.main_table for c in model.constraints):
+        return True  # a relation of the main table: a foreign key only a DataSet keeps
+    for name, table in model.tables.items():
+        if name == model.main_table:
+            continue
+        ours = [c.name for c in table.columns[:2]] == [PARENT_COLUMN, POSITION_COLUMN] and any(
+            c.kind == "keyref" and c.table == name and c.fields == (PARENT_COLUMN,)
+            for c in model.constraints)
+        if not ours:
+            return True
+    return False
+
+
 def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -> type:
     """The dataclass described by an :class:`XsdModel` (see :func:`read_xsd`); a DataSet of
     several tables, which one class cannot hold, is refused (not cut to its first table)."""
-    from .dataset import is_dataset  # (which imports this module)
-
     if is_dataset(model):
         names = ", ".join(repr(decode_name(t)) for t in model.tables)
         raise XMLImportError(
@@ -779,7 +790,6 @@ __all__ = [
     "XsdTable",
     "ColumnXsd",
     "INT_RANGES",
-    "XSD_METADATA",
     "check_limits",
     "column_xsd",
     "check_schema_limits",
@@ -789,6 +799,7 @@ __all__ = [
     "dataset_name",
     "decode_name",
     "encode_name",
+    "is_dataset",
     "load_inline_xsd",
     "load_xsd",
     "model_for",

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from entityworks import Store, XMLImportError
 from entityworks.cli import cli
-from entityworks.xml.diffgram import Changes, is_diffgram
+from entityworks.sql.exchange.diffgram import Changes
+from entityworks.xml.diffgram import is_diffgram
 from entityworks.xml.table import read_xml
 
 from .test_dataset import FLAT_XML, shop_xsd

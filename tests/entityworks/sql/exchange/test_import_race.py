@@ -33,7 +33,7 @@ from entityworks.catalog import SudokuPuzzle, open_catalog
 from entityworks.xml.table import write_xml
 from entityworks.xml.xsd import xsd_bytes
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 ROWS = 20_000
 ROUNDS = 12
 MODES = ("cli", "api", "catalog")

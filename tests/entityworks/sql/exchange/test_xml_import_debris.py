@@ -28,7 +28,7 @@ from entityworks.xml.dataset import dataset_of, write_dataset
 from entityworks.xml.table import write_xml
 from entityworks.xml.xsd import xsd_bytes
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 @dataclass

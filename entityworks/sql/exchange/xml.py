@@ -1,0 +1,211 @@
+"""One table (and its child rows) between a database and XML: ``Store.export_xml`` and
+``Store.import_xml``, and the command line's import into a database it opens.
+
+A refused document writes nothing, and never undoes what another writer did: the class
+and the XSD are checked before the database is touched; a missing table is created in the
+import's own transaction (SQLite, PostgreSQL); a new SQLite file is filled under a private
+name and linked into place only once the import has succeeded (:mod:`.new_file`); MariaDB,
+whose DDL commits at once, goes through :mod:`.committed_ddl`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._gcpause import paused_gc
+from ...errors import WriteError, XMLImportError
+from ...model.schema import TableSchema, table_schema
+from ...xml.reader import BATCH, Reader, instances
+from ...xml.table import write_xml, write_xml_rows
+from ...xml.writer import Target
+from .. import logical
+from ..ddllock import schema_lock
+from .committed_ddl import import_committed_ddl
+from .new_file import into_new_sqlite_file, new_sqlite_file
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+
+def export_store(store: Store, cls: type, xml_path: Target,
+                 xsd_path: str | Path | None = None, *, where: Any = None,
+                 order_by: Any = None, dataset: str | None = None,
+                 inline_schema: bool = False) -> int:
+    """Stream a query's rows to XML (see :meth:`Store.export_xml`)."""
+    schema = store.schema(cls)
+    if schema.children:  # child rows come with their parents, through instances
+        # One connection for the parents' cursor and the child queries it triggers.
+        with store.transaction():
+            return write_xml(cls, store.select(cls, where=where, order_by=order_by),
+                             xml_path, xsd_path, dataset=dataset, registry=store.registry,
+                             inline_schema=inline_schema)
+    return write_xml_rows(schema, store.rows(cls, where=where, order_by=order_by),
+                          xml_path, xsd_path, dataset=dataset, registry=store.registry,
+                          inline_schema=inline_schema)
+
+
+_NON_TRANSACTIONAL_DDL = ("mysql", "mariadb")  # CREATE TABLE commits there
+
+
+def import_store(store: Store, cls: type, xml_path: str | Path,
+                 xsd_path: str | Path | None = None, *, reader: Reader | None = None) -> int:
+    """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
+
+    A refused document writes nothing, and never undoes what another writer did: the class
+    and the XSD are checked before the database is touched; a missing table is created in
+    the import's own transaction (SQLite, PostgreSQL); a new SQLite file is filled under a
+    private name and linked into place only once the import has succeeded
+    (:func:`.new_file.into_new_sqlite_file`); MariaDB, whose DDL commits at once, goes
+    through :func:`.committed_ddl.import_committed_ddl`.
+    """
+    schema = store.schema(cls)
+    if reader is None or reader.schema is not schema:
+        reader = Reader(schema, xml_path, xsd_path)  # the XSD: no database touched yet
+    new_file = new_sqlite_file(store.url)
+    if new_file is not None:
+        def fill(path: Path) -> int:
+            with sibling(store, path) as new:
+                return _import_transactional(new, cls, reader, xml_path)
+
+        done = into_new_sqlite_file(new_file, fill)
+        if done is not None:
+            return done
+    if store.dialect.name in _NON_TRANSACTIONAL_DDL:
+        return _import_committed_ddl(store, cls, reader, xml_path)
+    return _import_transactional(store, cls, reader, xml_path)
+
+
+def _import_transactional(store: Store, cls: type, reader: Reader, xml_path: str | Path
+                          ) -> int:
+    """Create what is missing and insert, all in one transaction (transactional DDL)."""
+    schema = reader.schema
+    with store.transaction():
+        # Under the schema lock (PostgreSQL keeps it to the end of the transaction; an
+        # SQLite writer holds the database from BEGIN IMMEDIATE): what is missing now is
+        # missing until this transaction ends, so the logical schema is recorded only here.
+        with store.connection(write=True) as conn, schema_lock(conn):
+            missing = _missing_tables(store, schema)
+        store.create(cls)  # rolled back with the rows on any error
+        if missing:
+            _record(store, schema, reader)
+        return _insert_batches(store, instances(schema, reader, BATCH), xml_path)
+
+
+def _validate(schema: TableSchema, reader: Reader) -> None:
+    """Read the whole document once, keeping nothing (the reader can read it again)."""
+    for _ in instances(schema, reader, BATCH):
+        pass
+
+
+def _missing_tables(store: Store, schema: TableSchema) -> set[str]:
+    names = {schema.name, *(child.schema.name for child in schema.children)}
+    return names - set(store.table_names())
+
+
+def _record(store: Store, schema: TableSchema, reader: Reader) -> None:
+    """Keep the logical schema of tables this import creates (see :mod:`..logical`)."""
+    with store.connection(write=True) as conn:  # the import's own transaction
+        logical.record(conn, schema, dataset=reader.root_name)
+
+
+def _import_committed_ddl(store: Store, cls: type, reader: Reader, xml_path: str | Path
+                          ) -> int:
+    schema = reader.schema
+    own = {schema.name, *(child.schema.name for child in schema.children)}
+
+    def record(created: set[str]) -> None:
+        if created & own:
+            _record(store, schema, reader)
+
+    return import_committed_ddl(
+        store, store.tables_with_references(store.model(cls)),
+        validate=lambda: _validate(schema, reader), record=record,
+        insert=lambda: _insert_batches(store, instances(schema, reader, BATCH), xml_path))
+
+
+def _insert_batches(store: Store, batches: Iterable[list[Any]], xml_path: str | Path,
+                    numbers: Sequence[int] | None = None) -> int:
+    """Insert ``batches`` (rows numbered from 1, or by ``numbers`` in the document)."""
+    with paused_gc():  # the rows hold plain values: nothing for the collector to find
+        return _insert_each(store, batches, xml_path, numbers)
+
+
+def _insert_each(store: Store, batches: Iterable[list[Any]], xml_path: str | Path,
+                 numbers: Sequence[int] | None) -> int:
+    count = 0
+    for batch in batches:
+        try:
+            store.insert_many(batch)
+        except WriteError as exc:
+            raise insert_error(exc, xml_path, None if exc.row is None else (
+                numbers[count + exc.row] if numbers is not None else count + exc.row + 1)
+                ) from exc
+        count += len(batch)
+    return count
+
+
+_WRITE_PREFIX = re.compile(r"[^:]*: (?:row \d+|a row)")  # the Store's "table: row N"
+
+
+def insert_error(exc: WriteError, xml_path: str | Path, row: int | None, *,
+                 table: str | None = None, column: str | None = None) -> XMLImportError:
+    """The Store's refusal of a row, told by the document's ``row`` (and ``table``, and the
+    ``column`` when the caller found it where the Store could not)."""
+    detail = str(exc)
+    prefix = _WRITE_PREFIX.match(detail)
+    if prefix is not None:
+        detail = detail[prefix.end():]
+        if exc.column is not None:
+            detail = detail.removeprefix(f", column {exc.column!r}")
+        detail = detail.removeprefix(": ")
+    column = column or exc.column
+    where = ("a row" if row is None else f"row {row}") + (
+        "" if table is None else f" of table {table!r}") + (
+        "" if column is None else f", column {column!r}")
+    return XMLImportError(f"{Path(xml_path).name}: {where}: {detail}", row=row, column=column)
+
+
+def sibling(store: Store, path: Path) -> Store:
+    """A Store like ``store`` (its class, registry and busy timeout) on another SQLite file:
+    the private new file an import fills before it takes the database's name."""
+    return type(store)(path, registry=store.registry, busy_timeout=store.busy_timeout)
+
+
+def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path: str | Path,
+                xsd_path: str | Path | None = None) -> int:
+    """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
+    catalog's runs its migrations); returns the row count.
+
+    When ``db`` names an SQLite file that does not exist yet, the whole document is read
+    before ``open_store`` runs, and then the opener and the import run on a private new
+    file that becomes ``db`` only once the import has succeeded (:func:`into_new_sqlite_file`).
+    """
+    schema = table_schema(cls)
+    reader = Reader(schema, xml_path, xsd_path)  # the XSD, before any database is opened
+    new_file = new_sqlite_file(db)
+    if new_file is not None:
+        _validate(schema, reader)
+
+        def fill(path: Path) -> int:
+            store = open_store(os.fspath(path))
+            try:
+                return import_store(store, cls, xml_path, xsd_path, reader=reader)
+            finally:
+                store.close()
+
+        done = into_new_sqlite_file(new_file, fill)
+        if done is not None:
+            return done
+    store = open_store(db)
+    try:
+        return import_store(store, cls, xml_path, xsd_path, reader=reader)
+    finally:
+        store.close()
+
+
+
+__all__ = ["export_store", "import_into", "import_store", "insert_error", "sibling"]

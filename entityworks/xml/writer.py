@@ -1,0 +1,202 @@
+"""The streaming XML writer: row elements as text, inside a document frame written by lxml.
+
+The engine under :mod:`~entityworks.xml.table` and :mod:`~entityworks.xml.dataset` (and the
+DataSet side of the database exchange): :class:`RowFormatter` turns batches of column tuples
+of one table into row elements, column by column from the registry's ``to_text`` (building an
+lxml element per value would cost several times more than the whole format step), and
+:func:`write_document` streams them into the dataset root element. Every value is checked on
+the way out (type, characters XML 1.0 cannot hold), so a file we write can always be read
+back; a file target appears under its name only once it is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
+from typing import Any, BinaryIO, get_args, get_origin
+
+from lxml import etree
+
+from ..files import atomic_output, check_output_path, write_bytes
+from ..model.schema import TableSchema
+from ..registry import INT64_MAX, INT64_MIN, encode_error
+from .parser import DIFFGRAM_NS, DIFFGRAM_ROOT
+from .xsd import column_xsd, encode_name, value_check
+
+# Characters XML 1.0 cannot represent at all (not even as character references).
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(text: str) -> str:
+    bad = _XML_INVALID.search(text)
+    if bad:
+        raise ValueError(f"contains U+{ord(bad.group()):04X} at index {bad.start()}, which "
+                         "XML 1.0 cannot hold (not even escaped)")
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\r", "&#13;"))
+
+
+def _runtime_class(python_type: Any) -> Any:
+    if get_origin(python_type) is not None and get_args(python_type):
+        origin = get_origin(python_type)
+        if origin.__module__ == "typing":  # Annotated[X, ...]
+            return _runtime_class(get_args(python_type)[0])
+        return origin
+    return python_type
+
+
+class RowFormatter:
+    """Turns batches of column tuples of one table into row elements (text)."""
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        self.names = schema.column_names
+        tag = encode_name(schema.name)
+        parts = [f"<{tag}>"]
+        self.encoders: list[Callable[[Sequence[Any], int], list[str]]] = []
+        for c in schema.columns:
+            ctag = encode_name(c.name)
+            inline = c.info.plain_text and not c.nullable
+            parts.append(f"<{ctag}>%s</{ctag}>" if inline else "%s")
+            extra = value_check(column_xsd(schema, c), c.info.python_type)
+            self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline,
+                                               extra))
+        self.open_template = "".join(parts)
+        self.close = f"</{tag}>\n"
+        parts.append(self.close)  # a row per line: error lines then name rows
+        self.template = "".join(parts)
+
+    def _encoder(self, name: str, tag: str, info: Any, nullable: bool, inline: bool,
+                 extra: Callable[[Any], None] | None = None
+                 ) -> Callable[[Sequence[Any], int], list[str]]:
+        cls = _runtime_class(info.python_type)
+        allowed = {cls} | ({type(None)} if nullable else set()) | ({int} if cls is float else set())
+        to_text = info.to_text
+        plain = info.plain_text
+        open_tag, close_tag = f"<{tag}>", f"</{tag}>"
+        preserve = f'<{tag} xml:space="preserve">'
+
+        def element(value: Any) -> str:
+            if value is None:
+                return ""
+            text: str = to_text(value)
+            if plain:
+                return open_tag + text + close_tag
+            if text and not text.strip(" \t\n\r"):  # whitespace only: .NET would drop it
+                return preserve + _escape(text) + close_tag
+            if _NEEDS_WORK.search(text):
+                text = _escape(text)
+            return open_tag + text + close_tag
+
+        one = to_text if inline else element
+        if extra is not None:  # a narrower XSD type than the registry's (from .NET)
+            unchecked = one
+
+            def one(value: Any) -> str:
+                if value is not None:
+                    extra(value)
+                return unchecked(value)
+
+        rule = info.checked  # the registry's rule, as in the Store and frames
+
+        def check(value: Any) -> Any:
+            if value is None:
+                if not nullable:
+                    raise ValueError("None in a column that is not Optional")
+                return None
+            return rule(value)
+
+        def encode(values: Sequence[Any], first: int) -> list[str]:
+            try:
+                if not set(map(type, values)) <= allowed:
+                    raise TypeError
+                if cls is int and values and not (INT64_MIN <= min(values)
+                                                  and max(values) <= INT64_MAX):
+                    raise TypeError  # xs:long's range, which import validates
+                return list(map(one, values))
+            except Exception:
+                out = []
+                for i, value in enumerate(values):  # the rule per value: convert or refuse
+                    try:
+                        out.append(one(check(value)))
+                    except Exception as exc:
+                        raise encode_error(name, value, exc, first + i) from None
+                return out
+        return encode
+
+    def open_rows(self, rows: Sequence[Sequence[Any]], first: int) -> list[str]:
+        """Each row's element without its end tag (:attr:`close`), for nested rows."""
+        if not rows:
+            return []
+        columns = list(zip(*rows, strict=True))
+        texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
+        return list(map(self.open_template.__mod__, zip(*texts, strict=True)))
+
+    def format(self, rows: Sequence[Sequence[Any]], first: int) -> str:
+        """Row elements for ``rows``; ``first`` is the index of rows[0] for error messages."""
+        if not rows:
+            return ""
+        columns = list(zip(*rows, strict=True))
+        texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
+        return "".join(map(self.template.__mod__, zip(*texts, strict=True)))
+
+
+#: Where a document goes: a path (written whole or not at all) or an open binary stream.
+Target = str | os.PathLike[str] | BinaryIO
+
+
+_DIFFGRAM_NSMAP = {"msdata": "urn:schemas-microsoft-com:xml-msdata", "diffgr": DIFFGRAM_NS}
+
+
+def _stream_document(f: BinaryIO, chunks: Iterable[str], dataset: str,
+                     inline: Callable[[], etree._Element] | None = None,
+                     diffgram: bool = False) -> None:
+    """Stream ``chunks`` of row elements into ``f`` inside the dataset root element, after
+    the ``inline`` schema if one is given (inside ``diffgr:diffgram`` for a DiffGram)."""
+    with etree.xmlfile(f, encoding="utf-8") as xf, ExitStack() as frame:
+        xf.write_declaration(standalone=True)
+        if diffgram:
+            frame.enter_context(xf.element(DIFFGRAM_ROOT, nsmap=_DIFFGRAM_NSMAP))
+            xf.write("\n")
+        with xf.element(encode_name(dataset)):
+            xf.write("\n")
+            if inline is not None:
+                xf.write(inline())
+                xf.write("\n")
+            for chunk in chunks:
+                if chunk:
+                    xf.flush()  # keep lxml's buffered output ahead of our rows
+                    f.write(chunk.encode("utf-8"))
+            xf.flush()
+
+
+def write_document(target: Target, chunks: Iterable[str], dataset: str,
+                    xsd: tuple[str | os.PathLike[str], Callable[[], bytes]] | None = None,
+                    inline: Callable[[], etree._Element] | None = None,
+                    diffgram: bool = False) -> None:
+    """Write the document (and the XSD ``(path, content)``), each whole or not at all.
+
+    Both paths are checked (regular file or nothing) before the first row is formatted;
+    on any error neither file changes. A stream target gets the rows as they come.
+    """
+    if hasattr(target, "write"):
+        if xsd is not None:
+            check_output_path(xsd[0])
+        _stream_document(target, chunks, dataset, inline,  # type: ignore[arg-type]
+                         diffgram)
+        if xsd is not None:
+            write_bytes(xsd[0], xsd[1]())
+        return
+    with ExitStack() as stack:
+        xsd_file = stack.enter_context(atomic_output(xsd[0])) if xsd is not None else None
+        f = stack.enter_context(atomic_output(target))
+        _stream_document(f, chunks, dataset, inline, diffgram)
+        if xsd_file is not None:
+            xsd_file.write(xsd[1]())  # type: ignore[index]
+
+
+
+__all__ = ["RowFormatter", "Target", "write_document"]
