@@ -80,7 +80,7 @@ class MapCorridor:
 
 @dataclass
 class MapPlacement:
-    """A cell picked for stairs or an item (``generators.placement.place``): its position,
+    """A cell picked for stairs or an item (``generators.maps.placement.place``): its position,
     what goes there and the clear radius it was picked with."""
 
     x: int
@@ -181,7 +181,7 @@ class SudokuEntry:
 
 @entity("entropy_reports")
 class EntropyRecord:
-    """What ``ent`` says about a file (``generators.entropy.report``), plus its path, size,
+    """What ``ent`` says about a file (``generators.bytes.entropy.report``), plus its path, size,
     SHA-256 and byte distribution. Figures ``ent`` calls undefined are NULL."""
 
     id: int | None = primary_key()
@@ -228,7 +228,7 @@ def upgrade_catalog(store: Store, revision: str = "head") -> str | None:
 
 def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
     """``(open_ratio, region_count, largest_region)`` of a grid (4-connected floor regions)."""
-    from generators.regions import region_stats
+    from generators.maps.regions import region_stats
 
     stats = region_stats(grid, 4)
     ratio = float(np.count_nonzero(grid == 0)) / grid.size
@@ -259,7 +259,7 @@ def map_record(result: Any, *, kind: str | None = None, generator: str | None = 
 
 def build_outcome(result: Any) -> tuple[bool | None, int | None, int | None, bool | None]:
     """``(build_success, rooms_asked, rooms_built, connected)`` as a generator result reports
-    them (``generators.dungeon``); all None for a result that reports no outcome."""
+    them (``generators.maps.dungeon``); all None for a result that reports no outcome."""
     asked = getattr(result, "rooms_asked", None)
     if asked is None:
         return None, None, None, None
@@ -604,12 +604,12 @@ def placement_labels(count: int) -> list[str]:
 
 def place_on_map(record: MapRecord, count: int, clearance: int = 2, *,
                  seed: int | None = None, min_distance: int = 0) -> list[MapPlacement]:
-    """Pick placements for ``record`` (``generators.placement.place``) and set them on it.
+    """Pick placements for ``record`` (``generators.maps.placement.place``) and set them on it.
 
     Without ``seed`` the map's own seed (else its id) seeds the draw, so placing again
     gives the same cells.
     """
-    from generators.placement import place
+    from generators.maps.placement import place
 
     if seed is None:
         seed = record.seed if record.seed is not None else (record.id or 0)
@@ -959,10 +959,10 @@ def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = 
                     max_bytes: int | None = MAX_ENTROPY_BYTES
                     ) -> tuple[EntropyRecord, Any]:
     """Read ``source`` (a path or a binary stream: a FIFO, a device, stdin) exactly once and
-    return its catalog row and ``generators.entropy`` report: the figures and the SHA-256
+    return its catalog row and ``generators.bytes.entropy`` report: the figures and the SHA-256
     describe the same bytes. More than ``max_bytes`` bytes (None: no limit) raise
     :class:`InputTooLarge`; a regular file is checked before it is read."""
-    from generators import entropy
+    from generators.bytes import entropy
 
     if isinstance(source, str | os.PathLike):
         label = name or os.fspath(source)
@@ -986,7 +986,7 @@ def _regular(stream: Any) -> bool:
 
 def entropy_record(path: str | os.PathLike[str], report: Any, *, sha256: str | None = None
                    ) -> EntropyRecord:
-    """The catalog row for ``report``, a ``generators.entropy.report`` of the file ``path``.
+    """The catalog row for ``report``, a ``generators.bytes.entropy.report`` of the file ``path``.
 
     Without ``sha256`` the file is read again to hash it; :func:`analyse_entropy` reads once.
     """

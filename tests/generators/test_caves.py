@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from generators import _visits, caves, regions
+from generators.maps import caves, regions
+from generators.maps import visits as _visits
 
 FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
 
@@ -252,7 +253,7 @@ def test_bad_parameters_name_themselves(kwargs: dict, name: str) -> None:
 
 def _split_cellular(seed: int) -> np.ndarray:
     """A cellular cave cut into pieces by two solid walls: several caves to join."""
-    from generators import cellular
+    from generators.maps import cellular
 
     grid = cellular.generate(width=70, height=40, wall_percent=45, seed=seed).grid.copy()
     grid[:, 22:24] = 1

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import ndimage
 
-from generators import cellular, regions
+from generators.maps import cellular, regions
 
 
 def _walls_around(grid: np.ndarray, x: int, y: int, reach: int) -> int:

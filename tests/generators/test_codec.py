@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators import codec
-from generators.codec import HEADER_SIZE, CorruptBlob
+from generators.bytes import codec
+from generators.bytes.codec import HEADER_SIZE, CorruptBlob
 
 PACKED_HEADER = HEADER_SIZE + 2  # plus width and symbol count bytes, before the table
 

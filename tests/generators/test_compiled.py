@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from generators import _native, warmup
+from generators import warmup
+from generators._compiled import native as _native
 
 # Solves puzzles (unique, several solutions, none, invalid) and views a cave both ways, and
 # says how each kernel was obtained and whether numba was imported.
 PROBE = """
 import hashlib, json, sys
 import numpy as np
-from generators import _native, fov, sudoku
+from generators import sudoku
+from generators._compiled import native as _native
+from generators.view import fov
 puzzles = ["003020600900305001001806400008102900700000008006708200002609500800203009005010300",
            "." * 81,
            ".....5.8....6.1.43..........1.5........1.6...3.......553.....61........4.........",
@@ -40,7 +43,7 @@ report = {"solved": solved, "refused": refused, "views": views.hexdigest(),
           "how": {k: _native.how_loaded(k) for k in ("sudoku_solve_text", "fov_view")},
           "numba imported": "numba" in sys.modules}
 if len(sys.argv) > 2:  # also a kernel that stays on numba's own cache
-    from generators import cellular
+    from generators.maps import cellular
 
     cellular.generate(12, 9, seed=1, mode="faithful")
     stats = cellular._raster_pass.stats
@@ -53,7 +56,7 @@ print(json.dumps(report))
 def cave(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import numpy as np
 
-    from generators import caves
+    from generators.maps import caves
 
     path = tmp_path_factory.mktemp("cave") / "cave.npy"
     np.save(path, caves.generate(64, 40, seed=5).grid.astype(np.uint8))
@@ -143,7 +146,9 @@ def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave
 UNCOMPILED = """
 import json, sys
 import numpy as np
-from generators import _native, fov, sudoku
+from generators import sudoku
+from generators._compiled import native as _native
+from generators.view import fov
 grid = np.load(sys.argv[1])
 views = [np.flatnonzero(fov.visible(grid, (30, 12), 6, symmetric=sym)).tolist()
          for sym in (False, True)]
@@ -177,21 +182,21 @@ def test_numba_s_debugging_mode_runs_the_view_as_python(tmp_path: Path, cave: Pa
 def test_the_file_name_follows_what_the_machine_code_depends_on(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from generators import fov
+    from generators.view import shadowcast
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    plain = _native._path(fov._KERNEL)
+    plain = _native._path(shadowcast._KERNEL)
     assert plain is not None and plain.parent == tmp_path / "generators-native"
     monkeypatch.setenv("NUMBA_OPT", "1")  # another optimisation level: other code
-    assert _native._path(fov._KERNEL) not in (None, plain)
+    assert _native._path(shadowcast._KERNEL) not in (None, plain)
     monkeypatch.delenv("NUMBA_OPT")
-    assert _native._path(fov._KERNEL) == plain
+    assert _native._path(shadowcast._KERNEL) == plain
 
 
 def test_elf_symbols_reads_an_object_file_and_refuses_anything_else() -> None:
     assert _native._elf_symbols(b"MZ\x90\x00" + bytes(200)) is None
     assert _native._elf_symbols(b"\x7fELF\x02\x01" + bytes(20)) is None  # cut short
-    from generators import _sudoku_engine
+    from generators.sudoku import _engine as _sudoku_engine
 
     _sudoku_engine.solve_digits("0" * 81, 1)  # loads or compiles (and keeps) the kernel
     kept = _native._path(_sudoku_engine.KERNEL)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from generators import dungeon, regions
+from generators.maps import dungeon, regions
 
 
 def _gap(a: dungeon.Room, b: dungeon.Room) -> int:

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 from scipy import stats
 
-from generators import entropy
+from generators.bytes import entropy
 from tests.conftest import IN_CI, require_data
 
 # ent's self-test file runs these option sets in this order (its Makefile "check" target).

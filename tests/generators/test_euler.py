@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generators import euler
+from generators.sudoku import euler
 
 
 def _brute_gcf(a: int, b: int) -> int:

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators import caves, cellular, fov, render
-from generators.explore import STEPS, Explorer
+from generators.maps import caves, cellular, render
+from generators.view import fov
+from generators.view.explore import STEPS, Explorer
 
 ROOMS = render.from_ascii(
     "##########\n"

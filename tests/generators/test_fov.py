@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from generators import caves, cellular, fov
+from generators.maps import caves, cellular
+from generators.view import fov
 from tests.generators import fov_reference
 
 

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from generators import _visits, islands, regions
+from generators.maps import islands, regions
+from generators.maps import visits as _visits
 
 
 def test_rule_direction_island_versus_labyrinth() -> None:

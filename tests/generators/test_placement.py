@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from generators import caves, cellular, placement, regions
+from generators.maps import caves, cellular, placement, regions
 
 
 def _clear_by_hand(grid: np.ndarray, x: int, y: int, r: int) -> bool:

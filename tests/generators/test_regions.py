@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from generators import regions
+from generators.maps import regions
 
 
 def _bfs_regions(grid: np.ndarray, connectivity: int) -> list[int]:

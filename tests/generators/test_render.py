@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from PIL import Image
 
-from generators import cellular, fov, render
+from generators.maps import cellular, render
+from generators.view import fov
 from tests.golden import make_golden
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

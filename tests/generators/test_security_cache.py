@@ -1,6 +1,7 @@
-"""The compiled-code cache runs only code this user wrote (generators._private, ._native, ._jit).
+"""The compiled-code cache runs only code this user wrote (generators._compiled: private,
+native, jit).
 
-Machine code kept on disk runs as whoever loads it: the kernels that ``generators._native``
+Machine code kept on disk runs as whoever loads it: the kernels that ``generators._compiled.native``
 links without numba, and numba's own cache (whose index files are pickles). The tests below
 plant code that would leave a marker file if it ever ran, and check that it never does,
 that answers stay right, and that nothing is written outside this user's private folder.
@@ -32,7 +33,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from generators import _native, _private
+from generators._compiled import native as _native
+from generators._compiled import private as _private
 from tests.generators import fov_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,13 +51,15 @@ MAGIC = b"generators-kernel 2\n"
 PROBE = """
 import json, sys
 import numpy as np
-from generators import _native, fov
+from generators._compiled import native as _native
+from generators.view import fov
 grid = np.load(sys.argv[1])
 views = [np.flatnonzero(fov.visible(grid, tuple(origin), 7, symmetric=sym)).tolist()
          for origin in json.loads(sys.argv[2]) for sym in (False, True)]
 report = {"views": views}
 if len(sys.argv) > 3:
-    from generators import cellular, sudoku
+    from generators import sudoku
+    from generators.maps import cellular
     cellular.generate(12, 9, seed=1, mode="faithful")
     report["solution"] = sudoku.solve(sys.argv[3]).grid
 report["how"] = {k: _native.how_loaded(k) for k in ("sudoku_solve_text", "fov_view")}
@@ -299,7 +303,7 @@ def test_every_compiled_function_keeps_numba_s_cache_in_the_private_folder(
     import numba
     from numba.core.dispatcher import Dispatcher
 
-    from generators import _jit
+    from generators._compiled import jit as _jit
 
     _use(monkeypatch, tmp_path / "cache", tmp_path / "user")
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
@@ -308,8 +312,8 @@ def test_every_compiled_function_keeps_numba_s_cache_in_the_private_folder(
     place = _private.folder()
     assert place is not None
     seen = 0
-    for source in sorted((ROOT / "generators").glob("*.py")):
-        module = importlib.import_module(f"generators.{source.stem}")
+    for _source, name in _sources():
+        module = importlib.import_module(name)
         for value in vars(module).values():
             if isinstance(value, Dispatcher) and value.py_func.__module__ == module.__name__:
                 function = value.py_func
@@ -404,39 +408,53 @@ def _snapshot(root: Path) -> dict[str, Any]:
     return seen
 
 
-def _numba_index_names() -> list[str]:
-    """The index file names numba's own cache would look up for every compiled function of
-    the package (``module.qualname-line.pyXY.nbi``)."""
+def _sources() -> list[tuple[Path, str]]:
+    """Every module of the package (its subpackages included): source file and name."""
+    return [(path, ".".join(path.relative_to(ROOT).with_suffix("").parts))
+            for path in sorted((ROOT / "generators").rglob("*.py"))
+            if path.stem != "__init__" and "__pycache__" not in path.parts]  # fmt: skip
+
+
+def _numba_index_files(shared: Path) -> list[Path]:
+    """The index files numba's own cache would look up under NUMBA_CACHE_DIR=shared for every
+    compiled function of the package (``folder/module.qualname-line.pyXY.nbi``)."""
     from numba.core.dispatcher import Dispatcher
 
-    names = set()
-    for source in (ROOT / "generators").glob("*.py"):
-        if "generators._jit import" not in source.read_text():
+    files = set()
+    for source, name in _sources():
+        if "generators._compiled.jit import" not in source.read_text():
             continue  # compiles nothing
-        module = importlib.import_module(f"generators.{source.stem}")
+        module = importlib.import_module(name)
         for value in vars(module).values():
             function = value.py_func if isinstance(value, Dispatcher) else value
             if inspect.isfunction(function) and function.__module__ == module.__name__:
-                names.add(f"{source.stem}.{function.__qualname__}-"
+                files.add(_numba_default_folder(shared, source.parent)
+                          / f"{source.stem}.{function.__qualname__}-"
                           f"{function.__code__.co_firstlineno}.py{sys.version_info[0]}"
                           f"{sys.version_info[1]}{sys.abiflags}.nbi")  # fmt: skip
-    return sorted(names)
+    return sorted(files)
 
 
-def _numba_default_folder(shared: Path) -> Path:
-    """Where numba's own locator keeps this package's cache under NUMBA_CACHE_DIR=shared."""
-    source = str(ROOT / "generators")
-    return shared / f"generators_{hashlib.sha1(source.encode()).hexdigest()}"
+def _numba_default_folder(shared: Path, source: Path) -> Path:
+    """Where numba's own locator keeps the cache of the sources in the folder ``source``
+    under NUMBA_CACHE_DIR=shared."""
+    return shared / f"{source.name}_{hashlib.sha1(str(source).encode()).hexdigest()}"
+
+
+def _numba_default_folders(shared: Path) -> list[Path]:
+    """numba's own cache folders for every folder of the package that compiles code."""
+    return sorted({path.parent for path in _numba_index_files(shared)})
 
 
 def _kernel_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, str]:
     """The names the kernel files have for this configuration (public: the same digest in
     every process of this install), found here in a folder of the test's own."""
-    from generators import _sudoku_engine, fov
+    from generators.sudoku import _engine as _sudoku_engine
+    from generators.view import shadowcast
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "names"))
     names = {}
-    for spec in (_sudoku_engine.KERNEL, fov._KERNEL):
+    for spec in (_sudoku_engine.KERNEL, shadowcast._KERNEL):
         path = _native._path(spec)
         assert path is not None
         names[spec.name] = path.name
@@ -471,15 +489,16 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     (stage / "index").write_bytes(pickle.dumps(_Runs(f"touch {shlex.quote(str(markers[2]))}")))
     for path in stage.iterdir():
         path.chmod(0o644)
-    folder, index_folder = shared / "generators-native", _numba_default_folder(shared)
+    folder, index_files = shared / "generators-native", _numba_index_files(shared)
     q = shlex.quote
-    script = [f"mkdir {q(str(folder))} {q(str(index_folder))}",
+    script = [f"mkdir {q(str(folder))} "
+              + " ".join(q(str(f)) for f in _numba_default_folders(shared)),
               f"cp {q(str(stage / 'key'))} {q(str(folder / 'key'))}",
               f"chmod 600 {q(str(folder / 'key'))}",
               f"cp {q(str(stage / 'sudoku'))} {q(str(folder / names['sudoku_solve_text']))}",
               f"cp {q(str(stage / 'fov'))} {q(str(folder / names['fov_view']))}"]
-    script += [f"cp {q(str(stage / 'index'))} {q(str(index_folder / name))}"
-               for name in _numba_index_names()]  # fmt: skip
+    script += [f"cp {q(str(stage / 'index'))} {q(str(index))}"
+               for index in index_files]  # fmt: skip
     _as(as_root, "; ".join(script))
     assert folder.stat().st_uid == as_root.pw_uid
     assert (folder / names["fov_view"]).stat().st_uid == as_root.pw_uid
@@ -526,7 +545,8 @@ def test_a_link_planted_in_place_of_the_folder_is_not_followed_as_root(
         target.mkdir(mode=0o700)
     q = shlex.quote
     _as(as_root, f"ln -s {q(str(targets[0]))} {q(str(shared / 'generators-native'))}; "
-                 f"ln -s {q(str(targets[1]))} {q(str(_numba_default_folder(shared)))}")
+                 + "; ".join(f"ln -s {q(str(targets[1]))} {q(str(folder))}"
+                             for folder in _numba_default_folders(shared)))
     before = {**_snapshot(shared), **_snapshot(targets[0]), **_snapshot(targets[1])}
     env = {"NUMBA_CACHE_DIR": str(shared), "XDG_CACHE_HOME": str(tmp_path / "user"),
            "HOME": str(tmp_path / "home")}  # fmt: skip

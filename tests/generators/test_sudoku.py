@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators import _sudoku_engine as core
-from generators import _sudoku_tables as tables
 from generators import sudoku
-from generators.sudoku import InvalidPuzzle, PuzzleFileError
+from generators.sudoku import InvalidPuzzle, PuzzleFileError, solver
+from generators.sudoku import _engine as core
+from generators.sudoku import _tables as tables
 from tests.conftest import require_data
 
 EULER_ANSWER = 24702  # published answer to Project Euler problem 96
@@ -432,18 +432,18 @@ def test_threaded_solve_many_keeps_order_answers_and_progress(
 
 
 def test_guided_chunks_cover_the_job_in_order_and_shrink_towards_the_end() -> None:
-    chunks = sudoku._Chunks(10_000, None, 2)
+    chunks = solver._Chunks(10_000, None, 2)
     spans = []
     while (span := chunks.take()) is not None:
         spans.append(span)
     assert spans[0][0] == 0 and spans[-1][1] == 10_000
     assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
     sizes = [stop - start for start, stop in spans]
-    assert max(sizes) == sudoku._MAX_CHUNK and sizes[-2] == sudoku._MIN_CHUNK
+    assert max(sizes) == solver._MAX_CHUNK and sizes[-2] == solver._MIN_CHUNK
     assert sizes == sorted(sizes, reverse=True)
-    capped = sudoku._Chunks(40, None, 2)  # 37 left: 37 // 16 < 4
-    assert capped.take(3) == (0, 3) and capped.take() == (3, 3 + sudoku._MIN_CHUNK)
-    fixed = sudoku._Chunks(10, 4, 2)  # a given batch size is kept, whatever the cap
+    capped = solver._Chunks(40, None, 2)  # 37 left: 37 // 16 < 4
+    assert capped.take(3) == (0, 3) and capped.take() == (3, 3 + solver._MIN_CHUNK)
+    fixed = solver._Chunks(10, 4, 2)  # a given batch size is kept, whatever the cap
     assert [fixed.take(1), fixed.take(), fixed.take(), fixed.take()] == [
         (0, 4), (4, 8), (8, 10), None
     ]
@@ -497,7 +497,7 @@ def test_fast_validation_agrees_with_the_cell_by_cell_check(
         cells[where[0]] = cells[where[1]] = "5"
     text = "".join(cells)
     try:
-        expected: object = sudoku._explain(text, text.replace(".", "0"))
+        expected: object = solver._explain(text, text.replace(".", "0"))
     except InvalidPuzzle as exc:
         expected = (str(exc), exc.cells)
     try:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generators import viewport
+from generators.view import viewport
 
 
 @st.composite

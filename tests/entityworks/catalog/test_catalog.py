@@ -28,8 +28,9 @@ from entityworks.catalog import (
     store_sudokus,
 )
 from entityworks.catalog import core as catalog_core
-from generators import caves, dungeon, sudoku
-from generators.regions import region_stats
+from generators import sudoku
+from generators.maps import caves, dungeon
+from generators.maps.regions import region_stats
 from tests.conftest import require_data
 
 SMALL = {"caves": {"width": 60, "height": 40}, "dungeon": {"width": 60, "height": 40},

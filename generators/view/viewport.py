@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators._rng import check_grid, check_int
+from generators.checks import check_grid, check_int
 
 Point = tuple[int, int]
 

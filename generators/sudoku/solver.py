@@ -17,8 +17,8 @@ fewest candidates or a digit with only two places in a house), with the same rea
 every guess. It keeps searching after the first solution until it has found a second one or
 exhausted the tree, so every :class:`Solution` says whether the puzzle is unique, and its
 ``nodes`` and ``guesses`` measure how hard the puzzle was. The engine is compiled with numba
-(see :mod:`generators._sudoku_core`), and a later process loads its machine code without
-numba (:mod:`generators._native`); :func:`solve_many` solves whole arrays of puzzles per
+(see :mod:`generators.sudoku._kernel`), and a later process loads its machine code without
+numba (:mod:`generators._compiled.native`); :func:`solve_many` solves whole arrays of puzzles per
 compiled call and spreads large jobs over threads, which run the GIL-free engine in parallel.
 """
 
@@ -39,8 +39,8 @@ from typing import BinaryIO, NoReturn
 
 import numpy as np
 
-from generators import _sudoku_engine as engine
-from generators import _sudoku_tables as tables
+from generators.sudoku import _engine as engine
+from generators.sudoku import _tables as tables
 
 Puzzle = str
 """An 81-char string, ``"0"`` for blanks (see the module docstring)."""

@@ -16,10 +16,10 @@ puzzle that fails it has no solution, whatever the other digits do; most such pu
 (Norvig's "impossible" one among them) would otherwise cost a search of millions of
 nodes to refute.
 
-Everything here is compiled by numba (see :mod:`generators._jit`). :func:`solve_text`
+Everything here is compiled by numba (see :mod:`generators._compiled.jit`). :func:`solve_text`
 checks and solves a range of puzzles given as the ASCII bytes a user typed; its C entry
 point (:func:`native_entry`) is the one thing Python calls, through
-:mod:`generators._sudoku_engine`, which loads it without numba when it can and calls it
+:mod:`generators.sudoku._engine`, which loads it without numba when it can and calls it
 with the GIL released, so that threads run it side by side.
 """
 
@@ -31,8 +31,8 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import carray
 
-from generators._jit import array_data, cfunc, jit
-from generators._sudoku_tables import (
+from generators._compiled.jit import array_data, cfunc, jit
+from generators.sudoku._tables import (
     COL_SEG,
     FULL,
     HOUSE_BITS,
@@ -308,7 +308,7 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids, 
     thread that hands work out (see ``generators.sudoku.solve_many``).
 
     The rest is work space, given by the caller so that the kernel never allocates (see
-    :mod:`generators._native`): candidates and first solution (``uint16[81]``), the search
+    :mod:`generators._compiled.native`): candidates and first solution (``uint16[81]``), the search
     stack (``uint16[82, 81]``), branch records (``int64[82, 3]``), the propagation queue
     (``int64[128]``), box/line unions and the givens seen per house (``int64[27]`` each).
     """
@@ -365,11 +365,11 @@ def _entry(block):  # type: ignore[no-untyped-def]
 
 def native_entry(cache: bool = True) -> Any:
     """:func:`solve_text` as a C function ``int64 f(int64 *block)`` for
-    :mod:`generators._native`. ``block`` holds ``id(text), n, start, stop, limit, houses,
+    :mod:`generators._compiled.native`. ``block`` holds ``id(text), n, start, stop, limit, houses,
     id(counts), id(nodes), id(guesses), id(grids)``: C-contiguous arrays of ``n`` rows (as
     :func:`solve_text` takes them) that the caller keeps alive, read through their objects
-    (:func:`generators._jit.array_data`), and ``houses`` 0 or 1. ``cache`` uses numba's
-    disk cache (off when :mod:`generators._native` needs the optimised module itself)."""
+    (:func:`generators._compiled.jit.array_data`), and ``houses`` 0 or 1. ``cache`` uses numba's
+    disk cache (off when :mod:`generators._compiled.native` needs the optimised module itself)."""
     return cfunc(types.int64(types.CPointer(types.int64)), _entry, cache)
 
 

@@ -7,14 +7,14 @@ unpickled before anything else is checked), so reading one is running code: numb
 choice of folder (``NUMBA_CACHE_DIR``, ``__pycache__`` beside the source, the per-user
 cache) is therefore never used here. :func:`jit` and :func:`cfunc` give each function
 numba's own cache (``FunctionCache``) with one locator, which keeps it under ``numba/`` in
-the private folder of :mod:`generators._private` (``NUMBA_CACHE_DIR/generators-native``,
+the private folder of :mod:`generators._compiled.private` (``NUMBA_CACHE_DIR/generators-native``,
 ``generators/__pycache__/native`` or ``~/.cache/generators/native``, whichever is first to
 pass the ownership and permission checks, never a folder another user can write), whatever
 ``NUMBA_CACHE_LOCATOR_CLASSES`` says. When there is no such folder, or this numba lays its
 cache out differently, a function goes uncached: it still works, compiled once per
 process. ``python -m generators.warmup`` compiles everything ahead of the first real call.
 
-:func:`array_data` serves the C entry points that :mod:`generators._native` loads without
+:func:`array_data` serves the C entry points that :mod:`generators._compiled.native` loads without
 numba: they take NumPy arrays as object addresses.
 """
 
@@ -34,7 +34,7 @@ from numba.core import caching, sigutils, types
 from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
-from generators import _private
+from generators._compiled import private
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,7 +98,7 @@ class _PrivateImpl(caching.CompileResultCacheImpl):
     folder)."""
 
     def __init__(self, function: Callable[..., Any]) -> None:
-        place = _private.folder()
+        place = private.folder()
         if place is None:
             raise RuntimeError("no private cache folder")
         source = inspect.getfile(function)

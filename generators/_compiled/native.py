@@ -19,7 +19,7 @@ compiling with numba in the same process. The fast path therefore changes when a
 is ready, never what a kernel computes.
 
 Machine code runs as whoever loads it, so it is only ever read from a folder that this user
-alone can have written (:mod:`generators._private`: ``NUMBA_CACHE_DIR/generators-native``
+alone can have written (:mod:`generators._compiled.private`: ``NUMBA_CACHE_DIR/generators-native``
 when a user set the variable, else ``__pycache__/native`` beside this package, else the
 per-user cache folder, each taken only when it and every folder above it pass the
 ownership and permission checks), and a file carries an HMAC-SHA256, keyed with that
@@ -50,7 +50,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generators import _private
+from generators._compiled import private
 
 #: First bytes of a kernel file; the format number changes when the layout does. The
 #: HMAC-SHA256 of the rest (see :func:`_seal`) follows, then a JSON header line, then code.
@@ -127,7 +127,7 @@ def _obtain(spec: Kernel) -> Callable[..., Any]:
         return lambda address: run(list((ctypes.c_int64 * _BLOCK).from_address(address)))
     prototype = ctypes.CFUNCTYPE(spec.restype, *spec.argtypes)
     name = _name(spec)
-    place = None if name is None else _private.folder()
+    place = None if name is None else private.folder()
     if place is not None and name is not None:
         address = _load(place, name)
         if address is not None:
@@ -147,7 +147,7 @@ def _obtain(spec: Kernel) -> Callable[..., Any]:
 def _path(spec: Kernel) -> Path | None:
     """Where the machine code of ``spec`` is kept for this process's configuration."""
     name = _name(spec)
-    place = None if name is None else _private.folder()
+    place = None if name is None else private.folder()
     return None if place is None or name is None else place.path / name
 
 
@@ -194,7 +194,7 @@ def _unseal(secret: bytes, name: str, data: bytes) -> tuple[bytes, bytes] | None
     return header, code
 
 
-def _keep(place: _private.Folder, name: str, compiled: Any) -> bool:
+def _keep(place: private.Folder, name: str, compiled: Any) -> bool:
     """Write the machine code of a freshly compiled ``cfunc`` next to its symbol name;
     False when there is none to write (a ``cfunc`` numba loaded from its own cache).
 
@@ -213,20 +213,20 @@ def _keep(place: _private.Folder, name: str, compiled: Any) -> bool:
         return True  # another object format: numba's own cache serves these platforms
     if compiled.native_name not in symbols[0]:
         return False
-    secret = _private.key(place)
+    secret = private.key(place)
     if secret is not None:
-        _private.write(place, name, _seal(secret, name, header, code))
+        private.write(place, name, _seal(secret, name, header, code))
     return True
 
 
-def _load(place: _private.Folder, name: str) -> int | None:
+def _load(place: private.Folder, name: str) -> int | None:
     """The address of the kernel in file ``name`` of ``place`` once loaded, or None to
     compile instead. Nothing reaches llvmlite before the file is known to be ours: read
-    only through :func:`generators._private.read`, and its HMAC checked first."""
-    data = _private.read(place, name)
+    only through :func:`generators._compiled.private.read`, and its HMAC checked first."""
+    data = private.read(place, name)
     if data is None:
         return None
-    secret = _private.key(place)
+    secret = private.key(place)
     opened = None if secret is None else _unseal(secret, name, data)
     if opened is None:
         return None

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from generators._rng import SeedLike, check_grid, check_int, make_rng
-from generators.regions import label
+from generators.checks import check_grid, check_int
+from generators.maps.regions import label
+from generators.seeds import SeedLike, make_rng
 
 Point = tuple[int, int]
 

@@ -1,8 +1,9 @@
-"""Compiled shadowcasting for :mod:`generators.fov` (internal engine).
+"""Compiled shadowcasting for :mod:`generators.view.shadowcast` (internal engine).
 
-The two views, plain and symmetric, compiled by numba (see :mod:`generators._jit`), and
-their one C entry point (:func:`native_entry`), which :mod:`generators.fov` calls through
-:mod:`generators._native`: a fresh process loads its machine code without importing numba.
+The two views, plain and symmetric, compiled by numba (see :mod:`generators._compiled.jit`),
+and their one C entry point (:func:`native_entry`), which :mod:`generators.view.shadowcast`
+calls through :mod:`generators._compiled.native`: a fresh process loads its machine code
+without importing numba.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import carray
 
-from generators._jit import array_data, cfunc, jit
-from generators._jit import py_object as _object
-from generators.fov import OCTANTS, QUADRANTS
+from generators._compiled.jit import array_data, cfunc, jit
+from generators._compiled.jit import py_object as _object
+from generators.view.shadowcast import OCTANTS, QUADRANTS
 
 
 @jit
@@ -241,12 +242,12 @@ def _entry(block):  # type: ignore[no-untyped-def]
 
 
 def native_entry(cache: bool = True) -> Any:
-    """One view as a C function ``int64 f(int64 *block)`` for :mod:`generators._native`.
+    """One view as a C function ``int64 f(int64 *block)`` for :mod:`generators._compiled.native`.
 
     ``block`` holds ``id(cells), id(out), height, width, out_height, out_width, x0, y0,
     x1, y1, ox, oy, reach, radius_sq, flags, dx, dy``: ``cells`` (``uint8``) and ``out``
     (``bool``) are C-contiguous arrays the caller keeps alive, read through their objects
-    (:func:`generators._jit.array_data`); ``flags`` has bit 0 unchecked, 1 light_walls,
+    (:func:`generators._compiled.jit.array_data`); ``flags`` has bit 0 unchecked, 1 light_walls,
     2 symmetric, 3 libtcod ties. Returns 1 on a bad cell value, else 0.
     """
     return cfunc(types.int64(types.CPointer(types.int64)), _entry, cache)

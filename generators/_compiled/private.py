@@ -23,7 +23,7 @@ compiles, and computes the same.
 Files are read only when they are regular, owned by this user and writable by nobody else
 (:func:`read`), and written ``0600`` under a fresh name opened with ``O_EXCL|O_NOFOLLOW``,
 then renamed into place (:func:`write`). :func:`key` is this folder's secret (32 random
-bytes, ``0600``) with which :mod:`generators._native` authenticates the machine code it
+bytes, ``0600``) with which :mod:`generators._compiled.native` authenticates the machine code it
 keeps before any byte of it reaches the JIT linker.
 
 On systems without POSIX ownership (Windows) only the per-user cache folder is used, as the
@@ -72,10 +72,11 @@ _found: dict[tuple[str, ...], Folder | None] = {}
 
 
 def candidates() -> tuple[Path, ...]:
-    """Where the folder may be, in order of preference (see the module's docstring)."""
+    """Where the folder may be, in order of preference (see the module's docstring); the
+    package's own ``__pycache__`` is that of ``generators``, one level above this module."""
     user = os.environ.get("NUMBA_CACHE_DIR")
     first = (Path(user) / NAME if user else
-             Path(__file__).resolve().parent / "__pycache__" / "native")  # fmt: skip
+             Path(__file__).resolve().parents[1] / "__pycache__" / "native")  # fmt: skip
     return first, _user_cache()
 
 

@@ -1,8 +1,8 @@
 """Calls into the compiled sudoku engine, loaded without numba when its machine code is kept.
 
-:func:`solve_rows` is the one door to :func:`generators._sudoku_core.solve_text`: it checks
+:func:`solve_rows` is the one door to :func:`generators.sudoku._kernel.solve_text`: it checks
 the arrays it is given (the kernel trusts them) and calls it through
-:mod:`generators._native`, with the GIL released. The helpers below
+:mod:`generators._compiled.native`, with the GIL released. The helpers below
 it keep the shapes that the rest of :mod:`generators.sudoku` and the tests use.
 """
 
@@ -13,14 +13,15 @@ import struct
 
 import numpy as np
 
-from generators import _native
-from generators._sudoku_tables import text_rows
+from generators._compiled import native
+from generators.sudoku._tables import text_rows
 
-KERNEL = _native.Kernel(
+KERNEL = native.Kernel(
     name="sudoku_solve_text",
-    builder="generators._sudoku_core:native_entry",
-    python="generators._sudoku_core:python_entry",
-    sources=("generators._sudoku_core", "generators._sudoku_tables", "generators._jit"),
+    builder="generators.sudoku._kernel:native_entry",
+    python="generators.sudoku._kernel:python_entry",
+    sources=("generators.sudoku._kernel", "generators.sudoku._tables",
+             "generators._compiled.jit"),
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),
 )
@@ -53,8 +54,8 @@ def solve_rows(text: np.ndarray, start: int, stop: int, limit: int, houses: bool
         raise ValueError(f"rows {start}:{stop} are outside 0:{n}")
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
-    solve = _native.kernel(KERNEL)
-    block, address = _native.argument_block()
+    solve = native.kernel(KERNEL)
+    block, address = native.argument_block()
     _pack(block, 0, id(text), n, start, stop, limit, int(bool(houses)), id(counts), id(nodes),
           id(guesses), id(grids))  # fmt: skip
     return int(solve(address))

@@ -2,18 +2,20 @@
 
 The seed's FOV class keeps the player's position, moves the player one cell at a time
 (refusing walls), recomputes the visible cells after every move and hands them to the
-view. :class:`Explorer` does the same on top of :func:`generators.fov.visible`, and also
+view. :class:`Explorer` does the same on top of :func:`generators.view.shadowcast.visible`, and also
 remembers every cell ever seen (``explored``), which the *MapHandler* post's game view
 promised: a view draws visible cells bright, explored ones dim and the rest blank.
 
-``generators.fov.Explorer`` is the same class.
+``generators.view.fov.Explorer`` is the same class: :mod:`generators.view.fov` is the
+field-of-view API, one-shot views and this walker together.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from generators._rng import check_bool, check_grid, check_int
+from generators.checks import check_bool, check_grid, check_int
+from generators.view.shadowcast import visible
 
 Point = tuple[int, int]
 
@@ -26,7 +28,7 @@ class Explorer:
     """A position on a map, its field of view and the cells seen so far.
 
     ``radius`` (``None``: unlimited), ``symmetric`` and ``light_walls`` are passed to
-    :func:`generators.fov.visible`; changing one recomputes the view. Positions are
+    :func:`generators.view.shadowcast.visible`; changing one recomputes the view. Positions are
     ``(x, y)``; the start must be a floor cell.
     """
 
@@ -140,8 +142,6 @@ class Explorer:
         return x, y
 
     def _update(self) -> None:
-        from generators.fov import visible  # late: fov re-exports this class
-
         seen = visible(self._grid, self._position, self._radius, self._light_walls,
                        self._symmetric)
         seen.setflags(write=False)

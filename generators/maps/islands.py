@@ -8,7 +8,7 @@ the labyrinth rule (``island=False``) does the opposite. Closed cells are walls 
 as in the original, so no value flip is needed here.
 
 ``mode="faithful"`` makes the visits one at a time, ``mode="fast"`` applies the same visit
-sequence in NumPy batches (see ``generators._visits``).
+sequence in NumPy batches (see ``generators.maps.visits``).
 
 Deliberate differences from the C# original: NumPy's PCG64 instead of a clock-seeded
 ``System.Random``; the visited cell is one uniform draw over the map instead of x then y
@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from generators._rng import SeedLike, check_bool, check_choice, check_int, make_rng
-from generators._visits import random_fill, run_visits
-from generators.regions import MapShape, open_ratio, region_stats
+from generators.checks import check_bool, check_choice, check_int
+from generators.maps.regions import MapShape, open_ratio, region_stats
+from generators.maps.visits import random_fill, run_visits
+from generators.seeds import SeedLike, make_rng
 
 MODES = ("faithful", "fast")
 

@@ -1,8 +1,8 @@
 """Sudoku's fixed tables and the plain-NumPy helpers around the compiled engine.
 
 Nothing here imports numba: :mod:`generators.sudoku` checks puzzles and converts them with
-these alone, and reaches the compiled engine (:mod:`generators._sudoku_engine`) only to
-solve. :mod:`generators._sudoku_core` compiles the tables into its kernels as constants.
+these alone, and reaches the compiled engine (:mod:`generators.sudoku._engine`) only to
+solve. :mod:`generators.sudoku._kernel` compiles the tables into its kernels as constants.
 """
 
 from __future__ import annotations

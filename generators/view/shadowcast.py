@@ -13,8 +13,8 @@ ratios of small integers, so double precision orders them exactly, and the resul
 cell for cell that of libtcod's ``FOV_SHADOW`` (the tests check this on random caves).
 The "recursion" is an explicit stack, so unlimited radii on big maps cannot hit Python's
 recursion limit. Only the ``(2r+1)^2`` window around the origin is read, so the cost
-does not grow with the map. Both variants are compiled with numba (:mod:`generators._fov_core`;
-a later process loads their machine code without numba, see :mod:`generators._native`) and
+does not grow with the map. Both variants are compiled with numba (:mod:`generators.view._kernel`;
+a later process loads their machine code without numba, see :mod:`generators._compiled.native`) and
 write straight into the result array.
 
 Symmetric variant (``symmetric=True``): Albert Ford's symmetric shadowcasting, four
@@ -42,8 +42,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from generators import _native
-from generators._rng import check_bool, check_int
+from generators._compiled import native
+from generators.checks import check_bool, check_int
 
 Point = tuple[int, int]
 
@@ -156,11 +156,12 @@ def _check(
             libtcod_ties)  # fmt: skip
 
 
-_KERNEL = _native.Kernel(
+_KERNEL = native.Kernel(
     name="fov_view",
-    builder="generators._fov_core:native_entry",
-    python="generators._fov_core:python_entry",
-    sources=("generators._fov_core", "generators.fov", "generators._jit"),
+    builder="generators.view._kernel:native_entry",
+    python="generators.view._kernel:python_entry",
+    sources=("generators.view._kernel", "generators.view.shadowcast",
+             "generators._compiled.jit"),
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),
 )
@@ -170,7 +171,7 @@ _pack = struct.Struct("<17q").pack_into
 
 def _load_view() -> Callable[[int], int]:
     global _view
-    _view = _native.kernel(_KERNEL)
+    _view = native.kernel(_KERNEL)
     return _view
 
 
@@ -193,7 +194,7 @@ def _view_into(cells: np.ndarray, out: np.ndarray, x0: int, y0: int, x1: int, y1
     stay referenced here while the compiled view reads them.
     """
     view = _view or _load_view()
-    block, address = _native.argument_block()
+    block, address = native.argument_block()
     height, width = cells.shape
     out_height, out_width = out.shape
     _pack(block, 0, id(cells), id(out), height, width, out_height, out_width, x0, y0, x1, y1,
@@ -295,5 +296,3 @@ def visible_window(
     _run(args, mask, x0, y0)
     return mask, (x0, y0)
 
-
-from generators.explore import Explorer as Explorer  # noqa: E402  (stateful API, re-exported)

@@ -9,7 +9,7 @@ because our grids store 1 = wall, because the FOV fog, the Tiled tileset, the ca
 thumbnails and the golden pictures all read that way, and because a transparent
 background shows as black in some viewers and white in others. ``scheme="getmapimage"``
 gives the original's picture instead: RGBA, floor opaque black, walls fully transparent.
-Given a ``visible`` mask (from ``generators.fov.visible``) the floor outside it is drawn
+Given a ``visible`` mask (from ``generators.view.fov.visible``) the floor outside it is drawn
 grey, as fog; ``placements`` are drawn as red squares inside their cells.
 
 ``thumbnail`` makes a small picture for a catalog browser (one pixel per cell, or the
@@ -36,7 +36,7 @@ from typing import IO, Any
 import numpy as np
 from PIL import Image, ImageDraw
 
-from generators._rng import check_choice, check_grid, check_int
+from generators.checks import check_choice, check_grid, check_int
 
 FLOOR_SHADE = 255
 WALL_SHADE = 0

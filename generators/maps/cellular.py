@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from generators._jit import jit
-from generators._rng import SeedLike, check_choice, check_grid, check_int, make_rng
-from generators.regions import MapShape, open_ratio, region_stats
+from generators._compiled.jit import jit
+from generators.checks import check_choice, check_grid, check_int
+from generators.maps.regions import MapShape, open_ratio, region_stats
+from generators.seeds import SeedLike, make_rng
 
 MODES = ("faithful", "synchronous")
 RULES = ("4-5", "roguebasin")

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from generators._jit import jit
+from generators._compiled.jit import jit
 
 #: Visits drawn from the generator per chunk (bounds memory for millions of visits).
 _CHUNK = 1 << 20
