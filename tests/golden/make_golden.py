@@ -1,7 +1,7 @@
 """Regenerate the golden maps listed in manifest.json.
 
 Run ``python tests/golden/make_golden.py`` from the repository root after a deliberate
-change to a generator; the golden tests in tests/generators/test_render.py fail on any
+change to a generator; the golden tests in tests/generators/maps/test_render.py fail on any
 other change of output.
 """
 

@@ -17,7 +17,7 @@ from generators.maps import cellular, render
 from generators.view import fov
 from tests.golden import make_golden
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 
 grids = arrays(
     np.uint8, st.tuples(st.integers(1, 15), st.integers(1, 15)), elements=st.integers(0, 1)

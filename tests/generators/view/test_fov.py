@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 from generators.maps import caves, cellular
 from generators.view import fov
-from tests.generators import fov_reference
+from tests.generators.view import fov_reference
 
 
 def _maps() -> list[np.ndarray]:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generators import sudoku
-from generators.sudoku import InvalidPuzzle, PuzzleFileError, solver
+from generators.sudoku import InvalidPuzzle, PuzzleFileError, puzzles, solver
 from generators.sudoku import _engine as core
 from generators.sudoku import _tables as tables
 from tests.conftest import require_data
@@ -497,7 +497,7 @@ def test_fast_validation_agrees_with_the_cell_by_cell_check(
         cells[where[0]] = cells[where[1]] = "5"
     text = "".join(cells)
     try:
-        expected: object = solver._explain(text, text.replace(".", "0"))
+        expected: object = puzzles._explain(text, text.replace(".", "0"))
     except InvalidPuzzle as exc:
         expected = (str(exc), exc.cells)
     try:

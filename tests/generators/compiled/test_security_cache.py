@@ -35,9 +35,9 @@ import pytest
 
 from generators._compiled import native as _native
 from generators._compiled import private as _private
-from tests.generators import fov_reference
+from tests.generators.view import fov_reference
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 #: Project Euler 96, grid 01: checked against the puzzle and the rules in _check_solution.
 SOLUTION = "483921657967345821251876493548132976729564138136798245372689514814253769695417382"
