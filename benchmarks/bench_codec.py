@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_run  # noqa: E402
 
-from generators import codec  # noqa: E402
+from generators.bytes import codec  # noqa: E402
 
 T = TypeVar("T")
 

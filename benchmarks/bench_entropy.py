@@ -1,6 +1,7 @@
 """Entropy report throughput against the ``ent`` program on the same random file.
 
-Writes a seeded random file (100 MB by default), times ``ent`` and ``generators.entropy.report``
+Writes a seeded random file (100 MB by default), times ``ent`` and
+``generators.bytes.entropy.report``
 (best of N runs each), checks that both print identical text, and measures the report's peak
 traced memory to show that it streams (it should stay near a few chunk sizes).
 
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_run  # noqa: E402
 
-from generators import entropy  # noqa: E402
+from generators.bytes import entropy  # noqa: E402
 
 T = TypeVar("T")
 

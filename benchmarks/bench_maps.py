@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import alternate, best_of  # noqa: E402
 
-from generators import caves, cellular, dungeon, fov, islands  # noqa: E402
-from generators._visits import random_fill, run_visits  # noqa: E402
+from generators.maps import caves, cellular, dungeon, islands  # noqa: E402
+from generators.maps.visits import random_fill, run_visits  # noqa: E402
+from generators.view import fov  # noqa: E402
 
 
 def load_avg() -> str:

@@ -7,7 +7,7 @@ importing NumPy (what any caller pays anyway), importing our modules and the fir
 in wall and CPU seconds; CPU time is what a quiet machine shows as wall time, and it is
 not inflated by waiting for a core on a busy one. The last column says whether the
 process imported numba: with a warm cache the sudoku and FOV kernels load without it
-(``generators._native``); the warm-up also runs the map kernels, which use numba's cache.
+(``generators._compiled.native``); the warm-up also runs the map kernels, which use numba's cache.
 
 Run: ``python benchmarks/bench_startup.py [--runs N]``
 """
@@ -29,7 +29,8 @@ import json, sys, time
 w0, c0 = time.perf_counter(), time.process_time()
 import numpy as np
 w1, c1 = time.perf_counter(), time.process_time()
-from generators import fov, sudoku, warmup
+from generators import sudoku, warmup
+from generators.view import fov
 w2, c2 = time.perf_counter(), time.process_time()
 case = sys.argv[1]
 if case == "sudoku":

@@ -28,7 +28,7 @@ def _sudoku() -> None:
 
 
 def _fov() -> None:
-    from generators import fov
+    from generators.view import fov
 
     grid = np.zeros((9, 9), dtype=np.uint8)
     grid[2, 2] = 1
@@ -41,7 +41,7 @@ def _fov() -> None:
 
 
 def _maps() -> None:
-    from generators import caves, cellular, islands
+    from generators.maps import caves, cellular, islands
 
     for rule in ("4-5", "roguebasin"):
         cellular.generate(12, 9, seed=1, mode="faithful", rule=rule)

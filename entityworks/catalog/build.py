@@ -21,7 +21,7 @@ from .packing import unpack_grid
 
 def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
     """``(open_ratio, region_count, largest_region)`` of a grid (4-connected floor regions)."""
-    from generators.regions import region_stats
+    from generators.maps.regions import region_stats
 
     stats = region_stats(grid, 4)
     ratio = float(np.count_nonzero(grid == 0)) / grid.size
@@ -52,7 +52,7 @@ def map_record(result: Any, *, kind: str | None = None, generator: str | None = 
 
 def build_outcome(result: Any) -> tuple[bool | None, int | None, int | None, bool | None]:
     """``(build_success, rooms_asked, rooms_built, connected)`` as a generator result reports
-    them (``generators.dungeon``); all None for a result that reports no outcome."""
+    them (``generators.maps.dungeon``); all None for a result that reports no outcome."""
     asked = getattr(result, "rooms_asked", None)
     if asked is None:
         return None, None, None, None

@@ -41,7 +41,8 @@ def run_demo(out: Path, db: str | None = None, *, echo: Callable[[str], Any] = p
 
     Without ``db`` the catalog is ``out/catalog.db``, replaced on every run.
     """
-    from generators import render, sudoku
+    from generators import sudoku
+    from generators.maps import render
 
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Entropy reports: a file or stream read once, hashed and measured (``generators.entropy``),
+"""Entropy reports: a file or stream read once, hashed and measured (``generators.bytes.entropy``),
 and stored as an ``entropy_reports`` row.
 
 Apart from the rest because it reads input the user names (paths, FIFOs, stdin) under a size
@@ -67,10 +67,10 @@ def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = 
                     max_bytes: int | None = MAX_ENTROPY_BYTES
                     ) -> tuple[EntropyRecord, Any]:
     """Read ``source`` (a path or a binary stream: a FIFO, a device, stdin) exactly once and
-    return its catalog row and ``generators.entropy`` report: the figures and the SHA-256
+    return its catalog row and ``generators.bytes.entropy`` report: the figures and the SHA-256
     describe the same bytes. More than ``max_bytes`` bytes (None: no limit) raise
     :class:`InputTooLarge`; a regular file is checked before it is read."""
-    from generators import entropy
+    from generators.bytes import entropy
 
     if isinstance(source, str | os.PathLike):
         label = name or os.fspath(source)
@@ -94,7 +94,7 @@ def _regular(stream: Any) -> bool:
 
 def entropy_record(path: str | os.PathLike[str], report: Any, *, sha256: str | None = None
                    ) -> EntropyRecord:
-    """The catalog row for ``report``, a ``generators.entropy.report`` of the file ``path``.
+    """The catalog row for ``report``, a ``generators.bytes.entropy.report`` of the file ``path``.
 
     Without ``sha256`` the file is read again to hash it; :func:`analyse_entropy` reads once.
     """

@@ -34,11 +34,12 @@ class MapKind:
 
 
 KINDS: dict[str, MapKind] = {k.name: k for k in (
-    MapKind("caves", "generators.caves", help="cave systems joined by corridors [100x100]"),
-    MapKind("dungeon", "generators.dungeon", help="rooms joined by corridors [150x150]"),
-    MapKind("islands", "generators.islands", (("island", True),), "island maps [99x99]"),
-    MapKind("labyrinth", "generators.islands", (("island", False),), "labyrinth maps [99x99]"),
-    MapKind("cellular", "generators.cellular", help="cellular-automaton caves, 4-5 rule [40x21]"),
+    MapKind("caves", "generators.maps.caves", help="cave systems joined by corridors [100x100]"),
+    MapKind("dungeon", "generators.maps.dungeon", help="rooms joined by corridors [150x150]"),
+    MapKind("islands", "generators.maps.islands", (("island", True),), "island maps [99x99]"),
+    MapKind("labyrinth", "generators.maps.islands", (("island", False),), "labyrinth maps [99x99]"),
+    MapKind("cellular", "generators.maps.cellular",
+            help="cellular-automaton caves, 4-5 rule [40x21]"),
 )}
 
 

@@ -56,7 +56,7 @@ class MapCorridor:
 
 @dataclass
 class MapPlacement:
-    """A cell picked for stairs or an item (``generators.placement.place``): its position,
+    """A cell picked for stairs or an item (``generators.maps.placement.place``): its position,
     what goes there and the clear radius it was picked with."""
 
     x: int
@@ -157,7 +157,7 @@ class SudokuEntry:
 
 @entity("entropy_reports")
 class EntropyRecord:
-    """What ``ent`` says about a file (``generators.entropy.report``), plus its path, size,
+    """What ``ent`` says about a file (``generators.bytes.entropy.report``), plus its path, size,
     SHA-256 and byte distribution. Figures ``ent`` calls undefined are NULL."""
 
     id: int | None = primary_key()

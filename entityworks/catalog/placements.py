@@ -1,4 +1,4 @@
-"""Placing stairs and items on stored maps (``generators.placement``) and storing them.
+"""Placing stairs and items on stored maps (``generators.maps.placement``) and storing them.
 
 Apart from the queries because it writes: every map of a request is placed first, then all
 are written in one transaction.
@@ -25,12 +25,12 @@ def placement_labels(count: int) -> list[str]:
 
 def place_on_map(record: MapRecord, count: int, clearance: int = 2, *,
                  seed: int | None = None, min_distance: int = 0) -> list[MapPlacement]:
-    """Pick placements for ``record`` (``generators.placement.place``) and set them on it.
+    """Pick placements for ``record`` (``generators.maps.placement.place``) and set them on it.
 
     Without ``seed`` the map's own seed (else its id) seeds the draw, so placing again
     gives the same cells.
     """
-    from generators.placement import place
+    from generators.maps.placement import place
 
     if seed is None:
         seed = record.seed if record.seed is not None else (record.id or 0)

@@ -82,7 +82,7 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
                 f"a {record.width}x{record.height} map at {block} pixels per cell makes a "
                 f"{record.width * block}x{record.height * block} PNG ({pixels:,} pixels), more "
                 f"than {MAX_PNG_PIXELS:,}; use a smaller --block", param_hint="--block")
-    from generators import render as rd
+    from generators.maps import render as rd
 
     from ..files import open_output
 

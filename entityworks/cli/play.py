@@ -1,6 +1,6 @@
 """``entityworks play``: walk a stored map in the terminal with field of view and memory.
 
-The screen is the seed's game view (``generators.viewport``): the player stays centred
+The screen is the seed's game view (``generators.view.viewport``): the player stays centred
 except near the map's edges. What the player sees now is drawn bright, what they saw before
 is drawn dim (the memory the *MapHandler* post promised), the rest stays blank. Walls block.
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from generators import viewport
-from generators.explore import Explorer
+from generators.view import viewport
+from generators.view.explore import Explorer
 
 Point = tuple[int, int]
 
@@ -59,7 +59,7 @@ def start_cell(grid: np.ndarray, placements: Sequence[Any] = ()) -> Point:
     for p in placements:
         if p.label == "stairs_up" and not grid[p.y, p.x]:
             return int(p.x), int(p.y)
-    from generators.regions import region_stats
+    from generators.maps.regions import region_stats
 
     stats = region_stats(grid, 4)
     if not stats.count:

@@ -162,7 +162,7 @@ def _png(image: Any) -> bytes:
 
 def thumbnail_png(grid: np.ndarray, box: int = THUMB_BOX) -> bytes:
     """A one-pixel-per-cell (or shrunk) greyscale PNG; CSS scales it up crisply."""
-    from generators import render
+    from generators.maps import render
 
     return _png(render.thumbnail(grid, box))
 
@@ -184,7 +184,7 @@ def full_png(grid: np.ndarray, block: int = FULL_BLOCK,
              placements: Sequence[tuple[int, int]] = ()) -> bytes:
     """The map as ``entityworks render --png`` draws it: walls black on white floor,
     placements as red squares; ``block`` is cut so that no side exceeds ``MAX_SIDE``."""
-    from generators import render
+    from generators.maps import render
 
     cells = np.asarray(grid)
     block = max(1, min(block, render.MAX_SIDE // max(cells.shape)))
@@ -193,7 +193,7 @@ def full_png(grid: np.ndarray, block: int = FULL_BLOCK,
 
 def overlay_png(record: Any, block: int | None = None) -> bytes:
     """The map with its corridors, rooms, caves and placements drawn in colour."""
-    from generators import render
+    from generators.maps import render
 
     grid = np.asarray(record.grid)
     if block is None:
@@ -214,14 +214,14 @@ def page_block(width: int, height: int) -> int:
 
 def tiled_json(grid: np.ndarray, tileset: str = "entityworks_tiles.png") -> bytes:
     """The Tiled map of ``entityworks render --tiled``, its tileset named ``tileset``."""
-    from generators import render
+    from generators.maps import render
 
     return json.dumps(render.to_tiled_json(grid, 16, tileset),
                       separators=(",", ":")).encode()
 
 
 def tileset_png() -> bytes:
-    from generators import render
+    from generators.maps import render
 
     return _png(render.tileset_image(16))
 

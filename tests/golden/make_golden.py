@@ -1,7 +1,7 @@
 """Regenerate the golden maps listed in manifest.json.
 
 Run ``python tests/golden/make_golden.py`` from the repository root after a deliberate
-change to a generator; the golden tests in tests/generators/test_render.py fail on any
+change to a generator; the golden tests in tests/generators/maps/test_render.py fail on any
 other change of output.
 """
 
@@ -18,7 +18,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from generators import fov, render  # noqa: E402
+from generators.maps import render  # noqa: E402
+from generators.view import fov  # noqa: E402
 
 
 def load_manifest() -> list[dict[str, Any]]:
@@ -27,7 +28,7 @@ def load_manifest() -> list[dict[str, Any]]:
 
 def build(entry: dict[str, Any]) -> tuple[np.ndarray, np.ndarray | None]:
     """The grid of a manifest entry and, for fogged pictures, its visibility mask."""
-    module = importlib.import_module(f"generators.{entry['generator']}")
+    module = importlib.import_module(f"generators.maps.{entry['generator']}")
     grid = module.generate(**entry["params"], seed=entry["seed"]).grid
     visible = None
     if "fov" in entry:

@@ -7,8 +7,9 @@ import pytest
 
 from entityworks.catalog import MapPlacement
 from entityworks.cli.play import BLANK, BRIGHT, DIM, PLAYER, frame, key_step, start_cell
-from generators import render, viewport
-from generators.explore import Explorer
+from generators.maps import render
+from generators.view import viewport
+from generators.view.explore import Explorer
 
 ROOMS = render.from_ascii(
     "##############################\n"

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from entityworks.catalog import MapPlacement, MapRecord, map_stats, open_catalog
-from generators import render, viewport
+from generators.maps import render
+from generators.view import viewport
 from tests.conftest import IN_CI
 
 COLS, ROWS = 60, 20

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from entityworks import EntityworksError, Store, read_xml, read_xsd, write_xml
-from generators import entropy, sudoku
+from generators import sudoku
+from generators.bytes import entropy
 from tests.reliability.conftest import SEED
 from tests.reliability.guards import Canary, no_network
 

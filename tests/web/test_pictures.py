@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from entityworks.web import pictures
-from generators import cellular, render, sudoku
+from generators import sudoku
+from generators.maps import cellular, render
 
 
 def test_cache_is_bounded_by_items_and_bytes_and_evicts_the_least_recent() -> None:

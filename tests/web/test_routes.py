@@ -1,6 +1,6 @@
 """Every route of the plugin over plain HTTP against a real ``datasette serve``.
 
-Pictures are compared pixel for pixel with what ``generators.render`` makes of the grid the
+Pictures are compared pixel for pixel with what ``generators.maps.render`` makes of the grid the
 catalog returns; pages are checked for the markup a browser needs. A second group runs
 Datasette in this process to count grid reads and to check permissions.
 """
@@ -22,7 +22,7 @@ from PIL import Image
 from entityworks import Store
 from entityworks.catalog import EntropyRecord, SudokuPuzzle, load_grid, load_map
 from entityworks.web import pictures
-from generators import render
+from generators.maps import render
 from tests.web.conftest import Server, need_datasette
 
 

@@ -29,8 +29,9 @@ from entityworks.catalog import (
 )
 from entityworks.catalog import generate as catalog_generate
 from entityworks.catalog import queries as catalog_queries
-from generators import caves, dungeon, sudoku
-from generators.regions import region_stats
+from generators import sudoku
+from generators.maps import caves, dungeon
+from generators.maps.regions import region_stats
 from tests.conftest import require_data
 
 SMALL = {"caves": {"width": 60, "height": 40}, "dungeon": {"width": 60, "height": 40},

@@ -99,7 +99,7 @@ def test_generate_into_stores_what_generate_maps_builds(backend_url):
 def test_build_outcomes_travel_the_encoded_path(backend_url):
     """The outcome columns are encoded in the workers (a process pool here) and stored as
     ``insert_many`` stores them; each equals what the generator itself reports."""
-    from generators import dungeon
+    from generators.maps import dungeon
 
     short = {"width": 50, "height": 40, "rooms": 3}
     local = [m for c in generate_maps("dungeon", 10, seed=70, params=short) for m in c]

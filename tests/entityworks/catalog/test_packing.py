@@ -22,7 +22,7 @@ from entityworks.catalog.packing import (
     unpack_points,
 )
 from entityworks.registry import registry
-from generators import caves, dungeon
+from generators.maps import caves, dungeon
 
 DTYPES = ["|b1", "|u1", "|i1", "<u2", "<i2", "<i4", ">i4", "<u8", "<i8", "<f4", "<f8", ">f8"]
 

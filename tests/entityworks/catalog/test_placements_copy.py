@@ -31,7 +31,7 @@ from entityworks.catalog import (
 )
 from entityworks.cli import cli
 from entityworks.errors import EntityworksError
-from generators import placement, regions, render
+from generators.maps import placement, regions, render
 
 
 def _drop_all(url: str) -> None:
@@ -197,7 +197,7 @@ def test_png_of_a_stored_map_equals_the_generator_picture(tmp_path) -> None:
     _fill(store)
     buffer = io.BytesIO()
     render.to_png(load_grid(store, 3), buffer, block=2)
-    from generators import cellular
+    from generators.maps import cellular
 
     expected = io.BytesIO()
     render.to_png(cellular.generate(seed=3).grid, expected, block=2)

@@ -224,7 +224,7 @@ def test_a_grid_over_the_limit_is_refused_by_the_store_and_nothing_is_written(
 
 
 def test_a_clearance_wider_than_any_map_is_refused_before_allocating(tmp_path: Path) -> None:
-    from generators import placement
+    from generators.maps import placement
 
     grid = np.zeros((30, 60), np.uint8)
     assert not placement.clear_cells(grid, 40_000_000).any()

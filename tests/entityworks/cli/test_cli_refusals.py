@@ -32,7 +32,7 @@ from entityworks.catalog import (
 )
 from entityworks.cli import cli
 from entityworks.registry import ndarray_from_bytes, ndarray_to_bytes
-from generators import entropy
+from generators.bytes import entropy
 
 ROOT = Path(__file__).resolve().parents[3]
 PUZZLE = ("003020600900305001001806400008102900700000008006708200002609500800203009"
