@@ -19,7 +19,6 @@ import sqlalchemy as sa
 
 from ..errors import EntityworksError
 from ..registry import encode_error
-from . import sqltypes
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
 from .locate import attempt, guard, unique_clash
@@ -85,40 +84,11 @@ def insert_sql(db: Database, model: BoundModel) -> str:
 def upsert_sql(db: Database, model: BoundModel) -> sa.Executable:
     table = model.table
     keys = [c.name for c in model.schema.require_keys("upsert")]
-    key = keys[0]
     others = [n for n in model.names if n not in keys]
-    name = db.dialect.name
-    restated = restated_keys(model, name)
+    restated = restated_keys(db, model)
 
     def build() -> sa.Executable:
-        if name in ("sqlite", "postgresql"):
-            from sqlalchemy.dialects import postgresql, sqlite
-
-            conflict = (sqlite.insert(table) if name == "sqlite"
-                        else postgresql.insert(table))
-            elements = [table.c[k] for k in keys]
-            if not others and not restated:
-                return conflict.on_conflict_do_nothing(index_elements=elements)
-            return conflict.on_conflict_do_update(
-                index_elements=elements,
-                set_={n: conflict.excluded[n] for n in [*restated, *others]})
-        if name in ("mysql", "mariadb"):
-            from sqlalchemy.dialects import mysql
-
-            insert = mysql.insert(table)
-            # ON DUPLICATE KEY UPDATE also fires on a clash with another UNIQUE index,
-            # and would then overwrite the row holding that value. The first assignment
-            # (MariaDB runs them in order) keeps the key when the clash is on the key and
-            # otherwise divides by zero, an error in strict mode: the statement fails, as
-            # an INSERT ... ON CONFLICT (key) does on SQLite and PostgreSQL.
-            # (A composite key: the first assignment checks every part of it.)
-            current = table.c[key]
-            same = sa.and_(*(table.c[k].is_not_distinct_from(insert.inserted[k])
-                             for k in keys))
-            guard = sa.func.if_(same, current, sa.literal_column("1/0"))
-            return insert.on_duplicate_key_update(
-                [(key, guard), *((n, insert.inserted[n]) for n in others)])
-        raise EntityworksError(f"upsert is not supported on {name}")
+        return db.backend.upsert(table, keys, others, restated)
 
     stmt: sa.Executable = cached_statement(db, model, "upsert", build)
     return stmt
@@ -129,7 +99,7 @@ def cached_statement(db: Database, model: BoundModel, kind: str, build: Callable
     if kind in model.sql_cache:
         return model.sql_cache[kind]
     stmt = build()
-    if db.dialect.name == "sqlite":
+    if db.backend.raw_rows:
         compiled = stmt.compile(dialect=db.dialect, column_keys=model.names)
         order = list(compiled.positiontup or [])
         expected = [compiled.binds[name].key for name in order]
@@ -150,13 +120,13 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
     ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
     ``instances``: try one COPY straight from the instances first (PostgreSQL).
     """
-    sqlite = db.dialect.name == "sqlite"
+    raw_rows = db.backend.raw_rows
     engine = db.engine
-    copy = kind == "insert" and db.dialect.name == "postgresql"
+    copy = kind == "insert" and db.backend.copies
     for start in range(0, len(objs), batch_size):
         part = objs[start:start + batch_size]
         at: RowNumber = lambda i, s=start: number(s + i)  # type: ignore[misc]  # noqa: E731
-        if sqlite:
+        if raw_rows:
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
             if any(model.encoders) or model.codec.spread is not None:
                 rows: Any = encode_rows(model, part, at, model.encoders)
@@ -187,7 +157,7 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
         else:
             dicts = as_dicts(model, part, at)
             explain = (partial(unique_clash, db) if kind == "upsert"
-                       and db.dialect.name in ("mysql", "mariadb") else None)
+                       and db.backend.upsert_guarded else None)
             guard(db, conn, model, lambda d=dicts: conn.execute(statement, d), at,  # type: ignore[misc]
                         replay=(statement, dicts), explain=explain)
 
@@ -204,7 +174,7 @@ def copy_keys_gated(db: Database, model: BoundModel) -> bool:
     """True when :func:`copy_instances` applies on this dialect and its gate checks the
     primary key (an int key: exactly an int, never None) on every row."""
     key = model.schema.primary_key
-    if db.dialect.name != "postgresql" or key is None:
+    if not db.backend.copies or key is None:
         return False
     index = model.codec.fields.index(key.name)
     return any(i == index and not nullable for i, _kind, nullable in model.codec.gates)
@@ -250,12 +220,12 @@ def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
                 write(row)
 
 
-def restated_keys(model: BoundModel, dialect: str) -> list[str]:
+def restated_keys(db: Database, model: BoundModel) -> list[str]:
     """Key columns an upsert or ``update(obj)`` sets although they match the row: a
     Decimal key equals the row's by value (1.5 = 1.50), and where the column itself keeps
     the scale (PostgreSQL's NUMERIC) the row takes the one just written, as its other
     columns do. (Elsewhere a companion column holds it, which is set anyway.)"""
-    if dialect in sqltypes.SCALED_DECIMAL_DIALECTS:
+    if not db.backend.keeps_decimal_scale:
         return []
     return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
 

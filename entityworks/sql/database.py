@@ -8,24 +8,19 @@ imports the Store.
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import sqlalchemy as sa
 
-from ..errors import InvalidNameError, NoSuchTableError
+from ..errors import NoSuchTableError
 from ..model.schema import TableSchema, instance_builder, table_schema
 from ..registry import TypeRegistry
 from .bound import BoundModel, descendants
+from .dialects import Dialect, for_name
 from .rowcodec import row_codec
 from .tables import Live, build_tables, schema_of
-
-_MYSQL = ("mysql", "mariadb")
-#: The CHECK ``tables`` gives an SQLite ANY column: ``typeof("x") IN ('integer', ...)``.
-TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 
 
 class Database:
@@ -39,6 +34,8 @@ class Database:
         self.engine = engine
         self.registry = registry
         self.dialect: sa.Dialect = engine.dialect
+        #: What the Store does differently on this database (see :mod:`.dialects`).
+        self.backend: Dialect = for_name(self.dialect.name)
         #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
         self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
         self.local = threading.local()
@@ -63,8 +60,7 @@ class Database:
         with self.lock:
             if cls not in self.models:
                 schema = table_schema(cls, self.registry)
-                if self.dialect.name in _MYSQL:
-                    _check_mariadb_names(schema)
+                self.backend.check_names(schema)
                 # the tables this one refers to first: its foreign keys point at their
                 # columns (build_tables refuses a cycle before this could recurse forever)
                 targets = {c.references for c in schema.columns} - {None, cls}
@@ -97,27 +93,8 @@ class Database:
         A table created before a companion column existed keeps its layout (see ``tables``).
         """
         names = [schema.name, *(child.name for child in schema.descendants)]
-        live: dict[str, dict[str, str]] = {}
         with self.connection() as conn:
-            inspector = sa.inspect(conn)
-            if self.dialect.name == "sqlite":
-                for name in names:
-                    # a table-valued pragma: the table name is a bound parameter
-                    rows: Sequence[Any] = conn.execute(
-                        sa.select(sa.column("name"), sa.column("type"))
-                        .select_from(sa.func.pragma_table_info(name))).all()
-                    if rows:
-                        _same_name_in_case(schema, name, inspector.get_table_names())
-                        # An ANY column is trusted only with the CHECK on typeof we give it.
-                        checked = {m.group(1) for check in inspector.get_check_constraints(name)
-                                   if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))}
-                        live[name] = {n: (t or "").upper() + ("" if n in checked else "?")
-                                      for n, t in rows}
-                return live
-            for name in names:
-                if inspector.has_table(name):
-                    live[name] = {c["name"]: "" for c in inspector.get_columns(name)}
-        return live
+            return self.backend.live_columns(conn, schema, names)
 
     def _make_model(self, schema: TableSchema, metadata: sa.MetaData) -> BoundModel:
         table = metadata.tables[schema.name]
@@ -220,22 +197,6 @@ class Database:
                 table=table) from exc
 
 
-def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> None:
-    """InvalidNameError when the table SQLite finds for ``name`` is another one whose name
-    differs only in (ASCII) case: SQLite does not tell them apart, so ``MAPS`` would be
-    read and written as ``maps``."""
-    if name in tables:
-        return
-    folded = name.encode("utf-8").lower()  # SQLite folds ASCII letters only
-    other = next((t for t in tables if t.encode("utf-8").lower() == folded), None)
-    if other is not None:
-        owner = next((t for t in [schema, *schema.descendants] if t.name == name), schema)
-        raise InvalidNameError(
-            f"{owner.cls.__qualname__}: table {name!r} and the existing table {other!r} "
-            "differ only in case, which SQLite does not tell apart; rename one of them",
-            cls=owner.cls)
-
-
 def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
     """The table of ``model``'s tree that ``exc`` says does not exist (SQLite's "no such
     table", PostgreSQL's undefined table 42P01, MariaDB's 1146 / 42S02), else None."""
@@ -255,19 +216,4 @@ def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
     return model.schema.name
 
 
-def _check_mariadb_names(schema: TableSchema) -> None:
-    """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others with
-    a clear error instead of the server's."""
-    for table in [schema, *schema.descendants]:
-        names: list[tuple[str, str, str | None]] = [("table name", table.name, None)]
-        names += [("column name", c.sql_name, c.name) for c in table.columns]
-        for what, name, field in names:
-            wide = next((ch for ch in name if ord(ch) > 0xFFFF), None)
-            if wide is not None:
-                raise InvalidNameError(
-                    f"invalid {what} {name!r} ({table.cls.__qualname__}) on MariaDB: its "
-                    f"identifiers cannot hold {wide!r} (U+{ord(wide):X}) or any character "
-                    "beyond U+FFFF, such as emoji", cls=table.cls, field=field)
-
-
-__all__ = ["TYPEOF_CHECK", "Database"]
+__all__ = ["Database"]

@@ -15,8 +15,6 @@ from .database import Database
 from .ddllock import schema_lock
 from .locate import error_text
 
-_MYSQL = ("mysql", "mariadb")
-
 
 def create(db: Database, cls: type) -> sa.Table:
     """Create the table of ``cls`` and its child tables if they do not exist.
@@ -25,7 +23,7 @@ def create(db: Database, cls: type) -> sa.Table:
     """
     model = db.model(cls)
     tables = db.tables_with_references(model)
-    if db.dialect.name in _MYSQL:
+    if not db.backend.transactional_ddl:
         _create_one_by_one(db, model, tables)
         return model.table
     try:  # SQLite and PostgreSQL roll DDL back with the transaction (or savepoint)
@@ -69,7 +67,7 @@ def drop(db: Database, cls: type) -> None:
     """Drop the table of ``cls`` and its child tables if they exist."""
     model = db.model(cls)
     tables = [model.table] + [child.table for child in descendants(model)]
-    if db.dialect.name in _MYSQL and db.in_transaction:
+    if not db.backend.transactional_ddl and db.in_transaction:
         with db.connection() as conn:
             inspector = sa.inspect(conn)
             if any(inspector.has_table(t.name) for t in tables):

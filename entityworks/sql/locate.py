@@ -7,7 +7,6 @@ column is read from the error, the row's values or the backend's known refusals.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -21,7 +20,6 @@ from .database import Database
 from .log import logged
 from .rowcodec import GateRefused
 
-_MYSQL = ("mysql", "mariadb")
 #: Raised by drivers while binding a value they cannot hold (sqlite3: an int beyond 64 bits,
 #: a str with a lone surrogate; psycopg's COPY: a value of the wrong type). They locate a bad
 #: row like database errors do.
@@ -98,7 +96,7 @@ def refusal(db: Database, conn: sa.Connection, model: BoundModel, message: str,
     column = (column or _column_from_message(message, model.names, key_label(model),
                                              model.table)
               or (_column_from_types(model, values) if values else None)
-              or _column_refused_here(db.dialect.name, model, values or single))
+              or _column_refused_here(db, model, values or single))
     reported = None if row is None else number(row)
     where = "a row" if reported is None else f"row {reported}"
     return WriteError(
@@ -228,16 +226,14 @@ _COLUMN_PATTERNS = [
 ]
 
 
-def _column_refused_here(dialect: str, model: BoundModel, values: Mapping[str, Any] | None
+def _column_refused_here(db: Database, model: BoundModel, values: Mapping[str, Any] | None
                          ) -> str | None:
     """The first column of a refused row holding a value this backend alone cannot store,
     whose error names no column: NaN or an infinity in a MariaDB DOUBLE, NUL in PostgreSQL
     text (the values are the row's encoded ones)."""
     for name in model.names if values else ():
         value = values.get(name)  # type: ignore[union-attr]
-        if dialect in _MYSQL and isinstance(value, float) and not math.isfinite(value):
-            return name
-        if dialect == "postgresql" and isinstance(value, str) and "\x00" in value:
+        if db.backend.refuses_value(value):
             return name
     return None
 

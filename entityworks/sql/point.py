@@ -32,8 +32,7 @@ class PointPath:
         self.db = db
         url = db.url
         #: False on other databases and in-memory SQLite: every call takes the general path.
-        self.usable = db.dialect.name == "sqlite" and url.database not in (
-            None, "", ":memory:") and "mode=memory" not in str(url)
+        self.usable = db.backend.point_path(url)
         self.local = threading.local()
         # Closing the store starts a new generation of connections.
         self._generation = 0

@@ -140,7 +140,7 @@ def where_clause(db: Database, model: BoundModel, where: Any) -> sa.ColumnElemen
     backend could not even compare a value: PostgreSQL's text holds no NUL, and its
     driver fails on such a parameter (SQLite and MariaDB compare it as stored)."""
     condition = compile_where(where, model.table, model.schema)
-    if condition is not None and db.dialect.name == "postgresql":
+    if condition is not None and not db.backend.text_holds_nul:
         for element in sa.sql.visitors.iterate(condition):
             if isinstance(element, sa.BindParameter):
                 values = element.value if isinstance(element.value, list | tuple) else [
@@ -169,8 +169,8 @@ def _select_stmt(db: Database, model: BoundModel, where: Any, order_by: Any, lim
     if limit is not None:
         stmt = stmt.limit(limit)
     if offset is not None:
-        if limit is None and db.dialect.name in ("mysql", "mariadb", "sqlite"):
-            stmt = stmt.limit(-1 if db.dialect.name == "sqlite" else 2**64 - 1)
+        if limit is None and db.backend.no_limit is not None:
+            stmt = stmt.limit(db.backend.no_limit)
         stmt = stmt.offset(offset)
     return stmt
 
@@ -184,19 +184,19 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
             yield from _batches(db, model, stmt, own, decode=decode)
         return
     read = model.codec.read if decode else None
-    name = db.dialect.name
-    # A server-side cursor streams; MariaDB's cannot share its connection with the child
-    # queries of the same rows, so classes with children are read buffered there.
+    raw = db.backend.raw_rows
+    # A server-side cursor streams where the dialect has one that can share the connection
+    # with the child queries of the same rows (see Dialect.streams).
     # Options for this statement only: ``Connection.execution_options`` would change the
     # connection itself, and a later SAVEPOINT would then be sent as a cursor.
     options: dict[str, Any] = {}
-    if name != "sqlite" and not (name in ("mysql", "mariadb") and model.children):
+    if db.backend.streams(bool(model.children)):
         options = {"stream_results": True, "max_row_buffer": FETCH}
     with db.reading(model):
         result = conn.execute(stmt, execution_options=options)
     # SQLite: the raw cursor, decoded by our own processors (fast); elsewhere the
     # SQLAlchemy result, whose processors need the driver's column types.
-    fetch = result.cursor.fetchmany if name == "sqlite" else result.fetchmany
+    fetch = result.cursor.fetchmany if raw else result.fetchmany
     try:
         while True:
             batch = fetch(FETCH)
@@ -300,7 +300,7 @@ def _child_columns(db: Database, child: BoundModel, keys: list[Any], conn: sa.Co
     order = [table.c[n] for n in child.fields[:child.schema.links]]
     columns = child.codec.columns
     assert columns is not None
-    if db.dialect.name != "sqlite" or db.engine.echo or listened(db.engine):
+    if not db.backend.raw_rows or db.engine.echo or listened(db.engine):
         stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(keys)).order_by(*order)
         for batch in _batches(db, child, stmt, conn, decode=False):
             yield columns(batch)

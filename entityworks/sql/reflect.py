@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from ..errors import SchemaError, UnknownTableError
 from ..model.schema import snake_case, unusable_field_name
 from ..registry import COMPANION_SEPARATOR
-from .database import TYPEOF_CHECK, Database
+from .database import Database
 from .logical import recorded_fields
 
 _TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
@@ -29,8 +29,7 @@ def reflect(db: Database, table_name: str) -> type:
             raise UnknownTableError(f"no table {table_name!r} in {db!r}")
         columns = inspector.get_columns(table_name)
         pk = inspector.get_pk_constraint(table_name).get("constrained_columns") or []
-        checks = (inspector.get_check_constraints(table_name)
-                  if db.dialect.name == "sqlite" else [])
+        stored = db.backend.stored_types(inspector, table_name)
     # Our own tables: a companion column says what its field's type is (an ``offset``
     # beside a timestamp: AwareDatetime) and is not a field; an SQLite ANY column's
     # type is the one its CHECK on typeof names.
@@ -41,8 +40,6 @@ def reflect(db: Database, table_name: str) -> type:
         base, sep, suffix = c["name"].rpartition(COMPANION_SEPARATOR)
         if sep and base in names and suffix in kinds:
             typed[base] = kinds[suffix]
-    stored = {m.group(1): m.group(2) for check in checks
-              if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))}
 
     def companion(name: str) -> bool:
         base, sep, suffix = name.rpartition(COMPANION_SEPARATOR)

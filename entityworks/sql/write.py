@@ -50,8 +50,6 @@ from .tables import is_rowid, table_companions
 if TYPE_CHECKING:
     from .encoded import EncodedRows
 
-_MYSQL = ("mysql", "mariadb")
-
 
 def insert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:
     """Insert instances of one dataclass in one transaction; returns the row count.
@@ -113,7 +111,7 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
     """Write encoded schema rows; the keys of a top-level table's rows (generated where
     ``None``), else ``[]``."""
     codec = model.codec
-    sqlite = db.dialect.name == "sqlite"
+    raw_rows = db.backend.raw_rows
     key = model.schema.primary_key if model.schema.parent is None else None
     at = model.fields.index(key.name) if key is not None else -1
     keys = [row[at] for row in rows] if key is not None else []
@@ -147,7 +145,7 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
     if generated:
         table = model.table
         name = key.name  # type: ignore[union-attr]
-        rowid = sqlite and is_rowid(key, model.schema)  # type: ignore[arg-type]
+        rowid = raw_rows and is_rowid(key, model.schema)  # type: ignore[arg-type]
         part = sql_rows(generated, rowid)
         if rowid:
             # NULL makes SQLite pick the rowid; one statement per row, as sqlite3's
@@ -177,7 +175,7 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
             keys[i] = k
     if given:
         at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
-        if sqlite:
+        if raw_rows:
             sqlrows = sql_rows(given, True)
             statement = insert_sql(db, model)
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
@@ -185,7 +183,7 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
                 statement, logged(statement, sqlrows, "executemany", db.engine)),
                 at_row, raw=(statement, lambda: sqlrows))
             return keys
-        if db.dialect.name == "postgresql":  # one COPY of the bound rows
+        if db.backend.copies:  # one COPY of the bound rows
             bound = sql_rows(given, True)
             if codec.gates_pass(bound) and attempt(db,
                     conn, lambda: copy_rows(db, conn, model, [bound])):
@@ -268,7 +266,7 @@ def update(db: Database, point: PointPath, target: Any, values: Mapping[str, Any
     stmt = table.update().where(*(
         table.c[name] == sa.bindparam(param, type_=table.c[name].type)
         for name, param in zip(names, params, strict=True)))
-    kept = set(names) - set(restated_keys(model, db.dialect.name))
+    kept = set(names) - set(restated_keys(db, model))
     with _unset_fields_named(model, [obj]), db.connection(write=True) as conn:
         result = guard(db, conn, model, lambda: conn.execute(
             stmt.values({k: v for k, v in row.items() if k not in kept}),
@@ -452,7 +450,7 @@ def _insert_generated(db: Database, conn: sa.Connection, model: BoundModel, objs
         dicts = as_dicts(model, chosen, part.__getitem__)
         for d in dicts:
             d.pop(key)
-        if not dicts[0] and db.dialect.name in _MYSQL:
+        if not dicts[0] and db.backend.key_only_rows_one_by_one:
             # rows of the key alone: SQLAlchemy would send VALUES (DEFAULT), (DEFAULT),
             # which NO_AUTO_VALUE_ON_ZERO makes two rows of key 0; one row at a time is
             # VALUES (), which takes the next value (a rare shape: the children dominate)

@@ -1,0 +1,28 @@
+"""Every backend difference of :mod:`entityworks.sql`, one module per backend.
+
+``for_name(name)`` gives the :class:`~entityworks.sql.dialects.base.Dialect` of SQLAlchemy's
+dialect name (``mysql`` and ``mariadb`` share one); a name without a module of its own gets
+the defaults.
+"""
+
+from __future__ import annotations
+
+from .base import Dialect
+from .mariadb import MariaDB
+from .mssql import MSSQL
+from .postgresql import PostgreSQL
+from .sqlite import SQLite
+
+_DIALECTS: dict[str, Dialect] = {
+    "sqlite": SQLite(), "postgresql": PostgreSQL(), "mysql": MariaDB(), "mariadb": MariaDB(),
+    "mssql": MSSQL(),
+}
+
+
+def for_name(name: str) -> Dialect:
+    """The Dialect of SQLAlchemy's dialect ``name``."""
+    found = _DIALECTS.get(name)
+    return found if found is not None else Dialect(name)
+
+
+__all__ = ["Dialect", "for_name"]
