@@ -33,7 +33,6 @@ any SQL runs:
 from __future__ import annotations
 
 import decimal
-import functools
 import operator
 import sys
 import typing
@@ -50,6 +49,7 @@ from ..errors import FilterError
 from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, PACKED, POINTS, encode_error
 from . import sqltypes
+from .like import LIKE_FUNCTION, like_tokens
 from .tables import schema_of
 
 
@@ -194,73 +194,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-# -- LIKE ---------------------------------------------------------------------------------
-#
-# One rule on every backend: % and _ are wildcards and a backslash escapes %, _ and itself.
-# The pattern is validated here and sent with ESCAPE '\' (SQLite has no default escape,
-# PostgreSQL and MariaDB treat other escaped characters and a trailing backslash each their
-# own way, hence their refusal). Case counts everywhere: the Store sets SQLite's
-# case_sensitive_like and MariaDB's binary collation, PostgreSQL's LIKE is case-sensitive.
-# SQLite's LIKE stops reading text at a NUL character: there, text holding NUL is matched by
-# LIKE_FUNCTION, a Python function of the same rule registered on each connection.
-
-#: The SQLite function (pattern, text) -> 0/1 that matches text holding NUL.
-LIKE_FUNCTION = "entityworks_like"
-
-_ANY = 0  # a token of like_tokens: %
-_ONE = 1  # _
-
-
-@functools.lru_cache(maxsize=256)
-def like_tokens(pattern: str) -> tuple[str | int, ...]:
-    """``pattern`` as literal characters and the wildcard tokens ``_ANY`` (``%``) and
-    ``_ONE`` (``_``); ValueError saying why for a pattern outside the rule."""
-    tokens: list[str | int] = []
-    escaped = False
-    for i, char in enumerate(pattern):
-        if char == "\x00":
-            raise ValueError("a pattern cannot hold NUL (PostgreSQL text cannot, and SQLite's "
-                             "LIKE would stop at it)")
-        if escaped:
-            if char not in "%_\\":
-                raise ValueError(f"the backslash at position {i - 1} escapes {char!r}; a "
-                                 "backslash may only escape %, _ or a backslash (two "
-                                 "backslashes stand for one)")
-            tokens.append(char)
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            tokens.append(_ANY if char == "%" else _ONE if char == "_" else char)
-    if escaped:
-        raise ValueError("the pattern ends with a lone backslash, which escapes nothing "
-                         "(two backslashes stand for one)")
-    return tuple(tokens)
-
-
-def like_matches(pattern: str | None, text: str | None) -> bool | None:
-    """Whether ``text`` matches the LIKE ``pattern`` (None when either is NULL), in time
-    proportional to len(pattern) * len(text) at worst and constant memory."""
-    if pattern is None or text is None:
-        return None
-    tokens = like_tokens(pattern)
-    p = t = 0
-    star = -1  # the token after the last % seen (-1: none yet)
-    mark = 0  # where the text that % has taken so far ends
-    while t < len(text):
-        if p < len(tokens) and tokens[p] is not _ANY and (tokens[p] is _ONE
-                                                          or tokens[p] == text[t]):
-            p += 1
-            t += 1
-        elif p < len(tokens) and tokens[p] is _ANY:
-            p += 1
-            star, mark = p, t
-        elif star >= 0:  # let the last % take one more character
-            mark += 1
-            p, t = star, mark
-        else:
-            return False
-    return all(token is _ANY for token in tokens[p:])
+# -- LIKE (the rule itself is in .like) ----------------------------------------------------
 
 
 class _Like(FunctionElement[bool]):

@@ -61,6 +61,12 @@ class Dialect:
     raw_rows: bool = False
     #: Rows are inserted by a binary COPY (PostgreSQL).
     copies: bool = False
+    #: SQLite's STRICT tables: a column whose values have one storage class is ANY with a
+    #: CHECK on ``typeof`` (the driver binds such values itself), a length is a CHECK, and
+    #: child tables of a compact root are WITHOUT ROWID.
+    strict_tables: bool = False
+    #: The driver binds bytes itself (SQLAlchemy's processor would only wrap them).
+    binds_bytes: bool = False
     #: A NUMERIC column keeps the scale of the value written (else a companion holds it).
     keeps_decimal_scale: bool = True
     #: Text may hold NUL (PostgreSQL's cannot: a filter on it can match nothing).

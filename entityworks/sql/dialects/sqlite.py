@@ -14,7 +14,7 @@ from sqlalchemy.pool import StaticPool
 from ...errors import InvalidNameError
 from ...model.schema import TableSchema
 from .. import sqltypes
-from ..filters import LIKE_FUNCTION, like_matches
+from ..like import LIKE_FUNCTION, like_matches
 from .base import (
     CONFIGURING,
     TYPEOF_CHECK,
@@ -36,6 +36,8 @@ class SQLite(Dialect):
 
     name = "sqlite"
     raw_rows = True
+    strict_tables = True
+    binds_bytes = True
     keeps_decimal_scale = False
     no_limit = -1
 
