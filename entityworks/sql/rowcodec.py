@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
 from .dialects import for_name
-from .sqltypes import SQLiteAny
+from .dialects.sqlite import SQLiteAny
 from .tables import table_companions
 
 Processor = Callable[[Any], Any] | None

@@ -39,6 +39,7 @@ from ..model.schema import (
 from ..registry import Companion
 from . import sqltypes
 from .dialects import for_name
+from .dialects.sqlite import SQLiteAny
 
 #: Existing tables: table name -> {column name: declared SQL type, upper case}.
 Live = Mapping[str, Mapping[str, str]]
@@ -215,7 +216,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             name = _quote(c.sql_name)
             checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
                                              name=f"type_{c.sql_name}"))
-        type_ = sqltypes.SQLiteAny() if typeof else sql_type(c, c.name in keyed)
+        type_ = SQLiteAny() if typeof else sql_type(c, c.name in keyed)
         foreign: sa.ForeignKey | None = None
         if c.references is not None:
             target, key = referenced_key(c, schema, resolve)

@@ -7,6 +7,8 @@ the defaults.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .base import Dialect
 from .mariadb import MariaDB
 from .mssql import MSSQL
@@ -19,10 +21,15 @@ _DIALECTS: dict[str, Dialect] = {
 }
 
 
+def names_where(test: Callable[[Dialect], bool]) -> tuple[str, ...]:
+    """The dialect names whose Dialect passes ``test`` (for ``with_variant`` and the like)."""
+    return tuple(name for name, dialect in _DIALECTS.items() if test(dialect))
+
+
 def for_name(name: str) -> Dialect:
     """The Dialect of SQLAlchemy's dialect ``name``."""
     found = _DIALECTS.get(name)
     return found if found is not None else Dialect(name)
 
 
-__all__ = ["Dialect", "for_name"]
+__all__ = ["Dialect", "for_name", "names_where"]

@@ -12,13 +12,15 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
-from ...model.schema import TableSchema
 from ..log import INFO, log_statement, sql_logger
+
+if TYPE_CHECKING:
+    from ...model.schema import TableSchema
 
 #: Held while listeners are added, so that Stores made at once on one engine add them once.
 CONFIGURING = threading.Lock()
@@ -67,6 +69,13 @@ class Dialect:
     strict_tables: bool = False
     #: The driver binds bytes itself (SQLAlchemy's processor would only wrap them).
     binds_bytes: bool = False
+    #: Decimals, dates, times, timestamps and UUIDs are stored as text (ISO 8601, the
+    #: sortable decimal key): SQLite, which has no such types.
+    text_values: bool = False
+    #: An instant is stored as naive UTC (MariaDB's DATETIME has no time zone).
+    naive_utc: bool = False
+    #: Integers, floats and booleans are INTEGER and REAL, the names STRICT tables accept.
+    strict_numbers: bool = False
     #: A NUMERIC column keeps the scale of the value written (else a companion holds it).
     keeps_decimal_scale: bool = True
     #: Text may hold NUL (PostgreSQL's cannot: a filter on it can match nothing).
@@ -136,6 +145,47 @@ class Dialect:
         """Hold the database's schema-change lock while the block runs, waiting up to
         ``seconds`` for it (see ``ddllock``)."""
         yield
+
+    # -- column types (None: the generic type) ---------------------------------------------
+    def long_text(self) -> sa.types.TypeEngine[Any] | None:
+        """Unbounded text."""
+        return None
+
+    def key_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
+        """Text usable in a key or unique index."""
+        return None
+
+    def bounded_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
+        """VARCHAR(length)."""
+        return None
+
+    def blob(self) -> sa.types.TypeEngine[Any] | None:
+        """Unbounded bytes."""
+        return None
+
+    def exact_decimal(self) -> sa.types.TypeEngine[Any]:
+        """A decimal number kept exactly."""
+        return sa.Numeric(asdecimal=True)
+
+    def naive_datetime(self) -> sa.types.TypeEngine[Any]:
+        """A naive timestamp with microseconds."""
+        return sa.DateTime(timezone=False)
+
+    def date(self) -> sa.types.TypeEngine[Any]:
+        return sa.Date()
+
+    def time(self) -> sa.types.TypeEngine[Any]:
+        """A time with microseconds."""
+        return sa.Time()
+
+    def uuid(self) -> sa.types.TypeEngine[Any]:
+        return sa.Uuid(native_uuid=True)
+
+    def aware_datetime(self) -> sa.types.TypeEngine[Any]:
+        """An instant (with a time zone where the database has one)."""
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.TIMESTAMP(timezone=True)
 
     # -- rows ----------------------------------------------------------------------------
     def upsert(self, table: sa.Table, keys: list[str], others: list[str],

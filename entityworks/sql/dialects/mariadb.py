@@ -8,15 +8,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from ...errors import ConfigurationError, EntityworksError, InvalidNameError
-from ...model.schema import TableSchema
-from .. import sqltypes
 from .base import Dialect, setup_statement
 
+if TYPE_CHECKING:
+    from ...model.schema import TableSchema
+
+#: MariaDB's text columns compare exactly: binary (case and accents count) and NO PAD
+#: (trailing spaces count), as text compares on SQLite and PostgreSQL. Its default collation
+#: would find ``'caves'`` equal to ``'CAVES'``, ``'cavés'`` and ``'caves  '``.
+CHARSET = "utf8mb4"
+COLLATION = "utf8mb4_nopad_bin"
 #: The lock name of entityworks' schema changes.
 LOCK_NAME = "entityworks_schema_change"
 
@@ -25,6 +31,14 @@ def _connection_charset(dbapi_connection: Any) -> str | None:
     """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
     name = getattr(dbapi_connection, "character_set_name", None)
     return name() if callable(name) else None
+
+
+def _mysql() -> Any:
+    """SQLAlchemy's MySQL dialect module, imported when a type is first compiled for it (a
+    sixth of a second that a SQLite-only process never pays)."""
+    from sqlalchemy.dialects import mysql
+
+    return mysql
 
 
 class MariaDB(Dialect):
@@ -36,6 +50,7 @@ class MariaDB(Dialect):
     no_limit = 2**64 - 1
     key_only_rows_one_by_one = True
     upsert_guarded = True
+    naive_utc = True
 
     def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
                          busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
@@ -49,7 +64,7 @@ class MariaDB(Dialect):
 
         def setup(dbapi_connection: Any) -> None:
             charset = _connection_charset(dbapi_connection)
-            if adopted and not explicit and charset not in (None, sqltypes.MARIADB_CHARSET):
+            if adopted and not explicit and charset not in (None, CHARSET):
                 raise ConfigurationError(
                     f"engine=: its connections use the character set {charset!r}, which "
                     "cannot hold every character; create the engine with the charset "
@@ -64,12 +79,41 @@ class MariaDB(Dialect):
             # Literals in the collation of our text columns (binary, no pad). With the
             # default one, MariaDB 10.11 answers some BETWEEN filters on an indexed column
             # from the wrong index range.
-            if charset == sqltypes.MARIADB_CHARSET:
+            if charset == CHARSET:
                 setup_statement(cursor,
-                                f"SET collation_connection = {sqltypes.MARIADB_COLLATION}")
+                                f"SET collation_connection = {COLLATION}")
             cursor.close()
 
         return setup
+
+    def long_text(self) -> sa.types.TypeEngine[Any] | None:
+        # LONGTEXT: TEXT stops at 64 KiB
+        return _mysql().LONGTEXT(charset=CHARSET, collation=COLLATION)  # type: ignore[no-any-return]
+
+    def key_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
+        # VARCHAR: MariaDB cannot index LONGTEXT
+        return _mysql().VARCHAR(length, charset=CHARSET, collation=COLLATION)  # type: ignore[no-any-return]
+
+    def bounded_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
+        return _mysql().VARCHAR(length, charset=CHARSET, collation=COLLATION)  # type: ignore[no-any-return]
+
+    def blob(self) -> sa.types.TypeEngine[Any] | None:
+        return _mysql().LONGBLOB()  # type: ignore[no-any-return]
+
+    def exact_decimal(self) -> sa.types.TypeEngine[Any]:
+        return _mysql().DECIMAL(precision=65, scale=30)  # type: ignore[no-any-return]
+
+    def naive_datetime(self) -> sa.types.TypeEngine[Any]:
+        return _mysql().DATETIME(fsp=6)  # type: ignore[no-any-return]
+
+    def time(self) -> sa.types.TypeEngine[Any]:
+        return _mysql().TIME(fsp=6)  # type: ignore[no-any-return]
+
+    def uuid(self) -> sa.types.TypeEngine[Any]:
+        return sa.Uuid(native_uuid=False)  # 32 hex digits: MariaDB's UUID misorders them
+
+    def aware_datetime(self) -> sa.types.TypeEngine[Any]:
+        return _mysql().DATETIME(fsp=6)  # type: ignore[no-any-return]
 
     def check_names(self, schema: TableSchema) -> None:
         """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others
@@ -124,4 +168,4 @@ class MariaDB(Dialect):
         return not children
 
 
-__all__ = ["LOCK_NAME", "MariaDB"]
+__all__ = ["CHARSET", "COLLATION", "LOCK_NAME", "MariaDB"]

@@ -5,15 +5,13 @@ one-row point path on files, STRICT tables whose ANY columns a CHECK on ``typeof
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
 from ...errors import InvalidNameError
-from ...model.schema import TableSchema
-from .. import sqltypes
 from ..like import LIKE_FUNCTION, like_matches
 from .base import (
     CONFIGURING,
@@ -24,6 +22,24 @@ from .base import (
     on_conflict,
     setup_statement,
 )
+
+if TYPE_CHECKING:
+    from ...model.schema import TableSchema
+
+
+class SQLiteAny(sa.types.UserDefinedType[Any]):
+    """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
+    it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
+
+    cache_ok: bool | None = True
+
+    def get_col_spec(self, **_kw: Any) -> str:
+        return "ANY"
+
+    def compare_against_backend(self, dialect: sa.Dialect, conn_type: Any) -> bool | None:
+        """For Alembic's autogenerate: SQLAlchemy reflects ``ANY`` as NUMERIC (SQLite's
+        affinity for an unknown name), which is this type; anything else is a difference."""
+        return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
 
 
 def memory(url: sa.URL) -> bool:
@@ -38,6 +54,8 @@ class SQLite(Dialect):
     raw_rows = True
     strict_tables = True
     binds_bytes = True
+    text_values = True
+    strict_numbers = True
     keeps_decimal_scale = False
     no_limit = -1
 
@@ -92,7 +110,7 @@ class SQLite(Dialect):
         # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
         # SQLite's affinity rules), so that schema comparisons see the real type.
         engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
-                                        "ANY": sqltypes.SQLiteAny}
+                                        "ANY": SQLiteAny}
 
         def setup(dbapi_connection: Any) -> None:
             dbapi_connection.isolation_level = None  # BEGIN is ours (see begin)
@@ -122,6 +140,9 @@ class SQLite(Dialect):
             if not has_ours(engine.dispatch.begin):
                 event.listen(engine, "begin", begin)
         return setup
+
+    def bounded_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
+        return sa.Text()  # STRICT tables know no VARCHAR (a CHECK keeps the length)
 
     def point_path(self, url: sa.URL) -> bool:
         return not memory(url) and "mode=memory" not in str(url)
@@ -174,4 +195,4 @@ def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> Non
             cls=owner.cls)
 
 
-__all__ = ["SQLite", "memory"]
+__all__ = ["SQLite", "SQLiteAny", "memory"]
