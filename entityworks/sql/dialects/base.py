@@ -76,6 +76,10 @@ class Dialect:
     naive_utc: bool = False
     #: Integers, floats and booleans are INTEGER and REAL, the names STRICT tables accept.
     strict_numbers: bool = False
+    #: The driver of the URL that loads this dialect for scripts ("": the default one).
+    script_driver: str = ""
+    #: The placeholder style that driver understands natively (``named`` or ``pyformat``).
+    native_paramstyle: str = "named"
     #: A NUMERIC column keeps the scale of the value written (else a companion holds it).
     keeps_decimal_scale: bool = True
     #: Text may hold NUL (PostgreSQL's cannot: a filter on it can match nothing).
@@ -186,6 +190,15 @@ class Dialect:
         from sqlalchemy.dialects import postgresql
 
         return postgresql.TIMESTAMP(timezone=True)
+
+    # -- scripts (entityworks sql-script) ------------------------------------------------
+    def prepare_offline(self, dialect: sa.Dialect) -> None:
+        """Set up a dialect object that compiles scripts without connecting."""
+
+    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
+                      restated: list[str]) -> sa.Executable | None:
+        """The upsert of a statement template (None: the caller writes a MERGE)."""
+        return None
 
     # -- rows ----------------------------------------------------------------------------
     def upsert(self, table: sa.Table, keys: list[str], others: list[str],

@@ -51,6 +51,8 @@ class MariaDB(Dialect):
     key_only_rows_one_by_one = True
     upsert_guarded = True
     naive_utc = True
+    script_driver = "pymysql"
+    native_paramstyle = "pyformat"
 
     def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
                          busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
@@ -159,6 +161,13 @@ class MariaDB(Dialect):
         guard = sa.func.if_(same, current, sa.literal_column("1/0"))
         return insert.on_duplicate_key_update(
             [(keys[0], guard), *((n, insert.inserted[n]) for n in others)])
+
+    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
+                      restated: list[str]) -> sa.Executable | None:
+        from sqlalchemy.dialects import mysql
+
+        insert = mysql.insert(table)
+        return insert.on_duplicate_key_update({n: insert.inserted[n] for n in others or keys})
 
     def refuses_value(self, value: Any) -> bool:
         return isinstance(value, float) and not math.isfinite(value)

@@ -24,6 +24,13 @@ class MSSQL(Dialect):
 
     name = "mssql"
     keeps_decimal_scale = False
+    script_driver = "pyodbc"
+
+    def prepare_offline(self, dialect: sa.Dialect) -> None:
+        # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;
+        # script for SQL Server 2016 and later.
+        dialect.server_version_info = (13,)
+        dialect._setup_version_attributes()  # type: ignore[attr-defined]
 
     def long_text(self) -> sa.types.TypeEngine[Any] | None:
         return _mssql().NVARCHAR("max")  # type: ignore[no-any-return]

@@ -22,6 +22,8 @@ class PostgreSQL(Dialect):
     name = "postgresql"
     copies = True
     text_holds_nul = False
+    script_driver = "psycopg"
+    native_paramstyle = "pyformat"
 
     @contextmanager
     def schema_lock(self, conn: sa.Connection, seconds: int) -> Iterator[None]:
@@ -35,6 +37,10 @@ class PostgreSQL(Dialect):
         from sqlalchemy.dialects import postgresql
 
         return on_conflict(postgresql.insert(table), table, keys, others, restated)
+
+    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
+                      restated: list[str]) -> sa.Executable | None:
+        return self.upsert(table, keys, others, restated)
 
     def refuses_value(self, value: Any) -> bool:
         return isinstance(value, str) and "\x00" in value

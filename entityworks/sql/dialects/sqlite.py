@@ -178,6 +178,10 @@ class SQLite(Dialect):
     def streams(self, children: bool) -> bool:
         return False
 
+    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
+                      restated: list[str]) -> sa.Executable | None:
+        return self.upsert(table, keys, others, restated)
+
 
 def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> None:
     """InvalidNameError when the table SQLite finds for ``name`` is another one whose name
