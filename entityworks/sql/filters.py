@@ -41,15 +41,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.functions import FunctionElement
 
 from ..errors import FilterError
 from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, PACKED, POINTS, encode_error
 from . import sqltypes
-from .like import LIKE_FUNCTION, like_tokens
+from .like import LikeMatch, like_tokens
 from .tables import schema_of
 
 
@@ -111,7 +108,7 @@ class Comparison(Expr):
             except ValueError as exc:
                 raise FilterError(f"{schema.cls.__qualname__}.{column.name}: like"
                                   f"({_short(self.value)}): {exc}") from None
-            return _Like(target, sa.literal(_encode(column, self.value), target.type))
+            return LikeMatch(target, sa.literal(_encode(column, self.value), target.type))
         if self.value is None:
             if self.op == "==":
                 return target.is_(None)
@@ -192,33 +189,6 @@ def _refuse_encoded(schema: TableSchema, column: Column, op: str) -> None:
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# -- LIKE (the rule itself is in .like) ----------------------------------------------------
-
-
-class _Like(FunctionElement[bool]):
-    """``text LIKE pattern ESCAPE '\\'`` (a validated pattern), exact for text holding NUL on
-    SQLite too."""
-
-    type = sa.Boolean()
-    name = "like"
-    inherit_cache = True
-
-
-@compiles(_Like)
-def _like_sql(element: _Like, compiler: SQLCompiler, **kw: Any) -> str:
-    text, pattern = element.clauses
-    return f"({compiler.process(text.like(pattern, escape=chr(92)), **kw)})"
-
-
-@compiles(_Like, "sqlite")
-def _like_sqlite(element: _Like, compiler: SQLCompiler, **kw: Any) -> str:
-    text, pattern = element.clauses
-    nul = sa.func.instr(text, sa.func.char(0)) > 0
-    exact = sa.case((nul, getattr(sa.func, LIKE_FUNCTION)(pattern, text)),
-                    else_=text.like(pattern, escape=chr(92)))
-    return f"({compiler.process(exact, **kw)})"
 
 
 def _by_key_suffix(table: sa.Table, schema: TableSchema, name: str) -> Any:

@@ -1,13 +1,20 @@
 """The one LIKE rule of entityworks' filters, in Python: pattern validation and matching.
 
 % and _ are wildcards and a backslash escapes %, _ and itself, on every backend. Kept apart
-from the filters that compile it to SQL because SQLite's connection set-up registers
-:func:`like_matches` as a function (see :mod:`.dialects.sqlite`), for text holding NUL.
+from the filters because the SQLite dialect builds on it: its connection set-up registers
+:func:`like_matches` as a function, and it compiles :class:`LikeMatch` to call it for text
+holding NUL (see :mod:`.dialects.sqlite`).
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 # One rule on every backend: % and _ are wildcards and a backslash escapes %, _ and itself.
 # The pattern is validated here and sent with ESCAPE '\' (SQLite has no default escape,
@@ -76,4 +83,20 @@ def like_matches(pattern: str | None, text: str | None) -> bool | None:
     return all(token is _ANY for token in tokens[p:])
 
 
-__all__ = ["LIKE_FUNCTION", "like_matches", "like_tokens"]
+
+class LikeMatch(FunctionElement[bool]):
+    """``text LIKE pattern ESCAPE '\\'`` (a validated pattern); a dialect may compile it
+    otherwise (SQLite: exact for text holding NUL too)."""
+
+    type = sa.Boolean()
+    name = "like"
+    inherit_cache = True
+
+
+@compiles(LikeMatch)
+def _like_sql(element: LikeMatch, compiler: SQLCompiler, **kw: Any) -> str:
+    text, pattern = element.clauses
+    return f"({compiler.process(text.like(pattern, escape=chr(92)), **kw)})"
+
+
+__all__ = ["LIKE_FUNCTION", "LikeMatch", "like_matches", "like_tokens"]

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from ...errors import InvalidNameError
-from ..like import LIKE_FUNCTION, like_matches
+from ..like import LIKE_FUNCTION, LikeMatch, like_matches
 from .base import (
     CONFIGURING,
     TYPEOF_CHECK,
@@ -181,6 +183,16 @@ class SQLite(Dialect):
     def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
                       restated: list[str]) -> sa.Executable | None:
         return self.upsert(table, keys, others, restated)
+
+
+@compiles(LikeMatch, "sqlite")
+def _like_sqlite(element: LikeMatch, compiler: SQLCompiler, **kw: Any) -> str:
+    """SQLite's LIKE stops reading text at a NUL: such text is matched by LIKE_FUNCTION."""
+    text, pattern = element.clauses
+    nul = sa.func.instr(text, sa.func.char(0)) > 0
+    exact = sa.case((nul, getattr(sa.func, LIKE_FUNCTION)(pattern, text)),
+                    else_=text.like(pattern, escape=chr(92)))
+    return f"({compiler.process(exact, **kw)})"
 
 
 def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> None:
