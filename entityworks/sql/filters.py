@@ -33,7 +33,6 @@ any SQL runs:
 from __future__ import annotations
 
 import decimal
-import functools
 import operator
 import sys
 import typing
@@ -42,14 +41,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.functions import FunctionElement
 
 from ..errors import FilterError
 from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, encode_error
 from . import sqltypes
+from .like import LikeMatch, like_tokens
 from .tables import schema_of
 
 
@@ -111,7 +108,7 @@ class Comparison(Expr):
             except ValueError as exc:
                 raise FilterError(f"{schema.cls.__qualname__}.{column.name}: like"
                                   f"({_short(self.value)}): {exc}") from None
-            return _Like(target, sa.literal(_encode(column, self.value), target.type))
+            return LikeMatch(target, sa.literal(_encode(column, self.value), target.type))
         if self.value is None:
             if self.op == "==":
                 return target.is_(None)
@@ -191,99 +188,6 @@ def _refuse_encoded(schema: TableSchema, column: Column, op: str) -> None:
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# -- LIKE ---------------------------------------------------------------------------------
-#
-# One rule on every backend: % and _ are wildcards and a backslash escapes %, _ and itself.
-# The pattern is validated here and sent with ESCAPE '\' (SQLite has no default escape,
-# PostgreSQL and MariaDB treat other escaped characters and a trailing backslash each their
-# own way, hence their refusal). Case counts everywhere: the Store sets SQLite's
-# case_sensitive_like and MariaDB's binary collation, PostgreSQL's LIKE is case-sensitive.
-# SQLite's LIKE stops reading text at a NUL character: there, text holding NUL is matched by
-# LIKE_FUNCTION, a Python function of the same rule registered on each connection.
-
-#: The SQLite function (pattern, text) -> 0/1 that matches text holding NUL.
-LIKE_FUNCTION = "entityworks_like"
-
-_ANY = 0  # a token of like_tokens: %
-_ONE = 1  # _
-
-
-@functools.lru_cache(maxsize=256)
-def like_tokens(pattern: str) -> tuple[str | int, ...]:
-    """``pattern`` as literal characters and the wildcard tokens ``_ANY`` (``%``) and
-    ``_ONE`` (``_``); ValueError saying why for a pattern outside the rule."""
-    tokens: list[str | int] = []
-    escaped = False
-    for i, char in enumerate(pattern):
-        if char == "\x00":
-            raise ValueError("a pattern cannot hold NUL (PostgreSQL text cannot, and SQLite's "
-                             "LIKE would stop at it)")
-        if escaped:
-            if char not in "%_\\":
-                raise ValueError(f"the backslash at position {i - 1} escapes {char!r}; a "
-                                 "backslash may only escape %, _ or a backslash (two "
-                                 "backslashes stand for one)")
-            tokens.append(char)
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            tokens.append(_ANY if char == "%" else _ONE if char == "_" else char)
-    if escaped:
-        raise ValueError("the pattern ends with a lone backslash, which escapes nothing "
-                         "(two backslashes stand for one)")
-    return tuple(tokens)
-
-
-def like_matches(pattern: str | None, text: str | None) -> bool | None:
-    """Whether ``text`` matches the LIKE ``pattern`` (None when either is NULL), in time
-    proportional to len(pattern) * len(text) at worst and constant memory."""
-    if pattern is None or text is None:
-        return None
-    tokens = like_tokens(pattern)
-    p = t = 0
-    star = -1  # the token after the last % seen (-1: none yet)
-    mark = 0  # where the text that % has taken so far ends
-    while t < len(text):
-        if p < len(tokens) and tokens[p] is not _ANY and (tokens[p] is _ONE
-                                                          or tokens[p] == text[t]):
-            p += 1
-            t += 1
-        elif p < len(tokens) and tokens[p] is _ANY:
-            p += 1
-            star, mark = p, t
-        elif star >= 0:  # let the last % take one more character
-            mark += 1
-            p, t = star, mark
-        else:
-            return False
-    return all(token is _ANY for token in tokens[p:])
-
-
-class _Like(FunctionElement[bool]):
-    """``text LIKE pattern ESCAPE '\\'`` (a validated pattern), exact for text holding NUL on
-    SQLite too."""
-
-    type = sa.Boolean()
-    name = "like"
-    inherit_cache = True
-
-
-@compiles(_Like)
-def _like_sql(element: _Like, compiler: SQLCompiler, **kw: Any) -> str:
-    text, pattern = element.clauses
-    return f"({compiler.process(text.like(pattern, escape=chr(92)), **kw)})"
-
-
-@compiles(_Like, "sqlite")
-def _like_sqlite(element: _Like, compiler: SQLCompiler, **kw: Any) -> str:
-    text, pattern = element.clauses
-    nul = sa.func.instr(text, sa.func.char(0)) > 0
-    exact = sa.case((nul, getattr(sa.func, LIKE_FUNCTION)(pattern, text)),
-                    else_=text.like(pattern, escape=chr(92)))
-    return f"({compiler.process(exact, **kw)})"
 
 
 def _by_key_suffix(table: sa.Table, schema: TableSchema, name: str) -> Any:

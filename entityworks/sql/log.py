@@ -84,6 +84,26 @@ def rollback(_conn: Any) -> None:
         sql_logger.info("ROLLBACK")
 
 
+def logged(statement: str, rows: Any, how: str, engine: Any) -> Any:
+    """Log a batch the Store hands to the driver itself, on ``entityworks.sql`` and, under
+    ``echo=True``, in SQLAlchemy's echo log too (which would not see it); returns ``rows``,
+    made a list when it was an iterator."""
+    echo = engine.echo
+    if echo or sql_logger.isEnabledFor(INFO):
+        rows = rows if isinstance(rows, list) else list(rows)
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(statement, rows=len(rows), how=how, values=rows)
+        if echo:
+            engine.logger.info("%s [%s, %d rows]", statement, how, len(rows))
+    return rows
+
+
+def listened(engine: Any) -> bool:
+    """True when someone listens to statements (our SQL logger uses other events)."""
+    dispatch = engine.dispatch
+    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
+
+
 def watch(engine: Any) -> None:
     """Log the statements, commits and rollbacks of ``engine`` (once, however many Stores
     share it)."""
@@ -97,5 +117,6 @@ def watch(engine: Any) -> None:
         event.listen(engine, "rollback", rollback)
 
 
-__all__ = ["commit", "do_execute", "do_execute_no_params", "do_executemany", "log_statement",
-           "package_logger", "rollback", "sql_logger", "store_logger", "watch"]
+__all__ = ["commit", "do_execute", "do_execute_no_params", "do_executemany", "listened",
+           "log_statement", "logged", "package_logger", "rollback", "sql_logger", "store_logger",
+           "watch"]

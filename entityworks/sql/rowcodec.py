@@ -31,7 +31,8 @@ import sqlalchemy as sa
 
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
-from .sqltypes import SQLiteAny
+from .dialects import for_name
+from .dialects.sqlite import SQLiteAny
 from .tables import table_companions
 
 Processor = Callable[[Any], Any] | None
@@ -167,10 +168,10 @@ def _copy_types(table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
     return names
 
 
-def _fast(c: Column, dialect: str, binary_copy: bool, checked: Processor, any_column: bool
+def _fast(c: Column, strict: bool, binary_copy: bool, checked: Processor, any_column: bool
           ) -> Processor:
     info = c.info
-    if dialect == "sqlite":
+    if strict:
         if info.sqlite_typeof is not None and any_column:
             # ANY + CHECK (typeof) refuses every other type; the rowid key (which converts) is
             # checked by the Store in the scan it makes for generated keys anyway.
@@ -180,7 +181,7 @@ def _fast(c: Column, dialect: str, binary_copy: bool, checked: Processor, any_co
         if info.sqlite_typeof is not None and c.primary_key and info.native is int:
             return None  # the rowid: see above
         return checked
-    if dialect == "postgresql" and binary_copy and info.native in (int, str, float):
+    if binary_copy and info.native in (int, str, float):
         return None  # psycopg's binary dumpers refuse other types (but see ``gates``)
     return checked
 
@@ -212,9 +213,11 @@ def _without(table: str, column: str, info: TypeInfo, missing: tuple[Companion, 
 def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowCodec:
     """Build the row functions of ``schema`` (whose SQL table is ``table``) for ``dialect``."""
     name = dialect.name
+    backend = for_name(name)
+    strict = backend.strict_tables
     # by key: a column's field name (``column(name=...)`` gives the SQL column another name)
     impls = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
-    copy_types = _copy_types(table, dialect) if name == "postgresql" else None
+    copy_types = _copy_types(table, dialect) if backend.copies else None
     fields = [c.name for c in schema.columns]
     names = [c.key for c in table.columns]
     fast, checked, registry, decoders = [], [], [], []
@@ -226,12 +229,12 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     for c in schema.columns:
         info = c.info
         bind = impls[c.name].bind_processor(dialect)
-        if name == "sqlite" and info.sqlite_typeof is not None:
+        if strict and info.sqlite_typeof is not None:
             bind = None  # sqlite3 binds these itself
         any_column = isinstance(table.c[c.name].type, SQLiteAny)
         to_db = rule(info)
         post: Processor = None  # the dialect's own checks, which follow the registry's
-        if name == "sqlite" and info.sqlite_typeof == "real":
+        if strict and info.sqlite_typeof == "real":
             if c.nullable:
                 post = refuse_nan
             if not any_column:  # an older table's REAL column drops the sign of -0.0
@@ -246,19 +249,20 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             post = compose(guard, post)
         encoded.append(skip_none(post))
         impl = impls[c.name]
-        if name == "sqlite" and isinstance(getattr(impl, "impl_instance", impl), sa.LargeBinary):
+        if backend.binds_bytes and isinstance(getattr(impl, "impl_instance", impl),
+                                              sa.LargeBinary):
             bind = None  # sqlite3 binds bytes as a BLOB itself (the processor wraps them)
         encoded_bound.append(skip_none(compose(post, bind)))
         full = skip_none(compose(to_db, bind))
         registry.append(skip_none(to_db))
         checked.append(full)
-        fast.append(_fast(c, name, copy_types is not None, full, any_column))
+        fast.append(_fast(c, strict, copy_types is not None, full, any_column))
         any_parts = any_parts or bool(parts)
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
         from_db = skip_none(info.from_db)
         result = None
-        if name == "sqlite":
+        if backend.raw_rows:
             # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
             result = impls[c.name].result_processor(dialect, None)
             from_db = compose(result, from_db)
@@ -274,7 +278,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     gates: list[tuple[int, type, bool]] = [
         (i, c.info.native, c.nullable and not c.primary_key)
         for i, c in enumerate(schema.columns)
-        if name == "postgresql" and fast[i] is None and c.info.native in (int, float)]
+        if backend.copies and fast[i] is None and c.info.native in (int, float)]
     read = _read(active, plan if any_parts else None)
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None, read, copy_types, gates,

@@ -28,20 +28,13 @@ from ..model.schema import (
 from ..registry import TypeRegistry, encode_error
 from ..registry import registry as default_registry
 from . import sqltypes
+from .dialects import for_name, names_where
 from .rowcodec import row_codec
 from .tables import build_tables
 
 #: Dialect name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
-DIALECTS = {
-    "sqlite": "sqlite://",
-    "postgresql": "postgresql+psycopg://",
-    "mysql": "mysql+pymysql://",
-    "mariadb": "mariadb+pymysql://",
-    "mssql": "mssql+pyodbc://",
-}
-#: Placeholder style each dialect's usual driver understands natively (all of them named).
-NATIVE_STYLE = {"sqlite": "named", "postgresql": "pyformat", "mysql": "pyformat",
-                "mariadb": "pyformat", "mssql": "named"}
+DIALECTS = {name: f"{name}+{for_name(name).script_driver}://" if for_name(name).script_driver
+            else f"{name}://" for name in names_where(lambda _d: True)}
 _ALIASES = {"postgres": "postgresql", "sqlserver": "mssql"}
 
 
@@ -51,16 +44,12 @@ def dialect_for(name: str, paramstyle: str | None = None) -> sa.Dialect:
     if key not in DIALECTS:
         raise EntityworksError(f"unknown dialect {name!r}; choose one of "
                                f"{', '.join(DIALECTS)}")
-    style = paramstyle or NATIVE_STYLE[key]
+    style = paramstyle or for_name(key).native_paramstyle
     if style not in ("named", "pyformat"):
         raise EntityworksError(f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
                                "templates always use named placeholders")
     dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)  # type: ignore[call-arg]
-    if dialect.name == "mssql":
-        # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;
-        # script for SQL Server 2016 and later.
-        dialect.server_version_info = (13,)
-        dialect._setup_version_attributes()  # type: ignore[attr-defined]
+    for_name(dialect.name).prepare_offline(dialect)
     return dialect
 
 
@@ -160,27 +149,14 @@ def _templates(schema: TableSchema, table: sa.Table, d: sa.Dialect, key: list[st
 
 def _upsert(table: sa.Table, key: list[str], others: list[str], names: list[str],
             d: sa.Dialect) -> str:
-    if d.name in ("sqlite", "postgresql"):
-        from sqlalchemy.dialects import postgresql, sqlite
-
-        insert = (sqlite if d.name == "sqlite" else postgresql).insert(table)
-        # a NUMERIC key equal by value takes the scale just written, as the Store's upsert
-        restated = [k for k in key if d.name == "postgresql"
-                    and isinstance(table.c[k].type, sqltypes.ExactDecimal)]
-        if not others and not restated:
-            stmt = insert.on_conflict_do_nothing(index_elements=[table.c[k] for k in key])
-        else:
-            stmt = insert.on_conflict_do_update(
-                index_elements=[table.c[k] for k in key],
-                set_={n: insert.excluded[n] for n in [*restated, *others]})
-        return _compile(stmt, d, names)
-    if d.name in ("mysql", "mariadb"):
-        from sqlalchemy.dialects import mysql
-
-        insert = mysql.insert(table)
-        stmt = insert.on_duplicate_key_update({n: insert.inserted[n] for n in others or key})
-        return _compile(stmt, d, names)
-    return _merge(table, key, others, names, d)
+    backend = for_name(d.name)
+    # a NUMERIC key equal by value takes the scale just written, as the Store's upsert
+    restated = [k for k in key if backend.keeps_decimal_scale
+                and isinstance(table.c[k].type, sqltypes.ExactDecimal)]
+    stmt = backend.script_upsert(table, key, others, restated)
+    if stmt is None:
+        return _merge(table, key, others, names, d)
+    return _compile(stmt, d, names)
 
 
 def _merge(table: sa.Table, key: list[str], others: list[str], names: list[str],

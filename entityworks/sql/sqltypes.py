@@ -16,62 +16,26 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-_MYSQL = ("mysql", "mariadb")
-MYSQL_DIALECTS = _MYSQL
+from .dialects import Dialect, for_name, names_where
+
+#: Dialects that store an instant as naive UTC (MariaDB and MySQL).
+MYSQL_DIALECTS = names_where(lambda d: d.naive_utc)
 #: Dialects whose Decimal column does not keep the exponent it is given (SQLite's sortable key
 #: is normalised, DECIMAL(65, 30) and SQL Server's DECIMAL pad to their scale).
-SCALED_DECIMAL_DIALECTS = ("sqlite", "mysql", "mariadb", "mssql")
+SCALED_DECIMAL_DIALECTS = names_where(lambda d: not d.keeps_decimal_scale)
+#: Dialects whose STRICT tables know only INTEGER and REAL among numbers (SQLite).
+_STRICT = names_where(lambda d: d.strict_numbers)
 UTC = dt.UTC
 
 
 def big_integer() -> sa.types.TypeEngine[Any]:
     """BIGINT, but INTEGER on SQLite so that an integer key is the rowid (autoincrement)."""
-    return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-
-
-class SQLiteAny(sa.types.UserDefinedType[Any]):
-    """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
-    it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
-
-    cache_ok: bool | None = True
-
-    def get_col_spec(self, **_kw: Any) -> str:
-        return "ANY"
-
-    def compare_against_backend(self, dialect: sa.Dialect, conn_type: Any) -> bool | None:
-        """For Alembic's autogenerate: SQLAlchemy reflects ``ANY`` as NUMERIC (SQLite's
-        affinity for an unknown name), which is this type; anything else is a difference."""
-        return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
+    return sa.BigInteger().with_variant(sa.Integer(), *_STRICT)
 
 
 def small_integer() -> sa.types.TypeEngine[Any]:
     """SMALLINT (INTEGER on SQLite, whose STRICT tables know no SMALLINT): companion values."""
-    return sa.SmallInteger().with_variant(sa.Integer(), "sqlite")
-
-
-#: MariaDB's text columns compare exactly: binary (case and accents count) and NO PAD
-#: (trailing spaces count), as text compares on SQLite and PostgreSQL. Its default collation
-#: would find ``'caves'`` equal to ``'CAVES'``, ``'cavés'`` and ``'caves  '``.
-MARIADB_CHARSET = "utf8mb4"
-MARIADB_COLLATION = "utf8mb4_nopad_bin"
-
-
-def _mysql() -> Any:
-    from sqlalchemy.dialects import mysql
-
-    return mysql
-
-
-def _mssql() -> Any:
-    from sqlalchemy.dialects import mssql
-
-    return mssql
-
-
-def _postgresql() -> Any:
-    from sqlalchemy.dialects import postgresql
-
-    return postgresql
+    return sa.SmallInteger().with_variant(sa.Integer(), *_STRICT)
 
 
 class _Variants(sa.types.TypeDecorator[Any]):
@@ -84,12 +48,12 @@ class _Variants(sa.types.TypeDecorator[Any]):
     #: does) when it renames the column; these types have no constraint to name.
     name = None
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
+    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
         """This type on ``dialect`` when it is not ``impl`` there."""
         raise NotImplementedError
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        variant = self.variant(dialect.name)
+        variant = self.variant(for_name(dialect.name))
         return self.impl_instance if variant is None else dialect.type_descriptor(variant)
 
 
@@ -99,10 +63,8 @@ class LongText(_Variants):
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
     cache_ok: bool | None = True
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
-        if dialect in _MYSQL:
-            return _mysql().LONGTEXT(charset=MARIADB_CHARSET, collation=MARIADB_COLLATION)
-        return _mssql().NVARCHAR("max") if dialect == "mssql" else None
+    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+        return dialect.long_text()
 
 
 class KeyText(_Variants):
@@ -119,11 +81,8 @@ class KeyText(_Variants):
     def __repr__(self) -> str:  # what Alembic writes into a revision
         return f"{type(self).__name__}({self.key_length})"
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
-        if dialect in _MYSQL:
-            return _mysql().VARCHAR(self.key_length, charset=MARIADB_CHARSET,
-                                    collation=MARIADB_COLLATION)
-        return sa.Unicode(self.key_length) if dialect == "mssql" else None
+    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+        return dialect.key_text(self.key_length)
 
 
 class BoundedText(_Variants):
@@ -135,12 +94,9 @@ class BoundedText(_Variants):
     def __init__(self, length: int) -> None:
         super().__init__(length)
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
-        if dialect in _MYSQL:
-            return _mysql().VARCHAR(cast(sa.String, self.impl_instance).length,
-                                    charset=MARIADB_CHARSET,
-                                    collation=MARIADB_COLLATION)
-        return sa.Text() if dialect == "sqlite" else None
+    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+        length = cast(sa.String, self.impl_instance).length
+        return dialect.bounded_text(length)  # type: ignore[arg-type]
 
 
 class Blob(_Variants):
@@ -149,10 +105,8 @@ class Blob(_Variants):
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.LargeBinary
     cache_ok: bool | None = True
 
-    def variant(self, dialect: str) -> sa.types.TypeEngine[Any] | None:
-        if dialect in _MYSQL:
-            return _mysql().LONGBLOB()
-        return _mssql().VARBINARY("max") if dialect == "mssql" else None
+    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+        return dialect.blob()
 
 
 def text() -> sa.types.TypeEngine[Any]:
@@ -172,12 +126,12 @@ def bounded_text(length: int) -> sa.types.TypeEngine[Any]:
 
 def double() -> sa.types.TypeEngine[Any]:
     """DOUBLE PRECISION; REAL on SQLite (the name its STRICT tables accept)."""
-    return sa.Double().with_variant(sa.REAL(), "sqlite")
+    return sa.Double().with_variant(sa.REAL(), *_STRICT)
 
 
 def boolean() -> sa.types.TypeEngine[Any]:
     """BOOLEAN; INTEGER 0/1 on SQLite."""
-    return sa.Boolean().with_variant(sa.Integer(), "sqlite")
+    return sa.Boolean().with_variant(sa.Integer(), *_STRICT)
 
 
 def binary() -> sa.types.TypeEngine[Any]:
@@ -244,27 +198,24 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     cache_ok: bool | None = True
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.Text())
-        if dialect.name in _MYSQL:
-            return dialect.type_descriptor(_mysql().DECIMAL(precision=65, scale=30))
-        if dialect.name == "mssql":  # the widest SQL Server has
-            return dialect.type_descriptor(_mssql().DECIMAL(precision=38, scale=10))
-        return dialect.type_descriptor(sa.Numeric(asdecimal=True))
+        backend = for_name(dialect.name)
+        return dialect.type_descriptor(sa.Text() if backend.text_values
+                                       else backend.exact_decimal())
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:
             return None
         if not isinstance(value, decimal.Decimal):
             raise ValueError(f"expected a Decimal, got {type(value).__name__}")
-        if dialect.name == "sqlite":
+        if for_name(dialect.name).text_values:
             return decimal_key(value)
         return value
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None or isinstance(value, decimal.Decimal):
             return value
-        return decimal_from_key(value) if dialect.name == "sqlite" else decimal.Decimal(value)
+        return (decimal_from_key(value) if for_name(dialect.name).text_values
+                else decimal.Decimal(value))
 
 
 _KEY_DIGITS = 35  # digits before the point in a key: DECIMAL(65, 30)'s 35
@@ -338,7 +289,7 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
     cache_ok: bool | None = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
 
     def to_iso(self, value: Any) -> str:
@@ -348,17 +299,18 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
         raise NotImplementedError
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "sqlite":
+        backend = for_name(dialect.name)
+        if backend.text_values:
             return dialect.type_descriptor(sa.Text())
-        return dialect.type_descriptor(self.native(dialect))
+        return dialect.type_descriptor(self.native(backend))
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None or dialect.name != "sqlite":
+        if value is None or not for_name(dialect.name).text_values:
             return value
         return self.to_iso(value)
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None or dialect.name != "sqlite":
+        if value is None or not for_name(dialect.name).text_values:
             return value
         return self.from_iso(value)
 
@@ -368,12 +320,8 @@ class NaiveDateTime(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name in _MYSQL:
-            return _mysql().DATETIME(fsp=6)
-        if dialect.name == "mssql":
-            return _mssql().DATETIME2(precision=6)
-        return sa.DateTime(timezone=False)
+    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        return dialect.naive_datetime()
 
     def to_iso(self, value: dt.datetime) -> str:
         return value.isoformat(sep=" ", timespec="microseconds")
@@ -387,8 +335,8 @@ class ISODate(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        return _mssql().DATE() if dialect.name == "mssql" else sa.Date()
+    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        return dialect.date()
 
     def to_iso(self, value: Any) -> str:
         # A datetime's text would be stored, then never read back as a date.
@@ -405,10 +353,8 @@ class ISOTime(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "mssql":
-            return _mssql().TIME(precision=6)
-        return _mysql().TIME(fsp=6) if dialect.name in _MYSQL else sa.Time()
+    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        return dialect.time()
 
     def to_iso(self, value: dt.time) -> str:
         return value.isoformat(timespec="microseconds")
@@ -427,8 +373,8 @@ class UUIDType(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        return sa.Uuid(native_uuid=dialect.name not in _MYSQL)
+    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        return dialect.uuid()
 
     def to_iso(self, value: Any) -> str:
         import uuid
@@ -454,21 +400,18 @@ class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
     cache_ok: bool | None = True
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(sa.Text())
-        if dialect.name in _MYSQL:
-            return dialect.type_descriptor(_mysql().DATETIME(fsp=6))
-        if dialect.name == "mssql":
-            return dialect.type_descriptor(_mssql().DATETIMEOFFSET(precision=6))
-        return dialect.type_descriptor(_postgresql().TIMESTAMP(timezone=True))
+        backend = for_name(dialect.name)
+        return dialect.type_descriptor(sa.Text() if backend.text_values
+                                       else backend.aware_datetime())
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:
             return None
         utc = require_aware(value).astimezone(UTC)
-        if dialect.name == "sqlite":
+        backend = for_name(dialect.name)
+        if backend.text_values:
             return utc.isoformat(timespec="microseconds")
-        if dialect.name in _MYSQL:
+        if backend.naive_utc:
             return utc.replace(tzinfo=None)
         return utc
 

@@ -38,6 +38,8 @@ from ..model.schema import (
 )
 from ..registry import Companion
 from . import sqltypes
+from .dialects import for_name
+from .dialects.sqlite import SQLiteAny
 
 #: Existing tables: table name -> {column name: declared SQL type, upper case}.
 Live = Mapping[str, Mapping[str, str]]
@@ -185,6 +187,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                live: Mapping[str, str] | None, resolve: Resolve,
                existing: Mapping[str, str] | None = None) -> sa.Table:
     is_child = schema.parent is not None
+    strict = for_name(dialect).strict_tables
     links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
     items: list[sa.schema.SchemaItem] = []
     taken = {c.sql_name.casefold() for c in schema.columns}
@@ -200,7 +203,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
-        typeof = c.info.sqlite_typeof if dialect == "sqlite" else None
+        typeof = c.info.sqlite_typeof if strict else None
         if typeof is not None and is_rowid(c, schema):
             typeof = None  # the rowid converts, so the Store checks key types itself
         if typeof is not None and live is not None and live.get(c.sql_name, "ANY") != "ANY":
@@ -213,7 +216,7 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             name = _quote(c.sql_name)
             checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
                                              name=f"type_{c.sql_name}"))
-        type_ = sqltypes.SQLiteAny() if typeof else sql_type(c, c.name in keyed)
+        type_ = SQLiteAny() if typeof else sql_type(c, c.name in keyed)
         foreign: sa.ForeignKey | None = None
         if c.references is not None:
             target, key = referenced_key(c, schema, resolve)
@@ -266,13 +269,13 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                     field=c.name)
             items.append(sa.Column(name, part.sql(), key=part.column(c.name), nullable=True,
                                    server_default=companion_defaults.get(part.suffix)))
-        if dialect == "sqlite" and c.max_length is not None:
+        if strict and c.max_length is not None:
             # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
             items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
                                             name=f"length_{c.sql_name}"))
     options: dict[str, Any] = ({"sqlite_strict": True}
-                                if dialect == "sqlite" and strict_ok(items) else {})
-    if dialect == "sqlite" and is_child and schema.root.compact_children:
+                                if strict and strict_ok(items) else {})
+    if strict and is_child and schema.root.compact_children:
         options["sqlite_with_rowid"] = False
     table = sa.Table(schema.name, metadata, *items, **options)
     _SCHEMAS[table] = schema

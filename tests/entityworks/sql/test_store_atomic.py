@@ -43,7 +43,7 @@ def _state(store: Store) -> tuple[list[Path], list[tuple[int, int, int]]]:
     """Every parent (with children) and every raw child row, in key order."""
     parents = sorted(store.select(Path), key=lambda p: p.id)
     child = store.table(Path).metadata.tables["path_steps"]
-    with store._connection() as conn:  # the outer transaction's connection when inside one
+    with store.connection() as conn:  # the outer transaction's connection when inside one
         rows = conn.execute(sa.select(child.c.parent_key, child.c.position, child.c.x)
                             .order_by(child.c.parent_key, child.c.position)).all()
     return parents, [tuple(r) for r in rows]

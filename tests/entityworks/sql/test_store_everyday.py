@@ -289,7 +289,7 @@ def test_sql_logging_sees_sqlite_single_row_calls_and_keeps_their_fast_path(
     store.create(Note)
     store.insert(Note(7, SECRET))
     assert store.get(Note, 7) == Note(7, SECRET)
-    assert store._point_connection(store._model(Note)) is not None  # still the fast path
+    assert store._point.connection(store.model(Note)) is not None  # still the fast path
     info = _messages(caplog, logging.INFO)
     assert any(m.startswith("INSERT INTO note") for m in info), info
     assert any(m.startswith("SELECT") and "WHERE note.id = ?" in m for m in info), info

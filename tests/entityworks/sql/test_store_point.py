@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 import sqlalchemy as sa
 
-from entityworks import NotFoundError, Store, WriteError
+from entityworks import NotFoundError, Store, WriteError, column
 from entityworks.errors import EntityworksError
 
 
@@ -53,7 +53,7 @@ def test_round_trip_by_key(store):
     first = store.insert(Item(None, "axe", 2.5))
     second = store.insert(Item(None, "bow"))
     assert (first.id, second.id) == (1, 2)
-    assert store._local.point is not None  # the short path ran
+    assert store._point.local.point is not None  # the short path ran
     assert store.get(Item, 1) == Item(1, "axe", 2.5) and store.get(Item, 3) is None
     store.update(Item(2, "longbow", 1.25))
     assert store.get(Item, 2) == Item(2, "longbow", 1.25)
@@ -133,5 +133,63 @@ def test_memory_databases_keep_the_general_path():
     store = Store("sqlite://")
     store.create(Item)
     store.insert(Item(None, "m"))
-    assert store.get(Item, 1) == Item(1, "m") and getattr(store._local, "point", None) is None
+    assert store.get(Item, 1) == Item(1, "m") and getattr(store._point.local, "point", None) is None
+    store.close()
+
+
+@dataclass
+class Owner:
+    id: int
+
+
+@dataclass
+class Pet:
+    id: int | None
+    name: str
+    owner: int = column(references=Owner)
+
+
+def _counted(store: Store) -> list[str]:
+    """Every statement the driver runs, the point path's raw ones included.
+
+    (A ``before_cursor_execute`` listener would turn the point path off, and SQLAlchemy's
+    events do not see the raw cursor's statements: sqlite3's trace callback sees them all.)
+    """
+    statements: list[str] = []
+    sa.event.listen(store.engine, "connect",
+                    lambda dbapi, _record: dbapi.set_trace_callback(statements.append))
+    return statements
+
+
+@pytest.mark.parametrize("kind", ["insert", "insert_generated", "update"])
+def test_a_refused_one_row_write_runs_once(tmp_path, kind):
+    store = Store(tmp_path / "once.db")
+    statements = _counted(store)
+    store.create(Item)
+    store.create(Owner)
+    store.create(Pet)
+    store.insert(Owner(1))
+    store.insert(Pet(1, "rex", 1))
+    store.insert(Item(1, "axe"))
+    assert store._point.local.point is not None
+    verb = "UPDATE" if kind == "update" else "INSERT"
+    before = sum(s.startswith(verb) for s in statements)
+    with pytest.raises(WriteError) as point:
+        if kind == "insert":
+            store.insert(Item(1, "again"))  # the key exists
+        elif kind == "insert_generated":
+            store.insert(Pet(None, "tom", 7))  # no owner 7
+        else:
+            store.update(Pet(1, "rex", 7))
+    assert sum(s.startswith(verb) for s in statements) == before + 1
+    with store.transaction():  # the general path, for the same error
+        with pytest.raises(WriteError) as general:
+            if kind == "insert":
+                store.insert(Item(1, "again"))
+            elif kind == "insert_generated":
+                store.insert(Pet(None, "tom", 7))
+            else:
+                store.update(Pet(1, "rex", 7))
+    assert str(point.value) == str(general.value)
+    assert (point.value.row, point.value.column) == (general.value.row, general.value.column)
     store.close()

@@ -1,0 +1,235 @@
+"""Bulk writing: instances encoded to SQL rows and sent in batches by the dialect's fastest
+path (SQLite's ``executemany`` on the raw cursor, PostgreSQL's binary COPY, SQLAlchemy's
+``executemany`` elsewhere), with the compiled INSERT and upsert statements cached per model.
+
+Kept apart from :mod:`~entityworks.sql.write`, which decides what to write (keys, child
+rows, updates, deletes); this module only moves rows.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from itertools import chain
+from operator import attrgetter
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..errors import EntityworksError
+from ..registry import encode_error
+from .bound import BoundModel, Processor, RowNumber
+from .database import Database
+from .locate import attempt, guard, unique_clash
+from .log import INFO, logged, sql_logger
+from .rowcodec import GateRefused
+
+BATCH = 20_000
+
+
+def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
+    """Row tuple of one instance (or of a ``(parent_key, position, item)`` child row)."""
+    field_names = [model.fields[i] for i in model.field_index]
+    if model.schema.parent is not None:
+        inner = attrgetter(*field_names) if field_names else (lambda _o: ())
+        links = model.schema.links
+        if links > 2:  # a child of a child: (parent_key, position_1, ..., position, item)
+            if len(field_names) == 1:
+                return lambda r: (*r[:links], inner(r[links]))
+            return lambda r: (*r[:links], *inner(r[links]))
+        if len(field_names) == 1:
+            return lambda r: (r[0], r[1], inner(r[2]))
+        return lambda r: (r[0], r[1], *inner(r[2]))
+    if len(field_names) == 1:
+        single = attrgetter(field_names[0])
+        return lambda o: (single(o),)
+    return attrgetter(*field_names)
+
+
+def encode_rows(model: BoundModel, objs: list[Any], number: RowNumber,
+                 encoders: list[Processor]) -> list[Sequence[Any]]:
+    """SQL rows of ``objs``: each schema column through its encoder, then the companions."""
+    getter = row_getter(model)
+    active = [(i, e) for i, e in enumerate(encoders) if e is not None]
+    spread = model.codec.spread
+    if not active and spread is None:
+        return list(map(getter, objs))
+    rows: list[Sequence[Any]] = []
+    try:
+        for obj in objs:
+            values = getter(obj)
+            row = list(values)
+            for i, enc in active:
+                row[i] = enc(row[i])
+            rows.append(row if spread is None else spread(values, row))
+    except Exception as exc:
+        index = len(rows)
+        row = list(getter(objs[index]))
+        for i, check in [*active, *enumerate(model.codec.checked)]:
+            try:
+                if check is not None:
+                    check(row[i])
+            except Exception as inner:
+                raise encode_error(model.fields[i], row[i], inner, number(index)) from None
+        raise encode_error("?", objs[index], exc, number(index)) from None
+    return rows
+
+
+def insert_sql(db: Database, model: BoundModel) -> str:
+    sql: str = cached_statement(db, model, "insert", lambda: model.table.insert())
+    return sql
+
+
+def upsert_sql(db: Database, model: BoundModel) -> sa.Executable:
+    table = model.table
+    keys = [c.name for c in model.schema.require_keys("upsert")]
+    others = [n for n in model.names if n not in keys]
+    restated = restated_keys(db, model)
+
+    def build() -> sa.Executable:
+        return db.backend.upsert(table, keys, others, restated)
+
+    stmt: sa.Executable = cached_statement(db, model, "upsert", build)
+    return stmt
+
+
+def cached_statement(db: Database, model: BoundModel, kind: str, build: Callable[[], Any]) -> Any:
+    """The statement for ``kind``: compiled SQL text on SQLite, the construct elsewhere."""
+    if kind in model.sql_cache:
+        return model.sql_cache[kind]
+    stmt = build()
+    if db.backend.raw_rows:
+        compiled = stmt.compile(dialect=db.dialect, column_keys=model.names)
+        order = list(compiled.positiontup or [])
+        expected = [compiled.binds[name].key for name in order]
+        if expected != model.names:  # pragma: no cover - guards the raw fast path
+            raise EntityworksError(f"unexpected parameter order {expected}")
+        value: Any = compiled.string
+    else:
+        value = stmt
+    model.sql_cache[kind] = value
+    return value
+
+
+def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any],
+                number: RowNumber, statement: Any, kind: str, batch_size: int,
+                *, instances: bool = True) -> None:
+    """Write ``objs`` with the fastest path the dialect offers, in batches.
+
+    ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
+    ``instances``: try one COPY straight from the instances first (PostgreSQL).
+    """
+    raw_rows = db.backend.raw_rows
+    engine = db.engine
+    copy = kind == "insert" and db.backend.copies
+    for start in range(0, len(objs), batch_size):
+        part = objs[start:start + batch_size]
+        at: RowNumber = lambda i, s=start: number(s + i)  # type: ignore[misc]  # noqa: E731
+        if raw_rows:
+            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            if any(model.encoders) or model.codec.spread is not None:
+                rows: Any = encode_rows(model, part, at, model.encoders)
+            else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
+                rows = map(row_getter(model), part)
+            if not attempt(db, conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
+                    statement, logged(statement, r, "executemany", engine))):
+                # Refused: check every value in Python, which names a value of the wrong
+                # type (or converts what typing allows, an int in a float field), then
+                # write again, locating the row if the database still refuses.
+                checked = encode_rows(model, part, at, model.codec.checked)
+                guard(db, conn, model,
+                            lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
+                                statement, logged(statement, r, "executemany", engine)), at,
+                            raw=(statement, lambda r=checked: r))  # type: ignore[misc]
+        elif copy:
+            if start == 0 and instances and copy_instances(db, conn, model, objs):
+                return
+            rows = encode_rows(model, part, at, model.encoders)
+            if not (model.codec.gates_pass(rows) and
+                    attempt(db, conn, lambda r=rows: copy_rows(db, conn, model, [r]))):  # type: ignore[misc]
+                # Refused: every value through the complete checks, then an ordinary
+                # INSERT that locates the row the database still refuses.
+                dicts = as_dicts(model, part, at)
+                insert = model.table.insert()
+                guard(db, conn, model, lambda d=dicts, i=insert: conn.execute(i, d), at,  # type: ignore[misc]
+                            replay=(insert, dicts))
+        else:
+            dicts = as_dicts(model, part, at)
+            explain = (partial(unique_clash, db) if kind == "upsert"
+                       and db.backend.upsert_guarded else None)
+            guard(db, conn, model, lambda d=dicts: conn.execute(statement, d), at,  # type: ignore[misc]
+                        replay=(statement, dicts), explain=explain)
+
+
+def as_dicts(model: BoundModel, objs: list[Any], number: RowNumber
+              ) -> list[dict[str, Any]]:
+    """Rows as column -> value dicts, encoded by the registry (SQLAlchemy does the rest)."""
+    rows = encode_rows(model, objs, number, model.registry_encoders)
+    names = model.names
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def copy_keys_gated(db: Database, model: BoundModel) -> bool:
+    """True when :func:`copy_instances` applies on this dialect and its gate checks the
+    primary key (an int key: exactly an int, never None) on every row."""
+    key = model.schema.primary_key
+    if not db.backend.copies or key is None:
+        return False
+    index = model.codec.fields.index(key.name)
+    return any(i == index and not nullable for i, _kind, nullable in model.codec.gates)
+
+
+def copy_instances(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any]) -> bool:
+    """Write every instance in one binary COPY when the table's columns need no
+    encoding. The rows are read from the objects and checked (the gated columns hold
+    their exact types) a chunk at a time while psycopg sends them, so that the client
+    works while the server writes; False, with nothing written (the COPY is abandoned
+    at the first chunk that fails), leaves the batches to the checked path."""
+    codec = model.codec
+    if (model.schema.parent is not None or codec.copy_types is None
+            or codec.spread is not None or any(e is not None for e in model.encoders)):
+        return False
+    chunks = codec.gated_chunks(objs, row_getter(model))
+    try:  # the first chunk before any statement: a key to generate is usually there
+        first = next(chunks, [])
+    except GateRefused:
+        return False
+    return attempt(db, conn, lambda: copy_rows(db, conn, model, chain((first,), chunks)))
+
+
+def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
+          chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
+    """One COPY of the rows of ``chunks`` (an iterable of row lists)."""
+    preparer = db.dialect.identifier_preparer
+    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
+    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
+    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
+    types = model.codec.copy_types
+    if types is not None:  # binary: psycopg dumps each value as its column's exact type
+        sql += " (FORMAT BINARY)"
+    if db.engine.echo or sql_logger.isEnabledFor(INFO):
+        chunks = [logged(sql, list(chain.from_iterable(chunks)), "COPY", db.engine)]
+    raw = conn.connection.dbapi_connection
+    with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
+        if types is not None:
+            copy.set_types(types)
+        write = copy.write_row
+        for rows in chunks:
+            for row in rows:
+                write(row)
+
+
+def restated_keys(db: Database, model: BoundModel) -> list[str]:
+    """Key columns an upsert or ``update(obj)`` sets although they match the row: a
+    Decimal key equals the row's by value (1.5 = 1.50), and where the column itself keeps
+    the scale (PostgreSQL's NUMERIC) the row takes the one just written, as its other
+    columns do. (Elsewhere a companion column holds it, which is set anyway.)"""
+    if not db.backend.keeps_decimal_scale:
+        return []
+    return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
+
+
+__all__ = ["BATCH", "as_dicts", "cached_statement", "copy_instances", "copy_keys_gated",
+           "copy_rows", "encode_rows", "insert_sql", "restated_keys", "row_getter", "upsert_sql",
+           "write_rows"]

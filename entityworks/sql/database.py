@@ -1,0 +1,219 @@
+"""``Database``: what every stage of a Store shares: the engine, the thread's connection and
+transaction, and the classes bound to this database (:class:`~entityworks.sql.bound.BoundModel`).
+
+The public :class:`~entityworks.sql.store.Store` is a thin face over it; read, write, the
+point path, DDL and reflection take a ``Database`` (never the Store), so that none of them
+imports the Store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import sqlalchemy as sa
+
+from ..errors import NoSuchTableError
+from ..model.schema import TableSchema, instance_builder, table_schema
+from ..registry import TypeRegistry
+from .bound import BoundModel, descendants
+from .dialects import Dialect, for_name
+from .rowcodec import row_codec
+from .tables import Live, build_tables, schema_of
+
+
+class Database:
+    """One Store's engine, connections and bound classes, shared by its stages.
+
+    ``name`` is how messages name the store (``Store('sqlite:///x.db')``).
+    """
+
+    def __init__(self, url: sa.URL, engine: sa.Engine, registry: TypeRegistry) -> None:
+        self.url = url
+        self.engine = engine
+        self.registry = registry
+        self.dialect: sa.Dialect = engine.dialect
+        #: What the Store does differently on this database (see :mod:`.dialects`).
+        self.backend: Dialect = for_name(self.dialect.name)
+        #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
+        self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
+        self.local = threading.local()
+        self.models: dict[type, BoundModel] = {}
+        #: One MetaData for every table of the store, so that tables can refer to each other.
+        self.metadata = sa.MetaData()
+        self.lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url.render_as_string(hide_password=True)!r})"
+
+    def schema(self, cls: type) -> TableSchema:
+        """The inferred schema of ``cls`` (see :func:`entityworks.table_schema`)."""
+        return table_schema(cls, self.registry)
+
+    def model(self, cls: type) -> BoundModel:
+        """``cls`` bound to this database (built once; its tables are not created here)."""
+        try:
+            return self.models[cls]
+        except (KeyError, TypeError):
+            pass
+        with self.lock:
+            if cls not in self.models:
+                schema = table_schema(cls, self.registry)
+                self.backend.check_names(schema)
+                # the tables this one refers to first: its foreign keys point at their
+                # columns (build_tables refuses a cycle before this could recurse forever)
+                targets = {c.references for c in schema.columns} - {None, cls}
+                metadata = self.metadata
+                build_tables(schema, sa.MetaData(), self.dialect.name, {}, self.schema)
+                for target in targets:
+                    self.model(target)  # type: ignore[arg-type]
+                self._release_names(schema)
+                build_tables(schema, metadata, self.dialect.name, self._live(schema),
+                             self.schema)
+                self.models[cls] = self._make_model(schema, metadata)
+            return self.models[cls]
+
+    def _release_names(self, schema: TableSchema) -> None:
+        """Free the names of ``schema``'s tables in the store's MetaData before they are
+        built (again): another class may hold them (two classes for one table, e.g. before
+        and after a migration), which is then rebuilt when it is used again."""
+        for name in {schema.name, *(child.name for child in schema.descendants)}:
+            table = self.metadata.tables.get(name)
+            if table is None:
+                continue
+            owner = schema_of(table)
+            if owner is not None and owner.cls is not schema.cls:
+                self.models.pop(owner.cls, None)
+            self.metadata.remove(table)
+
+    def _live(self, schema: TableSchema) -> Live:
+        """The columns of the tables of ``schema`` that exist already (name -> declared type).
+
+        A table created before a companion column existed keeps its layout (see ``tables``).
+        """
+        names = [schema.name, *(child.name for child in schema.descendants)]
+        with self.connection() as conn:
+            return self.backend.live_columns(conn, schema, names)
+
+    def _make_model(self, schema: TableSchema, metadata: sa.MetaData) -> BoundModel:
+        table = metadata.tables[schema.name]
+        codec = row_codec(schema, table, self.dialect)
+        names = codec.fields
+        offset = schema.links  # a child table's (parent_key, positions...) come first
+        # (an Optional child list is a column too: its value, [] or None, starts the list)
+        build = instance_builder(schema.cls, [*names[offset:], *(
+            child.field for child in schema.children if not child.optional)])
+        # Rows are decoded before they are built, so decoders do not stop the fast path.
+        plain = not schema.children and offset == 0 and build is schema.cls
+        children = [(child.field, self._make_model(child.schema, metadata))
+                    for child in schema.children]
+        return BoundModel(schema, table, codec, codec.names, names,
+                      list(range(offset, len(names))), codec.fast, codec.binds,
+                      codec.registry, plain, build, children, {})
+
+    def tables_with_references(self, model: BoundModel) -> list[sa.Table]:
+        """The tables ``create`` makes for ``model``: those its foreign keys refer to (and
+        theirs), then its own and its child tables."""
+        out: list[sa.Table] = []
+        seen: set[type] = set()
+
+        def visit(m: BoundModel) -> None:
+            if m.cls in seen:
+                return
+            seen.add(m.cls)
+            for c in m.schema.columns:
+                if c.references is not None and c.references is not m.cls:
+                    visit(self.model(c.references))
+            out.append(m.table)
+            out.extend(child.table for child in descendants(m))
+
+        visit(model)
+        return out
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` (on the calling thread)."""
+        return getattr(self.local, "conn", None) is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group operations: all of them are kept, or (on an exception) none.
+
+        Nested use becomes a savepoint. The transaction belongs to the calling thread.
+        """
+        outer = getattr(self.local, "conn", None)
+        if outer is not None:
+            with outer.begin_nested():
+                yield
+            return
+        with self.engine.connect() as conn:
+            conn.execution_options(entityworks_write=True)
+            with conn.begin():
+                self.local.conn = conn
+                try:
+                    yield
+                finally:
+                    self.local.conn = None
+
+    @contextmanager
+    def connection(self, write: bool = False) -> Iterator[sa.Connection]:
+        """The calling thread's connection, in a transaction.
+
+        A write inside :meth:`transaction` runs in its own savepoint, so that a call which
+        fails part-way (a later batch, a child row) leaves the outer transaction exactly as
+        it was before the call.
+        """
+        current = getattr(self.local, "conn", None)
+        if current is not None:
+            if write:
+                with current.begin_nested():
+                    yield current
+            else:
+                yield current
+            return
+        with self.engine.connect() as conn:
+            if write:
+                conn.execution_options(entityworks_write=True)
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def reading(self, model: BoundModel) -> Iterator[None]:
+        """Turn the database's error for a read of a table never created into a
+        :class:`NoSuchTableError` naming the class and the table; others pass unchanged."""
+        try:
+            yield
+        except (sa.exc.DBAPIError, self.dbapi_error) as exc:
+            table = _missing_table(model, exc)
+            if table is None:
+                raise
+            root = model.schema.root
+            what = (f"table {table!r}" if table == root.name
+                    else f"child table {table!r} (of table {root.name!r})")
+            raise NoSuchTableError(
+                f"{root.cls.__qualname__}: {what} does not exist in {self!r}; create it "
+                f"with store.create({root.cls.__qualname__})", cls=root.cls,
+                table=table) from exc
+
+
+def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
+    """The table of ``model``'s tree that ``exc`` says does not exist (SQLite's "no such
+    table", PostgreSQL's undefined table 42P01, MariaDB's 1146 / 42S02), else None."""
+    orig = getattr(exc, "orig", None) or exc
+    message = str(orig)
+    codes = {getattr(orig, "sqlstate", None), orig.args[0] if orig.args else None}
+    if not ("no such table: " in message or codes & {"42P01", "42S02", 1146}):
+        return None
+    root = model.schema.root
+    names = sorted([root.name, *(t.name for t in root.descendants)], key=len, reverse=True)
+    for name in names:  # the longest first: a child's name starts with its parent's
+        if any(form in message for form in (f"no such table: {name}",
+                                            f"no such table: main.{name}",
+                                            f'relation "{name}" does not exist',
+                                            f".{name}' doesn't exist")):
+            return name
+    return model.schema.name
+
+
+__all__ = ["Database"]

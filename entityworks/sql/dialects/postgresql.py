@@ -1,0 +1,49 @@
+"""PostgreSQL: rows by binary COPY, NUMERIC keeping its scale, text without NUL, the schema
+lock as a transaction-level advisory lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+
+from .base import Dialect, on_conflict
+
+#: The advisory lock key of entityworks' schema changes.
+LOCK_KEY = 0x656E74_6D6967
+
+
+class PostgreSQL(Dialect):
+    """PostgreSQL through psycopg 3."""
+
+    name = "postgresql"
+    copies = True
+    text_holds_nul = False
+    script_driver = "psycopg"
+    native_paramstyle = "pyformat"
+
+    @contextmanager
+    def schema_lock(self, conn: sa.Connection, seconds: int) -> Iterator[None]:
+        # released with the transaction: the change and the lock end together
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
+            sa.bindparam("key", LOCK_KEY, type_=sa.BigInteger))))
+        yield
+
+    def upsert(self, table: sa.Table, keys: list[str], others: list[str],
+               restated: list[str]) -> sa.Executable:
+        from sqlalchemy.dialects import postgresql
+
+        return on_conflict(postgresql.insert(table), table, keys, others, restated)
+
+    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
+                      restated: list[str]) -> sa.Executable | None:
+        return self.upsert(table, keys, others, restated)
+
+    def refuses_value(self, value: Any) -> bool:
+        return isinstance(value, str) and "\x00" in value
+
+
+__all__ = ["LOCK_KEY", "PostgreSQL"]

@@ -1,0 +1,178 @@
+"""The Store's engine: URL, ``create_engine`` options, and each connection's set-up.
+
+Kept apart from the Store because it runs once per engine, before any table is known: it
+checks the options that would break the Store's transactions and installs the per-dialect
+connection events (pragmas, ``sql_mode``, our own ``BEGIN``), once however many Stores share
+an engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from ..errors import ConfigurationError
+from .dialects import for_name
+from .dialects.base import CONFIGURING, has_ours, marked
+
+#: Options ``engine_options`` may hold, with the check of their value (create_engine's
+#: others are passed on as they are, and refused by it if unknown).
+_OPTION_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "pool_size": ("an int >= 0", lambda v: _is_int(v) and v >= 0),
+    "max_overflow": ("an int >= -1", lambda v: _is_int(v) and v >= -1),
+    "pool_timeout": ("a number of seconds >= 0", lambda v: _is_number(v) and v >= 0),
+    "pool_recycle": ("a number of seconds, or -1", lambda v: _is_number(v) and v >= -1),
+    "pool_pre_ping": ("True or False", lambda v: isinstance(v, bool)),
+    "pool_use_lifo": ("True or False", lambda v: isinstance(v, bool)),
+    "echo_pool": ("True, False or 'debug'", lambda v: isinstance(v, bool) or v == "debug"),
+    "connect_args": ("a dict", lambda v: isinstance(v, Mapping)),
+    "execution_options": ("a dict", lambda v: isinstance(v, Mapping)),
+    "isolation_level": ("a str", lambda v: isinstance(v, str)),
+}
+#: Options the Store sets itself: a parameter of its own says what to do instead.
+_OWN_OPTIONS = {
+    "echo": "use Store(echo=True)",
+    "poolclass": None,  # refused where the dialect sets it (in-memory SQLite)
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def checked_options(options: Mapping[str, Any] | None, url: sa.URL) -> dict[str, Any]:
+    """``engine_options`` checked before anything is created: each known option's value,
+    no option the Store sets itself, nothing that would break its transactions."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigurationError(f"engine_options must be a dict of create_engine options, "
+                                 f"got {options!r}")
+    dialect = for_name(url.get_backend_name())
+    checked: dict[str, Any] = {}
+    for name, value in options.items():
+        if not isinstance(name, str):
+            raise ConfigurationError(f"engine_options: option names are str, got {name!r}")
+        if name == "echo":
+            raise ConfigurationError(f"engine_options: {name!r} is set by the Store; "
+                                     f"{_OWN_OPTIONS[name]}")
+        refused = dialect.refused_option(name, url)
+        if refused is not None:
+            raise ConfigurationError(refused)
+        if name in _OPTION_CHECKS:
+            what, ok = _OPTION_CHECKS[name]
+            if not ok(value):
+                raise ConfigurationError(f"engine_options: {name!r} must be {what}, got "
+                                         f"{value!r}")
+        checked[name] = value
+    refused = dialect.refused_options(checked)
+    if refused is not None:
+        raise ConfigurationError(refused)
+    levels = [checked.get("isolation_level"),
+              checked.get("execution_options", {}).get("isolation_level")]
+    for level in filter(None, levels):
+        refused = dialect.refused_isolation(level)
+        if refused is not None:
+            raise ConfigurationError(refused)
+        if str(level).upper() == "AUTOCOMMIT":
+            raise ConfigurationError(_AUTOCOMMIT)
+    return checked
+
+
+_AUTOCOMMIT = ("isolation_level AUTOCOMMIT would let every statement commit on its own, so a "
+               "refused write could leave half of its rows behind; the Store needs "
+               "transactions")
+
+
+def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
+    """``sa.create_engine`` with its refusals of bad options as a ConfigurationError."""
+    try:
+        return sa.create_engine(url, **kwargs)
+    except (TypeError, ValueError, sa.exc.ArgumentError) as exc:
+        raise ConfigurationError(f"engine_options refused by SQLAlchemy for "
+                                 f"{url.render_as_string(hide_password=True)}: {exc}") from exc
+
+
+def adopted_url(engine: Any) -> sa.URL:
+    """The URL of an engine given to ``Store(engine=...)``, once the engine is checked."""
+    if not isinstance(engine, sa.Engine):
+        kind = type(engine).__qualname__
+        hint = (" (the Store is synchronous: create a sync engine for the same database)"
+                if "Async" in kind else "")
+        raise ConfigurationError(f"engine= takes a sqlalchemy.Engine, got {kind}{hint}")
+    dialect = for_name(engine.dialect.name)
+    refused = dialect.refused_driver(engine)
+    if refused is not None:
+        raise ConfigurationError(refused)
+    levels = [getattr(engine.dialect, "_on_connect_isolation_level", None),
+              engine.get_execution_options().get("isolation_level")]
+    if any(str(level).upper() == "AUTOCOMMIT" for level in levels if level):
+        raise ConfigurationError(f"engine=: {_AUTOCOMMIT}")
+    refused = dialect.refused_pool(engine)
+    if refused is not None:
+        raise ConfigurationError(refused)
+    return engine.url
+
+
+_READY = "entityworks_ready"
+
+
+def configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) -> None:
+    """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
+    share it: SQLite pragmas and transactions that the Store begins itself; MariaDB's strict
+    ``sql_mode`` and binary collation.
+
+    The store's own engines set up each new connection. An engine given to
+    ``Store(engine=...)`` may hold connections made before: each is set up when it is first
+    checked out (its pool record remembers it).
+    """
+    setup = for_name(engine.dialect.name).connection_setup(engine, busy_timeout,
+                                                           adopted=adopted)
+    if setup is None:
+        return
+
+    @marked
+    def connect(dbapi_connection: Any, record: Any) -> None:
+        setup(dbapi_connection)
+        record.info[_READY] = True
+
+    @marked
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if not record.info.get(_READY):
+            setup(dbapi_connection)
+            record.info[_READY] = True
+
+    with CONFIGURING:
+        if not has_ours(engine.pool.dispatch.connect):
+            event.listen(engine, "connect", connect)
+            if adopted:
+                event.listen(engine, "checkout", checkout)
+
+
+def normalise_url(url: str | sa.URL | Path) -> sa.URL:
+    """``url`` as a SQLAlchemy URL; a plain path names an SQLite file."""
+    if isinstance(url, sa.URL):
+        return url
+    text = str(url)
+    if "://" not in text:  # a plain path means an SQLite file
+        return sa.make_url(f"sqlite:///{text}")
+    return sa.make_url(text)
+
+
+def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
+                ) -> sa.Engine:
+    """The store's own engine for ``url``; its connections are set up by
+    :func:`configure_engine`. ``options`` (checked) go to ``create_engine``."""
+    url, kwargs = for_name(url.get_backend_name()).engine_arguments(url, echo, options,
+                                                                    busy_timeout)
+    return _create_engine(url, kwargs)
+
+__all__ = ["adopted_url", "checked_options", "configure_engine", "make_engine", "normalise_url"]
