@@ -28,6 +28,9 @@ from ..registry import AwareDatetime, TypeInfo, TypeRegistry
 from . import sqltypes
 
 TABLE = "entityworks_schema"
+#: The field metadata key of the XSD spelling a class read from an XSD carries (the same key
+#: as ``entityworks.xml.xsd.XSD_METADATA``, which writes it; sql does not import xml).
+XSD_METADATA = "xsd"
 #: ``logical_type`` of the row describing the table itself.
 TABLE_ROW = "table"
 _NAME = 63
@@ -66,8 +69,6 @@ def record(conn: sa.Connection, schema: TableSchema, *, dataset: str | None = No
     """Record the columns of ``schema`` (child tables included) on ``conn``, replacing what
     was recorded for those tables before; ``facts`` go with the table itself (a DataSet's
     ``relations``). Creates the table on first use."""
-    from ..xml.xsd import XSD_METADATA  # the XSD spelling a read_xsd class carries
-
     _TABLE.create(conn, checkfirst=True)
     for table in [schema, *(child.schema for child in schema.children)]:
         conn.execute(_TABLE.delete().where(_TABLE.c.table_name == table.name))
@@ -191,12 +192,11 @@ def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry) -> list[Spec] | N
         if r.max_length is not None:
             metadata["max_length"] = r.max_length
         if details.get("xsd"):
-            from ..xml.xsd import XSD_METADATA
-
             metadata[XSD_METADATA] = details["xsd"]
         annotation = tp | None if r.nullable and not r.primary_key else tp
         specs.append((r.column_name, annotation, dataclasses.field(metadata=metadata)))
     return specs
 
 
-__all__ = ["TABLE", "forget", "record", "recorded", "recorded_fields", "schema_table"]
+__all__ = ["TABLE", "XSD_METADATA", "forget", "record", "recorded", "recorded_fields",
+           "schema_table"]
