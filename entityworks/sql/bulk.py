@@ -21,7 +21,15 @@ from ..errors import EntityworksError
 from ..registry import encode_error
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
-from .locate import attempt, guard, unique_clash
+from .locate import (
+    attempt,
+    error_text,
+    guard,
+    identical,
+    refusal,
+    refused,
+    unique_clash,
+)
 from .log import INFO, logged, sql_logger
 from .rowcodec import GateRefused
 
@@ -132,16 +140,24 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
                 rows: Any = encode_rows(model, part, at, model.encoders)
             else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
                 rows = map(row_getter(model), part)
-            if not attempt(db, conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
-                    statement, logged(statement, r, "executemany", engine))):
+            if len(part) == 1:
+                rows = list(rows)  # compared with its checked form if refused
+            error = refused(db, conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
+                statement, logged(statement, r, "executemany", engine)))
+            if error is not None:
                 # Refused: check every value in Python, which names a value of the wrong
                 # type (or converts what typing allows, an int in a float field), then
                 # write again, locating the row if the database still refuses.
                 checked = encode_rows(model, part, at, model.codec.checked)
+                if len(part) == 1 and identical(rows[0], checked[0]):
+                    # the one row, refused as the checks leave it: named, not run again
+                    values = dict(zip(model.names, checked[0], strict=True))
+                    raise refusal(db, conn, model, error_text(error), 0, values, at,
+                                  bound=True) from error
                 guard(db, conn, model,
-                            lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
-                                statement, logged(statement, r, "executemany", engine)), at,
-                            raw=(statement, lambda r=checked: r))  # type: ignore[misc]
+                      lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
+                          statement, logged(statement, r, "executemany", engine)), at,
+                      raw=(statement, lambda r=checked: r))  # type: ignore[misc]
         elif copy:
             if start == 0 and instances and copy_instances(db, conn, model, objs):
                 return
@@ -153,13 +169,13 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
                 dicts = as_dicts(model, part, at)
                 insert = model.table.insert()
                 guard(db, conn, model, lambda d=dicts, i=insert: conn.execute(i, d), at,  # type: ignore[misc]
-                            replay=(insert, dicts))
+                      replay=(insert, dicts))
         else:
             dicts = as_dicts(model, part, at)
             explain = (partial(unique_clash, db) if kind == "upsert"
                        and db.backend.upsert_guarded else None)
             guard(db, conn, model, lambda d=dicts: conn.execute(statement, d), at,  # type: ignore[misc]
-                        replay=(statement, dicts), explain=explain)
+                  replay=(statement, dicts), explain=explain)
 
 
 def as_dicts(model: BoundModel, objs: list[Any], number: RowNumber

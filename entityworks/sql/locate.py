@@ -8,7 +8,7 @@ column is read from the error, the row's values or the backend's known refusals.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,17 +30,30 @@ def attempt(db: Database, conn: sa.Connection, action: Callable[[], Any]) -> boo
     """Run ``action`` in a savepoint: ``False``, with nothing kept, if it is refused.
     Any other error (an unset field met mid-COPY) rolls the savepoint back too, so that
     an outer transaction goes on from where it was."""
+    return refused(db, conn, action) is None
+
+
+def refused(db: Database, conn: sa.Connection, action: Callable[[], Any]
+            ) -> BaseException | None:
+    """:func:`attempt`, giving the refusal (None: ``action`` was kept)."""
     savepoint = conn.begin_nested()
     try:
         action()
-    except (sa.exc.StatementError, db.dbapi_error, GateRefused, *BIND_ERRORS):
+    except (sa.exc.StatementError, db.dbapi_error, GateRefused, *BIND_ERRORS) as exc:
         savepoint.rollback()
-        return False
+        return exc
     except BaseException:
         savepoint.rollback()
         raise
     savepoint.commit()
-    return True
+    return None
+
+
+def identical(sent: Sequence[Any], checked: Sequence[Any]) -> bool:
+    """True when the checks left a refused row exactly as it was sent (same values of the
+    same types: an int the checks made a float, 1 to 1.0, is another row to try)."""
+    return len(sent) == len(checked) and all(
+        type(a) is type(b) and a == b for a, b in zip(sent, checked, strict=True))
 
 
 def guard(db: Database, conn: sa.Connection, model: BoundModel, action: Callable[[], Any],
@@ -59,7 +72,11 @@ def guard(db: Database, conn: sa.Connection, model: BoundModel, action: Callable
         result = action()
     except (sa.exc.StatementError, db.dbapi_error, *BIND_ERRORS) as exc:
         savepoint.rollback()
-        row, message = locate(db, conn, raw, replay, exc)
+        row: int | None = 0
+        if replay is not None and len(replay[1]) == 1:  # its one row: nothing to replay
+            message = error_text(exc)
+        else:
+            row, message = locate(db, conn, raw, replay, exc)
         values = None
         if row is not None:
             values = (replay[1][row] if replay is not None
@@ -276,5 +293,5 @@ def _column_from_message(message: str, names: list[str], key: str | None = None,
     return None
 
 
-__all__ = ["BIND_ERRORS", "attempt", "error_text", "guard", "locate", "missing_reference",
-           "refusal", "unique_clash"]
+__all__ = ["BIND_ERRORS", "attempt", "error_text", "guard", "identical", "locate",
+           "missing_reference", "refusal", "refused", "unique_clash"]

@@ -21,7 +21,7 @@ from .bound import BoundModel, counting_from
 from .bulk import as_dicts, encode_rows
 from .database import Database
 from .filters import encode_value
-from .locate import BIND_ERRORS, error_text, refusal
+from .locate import BIND_ERRORS, error_text, identical, refusal
 from .log import INFO, listened, log_statement, sql_logger
 
 
@@ -177,7 +177,7 @@ class PointPath:
             # what typing allows (then the row is written with the converted values)
             [row] = encode_rows(model, [obj], counting_from(0), model.codec.checked)
             checked = [row[i] for i in where]
-            if checked == list(params):
+            if identical(params, checked):
                 raise self._refusal(model, obj, kind, generated, row, exc) from exc
             try:
                 cursor = self._run(raw, model, sql, checked, kind, key_value)
