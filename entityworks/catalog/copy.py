@@ -59,22 +59,15 @@ def copy_catalog(source: Store, target: Store, *, batch: int = 500,
                 rows[name] += target.insert_many(chunk)
                 if progress is not None:
                     progress(name, rows[name])
-    if target.dialect.name == "postgresql":
-        _advance_sequences(target)
+    _advance_keys(target)
     return CopyStats(rows, time.perf_counter() - start)
 
 
-def _advance_sequences(store: Store) -> None:
-    """After rows with explicit ids, move PostgreSQL's id sequences past the largest id."""
-    import sqlalchemy as sa
-
+def _advance_keys(store: Store) -> None:
+    """After rows copied with their ids, the next generated id follows the largest one."""
     with store.engine.begin() as conn:
         for cls in TABLES.values():
-            table = store.table(cls)
-            sequence = sa.func.pg_get_serial_sequence(table.name, "id")
-            conn.execute(sa.select(sa.func.setval(
-                sequence, sa.select(sa.func.coalesce(sa.func.max(table.c.id), 0) + 1)
-                .scalar_subquery(), False)))
+            store.backend.advance_key(conn, store.table(cls), "id")
 
 
 __all__ = ["CopyStats", "copy_catalog"]

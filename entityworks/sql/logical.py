@@ -28,9 +28,6 @@ from ..registry import AwareDatetime, TypeInfo, TypeRegistry
 from . import sqltypes
 
 TABLE = "entityworks_schema"
-#: The field metadata key of the XSD spelling a class read from an XSD carries (the same key
-#: as ``entityworks.xml.xsd.XSD_METADATA``, which writes it; sql does not import xml).
-XSD_METADATA = "xsd"
 #: ``logical_type`` of the row describing the table itself.
 TABLE_ROW = "table"
 _NAME = 63
@@ -198,5 +195,5 @@ def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry) -> list[Spec] | N
     return specs
 
 
-__all__ = ["TABLE", "XSD_METADATA", "forget", "record", "recorded", "recorded_fields",
+__all__ = ["TABLE", "forget", "record", "recorded", "recorded_fields",
            "schema_table"]

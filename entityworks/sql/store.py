@@ -18,7 +18,6 @@ options, connection set-up), :mod:`.read`, :mod:`.write` (with :mod:`.bulk` and
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -34,6 +33,7 @@ from . import ddl, read, reflect, write
 from .bound import BoundModel
 from .bulk import BATCH
 from .database import Database
+from .dialects import Dialect
 from .engine import adopted_url, checked_options, configure_engine, make_engine, normalise_url
 from .log import store_logger, watch
 from .point import PointPath
@@ -150,21 +150,13 @@ class Store:
         return self._db.tables_with_references(model)
 
     @property
+    def backend(self) -> Dialect:
+        """What this store does differently on its kind of database (``sql.dialects``)."""
+        return self._db.backend
+
+    @property
     def dbapi_error(self) -> type[Exception]:
         """The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...)."""
-        return self._db.dbapi_error
-
-    # Until xml/ uses the API above (h-xml's branch): the names it reached for before.
-    _model = model
-    _connection = connection
-    _tables_with_references = tables_with_references
-
-    @property
-    def _local(self) -> threading.local:
-        return self._db.local
-
-    @property
-    def _dbapi_error(self) -> type[Exception]:
         return self._db.dbapi_error
 
     # -- DDL -----------------------------------------------------------------------------

@@ -207,6 +207,10 @@ class Dialect:
         ``restated`` (key columns set although equal) take the new values."""
         raise EntityworksError(f"upsert is not supported on {self.name}")
 
+    def advance_key(self, conn: sa.Connection, table: sa.Table, column: str) -> None:
+        """After rows written with explicit values of the generated key ``column``, make the
+        next generated value follow the largest one (SQLite and MariaDB do so themselves)."""
+
     def refuses_value(self, value: Any) -> bool:
         """True for a value this backend alone cannot store and names no column for."""
         return False

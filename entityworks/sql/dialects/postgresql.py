@@ -32,6 +32,13 @@ class PostgreSQL(Dialect):
             sa.bindparam("key", LOCK_KEY, type_=sa.BigInteger))))
         yield
 
+    def advance_key(self, conn: sa.Connection, table: sa.Table, column: str) -> None:
+        # a serial's sequence does not see explicit values: move it past the largest one
+        sequence = sa.func.pg_get_serial_sequence(table.name, column)
+        conn.execute(sa.select(sa.func.setval(
+            sequence, sa.select(sa.func.coalesce(sa.func.max(table.c[column]), 0) + 1)
+            .scalar_subquery(), False)))
+
     def upsert(self, table: sa.Table, keys: list[str], others: list[str],
                restated: list[str]) -> sa.Executable:
         from sqlalchemy.dialects import postgresql
