@@ -58,6 +58,8 @@ class Dialect:
     #: DDL runs inside the transaction and rolls back with it (MariaDB commits each
     #: statement: tables are then created one by one, never inside ``transaction()``).
     transactional_ddl: bool = True
+    #: ``SELECT ... FOR UPDATE`` locks rows (SQLite locks the whole file at the first write).
+    locks_rows: bool = True
     #: Rows go to the raw driver cursor's ``executemany`` with the SQL compiled once, and
     #: are read from it (SQLite: SQLAlchemy's per-row work would cost more than the row).
     raw_rows: bool = False

@@ -53,6 +53,7 @@ class SQLite(Dialect):
     """SQLite through sqlite3 (pysqlite)."""
 
     name = "sqlite"
+    locks_rows = False
     raw_rows = True
     strict_tables = True
     binds_bytes = True

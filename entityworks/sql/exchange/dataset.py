@@ -142,7 +142,7 @@ def _import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | N
         done = into_new_sqlite_file(new_file, fill)
         if done is not None:
             return done
-    if store.dialect.name in ("mysql", "mariadb"):
+    if not store.backend.transactional_ddl:  # CREATE TABLE commits at once (MariaDB)
         _, built = _metadata(store, data)
 
         def record(created: set[str]) -> None:

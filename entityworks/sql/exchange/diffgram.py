@@ -118,7 +118,7 @@ def _lock(store: Store, cls: type, where: Any) -> None:
     MariaDB: ``SELECT ... FOR UPDATE``), so that no other writer changes them between the
     check and the write. SQLite locks the whole database for the first write instead, and
     refuses the write if another connection committed since the read began."""
-    if store.dialect.name == "sqlite":
+    if not store.backend.locks_rows:
         return
     model = store.model(cls)
     key = model.table.c[store.schema(cls).require_key("a DiffGram").name]

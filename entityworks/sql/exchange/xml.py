@@ -48,7 +48,6 @@ def export_store(store: Store, cls: type, xml_path: Target,
                           inline_schema=inline_schema)
 
 
-_NON_TRANSACTIONAL_DDL = ("mysql", "mariadb")  # CREATE TABLE commits there
 
 
 def import_store(store: Store, cls: type, xml_path: str | Path,
@@ -74,7 +73,7 @@ def import_store(store: Store, cls: type, xml_path: str | Path,
         done = into_new_sqlite_file(new_file, fill)
         if done is not None:
             return done
-    if store.dialect.name in _NON_TRANSACTIONAL_DDL:
+    if not store.backend.transactional_ddl:  # CREATE TABLE commits at once (MariaDB)
         return _import_committed_ddl(store, cls, reader, xml_path)
     return _import_transactional(store, cls, reader, xml_path)
 
