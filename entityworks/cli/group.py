@@ -58,7 +58,7 @@ class LazyCommands(MutableMapping[str, click.Command]):
     """
 
     def __init__(self, places: dict[str, str]) -> None:
-        self.places = dict(places)
+        self.places: dict[str, str] = dict(places)
         self.loaded: dict[str, click.Command] = {}
 
     def __getitem__(self, name: str) -> click.Command:

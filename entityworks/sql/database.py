@@ -38,11 +38,11 @@ class Database:
         self.backend: Dialect = for_name(self.dialect.name)
         #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
         self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
-        self.local = threading.local()
+        self.local: threading.local = threading.local()
         self.models: dict[type, BoundModel] = {}
         #: One MetaData for every table of the store, so that tables can refer to each other.
-        self.metadata = sa.MetaData()
-        self.lock = threading.RLock()
+        self.metadata: sa.MetaData = sa.MetaData()
+        self.lock: threading.RLock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"Store({self.url.render_as_string(hide_password=True)!r})"

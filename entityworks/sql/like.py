@@ -88,9 +88,9 @@ class LikeMatch(FunctionElement[bool]):
     """``text LIKE pattern ESCAPE '\\'`` (a validated pattern); a dialect may compile it
     otherwise (SQLite: exact for text holding NUL too)."""
 
-    type = sa.Boolean()
-    name = "like"
-    inherit_cache = True
+    type: sa.Boolean = sa.Boolean()
+    name: str = "like"
+    inherit_cache: bool = True
 
 
 @compiles(LikeMatch)

@@ -32,8 +32,8 @@ class PointPath:
         self.db = db
         url = db.url
         #: False on other databases and in-memory SQLite: every call takes the general path.
-        self.usable = db.backend.point_path(url)
-        self.local = threading.local()
+        self.usable: bool = db.backend.point_path(url)
+        self.local: threading.local = threading.local()
         # Closing the store starts a new generation of connections.
         self._generation = 0
         self._connections: list[Any] = []

@@ -52,8 +52,8 @@ class RowFormatter:
     """Turns batches of column tuples of one table into row elements (text)."""
 
     def __init__(self, schema: TableSchema) -> None:
-        self.schema = schema
-        self.names = schema.column_names
+        self.schema: TableSchema = schema
+        self.names: list[str] = schema.column_names
         tag = encode_name(schema.name)
         parts = [f"<{tag}>"]
         self.encoders: list[Callable[[Sequence[Any], int], list[str]]] = []
@@ -64,10 +64,10 @@ class RowFormatter:
             extra = value_check(column_xsd(schema, c), c.info.python_type)
             self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline,
                                                extra))
-        self.open_template = "".join(parts)
-        self.close = f"</{tag}>\n"
+        self.open_template: str = "".join(parts)
+        self.close: str = f"</{tag}>\n"
         parts.append(self.close)  # a row per line: error lines then name rows
-        self.template = "".join(parts)
+        self.template: str = "".join(parts)
 
     def _encoder(self, name: str, tag: str, info: Any, nullable: bool, inline: bool,
                  extra: Callable[[Any], None] | None = None

@@ -46,8 +46,8 @@ class MariaDB(Dialect):
 
     name = "mariadb"
     transactional_ddl = False
-    keeps_decimal_scale = False
-    no_limit = 2**64 - 1
+    keeps_decimal_scale: bool = False
+    no_limit: int | None = 2**64 - 1
     key_only_rows_one_by_one = True
     upsert_guarded = True
     naive_utc = True

@@ -59,8 +59,8 @@ class SQLite(Dialect):
     binds_bytes = True
     text_values = True
     strict_numbers = True
-    keeps_decimal_scale = False
-    no_limit = -1
+    keeps_decimal_scale: bool = False
+    no_limit: int | None = -1
 
     def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
                          busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
