@@ -1,4 +1,5 @@
-"""Shared pieces of the benchmarks: the 8-column row class and a timer."""
+"""Shared pieces of the benchmarks: the realistic ``Mixed`` row, one row class per type, the
+int-heavy ``Row8`` and the alternating timer."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 
@@ -29,6 +32,87 @@ def make_rows(n: int = 200_000, seed: int = 7) -> list[Row8]:
     return [Row8(i, rng.randrange(1000), rng.randrange(10**6), i * 3, -i, rng.randrange(2),
                  None if i % 5 == 0 else f"label-{i % 977}", rng.random())
             for i in range(1, n + 1)]
+
+
+@dataclass
+class Mixed:
+    """The realistic row: int key, int, float, str, bool, datetime, ``str | None`` (20 % None)
+    and a Decimal with two places."""
+
+    id: int
+    n: int
+    x: float
+    s: str
+    flag: bool
+    at: datetime
+    note: str | None
+    amount: Decimal
+
+
+def make_mixed(n: int = 200_000, seed: int = 7) -> list[Mixed]:
+    rng = random.Random(seed)
+    base = datetime(2024, 1, 1)
+    return [Mixed(i, rng.randrange(-10**9, 10**9), rng.uniform(-1e6, 1e6),
+                  f"text {rng.randrange(10**6)}", rng.random() < 0.5,
+                  base + timedelta(seconds=rng.randrange(10**8), microseconds=rng.randrange(10**6)),
+                  None if i % 5 == 0 else f"note {i % 977}",
+                  Decimal(rng.randrange(-10**9, 10**9)).scaleb(-2))
+            for i in range(1, n + 1)]
+
+
+@dataclass
+class Ints:
+    id: int
+    a: int
+    b: int
+
+
+@dataclass
+class Floats:
+    id: int
+    a: float
+    b: float
+
+
+@dataclass
+class Texts:
+    id: int
+    a: str
+    b: str
+
+
+@dataclass
+class Bools:
+    id: int
+    a: bool
+    b: bool
+
+
+@dataclass
+class Datetimes:
+    id: int
+    a: datetime
+    b: datetime
+
+
+@dataclass
+class Decimals:
+    id: int
+    a: Decimal
+    b: Decimal
+
+
+def make_per_type(n: int = 200_000, seed: int = 7) -> dict[str, list[Any]]:
+    """One row class per type (key + two columns of that type), ``n`` rows each."""
+    mixed = make_mixed(n, seed)
+    return {
+        "int": [Ints(m.id, m.n, m.id * 3) for m in mixed],
+        "float": [Floats(m.id, m.x, m.x / 3) for m in mixed],
+        "str": [Texts(m.id, m.s, m.note or "") for m in mixed],
+        "bool": [Bools(m.id, m.flag, not m.flag) for m in mixed],
+        "datetime": [Datetimes(m.id, m.at, m.at + timedelta(days=1)) for m in mixed],
+        "Decimal": [Decimals(m.id, m.amount, -m.amount) for m in mixed],
+    }
 
 
 def best_run(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
