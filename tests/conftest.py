@@ -1,9 +1,13 @@
-"""Shared fixtures: the shared data directory and CI-aware skipping."""
+"""Shared fixtures: the shared data directory, CI-aware skipping and the one-line summary of
+what a run skipped and how to enable it."""
 
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -42,3 +46,58 @@ def require_data(name: str) -> Path:
 def shared_data():
     """Callable fixture: ``shared_data("top95.txt")`` gives the file's path."""
     return require_data
+
+
+#: What a skip needs, recognised from its reason, and how to provide it. A reason matching
+#: none of them is a test that does not apply here (another backend's behaviour, a device
+#: this machine lacks) and is counted as such.
+RESOURCES: list[tuple[str, str, str]] = [
+    (r"ENTITYWORKS_TEST_POSTGRES_URL|^postgresql at ", "PostgreSQL",
+     "set ENTITYWORKS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test"),
+    (r"ENTITYWORKS_TEST_MARIADB_URL|^mariadb at ", "MariaDB",
+     "set ENTITYWORKS_TEST_MARIADB_URL=mysql+pymysql://root@127.0.0.1:3306/test"),
+    (r"compared only when all three", "PostgreSQL and MariaDB together", "set both URLs"),
+    (r"shared data file", "data sets", "put them in ../shared/data or set ENTITYWORKS_DATA_DIR"),
+    (r"\bent program", "ent", "apt-get install ent"),
+    (r"mono|mcs", "Mono", "apt-get install mono-mcs mono-runtime libmono-system-data4.0-cil"),
+    (r"chromium|chromedriver|selenium", "Chromium", "apt-get install chromium chromium-driver"),
+    (r"tmux", "tmux", "apt-get install tmux"),
+    (r"jq is not", "jq", "apt-get install jq"),
+    (r"needs root|user 'nobody'", "root", "run as root"),
+    (r"is not installed \(pip|pip install|setuptools|datasette|distributed|pyarrow",
+     "Python packages", "pip install -e '.[test]'"),
+]
+
+
+def _skip_reason(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def skip_summary(reasons: list[str]) -> str | None:
+    """One line naming what the skipped tests needed and how to enable each, or ``None``."""
+    if not reasons:
+        return None
+    needs: Counter[str] = Counter()
+    how: dict[str, str] = {}
+    for reason in reasons:
+        for pattern, name, enable in RESOURCES:
+            if re.search(pattern, reason, re.IGNORECASE):
+                needs[name] += 1
+                how[name] = enable
+                break
+        else:
+            needs["does not apply here"] += 1
+    parts = [f"{count} need {name} ({how[name]})" if name in how else f"{count} {name}"
+             for name, count in needs.most_common()]
+    return (f"skipped {len(reasons)}: " + "; ".join(parts)
+            + ". Details: pytest -rs. Under CI=true a missing resource fails instead.")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    reasons = [_skip_reason(r) for r in terminalreporter.stats.get("skipped", [])]
+    line = skip_summary(reasons)
+    if line is not None:
+        terminalreporter.write_line(line)

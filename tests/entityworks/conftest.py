@@ -2,7 +2,7 @@
 
 ``ENTITYWORKS_TEST_POSTGRES_URL`` / ``ENTITYWORKS_TEST_MARIADB_URL`` name a server; each test
 session creates a private database there (so parallel runs never collide) and drops it at the
-end. Unset -> those tests skip. Set but unreachable -> skip locally, fail under ``CI=true``.
+end. Unset or unreachable -> those tests skip; under ``CI=true`` they fail instead.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ ENV = {"postgresql": "ENTITYWORKS_TEST_POSTGRES_URL", "mariadb": "ENTITYWORKS_TE
 def _private_database(kind: str) -> Iterator[str]:
     url = os.environ.get(ENV[kind])
     if not url:
-        pytest.skip(f"{ENV[kind]} is not set")
+        message = f"{ENV[kind]} is not set"
+        if IN_CI:
+            pytest.fail(message + " (required under CI=true)")
+        pytest.skip(message)
     base = sa.make_url(url)
     name = f"ew_test_{uuid.uuid4().hex[:12]}"
     try:
