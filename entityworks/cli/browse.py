@@ -19,7 +19,7 @@ from ..sql.urls import redact
 @click.argument("database", metavar="DB", type=click.Path(dir_okay=False))
 @click.option("--port", "-p", type=click.IntRange(0, 65535), default=8001, show_default=True,
               help="Port to serve on (0 picks a free one).")
-@click.option("--host", "-h", default="127.0.0.1", show_default=True,
+@click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; 0.0.0.0 lets other machines in.")
 @click.option("--open", "open_browser", is_flag=True,
               help="Open the catalog in a web browser (default: open nothing).")

@@ -78,6 +78,8 @@ def test_every_command_has_help():
     for path, command in walk(cli):
         assert (command.help or "").strip(), f"{' '.join(path)} has no help text"
         assert run(*path, "--help").stdout.startswith("Usage: ")
+        # -h is help everywhere (no command takes it for an option of its own)
+        assert run(*path, "-h").stdout == run(*path, "--help").stdout
         seen.append(" ".join(path))
     for expected in ("demo", "generate", "query", "render", "export-xml", "import-xml",
                      "parquet", "sudoku solve", "sudoku euler96", "entropy", "schema show",
