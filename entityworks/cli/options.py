@@ -51,6 +51,14 @@ def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
             hint = f"; use {better}://... (the extra entityworks[{_extra(better)}] installs it)"
         raise click.BadParameter(f"the driver for {scheme!r} is not installed ({exc}){hint}",
                                  param_hint="--db") from None
+    except sa.exc.NoSuchModuleError:
+        scheme = value.partition("://")[0]
+        better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
+        hint = (f"use {better}://..." if better else
+                "use sqlite:///PATH, postgresql+psycopg://USER@HOST/DB or "
+                "mysql+pymysql://USER@HOST/DB (or a plain SQLite file path)")
+        raise click.BadParameter(f"{scheme}:// is not a database scheme SQLAlchemy knows; {hint}",
+                                 param_hint="--db") from None
     except (sa.exc.ArgumentError, ValueError) as exc:
         raise click.BadParameter(redact(str(exc)), param_hint="--db") from None
     _check_charset(url)

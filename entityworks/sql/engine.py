@@ -96,6 +96,16 @@ def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
     """``sa.create_engine`` with its refusals of bad options as a ConfigurationError."""
     try:
         return sa.create_engine(url, **kwargs)
+    except sa.exc.NoSuchModuleError:
+        raise ConfigurationError(f"no SQLAlchemy dialect for "
+                                 f"{url.render_as_string(hide_password=True)}; "
+                                 f"{_URL_FORMS}") from None
+    except ModuleNotFoundError as exc:
+        extra = {"postgresql": "postgres", "mysql": "mariadb", "mariadb": "mariadb"}.get(
+            url.get_backend_name())
+        hint = f' (pip install "entityworks[{extra}]")' if extra else ""
+        raise ConfigurationError(f"the driver for {url.drivername}:// is not installed: "
+                                 f"{exc.name}{hint}; {_URL_FORMS}") from None
     except (TypeError, ValueError, sa.exc.ArgumentError) as exc:
         raise ConfigurationError(f"engine_options refused by SQLAlchemy for "
                                  f"{url.render_as_string(hide_password=True)}: {exc}") from exc
@@ -164,7 +174,25 @@ def normalise_url(url: str | sa.URL | Path) -> sa.URL:
     text = str(url)
     if "://" not in text:  # a plain path means an SQLite file
         return sa.make_url(f"sqlite:///{text}")
-    return sa.make_url(text)
+    try:
+        parsed = sa.make_url(text)
+    except sa.exc.ArgumentError as exc:
+        raise ConfigurationError(f"not a database URL ({exc}); {_URL_FORMS}") from None
+    alias = _SCHEME_ALIASES.get(parsed.drivername)
+    if alias is not None:
+        raise ConfigurationError(
+            f"{parsed.drivername}:// is not a scheme SQLAlchemy knows: write "
+            f"{parsed.set(drivername=alias).render_as_string(hide_password=True)}")
+    return parsed
+
+
+#: Schemes other tools accept (libpq, Heroku, Django's dj-database-url) and what SQLAlchemy
+#: calls them.
+_SCHEME_ALIASES = {"postgres": "postgresql+psycopg", "postgres+psycopg": "postgresql+psycopg",
+                   "pg": "postgresql+psycopg", "maria": "mariadb+pymysql",
+                   "sqlite3": "sqlite"}
+_URL_FORMS = ("use sqlite:///PATH, postgresql+psycopg://USER@HOST:PORT/DB or "
+              "mysql+pymysql://USER@HOST:PORT/DB (or a plain file path for SQLite)")
 
 
 def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float

@@ -355,3 +355,26 @@ def test_postgresql_system_catalog_names_are_refused_for_tables():
         with pytest.raises(InvalidNameError, match="reserved by PostgreSQL"):
             table(name)
     assert table("my_pg_class")  # only the prefix is reserved
+
+
+@pytest.mark.parametrize(("url", "suggested"), [
+    ("postgres://u:s3cret@127.0.0.1/test", "postgresql+psycopg://"),
+    ("foo://x/y", "postgresql+psycopg://USER@HOST/DB"),
+])
+def test_a_url_scheme_sqlalchemy_does_not_know_gets_a_suggestion(tmp_path, url, suggested):
+    done = subprocess.run([sys.executable, "-m", "entityworks", "query", "--db", url, "maps"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is not a database scheme SQLAlchemy knows" in lines[0]
+    assert suggested in lines[0] and "s3cret" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_library_names_the_scheme_to_write_instead_of_postgres():
+    from entityworks.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"write postgresql\+psycopg://u:\*\*\*@h/db$"):
+        Store("postgres://u:s3cret@h/db")
+    with pytest.raises(ConfigurationError, match="no SQLAlchemy dialect for foo://x"):
+        Store("foo://x")
