@@ -89,7 +89,7 @@ if TYPE_CHECKING:
         sample_maps,
         single_region_maps,
     )
-    from .upgrade import open_catalog, upgrade_catalog
+    from .upgrade import downgrade_catalog, open_catalog, upgrade_catalog
 
 #: Where each name of this face lives (a module of this package, or ``..errors``).
 _HOMES: dict[str, tuple[str, ...]] = {
@@ -111,7 +111,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".puzzles": ("EntryConflict", "SudokuResult", "store_sudokus"),
     ".queries": ("SAMPLE_TRIES", "Range", "find_maps", "largest_maps", "load_grid", "load_map",
                  "map_filter", "sample_maps", "single_region_maps"),
-    ".upgrade": ("open_catalog", "upgrade_catalog"),
+    ".upgrade": ("downgrade_catalog", "open_catalog", "upgrade_catalog"),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -157,6 +157,7 @@ __all__ = [
     "check_parameters",
     "copy_catalog",
     "decode_grid",
+    "downgrade_catalog",
     "entropy_record",
     "find_maps",
     "generate_encoded",

@@ -28,4 +28,12 @@ def upgrade_catalog(store: Store, revision: str = "head") -> str | None:
     return upgrade(store, revision, classes=list(TABLES.values()))
 
 
-__all__ = ["open_catalog", "upgrade_catalog"]
+def downgrade_catalog(store: Store, revision: str) -> str | None:
+    """Bring the catalog of ``store`` back to the older ``revision`` (``base`` removes it);
+    returns the revision it is at afterwards. What the newer revisions added is dropped."""
+    from ..migrate import downgrade
+
+    return downgrade(store, revision, classes=list(TABLES.values()))
+
+
+__all__ = ["downgrade_catalog", "open_catalog", "upgrade_catalog"]

@@ -240,23 +240,37 @@ def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
 @click.command()
 @click.option("--db", "--url", "db", default=DEFAULT_DB, envvar="ENTITYWORKS_DB",
               show_default=True, callback=check_db, help="SQLite file path or SQLAlchemy URL.")
-@click.option("--revision", default="head", show_default=True, help="Target revision.")
-def migrate(db: str, revision: str) -> None:
-    """Create or upgrade the catalog schema through its Alembic revisions."""
+@click.option("--revision", default="head", show_default=True,
+              help="Target revision: head, an id, +1; with --downgrade an older id, -1 or base.")
+@click.option("--downgrade", is_flag=True,
+              help="Go back to an older --revision, dropping what the newer revisions added.")
+def migrate(db: str, revision: str, downgrade: bool) -> None:
+    """Create, upgrade or downgrade the catalog schema through its Alembic revisions.
+
+    A --revision older than the database's is refused without --downgrade (an upgrade to
+    it would do nothing).
+    """
     if not revision.strip():
         raise click.BadParameter("give a revision: head, an id, or a relative step like +1",
+                                 param_hint="--revision")
+    if downgrade and revision == "head":
+        raise click.BadParameter("--downgrade needs an older revision: an id, -1 or base",
                                  param_hint="--revision")
     from .. import catalog
     from .. import migrate as migrations
 
     store = open_store(db)
     before = migrations.current(store)
-    after = catalog.upgrade_catalog(store, revision)
+    if downgrade:
+        after = catalog.downgrade_catalog(store, revision)
+    else:
+        after = catalog.upgrade_catalog(store, revision)
     where = display_db(store)
     if before == after:
         click.echo(f"{where} is at revision {after} (nothing to do)")
     else:
-        click.echo(f"{where} upgraded from {before or 'empty'} to {after}")
+        verb = "downgraded" if downgrade else "upgraded"
+        click.echo(f"{where} {verb} from {before or 'empty'} to {after or 'base (no catalog)'}")
 
 
 @click.group(cls=Group)

@@ -26,7 +26,15 @@ from .hooks import render_item as render_item
 from .metadata import include_tables, table_names, target_metadata
 from .metadata import metadata_for as metadata_for
 from .revisions import MIGRATIONS_DIR as MIGRATIONS_DIR
-from .revisions import alembic_config, create_tables, current, drop_tables, head, upgrade
+from .revisions import (
+    alembic_config,
+    create_tables,
+    current,
+    downgrade,
+    drop_tables,
+    head,
+    upgrade,
+)
 from .versions import VERSION_TABLE
 from .versions import managed_by_alembic as managed_by_alembic
 from .versions import refuse_if_managed as refuse_if_managed
@@ -40,6 +48,7 @@ __all__ = [
     "check_clean",
     "create_tables",
     "current",
+    "downgrade",
     "describe",
     "diff",
     "drop_tables",

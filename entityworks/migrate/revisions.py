@@ -1,5 +1,6 @@
 """The catalog's Alembic revisions (the ``migrations`` package): where they are, the revision
-a database is at, upgrading to one, and the helpers revision files create tables with.
+a database is at, upgrading or downgrading to one, and the helpers revision files create
+tables with.
 
 Apart from the diff/apply of a user's tables: this runs Alembic's own scripts, on the
 ``entityworks_version`` table; the catalog hands its classes in and is never imported here.
@@ -94,8 +95,59 @@ def upgrade(target: Store | str | Path, revision: str = "head", *,
                     f"{describe(drift[0])}")
             _alembic(command.stamp, config, revision)
         else:
+            before = context.get_current_revision()
+            if before is not None and _is_older(config, revision, before):
+                raise EntityworksError(
+                    f"revision {revision!r} is older than the database's {before}: an upgrade "
+                    f"would do nothing; downgrade to it instead (entityworks migrate --downgrade): "
+                    f"that drops what the newer revisions added")
             _alembic(command.upgrade, config, revision)
         return context.get_current_revision()
+
+
+def downgrade(target: Store | str | Path, revision: str, *, classes: Iterable[type]
+              ) -> str | None:
+    """Downgrade a database to the older ``revision`` (an id, ``-1``, or ``base`` to remove
+    the revisions' tables); returns the revision it is at afterwards (``None`` at base).
+
+    Refused when ``revision`` is not older than the database's: a downgrade never upgrades.
+    Each revision's ``downgrade`` runs in the migration's transaction where the backend has
+    transactional DDL (PostgreSQL, SQLite).
+    """
+    config = alembic_config()
+    config.attributes["entityworks_classes"] = list(classes)
+    with opened(target) as store, migration_connection(store) as conn, schema_lock(conn):
+        config.attributes["connection"] = conn
+        context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+        before = context.get_current_revision()
+        if before is None:
+            raise EntityworksError(f"{store!r} is not under migration control: nothing to "
+                                   f"downgrade")
+        relative = revision.strip().startswith("-")
+        if not relative and revision != "base" and not _is_older(config, revision, before):
+            raise EntityworksError(f"revision {revision!r} is not older than the database's "
+                                   f"{before}: upgrade to it instead")
+        _alembic(command.downgrade, config, revision)
+        return context.get_current_revision()
+
+
+def _is_older(config: Config, revision: str, current_revision: str) -> bool:
+    """True when ``revision`` is a strict ancestor of ``current_revision``."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(config)
+    if revision == "base":
+        return True
+    try:
+        wanted = script.get_revision(revision)
+    except CommandError as exc:
+        raise EntityworksError(f"cannot migrate to revision {revision!r}: {exc}") from None
+    except Exception:  # a relative step ("+1") or "head" is resolved by Alembic itself
+        return False
+    if wanted is None or wanted.revision == current_revision:
+        return False
+    older = {r.revision for r in script.iterate_revisions(current_revision, "base")}
+    return wanted.revision in older
 
 
 def _alembic(step: Any, config: Config, revision: str) -> None:
@@ -144,5 +196,5 @@ def drop_tables(classes: Sequence[type], only: Collection[str] | None = None) ->
             op.drop_table(table.name)
 
 
-__all__ = ["MIGRATIONS_DIR", "alembic_config", "create_tables", "current", "drop_tables", "head",
-           "migrations_dir", "upgrade"]
+__all__ = ["MIGRATIONS_DIR", "alembic_config", "create_tables", "current", "downgrade",
+           "drop_tables", "head", "migrations_dir", "upgrade"]

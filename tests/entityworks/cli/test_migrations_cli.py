@@ -377,3 +377,37 @@ def test_apply_refuses_catalog_tables_under_revisions(tmp_path: Path,
     assert "clues" in {c["name"] for c in sa.inspect(store.engine).get_columns(
         "sudoku_puzzles")}
     store.close()
+
+
+def test_migrate_to_an_older_revision_is_refused_or_downgraded(backend_url):
+    """``migrate --revision OLDER`` refuses (an upgrade would do nothing) and leaves the
+    database as it was; with ``--downgrade`` it goes back, and an upgrade comes forward again
+    with the rows the older revisions keep."""
+    from entityworks.catalog import generate_into
+    from entityworks.migrate import current, head
+
+    runner = CliRunner()
+
+    def migrate(*args: str) -> Any:
+        return runner.invoke(cli, ["migrate", "--db", backend_url, *args])
+
+    assert migrate().exit_code == 0
+    store = open_catalog(backend_url)
+    generate_into(store, "caves", 2, seed=3, params={"width": 30, "height": 20})
+    store.close()
+    latest = head()
+    refused = migrate("--revision", "0007_covering_indexes")
+    assert refused.exit_code != 0
+    assert "older than the database's" in refused.output and "--downgrade" in refused.output
+    assert current(backend_url) == latest
+    down = migrate("--revision", "0007_covering_indexes", "--downgrade")
+    assert down.exit_code == 0, down.output
+    assert f"downgraded from {latest} to 0007_covering_indexes" in down.output
+    assert current(backend_url) == "0007_covering_indexes"
+    wrong_way = migrate("--revision", latest, "--downgrade")
+    assert wrong_way.exit_code != 0 and "not older" in wrong_way.output
+    assert migrate().exit_code == 0 and current(backend_url) == latest
+    with Store(backend_url) as check:
+        assert check.count(check.reflect("maps")) == 2
+    assert migrate("--revision", "base", "--downgrade").exit_code == 0
+    assert current(backend_url) is None
