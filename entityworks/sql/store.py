@@ -39,6 +39,7 @@ from .log import store_logger, watch
 from .point import PointPath
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
 
     from .encoded import EncodedRows
@@ -355,6 +356,15 @@ class Store:
         from .exchange.arrow import store_to_arrow
 
         return store_to_arrow(self, cls, where=where, order_by=order_by)
+
+    def to_pandas(self, cls: type, where: Any = None, order_by: Any = None) -> pd.DataFrame:
+        """The rows of ``cls`` matching ``where`` as a ``pandas.DataFrame`` with
+        ``ArrowDtype`` columns: the same frame :func:`entityworks.to_pandas` makes of the
+        selected instances (exact: no float for a Decimal or an int with NULLs)."""
+        import pandas as pd
+
+        return self.to_arrow(cls, where=where, order_by=order_by).to_pandas(
+            types_mapper=pd.ArrowDtype)
 
     # -- reflection of existing tables ---------------------------------------------------
     def reflect(self, table_name: str) -> type:

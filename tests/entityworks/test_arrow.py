@@ -196,6 +196,19 @@ def test_store_to_arrow_streams_a_query(store: Store) -> None:
     assert from_arrow(Reading, table) == data[4000:]
 
 
+def test_store_to_pandas_is_the_frame_of_the_selected_instances(store: Store) -> None:
+    store.create(Reading)
+    data = [Reading(i, f"s{i % 3}" if i % 4 else None, i / 2, i if i % 5 else None,
+                    bool(i % 2), dt.datetime(2024, 1, 1, i % 24, tzinfo=dt.UTC))
+            for i in range(1, 301)]
+    store.insert_many(data)
+    frame = store.to_pandas(Reading, where=col("id") > 100, order_by="id")
+    assert len(frame) == 200
+    assert all(isinstance(t, pd.ArrowDtype) for t in frame.dtypes)
+    pd.testing.assert_frame_equal(frame, to_pandas(Reading, data[100:]))
+    assert from_pandas(Reading, frame) == data[100:]
+
+
 def test_store_to_arrow_with_child_tables(tmp_path: Path) -> None:
     store = Store(tmp_path / "t.db")
     trees = [Tree(1, [Leaf("a", 1.0)], 2), Tree(2)]
