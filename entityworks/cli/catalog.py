@@ -106,7 +106,8 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
 @click.command()
 @click.argument("table_name", metavar="TABLE")
 @click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
-              help="Filter like 'kind=caves' or 'open_ratio>=0.45' (repeatable, all apply).")
+              help="Filter like 'kind=caves', 'open_ratio>=0.45', 'kind in caves,islands', "
+                   "'kind not in dungeon' or 'name like cave%' (repeatable, all apply).")
 @click.option("--order-by", "-o", multiple=True, metavar="COLUMN",
               help="Sort column, '-column' for descending (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), help="At most this many rows.")
@@ -119,9 +120,12 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
               show_default=True,
               help="JSON form of grids: nested lists (grid[y][x]), or base64 of the C-order "
                    "bytes with dtype and shape.")
+@click.option("--count", "count_only", is_flag=True,
+              help="Print only the number of matching rows.")
 @db_option
 def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit: int | None,
-          offset: int | None, columns: str | None, fmt: str, arrays: str, db: str) -> None:
+          offset: int | None, columns: str | None, fmt: str, arrays: str, count_only: bool,
+          db: str) -> None:
     """Print rows of a table; filters become bound parameters, never SQL text.
 
     JSON output is strict (json.loads, jq): grids as nested lists (or --arrays base64),
@@ -129,11 +133,18 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
     durations, UUIDs and bytes as their XML text (bytes in base64).
     Example: entityworks query maps -w kind=caves -w region_count=1 -o -largest_region
     Example: entityworks query maps --format json -c id,grid --limit 1 | jq '.[0].grid[0]'
+    Example: entityworks query maps -w 'kind in caves,islands' --count
     """
     store = open_store(db, must_exist=True)
     cls = resolve_table(store, table_name)
     schema = store.schema(cls)
     where = [parse_where(w, schema) for w in wheres]
+    if count_only:
+        if limit is not None or offset is not None or order_by or columns:
+            raise click.UsageError("--count counts every matching row: it takes no --limit, "
+                                   "--offset, --order-by or --columns")
+        click.echo(store.count(cls, where=where))
+        return
     rows = [r for batch in store.rows(cls, where=where, order_by=list(order_by) or None,
                                       limit=limit, offset=offset) for r in batch]
     names = schema.column_names

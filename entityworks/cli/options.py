@@ -110,14 +110,28 @@ def cores() -> int:
 _WHERE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|<>|>=|<=|>|<)\s*(.*?)\s*$")
 
 
+_WORD_WHERE = re.compile(r"^\s*(\S+?)\s+(not\s+in|in|like)\s+(.*?)\s*$", re.IGNORECASE)
+
+
 def parse_where(text: str, schema: TableSchema) -> Comparison:
-    """``"col>=value"`` -> a filter; the value is parsed as the column's type."""
+    """``"col>=value"``, ``"col in a,b,c"``, ``"col not in a,b"`` or ``"col like pat%"`` -> a
+    filter; each value is parsed as the column's type."""
     from ..sql.filters import Comparison, col
 
+    words = _WORD_WHERE.match(text)
+    if words is not None:
+        name, op, raw = words.groups()
+        column = schema.column(name)
+        op = " ".join(op.lower().split())
+        if op == "like":
+            return col(name).like(raw)
+        values = [_where_value(text, name, column, part.strip()) for part in raw.split(",")]
+        return col(name).in_(values) if op == "in" else col(name).not_in(values)
     match = _WHERE.match(text)
     if match is None:
         raise FilterError(f"--where {text!r}: expected COLUMN OP VALUE with OP one of "
-                          f"= != < <= > >=, e.g. 'width>=80'")
+                          f"= != < <= > >=, or COLUMN in A,B / not in A,B / like PATTERN, "
+                          f"e.g. 'width>=80', 'kind in caves,islands', 'name like cave%'")
     name, op, raw = match.groups()
     column = schema.column(name)
     op = {"=": "==", "<>": "!="}.get(op, op)
@@ -125,15 +139,18 @@ def parse_where(text: str, schema: TableSchema) -> Comparison:
         if op not in ("==", "!="):
             raise FilterError(f"--where {text!r}: null only works with = and !=")
         return col(name) == None if op == "==" else col(name) != None  # noqa: E711
+    return Comparison(name, op, _where_value(text, name, column, raw))
+
+
+def _where_value(text: str, name: str, column: Any, raw: str) -> Any:
     try:
-        value = column.info.from_text(raw)
+        return column.info.from_text(raw)
     except RecursionError:
         raise FilterError(f"--where for column {name!r}: the value is nested too deeply"
                           ) from None
     except (ValueError, TypeError, ArithmeticError) as exc:
         raise FilterError(f"--where {text!r}: {raw!r} is not a valid {column.info.name} "
                           f"for column {name!r} ({exc})") from None
-    return Comparison(name, op, value)
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:

@@ -353,3 +353,30 @@ def test_several_processes_fill_one_new_catalog(tmp_path):
     rows = as_json("maps", "-o", "seed", "--db", db)
     assert [r["seed"] for r in rows] == [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]
     assert run("migrate", "--db", db).stdout.endswith("(nothing to do)\n")
+
+
+def test_query_in_not_in_like_and_count(catalog_db):
+    """The word filters and --count agree with SQLite's own answer on the same file."""
+    import sqlite3
+
+    with sqlite3.connect(catalog_db) as raw:
+        def count(sql: str, *params: object) -> int:
+            return int(raw.execute(f"SELECT count(*) FROM maps WHERE {sql}", params).fetchone()[0])
+
+        cases = [
+            (["-w", "kind in caves,islands"], count("kind IN (?, ?)", "caves", "islands")),
+            (["-w", "kind not in caves"], count("kind NOT IN (?)", "caves")),
+            (["-w", "kind LIKE isl%"], count("kind LIKE ?", "isl%")),
+            (["-w", "kind like %v%", "-w", "id in 1,2,99"],
+             count("kind LIKE ? AND id IN (1, 2, 99)", "%v%")),
+            ([], count("1")),
+        ]
+    for args, expected in cases:
+        assert run("query", "maps", "--db", catalog_db, *args, "--count").stdout == f"{expected}\n"
+    ids = run("query", "maps", "--db", catalog_db, "-w", "kind not in caves", "-c", "id",
+              "--format", "csv").stdout.split()[1:]
+    assert len(ids) == cases[1][1] and ids
+    bad = run("query", "maps", "--db", catalog_db, "-w", "id in 1,x", ok=False)
+    assert bad.exit_code == 2 and "'x' is not a valid int for column 'id'" in bad.output
+    both = run("query", "maps", "--db", catalog_db, "--count", "--limit", "1", ok=False)
+    assert both.exit_code == 2 and "--count counts every matching row" in both.output
