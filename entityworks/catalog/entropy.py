@@ -64,12 +64,14 @@ class _HashingReader:
 
 
 def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = None,
-                    max_bytes: int | None = MAX_ENTROPY_BYTES
-                    ) -> tuple[EntropyRecord, Any]:
+                    max_bytes: int | None = MAX_ENTROPY_BYTES, bits: bool = False,
+                    fold: bool = False) -> tuple[EntropyRecord, Any]:
     """Read ``source`` (a path or a binary stream: a FIFO, a device, stdin) exactly once and
     return its catalog row and ``generators.bytes.entropy`` report: the figures and the SHA-256
     describe the same bytes. More than ``max_bytes`` bytes (None: no limit) raise
-    :class:`InputTooLarge`; a regular file is checked before it is read."""
+    :class:`InputTooLarge`; a regular file is checked before it is read. ``bits`` and
+    ``fold`` are ``ent``'s ``-b`` and ``-f`` (the catalog stores byte reports of the bytes as
+    they are: such a row is for printing, not for storing)."""
     from generators.bytes import entropy
 
     if isinstance(source, str | os.PathLike):
@@ -79,10 +81,11 @@ def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = 
             if max_bytes is not None and size > max_bytes and _regular(stream):
                 raise InputTooLarge(f"{label}: {size:,} bytes, more than the size limit of "
                                     f"{max_bytes:,} (raise it with --max-size / max_bytes)")
-            return analyse_entropy(stream, name=label, max_bytes=max_bytes)
+            return analyse_entropy(stream, name=label, max_bytes=max_bytes, bits=bits,
+                                   fold=fold)
     label = name or str(getattr(source, "name", "<stream>"))
     reader = _HashingReader(source, label, max_bytes)
-    report = entropy.report(reader)  # type: ignore[arg-type]  # a binary stream: readinto
+    report = entropy.report(reader, bits=bits, fold=fold)  # type: ignore[arg-type]  # readinto
     return entropy_record(label, report, sha256=reader.digest.hexdigest()), report
 
 

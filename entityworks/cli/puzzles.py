@@ -142,23 +142,42 @@ def sudoku_euler96(file: str, workers: int | None) -> None:
     click.echo(sd.euler96(_stdin_puzzles() if file == "-" else file, workers=workers))
 
 
-@click.command()
+@click.command(context_settings={"help_option_names": ["-h", "--help", "-u"]})
 @click.argument("files", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--terse", "-t", is_flag=True, help="ent's CSV output (-t).")
+@click.option("--bits", "-b", is_flag=True, help="Treat the input as a stream of bits (ent -b).")
+@click.option("--counts", "-c", is_flag=True,
+              help="Print the occurrence count of each value (ent -c).")
+@click.option("--fold", "-f", is_flag=True,
+              help="Fold upper to lower case letters before counting (ent -f).")
 @click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
               help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).")
+@click.option("--store/--no-store", default=None,
+              help="Store the reports in the catalog (default: only when --db or "
+                   "ENTITYWORKS_DB is given).")
 @db_option
-def entropy(files: Sequence[str], terse: bool, max_size: int | None, db: str) -> None:
-    """Analyse files as ent does, print the reports and store them in the catalog.
+@click.pass_context
+def entropy(ctx: click.Context, files: Sequence[str], terse: bool, bits: bool, counts: bool,
+            fold: bool, max_size: int | None, store: bool | None, db: str) -> None:
+    """Analyse files as ent does and print the reports; with --db, store them in the catalog.
 
-    Each input is read exactly once, so the stored SHA-256 always belongs to the bytes the
-    figures describe; FIFOs, devices and '-' (standard input) are read as streams up to
-    --max-size. Nothing is stored unless every input was read.
+    Options as ent's: -b, -c, -f, -t, and -u for this help. Each input is read exactly once,
+    so a stored SHA-256 always belongs to the bytes the figures describe; FIFOs, devices and
+    '-' (standard input) are read as streams up to --max-size. Nothing is stored unless every
+    input was read; a file already stored with the same path and SHA-256 is not stored again.
+    Example: entityworks entropy level.png -c
     Example: entityworks entropy level.png catalog.db --db reports.db
     """
     from .. import catalog
+    from ..sql.filters import col
 
+    if store is None:
+        source = ctx.get_parameter_source("db")
+        store = source not in (None, click.core.ParameterSource.DEFAULT)
+    if store and (bits or fold):
+        raise click.UsageError("the catalog keeps byte reports of the bytes as they are: "
+                               "-b and -f reports are printed, not stored (add --no-store)")
     if list(files).count("-") > 1:
         raise click.BadParameter("'-' (standard input) can be read only once",
                                  param_hint="FILES")
@@ -166,15 +185,30 @@ def entropy(files: Sequence[str], terse: bool, max_size: int | None, db: str) ->
     for file in files:
         if file == "-":
             pairs.append(catalog.analyse_entropy(sys.stdin.buffer, name="<stdin>",
-                                                 max_bytes=max_size))
+                                                 max_bytes=max_size, bits=bits, fold=fold))
         else:
-            pairs.append(catalog.analyse_entropy(file, max_bytes=max_size))
-    store = open_catalog(db)
-    store.insert_many([row for row, _ in pairs])
-    for row, report in pairs:
+            pairs.append(catalog.analyse_entropy(file, max_bytes=max_size, bits=bits,
+                                                 fold=fold))
+    stored: dict[int, str] = {}
+    if store:
+        catalog_store = open_catalog(db)
+        new: list[Any] = []
+        for i, (row, _) in enumerate(pairs):
+            same = list(catalog_store.select(catalog.EntropyRecord, where=[
+                col("path") == row.path, col("sha256") == row.sha256], limit=1))
+            if same:
+                stored[i] = f"already stored as entropy_reports id {same[0].id}"
+            elif any(r.path == row.path and r.sha256 == row.sha256 for r in new):
+                stored[i] = "stored once above"
+            else:
+                new.append(row)
+        catalog_store.insert_many(new)
+        for i, (row, _) in enumerate(pairs):
+            stored.setdefault(i, f"entropy_reports id {row.id}")
+    for i, (row, report) in enumerate(pairs):
         if not terse:
-            click.echo(f"== {row.path}: {row.size} bytes, sha256 {row.sha256[:16]}..., "
-                       f"entropy_reports id {row.id}")
-        click.echo(report.to_ent(terse=terse).rstrip("\n"))
+            where = f", {stored[i]}" if i in stored else ""
+            click.echo(f"== {row.path}: {row.size} bytes, sha256 {row.sha256[:16]}...{where}")
+        click.echo(report.to_ent(terse=terse, counts=counts).rstrip("\n"))
         if not terse:
             click.echo()

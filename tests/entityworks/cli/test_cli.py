@@ -219,7 +219,45 @@ def test_entropy_report_stored_and_queried(tmp_path):
     assert row["size"] == 16384 and row["unique_symbols"] == 256 and row["entropy"] == 8.0
     terse = run("entropy", str(data), "-t", "--db", db).stdout
     assert terse.startswith("0,File-bytes,Entropy")
+    again = run("entropy", str(data), "--db", db).stdout
+    assert f"sha256 {digest[:16]}..., already stored as entropy_reports id {row['id']}" in again
+    assert len(as_json("entropy_reports", "--db", db)) == 1
+    data.write_bytes(bytes(range(128)) * 64)  # the same path with other bytes: a new row
+    assert "entropy_reports id 2" in run("entropy", str(data), "--db", db).stdout
     assert len(as_json("entropy_reports", "--db", db)) == 2
+
+
+@pytest.mark.parametrize("options", [[], ["-c"], ["-b"], ["-f", "-c"], ["-t"], ["-b", "-c", "-t"],
+                                     ["-f", "-t"]])
+def test_entropy_prints_what_ent_prints_and_stores_nothing_without_db(tmp_path, options):
+    from tests.generators.bytes.test_entropy import require_ent
+
+    ent = require_ent()
+    data = tmp_path / "mixed.bin"
+    data.write_bytes(b"Hello World, ABC abc \xe9\xc9" * 300 + bytes(range(256)) * 7)
+    expected = subprocess.run([ent, *options, str(data)], capture_output=True, check=True).stdout
+    env = {k: v for k, v in os.environ.items() if k != "ENTITYWORKS_DB"}
+    done = subprocess.run([sys.executable, "-m", "entityworks", "entropy", str(data), *options],
+                          cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines(keepends=True)
+    if "-t" not in options:
+        assert lines[0].startswith("== ") and "entropy_reports" not in lines[0]
+        lines = lines[1:-1]  # the heading and the blank line after the report
+    assert "".join(lines).encode("latin-1") == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed.bin"]
+
+
+def test_entropy_bit_and_folded_reports_are_not_stored(tmp_path):
+    data = tmp_path / "a.txt"
+    data.write_text("Some Text")
+    db = tmp_path / "e.db"
+    refused = run("entropy", str(data), "-b", "--db", str(db), ok=False)
+    assert refused.exit_code == 2 and "-b and -f reports are printed, not stored" in refused.output
+    assert not db.exists()
+    assert "Entropy = " in run("entropy", str(data), "-f", "--db", str(db), "--no-store").stdout
+    assert not db.exists()
+    assert run("entropy", "-u").stdout == run("entropy", "--help").stdout
 
 
 def test_schema_ddl_and_migrate(tmp_path, monkeypatch):
