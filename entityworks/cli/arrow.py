@@ -10,14 +10,14 @@ from typing import Literal
 import click
 
 from .options import db_option, parse_where
-from .stores import open_store, resolve_table
+from .stores import complete_table, open_store, resolve_table
 
 #: The Parquet codecs ``entityworks parquet --compression`` offers.
 Compression = Literal["zstd", "snappy", "gzip", "none"]
 
 
 @click.command()
-@click.argument("table_name", metavar="TABLE")
+@click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
 @click.argument("out", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
               help="Convert only matching rows (as in 'query').")

@@ -26,7 +26,7 @@ from .options import (
     progress_option,
 )
 from .output import format_rows, progress_bar
-from .stores import open_catalog, open_store, resolve_table
+from .stores import complete_table, open_catalog, open_store, resolve_table
 
 if TYPE_CHECKING:
     from ..sql.store import Store
@@ -104,7 +104,7 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
 
 
 @click.command()
-@click.argument("table_name", metavar="TABLE")
+@click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
 @click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
               help="Filter like 'kind=caves', 'open_ratio>=0.45', 'kind in caves,islands', "
                    "'kind not in dungeon' or 'name like cave%' (repeatable, all apply).")

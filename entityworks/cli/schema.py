@@ -19,7 +19,7 @@ import click
 from ..sql.urls import display_db
 from .errors import Group
 from .options import DEFAULT_DB, check_db, db_option
-from .stores import check_writable_table, open_store, resolve_table, sqlite_path
+from .stores import check_writable_table, complete_table, open_store, resolve_table, sqlite_path
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -44,7 +44,7 @@ def schema() -> None:
 
 
 @schema.command("show")
-@click.argument("table_name", metavar="TABLE")
+@click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
 @db_option
 def schema_show(table_name: str, db: str) -> None:
     """Columns of TABLE: Python type, SQL type, nullability, key; child tables too.
@@ -213,7 +213,7 @@ def _schema_class(table_name: str, db: str) -> type:
 
 
 @click.command()
-@click.argument("table_name", metavar="TABLE")
+@click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
 @click.option("--dialect", "-d", default="sqlite", show_default=True,
               type=click.Choice(["sqlite", "postgresql", "mysql", "mariadb", "mssql"]))
 @click.option("--templates", is_flag=True,

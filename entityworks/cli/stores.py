@@ -8,13 +8,17 @@ a command first touches a database (SQLAlchemy is imported here, inside the func
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EntityworksError, UnknownTableError
 from ..sql.urls import display_db
 
 if TYPE_CHECKING:
+    import click
+    from click.shell_completion import CompletionItem
+
     from ..sql.store import Store
 
 #: Tables the command line never writes into: the catalog's revision table, Alembic's default
@@ -78,3 +82,66 @@ def resolve_table(store: Store, name: str) -> type:
         names = ", ".join(sorted(tables)) or "none"
         raise UnknownTableError(f"no table {name!r}; tables are: {names}")
     return store.reflect(name)
+
+
+def complete_table(ctx: click.Context, _param: click.Parameter, incomplete: str
+                   ) -> list[CompletionItem]:
+    """Shell completion of a TABLE argument: the tables of the database ``--db`` (or
+    ``ENTITYWORKS_DB``, or the default file) names. An SQLite file is opened read-only, so
+    completing never creates or changes a database; any failure completes nothing."""
+    import click
+    from click.shell_completion import CompletionItem
+
+    from .options import DEFAULT_DB
+
+    given = ctx.params.get("db")
+    if ctx.get_parameter_source("db") in (None, click.core.ParameterSource.DEFAULT):
+        given = None  # the default filled in, or --db after this word: see the whole line
+    db = given or _db_later_on_the_line() or os.environ.get("ENTITYWORKS_DB") or DEFAULT_DB
+    try:
+        names = _table_names_read_only(str(db))
+    except Exception:  # completion must never print an error into the user's shell
+        return []
+    return [CompletionItem(n) for n in sorted(names) if n.startswith(incomplete)
+            and not n.lower().startswith(INTERNAL_PREFIXES) and n not in INTERNAL_TABLES]
+
+
+def _db_later_on_the_line() -> str | None:
+    """A ``--db``/``--url`` given after the word being completed (click parses only the
+    words before it; the shell passes the whole line in ``COMP_WORDS``)."""
+    import shlex
+
+    try:
+        words = shlex.split(os.environ.get("COMP_WORDS", ""))
+    except ValueError:
+        return None
+    for i, word in enumerate(words):
+        for flag in ("--db", "--url"):
+            if word == flag and i + 1 < len(words):
+                return words[i + 1]
+            if word.startswith(flag + "="):
+                return word[len(flag) + 1:]
+    return None
+
+
+def _table_names_read_only(db: str) -> list[str]:
+    path = sqlite_path(db)
+    if path is not None:
+        import sqlite3
+
+        if not path.is_file():
+            return []
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        with sqlite3.connect(uri, uri=True, timeout=1) as conn:
+            rows: list[Any] = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        return [r[0] for r in rows]
+    if "://" not in db:
+        return []
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(db, pool_pre_ping=False)
+    try:
+        return sa.inspect(engine).get_table_names()
+    finally:
+        engine.dispose()

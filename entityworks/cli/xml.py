@@ -13,11 +13,12 @@ import click
 
 from ..sql.urls import display_db
 from .options import ByteSize, db_option, parse_where
-from .stores import check_writable_table, open_catalog, open_store, resolve_table
+from .stores import check_writable_table, complete_table, open_catalog, open_store, resolve_table
 
 
 @click.command("export-xml")
-@click.argument("tables", nargs=-1, required=True, metavar="TABLE...")
+@click.argument("tables", nargs=-1, required=True, metavar="TABLE...",
+                shell_complete=complete_table)
 @click.argument("out", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--xsd", type=click.Path(dir_okay=False),
               help="Where the XSD goes (default: OUT with the suffix .xsd; none for '-').")

@@ -418,3 +418,30 @@ def test_query_in_not_in_like_and_count(catalog_db):
     assert bad.exit_code == 2 and "'x' is not a valid int for column 'id'" in bad.output
     both = run("query", "maps", "--db", catalog_db, "--count", "--limit", "1", ok=False)
     assert both.exit_code == 2 and "--count counts every matching row" in both.output
+
+
+def _complete(line: str, cwd: Path, **env: str) -> list[str]:
+    words = line.split()
+    done = subprocess.run(
+        [sys.executable, "-m", "entityworks"], cwd=cwd, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "_ENTITYWORKS_COMPLETE": "bash_complete",
+                          "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1), **env})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return [item.split(",", 1)[1] for item in done.stdout.splitlines()]
+
+
+def test_table_names_complete_from_the_database_without_touching_it(catalog_db, tmp_path):
+    import sqlite3
+
+    with sqlite3.connect(catalog_db) as raw:
+        tables = sorted(r[0] for r in raw.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not r[0].startswith(("sqlite_", "entityworks_")))
+    before = Path(catalog_db).stat().st_mtime_ns
+    assert _complete(f"entityworks query --db {catalog_db} ma", tmp_path) == [
+        t for t in tables if t.startswith("ma")]
+    assert "maps_caves" in _complete(f"entityworks export-xml maps_c --db={catalog_db}", tmp_path)
+    assert _complete("entityworks parquet s", tmp_path, ENTITYWORKS_DB=catalog_db) == [
+        t for t in tables if t.startswith("s")]
+    assert _complete("entityworks query m", tmp_path) == []  # no ./entityworks.db: nothing
+    assert list(tmp_path.iterdir()) == [] and Path(catalog_db).stat().st_mtime_ns == before
