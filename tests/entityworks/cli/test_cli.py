@@ -420,12 +420,13 @@ def test_query_in_not_in_like_and_count(catalog_db):
     assert both.exit_code == 2 and "--count counts every matching row" in both.output
 
 
-def _complete(line: str, cwd: Path, **env: str) -> list[str]:
+def _complete(line: str, cwd: Path, word: int = -1, **env: str) -> list[str]:
+    """What bash completion offers for word ``word`` (default: the last) of ``line``."""
     words = line.split()
     done = subprocess.run(
         [sys.executable, "-m", "entityworks"], cwd=cwd, capture_output=True, text=True,
         timeout=120, env={**os.environ, "_ENTITYWORKS_COMPLETE": "bash_complete",
-                          "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1), **env})
+                          "COMP_WORDS": line, "COMP_CWORD": str(word % len(words)), **env})
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return [item.split(",", 1)[1] for item in done.stdout.splitlines()]
 
@@ -440,7 +441,8 @@ def test_table_names_complete_from_the_database_without_touching_it(catalog_db, 
     before = Path(catalog_db).stat().st_mtime_ns
     assert _complete(f"entityworks query --db {catalog_db} ma", tmp_path) == [
         t for t in tables if t.startswith("ma")]
-    assert "maps_caves" in _complete(f"entityworks export-xml maps_c --db={catalog_db}", tmp_path)
+    assert "maps_caves" in _complete(f"entityworks export-xml maps_c --db={catalog_db}",
+                                     tmp_path, word=2)
     assert _complete("entityworks parquet s", tmp_path, ENTITYWORKS_DB=catalog_db) == [
         t for t in tables if t.startswith("s")]
     assert _complete("entityworks query m", tmp_path) == []  # no ./entityworks.db: nothing
