@@ -428,7 +428,7 @@ def _complete(line: str, cwd: Path, word: int = -1, **env: str) -> list[str]:
         timeout=120, env={**os.environ, "_ENTITYWORKS_COMPLETE": "bash_complete",
                           "COMP_WORDS": line, "COMP_CWORD": str(word % len(words)), **env})
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    return [item.split(",", 1)[1] for item in done.stdout.splitlines()]
+    return [item.split(",", 1)[1] for item in done.stdout.splitlines() if item]
 
 
 def test_table_names_complete_from_the_database_without_touching_it(catalog_db, tmp_path):
