@@ -44,8 +44,14 @@ DEFAULTS = {"width": 100, "height": 100, "close_cell_prob": 45, "visits": 50_000
             "neighbours": 4, "smoothing": 5, "empty_neighbours": 3}
 
 
+def _i32(value: int) -> int:
+    """C#'s ``int`` arithmetic: wrap to 32-bit two's complement."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
 class DotNetRandom:
-    """.NET's seeded ``System.Random`` (Knuth's subtractive generator, 55 words)."""
+    """.NET's seeded ``System.Random`` (Knuth's subtractive generator, 55 words), with the
+    C# ``int`` overflow of its seeding kept (large seeds depend on it)."""
 
     MBIG = 2**31 - 1
     MSEED = 161803398
@@ -53,21 +59,21 @@ class DotNetRandom:
     def __init__(self, seed: int) -> None:
         table = [0] * 56
         subtraction = self.MBIG if seed == -(2**31) else abs(seed)
-        mj = self.MSEED - subtraction
+        mj = _i32(self.MSEED - subtraction)
         table[55] = mj
         mk = 1
         for i in range(1, 55):
             ii = (21 * i) % 55
             table[ii] = mk
-            mk = mj - mk
+            mk = _i32(mj - mk)
             if mk < 0:
-                mk += self.MBIG
+                mk = _i32(mk + self.MBIG)
             mj = table[ii]
         for _ in range(4):
             for i in range(1, 56):
-                table[i] -= table[1 + (i + 30) % 55]
+                table[i] = _i32(table[i] - table[1 + (i + 30) % 55])
                 if table[i] < 0:
-                    table[i] += self.MBIG
+                    table[i] = _i32(table[i] + self.MBIG)
         self.table = table
         self.inext = 0
         self.inextp = 21
@@ -75,11 +81,11 @@ class DotNetRandom:
     def _sample(self) -> int:
         inext = self.inext + 1 if self.inext < 55 else 1
         inextp = self.inextp + 1 if self.inextp < 55 else 1
-        value = self.table[inext] - self.table[inextp]
+        value = _i32(self.table[inext] - self.table[inextp])
         if value == self.MBIG:
             value -= 1
         if value < 0:
-            value += self.MBIG
+            value = _i32(value + self.MBIG)
         self.table[inext] = value
         self.inext, self.inextp = inext, inextp
         return value
