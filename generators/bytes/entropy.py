@@ -544,8 +544,8 @@ class DataEntropy:
     first key of a ``SortedList`` ordered by *byte value*: the smallest byte present, not
     the most frequent one its name promises. :meth:`most_frequent` does what the name
     means: the symbol with the highest count (the first of :meth:`distribution`).
-    Text is not taken: encode it first (the post's ``ExamineChunk(string)`` kept the low
-    byte of each UTF-16 code unit, silently losing the rest).
+    Text is not taken: encode it first (the post's ``ExamineChunk(string)`` turned each
+    ``char`` into a byte with ``Cast<byte>()``, which fails at run time on boxed chars).
     """
 
     __slots__ = ("_acc", "_report")

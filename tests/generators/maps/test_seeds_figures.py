@@ -85,3 +85,22 @@ def test_csharp_pipeline_matches_ours_in_distribution() -> None:
     ours = [len(caves.generate(seed=s, connect=False).caves) for s in range(30)]
     assert abs(np.mean(theirs) - np.mean(ours)) < 3 * np.std(ours) / np.sqrt(6) + 1
     assert 20 <= min(theirs) and max(theirs) <= 45
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "explanation"
+
+
+def test_the_documented_three_cave_seed_and_its_picture() -> None:
+    """docs/explanation/seeds.md: seed 664 under the post's "Several Large Caves" settings
+    has three caves, and the page's picture is that map in GetMapImage colours."""
+    from PIL import Image
+
+    from generators.maps import caves, render
+
+    system = caves.generate(seed=664, lower_limit=450, upper_limit=1500, filling_neighbours=3)
+    assert [c.cells for c in system.caves] == [726, 700, 607]
+    assert system.connected and system.regions == 1
+    with Image.open(DOCS / "several_large_caves_664.png") as image:
+        stored = np.asarray(image.convert("RGBA"))
+    drawn = np.asarray(render.to_image(system.grid, 4, scheme="getmapimage"))
+    assert np.array_equal(stored, drawn)
