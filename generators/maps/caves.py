@@ -29,8 +29,8 @@ The C# names: ``CloseCellProb`` = ``close_cell_prob``, ``Iterations`` = ``visits
 = ``upper_limit``; the post's "Several Large Caves" are ``lower_limit=450,
 upper_limit=1500, filling_neighbours=3``.
 
-Where the post's prose and its C# code disagree, we follow the code, the thing that drew
-the post's pictures (``docs/explanation/seeds.md`` has the figures):
+Where the post's prose and its C# code disagree, we follow the code, the exact statement
+of the algorithm that sets its defaults (``docs/explanation/seeds.md`` has the figures):
 
 * Close Cell Prob, "the chance of closing a visited cell": the code uses it once, for the
   random fill of step 1, and never at a visit;
