@@ -1,7 +1,8 @@
 """The bit-packing compressor of the 2013 posts on the command line: ``codec compress`` and
 ``codec decompress`` (the library's :func:`generators.bytes.codec.pack` and ``unpack``).
 
-Each command reads its input once, whole (a file, or ``-`` for standard input), and writes
+Each command reads its input once, whole, up to ``--max-size`` (a file, or ``-`` for
+standard input), and writes
 its output whole or not at all: a file through a temporary file renamed over the target, or
 ``-`` for standard output, sent only once complete. The output may never be the input (the
 same path or another name of the same file): refused before anything is read. A damaged or
@@ -18,6 +19,7 @@ import click
 
 from ..errors import EntityworksError
 from .errors import Group
+from .options import ByteSize
 
 
 class _PathsCommand(click.Command):
@@ -51,14 +53,24 @@ def codec() -> None:
     """
 
 
-def _read_input(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
+def _read_input(path: str, max_size: int | None) -> bytes:
+    """All of ``path`` ('-': standard input), read once; more than ``max_size`` bytes (None:
+    no limit) is refused without keeping them."""
+    from ..errors import InputTooLarge
+
+    label = "<stdin>" if path == "-" else path
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        if path == "-":
+            data = sys.stdin.buffer.read(-1 if max_size is None else max_size + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(-1 if max_size is None else max_size + 1)
     except OSError as exc:
-        raise EntityworksError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+        raise EntityworksError(f"cannot read {label!r}: {exc.strerror or exc}") from None
+    if max_size is not None and len(data) > max_size:
+        raise InputTooLarge(f"{label}: more than {max_size:,} bytes, the size limit (raise "
+                            "it with --max-size)")
+    return data
 
 
 def _check_paths(source: str, target: str) -> None:
@@ -91,7 +103,10 @@ def _ratio(before: int, after: int) -> str:
 
 
 def _with_paths(function: Any) -> Any:
-    """INPUT and OUTPUT arguments, each a path or '-'."""
+    """INPUT and OUTPUT arguments, each a path or '-', and --max-size."""
+    function = click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
+                            help="Refuse an input larger than this (K, M, G, T; 0: no "
+                                 "limit): it is held in memory whole.")(function)
     function = click.argument("output_path", metavar="OUTPUT",
                               type=click.Path(dir_okay=False, allow_dash=True))(function)
     return click.argument("input_path", metavar="INPUT",
@@ -100,7 +115,7 @@ def _with_paths(function: Any) -> Any:
 
 @codec.command(cls=_PathsCommand)
 @_with_paths
-def compress(input_path: str, output_path: str) -> None:
+def compress(input_path: str, output_path: str, max_size: int | None) -> None:
     """Compress INPUT into OUTPUT ('-': standard input / output).
 
     Example: entityworks codec compress level.txt level.ewbp
@@ -108,7 +123,7 @@ def compress(input_path: str, output_path: str) -> None:
     from generators.bytes import codec as bp
 
     _check_paths(input_path, output_path)
-    data = _read_input(input_path)
+    data = _read_input(input_path, max_size)
     blob = bp.pack(data)
     _write(output_path, blob)
     packed = len(blob) > bp.HEADER_SIZE and blob[4] == bp.PACKED
@@ -121,7 +136,7 @@ def compress(input_path: str, output_path: str) -> None:
 
 @codec.command(cls=_PathsCommand)
 @_with_paths
-def decompress(input_path: str, output_path: str) -> None:
+def decompress(input_path: str, output_path: str, max_size: int | None) -> None:
     """Restore a file made by 'codec compress' ('-': standard input / output).
 
     A damaged, truncated or foreign file is refused with nothing written.
@@ -130,7 +145,7 @@ def decompress(input_path: str, output_path: str) -> None:
     from generators.bytes import codec as bp
 
     _check_paths(input_path, output_path)
-    blob = _read_input(input_path)
+    blob = _read_input(input_path, max_size)
     try:
         data = bp.unpack(blob)
     except bp.CorruptBlob as exc:

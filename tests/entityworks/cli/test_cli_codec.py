@@ -137,6 +137,20 @@ def test_bad_paths_are_one_line(tmp_path: Path) -> None:
     assert files_in(tmp_path) == {"in"}
 
 
+def test_max_size_refuses_large_inputs_and_writes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"AC" * 600)
+    out = tmp_path / "out.ewbp"
+    refused(run("codec", "compress", str(source), str(out), "--max-size", "1K"),
+            f"{source}: more than 1,024 bytes, the size limit (raise it with --max-size)")
+    refused(run("codec", "compress", "-", str(out), "--max-size", "1K", input=b"AC" * 600),
+            "<stdin>: more than 1,024 bytes")
+    assert files_in(tmp_path) == {"in.txt"}
+    assert run("codec", "compress", str(source), str(out), "--max-size", "1200").exit_code == 0
+    assert run("codec", "compress", str(source), str(out), "--max-size", "0").exit_code == 0
+    refused(run("codec", "decompress", str(out), "-", "--max-size", "100"), "size limit")
+
+
 def test_paths_that_look_like_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("-in.txt").write_bytes(b"GATTACA" * 20)
