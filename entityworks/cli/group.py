@@ -30,6 +30,7 @@ from .errors import Group
 #: Each command's name -> ``module:attribute`` of its click command, modules in this package.
 COMMANDS: dict[str, str] = {
     "browse": "browse:browse",
+    "codec": "codec:codec",
     "codegen": "xml:codegen",
     "copy": "catalog:copy_command",
     "ddl": "schema:ddl",

@@ -52,19 +52,27 @@ MAX_PNG_PIXELS = 100_000_000
                    "needs a file path).")
 @click.option("--block", type=click.IntRange(min=1, max=1024), default=5, show_default=True,
               help="PNG pixels per cell (the PNG may have at most 100 million pixels).")
+@click.option("--scheme", type=click.Choice(["walls", "getmapimage"]), default="walls",
+              show_default=True,
+              help="PNG colours: 'walls' draws walls black on white floor (greyscale); "
+                   "'getmapimage' those of the cave post's GetMapImage: floor opaque black, "
+                   "walls transparent (RGBA).")
 @db_option
 def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, block: int,
-           db: str) -> None:
+           scheme: str, db: str) -> None:
     """Render a stored map as PNG, ASCII and/or Tiled JSON.
 
+    Without --png, --ascii or --tiled the ASCII map is printed ('#' wall, '.' floor).
     Every file appears whole or not at all. One of --png and --ascii may be '-' (standard
     output); the other messages then go to stderr.
-    Example: entityworks render 3 --png cave.png --ascii -
+    Example: entityworks render 3 --png cave.png --scheme getmapimage --ascii -
     """
     from ..files import check_output_path, is_stdio
 
+    if scheme != "walls" and not png:
+        raise click.UsageError("--scheme sets the PNG's colours: add --png PATH (or --png -)")
     if not (png or ascii_ or tiled):
-        raise click.UsageError("choose at least one of --png, --ascii, --tiled")
+        ascii_ = "-"  # the map itself, on standard output
     if is_stdio(png) and is_stdio(ascii_):
         raise click.UsageError("only one of --png and --ascii can be '-' (standard output)")
     if is_stdio(tiled):
@@ -89,7 +97,7 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
     status = is_stdio(png)  # messages to stderr when the PNG takes standard output
     if png:
         with open_output(png) as f:
-            rd.to_png(record.grid, f, block=block, placements=points)
+            rd.to_png(record.grid, f, block=block, scheme=scheme, placements=points)
         shown = "stdout" if is_stdio(png) else png
         click.echo(f"map {map_id} ({record.kind} {record.width}x{record.height}) -> {shown}",
                    err=status)

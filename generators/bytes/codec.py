@@ -18,6 +18,14 @@ Blob layout (integers little-endian)::
                   ascending order, then the codes, most significant bit first, zero-padded
                   to a whole byte
 
+This is the compressor of the 2013 entropy posts (``BitCompression``), made to stand alone:
+the post kept the original length (``decodeLength_Bits``), the width (``entropy_Ceiling``)
+and the decompression dictionary in the object that compressed, so its output could not be
+decompressed anywhere else; the header above carries the same three. The post's width, the
+larger of ``ceil(entropy)`` and ``ceil(log2(symbols))``, is always the latter. It ranked
+symbols by frequency; ranking them by byte value gives codes of the same width, and the
+table needs no counts. ``entityworks codec compress / decompress`` runs this on files.
+
 A code is the rank of its byte in the symbol table. One distinct symbol still takes one bit
 per byte: every blob carries a payload that can hold the length it claims (raw: the bytes
 themselves; packed: ``ceil(length * width / 8)`` bytes), so :func:`unpack` checks a claimed

@@ -11,6 +11,10 @@ Monte Carlo uses consecutive 6-byte groups as two 24-bit coordinates, the serial
 wraps around (last symbol paired with the first), the chi-square tail uses the same classic
 series and normal approximation, and floating-point sums run in the same order.
 
+:class:`DataEntropy` is the entropy class of the 2013 posts as an object fed chunk by chunk:
+the sorted distribution, each symbol's probability, the most frequent symbol, and the same
+report at any point of the stream.
+
 :func:`profile` gives the entropy of every block of a file (packed or encrypted regions stand
 out near 8 bits per byte) and :func:`plot_profile` draws it as PNG or SVG.
 """
@@ -503,6 +507,161 @@ def report(
     for chunk in iter_chunks(source, chunk_size):
         acc.add(chunk)
     return acc.finish()
+
+
+# --- the posts' entropy class ---------------------------------------------------------------
+
+Bytes = bytes | bytearray | memoryview
+
+
+class DataEntropy:
+    """Byte statistics fed chunk by chunk: the entropy class of the 2013 posts
+    (``DataEntropyUTF8``), with ``ent``'s figures on demand.
+
+    ``update(chunk)`` is the posts' ``ExamineChunk``: feed the data in pieces of any size,
+    in order, and every figure equals the one-shot figure for the concatenated bytes
+    (:meth:`report` included: Monte Carlo groups and serial pairs carry across chunks).
+    Figures may be read at any point and feeding may go on afterwards.
+
+    The posts' members and ours:
+
+    ======================================  ===============================================
+    ``DataSampleSize``                      :attr:`size`
+    ``UniqueSymbols``                       :attr:`unique_symbols`
+    ``Entropy``                             :attr:`entropy` (bits per byte, ``ent``'s digits)
+    ``Distribution`` (sorted)               :meth:`distribution`
+    ``Probability`` (sorted)                :meth:`probabilities`
+    ``GetSymbolDistribution(b)``            :meth:`count`
+    ``GetSymbolEntropy(b)`` (a probability) :meth:`probability`
+    ``GetGreatestDistribution()``           :meth:`most_frequent`
+    ``GetGreatestProbability()``            :meth:`most_frequent` (the same symbol)
+    ``ExamineChunk(data)``                  :meth:`update` (bytes-like), :meth:`update_from`
+                                            (a path or a binary stream, streamed)
+    ======================================  ===============================================
+
+    The sorted order is most frequent first; symbols of equal count come by ascending byte
+    value. ``GetGreatestDistribution`` in the post returns ``distributionDict.Keys[0]``, the
+    first key of a ``SortedList`` ordered by *byte value*: the smallest byte present, not
+    the most frequent one its name promises. :meth:`most_frequent` does what the name
+    means: the symbol with the highest count (the first of :meth:`distribution`).
+    Text is not taken: encode it first (the post's ``ExamineChunk(string)`` turned each
+    ``char`` into a byte with ``Cast<byte>()``, which fails at run time on boxed chars).
+    """
+
+    __slots__ = ("_acc", "_report")
+
+    def __init__(self) -> None:
+        self._acc = _Accumulator(False, False)
+        self._report: EntropyReport | None = None
+
+    @classmethod
+    def of(cls, source: Source, chunk_size: int = DEFAULT_CHUNK) -> DataEntropy:
+        """A new instance fed the whole of ``source`` (data, a path or a binary stream)."""
+        counter = cls()
+        counter.update_from(source, chunk_size)
+        return counter
+
+    def update(self, chunk: Bytes | np.ndarray) -> None:
+        """Examine the next ``chunk`` of the data (bytes-like or a 1-D ``uint8`` array)."""
+        if isinstance(chunk, np.ndarray):
+            if chunk.dtype != np.uint8 or chunk.ndim != 1:
+                raise TypeError(f"an array chunk must be 1-D uint8, got {chunk.ndim}-D "
+                                f"{chunk.dtype}")
+            values = chunk
+        elif isinstance(chunk, bytes | bytearray | memoryview):
+            values = np.frombuffer(chunk, dtype=np.uint8)
+        elif isinstance(chunk, str):
+            raise TypeError("chunk is text; encode it to bytes first (e.g. chunk.encode())")
+        else:
+            raise TypeError(f"chunk must be bytes-like, got {type(chunk).__name__}")
+        if values.size:
+            self._acc.add(values)
+            self._report = None
+
+    def update_from(self, source: Source, chunk_size: int = DEFAULT_CHUNK) -> None:
+        """Examine all of ``source`` (data, a path or a binary stream), ``chunk_size`` bytes
+        at a time, after what was examined before."""
+        for chunk in iter_chunks(source, chunk_size):
+            self.update(chunk)
+
+    def clear(self) -> None:
+        """Forget everything examined so far."""
+        self._acc = _Accumulator(False, False)
+        self._report = None
+
+    def report(self) -> EntropyReport:
+        """Everything ``ent`` reports about the bytes examined so far (computed once per
+        state, like the post's ``isDirty`` cache)."""
+        if self._report is None:
+            self._report = self._acc.finish()
+        return self._report
+
+    @property
+    def size(self) -> int:
+        """Bytes examined so far."""
+        return self._acc.size
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Occurrences of every byte value, indexed by the value (256 entries)."""
+        return tuple(int(c) for c in self._acc.counts)
+
+    @property
+    def unique_symbols(self) -> int:
+        """How many distinct byte values occur."""
+        return int(np.count_nonzero(self._acc.counts))
+
+    @property
+    def entropy(self) -> float:
+        """Shannon entropy in bits per byte, as ``ent`` computes it (0.0 before any data)."""
+        return self.report().entropy
+
+    def count(self, symbol: int) -> int:
+        """Occurrences of the byte value ``symbol`` (0 when absent)."""
+        return int(self._acc.counts[_symbol(symbol)])
+
+    def probability(self, symbol: int) -> float:
+        """Share of the data that is ``symbol`` (0.0 when absent or before any data)."""
+        count = self.count(symbol)
+        return count / self.size if count else 0.0
+
+    def _order(self) -> list[int]:
+        counts = self._acc.counts
+        present = np.flatnonzero(counts)
+        # stable sort by descending count keeps ascending byte order among equal counts
+        order = present[np.argsort(-counts[present], kind="stable")]
+        return [int(v) for v in order]
+
+    def distribution(self) -> dict[int, int]:
+        """``{byte value: count}`` of the symbols present, most frequent first."""
+        counts = self._acc.counts
+        return {v: int(counts[v]) for v in self._order()}
+
+    def probabilities(self) -> dict[int, float]:
+        """``{byte value: probability}`` of the symbols present, most probable first."""
+        counts, size = self._acc.counts, self.size
+        return {v: int(counts[v]) / size for v in self._order()}
+
+    def most_frequent(self) -> int:
+        """The byte value that occurs most often (the smallest such value on a tie).
+
+        Raises ``ValueError`` before any data, where there is none.
+        """
+        if not self.size:
+            raise ValueError("no data examined yet: there is no most frequent symbol")
+        # argmax returns the first (smallest) index among equal maxima
+        return int(np.argmax(self._acc.counts))
+
+    def __repr__(self) -> str:
+        return (f"DataEntropy(size={self.size}, unique_symbols={self.unique_symbols}, "
+                f"entropy={self.entropy:.6f})")
+
+
+def _symbol(symbol: int) -> int:
+    if isinstance(symbol, bool) or not isinstance(symbol, int | np.integer) or \
+            not 0 <= symbol <= 255:
+        raise ValueError(f"symbol must be a byte value 0..255, got {symbol!r}")
+    return int(symbol)
 
 
 # --- block profile --------------------------------------------------------------------------

@@ -22,6 +22,30 @@ Pipeline (the original stores 1 for cave floor; we return the package convention
    a cave that is not yet connected, the corridor is dug and that cave joins. This stops
    when every cave is connected or after ``breakout`` attempts.
 
+The C# names: ``CloseCellProb`` = ``close_cell_prob``, ``Iterations`` = ``visits``,
+``Neighbours`` = ``neighbours``, ``EmptyNeighbours`` (shown as "Smoothing") =
+``empty_neighbours``, ``EmptyCellNeighbours`` (shown as "Filling") = ``filling_neighbours``,
+``LowerLimit`` / ``MinSizeToRemove`` = ``lower_limit``, ``UpperLimit`` / ``MaxSizeToRemove``
+= ``upper_limit``; the post's "Several Large Caves" are ``lower_limit=450,
+upper_limit=1500, filling_neighbours=3``.
+
+Where the post's prose and its C# code disagree, we follow the code, the exact statement
+of the algorithm that sets its defaults (``docs/explanation/seeds.md`` has the figures):
+
+* Close Cell Prob, "the chance of closing a visited cell": the code uses it once, for the
+  random fill of step 1, and never at a visit;
+* Neighbours, "when this value is equalled or exceeded": the code's test is *greater than*
+  (``count > neighbours``, the visited cell counted), and so is ours. Read as ``>=``, the
+  post's settings make one cave of most of the map;
+* "Smoothing" in the post's property grid is the threshold ``EmptyNeighbours`` (our
+  ``empty_neighbours``); the code makes 5 smoothing passes, a fixed loop count, which our
+  ``smoothing`` parameter sets (default 5): ``smoothing`` counts passes, it is no
+  threshold;
+* Lower Limit, "if a cave is smaller than this number, it will be removed": the code
+  removes caves of ``<= LowerLimit`` cells, and so do we (``<= lower_limit``);
+* Filling, "an open cell with this number closed neighbours is closed": at least that
+  number (``>=``) in the code and here.
+
 ``connect(grid, ...)`` runs step 6 alone on any map (a cellular cave, an island map, a
 hand-drawn one): its 4-connected floor regions are the caves, and the corridors it digs
 are returned with the joined grid.

@@ -7,6 +7,11 @@ the post's ``h = true``) closes the cell when ``c > neighbours`` and opens it ot
 the labyrinth rule (``island=False``) does the opposite. Closed cells are walls (1),
 as in the original, so no value flip is needed here.
 
+The post's prose puts the close probability inside the loop ("if the cell is open use p
+to determine whether we close it", then count and apply the rule); its code, which we
+follow, uses ``p`` once, for the random fill before the visits, and never at a visit.
+``docs/explanation/seeds.md`` measures both readings.
+
 ``mode="faithful"`` makes the visits one at a time, ``mode="fast"`` applies the same visit
 sequence in NumPy batches (see ``generators.maps.visits``).
 

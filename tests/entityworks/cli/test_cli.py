@@ -339,7 +339,7 @@ BAD = [
     (["sudoku", "solve", "{puzzle}", "--db", "{db}"], "expected a row of 9 digits"),
     (["sudoku", "euler96", "{puzzle}"], "Grid 01"),
     (["render", "999", "--ascii", "-", "--db", "{db}"], "no map with id 999"),
-    (["render", "1", "--db", "{db}"], "choose at least one of"),
+    (["render", "1", "--scheme", "getmapimage", "--db", "{db}"], "--scheme sets the PNG"),
     (["export-xml", "nope", "{out}", "--db", "{db}"], "no table 'nope'"),
     (["import-xml", "{tampered}", "--xsd", "{xsd}", "--db", "{nodb}"],
      "row 4 (line 6), column 'width'"),
