@@ -161,7 +161,8 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
               help="The catalog to read (SQLite path or SQLAlchemy URL).")
 @click.option("--to", "target", required=True, callback=check_db, metavar="URL",
               help="Where to write it; an SQLite path makes a file Datasette can browse.")
-def copy_command(source: str, target: str) -> None:
+@progress_option
+def copy_command(source: str, target: str, progress: bool | None) -> None:
     """Copy a whole catalog (maps with their child rows, puzzles, entropy reports) to
     another database, ids kept, in one transaction.
 
@@ -176,7 +177,15 @@ def copy_command(source: str, target: str) -> None:
         if src.url.render_as_string(hide_password=False) == dst.url.render_as_string(
                 hide_password=False):
             raise EntityworksError("--from and --to name the same database")
-        stats = catalog.copy_catalog(src, dst)
+        total = sum(src.count(cls) for cls in catalog.TABLES.values())
+        with progress_bar(total, "rows", progress) as bar:
+            done: dict[str, int] = {}
+
+            def advance(table: str, rows: int) -> None:
+                bar.update(rows - done.get(table, 0))
+                done[table] = rows
+
+            stats = catalog.copy_catalog(src, dst, progress=advance)
     finally:
         src.close()
         dst.close()

@@ -146,10 +146,13 @@ def test_a_postgresql_catalog_copied_to_sqlite_is_the_same(pg_url: str, tmp_path
         _fill(source)
         store_placements(source, [1, 2], 2, 1)
         target_path = tmp_path / "copy.db"
-        out = CliRunner().invoke(cli, ["copy", "--from", pg_url, "--to", str(target_path)])
+        out = CliRunner().invoke(cli, ["copy", "--from", pg_url, "--to", str(target_path),
+                                       "--progress"])
         assert out.exit_code == 0, out.output
         assert out.stdout.startswith("copied 5 maps, 1 sudoku_puzzles, 1 sudoku_entries, "
                                   "1 entropy_reports to ")
+        # the bar on stderr counts every top-level row the copy wrote
+        assert "100%" in out.stderr and "8/8 [" in out.stderr
         assert "@" not in out.stdout or "***" in out.stdout  # never a password
         target = Store(target_path)
         _same(_catalog_rows(source), _catalog_rows(target))
