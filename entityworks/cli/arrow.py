@@ -9,7 +9,8 @@ from typing import Literal
 
 import click
 
-from .options import db_option, parse_where
+from .options import db_option, parse_where, progress_option
+from .output import progress_bar
 from .stores import complete_table, open_store, resolve_table
 
 #: The Parquet codecs ``entityworks parquet --compression`` offers.
@@ -23,9 +24,10 @@ Compression = Literal["zstd", "snappy", "gzip", "none"]
               help="Convert only matching rows (as in 'query').")
 @click.option("--compression", type=click.Choice(["zstd", "snappy", "gzip", "none"]),
               default="zstd", show_default=True)
+@progress_option
 @db_option
 def parquet(table_name: str, out: str, wheres: Sequence[str], compression: Compression,
-            db: str) -> None:
+            progress: bool | None, db: str) -> None:
     """Convert a table to Parquet (types from the registry; child rows as nested lists).
 
     OUT must be a regular file (or nothing yet), or '-' for standard output; either way the
@@ -41,7 +43,8 @@ def parquet(table_name: str, out: str, wheres: Sequence[str], compression: Compr
     store = open_store(db, must_exist=True)
     cls = resolve_table(store, table_name)
     where = [parse_where(w, store.schema(cls)) for w in wheres]
-    table = store.to_arrow(cls, where=where)
+    with progress_bar(store.count(cls, where=where), "rows", progress) as bar:
+        table = store.to_arrow(cls, where=where, progress=bar.update)
     if to_stdout:
         import pyarrow.parquet as pq
 

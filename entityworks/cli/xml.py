@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..sql.urls import display_db
-from .options import ByteSize, db_option, parse_where
+from .options import ByteSize, db_option, parse_where, progress_option
+from .output import progress_bar
 from .stores import check_writable_table, complete_table, open_catalog, open_store, resolve_table
+
+if TYPE_CHECKING:
+    from ..model.schema import TableSchema
 
 
 @click.command("export-xml")
@@ -34,10 +38,11 @@ from .stores import check_writable_table, complete_table, open_catalog, open_sto
                    "(default: as imported, else flat).")
 @click.option("--diffgram", is_flag=True,
               help="Write a .NET DiffGram (every row current and unchanged).")
+@progress_option
 @db_option
 def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequence[str],
                order_by: Sequence[str], dataset: str | None, inline_schema: bool,
-               nested: bool | None, diffgram: bool, db: str) -> None:
+               nested: bool | None, diffgram: bool, progress: bool | None, db: str) -> None:
     """Export a table to XML plus XSD in the .NET DataTable.WriteXml shape.
 
     Child tables (a map's caves, rooms, corridors) travel in the same document. Several
@@ -79,9 +84,12 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
                                           diffgram=diffgram)
         else:
             where = [parse_where(w, store.schema(classes[0])) for w in wheres]
-            counts = {tables[0]: store.export_xml(
-                classes[0], target, xsd_path, where=where, order_by=list(order_by) or None,
-                dataset=dataset, inline_schema=inline_schema)}
+            total = store.count(classes[0], where=where)
+            with progress_bar(total, "rows", progress) as bar:
+                counts = {tables[0]: store.export_xml(
+                    classes[0], target, xsd_path, where=where,
+                    order_by=list(order_by) or None, dataset=dataset,
+                    inline_schema=inline_schema, progress=bar.update)}
     done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
     click.echo(f"exported {done} to {where_to}", err=to_stdout)
 
@@ -115,9 +123,10 @@ def codegen(xsd_file: str) -> None:
               help="Target table (default: the XSD's table); created when missing.")
 @click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
               help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).")
+@progress_option
 @db_option
 def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size: int | None,
-               db: str) -> None:
+               progress: bool | None, db: str) -> None:
     """Validate an XML file against its XSD and insert every row in one transaction.
 
     Nothing is written when any row is invalid; the error names the row and column, and
@@ -143,12 +152,22 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size:
         xsd_path = None if xsd is None else stack.enter_context(
             input_path(xsd, max_bytes=max_size))
         _import_xml(xml_path, "stdin" if is_stdio(xml_file) else xml_file, xsd_path,
-                    table_name, db)
+                    table_name, db, progress)
+
+
+def _child_rows(schema: TableSchema, objs: Sequence[Any], tally: dict[str, int]) -> None:
+    """Add the child rows of ``objs`` (nested ones too) to ``tally``, per child table."""
+    for child in schema.children:
+        items = [item for obj in objs for item in (getattr(obj, child.field) or ())]
+        tally[child.schema.name] = tally.get(child.schema.name, 0) + len(items)
+        if child.schema.children:
+            _child_rows(child.schema, items, tally)
 
 
 def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | None,
-                db: str) -> None:
+                db: str, progress: bool | None = None) -> None:
     from .. import catalog
+    from ..model.schema import table_schema
     from ..sql.exchange.xml import import_into
     from ..xml.xsd import read_inline_xsd, read_xsd
 
@@ -184,12 +203,20 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
                                    "exists); the file has no inline schema")
     name = table_name or cls.__tablename__  # type: ignore[union-attr]
     check_writable_table(name)
-    if name in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
-        count = import_into(open_catalog, db, catalog.TABLES[name], xml_file, xsd)
-        store = open_store(db)
-    else:
-        store = open_store(db, must_exist=cls is None)  # no XSD: the table must be there
-        if cls is None:
-            cls = resolve_table(store, name)
-        count = store.import_xml(cls, xml_file, xsd)
-    click.echo(f"imported {count} rows from {shown} into {name} ({display_db(store)})")
+    children: dict[str, int] = {}
+    with progress_bar(None, "rows", progress) as bar:
+        def on_batch(objs: Sequence[Any]) -> None:
+            bar.update(len(objs))
+            _child_rows(table_schema(type(objs[0])), objs, children)
+
+        if name in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
+            count = import_into(open_catalog, db, catalog.TABLES[name], xml_file, xsd,
+                                on_batch=on_batch)
+            store = open_store(db)
+        else:
+            store = open_store(db, must_exist=cls is None)  # no XSD: the table must be there
+            if cls is None:
+                cls = resolve_table(store, name)
+            count = store.import_xml(cls, xml_file, xsd, on_batch=on_batch)
+    more = "".join(f", {n} rows of {t}" for t, n in children.items() if n)
+    click.echo(f"imported {count} rows from {shown} into {name}{more} ({display_db(store)})")

@@ -18,7 +18,7 @@ options, connection set-up), :mod:`.read`, :mod:`.write` (with :mod:`.bulk` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -302,17 +302,18 @@ class Store:
     # -- XML and Arrow (thin: the work is in sql.exchange) -------------------------------
     def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
                    where: Any = None, order_by: Any = None, *,
-                   dataset: str | None = None, inline_schema: bool = False) -> int:
+                   dataset: str | None = None, inline_schema: bool = False,
+                   progress: Callable[[int], None] | None = None) -> int:
         """Stream the rows of ``cls`` matching ``where`` to XML (+ XSD); returns the count.
 
         ``dataset`` names the root element (default: the class's ``__dataset__``, as kept
         from a .NET DataSet, else ``DocumentElement``); ``inline_schema`` writes the XSD
-        inside the document too.
+        inside the document too; ``progress(n)`` is told each time ``n`` more rows were read.
         """
         from .exchange.xml import export_store
 
         return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by,
-                            dataset=dataset, inline_schema=inline_schema)
+                            dataset=dataset, inline_schema=inline_schema, progress=progress)
 
     def import_dataset(self, xml_path: str | Path, xsd_path: str | Path | None = None
                        ) -> dict[str, int]:
@@ -345,17 +346,22 @@ class Store:
                               nested=nested, inline_schema=inline_schema, diffgram=diffgram)
 
     def import_xml(self, cls: type, xml_path: str | Path,
-                   xsd_path: str | Path | None = None) -> int:
-        """Validate and insert an XML file in one transaction (all rows or none)."""
+                   xsd_path: str | Path | None = None, *,
+                   on_batch: Callable[[Sequence[Any]], None] | None = None) -> int:
+        """Validate and insert an XML file in one transaction (all rows or none); returns
+        the count of top-level rows. ``on_batch`` is handed each batch of instances once it
+        is inserted (for a progress bar, or to count child rows)."""
         from .exchange.xml import import_store
 
-        return import_store(self, cls, xml_path, xsd_path)
+        return import_store(self, cls, xml_path, xsd_path, on_batch=on_batch)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None) -> pa.Table:
-        """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table``."""
+    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None, *,
+                 progress: Callable[[int], None] | None = None) -> pa.Table:
+        """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table`` (``progress(n)``:
+        told each time ``n`` more rows were read)."""
         from .exchange.arrow import store_to_arrow
 
-        return store_to_arrow(self, cls, where=where, order_by=order_by)
+        return store_to_arrow(self, cls, where=where, order_by=order_by, progress=progress)
 
     def to_pandas(self, cls: type, where: Any = None, order_by: Any = None) -> pd.DataFrame:
         """The rows of ``cls`` matching ``where`` as a ``pandas.DataFrame`` with

@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ...arrow import arrow_schema, rows_to_arrow, to_arrow
+from .progress import counted, counted_batches
 
 if TYPE_CHECKING:
     from ..store import Store
 
 
-def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None
-                   ) -> pa.Table:
-    """A query's rows as Arrow (see :meth:`Store.to_arrow`)."""
+def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None,
+                   progress: Callable[[int], None] | None = None) -> pa.Table:
+    """A query's rows as Arrow (see :meth:`Store.to_arrow`); ``progress`` is told how many
+    more rows were read."""
     schema = store.schema(cls)
     # a class Arrow cannot hold is refused before its rows are read
     names = arrow_schema(cls, registry=store.registry).names
     if schema.children:
         with store.transaction():  # one connection for parents and the child queries
-            return to_arrow(cls, list(store.select(cls, where=where, order_by=order_by)),
-                            registry=store.registry)
-    return rows_to_arrow(schema, store.rows(cls, where=where, order_by=order_by)).select(names)
+            objs: Iterable[Any] = store.select(cls, where=where, order_by=order_by)
+            if progress is not None:
+                objs = counted(objs, progress)
+            return to_arrow(cls, list(objs), registry=store.registry)
+    batches: Iterable[Any] = store.rows(cls, where=where, order_by=order_by)
+    if progress is not None:
+        batches = counted_batches(batches, progress)
+    return rows_to_arrow(schema, batches).select(names)
 
 
 __all__ = ["store_to_arrow"]

@@ -26,6 +26,7 @@ from .. import logical
 from ..ddllock import schema_lock
 from .committed_ddl import import_committed_ddl
 from .new_file import into_new_sqlite_file, new_sqlite_file
+from .progress import BatchHook, Progress, counted, counted_batches
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -34,24 +35,26 @@ if TYPE_CHECKING:
 def export_store(store: Store, cls: type, xml_path: Target,
                  xsd_path: str | Path | None = None, *, where: Any = None,
                  order_by: Any = None, dataset: str | None = None,
-                 inline_schema: bool = False) -> int:
+                 inline_schema: bool = False, progress: Progress | None = None) -> int:
     """Stream a query's rows to XML (see :meth:`Store.export_xml`)."""
     schema = store.schema(cls)
     if schema.children:  # child rows come with their parents, through instances
         # One connection for the parents' cursor and the child queries it triggers.
         with store.transaction():
-            return write_xml(cls, store.select(cls, where=where, order_by=order_by),
+            objs: Iterable[Any] = store.select(cls, where=where, order_by=order_by)
+            return write_xml(cls, objs if progress is None else counted(objs, progress),
                              xml_path, xsd_path, dataset=dataset, registry=store.registry,
                              inline_schema=inline_schema)
-    return write_xml_rows(schema, store.rows(cls, where=where, order_by=order_by),
+    batches = store.rows(cls, where=where, order_by=order_by)
+    return write_xml_rows(schema, batches if progress is None else counted_batches(
+                              batches, progress),
                           xml_path, xsd_path, dataset=dataset, registry=store.registry,
                           inline_schema=inline_schema)
 
 
-
-
 def import_store(store: Store, cls: type, xml_path: str | Path,
-                 xsd_path: str | Path | None = None, *, reader: Reader | None = None) -> int:
+                 xsd_path: str | Path | None = None, *, reader: Reader | None = None,
+                 on_batch: BatchHook | None = None) -> int:
     """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
 
     A refused document writes nothing, and never undoes what another writer did: the class
@@ -68,18 +71,18 @@ def import_store(store: Store, cls: type, xml_path: str | Path,
     if new_file is not None:
         def fill(path: Path) -> int:
             with sibling(store, path) as new:
-                return _import_transactional(new, cls, reader, xml_path)
+                return _import_transactional(new, cls, reader, xml_path, on_batch)
 
         done = into_new_sqlite_file(new_file, fill)
         if done is not None:
             return done
     if not store.backend.transactional_ddl:  # CREATE TABLE commits at once (MariaDB)
-        return _import_committed_ddl(store, cls, reader, xml_path)
-    return _import_transactional(store, cls, reader, xml_path)
+        return _import_committed_ddl(store, cls, reader, xml_path, on_batch)
+    return _import_transactional(store, cls, reader, xml_path, on_batch)
 
 
-def _import_transactional(store: Store, cls: type, reader: Reader, xml_path: str | Path
-                          ) -> int:
+def _import_transactional(store: Store, cls: type, reader: Reader, xml_path: str | Path,
+                          on_batch: BatchHook | None = None) -> int:
     """Create what is missing and insert, all in one transaction (transactional DDL)."""
     schema = reader.schema
     with store.transaction():
@@ -91,7 +94,8 @@ def _import_transactional(store: Store, cls: type, reader: Reader, xml_path: str
         store.create(cls)  # rolled back with the rows on any error
         if missing:
             _record(store, schema, reader)
-        return _insert_batches(store, instances(schema, reader, BATCH), xml_path)
+        return _insert_batches(store, instances(schema, reader, BATCH), xml_path,
+                               on_batch=on_batch)
 
 
 def _validate(schema: TableSchema, reader: Reader) -> None:
@@ -111,8 +115,8 @@ def _record(store: Store, schema: TableSchema, reader: Reader) -> None:
         logical.record(conn, schema, dataset=reader.root_name)
 
 
-def _import_committed_ddl(store: Store, cls: type, reader: Reader, xml_path: str | Path
-                          ) -> int:
+def _import_committed_ddl(store: Store, cls: type, reader: Reader, xml_path: str | Path,
+                          on_batch: BatchHook | None = None) -> int:
     schema = reader.schema
     own = {schema.name, *(child.schema.name for child in schema.children)}
 
@@ -123,18 +127,20 @@ def _import_committed_ddl(store: Store, cls: type, reader: Reader, xml_path: str
     return import_committed_ddl(
         store, store.tables_with_references(store.model(cls)),
         validate=lambda: _validate(schema, reader), record=record,
-        insert=lambda: _insert_batches(store, instances(schema, reader, BATCH), xml_path))
+        insert=lambda: _insert_batches(store, instances(schema, reader, BATCH), xml_path,
+                                       on_batch=on_batch))
 
 
 def _insert_batches(store: Store, batches: Iterable[list[Any]], xml_path: str | Path,
-                    numbers: Sequence[int] | None = None) -> int:
+                    numbers: Sequence[int] | None = None, *, on_batch: BatchHook | None = None
+                    ) -> int:
     """Insert ``batches`` (rows numbered from 1, or by ``numbers`` in the document)."""
     with paused_gc():  # the rows hold plain values: nothing for the collector to find
-        return _insert_each(store, batches, xml_path, numbers)
+        return _insert_each(store, batches, xml_path, numbers, on_batch)
 
 
 def _insert_each(store: Store, batches: Iterable[list[Any]], xml_path: str | Path,
-                 numbers: Sequence[int] | None) -> int:
+                 numbers: Sequence[int] | None, on_batch: BatchHook | None = None) -> int:
     count = 0
     for batch in batches:
         try:
@@ -144,6 +150,8 @@ def _insert_each(store: Store, batches: Iterable[list[Any]], xml_path: str | Pat
                 numbers[count + exc.row] if numbers is not None else count + exc.row + 1)
                 ) from exc
         count += len(batch)
+        if on_batch is not None:
+            on_batch(batch)
     return count
 
 
@@ -175,7 +183,8 @@ def sibling(store: Store, path: Path) -> Store:
 
 
 def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path: str | Path,
-                xsd_path: str | Path | None = None) -> int:
+                xsd_path: str | Path | None = None, *, on_batch: BatchHook | None = None
+                ) -> int:
     """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
     catalog's runs its migrations); returns the row count.
 
@@ -192,7 +201,8 @@ def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path
         def fill(path: Path) -> int:
             store = open_store(os.fspath(path))
             try:
-                return import_store(store, cls, xml_path, xsd_path, reader=reader)
+                return import_store(store, cls, xml_path, xsd_path, reader=reader,
+                                    on_batch=on_batch)
             finally:
                 store.close()
 
@@ -201,10 +211,9 @@ def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path
             return done
     store = open_store(db)
     try:
-        return import_store(store, cls, xml_path, xsd_path, reader=reader)
+        return import_store(store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch)
     finally:
         store.close()
-
 
 
 __all__ = ["export_store", "import_into", "import_store", "insert_error", "sibling"]

@@ -143,16 +143,25 @@ def test_generate_query_render_export_import(first_db, tmp_path):
     assert json.loads(tiled.read_text())["width"] == 40
 
     xml, xsd = tmp_path / "maps.xml", tmp_path / "maps.xsd"
-    assert "exported 6 rows of maps" in run("export-xml", "maps", str(xml),
-                                            "--db", first_db).stdout
+    exported = run("export-xml", "maps", str(xml), "--db", first_db, "--progress")
+    assert "exported 6 rows of maps" in exported.stdout
+    assert "100%" in exported.stderr and "6/6 [" in exported.stderr  # the progress bar
     assert xsd.is_file()
     second = str(tmp_path / "second.db")
-    done = run("import-xml", str(xml), "--xsd", str(xsd), "--table", "maps", "--db", second)
-    assert "imported 6 rows" in done.stdout
+    done = run("import-xml", str(xml), "--xsd", str(xsd), "--table", "maps", "--db", second,
+               "--progress")
+    assert "imported 6 rows" in done.stdout and "6rows [" in done.stderr
     for table in ("maps", "maps_caves", "maps_rooms", "maps_corridors"):
         order = ["parent_key", "position"] if table != "maps" else ["id"]
         args = [a for o in order for a in ("-o", o)]
-        assert as_json(table, *args, "--db", first_db) == as_json(table, *args, "--db", second)
+        rows = as_json(table, *args, "--db", second)
+        assert as_json(table, *args, "--db", first_db) == rows
+        if table != "maps":  # the child rows are counted in the import's report
+            assert (f", {len(rows)} rows of {table}" in done.stdout) == bool(rows)
+    assert not done.stderr.count("Traceback")
+    parquet = tmp_path / "maps.parquet"
+    wrote = run("parquet", "maps", str(parquet), "--db", first_db, "--progress")
+    assert wrote.stdout.startswith("wrote 6 rows") and "6/6 [" in wrote.stderr
     a, b = Store(first_db), Store(second)
     for left, right in zip(a.select(MapRecord, order_by="id"), b.select(MapRecord, order_by="id"),
                            strict=True):
