@@ -69,6 +69,8 @@ class FieldOfView:
     those of :func:`generators.view.shadowcast.visible`.
     """
 
+    # ``_block`` names ``_cells``, ``_out`` and ``_lit`` by address: these slots keep them
+    # alive and are never rebound
     __slots__ = ("_address", "_block", "_cells", "_grid", "_height", "_lit", "_out",
                  "_visible", "_width")  # fmt: skip
 
@@ -172,8 +174,33 @@ class FieldOfView:
                              " map")  # fmt: skip
         return ox, oy
 
+    def __reduce__(self) -> tuple[object, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Copies and pickles are new objects with their own buffers and argument block
+        (a copied block would name this object's arrays), holding the same map and view."""
+        return _rebuild, (self._cells, self._out, self._lit)
+
     def __repr__(self) -> str:
         return f"FieldOfView({self._width}x{self._height})"
+
+
+def _rebuild(cells: np.ndarray, out: np.ndarray, lit: np.ndarray) -> FieldOfView:
+    """A :class:`FieldOfView` of map ``cells`` whose last view is ``out`` (lit in ``lit``),
+    from :meth:`FieldOfView.__reduce__`: checked again, as any map and view it is given."""
+    view = FieldOfView(cells)
+    mask = np.asarray(out, dtype=bool)
+    window = np.asarray(lit, dtype=np.int64)
+    if mask.shape != view.shape or window.shape != (4,):
+        raise ValueError("a FieldOfView's saved view does not fit its map")
+    view._out[...] = mask
+    height, width = view.shape
+    view._lit[...] = np.clip(window, 0, [width, height, width, height])
+    # the saved window must hold every lit cell, or the next call would leave some lit
+    outside = view._out.copy()
+    x0, y0, x1, y1 = view._lit.tolist()
+    outside[y0:y1, x0:x1] = False
+    if outside.any():
+        view._lit[...] = (0, 0, width, height)
+    return view
 
 
 __all__ = ["FieldOfView"]

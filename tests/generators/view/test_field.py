@@ -272,3 +272,21 @@ def test_numba_s_debugging_mode_runs_the_reusable_view_as_python(tmp_path: Path)
     assert answers["1"]["how"] == "python" and answers["0"]["how"] == "numba"
     assert answers["1"]["views"] == answers["0"]["views"] and all(answers["0"]["views"])
     assert answers["1"]["bounds"] == answers["0"]["bounds"]
+
+
+def test_copies_and_pickles_are_independent_objects_with_the_same_view() -> None:
+    import copy
+    import pickle
+
+    grid = CAVES[0]
+    view = FieldOfView(grid)
+    a, b = _origins(grid, 2, 8)
+    seen = view.compute(a, 9).copy()
+    for twin in (copy.copy(view), copy.deepcopy(view), pickle.loads(pickle.dumps(view))):
+        assert np.array_equal(twin.visible, seen) and twin.bounds == view.bounds
+        assert np.array_equal(twin.compute(b, 9), fov.visible(grid, b, 9))
+        assert np.array_equal(view.visible, seen)  # the original is untouched
+        twin.set_wall(*b, True)
+        assert not view.grid[b[1], b[0]]
+    del view  # a copy never reaches into the buffers of the object it came from
+    assert np.array_equal(twin.compute(a, 9), fov.visible(twin.grid, a, 9))
