@@ -367,7 +367,7 @@ def python_entry(values: list[int]) -> int:
 
 
 @jit
-def _field(cells, out, lit, ox, oy, radius, flags):  # type: ignore[no-untyped-def]
+def _field(cells, out, lit, ox, oy, radius, light_walls, symmetric, ties):  # type: ignore[no-untyped-def]
     """One view of a :class:`~generators.view.field.FieldOfView` into its full-size ``out``.
 
     ``cells`` was checked to hold 0/1 when the view was made, so nothing is checked here.
@@ -393,39 +393,40 @@ def _field(cells, out, lit, ox, oy, radius, flags):  # type: ignore[no-untyped-d
         radius_sq = radius * radius
     x0, y0 = max(0, ox - reach), max(0, oy - reach)
     x1, y1 = min(width, ox + reach + 1), min(height, oy + reach + 1)
-    light_walls = (flags & 2) != 0
-    if flags & 4:
+    if symmetric != 0:
         deepest = _symmetric(cells, False, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-                             light_walls, (flags & 8) != 0, out, 0, 0)  # fmt: skip
+                             light_walls != 0, ties != 0, out, 0, 0)  # fmt: skip
     else:
         deepest = _shadowcast(cells, False, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-                              light_walls, out, 0, 0)  # fmt: skip
+                              light_walls != 0, out, 0, 0)  # fmt: skip
     lit[0], lit[1] = max(x0, ox - deepest), max(y0, oy - deepest)
     lit[2], lit[3] = min(x1, ox + deepest + 1), min(y1, oy + deepest + 1)
     return 0
 
 
 def _field_entry(block):  # type: ignore[no-untyped-def]
-    cells, out, lit, height, width, ox, oy, radius, flags = carray(block, (9,))
+    (cells, out, lit, height, width, ox, oy, radius, light_walls, symmetric,
+     ties) = carray(block, (11,))  # fmt: skip
     grid = carray(array_data(cells), (height, width), np.uint8)
     view = carray(array_data(out), (height, width), np.bool_)
     window = carray(array_data(lit), (4,), np.int64)
-    return _field(grid, view, window, ox, oy, radius, flags)
+    return _field(grid, view, window, ox, oy, radius, light_walls, symmetric, ties)
 
 
 def native_field_entry(cache: bool = True) -> Any:
     """The reusable view as a C function ``int64 f(int64 *block)``.
 
-    ``block`` holds ``id(cells), id(out), id(lit), height, width, ox, oy, radius, flags``:
-    ``cells`` (``uint8``, ``height x width``), ``out`` (``bool``, the same shape) and ``lit``
-    (4 ``int64``) are C-contiguous arrays the caller keeps alive; ``radius`` -1 is
-    unlimited; ``flags`` has bit 1 light_walls, 2 symmetric, 3 libtcod ties. See
-    :func:`_field`.
+    ``block`` holds ``id(cells), id(out), id(lit), height, width, ox, oy, radius,
+    light_walls, symmetric, ties``: ``cells`` (``uint8``, ``height x width``), ``out``
+    (``bool``, the same shape) and ``lit`` (4 ``int64``) are C-contiguous arrays the caller
+    keeps alive; ``radius`` -1 is unlimited; the three flags are 0 or 1 (packed as they
+    come: no bit arithmetic per call). See :func:`_field`.
     """
     return cfunc(types.int64(types.CPointer(types.int64)), _field_entry, cache)
 
 
 def python_field_entry(values: list[int]) -> int:
     """:func:`_field_entry` under ``NUMBA_DISABLE_JIT``: the same call on the block's arrays."""
-    cells, out, lit, _, _, ox, oy, radius, flags = values[:9]
-    return int(_field(_object(cells), _object(out), _object(lit), ox, oy, radius, flags))
+    cells, out, lit, _, _, ox, oy, radius, light_walls, symmetric, ties = values[:11]
+    return int(_field(_object(cells), _object(out), _object(lit), ox, oy, radius, light_walls,
+                      symmetric, ties))  # fmt: skip

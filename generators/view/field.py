@@ -44,9 +44,9 @@ _KERNEL = native.Kernel(
 )
 _kernel: Callable[[int], int] | None = None
 
-#: The per-call part of the argument block: ox, oy, radius, flags (after three array ids,
-#: the height and the width).
-_PACK_CALL = struct.Struct("<4q").pack_into
+#: The per-call part of the argument block: ox, oy, radius, light_walls, symmetric,
+#: libtcod_ties (after three array ids, the height and the width).
+_PACK_CALL = struct.Struct("<6q").pack_into
 _CALL_OFFSET = 5 * 8
 #: Radii from here on see as far as unlimited on any map an array can hold (and their
 #: squares would not fit the compiled view's 64-bit integers).
@@ -80,7 +80,7 @@ class FieldOfView:
         self._cells = cells
         self._out = np.zeros(cells.shape, dtype=bool)
         self._lit = np.zeros(4, dtype=np.int64)
-        self._block = (ctypes.c_int64 * 9)(id(cells), id(self._out), id(self._lit),
+        self._block = (ctypes.c_int64 * 11)(id(cells), id(self._out), id(self._lit),
                                            self._height, self._width)  # fmt: skip
         self._address = ctypes.addressof(self._block)
         self._grid = cells.view()
@@ -150,8 +150,8 @@ class FieldOfView:
                 else:  # beyond the map, a huge radius is unlimited
                     reach = check_int("radius", radius, 0)
                     reach = reach if reach < _HUGE else -1
-                _PACK_CALL(self._block, _CALL_OFFSET, ox, oy, reach,
-                           light_walls << 1 | symmetric << 2 | libtcod_ties << 3)  # fmt: skip
+                _PACK_CALL(self._block, _CALL_OFFSET, ox, oy, reach, light_walls, symmetric,
+                           libtcod_ties)  # fmt: skip
                 (_kernel or _load())(self._address)
                 return self._visible
         ox, oy = self._check_origin(origin)
