@@ -252,7 +252,8 @@ def _fov_reused_times(view: FieldOfView, reused: Any, transparency: np.ndarray,
     runs = [ours, tcod_map, tcod_function]
     if symmetric:
         runs.append(lambda: ours(True))
-    return [t / len(origins) * 1e6 for t in alternate(*runs, repeat=5)]
+    # best of 9: on a shared machine the best run is the one least disturbed
+    return [t / len(origins) * 1e6 for t in alternate(*runs, repeat=9)]
 
 
 def bench_fov_reused() -> None:
