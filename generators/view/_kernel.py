@@ -257,11 +257,15 @@ def _cast_libtcod(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, 
                 continue
             if depth > deepest:
                 deepest = depth
+            # every product and quotient is rounded to float32 explicitly, as C rounds
+            # each float operation (exact in double first: products of two float32 fit, and
+            # a quotient rounded twice this way is still the float32 one)
             fdepth = np.float32(depth)
             twice_depth = two * fdepth
-            col_min = _round_float((fdepth * low) * up)
-            col_max = _round_float((fdepth * high) * down)
-            high_edge = fdepth * high
+            low_edge = np.float32(fdepth * low)
+            high_edge = np.float32(fdepth * high)
+            col_min = _round_float(np.float32(low_edge * up))
+            col_max = _round_float(np.float32(high_edge * down))
             prev_wall = False
             depth_sq = depth * depth
             for col in range(col_min, col_max + 1):
@@ -272,17 +276,18 @@ def _cast_libtcod(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, 
                 wall = cells[y, x] != 0
                 if col * col + depth_sq <= radius_sq and (
                     (wall and light_walls)
-                    or (not wall and col >= fdepth * low and col <= high_edge)
+                    or (not wall and col >= low_edge and col <= high_edge)
                 ):
                     out[y - dy, x - dx] = True
                 if prev_wall and not wall:
-                    low = (two * np.float32(col) - one) / twice_depth
+                    low = np.float32((two * np.float32(col) - one) / twice_depth)
+                    low_edge = np.float32(fdepth * low)
                 if wall and not prev_wall and col != col_min:
                     if top == capacity:
                         return -1
                     depths[top] = depth + 1
                     lows[top] = low
-                    highs[top] = (two * np.float32(col) - one) / twice_depth
+                    highs[top] = np.float32((two * np.float32(col) - one) / twice_depth)
                     top += 1
                 prev_wall = wall
             if not prev_wall:

@@ -102,6 +102,21 @@ def test_far_views_keep_libtcod_s_single_precision_slopes() -> None:
     assert exact_differs > 0  # the case does exercise the single-precision arithmetic
 
 
+def test_the_benchmark_s_1000x1000_cave_equals_libtcod_far_out() -> None:
+    """Unlimited views on the benchmark's big cave, where libtcod's single precision moves
+    cells that exact fractions would not: equal in both variants, origin after origin."""
+    grid = cellular.generate(1000, 1000, 45, blank_rows=3, mode="synchronous", seed=5).grid
+    view = FieldOfView(grid)
+    exact_differs = 0
+    for origin in _origins(grid, 40, 6):
+        for symmetric in (False, True):
+            expected = _tcod(grid, origin, None, True, symmetric)
+            seen = view.compute(origin, None, True, symmetric, libtcod_ties=symmetric)
+            assert np.array_equal(seen, expected), (origin, symmetric)
+        exact_differs += int((view.compute(origin, None, True, True) != expected).sum())
+    assert exact_differs > 0
+
+
 calls = st.tuples(
     st.floats(0, 0.999),
     st.floats(0, 0.999),
