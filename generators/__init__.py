@@ -5,7 +5,7 @@ and NumPy arrays that any persistence layer can store. The entry points, by room
 
 * :mod:`generators.maps`: ``caves``, ``dungeon``, ``islands``, ``cellular`` (one
   ``generate`` each), ``regions``, ``placement``, ``render``;
-* :mod:`generators.view`: ``fov`` (``visible``, ``Explorer``), ``viewport``;
+* :mod:`generators.view`: ``fov`` (``visible``, ``FieldOfView``, ``Explorer``), ``viewport``;
 * :mod:`generators.sudoku`: the sudoku API itself (``sudoku.solve``, ``solve_many``,
   ``generate``, ``read_euler``), and ``sudoku.euler``;
 * :mod:`generators.bytes`: ``entropy``, ``codec``;

@@ -38,6 +38,10 @@ def _fov() -> None:
         for symmetric in (False, True):
             fov.visible(cells, (4, 4), 3, symmetric=symmetric)
             fov.visible_window(cells, (4, 4), None, symmetric=symmetric)
+    view = fov.FieldOfView(grid)  # the reusable view's own kernel (the Explorer's)
+    for symmetric in (False, True):
+        for ties in (False, True):
+            view.compute((4, 4), 3, symmetric=symmetric, libtcod_ties=ties)
 
 
 def _maps() -> None:

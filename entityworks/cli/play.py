@@ -1,8 +1,11 @@
 """``entityworks play``: walk a stored map in the terminal with field of view and memory.
 
 The screen is the seed's game view (``generators.view.viewport``): the player stays centred
-except near the map's edges. What the player sees now is drawn bright, what they saw before
-is drawn dim (the memory the *MapHandler* post promised), the rest stays blank. Walls block.
+except near the map's edges. The view is the :class:`~generators.view.explore.Explorer`'s,
+computed after every step by one :class:`~generators.view.field.FieldOfView` of the map
+(checked once; each step clears and recomputes only the window around the player). What
+the player sees now is drawn bright, what they saw before is drawn dim (the memory the
+*MapHandler* post promised), the rest stays blank. Walls block.
 
 Keys: arrows (Home/End/PgUp/PgDn for diagonals), vi keys ``h j k l y u b n`` and the seed's
 ``Q W E / A D / Z X C`` layout (``S`` steps down too, as the post describes it); ``q`` or

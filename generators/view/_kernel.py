@@ -33,7 +33,9 @@ def _bad_values(cells, x0, y0, x1, y1):  # type: ignore[no-untyped-def]
 @jit
 def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, out, dx, dy,  # type: ignore[no-untyped-def]
                 depths, highs, lows):  # fmt: skip
-    """Plain shadowcasting over eight octants; False when the stack arrays overflowed.
+    """Plain shadowcasting over eight octants: the deepest row scanned (every lit cell is
+    within that many steps of the origin on both axes), or -1 when the stack arrays
+    overflowed.
 
     A row of an octant runs from the diagonal towards the axis; a cell is lit when any
     part of its square lies inside the wedge ``[low, high]``, a wall starts a narrower
@@ -41,6 +43,7 @@ def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ou
     the wedge again.
     """
     capacity = depths.shape[0]
+    deepest = 0
     for octant in range(8):
         ax = OCTANTS[octant, 0]
         ay = OCTANTS[octant, 1]
@@ -61,6 +64,8 @@ def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ou
             row_y = oy + depth * sy
             if not (x0 <= row_x < x1 and y0 <= row_y < y1):
                 continue
+            if depth > deepest:
+                deepest = depth
             blocked = False
             near = depth - 0.5
             far = depth + 0.5
@@ -82,7 +87,7 @@ def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ou
                     if wall:
                         if not blocked:
                             if top == capacity:
-                                return False
+                                return -1
                             depths[top] = depth + 1
                             highs[top] = high
                             lows[top] = tile_high
@@ -94,54 +99,48 @@ def _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ou
                 angle -= 1
             if not blocked:
                 if top == capacity:
-                    return False
+                    return -1
                 depths[top] = depth + 1
                 highs[top] = high
                 lows[top] = low
                 top += 1
-    return True
+    return deepest
 
 
 @jit
 def _shadowcast(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
                 out, dx, dy):  # fmt: skip
-    """Plain view into ``out``; returns 1 on a bad cell value, else 0.
+    """Plain view into ``out``: the deepest row scanned, or -1 on a bad cell value.
 
     The stack starts small and, in the rare view that needs more, the scan runs again
     with four times the room (lighting is idempotent, so a partial first pass is harmless).
     """
     if unchecked and _bad_values(cells, x0, y0, x1, y1):
-        return 1
+        return -1
     out[oy - dy, ox - dx] = True
     capacity = 64
     while True:
         depths = np.empty(capacity, dtype=np.int64)
         highs = np.empty(capacity, dtype=np.float64)
         lows = np.empty(capacity, dtype=np.float64)
-        if _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, out,
-                       dx, dy, depths, highs, lows):  # fmt: skip
-            return 0
+        deepest = _cast_plain(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,
+                              out, dx, dy, depths, highs, lows)  # fmt: skip
+        if deepest >= 0:
+            return deepest
         capacity *= 4
 
 
 @jit
-def _negative_half(num, den):  # type: ignore[no-untyped-def]
-    """1 when ``num / den`` (``den > 0``) is a negative half-integer such as -2.5, else 0."""
-    twice = 2 * num
-    if num < 0 and twice % den == 0 and (twice // den) % 2 != 0:
-        return 1
-    return 0
-
-
-@jit
-def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ties,  # type: ignore[no-untyped-def]
+def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
                     out, dx, dy, stack):  # fmt: skip
-    """Symmetric shadowcasting over four quadrants; False when ``stack`` overflowed.
+    """Symmetric shadowcasting over four quadrants: the deepest row scanned, or -1 when
+    ``stack`` overflowed.
 
     Slopes are exact fractions ``n / d``. A floor cell is lit only when its centre lies in
     the sector, a wall when its square is reached.
     """
     capacity = stack.shape[0]
+    deepest = 0
     for quadrant in range(4):
         ddx = QUADRANTS[quadrant, 0]
         ddy = QUADRANTS[quadrant, 1]
@@ -166,12 +165,11 @@ def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls
             row_y = oy + depth * ddy
             if not (x0 <= row_x < x1 and y0 <= row_y < y1):
                 continue
+            if depth > deepest:
+                deepest = depth
             # round half up of depth * low, round half down of depth * high
             col_min = (2 * depth * low_n + low_d) // (2 * low_d)
             col_max = -((high_d - 2 * depth * high_n) // (2 * high_d))
-            if ties:
-                col_min -= _negative_half(depth * low_n, low_d)
-                col_max += _negative_half(depth * high_n, high_d)
             prev_wall = False
             depth_sq = depth * depth
             for col in range(col_min, col_max + 1):
@@ -192,7 +190,7 @@ def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls
                     low_d = 2 * depth
                 if wall and not prev_wall and col != col_min:
                     if top == capacity:
-                        return False
+                        return -1
                     stack[top, 0] = depth + 1
                     stack[top, 1] = low_n
                     stack[top, 2] = low_d
@@ -202,29 +200,128 @@ def _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls
                 prev_wall = wall
             if not prev_wall:
                 if top == capacity:
-                    return False
+                    return -1
                 stack[top, 0] = depth + 1
                 stack[top, 1] = low_n
                 stack[top, 2] = low_d
                 stack[top, 3] = high_n
                 stack[top, 4] = high_d
                 top += 1
-    return True
+    return deepest
+
+
+@jit
+def _round_float(value):  # type: ignore[no-untyped-def]
+    """C's ``roundf`` of a ``float32`` (half away from zero), as an integer; in double
+    precision, where adding 0.5 to a single-precision value is exact."""
+    wide = np.float64(value)
+    if wide < 0:
+        return -int(np.floor(-wide + 0.5))
+    return int(np.floor(wide + 0.5))
+
+
+@jit
+def _cast_libtcod(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
+                  out, dx, dy, depths, lows, highs):  # fmt: skip
+    """:func:`_cast_symmetric` in libtcod's arithmetic (``FOV_SYMMETRIC_SHADOWCAST``):
+    single-precision slopes ``(2c - 1) / (2d)``, a row's bounds as ``roundf(d * slope *
+    (1 +/- FLT_EPSILON))`` and the centre test ``c >= d * low`` in single precision. The
+    slopes are kept as ``float32`` values in double arrays (exactly). Returns the deepest
+    row scanned, or -1 when the stack overflowed.
+    """
+    capacity = depths.shape[0]
+    up = np.float32(1.0000001192092896)  # 1 + FLT_EPSILON
+    down = np.float32(0.9999998807907104)  # 1 - FLT_EPSILON
+    one = np.float32(1.0)
+    two = np.float32(2.0)
+    deepest = 0
+    for quadrant in range(4):
+        ddx = QUADRANTS[quadrant, 0]
+        ddy = QUADRANTS[quadrant, 1]
+        cdx = QUADRANTS[quadrant, 2]
+        cdy = QUADRANTS[quadrant, 3]
+        depths[0] = 1
+        lows[0] = -1.0
+        highs[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            depth = depths[top]
+            low = np.float32(lows[top])
+            high = np.float32(highs[top])
+            if depth > reach:
+                continue
+            row_x = ox + depth * ddx
+            row_y = oy + depth * ddy
+            if not (x0 <= row_x < x1 and y0 <= row_y < y1):
+                continue
+            if depth > deepest:
+                deepest = depth
+            # every product and quotient is rounded to float32 explicitly, as C rounds
+            # each float operation (exact in double first: products of two float32 fit, and
+            # a quotient rounded twice this way is still the float32 one)
+            fdepth = np.float32(depth)
+            twice_depth = two * fdepth
+            low_edge = np.float32(fdepth * low)
+            high_edge = np.float32(fdepth * high)
+            col_min = _round_float(np.float32(low_edge * up))
+            col_max = _round_float(np.float32(high_edge * down))
+            prev_wall = False
+            depth_sq = depth * depth
+            for col in range(col_min, col_max + 1):
+                x = row_x + col * cdx
+                y = row_y + col * cdy
+                if not (x0 <= x < x1 and y0 <= y < y1):
+                    continue
+                wall = cells[y, x] != 0
+                if col * col + depth_sq <= radius_sq and (
+                    (wall and light_walls)
+                    or (not wall and col >= low_edge and col <= high_edge)
+                ):
+                    out[y - dy, x - dx] = True
+                if prev_wall and not wall:
+                    low = np.float32((two * np.float32(col) - one) / twice_depth)
+                    low_edge = np.float32(fdepth * low)
+                if wall and not prev_wall and col != col_min:
+                    if top == capacity:
+                        return -1
+                    depths[top] = depth + 1
+                    lows[top] = low
+                    highs[top] = np.float32((two * np.float32(col) - one) / twice_depth)
+                    top += 1
+                prev_wall = wall
+            if not prev_wall:
+                if top == capacity:
+                    return -1
+                depths[top] = depth + 1
+                lows[top] = low
+                highs[top] = high
+                top += 1
+    return deepest
 
 
 @jit
 def _symmetric(cells, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,  # type: ignore[no-untyped-def]
                ties, out, dx, dy):  # fmt: skip
-    """Symmetric view into ``out``; returns 1 on a bad cell value, else 0 (stack as above)."""
+    """Symmetric view into ``out``: the deepest row scanned, or -1 on a bad cell value
+    (stack as above). ``ties`` computes in libtcod's arithmetic (:func:`_cast_libtcod`)."""
     if unchecked and _bad_values(cells, x0, y0, x1, y1):
-        return 1
+        return -1
     out[oy - dy, ox - dx] = True
     capacity = 64
     while True:
-        stack = np.empty((capacity, 5), dtype=np.int64)
-        if _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, ties,
-                           out, dx, dy, stack):  # fmt: skip
-            return 0
+        if ties:
+            depths = np.empty(capacity, dtype=np.int64)
+            lows = np.empty(capacity, dtype=np.float64)
+            highs = np.empty(capacity, dtype=np.float64)
+            deepest = _cast_libtcod(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                                    light_walls, out, dx, dy, depths, lows, highs)  # fmt: skip
+        else:
+            stack = np.empty((capacity, 5), dtype=np.int64)
+            deepest = _cast_symmetric(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                                      light_walls, out, dx, dy, stack)  # fmt: skip
+        if deepest >= 0:
+            return deepest
         capacity *= 4
 
 
@@ -235,10 +332,12 @@ def _entry(block):  # type: ignore[no-untyped-def]
     view = carray(array_data(out), (out_height, out_width), np.bool_)
     unchecked, light_walls = (flags & 1) != 0, (flags & 2) != 0
     if flags & 4:
-        return _symmetric(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,
-                          (flags & 8) != 0, view, dx, dy)  # fmt: skip
-    return _shadowcast(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls,
-                       view, dx, dy)  # fmt: skip
+        deepest = _symmetric(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                             light_walls, (flags & 8) != 0, view, dx, dy)  # fmt: skip
+    else:
+        deepest = _shadowcast(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                              light_walls, view, dx, dy)  # fmt: skip
+    return 1 if deepest < 0 else 0
 
 
 def native_entry(cache: bool = True) -> Any:
@@ -261,7 +360,78 @@ def python_entry(values: list[int]) -> int:
     grid, view = _object(cells), _object(out)
     unchecked, light_walls = (flags & 1) != 0, (flags & 2) != 0
     if flags & 4:
-        return int(_symmetric(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-                              light_walls, (flags & 8) != 0, view, dx, dy))  # fmt: skip
-    return int(_shadowcast(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-                           light_walls, view, dx, dy))  # fmt: skip
+        deepest = _symmetric(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                             light_walls, (flags & 8) != 0, view, dx, dy)  # fmt: skip
+    else:
+        deepest = _shadowcast(grid, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                              light_walls, view, dx, dy)  # fmt: skip
+    return 1 if deepest < 0 else 0
+
+
+# --- the reusable view (generators.view.field.FieldOfView) ------------------------------------
+
+
+@jit
+def _field(cells, out, lit, ox, oy, radius, light_walls, symmetric, ties):  # type: ignore[no-untyped-def]
+    """One view of a :class:`~generators.view.field.FieldOfView` into its full-size ``out``.
+
+    ``cells`` was checked to hold 0/1 when the view was made, so nothing is checked here.
+    ``lit`` (``x0, y0, x1, y1``) is the window the previous view may have lit: only that
+    window is cleared, then this view's is written back, so a radius-10 view on a big map
+    touches a few hundred cells, not the map. ``radius < 0`` is unlimited. Returns 1 for an
+    origin off the map (the caller checks it first), else 0.
+    """
+    height, width = cells.shape
+    # the window is clipped: whatever ``lit`` holds, only the map is ever written
+    cx0, cy0 = max(0, lit[0]), max(0, lit[1])
+    cx1, cy1 = min(width, lit[2]), min(height, lit[3])
+    for y in range(cy0, cy1):
+        out[y, cx0:cx1] = False
+    lit[0] = lit[1] = lit[2] = lit[3] = 0
+    if not (0 <= ox < width and 0 <= oy < height):
+        return 1
+    if radius < 0 or radius > width + height:  # beyond every cell of the map: unlimited
+        reach = max(ox, width - 1 - ox, oy, height - 1 - oy)
+        radius_sq = 2 * reach * reach
+    else:
+        reach = radius
+        radius_sq = radius * radius
+    x0, y0 = max(0, ox - reach), max(0, oy - reach)
+    x1, y1 = min(width, ox + reach + 1), min(height, oy + reach + 1)
+    if symmetric != 0:
+        deepest = _symmetric(cells, False, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                             light_walls != 0, ties != 0, out, 0, 0)  # fmt: skip
+    else:
+        deepest = _shadowcast(cells, False, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+                              light_walls != 0, out, 0, 0)  # fmt: skip
+    lit[0], lit[1] = max(x0, ox - deepest), max(y0, oy - deepest)
+    lit[2], lit[3] = min(x1, ox + deepest + 1), min(y1, oy + deepest + 1)
+    return 0
+
+
+def _field_entry(block):  # type: ignore[no-untyped-def]
+    (cells, out, lit, height, width, ox, oy, radius, light_walls, symmetric,
+     ties) = carray(block, (11,))  # fmt: skip
+    grid = carray(array_data(cells), (height, width), np.uint8)
+    view = carray(array_data(out), (height, width), np.bool_)
+    window = carray(array_data(lit), (4,), np.int64)
+    return _field(grid, view, window, ox, oy, radius, light_walls, symmetric, ties)
+
+
+def native_field_entry(cache: bool = True) -> Any:
+    """The reusable view as a C function ``int64 f(int64 *block)``.
+
+    ``block`` holds ``id(cells), id(out), id(lit), height, width, ox, oy, radius,
+    light_walls, symmetric, ties``: ``cells`` (``uint8``, ``height x width``), ``out``
+    (``bool``, the same shape) and ``lit`` (4 ``int64``) are C-contiguous arrays the caller
+    keeps alive; ``radius`` -1 is unlimited; the three flags are 0 or 1 (packed as they
+    come: no bit arithmetic per call). See :func:`_field`.
+    """
+    return cfunc(types.int64(types.CPointer(types.int64)), _field_entry, cache)
+
+
+def python_field_entry(values: list[int]) -> int:
+    """:func:`_field_entry` under ``NUMBA_DISABLE_JIT``: the same call on the block's arrays."""
+    cells, out, lit, _, _, ox, oy, radius, light_walls, symmetric, ties = values[:11]
+    return int(_field(_object(cells), _object(out), _object(lit), ox, oy, radius, light_walls,
+                      symmetric, ties))  # fmt: skip

@@ -2,9 +2,11 @@
 
 The seed's FOV class keeps the player's position, moves the player one cell at a time
 (refusing walls), recomputes the visible cells after every move and hands them to the
-view. :class:`Explorer` does the same on top of :func:`generators.view.shadowcast.visible`, and also
-remembers every cell ever seen (``explored``), which the *MapHandler* post's game view
-promised: a view draws visible cells bright, explored ones dim and the rest blank.
+view. :class:`Explorer` does the same on top of a :class:`generators.view.field.FieldOfView`
+(the map checked once, the view's buffer reused from step to step), and also remembers
+every cell ever seen (``explored``), which the *MapHandler* post's game view promised: a
+view draws visible cells bright, explored ones dim and the rest blank. A step costs the
+view and the window it lit, not the map: memory is updated in that window only.
 
 ``generators.view.fov.Explorer`` is the same class: :mod:`generators.view.fov` is the
 field-of-view API, one-shot views and this walker together.
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.checks import check_bool, check_grid, check_int
-from generators.view.shadowcast import visible
+from generators.checks import check_bool, check_int
+from generators.view.field import FieldOfView
 
 Point = tuple[int, int]
 
@@ -27,15 +29,16 @@ STEPS: frozenset[Point] = frozenset(
 class Explorer:
     """A position on a map, its field of view and the cells seen so far.
 
-    ``radius`` (``None``: unlimited), ``symmetric`` and ``light_walls`` are passed to
+    ``radius`` (``None``: unlimited), ``symmetric`` and ``light_walls`` are those of
     :func:`generators.view.shadowcast.visible`; changing one recomputes the view. Positions are
-    ``(x, y)``; the start must be a floor cell.
+    ``(x, y)``; the start must be a floor cell. The map is copied: later changes to
+    ``grid`` do not reach the explorer.
     """
 
     def __init__(self, grid: np.ndarray, position: Point, radius: int | None = 10, *,
                  symmetric: bool = False, light_walls: bool = True) -> None:
-        self._grid = check_grid(grid).copy()
-        self._grid.setflags(write=False)
+        self._view = FieldOfView(grid)
+        self._grid = self._view.grid
         self._radius = None if radius is None else check_int("radius", radius, 0)
         self._symmetric = check_bool("symmetric", symmetric)
         self._light_walls = check_bool("light_walls", light_walls)
@@ -75,14 +78,16 @@ class Explorer:
 
     @property
     def visible(self) -> np.ndarray:
-        """Boolean mask of the cells seen from the current position (read-only)."""
-        return self._visible
+        """Boolean mask of the cells seen from the current position (read-only). It is the
+        explorer's own buffer, updated in place by every move: copy it to keep a view."""
+        return self._view.visible
 
     @property
     def visible_points(self) -> list[Point]:
         """The visible cells as ``(x, y)`` pairs, row by row."""
-        ys, xs = np.nonzero(self._visible)
-        return list(zip(xs.tolist(), ys.tolist(), strict=True))
+        x0, y0, x1, y1 = self._view.bounds
+        ys, xs = np.nonzero(self._view.visible[y0:y1, x0:x1])
+        return list(zip((xs + x0).tolist(), (ys + y0).tolist(), strict=True))
 
     @property
     def explored_mask(self) -> np.ndarray:
@@ -100,7 +105,7 @@ class Explorer:
     @property
     def remembered(self) -> np.ndarray:
         """Cells seen before but not visible now: what a view draws dim."""
-        remembered: np.ndarray = self._explored & ~self._visible
+        remembered: np.ndarray = self._explored & ~self._view.visible
         return remembered
 
     # -- moving ------------------------------------------------------------------------
@@ -142,11 +147,10 @@ class Explorer:
         return x, y
 
     def _update(self) -> None:
-        seen = visible(self._grid, self._position, self._radius, self._light_walls,
-                       self._symmetric)
-        seen.setflags(write=False)
-        self._visible = seen
-        self._explored |= seen
+        seen = self._view.compute(self._position, self._radius, self._light_walls,
+                                  self._symmetric)  # fmt: skip
+        x0, y0, x1, y1 = self._view.bounds
+        self._explored[y0:y1, x0:x1] |= seen[y0:y1, x0:x1]
 
 
 __all__ = ["STEPS", "Explorer"]

@@ -1,14 +1,19 @@
-"""Field of view: the one-shot views and the player who walks and remembers, in one API.
+"""Field of view: the one-shot views, the reusable view and the player who walks and
+remembers, in one API.
 
-The views are computed by :mod:`generators.view.shadowcast` and the walker lives in
-:mod:`generators.view.explore`, which builds on the views; this module gathers both, so
-``fov.visible`` and ``fov.Explorer`` stay one import away without either module importing
-the other in a circle.
+The one-shot views (``visible``, ``visible_window``) are computed by
+:mod:`generators.view.shadowcast`, the reusable one (``FieldOfView``: the map checked once,
+many origins) lives in :mod:`generators.view.field`, and the walker in
+:mod:`generators.view.explore`, which builds on ``FieldOfView``; this module gathers them,
+so ``fov.visible``, ``fov.FieldOfView`` and ``fov.Explorer`` stay one import away without
+the modules importing each other in a circle.
 """
 
 from __future__ import annotations
 
 from generators.view.explore import STEPS, Explorer
+from generators.view.field import FieldOfView
 from generators.view.shadowcast import OCTANTS, QUADRANTS, Point, visible, visible_window
 
-__all__ = ["OCTANTS", "QUADRANTS", "STEPS", "Explorer", "Point", "visible", "visible_window"]
+__all__ = ["OCTANTS", "QUADRANTS", "STEPS", "Explorer", "FieldOfView", "Point", "visible",
+           "visible_window"]  # fmt: skip

@@ -251,12 +251,14 @@ def visible(
 ) -> np.ndarray:
     """Boolean mask, shaped like ``grid``, of the cells visible from ``origin``.
 
-    ``libtcod_ties`` (symmetric variant only, for cross-checking) reproduces how libtcod
-    rounds a row's column bounds when they fall on a negative half-integer: its
-    ``roundf(n * (1 +/- FLT_EPSILON))`` rounds those away from zero for the low bound and
-    towards zero for the high bound, where the algorithm (and we) round half up and half
-    down. On maps of ordinary size that is the only difference between the two; hundreds
-    of cells from the origin libtcod's single-precision slopes also move a few cells.
+    ``libtcod_ties`` (symmetric variant only, for cross-checking) computes in libtcod's
+    arithmetic, so that the view equals its ``FOV_SYMMETRIC_SHADOWCAST`` cell for cell
+    (within our radius, ``<=``, where libtcod cuts at ``<``): single-precision slopes, and
+    a row's column bounds as ``roundf(n * (1 +/- FLT_EPSILON))``, which rounds a negative
+    half-integer bound away from zero (low) or towards it (high) where the algorithm (and
+    the default exact view) rounds half up and half down. On maps of ordinary size the
+    rounding is the only difference; hundreds of cells from the origin the single-precision
+    slopes also move the odd cell.
 
     Only the square of side ``2 * radius + 1`` around ``origin`` is read (and checked to
     hold 0/1). With a small radius on a big map, clearing the full-size result costs more

@@ -1,11 +1,14 @@
 """Pure-Python field of view: the reference the compiled views are checked against.
 
 This is the interpreter version the project shipped before the views were compiled, kept
-only as a test oracle (cell for cell, including ``libtcod_ties``). It reads a window given
+only as a test oracle (cell for cell, including ``libtcod_ties``, which it computes with
+NumPy's ``float32`` scalars as libtcod computes with C's ``float``). It reads a window given
 as nested lists and returns the lit cells as window coordinates.
 """
 
 from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -52,7 +55,8 @@ def visible(
     x1, y1 = min(width, ox + reach + 1), min(height, oy + reach + 1)
     window = np.asarray(grid, dtype=np.uint8)[y0:y1, x0:x1].tolist()
     if symmetric:
-        xs, ys = _symmetric(window, ox - x0, oy - y0, reach, radius_sq, light_walls, libtcod_ties)
+        cast = _libtcod if libtcod_ties else _symmetric
+        xs, ys = cast(window, ox - x0, oy - y0, reach, radius_sq, light_walls)
     else:
         xs, ys = _shadowcast(window, ox - x0, oy - y0, reach, radius_sq, light_walls)
     result = np.zeros((height, width), dtype=bool)
@@ -109,12 +113,6 @@ def _shadowcast(
     return lit_x, lit_y
 
 
-def _negative_half(num: int, den: int) -> int:
-    """1 when ``num / den`` (``den > 0``) is a negative half-integer such as -2.5, else 0."""
-    twice = 2 * num
-    return int(num < 0 and twice % den == 0 and (twice // den) % 2 == 1)
-
-
 def _symmetric(
     window: list[list[int]],
     ox: int,
@@ -122,7 +120,6 @@ def _symmetric(
     reach: int,
     radius_sq: int,
     light_walls: bool,
-    libtcod_ties: bool = False,
 ) -> tuple[list[int], list[int]]:
     """Symmetric shadowcasting; slopes are fractions ``num / den`` kept as integer pairs."""
     height, width = len(window), len(window[0])
@@ -141,9 +138,6 @@ def _symmetric(
             # round half up of depth * low, round half down of depth * high
             col_min = (2 * depth * low_n + low_d) // (2 * low_d)
             col_max = -((high_d - 2 * depth * high_n) // (2 * high_d))
-            if libtcod_ties:
-                col_min -= _negative_half(depth * low_n, low_d)
-                col_max += _negative_half(depth * high_n, high_d)
             prev_wall = False
             for col in range(col_min, col_max + 1):
                 x, y = row_x + col * cdx, row_y + col * cdy
@@ -166,4 +160,58 @@ def _symmetric(
                 prev_wall = wall
             if not prev_wall:
                 stack.append((depth + 1, low_n, low_d, high_n, high_d))
+    return lit_x, lit_y
+
+
+_F32 = np.float32
+
+
+def _roundf(value: np.float32) -> int:
+    """C's ``roundf``: halves away from zero (``ROUND_HALF_UP`` in ``decimal``'s terms), on
+    the exact value of the single-precision number."""
+    return int(Decimal(float(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _libtcod(
+    window: list[list[int]], ox: int, oy: int, reach: int, radius_sq: int, light_walls: bool
+) -> tuple[list[int], list[int]]:
+    """Symmetric shadowcasting in libtcod's single-precision arithmetic
+    (``FOV_SYMMETRIC_SHADOWCAST``): NumPy ``float32`` scalars for its ``float`` slopes."""
+    height, width = len(window), len(window[0])
+    eps = _F32(np.finfo(np.float32).eps)
+    up, down = _F32(1) + eps, _F32(1) - eps
+    lit_x: list[int] = []
+    lit_y: list[int] = []
+    for ddx, ddy, cdx, cdy in _QUADRANTS:
+        stack: list[tuple[int, np.float32, np.float32]] = [(1, _F32(-1), _F32(1))]
+        while stack:
+            depth, low, high = stack.pop()
+            if depth > reach:
+                continue
+            row_x, row_y = ox + depth * ddx, oy + depth * ddy
+            if not (0 <= row_x < width and 0 <= row_y < height):
+                continue
+            fdepth = _F32(depth)
+            col_min = _roundf(_F32(fdepth * low) * up)
+            col_max = _roundf(_F32(fdepth * high) * down)
+            prev_wall = False
+            for col in range(col_min, col_max + 1):
+                x, y = row_x + col * cdx, row_y + col * cdy
+                if not (0 <= x < width and 0 <= y < height):
+                    continue
+                wall = bool(window[y][x])
+                centre_in = _F32(col) >= fdepth * low and _F32(col) <= fdepth * high
+                if depth * depth + col * col <= radius_sq and (
+                    (wall and light_walls) or (not wall and centre_in)
+                ):
+                    lit_x.append(x)
+                    lit_y.append(y)
+                edge = (_F32(2) * _F32(col) - _F32(1)) / (_F32(2) * fdepth)
+                if prev_wall and not wall:
+                    low = edge
+                if wall and not prev_wall and col != col_min:
+                    stack.append((depth + 1, low, edge))
+                prev_wall = wall
+            if not prev_wall:
+                stack.append((depth + 1, low, high))
     return lit_x, lit_y

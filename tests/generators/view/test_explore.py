@@ -95,3 +95,16 @@ def test_random_walks_stay_on_floor_and_never_forget(steps: list, seed: int) -> 
         assert (walker.explored_mask >= seen).all()  # memory only grows
         seen = walker.explored_mask.copy()
     assert walker.explored == {(int(x), int(y)) for y, x in np.argwhere(seen)}
+
+
+def test_a_copied_explorer_walks_on_its_own() -> None:
+    import copy
+
+    walker = Explorer(ROOMS, (1, 1), radius=20)
+    twin = copy.deepcopy(walker)
+    assert np.array_equal(twin.visible, walker.visible) and twin.explored == walker.explored
+    for _ in range(6):
+        assert twin.move(1, 1) or twin.move(1, 0)
+    assert np.array_equal(walker.visible, fov.visible(ROOMS, (1, 1), 20))
+    assert np.array_equal(twin.visible, fov.visible(ROOMS, twin.position, 20))
+    assert walker.position == (1, 1) and twin.explored > walker.explored
