@@ -424,14 +424,16 @@ class PointPath:
         message = error_text(exc)
         number = counting_from(0)
         with self.db.connection() as conn:  # reads only: a missing reference's column
-            if kind == "insert" and not generated:  # the general path's raw executemany
+            if kind == "insert" and not generated and self._fast_writes:
+                # the general path's raw executemany (SQLite)
                 values = dict(zip(model.names, row, strict=True))
                 return refusal(self.db, conn, model, message, 0, values, number, bound=True)
             [values] = as_dicts(model, [obj], number)  # what SQLAlchemy binds there
             if kind == "update":
                 return refusal(self.db, conn, model, message, None, None, number,
                                bound=False, single=values)
-            values.pop(model.schema.primary_key.name)  # type: ignore[union-attr]
+            if generated:
+                values.pop(model.schema.primary_key.name)  # type: ignore[union-attr]
             return refusal(self.db, conn, model, message, 0, values, number, bound=False)
 
 
