@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import math
 import os
 import sqlite3
@@ -30,8 +31,9 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -41,6 +43,7 @@ from _common import Mixed, make_mixed  # noqa: E402
 from entityworks import Store  # noqa: E402
 from entityworks.sql.sqltypes import decimal_key  # noqa: E402
 
+T = TypeVar("T")
 OURS = "ew_point_mixed"
 PEER = "ew_point_peer"
 Mixed.__tablename__ = OURS  # type: ignore[attr-defined]  # unique to this benchmark
@@ -222,13 +225,11 @@ def race(name: str, backend: str, ours: Callable[[int], list[Callable[[], Any]]]
     gets its own ops from ``ours(r)`` / ``peer(r)``, made outside the clock)."""
     best = [math.inf, math.inf]
     for r in range(repeat):
-        for i, make in enumerate((ours, peer) if r % 2 == 0 else (peer, ours)):
-            side = 0 if make is ours else 1
-            ops = make(r)
-            import gc
+        order = (0, 1) if r % 2 == 0 else (1, 0)  # each side goes first every other run
+        for side in order:
+            ops = (ours, peer)[side](r)
             gc.collect()
             best[side] = min(best[side], timed(ops))
-            del i
     us = [b / n * 1e6 for b in best]
     load = os.getloadavg()[0]
     print(f"{backend:<10} {name:<22} ours {us[0]:8.1f} us   peer {us[1]:8.1f} us   "
@@ -241,13 +242,12 @@ def run(backend: str, store: Store, peer: Any, n: int, repeat: int) -> None:
     by_where = rows[n * repeat:2 * n * repeat]
     by_obj = rows[2 * n * repeat:3 * n * repeat]
 
-    def runs(objs: list[Mixed], r: int) -> list[Mixed]:
+    def runs(objs: list[T], r: int) -> list[T]:
         return objs[r * n:(r + 1) * n]
 
     # insert: each run writes its own n rows (on both sides)
-    race("insert", backend, lambda r: [lambda o=o: store.insert(o) for o in
-                                       runs(inserted, r)],
-         lambda r: [lambda o=o: peer.insert(o) for o in runs(inserted, r)], repeat, n)
+    race("insert", backend, lambda r: [partial(store.insert, o) for o in runs(inserted, r)],
+         lambda r: [partial(peer.insert, o) for o in runs(inserted, r)], repeat, n)
     got = ours_rows(store)
     if backend == "sqlite":  # the peer's table has the same columns
         same = got == peer.rows()
@@ -256,23 +256,21 @@ def run(backend: str, store: Store, peer: Any, n: int, repeat: int) -> None:
     if not same:
         raise SystemExit(f"{backend}: the rows written differ: {got[:1]} vs {peer.rows()[:1]}")
     keys = [o.id for o in inserted]
-    race("get", backend, lambda r: [lambda k=k: store.get(Mixed, k) for k in runs(keys, r)],
-         lambda r: [lambda k=k: peer.get(k) for k in runs(keys, r)], repeat, n)
+    race("get", backend, lambda r: [partial(store.get, Mixed, k) for k in runs(keys, r)],
+         lambda r: [partial(peer.get, k) for k in runs(keys, r)], repeat, n)
     assert store.get(Mixed, keys[0]) == peer.get(keys[0]) == inserted[0]
     new = [changed(o) for o in inserted]
-    race("update(obj)", backend, lambda r: [lambda o=o: store.update(o) for o in runs(new, r)],
-         lambda r: [lambda o=o: peer.update(o) for o in runs(new, r)], repeat, n)
+    race("update(obj)", backend, lambda r: [partial(store.update, o) for o in runs(new, r)],
+         lambda r: [partial(peer.update, o) for o in runs(new, r)], repeat, n)
     assert store.get(Mixed, keys[-1]) == peer.get(keys[-1]) == new[-1]
     # the rows the deletes remove, written outside the clocks
     store.insert_many(by_where + by_obj)
     peer.insert_many(by_where + by_obj)
-    race("delete(obj)", backend, lambda r: [lambda o=o: store.delete(o) for o in
-                                            runs(by_obj, r)],
-         lambda r: [lambda o=o: peer.delete(o.id) for o in runs(by_obj, r)], repeat, n)
+    race("delete(obj)", backend, lambda r: [partial(store.delete, o) for o in runs(by_obj, r)],
+         lambda r: [partial(peer.delete, o.id) for o in runs(by_obj, r)], repeat, n)
     race("delete(where id=k)", backend,
-         lambda r: [lambda o=o: store.delete(Mixed, where={"id": o.id})
-                    for o in runs(by_where, r)],
-         lambda r: [lambda o=o: peer.delete(o.id) for o in runs(by_where, r)], repeat, n)
+         lambda r: [partial(store.delete, Mixed, where={"id": o.id}) for o in runs(by_where, r)],
+         lambda r: [partial(peer.delete, o.id) for o in runs(by_where, r)], repeat, n)
     assert store.count(Mixed) == len(inserted) and len(peer.rows()) == len(inserted)
 
 
