@@ -1,7 +1,7 @@
 """One-row calls (``get``, ``insert``, ``update(obj)``, ``delete(obj)``, ``delete(Cls,
 where={"id": k})``) against the driver doing the same statement, timed in the same run.
 
-    python benchmarks/bench_point.py [--ops 200] [--repeat 5] [--postgres URL] [--mariadb URL]
+    python benchmarks/bench_point.py [--ops 50] [--repeat 21] [--postgres URL] [--mariadb URL]
 
 The row is ``Mixed`` (``_common``). The peers are the drivers themselves on one connection,
 each write its own transaction:
@@ -307,8 +307,10 @@ def bench(backend: str, url: sa.URL | str, n: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ops", type=int, default=200, help="calls per timed run")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--ops", type=int, default=50, help="calls per timed run")
+    parser.add_argument("--repeat", type=int, default=21,
+                        help="timed runs per side (short runs, many: a loaded machine "
+                        "preempts long ones)")
     parser.add_argument("--postgres", default=os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL"))
     parser.add_argument("--mariadb", default=os.environ.get("ENTITYWORKS_TEST_MARIADB_URL"))
     parser.add_argument("--only", choices=["sqlite", "postgresql", "mariadb"])

@@ -189,15 +189,31 @@ class PointPath:
             cursor.execute(sql, params)
             return cursor
         except self.db.dbapi_error as exc:
-            raw = self.local.point
-            if not (self._pings and self.db.dialect.is_disconnect(
-                    exc, raw, cursor)):  # type: ignore[arg-type]
+            if read:
+                again = self._reconnected(exc, sql, params)
+                if again is not None:
+                    return again
                 raise
-            self._drop(raw)
-            if not read:
-                raise sa.exc.DBAPIError.instance(
-                    sql, params, exc, self.db.dbapi_error, connection_invalidated=True,
-                    dialect=self.db.dialect) from exc
+            if not self._lost(exc):
+                raise
+            raise sa.exc.DBAPIError.instance(
+                sql, params, exc, self.db.dbapi_error, connection_invalidated=True,
+                dialect=self.db.dialect) from exc
+
+    def _lost(self, exc: Exception) -> bool:
+        """True (and the connection dropped) when ``exc`` says the connection is lost."""
+        raw = self.local.point
+        if not (self._pings and self.db.dialect.is_disconnect(
+                exc, raw, self.local.point_cursor)):  # type: ignore[arg-type]
+            return False
+        self._drop(raw)
+        return True
+
+    def _reconnected(self, exc: Exception, sql: str, params: Any) -> Any | None:
+        """After a read failed with ``exc``: None if the connection is not lost, else the
+        cursor of the read sent again on a new connection."""
+        if not self._lost(exc):
+            return None
         self._open(monotonic())
         cursor = self.local.point_cursor
         cursor.execute(sql, params)
@@ -261,23 +277,47 @@ class PointPath:
     # -- reads ---------------------------------------------------------------------------
     def get(self, raw: Any, model: BoundModel, key: Any) -> Any:
         """The instance of ``model`` with ``key``, or None: one ``SELECT``."""
-        statement = self._statement(model, "get")
-        params = statement.params((), self._key(model, key))
+        plan: Any = model.sql_cache.get("point:get+")
+        if plan is None:
+            plan = self._get_plan(model)
+        sql, column, bind, name = plan
+        value = encode_value(column, key)
+        if bind is not None and value is not None:
+            value = bind(value)
+        params = (value,) if name is None else {name: value}
+        if sql_logger.isEnabledFor(INFO):
+            log_statement(sql, values=params)
+        cursor = self.local.point_cursor
         try:
-            row = self._execute(model, statement.sql, params, read=True).fetchone()
-        except self.db.dbapi_error:
-            with self.db.reading(model):  # a table never created: NoSuchTableError
-                raise
+            cursor.execute(sql, params)
+        except self.db.dbapi_error as exc:
+            cursor = self._reconnected(exc, sql, params)  # a lost connection: sent again
+            if cursor is None:
+                with self.db.reading(model):  # a table never created: NoSuchTableError
+                    raise
+        row = cursor.fetchone()
         if row is None:
             return None
         if not self._processed:
             row = self._result(model)(row)
-        if model.codec.read is not None:
-            row = model.codec.read(row)
+        read = model.codec.read
+        if read is not None:
+            row = read(row)
         if model.plain:
             return model.cls(*row)
         offset = model.field_index[0] if model.field_index else len(model.fields)
         return model.build(*row[offset:])
+
+    def _get_plan(self, model: BoundModel) -> tuple[str, Any, Processor, str | None]:
+        """The SQL of ``get``, its key column, the key's bind processor and the name of
+        its parameter (None: by position), built once per class."""
+        statement = self._statement(model, "get")
+        column = model.schema.primary_key
+        bind = model.binds[model.names.index(column.name)]  # type: ignore[union-attr]
+        plan = (statement.sql, column, bind, None if statement.names is None
+                else statement.names[0])
+        model.sql_cache["point:get+"] = plan  # type: ignore[assignment]
+        return plan
 
     def _result(self, model: BoundModel) -> Callable[[Sequence[Any]], Sequence[Any]]:
         """SQLAlchemy's result processors for rows of ``model`` read from this driver's
