@@ -72,7 +72,8 @@ class SQLitePeer:
 
     @staticmethod
     def values(o: Mixed) -> tuple[Any, ...]:
-        return (o.n, o.x, o.s, o.flag, o.at.isoformat(" "), o.note, decimal_key(o.amount),
+        return (o.n, o.x, o.s, o.flag, o.at.isoformat(" ", "microseconds"), o.note,
+                decimal_key(o.amount),
                 format(o.amount, "f"))
 
     def get(self, key: int) -> Mixed | None:
