@@ -23,6 +23,13 @@ from .rowcodec import row_codec
 from .tables import Live, build_tables, schema_of
 
 
+class _Local(threading.local):
+    """The calling thread's state: its ``transaction()`` connection, if any (a class
+    default, so that asking costs no AttributeError)."""
+
+    conn: sa.Connection | None = None
+
+
 class Database:
     """One Store's engine, connections and bound classes, shared by its stages.
 
@@ -38,7 +45,7 @@ class Database:
         self.backend: Dialect = for_name(self.dialect.name)
         #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
         self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
-        self.local: threading.local = threading.local()
+        self.local: _Local = _Local()
         self.models: dict[type, BoundModel] = {}
         #: One MetaData for every table of the store, so that tables can refer to each other.
         self.metadata: sa.MetaData = sa.MetaData()
@@ -134,7 +141,7 @@ class Database:
     @property
     def in_transaction(self) -> bool:
         """True inside :meth:`transaction` (on the calling thread)."""
-        return getattr(self.local, "conn", None) is not None
+        return self.local.conn is not None
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

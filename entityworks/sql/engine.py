@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 import sqlalchemy as sa
@@ -133,19 +134,65 @@ def adopted_url(engine: Any) -> sa.URL:
 
 
 _READY = "entityworks_ready"
+_RETURNED = "entityworks_returned"
+#: Seconds a pooled connection may sit in the pool before it is pinged when checked out.
+PING_AFTER_IDLE = 1.0
 
 
-def configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool) -> None:
+def _pinging(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn._entityworks_ping = True  # type: ignore[attr-defined]
+    return fn
+
+
+def ping_idle(engine: sa.Engine, after: float = PING_AFTER_IDLE) -> None:
+    """Ping a pooled connection of ``engine`` when it is checked out after more than
+    ``after`` seconds in the pool, and replace it if the server has gone (restarted, or
+    the connection killed), as pools usually do: one round trip after idleness instead of
+    ``pool_pre_ping``'s one per checkout."""
+
+    @_pinging
+    def connect(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_RETURNED] = monotonic()
+
+    @_pinging
+    def checkin(_dbapi_connection: Any, record: Any) -> None:
+        if record is not None:
+            record.info[_RETURNED] = monotonic()
+
+    @_pinging
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        returned = record.info.get(_RETURNED)
+        if returned is not None and monotonic() - returned <= after:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # noqa: BLE001 - any failure: not usable
+            # the pool drops this connection and checks out a new one
+            raise sa.exc.DisconnectionError(f"an idle connection is gone: {exc}") from exc
+
+    with CONFIGURING:
+        if not any(getattr(fn, "_entityworks_ping", False)
+                   for fn in engine.pool.dispatch.checkout):
+            event.listen(engine, "connect", connect)
+            event.listen(engine, "checkin", checkin)
+            event.listen(engine, "checkout", checkout)
+
+
+def configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool,
+                     pings: bool = False) -> None:
     """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
     share it: SQLite pragmas and transactions that the Store begins itself; MariaDB's strict
-    ``sql_mode`` and binary collation.
+    ``sql_mode`` and binary collation; with ``pings``, the ping of connections checked
+    out after idleness (see :func:`ping_idle`) on a database server.
 
     The store's own engines set up each new connection. An engine given to
     ``Store(engine=...)`` may hold connections made before: each is set up when it is first
     checked out (its pool record remembers it).
     """
-    setup = for_name(engine.dialect.name).connection_setup(engine, busy_timeout,
-                                                           adopted=adopted)
+    backend = for_name(engine.dialect.name)
+    if pings and backend.pings_idle:
+        ping_idle(engine)
+    setup = backend.connection_setup(engine, busy_timeout, adopted=adopted)
     if setup is None:
         return
 
@@ -203,4 +250,5 @@ def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: 
                                                                     busy_timeout)
     return _create_engine(url, kwargs)
 
-__all__ = ["adopted_url", "checked_options", "configure_engine", "make_engine", "normalise_url"]
+__all__ = ["PING_AFTER_IDLE", "adopted_url", "checked_options", "configure_engine",
+           "make_engine", "normalise_url", "ping_idle"]

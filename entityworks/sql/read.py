@@ -35,7 +35,8 @@ def get(db: Database, point: PointPath, cls: type, key: Any) -> Any:
     if raw is not None and key is not None:
         return point.get(raw, model, key)
     stmt = sa.select(model.table).where(key_condition(model, key)).limit(1)
-    return next(iter(_iterate(db, model, stmt)), None)
+    # one row: no server-side cursor (DECLARE, FETCH, CLOSE) to stream it
+    return next(iter(_iterate(db, model, stmt, stream=False)), None)
 
 
 def select(db: Database, cls: type, where: Any = None, order_by: Any = None,
@@ -176,12 +177,13 @@ def _select_stmt(db: Database, model: BoundModel, where: Any, order_by: Any, lim
 
 
 def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
-             conn: sa.Connection | None = None, *, decode: bool = True
+             conn: sa.Connection | None = None, *, decode: bool = True, stream: bool = True
              ) -> Iterator[list[tuple[Any, ...]]]:
-    """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them)."""
+    """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them);
+    ``stream=False``: never on a server-side cursor (a one-row read)."""
     if conn is None:
         with db.connection() as own:
-            yield from _batches(db, model, stmt, own, decode=decode)
+            yield from _batches(db, model, stmt, own, decode=decode, stream=stream)
         return
     read = model.codec.read if decode else None
     raw = db.backend.raw_rows
@@ -190,7 +192,7 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
     # Options for this statement only: ``Connection.execution_options`` would change the
     # connection itself, and a later SAVEPOINT would then be sent as a cursor.
     options: dict[str, Any] = {}
-    if db.backend.streams(bool(model.children)):
+    if stream and db.backend.streams(bool(model.children)):
         options = {"stream_results": True, "max_row_buffer": FETCH}
     with db.reading(model):
         result = conn.execute(stmt, execution_options=options)
@@ -209,11 +211,12 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
         result.close()
 
 
-def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]]) -> Iterator[Any]:
+def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *,
+             stream: bool = True) -> Iterator[Any]:
     cls = model.cls
     # One connection for the rows and their children (an in-memory database has only one).
     with db.connection() as conn:
-        for batch in _batches(db, model, stmt, conn):
+        for batch in _batches(db, model, stmt, conn, stream=stream):
             if model.plain:
                 yield from starmap(cls, batch)
             else:

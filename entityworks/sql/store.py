@@ -92,13 +92,17 @@ class Store:
             self._own_engine = True
             self.engine = make_engine(self.url, echo, checked_options(engine_options, self.url),
                                       busy_timeout)
-        configure_engine(self.engine, busy_timeout, adopted=not self._own_engine)
+        # the store's own engine pings connections after idleness, unless the options set
+        # pool_pre_ping themselves
+        configure_engine(self.engine, busy_timeout, adopted=not self._own_engine,
+                         pings=self._own_engine and "pool_pre_ping" not in (
+                             engine_options or {}))
         watch(self.engine)
         store_logger.debug("store on %s%s", self.url.render_as_string(hide_password=True),
                            "" if self._own_engine else " (engine given)")
         self.dialect: sa.Dialect = self.engine.dialect
         self._db = Database(self.url, self.engine, self.registry)
-        # Single-row calls on an SQLite file run on a raw connection kept per thread.
+        # Single-row calls run in one statement on a driver connection kept per thread.
         self._point = PointPath(self._db)
 
     # -- lifecycle -----------------------------------------------------------------------

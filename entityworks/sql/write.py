@@ -247,7 +247,7 @@ def update(db: Database, point: PointPath, target: Any, values: Mapping[str, Any
     :func:`_update_where`.
     """
     if isinstance(target, type):
-        return _update_where(db, target, values, where)
+        return _update_where(db, point, target, values, where)
     if values is not None or where is not None:
         raise EntityworksError(
             "update(instance) writes the fields of the instance; values= and where= are "
@@ -281,7 +281,8 @@ def update(db: Database, point: PointPath, target: Any, values: Mapping[str, Any
     return None
 
 
-def _update_where(db: Database, cls: type, values: Mapping[str, Any] | None, where: Any) -> int:
+def _update_where(db: Database, point: PointPath, cls: type, values: Mapping[str, Any] | None,
+                  where: Any) -> int:
     """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
 
     Every value goes through its column's registry rule and codec, as an inserted one
@@ -294,6 +295,11 @@ def _update_where(db: Database, cls: type, values: Mapping[str, Any] | None, whe
         raise EntityworksError(
             "update(cls, values=...) needs where=...; pass where={} to update every row")
     assignments = _update_assignments(db, model, values)
+    key = _where_key(model, where)
+    if key is not None:  # exactly one row's key: one statement, as update(obj)
+        done = point.update_key(model, assignments, key)
+        if done is not None:
+            return done
     table = model.table
     stmt = table.update().values(assignments)
     condition = where_clause(db, model, where)
@@ -370,6 +376,11 @@ def delete(db: Database, point: PointPath, target: Any, *, where: Any = None) ->
         if where is None:
             raise EntityworksError(
                 "delete(cls) needs where=...; pass where={} to delete every row")
+        key = _where_key(model, where)
+        if key is not None:  # exactly one row's key: one statement, as delete(obj)
+            done = point.delete_key(model, key)
+            if done:
+                return done - 1
         condition = where_clause(db, model, where)
     else:
         if where is not None:
@@ -399,6 +410,21 @@ def delete(db: Database, point: PointPath, target: Any, *, where: Any = None) ->
             # The savepoint (or transaction) of this call rolls back: child rows stay.
             raise WriteError(f"{model.schema.name}: cannot delete: {error_text(exc)}; "
                              "nothing was deleted", table=model.schema.name) from exc
+
+
+def _where_key(model: BoundModel, where: Any) -> Any:
+    """The key value of a ``where`` that is exactly ``{key: value}`` for the single key,
+    the value of the key's own type (an ``int`` for an ``int`` key); else None."""
+    if type(where) is not dict or len(where) != 1:
+        return None
+    column = model.schema.primary_key
+    if column is None or model.schema.composite:
+        return None
+    native = column.info.native
+    value = where.get(column.name)
+    if native is None or type(value) is not native:
+        return None
+    return value
 
 
 def _model_for(db: Database, objs: Sequence[Any]) -> BoundModel:

@@ -93,12 +93,17 @@ class Dialect:
     key_only_rows_one_by_one: bool = False
     #: An upsert that fails on its guard is explained by :func:`locate.unique_clash`.
     upsert_guarded: bool = False
+    #: A connection idle for a while is pinged before it is used again (a server that
+    #: restarted meanwhile has closed it); not an SQLite file, which has no server.
+    pings_idle: bool = True
 
     # -- engine --------------------------------------------------------------------------
     def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
                          busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
         """The URL and ``create_engine`` arguments of the Store's own engine."""
-        return url, {"echo": echo, "pool_pre_ping": True, **options}
+        # no pre-ping per checkout: connections idle for a while are pinged instead (see
+        # engine.configure_engine), unless the options say otherwise
+        return url, {"echo": echo, **options}
 
     def refused_option(self, name: str, url: sa.URL) -> str | None:
         """Why the ``engine_options`` entry ``name`` is the Store's to set, or None."""
@@ -127,8 +132,12 @@ class Dialect:
         return None
 
     def point_path(self, url: sa.URL) -> bool:
-        """One-row calls may run on a raw connection kept per thread (SQLite files)."""
+        """One-row calls may run in one statement on a driver connection kept per thread
+        (see :mod:`..point`)."""
         return False
+
+    def point_connection(self, dbapi_connection: Any) -> None:
+        """Make a connection of the point path commit each statement as it runs."""
 
     # -- tables --------------------------------------------------------------------------
     def check_names(self, schema: TableSchema) -> None:

@@ -172,6 +172,12 @@ class MariaDB(Dialect):
     def refuses_value(self, value: Any) -> bool:
         return isinstance(value, float) and not math.isfinite(value)
 
+    def point_path(self, url: sa.URL) -> bool:
+        return True
+
+    def point_connection(self, dbapi_connection: Any) -> None:
+        dbapi_connection.autocommit(True)  # PyMySQL: each statement commits as it runs
+
     def streams(self, children: bool) -> bool:
         # its server-side cursor cannot share the connection with the child queries
         return not children

@@ -52,5 +52,11 @@ class PostgreSQL(Dialect):
     def refuses_value(self, value: Any) -> bool:
         return isinstance(value, str) and "\x00" in value
 
+    def point_path(self, url: sa.URL) -> bool:
+        return True
+
+    def point_connection(self, dbapi_connection: Any) -> None:
+        dbapi_connection.autocommit = True  # psycopg: no BEGIN before a one-row statement
+
 
 __all__ = ["LOCK_KEY", "PostgreSQL"]

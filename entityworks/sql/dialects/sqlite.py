@@ -61,6 +61,7 @@ class SQLite(Dialect):
     strict_numbers = True
     keeps_decimal_scale: bool = False
     no_limit: int | None = -1
+    pings_idle = False
 
     def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
                          busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
@@ -149,6 +150,11 @@ class SQLite(Dialect):
 
     def point_path(self, url: sa.URL) -> bool:
         return not memory(url) and "mode=memory" not in str(url)
+
+    def point_connection(self, dbapi_connection: Any) -> None:
+        # the set-up left it in autocommit (isolation_level None): a write statement takes
+        # the write lock as it starts, waiting up to the busy timeout
+        dbapi_connection.isolation_level = None
 
     def live_columns(self, conn: sa.Connection, schema: TableSchema, names: Sequence[str]
                      ) -> dict[str, dict[str, str]]:
