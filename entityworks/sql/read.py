@@ -179,11 +179,32 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
              conn: sa.Connection | None = None, *, decode: bool = True
              ) -> Iterator[list[tuple[Any, ...]]]:
     """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them)."""
+    if not decode or model.codec.read is None:
+        yield from _fetched(db, model, stmt, conn)  # type: ignore[misc]  # DB-API rows
+        return
+    columns = model.codec.columns
+    assert columns is not None
+    for batch in _fetched(db, model, stmt, conn):
+        yield list(zip(*columns(batch), strict=True))
+
+
+def _column_batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
+                    conn: sa.Connection) -> Iterator[list[Sequence[Any]]]:
+    """The decoded schema columns of ``stmt``'s rows, a fetch at a time: each column
+    decoded as a whole (``RowCodec.columns``), companions joined column by column."""
+    columns = model.codec.columns
+    assert columns is not None
+    for batch in _fetched(db, model, stmt, conn):
+        yield columns(batch)
+
+
+def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
+             conn: sa.Connection | None = None) -> Iterator[Sequence[Sequence[Any]]]:
+    """Rows of ``stmt`` as the driver gives them, a fetch at a time."""
     if conn is None:
         with db.connection() as own:
-            yield from _batches(db, model, stmt, own, decode=decode)
+            yield from _fetched(db, model, stmt, own)
         return
-    read = model.codec.read if decode else None
     raw = db.backend.raw_rows
     # A server-side cursor streams where the dialect has one that can share the connection
     # with the child queries of the same rows (see Dialect.streams).
@@ -202,9 +223,7 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
             batch = fetch(FETCH)
             if not batch:
                 break
-            if read is not None:
-                batch = list(map(read, batch))
-            yield batch  # type: ignore[misc]  # DB-API rows: tuples, or Rows (tuples too)
+            yield batch  # DB-API rows: tuples, or Rows (tuples too)
     finally:
         result.close()
 
@@ -213,6 +232,10 @@ def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]])
     cls = model.cls
     # One connection for the rows and their children (an in-memory database has only one).
     with db.connection() as conn:
+        if model.plain and model.codec.read is not None:  # built from decoded columns
+            for columns in _column_batches(db, model, stmt, conn):
+                yield from map(cls, *columns)
+            return
         for batch in _batches(db, model, stmt, conn):
             if model.plain:
                 yield from starmap(cls, batch)
