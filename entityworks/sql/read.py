@@ -188,16 +188,6 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
         yield list(zip(*columns(batch), strict=True))
 
 
-def _column_batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
-                    conn: sa.Connection) -> Iterator[list[Sequence[Any]]]:
-    """The decoded schema columns of ``stmt``'s rows, a fetch at a time: each column
-    decoded as a whole (``RowCodec.columns``), companions joined column by column."""
-    columns = model.codec.columns
-    assert columns is not None
-    for batch in _fetched(db, model, stmt, conn):
-        yield columns(batch)
-
-
 def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
              conn: sa.Connection | None = None) -> Iterator[Sequence[Sequence[Any]]]:
     """Rows of ``stmt`` as the driver gives them, a fetch at a time."""
@@ -233,8 +223,12 @@ def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]])
     # One connection for the rows and their children (an in-memory database has only one).
     with db.connection() as conn:
         if model.plain and model.codec.read is not None:  # built from decoded columns
-            for columns in _column_batches(db, model, stmt, conn):
-                yield from map(cls, *columns)
+            decode = model.codec.columns
+            assert decode is not None
+            for batch in _fetched(db, model, stmt, conn):
+                with paused_gc():  # a fetch's objects at once, as in _build
+                    objs = list(map(cls, *decode(batch)))
+                yield from objs
             return
         for batch in _batches(db, model, stmt, conn):
             if model.plain:

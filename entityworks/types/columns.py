@@ -30,6 +30,7 @@ from typing import Any
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _NONE = type(None)
+_ZERO = decimal.Decimal(0)  # compared with Decimals, faster than the int 0
 _TZINFO = attrgetter("tzinfo")
 #: Characters of a Decimal's ``str`` that is plain decimal text (no exponent, finite).
 _NOT_PLAIN = str.maketrans("", "", "0123456789.-")
@@ -105,7 +106,7 @@ def decimal_column(values: Sequence[Any]) -> bool:
     texts = list(map(str, present))
     if "".join(texts).translate(_NOT_PLAIN) or max(map(len, texts)) > 30:
         return False
-    if countOf(present, 0):  # a zero: is one negative? (-0 and -0.00 are refused)
+    if countOf(present, _ZERO):  # a zero: is one negative? (-0 and -0.00 are refused)
         return not any(t[0] == "-" for v, t in zip(present, texts, strict=True) if not v)
     return True
 
@@ -129,7 +130,12 @@ def scale_column(values: Sequence[Any]) -> list[Any]:
 
 
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
-    """``format(v, "f")`` of each Decimal (``None`` for None): ``sqltypes.decimal_text``."""
+    """``format(v, "f")`` of each Decimal (``None`` for None): ``sqltypes.decimal_text``.
+    A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""
+    if not has_none(values):
+        texts = list(map(str, values))
+        if "E" not in "".join(texts):
+            return texts
     return [None if v is None else format(v, "f") for v in values]
 
 
@@ -152,7 +158,7 @@ def decimals_as_written(values: Sequence[Any], texts: Sequence[Any],
         except (ArithmeticError, ValueError):
             written = None
         if (written is not None and countOf(map(eq, written, values), True) == len(values)
-                and not (countOf(written, 0) and any(
+                and not (countOf(written, _ZERO) and any(
                     t[0] == "-" for w, t in zip(written, texts, strict=True) if not w))):
             return written
     return [v if v is None else one(v, t) for v, t in zip(values, texts, strict=True)]
