@@ -100,12 +100,16 @@ def encode_fast(model: BoundModel, objs: list[Any], number: RowNumber) -> list[S
     # Tuples by the ten thousand, holding plain values: the collector's passes over them
     # would find nothing (see entityworks._gcpause) and cost a third of the encoding.
     with paused_gc():
-        rows: list[Sequence[Any]] = list(map(row_getter(model), objs))
+        if model.schema.parent is None:  # each column straight from the instances
+            columns: list[Sequence[Any]] = [
+                list(map(attrgetter(model.fields[i]), objs)) for i in model.field_index]
+        else:  # child rows: (parent key, positions..., item)
+            columns = list(zip(*map(row_getter(model), objs), strict=True))
         try:
-            columns = model.codec.encode_columns(list(zip(*rows, strict=True)))
+            encoded = model.codec.encode_columns(columns)
         except Exception:
             return encode_rows(model, objs, number, model.encoders)
-        return list(zip(*columns, strict=True))
+        return list(zip(*encoded, strict=True))
 
 
 def insert_sql(db: Database, model: BoundModel) -> str:
