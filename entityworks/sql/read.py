@@ -181,11 +181,24 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
              ) -> Iterator[list[tuple[Any, ...]]]:
     """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them);
     ``stream=False``: never on a server-side cursor (a one-row read)."""
+    if not decode or model.codec.read is None:
+        yield from _fetched(db, model, stmt, conn, stream=stream)  # type: ignore[misc]
+        return
+    columns = model.codec.columns
+    assert columns is not None
+    for batch in _fetched(db, model, stmt, conn, stream=stream):
+        yield list(zip(*columns(batch), strict=True))
+
+
+def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
+             conn: sa.Connection | None = None, *, stream: bool = True
+             ) -> Iterator[Sequence[Sequence[Any]]]:
+    """Rows of ``stmt`` as the driver gives them, a fetch at a time (``stream=False``: never
+    on a server-side cursor)."""
     if conn is None:
         with db.connection() as own:
-            yield from _batches(db, model, stmt, own, decode=decode, stream=stream)
+            yield from _fetched(db, model, stmt, own, stream=stream)
         return
-    read = model.codec.read if decode else None
     raw = db.backend.raw_rows
     # A server-side cursor streams where the dialect has one that can share the connection
     # with the child queries of the same rows (see Dialect.streams).
@@ -204,9 +217,7 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
             batch = fetch(FETCH)
             if not batch:
                 break
-            if read is not None:
-                batch = list(map(read, batch))
-            yield batch  # type: ignore[misc]  # DB-API rows: tuples, or Rows (tuples too)
+            yield batch  # DB-API rows: tuples, or Rows (tuples too)
     finally:
         result.close()
 
@@ -216,6 +227,14 @@ def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
     cls = model.cls
     # One connection for the rows and their children (an in-memory database has only one).
     with db.connection() as conn:
+        if model.plain and model.codec.read is not None:  # built from decoded columns
+            decode = model.codec.columns
+            assert decode is not None
+            for batch in _fetched(db, model, stmt, conn, stream=stream):
+                with paused_gc():  # a fetch's objects at once, as in _build
+                    objs = list(map(cls, *decode(batch)))
+                yield from objs
+            return
         for batch in _batches(db, model, stmt, conn, stream=stream):
             if model.plain:
                 yield from starmap(cls, batch)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from operator import countOf, itemgetter
 from typing import Any
@@ -31,6 +32,7 @@ import sqlalchemy as sa
 
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
+from ..types.columns import has_nan, has_none
 from .dialects import for_name
 from .dialects.sqlite import SQLiteAny
 from .tables import table_companions
@@ -109,6 +111,25 @@ class RowCodec:
     #: ``encoded_bound`` the same plus the bind processor, for rows the driver gets as they are.
     encoded: list[Processor] = field(default_factory=list)
     encoded_bound: list[Processor] = field(default_factory=list)
+    #: Per schema column, what the bulk path does with a whole column (``fast`` a column
+    #: at a time): ``column -> [SQL column, *companion columns]``, or ``None`` when the
+    #: column goes as it is and has no companion. See :func:`_column_step`.
+    fast_columns: list[ColumnStep | None] = field(default_factory=list)
+    #: ``(schema index, check_column)`` of the columns whose values, when that check
+    #: passes, go to a binary COPY as they are; ``None`` when some column needs more
+    #: (a bind processor, a companion): then no COPY straight from the instances.
+    copy_checks: list[tuple[int, Callable[[Sequence[Any]], bool]]] | None = None
+
+    def encode_columns(self, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        """The SQL columns of the schema ``columns`` (each through ``fast_columns``).
+        Raises whatever a value's rule raises (the caller then locates it row by row)."""
+        out: list[Sequence[Any]] = []
+        for column, step in zip(columns, self.fast_columns, strict=True):
+            if step is None:
+                out.append(column)
+            else:
+                out += step(column)
+        return out
 
     def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
@@ -145,6 +166,11 @@ class RowCodec:
                     if found != total and not (
                             nullable and found + column.count(none) == total):
                         raise GateRefused(self.fields[i], start)
+            if self.copy_checks:
+                values = list(chain.from_iterable(rows))
+                for i, check in self.copy_checks:
+                    if not check(values[i::width]):
+                        raise GateRefused(self.fields[i], start)
             yield rows
 
 
@@ -156,6 +182,76 @@ class GateRefused(Exception):
         super().__init__(f"column {field!r}: a value of another type in the rows from "
                          f"{chunk_start}")
         self.field = field
+
+
+ColumnStep = Callable[[Sequence[Any]], list[Sequence[Any]]]
+ColumnFn = Callable[[Sequence[Any]], Sequence[Any]]
+
+
+def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
+    """``fn`` of each non-None value of a column, ``None`` kept."""
+    if has_none(values):
+        return [None if v is None else fn(v) for v in values]
+    return list(map(fn, values))
+
+
+def _bind_column(impl: Any, bind: Processor, dialect: sa.Dialect) -> ColumnFn | None:
+    """The bind processor ``bind`` of the type ``impl`` for a whole column of checked
+    values: the type's own column form (``bind_column``, the types of :mod:`.sqltypes`),
+    none where checked values bind as they are, else ``bind`` value by value."""
+    if bind is None:
+        return None
+    own = getattr(impl, "bind_column", None)
+    if own is not None:
+        fn: ColumnFn | None = own(dialect)
+        return fn
+    if isinstance(impl, sa.Boolean) and dialect.supports_native_boolean:
+        return None  # its processor returns an exact bool as it is
+    return partial(_each, bind)
+
+
+def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: ColumnFn | None,
+                 exact: bool, parts: tuple[Companion, ...]) -> ColumnStep | None:
+    """What the bulk path does with one whole schema column.
+
+    ``fast`` / ``full``: the per-value processors (the bulk path's, the complete one).
+    ``exact``: when ``info.check_column`` passes, the column is what ``full`` checks
+    (``check(v) is v``), so only ``store`` (the bind processor, a column at a time)
+    remains. Otherwise ``fast`` value by value, as before. Companions come from the
+    checked values (a column at a time where the companion has ``split_column``).
+    """
+    check_column = info.check_column if exact else None
+    if fast is None and not parts:
+        return None
+
+    def companions(checked: Sequence[Any]) -> list[Sequence[Any]]:
+        return [p.split_column(checked) if p.split_column is not None
+                else _each(p.split, checked) for p in parts]
+
+    def per_value(column: Sequence[Any]) -> list[Sequence[Any]]:
+        main = column if fast is None else list(map(fast, column))
+        if not parts:
+            return [main]
+        return [main, *companions(_each(info.checked, column))]
+
+    if fast is not None and fast is not full:  # SQLite's NaN refusal (``_fast``)
+        def nan_refused(column: Sequence[Any]) -> list[Sequence[Any]]:
+            if has_nan(column):
+                return per_value(column)
+            return [column, *companions(column)] if parts else [column]
+
+        return nan_refused
+    if check_column is None:
+        return per_value
+    checked_column = check_column
+
+    def column_at_a_time(column: Sequence[Any]) -> list[Sequence[Any]]:
+        if not checked_column(column):
+            return per_value(column)
+        main = column if store is None or fast is None else store(column)
+        return [main, *companions(column)] if parts else [main]
+
+    return column_at_a_time
 
 
 def _copy_types(table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
@@ -226,6 +322,9 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     encoded_bound: list[Processor] = []
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = []
     any_parts = False
+    steps: list[ColumnStep | None] = []
+    whole_columns: dict[int, ColumnFn] = {}
+    copy_checks: list[tuple[int, Callable[[Sequence[Any]], bool]]] | None = []
     for c in schema.columns:
         info = c.info
         bind = impls[c.name].bind_processor(dialect)
@@ -257,6 +356,19 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         registry.append(skip_none(to_db))
         checked.append(full)
         fast.append(_fast(c, strict, copy_types is not None, full, any_column))
+        # a column at a time: exact when the rule is the registry's whole codec and no
+        # check of the dialect's own follows it
+        exact = (info.check_column is not None and rule(info) is info.check
+                 and post is None)
+        store = _bind_column(impl, bind, dialect) if exact else None
+        steps.append(_column_step(info, fast[-1], full, store, exact, parts))
+        if copy_checks is not None and fast[-1] is not None:
+            if exact and store is None and not parts and fast[-1] is full:
+                copy_checks.append((len(fast) - 1, info.check_column))  # type: ignore[arg-type]
+            else:
+                copy_checks = None
+        elif parts:
+            copy_checks = None
         any_parts = any_parts or bool(parts)
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
@@ -269,6 +381,15 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         decoders.append((main, from_db))
         if info.from_db_many is not None:
             many[main] = (result, info.from_db_many)
+        elif from_db is not None:  # a whole column at a time
+            own = getattr(impls[c.name], "result_column", None) if backend.raw_rows else None
+            whole = own(dialect) if own is not None else None
+            if whole is not None and info.from_db is None:
+                whole_columns[main] = whole
+            elif result is None and info.from_db is not None:
+                whole_columns[main] = partial(_each, info.from_db)
+            else:
+                whole_columns[main] = partial(_each, from_db)
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
     active = [(i, d) for i, d in decoders if d is not None]
     # int and float: psycopg also packs a numpy int, a bool, a Decimal (anything with
@@ -282,8 +403,10 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     read = _read(active, plan if any_parts else None)
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None, read, copy_types, gates,
-                    _columns(len(fields), active, many, read if any_parts else None),
-                    encoded, encoded_bound)
+                    _columns(len(fields), active, many, whole_columns,
+                             plan if any_parts else None),
+                    encoded, encoded_bound, steps,
+                    copy_checks if copy_types is not None else None)
 
 
 def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
@@ -341,33 +464,49 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
 
 def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
              many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
-             read: Callable[[Sequence[Any]], tuple[Any, ...]] | None
+             whole: dict[int, ColumnFn],
+             plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] | None
              ) -> Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]]:
-    """The ``columns`` function of a codec: ``read`` row by row when companions join
-    columns, otherwise each decoded column as a whole (no per-row dispatch)."""
-
-    def by_rows(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
-        assert read is not None
-        return list(zip(*map(read, rows), strict=True)) if rows else [()] * width
+    """The ``columns`` function of a codec: SQL rows -> decoded schema columns, a column
+    at a time (``whole``: each column's decoder; ``many``: a type's ``from_db_many``),
+    the companions joined column by column (``Companion.join_column``), as ``read``
+    decodes a row."""
+    joins = None if plan is None else [
+        (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan]
 
     def columns(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         if not rows:
             return [()] * width
         out: list[Sequence[Any]] = list(zip(*rows, strict=True))
         for i, dec in active:
+            if i in whole:
+                out[i] = whole[i](out[i])
+                continue
             if i not in many:
                 out[i] = list(map(dec, out[i]))
                 continue
-            first, whole = many[i]
+            first, every = many[i]
             values = out[i] if first is None else list(map(first, out[i]))
-            if None not in values:
-                out[i] = whole(values)
+            if not has_none(values):
+                out[i] = every(values)
                 continue
             at = [k for k, v in enumerate(values) if v is not None]
             column = list(values)
-            for k, v in zip(at, whole([values[k] for k in at]), strict=True):
+            for k, v in zip(at, every([values[k] for k in at]), strict=True):
                 column[k] = v
             out[i] = column
-        return out
+        if joins is None:
+            return out
+        joined: list[Sequence[Any]] = []
+        for main, parts in joins:
+            values = out[main]
+            for j, part in parts:
+                if part.join_column is not None:
+                    values = part.join_column(values, out[j])
+                else:
+                    values = [v if v is None else part.join(v, p)
+                              for v, p in zip(values, out[j], strict=True)]
+            joined.append(values)
+        return joined
 
-    return by_rows if read is not None else columns
+    return columns

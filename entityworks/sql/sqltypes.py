@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Callable, Sequence
+from functools import partial
+from operator import countOf, methodcaller
 from typing import Any, cast
 
 import sqlalchemy as sa
 
+from ..types.columns import has_none
 from .dialects import Dialect, for_name, names_where
 
 #: Dialects that store an instant as naive UTC (MariaDB and MySQL).
@@ -217,7 +221,42 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
         return (decimal_from_key(value) if for_name(dialect.name).text_values
                 else decimal.Decimal(value))
 
+    def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        """The bind processor of a whole column of checked Decimals (``None``: the
+        values are bound as they are)."""
+        if for_name(dialect.name).text_values:
+            return decimal_keys
+        return _impl_column(self, dialect)
 
+    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        """The result processor of a whole column (raw SQLite rows: the keys)."""
+        if for_name(dialect.name).text_values:
+            return decimals_from_keys
+        return None
+
+
+#: A whole column -> its processed values (``None`` stays ``None``).
+ColumnProcessor = Callable[[Sequence[Any]], Sequence[Any]]
+_ISO_MICROSECONDS = methodcaller("isoformat", " ", "microseconds")
+
+
+def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
+    """``fn`` of each value of a column, ``None`` kept."""
+    if has_none(values):
+        return [None if v is None else fn(v) for v in values]
+    return list(map(fn, values))
+
+
+def _impl_column(decorator: sa.types.TypeDecorator[Any], dialect: sa.Dialect
+                 ) -> ColumnProcessor | None:
+    """A decorator that passes its values through: its implementation's bind processor."""
+    impl = decorator.impl_instance.dialect_impl(dialect) if hasattr(
+        decorator, "impl_instance") else None
+    fn = impl.bind_processor(dialect) if impl is not None else None
+    return None if fn is None else partial(_each, fn)
+
+
+_ZERO = decimal.Decimal(0)
 _KEY_DIGITS = 35  # digits before the point in a key: DECIMAL(65, 30)'s 35
 _NINES = str.maketrans("0123456789", "9876543210")
 
@@ -248,6 +287,24 @@ def decimal_key(value: decimal.Decimal) -> str:
     return "-" + integer.translate(_NINES) + tail.translate(_NINES) + "~"
 
 
+def decimal_keys(values: Sequence[Any]) -> list[Any]:
+    """:func:`decimal_key` of each Decimal of a column (``None`` for None), the values
+    checked by the registry's rule (at most 35 digits before the point and 30 after).
+
+    Each value is written once, in C, with its sign (a space for a positive number) and
+    35 + 30 digits (``format(v, " 067.30f")``: exact, since no value has more places),
+    trailing zeros dropped; the nines' complement of the negative ones is taken for the
+    whole column in one ``str.translate``. Zeros go through :func:`decimal_key`."""
+    if has_none(values) or countOf(values, _ZERO):
+        return [None if v is None else decimal_key(v) for v in values]
+    texts = [format(v, " 067.30f").rstrip("0").rstrip(".") for v in values]
+    joined = "\n".join(texts)
+    if "-" not in joined:
+        return [t[1:] for t in texts]
+    complements = joined.translate(_NINES).split("\n")
+    return [t[1:] if t[0] == " " else c + "~" for t, c in zip(texts, complements, strict=True)]
+
+
 def decimal_text(value: decimal.Decimal) -> str:
     """Plain decimal text with the exponent kept (``1.50``, ``-0.0000001``; never ``1E-7``),
     the form ``sqlite3``, Datasette, pandas and SQL's ``sum()`` read as the number."""
@@ -259,6 +316,21 @@ def decimal_from_key(key: str) -> decimal.Decimal:
     if key.startswith("-") and key.endswith("~"):
         return decimal.Decimal("-" + key[1:-1].translate(_NINES))
     return decimal.Decimal(key)
+
+
+def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
+    """:func:`decimal_from_key` of each key of a column (``None`` kept); a negative key's
+    nines' complement taken for the whole column in one ``str.translate``."""
+    if countOf(map(type, keys), str) != len(keys):
+        return [None if k is None else decimal_from_key(k) for k in keys]
+    joined = "\n".join(keys)
+    if "~" not in joined:
+        return list(map(decimal.Decimal, keys))
+    complements = joined.translate(_NINES).split("\n")
+    if len(complements) != len(keys):  # a key holding a line break (not one of ours)
+        return [decimal_from_key(k) for k in keys]
+    return [decimal.Decimal("-" + c[1:-1]) if k[0] == "-" and k[-1] == "~"
+            else decimal.Decimal(k) for k, c in zip(keys, complements, strict=True)]
 
 
 def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
@@ -314,11 +386,34 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
             return value
         return self.from_iso(value)
 
+    def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        """The bind processor of a whole column of checked values (``None``: bound as
+        they are)."""
+        if not for_name(dialect.name).text_values:
+            return _impl_column(self, dialect)
+        return partial(_each, self.to_iso)
+
+    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        """The result processor of a whole column (raw SQLite rows: the ISO text)."""
+        if not for_name(dialect.name).text_values:
+            return None
+        return partial(_each, self.from_iso)
+
 
 class NaiveDateTime(_SQLiteText):
     """Naive timestamp with microseconds on every backend."""
 
     cache_ok: bool | None = True
+
+    def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        if not for_name(dialect.name).text_values:
+            return _impl_column(self, dialect)
+        return partial(_each, _ISO_MICROSECONDS)
+
+    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        if not for_name(dialect.name).text_values:
+            return None
+        return partial(_each, dt.datetime.fromisoformat)
 
     def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
         return dialect.naive_datetime()

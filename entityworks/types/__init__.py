@@ -5,6 +5,8 @@
 * :mod:`.scalars`: int, float, str, bool, bytes, Decimal, the datetimes, UUID and Enum.
 * :mod:`.json`: list, dict and tuple fields and nested dataclasses, stored as JSON text.
 * :mod:`.arrays`: NumPy arrays, stored as ``.npy`` bytes.
+* :mod:`.columns`: the built-in rules a whole column at a time, for bulk writers and
+  readers (``TypeInfo.check_column``, ``Companion.split_column`` / ``join_column``).
 * :mod:`.encoding`: the error naming the value a writer could not encode.
 * :mod:`.default`: the default registry built from them.
 

@@ -69,6 +69,12 @@ class Companion:
     #: The companions a table built before this one existed has instead; its field's own
     #: column then has the field's name (see ``tables.layout``).
     older: tuple[Companion, ...] = ()
+    #: ``split`` of a whole column of checked values (``None`` giving ``None``), for bulk
+    #: writers (see :mod:`.columns`); ``None``: ``split`` value by value.
+    split_column: Callable[[Sequence[Any]], list[Any]] | None = None
+    #: ``join`` of whole columns (``join_column(mains, parts)``, a ``None`` main staying
+    #: ``None``), for bulk readers; ``None``: ``join`` value by value.
+    join_column: Callable[[Sequence[Any], Sequence[Any]], list[Any]] | None = None
 
     def column(self, name: str) -> str:
         """The companion's column name for the field column ``name`` (its key, for one
@@ -139,6 +145,10 @@ class TypeInfo:
     #: The stored form, when SQL cannot compare it by value ("packed bytes"): filters refuse
     #: comparisons on such columns. JSON text and ``.npy`` bytes are known without it.
     encoded_as: str | None = None
+    #: ``check`` a whole column at a time: ``check_column(values)`` is True when every
+    #: non-None value passes ``check`` unchanged; False only means "apply ``check`` value by
+    #: value" (which converts or refuses). Bulk writers use it (see :mod:`.columns`).
+    check_column: Callable[[Sequence[Any]], bool] | None = None
 
     def companions_for(self, target: str) -> tuple[Companion, ...]:
         """The companions of this type on ``target`` (a dialect name or :data:`ARROW`)."""

@@ -65,6 +65,10 @@ class Dialect:
     raw_rows: bool = False
     #: Rows are inserted by a binary COPY (PostgreSQL).
     copies: bool = False
+    #: ``insert_many`` sends its rows (encoded a column at a time, bind processors
+    #: applied) to the raw driver cursor's ``executemany`` with the INSERT compiled once;
+    #: a refused batch goes again through SQLAlchemy, which locates the row (MariaDB).
+    raw_inserts: bool = False
     #: SQLite's STRICT tables: a column whose values have one storage class is ANY with a
     #: CHECK on ``typeof`` (the driver binds such values itself), a length is a CHECK, and
     #: child tables of a compact root are WITHOUT ROWID.

@@ -51,6 +51,7 @@ class MariaDB(Dialect):
     key_only_rows_one_by_one = True
     upsert_guarded = True
     naive_utc = True
+    raw_inserts = True
     script_driver = "pymysql"
     native_paramstyle = "pyformat"
 

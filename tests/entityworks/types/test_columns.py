@@ -1,0 +1,144 @@
+"""The column-at-a-time checks and codecs (entityworks.types.columns, the column forms in
+sql.sqltypes) against their oracles: the per-value rules and codecs they stand for.
+
+A column check may say "not certain" (False) for a column the rule accepts, never "passes
+unchanged" for a column the rule refuses or converts; the column codecs equal the
+per-value ones value for value."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import enum
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from entityworks.sql import sqltypes
+from entityworks.types import columns, scalars
+
+D = decimal.Decimal
+
+
+class Small(enum.IntEnum):
+    ONE = 1
+
+
+class Text(str):
+    pass
+
+
+def unchanged_by(check: Any, values: list[Any]) -> bool:
+    """The oracle: every non-None value passes ``check`` and comes back as itself."""
+    for v in values:
+        if v is None:
+            continue
+        try:
+            if check(v) is not v:
+                return False
+        except (TypeError, ValueError, OverflowError):
+            return False
+    return True
+
+
+ANY_VALUE = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=5),
+    st.decimals(allow_nan=True, allow_infinity=True), st.datetimes(),
+    st.datetimes(timezones=st.just(dt.UTC)), st.just(Small.ONE), st.just(Text("x")),
+    st.just("\ud800"), st.just(D("-0")), st.just(D("1E+2")), st.just(D("1E-7")),
+)
+
+PAIRS = [(columns.int_column, scalars.check_int), (columns.float_column, scalars.check_float),
+         (columns.bool_column, scalars.check_bool), (columns.str_column, scalars.check_str),
+         (columns.decimal_column, scalars.check_decimal),
+         (columns.naive_datetime_column, scalars.check_datetime)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ANY_VALUE, max_size=8))
+def test_a_passing_column_is_what_the_rule_leaves_unchanged(values: list[Any]) -> None:
+    for column_check, check in PAIRS:
+        if column_check(values):
+            assert unchanged_by(check, values), (column_check.__name__, values)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.decimals(allow_nan=False, allow_infinity=False)),
+                max_size=10))
+def test_decimal_column_passes_plain_valid_values(values: list[Any]) -> None:
+    present = [v for v in values if v is not None]
+    if unchanged_by(scalars.check_decimal, values) and all(
+            "E" not in str(v) and len(str(v)) <= 30 for v in present):
+        assert columns.decimal_column(values)
+
+
+def test_common_columns_pass() -> None:
+    assert columns.int_column([1, 2, None, -2**63, 2**63 - 1])
+    assert not columns.int_column([2**63])
+    assert not columns.int_column([True])
+    assert columns.float_column([1.0, -0.0, math.nan, None])
+    assert not columns.float_column([1])
+    assert columns.str_column(["a", "é", None])
+    assert not columns.str_column(["\udcff"])
+    assert columns.decimal_column([D("1.50"), D("-2.25"), D("0.00"), None])
+    assert not columns.decimal_column([D("-0.00")])
+    assert not columns.decimal_column([D("1E+2")])
+    assert columns.naive_datetime_column([dt.datetime(2024, 1, 1), None])
+    assert not columns.naive_datetime_column([dt.datetime(2024, 1, 1, tzinfo=dt.UTC)])
+
+
+DECIMALS = st.decimals(allow_nan=False, allow_infinity=False).filter(
+    lambda d: unchanged_by(scalars.check_decimal, [d]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), DECIMALS), max_size=10))
+def test_decimal_keys_and_back(values: list[Any]) -> None:
+    keys = sqltypes.decimal_keys(values)
+    assert keys == [None if v is None else sqltypes.decimal_key(v) for v in values]
+    assert sqltypes.decimals_from_keys(keys) == [
+        None if k is None else sqltypes.decimal_from_key(k) for k in keys]
+    assert columns.decimal_text_column(values) == [
+        None if v is None else sqltypes.decimal_text(v) for v in values]
+    assert columns.scale_column(values) == [
+        None if v is None else -v.as_tuple().exponent for v in values]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(DECIMALS, st.one_of(
+    st.none(), st.text(alphabet="0123456789.-E ", max_size=8),
+    DECIMALS.map(str), DECIMALS.map(lambda d: format(d, "f")))), max_size=8))
+def test_decimals_as_written_is_the_per_value_join(pairs: list[tuple[Any, Any]]) -> None:
+    values = [v for v, _ in pairs]
+    texts = [t for _, t in pairs]
+    # the join sees the number read from the key: the text of the same number, or another
+    texts = [format(v, "f") if i % 2 and t is not None else t
+             for i, (v, t) in enumerate(pairs)]
+    one = scalars._decimal_as_written
+    got = columns.decimals_as_written(values, texts, one)
+    want = [one(v, t) for v, t in zip(values, texts, strict=True)]
+    assert got == want
+    assert [str(g) for g in got] == [str(w) for w in want]  # the exponents too
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(allow_nan=True)), max_size=8))
+def test_negative_zero_column(values: list[Any]) -> None:
+    assert columns.negative_zero_column(values) == [
+        None if v is None else scalars._negative_zero(v) for v in values]
+    assert columns.has_nan(values) == any(v is not None and v != v for v in values)
+
+
+def test_decimals_as_written_common_and_odd_texts() -> None:
+    one = scalars._decimal_as_written
+    values = [D("1.5"), D("-2"), D("0"), D("3")]
+    for texts in (["1.50", "-2.000", "0.00", "3"],     # as written: the fast path
+                  ["1.50", "-2.000", "-0.00", "3"],    # -0.00: refused, the key's 0
+                  ["1.50", "-2.000", "0.00", "4"],     # another number: the key's
+                  ["1.50", "-2.000", "0.00", "3E+0"],  # not plain text
+                  ["1.50", None, "0.00", "3"]):        # a missing text
+        got = columns.decimals_as_written(values, texts, one)
+        want = [one(v, t) for v, t in zip(values, texts, strict=True)]
+        assert [str(g) for g in got] == [str(w) for w in want], texts
