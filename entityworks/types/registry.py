@@ -69,6 +69,9 @@ class Companion:
     #: The companions a table built before this one existed has instead; its field's own
     #: column then has the field's name (see ``tables.layout``).
     older: tuple[Companion, ...] = ()
+    #: ``split`` of a whole column (a list of checked, non-None values) at once, for
+    #: companions whose values are cheaper to find together; ``None``: value by value.
+    split_column: Callable[[Sequence[Any]], list[Any]] | None = None
 
     def column(self, name: str) -> str:
         """The companion's column name for the field column ``name`` (its key, for one
@@ -139,6 +142,11 @@ class TypeInfo:
     #: The stored form, when SQL cannot compare it by value ("packed bytes"): filters refuse
     #: comparisons on such columns. JSON text and ``.npy`` bytes are known without it.
     encoded_as: str | None = None
+    #: ``check`` a column at a time: ``check_column(values)`` (a list without ``None``) is
+    #: True only when ``check`` would return every value unchanged, tested at C speed
+    #: (:mod:`.column_checks`); False means "not known", and writers then ``check`` value by
+    #: value, which converts or names the row. ``None``: no column test.
+    check_column: Callable[[Sequence[Any]], bool] | None = None
 
     def companions_for(self, target: str) -> tuple[Companion, ...]:
         """The companions of this type on ``target`` (a dialect name or :data:`ARROW`)."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import UnsupportedTypeError
 from ..sql import sqltypes
+from . import column_checks
 from .registry import ARROW, Companion, TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
 
 # -- value rules: what each built-in type accepts ------------------------------------------
@@ -469,7 +470,8 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
 _OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
                     sqltypes.small_integer, lambda: pyarrow_module().int16())
 _SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, sqltypes.with_scale,
-                   "the exponent", arrow=lambda: pyarrow_module().int8())
+                   "the exponent", arrow=lambda: pyarrow_module().int8(),
+                   split_column=column_checks.decimal_scales)
 #: SQLite has no decimal type: the column named after the field holds the plain decimal
 #: text (``-1.50``, exponent kept), which ``sqlite3``, Datasette and pandas show and SQL's
 #: ``sum()`` adds; entityworks compares, keys and orders by the sortable key
@@ -518,30 +520,35 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
         (bool, TypeInfo("bool", bool, sqltypes.boolean, lambda: pa().bool_(), "xs:boolean",
                         lambda b: "true" if check_bool(b) else "false", _bool_from_text,
                         from_valid_text=_bool_from_valid_text, from_db=bool,
-                        plain_text=True, check=check_bool, native=bool)),
+                        plain_text=True, check=check_bool, native=bool,
+                        check_column=column_checks.exact_type(bool))),
         (int, TypeInfo("int", int, sqltypes.big_integer, lambda: pa().int64(), "xs:long",
                        str, int_from_text, autoincrement=True,
                        xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True,
-                       check=check_int, native=int, sqlite_typeof="integer")),
+                       check=check_int, native=int, sqlite_typeof="integer",
+                       check_column=column_checks.ints)),
         (float, TypeInfo("float", float, sqltypes.double, lambda: pa().float64(), "xs:double",
                          _float_to_text, _float_from_text,
                          xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True,
                          check=check_float, native=float, sqlite_typeof="real",
-                         companions=_float_companions)),
+                         companions=_float_companions,
+                         check_column=column_checks.exact_type(float))),
         (str, TypeInfo("str", str, sqltypes.text, lambda: pa().string(), "xs:string",
                        str, str,
                        xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
-                       check=check_str, native=str, sqlite_typeof="text")),
+                       check=check_str, native=str, sqlite_typeof="text",
+                       check_column=column_checks.strs)),
         (bytes, TypeInfo("bytes", bytes, sqltypes.binary, lambda: pa().binary(),
                          "xs:base64Binary", bytes_to_text, bytes_from_text,
-                         from_db=bytes, plain_text=True, check=check_bytes, native=bytes)),
+                         from_db=bytes, plain_text=True, check=check_bytes, native=bytes,
+                         check_column=column_checks.exact_type(bytes))),
         (decimal.Decimal, TypeInfo(
             "Decimal", decimal.Decimal, sqltypes.ExactDecimal,
             lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
             "xs:decimal", _decimal_to_text, _decimal_from_text, to_db=check_decimal,
             to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
             from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
-            checked_codecs=True,
+            checked_codecs=True, check_column=column_checks.decimals,
             companions=_decimal_companions)),
         (dt.datetime, TypeInfo(
             "datetime", dt.datetime, sqltypes.NaiveDateTime,
@@ -549,6 +556,7 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             lambda v: check_datetime(v).isoformat(), _naive_datetime_from_text,
             to_db=check_datetime, to_arrow=check_datetime, plain_text=True,
             check=check_datetime, checked_codecs=True,
+            check_column=column_checks.naive_datetimes,
             # .NET would otherwise read a naive value as local time and shift it.
             xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
         (AWARE, TypeInfo(
