@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
+from operator import countOf
 from typing import Any, BinaryIO, get_args, get_origin
 
 from lxml import etree
@@ -46,6 +47,41 @@ def _runtime_class(python_type: Any) -> Any:
             return _runtime_class(get_args(python_type)[0])
         return origin
     return python_type
+
+
+_NoneType = type(None)
+
+
+def _column_encoder(info: Any, nullable: bool, plain: bool, inline: bool, open_tag: str,
+                    close_tag: str) -> Callable[[Sequence[Any]], list[str] | None] | None:
+    """One column's texts a column at a time, or ``None`` when the registry has no column
+    test or column text for the type. The encoder answers ``None`` when it cannot vouch for
+    every value (a value the type test does not pass, text that needs escaping or is only
+    whitespace): the value-by-value path then converts, escapes or names the row."""
+    test, texts_of = info.check_column, info.to_text_column
+    if test is None or texts_of is None:
+        return None
+    element = (open_tag + "%s" + close_tag).__mod__
+
+    def encode(values: Sequence[Any]) -> list[str] | None:
+        nulls = countOf(map(type, values), _NoneType) if nullable else 0
+        present = [v for v in values if v is not None] if nulls else values
+        if not test(present):
+            return None
+        texts: list[str] = texts_of(present)
+        if not plain:
+            if _NEEDS_WORK.search("".join(texts)):
+                return None  # markup to escape, or a character XML cannot hold
+            if any(map(str.isspace, texts)):
+                return None  # whitespace only: written with xml:space="preserve"
+        if inline:
+            return texts
+        if not nulls:
+            return list(map(element, texts))
+        it = map(element, texts)
+        return [next(it) if v is not None else "" for v in values]
+
+    return encode
 
 
 class RowFormatter:
@@ -109,7 +145,14 @@ class RowFormatter:
                 return None
             return rule(value)
 
+        column = _column_encoder(info, nullable, plain, inline, open_tag, close_tag) \
+            if extra is None else None
+
         def encode(values: Sequence[Any], first: int) -> list[str]:
+            if column is not None:
+                texts = column(values)
+                if texts is not None:
+                    return texts
             try:
                 if not set(map(type, values)) <= allowed:
                     raise TypeError
@@ -139,7 +182,13 @@ class RowFormatter:
         """Row elements for ``rows``; ``first`` is the index of rows[0] for error messages."""
         if not rows:
             return ""
-        columns = list(zip(*rows, strict=True))
+        return self.format_columns(list(zip(*rows, strict=True)), first)
+
+    def format_columns(self, columns: Sequence[Sequence[Any]], first: int) -> str:
+        """Row elements for rows given as columns (lists of equal length, table column
+        order); ``first`` is the index of the first row for error messages."""
+        if not columns or not columns[0]:
+            return ""
         texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
         return "".join(map(self.template.__mod__, zip(*texts, strict=True)))
 
