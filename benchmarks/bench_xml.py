@@ -10,8 +10,9 @@ f-string per row, the same escaping, the XSD's known bytes) whose output must be
 byte-identical. Import: ``read_xml`` (XSD validation, typed decoding into dataclasses)
 against lxml ``iterparse(schema=XSD)`` building the same objects with the same conversions.
 ``DataFrame.to_xml`` and ``pandas.read_xml`` (no validation, a DataFrame of strings and
-numbers), weak peers, are printed beside. ``--memory`` streams a table of that many rows from a Store to XML and back into a
-fresh Store, each step in its own subprocess, and prints the peak RSS of each.
+numbers), weak peers, are printed beside. ``--memory`` streams a table of that many rows
+from a Store to XML and back into a fresh Store, each step in its own subprocess, and prints
+the peak RSS of each.
 
 ``--datasets`` times the DataSet paths against the single-table ones on the same rows: a
 ``groups`` table (1,000 rows) and an ``items`` table (the 8-column rows, each referring to a
