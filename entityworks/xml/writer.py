@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
-from operator import countOf
+from itertools import compress, count, repeat
+from operator import countOf, is_not
 from typing import Any, BinaryIO, get_args, get_origin
 
 from lxml import etree
@@ -78,8 +80,10 @@ def _column_encoder(info: Any, nullable: bool, plain: bool, inline: bool, open_t
             return texts
         if not nulls:
             return list(map(element, texts))
-        it = map(element, texts)
-        return [next(it) if v is not None else "" for v in values]
+        out = [""] * len(values)  # absent where None; the elements go to the other places
+        deque(map(out.__setitem__, compress(count(), map(is_not, values, repeat(None))),
+                  map(element, texts)), maxlen=0)
+        return out
 
     return encode
 
@@ -93,6 +97,13 @@ class RowFormatter:
         tag = encode_name(schema.name)
         parts = [f"<{tag}>"]
         self.encoders: list[Callable[[Sequence[Any], int], list[str]]] = []
+        #: Per column: its element with a slot for the text, and for a column whose text
+        #: usually needs no escaping (str) and is never absent, the column encoder giving
+        #: bare texts, which the batch's template then wraps (no second pass over them).
+        self._tagged: list[str] = []
+        self._bare: list[Callable[[Sequence[Any]], list[str] | None] | None] = []
+        self._inline: list[bool] = []
+        self._templates: dict[tuple[bool, ...], str] = {}
         for c in schema.columns:
             ctag = encode_name(c.name)
             inline = c.info.plain_text and not c.nullable
@@ -100,6 +111,10 @@ class RowFormatter:
             extra = value_check(column_xsd(schema, c), c.info.python_type)
             self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline,
                                                extra))
+            self._tagged.append(f"<{ctag}>%s</{ctag}>")
+            self._inline.append(inline)
+            self._bare.append(_column_encoder(c.info, False, c.info.plain_text, True, "", "")
+                              if not inline and not c.nullable and extra is None else None)
         self.open_template: str = "".join(parts)
         self.close: str = f"</{tag}>\n"
         parts.append(self.close)  # a row per line: error lines then name rows
@@ -189,8 +204,24 @@ class RowFormatter:
         order); ``first`` is the index of the first row for error messages."""
         if not columns or not columns[0]:
             return ""
-        texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
-        return "".join(map(self.template.__mod__, zip(*texts, strict=True)))
+        texts = []
+        tagged = list(self._inline)
+        for i, (enc, bare, col) in enumerate(zip(self.encoders, self._bare, columns,
+                                                 strict=True)):
+            text = bare(col) if bare is not None else None
+            if text is None:
+                text = enc(col, first)
+            else:
+                tagged[i] = True
+            texts.append(text)
+        key = tuple(tagged)
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = "".join(
+                [self.open_template[:self.open_template.index(">") + 1],
+                 *[t if on else "%s" for t, on in zip(self._tagged, tagged, strict=True)],
+                 self.close])
+        return "".join(map(template.__mod__, zip(*texts, strict=True)))
 
 
 #: Where a document goes: a path (written whole or not at all) or an open binary stream.
