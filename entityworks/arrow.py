@@ -211,25 +211,30 @@ def _checked_array(column: Column, values: list[Any]
     if native is None and (info.check_column is None
                            or info.to_arrow not in (None, info.check)):
         return None
-    nulls = countOf(map(type, values), _NoneType) if column.nullable else 0
     facts = None
     arrow_type = info.arrow()
-    if native is not None:
-        if countOf(map(type, values), native) + nulls != len(values):
+    if native is not None:  # Arrow counts the None: one pass for the type
+        try:
+            array: pa.Array[Any] = pa.array(values, type=arrow_type, from_pandas=False)
+        except Exception:  # noqa: BLE001 - a value Arrow cannot hold: the rule per value says
             return None
-    else:
-        test = info.check_column
-        assert test is not None
-        present = [v for v in values if v is not None] if nulls else values
-        if pa.types.is_decimal(arrow_type) and present:
-            facts = column_checks.decimal_facts(present)
-            if facts is None or not (test is column_checks.decimals or test(present)):
-                return None
-            arrow_type = _decimal_type(max(facts.integer, 0), facts.scale)
-        elif not test(present):
+        if countOf(map(type, values), native) + array.null_count != len(values) or \
+                array.null_count and not column.nullable:
             return None
+        return array, None
+    nulls = countOf(map(type, values), _NoneType) if column.nullable else 0
+    test = info.check_column
+    assert test is not None
+    present = [v for v in values if v is not None] if nulls else values
+    if pa.types.is_decimal(arrow_type) and present:
+        facts = column_checks.decimal_facts(present)
+        if facts is None or not (test is column_checks.decimals or test(present)):
+            return None
+        arrow_type = _decimal_type(max(facts.integer, 0), facts.scale)
+    elif not test(present):
+        return None
     try:
-        array: pa.Array[Any] = pa.array(values, type=arrow_type, from_pandas=False)
+        array = pa.array(values, type=arrow_type, from_pandas=False)
     except Exception:  # noqa: BLE001 - a value Arrow cannot hold: the rule per value says which
         return None
     return array, facts
