@@ -1,14 +1,18 @@
-"""XML export / import throughput against pandas, timed in the same run.
+"""XML export / import throughput against the strongest plain peers, timed in the same run.
 
-    python benchmarks/bench_xml.py [--rows 200000] [--repeat 3]
+    python benchmarks/bench_xml.py [--rows 200000] [--repeat 3]    (quick: --rows 50000)
     python benchmarks/bench_xml.py --memory [--rows 2000000]
     python benchmarks/bench_xml.py --datasets [--rows 100000] [--repeat 3]
 
-Export: ``write_xml`` (data + XSD) against ``DataFrame.to_xml`` (the DataFrame is built
-before the clock starts, which favours pandas). Import: ``read_xml`` with XSD validation and
-typed decoding into dataclasses against ``pandas.read_xml`` (no validation) on the file pandas
-wrote. ``--memory`` streams a table of that many rows from a Store to XML and back into a
-fresh Store, each step in its own subprocess, and prints the peak RSS of each.
+The row is ``Mixed`` (int key, int, float, str, bool, datetime, ``str | None`` 20 % None,
+2-place Decimal). Export: ``write_xml`` (data + XSD) against a plain Python writer (one
+f-string per row, the same escaping, the XSD's known bytes) whose output must be
+byte-identical. Import: ``read_xml`` (XSD validation, typed decoding into dataclasses)
+against lxml ``iterparse(schema=XSD)`` building the same objects with the same conversions.
+``DataFrame.to_xml`` and ``pandas.read_xml`` (no validation, a DataFrame of strings and
+numbers), weak peers, are printed beside. ``--memory`` streams a table of that many rows
+from a Store to XML and back into a fresh Store, each step in its own subprocess, and prints
+the peak RSS of each.
 
 ``--datasets`` times the DataSet paths against the single-table ones on the same rows: a
 ``groups`` table (1,000 rows) and an ``items`` table (the 8-column rows, each referring to a
@@ -27,35 +31,104 @@ import resource
 import subprocess
 import sys
 import tempfile
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row8, alternate, line, make_rows  # noqa: E402
+from _common import Mixed, Row8, alternate, line, make_mixed, make_rows  # noqa: E402
 
 from entityworks import Store  # noqa: E402
 from entityworks.xml.table import read_xml, write_xml  # noqa: E402
+from entityworks.xml.xsd import xsd_bytes  # noqa: E402
 
 LIMIT_MB = 500
 
 
+def _escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\r", "&#13;"))
+
+
+def plain_write(rows: list[Mixed], xml_path: Path, xsd_path: Path, xsd: bytes) -> None:
+    """The strongest plain writer: one f-string per row, the XSD written as known bytes."""
+    esc = _escape
+    parts = ["<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n<DocumentElement>\n"]
+    append = parts.append
+    for r in rows:
+        note = r.note
+        append(f"<mixed><id>{r.id}</id><n>{r.n}</n><x>{r.x!r}</x><s>{esc(r.s)}</s>"
+               f"<flag>{'true' if r.flag else 'false'}</flag><at>{r.at.isoformat()}</at>"
+               f"{'' if note is None else '<note>' + esc(note) + '</note>'}"
+               f"<amount>{r.amount:f}</amount></mixed>\n")
+    append("</DocumentElement>")
+    xml_path.write_bytes("".join(parts).encode("utf-8"))
+    xsd_path.write_bytes(xsd)
+
+
+def lxml_read(xml_path: Path, schema: Any) -> list[Mixed]:
+    """The strongest lxml reader: ``iterparse(schema=...)``, the same conversions as ours
+    (an empty element is ``""``; an absent ``note`` is None), rows freed as they go."""
+    from lxml import etree
+
+    out: list[Mixed] = []
+    append = out.append
+    fromiso, dec = datetime.fromisoformat, Decimal
+    for _, el in etree.iterparse(str(xml_path), events=("end",), tag="mixed", schema=schema,
+                                 resolve_entities=False, no_network=True, load_dtd=False):
+        t = [c.text for c in el]
+        if len(t) == 8:
+            i, n, x, s, flag, at, note, amount = t
+            note = note or ""
+        else:
+            i, n, x, s, flag, at, amount = t
+            note = None
+        append(Mixed(int(i), int(n), float(x), s or "", flag == "true" or flag == "1",
+                     fromiso(at), note, dec(amount)))
+        el.clear()
+        while el.getprevious() is not None:
+            del el.getparent()[0]
+    return out
+
+
 def speed(n: int, repeat: int, workdir: Path) -> None:
     import pandas as pd
+    from lxml import etree
 
-    rows = make_rows(n)
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    rows = make_mixed(n)
+    xsd = xsd_bytes(Mixed)
+    ours_xml, ours_xsd = workdir / "ours.xml", workdir / "ours.xsd"
+    peer_xml, peer_xsd = workdir / "peer.xml", workdir / "peer.xsd"
+
+    peer, ours = alternate(lambda: plain_write(rows, peer_xml, peer_xsd, xsd),
+                           lambda: write_xml(Mixed, rows, ours_xml, ours_xsd), repeat=repeat)
+    assert ours_xml.read_bytes() == peer_xml.read_bytes(), "documents differ"
+    assert ours_xsd.read_bytes() == peer_xsd.read_bytes(), "schemas differ"
+    report("XML export (with XSD)", n, "plain writer", peer, ours)
     frame = pd.DataFrame([dataclasses.asdict(r) for r in rows])
-    ours_xml, ours_xsd, theirs_xml = (workdir / "ours.xml", workdir / "ours.xsd",
-                                      workdir / "pandas.xml")
+    weak, = alternate(lambda: frame.to_xml(workdir / "pandas.xml", index=False), repeat=1)
+    print(f"{'':<30} weak peer DataFrame.to_xml: {n / weak:>12,.0f} rows/s "
+          f"(ours {weak / ours:.2f}x it)")
 
-    base, ours = alternate(lambda: frame.to_xml(theirs_xml, index=False),
-                        lambda: write_xml(Row8, rows, ours_xml, ours_xsd), repeat=repeat)
-    line("XML export (with XSD)", "DataFrame.to_xml", n / base, n / ours)
+    result: dict[str, list[Mixed]] = {}
+    peer, ours = alternate(
+        lambda: result.__setitem__("peer", lxml_read(
+            peer_xml, etree.XMLSchema(etree.parse(str(peer_xsd))))),
+        lambda: result.__setitem__("ours", read_xml(Mixed, ours_xml, ours_xsd)),
+        repeat=repeat)
+    assert result["ours"] == result["peer"] == rows, "round trip changed the rows"
+    report("XML import (validated, typed)", n, "lxml iterparse(schema)", peer, ours)
+    weak, = alternate(lambda: pd.read_xml(workdir / "pandas.xml"), repeat=1)
+    print(f"{'':<30} weak peer pandas.read_xml (no validation, no objects): "
+          f"{n / weak:>12,.0f} rows/s (ours {weak / ours:.2f}x it)")
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
-    result: list[list[Row8]] = []
-    base, ours = alternate(lambda: pd.read_xml(theirs_xml),
-                        lambda: result.append(read_xml(Row8, ours_xml, ours_xsd)), repeat=repeat)
-    assert result[-1] == rows, "round trip changed the rows"
-    line("XML import (validated, typed)", "pandas.read_xml", n / base, n / ours)
+
+def report(path: str, n: int, peer_name: str, peer: float, ours: float) -> None:
+    print(f"{path:<30} Mixed {n:>9,} rows  peer {peer_name}: {n / peer:>10,.0f} rows/s   "
+          f"ours: {n / ours:>10,.0f} rows/s   ratio {peer / ours:5.2f}x", flush=True)
 
 
 @dataclasses.dataclass

@@ -33,6 +33,7 @@ do Python Decimals in a DataFrame's object column.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import decimal
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter, countOf
@@ -51,13 +52,17 @@ from .model.schema import (
     refuse_nested_children,
     table_schema,
 )
-from .registry import ARROW, Companion, TypeRegistry, encode_error
+from .registry import ARROW, DECIMAL_FRACTION_DIGITS, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
+from .types import column_checks
 
 if TYPE_CHECKING:
     import pandas as pd
 
 T = TypeVar("T")
+_datetime = datetime.datetime
+_NoneType = type(None)
+_MAX_SCALE = DECIMAL_FRACTION_DIGITS
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 
@@ -189,14 +194,77 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
         raise
 
 
+def _checked_array(column: Column, values: list[Any]
+                   ) -> tuple[pa.Array[Any], column_checks.DecimalFacts | None] | None:
+    """One column's values -> an Arrow array, checked a column at a time, or ``None`` when
+    the test cannot vouch for every value (then ``_encode_values`` holds each to the rule and
+    names the row it refuses). With the array: a decimal column's facts.
+
+    The test is the exact type at C speed for the registry's ``native`` types (Arrow itself
+    enforces what else their rule says: int64's range, UTF-8), else the entry's
+    ``check_column``, only for types whose ``to_arrow`` is nothing or their ``check``:
+    values that pass go to pyarrow as they are. A decimal column's type is fitted from the
+    facts the test found (digits before and after the point), with no second pass.
+    """
+    info = column.info
+    native = info.native
+    if native is None and (info.check_column is None
+                           or info.to_arrow not in (None, info.check)):
+        return None
+    facts = None
+    arrow_type = info.arrow()
+    if native is not None:  # Arrow counts the None: one pass for the type
+        try:
+            array: pa.Array[Any] = pa.array(values, type=arrow_type, from_pandas=False)
+        except Exception:  # noqa: BLE001 - a value Arrow cannot hold: the rule per value says
+            return None
+        if countOf(map(type, values), native) + array.null_count != len(values) or \
+                array.null_count and not column.nullable:
+            return None
+        return array, None
+    nulls = countOf(map(type, values), _NoneType)
+    if nulls and not column.nullable:
+        return None  # the rule per value names the row
+    test = info.check_column
+    assert test is not None
+    present = [v for v in values if v is not None] if nulls else values
+    if pa.types.is_decimal(arrow_type) and present:
+        facts = column_checks.decimal_facts(present)
+        if facts is None or not (test is column_checks.decimals or test(present)):
+            return None
+        arrow_type = _decimal_type(max(facts.integer, 0), facts.scale)
+    elif not test(present):
+        return None
+    try:
+        array = pa.array(values, type=arrow_type, from_pandas=False)
+    except Exception:  # noqa: BLE001 - a value Arrow cannot hold: the rule per value says which
+        return None
+    return array, facts
+
+
 def _encode_column(column: Column, values: list[Any], first: int = 0,
                    number: Callable[[int], int] | None = None) -> list[pa.Array[Any]]:
     """The arrays of one column: its own, then its companions' (see ``_column_fields``)."""
-    arrays = [_encode_values(column, values, first, number)]
+    fast = _checked_array(column, values)
+    arrays = [fast[0] if fast is not None else _encode_values(column, values, first, number)]
     for part in _companions(column):
-        check = column.info.checked
-        arrays.append(pa.array([None if v is None else part.split(check(v)) for v in values],
-                               type=part.arrow()))  # type: ignore[misc]
+        if fast is not None and part.split_column is not None:
+            facts = fast[1]
+            if facts is not None and facts.exponent is not None and \
+                    part.split_column is column_checks.decimal_scales:
+                # one exponent for the column, which the test found: each value's scale
+                scale = -facts.exponent
+                data = [None if v is None else scale for v in values] \
+                    if arrays[0].null_count else [scale] * len(values)
+            elif arrays[0].null_count:
+                split = iter(part.split_column([v for v in values if v is not None]))
+                data = [None if v is None else next(split) for v in values]
+            else:
+                data = part.split_column(values)
+        else:
+            check = column.info.checked
+            data = [None if v is None else part.split(check(v)) for v in values]
+        arrays.append(pa.array(data, type=_arrow_type(part)))
     return arrays
 
 
@@ -246,7 +314,8 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
     """Instances of ``cls`` -> ``pyarrow.Table`` with the registry's schema."""
     schema = table_schema(cls, registry)
     objs = rows if isinstance(rows, list) else list(rows)
-    bad = next((i for i, o in enumerate(objs) if type(o) is not cls), None)
+    bad = None if countOf(map(type, objs), cls) == len(objs) else next(
+        i for i, o in enumerate(objs) if type(o) is not cls)
     if bad is not None:
         raise ValueEncodingError(f"row {bad} is a {type(objs[bad]).__qualname__}, not a "
                                  f"{cls.__qualname__}", row=bad)
@@ -276,14 +345,30 @@ def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise ValueEncodingError(f"column {part.column(column.name)!r}: {exc}",
                                          column=column.name) from None
+        stored = extra.to_pylist()
+        if part.split_column is not None and _split_again(part, values) == stored:
+            continue  # the values already have what the companion keeps: join(v, split(v)) is v
         join = part.join
         try:
             values = [v if v is None else join(v, p)
-                      for v, p in zip(values, extra.to_pylist(), strict=True)]
+                      for v, p in zip(values, stored, strict=True)]
         except Exception as exc:
             raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
                                      column=column.name) from None
     return values
+
+
+def _split_again(part: Companion, values: list[Any]) -> list[Any] | None:
+    """What ``part`` would store for the decoded ``values`` (``None`` where a value is), a
+    column at a time; ``None`` when a value cannot be split (the join then says why)."""
+    assert part.split_column is not None
+    try:
+        if not countOf(map(type, values), _NoneType):
+            return part.split_column(values)
+        split = iter(part.split_column([v for v in values if v is not None]))
+        return [None if v is None else next(split) for v in values]
+    except Exception:  # noqa: BLE001 - value by value below
+        return None
 
 
 def _as_read(expected: Any, actual: Any) -> bool:
@@ -311,11 +396,18 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
         row = pc.index(pc.is_null(array), True).as_py()
         raise ValueEncodingError(f"row {row}, column {column.name!r}: null in a column that "
                                  "is not Optional", column=column.name, row=row)
+    values: list[Any]
     if not array.null_count and any(check(array.type) for check in _NUMPY_FAST):
-        values: list[Any] = array.to_numpy().tolist()  # faster than to_pylist for numbers
+        values = array.to_numpy().tolist()  # faster than to_pylist for numbers
     else:
-        values = array.to_pylist()
+        values = _fast_pylist(array)
     decode = column.info.from_arrow
+    test = column.info.check_column
+    if decode is not None and test is not None and array.null_count < len(array) and \
+            pa.types.is_decimal(array.type) and array.type.scale <= _MAX_SCALE:
+        # Decimals of a scale the rule allows: the rule, a column at a time, may vouch for all
+        if test([v for v in values if v is not None] if array.null_count else values):
+            return values
     if decode is not None:
         try:
             values = [None if v is None else decode(v) for v in values]
@@ -323,6 +415,23 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
             raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
                                      column=column.name) from None
     return values
+
+
+def _fast_pylist(array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
+    """``array.to_pylist()``, the same values, sooner for the types where pyarrow's is slow:
+    a naive timestamp[us] through NumPy, a decimal through its text (``Decimal(text)`` keeps
+    the column's scale as ``to_pylist`` does)."""
+    kind = array.type
+    if pa.types.is_timestamp(kind) and kind.unit == "us" and kind.tz is None:
+        values: list[Any] = array.to_numpy(zero_copy_only=False).tolist()
+        if countOf(map(type, values), _datetime) + array.null_count == len(values):
+            return values  # (beyond datetime's years NumPy gives ints: pyarrow then says why)
+    elif pa.types.is_decimal(kind):
+        texts = array.cast(pa.string()).to_pylist()
+        if not array.null_count:
+            return list(map(decimal.Decimal, texts))  # type: ignore[arg-type]  # no nulls
+        return [None if t is None else decimal.Decimal(t) for t in texts]
+    return array.to_pylist()
 
 
 def _constructor(schema: TableSchema, names: list[str]) -> Callable[..., Any]:

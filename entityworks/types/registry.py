@@ -149,6 +149,9 @@ class TypeInfo:
     #: non-None value passes ``check`` unchanged; False only means "apply ``check`` value by
     #: value" (which converts or refuses). Bulk writers use it (see :mod:`.columns`).
     check_column: Callable[[Sequence[Any]], bool] | None = None
+    #: ``to_text`` of a whole column of values ``check_column`` passed (a list without
+    #: ``None``): the same strings, a column at a time. ``None``: value by value.
+    to_text_column: Callable[[Sequence[Any]], list[str]] | None = None
 
     def companions_for(self, target: str) -> tuple[Companion, ...]:
         """The companions of this type on ``target`` (a dialect name or :data:`ARROW`)."""

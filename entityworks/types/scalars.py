@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import UnsupportedTypeError
 from ..sql import sqltypes
-from . import columns
+from . import column_checks, columns
 from .registry import ARROW, Companion, TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
 
 # -- value rules: what each built-in type accepts ------------------------------------------
@@ -278,8 +278,14 @@ def _decimal_from_text(text: str) -> decimal.Decimal:
 
 
 def _decimal_from_valid_text(text: str) -> decimal.Decimal:
-    """Text the validator accepted as xs:decimal (no exponent syntax), held to the rule."""
-    return check_decimal(decimal.Decimal(text))
+    """Text the validator accepted as xs:decimal (no exponent syntax), held to the rule.
+
+    Such text is finite with an exponent <= 0; at most 31 characters cannot hold more than
+    30 digits after the point or 35 before, so only a negative zero is left to refuse."""
+    value = decimal.Decimal(text)
+    if len(text) <= 31 and (value or not value.is_signed()):
+        return value
+    return check_decimal(value)
 
 
 #: Arrow type of a Decimal field with no value to fit a type to (an empty table, a column of
@@ -322,6 +328,23 @@ def _datetime_from_text(text: str) -> dt.datetime:
 def _naive_datetime_from_text(text: str) -> dt.datetime:
     # the Store's rule: an offset in a naive column is refused, never dropped
     return sqltypes.require_naive(_datetime_from_text(text))
+
+
+_fromisoformat = dt.datetime.fromisoformat
+
+
+def _naive_datetime_from_valid_text(text: str) -> dt.datetime:
+    """Text the validator accepted as xs:dateTime: at most 26 characters hold at most six
+    digits of a second (``fromisoformat`` would cut a seventh), so those parse directly."""
+    if len(text) <= 26:
+        try:
+            value = _fromisoformat(text)
+        except ValueError:
+            pass  # (surrounding whitespace, 24:00:00...): the full rule says
+        else:
+            if value.tzinfo is None:
+                return value
+    return _naive_datetime_from_text(text)
 
 
 def _aware_to_utc(value: dt.datetime) -> dt.datetime:
@@ -525,25 +548,30 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
                         lambda b: "true" if check_bool(b) else "false", _bool_from_text,
                         from_valid_text=_bool_from_valid_text, from_db=bool,
                         plain_text=True, check=check_bool, native=bool,
-                        check_column=columns.bool_column)),
+                        check_column=columns.bool_column,
+                        to_text_column=column_checks.bool_texts)),
         (int, TypeInfo("int", int, sqltypes.big_integer, lambda: pa().int64(), "xs:long",
                        str, int_from_text, autoincrement=True,
                        xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True,
                        check=check_int, native=int, sqlite_typeof="integer",
-                       check_column=columns.int_column)),
+                       check_column=columns.int_column,
+                       to_text_column=column_checks.int_texts)),
         (float, TypeInfo("float", float, sqltypes.double, lambda: pa().float64(), "xs:double",
                          _float_to_text, _float_from_text,
                          xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True,
                          check=check_float, native=float, sqlite_typeof="real",
-                         companions=_float_companions, check_column=columns.float_column)),
+                         companions=_float_companions, check_column=columns.float_column,
+                         to_text_column=column_checks.float_texts)),
         (str, TypeInfo("str", str, sqltypes.text, lambda: pa().string(), "xs:string",
                        str, str,
                        xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
                        check=check_str, native=str, sqlite_typeof="text",
-                       check_column=columns.str_column)),
+                       check_column=columns.str_column,
+                       to_text_column=column_checks.str_texts)),
         (bytes, TypeInfo("bytes", bytes, sqltypes.binary, lambda: pa().binary(),
                          "xs:base64Binary", bytes_to_text, bytes_from_text,
-                         from_db=bytes, plain_text=True, check=check_bytes, native=bytes)),
+                         from_db=bytes, plain_text=True, check=check_bytes, native=bytes,
+                         check_column=column_checks.exact_type(bytes))),
         (decimal.Decimal, TypeInfo(
             "Decimal", decimal.Decimal, sqltypes.ExactDecimal,
             lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
@@ -551,14 +579,17 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
             from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
             checked_codecs=True, check_column=columns.decimal_column,
+            to_text_column=column_checks.decimal_texts,
             companions=_decimal_companions)),
         (dt.datetime, TypeInfo(
             "datetime", dt.datetime, sqltypes.NaiveDateTime,
             lambda: pa().timestamp("us"), "xs:dateTime",
             lambda v: check_datetime(v).isoformat(), _naive_datetime_from_text,
+            from_valid_text=_naive_datetime_from_valid_text,
             to_db=check_datetime, to_arrow=check_datetime, plain_text=True,
             check=check_datetime, checked_codecs=True,
             check_column=columns.naive_datetime_column,
+            to_text_column=column_checks.datetime_texts,
             # .NET would otherwise read a naive value as local time and shift it.
             xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
         (AWARE, TypeInfo(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from itertools import starmap
 from operator import attrgetter, call
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lxml import etree
 
@@ -58,6 +58,31 @@ class TablePlan:
     in_order: list[Callable[[str | None], Any]] | None   # by position, when XSD order == ours
     required: list[int]
     constraints: list[tuple[str, str, list[int], str | None]]  # kind, name, columns, refer
+    #: Decoders for the streaming pass, by column index (see ``_refuses_empty``).
+    stream: list[Callable[[str | None], Any]] = dataclasses.field(default_factory=list)
+    #: Row shapes seen (the tags of a row's columns, some absent) -> their decoders and the
+    #: indexes of the absent columns; ``None``: the row goes to ``Reader._decode_slow``.
+    shapes: dict[tuple[Any, ...], tuple[list[Callable[[str | None], Any]], list[int]] | None] \
+        = dataclasses.field(default_factory=dict)
+
+    def shape(self, tags: tuple[Any, ...]
+              ) -> tuple[list[Callable[[str | None], Any]], list[int]] | None:
+        """How to decode a row whose columns have ``tags``, in our order, absent ones
+        Optional; ``None`` for anything else."""
+        try:
+            return self.shapes[tags]
+        except KeyError:
+            pass
+        positions = [self.index.get(tag) for tag in tags]
+        found: tuple[list[Callable[[str | None], Any]], list[int]] | None = None
+        if None not in positions and all(a < b for a, b in zip(  # type: ignore[operator]
+                positions, positions[1:], strict=False)):
+            absent = [i for i in range(self.width) if i not in positions]
+            if not set(absent) & set(self.required) and len(self.stream) == self.width:
+                found = [self.stream[i] for i in positions], absent  # type: ignore[index]
+        if len(self.shapes) < 64:
+            self.shapes[tags] = found
+        return found
 
 
 def _empty_as_text(decode: Callable[[str], Any]) -> Callable[[str | None], Any]:
@@ -67,7 +92,26 @@ def _empty_as_text(decode: Callable[[str], Any]) -> Callable[[str | None], Any]:
     """
     if decode is int or decode is float:
         return decode  # type: ignore[return-value]  # int(None) and float(None) refuse None
+    if decode is str:
+        return _text_or_empty
     return lambda text: decode("" if text is None else text)
+
+
+def _text_or_empty(text: str | None) -> str:
+    return "" if text is None else text
+
+
+def _refuses_empty(decode: Callable[[str], Any]) -> bool:
+    """True when ``decode`` refuses both ``""`` and ``None``: an empty element is then an
+    error either way, so the streaming pass may call it without the wrapper (a refusal goes
+    to the error path, whose decoders see ``""`` as always)."""
+    for empty in ("", None):
+        try:
+            decode(empty)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001, PERF203 - any refusal will do
+            continue
+        return False
+    return True
 
 
 def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
@@ -75,6 +119,7 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
     names = schema.column_names
     index: dict[str, int] = {}
     decoders: list[Callable[[str | None], Any] | None] = [None] * len(names)
+    raw: list[Callable[[str], Any] | None] = [None] * len(names)
     for column in xsd_table.columns:
         name = decode_name(column.name)
         if name not in names:
@@ -85,8 +130,8 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
         info = schema.columns[i].info
         fast = info.from_valid_text is not None and (
             column.xsd_type == info.xsd or column.xsd_type in info.xsd_aliases)
-        decoders[i] = _empty_as_text(
-            info.from_valid_text if fast else info.from_text)  # type: ignore[arg-type]  # fast: set
+        raw[i] = info.from_valid_text if fast else info.from_text
+        decoders[i] = _empty_as_text(raw[i])  # type: ignore[arg-type]  # fast: set
     missing = [c.name for c in schema.columns
                if encode_name(c.name) not in index and not c.nullable]
     if missing:
@@ -96,8 +141,12 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
     required = [i for name, i in index.items()
                 if not schema.columns[i].nullable and name in nullable_in_xsd]
     order = [index[c.name] for c in xsd_table.columns]
-    in_order = ([d for d in decoders if d is not None]
-                if order == list(range(len(names))) else None)
+    stream: list[Callable[[str | None], Any] | None] = [
+        cast("Callable[[str | None], Any]", decode)  # it refuses None itself
+        if decode is not None and _refuses_empty(decode) else d
+        for decode, d in zip(raw, decoders, strict=True)]
+    in_order = cast("list[Callable[[str | None], Any]]", stream) \
+        if order == list(range(len(names))) and None not in stream else None
     constraints = []
     for c in model.constraints:
         if c.table != tag:
@@ -111,7 +160,7 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
         constraints.append((c.kind, c.name, cols, c.refer))
     return TablePlan(schema, tag, len(names), index,
                       [d or (lambda t: None) for d in decoders], in_order, required,
-                      constraints)
+                      constraints, [d or (lambda t: None) for d in stream])
 
 
 def _plans(schema: TableSchema, model: XsdModel) -> list[TablePlan]:
@@ -243,7 +292,7 @@ class Reader:
         pending: dict[str, tuple[list[tuple[Any, ...]], list[int]]] = {
             p.tag: ([], []) for p in self.plans}
         by_tag, root_name, batch, nested = self.by_tag, self.root_name, self.batch, self.nested
-        text_of = attrgetter("text")
+        text_of, tag_of = attrgetter("text"), attrgetter("tag")
         element: Any = None
         plan: TablePlan | None = None
         n = 0
@@ -273,7 +322,14 @@ class Reader:
                     if fast is not None and len(element) == plan.width:
                         values = tuple(map(call, fast, map(text_of, element)))
                     else:
-                        values = self._decode_slow(plan, element, n)
+                        shape = plan.shape(tuple(map(tag_of, element)))
+                        if shape is None:
+                            values = self._decode_slow(plan, element, n)
+                        else:  # some Optional columns absent
+                            decoded = list(map(call, shape[0], map(text_of, element)))
+                            for i in shape[1]:
+                                decoded.insert(i, None)
+                            values = tuple(decoded)
                     if nested and tag in self.links:
                         values = self._from_parent(self.links[tag], element, values, n)
                     rows, numbers = pending[tag]

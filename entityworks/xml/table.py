@@ -35,13 +35,18 @@ class _Writer:
         self.parent = RowFormatter(schema)
         fields = [c.name for c in schema.field_columns]
         self.getter = _tuple_getter(fields)
+        #: One getter per column: rows become columns without a tuple per row.
+        self.columns = [attrgetter(name) for name in fields] \
+            if len(fields) == len(schema.columns) else []
         self.children = [(child.field, RowFormatter(child.schema),
                           _tuple_getter([c.name for c in child.schema.field_columns]))
                          for child in schema.children]
         self.child_counts = [0] * len(self.children)
 
     def objects(self, objs: Sequence[Any], first: int) -> str:
-        text = self.parent.format(list(map(self.getter, objs)), first)
+        text = self.parent.format_columns([list(map(get, objs)) for get in self.columns],
+                                          first) if self.columns else \
+            self.parent.format(list(map(self.getter, objs)), first)
         if not self.children:
             return text
         parts = [text]

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
+from itertools import compress, count, repeat
+from operator import countOf, is_not
 from typing import Any, BinaryIO, get_args, get_origin
 
 from lxml import etree
@@ -48,6 +51,45 @@ def _runtime_class(python_type: Any) -> Any:
     return python_type
 
 
+_NoneType = type(None)
+
+
+def _column_encoder(info: Any, nullable: bool, plain: bool, inline: bool, open_tag: str,
+                    close_tag: str) -> Callable[[Sequence[Any]], list[str] | None] | None:
+    """One column's texts a column at a time, or ``None`` when the registry has no column
+    test or column text for the type. The encoder answers ``None`` when it cannot vouch for
+    every value (a value the type test does not pass, text that needs escaping or is only
+    whitespace): the value-by-value path then converts, escapes or names the row."""
+    test, texts_of = info.check_column, info.to_text_column
+    if test is None or texts_of is None:
+        return None
+    element = (open_tag + "%s" + close_tag).__mod__
+
+    def encode(values: Sequence[Any]) -> list[str] | None:
+        nulls = countOf(map(type, values), _NoneType)
+        if nulls and not nullable:
+            return None  # the value-by-value path names the row
+        present = [v for v in values if v is not None] if nulls else values
+        if not test(present):
+            return None
+        texts: list[str] = texts_of(present)
+        if not plain:
+            if _NEEDS_WORK.search("".join(texts)):
+                return None  # markup to escape, or a character XML cannot hold
+            if any(map(str.isspace, texts)):
+                return None  # whitespace only: written with xml:space="preserve"
+        if inline:
+            return texts
+        if not nulls:
+            return list(map(element, texts))
+        out = [""] * len(values)  # absent where None; the elements go to the other places
+        deque(map(out.__setitem__, compress(count(), map(is_not, values, repeat(None))),
+                  map(element, texts)), maxlen=0)
+        return out
+
+    return encode
+
+
 class RowFormatter:
     """Turns batches of column tuples of one table into row elements (text)."""
 
@@ -57,6 +99,13 @@ class RowFormatter:
         tag = encode_name(schema.name)
         parts = [f"<{tag}>"]
         self.encoders: list[Callable[[Sequence[Any], int], list[str]]] = []
+        #: Per column: its element with a slot for the text, and for a column whose text
+        #: usually needs no escaping (str) and is never absent, the column encoder giving
+        #: bare texts, which the batch's template then wraps (no second pass over them).
+        self._tagged: list[str] = []
+        self._bare: list[Callable[[Sequence[Any]], list[str] | None] | None] = []
+        self._inline: list[bool] = []
+        self._templates: dict[tuple[bool, ...], str] = {}
         for c in schema.columns:
             ctag = encode_name(c.name)
             inline = c.info.plain_text and not c.nullable
@@ -64,6 +113,10 @@ class RowFormatter:
             extra = value_check(column_xsd(schema, c), c.info.python_type)
             self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline,
                                                extra))
+            self._tagged.append(f"<{ctag}>%s</{ctag}>")
+            self._inline.append(inline)
+            self._bare.append(_column_encoder(c.info, False, c.info.plain_text, True, "", "")
+                              if not inline and not c.nullable and extra is None else None)
         self.open_template: str = "".join(parts)
         self.close: str = f"</{tag}>\n"
         parts.append(self.close)  # a row per line: error lines then name rows
@@ -109,7 +162,14 @@ class RowFormatter:
                 return None
             return rule(value)
 
+        column = _column_encoder(info, nullable, plain, inline, open_tag, close_tag) \
+            if extra is None else None
+
         def encode(values: Sequence[Any], first: int) -> list[str]:
+            if column is not None:
+                texts = column(values)
+                if texts is not None:
+                    return texts
             try:
                 if not set(map(type, values)) <= allowed:
                     raise TypeError
@@ -139,9 +199,31 @@ class RowFormatter:
         """Row elements for ``rows``; ``first`` is the index of rows[0] for error messages."""
         if not rows:
             return ""
-        columns = list(zip(*rows, strict=True))
-        texts = [enc(col, first) for enc, col in zip(self.encoders, columns, strict=True)]
-        return "".join(map(self.template.__mod__, zip(*texts, strict=True)))
+        return self.format_columns(list(zip(*rows, strict=True)), first)
+
+    def format_columns(self, columns: Sequence[Sequence[Any]], first: int) -> str:
+        """Row elements for rows given as columns (lists of equal length, table column
+        order); ``first`` is the index of the first row for error messages."""
+        if not columns or not columns[0]:
+            return ""
+        texts = []
+        tagged = list(self._inline)
+        for i, (enc, bare, col) in enumerate(zip(self.encoders, self._bare, columns,
+                                                 strict=True)):
+            text = bare(col) if bare is not None else None
+            if text is None:
+                text = enc(col, first)
+            else:
+                tagged[i] = True
+            texts.append(text)
+        key = tuple(tagged)
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = "".join(
+                [self.open_template[:self.open_template.index(">") + 1],
+                 *[t if on else "%s" for t, on in zip(self._tagged, tagged, strict=True)],
+                 self.close])
+        return "".join(map(template.__mod__, zip(*texts, strict=True)))
 
 
 #: Where a document goes: a path (written whole or not at all) or an open binary stream.
