@@ -32,6 +32,7 @@ from numba import types
 from numba.np.numpy_support import carray
 
 from generators._compiled.jit import array_data, cfunc, jit
+from generators.sudoku import _bands
 from generators.sudoku._tables import (
     COL_SEG,
     FULL,
@@ -353,6 +354,16 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids, 
 
 def _entry(block):  # type: ignore[no-untyped-def]
     text, n, start, stop, limit, houses, counts, nodes, guesses, grids = carray(block, (10,))
+    if houses != 0:
+        return _bands.solve_rows(
+            carray(array_data(text), (n, 81), np.uint8), start, stop, limit,
+            carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),
+            carray(array_data(guesses), (n,), np.int64),
+            carray(array_data(grids), (n, 81), np.uint8),
+            np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64),
+            np.empty((82, 32), dtype=np.int64), np.empty((82, 2), dtype=np.int64),
+            np.empty(27, dtype=np.int64),
+        )  # fmt: skip
     return solve_text(
         carray(array_data(text), (n, 81), np.uint8), start, stop, limit, houses != 0,
         carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),
