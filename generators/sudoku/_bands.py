@@ -59,13 +59,28 @@ def _make_tables() -> tuple[np.ndarray, ...]:
     for p in range(27):
         r, c = divmod(p, 9)
         gone = (ROW << 9 * r) | sum(7 << (9 * rr + 3 * (c // 3)) for rr in range(3))
-        keep[p] = (CELLS & ~gone) | (1 << p)
+        keep[p] = ~gone | (1 << p)  # the high bits (placed rows) stay
     rows = np.array([sum(ROW << 9 * r for r in range(3) if s >> r & 1) for s in range(8)],
                     dtype=np.int64)  # fmt: skip
-    return tri, shrink, keep, rows
+    # per box (three columns each): the column of a box that has one column left
+    lock = np.array([sum(m & (7 << 3 * j) for j in range(3)
+                         if bin(m & (7 << 3 * j)).count("1") == 1) for m in range(512)],
+                    dtype=np.int64)  # fmt: skip
+    # columns a band may keep when the columns in ``m`` can be nowhere else: in a box with
+    # such a column, only those; in other boxes, all three
+    claim = np.array([sum((m & (7 << 3 * j)) or (7 << 3 * j) for j in range(3))
+                      for m in range(512)], dtype=np.int64)  # fmt: skip
+    # triad i (row i // 3 of the band, box i % 3) certainly holds the digit: the rest of
+    # that row and of that box lose it
+    triad = np.zeros(9, dtype=np.int64)
+    for i in range(9):
+        r, j = divmod(i, 3)
+        gone = (ROW << 9 * r) | sum(7 << (9 * rr + 3 * j) for rr in range(3))
+        triad[i] = ~gone | (7 << (9 * r + 3 * j))
+    return tri, shrink, keep, rows, lock, claim, triad
 
 
-TRI, SHRINK, KEEP, ROWS = _make_tables()
+TRI, SHRINK, KEEP, ROWS, LOCK, CLAIM, TRIAD = _make_tables()
 
 
 def _ctz(typingctx: Any, x: Any) -> Any:
@@ -112,12 +127,12 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             done = w >> 27
             new = single & ~done
             F[k] = a | ((done | new) << 27)
-            if new:
-                cells = a & ROWS[new]
-                d = k // 3
-                b = k - 3 * d
-                col = (cells | (cells >> 9) | (cells >> 18)) & ROW
-                strip = ~(col * 0x40201)
+            d = k // 3
+            b = k - 3 * d
+            # a box of the band with one column left keeps that column from the other bands
+            own = LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
+            if own:
+                strip = ~(own * 0x40201)
                 for bb in range(3):
                     if bb != b:
                         kk = 3 * d + bb
@@ -126,6 +141,8 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                         if y != x:
                             F[kk] = y
                             changed |= 1 << kk
+            if new:
+                cells = a & ROWS[new]
                 strip = ~cells
                 for dd in range(9):
                     if dd != d:
@@ -163,39 +180,96 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                         changed |= 1 << kk
         if changed:
             continue
-        # hidden singles in columns: a digit's only unsolved place in a column
-        u0 = F[27]
-        u1 = F[28]
-        u2 = F[29]
+        # columns: each needs the digit once; a column that only one band can give it
+        # restricts that band's box to the column (with the shrink: hidden singles)
         for d in range(9):
-            a0 = F[3 * d] & u0
-            a1 = F[3 * d + 1] & u1
-            a2 = F[3 * d + 2] & u2
+            a0 = F[3 * d]
+            a1 = F[3 * d + 1]
+            a2 = F[3 * d + 2]
             c0 = (a0 | (a0 >> 9) | (a0 >> 18)) & ROW
             c1 = (a1 | (a1 >> 9) | (a1 >> 18)) & ROW
             c2 = (a2 | (a2 >> 9) | (a2 >> 18)) & ROW
-            for b in range(3):
-                if b == 0:
-                    a, only = a0, c0 & ~(c1 | c2)
-                elif b == 1:
-                    a, only = a1, c1 & ~(c0 | c2)
-                else:
-                    a, only = a2, c2 & ~(c0 | c1)
-                if only:
-                    r0 = a & ROW
-                    r1 = (a >> 9) & ROW
-                    r2 = a >> 18
-                    forced = only & (r0 ^ r1 ^ r2) & ~(r0 & r1 & r2)
-                    if forced:
-                        kk = 3 * d + b
-                        y = F[kk]
-                        while forced:
-                            c = ctz(forced)
-                            forced &= forced - 1
-                            p = c if (r0 >> c) & 1 else (c + 9 if (r1 >> c) & 1 else c + 18)
-                            y &= KEEP[p]
-                        F[kk] = y
-                        changed |= 1 << kk
+            if c0 | c1 | c2 != ROW:
+                return False
+            keep = CLAIM[c0 & ~(c1 | c2)] * 0x40201 | ~CELLS
+            y = a0 & keep
+            if y != a0:
+                F[3 * d] = y
+                changed |= 1 << (3 * d)
+            keep = CLAIM[c1 & ~(c0 | c2)] * 0x40201 | ~CELLS
+            y = a1 & keep
+            if y != a1:
+                F[3 * d + 1] = y
+                changed |= 1 << (3 * d + 1)
+            keep = CLAIM[c2 & ~(c0 | c1)] * 0x40201 | ~CELLS
+            y = a2 & keep
+            if y != a2:
+                F[3 * d + 2] = y
+                changed |= 1 << (3 * d + 2)
+        if changed:
+            continue
+        # triads: three cells (a row or a column inside a box) hold three digits, so a
+        # triad that only three digits can fill holds each of them
+        for b in range(3):
+            u = F[27 + b]
+            if u == 0:
+                continue
+            r1 = 0
+            r2 = 0
+            r3 = 0
+            r4 = 0
+            q1 = 0
+            q2 = 0
+            q3 = 0
+            q4 = 0
+            for d in range(9):
+                a = F[3 * d + b]
+                t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+                r4 |= r3 & t
+                r3 |= r2 & t
+                r2 |= r1 & t
+                r1 |= t
+                c = (a | (a >> 9) | (a >> 18)) & ROW
+                q4 |= q3 & c
+                q3 |= q2 & c
+                q2 |= q1 & c
+                q1 |= c
+            if (r3 & q3) != ROW:
+                return False
+            ut = TRI[u & ROW] | (TRI[(u >> 9) & ROW] << 3) | (TRI[u >> 18] << 6)
+            uc = (u | (u >> 9) | (u >> 18)) & ROW
+            rows3 = r3 & ~r4 & ut
+            cols3 = q3 & ~q4 & uc
+            if rows3 == 0 and cols3 == 0:
+                continue
+            for d in range(9):
+                kk = 3 * d + b
+                a = F[kk]
+                y = a
+                if rows3:
+                    t = (TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3)
+                         | (TRI[(a >> 18) & ROW] << 6)) & rows3  # fmt: skip
+                    while t:
+                        y &= TRIAD[ctz(t)]
+                        t &= t - 1
+                if cols3:
+                    c = (a | (a >> 9) | (a >> 18)) & cols3
+                    if c:
+                        # the digit's box in this band is in that column: the box's other
+                        # columns lose it here, the column loses it in the other bands
+                        y &= ~((CLAIM[c] ^ 0x1FF) * 0x40201)
+                        strip = ~(c * 0x40201)
+                        for bb in range(3):
+                            if bb != b:
+                                k2 = 3 * d + bb
+                                x = F[k2]
+                                z = x & strip
+                                if z != x:
+                                    F[k2] = z
+                                    changed |= 1 << k2
+                if y != a:
+                    F[kk] = y
+                    changed |= 1 << kk
         if not changed:
             return True
 
