@@ -277,8 +277,9 @@ def tdoku_section(n: int, repeat: int) -> None:
         return
     before = _one_core()
     try:
-        print(f"# ours vs tdoku, one core (cpu {sorted(os.sched_getaffinity(0))}), first {n} "
-              f"puzzles per set, best of {repeat} alternating runs; {load_avg()} (before)")
+        cpus = sorted(os.sched_getaffinity(0))
+        print(f"# ours vs tdoku, one core (cpu {cpus}), first {n} puzzles per set, best of "
+              f"{repeat} alternating runs; {load_avg()} (before)")  # fmt: skip
         print(f"{'set':<26}{'mode':<7}{'puzzles':>8}{'ours/s':>11}{'tdoku/s':>11}{'ratio':>8}")
         for name in SETS:
             puzzles = load(name)[:n]
@@ -289,7 +290,7 @@ def tdoku_section(n: int, repeat: int) -> None:
                     ours = max(ours, ours_rate(puzzles, limit == 2))
                     peer = max(peer, tdoku_rate(driver, name, n, limit))
                 print(f"{name:<26}{mode:<7}{len(puzzles):>8}{ours:>11,.0f}{peer:>11,.0f}"
-                      f"{ours / peer:>7.2f}x   {load_avg()}")
+                      f"{ours / peer:>7.2f}x   {load_avg()}")  # fmt: skip
     finally:
         os.sched_setaffinity(0, before)
     print()

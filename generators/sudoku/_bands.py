@@ -49,8 +49,8 @@ def _make_tables() -> tuple[np.ndarray, ...]:
     shrink = np.zeros(512, dtype=np.int64)
     for t in range(512):
         allowed = 0
-        for p in perms:
-            bits = sum(1 << (3 * r + p[r]) for r in range(3))
+        for perm in perms:
+            bits = sum(1 << (3 * r + perm[r]) for r in range(3))
             if t & bits == bits:
                 allowed |= bits
         shrink[t] = sum(7 << (9 * (i // 3) + 3 * (i % 3)) for i in range(9) if allowed >> i & 1)
@@ -344,7 +344,7 @@ def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
     while True:
         if ok:
             nodes += 1
-            k, bit = choose(F)
+            k, bit = choose(F)  # type: ignore[no-untyped-call]
             if k < 0:
                 count += 1
                 if count == 1:
@@ -359,7 +359,7 @@ def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
             depth += 1
             F[k] &= KEEP[ctz(bit)]
             guesses += 1
-            ok = propagate(F, np.int64(1) << k)
+            ok = propagate(F, np.int64(1) << k)  # type: ignore[no-untyped-call]
         else:
             if depth == 0:
                 break
@@ -368,7 +368,7 @@ def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
             k = alts[depth, 0]
             F[k] &= ~alts[depth, 1]
             guesses += 1
-            ok = propagate(F, np.int64(1) << k)
+            ok = propagate(F, np.int64(1) << k)  # type: ignore[no-untyped-call]
     return count, nodes, guesses
 
 
@@ -403,20 +403,18 @@ def solve_rows(text, start, stop, limit, counts, nodes, guesses, grids,  # type:
             seen[x] |= bit
             b = i // 27
             F[3 * d + b] &= KEEP[i - 27 * b]
-        count = 0
-        n = 1
-        g = 0
-        if propagate(F, np.int64(CELLS)):
-            count, n, g = search(F, limit, solution, stack, alts)
+        count, n, g = 0, 1, 0
+        if propagate(F, np.int64(CELLS)):  # type: ignore[no-untyped-call]
+            count, n, g = search(F, limit, solution, stack, alts)  # type: ignore[no-untyped-call]
         counts[p] = count
         nodes[p] = n
         guesses[p] = g
         if count:
             for k in range(27):
-                d = k // 3
-                b = k - 3 * d
-                a = solution[k] & CELLS
-                while a:
-                    grids[p, 27 * b + ctz(a)] = 49 + d
-                    a &= a - 1
+                digit = k // 3
+                band = k - 3 * digit
+                w = solution[k] & CELLS
+                while w:
+                    grids[p, 27 * band + ctz(w)] = 49 + digit
+                    w &= w - 1
     return -1

@@ -355,7 +355,7 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids, 
 def _entry(block):  # type: ignore[no-untyped-def]
     text, n, start, stop, limit, houses, counts, nodes, guesses, grids = carray(block, (10,))
     if houses != 0:
-        return _bands.solve_rows(
+        return _bands.solve_rows(  # type: ignore[no-untyped-call]
             carray(array_data(text), (n, 81), np.uint8), start, stop, limit,
             carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),
             carray(array_data(guesses), (n,), np.int64),
