@@ -1,4 +1,9 @@
-"""Compiled bitmask propagation and search for 9x9 sudoku (internal engine).
+"""Compiled bitmask propagation and search for 9x9 sudoku: the cell-order engine.
+
+The default search (``houses`` true) is :mod:`generators.sudoku._bands`, the band-bitboard
+engine, which :func:`_entry` calls; the per-cell engine below serves ``houses=False``: the
+cell-by-cell order of version 0.1 that seeded puzzle generation keeps, so that a seed
+makes the same puzzle as before.
 
 A state is a ``uint16[81]`` of candidate masks, cell ``i = 9 * row + col``; bit ``d - 1``
 set means digit ``d`` is still possible there, and a mask with one bit set is a placed
