@@ -372,7 +372,9 @@ def main() -> None:
     print()
 
     refuse = alternate([lambda: sudoku.solve(NORVIG_IMPOSSIBLE)], 5)[0]
-    count, _, nodes, _ = sudoku.engine.solve_digits(NORVIG_IMPOSSIBLE.replace(".", "0"), 2)
+    from generators.sudoku import _engine
+
+    count, _, nodes, _ = _engine.solve_digits(NORVIG_IMPOSSIBLE.replace(".", "0"), 2)
     print(f"Norvig's impossible puzzle refused ({count} solutions, {nodes:,} nodes): "
           f"{refuse * 1e3:.2f} ms (the peer is not run: Norvig reports minutes)")
     euler = DATA / "p096_sudoku.txt"
