@@ -8,7 +8,10 @@ Peers, each on the same puzzles as ours in the same run (runs alternate, best of
   count-to-2 (what proving uniqueness costs);
 * OR-Tools CP-SAT (``pip install -e ".[bench]"``), one model per puzzle with AllDifferent
   rows, columns and boxes, enumerating solutions until a second one is found;
-* tdoku (C, SIMD), not run here: its published figure is printed for reference only.
+* tdoku (C, SIMD): built from ``../shared/peers`` with ``build_tdoku.sh`` when a C compiler
+  is present (skipped with a message otherwise) and run through its driver on the first
+  ``--tdoku N`` puzzles of each set, count-to-2 and first solution, both sides pinned to
+  one core, alternating with ours; the published figure is printed for reference too.
 
 Ours always counts to two (uniqueness proved) and solves with ``solve_many``, one compiled
 call per chunk; "2 cores" is ``solve_many(workers=2)``. Rates are from the best wall time;
@@ -17,7 +20,8 @@ machine does not inflate (the two agree on a quiet machine). For 2 cores the CPU
 both threads together is printed too: close to the 1-core CPU time means threading added
 no work, so the wall speed-up is what idle cores allow.
 
-Run: ``python benchmarks/bench_sudoku.py [--sample N] [--cpsat N] [--repeat N]``
+Run: ``python benchmarks/bench_sudoku.py [--sample N] [--cpsat N] [--repeat N] [--tdoku N]
+[--tdoku-only]``
 """
 
 from __future__ import annotations
@@ -216,6 +220,82 @@ def alternate(fns: list[Callable[[], Any]], repeat: int) -> list[float]:
     return best
 
 
+PEERS = Path(os.environ.get("ENTITYWORKS_PEERS_DIR", ROOT.parent / "shared" / "peers"))
+
+
+def build_tdoku() -> Path | None:
+    """Path of tdoku's benchmark driver, built by ``peers/build_tdoku.sh`` (cached), or None
+    with the reason printed."""
+    import shutil
+
+    script = PEERS / "build_tdoku.sh"
+    if not script.exists():
+        print(f"tdoku skipped: no {script}")
+        return None
+    if shutil.which(os.environ.get("CC", "gcc")) is None or shutil.which(
+            os.environ.get("CXX", "g++")) is None:  # fmt: skip
+        print("tdoku skipped: no C/C++ compiler (gcc and g++, or $CC and $CXX) to build it")
+        return None
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    if done.returncode != 0 or not done.stdout.strip():
+        print(f"tdoku skipped: build_tdoku.sh failed: {done.stderr.strip()[-300:]}")
+        return None
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def _one_core() -> list[int]:
+    """Pin this process to one core (the last one it may use); returns the previous set."""
+    before = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {before[-1]})
+    return before
+
+
+def tdoku_rate(driver: Path, name: str, n: int, limit: int, seconds: float = 0.3) -> float:
+    """Puzzles per second of tdoku's driver on the first ``n`` puzzles of ``name``, one
+    core (the driver inherits this process's affinity), repeating for ``seconds``."""
+    out = subprocess.run([str(driver), str(DATA / name), str(n), str(limit), str(seconds)],
+                         check=True, capture_output=True, text=True).stdout  # fmt: skip
+    return float(out.split("rate=")[1].split("/")[0])
+
+
+def ours_rate(puzzles: list[str], prove_unique: bool, seconds: float = 0.3) -> float:
+    """Puzzles per second of ``solve_many(workers=1)``, repeating for ``seconds``."""
+    done = 0
+    start = time.perf_counter()
+    while True:
+        sudoku.solve_many(puzzles, workers=1, prove_unique=prove_unique)
+        done += len(puzzles)
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return done / elapsed
+
+
+def tdoku_section(n: int, repeat: int) -> None:
+    """Ours against tdoku on one core, both modes, alternating; best rate of each."""
+    driver = build_tdoku()
+    if driver is None:
+        return
+    before = _one_core()
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+        print(f"# ours vs tdoku, one core (cpu {cpus}), first {n} puzzles per set, best of "
+              f"{repeat} alternating runs; {load_avg()} (before)")  # fmt: skip
+        print(f"{'set':<26}{'mode':<7}{'puzzles':>8}{'ours/s':>11}{'tdoku/s':>11}{'ratio':>8}")
+        for name in SETS:
+            puzzles = load(name)[:n]
+            sudoku.solve_many(puzzles, workers=1)  # warm
+            for mode, limit in (("cnt2", 2), ("first", 1)):
+                ours = peer = 0.0
+                for _ in range(repeat):
+                    ours = max(ours, ours_rate(puzzles, limit == 2))
+                    peer = max(peer, tdoku_rate(driver, name, n, limit))
+                print(f"{name:<26}{mode:<7}{len(puzzles):>8}{ours:>11,.0f}{peer:>11,.0f}"
+                      f"{ours / peer:>7.2f}x   {load_avg()}")  # fmt: skip
+    finally:
+        os.sched_setaffinity(0, before)
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=100,
@@ -223,7 +303,15 @@ def main() -> None:
     parser.add_argument("--cpsat", type=int, default=50,
                         help="puzzles per set for CP-SAT (0 to skip)")
     parser.add_argument("--repeat", type=int, default=5, help="alternating repeats")
+    parser.add_argument("--tdoku", type=int, default=1000,
+                        help="puzzles per set against tdoku (0 to skip)")
+    parser.add_argument("--tdoku-only", action="store_true",
+                        help="run only the comparison with tdoku")
     args = parser.parse_args()
+    if args.tdoku > 0:
+        tdoku_section(args.tdoku, min(args.repeat, 3))
+    if args.tdoku_only:
+        return
 
     try:
         import ortools  # noqa: F401
@@ -284,7 +372,9 @@ def main() -> None:
     print()
 
     refuse = alternate([lambda: sudoku.solve(NORVIG_IMPOSSIBLE)], 5)[0]
-    count, _, nodes, _ = sudoku.engine.solve_digits(NORVIG_IMPOSSIBLE.replace(".", "0"), 2)
+    from generators.sudoku import _engine
+
+    count, _, nodes, _ = _engine.solve_digits(NORVIG_IMPOSSIBLE.replace(".", "0"), 2)
     print(f"Norvig's impossible puzzle refused ({count} solutions, {nodes:,} nodes): "
           f"{refuse * 1e3:.2f} ms (the peer is not run: Norvig reports minutes)")
     euler = DATA / "p096_sudoku.txt"

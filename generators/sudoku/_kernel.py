@@ -1,4 +1,9 @@
-"""Compiled bitmask propagation and search for 9x9 sudoku (internal engine).
+"""Compiled bitmask propagation and search for 9x9 sudoku: the cell-order engine.
+
+The default search (``houses`` true) is :mod:`generators.sudoku._bands`, the band-bitboard
+engine, which :func:`_entry` calls; the per-cell engine below serves ``houses=False``: the
+cell-by-cell order of version 0.1 that seeded puzzle generation keeps, so that a seed
+makes the same puzzle as before.
 
 A state is a ``uint16[81]`` of candidate masks, cell ``i = 9 * row + col``; bit ``d - 1``
 set means digit ``d`` is still possible there, and a mask with one bit set is a placed
@@ -32,6 +37,7 @@ from numba import types
 from numba.np.numpy_support import carray
 
 from generators._compiled.jit import array_data, cfunc, jit
+from generators.sudoku import _bands
 from generators.sudoku._tables import (
     COL_SEG,
     FULL,
@@ -353,6 +359,16 @@ def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids, 
 
 def _entry(block):  # type: ignore[no-untyped-def]
     text, n, start, stop, limit, houses, counts, nodes, guesses, grids = carray(block, (10,))
+    if houses != 0:
+        return _bands.solve_rows(  # type: ignore[no-untyped-call]
+            carray(array_data(text), (n, 81), np.uint8), start, stop, limit,
+            carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),
+            carray(array_data(guesses), (n,), np.int64),
+            carray(array_data(grids), (n, 81), np.uint8),
+            np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64),
+            np.empty((82, 32), dtype=np.int64), np.empty((82, 2), dtype=np.int64),
+            np.empty(27, dtype=np.int64),
+        )  # fmt: skip
     return solve_text(
         carray(array_data(text), (n, 81), np.uint8), start, stop, limit, houses != 0,
         carray(array_data(counts), (n,), np.int32), carray(array_data(nodes), (n,), np.int64),

@@ -12,8 +12,10 @@ eliminations to a fixpoint, then a depth-first search on the smallest choice (a 
 fewest candidates or a digit with only two places in a house), with the same reasoning after
 every guess. It keeps searching after the first solution until it has found a second one or
 exhausted the tree, so every :class:`Solution` says whether the puzzle is unique, and its
-``nodes`` and ``guesses`` measure how hard the puzzle was. The engine is compiled with numba
-(see :mod:`generators.sudoku._kernel`), and a later process loads its machine code without
+``nodes`` and ``guesses`` measure how hard the puzzle was. The engine keeps, per digit and
+band, a 27-bit word of where the digit may go, so box/line reasoning and singles are a few
+table lookups and bit operations (see :mod:`generators.sudoku._bands`); it is compiled with
+numba (see :mod:`generators.sudoku._kernel`), and a later process loads its machine code without
 numba (:mod:`generators._compiled.native`); :func:`solve_many` solves whole arrays of puzzles per
 compiled call and spreads large jobs over threads, which run the GIL-free engine in parallel.
 """

@@ -1,0 +1,420 @@
+"""Band-bitboard propagation and search for 9x9 sudoku (the default engine, internal).
+
+The grid is three bands of three rows. For each digit ``d`` and band ``b`` one integer
+``F[3 * d + b]`` holds, in its low 27 bits, where ``d`` may still go in that band: bit
+``9 * r + c`` for row ``r`` of the band (0-2) and column ``c``. Bits 27-29 mark the rows of
+the band where ``d`` is placed and already propagated. ``F[27 + b]`` holds the band's
+unsolved cells. A state is these 30 integers (``int64[32]``, copied whole on a guess).
+
+Within one band a digit must occupy one cell in each of its three rows and each of its three
+boxes. Where a row crosses a box is a *triad* (three cells); the triads a digit can use form
+a 3x3 pattern, and every placement of the digit in the band picks one of the six
+permutations of it. ``SHRINK[t]`` keeps, for a pattern ``t`` of nine triad bits, the cells of
+the triads that belong to some permutation inside ``t`` (none when no permutation fits: a
+contradiction). One lookup therefore does box/line eliminations (pointing and claiming) and
+hidden singles in boxes and rows for that digit and band. A row left with one cell is a
+placement: its column leaves the digit's other two bands and its cell leaves the other
+eight digits' words of the band.
+
+Across digits, counting each band's candidates bit-sliced (``ones``, ``twos``, ...) over the
+nine digit words finds empty cells (a contradiction) and cells with one candidate (naked
+singles) in a few operations per digit. A last pass finds a digit with one place left in a
+column. When all of that is exhausted the search branches on a cell with two candidates
+(else on a digit with two places in a row, else on a cell with the fewest candidates): the
+first branch places the digit, the second removes it from the cell; each branch propagates
+again. The search is depth first on an explicit stack of states and counts solutions up to a
+limit, so one call proves a puzzle unique (limit 2) or counts it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from generators._compiled.jit import jit
+
+CELLS = (1 << 27) - 1  # the 27 cells of a band
+ROW = 0x1FF
+
+
+def _make_tables() -> tuple[np.ndarray, ...]:
+    # box occupancy (3 bits) of a row's nine cells
+    tri = np.array([((m & 7) != 0) | (((m >> 3) & 7) != 0) << 1 | (((m >> 6) & 7) != 0) << 2
+                    for m in range(512)], dtype=np.int64)  # fmt: skip
+    perms = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+    shrink = np.zeros(512, dtype=np.int64)
+    for t in range(512):
+        allowed = 0
+        for perm in perms:
+            bits = sum(1 << (3 * r + perm[r]) for r in range(3))
+            if t & bits == bits:
+                allowed |= bits
+        shrink[t] = sum(7 << (9 * (i // 3) + 3 * (i % 3)) for i in range(9) if allowed >> i & 1)
+    # a digit placed at band cell p: its row and box in the band lose it, p keeps it
+    keep = np.zeros(27, dtype=np.int64)
+    for p in range(27):
+        r, c = divmod(p, 9)
+        gone = (ROW << 9 * r) | sum(7 << (9 * rr + 3 * (c // 3)) for rr in range(3))
+        keep[p] = ~gone | (1 << p)  # the high bits (placed rows) stay
+    rows = np.array([sum(ROW << 9 * r for r in range(3) if s >> r & 1) for s in range(8)],
+                    dtype=np.int64)  # fmt: skip
+    # per box (three columns each): the column of a box that has one column left
+    lock = np.array([sum(m & (7 << 3 * j) for j in range(3)
+                         if bin(m & (7 << 3 * j)).count("1") == 1) for m in range(512)],
+                    dtype=np.int64)  # fmt: skip
+    # columns a band may keep when the columns in ``m`` can be nowhere else: in a box with
+    # such a column, only those; in other boxes, all three
+    claim = np.array([sum((m & (7 << 3 * j)) or (7 << 3 * j) for j in range(3))
+                      for m in range(512)], dtype=np.int64)  # fmt: skip
+    # triad i (row i // 3 of the band, box i % 3) certainly holds the digit: the rest of
+    # that row and of that box lose it
+    triad = np.zeros(9, dtype=np.int64)
+    for i in range(9):
+        r, j = divmod(i, 3)
+        gone = (ROW << 9 * r) | sum(7 << (9 * rr + 3 * j) for rr in range(3))
+        triad[i] = ~gone | (7 << (9 * r + 3 * j))
+    return tri, shrink, keep, rows, lock, claim, triad
+
+
+TRI, SHRINK, KEEP, ROWS, LOCK, CLAIM, TRIAD = _make_tables()
+
+
+def _ctz(typingctx: Any, x: Any) -> Any:
+    """Trailing zeros of a nonzero int64 (one instruction)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.int64(types.int64), codegen
+
+
+def _popcount(typingctx: Any, x: Any) -> Any:
+    """Set bits of an int64 (one instruction)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.ctpop(args[0])
+
+    return types.int64(types.int64), codegen
+
+
+ctz: Any = intrinsic(_ctz)
+popcount: Any = intrinsic(_popcount)
+
+
+@jit
+def propagate(F, changed):  # type: ignore[no-untyped-def]
+    """Run the state ``F`` to a fixpoint; ``changed`` has bit ``k`` set for each word
+    ``F[k]`` that changed. False on a contradiction."""
+    while True:
+        while changed:
+            k = ctz(changed)
+            changed &= changed - 1
+            w = F[k]
+            a = w & CELLS
+            t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[a >> 18] << 6)
+            a &= SHRINK[t]
+            if a == 0:
+                return False
+            r0 = a & ROW
+            r1 = (a >> 9) & ROW
+            r2 = a >> 18
+            single = (np.int64(r0 & (r0 - 1) == 0) | (np.int64(r1 & (r1 - 1) == 0) << 1)
+                      | (np.int64(r2 & (r2 - 1) == 0) << 2))  # fmt: skip
+            done = w >> 27
+            new = single & ~done
+            F[k] = a | ((done | new) << 27)
+            d = k // 3
+            b = k - 3 * d
+            # a box of the band with one column left keeps that column from the other bands
+            own = LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
+            if own:
+                strip = ~(own * 0x40201)
+                for bb in range(3):
+                    if bb != b:
+                        kk = 3 * d + bb
+                        x = F[kk]
+                        y = x & strip
+                        if y != x:
+                            F[kk] = y
+                            changed |= 1 << kk
+            if new:
+                cells = a & ROWS[new]
+                strip = ~cells
+                for dd in range(9):
+                    if dd != d:
+                        kk = 3 * dd + b
+                        x = F[kk]
+                        y = x & strip
+                        if y != x:
+                            F[kk] = y
+                            changed |= 1 << kk
+                F[27 + b] &= strip
+        # naked singles, and empty cells
+        for b in range(3):
+            u = F[27 + b]
+            if u == 0:
+                continue
+            ones = 0
+            twos = 0
+            for d in range(9):
+                x = F[3 * d + b] & u
+                twos |= ones & x
+                ones |= x
+            if u & ~ones:
+                return False
+            single = u & ~twos
+            if single:
+                for d in range(9):
+                    kk = 3 * d + b
+                    x = F[kk] & single
+                    if x:
+                        y = F[kk]
+                        while x:
+                            y &= KEEP[ctz(x)]
+                            x &= x - 1
+                        F[kk] = y
+                        changed |= 1 << kk
+        if changed:
+            continue
+        # columns: each needs the digit once; a column that only one band can give it
+        # restricts that band's box to the column (with the shrink: hidden singles)
+        for d in range(9):
+            a0 = F[3 * d]
+            a1 = F[3 * d + 1]
+            a2 = F[3 * d + 2]
+            c0 = (a0 | (a0 >> 9) | (a0 >> 18)) & ROW
+            c1 = (a1 | (a1 >> 9) | (a1 >> 18)) & ROW
+            c2 = (a2 | (a2 >> 9) | (a2 >> 18)) & ROW
+            if c0 | c1 | c2 != ROW:
+                return False
+            keep = CLAIM[c0 & ~(c1 | c2)] * 0x40201 | ~CELLS
+            y = a0 & keep
+            if y != a0:
+                F[3 * d] = y
+                changed |= 1 << (3 * d)
+            keep = CLAIM[c1 & ~(c0 | c2)] * 0x40201 | ~CELLS
+            y = a1 & keep
+            if y != a1:
+                F[3 * d + 1] = y
+                changed |= 1 << (3 * d + 1)
+            keep = CLAIM[c2 & ~(c0 | c1)] * 0x40201 | ~CELLS
+            y = a2 & keep
+            if y != a2:
+                F[3 * d + 2] = y
+                changed |= 1 << (3 * d + 2)
+        if changed:
+            continue
+        # triads: three cells (a row or a column inside a box) hold three digits, so a
+        # triad that only three digits can fill holds each of them
+        for b in range(3):
+            u = F[27 + b]
+            if u == 0:
+                continue
+            r1 = 0
+            r2 = 0
+            r3 = 0
+            r4 = 0
+            q1 = 0
+            q2 = 0
+            q3 = 0
+            q4 = 0
+            for d in range(9):
+                a = F[3 * d + b]
+                t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+                r4 |= r3 & t
+                r3 |= r2 & t
+                r2 |= r1 & t
+                r1 |= t
+                c = (a | (a >> 9) | (a >> 18)) & ROW
+                q4 |= q3 & c
+                q3 |= q2 & c
+                q2 |= q1 & c
+                q1 |= c
+            if (r3 & q3) != ROW:
+                return False
+            ut = TRI[u & ROW] | (TRI[(u >> 9) & ROW] << 3) | (TRI[u >> 18] << 6)
+            uc = (u | (u >> 9) | (u >> 18)) & ROW
+            rows3 = r3 & ~r4 & ut
+            cols3 = q3 & ~q4 & uc
+            if rows3 == 0 and cols3 == 0:
+                continue
+            for d in range(9):
+                kk = 3 * d + b
+                a = F[kk]
+                y = a
+                if rows3:
+                    t = (TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3)
+                         | (TRI[(a >> 18) & ROW] << 6)) & rows3  # fmt: skip
+                    while t:
+                        y &= TRIAD[ctz(t)]
+                        t &= t - 1
+                if cols3:
+                    c = (a | (a >> 9) | (a >> 18)) & cols3
+                    if c:
+                        # the digit's box in this band is in that column: the box's other
+                        # columns lose it here, the column loses it in the other bands
+                        y &= ~((CLAIM[c] ^ 0x1FF) * 0x40201)
+                        strip = ~(c * 0x40201)
+                        for bb in range(3):
+                            if bb != b:
+                                k2 = 3 * d + bb
+                                x = F[k2]
+                                z = x & strip
+                                if z != x:
+                                    F[k2] = z
+                                    changed |= 1 << k2
+                if y != a:
+                    F[kk] = y
+                    changed |= 1 << kk
+        if not changed:
+            return True
+
+
+@jit
+def choose(F):  # type: ignore[no-untyped-def]
+    """Where to branch: ``(k, bit)``, digit word ``F[k]`` at band cell ``bit``; ``k = -1``
+    when the grid is solved. A cell with two candidates first, else a digit with two places
+    in a row, else a cell with the fewest candidates."""
+    solved = True
+    for b in range(3):
+        u = F[27 + b]
+        if u == 0:
+            continue
+        solved = False
+        ones = 0
+        twos = 0
+        threes = 0
+        for d in range(9):
+            x = F[3 * d + b] & u
+            threes |= twos & x
+            twos |= ones & x
+            ones |= x
+        two = twos & ~threes
+        if two:
+            bit = two & -two
+            for d in range(9):
+                if F[3 * d + b] & bit:
+                    return 3 * d + b, bit
+    if solved:
+        return -1, 0
+    for k in range(27):
+        a = F[k] & F[27 + k % 3]
+        if a == 0:
+            continue
+        for r in range(3):
+            row = (a >> (9 * r)) & ROW
+            if row and popcount(row) == 2:
+                return k, (row & -row) << (9 * r)
+    best_k = -1
+    best_bit = 0
+    fewest = 10
+    for b in range(3):
+        u = F[27 + b]
+        while u:
+            bit = u & -u
+            u &= u - 1
+            n = 0
+            first = -1
+            for d in range(9):
+                if F[3 * d + b] & bit:
+                    n += 1
+                    if first < 0:
+                        first = 3 * d + b
+            if n < fewest:
+                fewest = n
+                best_k = first
+                best_bit = bit
+    return best_k, best_bit
+
+
+@jit
+def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
+    """Count the solutions of the propagated state ``F`` up to ``limit``, the first one into
+    ``solution``; returns (count, nodes, guesses). ``stack`` (``int64[82, 32]``) and
+    ``alts`` (``int64[82, 2]``) hold the open branches."""
+    count = 0
+    nodes = 0
+    guesses = 0
+    depth = 0
+    ok = True
+    while True:
+        if ok:
+            nodes += 1
+            k, bit = choose(F)  # type: ignore[no-untyped-call]
+            if k < 0:
+                count += 1
+                if count == 1:
+                    solution[:] = F
+                if count >= limit:
+                    break
+                ok = False
+                continue
+            stack[depth, :] = F
+            alts[depth, 0] = k
+            alts[depth, 1] = bit
+            depth += 1
+            F[k] &= KEEP[ctz(bit)]
+            guesses += 1
+            ok = propagate(F, np.int64(1) << k)  # type: ignore[no-untyped-call]
+        else:
+            if depth == 0:
+                break
+            depth -= 1
+            F[:] = stack[depth]
+            k = alts[depth, 0]
+            F[k] &= ~alts[depth, 1]
+            guesses += 1
+            ok = propagate(F, np.int64(1) << k)  # type: ignore[no-untyped-call]
+    return count, nodes, guesses
+
+
+@jit
+def solve_rows(text, start, stop, limit, counts, nodes, guesses, grids,  # type: ignore[no-untyped-def]
+               F, solution, stack, alts, seen):
+    """Check and solve rows ``start:stop`` of ``text`` (``uint8[n, 81]``) as
+    :func:`generators.sudoku._kernel.solve_text` does, with this engine. ``F`` and
+    ``solution`` are ``int64[32]``, ``seen`` ``int64[27]``; see :func:`search`."""
+    for p in range(start, stop):
+        seen[:] = 0
+        for k in range(27):
+            F[k] = CELLS
+        F[27] = CELLS
+        F[28] = CELLS
+        F[29] = CELLS
+        for i in range(81):
+            ch = text[p, i]
+            if ch == 46 or ch == 48:
+                continue
+            if ch < 49 or ch > 57:
+                return p
+            d = np.int64(ch) - 49
+            bit = np.int64(1) << d
+            r = i // 9
+            c = i % 9
+            x = 18 + 3 * (r // 3) + c // 3
+            if (seen[r] | seen[9 + c] | seen[x]) & bit:
+                return p
+            seen[r] |= bit
+            seen[9 + c] |= bit
+            seen[x] |= bit
+            b = i // 27
+            F[3 * d + b] &= KEEP[i - 27 * b]
+        count, n, g = 0, 1, 0
+        if propagate(F, np.int64(CELLS)):  # type: ignore[no-untyped-call]
+            count, n, g = search(F, limit, solution, stack, alts)  # type: ignore[no-untyped-call]
+        counts[p] = count
+        nodes[p] = n
+        guesses[p] = g
+        if count:
+            for k in range(27):
+                digit = k // 3
+                band = k - 3 * digit
+                w = solution[k] & CELLS
+                while w:
+                    grids[p, 27 * band + ctz(w)] = 49 + digit
+                    w &= w - 1
+    return -1
