@@ -1,0 +1,39 @@
+"""Every example in README.md and docs/ runs, and every output the pages show is the output
+of that run (``python -m tests.docs.harness --write`` regenerates them)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.docs.checks import CHECKS
+from tests.docs.harness import ROOT, Skip, pages, rewritten, run_page
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_examples_run_and_show_their_real_output(page: Path, tmp_path: Path) -> None:
+    try:
+        run = run_page(page, tmp_path, CHECKS)
+    except Skip as skip:
+        if IN_CI:
+            pytest.fail(f"{skip}; required under CI=true")
+        pytest.skip(str(skip))
+    old = page.read_text(encoding="utf-8")
+    new = rewritten(page, run)
+    diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                        str(page), "run"))
+    assert new == old, ("the page differs from its run (python -m tests.docs.harness --write "
+                        f"{page.relative_to(ROOT)}):\n{diff}")
+
+
+def test_every_check_is_used() -> None:
+    used = set()
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        used |= {name for name in CHECKS if f"<!-- check: {name} -->" in text}
+    assert used == set(CHECKS)
