@@ -45,7 +45,7 @@ def _examples() -> list[tuple[str, Any, Any]]:
     samples: dict[str, Any] = {
         "bool": True, "int": 1, "float": 1.5, "str": "a", "bytes": b"a",
         "Decimal": decimal.Decimal("1.50"), "datetime": dt.datetime(2020, 1, 2, 3, 4, 5),
-        "AwareDatetime": dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc),
+        "AwareDatetime": dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
         "date": dt.date(2020, 1, 2), "time": dt.time(3, 4, 5),
         "timedelta": dt.timedelta(seconds=1), "UUID": uuid.UUID(int=1)}
     out: list[tuple[str, Any, Any]] = []

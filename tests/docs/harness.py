@@ -20,6 +20,12 @@ A page's fenced blocks run in order, in one temporary folder, sharing one Python
                                      asserts more;
   ``<!-- skip: REASON -->``          the block is not run (REASON says why; kept rare).
 
+A page whose commands should run on several databases says so once, anywhere in it:
+``<!-- backends: sqlite=FILE postgres mariadb -->``. It then runs once per backend with
+``ENTITYWORKS_DB`` set (a private server database, created and dropped around the run, whose
+name is shown as ``levels``); the outputs shown come from the first backend, and on the others
+every command must succeed and every check pass.
+
 Outputs are never typed by hand: ``python -m tests.docs.harness --write [PAGE...]`` runs the
 pages and rewrites every console output and ``<!-- output -->`` block from the real run;
 ``--check`` (and ``tests/docs/test_examples.py``) fails when a page differs from its run.
@@ -48,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 FENCE = re.compile(
-    r"(?:^<!-- (?P<directive>[a-z]+)(?::\s*(?P<argument>.*?))? -->\n)?"
+    r"(?P<directives>(?:^<!-- [a-z]+(?::[^\n]*?)? -->\n)*)"
     r"^(?P<indent>[ ]*)```(?P<language>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$",
     re.MULTILINE | re.DOTALL)
 
@@ -78,13 +84,16 @@ class Block:
     end: int
     language: str
     body: str
-    directive: str | None
-    argument: str | None
+    directives: dict[str, str]
+
+
+DIRECTIVE = re.compile(r"^<!-- ([a-z]+)(?::\s*(.*?))? -->$", re.MULTILINE)
 
 
 def blocks(text: str) -> list[Block]:
     return [Block(m.start("body"), m.end("body"), m.group("language"), m.group("body"),
-                  m.group("directive"), m.group("argument")) for m in FENCE.finditer(text)]
+                  {d: a or "" for d, a in DIRECTIVE.findall(m.group("directives"))})
+            for m in FENCE.finditer(text)]
 
 
 def data_dir() -> Path:
@@ -92,11 +101,56 @@ def data_dir() -> Path:
     return Path(env) if env else ROOT.parent / "shared" / "data"
 
 
+PRIVATE = "ew_docs_"
+
+
 def stable(text: str, folder: Path) -> str:
     text = text.replace(str(folder.resolve()), ".").replace(str(folder), ".")
+    text = re.sub(PRIVATE + r"[0-9a-f]{12}", "levels", text)
     for pattern, placeholder in VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
+
+
+SERVERS = {"postgres": "ENTITYWORKS_TEST_POSTGRES_URL", "mariadb": "ENTITYWORKS_TEST_MARIADB_URL"}
+
+
+def backends(text: str) -> list[str]:
+    """The page's ``backends`` directive (``[""]``: none, the commands say ``--db``)."""
+    found = re.search(r"^<!-- backends: (.*?) -->$", text, re.MULTILINE)
+    return found.group(1).split() if found else [""]
+
+
+@contextlib.contextmanager
+def database(backend: str) -> Iterator[str]:
+    """``ENTITYWORKS_DB`` for one backend of a ``backends`` directive."""
+    if backend in ("", "sqlite") or backend.startswith("sqlite="):
+        yield backend.partition("=")[2]
+        return
+    import uuid
+
+    import sqlalchemy as sa
+
+    url = os.environ.get(SERVERS[backend])
+    if not url:
+        raise Skip(f"needs {SERVERS[backend]}")
+    base = sa.make_url(url)
+    name = PRIVATE + uuid.uuid4().hex[:12]
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    quote = admin.dialect.identifier_preparer.quote
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}")
+    except sa.exc.OperationalError as exc:
+        admin.dispose()
+        raise Skip(f"{backend} is unreachable: {exc}") from exc
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        force = " WITH (FORCE)" if backend == "postgres" else ""
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quote(name)}{force}")
+        admin.dispose()
 
 
 def database_urls() -> dict[str, str]:
@@ -123,18 +177,21 @@ class Run:
     namespace: dict[str, object] = field(default_factory=dict)
 
 
-def _console(body: str, folder: Path, env: dict[str, str], argument: str | None) -> str:
+def _console(body: str, folder: Path, env: dict[str, str], replace: str | None,
+             strict: bool) -> str:
     """Run the ``$`` lines of a console block; the block as the run shows it."""
     produced: list[str] = []
+    assert body.startswith("$ "), f"a console block that runs nothing:\n{body}"
     for line in body.splitlines():
         if not line.startswith("$ "):
             continue
         command = line[2:]
-        if argument:
-            command = substituted(command, argument)
+        if replace:
+            command = substituted(command, replace)
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=folder, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=600)
+        assert not strict or done.returncode == 0, (command, done.stdout)
         produced.append(line)
         produced += stable(done.stdout, folder).splitlines()
     return "".join(f"{line}\n".replace(" \n", "\n") if line.strip() else "\n"
@@ -158,14 +215,18 @@ def _replace_class(source: str, cls: str, body: str) -> str:
 
 
 def run_page(path: Path, folder: Path,
-             checks: dict[str, Callable[[dict[str, object]], None]] | None = None) -> Run:
-    """Run every example of ``path`` in ``folder``; what each output block should hold."""
+             checks: dict[str, Callable[[dict[str, object]], None]] | None = None,
+             db: str = "", strict: bool = False) -> Run:
+    """Run every example of ``path`` in ``folder``; what each output block should hold.
+    ``db``: ``ENTITYWORKS_DB`` for the commands; ``strict``: every command must succeed."""
     text = path.read_text(encoding="utf-8")
     page = str(path.relative_to(ROOT))
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
            "COLUMNS": "100", "PYTHONPATH": str(folder), "PYTHONUNBUFFERED": "1"}
     env.pop("ENTITYWORKS_TRACEBACK", None)
     env.pop("ENTITYWORKS_DB", None)
+    if db:
+        env["ENTITYWORKS_DB"] = db
     name = "docs_" + re.sub(r"\W", "_", page)
     module = types.ModuleType(name)
     module.__dict__["__name__"] = name
@@ -177,42 +238,36 @@ def run_page(path: Path, folder: Path,
     printed: str | None = None
     try:
         for index, block in enumerate(blocks(text)):
-            directive, argument = block.directive, block.argument
-            if directive == "skip":
+            given = block.directives
+            if "skip" in given:
                 continue
-            if directive == "data":
-                source = data_dir() / (argument or "")
+            if "data" in given:
+                source = data_dir() / given["data"]
                 if not source.exists():
                     raise Skip(f"{page} needs {source}")
                 shutil.copy(source, folder / source.name)
-                directive = None
-            if directive == "file":
-                assert argument
-                if ", class " in argument:
-                    target, cls = argument.split(", class ")
-                    file = folder / target
+            if "file" in given:
+                target, _, cls = given["file"].partition(", class ")
+                file = folder / target
+                if cls:
                     file.write_text(_replace_class(file.read_text(encoding="utf-8"), cls,
                                                    block.body), encoding="utf-8")
                 else:
-                    (folder / argument).parent.mkdir(parents=True, exist_ok=True)
-                    (folder / argument).write_text(block.body, encoding="utf-8")
+                    file.parent.mkdir(parents=True, exist_ok=True)
+                    file.write_text(block.body, encoding="utf-8")
                 continue
-            if directive == "output":
+            if "output" in given:
                 assert printed is not None, f"{page}: an output block with no python before"
                 run.outputs[index] = printed
                 continue
-            body = substituted(block.body, argument) if directive == "replace" else block.body
+            replace = given.get("replace")
+            body = substituted(block.body, replace) if replace else block.body
             if block.language == "python":
                 printed = stable(_python(body, module, page), folder)
             elif block.language == "console":
-                env["ENTITYWORKS_DB"] = os.environ.get("DOCS_ENTITYWORKS_DB", "")
-                if not env["ENTITYWORKS_DB"]:
-                    env.pop("ENTITYWORKS_DB")
-                run.outputs[index] = _console(body, folder, env,
-                                              argument if directive == "replace" else None)
-            if directive == "check" and checks is not None:
-                assert argument
-                checks[argument](module.__dict__)
+                run.outputs[index] = _console(body, folder, env, replace, strict)
+            if "check" in given and checks is not None:
+                checks[given["check"]](module.__dict__)
     finally:
         os.chdir(before)
         sys.path.remove(str(folder))
@@ -253,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in chosen:
         with temporary_folder() as folder:
             try:
-                run = run_page(path, folder, CHECKS)
+                with database(backends(path.read_text(encoding="utf-8"))[0]) as db:
+                    run = run_page(path, folder, CHECKS, db)
             except Skip as skip:
                 print(f"skipped {path.relative_to(ROOT)}: {skip}")
                 continue
