@@ -15,7 +15,7 @@ def tour(ns: dict[str, Any]) -> None:
     assert ns["lvl"].id == 1
     assert [(r.x, r.y, r.label) for r in store.get(level, 1).rooms] == [(1, 2, None),
                                                                          (5, 5, "exit")]
-    assert store.count(level, where=col("name").like("gen-%")) == 1000 - 39  # the delete took widths 1001-1039
+    assert store.count(level, where=col("name").like("gen-%")) == 961  # 1001-1039 deleted
     assert store.get(level, 1).note == "edited" and store.get(level, 5000).name == "new"
     assert store.count(level, where=col("width") > 1000) == 0
     assert ns["Legacy"].__name__  # reflect gave a class
@@ -60,5 +60,33 @@ def nested(ns: dict[str, Any]) -> None:
     assert ns["store"].get(ns["House"], ns["house"].id) == ns["house"]
 
 
+def dataset(ns: dict[str, Any]) -> None:
+    """The nested DataSet export puts each customer's orders inside its row."""
+    from pathlib import Path
+
+    assert "<customers><id>1</id><name>Ada</name><orders><id>10</id>" in Path(
+        "nested.xml").read_text(encoding="utf-8")
+
+
+def alembic(ns: dict[str, Any]) -> None:
+    """The second revision adds a NOT NULL column with a DEFAULT; the rows written before it
+    got the DEFAULT, and the database holds only our tables' version table."""
+    import os
+    from pathlib import Path
+
+    import sqlalchemy as sa
+
+    from entityworks import Store
+    from entityworks.migrate.versions import version_tables
+
+    second = Path("migrations/versions/0002_book_pages.py").read_text(encoding="utf-8")
+    assert "server_default=sa.text('0')" in second and "nullable=False" in second
+    with Store(os.environ["ENTITYWORKS_DB"]) as store, store.engine.connect() as conn:
+        pages = conn.execute(sa.text("SELECT pages FROM book ORDER BY id")).scalars().all()
+        assert pages == [0, 0]
+        assert version_tables(conn) == {"alembic_version": ("0002",)}
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
-    f.__name__: f for f in (tour, update, engines, relations, composite, column_names, nested)}
+    f.__name__: f for f in (tour, update, engines, relations, composite, column_names, nested,
+                                                 dataset, alembic)}

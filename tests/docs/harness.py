@@ -206,12 +206,12 @@ def _python(body: str, module: types.ModuleType, page: str) -> str:
 
 
 def _replace_class(source: str, cls: str, body: str) -> str:
-    """``source`` with the class ``cls`` (with its decorators) replaced by ``body``."""
-    start = source.index(f"@dataclass\nclass {cls}:")
-    after = source.index("\n", source.index(f"class {cls}:", start)) + 1
-    nxt = re.search(r"^(?=[^\s#])", source[after:], re.MULTILINE)
-    tail = source[after + nxt.start():] if nxt else ""
-    return source[:start] + body + ("\n\n" + tail if tail else "")
+    """``source`` with the class ``cls`` (its decorators included) replaced by ``body``."""
+    found = re.search(rf"^((?:@.*\n)*)class {cls}\b.*:\n(?:(?:[ \t]+.*)?\n)*", source,
+                      re.MULTILINE)
+    assert found, f"no class {cls}"
+    rest = source[found.end():].lstrip("\n")
+    return source[:found.start()] + body + ("\n\n" + rest if rest else "")
 
 
 def run_page(path: Path, folder: Path,
@@ -234,6 +234,9 @@ def run_page(path: Path, folder: Path,
     sys.modules[name] = module
     sys.path.insert(0, str(folder))
     before = os.getcwd()
+    saved_db = os.environ.pop("ENTITYWORKS_DB", None)
+    if db:  # the python blocks see it too
+        os.environ["ENTITYWORKS_DB"] = db
     os.chdir(folder)
     printed: str | None = None
     try:
@@ -270,6 +273,9 @@ def run_page(path: Path, folder: Path,
                 checks[given["check"]](module.__dict__)
     finally:
         os.chdir(before)
+        os.environ.pop("ENTITYWORKS_DB", None)
+        if saved_db is not None:
+            os.environ["ENTITYWORKS_DB"] = saved_db
         sys.path.remove(str(folder))
         sys.modules.pop(name, None)
         for key in [k for k, m in sys.modules.items()
