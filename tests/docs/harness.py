@@ -190,12 +190,11 @@ def _console(body: str, folder: Path, env: dict[str, str], replace: str | None,
             command = substituted(command, replace)
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=folder, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=600)
+                              timeout=300)
         assert not strict or done.returncode == 0, (command, done.stdout)
         produced.append(line)
         produced += stable(done.stdout, folder).splitlines()
-    return "".join(f"{line}\n".replace(" \n", "\n") if line.strip() else "\n"
-                   for line in produced)
+    return "".join(f"{line.rstrip()}\n" for line in produced)
 
 
 def _python(body: str, module: types.ModuleType, page: str) -> str:
@@ -222,7 +221,9 @@ def run_page(path: Path, folder: Path,
     text = path.read_text(encoding="utf-8")
     page = str(path.relative_to(ROOT))
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "COLUMNS": "100", "PYTHONPATH": str(folder), "PYTHONUNBUFFERED": "1"}
+           "PYTHONPATH": str(folder), "PYTHONUNBUFFERED": "1"}
+    for size in ("COLUMNS", "LINES"):  # a terminal's size comes from the terminal
+        env.pop(size, None)
     env.pop("ENTITYWORKS_TRACEBACK", None)
     env.pop("ENTITYWORKS_DB", None)
     if db:
