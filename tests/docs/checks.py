@@ -87,6 +87,12 @@ def alembic(ns: dict[str, Any]) -> None:
         assert version_tables(conn) == {"alembic_version": ("0002",)}
 
 
+def dask(ns: dict[str, Any]) -> None:
+    """The cluster stored every map once, in seed order."""
+    stats = ns["stats"]
+    assert (stats.count, stats.ids, stats.seeds) == (40, (1, 40), (1, 40))
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     f.__name__: f for f in (tour, update, engines, relations, composite, column_names, nested,
-                                                 dataset, alembic)}
+                                                 dataset, alembic, dask)}
