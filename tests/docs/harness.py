@@ -3,7 +3,8 @@
 A page's fenced blocks run in order, in one temporary folder, sharing one Python namespace:
 
 * ```python  -- executed as a module of its own (dataclasses find it in ``sys.modules``);
-  what it prints is captured.
+  what it prints is captured. A block of ``>>>`` lines is a doctest: each result shown must
+  be what its line gives.
 * ```console -- each ``$ COMMAND`` line runs in bash (the installed ``entityworks`` first on
   ``PATH``); the lines after it are its output (stdout and stderr, as a terminal shows them).
 * any other language -- shown only, unless an HTML comment right above the fence says:
@@ -197,7 +198,21 @@ def _console(body: str, folder: Path, env: dict[str, str], replace: str | None,
     return "".join(f"{line.rstrip()}\n" for line in produced)
 
 
+def _doctest(body: str, module: types.ModuleType, page: str) -> None:
+    """A ``>>>`` session: every shown result must be what the line gives."""
+    import doctest
+
+    test = doctest.DocTestParser().get_doctest(body, module.__dict__, page, page, 0)
+    out = io.StringIO()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=out.write, clear_globs=False)
+    assert runner.failures == 0, out.getvalue()
+
+
 def _python(body: str, module: types.ModuleType, page: str) -> str:
+    if body.startswith(">>> "):
+        _doctest(body, module, page)
+        return ""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(body, page, "exec", dont_inherit=True), module.__dict__)  # noqa: S102
