@@ -236,7 +236,8 @@ def run_page(path: Path, folder: Path,
     text = path.read_text(encoding="utf-8")
     page = str(path.relative_to(ROOT))
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": str(folder), "PYTHONUNBUFFERED": "1"}
+           # the page's own modules, then this checkout (whatever the environment installed)
+           "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}", "PYTHONUNBUFFERED": "1"}
     for size in ("COLUMNS", "LINES"):  # a terminal's size comes from the terminal
         env.pop(size, None)
     env.pop("ENTITYWORKS_TRACEBACK", None)
