@@ -104,14 +104,23 @@ done
     assert lines[1:] == ["schema", "init", "--check"]
 
 
-def test_readme_has_a_contributing_section() -> None:
+def test_readme_starts_with_the_install_and_test_commands() -> None:
+    """The first block of the README is the two commands a newcomer runs, exactly."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    sections = re.split(r"^## ", readme, flags=re.MULTILINE)
-    [section] = [s for s in sections if s.startswith("Contributing\n")]
+    first = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
+    assert first and readme.index(first.group(0)) < readme.index("\n## ")
+    commands = [line for line in first.group(1).splitlines() if line and line[0] != "#"]
+    assert commands == ["python3 -m pip install . && entityworks demo",
+                        'python3 -m pip install -e ".[test]" && python3 -m pytest -n auto']
+
+
+def test_contributing_guide_covers_the_set_up() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for needed in ("`LICENSE`", "`CHANGELOG.md`", '"Unreleased"', 'pip install -e ".[test',
                    "python -m pytest", "ruff check .", "ENTITYWORKS_TEST_POSTGRES_URL",
-                   "ENTITYWORKS_TEST_MARIADB_URL", "benchmarks/"):
-        assert needed in section, f"the Contributing section lost {needed}"
+                   "ENTITYWORKS_TEST_MARIADB_URL", "benchmarks/", "mkdocs build --strict"):
+        assert needed in text, f"CONTRIBUTING.md lost {needed}"
+    assert "CONTRIBUTING.md" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def skip_or_fail(message: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -355,41 +354,3 @@ def test_input_path(tmp_path, private_tmp):
         with input_path(tmp_path, max_bytes=None):
             pass
     assert list(private_tmp.iterdir()) == []
-
-
-# -- the README's examples, as written ---------------------------------------------------
-
-
-def test_readme_pipes_examples_run_as_written(tmp_path):
-    import re
-    import shlex
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"<!-- pipes example -->\n```console\n(.*?)```", readme, re.DOTALL)
-    assert len(blocks) == 2
-    setup = re.search(r"With `(entityworks generate [^`]+)`", readme).group(1)
-    tools = {"file", "jq", "cut"}
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    environment = {**env(), "PATH": path}
-    subprocess.run(shlex.split(setup) + ["-j", "1"], cwd=tmp_path, env=environment,
-                   check=True, capture_output=True, timeout=300)
-    ran = 0
-    for block in blocks:
-        steps: list[tuple[str, list[str]]] = []
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                steps.append((line[2:], []))
-            else:
-                steps[-1][1].append(line)
-        for command_line, expected in steps:
-            missing = [t for t in tools if f"| {t} " in command_line and not shutil.which(t)]
-            if missing:
-                continue
-            done = subprocess.run(command_line, shell=True, cwd=tmp_path, env=environment,
-                                  capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, (command_line, done.stderr)
-            # standard output and the messages on stderr, in either order
-            assert sorted(done.stdout.splitlines() + done.stderr.splitlines()) == sorted(
-                expected), (command_line, done.stdout, done.stderr)
-            ran += 1
-    assert ran >= 2

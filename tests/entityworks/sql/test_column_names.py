@@ -19,7 +19,6 @@ from entityworks import (
     table,
 )
 from entityworks.migrate import apply, describe, diff
-from tests.entityworks.readme import run_readme_block
 
 
 @table("cn_owner")
@@ -173,10 +172,3 @@ def test_clashing_sql_names_refused() -> None:
         table_schema(Clash)
     with pytest.raises(InvalidNameError):
         column(name="bad.name")
-
-
-def test_readme_example_runs_as_written() -> None:
-    module = run_readme_block(
-        "<!-- column names example: run by tests/entityworks/sql/test_column_names.py -->",
-        "readme_column_names")
-    assert [lv.id for lv in module.store.select(module.Level, where={"remark": None})] == [2]

@@ -19,7 +19,6 @@ from entityworks import (
     table,
 )
 from entityworks.migrate import diff, metadata_for
-from tests.entityworks.readme import run_readme_block
 
 
 @table("ck_stock", unique=[("shelf", "slot")])
@@ -162,13 +161,6 @@ def test_composite_key_xsd_keeps_every_key_column(tmp_path) -> None:
     from entityworks import table_schema
 
     assert [c.name for c in table_schema(back).key_columns] == ["store_code", "sku", "day"]
-
-
-def test_readme_composite_example_runs_as_written() -> None:
-    module = run_readme_block(
-        "<!-- composite example: run by tests/entityworks/sql/test_composite_keys.py -->",
-        "readme_composite")
-    assert [(s.sku, s.count) for s in module.store.select(module.Stock)] == [("pear", 9)]
 
 
 def test_composite_key_tables_through_xml_and_arrow(tmp_path) -> None:

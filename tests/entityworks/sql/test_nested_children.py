@@ -9,7 +9,6 @@ import sqlalchemy as sa
 
 from entityworks import SchemaError, Store, ValueEncodingError, WriteError, table
 from entityworks.migrate import diff, metadata_for
-from tests.entityworks.readme import run_readme_block
 
 
 @dataclass
@@ -164,13 +163,6 @@ def test_formats_refuse_optional_child_lists(tmp_path) -> None:
 
     with pytest.raises(SchemaError, match="Optional child list"):
         write_xsd(Case, tmp_path / "c.xsd")
-
-
-def test_readme_example_runs_as_written() -> None:
-    module = run_readme_block(
-        "<!-- nested example: run by tests/entityworks/sql/test_nested_children.py -->",
-        "readme_nested")
-    assert module.store.get(module.House, module.house.id) == module.house
 
 
 @table("nc_hall")

@@ -20,7 +20,6 @@ from entityworks import (
     table,
 )
 from entityworks.migrate import diff, metadata_for
-from tests.entityworks.readme import run_readme_block
 
 
 @table("rel_publisher")
@@ -225,14 +224,6 @@ def test_migrations_see_foreign_keys(backend_url: str) -> None:
     with Store(backend_url) as store:
         kinds = {type(op).__name__ for op in diff(store, [Review])}
         assert "AddColumnOp" in kinds
-
-
-def test_readme_relations_example_runs_as_written() -> None:
-    module = run_readme_block(
-        "<!-- relations example: run by tests/entityworks/sql/test_relations.py -->",
-        "readme_relations")
-    store = module.store
-    assert [b.isbn for b in store.select(module.Book)] == ["b2"]
 
 
 @table("rel_book")

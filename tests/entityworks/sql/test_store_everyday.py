@@ -8,9 +8,7 @@ import datetime as dt
 import decimal
 import logging
 import math
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -469,45 +467,6 @@ def test_engine_options_that_break_transactions_or_memory_are_refused(pg_url: st
             assert conn.get_isolation_level() == "SERIALIZABLE"
     finally:
         store.close()
-
-
-# -- the README's examples, as written -------------------------------------------------------
-def test_readme_everyday_examples_run_as_written(tmp_path, monkeypatch,
-                                                 caplog: pytest.LogCaptureFixture) -> None:
-    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
-    tour = readme[readme.index("## A tour of the API"):]
-    blocks = re.findall(r"```python\n(.*?)```", tour, re.S)
-    ours = re.findall(r"```python\n(.*?)```", tour[tour.index("### Updating by filter"):],
-                      re.S)
-    monkeypatch.chdir(tmp_path)
-    ns: dict = {"sqlalchemy": sa}
-
-    def run(code: str) -> None:  # as a user's module would (not under this file's __future__)
-        exec(compile(code, "README.md", "exec", dont_inherit=True), ns)
-
-    run(blocks[0].replace('Legacy = store.reflect("some_existing_table")', ""))
-    store, level = ns["store"], ns["Level"]
-    wide = store.count(level, where=col("width") >= 80)
-    assert wide > 0
-    run(ours[0])  # update by filter, then every note back to None; projections
-    assert store.count(level, where={"note": None}) == store.count(level)
-    assert store.count(level, where={"open_ratio": 0.5}) == wide
-    assert next(store.select(level, columns=["name", "width"], order_by="name")) == (
-        "first", 80)
-    assert list(store.select(level, columns=["width", "note"], where={"name": "first"},
-                             as_dict=True)) == [{"width": 80, "note": None}]
-    caplog.set_level(logging.INFO, logger="entityworks.sql")
-    run(ours[1])  # logging
-    shown = [line.split("entityworks.sql: ", 1)[1] for line in ours[1].splitlines()
-             if line.startswith("# INFO entityworks.sql: ")]
-    logged = _messages(caplog, logging.INFO)
-    assert shown and logged[-len(shown):] == shown
-    # engines: the server URL replaced by an SQLite file, the rest as written
-    run(ours[2].replace('"postgresql+psycopg://app@db/levels"',
-                         repr(f"sqlite:///{tmp_path / 'pooled.db'}")))
-    assert ns["store"].engine is ns["engine"] and ns["store"].count(level) == store.count(level)
-    ns["store"].close()
-    store.close()
 
 
 @dataclass

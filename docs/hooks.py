@@ -1,0 +1,167 @@
+"""MkDocs hooks: pages generated from the code when the site is built.
+
+``reference/types.md``: the types table, every type of the default registry (its exact
+entries and one example of each of its factories, plus the catalog's map types) against
+every backend and format, read from what entityworks itself produces: the ``CREATE TABLE``
+of each dialect (``create_script``), the XSD type of the registry entry, the Arrow schema
+(``arrow_schema``), the pandas dtype of ``to_pandas`` and the Parquet column of
+``write_parquet``. Nothing is typed by hand, so the table cannot drift from the registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import re
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+MARKER = "<!-- types-table -->"
+CLI_MARKER = "<!-- cli-reference -->"
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+def _examples() -> list[tuple[str, Any, Any]]:
+    """(name, annotation, sample value) for every type the table shows."""
+    import numpy as np
+
+    from entityworks import AwareDatetime
+    from entityworks.catalog.packing import PackedGrid, PointPath
+    from entityworks.types.default import default_registry
+
+    samples: dict[str, Any] = {
+        "bool": True, "int": 1, "float": 1.5, "str": "a", "bytes": b"a",
+        "Decimal": decimal.Decimal("1.50"), "datetime": dt.datetime(2020, 1, 2, 3, 4, 5),
+        "AwareDatetime": dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+        "date": dt.date(2020, 1, 2), "time": dt.time(3, 4, 5),
+        "timedelta": dt.timedelta(seconds=1), "UUID": uuid.UUID(int=1)}
+    out: list[tuple[str, Any, Any]] = []
+    registry = default_registry()
+    for key, info in registry.entries():
+        annotation = AwareDatetime if info.name == "AwareDatetime" else key
+        out.append((f"`{info.name}`", annotation, samples[info.name]))
+    factories = [  # one of each factory's types: an Enum, JSON, an array, a nested dataclass
+        ("`Enum` (here of `str` values)", Colour, Colour.RED),
+        ("`list`, `dict`, `tuple` (JSON)", list[int], [1, 2]),
+        ("`numpy.ndarray`", np.ndarray, np.arange(3, dtype=np.int16)),
+        ("nested dataclass (JSON)", Point, Point(1, 2)),
+    ]
+    assert len(factories) == len(registry._factories), "a registry factory has no example"
+    out += factories
+    out += [("`PackedGrid` (`entityworks.catalog.packing`)", PackedGrid,
+             np.zeros((2, 3), dtype=np.uint8)),
+            ("`PointPath` (`entityworks.catalog.packing`)", PointPath, [[0, 0], [1, 0]])]
+    return out
+
+
+def _sql(cls: type, dialect: str) -> str:
+    from entityworks import create_script
+
+    script = create_script(cls, dialect)
+    found = []
+    for line in script.splitlines():
+        line = line.strip().rstrip(",").strip()
+        m = re.match(r'"?(value(?:__\w+)?)"? (.*)', line)
+        if m:
+            kind = re.sub(r"\s*(NOT NULL|NULL)\b.*", "", m.group(2))
+            kind = re.sub(r"CONSTRAINT \w+ CHECK \(typeof\(\"value\"\) = '(\w+)'.*",
+                          r"CHECK typeof \1", m.group(2).replace(" NOT NULL ", " "))
+            kind = re.sub(r"\s*NOT NULL$", "", kind).strip()
+            found.append(kind if m.group(1) == "value" else f"+ `{m.group(1)}` {kind}")
+    found.sort(key=lambda kind: kind.startswith("+ "))  # the field's own column first
+    return " ".join(found)
+
+
+def _logical(text: str) -> str:
+    """A Parquet logical type, short: ``Decimal(precision=3, scale=2)`` stays, the flags of a
+    timestamp go (only whether it is UTC-adjusted is kept)."""
+    if text == "None":
+        return ""
+    if text.startswith(("Timestamp", "Time")):
+        utc = "isAdjustedToUTC=true" in text
+        return f" ({text.split('(')[0]}, {'UTC' if utc else 'local'}, us)"
+    return f" ({text})"
+
+
+def _row(name: str, annotation: Any, sample: Any, folder: Path) -> str:
+    import pyarrow.parquet as pq
+
+    from entityworks import arrow_schema, to_pandas, write_parquet
+    from entityworks.registry import lookup
+
+    cls = dataclasses.make_dataclass("T", [("id", int), ("value", annotation)])
+    cls.__module__ = __name__
+    row = cls(1, sample)
+    info = lookup(annotation)
+    schema = arrow_schema(cls)
+    arrow = ", ".join(f"{f.type}" if f.name == "value" else f"+ `{f.name}` {f.type}"
+                      for f in schema if f.name.startswith("value"))
+    frame = to_pandas(cls, [row])
+    pandas = ", ".join(f"{frame[c].dtype}" if c == "value" else f"+ `{c}` {frame[c].dtype}"
+                       for c in frame.columns if c.startswith("value"))
+    path = write_parquet(cls, [row], folder / "t.parquet")
+    pschema = pq.ParquetFile(path).schema
+    parquet = ", ".join(
+        c.physical_type + _logical(str(c.logical_type))
+        for c in (pschema.column(i) for i in range(len(pschema)))
+        if c.path.split(".")[0] == "value")
+    xsd = info.xsd + (" (.NET Guid)" if "msdata:DataType" in info.xsd_attributes else "")
+    cells = [name, _sql(cls, "sqlite"), _sql(cls, "postgresql"), _sql(cls, "mariadb"),
+             xsd, arrow, pandas, parquet]
+    cells = [cells[0]] + [f"`{c}`" if c and "`" not in c else
+                          c.replace("[", "\\[").replace("]", "\\]") for c in cells[1:]]
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def types_table() -> str:
+    head = ("| Python | SQLite (STRICT) | PostgreSQL | MariaDB | XML (XSD) | Arrow | pandas "
+            "| Parquet |\n|" + " --- |" * 8)
+    with tempfile.TemporaryDirectory() as name:
+        rows = [_row(n, a, s, Path(name)) for n, a, s in _examples()]
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+def cli_reference() -> str:
+    """Every command's usage, options and help, from the click commands themselves (through
+    mkdocs-click's generator), with brackets that are not links escaped."""
+    from mkdocs_click._docs import make_command_docs
+
+    from entityworks.cli.group import cli
+
+    lines = make_command_docs("entityworks", cli, depth=1, style="table",
+                              list_subcommands=True, has_attr_list=True)
+    text = "\n".join(lines)
+    return re.sub(r"(\w)\[(\w)\]\[(\w)\]", r"\1\\[\2\\]\\[\3\\]", text)
+
+
+def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, types_table())
+    if CLI_MARKER in markdown:
+        markdown = markdown.replace(CLI_MARKER, cli_reference())
+    return markdown
+
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """The golden maps the tests regenerate pixel for pixel are shown as they are, from
+    ``tests/golden`` (never copied, so never stale)."""
+    from mkdocs.structure.files import File
+
+    golden = Path(config["docs_dir"]).parent / "tests" / "golden"
+    for png in sorted(golden.glob("*.png")):
+        files.append(File.generated(config, f"images/{png.name}", abs_src_path=str(png)))
+    return files
