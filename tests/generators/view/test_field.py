@@ -305,10 +305,3 @@ def test_copies_and_pickles_are_independent_objects_with_the_same_view() -> None
         assert not view.grid[b[1], b[0]]
     del view  # a copy never reaches into the buffers of the object it came from
     assert np.array_equal(twin.compute(a, 9), fov.visible(twin.grid, a, 9))
-
-
-def test_the_readme_example_runs_as_written() -> None:
-    from tests.entityworks.readme import run_readme_block
-
-    example = run_readme_block("<!-- example: field-of-view -->", "readme_field_of_view")
-    assert example.view.grid[23, 54] == 1 and example.seen.sum() > 1
