@@ -54,7 +54,11 @@ from .model.schema import (
 )
 from .registry import ARROW, DECIMAL_FRACTION_DIGITS, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .types import column_checks
+from .types import column_checks, columns
+
+#: The registry's Decimal column tests and scale companions, which ``decimal_facts`` covers.
+_DECIMAL_TESTS = (column_checks.decimals, columns.decimal_column)
+_SCALE_SPLITS = (column_checks.decimal_scales, columns.scale_column)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,7 +234,8 @@ def _checked_array(column: Column, values: list[Any]
     present = [v for v in values if v is not None] if nulls else values
     if pa.types.is_decimal(arrow_type) and present:
         facts = column_checks.decimal_facts(present)
-        if facts is None or not (test is column_checks.decimals or test(present)):
+        # the facts hold every value to the Decimal rule: the column test adds nothing
+        if facts is None or not (test in _DECIMAL_TESTS or test(present)):
             return None
         arrow_type = _decimal_type(max(facts.integer, 0), facts.scale)
     elif not test(present):
@@ -251,7 +256,7 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
         if fast is not None and part.split_column is not None:
             facts = fast[1]
             if facts is not None and facts.exponent is not None and \
-                    part.split_column is column_checks.decimal_scales:
+                    part.split_column in _SCALE_SPLITS:
                 # one exponent for the column, which the test found: each value's scale
                 scale = -facts.exponent
                 data = [None if v is None else scale for v in values] \

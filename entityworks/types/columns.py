@@ -125,7 +125,13 @@ def has_nan(values: Sequence[Any]) -> bool:
 
 
 def scale_column(values: Sequence[Any]) -> list[Any]:
-    """``-exponent`` of each checked Decimal (``None`` for None): its digits after the point."""
+    """``-exponent`` of each checked Decimal (``None`` for None): its digits after the point.
+    A column of one exponent (the usual money column) is found with one ``same_quantum``
+    pass instead of an ``as_tuple`` per value."""
+    if values and not has_none(values):
+        first = values[0]
+        if countOf(map(first.same_quantum, values), True) == len(values):
+            return [-first.as_tuple().exponent] * len(values)
     return [None if v is None else -v.as_tuple().exponent for v in values]
 
 
