@@ -1,9 +1,12 @@
 """Shared pieces of the benchmarks: the realistic ``Mixed`` row, one row class per type, the
-int-heavy ``Row8`` and the alternating timer."""
+int-heavy ``Row8``, the alternating timer and the figures' record (``record``)."""
 
 from __future__ import annotations
 
 import gc
+import json
+import os
+import platform
 import random
 import time
 from collections.abc import Callable
@@ -154,3 +157,44 @@ def line(name: str, baseline: str, base_rate: float, ours_rate: float, unit: str
          ) -> None:
     print(f"{name:<34} baseline {baseline}: {base_rate:>12,.0f} {unit}   "
           f"ours: {ours_rate:>12,.0f} {unit}   ratio {ours_rate / base_rate:5.2f}x")
+
+
+#: When set, every figure a benchmark prints is also appended to this file as one JSON line;
+#: ``benchmarks/report.py`` runs the benchmarks with it set and renders the docs' tables from
+#: what they recorded, so no figure in the docs is typed by hand.
+RECORD_ENV = "ENTITYWORKS_BENCH_RECORD"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for text in info:
+                if text.startswith("model name"):
+                    return text.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return platform.processor() or platform.machine()
+
+
+def record(bench: str, work: str, row: str, peer: str, peer_value: float, ours_value: float,
+           unit: str, *, lower_is_better: bool = False) -> None:
+    """Append one figure (ours and the peer, measured in the same run) to the record file.
+
+    ``unit`` is what both values count (``rows/s``, ``us/call``...); ``lower_is_better`` for
+    times. The record keeps the machine and its load beside the figure.
+    """
+    path = os.environ.get(RECORD_ENV)
+    if not path:
+        return
+    speed = peer_value / ours_value if lower_is_better else ours_value / peer_value
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    entry = {"bench": bench, "work": work, "row": row, "peer": peer, "unit": unit,
+             "peer_value": peer_value, "ours_value": ours_value,
+             "lower_is_better": lower_is_better, "speed": speed,
+             "load": round(os.getloadavg()[0], 2), "cores": cores, "cpu": _cpu_model(),
+             "python": platform.python_version()}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")

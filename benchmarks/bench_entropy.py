@@ -1,9 +1,9 @@
 """Entropy report throughput against the ``ent`` program on the same random file.
 
 Writes a seeded random file (100 MB by default), times ``ent`` and
-``generators.bytes.entropy.report``
-(best of N runs each), checks that both print identical text, and measures the report's peak
-traced memory to show that it streams (it should stay near a few chunk sizes).
+``generators.bytes.entropy.report`` (best of N runs each, alternating), checks that both print
+identical text, and measures the report's peak traced memory to show that it streams (it
+should stay near a few chunk sizes).
 
 Run: ``python benchmarks/bench_entropy.py [--mb 100] [--repeat 3] [--chunk BYTES]``
 """
@@ -17,13 +17,13 @@ import sys
 import tempfile
 import tracemalloc
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import best_run  # noqa: E402
+from _common import alternate, record  # noqa: E402
 
 from generators.bytes import entropy  # noqa: E402
 
@@ -57,18 +57,23 @@ def main() -> None:
         for bits in (False, True):
             flags = ["-b"] if bits else []
             command = [ent, *flags, str(path)]
-            t_ent, ent_out = best_run(
-                lambda c=command: subprocess.run(c, capture_output=True).stdout, args.repeat
-            )
-            t_ours, ours = best_run(
-                lambda b=bits: entropy.report(path, args.chunk, bits=b).to_ent(), args.repeat
-            )
+            outputs: dict[str, Any] = {}
+            t_ent, t_ours = alternate(
+                lambda c=command, o=outputs: o.__setitem__(
+                    "ent", subprocess.run(c, capture_output=True).stdout),
+                lambda b=bits, o=outputs: o.__setitem__(
+                    "ours", entropy.report(path, args.chunk, bits=b).to_ent()),
+                repeat=args.repeat)
+            ent_out, ours = outputs["ent"], outputs["ours"]
             same = ours.encode("latin-1") == ent_out
             mode = "bit mode (-b)" if bits else "byte mode"
             print(f"{mode}: {args.mb} MB random file, best of {args.repeat}")
             print(f"  baseline ent : {size / t_ent / 1e6:8.1f} MB/s  ({t_ent:.3f} s)")
             print(f"  ours report  : {size / t_ours / 1e6:8.1f} MB/s  ({t_ours:.3f} s)")
             print(f"  ratio        : {t_ent / t_ours:8.2f}x   identical output: {same}")
+            assert same, "the reports differ from ent's"
+            record("entropy", f"report, {mode}", f"{args.mb} MB random file",
+                   " ".join(["ent", *flags]), size / t_ent / 1e6, size / t_ours / 1e6, "MB/s")
         tracemalloc.start()
         entropy.report(path, args.chunk)
         _, peak = tracemalloc.get_traced_memory()

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Mixed, alternate, make_mixed, make_per_type  # noqa: E402
+from _common import Mixed, alternate, make_mixed, make_per_type, record  # noqa: E402
 
 from entityworks.arrow import (  # noqa: E402
     from_arrow,
@@ -55,6 +55,7 @@ from entityworks.arrow import (  # noqa: E402
 def report(path: str, row: str, n: int, peer_name: str, peer: float, ours: float) -> None:
     print(f"{path:<22} {row:<9} {n:>9,} rows  peer {peer_name}: {n / peer:>12,.0f} rows/s   "
           f"ours: {n / ours:>12,.0f} rows/s   ratio {peer / ours:5.2f}x", flush=True)
+    record("frames", path, row, peer_name, n / peer, n / ours, "rows/s")
 
 
 def peer_scales(column: list[Any]) -> list[Any]:

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import alternate, best_of  # noqa: E402
+from _common import alternate, best_of, record  # noqa: E402
 
 from generators.maps import caves, cellular, dungeon, islands  # noqa: E402
 from generators.maps.visits import random_fill, run_visits  # noqa: E402
@@ -312,6 +312,10 @@ def bench_fov_reused() -> None:
                     print(f"  {f'{size}x{size}':<10}{label:>9}{kind:>17}{mine:>9.2f}"
                           f"{times[1]:>10.2f}{times[2]:>10.1f}{mine / times[1]:>7.3f}"
                           f"{mine / times[2]:>7.3f}  {os.getloadavg()[0]:.2f}")  # fmt: skip
+                    reach_text = "unlimited radius" if radius is None else f"radius {radius}"
+                    record("fov", f"{size}x{size}, {reach_text}, {kind}",
+                           "cave map, 200 floor origins", "reused tcod.map.Map", times[1], mine,
+                           "us/call", lower_is_better=True)
         print(f"  # {load_avg()}")
 
 

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Mixed, make_mixed  # noqa: E402
+from _common import Mixed, make_mixed, record  # noqa: E402
 
 from entityworks import Store  # noqa: E402
 from entityworks.sql.sqltypes import decimal_key  # noqa: E402
@@ -213,6 +213,12 @@ def ours_rows(store: Store) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in conn.execute(sa.text(f"SELECT * FROM {OURS} ORDER BY id"))]
 
 
+#: How the docs name each backend and the peer the calls race against.
+BACKEND_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mariadb": "MariaDB"}
+PEER_NAMES = {"sqlite": "sqlite3, same statement, own commit",
+              "postgresql": "psycopg 3 execute (+ fetchone), autocommit",
+              "mariadb": "PyMySQL execute (+ fetchone), autocommit"}
+
 #: The clock: wall time; ``--cpu``: this process's CPU time (the client's work alone, which a
 #: loaded machine disturbs less; the server's work is then not counted on either side).
 CLOCK: Callable[[], float] = time.perf_counter
@@ -240,6 +246,8 @@ def race(name: str, backend: str, ours: Callable[[int], list[Callable[[], Any]]]
     load = os.getloadavg()[0]
     print(f"{backend:<10} {name:<22} ours {us[0]:8.1f} us   peer {us[1]:8.1f} us   "
           f"ratio {us[0] / us[1]:5.2f}x   load {load:.2f}", flush=True)
+    record("point", f"{BACKEND_NAMES[backend]} {name}", "Mixed", PEER_NAMES[backend], us[1], us[0],
+           "us/call", lower_is_better=True)
 
 
 def run(backend: str, store: Store, peer: Any, n: int, repeat: int) -> None:

@@ -43,7 +43,7 @@ from typing import Any
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Mixed, Row8, make_mixed, make_per_type, make_rows  # noqa: E402
+from _common import Mixed, Row8, make_mixed, make_per_type, make_rows, record  # noqa: E402
 
 from entityworks import Store  # noqa: E402
 
@@ -84,6 +84,9 @@ def timed(runs: list[tuple[Callable[[], Any], Callable[[], Any]]], repeat: int) 
 def report(label: str, peer: str, n: int, ours_t: float, peer_t: float) -> None:
     print(f"{label:<30} ours {n / ours_t:>10,.0f} rows/s   {peer:<26} {n / peer_t:>10,.0f} "
           f"rows/s   ratio {peer_t / ours_t:5.2f}x   ({load()})", flush=True)
+    work, _, row = label.rpartition(" ")
+    record("store", work, "int-heavy Row8" if row == "Row8" else row, peer, n / peer_t,
+           n / ours_t, "rows/s")
 
 
 def weak_line(peer: str, n: int, took: float) -> None:

@@ -38,6 +38,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import record  # noqa: E402
 
 from generators import sudoku  # noqa: E402
 
@@ -291,6 +294,9 @@ def tdoku_section(n: int, repeat: int) -> None:
                     peer = max(peer, tdoku_rate(driver, name, n, limit))
                 print(f"{name:<26}{mode:<7}{len(puzzles):>8}{ours:>11,.0f}{peer:>11,.0f}"
                       f"{ours / peer:>7.2f}x   {load_avg()}")  # fmt: skip
+                work = "count to 2 (uniqueness)" if limit == 2 else "first solution"
+                record("sudoku", f"{work}, one core", f"{name}, first {len(puzzles):,}",
+                       "tdoku", peer, ours, "puzzles/s")
     finally:
         os.sched_setaffinity(0, before)
     print()

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Mixed, Row8, alternate, line, make_mixed, make_rows  # noqa: E402
+from _common import Mixed, Row8, alternate, line, make_mixed, make_rows, record  # noqa: E402
 
 from entityworks import Store  # noqa: E402
 from entityworks.xml.table import read_xml, write_xml  # noqa: E402
@@ -129,6 +129,7 @@ def speed(n: int, repeat: int, workdir: Path) -> None:
 def report(path: str, n: int, peer_name: str, peer: float, ours: float) -> None:
     print(f"{path:<30} Mixed {n:>9,} rows  peer {peer_name}: {n / peer:>10,.0f} rows/s   "
           f"ours: {n / ours:>10,.0f} rows/s   ratio {peer / ours:5.2f}x", flush=True)
+    record("xml", path, "Mixed", peer_name, n / peer, n / ours, "rows/s")
 
 
 @dataclasses.dataclass

@@ -124,6 +124,10 @@ def _db_later_on_the_line() -> str | None:
     return None
 
 
+#: Seconds completion waits for a database server before offering nothing.
+COMPLETION_TIMEOUT = 2
+
+
 def _table_names_read_only(db: str) -> list[str]:
     path = sqlite_path(db)
     if path is not None:
@@ -140,7 +144,13 @@ def _table_names_read_only(db: str) -> list[str]:
         return []
     import sqlalchemy as sa
 
-    engine = sa.create_engine(db, pool_pre_ping=False)
+    url = sa.make_url(db)
+    # a server that accepts and never answers must not hang the user's shell
+    waits = {"postgresql": {"connect_timeout": COMPLETION_TIMEOUT},
+             "mysql": {"connect_timeout": COMPLETION_TIMEOUT,
+                       "read_timeout": COMPLETION_TIMEOUT}}
+    engine = sa.create_engine(url, pool_pre_ping=False,
+                              connect_args=waits.get(url.get_backend_name(), {}))
     try:
         return sa.inspect(engine).get_table_names()
     finally:

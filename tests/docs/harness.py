@@ -128,30 +128,17 @@ def database(backend: str) -> Iterator[str]:
     if backend in ("", "sqlite") or backend.startswith("sqlite="):
         yield backend.partition("=")[2]
         return
-    import uuid
-
-    import sqlalchemy as sa
+    from tests.databases import Unreachable, private_database
 
     url = os.environ.get(SERVERS[backend])
     if not url:
         raise Skip(f"needs {SERVERS[backend]}")
-    base = sa.make_url(url)
-    name = PRIVATE + uuid.uuid4().hex[:12]
-    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
-    quote = admin.dialect.identifier_preparer.quote
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}")
-    except sa.exc.OperationalError as exc:
-        admin.dispose()
-        raise Skip(f"{backend} is unreachable: {exc}") from exc
-    try:
-        yield base.set(database=name).render_as_string(hide_password=False)
-    finally:
-        force = " WITH (FORCE)" if backend == "postgres" else ""
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {quote(name)}{force}")
-        admin.dispose()
+    with contextlib.ExitStack() as stack:
+        try:
+            private = stack.enter_context(private_database(url, PRIVATE))
+        except Unreachable as exc:
+            raise Skip(str(exc)) from exc
+        yield private
 
 
 def database_urls() -> dict[str, str]:

@@ -7,8 +7,8 @@ end. Unset or unreachable -> those tests skip; under ``CI=true`` they fail inste
 
 from __future__ import annotations
 
+import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from entityworks import Store
 from tests.conftest import IN_CI
+from tests.databases import Unreachable, private_database
 
 ENV = {"postgresql": "ENTITYWORKS_TEST_POSTGRES_URL", "mariadb": "ENTITYWORKS_TEST_MARIADB_URL"}
 
@@ -27,27 +28,14 @@ def _private_database(kind: str) -> Iterator[str]:
         if IN_CI:
             pytest.fail(message + " (required under CI=true)")
         pytest.skip(message)
-    base = sa.make_url(url)
-    name = f"ew_test_{uuid.uuid4().hex[:12]}"
-    try:
-        admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            preparer = conn.dialect.identifier_preparer
-            conn.exec_driver_sql(f"CREATE DATABASE {preparer.quote(name)}")
-    except sa.exc.OperationalError as exc:
-        message = f"{kind} at {base.render_as_string(hide_password=True)} is unreachable: {exc}"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    try:
-        yield base.set(database=name).render_as_string(hide_password=False)
-    finally:
-        # Connections a test left to the garbage collector (a CLI command run in-process
-        # keeps its Store's pool) must not keep the database alive: PostgreSQL ends them.
-        force = " WITH (FORCE)" if kind == "postgresql" else ""
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {preparer.quote(name)}{force}")
-        admin.dispose()
+    with contextlib.ExitStack() as stack:
+        try:
+            private = stack.enter_context(private_database(url))
+        except Unreachable as exc:
+            if IN_CI:
+                pytest.fail(str(exc))
+            pytest.skip(str(exc))
+        yield private
 
 
 @pytest.fixture(scope="session")

@@ -456,3 +456,25 @@ def test_table_names_complete_from_the_database_without_touching_it(catalog_db, 
         t for t in tables if t.startswith("s")]
     assert _complete("entityworks query m", tmp_path) == []  # no ./entityworks.db: nothing
     assert list(tmp_path.iterdir()) == [] and Path(catalog_db).stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize("scheme", ["postgresql+psycopg", "mysql+pymysql"])
+def test_table_completion_gives_up_on_a_server_that_never_answers(scheme, tmp_path):
+    """A listening socket that accepts (the kernel completes the handshake) and never
+    speaks: completion offers nothing after its timeout instead of hanging the shell."""
+    import socket
+    import time
+
+    from entityworks.cli.stores import COMPLETION_TIMEOUT
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        start = time.monotonic()
+        offered = _complete(f"entityworks query --db {scheme}://u@127.0.0.1:{port}/db m",
+                            tmp_path)
+        took = time.monotonic() - start
+    assert offered == []
+    # without the timeout psycopg waits forever and PyMySQL 10 s (its default)
+    assert took < COMPLETION_TIMEOUT + 6, took
