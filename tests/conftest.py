@@ -106,6 +106,26 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(line)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n`` schedules by work stealing unless ``--dist`` says otherwise: a worker that runs
+    out takes tests queued for the other, so both finish together."""
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
+        config.option.dist = "worksteal"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long tests first (``slow``, then the docs pages, each a whole tutorial): workers
+    that start with them finish together, where a long test drawn last leaves the other
+    worker idle while it runs. The order within each group is kept."""
+    def weight(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow") is not None:
+            return 0
+        return 1 if item.nodeid.startswith("tests/docs/test_examples.py") else 2
+
+    items.sort(key=weight)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Under xdist, compile the generators' kernels once, in the controller, before the
     workers start: each worker then loads them from the disk cache instead of compiling

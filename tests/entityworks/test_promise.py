@@ -237,6 +237,7 @@ def one_refused(draw: Any) -> tuple[list[AllTypes], int, str, Any]:
     return data, row, name, value
 
 
+@pytest.mark.slow
 def test_every_writer_refuses_a_value_outside_its_type(tmp_path: Path) -> None:
     writers: dict[str, Callable[[list[AllTypes]], Any]] = {}
     with Store(tmp_path / "rules.db") as store:

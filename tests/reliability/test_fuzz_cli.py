@@ -154,6 +154,7 @@ def command_lines() -> st.SearchStrategy[list[str]]:
                          ["query", "generate", "sudoku", "schema", "nope"])))
 
 
+@pytest.mark.slow
 def test_command_lines_exit_cleanly(workdir, monkeypatch, figures):
     runner = CliRunner()
     canary = Canary(workdir)

@@ -102,6 +102,7 @@ def test_pyright_strict_accepts_the_sample() -> None:
     assert _errors(_pyright(SAMPLE)) == []
 
 
+@pytest.mark.slow
 def test_mypy_rejects_wrong_types(tmp_path: Path) -> None:
     wrong = tmp_path / "wrong_models.py"
     wrong.write_text(WRONG, encoding="utf-8")

@@ -87,6 +87,7 @@ def _sealed(path: Path, header: bytes, code: bytes) -> bytes:
     return _native._seal((path.parent / "key").read_bytes(), path.name, header, code)
 
 
+@pytest.mark.slow
 def test_a_second_process_runs_the_kept_machine_code_without_numba(tmp_path: Path,
                                                                    cave: Path) -> None:  # fmt: skip
     """The first process compiles with numba and keeps each kernel's machine code under the
@@ -111,6 +112,7 @@ def test_a_second_process_runs_the_kept_machine_code_without_numba(tmp_path: Pat
     assert third["cellular"][0] >= 1 and third["cellular"][1] == 0
 
 
+@pytest.mark.slow
 def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave: Path) -> None:
     """Whatever is wrong with a kept file, the process compiles with numba instead (same
     results) and writes a good file back: the fast path can never change an answer."""
@@ -162,6 +164,7 @@ print(json.dumps({"views": views, "refused": refused,
 """
 
 
+@pytest.mark.slow
 def test_numba_s_debugging_mode_runs_the_view_as_python(tmp_path: Path, cave: Path) -> None:
     """Under NUMBA_DISABLE_JIT nothing is compiled: the view's Python twin reads the same
     argument block and gives the same cells as the compiled kernel; the sudoku engine,

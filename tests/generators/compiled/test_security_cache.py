@@ -330,6 +330,7 @@ def test_every_compiled_function_keeps_numba_s_cache_in_the_private_folder(
     assert seen >= 10
 
 
+@pytest.mark.slow
 def test_a_kernel_file_with_a_wrong_hmac_is_never_run_but_compiled_again_and_replaced(
     tmp_path: Path, grid_file: Path
 ) -> None:
@@ -462,6 +463,7 @@ def _kernel_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, 
     return names
 
 
+@pytest.mark.slow
 def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     as_root: pwd.struct_passwd, scratch: Path, tmp_path: Path, grid_file: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -532,6 +534,7 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     assert any((private / "numba").rglob("*.nbi"))  # numba's own cache went there too
 
 
+@pytest.mark.slow
 def test_a_link_planted_in_place_of_the_folder_is_not_followed_as_root(
     as_root: pwd.struct_passwd, scratch: Path, tmp_path: Path, grid_file: Path
 ) -> None:

@@ -188,6 +188,7 @@ def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], mod
         assert left <= {"race.db", "race.db-wal", "race.db-shm"}, (where, left)
 
 
+@pytest.mark.slow
 def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
         backend_url: str, tmp_path: Path) -> None:
     docs = documents(tmp_path)
