@@ -77,10 +77,37 @@ def _make_tables() -> tuple[np.ndarray, ...]:
         r, j = divmod(i, 3)
         gone = (ROW << 9 * r) | sum(7 << (9 * rr + 3 * j) for rr in range(3))
         triad[i] = ~gone | (7 << (9 * r + 3 * j))
-    return tri, shrink, keep, rows, lock, claim, triad
+    # the triads a digit certainly holds: those in every permutation inside its pattern
+    cert = np.zeros(512, dtype=np.int64)
+    for t in range(512):
+        common = 511
+        for perm in perms:
+            bits = sum(1 << (3 * r + perm[r]) for r in range(3))
+            if t & bits == bits:
+                common &= bits
+        cert[t] = common if common != 511 else 0
+    # the three cells of each triad, for a nine-bit triad pattern
+    tricells = np.array([sum(7 << (9 * (i // 3) + 3 * (i % 3)) for i in range(9) if m >> i & 1)
+                         for m in range(512)], dtype=np.int64)  # fmt: skip
+    # permutations inside a pattern: how many, and the first two (branching on a digit
+    # with two left in a band)
+    nperm = np.zeros(512, dtype=np.int64)
+    perm_a = np.zeros(512, dtype=np.int64)
+    perm_b = np.zeros(512, dtype=np.int64)
+    for t in range(512):
+        for perm in perms:
+            bits = sum(1 << (3 * r + perm[r]) for r in range(3))
+            if t & bits == bits:
+                nperm[t] += 1
+                if nperm[t] == 1:
+                    perm_a[t] = bits
+                elif nperm[t] == 2:
+                    perm_b[t] = bits
+    return tri, shrink, keep, rows, lock, claim, triad, cert, tricells, nperm, perm_a, perm_b
 
 
-TRI, SHRINK, KEEP, ROWS, LOCK, CLAIM, TRIAD = _make_tables()
+(TRI, SHRINK, KEEP, ROWS, LOCK, CLAIM, TRIAD, CERT, TRICELLS, NPERM, PERM_A,
+ PERM_B) = _make_tables()  # fmt: skip
 
 
 def _ctz(typingctx: Any, x: Any) -> Any:
@@ -209,7 +236,8 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
         if changed:
             continue
         # triads: three cells (a row or a column inside a box) hold three digits, so a
-        # triad that only three digits can fill holds each of them
+        # triad that only three digits can fill holds each of them, and a triad that three
+        # digits certainly hold (four: a contradiction) holds no other digit
         for b in range(3):
             u = F[27 + b]
             if u == 0:
@@ -222,6 +250,14 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             q2 = 0
             q3 = 0
             q4 = 0
+            e1 = 0
+            e2 = 0
+            e3 = 0
+            e4 = 0
+            p1 = 0
+            p2 = 0
+            p3 = 0
+            p4 = 0
             for d in range(9):
                 a = F[3 * d + b]
                 t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
@@ -234,39 +270,51 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                 q3 |= q2 & c
                 q2 |= q1 & c
                 q1 |= c
-            if (r3 & q3) != ROW:
+                e = CERT[t]
+                e4 |= e3 & e
+                e3 |= e2 & e
+                e2 |= e1 & e
+                e1 |= e
+                e = LOCK[c]
+                p4 |= p3 & e
+                p3 |= p2 & e
+                p2 |= p1 & e
+                p1 |= e
+            if (r3 & q3) != ROW or e4 | p4:
                 return False
             ut = TRI[u & ROW] | (TRI[(u >> 9) & ROW] << 3) | (TRI[u >> 18] << 6)
             uc = (u | (u >> 9) | (u >> 18)) & ROW
             rows3 = r3 & ~r4 & ut
             cols3 = q3 & ~q4 & uc
-            if rows3 == 0 and cols3 == 0:
+            full_rows = e3 & ut
+            full_cols = p3 & uc
+            if rows3 == 0 and cols3 == 0 and full_rows == 0 and full_cols == 0:
                 continue
             for d in range(9):
                 kk = 3 * d + b
                 a = F[kk]
                 y = a
-                if rows3:
-                    t = (TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3)
-                         | (TRI[(a >> 18) & ROW] << 6)) & rows3  # fmt: skip
-                    while t:
-                        y &= TRIAD[ctz(t)]
-                        t &= t - 1
-                if cols3:
-                    c = (a | (a >> 9) | (a >> 18)) & cols3
-                    if c:
-                        # the digit's box in this band is in that column: the box's other
-                        # columns lose it here, the column loses it in the other bands
-                        y &= ~((CLAIM[c] ^ 0x1FF) * 0x40201)
-                        strip = ~(c * 0x40201)
-                        for bb in range(3):
-                            if bb != b:
-                                k2 = 3 * d + bb
-                                x = F[k2]
-                                z = x & strip
-                                if z != x:
-                                    F[k2] = z
-                                    changed |= 1 << k2
+                t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+                c = (a | (a >> 9) | (a >> 18)) & ROW
+                y &= ~(TRICELLS[full_rows & ~CERT[t]] | (full_cols & ~LOCK[c]) * 0x40201)
+                t &= rows3
+                while t:
+                    y &= TRIAD[ctz(t)]
+                    t &= t - 1
+                c &= cols3
+                if c:
+                    # the digit's box in this band is in that column: the box's other
+                    # columns lose it here, the column loses it in the other bands
+                    y &= ~((CLAIM[c] ^ 0x1FF) * 0x40201)
+                    strip = ~(c * 0x40201)
+                    for bb in range(3):
+                        if bb != b:
+                            k2 = 3 * d + bb
+                            x = F[k2]
+                            z = x & strip
+                            if z != x:
+                                F[k2] = z
+                                changed |= 1 << k2
                 if y != a:
                     F[kk] = y
                     changed |= 1 << kk
@@ -275,10 +323,85 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
 
 
 @jit
+def _cell_branch(k, bit):  # type: ignore[no-untyped-def]
+    return k, KEEP[ctz(bit)], ~bit
+
+
+@jit
+def _band_branch(F):  # type: ignore[no-untyped-def]
+    """A digit with two permutations left in the band or stack with the fewest in all:
+    ``(k, keep1, keep2)``, or ``k = -1``. For a stack, ``k = 32 + digit`` and the keeps
+    hold the columns each band keeps (nine bits per band)."""
+    best = 1000
+    best_k = -1
+    best_1 = 0
+    best_2 = 0
+    for b in range(3):
+        if F[27 + b] == 0:
+            continue
+        total = 0
+        found = -1
+        for d in range(9):
+            a = F[3 * d + b]
+            t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+            n = NPERM[t]
+            total += n
+            if n == 2 and found < 0:
+                found = t
+                fd = d
+        if found >= 0 and total < best:
+            best = total
+            best_k = 3 * fd + b
+            best_1 = TRICELLS[PERM_A[found]] | ~CELLS
+            best_2 = TRICELLS[PERM_B[found]] | ~CELLS
+    for j in range(0, 9, 3):
+        total = 0
+        found = -1
+        for d in range(9):
+            a0 = F[3 * d] >> j
+            a1 = F[3 * d + 1] >> j
+            a2 = F[3 * d + 2] >> j
+            t = (((a0 | (a0 >> 9) | (a0 >> 18)) & 7)
+                 | (((a1 | (a1 >> 9) | (a1 >> 18)) & 7) << 3)
+                 | (((a2 | (a2 >> 9) | (a2 >> 18)) & 7) << 6))  # fmt: skip
+            n = NPERM[t]
+            total += n
+            if n == 2 and found < 0:
+                found = t
+                fd = d
+        if found >= 0 and total < best:
+            best = total
+            best_k = 32 + fd
+            # the band's columns in this stack as the permutation says, the others stay
+            other = (0x1FF ^ (7 << j)) * 0x40201
+            x = PERM_A[found]
+            best_1 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other
+            x = PERM_B[found]
+            best_2 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other
+    return best_k, best_1, best_2
+
+
+@jit
+def _restrict(F, k, keep):  # type: ignore[no-untyped-def]
+    """Apply one branch: ``F[k] &= keep``, or for ``k >= 32`` keep the columns ``keep``
+    names in each band of digit ``k - 32``; returns the changed words."""
+    if k < 32:
+        F[k] &= keep
+        return np.int64(1) << k
+    d = k - 32
+    for b in range(3):
+        F[3 * d + b] &= ((keep >> 9 * b) & ROW) * 0x40201 | ~CELLS
+    return np.int64(7) << 3 * d
+
+
+@jit
 def choose(F):  # type: ignore[no-untyped-def]
-    """Where to branch: ``(k, bit)``, digit word ``F[k]`` at band cell ``bit``; ``k = -1``
-    when the grid is solved. A cell with two candidates first, else a digit with two places
-    in a row, else a cell with the fewest candidates."""
+    """Where to branch: ``(k, keep1, keep2)``, the two branches keep ``F[k] & keep1`` and
+    ``F[k] & keep2``; ``k = -1`` when the grid is solved. A cell with two candidates
+    first, else a digit with two places in a row, else a cell with the fewest candidates."""
+    k, keep1, keep2 = _band_branch(F)  # type: ignore[no-untyped-call]
+    if k >= 0:
+        return k, keep1, keep2
     solved = True
     for b in range(3):
         u = F[27 + b]
@@ -298,9 +421,9 @@ def choose(F):  # type: ignore[no-untyped-def]
             bit = two & -two
             for d in range(9):
                 if F[3 * d + b] & bit:
-                    return 3 * d + b, bit
+                    return _cell_branch(3 * d + b, bit)  # type: ignore[no-untyped-call]
     if solved:
-        return -1, 0
+        return -1, 0, 0
     for k in range(27):
         a = F[k] & F[27 + k % 3]
         if a == 0:
@@ -308,7 +431,7 @@ def choose(F):  # type: ignore[no-untyped-def]
         for r in range(3):
             row = (a >> (9 * r)) & ROW
             if row and popcount(row) == 2:
-                return k, (row & -row) << (9 * r)
+                return _cell_branch(k, (row & -row) << (9 * r))  # type: ignore[no-untyped-call]
     best_k = -1
     best_bit = 0
     fewest = 10
@@ -328,7 +451,7 @@ def choose(F):  # type: ignore[no-untyped-def]
                 fewest = n
                 best_k = first
                 best_bit = bit
-    return best_k, best_bit
+    return _cell_branch(best_k, best_bit)  # type: ignore[no-untyped-call]
 
 
 @jit
@@ -344,7 +467,7 @@ def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
     while True:
         if ok:
             nodes += 1
-            k, bit = choose(F)  # type: ignore[no-untyped-call]
+            k, keep1, keep2 = choose(F)  # type: ignore[no-untyped-call]
             if k < 0:
                 count += 1
                 if count == 1:
@@ -355,20 +478,18 @@ def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
                 continue
             stack[depth, :] = F
             alts[depth, 0] = k
-            alts[depth, 1] = bit
+            alts[depth, 1] = keep2
             depth += 1
-            F[k] &= KEEP[ctz(bit)]
             guesses += 1
-            ok = propagate(F, np.int64(1) << k)  # type: ignore[no-untyped-call]
+            ok = propagate(F, _restrict(F, k, keep1))  # type: ignore[no-untyped-call]
         else:
             if depth == 0:
                 break
             depth -= 1
             F[:] = stack[depth]
             k = alts[depth, 0]
-            F[k] &= ~alts[depth, 1]
             guesses += 1
-            ok = propagate(F, np.int64(1) << k)  # type: ignore[no-untyped-call]
+            ok = propagate(F, _restrict(F, k, alts[depth, 1]))  # type: ignore[no-untyped-call]
     return count, nodes, guesses
 
 
