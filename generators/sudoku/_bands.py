@@ -38,6 +38,7 @@ from numba.extending import intrinsic
 from generators._compiled.jit import jit
 
 CELLS = (1 << 27) - 1  # the 27 cells of a band
+BAND_WORDS = 0x1249249  # the nine digit words of band 0 (words 3 * d), shifted by b for band b
 ROW = 0x1FF
 
 
@@ -135,11 +136,19 @@ popcount: Any = intrinsic(_popcount)
 @jit
 def propagate(F, changed):  # type: ignore[no-untyped-def]
     """Run the state ``F`` to a fixpoint; ``changed`` has bit ``k`` set for each word
-    ``F[k]`` that changed. False on a contradiction."""
+    ``F[k]`` that changed. False on a contradiction.
+
+    The passes after the first look only at the bands (or digits) whose words changed
+    since they last ran: the others would find nothing new."""
+    singles = changed  # words changed since each pass last ran
+    columns = changed
+    triads = changed
     while True:
+        touched = 0
         while changed:
             k = ctz(changed)
             changed &= changed - 1
+            touched |= np.int64(1) << k
             w = F[k]
             a = w & CELLS
             t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[a >> 18] << 6)
@@ -180,10 +189,13 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                             F[kk] = y
                             changed |= 1 << kk
                 F[27 + b] &= strip
+        singles |= touched
+        columns |= touched
+        triads |= touched
         # naked singles, and empty cells
         for b in range(3):
             u = F[27 + b]
-            if u == 0:
+            if u == 0 or singles & (BAND_WORDS << b) == 0:
                 continue
             ones = 0
             twos = 0
@@ -205,11 +217,14 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                             x &= x - 1
                         F[kk] = y
                         changed |= 1 << kk
+        singles = 0
         if changed:
             continue
         # columns: each needs the digit once; a column that only one band can give it
         # restricts that band's box to the column (with the shrink: hidden singles)
         for d in range(9):
+            if columns & (7 << 3 * d) == 0:
+                continue
             a0 = F[3 * d]
             a1 = F[3 * d + 1]
             a2 = F[3 * d + 2]
@@ -233,6 +248,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             if y != a2:
                 F[3 * d + 2] = y
                 changed |= 1 << (3 * d + 2)
+        columns = 0
         if changed:
             continue
         # triads: three cells (a row or a column inside a box) hold three digits, so a
@@ -240,7 +256,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
         # digits certainly hold (four: a contradiction) holds no other digit
         for b in range(3):
             u = F[27 + b]
-            if u == 0:
+            if u == 0 or triads & (BAND_WORDS << b) == 0:
                 continue
             r1 = 0
             r2 = 0
@@ -318,6 +334,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                 if y != a:
                     F[kk] = y
                     changed |= 1 << kk
+        triads = 0
         if not changed:
             return True
 
