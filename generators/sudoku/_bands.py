@@ -38,6 +38,7 @@ from numba.extending import intrinsic
 from generators._compiled.jit import jit
 
 CELLS = (1 << 27) - 1  # the 27 cells of a band
+STACK_BITS = 511 << 41  # word 3 * d + j: digit d's pattern in stack j (see propagate)
 BAND_WORDS = 0x1249249  # the nine digit words of band 0 (words 3 * d), shifted by b for band b
 ROW = 0x1FF
 
@@ -160,9 +161,9 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             r2 = a >> 18
             single = (np.int64(r0 & (r0 - 1) == 0) | (np.int64(r1 & (r1 - 1) == 0) << 1)
                       | (np.int64(r2 & (r2 - 1) == 0) << 2))  # fmt: skip
-            done = w >> 27
+            done = (w >> 27) & 7
             new = single & ~done
-            F[k] = a | ((done | new) << 27)
+            F[k] = a | ((done | new) << 27) | (t << 32) | (w & STACK_BITS)
             d = k // 3
             b = k - 3 * d
             # a box of the band with one column left keeps that column from the other bands
@@ -248,6 +249,10 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             if y != a2:
                 F[3 * d + 2] = y
                 changed |= 1 << (3 * d + 2)
+            for j in range(3):
+                F[3 * d + j] = (F[3 * d + j] & ~STACK_BITS) | (
+                    (((c0 >> 3 * j) & 7) | (((c1 >> 3 * j) & 7) << 3)
+                     | (((c2 >> 3 * j) & 7) << 6)) << 41)  # fmt: skip
         columns = 0
         if changed:
             continue
@@ -359,8 +364,7 @@ def _band_branch(F):  # type: ignore[no-untyped-def]
         total = 0
         found = -1
         for d in range(9):
-            a = F[3 * d + b]
-            t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+            t = (F[3 * d + b] >> 32) & 511
             n = NPERM[t]
             total += n
             if n == 2 and found < 0:
@@ -375,12 +379,7 @@ def _band_branch(F):  # type: ignore[no-untyped-def]
         total = 0
         found = -1
         for d in range(9):
-            a0 = F[3 * d] >> j
-            a1 = F[3 * d + 1] >> j
-            a2 = F[3 * d + 2] >> j
-            t = (((a0 | (a0 >> 9) | (a0 >> 18)) & 7)
-                 | (((a1 | (a1 >> 9) | (a1 >> 18)) & 7) << 3)
-                 | (((a2 | (a2 >> 9) | (a2 >> 18)) & 7) << 6))  # fmt: skip
+            t = (F[3 * d + j // 3] >> 41) & 511
             n = NPERM[t]
             total += n
             if n == 2 and found < 0:
