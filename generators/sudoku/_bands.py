@@ -39,6 +39,7 @@ from generators._compiled.jit import jit
 
 CELLS = (1 << 27) - 1  # the 27 cells of a band
 STACK_BITS = 511 << 41  # word 3 * d + j: digit d's pattern in stack j (see propagate)
+NEXT = np.array([1, 2, 0, 1], dtype=np.int64)  # the band after b, and after that
 BAND_WORDS = 0x1249249  # the nine digit words of band 0 (words 3 * d), shifted by b for band b
 ROW = 0x1FF
 
@@ -170,25 +171,25 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             own = LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
             if own:
                 strip = ~(own * 0x40201)
-                for bb in range(3):
-                    if bb != b:
-                        kk = 3 * d + bb
-                        x = F[kk]
-                        y = x & strip
-                        if y != x:
-                            F[kk] = y
-                            changed |= 1 << kk
+                kk = k - b + NEXT[b]
+                x = F[kk]
+                F[kk] = x & strip
+                changed |= np.int64(x & ~strip != 0) << kk
+                kk = k - b + NEXT[b + 1]
+                x = F[kk]
+                F[kk] = x & strip
+                changed |= np.int64(x & ~strip != 0) << kk
             if new:
                 cells = a & ROWS[new]
                 strip = ~cells
-                for dd in range(9):
-                    if dd != d:
-                        kk = 3 * dd + b
-                        x = F[kk]
-                        y = x & strip
-                        if y != x:
-                            F[kk] = y
-                            changed |= 1 << kk
+                # every word of the band loses the cells (stores and flags without branches,
+                # which the unpredictable outcomes made costly), then this one gets them back
+                for kk in range(b, 27, 3):
+                    x = F[kk]
+                    F[kk] = x & strip
+                    changed |= np.int64(x & cells != 0) << kk
+                F[k] |= cells
+                changed &= ~(np.int64(1) << k)
                 F[27 + b] &= strip
         singles |= touched
         columns |= touched
@@ -234,25 +235,16 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             c2 = (a2 | (a2 >> 9) | (a2 >> 18)) & ROW
             if c0 | c1 | c2 != ROW:
                 return False
-            keep = CLAIM[c0 & ~(c1 | c2)] * 0x40201 | ~CELLS
-            y = a0 & keep
-            if y != a0:
-                F[3 * d] = y
-                changed |= 1 << (3 * d)
-            keep = CLAIM[c1 & ~(c0 | c2)] * 0x40201 | ~CELLS
-            y = a1 & keep
-            if y != a1:
-                F[3 * d + 1] = y
-                changed |= 1 << (3 * d + 1)
-            keep = CLAIM[c2 & ~(c0 | c1)] * 0x40201 | ~CELLS
-            y = a2 & keep
-            if y != a2:
-                F[3 * d + 2] = y
-                changed |= 1 << (3 * d + 2)
-            for j in range(3):
-                F[3 * d + j] = (F[3 * d + j] & ~STACK_BITS) | (
-                    (((c0 >> 3 * j) & 7) | (((c1 >> 3 * j) & 7) << 3)
-                     | (((c2 >> 3 * j) & 7) << 6)) << 41)  # fmt: skip
+            # each word is stored once, with its stack pattern (kept for choose)
+            y = a0 & (CLAIM[c0 & ~(c1 | c2)] * 0x40201 | ~(CELLS | STACK_BITS))
+            changed |= np.int64(y != (a0 & ~STACK_BITS)) << (3 * d)
+            F[3 * d] = y | (((c0 & 7) | ((c1 & 7) << 3) | ((c2 & 7) << 6)) << 41)
+            y = a1 & (CLAIM[c1 & ~(c0 | c2)] * 0x40201 | ~(CELLS | STACK_BITS))
+            changed |= np.int64(y != (a1 & ~STACK_BITS)) << (3 * d + 1)
+            F[3 * d + 1] = y | ((((c0 >> 3) & 7) | (c1 & 0x38) | ((c2 & 0x38) << 3)) << 41)
+            y = a2 & (CLAIM[c2 & ~(c0 | c1)] * 0x40201 | ~(CELLS | STACK_BITS))
+            changed |= np.int64(y != (a2 & ~STACK_BITS)) << (3 * d + 2)
+            F[3 * d + 2] = y | (((c0 >> 6) | ((c1 >> 3) & 0x38) | (c2 & 0x1C0)) << 41)
         columns = 0
         if changed:
             continue
