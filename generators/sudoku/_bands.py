@@ -38,6 +38,7 @@ from numba.extending import intrinsic
 from generators._compiled.jit import jit
 
 CELLS = (1 << 27) - 1  # the 27 cells of a band
+PATTERN_BITS = 511 << 32  # a word's triads (bit 3 * row + box), as of its last shrink
 STACK_BITS = 511 << 41  # word 3 * d + j: digit d's pattern in stack j (see propagate)
 NEXT = np.array([1, 2, 0, 1], dtype=np.int64)  # the band after b, and after that
 BAND_WORDS = 0x1249249  # the nine digit words of band 0 (words 3 * d), shifted by b for band b
@@ -57,6 +58,7 @@ def _make_tables() -> tuple[np.ndarray, ...]:
             if t & bits == bits:
                 allowed |= bits
         shrink[t] = sum(7 << (9 * (i // 3) + 3 * (i % 3)) for i in range(9) if allowed >> i & 1)
+        shrink[t] |= allowed << 32  # the triads kept, where a word keeps its pattern
     # a digit placed at band cell p: its row and box in the band lose it, p keeps it
     keep = np.zeros(27, dtype=np.int64)
     for p in range(27):
@@ -154,7 +156,8 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             w = F[k]
             a = w & CELLS
             t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[a >> 18] << 6)
-            a &= SHRINK[t]
+            kept = SHRINK[t]
+            a &= kept
             if a == 0:
                 return False
             r0 = a & ROW
@@ -164,21 +167,20 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                       | (np.int64(r2 & (r2 - 1) == 0) << 2))  # fmt: skip
             done = (w >> 27) & 7
             new = single & ~done
-            F[k] = a | ((done | new) << 27) | (t << 32) | (w & STACK_BITS)
+            F[k] = a | ((done | new) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS)
             d = k // 3
             b = k - 3 * d
             # a box of the band with one column left keeps that column from the other bands
             own = LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
-            if own:
-                strip = ~(own * 0x40201)
-                kk = k - b + NEXT[b]
-                x = F[kk]
-                F[kk] = x & strip
-                changed |= np.int64(x & ~strip != 0) << kk
-                kk = k - b + NEXT[b + 1]
-                x = F[kk]
-                F[kk] = x & strip
-                changed |= np.int64(x & ~strip != 0) << kk
+            own *= 0x40201
+            kk = k - b + NEXT[b]
+            x = F[kk]
+            F[kk] = x & ~own
+            changed |= np.int64(x & own != 0) << kk
+            kk = k - b + NEXT[b + 1]
+            x = F[kk]
+            F[kk] = x & ~own
+            changed |= np.int64(x & own != 0) << kk
             if new:
                 cells = a & ROWS[new]
                 strip = ~cells
@@ -273,7 +275,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             p4 = 0
             for d in range(9):
                 a = F[3 * d + b]
-                t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+                t = (a >> 32) & 511
                 r4 |= r3 & t
                 r3 |= r2 & t
                 r2 |= r1 & t
@@ -307,7 +309,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                 kk = 3 * d + b
                 a = F[kk]
                 y = a
-                t = TRI[a & ROW] | (TRI[(a >> 9) & ROW] << 3) | (TRI[(a >> 18) & ROW] << 6)
+                t = (a >> 32) & 511
                 c = (a | (a >> 9) | (a >> 18)) & ROW
                 y &= ~(TRICELLS[full_rows & ~CERT[t]] | (full_cols & ~LOCK[c]) * 0x40201)
                 t &= rows3
