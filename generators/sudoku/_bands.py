@@ -3,8 +3,10 @@
 The grid is three bands of three rows. For each digit ``d`` and band ``b`` one integer
 ``F[3 * d + b]`` holds, in its low 27 bits, where ``d`` may still go in that band: bit
 ``9 * r + c`` for row ``r`` of the band (0-2) and column ``c``. Bits 27-29 mark the rows of
-the band where ``d`` is placed and already propagated. ``F[27 + b]`` holds the band's
-unsolved cells. A state is these 30 integers (``int64[32]``, copied whole on a guess).
+the band where ``d`` is placed and already propagated; bits 32-40 the word's triad pattern
+(below) and bits 41-49 of word ``3 * d + j`` the digit's pattern in stack ``j``, both as
+propagation last saw them, for choosing a branch. ``F[27 + b]`` holds the band's unsolved
+cells. A state is these 30 integers (``int64[32]``, copied whole on a guess).
 
 Within one band a digit must occupy one cell in each of its three rows and each of its three
 boxes. Where a row crosses a box is a *triad* (three cells); the triads a digit can use form
@@ -14,16 +16,23 @@ the triads that belong to some permutation inside ``t`` (none when no permutatio
 contradiction). One lookup therefore does box/line eliminations (pointing and claiming) and
 hidden singles in boxes and rows for that digit and band. A row left with one cell is a
 placement: its column leaves the digit's other two bands and its cell leaves the other
-eight digits' words of the band.
+eight digits' words of the band. The same holds across a stack, where the pattern is (band,
+column of the stack); a column that one band alone can give a digit, or a box left with
+one column, settles it there.
 
 Across digits, counting each band's candidates bit-sliced (``ones``, ``twos``, ...) over the
 nine digit words finds empty cells (a contradiction) and cells with one candidate (naked
-singles) in a few operations per digit. A last pass finds a digit with one place left in a
-column. When all of that is exhausted the search branches on a cell with two candidates
-(else on a digit with two places in a row, else on a cell with the fewest candidates): the
-first branch places the digit, the second removes it from the cell; each branch propagates
-again. The search is depth first on an explicit stack of states and counts solutions up to a
-limit, so one call proves a puzzle unique (limit 2) or counts it.
+singles) in a few operations per digit. Triads come last: one that only three digits can
+fill holds each of them, and one that three digits certainly hold (their every permutation
+uses it) holds no other digit, for the triads of rows and of columns alike.
+
+When all of that is exhausted the search branches as tdoku does: on a digit with two
+permutations left in the band or stack that has the fewest permutations over all its
+digits; each branch keeps one of the two. Only when no digit has two does it branch on a
+cell with two candidates (else on a digit with two places in a row, else on a cell with the
+fewest candidates): the first branch places the digit, the second removes it from the cell.
+Each branch propagates again. The search is depth first on an explicit stack of states and
+counts solutions up to a limit, so one call proves a puzzle unique (limit 2) or counts it.
 """
 
 from __future__ import annotations
@@ -43,6 +52,9 @@ CELLS = (1 << 27) - 1  # the 27 cells of a band
 PATTERN_BITS = 511 << 32  # a word's triads (bit 3 * row + box), as of its last shrink
 STACK_BITS = 511 << 41  # word 3 * d + j: digit d's pattern in stack j (see propagate)
 NEXT = np.array([1, 2, 0, 1], dtype=np.int64)  # the band after b, and after that
+#: Most open branches on one path: each first branch places a digit (81 cells) or fixes a
+#: digit's permutation in a band or a stack (27 each), which is never branched on again
+DEPTH = 81 + 27 + 27
 BAND_WORDS = 0x1249249  # the nine digit words of band 0 (words 3 * d), shifted by b for band b
 ROW = 0x1FF
 
@@ -140,7 +152,8 @@ def _pext(typingctx: Any, x: Any, mask: Any) -> Any:
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(64)])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.bmi.pext.64")
+        fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+            builder.module, fnty, "llvm.x86.bmi.pext.64")
         return builder.call(fn, args)
 
     return types.int64(types.int64, types.int64), codegen
@@ -156,9 +169,11 @@ def _pext_compiles() -> bool:
     ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` ask for another CPU."""
     from numba.core import config
 
-    if config.CPU_FEATURES:
-        return "+bmi2" in config.CPU_FEATURES.split(",")
-    if config.CPU_NAME and config.CPU_NAME != "host":
+    features: str | None = getattr(config, "CPU_FEATURES", None)
+    name: str | None = getattr(config, "CPU_NAME", None)
+    if features:
+        return "+bmi2" in features.split(",")
+    if name and name != "host":
         return False
     import llvmlite.binding as ll
 
@@ -182,6 +197,52 @@ triad_pattern: Any = _triads_pext if _pext_compiles() else _triads_table
 
 
 @jit
+def _strip(F, k, cells):  # type: ignore[no-untyped-def]
+    """``F[k]`` loses ``cells``; returns bit ``k`` when that changed it. Without branches:
+    whether a strip changes anything is too unpredictable to branch on."""
+    x = F[k]
+    F[k] = x & ~cells
+    return np.int64(x & cells != 0) << k
+
+
+@jit
+def _strip_other_bands(F, k, b, cells):  # type: ignore[no-untyped-def]
+    """The digit of word ``k`` (band ``b``) loses ``cells`` in its two other bands; returns
+    the words changed."""
+    base = k - b
+    one = _strip(F, base + NEXT[b], cells)  # type: ignore[no-untyped-call]
+    return one | _strip(F, base + NEXT[b + 1], cells)  # type: ignore[no-untyped-call]
+
+
+@jit
+def _tally(x, c1, c2, c3, c4):  # type: ignore[no-untyped-def]
+    """Bit-sliced counting over digits: ``c_i`` holds the bits seen in at least ``i`` of the
+    ``x`` so far (four or more in ``c4``)."""
+    c4 |= c3 & x
+    c3 |= c2 & x
+    c2 |= c1 & x
+    c1 |= x
+    return c1, c2, c3, c4
+
+
+@jit
+def _claim(F, k, a, mine, others, stack):  # type: ignore[no-untyped-def]
+    """Word ``k`` (``a``, whose columns are ``mine``): a box with columns that no other band
+    of the digit has keeps only those (the digit must take one of them here); stores the
+    digit's pattern ``stack`` in the word and returns bit ``k`` when the cells changed."""
+    y = a & (CLAIM[mine & ~others] * 0x40201 | ~(CELLS | STACK_BITS))
+    F[k] = y | (stack << 41)
+    return np.int64(y != (a & ~STACK_BITS)) << k
+
+
+@jit
+def _stack(c0, c1, c2, j):  # type: ignore[no-untyped-def]
+    """The 3x3 pattern (bit ``3 * band + column``) of stack ``j`` for a digit whose columns
+    in the three bands are ``c0``, ``c1``, ``c2``."""
+    return ((c0 >> 3 * j) & 7) | (((c1 >> 3 * j) & 7) << 3) | (((c2 >> 3 * j) & 7) << 6)
+
+
+@jit
 def propagate(F, changed):  # type: ignore[no-untyped-def]
     """Run the state ``F`` to a fixpoint; ``changed`` has bit ``k`` set for each word
     ``F[k]`` that changed. False on a contradiction.
@@ -199,7 +260,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             touched |= np.int64(1) << k
             w = F[k]
             a = w & CELLS
-            t = triad_pattern(a)  # type: ignore[no-untyped-call]
+            t = triad_pattern(a)
             kept = SHRINK[t]
             a &= kept
             if a == 0:
@@ -215,28 +276,16 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             d = k // 3
             b = k - 3 * d
             # a box of the band with one column left keeps that column from the other bands
-            own = LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
-            own *= 0x40201
-            kk = k - b + NEXT[b]
-            x = F[kk]
-            F[kk] = x & ~own
-            changed |= np.int64(x & own != 0) << kk
-            kk = k - b + NEXT[b + 1]
-            x = F[kk]
-            F[kk] = x & ~own
-            changed |= np.int64(x & own != 0) << kk
+            changed |= _strip_other_bands(  # type: ignore[no-untyped-call]
+                F, k, b, LOCK[(a | (a >> 9) | (a >> 18)) & ROW] * 0x40201)
             if new:
+                # every word of the band loses the placed cells, then this one gets them back
                 cells = a & ROWS[new]
-                strip = ~cells
-                # every word of the band loses the cells (stores and flags without branches,
-                # which the unpredictable outcomes made costly), then this one gets them back
                 for kk in range(b, 27, 3):
-                    x = F[kk]
-                    F[kk] = x & strip
-                    changed |= np.int64(x & cells != 0) << kk
+                    changed |= _strip(F, kk, cells)  # type: ignore[no-untyped-call]
                 F[k] |= cells
                 changed &= ~(np.int64(1) << k)
-                F[27 + b] &= strip
+                F[27 + b] &= ~cells
         singles |= touched
         columns |= touched
         triads |= touched
@@ -281,16 +330,13 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             c2 = (a2 | (a2 >> 9) | (a2 >> 18)) & ROW
             if c0 | c1 | c2 != ROW:
                 return False
-            # each word is stored once, with its stack pattern (kept for choose)
-            y = a0 & (CLAIM[c0 & ~(c1 | c2)] * 0x40201 | ~(CELLS | STACK_BITS))
-            changed |= np.int64(y != (a0 & ~STACK_BITS)) << (3 * d)
-            F[3 * d] = y | (((c0 & 7) | ((c1 & 7) << 3) | ((c2 & 7) << 6)) << 41)
-            y = a1 & (CLAIM[c1 & ~(c0 | c2)] * 0x40201 | ~(CELLS | STACK_BITS))
-            changed |= np.int64(y != (a1 & ~STACK_BITS)) << (3 * d + 1)
-            F[3 * d + 1] = y | ((((c0 >> 3) & 7) | (c1 & 0x38) | ((c2 & 0x38) << 3)) << 41)
-            y = a2 & (CLAIM[c2 & ~(c0 | c1)] * 0x40201 | ~(CELLS | STACK_BITS))
-            changed |= np.int64(y != (a2 & ~STACK_BITS)) << (3 * d + 2)
-            F[3 * d + 2] = y | (((c0 >> 6) | ((c1 >> 3) & 0x38) | (c2 & 0x1C0)) << 41)
+            # word 3 * d + j also keeps the digit's pattern in stack j, for choose
+            s0 = _stack(c0, c1, c2, 0)  # type: ignore[no-untyped-call]
+            s1 = _stack(c0, c1, c2, 1)  # type: ignore[no-untyped-call]
+            s2 = _stack(c0, c1, c2, 2)  # type: ignore[no-untyped-call]
+            changed |= _claim(F, 3 * d, a0, c0, c1 | c2, s0)  # type: ignore[no-untyped-call]
+            changed |= _claim(F, 3 * d + 1, a1, c1, c0 | c2, s1)  # type: ignore[no-untyped-call]
+            changed |= _claim(F, 3 * d + 2, a2, c2, c0 | c1, s2)  # type: ignore[no-untyped-call]
         columns = 0
         if changed:
             continue
@@ -320,28 +366,14 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             for d in range(9):
                 a = F[3 * d + b]
                 t = (a >> 32) & 511
-                r4 |= r3 & t
-                r3 |= r2 & t
-                r2 |= r1 & t
-                r1 |= t
                 c = (a | (a >> 9) | (a >> 18)) & ROW
-                q4 |= q3 & c
-                q3 |= q2 & c
-                q2 |= q1 & c
-                q1 |= c
-                e = CERT[t]
-                e4 |= e3 & e
-                e3 |= e2 & e
-                e2 |= e1 & e
-                e1 |= e
-                e = LOCK[c]
-                p4 |= p3 & e
-                p3 |= p2 & e
-                p2 |= p1 & e
-                p1 |= e
+                r1, r2, r3, r4 = _tally(t, r1, r2, r3, r4)  # type: ignore[no-untyped-call]
+                q1, q2, q3, q4 = _tally(c, q1, q2, q3, q4)  # type: ignore[no-untyped-call]
+                e1, e2, e3, e4 = _tally(CERT[t], e1, e2, e3, e4)  # type: ignore[no-untyped-call]
+                p1, p2, p3, p4 = _tally(LOCK[c], p1, p2, p3, p4)  # type: ignore[no-untyped-call]
             if (r3 & q3) != ROW or e4 | p4:
                 return False
-            ut = triad_pattern(u)  # type: ignore[no-untyped-call]
+            ut = triad_pattern(u)
             uc = (u | (u >> 9) | (u >> 18)) & ROW
             rows3 = r3 & ~r4 & ut
             cols3 = q3 & ~q4 & uc
@@ -365,18 +397,11 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
                     # the digit's box in this band is in that column: the box's other
                     # columns lose it here, the column loses it in the other bands
                     y &= ~((CLAIM[c] ^ 0x1FF) * 0x40201)
-                    strip = ~(c * 0x40201)
-                    for bb in range(3):
-                        if bb != b:
-                            k2 = 3 * d + bb
-                            x = F[k2]
-                            z = x & strip
-                            if z != x:
-                                F[k2] = z
-                                changed |= 1 << k2
+                    c *= 0x40201
+                    changed |= _strip_other_bands(F, kk, b, c)  # type: ignore[no-untyped-call]
                 if y != a:
                     F[kk] = y
-                    changed |= 1 << kk
+                    changed |= np.int64(1) << kk
         triads = 0
         if not changed:
             return True
@@ -384,6 +409,7 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
 
 @jit
 def _cell_branch(k, bit):  # type: ignore[no-untyped-def]
+    """Branch on band cell ``bit`` of word ``k``: place the digit there, or remove it."""
     return k, KEEP[ctz(bit)], ~bit
 
 
@@ -450,9 +476,11 @@ def _restrict(F, k, keep):  # type: ignore[no-untyped-def]
 
 @jit
 def choose(F):  # type: ignore[no-untyped-def]
-    """Where to branch: ``(k, keep1, keep2)``, the two branches keep ``F[k] & keep1`` and
-    ``F[k] & keep2``; ``k = -1`` when the grid is solved. A cell with two candidates
-    first, else a digit with two places in a row, else a cell with the fewest candidates."""
+    """Where to branch: ``(k, keep1, keep2)``, the two branches apply ``keep1`` and ``keep2``
+    to word ``k`` (see :func:`_restrict`); ``k = -1`` when the grid is solved. A digit
+    with two permutations left in a band or stack first (:func:`_band_branch`), else a cell
+    with two candidates, else a digit with two places in a row, else a cell with the fewest
+    candidates."""
     k, keep1, keep2 = _band_branch(F)  # type: ignore[no-untyped-call]
     if k >= 0:
         return k, keep1, keep2
@@ -511,8 +539,8 @@ def choose(F):  # type: ignore[no-untyped-def]
 @jit
 def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
     """Count the solutions of the propagated state ``F`` up to ``limit``, the first one into
-    ``solution``; returns (count, nodes, guesses). ``stack`` (``int64[82, 32]``) and
-    ``alts`` (``int64[82, 2]``) hold the open branches."""
+    ``solution``; returns (count, nodes, guesses). ``stack`` (``int64[DEPTH, 32]``) and
+    ``alts`` (``int64[DEPTH, 2]``) hold the open branches."""
     count = 0
     nodes = 0
     guesses = 0
