@@ -22,9 +22,10 @@ one column, settles it there.
 
 Across digits, counting each band's candidates bit-sliced (``ones``, ``twos``, ...) over the
 nine digit words finds empty cells (a contradiction) and cells with one candidate (naked
-singles) in a few operations per digit. Triads come last: one that only three digits can
-fill holds each of them, and one that three digits certainly hold (their every permutation
-uses it) holds no other digit, for the triads of rows and of columns alike.
+singles) in a few operations per digit. Triads come last: one that three digits certainly
+hold (their every permutation uses it) holds no other digit, for the triads of rows and of
+columns alike. (The converse, a triad that only three digits can fill holds each, cost more
+time than the nodes it saved.)
 
 When all of that is exhausted the search branches as tdoku does: on a digit with two
 permutations left in the band or stack that has the fewest permutations over all its
@@ -89,13 +90,6 @@ def _make_tables() -> tuple[np.ndarray, ...]:
     # such a column, only those; in other boxes, all three
     claim = np.array([sum((m & (7 << 3 * j)) or (7 << 3 * j) for j in range(3))
                       for m in range(512)], dtype=np.int64)  # fmt: skip
-    # triad i (row i // 3 of the band, box i % 3) certainly holds the digit: the rest of
-    # that row and of that box lose it
-    triad = np.zeros(9, dtype=np.int64)
-    for i in range(9):
-        r, j = divmod(i, 3)
-        gone = (ROW << 9 * r) | sum(7 << (9 * rr + 3 * j) for rr in range(3))
-        triad[i] = ~gone | (7 << (9 * r + 3 * j))
     # the triads a digit certainly holds: those in every permutation inside its pattern
     cert = np.zeros(512, dtype=np.int64)
     for t in range(512):
@@ -122,10 +116,10 @@ def _make_tables() -> tuple[np.ndarray, ...]:
                     perm_a[t] = bits
                 elif nperm[t] == 2:
                     perm_b[t] = bits
-    return tri, shrink, keep, rows, lock, claim, triad, cert, tricells, nperm, perm_a, perm_b
+    return tri, shrink, keep, rows, lock, claim, cert, tricells, nperm, perm_a, perm_b
 
 
-(TRI, SHRINK, KEEP, ROWS, LOCK, CLAIM, TRIAD, CERT, TRICELLS, NPERM, PERM_A,
+(TRI, SHRINK, KEEP, ROWS, LOCK, CLAIM, CERT, TRICELLS, NPERM, PERM_A,
  PERM_B) = _make_tables()  # fmt: skip
 
 
@@ -341,20 +335,12 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
         if changed:
             continue
         # triads: three cells (a row or a column inside a box) hold three digits, so a
-        # triad that only three digits can fill holds each of them, and a triad that three
-        # digits certainly hold (four: a contradiction) holds no other digit
+        # triad that three digits certainly hold (their every placement in the band uses
+        # it; four: a contradiction) holds no other digit
         for b in range(3):
             u = F[27 + b]
             if u == 0 or triads & (BAND_WORDS << b) == 0:
                 continue
-            r1 = 0
-            r2 = 0
-            r3 = 0
-            r4 = 0
-            q1 = 0
-            q2 = 0
-            q3 = 0
-            q4 = 0
             e1 = 0
             e2 = 0
             e3 = 0
@@ -365,40 +351,23 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             p4 = 0
             for d in range(9):
                 a = F[3 * d + b]
-                t = (a >> 32) & 511
-                c = (a | (a >> 9) | (a >> 18)) & ROW
-                r1, r2, r3, r4 = _tally(t, r1, r2, r3, r4)  # type: ignore[no-untyped-call]
-                q1, q2, q3, q4 = _tally(c, q1, q2, q3, q4)  # type: ignore[no-untyped-call]
-                e1, e2, e3, e4 = _tally(CERT[t], e1, e2, e3, e4)  # type: ignore[no-untyped-call]
-                p1, p2, p3, p4 = _tally(LOCK[c], p1, p2, p3, p4)  # type: ignore[no-untyped-call]
-            if (r3 & q3) != ROW or e4 | p4:
+                # the triads of rows, and of columns (a box left with one column), it must use
+                sure = CERT[(a >> 32) & 511]
+                e1, e2, e3, e4 = _tally(sure, e1, e2, e3, e4)  # type: ignore[no-untyped-call]
+                sure = LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
+                p1, p2, p3, p4 = _tally(sure, p1, p2, p3, p4)  # type: ignore[no-untyped-call]
+            if e4 | p4:
                 return False
-            ut = triad_pattern(u)
-            uc = (u | (u >> 9) | (u >> 18)) & ROW
-            rows3 = r3 & ~r4 & ut
-            cols3 = q3 & ~q4 & uc
-            full_rows = e3 & ut
-            full_cols = p3 & uc
-            if rows3 == 0 and cols3 == 0 and full_rows == 0 and full_cols == 0:
+            full_rows = e3 & triad_pattern(u)
+            full_cols = p3 & (u | (u >> 9) | (u >> 18)) & ROW
+            if full_rows == 0 and full_cols == 0:
                 continue
             for d in range(9):
                 kk = 3 * d + b
                 a = F[kk]
-                y = a
-                t = (a >> 32) & 511
-                c = (a | (a >> 9) | (a >> 18)) & ROW
-                y &= ~(TRICELLS[full_rows & ~CERT[t]] | (full_cols & ~LOCK[c]) * 0x40201)
-                t &= rows3
-                while t:
-                    y &= TRIAD[ctz(t)]
-                    t &= t - 1
-                c &= cols3
-                if c:
-                    # the digit's box in this band is in that column: the box's other
-                    # columns lose it here, the column loses it in the other bands
-                    y &= ~((CLAIM[c] ^ 0x1FF) * 0x40201)
-                    c *= 0x40201
-                    changed |= _strip_other_bands(F, kk, b, c)  # type: ignore[no-untyped-call]
+                rows = full_rows & ~CERT[(a >> 32) & 511]
+                cols = full_cols & ~LOCK[(a | (a >> 9) | (a >> 18)) & ROW]
+                y = a & ~(TRICELLS[rows] | cols * 0x40201)
                 if y != a:
                     F[kk] = y
                     changed |= np.int64(1) << kk
