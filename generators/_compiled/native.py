@@ -139,8 +139,11 @@ def _obtain(spec: Kernel) -> Callable[..., Any]:
     _how[spec.name] = "numba"
     if place is not None and name is not None and not _keep(place, name, compiled):
         # numba loaded it from its own cache, which keeps no code we can write out: compile
-        # once more, uncached, so that the next process needs no numba
-        _keep(place, name, build(cache=False))
+        # once more, uncached, so that the next process needs no numba. Run that fresh code
+        # here too: numba keys its cache on the entry point's own file only, so what it
+        # loaded can predate an edit to a module the entry point calls (``spec.sources``)
+        compiled = build(cache=False)
+        _keep(place, name, compiled)
     return prototype(compiled.address)
 
 

@@ -366,7 +366,8 @@ def _entry(block):  # type: ignore[no-untyped-def]
             carray(array_data(guesses), (n,), np.int64),
             carray(array_data(grids), (n, 81), np.uint8),
             np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64),
-            np.empty((82, 32), dtype=np.int64), np.empty((82, 2), dtype=np.int64),
+            np.empty((_bands.DEPTH, 32), dtype=np.int64),
+            np.empty((_bands.DEPTH, 2), dtype=np.int64),
             np.empty(27, dtype=np.int64),
         )  # fmt: skip
     return solve_text(

@@ -7,17 +7,18 @@ order, trying digits 1-9 and backing up on a conflict. That is fine for the easy
 but its cost grows exponentially with the blanks it cannot settle: it stops at the first
 solution, so it cannot tell a unique puzzle from one with many, and a puzzle without a solution
 (Norvig's "impossible" one) makes it walk a tree of millions of dead ends. This solver instead
-reasons before it guesses: candidate bitmasks, naked and hidden singles and box/line
-eliminations to a fixpoint, then a depth-first search on the smallest choice (a cell with the
-fewest candidates or a digit with only two places in a house), with the same reasoning after
-every guess. It keeps searching after the first solution until it has found a second one or
-exhausted the tree, so every :class:`Solution` says whether the puzzle is unique, and its
-``nodes`` and ``guesses`` measure how hard the puzzle was. The engine keeps, per digit and
-band, a 27-bit word of where the digit may go, so box/line reasoning and singles are a few
+reasons before it guesses: naked and hidden singles, box/line and triad eliminations to a
+fixpoint, then a depth-first search on a small choice (a digit with two placements left in a
+band or stack, as tdoku chooses, else a cell with the fewest candidates), with the same
+reasoning after every guess. It keeps searching after the first solution until it has found a
+second one or exhausted the tree, so every :class:`Solution` says whether the puzzle is unique,
+and its ``nodes`` and ``guesses`` measure how hard the puzzle was. The engine keeps, per digit
+and band, a 27-bit word of where the digit may go, so box/line reasoning and singles are a few
 table lookups and bit operations (see :mod:`generators.sudoku._bands`); it is compiled with
-numba (see :mod:`generators.sudoku._kernel`), and a later process loads its machine code without
-numba (:mod:`generators._compiled.native`); :func:`solve_many` solves whole arrays of puzzles per
-compiled call and spreads large jobs over threads, which run the GIL-free engine in parallel.
+numba (see :mod:`generators.sudoku._kernel`), and a later process loads its machine code
+without numba (:mod:`generators._compiled.native`); :func:`solve_many` solves whole arrays of
+puzzles per compiled call and spreads large jobs over threads, which run the GIL-free engine in
+parallel.
 """
 
 from __future__ import annotations

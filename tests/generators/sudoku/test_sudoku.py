@@ -535,3 +535,17 @@ def test_seeded_generation_gives_the_puzzles_of_version_0_1() -> None:
     made = sudoku.generate(clues=26, seed=42)
     assert made.puzzle[:27] == "000200000307009120069038000"
     assert made.attempts == 1 and sudoku.is_solution(made.puzzle, made.solution)
+
+
+def test_triad_pattern_is_the_same_with_and_without_pext() -> None:
+    """The band engine's triad pattern (``pext`` where BMI2 compiles, else table lookups)
+    marks exactly the triads holding a cell, for random band words."""
+    from generators.sudoku import _bands
+
+    words = [int(w) for w in np.random.default_rng(7).integers(0, 1 << 27, size=2000)]
+    words += [0, (1 << 27) - 1, 1, 1 << 26]
+    expected = [sum(1 << (3 * r + j) for r in range(3) for j in range(3)
+                    if (w >> (9 * r + 3 * j)) & 7) for w in words]  # fmt: skip
+    assert [_bands._triads_table(w) for w in words] == expected
+    if _bands._pext_compiles():
+        assert [_bands._triads_pext(w) for w in words] == expected
