@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,9 +61,16 @@ def _env() -> dict[str, str]:
     return env
 
 
-def ceiling_run(kind: str, count: int, processes: int) -> float:
+def children_cpu() -> float:
+    """User + system CPU of the finished child processes (and theirs: the pool workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def ceiling_run(kind: str, count: int, processes: int) -> tuple[float, float]:
     """Wall seconds for ``processes`` fresh interpreters to generate seeds ``1..count``
-    between them (consecutive shares), returning nothing."""
+    between them (consecutive shares), returning nothing; and their CPU seconds."""
+    cpu = children_cpu()
     bounds = [1 + count * i // processes for i in range(processes + 1)]
     start = time.perf_counter()
     running = [subprocess.Popen([sys.executable, "-c", _PLAIN, kind, str(a), str(b)],
@@ -70,11 +78,14 @@ def ceiling_run(kind: str, count: int, processes: int) -> float:
     for proc in running:
         if proc.wait() != 0:
             raise SystemExit(f"a ceiling process failed ({proc.returncode})")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu() - cpu
 
 
-def command_run(kind: str, count: int, workers: int, folder: Path) -> tuple[float, str]:
-    """Wall seconds of the command, launch to exit, into a fresh catalog; and its line."""
+def command_run(kind: str, count: int, workers: int, folder: Path
+                ) -> tuple[float, float, str]:
+    """Wall seconds of the command, launch to exit, into a fresh catalog; its CPU seconds
+    (its workers' too) and what it said of its own rate."""
+    cpu = children_cpu()
     db = folder / f"{kind}_{time.monotonic_ns()}.db"
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "entityworks", "generate", kind, "--count",
@@ -82,11 +93,12 @@ def command_run(kind: str, count: int, workers: int, folder: Path) -> tuple[floa
                            str(db), "--no-progress"], env=_env(), capture_output=True,
                           text=True, check=False)
     seconds = time.perf_counter() - start
+    cpu = children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"the command failed:\n{done.stdout}{done.stderr}")
     db.unlink()
     said = re.search(r"in ([\d.]+) s: ([\d.]+) maps/s, storage (\d+)%", done.stdout)
-    return seconds, (f"in-call {said[2]} maps/s, storage {said[3]}%" if said else "")
+    return seconds, cpu, (f"in-call {said[2]} maps/s, storage {said[3]}%" if said else "")
 
 
 def load() -> str:
@@ -97,24 +109,27 @@ def compare(kind: str, count: int, workers: int, rounds: int) -> float:
     """Alternate the command and the ceiling ``rounds`` times; returns the median ratio."""
     print(f"generate {kind} --count {count} (generator defaults), {workers} worker(s) vs "
           f"{workers} independent processes, {cores()} core(s)")
-    ratios = []
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
             before = load()
             # alternate which goes first, so that neither always meets the other's tail
             if r % 2:
-                ours, said = command_run(kind, count, workers, Path(tmp))
-                ceiling = ceiling_run(kind, count, workers)
+                ours, ours_cpu, said = command_run(kind, count, workers, Path(tmp))
+                ceiling, ceiling_cpu = ceiling_run(kind, count, workers)
             else:
-                ceiling = ceiling_run(kind, count, workers)
-                ours, said = command_run(kind, count, workers, Path(tmp))
+                ceiling, ceiling_cpu = ceiling_run(kind, count, workers)
+                ours, ours_cpu, said = command_run(kind, count, workers, Path(tmp))
             ratios.append(ceiling / ours)
-            print(f"  round {r + 1}: ceiling {count / ceiling:6.1f} maps/s ({ceiling:5.2f} s)"
-                  f"   ours {count / ours:6.1f} maps/s ({ours:5.2f} s; {said})"
-                  f"   ratio {ratios[-1]:.2f}   {before} -> {load()}")
+            cpu_ratios.append(ceiling_cpu / ours_cpu)
+            print(f"  round {r + 1}: ceiling {count / ceiling:6.1f} maps/s ({ceiling:5.2f} s, "
+                  f"CPU {ceiling_cpu:5.2f} s)   ours {count / ours:6.1f} maps/s ({ours:5.2f} s, "
+                  f"CPU {ours_cpu:5.2f} s; {said})   ratio {ratios[-1]:.2f}   "
+                  f"{before} -> {load()}")
     median = statistics.median(ratios)
     print(f"  ours/ceiling: median {median:.2f}x, best {max(ratios):.2f}x "
-          f"(target >= 0.85x)")
+          f"(target >= 0.85x); CPU ceiling/ours: median {statistics.median(cpu_ratios):.2f}")
     return median
 
 
