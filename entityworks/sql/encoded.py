@@ -149,13 +149,16 @@ def _encode(values: Callable[[Any], tuple[Any, ...]], names: list[str],
     Python call per value."""
     if not objs:
         return
-    columns = list(zip(*map(values, objs), strict=True))
-    if len(columns) != len(names):  # zip of rows with no values at all
-        columns = [() for _ in names]
+    given: list[Sequence[Any]] = list(zip(*map(values, objs), strict=True))
+    if len(given) != len(names):  # rows with no values at all
+        given = [() for _ in names]
     columns = [enc.encode(name, column)
-               for enc, name, column in zip(encoders, names, columns, strict=True)]
+               for enc, name, column in zip(encoders, names, given, strict=True)]
     if positions is not None:
         columns.insert(0, positions)
+    if not columns:  # a table of no columns: one empty row per object all the same
+        rows.extend(() for _ in objs)
+        return
     rows.extend(zip(*columns, strict=True))
 
 
