@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import EntityworksError
 from ..sql.encoded import EncodedRows, encode_values, fields
 from .kinds import map_kind
 from .models import MapCave, MapCorridor, MapRecord, MapRoom, utc_now
@@ -154,7 +155,8 @@ def map_values(result: Any, *, kind: str, generator: str
     if not _checked_fields:  # the orders above are the schema's, or nothing is encoded
         if fields(MapRecord) != _MAP_FIELDS or any(
                 fields(MapRecord, name) != order for name, order in _CHILD_FIELDS.items()):
-            raise AssertionError("catalog.build's field orders differ from MapRecord's")
+            raise EntityworksError("catalog.build's field orders differ from MapRecord's "
+                                   "columns: update _MAP_FIELDS and _CHILD_FIELDS")
         _checked_fields = True
     grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
     # Every catalog generator measures the grid it returns with the functions map_stats
