@@ -1,30 +1,56 @@
-"""Catalog generation throughput: ``entityworks generate caves --count 1000`` on 1 worker
-(the baseline) and on one worker per core, each into a fresh SQLite catalog.
+"""Catalog generation throughput: ``entityworks generate KIND --count N`` end to end against
+the machine's ceiling, the same generation in independent processes that return nothing.
 
-    python benchmarks/bench_generate.py               # 1000 default 100x100 caves (~2 min)
-    python benchmarks/bench_generate.py --count 200   # quicker
+    python benchmarks/bench_generate.py                       # dungeon 2000, caves 1000
+    python benchmarks/bench_generate.py --kind caves --count 200 --rounds 2
+    python benchmarks/bench_generate.py --kind caves --scaling  # also 1 worker vs N, in-process
 
-Targets (issue 6): at least 1.7x the single-worker rate on 2 cores, and storage (the time the
-main process spends writing rows) under 10 % of the wall time. The figures come from the same
-library call the command makes (``entityworks.catalog.generate_into``). On a shared machine the
-parallel figure depends on what else runs, so the benchmark also prints the CPU time per map
-and a probe of the machine's own ceiling: the same number of independent processes doing
-plain generation, with no catalog at all.
+Target (issue 21): the command reaches at least 0.85x of the ceiling on 2 cores. Both sides
+are whole processes timed from launch to exit: ours is the command (``python -m entityworks
+generate KIND --count N --seed 1`` into a fresh SQLite catalog, one worker per core); the
+ceiling is one ``python`` per core, each importing the generator and generating its share of
+the same seeds with the generator's defaults, keeping nothing. Each round also compares the
+two after start-up: the command's own figure for its library call (``generate_into``, which
+opens the catalog, builds, encodes and stores) against the longest generation loop of the
+ceiling's processes, as each timed it after its imports. They alternate in the same run
+(the machine is shared: the load average is printed with every round).
+
+``--scaling`` adds the earlier figures (issue 6): ``generate_into`` on 1 worker and on N, in
+this process, with the storage share and CPU per map.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from entityworks.catalog import GenerateStats, generate_into, open_catalog  # noqa: E402
+
+#: Maps per kind when ``--count`` is not given: the issue's figures.
+DEFAULT_COUNTS = {"dungeon": 2000, "caves": 1000}
+
+#: What each ceiling process runs: the kind's generator on its seeds, results dropped.
+_PLAIN = """
+import sys, time
+from entityworks.catalog.kinds import map_kind
+spec = map_kind(sys.argv[1])
+generate, fixed = spec.function(), dict(spec.fixed)
+start = time.perf_counter()
+for seed in range(int(sys.argv[2]), int(sys.argv[3])):
+    generate(**fixed, seed=seed)
+print(time.perf_counter() - start)
+"""
 
 
 def cores() -> int:
@@ -33,6 +59,100 @@ def cores() -> int:
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
 
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def children_cpu() -> float:
+    """User + system CPU of the finished child processes (and theirs: the pool workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def ceiling_run(kind: str, count: int, processes: int) -> tuple[float, float, float]:
+    """Wall seconds for ``processes`` fresh interpreters to generate seeds ``1..count``
+    between them (consecutive shares), returning nothing; their CPU seconds; and the
+    longest generation alone (after the imports), as each timed its own loop."""
+    cpu = children_cpu()
+    bounds = [1 + count * i // processes for i in range(processes + 1)]
+    start = time.perf_counter()
+    running = [subprocess.Popen([sys.executable, "-c", _PLAIN, kind, str(a), str(b)],
+                                env=_env(), stdout=subprocess.PIPE, text=True)
+               for a, b in zip(bounds, bounds[1:], strict=False)]
+    loops = []
+    for proc in running:
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"a ceiling process failed ({proc.returncode})")
+        loops.append(float(out))
+    return time.perf_counter() - start, children_cpu() - cpu, max(loops)
+
+
+def command_run(kind: str, count: int, workers: int, folder: Path
+                ) -> tuple[float, float, float, int]:
+    """Wall seconds of the command, launch to exit, into a fresh catalog; its CPU seconds
+    (its workers' too); and what it said: the seconds of its library call
+    (``generate_into``: no interpreter start-up, no imports) and the storage share."""
+    cpu = children_cpu()
+    db = folder / f"{kind}_{time.monotonic_ns()}.db"
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "entityworks", "generate", kind, "--count",
+                           str(count), "--seed", "1", "--workers", str(workers), "--db",
+                           str(db), "--no-progress"], env=_env(), capture_output=True,
+                          text=True, check=False)
+    seconds = time.perf_counter() - start
+    cpu = children_cpu() - cpu
+    if done.returncode != 0:
+        raise SystemExit(f"the command failed:\n{done.stdout}{done.stderr}")
+    db.unlink()
+    said = re.search(r"in ([\d.]+) s: [\d.]+ maps/s, storage (\d+)%", done.stdout)
+    if said is None:
+        raise SystemExit(f"the command said something else:\n{done.stdout}")
+    return seconds, cpu, float(said[1]), int(said[2])
+
+
+def load() -> str:
+    return "load " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def compare(kind: str, count: int, workers: int, rounds: int) -> float:
+    """Alternate the command and the ceiling ``rounds`` times; returns the median ratio."""
+    print(f"generate {kind} --count {count} (generator defaults), {workers} worker(s) vs "
+          f"{workers} independent processes, {cores()} core(s)")
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
+    call_ratios: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            before = load()
+            # alternate which goes first, so that neither always meets the other's tail
+            if r % 2:
+                ours, ours_cpu, call, storage = command_run(kind, count, workers, Path(tmp))
+                ceiling, ceiling_cpu, loop = ceiling_run(kind, count, workers)
+            else:
+                ceiling, ceiling_cpu, loop = ceiling_run(kind, count, workers)
+                ours, ours_cpu, call, storage = command_run(kind, count, workers, Path(tmp))
+            ratios.append(ceiling / ours)
+            cpu_ratios.append(ceiling_cpu / ours_cpu)
+            call_ratios.append(loop / call)
+            print(f"  round {r + 1}: end to end: ceiling {count / ceiling:6.1f} maps/s "
+                  f"({ceiling:5.2f} s, CPU {ceiling_cpu:5.2f} s), ours {count / ours:6.1f} "
+                  f"maps/s ({ours:5.2f} s, CPU {ours_cpu:5.2f} s), ratio {ratios[-1]:.2f}; "
+                  f"after start-up: ceiling {count / loop:6.1f} maps/s, ours (generate_into, "
+                  f"storage {storage}%) {count / call:6.1f} maps/s, ratio {call_ratios[-1]:.2f}"
+                  f"   {before} -> {load()}")
+    median = statistics.median(ratios)
+    print(f"  ours/ceiling end to end: median {median:.2f}x, best {max(ratios):.2f}x; "
+          f"after start-up: median {statistics.median(call_ratios):.2f}x, best "
+          f"{max(call_ratios):.2f}x (target >= 0.85x); CPU ceiling/ours: median "
+          f"{statistics.median(cpu_ratios):.2f}")
+    return median
+
+
+# -- the in-process scaling figures (issue 6) --------------------------------------------------
 
 def cpu_seconds() -> float:
     """User + system CPU of this process and of its finished children (the workers)."""
@@ -50,29 +170,6 @@ def timed_run(kind: str, count: int, workers: int, folder: Path) -> tuple[Genera
         store.close()
 
 
-def _plain_generation(kind: str, count: int) -> float:
-    """Generate ``count`` maps with no storage and no catalog rows; returns the wall time."""
-    from entityworks.catalog import map_kind
-
-    generate = map_kind(kind).function()
-    start = time.perf_counter()
-    for seed in range(count):
-        generate(seed=seed)
-    return time.perf_counter() - start
-
-
-def machine_ceiling(kind: str, workers: int, count: int) -> float:
-    """How much faster ``workers`` independent processes go than one (same work each):
-    the best scaling this machine allows right now, whatever the program."""
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pool.submit(_plain_generation, kind, 1).result()  # start-up outside the timing
-        one = pool.submit(_plain_generation, kind, count).result()
-        start = time.perf_counter()
-        list(pool.map(_plain_generation, [kind] * workers, [count] * workers))
-        together = time.perf_counter() - start
-    return workers * one / together
-
-
 def line(label: str, stats: GenerateStats, cpu: float) -> str:
     return (f"  {label:<22} {stats.count} maps in {stats.seconds:7.2f} s = "
             f"{stats.maps_per_second:7.1f} maps/s; storage {stats.storage_seconds:.2f} s "
@@ -81,33 +178,36 @@ def line(label: str, stats: GenerateStats, cpu: float) -> str:
             f"CPU); CPU {1e3 * cpu / stats.count:.1f} ms/map")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=1000)
-    parser.add_argument("--kind", default="caves")
-    parser.add_argument("--workers", type=int, default=cores())
-    parser.add_argument("--probe", type=int, default=40,
-                        help="maps per process for the machine-ceiling probe (0: skip)")
-    args = parser.parse_args()
-    print(f"generate {args.kind} --count {args.count} (generator defaults), "
-          f"{cores()} core(s) available")
-    print(f"  load average before: {os.getloadavg()[0]:.2f} (other work on the machine "
-          f"lowers the parallel figure; the CPU per map shows the work itself)")
+def scaling(kind: str, count: int, workers: int) -> None:
+    print(f"generate_into {kind} {count} in this process: 1 worker vs {workers} ({load()})")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        single, single_cpu = timed_run(args.kind, args.count, 1, folder)
+        single, single_cpu = timed_run(kind, count, 1, folder)
         print(line("baseline (1 worker):", single, single_cpu))
-        multi, multi_cpu = timed_run(args.kind, args.count, args.workers, folder)
-        print(line(f"ours ({args.workers} workers):", multi, multi_cpu))
-    ratio = multi.maps_per_second / single.maps_per_second
-    print(f"  scaling ours/baseline: {ratio:.2f}x   (target >= 1.7x on 2 cores)")
-    print(f"  storage share with {args.workers} workers: {multi.storage_share:.1%}   "
-          f"(target < 10 %)")
-    print(f"  load average after: {os.getloadavg()[0]:.2f}")
-    if args.probe:
-        ceiling = machine_ceiling(args.kind, args.workers, args.probe)
-        print(f"  machine ceiling now: {args.workers} independent generator processes run "
-              f"{ceiling:.2f}x one (no catalog, no storage; {args.probe} maps each)")
+        multi, multi_cpu = timed_run(kind, count, workers, folder)
+        print(line(f"ours ({workers} workers):", multi, multi_cpu))
+    print(f"  scaling ours/baseline: {multi.maps_per_second / single.maps_per_second:.2f}x"
+          f"   (target >= 1.7x on 2 cores); storage share {multi.storage_share:.1%} "
+          f"(target < 10 %); {load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", action="append",
+                        help="map kind (repeatable; default: dungeon and caves)")
+    parser.add_argument("--count", type=int,
+                        help="maps per run (default: 2000 dungeons, 1000 caves, else 500)")
+    parser.add_argument("--workers", type=int, default=cores())
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="command/ceiling pairs per kind, alternating which goes first")
+    parser.add_argument("--scaling", action="store_true",
+                        help="also time generate_into on 1 worker and on --workers")
+    args = parser.parse_args()
+    for kind in args.kind or list(DEFAULT_COUNTS):
+        count = args.count or DEFAULT_COUNTS.get(kind, 500)
+        compare(kind, count, args.workers, args.rounds)
+        if args.scaling:
+            scaling(kind, count, args.workers)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         STORE_BATCH as STORE_BATCH,
     )
     from .generate import (
-        WORKER_NICENESS as WORKER_NICENESS,
+        STORE_SECONDS as STORE_SECONDS,
     )
     from .generate import (
         BuildSummary,
@@ -99,7 +99,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".copy": ("CopyStats", "copy_catalog"),
     ".entropy": ("MAX_ENTROPY_BYTES", "analyse_entropy", "entropy_record", "sha256_of",
                  "store_entropy"),
-    ".generate": ("STORE_BATCH", "WORKER_NICENESS", "BuildSummary", "GenerateStats",
+    ".generate": ("STORE_BATCH", "STORE_SECONDS", "BuildSummary", "GenerateStats",
                   "ShortBuild", "generate_encoded", "generate_into", "generate_maps",
                   "save_maps"),
     ".kinds": ("KINDS", "MapKind", "map_kind"),

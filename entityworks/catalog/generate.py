@@ -8,7 +8,7 @@ what a run reports (:class:`GenerateStats`, :class:`BuildSummary`).
 from __future__ import annotations
 
 import contextlib
-import os
+import gc
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,9 +18,9 @@ from typing import Any
 
 from ..errors import EntityworksError
 from ..registry import registry as default_registry
-from ..sql.encoded import EncodedRows, encode_rows
+from ..sql.encoded import EncodedRows
 from ..sql.store import Store
-from .build import build_chunk, build_map, check_parameters, encode_chunk
+from .build import build_chunk, check_parameters, encode_chunk
 from .models import MapRecord
 
 
@@ -66,41 +66,47 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seeds: list[int | None] = [None if seed is None else seed + i for i in range(count)]
     build = encode_chunk if encoded else build_chunk
-    if count:  # fail fast, in this process, on a bad parameter value
-        first = [build_map(kind, seeds[0], params)]
-        yield encode_rows(first) if encoded else first
-        seeds = seeds[1:]
-    chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
+    if not count:
+        return
+    # The first map is built here: a bad parameter value fails fast, in this process, and
+    # the generator is imported before the workers fork (they inherit it).
+    first = build(kind, seeds[:1], params)
+    chunks = [seeds[i:i + chunk] for i in range(1, len(seeds), chunk)]
     if workers == 1 or len(chunks) <= 1:
+        yield first
         for part in chunks:
             yield build(kind, part, params)
         return
-    # Workers ignore Ctrl-C: only this process stops, cancels the chunks not started and
-    # drains the running ones (a worker interrupted while sending its result would block the
-    # pool's shutdown for ever), and run at a lower priority than this process, the writer.
+    # Every chunk is handed to the pool before the first map is yielded, so that the workers
+    # generate while the caller opens its database and writes. They run at this process's
+    # priority (the writer only writes: a few percent of one core), and ignore Ctrl-C: only
+    # this process stops, cancels the chunks not started and drains the running ones (a
+    # worker interrupted while sending its result would block the pool's shutdown for ever).
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
     try:
-        yield from pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
+        # The workers fork with what this process holds (the generator, the registry,
+        # SQLAlchemy) out of the collector's sight: it is never garbage, and a worker's full
+        # collections would walk all of it again (and copy it page by page) for nothing.
+        gc.freeze()
+        try:
+            results = pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
+        finally:
+            gc.unfreeze()
+        yield first
+        yield from results
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-#: How much lower the generating workers' CPU priority is than this process's (``nice``):
-#: with as many workers as cores, the one writer would otherwise wait for a core each time a
-#: batch arrives, and the results pile up behind it.
-WORKER_NICENESS = 10
-
-
 def _worker_setup() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        os.nice(WORKER_NICENESS)
-    except (AttributeError, OSError):  # pragma: no cover - no nice on this platform
-        pass
 
 
 #: Maps :func:`generate_into` stores per write.
 STORE_BATCH = 128
+#: Longest :func:`generate_into` holds built maps before writing them (slow kinds, a busy
+#: machine): each write has a cost of its own (a transaction, a commit), so not much less.
+STORE_SECONDS = 1.0
 
 
 def save_maps(store: Store, records: Iterable[MapRecord]) -> int:
@@ -244,7 +250,8 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
                 pending.append(part)
                 waiting += len(keep)
             # One write per batch: per-call costs (transaction, key generation) amortised.
-            if pending and (waiting >= STORE_BATCH or time.perf_counter() - flushed > 0.5):
+            if pending and (waiting >= STORE_BATCH
+                            or time.perf_counter() - flushed > STORE_SECONDS):
                 flush()
         if pending:
             flush()
@@ -273,5 +280,5 @@ def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: 
     return builds
 
 
-__all__ = ["STORE_BATCH", "WORKER_NICENESS", "BuildSummary", "GenerateStats", "ShortBuild",
+__all__ = ["STORE_BATCH", "STORE_SECONDS", "BuildSummary", "GenerateStats", "ShortBuild",
            "generate_encoded", "generate_into", "generate_maps", "save_maps"]

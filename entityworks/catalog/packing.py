@@ -27,7 +27,7 @@ import typing
 import zlib
 from collections.abc import Sequence
 from itertools import chain, repeat
-from operator import add, sub
+from operator import add, countOf, sub
 from typing import Any
 
 import numpy as np
@@ -471,6 +471,79 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     return [cells[a:b] for a, b in zip(first.tolist(), bounds, strict=True)]
 
 
+def pack_points_many(paths: Sequence[Any]) -> list[bytes]:
+    """``[pack_points(p) for p in paths]``, equal bytes, at numpy speed.
+
+    A worker encoding its maps packs their corridors by the hundred, ten cells each: one by
+    one, each path pays Python's per-step work. Here the usual paths (lists of two plain
+    ints, unit steps, coordinates within 2**62) are packed at once: the steps of all paths
+    coded from one array of their cells, padded per path to whole bytes, four codes a byte,
+    and each path's header (three one-byte varints when small) put before its bytes. Any
+    other column goes through :func:`pack_points` path by path, which packs or refuses it.
+    """
+    data = paths if type(paths) is list else list(paths)
+    if len(data) < _MANY or not set(map(type, data)) <= _SEQUENCES:
+        return list(map(pack_points, data))
+    lengths = list(map(len, data))
+    if min(lengths) < 1 or max(lengths) > MAX_PATH_POINTS:
+        return list(map(pack_points, data))
+    points = list(chain.from_iterable(data))
+    if not set(map(type, points)) <= _SEQUENCES or set(map(len, points)) != {2}:
+        return list(map(pack_points, data))
+    flat = list(chain.from_iterable(points))
+    if countOf(map(type, flat), int) != len(flat):
+        return list(map(pack_points, data))
+    try:
+        cells = np.array(flat, dtype=np.int64).reshape(-1, 2)
+    except OverflowError:  # beyond 64 bits: stored as pairs or refused, one by one
+        return list(map(pack_points, data))
+    if int(cells.min()) < -_NEAR or int(cells.max()) > _NEAR:
+        return list(map(pack_points, data))
+    count = np.array(lengths, dtype=np.int64)
+    ends = np.cumsum(count)
+    firsts = ends - count
+    steps = count - 1
+    moves = np.diff(cells, axis=0)
+    keep = np.ones(len(moves), dtype=bool)
+    keep[ends[:-1] - 1] = False  # from one path's last cell to the next path's first
+    moves = moves[keep]
+    # (dx, dy) -> 0 east, 1 south, 2 west, 3 north; any other move -> 255
+    code = _MOVE_CODE[np.clip(moves[:, 0], -2, 2) + 2, np.clip(moves[:, 1], -2, 2) + 2]
+    if (code == 255).any():  # a path that is not all unit steps: stored as pairs
+        return list(map(pack_points, data))
+    nbytes = (steps + 3) // 4
+    padded = np.zeros(4 * int(nbytes.sum()), dtype=np.uint8)
+    slot = np.cumsum(4 * nbytes) - 4 * nbytes  # each path's first code slot
+    step_start = np.cumsum(steps) - steps
+    padded[np.arange(code.size) - np.repeat(step_start - slot, steps)] = code
+    body = (padded.reshape(-1, 4) << _SHIFTS).sum(axis=1, dtype=np.uint8).tobytes()
+    heads = np.column_stack((cells[firsts], steps))
+    zigzag = (heads << 1) ^ (heads >> 63)
+    if int(zigzag.max()) >= 1 << 21:  # a varint of four bytes or more: Python's own
+        return list(map(pack_points, data))
+    # each varint as three 7-bit groups, the continuation bit on all but its last; the
+    # header is the tag and the groups a value uses (one to three)
+    groups = np.stack(((zigzag & 0x7F) | ((zigzag >= 0x80) << 7),
+                       ((zigzag >> 7) & 0x7F) | ((zigzag >= 0x4000) << 7),
+                       zigzag >> 14), axis=2).reshape(len(data), 9)
+    used = np.stack((np.ones_like(zigzag, dtype=bool), zigzag >= 0x80, zigzag >= 0x4000),
+                    axis=2).reshape(len(data), 9)
+    slots = np.column_stack((np.full(len(data), _STEPS), groups)).astype(np.uint8)
+    mask = np.column_stack((np.ones(len(data), dtype=bool), used))
+    head = slots[mask].tobytes()
+    head_ends = np.cumsum(mask.sum(axis=1)).tolist()
+    body_ends = np.cumsum(nbytes).tolist()
+    return [head[h0:h1] + body[b0:b1] for h0, h1, b0, b1 in
+            zip([0, *head_ends[:-1]], head_ends, [0, *body_ends[:-1]], body_ends, strict=True)]
+
+
+#: A move's ``(dx + 2, dy + 2)`` (clipped to -2..2) -> its step code, 255 when not a step.
+_MOVE_CODE = np.full((5, 5), 255, dtype=np.uint8)
+for _code, (_dx, _dy) in enumerate(_STEP_DELTA):
+    _MOVE_CODE[_dx + 2, _dy + 2] = _code
+_SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
+
+
 # -- the registry entries of PackedGrid and PointPath ----------------------------------------
 
 def _points_to_json(path: Any) -> str:
@@ -506,7 +579,8 @@ def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
         "PointPath", tp, sqltypes.binary, lambda: pyarrow_module().string(), "xs:string",
         _points_to_json, _points_from_json, to_db=pack_points, from_db=unpack_points,
         to_arrow=_points_to_json, from_arrow=_points_from_json,
-        from_db_many=unpack_points_many, encoded_as="packed bytes")
+        from_db_many=unpack_points_many, to_db_many=pack_points_many,
+        encoded_as="packed bytes")
 
 
 def register(registry: TypeRegistry) -> None:
@@ -522,6 +596,7 @@ register(default_registry)
 
 __all__ = [
     "MAX_GRID_CELLS", "MAX_PATH_POINTS", "PACKED", "POINTS", "GridTooLarge", "PathTooLong",
-    "PackedGrid", "PointPath", "pack_grid", "pack_points", "register", "unpack_grid",
+    "PackedGrid", "PointPath", "pack_grid", "pack_points", "pack_points_many", "register",
+    "unpack_grid",
     "unpack_points", "unpack_points_many",
 ]

@@ -15,17 +15,17 @@ yet): :func:`encode_rows` refuses them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from operator import attrgetter
 from typing import Any
 
 from ..errors import SchemaError, WriteError
 from ..model.schema import TableSchema, table_schema
-from ..registry import TypeRegistry, encode_error
+from ..registry import TypeInfo, TypeRegistry, encode_error
 from ..registry import registry as default_registry
-from .rowcodec import Processor, rule, skip_none
+from ..types.columns import has_none
+from .rowcodec import rule, skip_none
 
 #: ``(column name, registry type name)`` of each schema column: what the rows were encoded
 #: for, checked by the Store that writes them.
@@ -102,22 +102,64 @@ def layout(schema: TableSchema, links: int = 0) -> Layout:
     return tuple((c.name, c.info.name) for c in schema.columns[links:])
 
 
-def _encoders(schema: TableSchema, links: int) -> list[Processor]:
-    return [skip_none(rule(c.info)) for c in schema.columns[links:]]
+def _encoders(schema: TableSchema, links: int) -> list[_Column]:
+    return [_Column(c.info) for c in schema.columns[links:]]
+
+
+class _Column:
+    """How one column's values are encoded: the registry rule value by value, and its
+    column forms (``check_column``, ``to_db_many``) when the type has them."""
+
+    def __init__(self, info: TypeInfo) -> None:
+        fn = rule(info)
+        self.value = skip_none(fn)
+        # the rule is the check alone: a column it passes unchanged needs no call per value
+        self.check_column = info.check_column if info.to_db is None else None
+        # the rule is the codec alone: a column of non-None values may go at once
+        self.many = info.to_db_many if fn is info.to_db and fn is not None else None
+
+    def encode(self, name: str, values: Sequence[Any]) -> Sequence[Any]:
+        """``values`` encoded (the same sequence when nothing changes); a refused value
+        raises its :func:`encode_error`, naming its row (its index in ``values``)."""
+        if self.value is None or not values:
+            return values
+        if self.check_column is not None and self.check_column(values):
+            return values
+        if self.many is not None and not has_none(values):
+            try:
+                return self.many(values)
+            except (TypeError, ValueError, OverflowError):
+                pass  # value by value below, which names the refused one
+        out = []
+        fn = self.value
+        for number, value in enumerate(values):
+            try:
+                out.append(fn(value))
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise encode_error(name, value, exc, number) from None
+        return out
 
 
 def _encode(values: Callable[[Any], tuple[Any, ...]], names: list[str],
-            encoders: list[Processor], objs: Sequence[Any], rows: list[tuple[Any, ...]],
-            prefix: Callable[[int], tuple[Any, ...]] = lambda _i: ()) -> None:
-    active = [(i, e) for i, e in enumerate(encoders) if e is not None]
-    for number, obj in enumerate(objs):
-        row = list(values(obj))
-        for i, enc in active:
-            try:
-                row[i] = enc(row[i])
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise encode_error(names[i], row[i], exc, number) from None
-        rows.append((*prefix(number), *row))
+            encoders: list[_Column], objs: Sequence[Any], rows: list[tuple[Any, ...]],
+            positions: list[int] | None = None) -> None:
+    """Append the encoded rows of ``objs`` to ``rows`` (each after its position, when
+    ``positions`` are given): a column at a time, so that a column of values its rule
+    leaves as they are (checked at C speed) or that its type packs together costs no
+    Python call per value."""
+    if not objs:
+        return
+    given: list[Sequence[Any]] = list(zip(*map(values, objs), strict=True))
+    if len(given) != len(names):  # rows with no values at all
+        given = [() for _ in names]
+    columns = [enc.encode(name, column)
+               for enc, name, column in zip(encoders, names, given, strict=True)]
+    if positions is not None:
+        columns.insert(0, positions)
+    if not columns:  # a table of no columns: one empty row per object all the same
+        rows.extend(() for _ in objs)
+        return
+    rows.extend(zip(*columns, strict=True))
 
 
 def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> EncodedRows:
@@ -166,14 +208,76 @@ def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> En
             counts.append(len(value))
         positions = [p for n in counts for p in range(n)]
         child_rows: list[tuple[Any, ...]] = []
-        _encode(_getter(fields), fields, _encoders(sub, links), items, child_rows,
-                partial(_position, positions))
+        _encode(_getter(fields), fields, _encoders(sub, links), items, child_rows, positions)
         children.append(EncodedChild(child.field, layout(sub, links), child_rows, counts))
     return EncodedRows(cls, layout(schema), rows, tuple(children))
 
 
-def _position(positions: list[int], i: int) -> tuple[int]:
-    return (positions[i],)
+def encode_values(cls: type, rows: Sequence[tuple[Any, ...]],
+                  children: Mapping[str, Sequence[Sequence[tuple[Any, ...]]]],
+                  registry: TypeRegistry | None = None) -> EncodedRows:
+    """:func:`encode_rows` of values that were never made objects: what a worker that
+    builds rows straight from its results sends, with no dataclass per row and child item.
+
+    ``rows`` hold one value per column of ``cls``'s table, in :func:`fields` order;
+    ``children[field]`` holds, per row, that child list's items as tuples in its
+    :func:`fields` order (a child list left out is empty). Every value goes through the same
+    registry rule and codec as :func:`encode_rows` applies to the field, so the rows are
+    equal to encoding the objects those values make, and a value that rule refuses is
+    refused here with its row and column.
+    """
+    schema = table_schema(cls, registry or default_registry)
+    names = [c.name for c in schema.columns]
+    out: list[tuple[Any, ...]] = []
+    for number, row in enumerate(rows):
+        if len(row) != len(names):
+            raise WriteError(f"row {number} has {len(row)} values; {schema.name} has "
+                             f"{len(names)} columns", row=number, table=schema.name)
+    _encode(tuple, names, _encoders(schema, 0), rows, out)
+    unknown = set(children) - {child.field for child in schema.children}
+    if unknown:
+        raise SchemaError(f"{cls.__qualname__} has no child list {sorted(unknown)[0]!r}",
+                          cls=cls)
+    encoded = []
+    for child in schema.children:
+        sub = child.schema
+        if sub.children:
+            raise SchemaError(f"{cls.__qualname__}.{child.field}: children of children are "
+                              "not encoded ahead; use Store.insert_many", cls=cls)
+        fields = [c.name for c in sub.columns[sub.links:]]
+        given = children.get(child.field)
+        if given is None:
+            encoded.append(EncodedChild(child.field, layout(sub, sub.links), [],
+                                        [0] * len(rows)))
+            continue
+        if len(given) != len(rows):
+            raise WriteError(f"{schema.name}.{child.field} has items for {len(given)} rows, "
+                             f"not {len(rows)}", table=schema.name, column=child.field)
+        items = [item for owned in given for item in owned]
+        for position, item in enumerate(items):
+            if len(item) != len(fields):
+                raise WriteError(f"{schema.name}.{child.field}: an item has {len(item)} "
+                                 f"values, not {len(fields)}", table=schema.name,
+                                 column=child.field, row=position)
+        counts = [len(owned) for owned in given]
+        positions = [p for n in counts for p in range(n)]
+        child_rows: list[tuple[Any, ...]] = []
+        _encode(tuple, fields, _encoders(sub, sub.links), items, child_rows, positions)
+        encoded.append(EncodedChild(child.field, layout(sub, sub.links), child_rows, counts))
+    return EncodedRows(cls, layout(schema), out, tuple(encoded))
+
+
+def fields(cls: type, child: str | None = None, registry: TypeRegistry | None = None
+           ) -> tuple[str, ...]:
+    """The value order :func:`encode_values` takes for ``cls``'s rows, or for the items of
+    its child list ``child``."""
+    schema = table_schema(cls, registry or default_registry)
+    if child is None:
+        return tuple(c.name for c in schema.columns)
+    for link in schema.children:
+        if link.field == child:
+            return tuple(c.name for c in link.schema.columns[link.schema.links:])
+    raise SchemaError(f"{cls.__qualname__} has no child list {child!r}", cls=cls)
 
 
 def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
@@ -185,4 +289,4 @@ def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)
 
 
-__all__ = ["EncodedChild", "EncodedRows", "encode_rows", "layout"]
+__all__ = ["EncodedChild", "EncodedRows", "encode_rows", "encode_values", "fields", "layout"]

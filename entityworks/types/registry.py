@@ -142,6 +142,11 @@ class TypeInfo:
     #: equal values), for types whose values are read by the hundred and decode faster
     #: together (packed point paths); ``None``: ``from_db`` value by value.
     from_db_many: Callable[[Sequence[Any]], list[Any]] | None = None
+    #: ``to_db`` of a whole column at once (non-None values -> the list of what ``to_db``
+    #: gives each, equal), for types whose values are written by the hundred and encode
+    #: faster together (packed point paths); it may raise on a value ``to_db`` refuses, and
+    #: writers then apply ``to_db`` value by value to name it. ``None``: value by value.
+    to_db_many: Callable[[Sequence[Any]], list[Any]] | None = None
     #: The stored form, when SQL cannot compare it by value ("packed bytes"): filters refuse
     #: comparisons on such columns. JSON text and ``.npy`` bytes are known without it.
     encoded_as: str | None = None

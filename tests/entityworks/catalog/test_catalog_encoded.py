@@ -284,12 +284,13 @@ def test_child_rows_read_the_same_when_statements_are_echoed_or_logged(tmp_path,
         echoed.close()
 
 
-def test_pool_workers_leave_the_cpu_to_the_writer():
+def test_pool_workers_run_at_the_writers_priority():
+    # the writer only writes, so the workers need not yield the CPU to it: niced, they
+    # lost it to every other process of a shared machine instead
     from concurrent.futures import ProcessPoolExecutor
 
-    from entityworks import catalog
     from entityworks.catalog import generate
 
     with ProcessPoolExecutor(1, initializer=generate._worker_setup) as pool:
         worker = pool.submit(os.nice, 0).result()
-    assert worker == min(19, os.nice(0) + catalog.WORKER_NICENESS)
+    assert worker == os.nice(0)

@@ -1,0 +1,195 @@
+"""The generation pipeline (issue 21): workers build each chunk's rows straight from the
+generator's results (``encode_chunk``: ``map_values``, ``encode_values``, the corridors packed
+together by ``pack_points_many``) and the writer only writes them. What it stores must be
+what the object path (``map_record`` then ``encode_rows``) stores, whatever the worker count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import sqlite3
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from entityworks.catalog import (
+    KINDS,
+    MapRecord,
+    build_map,
+    generate_into,
+    map_kind,
+    map_stats,
+    open_catalog,
+)
+from entityworks.catalog.build import build_chunk, encode_chunk
+from entityworks.catalog.packing import pack_points, pack_points_many
+from entityworks.errors import ValueEncodingError, WriteError
+from entityworks.sql.encoded import encode_rows, encode_values, fields
+
+SMALL = {"width": 40, "height": 30}
+
+
+def _without_created_at(rows: Any) -> Any:
+    at = [name for name, _ in rows.layout].index("created_at")
+    return ([tuple(v for i, v in enumerate(r) if i != at) for r in rows.rows], rows.children,
+            rows.layout, rows.cls)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_encode_chunk_equals_encoding_the_records(kind):
+    """The oracle: the rows encode_rows makes of the MapRecords map_record builds."""
+    seeds = list(range(11, 19))
+    direct = encode_chunk(kind, seeds, SMALL)
+    objects = encode_rows(build_chunk(kind, seeds, SMALL))
+    assert _without_created_at(direct) == _without_created_at(objects)
+    assert direct.column("seed") == seeds
+
+
+@pytest.mark.parametrize("kind", ["dungeon", "caves"])
+def test_encode_chunk_at_default_sizes(kind):
+    seeds = [3, 4, 5] if kind == "caves" else list(range(3, 23))
+    direct = encode_chunk(kind, seeds, {})
+    assert _without_created_at(direct) == _without_created_at(
+        encode_rows(build_chunk(kind, seeds, {})))
+    corridors = {c.field: c for c in direct.children}["corridors"]
+    assert sum(corridors.counts) >= 8  # the column form of the paths was taken
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_generators_report_the_figures_map_stats_measures(kind):
+    """map_values takes the generator's open_ratio, regions and largest_region: they must be
+    what map_stats measures on the grid the row stores."""
+    spec = map_kind(kind)
+    for seed in range(20):
+        result = spec.function()(**SMALL, **dict(spec.fixed), seed=seed)
+        grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
+        reported = (result.open_ratio, result.regions, result.largest_region)
+        assert reported == map_stats(grid)
+        assert [type(v) for v in reported] == [float, int, int]
+
+
+def _walk(rng: random.Random, points: int, x: int, y: int, as_lists: bool) -> list[Any]:
+    path: list[Any] = [(x, y)]
+    for _ in range(points - 1):
+        dx, dy = rng.choice([(1, 0), (0, 1), (-1, 0), (0, -1)])
+        x, y = x + dx, y + dy
+        path.append((x, y))
+    return [list(p) for p in path] if as_lists else path
+
+
+def _packed_one_by_one(paths: list[Any]) -> Any:
+    try:
+        return [pack_points(p) for p in paths]
+    except ValueError as exc:
+        return type(exc)
+
+
+def _packed_together(paths: list[Any]) -> Any:
+    try:
+        return pack_points_many(paths)
+    except ValueError as exc:
+        return type(exc)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([3, 150, 20_000, 2**21, 2**40]))
+def test_pack_points_many_equals_pack_points(seed, spread):
+    rng = random.Random(seed)
+    paths = [_walk(rng, rng.randint(1, 40), rng.randint(-spread, spread),
+                   rng.randint(-spread, spread), rng.random() < 0.5)
+             for _ in range(rng.randint(0, 30))]
+    odd = rng.choice([None, "jump", "empty", "huge", "bool", "float", "triple", "array"])
+    if paths and odd == "jump":
+        paths[-1] = [(0, 0), (2, 0)]  # not a unit step: stored as pairs
+    elif paths and odd == "empty":
+        paths[0] = []
+    elif paths and odd == "huge":
+        paths[0] = [(2**64, 0)]  # refused
+    elif paths and odd == "bool":
+        paths[0] = [(True, 0), (1, 1)]  # refused
+    elif paths and odd == "float":
+        paths[0] = [(0.0, 0), (1, 0)]  # refused
+    elif paths and odd == "triple":
+        paths[0] = [(0, 0, 0), (1, 0)]  # refused
+    elif paths and odd == "array":
+        paths[0] = [np.array([0, 0]), np.array([1, 0])]  # refused
+    assert _packed_together(paths) == _packed_one_by_one(paths)
+
+
+def test_pack_points_many_takes_numpy_integers_as_pack_points_does():
+    paths = [[(np.int64(x), np.int32(5)) for x in range(4)]] * 10
+    assert pack_points_many(paths) == [pack_points(p) for p in paths]
+
+
+def test_encode_values_refusals_name_the_row_and_column():
+    dungeon = encode_chunk("dungeon", [1, 2, 3], SMALL)
+    assert fields(MapRecord)[0] == "id" and fields(MapRecord)[-1] == "grid"
+    order = fields(MapRecord)
+    maps = [build_map("dungeon", s, SMALL) for s in (1, 2, 3)]
+    rows = [[getattr(m, f) for f in order] for m in maps]
+    rows[2][order.index("width")] = "wide"
+    with pytest.raises(ValueEncodingError, match="row 2, column .width.: cannot encode"):
+        encode_values(MapRecord, [tuple(r) for r in rows], {})
+    rows[2][order.index("width")] = 40
+    rows[1][order.index("open_ratio")] = 1  # an int in a float field: made a float
+    encoded = encode_values(MapRecord, [tuple(r) for r in rows], {})
+    assert type(encoded.column("open_ratio")[1]) is float
+    assert encoded.column("grid") == dungeon.column("grid")
+    assert all(c.rows == [] and c.counts == [0, 0, 0] for c in encoded.children)
+    with pytest.raises(WriteError, match="row 0 has 2 values"):
+        encode_values(MapRecord, [(1, 2)], {})
+    with pytest.raises(WriteError, match="items for 1 rows, not 3"):
+        encode_values(MapRecord, [tuple(r) for r in rows], {"rooms": [[(1, 2, 3, 4)]]})
+    bad_path = [[(3, 0, 0, 0, 2, [(0, 0), "x"])], [], []]
+    with pytest.raises(ValueEncodingError, match="column .path.: cannot encode"):
+        encode_values(MapRecord, [tuple(r) for r in rows], {"corridors": bad_path})
+
+
+def _stored(path: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every map table's rows as the database holds them (bytes, text, numbers), in key
+    order, without created_at (stamped when each map was built); read with sqlite3 itself."""
+    tables = {}
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        for name in ("maps", "maps_caves", "maps_rooms", "maps_corridors"):
+            order = "id" if name == "maps" else "parent_key, position"
+            cursor = conn.execute(f"SELECT * FROM {name} ORDER BY {order}")  # noqa: S608
+            names = [d[0] for d in cursor.description]
+            keep = [i for i, n in enumerate(names) if n != "created_at"]
+            tables[name] = [tuple(row[i] for i in keep) for row in cursor]
+    return tables
+
+
+@pytest.mark.parametrize(("kind", "count"), [("dungeon", 40), ("caves", 9)])
+def test_many_workers_store_what_one_worker_stores(tmp_path, kind, count):
+    stored = []
+    for workers in (1, 2):
+        path = tmp_path / f"{workers}.db"
+        store = open_catalog(path)
+        try:
+            stats = generate_into(store, kind, count, seed=7, params=SMALL, workers=workers)
+        finally:
+            store.close()
+        assert stats.count == count and stats.seeds == (7, 7 + count - 1)
+        stored.append(_stored(path))
+    one, two = stored
+    assert one == two
+    assert len(one["maps"]) == count and len(one["maps_corridors"]) > count
+    assert [r[4] for r in one["maps"]] == list(range(7, 7 + count))  # seed column
+
+
+def test_the_command_stores_the_same_maps_on_one_worker_and_on_two(tmp_path):
+    from entityworks.cli import cli
+
+    runner = CliRunner()
+    for workers in ("1", "2"):
+        done = runner.invoke(cli, ["generate", "dungeon", "-n", "30", "--width", "50",
+                                   "--height", "40", "--seed", "3", "-j", workers, "--db",
+                                   str(tmp_path / f"{workers}.db"), "--no-progress"],
+                             catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+        assert f"{workers} worker(s)" in done.output
+    assert _stored(tmp_path / "1.db") == _stored(tmp_path / "2.db")
