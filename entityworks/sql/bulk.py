@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from .._gcpause import paused_gc
 from ..errors import EntityworksError
+from ..model.construct import fields_getter
 from ..registry import encode_error
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
@@ -39,21 +40,13 @@ BATCH = 20_000
 
 def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
     """Row tuple of one instance (or of a ``(parent_key, position, item)`` child row)."""
-    field_names = [model.fields[i] for i in model.field_index]
+    inner = fields_getter(tuple(model.fields[i] for i in model.field_index))
     if model.schema.parent is not None:
-        inner = attrgetter(*field_names) if field_names else (lambda _o: ())
         links = model.schema.links
         if links > 2:  # a child of a child: (parent_key, position_1, ..., position, item)
-            if len(field_names) == 1:
-                return lambda r: (*r[:links], inner(r[links]))
             return lambda r: (*r[:links], *inner(r[links]))
-        if len(field_names) == 1:
-            return lambda r: (r[0], r[1], inner(r[2]))
         return lambda r: (r[0], r[1], *inner(r[2]))
-    if len(field_names) == 1:
-        single = attrgetter(field_names[0])
-        return lambda o: (single(o),)
-    return attrgetter(*field_names)
+    return inner
 
 
 def encode_rows(model: BoundModel, objs: list[Any], number: RowNumber,

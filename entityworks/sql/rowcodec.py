@@ -153,22 +153,21 @@ class RowCodec:
         before the first row is sent. Small chunks keep the tuples in the CPU cache."""
         width = len(self.fields)
         gates = self.gates
+        checks = self.copy_checks or ()
         none = type(None)
         for start in range(0, len(objs), size):
             rows = list(map(getter, objs[start:start + size]))
-            if gates:
+            if gates or checks:
                 total = len(rows)
-                # every value's type in one C pass; column i is every width-th from i
-                types = list(map(type, chain.from_iterable(rows)))
-                for i, kind, nullable in gates:
-                    column = types[i::width]
-                    found = column.count(kind)
-                    if found != total and not (
-                            nullable and found + column.count(none) == total):
-                        raise GateRefused(self.fields[i], start)
-            if self.copy_checks:
+                # every value in one C pass; column i is every width-th from i
                 values = list(chain.from_iterable(rows))
-                for i, check in self.copy_checks:
+                for i, kind, nullable in gates:
+                    column = values[i::width]
+                    found = countOf(map(type, column), kind)
+                    if found != total and not (
+                            nullable and found + countOf(map(type, column), none) == total):
+                        raise GateRefused(self.fields[i], start)
+                for i, check in checks:
                     if not check(values[i::width]):
                         raise GateRefused(self.fields[i], start)
             yield rows

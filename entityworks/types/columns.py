@@ -25,6 +25,7 @@ import datetime as dt
 import decimal
 import math
 from collections.abc import Callable, Sequence
+from itertools import filterfalse
 from operator import attrgetter, countOf, eq, ne
 from typing import Any
 
@@ -32,6 +33,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _NONE = type(None)
 _ZERO = decimal.Decimal(0)  # compared with Decimals, faster than the int 0
 _TZINFO = attrgetter("tzinfo")
+_ADJUSTED = decimal.Decimal.adjusted
+_SIGNED = decimal.Decimal.is_signed
+#: The registry's Decimal limits (DECIMAL(65, 30)); :mod:`.scalars` holds the same numbers.
+_INTEGER_DIGITS, _FRACTION_DIGITS = 35, 30
 #: Characters of a Decimal's ``str`` that is plain decimal text (no exponent, finite).
 _NOT_PLAIN = str.maketrans("", "", "0123456789.-")
 
@@ -93,16 +98,25 @@ def decimal_column(values: Sequence[Any]) -> bool:
     """Exactly ``Decimal``, finite, no positive exponent, not -0, at most 35 digits before
     the point and 30 after (``check_decimal``).
 
-    A Decimal's ``str`` is plain decimal text (digits, a point, a minus) exactly when it is
-    finite with an exponent of at most 0 and no more than six zeros after the point before
-    its first digit; its length then bounds both digit counts. Anything else (``1E-7``,
-    which the rule accepts, included) is left to the rule.
+    A column of one exponent (the usual money column: ``same_quantum`` with the first value,
+    a C call per value) needs only that exponent's range, the most digits before the point
+    (``adjusted``) and the sign of its zeros. Otherwise: a Decimal's ``str`` is plain decimal
+    text (digits, a point, a minus) exactly when it is finite with an exponent of at most 0
+    and no more than six zeros after the point before its first digit; its length then bounds
+    both digit counts. Anything else (``1E-7``, which the rule accepts, included) is left to
+    the rule.
     """
     exact, present = _present(values, decimal.Decimal)
     if not exact:
         return False
     if not present:
         return True
+    first = present[0]
+    if all(map(first.same_quantum, present)):  # stops at the first other exponent
+        exponent = first.as_tuple().exponent
+        return (isinstance(exponent, int) and -_FRACTION_DIGITS <= exponent <= 0
+                and max(map(_ADJUSTED, present)) < _INTEGER_DIGITS
+                and not any(map(_SIGNED, filterfalse(None, present))))  # no -0
     texts = list(map(str, present))
     if "".join(texts).translate(_NOT_PLAIN) or max(map(len, texts)) > 30:
         return False

@@ -75,6 +75,26 @@ def test_decimal_column_passes_plain_valid_values(values: list[Any]) -> None:
         assert columns.decimal_column(values)
 
 
+ONE_EXPONENT = st.integers(min_value=-10**36, max_value=10**36) | st.sampled_from(
+    [0, 10**35 - 1, 10**35, -(10**35)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=-34, max_value=3), st.lists(ONE_EXPONENT, min_size=1, max_size=8),
+       st.lists(st.sampled_from([None, "-0", "NaN", "Infinity", "1E+1"]), max_size=2))
+def test_decimal_column_of_one_exponent_is_the_rule(exponent: int, coefficients: list[int],
+                                                    odd: list[str | None]) -> None:
+    """A column of one exponent (the money column) is answered exactly, both ways; odd
+    values (None, -0, NaN, infinity, another exponent) mixed in are never passed wrongly."""
+    values: list[Any] = [D(f"{n}E{exponent}") for n in coefficients]
+    assert columns.decimal_column(values) == unchanged_by(scalars.check_decimal, values)
+    for extra in odd:
+        values.insert(len(values) // 2, None if extra is None
+                      else D(f"{extra}E{exponent}") if extra == "-0" else D(extra))
+    if columns.decimal_column(values):
+        assert unchanged_by(scalars.check_decimal, values), values
+
+
 def test_common_columns_pass() -> None:
     assert columns.int_column([1, 2, None, -2**63, 2**63 - 1])
     assert not columns.int_column([2**63])
