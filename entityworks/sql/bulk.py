@@ -271,9 +271,31 @@ def copy_instances(db: Database, conn: sa.Connection, model: BoundModel, objs: l
     return attempt(db, conn, lambda: copy_rows(db, conn, model, chain((first,), chunks)))
 
 
+#: A binary COPY stream's header (signature, flags, no extension) and trailer, from
+#: PostgreSQL's documentation of the format.
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+_COPY_TRAILER = b"\xff\xff"
+
+
+def _binary_rows(copy: Any) -> tuple[Callable[[Any, Any, bytearray], None], Any] | None:
+    """psycopg's own row formatter of a binary COPY (the C function ``write_row`` calls)
+    and its transformer, or ``None`` where this psycopg lays them out otherwise."""
+    try:
+        from psycopg import _copy_base
+        fmt = _copy_base.format_row_binary
+        tx = copy.formatter.transformer
+    except (ImportError, AttributeError):
+        return None
+    return fmt, tx
+
+
 def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
-          chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
-    """One COPY of the rows of ``chunks`` (an iterable of row lists)."""
+              chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
+    """One COPY of the rows of ``chunks`` (an iterable of row lists).
+
+    A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
+    calls) into one buffer and writes that: the same bytes, without two Python calls per
+    row (a sixth of the client's time on the Mixed row)."""
     preparer = db.dialect.identifier_preparer
     columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
     # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
@@ -284,13 +306,26 @@ def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
     if db.engine.echo or sql_logger.isEnabledFor(INFO):
         chunks = [logged(sql, list(chain.from_iterable(chunks)), "COPY", db.engine)]
     raw = conn.connection.dbapi_connection
-    with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
-        if types is not None:
-            copy.set_types(types)
-        write = copy.write_row
-        for rows in chunks:
-            for row in rows:
-                write(row)
+    with raw.cursor() as cursor:  # type: ignore[union-attr]
+        with cursor.copy(sql) as copy:
+            if types is not None:
+                copy.set_types(types)
+            direct = _binary_rows(copy) if types is not None else None
+            if direct is None:
+                write = copy.write_row
+                for part in chunks:
+                    for row in part:
+                        write(row)
+                return
+            fmt, tx = direct
+            copy.write(_COPY_HEADER)
+            send = copy.write
+            for part in chunks:
+                out = bytearray()
+                for row in part:
+                    fmt(row, tx, out)
+                send(out)
+            send(_COPY_TRAILER)
 
 
 def restated_keys(db: Database, model: BoundModel) -> list[str]:

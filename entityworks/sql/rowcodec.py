@@ -24,7 +24,6 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
 from operator import countOf, itemgetter
 from typing import Any
 
@@ -150,8 +149,8 @@ class RowCodec:
         found to hold exactly their type; :class:`GateRefused` at the first chunk that does
         not. Lazy, so that a COPY checks chunk k + 1 while the server stores chunk k: each
         value is read once, for the check and the write, and the check costs no wall time
-        before the first row is sent. Small chunks keep the tuples in the CPU cache."""
-        width = len(self.fields)
+        before the first row is sent. Small chunks keep the tuples in the CPU cache. The
+        columns that ``copy_checks`` names must pass their check too."""
         gates = self.gates
         checks = self.copy_checks or ()
         none = type(None)
@@ -159,16 +158,15 @@ class RowCodec:
             rows = list(map(getter, objs[start:start + size]))
             if gates or checks:
                 total = len(rows)
-                # every value in one C pass; column i is every width-th from i
-                values = list(chain.from_iterable(rows))
+                columns = list(zip(*rows, strict=True))  # one C pass over every value
                 for i, kind, nullable in gates:
-                    column = values[i::width]
+                    column = columns[i]
                     found = countOf(map(type, column), kind)
                     if found != total and not (
                             nullable and found + countOf(map(type, column), none) == total):
                         raise GateRefused(self.fields[i], start)
                 for i, check in checks:
-                    if not check(values[i::width]):
+                    if not check(columns[i]):
                         raise GateRefused(self.fields[i], start)
             yield rows
 
