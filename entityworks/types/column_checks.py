@@ -78,15 +78,16 @@ class DecimalFacts:
     exponent: int | None
 
 
-def decimal_facts(values: Sequence[Any]) -> DecimalFacts | None:
+def decimal_facts(values: Sequence[Any], exact: bool = False) -> DecimalFacts | None:
     """The facts of a column of exact Decimals that all pass ``check_decimal`` unchanged
     (finite, exponent <= 0, no -0, at most 35 digits before the point and 30 after);
-    ``None`` otherwise (or for an empty column).
+    ``None`` otherwise (or for an empty column). ``exact``: the caller found every value
+    to be exactly a Decimal already.
 
     One exponent for the whole column (``same_quantum`` against the first value) is the
     common case and costs a C call per value; differing exponents cost ``as_tuple``.
     """
-    if not values or countOf(map(type, values), _Decimal) != len(values):
+    if not values or not exact and countOf(map(type, values), _Decimal) != len(values):
         return None
     first = values[0]
     exponent = first.as_tuple().exponent

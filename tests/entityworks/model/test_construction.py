@@ -29,7 +29,7 @@ from entityworks import (
     write_parquet,
     write_xml,
 )
-from entityworks.model.construct import fields_getter
+from entityworks.model.construct import column_getter, fields_getter
 from entityworks.model.schema import instance_builder
 
 STAMP = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
@@ -300,12 +300,17 @@ def test_fields_getter_reads_what_getattr_reads(cls: type) -> None:
         for chosen in (names, names[:1], names[::-1], []):
             want = tuple(getattr(obj, n) for n in chosen)
             assert fields_getter(tuple(chosen))(obj) == want
+    for name in names:
+        assert column_getter(name)(objs) == [getattr(o, name) for o in objs]
+        assert column_getter(name)(iter(objs)) == [getattr(o, name) for o in objs]
     # a name no lambda can spell falls back to attrgetter, the same values
     thing = type("Thing", (), {})()
     setattr(thing, "not an identifier", 5)
     setattr(thing, "class", 6)
     assert fields_getter(("not an identifier", "class"))(thing) == (5, 6)
     assert fields_getter(("class",))(thing) == (6,)
+    assert column_getter("not an identifier")([thing]) == [5]
+    assert column_getter("class")([thing, thing]) == [6, 6]
     with pytest.raises(AttributeError):
         fields_getter(("missing",))(thing)
 
