@@ -372,8 +372,11 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         from_db = skip_none(info.from_db)
         result = None
         if backend.raw_rows:
-            # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
-            result = impls[c.name].result_processor(dialect, None)
+            # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too
+            # (a type of ours gives its own, without SQLAlchemy's wrapper around it).
+            own_value = getattr(impls[c.name], "result_value", None)
+            result = skip_none(own_value(dialect) if own_value is not None else None) or \
+                impls[c.name].result_processor(dialect, None)
             from_db = compose(result, from_db)
         decoders.append((main, from_db))
         if info.from_db_many is not None:
@@ -441,20 +444,24 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
             return tuple(values)
 
         return decode
-    steps = [(main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan]
+    # the columns with companions, joined in place; then the schema row in one C call
+    joins = [(main, list(zip(extra, parts, strict=True)))
+             for main, extra, parts, _ in plan if parts]
+    mains = [main for main, _extra, _parts, _info in plan]
+    pick = itemgetter(*mains) if len(mains) > 1 else lambda v: (v[mains[0]],)
 
     def read(row: Sequence[Any]) -> tuple[Any, ...]:
         values = list(row)
         for i, dec in active:
             values[i] = dec(values[i])
-        out = []
-        for main, parts in steps:
+        for main, parts in joins:
             value = values[main]
-            if parts and value is not None:
+            if value is not None:
                 for j, part in parts:
                     value = part.join(value, values[j])
-            out.append(value)
-        return tuple(out)
+                values[main] = value
+        out: tuple[Any, ...] = pick(values)
+        return out
 
     return read
 

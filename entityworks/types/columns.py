@@ -37,8 +37,9 @@ _ADJUSTED = decimal.Decimal.adjusted
 _SIGNED = decimal.Decimal.is_signed
 #: The registry's Decimal limits (DECIMAL(65, 30)); :mod:`.scalars` holds the same numbers.
 _INTEGER_DIGITS, _FRACTION_DIGITS = 35, 30
-#: Characters of a Decimal's ``str`` that is plain decimal text (no exponent, finite).
-_NOT_PLAIN = str.maketrans("", "", "0123456789.-")
+#: Deletes the characters of plain decimal text (no exponent, finite): a text of at most 30
+#: characters that this leaves empty is a Decimal the rule passes, unless it is -0.
+NOT_PLAIN = str.maketrans("", "", "0123456789.-")
 
 
 def has_none(values: Sequence[Any]) -> bool:
@@ -118,7 +119,7 @@ def decimal_column(values: Sequence[Any]) -> bool:
                 and max(map(_ADJUSTED, present)) < _INTEGER_DIGITS
                 and not any(map(_SIGNED, filterfalse(None, present))))  # no -0
     texts = list(map(str, present))
-    if "".join(texts).translate(_NOT_PLAIN) or max(map(len, texts)) > 30:
+    if "".join(texts).translate(NOT_PLAIN) or max(map(len, texts)) > 30:
         return False
     if countOf(present, _ZERO):  # a zero: is one negative? (-0 and -0.00 are refused)
         return not any(t[0] == "-" for v, t in zip(present, texts, strict=True) if not v)
@@ -163,7 +164,7 @@ def _plain_texts(texts: Sequence[Any]) -> bool:
     """True when every text is a plain decimal of at most 30 characters (digits, point,
     minus: no exponent, finite), so its Decimal passes the rule unless it is -0."""
     return (countOf(map(type, texts), str) == len(texts) and not "".join(texts).translate(
-        _NOT_PLAIN) and max(map(len, texts), default=0) <= 30)
+        NOT_PLAIN) and max(map(len, texts), default=0) <= 30)
 
 
 def decimals_as_written(values: Sequence[Any], texts: Sequence[Any],

@@ -483,6 +483,13 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
     decides what filters and ORDER BY see; text another tool broke cannot change it."""
     if text is None:
         return value
+    if type(text) is str and len(text) <= 30 and not text.translate(columns.NOT_PLAIN):
+        # plain decimal text (the usual case): its Decimal passes the rule unless it is -0
+        try:
+            written = decimal.Decimal(text)
+        except ArithmeticError:  # "", "-", "1.2.3"
+            return value
+        return written if written == value and (written or text[0] != "-") else value
     try:
         written = check_decimal(decimal.Decimal(text))
     except (ArithmeticError, TypeError, ValueError):
