@@ -55,11 +55,7 @@ from .model.schema import (
 )
 from .registry import ARROW, DECIMAL_FRACTION_DIGITS, Companion, TypeRegistry, encode_error
 from .registry import registry as default_registry
-from .types import column_checks, columns
-
-#: The registry's Decimal column tests and scale companions, which ``decimal_facts`` covers.
-_DECIMAL_TESTS = (column_checks.decimals, columns.decimal_column)
-_SCALE_SPLITS = (column_checks.decimal_scales, columns.scale_column)
+from .types import columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,7 +196,7 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
 
 
 def _checked_array(column: Column, values: list[Any]
-                   ) -> tuple[pa.Array[Any], column_checks.DecimalFacts | None] | None:
+                   ) -> tuple[pa.Array[Any], columns.DecimalFacts | None] | None:
     """One column's values -> an Arrow array, checked a column at a time, or ``None`` when
     the test cannot vouch for every value (then ``_encode_values`` holds each to the rule and
     names the row it refuses). With the array: a decimal column's facts.
@@ -238,9 +234,9 @@ def _checked_array(column: Column, values: list[Any]
                 return None
             present = [v for v in values if v is not None]
         if present:
-            facts = column_checks.decimal_facts(present, exact=True)
+            facts = columns.decimal_facts(present, exact=True)
             # the facts hold every value to the Decimal rule: the column test adds nothing
-            if facts is None or not (test in _DECIMAL_TESTS or test(present)):
+            if facts is None or not (test is columns.decimal_column or test(present)):
                 return None
             arrow_type = _decimal_type(max(facts.integer, 0), facts.scale)
     elif not test(values):  # the column tests pass None: Arrow counts them below
@@ -263,7 +259,7 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
         if fast is not None and part.split_column is not None:
             facts = fast[1]
             if facts is not None and facts.exponent is not None and \
-                    part.split_column in _SCALE_SPLITS:
+                    part.split_column is columns.scale_column:
                 # one exponent for the column, which the test found: each value's scale
                 scale = -facts.exponent
                 if not arrays[0].null_count:  # one value repeated, made by Arrow

@@ -12,14 +12,13 @@ import decimal
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
 
 from .._gcpause import paused_gc
 from ..errors import EntityworksError
-from ..model.construct import fields_getter
+from ..model.construct import column_getter, fields_getter
 from ..registry import encode_error
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
@@ -95,7 +94,7 @@ def encode_fast(model: BoundModel, objs: list[Any], number: RowNumber) -> list[S
     with paused_gc():
         if model.schema.parent is None:  # each column straight from the instances
             columns: list[Sequence[Any]] = [
-                list(map(attrgetter(model.fields[i]), objs)) for i in model.field_index]
+                column_getter(model.fields[i])(objs) for i in model.field_index]
         else:  # child rows: (parent key, positions..., item)
             columns = list(zip(*map(row_getter(model), objs), strict=True))
         try:
