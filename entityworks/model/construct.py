@@ -3,6 +3,8 @@
 One function serves every reader (the Store, Arrow/pandas/Parquet, XML, and dataclasses
 nested in a JSON column): :func:`instance_builder`. It sits below the schema and the registry
 so that both can use it without importing each other; :mod:`entityworks.model.schema` re-exports it.
+Its reverse for the writers, an instance's field values as a tuple, is :func:`fields_getter`
+(and one field of many instances, :func:`column_getter`).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+import keyword
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ..errors import SchemaError
@@ -116,4 +120,37 @@ def _builder(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     return build
 
 
-__all__ = ["check_constructible", "instance_builder"]
+@functools.lru_cache(maxsize=1024)
+def fields_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """``obj -> (obj.<name>, ...)`` for ``names``, always a tuple (one name too).
+
+    The same values as ``operator.attrgetter(*names)``, read by a compiled
+    ``lambda o: (o.a, o.b, ...)``: Python 3.11 specialises each attribute load to the
+    instance's own layout, which makes it about twice as fast as attrgetter's generic
+    lookups; bulk writers read every field of every row this way. The source holds the
+    names alone, each checked to be an identifier (a dataclass field always is); any other
+    name falls back to attrgetter.
+    """
+    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+        if len(names) == 1:
+            single = attrgetter(names[0])
+            return lambda o: (single(o),)
+        return attrgetter(*names) if names else (lambda _o: ())
+    source = f"lambda o: ({''.join(f'o.{n}, ' for n in names)})"
+    getter: Callable[[Any], tuple[Any, ...]] = eval(source, {})  # noqa: S307 - identifiers only
+    return getter
+
+
+@functools.lru_cache(maxsize=1024)
+def column_getter(name: str) -> Callable[[Iterable[Any]], list[Any]]:
+    """``objs -> [o.<name> for o in objs]``: one field of every instance, compiled like
+    :func:`fields_getter` (a fifth faster than ``list(map(attrgetter(name), objs))``)."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        get = attrgetter(name)
+        return lambda objs: list(map(get, objs))
+    getter: Callable[[Iterable[Any]], list[Any]] = eval(  # noqa: S307 - an identifier only
+        f"lambda objs: [o.{name} for o in objs]", {})
+    return getter
+
+
+__all__ = ["check_constructible", "column_getter", "fields_getter", "instance_builder"]

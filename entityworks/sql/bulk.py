@@ -12,13 +12,13 @@ import decimal
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
 
 from .._gcpause import paused_gc
 from ..errors import EntityworksError
+from ..model.construct import column_getter, fields_getter
 from ..registry import encode_error
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
@@ -39,21 +39,13 @@ BATCH = 20_000
 
 def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
     """Row tuple of one instance (or of a ``(parent_key, position, item)`` child row)."""
-    field_names = [model.fields[i] for i in model.field_index]
+    inner = fields_getter(tuple(model.fields[i] for i in model.field_index))
     if model.schema.parent is not None:
-        inner = attrgetter(*field_names) if field_names else (lambda _o: ())
         links = model.schema.links
         if links > 2:  # a child of a child: (parent_key, position_1, ..., position, item)
-            if len(field_names) == 1:
-                return lambda r: (*r[:links], inner(r[links]))
             return lambda r: (*r[:links], *inner(r[links]))
-        if len(field_names) == 1:
-            return lambda r: (r[0], r[1], inner(r[2]))
         return lambda r: (r[0], r[1], *inner(r[2]))
-    if len(field_names) == 1:
-        single = attrgetter(field_names[0])
-        return lambda o: (single(o),)
-    return attrgetter(*field_names)
+    return inner
 
 
 def encode_rows(model: BoundModel, objs: list[Any], number: RowNumber,
@@ -102,7 +94,7 @@ def encode_fast(model: BoundModel, objs: list[Any], number: RowNumber) -> list[S
     with paused_gc():
         if model.schema.parent is None:  # each column straight from the instances
             columns: list[Sequence[Any]] = [
-                list(map(attrgetter(model.fields[i]), objs)) for i in model.field_index]
+                column_getter(model.fields[i])(objs) for i in model.field_index]
         else:  # child rows: (parent key, positions..., item)
             columns = list(zip(*map(row_getter(model), objs), strict=True))
         try:
@@ -278,9 +270,31 @@ def copy_instances(db: Database, conn: sa.Connection, model: BoundModel, objs: l
     return attempt(db, conn, lambda: copy_rows(db, conn, model, chain((first,), chunks)))
 
 
+#: A binary COPY stream's header (signature, flags, no extension) and trailer, from
+#: PostgreSQL's documentation of the format.
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+_COPY_TRAILER = b"\xff\xff"
+
+
+def _binary_rows(copy: Any) -> tuple[Callable[[Any, Any, bytearray], None], Any] | None:
+    """psycopg's own row formatter of a binary COPY (the C function ``write_row`` calls)
+    and its transformer, or ``None`` where this psycopg lays them out otherwise."""
+    try:
+        from psycopg import _copy_base
+        fmt = _copy_base.format_row_binary
+        tx = copy.formatter.transformer
+    except (ImportError, AttributeError):
+        return None
+    return fmt, tx
+
+
 def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
-          chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
-    """One COPY of the rows of ``chunks`` (an iterable of row lists)."""
+              chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
+    """One COPY of the rows of ``chunks`` (an iterable of row lists).
+
+    A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
+    calls) into one buffer and writes that: the same bytes, without two Python calls per
+    row (a sixth of the client's time on the Mixed row)."""
     preparer = db.dialect.identifier_preparer
     columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
     # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
@@ -291,13 +305,26 @@ def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
     if db.engine.echo or sql_logger.isEnabledFor(INFO):
         chunks = [logged(sql, list(chain.from_iterable(chunks)), "COPY", db.engine)]
     raw = conn.connection.dbapi_connection
-    with raw.cursor() as cursor, cursor.copy(sql) as copy:  # type: ignore[union-attr]
-        if types is not None:
-            copy.set_types(types)
-        write = copy.write_row
-        for rows in chunks:
-            for row in rows:
-                write(row)
+    with raw.cursor() as cursor:  # type: ignore[union-attr]
+        with cursor.copy(sql) as copy:
+            if types is not None:
+                copy.set_types(types)
+            direct = _binary_rows(copy) if types is not None else None
+            if direct is None:
+                write = copy.write_row
+                for part in chunks:
+                    for row in part:
+                        write(row)
+                return
+            fmt, tx = direct
+            copy.write(_COPY_HEADER)
+            send = copy.write
+            for part in chunks:
+                out = bytearray()
+                for row in part:
+                    fmt(row, tx, out)
+                send(out)
+            send(_COPY_TRAILER)
 
 
 def restated_keys(db: Database, model: BoundModel) -> list[str]:

@@ -24,7 +24,6 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
 from operator import countOf, itemgetter
 from typing import Any
 
@@ -150,26 +149,24 @@ class RowCodec:
         found to hold exactly their type; :class:`GateRefused` at the first chunk that does
         not. Lazy, so that a COPY checks chunk k + 1 while the server stores chunk k: each
         value is read once, for the check and the write, and the check costs no wall time
-        before the first row is sent. Small chunks keep the tuples in the CPU cache."""
-        width = len(self.fields)
+        before the first row is sent. Small chunks keep the tuples in the CPU cache. The
+        columns that ``copy_checks`` names must pass their check too."""
         gates = self.gates
+        checks = self.copy_checks or ()
         none = type(None)
         for start in range(0, len(objs), size):
             rows = list(map(getter, objs[start:start + size]))
-            if gates:
+            if gates or checks:
                 total = len(rows)
-                # every value's type in one C pass; column i is every width-th from i
-                types = list(map(type, chain.from_iterable(rows)))
+                columns = list(zip(*rows, strict=True))  # one C pass over every value
                 for i, kind, nullable in gates:
-                    column = types[i::width]
-                    found = column.count(kind)
+                    column = columns[i]
+                    found = countOf(map(type, column), kind)
                     if found != total and not (
-                            nullable and found + column.count(none) == total):
+                            nullable and found + countOf(map(type, column), none) == total):
                         raise GateRefused(self.fields[i], start)
-            if self.copy_checks:
-                values = list(chain.from_iterable(rows))
-                for i, check in self.copy_checks:
-                    if not check(values[i::width]):
+                for i, check in checks:
+                    if not check(columns[i]):
                         raise GateRefused(self.fields[i], start)
             yield rows
 
@@ -375,8 +372,11 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         from_db = skip_none(info.from_db)
         result = None
         if backend.raw_rows:
-            # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too.
-            result = impls[c.name].result_processor(dialect, None)
+            # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too
+            # (a type of ours gives its own, without SQLAlchemy's wrapper around it).
+            own_value = getattr(impls[c.name], "result_value", None)
+            result = skip_none(own_value(dialect) if own_value is not None else None) or \
+                impls[c.name].result_processor(dialect, None)
             from_db = compose(result, from_db)
         decoders.append((main, from_db))
         if info.from_db_many is not None:
@@ -444,20 +444,24 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
             return tuple(values)
 
         return decode
-    steps = [(main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan]
+    # the columns with companions, joined in place; then the schema row in one C call
+    joins = [(main, list(zip(extra, parts, strict=True)))
+             for main, extra, parts, _ in plan if parts]
+    mains = [main for main, _extra, _parts, _info in plan]
+    pick = itemgetter(*mains) if len(mains) > 1 else lambda v: (v[mains[0]],)
 
     def read(row: Sequence[Any]) -> tuple[Any, ...]:
         values = list(row)
         for i, dec in active:
             values[i] = dec(values[i])
-        out = []
-        for main, parts in steps:
+        for main, parts in joins:
             value = values[main]
-            if parts and value is not None:
+            if value is not None:
                 for j, part in parts:
                     value = part.join(value, values[j])
-            out.append(value)
-        return tuple(out)
+                values[main] = value
+        out: tuple[Any, ...] = pick(values)
+        return out
 
     return read
 

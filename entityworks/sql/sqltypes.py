@@ -234,6 +234,11 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
             return decimals_from_keys
         return None
 
+    def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        """The result processor of one value of a raw SQLite row (a key, never None: the
+        caller skips those), without SQLAlchemy's wrapper around ``process_result_value``."""
+        return decimal_from_key if for_name(dialect.name).text_values else None
+
 
 #: A whole column -> its processed values (``None`` stays ``None``).
 ColumnProcessor = Callable[[Sequence[Any]], Sequence[Any]]
@@ -399,6 +404,11 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
             return None
         return partial(_each, self.from_iso)
 
+    def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        """The result processor of one value of a raw SQLite row (the ISO text, never
+        None: the caller skips those), without SQLAlchemy's wrapper."""
+        return self.from_iso if for_name(dialect.name).text_values else None
+
 
 class NaiveDateTime(_SQLiteText):
     """Naive timestamp with microseconds on every backend."""
@@ -414,6 +424,9 @@ class NaiveDateTime(_SQLiteText):
         if not for_name(dialect.name).text_values:
             return None
         return partial(_each, dt.datetime.fromisoformat)
+
+    def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        return dt.datetime.fromisoformat if for_name(dialect.name).text_values else None
 
     def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
         return dialect.naive_datetime()

@@ -14,9 +14,11 @@ in a ``float`` field) or names the refused value, exactly as before. So these fu
 never decide that a value is refused, and never change one: exact-or-refused stays with
 the value rules. They are registered as ``TypeInfo.check_column``.
 
-The companions' column forms (``Companion.split_column``) and the SQLite Decimal key of
-a whole column are here too, with the same contract: equal, value for value, to the
-per-value functions applied to checked values.
+The column forms that follow a passing test are here too, with the same contract (equal,
+value for value, to the per-value functions applied to checked values): the companions'
+(``Companion.split_column`` / ``join_column``), the lexical forms (``TypeInfo.to_text_column``)
+and, for a Decimal column, its :class:`DecimalFacts` (the Arrow writer fits its decimal type
+from them). :mod:`.scalars` registers each with its type.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import datetime as dt
 import decimal
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import filterfalse, repeat
 from operator import attrgetter, countOf, eq, ne
 from typing import Any
 
@@ -32,8 +36,13 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _NONE = type(None)
 _ZERO = decimal.Decimal(0)  # compared with Decimals, faster than the int 0
 _TZINFO = attrgetter("tzinfo")
-#: Characters of a Decimal's ``str`` that is plain decimal text (no exponent, finite).
-_NOT_PLAIN = str.maketrans("", "", "0123456789.-")
+_ADJUSTED = decimal.Decimal.adjusted
+_SIGNED = decimal.Decimal.is_signed
+#: The registry's Decimal limits (DECIMAL(65, 30)); :mod:`.scalars` holds the same numbers.
+_INTEGER_DIGITS, _FRACTION_DIGITS = 35, 30
+#: Deletes the characters of plain decimal text (no exponent, finite): a text of at most 30
+#: characters that this leaves empty is a Decimal the rule passes, unless it is -0.
+NOT_PLAIN = str.maketrans("", "", "0123456789.-")
 
 
 def has_none(values: Sequence[Any]) -> bool:
@@ -89,11 +98,73 @@ def naive_datetime_column(values: Sequence[Any]) -> bool:
     return exact and countOf(map(_TZINFO, present), None) == len(present)
 
 
+def exact_type(cls: type) -> Callable[[Sequence[Any]], bool]:
+    """The column test of a type whose rule passes every value of exactly that type (a
+    column holding None too is left to the rule)."""
+    def test(values: Sequence[Any]) -> bool:
+        return countOf(map(type, values), cls) == len(values)
+    return test
+
+
+@dataclass(frozen=True, slots=True)
+class DecimalFacts:
+    """What a Decimal column's values have in common, once they passed ``check_decimal``."""
+
+    #: The most digits before the point of any value (``len(digits) + exponent``).
+    integer: int
+    #: The most digits after the point of any value.
+    scale: int
+    #: The exponent every value has, or ``None`` when they differ.
+    exponent: int | None
+
+
+def _facts(values: Sequence[Any], low: int, high: int, uniform: int | None
+           ) -> DecimalFacts | None:
+    """The facts of exact, finite Decimals whose exponents lie in ``[low, high]``, or
+    ``None`` when the rule would refuse one (an exponent or a digit count out of range,
+    a negative zero)."""
+    if high > 0 or -low > _FRACTION_DIGITS:
+        return None
+    integer = max(map(_ADJUSTED, values)) + 1  # == len(digits) + exponent
+    if integer > _INTEGER_DIGITS:
+        return None
+    if any(map(_SIGNED, filterfalse(None, values))):
+        return None  # a negative zero
+    return DecimalFacts(integer, -low, uniform)
+
+
+def decimal_facts(values: Sequence[Any], exact: bool = False) -> DecimalFacts | None:
+    """The facts of a column of exact Decimals that all pass ``check_decimal`` unchanged
+    (finite, exponent <= 0, no -0, at most 35 digits before the point and 30 after);
+    ``None`` otherwise (or for an empty column). ``exact``: the caller found every value
+    to be exactly a Decimal already.
+
+    One exponent for the whole column (``same_quantum`` against the first value) is the
+    common case and costs a C call per value; differing exponents cost ``as_tuple``.
+    """
+    if not values or not exact and countOf(map(type, values), decimal.Decimal) != len(values):
+        return None
+    first = values[0]
+    exponent = first.as_tuple().exponent
+    if not isinstance(exponent, int):
+        return None  # NaN / infinity
+    if all(map(first.same_quantum, values)):
+        return _facts(values, exponent, exponent, exponent)
+    exponents = [d.as_tuple().exponent for d in values]
+    try:
+        low, high = min(exponents), max(exponents)
+    except TypeError:  # a NaN's 'n' or an infinity's 'F' among the ints
+        return None
+    return _facts(values, low, high, None)
+
+
 def decimal_column(values: Sequence[Any]) -> bool:
     """Exactly ``Decimal``, finite, no positive exponent, not -0, at most 35 digits before
     the point and 30 after (``check_decimal``).
 
-    A Decimal's ``str`` is plain decimal text (digits, a point, a minus) exactly when it is
+    A column of one exponent (the usual money column: ``same_quantum`` with the first value,
+    a C call per value) is answered by its facts (:func:`decimal_facts`). Otherwise: a
+    Decimal's ``str`` is plain decimal text (digits, a point, a minus) exactly when it is
     finite with an exponent of at most 0 and no more than six zeros after the point before
     its first digit; its length then bounds both digit counts. Anything else (``1E-7``,
     which the rule accepts, included) is left to the rule.
@@ -103,8 +174,13 @@ def decimal_column(values: Sequence[Any]) -> bool:
         return False
     if not present:
         return True
+    first = present[0]
+    if all(map(first.same_quantum, present)):  # stops at the first other exponent
+        exponent = first.as_tuple().exponent
+        return isinstance(exponent, int) and \
+            _facts(present, exponent, exponent, exponent) is not None
     texts = list(map(str, present))
-    if "".join(texts).translate(_NOT_PLAIN) or max(map(len, texts)) > 30:
+    if "".join(texts).translate(NOT_PLAIN) or max(map(len, texts)) > 30:
         return False
     if countOf(present, _ZERO):  # a zero: is one negative? (-0 and -0.00 are refused)
         return not any(t[0] == "-" for v, t in zip(present, texts, strict=True) if not v)
@@ -149,7 +225,7 @@ def _plain_texts(texts: Sequence[Any]) -> bool:
     """True when every text is a plain decimal of at most 30 characters (digits, point,
     minus: no exponent, finite), so its Decimal passes the rule unless it is -0."""
     return (countOf(map(type, texts), str) == len(texts) and not "".join(texts).translate(
-        _NOT_PLAIN) and max(map(len, texts), default=0) <= 30)
+        NOT_PLAIN) and max(map(len, texts), default=0) <= 30)
 
 
 def decimals_as_written(values: Sequence[Any], texts: Sequence[Any],
@@ -170,7 +246,45 @@ def decimals_as_written(values: Sequence[Any], texts: Sequence[Any],
     return [v if v is None else one(v, t) for v, t in zip(values, texts, strict=True)]
 
 
-__all__ = ["INT64_MAX", "INT64_MIN", "bool_column", "decimal_column", "decimal_text_column",
-           "decimals_as_written", "has_none",
-           "float_column", "has_nan", "int_column", "naive_datetime_column",
-           "negative_zero_column", "scale_column", "str_column"]
+# -- lexical forms a column at a time (``TypeInfo.to_text_column``) -------------------------
+# Each takes a list of values that passed the type's column test and gives ``to_text`` of
+# every one, the same strings, with the per-value work at C speed.
+
+_BOOL_TEXT = {True: "true", False: "false"}
+_FLOAT_SPECIAL = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
+
+
+def int_texts(values: Sequence[Any]) -> list[str]:
+    return list(map(int.__repr__, values))
+
+
+def float_texts(values: Sequence[Any]) -> list[str]:
+    texts = list(map(float.__repr__, values))
+    if "nan" in texts or "inf" in texts or "-inf" in texts:  # XSD's spellings
+        get = _FLOAT_SPECIAL.get
+        texts = [get(t, t) for t in texts]
+    return texts
+
+
+def bool_texts(values: Sequence[Any]) -> list[str]:
+    return list(map(_BOOL_TEXT.__getitem__, values))
+
+
+def str_texts(values: Sequence[Any]) -> list[str]:
+    return list(values)
+
+
+def datetime_texts(values: Sequence[Any]) -> list[str]:
+    return list(map(dt.datetime.isoformat, values))
+
+
+def decimal_texts(values: Sequence[Any]) -> list[str]:
+    return list(map(format, values, repeat("f")))
+
+
+__all__ = ["INT64_MAX", "INT64_MIN", "NOT_PLAIN", "DecimalFacts", "bool_column", "bool_texts",
+           "datetime_texts", "decimal_column", "decimal_facts", "decimal_text_column",
+           "decimal_texts", "decimals_as_written", "exact_type", "float_column",
+           "float_texts", "has_nan", "has_none", "int_column", "int_texts",
+           "naive_datetime_column", "negative_zero_column", "scale_column", "str_column",
+           "str_texts"]

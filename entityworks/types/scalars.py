@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import UnsupportedTypeError
 from ..sql import sqltypes
-from . import column_checks, columns
+from . import columns
 from .registry import ARROW, Companion, TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
 
 # -- value rules: what each built-in type accepts ------------------------------------------
@@ -483,6 +483,13 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
     decides what filters and ORDER BY see; text another tool broke cannot change it."""
     if text is None:
         return value
+    if type(text) is str and len(text) <= 30 and not text.translate(columns.NOT_PLAIN):
+        # plain decimal text (the usual case): its Decimal passes the rule unless it is -0
+        try:
+            written = decimal.Decimal(text)
+        except ArithmeticError:  # "", "-", "1.2.3"
+            return value
+        return written if written == value and (written or text[0] != "-") else value
     try:
         written = check_decimal(decimal.Decimal(text))
     except (ArithmeticError, TypeError, ValueError):
@@ -549,29 +556,29 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
                         from_valid_text=_bool_from_valid_text, from_db=bool,
                         plain_text=True, check=check_bool, native=bool,
                         check_column=columns.bool_column,
-                        to_text_column=column_checks.bool_texts)),
+                        to_text_column=columns.bool_texts)),
         (int, TypeInfo("int", int, sqltypes.big_integer, lambda: pa().int64(), "xs:long",
                        str, int_from_text, autoincrement=True,
                        xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True,
                        check=check_int, native=int, sqlite_typeof="integer",
                        check_column=columns.int_column,
-                       to_text_column=column_checks.int_texts)),
+                       to_text_column=columns.int_texts)),
         (float, TypeInfo("float", float, sqltypes.double, lambda: pa().float64(), "xs:double",
                          _float_to_text, _float_from_text,
                          xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True,
                          check=check_float, native=float, sqlite_typeof="real",
                          companions=_float_companions, check_column=columns.float_column,
-                         to_text_column=column_checks.float_texts)),
+                         to_text_column=columns.float_texts)),
         (str, TypeInfo("str", str, sqltypes.text, lambda: pa().string(), "xs:string",
                        str, str,
                        xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
                        check=check_str, native=str, sqlite_typeof="text",
                        check_column=columns.str_column,
-                       to_text_column=column_checks.str_texts)),
+                       to_text_column=columns.str_texts)),
         (bytes, TypeInfo("bytes", bytes, sqltypes.binary, lambda: pa().binary(),
                          "xs:base64Binary", bytes_to_text, bytes_from_text,
                          from_db=bytes, plain_text=True, check=check_bytes, native=bytes,
-                         check_column=column_checks.exact_type(bytes))),
+                         check_column=columns.exact_type(bytes))),
         (decimal.Decimal, TypeInfo(
             "Decimal", decimal.Decimal, sqltypes.ExactDecimal,
             lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
@@ -579,7 +586,7 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
             from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
             checked_codecs=True, check_column=columns.decimal_column,
-            to_text_column=column_checks.decimal_texts,
+            to_text_column=columns.decimal_texts,
             companions=_decimal_companions)),
         (dt.datetime, TypeInfo(
             "datetime", dt.datetime, sqltypes.NaiveDateTime,
@@ -589,7 +596,7 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             to_db=check_datetime, to_arrow=check_datetime, plain_text=True,
             check=check_datetime, checked_codecs=True,
             check_column=columns.naive_datetime_column,
-            to_text_column=column_checks.datetime_texts,
+            to_text_column=columns.datetime_texts,
             # .NET would otherwise read a naive value as local time and shift it.
             xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
         (AWARE, TypeInfo(

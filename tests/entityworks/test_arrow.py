@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from entityworks import AwareDatetime, Store, ValueEncodingError, col
+from entityworks import AwareDatetime, Store, ValueEncodingError, arrow, col
 from entityworks.arrow import (
     arrow_schema,
     from_arrow,
@@ -96,6 +96,40 @@ def test_every_registry_type_round_trips_through_parquet(tmp_path: Path,
                                                          data: list[AllTypes]) -> None:
     write_parquet(AllTypes, data, tmp_path / "rows.parquet")
     assert_same_rows(data, read_parquet(AllTypes, tmp_path / "rows.parquet"))
+
+
+@FAST
+@given(data=rows(xml=False))
+def test_chunks_of_rows_make_the_table_of_all_rows_at_once(data: list[AllTypes]) -> None:
+    """to_arrow converts a few thousand rows at a time: with chunks of 2 rows the table
+    (each decimal column's fitted type included) is the one made of all rows at once."""
+    whole = to_arrow(AllTypes, data)
+    original = arrow.ROWS_PER_CHUNK
+    try:
+        arrow.ROWS_PER_CHUNK = 2
+        chunked = to_arrow(AllTypes, data)
+    finally:
+        arrow.ROWS_PER_CHUNK = original
+    assert chunked.schema.equals(whole.schema, check_metadata=True)
+    assert repr(chunked.to_pylist()) == repr(whole.to_pylist())  # NaN too, which != itself
+    assert all(c.num_chunks == 1 for c in chunked.columns)
+    assert_same_rows(data, from_arrow(AllTypes, chunked))
+
+
+def test_a_bad_value_in_a_later_chunk_is_named_by_its_row(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    monkeypatch.setattr(arrow, "ROWS_PER_CHUNK", 2)
+    good = [Reading(i, "a", 1.0, i, True, None) for i in range(7)]
+    bad = [*good[:5], Reading(5, "b", 1.0, "three", True, None), good[6]]  # type: ignore[arg-type]
+    with pytest.raises(ValueEncodingError, match="row 5, column 'count'"):
+        to_arrow(Reading, bad)
+    with pytest.raises(ValueEncodingError, match="row 6 is a Leaf"):
+        to_arrow(Reading, [*good[:6], Leaf("x", 1.0)])  # type: ignore[list-item]
+    # each chunk's decimal type fits its values: joined, the widest of them
+    prices = [Priced(i, D(10) ** i / 100) for i in range(7)]  # 0.01, 0.1, 1, ... 10000
+    table = to_arrow(Priced, prices)
+    assert table.schema.field("price").type == pa.decimal128(7, 2)
+    assert str(from_arrow(Priced, table)) == str(prices)
 
 
 def test_schema_comes_from_the_registry_not_the_values() -> None:

@@ -6,6 +6,7 @@ otherwise, nothing written."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 import warnings
@@ -195,3 +196,25 @@ def test_an_unset_field_met_mid_copy_leaves_the_transaction_usable(pg_url: str) 
     finally:
         store.drop(Unset)
         store.close()
+
+
+def test_formatted_chunks_store_what_write_row_stores(pg: Store, monkeypatch: Any) -> None:
+    """The COPY formats each chunk with psycopg's row formatter into one buffer; psycopg's
+    own ``write_row`` (the path taken where that formatter is laid out otherwise) stores
+    the same rows: the same values of the same types, -0.0, infinities and NaN included."""
+    import entityworks.sql.bulk as bulk
+
+    rows = _rows(3 * CHUNK + 7)
+    rows[1].value, rows[2].value, rows[3].value, rows[4].spare = -0.0, math.inf, math.nan, -0.0
+    used: list[Any] = []
+    found = bulk._binary_rows
+    monkeypatch.setattr(bulk, "_binary_rows", lambda copy: used.append(found(copy)) or used[-1])
+    stored = []
+    for _ in range(2):
+        pg.insert_many(rows)
+        stored.append([repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")])
+        pg.drop(Reading)
+        pg.create(Reading)
+        monkeypatch.setattr(bulk, "_binary_rows", lambda copy: None)
+    assert used and used[0] is not None  # the installed psycopg: the formatted path ran
+    assert stored[0] == stored[1] == [repr(dataclasses.astuple(r)) for r in rows]

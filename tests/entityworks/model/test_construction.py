@@ -29,6 +29,7 @@ from entityworks import (
     write_parquet,
     write_xml,
 )
+from entityworks.model.construct import column_getter, fields_getter
 from entityworks.model.schema import instance_builder
 
 STAMP = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
@@ -275,6 +276,43 @@ def test_ordinary_classes_keep_the_fast_path() -> None:
     assert (made.area, made.checked) == (99, True)  # the stored values, not recomputed ones
     with pytest.raises(SchemaError, match="fields are"):
         instance_builder(Box, ["id", "other"])
+
+
+class Odd:
+    """Attributes a generated getter must read as ``getattr`` does: a property and a name
+    Python would mangle inside a class body (the slotted dataclasses above have slots)."""
+
+    def __init__(self) -> None:
+        setattr(self, "__private", 1)  # the attribute named exactly "__private"
+        self.plain = 2
+
+    @property
+    def computed(self) -> int:
+        return self.plain * 10
+
+
+@pytest.mark.parametrize("cls", [*CLASSES, Odd], ids=[*IDS, "Odd"])
+def test_fields_getter_reads_what_getattr_reads(cls: type) -> None:
+    objs = SAMPLES.get(cls) or [Odd()]
+    names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) \
+        else ["__private", "plain", "computed"]
+    for obj in objs:
+        for chosen in (names, names[:1], names[::-1], []):
+            want = tuple(getattr(obj, n) for n in chosen)
+            assert fields_getter(tuple(chosen))(obj) == want
+    for name in names:
+        assert column_getter(name)(objs) == [getattr(o, name) for o in objs]
+        assert column_getter(name)(iter(objs)) == [getattr(o, name) for o in objs]
+    # a name no lambda can spell falls back to attrgetter, the same values
+    thing = type("Thing", (), {})()
+    setattr(thing, "not an identifier", 5)
+    setattr(thing, "class", 6)
+    assert fields_getter(("not an identifier", "class"))(thing) == (5, 6)
+    assert fields_getter(("class",))(thing) == (6,)
+    assert column_getter("not an identifier")([thing]) == [5]
+    assert column_getter("class")([thing, thing]) == [6, 6]
+    with pytest.raises(AttributeError):
+        fields_getter(("missing",))(thing)
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from entityworks.arrow import from_arrow, to_arrow
 from entityworks.errors import ValueEncodingError
 from entityworks.registry import registry
-from entityworks.types import column_checks
+from entityworks.types import columns
 from entityworks.xml.table import write_xml
 
 UTC = dt.UTC
@@ -82,7 +82,7 @@ def test_a_column_passes_only_when_every_value_would(tp: type, data: Any) -> Non
 @settings(max_examples=200, deadline=None)
 @given(st.lists(decimals, min_size=1, max_size=12))
 def test_decimal_facts_are_the_value_by_value_facts(values: list[decimal.Decimal]) -> None:
-    facts = column_checks.decimal_facts(values)
+    facts = columns.decimal_facts(values)
     info = registry.lookup(decimal.Decimal)
     if not _passes(info, values):
         assert facts is None
@@ -93,7 +93,7 @@ def test_decimal_facts_are_the_value_by_value_facts(values: list[decimal.Decimal
                                 for v, e in zip(values, exponents, strict=True))
     assert facts.scale == -min(exponents)
     assert facts.exponent == (exponents[0] if len(set(exponents)) == 1 else None)
-    assert column_checks.decimal_scales(values) == [-e for e in exponents]
+    assert columns.scale_column(values) == [-e for e in exponents]
 
 
 @dataclass

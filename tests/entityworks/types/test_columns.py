@@ -75,6 +75,26 @@ def test_decimal_column_passes_plain_valid_values(values: list[Any]) -> None:
         assert columns.decimal_column(values)
 
 
+ONE_EXPONENT = st.integers(min_value=-10**36, max_value=10**36) | st.sampled_from(
+    [0, 10**35 - 1, 10**35, -(10**35)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=-34, max_value=3), st.lists(ONE_EXPONENT, min_size=1, max_size=8),
+       st.lists(st.sampled_from([None, "-0", "NaN", "Infinity", "1E+1"]), max_size=2))
+def test_decimal_column_of_one_exponent_is_the_rule(exponent: int, coefficients: list[int],
+                                                    odd: list[str | None]) -> None:
+    """A column of one exponent (the money column) is answered exactly, both ways; odd
+    values (None, -0, NaN, infinity, another exponent) mixed in are never passed wrongly."""
+    values: list[Any] = [D(f"{n}E{exponent}") for n in coefficients]
+    assert columns.decimal_column(values) == unchanged_by(scalars.check_decimal, values)
+    for extra in odd:
+        values.insert(len(values) // 2, None if extra is None
+                      else D(f"{extra}E{exponent}") if extra == "-0" else D(extra))
+    if columns.decimal_column(values):
+        assert unchanged_by(scalars.check_decimal, values), values
+
+
 def test_common_columns_pass() -> None:
     assert columns.int_column([1, 2, None, -2**63, 2**63 - 1])
     assert not columns.int_column([2**63])
@@ -122,6 +142,38 @@ def test_decimals_as_written_is_the_per_value_join(pairs: list[tuple[Any, Any]])
     want = [one(v, t) for v, t in zip(values, texts, strict=True)]
     assert got == want
     assert [str(g) for g in got] == [str(w) for w in want]  # the exponents too
+
+
+def written_oracle(value: D, text: Any) -> D:
+    """The join's rule spelled out: the text's Decimal when the rule passes it unchanged
+    and it is the key's number, else the key's."""
+    if text is None:
+        return value
+    try:
+        written = scalars.check_decimal(D(text))
+    except (ArithmeticError, TypeError, ValueError):
+        return value
+    return written if written == value else value
+
+
+@settings(max_examples=200, deadline=None)
+@given(DECIMALS, st.one_of(st.none(), st.text(alphabet="0123456789.-E+ n", max_size=12),
+                           DECIMALS.map(str), DECIMALS.map(lambda d: format(d, "f")),
+                           st.sampled_from(["-0", "-0.00", "0.0", "", "-", ".", "1.", ".5"])))
+def test_decimal_as_written_is_its_rule(value: D, text: Any) -> None:
+    # the number read from the key: never -0 (the key of any zero reads as 0)
+    same = D(text) if isinstance(text, str) and _parses(text) else value
+    for number in (value, same if same else D(0)):
+        got = scalars._decimal_as_written(number, text)
+        want = written_oracle(number, text)
+        assert str(got) == str(want), (number, text)
+
+
+def _parses(text: str) -> bool:
+    try:
+        return D(text).is_finite()
+    except ArithmeticError:
+        return False
 
 
 @given(st.lists(st.one_of(st.none(), st.floats(allow_nan=True)), max_size=8))
