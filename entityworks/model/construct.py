@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import inspect
 import keyword
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -120,6 +121,13 @@ def _builder(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     return build
 
 
+def _plain_identifier(name: str) -> bool:
+    """A name that means itself in source code: an identifier, not a keyword, and unchanged
+    by the NFKC normalisation the compiler applies (``"\ufb01eld"`` would read ``field``)."""
+    return (name.isidentifier() and not keyword.iskeyword(name)
+            and unicodedata.normalize("NFKC", name) == name)
+
+
 @functools.lru_cache(maxsize=1024)
 def fields_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     """``obj -> (obj.<name>, ...)`` for ``names``, always a tuple (one name too).
@@ -131,7 +139,7 @@ def fields_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     names alone, each checked to be an identifier (a dataclass field always is); any other
     name falls back to attrgetter.
     """
-    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+    if not all(map(_plain_identifier, names)):
         if len(names) == 1:
             single = attrgetter(names[0])
             return lambda o: (single(o),)
@@ -145,7 +153,7 @@ def fields_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 def column_getter(name: str) -> Callable[[Iterable[Any]], list[Any]]:
     """``objs -> [o.<name> for o in objs]``: one field of every instance, compiled like
     :func:`fields_getter` (a fifth faster than ``list(map(attrgetter(name), objs))``)."""
-    if not name.isidentifier() or keyword.iskeyword(name):
+    if not _plain_identifier(name):
         get = attrgetter(name)
         return lambda objs: list(map(get, objs))
     getter: Callable[[Iterable[Any]], list[Any]] = eval(  # noqa: S307 - an identifier only

@@ -313,6 +313,12 @@ def test_fields_getter_reads_what_getattr_reads(cls: type) -> None:
     assert column_getter("class")([thing, thing]) == [6, 6]
     with pytest.raises(AttributeError):
         fields_getter(("missing",))(thing)
+    # an identifier the compiler would normalise ("\ufb01" is the "fi" ligature) must read
+    # its own attribute, not the one it normalises to
+    setattr(thing, "\ufb01eld", 7)
+    setattr(thing, "field", 8)
+    assert fields_getter(("\ufb01eld", "field"))(thing) == (7, 8)
+    assert column_getter("\ufb01eld")([thing]) == [7]
 
 
 @dataclass(kw_only=True, frozen=True)
