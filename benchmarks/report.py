@@ -89,8 +89,13 @@ def table(records: Iterable[dict[str, Any]]) -> str:
 
 
 def _machine(records: list[dict[str, Any]]) -> str:
-    machines = sorted({(r["cores"], r["cpu"], r["python"]) for r in records})
-    said = "; ".join(f"{cores} cores ({cpu}), Python {python}" for cores, cpu, python in machines)
+    # a benchmark pinned to one core records one: the machine is the largest count seen
+    machines: dict[tuple[str, str], int] = {}
+    for r in records:
+        key = (r["cpu"], r["python"])
+        machines[key] = max(machines.get(key, 0), r["cores"])
+    said = "; ".join(f"{cores} cores ({cpu}), Python {python}"
+                     for (cpu, python), cores in sorted(machines.items()))
     return (f"Measured on {said}, by `python benchmarks/report.py run` "
             f"({len(records)} figures).\n")
 
@@ -99,7 +104,8 @@ def _behind(records: list[dict[str, Any]]) -> str:
     late = [r for r in records if r["speed"] < 1 - LEVEL]
     if not late:
         return "Nowhere: every figure is level with its peer or ahead of it.\n"
-    return "".join(f"- {r['work']} ({r['row']}): {r['speed']:.2f}x {r['peer']}\n" for r in late)
+    return "".join(f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n"
+                   for r in late)
 
 
 def render(page: str, records: list[dict[str, Any]]) -> str:

@@ -52,11 +52,28 @@ def test_urls_are_real_addresses_and_the_documents_ship() -> None:
     assert "Typing :: Typed" in project["classifiers"]
 
 
-def test_changelog_has_unreleased_and_0_1_0() -> None:
+def test_the_release_is_one_version_everywhere_with_a_dated_changelog_entry() -> None:
+    """pyproject, both packages' ``__version__``, ``--version`` and the newest CHANGELOG
+    heading name the same release, dated no later than today; 0.1.0 stays listed below."""
+    import datetime
+
+    from click.testing import CliRunner
+
+    import generators
+    from entityworks import __version__
+    from entityworks.cli import cli
+
+    version = _pyproject()["project"]["version"]
+    assert __version__ == generators.__version__ == version
+    shown = CliRunner().invoke(cli, ["--version"])
+    assert shown.exit_code == 0 and version in shown.output
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
-    assert headings[0] == "Unreleased" and headings[1].startswith("0.1.0")
-    assert _pyproject()["project"]["version"] == "0.1.0"
+    newest = re.fullmatch(r"(\d+\.\d+\.\d+) — (\d{4}-\d{2}-\d{2})", headings[0])
+    assert newest is not None, headings[0]
+    assert newest[1] == version
+    assert datetime.date.fromisoformat(newest[2]) <= datetime.date.today()
+    assert any(h.startswith("0.1.0 — ") for h in headings[1:])
     assert "0007_covering_indexes" in text  # the latest catalog revision is listed
 
 
