@@ -139,7 +139,11 @@ def _before_entityworks(err: str) -> bool:
     the launcher script, importlib, path hooks and the first lines of ``entityworks_launch``
     only, or none at all). No program can answer a signal there; from the first line of
     ``entityworks/__init__`` on, a traceback would show our frames."""
-    if "KeyboardInterrupt" not in err or "error: aborted" in err:
+    if "error: aborted" in err:
+        return False
+    # CPython interrupted while initialising may report the interrupt as another error
+    # (``init_sys_streams: ... TypeError: expected a message argument``)
+    if "KeyboardInterrupt" not in err and "Fatal Python error: init_" not in err:
         return False
     frames = [line.strip() for line in err.splitlines() if line.lstrip().startswith("File ")]
     return not any("/entityworks/" in frame or "/generators/" in frame for frame in frames)
@@ -188,3 +192,19 @@ def test_a_sqlite_query_loads_no_other_sql_dialect(tmp_path):
     loaded = {m.split(".")[2] for m in json.loads(done.stdout.strip().splitlines()[-1])}
     assert "sqlite" in loaded
     assert not loaded & {"mysql", "mssql", "postgresql", "oracle"}, loaded
+
+
+def test_an_interrupt_inside_cpython_s_own_start_up_is_recognised() -> None:
+    """What CPython printed when SIGINT landed in its stream set-up (seen in CI): no
+    KeyboardInterrupt in the text, no entityworks frame; an interrupt that reached our code
+    is not mistaken for it."""
+    inside = ("Fatal Python error: init_sys_streams: can't initialize sys standard streams\n"
+              "Python runtime state: core initialized\nTraceback (most recent call last):\n"
+              '  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\n'
+              '  File "<frozen io>", line 111, in <module>\n'
+              "TypeError: expected a message argument\n")
+    assert _before_entityworks(inside)
+    ours = ("Traceback (most recent call last):\n"
+            '  File "/x/entityworks/cli/group.py", line 3, in main\nKeyboardInterrupt\n')
+    assert not _before_entityworks(ours)
+    assert not _before_entityworks("error: aborted\n")
