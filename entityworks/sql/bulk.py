@@ -310,21 +310,33 @@ def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
             if types is not None:
                 copy.set_types(types)
             direct = _binary_rows(copy) if types is not None else None
-            if direct is None:
-                write = copy.write_row
-                for part in chunks:
-                    for row in part:
-                        write(row)
-                return
-            fmt, tx = direct
-            copy.write(_COPY_HEADER)
-            send = copy.write
-            for part in chunks:
-                out = bytearray()
+            parts = iter(chunks)
+            if direct is not None:
+                fmt, tx = direct
+                # the first chunk is formatted before anything is sent: a psycopg whose
+                # private formatter takes other arguments (a TypeError at once) falls back
+                # to its public write_row, which also raises again for a value it refuses
+                first = next(parts, None)
+                out = bytearray(_COPY_HEADER)
+                try:
+                    for row in first or ():
+                        fmt(row, tx, out)
+                except TypeError:
+                    parts = chain([first] if first is not None else [], parts)
+                else:
+                    send = copy.write
+                    send(out)
+                    for part in parts:
+                        out = bytearray()
+                        for row in part:
+                            fmt(row, tx, out)
+                        send(out)
+                    send(_COPY_TRAILER)
+                    return
+            write = copy.write_row
+            for part in parts:
                 for row in part:
-                    fmt(row, tx, out)
-                send(out)
-            send(_COPY_TRAILER)
+                    write(row)
 
 
 def restated_keys(db: Database, model: BoundModel) -> list[str]:
