@@ -21,7 +21,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..errors import SchemaError, WriteError
-from ..model.schema import TableSchema, table_schema
+from ..model.schema import ChildTable, TableSchema, table_schema
 from ..registry import TypeInfo, TypeRegistry, encode_error
 from ..registry import registry as default_registry
 from ..types.columns import has_none
@@ -162,6 +162,14 @@ def _encode(values: Callable[[Any], tuple[Any, ...]], names: list[str],
     rows.extend(zip(*columns, strict=True))
 
 
+def _flat_child(cls: type, child: ChildTable) -> TableSchema:
+    """A child list's schema; a child list with children of its own is not encoded ahead."""
+    if child.schema.children:
+        raise SchemaError(f"{cls.__qualname__}.{child.field}: children of children are "
+                          "not encoded ahead; use Store.insert_many", cls=cls)
+    return child.schema
+
+
 def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> EncodedRows:
     """Encode instances of one dataclass (and their child lists) for
     :meth:`~entityworks.Store.insert_encoded`, as ``Store.insert_many`` would encode them.
@@ -182,10 +190,7 @@ def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> En
     _encode(_getter(names), names, _encoders(schema, 0), objs, rows)
     children = []
     for child in schema.children:
-        sub = child.schema
-        if sub.children:
-            raise SchemaError(f"{cls.__qualname__}.{child.field}: children of children are "
-                              "not encoded ahead; use Store.insert_many", cls=cls)
+        sub = _flat_child(cls, child)
         links = sub.links
         fields = [c.name for c in sub.columns[links:]]
         items: list[Any] = []
@@ -240,10 +245,7 @@ def encode_values(cls: type, rows: Sequence[tuple[Any, ...]],
                           cls=cls)
     encoded = []
     for child in schema.children:
-        sub = child.schema
-        if sub.children:
-            raise SchemaError(f"{cls.__qualname__}.{child.field}: children of children are "
-                              "not encoded ahead; use Store.insert_many", cls=cls)
+        sub = _flat_child(cls, child)
         fields = [c.name for c in sub.columns[sub.links:]]
         given = children.get(child.field)
         if given is None:
