@@ -69,15 +69,22 @@ def load() -> str:
 
 
 def timed(runs: list[tuple[Callable[[], Any], Callable[[], Any]]], repeat: int) -> list[float]:
-    """Best time of each ``(setup, fn)``, alternating, setup outside the clock."""
+    """Best time of each ``(setup, fn)``, alternating, setup outside the clock.
+
+    Each run starts after a full collection with every surviving object frozen
+    (``gc.freeze``): the collections a run triggers walk only what it makes, not this
+    benchmark's own rows, which would slow a peer that builds objects with the collector
+    on (ours pauses it) by an amount that depends on what else the process holds."""
     best = [math.inf] * len(runs)
     for _ in range(repeat):
         for i, (setup, fn) in enumerate(runs):
             setup()
             gc.collect()
+            gc.freeze()
             start = time.perf_counter()
             fn()
             best[i] = min(best[i], time.perf_counter() - start)
+            gc.unfreeze()
     return best
 
 

@@ -8,7 +8,7 @@ cursor, column-wise child rows) is tuned separately from the bulk write path.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import groupby, repeat, starmap
+from itertools import chain, groupby, repeat, starmap
 from operator import itemgetter
 from typing import Any
 
@@ -224,6 +224,13 @@ def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
 
 def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *,
              stream: bool = True) -> Iterator[Any]:
+    """The instances of ``stmt``'s rows, one at a time (a fetch's objects built at once:
+    ``chain`` hands them out in C, where a generator would be resumed for each)."""
+    return chain.from_iterable(_object_batches(db, model, stmt, stream=stream))
+
+
+def _object_batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *,
+                    stream: bool = True) -> Iterator[list[Any]]:
     cls = model.cls
     # One connection for the rows and their children (an in-memory database has only one).
     with db.connection() as conn:
@@ -233,18 +240,18 @@ def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
             for batch in _fetched(db, model, stmt, conn, stream=stream):
                 with paused_gc():  # a fetch's objects at once, as in _build
                     objs = list(map(cls, *decode(batch)))
-                yield from objs
+                yield objs
             return
         for batch in _batches(db, model, stmt, conn, stream=stream):
             if model.plain:
-                yield from starmap(cls, batch)
+                yield list(starmap(cls, batch))
             else:
                 # objects with child lists come by the thousand (a dungeon's corridors
                 # and their cells): collections during the build would find nothing to
                 # free, but walk the heap when the survivors reach the old generation
                 with paused_gc():
                     objs = _build(db, model, batch, conn)
-                yield from objs
+                yield objs
 
 
 def _build(db: Database, model: BoundModel, batch: Sequence[Sequence[Any]], conn: sa.Connection
