@@ -8,7 +8,6 @@ what a run reports (:class:`GenerateStats`, :class:`BuildSummary`).
 from __future__ import annotations
 
 import contextlib
-import gc
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -16,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from .._gcpause import frozen_heap
 from ..errors import EntityworksError
 from ..registry import registry as default_registry
 from ..sql.encoded import EncodedRows
@@ -83,19 +83,17 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
     # this process stops, cancels the chunks not started and drains the running ones (a
     # worker interrupted while sending its result would block the pool's shutdown for ever).
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
-    try:
-        # The workers fork with what this process holds (the generator, the registry,
-        # SQLAlchemy) out of the collector's sight: it is never garbage, and a worker's full
-        # collections would walk all of it again (and copy it page by page) for nothing.
-        gc.freeze()
+    # The workers fork with what this process holds (the generator, the registry,
+    # SQLAlchemy) out of the collector's sight: it is never garbage, and a worker's full
+    # collections would walk all of it again (and copy it page by page) for nothing. Here
+    # too: this process's collections walk only the rows passing through.
+    with frozen_heap():
         try:
             results = pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
+            yield first
+            yield from results
         finally:
-            gc.unfreeze()
-        yield first
-        yield from results
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _worker_setup() -> None:
@@ -217,6 +215,7 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
         nonlocal storage, storage_cpu, flushed, store, waiting, in_transaction
         if not isinstance(store, Store):
             store = store()
+            freeze()  # the Store and what opening it imported
         if store.registry is not default_registry:
             raise EntityworksError("generate_into stores rows encoded with the default type "
                                    "registry; open the catalog's Store without registry=")
@@ -236,7 +235,7 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
         pending.clear()
         waiting = 0
 
-    with whole:
+    with whole, frozen_heap() as freeze:
         for rows in generate_encoded(kind, count, seed=seed, params=params, workers=workers,
                                      client=client):
             keep = []

@@ -8,15 +8,61 @@ from __future__ import annotations
 
 import os
 
+import sqlalchemy as sa
+
+from ..sql.logical import schema_table
 from ..sql.store import Store
+from ..model.schema import table_schema
+from ..sql.tables import build_tables, built_for
 from .models import TABLES
+
+#: The newest revision in ``migrations/versions``, which a new catalog is created at (a test
+#: checks that it is Alembic's head).
+HEAD = "0008_entries_and_outcomes"
+#: The catalog's Alembic version table (``migrate.VERSION_TABLE``, checked by a test).
+VERSION_TABLE = "entityworks_version"
 
 
 def open_catalog(url: str | os.PathLike[str] | Store) -> Store:
-    """A Store whose database holds the catalog at the latest revision (see ``migrate``)."""
+    """A Store whose database holds the catalog at the latest revision (see ``migrate``).
+
+    A SQLite database without tables gets the catalog as the revisions leave it, built and
+    stamped in one transaction (Alembic's "create from scratch" recipe: a test compares
+    it with the revisions' result); any other runs the revisions it lacks."""
     store = url if isinstance(url, Store) else Store(os.fspath(url))
-    upgrade_catalog(store)
+    if not _created_at_head(store):
+        upgrade_catalog(store)
     return store
+
+
+def _created_at_head(store: Store) -> bool:
+    """Create the catalog's tables and its version row at :data:`HEAD` in a SQLite
+    database that has no table; False, with nothing done, for any other database. A
+    new catalog is the usual start of ``generate``: this is a tenth of running and
+    importing Alembic's chain."""
+    engine = store.engine
+    if engine.dialect.name != "sqlite":
+        return False
+    metadata = sa.MetaData()
+    for cls in TABLES.values():  # as migrate.target_metadata builds them
+        schema = table_schema(cls)
+        if built_for(metadata, schema) is None:  # not built already as a referenced table
+            build_tables(schema, metadata, "sqlite")
+    schema_table(metadata)
+    version = sa.Table(VERSION_TABLE, metadata,
+                       sa.Column("version_num", sa.String(32), nullable=False),
+                       sa.PrimaryKeyConstraint("version_num", name=f"{VERSION_TABLE}_pkc"))
+    # a write transaction from the first statement: a process opening the same new file at
+    # once waits, then finds the tables and takes the revisions' path (which has them)
+    with engine.connect() as opened:
+        conn = opened.execution_options(entityworks_write=True)
+        if sa.inspect(conn).get_table_names():
+            conn.rollback()
+            return False
+        metadata.create_all(conn)
+        conn.execute(version.insert().values(version_num=HEAD))
+        conn.commit()
+    return True
 
 
 def upgrade_catalog(store: Store, revision: str = "head") -> str | None:

@@ -147,7 +147,9 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
         name = key.name  # type: ignore[union-attr]
         rowid = raw_rows and is_rowid(key, model.schema)  # type: ignore[arg-type]
         part = sql_rows(generated, rowid)
-        if rowid:
+        new = _rowids_in_one_go(db, conn, model, part,
+                                lambda i: number(generated[i])) if rowid else None
+        if rowid and new is None:
             # NULL makes SQLite pick the rowid; one statement per row, as sqlite3's
             # executemany returns nothing
             sql = model.sql_cache.get("encoded:returning")
@@ -163,7 +165,7 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
                 cursor.execute(sql, r).fetchone()[0]
                 for r in logged(sql, part, "execute", db.engine)],
                 lambda i: number(generated[i]), raw=(sql, lambda: part))
-        else:
+        elif not rowid:
             stmt = table.insert().returning(table.c[name], sort_by_parameter_order=True)
             dicts = [{n: v for n, v in zip(model.names, r, strict=True) if n != name}
                      for r in part]  # the registry's values: SQLAlchemy binds them
@@ -171,7 +173,7 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
                                               lambda: conn.execute(stmt, dicts).all(),
                                               lambda i: number(generated[i]),
                                               replay=(stmt, dicts))]
-        for i, k in zip(generated, new, strict=True):
+        for i, k in zip(generated, new, strict=True):  # type: ignore[arg-type]
             keys[i] = k
     if given:
         at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
@@ -194,6 +196,40 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
         guard(db, conn, model, lambda: conn.execute(insert, dicts), at_row,
                     replay=(insert, dicts))
     return keys
+
+
+#: SQLite's largest rowid: past it, a NULL key gets a random unused one.
+_MAX_ROWID = 2**63 - 1
+
+
+def _rowids_in_one_go(db: Database, conn: sa.Connection, model: BoundModel,
+                      rows: list[Sequence[Any]], number: RowNumber) -> list[int] | None:
+    """Insert ``rows`` (their rowid key NULL) in one ``executemany`` and return the rowids
+    SQLite gave them; ``None``, with nothing written, where those could not be known.
+
+    In the write transaction no one else inserts, and SQLite gives each NULL key one more
+    than the largest rowid (with AUTOINCREMENT, than the largest ever used): the rows get
+    consecutive keys ending at ``last_insert_rowid()``. Only past the largest rowid would
+    it pick random ones, which the table's present largest key rules out beforehand."""
+    table = model.table
+    key = model.schema.primary_key
+    assert key is not None
+    cache = model.sql_cache
+    if "encoded:largest" not in cache:
+        cache["encoded:largest"] = str(sa.select(sa.func.max(table.c[key.name])).compile(
+            dialect=db.dialect))
+        cache["encoded:last"] = str(sa.select(sa.func.last_insert_rowid()).compile(
+            dialect=db.dialect))
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    largest = cursor.execute(cache["encoded:largest"]).fetchone()[0]
+    if largest is not None and (type(largest) is not int or largest > _MAX_ROWID - len(rows)):
+        return None
+    statement = insert_sql(db, model)
+    guard(db, conn, model, lambda: cursor.executemany(
+        statement, logged(statement, rows, "executemany", db.engine)), number,
+        raw=(statement, lambda: rows))
+    last: int = cursor.execute(cache["encoded:last"]).fetchone()[0]
+    return list(range(last - len(rows) + 1, last + 1))
 
 
 def upsert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:

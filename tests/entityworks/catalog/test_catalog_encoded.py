@@ -196,6 +196,92 @@ def test_explicit_keys_are_kept_and_a_clash_is_named(backend_url):
         store.close()
 
 
+@dataclass
+class Step:
+    n: int
+
+
+@dataclass
+class Tagged:
+    __tablename__ = "tagged"
+    id: int | None
+    tag: str
+    steps: list[Step] = field(default_factory=list)
+
+
+def _steps(*ns: int) -> list[Step]:
+    return [Step(n) for n in ns]
+
+
+def _stored_keys(path, table: str) -> list[int]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return [k for (k,) in conn.execute(f"SELECT id FROM {table} ORDER BY id")]
+
+
+@pytest.mark.parametrize("autoincrement", [False, True])
+def test_generated_sqlite_keys_are_the_ones_stored(tmp_path, autoincrement):
+    """SQLite gives a batch's NULL keys in one executemany; the keys returned (and their
+    child rows' owners) are the rowids it gave, after deleted rows and with AUTOINCREMENT
+    (which never reuses a deleted key)."""
+    import sqlite3
+
+    path = tmp_path / "k.db"
+    if autoincrement:  # a table made elsewhere, with AUTOINCREMENT
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE tagged (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                         "tag TEXT NOT NULL)")
+    store = Store(path)
+    try:
+        store.create(Tagged)
+        store.insert_many([Tagged(None, f"t{i}", _steps(i)) for i in range(5)])
+        store.delete(Tagged, where={"id": 5})  # the largest key: reused unless AUTOINCREMENT
+        store.delete(Tagged, where={"id": 2})
+        objs = [Tagged(None, "a", _steps(1, 2)), Tagged(40, "b", _steps(3)), Tagged(None, "c")]
+        keys = store.insert_encoded(encode_rows(objs))
+        first = 6 if autoincrement else 5
+        assert keys == [first, 40, first + 1]
+        assert _stored_keys(path, "tagged") == sorted([1, 3, 4, 40, first, first + 1])
+        assert [(o.id, o.tag, o.steps) for o in store.select(Tagged, order_by="id")][-3:] == [
+            (first, "a", _steps(1, 2)), (first + 1, "c", []), (40, "b", _steps(3))]
+    finally:
+        store.close()
+
+
+def test_generated_sqlite_keys_past_the_largest_rowid(tmp_path):
+    """Past SQLite's largest rowid a NULL key gets a random free one: the keys are then
+    taken row by row, and still are the ones stored."""
+    path = tmp_path / "k.db"
+    store = Store(path)
+    try:
+        store.create(Tagged)
+        store.insert_many([Tagged(2**63 - 2, "top", _steps(7))])
+        keys = store.insert_encoded(encode_rows([Tagged(None, "x", _steps(1)), Tagged(None, "y")]))
+        assert keys[0] == 2**63 - 1 and len(set(keys)) == 2
+        assert sorted(keys + [2**63 - 2]) == _stored_keys(path, "tagged")
+        assert {o.id: o.tag for o in store.select(Tagged)} == {
+            2**63 - 2: "top", keys[0]: "x", keys[1]: "y"}
+        assert store.get(Tagged, keys[0]).steps == _steps(1)
+    finally:
+        store.close()
+
+
+def test_a_refused_generated_row_is_named_and_nothing_kept(tmp_path):
+    store = Store(tmp_path / "k.db")
+    try:
+        store.create(Tagged)
+        store.insert_many([Tagged(None, "keep")])
+        rows = encode_rows([Tagged(None, "a"), Tagged(None, "b")])
+        broken = dataclasses.replace(rows, rows=[rows.rows[0], (None, None)])  # tag NULL
+        with pytest.raises(WriteError, match="row 1"):
+            store.insert_encoded(broken)
+        assert [o.tag for o in store.select(Tagged)] == ["keep"]
+        assert store.insert_encoded(rows) == [2, 3]
+    finally:
+        store.close()
+
+
 def test_rows_encoded_for_another_table_are_refused(tmp_path):
     store = _catalog(f"sqlite:///{tmp_path / 'c.db'}")
     encoded = encode_rows(_maps()[:1])
