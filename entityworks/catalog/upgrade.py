@@ -10,9 +10,9 @@ import os
 
 import sqlalchemy as sa
 
+from ..model.schema import table_schema
 from ..sql.logical import schema_table
 from ..sql.store import Store
-from ..model.schema import table_schema
 from ..sql.tables import build_tables, built_for
 from .models import TABLES
 

@@ -193,3 +193,21 @@ def test_the_command_stores_the_same_maps_on_one_worker_and_on_two(tmp_path):
         assert done.exit_code == 0, done.output
         assert f"{workers} worker(s)" in done.output
     assert _stored(tmp_path / "1.db") == _stored(tmp_path / "2.db")
+
+
+def test_the_command_closes_its_catalog_and_exits_cleanly(tmp_path):
+    """The process ends with the catalog closed (no WAL left beside it) and every map
+    readable, its last collection skipped (``gc.freeze`` at exit)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "c.db"
+    done = subprocess.run([sys.executable, "-m", "entityworks", "generate", "dungeon", "-n",
+                           "12", "--width", "40", "--height", "30", "--seed", "5", "-j", "2",
+                           "--db", str(db), "--no-progress"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db"]
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT seed FROM maps ORDER BY id").fetchall() == [
+            (s,) for s in range(5, 17)]

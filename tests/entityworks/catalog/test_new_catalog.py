@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from entityworks import Store
-from entityworks.catalog import MapRecord, TABLES, open_catalog, upgrade_catalog
+from entityworks.catalog import TABLES, MapRecord, open_catalog, upgrade_catalog
 from entityworks.catalog import upgrade as catalog_upgrade
 from entityworks.catalog.upgrade import downgrade_catalog
 from entityworks.migrate import VERSION_TABLE, current, diff, head
