@@ -33,7 +33,7 @@ PAGE = ROOT / "docs" / "explanation" / "performance.md"
 
 #: What ``run`` starts, by the name the records carry (``_common.record``'s first argument).
 RUNS: dict[str, list[str]] = {
-    "store": ["bench_store.py", "--rows", "200000", "--mariadb-rows", "100000", "--repeat", "3"],
+    "store": ["bench_store.py", "--rows", "200000", "--mariadb-rows", "100000", "--repeat", "5"],
     "point": ["bench_point.py"],
     "frames": ["bench_frames.py", "--rows", "1000000", "--per-type-rows", "200000",
                "--repeat", "3"],
@@ -41,7 +41,7 @@ RUNS: dict[str, list[str]] = {
     "fov": ["bench_maps.py", "--fov", "--quick"],
     "sudoku": ["bench_sudoku.py", "--tdoku-only", "--tdoku", "1000", "--repeat", "3"],
     "entropy": ["bench_entropy.py", "--mb", "100"],
-    "generate": ["bench_generate.py"],
+    "generate": ["bench_generate.py", "--rounds", "5"],
 }
 
 #: A figure within this band of the peer's is "level"; below it, "behind".
