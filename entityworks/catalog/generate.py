@@ -83,17 +83,17 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
     # this process stops, cancels the chunks not started and drains the running ones (a
     # worker interrupted while sending its result would block the pool's shutdown for ever).
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
-    # The workers fork with what this process holds (the generator, the registry,
-    # SQLAlchemy) out of the collector's sight: it is never garbage, and a worker's full
-    # collections would walk all of it again (and copy it page by page) for nothing. Here
-    # too: this process's collections walk only the rows passing through.
-    with frozen_heap():
-        try:
+    try:
+        # The workers fork with what this process holds (the generator, the registry,
+        # SQLAlchemy) out of the collector's sight: it is never garbage, and a worker's full
+        # collections would walk all of it again (and copy it page by page) for nothing.
+        # (generate_into keeps this process's heap frozen for the whole run as well.)
+        with frozen_heap():
             results = pool.map(build, [kind] * len(chunks), chunks, [params] * len(chunks))
-            yield first
-            yield from results
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        yield first
+        yield from results
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _worker_setup() -> None:
