@@ -10,10 +10,9 @@ import os
 
 import sqlalchemy as sa
 
-from ..model.schema import table_schema
 from ..sql.logical import schema_table
 from ..sql.store import Store
-from ..sql.tables import build_tables, built_for
+from ..sql.tables import metadata_of
 from .models import TABLES
 
 #: The newest revision in ``migrations/versions``, which a new catalog is created at (a test
@@ -41,13 +40,9 @@ def _created_at_head(store: Store) -> bool:
     new catalog is the usual start of ``generate``: this is a tenth of running and
     importing Alembic's chain."""
     engine = store.engine
-    if engine.dialect.name != "sqlite":
-        return False
-    metadata = sa.MetaData()
-    for cls in TABLES.values():  # as migrate.target_metadata builds them
-        schema = table_schema(cls)
-        if built_for(metadata, schema) is None:  # not built already as a referenced table
-            build_tables(schema, metadata, "sqlite")
+    if engine.dialect.name != "sqlite" or store.table_names():
+        return False  # (a catalog that exists is read, not locked, to find that out)
+    metadata = metadata_of(TABLES.values(), "sqlite")  # as migrate.target_metadata
     schema_table(metadata)
     version = sa.Table(VERSION_TABLE, metadata,
                        sa.Column("version_num", sa.String(32), nullable=False),

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from ..errors import EntityworksError
 from ..model.schema import table_schema
-from ..sql.tables import build_tables, built_for
+from ..sql.tables import metadata_of
 from .dialects import dialect_name
 
 
@@ -25,12 +25,7 @@ def target_metadata(classes: Iterable[type], dialect: str,
     table written before Decimals kept their plain text: see ``tables.layout``)."""
     classes = list(classes)
     layouts = _layouts(conn, classes) if conn is not None else None
-    metadata = sa.MetaData()
-    for cls in classes:
-        schema = table_schema(cls)
-        if built_for(metadata, schema) is None:  # not built already as a referenced table
-            build_tables(schema, metadata, dialect, layouts=layouts)
-    return metadata
+    return metadata_of(classes, dialect, layouts=layouts)
 
 
 def _layouts(conn: sa.Connection, classes: Sequence[type]) -> dict[str, dict[str, str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -129,6 +129,18 @@ def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
     """
     return _build_tree(schema, metadata, dialect, live or {}, resolve or table_schema, (),
                        layouts or {})
+
+
+def metadata_of(classes: Iterable[type], dialect: str, *, layouts: Live | None = None
+                ) -> sa.MetaData:
+    """The tables of ``classes`` (child tables and the tables their foreign keys refer to
+    included) as :func:`build_tables` builds them for ``dialect``, each table once."""
+    metadata = sa.MetaData()
+    for cls in classes:
+        schema = table_schema(cls)
+        if built_for(metadata, schema) is None:  # not built already as a referenced table
+            build_tables(schema, metadata, dialect, layouts=layouts)
+    return metadata
 
 
 def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
