@@ -12,6 +12,7 @@ import json
 import random
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,16 @@ def batch_rows(batch: int, size: int) -> list[CrashRow]:
     base = batch * BATCH_ID_STRIDE
     return [CrashRow(base + i, batch, i, size, f"{batch}:{i}:{'x' * (i % 17)}")
             for i in range(size)]
+
+
+def _described(exc: BaseException) -> str:
+    """The error and where in entityworks it was raised (the innermost frames of ours), so
+    that a failure seen once in CI says which statement met it."""
+    ours = [f"{Path(f.filename).name}:{f.lineno} {f.name}"
+            for f in traceback.extract_tb(exc.__traceback__)
+            if "/entityworks/" in f.filename][-6:]
+    return (f"{type(exc).__module__}.{type(exc).__name__}: {str(exc)[:400]} "
+            f"[at {' <- '.join(reversed(ours))}]")
 
 
 def _say(text: str) -> None:
@@ -200,7 +211,7 @@ def write_for(store: Store, name: str, seconds: float, names: list[str],
                     errors.append(f"read-your-writes: {seen_maps} maps, committed {maps}")
             ops += 1
         except Exception as exc:  # recorded, reported and failed on by the test
-            errors.append(f"{type(exc).__module__}.{type(exc).__name__}: {exc}"[:500])
+            errors.append(_described(exc))
         worst = max(worst, time.monotonic() - started)
     return {"name": name, "ticks": ticks, "maps": maps, "ops": ops,
             "slots": {str(base + k): v for k, v in versions.items()}, "errors": errors,
@@ -222,7 +233,7 @@ def concurrent_child(url: str, name: str, seconds: float, start_at: float,
         store.create(Tick)
         store.create(Slot)
     except Exception as exc:
-        errors.append(f"open: {type(exc).__module__}.{type(exc).__name__}: {exc}"[:500])
+        errors.append("open: " + _described(exc))
         _say(json.dumps({"name": name, "ticks": 0, "maps": 0, "ops": 0, "slots": {},
                          "errors": errors, "worst_seconds": 0}))
         return

@@ -4,6 +4,7 @@ one-row point path on files, STRICT tables whose ANY columns a CHECK on ``typeof
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,31 @@ class SQLiteAny(sa.types.UserDefinedType[Any]):
         """For Alembic's autogenerate: SQLAlchemy reflects ``ANY`` as NUMERIC (SQLite's
         affinity for an unknown name), which is this type; anything else is a difference."""
         return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
+
+
+#: SQLite's primary result code for "database is locked".
+SQLITE_BUSY = 5
+
+
+def switch_to_wal(cursor: Any, busy_timeout: float) -> None:
+    """Put the connection's database in WAL mode, waiting up to ``busy_timeout`` seconds
+    for another connection's write lock.
+
+    The switch writes the file's header from inside a read transaction, and SQLite answers
+    such an upgrade with "database is locked" at once, without its busy handler: two
+    processes opening one new file together would fail the second. So the wait is here."""
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.001
+    while True:
+        try:
+            setup_statement(cursor, "PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:
+            busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == SQLITE_BUSY
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def memory(url: sa.URL) -> bool:
@@ -122,7 +148,7 @@ class SQLite(Dialect):
             if adopted:  # the store's own engines pass it as the driver's timeout
                 setup_statement(cursor, f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
             if not in_memory and not read_only:
-                setup_statement(cursor, "PRAGMA journal_mode=WAL")
+                switch_to_wal(cursor, busy_timeout)
                 setup_statement(cursor, "PRAGMA synchronous=NORMAL")
             setup_statement(cursor, "PRAGMA foreign_keys=ON")
             # LIKE compares case as PostgreSQL's and MariaDB's (binary collation) LIKE do.

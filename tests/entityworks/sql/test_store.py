@@ -4,6 +4,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import enum
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -320,6 +321,46 @@ def test_plain_path_and_default_store_location(tmp_path, monkeypatch):
         with again.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_new_file_opened_while_another_connection_writes_it_waits(tmp_path):
+    # SQLite answers the switch to WAL of a file another connection is writing (two
+    # processes creating one new catalog together) with "database is locked" at once,
+    # without its busy handler: the Store waits for the lock like any other statement
+    import sqlite3
+    import threading
+
+    path = tmp_path / "new.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):  # SQLite's own answer
+        sqlite3.connect(path, timeout=5, isolation_level=None).execute(
+            "PRAGMA journal_mode=WAL")
+    released = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    released.start()
+    try:
+        with Store(path, busy_timeout=10) as store:
+            assert store.table_names() == []
+            with store.engine.connect() as conn:
+                assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        released.join()
+        holder.close()
+
+
+def test_new_file_locked_longer_than_the_busy_timeout_is_refused(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "new.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        with pytest.raises(sa.exc.OperationalError, match="locked"):
+            Store(path, busy_timeout=0.3).table_names()
+        assert 0.25 < time.monotonic() - started < 5
+    finally:
+        holder.close()
 
 
 def test_primary_key_helper_with_text_key(store):
