@@ -8,6 +8,7 @@ cursor, column-wise child rows) is tuned separately from the bulk write path.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from itertools import chain, groupby, repeat, starmap
 from operator import itemgetter
 from typing import Any
@@ -213,11 +214,9 @@ def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
     # SQLAlchemy result, whose processors need the driver's column types.
     fetch = result.cursor.fetchmany if raw else result.fetchmany
     try:
-        while True:
-            batch = fetch(FETCH)
-            if not batch:
-                break
-            yield batch  # DB-API rows: tuples, or Rows (tuples too)
+        # DB-API rows: tuples, or Rows (tuples too); no local holds a batch handed out,
+        # so that the caller can free it (see _object_batches)
+        yield from iter(partial(fetch, FETCH), [])
     finally:
         result.close()
 
@@ -240,6 +239,9 @@ def _object_batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any,
             for batch in _fetched(db, model, stmt, conn, stream=stream):
                 with paused_gc():  # a fetch's objects at once, as in _build
                     objs = list(map(cls, *decode(batch)))
+                    # the rows go before the collector is back: its next pass walks the
+                    # new objects only
+                    del batch
                 yield objs
             return
         for batch in _batches(db, model, stmt, conn, stream=stream):

@@ -334,8 +334,9 @@ def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
     complements = joined.translate(_NINES).split("\n")
     if len(complements) != len(keys):  # a key holding a line break (not one of ours)
         return [decimal_from_key(k) for k in keys]
-    return [decimal.Decimal("-" + c[1:-1]) if k[0] == "-" and k[-1] == "~"
-            else decimal.Decimal(k) for k, c in zip(keys, complements, strict=True)]
+    number = decimal.Decimal  # ``c[:-1]`` is ``"-" + c[1:-1]``: translate keeps the minus
+    return [number(c[:-1]) if k[0] == "-" and k[-1] == "~" else number(k)
+            for k, c in zip(keys, complements, strict=True)]
 
 
 def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
