@@ -358,7 +358,7 @@ def test_new_file_locked_longer_than_the_busy_timeout_is_refused(tmp_path):
         started = time.monotonic()
         with pytest.raises(sa.exc.OperationalError, match="locked"):
             Store(path, busy_timeout=0.3).table_names()
-        assert 0.25 < time.monotonic() - started < 5
+        assert 0.2 < time.monotonic() - started < 5  # waited (about busy_timeout), then refused
     finally:
         holder.close()
 
