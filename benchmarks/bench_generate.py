@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _common import record  # noqa: E402
 
 from entityworks.catalog import GenerateStats, generate_into, open_catalog  # noqa: E402
+from entityworks.catalog.kinds import map_kind  # noqa: E402
 
 #: Maps per kind when ``--count`` is not given: the issue's figures.
 DEFAULT_COUNTS = {"dungeon": 2000, "caves": 1000}
@@ -52,10 +53,10 @@ spec = map_kind(sys.argv[1])
 generate, fixed = spec.function(), dict(spec.fixed)
 paused = sys.argv[4] == "paused"
 start = time.perf_counter()
-for first in range(int(sys.argv[2]), int(sys.argv[3]), 8):
+for first in range(int(sys.argv[2]), int(sys.argv[3]), spec.chunk):
     if paused:
         gc.disable()
-    for seed in range(first, min(first + 8, int(sys.argv[3]))):
+    for seed in range(first, min(first + spec.chunk, int(sys.argv[3]))):
         generate(**fixed, seed=seed)
     gc.enable()
 print(time.perf_counter() - start)
@@ -143,8 +144,8 @@ def compare(kind: str, count: int, workers: int, rounds: int) -> float:
     """Alternate the command and the ceiling ``rounds`` times; returns the median ratio.
 
     Each round also runs the stricter ceiling whose processes pause the collector for each
-    chunk of 8 maps, as the command's workers do: it shows what the command's storage costs
-    with the collector's share taken out of both sides."""
+    chunk of maps (the kind's ``MapKind.chunk``), as the command's workers do: it shows what
+    the command's storage costs with the collector's share taken out of both sides."""
     print(f"generate {kind} --count {count} (generator defaults), {workers} worker(s) vs "
           f"{workers} independent processes, {cores()} core(s)")
     ratios: list[float] = []
@@ -188,7 +189,8 @@ def compare(kind: str, count: int, workers: int, rounds: int) -> float:
            count / best[0], count / best[1], "maps/s")
     record("generate", f"generate {kind} --count {count}, end to end, {workers} workers",
            f"{kind} maps, generator defaults",
-           "the same, each process pausing the collector per 8 maps as ours do",
+           f"the same, each process pausing the collector per {map_kind(kind).chunk} maps "
+           "as ours do",
            count / best[2], count / best[1], "maps/s")
     return median
 

@@ -21,13 +21,16 @@ from ..registry import registry as default_registry
 from ..sql.encoded import EncodedRows
 from ..sql.store import Store
 from .build import build_chunk, check_parameters, encode_chunk
+from .kinds import map_kind
 from .models import MapRecord
 
 
 def generate_maps(kind: str, count: int, *, seed: int | None = None,
                   params: dict[str, Any] | None = None, workers: int = 1,
-                  chunk: int = 8, client: Any = None) -> Iterator[list[MapRecord]]:
-    """Generate ``count`` maps in chunks, on ``workers`` processes, in seed order.
+                  chunk: int | None = None, client: Any = None) -> Iterator[list[MapRecord]]:
+    """Generate ``count`` maps in chunks of ``chunk`` (by default the kind's
+    :attr:`~entityworks.catalog.kinds.MapKind.chunk`), on ``workers`` processes, in seed
+    order.
 
     With ``seed`` the maps get seeds ``seed, seed + 1, ...``; without, each map draws its own
     seed from the OS. Either way every row records the seed that rebuilds it. With
@@ -40,7 +43,8 @@ def generate_maps(kind: str, count: int, *, seed: int | None = None,
 
 def generate_encoded(kind: str, count: int, *, seed: int | None = None,
                      params: dict[str, Any] | None = None, workers: int = 1,
-                     chunk: int = 8, client: Any = None) -> Iterator[EncodedRows]:
+                     chunk: int | None = None, client: Any = None
+                     ) -> Iterator[EncodedRows]:
     """:func:`generate_maps` with each chunk encoded where it was built (a worker process,
     a Dask worker) for ``Store.insert_encoded``: the workers pack the grids and paths, and
     send the rows instead of the objects. What :func:`generate_into` stores."""
@@ -49,7 +53,7 @@ def generate_encoded(kind: str, count: int, *, seed: int | None = None,
 
 
 def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any] | None,
-              workers: int, chunk: int, client: Any, encoded: bool) -> Iterator[Any]:
+              workers: int, chunk: int | None, client: Any, encoded: bool) -> Iterator[Any]:
     if client is not None:
         from .cluster import generate_maps_on
 
@@ -64,6 +68,10 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if chunk is None:
+        chunk = map_kind(kind).chunk
+    elif isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
     seeds: list[int | None] = [None if seed is None else seed + i for i in range(count)]
     build = encode_chunk if encoded else build_chunk
     if not count:

@@ -29,7 +29,7 @@ from entityworks.catalog import (
 from entityworks.catalog.build import build_chunk, encode_chunk
 from entityworks.catalog.packing import pack_points, pack_points_many
 from entityworks.errors import ValueEncodingError, WriteError
-from entityworks.sql.encoded import encode_rows, encode_values, fields
+from entityworks.sql.encoded import EncodedRows, encode_rows, encode_values, fields
 
 SMALL = {"width": 40, "height": 30}
 
@@ -179,6 +179,26 @@ def test_many_workers_store_what_one_worker_stores(tmp_path, kind, count):
     assert one == two
     assert len(one["maps"]) == count and len(one["maps_corridors"]) > count
     assert [r[4] for r in one["maps"]] == list(range(7, 7 + count))  # seed column
+
+
+def test_the_chunk_size_changes_nothing_stored():
+    """A kind's own chunk (:attr:`MapKind.chunk`, 32 dungeons a worker task) or any other
+    gives the same rows in seed order; a chunk that is not a positive int is refused."""
+    from entityworks.catalog import generate_encoded
+
+    assert all(isinstance(k.chunk, int) and k.chunk >= 1 for k in KINDS.values())
+    assert map_kind("dungeon").chunk > map_kind("caves").chunk
+    runs = []
+    for chunk in (None, 1, 5):
+        batches = list(generate_encoded("dungeon", 45, seed=2, params=SMALL, workers=2,
+                                        chunk=chunk))
+        assert [len(b) for b in batches][:2] == [1, chunk or map_kind("dungeon").chunk]
+        assert [s for b in batches for s in b.column("seed")] == list(range(2, 47))
+        runs.append(_without_created_at(EncodedRows.join(batches)))
+    assert runs[0] == runs[1] == runs[2]
+    for bad in (0, -1, True, 2.0):
+        with pytest.raises(ValueError, match="chunk must be an integer >= 1"):
+            list(generate_encoded("dungeon", 3, seed=1, params=SMALL, chunk=bad))
 
 
 def test_the_command_stores_the_same_maps_on_one_worker_and_on_two(tmp_path):
