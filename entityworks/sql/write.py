@@ -147,33 +147,21 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
         name = key.name  # type: ignore[union-attr]
         rowid = raw_rows and is_rowid(key, model.schema)  # type: ignore[arg-type]
         part = sql_rows(generated, rowid)
-        new = _rowids_in_one_go(db, conn, model, part,
-                                lambda i: number(generated[i])) if rowid else None
-        if rowid and new is None:
-            # NULL makes SQLite pick the rowid; one statement per row, as sqlite3's
-            # executemany returns nothing
-            sql = model.sql_cache.get("encoded:returning")
-            if sql is None:
-                compiled = table.insert().returning(table.c[name]).compile(
-                    dialect=db.dialect, column_keys=model.names)
-                if [compiled.binds[b].key for b in compiled.positiontup or []] \
-                        != model.names:  # pragma: no cover - guards the raw path
-                    raise EntityworksError("unexpected parameter order")
-                sql = model.sql_cache["encoded:returning"] = compiled.string
-            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            new = guard(db, conn, model, lambda: [
-                cursor.execute(sql, r).fetchone()[0]
-                for r in logged(sql, part, "execute", db.engine)],
-                lambda i: number(generated[i]), raw=(sql, lambda: part))
-        elif not rowid:
+        at_new: RowNumber = lambda i: number(generated[i])  # noqa: E731
+        if rowid:
+            # NULL makes SQLite pick the rowid: one executemany where the keys it gives
+            # can be known, else one statement per row (sqlite3's executemany returns
+            # nothing)
+            new = _rowids_in_one_go(db, conn, model, part, at_new)
+            if new is None:
+                new = _rowids_one_by_one(db, conn, model, part, at_new)
+        else:
             stmt = table.insert().returning(table.c[name], sort_by_parameter_order=True)
             dicts = [{n: v for n, v in zip(model.names, r, strict=True) if n != name}
                      for r in part]  # the registry's values: SQLAlchemy binds them
-            new = [k for (k,) in guard(db, conn, model,
-                                              lambda: conn.execute(stmt, dicts).all(),
-                                              lambda i: number(generated[i]),
-                                              replay=(stmt, dicts))]
-        for i, k in zip(generated, new, strict=True):  # type: ignore[arg-type]
+            new = [k for (k,) in guard(db, conn, model, lambda: conn.execute(stmt, dicts).all(),
+                                       at_new, replay=(stmt, dicts))]
+        for i, k in zip(generated, new, strict=True):
             keys[i] = k
     if given:
         at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
@@ -230,6 +218,26 @@ def _rowids_in_one_go(db: Database, conn: sa.Connection, model: BoundModel,
         raw=(statement, lambda: rows))
     last: int = cursor.execute(cache["encoded:last"]).fetchone()[0]
     return list(range(last - len(rows) + 1, last + 1))
+
+
+def _rowids_one_by_one(db: Database, conn: sa.Connection, model: BoundModel,
+                       rows: list[Sequence[Any]], number: RowNumber) -> list[int]:
+    """Insert ``rows`` (their rowid key NULL) one ``INSERT ... RETURNING`` each and return
+    the rowids SQLite gave them."""
+    table = model.table
+    sql = model.sql_cache.get("encoded:returning")
+    if sql is None:
+        compiled = table.insert().returning(
+            table.c[model.schema.primary_key.name]  # type: ignore[union-attr]
+        ).compile(dialect=db.dialect, column_keys=model.names)
+        if [compiled.binds[b].key for b in compiled.positiontup or []] \
+                != model.names:  # pragma: no cover - guards the raw path
+            raise EntityworksError("unexpected parameter order")
+        sql = model.sql_cache["encoded:returning"] = compiled.string
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    return guard(db, conn, model, lambda: [  # type: ignore[no-any-return]
+        cursor.execute(sql, r).fetchone()[0]
+        for r in logged(sql, rows, "execute", db.engine)], number, raw=(sql, lambda: rows))
 
 
 def upsert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:
