@@ -18,7 +18,7 @@ from ..errors import EntityworksError
 from ..sql.encoded import EncodedRows, encode_values, fields
 from .kinds import map_kind
 from .models import MapCave, MapCorridor, MapRecord, MapRoom, utc_now
-from .packing import unpack_grid
+from .packing import CellPath, unpack_grid
 
 
 def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
@@ -184,8 +184,25 @@ def map_values(result: Any, *, kind: str, generator: str
            grid)
     caves = [(c.id, c.cells, *c.bbox, *c.centroid) for c in getattr(result, "caves", [])]
     rooms = [(r.x, r.y, r.width, r.height) for r in getattr(result, "rooms", [])]
-    corridors = [_corridor_values(p) for p in getattr(result, "corridors", []) if len(p)]
+    positions = getattr(result, "corridor_positions", None)
+    if positions is not None:  # the generator's own form: no pair per cell to pack
+        width = int(grid.shape[1])
+        corridors = [_positions_values(p, width) for p in positions if len(p)]
+    else:
+        corridors = [_corridor_values(p) for p in getattr(result, "corridors", []) if len(p)]
     return row, {"caves": caves, "rooms": rooms, "corridors": corridors}
+
+
+def _positions_values(positions: Sequence[int], width: int) -> tuple[Any, ...]:
+    """A corridor's values from its cell positions (``y * width + x``); the path a
+    :class:`~.packing.CellPath`, packed as the list of its points would be."""
+    path = CellPath(positions, width)
+    first, last = positions[0], positions[-1]
+    if type(first) is int and type(last) is int:
+        (sy, sx), (ey, ex) = divmod(first, width), divmod(last, width)
+    else:  # a numpy integer made int, anything else refused
+        (sx, sy), (ex, ey) = path[0], path[-1]
+    return len(positions), sx, sy, ex, ey, path
 
 
 def _corridor_values(path: Any) -> tuple[Any, ...]:

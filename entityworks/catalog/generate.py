@@ -79,7 +79,7 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
     # The first map is built here: a bad parameter value fails fast, in this process, and
     # the generator is imported before the workers fork (they inherit it).
     first = build(kind, seeds[:1], params)
-    chunks = [seeds[i:i + chunk] for i in range(1, len(seeds), chunk)]
+    chunks = _chunks(seeds[1:], chunk, workers)
     if workers == 1 or len(chunks) <= 1:
         yield first
         for part in chunks:
@@ -102,6 +102,16 @@ def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any]
         yield from results
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _chunks(seeds: list[int | None], size: int, workers: int) -> list[list[int | None]]:
+    """``seeds`` in chunks of ``size``, in order; on several workers the last
+    ``workers * size`` seeds or so go in quarter chunks, so that the workers end within a
+    small chunk of one another (the run lasts until the last one ends)."""
+    head = len(seeds) if workers == 1 else max(0, (len(seeds) - workers * size) // size * size)
+    small = max(1, size // 4)
+    return ([seeds[i:i + size] for i in range(0, head, size)]
+            + [seeds[i:i + small] for i in range(head, len(seeds), small)])
 
 
 def _worker_setup() -> None:

@@ -99,6 +99,8 @@ def pack_grid(array: Any) -> bytes:
         return _pack_general(array)
     if low == high:
         bits = np.zeros(flat.size, dtype=bool)
+    elif high - low == 1:  # integers: every cell is one or the other, nothing to count
+        bits = flat if low == 0 else flat == high  # packbits sets a bit per nonzero cell
     else:
         bits = flat == high
         if np.count_nonzero(bits) + np.count_nonzero(flat == low) != flat.size:
@@ -260,6 +262,56 @@ _DIGITS = bytes(b"0123"[(0x20, 0x02, 0x10, 0x01).index(b)] if b in (0x20, 0x02, 
                 else ord("x") for b in range(256))
 
 
+class CellPath(Sequence[tuple[int, int]]):
+    """A path given by the positions of its cells in a grid ``width`` cells wide
+    (``y * width + x``: indices into ``grid.ravel()``), the form the dungeon generator keeps
+    its corridors in (``Dungeon.corridor_positions``).
+
+    :func:`pack_points` stores it exactly as it stores the list of its ``(x, y)`` points,
+    and :func:`pack_points_many` packs a column of them from the positions alone, without
+    the pair per cell (and its checks) that the points would cost. A position must be an
+    integer; the points are worked out when asked for."""
+
+    __slots__ = ("positions", "width")
+
+    def __init__(self, positions: Sequence[int], width: int) -> None:
+        if type(width) is not int or width < 1:
+            raise ValueError(f"a grid width is an integer >= 1, got {width!r}")
+        self.positions = positions
+        self.width = width
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @typing.overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+    @typing.overload
+    def __getitem__(self, index: slice) -> list[tuple[int, int]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(index, slice):
+            return self.points()[index]
+        return self._point(self.positions[index])
+
+    def __repr__(self) -> str:
+        return f"CellPath({self.positions!r}, width={self.width})"
+
+    def _point(self, position: object) -> tuple[int, int]:
+        if type(position) is not int:
+            if isinstance(position, bool) or not isinstance(position, int | np.integer):
+                raise ValueError(f"cell position {position!r} is not an integer")
+            position = int(position)
+        y, x = divmod(position, self.width)
+        return x, y
+
+    def points(self) -> list[tuple[int, int]]:
+        """The ``(x, y)`` points, plain ints; a position that is not an integer is refused."""
+        positions = self.positions
+        if countOf(map(type, positions), int) != len(positions):
+            return list(map(self._point, positions))
+        width = self.width
+        return [(p % width, p // width) for p in positions]
+
+
 def _coordinate(value: object, i: int, point: Any) -> int:
     if type(value) is int:
         pass
@@ -273,6 +325,8 @@ def _coordinate(value: object, i: int, point: Any) -> int:
 
 def _flat_points(path: Any) -> list[int]:
     """``path`` checked (a list of integer ``[x, y]`` pairs) as ``[x0, y0, x1, y1, ...]``."""
+    if type(path) is CellPath:
+        path = path.points()
     if not isinstance(path, list | tuple):
         raise ValueError(f"expected a list of [x, y] points, got {type(path).__name__}")
     # the usual case at C speed: lists of two plain ints within 64 bits
@@ -353,7 +407,10 @@ def _pack_steps(path: Any) -> bytes | None:
 
 def pack_points(path: Any) -> bytes:
     """The compact form of a path of ``[x, y]`` integer points: the first point and the
-    count as varints, then two bits per unit step; other paths as 64-bit pairs."""
+    count as varints, then two bits per unit step; other paths as 64-bit pairs. A
+    :class:`CellPath` is stored as the list of its points."""
+    if type(path) is CellPath:
+        path = path.points()
     if not isinstance(path, list | tuple):
         raise ValueError(f"expected a list of [x, y] points, got {type(path).__name__}")
     _check_points(len(path))
@@ -478,69 +535,118 @@ def pack_points_many(paths: Sequence[Any]) -> list[bytes]:
     one, each path pays Python's per-step work. Here the usual paths (lists of two plain
     ints, unit steps, coordinates within 2**62) are packed at once: the steps of all paths
     coded from one array of their cells, padded per path to whole bytes, four codes a byte,
-    and each path's header (three one-byte varints when small) put before its bytes. Any
-    other column goes through :func:`pack_points` path by path, which packs or refuses it.
+    and each path's header (three one-byte varints when small) put before its bytes. A
+    column of :class:`CellPath` gives that array from its positions, with no pair per cell.
+    Any other column goes through :func:`pack_points` path by path, which packs or refuses
+    it.
     """
     data = paths if type(paths) is list else list(paths)
-    if len(data) < _MANY or not set(map(type, data)) <= _SEQUENCES:
+    if len(data) < _MANY:
         return list(map(pack_points, data))
+    kinds = set(map(type, data))
+    if kinds == {CellPath}:
+        packed = _pack_cell_paths(data)
+    elif kinds <= _SEQUENCES:
+        packed = _pack_point_lists(data)
+    else:
+        packed = None
+    return list(map(pack_points, data)) if packed is None else packed
+
+
+def _pack_point_lists(data: list[Any]) -> list[bytes] | None:
+    """:func:`pack_points_many` of lists of ``[x, y]`` pairs, or None to go one by one."""
     lengths = list(map(len, data))
     if min(lengths) < 1 or max(lengths) > MAX_PATH_POINTS:
-        return list(map(pack_points, data))
+        return None
     points = list(chain.from_iterable(data))
     if not set(map(type, points)) <= _SEQUENCES or set(map(len, points)) != {2}:
-        return list(map(pack_points, data))
+        return None
     flat = list(chain.from_iterable(points))
     if countOf(map(type, flat), int) != len(flat):
-        return list(map(pack_points, data))
+        return None
     try:
-        cells = np.array(flat, dtype=np.int64).reshape(-1, 2)
+        cells = np.fromiter(flat, np.int64, len(flat))
     except OverflowError:  # beyond 64 bits: stored as pairs or refused, one by one
-        return list(map(pack_points, data))
-    if int(cells.min()) < -_NEAR or int(cells.max()) > _NEAR:
-        return list(map(pack_points, data))
-    count = np.array(lengths, dtype=np.int64)
+        return None
+    return _pack_cells(cells[0::2], cells[1::2], lengths)
+
+
+def _pack_cell_paths(data: list[CellPath]) -> list[bytes] | None:
+    """:func:`pack_points_many` of :class:`CellPath` values, or None to go one by one."""
+    lengths = [len(p.positions) for p in data]
+    if min(lengths) < 1 or max(lengths) > MAX_PATH_POINTS:
+        return None
+    flat = list(chain.from_iterable([p.positions for p in data]))
+    if countOf(map(type, flat), int) != len(flat):
+        return None
+    try:
+        positions = np.fromiter(flat, np.int64, len(flat))
+    except OverflowError:
+        return None
+    widths = np.repeat(np.fromiter([p.width for p in data], np.int64, len(data)), lengths)
+    ys, xs = np.divmod(positions, widths)  # floor division, as Python's divmod
+    return _pack_cells(xs, ys, lengths)
+
+
+def _pack_cells(xs: np.ndarray, ys: np.ndarray, lengths: list[int]) -> list[bytes] | None:
+    """The packed paths of the points ``(xs[i], ys[i])`` (every path's points, one path
+    after the other, ``lengths`` points each, none empty), or None when one is not all unit
+    steps or its numbers need the long form."""
+    if (min(int(xs.min()), int(ys.min())) < -_NEAR
+            or max(int(xs.max()), int(ys.max())) > _NEAR):
+        return None
+    paths = len(lengths)
+    count = np.fromiter(lengths, np.int64, paths)
     ends = np.cumsum(count)
     firsts = ends - count
     steps = count - 1
-    moves = np.diff(cells, axis=0)
-    keep = np.ones(len(moves), dtype=bool)
+    # each move (dx, dy), clipped to -2..2, -> 0 east, 1 south, 2 west, 3 north, or 255
+    move = np.clip(xs[1:] - xs[:-1], -2, 2) * 5 + np.clip(ys[1:] - ys[:-1], -2, 2) + 12
+    code = _MOVE_CODES[move]
+    keep = np.ones(code.size, dtype=bool)
     keep[ends[:-1] - 1] = False  # from one path's last cell to the next path's first
-    moves = moves[keep]
-    # (dx, dy) -> 0 east, 1 south, 2 west, 3 north; any other move -> 255
-    code = _MOVE_CODE[np.clip(moves[:, 0], -2, 2) + 2, np.clip(moves[:, 1], -2, 2) + 2]
+    code = code[keep]
     if (code == 255).any():  # a path that is not all unit steps: stored as pairs
-        return list(map(pack_points, data))
+        return None
     nbytes = (steps + 3) // 4
     padded = np.zeros(4 * int(nbytes.sum()), dtype=np.uint8)
     slot = np.cumsum(4 * nbytes) - 4 * nbytes  # each path's first code slot
     step_start = np.cumsum(steps) - steps
     padded[np.arange(code.size) - np.repeat(step_start - slot, steps)] = code
-    body = (padded.reshape(-1, 4) << _SHIFTS).sum(axis=1, dtype=np.uint8).tobytes()
-    heads = np.column_stack((cells[firsts], steps))
+    body = (padded.reshape(-1, 4) << _SHIFTS).sum(axis=1, dtype=np.uint8)
+    heads = np.column_stack((xs[firsts], ys[firsts], steps))
     zigzag = (heads << 1) ^ (heads >> 63)
     if int(zigzag.max()) >= 1 << 21:  # a varint of four bytes or more: Python's own
-        return list(map(pack_points, data))
+        return None
     # each varint as three 7-bit groups, the continuation bit on all but its last; the
     # header is the tag and the groups a value uses (one to three)
     groups = np.stack(((zigzag & 0x7F) | ((zigzag >= 0x80) << 7),
                        ((zigzag >> 7) & 0x7F) | ((zigzag >= 0x4000) << 7),
-                       zigzag >> 14), axis=2).reshape(len(data), 9)
+                       zigzag >> 14), axis=2).reshape(paths, 9)
     used = np.stack((np.ones_like(zigzag, dtype=bool), zigzag >= 0x80, zigzag >= 0x4000),
-                    axis=2).reshape(len(data), 9)
-    slots = np.column_stack((np.full(len(data), _STEPS), groups)).astype(np.uint8)
-    mask = np.column_stack((np.ones(len(data), dtype=bool), used))
-    head = slots[mask].tobytes()
-    head_ends = np.cumsum(mask.sum(axis=1)).tolist()
-    body_ends = np.cumsum(nbytes).tolist()
-    return [head[h0:h1] + body[b0:b1] for h0, h1, b0, b1 in
-            zip([0, *head_ends[:-1]], head_ends, [0, *body_ends[:-1]], body_ends, strict=True)]
+                    axis=2).reshape(paths, 9)
+    slots = np.column_stack((np.full(paths, _STEPS), groups)).astype(np.uint8)
+    mask = np.column_stack((np.ones(paths, dtype=bool), used))
+    head = slots[mask]
+    # every path's header then its steps, in one buffer cut once per path
+    head_sizes = mask.sum(axis=1)
+    sizes = head_sizes + nbytes
+    bounds = np.cumsum(sizes)
+    starts = bounds - sizes
+    out = np.empty(int(bounds[-1]), dtype=np.uint8)
+    out[np.arange(head.size) + np.repeat(starts - (np.cumsum(head_sizes) - head_sizes),
+                                         head_sizes)] = head
+    out[np.arange(body.size) + np.repeat(starts + head_sizes - (slot >> 2), nbytes)] = body
+    blob = out.tobytes()
+    ends_ = bounds.tolist()
+    return [blob[a:b] for a, b in zip([0, *ends_[:-1]], ends_, strict=True)]
 
 
-#: A move's ``(dx + 2, dy + 2)`` (clipped to -2..2) -> its step code, 255 when not a step.
-_MOVE_CODE = np.full((5, 5), 255, dtype=np.uint8)
+#: A move's ``(dx + 2) * 5 + (dy + 2)`` (each clipped to -2..2) -> its step code, 255 when
+#: it is not a unit step.
+_MOVE_CODES = np.full(25, 255, dtype=np.uint8)
 for _code, (_dx, _dy) in enumerate(_STEP_DELTA):
-    _MOVE_CODE[_dx + 2, _dy + 2] = _code
+    _MOVE_CODES[(_dx + 2) * 5 + _dy + 2] = _code
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
 
 
@@ -596,7 +702,7 @@ register(default_registry)
 
 __all__ = [
     "MAX_GRID_CELLS", "MAX_PATH_POINTS", "PACKED", "POINTS", "GridTooLarge", "PathTooLong",
-    "PackedGrid", "PointPath", "pack_grid", "pack_points", "pack_points_many", "register",
-    "unpack_grid",
+    "CellPath", "PackedGrid", "PointPath", "pack_grid", "pack_points", "pack_points_many",
+    "register", "unpack_grid",
     "unpack_points", "unpack_points_many",
 ]

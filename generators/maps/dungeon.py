@@ -118,6 +118,10 @@ class Dungeon(MapShape):
     params: dict[str, Any]
     rooms: list[Room]
     corridors: list[list[Point]]
+    #: The same corridors as cell positions ``y * width + x`` (indices into
+    #: ``grid.ravel()``), the form the builder keeps them in: for a consumer that would
+    #: otherwise turn every ``(x, y)`` pair back into numbers (a catalog packing paths).
+    corridor_positions: list[list[int]]
     success: bool
     outcomes: dict[str, int]
     attempts: int
@@ -489,6 +493,7 @@ def generate(
         params=params,
         rooms=list(builder.rooms),
         corridors=[[(pos % width, pos // width) for pos in path] for path in builder.corridors],
+        corridor_positions=builder.corridors,
         success=len(builder.rooms) >= rooms and connected,
         outcomes=dict(builder.outcomes),
         attempts=attempts,

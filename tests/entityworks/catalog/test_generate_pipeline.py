@@ -27,7 +27,7 @@ from entityworks.catalog import (
     open_catalog,
 )
 from entityworks.catalog.build import build_chunk, encode_chunk
-from entityworks.catalog.packing import pack_points, pack_points_many
+from entityworks.catalog.packing import CellPath, pack_points, pack_points_many
 from entityworks.errors import ValueEncodingError, WriteError
 from entityworks.sql.encoded import EncodedRows, encode_rows, encode_values, fields
 
@@ -120,6 +120,58 @@ def test_pack_points_many_equals_pack_points(seed, spread):
     assert _packed_together(paths) == _packed_one_by_one(paths)
 
 
+def _positions(rng: random.Random, width: int, points: int, spread: int) -> list[Any]:
+    """A walk as cell positions ``y * width + x`` (a step past a row's end is a jump)."""
+    x, y = rng.randint(-spread, spread), rng.randint(-spread, spread)
+    return [yy * width + xx for xx, yy in _walk(rng, points, x, y, False)]
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([3, 150, 20_000, 2**21, 2**40]))
+def test_cell_paths_pack_as_their_points_do(seed, spread):
+    """A column of CellPath (the dungeon's corridors as the generator keeps them) packs to
+    the bytes of its points' lists, together and one by one; what pack_points refuses in
+    the points (not an integer, beyond 64 bits) is refused in the positions."""
+    rng = random.Random(seed)
+    paths: list[Any] = [CellPath(_positions(rng, width, rng.randint(1, 40), spread), width)
+                        for width in [rng.choice([1, 3, 150, 2**20])
+                                      for _ in range(rng.randint(0, 30))]]
+    odd = rng.choice([None, "empty", "huge", "bool", "float", "numpy", "list"])
+    if paths and odd == "empty":
+        paths[0] = CellPath([], 5)
+    elif paths and odd == "huge":
+        paths[0] = CellPath([2**64, 2**64 + 1], 2**70)  # refused
+    elif paths and odd == "bool":
+        paths[0] = CellPath([True, 2], 10)  # refused
+    elif paths and odd == "float":
+        paths[0] = CellPath([0.0, 1], 10)  # refused
+    elif paths and odd == "numpy":
+        paths[0] = CellPath([np.int64(7), np.int32(8)], 10)  # taken as ints
+    elif paths and odd == "list":
+        paths[0] = [(0, 0), (1, 0)]  # a column of both kinds
+    as_points = [p.points() if isinstance(p, CellPath) and odd not in ("bool", "float")
+                 else p for p in paths]
+    expected = _packed_one_by_one(as_points)
+    if odd in ("bool", "float") and paths:
+        expected = ValueError
+    assert _packed_together(paths) == expected
+    assert _packed_one_by_one(paths) == expected
+
+
+def test_a_cell_path_reads_as_its_points():
+    path = CellPath([0, 1, 11, 21, -1], 10)
+    assert len(path) == 5
+    assert path[0] == (0, 0) and path[3] == (1, 2) and path[-1] == (9, -1)
+    assert path[1:3] == [(1, 0), (1, 1)] and list(path) == path.points()
+    assert CellPath([np.int16(12)], 10).points() == [(2, 1)]
+    assert type(CellPath([np.int16(12)], 10).points()[0][0]) is int
+    for width in (0, -1, 2.0, True, None):
+        with pytest.raises(ValueError, match="grid width"):
+            CellPath([1], width)  # type: ignore[arg-type]
+    for bad in (True, 1.0, "1", None):
+        with pytest.raises(ValueError, match="not an integer"):
+            CellPath([0, bad], 10).points()  # type: ignore[list-item]
+
+
 def test_pack_points_many_takes_numpy_integers_as_pack_points_does():
     paths = [[(np.int64(x), np.int32(5)) for x in range(4)]] * 10
     assert pack_points_many(paths) == [pack_points(p) for p in paths]
@@ -183,17 +235,22 @@ def test_many_workers_store_what_one_worker_stores(tmp_path, kind, count):
 
 def test_the_chunk_size_changes_nothing_stored():
     """A kind's own chunk (:attr:`MapKind.chunk`, 32 dungeons a worker task) or any other
-    gives the same rows in seed order; a chunk that is not a positive int is refused."""
+    gives the same rows in seed order; a chunk that is not a positive int is refused. On
+    two workers the last two chunks' worth (or a little more) go in quarter chunks, so that
+    the workers end together."""
     from entityworks.catalog import generate_encoded
 
     assert all(isinstance(k.chunk, int) and k.chunk >= 1 for k in KINDS.values())
     assert map_kind("dungeon").chunk > map_kind("caves").chunk
+    expected_sizes = {None: [1, 32, 32, 32, 32] + [8] * 8 + [7],  # 199 after the first map
+                      1: [1] * 200,
+                      5: [1] + [5] * 37 + [1] * 14}
     runs = []
     for chunk in (None, 1, 5):
-        batches = list(generate_encoded("dungeon", 45, seed=2, params=SMALL, workers=2,
+        batches = list(generate_encoded("dungeon", 200, seed=2, params=SMALL, workers=2,
                                         chunk=chunk))
-        assert [len(b) for b in batches][:2] == [1, chunk or map_kind("dungeon").chunk]
-        assert [s for b in batches for s in b.column("seed")] == list(range(2, 47))
+        assert [len(b) for b in batches] == expected_sizes[chunk]
+        assert [s for b in batches for s in b.column("seed")] == list(range(2, 202))
         runs.append(_without_created_at(EncodedRows.join(batches)))
     assert runs[0] == runs[1] == runs[2]
     for bad in (0, -1, True, 2.0):

@@ -32,6 +32,10 @@ def _check_layout(result: dungeon.Dungeon) -> None:
         painted[room.y : room.y + room.height, room.x : room.x + room.width] = True
     for a, b in itertools.combinations(result.rooms, 2):
         assert _gap(a, b) >= params["room_distance"], (a, b)  # never overlap, keep apart
+    # the positions are the same corridors, cell by cell, as indices into grid.ravel()
+    assert [[divmod(p, width)[::-1] for p in path] for path in result.corridor_positions] \
+        == result.corridors
+    assert all(type(p) is int for path in result.corridor_positions for p in path)
     for path in result.corridors:
         for (x0, y0), (x1, y1) in zip(path, path[1:], strict=False):
             assert abs(x1 - x0) + abs(y1 - y0) == 1
