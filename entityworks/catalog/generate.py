@@ -13,16 +13,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._gcpause import frozen_heap
 from ..errors import EntityworksError
 from ..registry import registry as default_registry
 from ..sql.encoded import EncodedRows
-from ..sql.store import Store
 from .build import build_chunk, check_parameters, encode_chunk
 from .kinds import map_kind
 from .models import MapRecord
+
+if TYPE_CHECKING:
+    from ..sql.store import Store
 
 
 def generate_maps(kind: str, count: int, *, seed: int | None = None,
@@ -231,6 +233,10 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
 
     def flush() -> None:
         nonlocal storage, storage_cpu, flushed, store, waiting, in_transaction
+        # imported here, after the workers forked: they only encode, and never need
+        # SQLAlchemy, which this process then imports while they generate
+        from ..sql.store import Store
+
         if not isinstance(store, Store):
             store = store()
             freeze()  # the Store and what opening it imported

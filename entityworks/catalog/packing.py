@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EntityworksError
-from ..sql import sqltypes
+from ..types import storage
 from ..types.arrays import ndarray_from_bytes
 from ..types.default import registry as default_registry
 from ..types.json import json_text
@@ -670,7 +670,7 @@ def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
     same bytes in XML (plain ``.npy`` bytes are read too)."""
     return TypeInfo(
-        "PackedGrid", tp, sqltypes.binary, lambda: pyarrow_module().binary(),
+        "PackedGrid", tp, storage.binary, lambda: pyarrow_module().binary(),
         "xs:base64Binary", lambda a: bytes_to_text(pack_grid(a)),
         lambda t: unpack_grid(bytes_from_text(t)),
         to_db=pack_grid, from_db=unpack_grid,
@@ -682,7 +682,7 @@ def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
     Arrow (as a plain ``list[list[int]]`` would be)."""
     return TypeInfo(
-        "PointPath", tp, sqltypes.binary, lambda: pyarrow_module().string(), "xs:string",
+        "PointPath", tp, storage.binary, lambda: pyarrow_module().string(), "xs:string",
         _points_to_json, _points_from_json, to_db=pack_points, from_db=unpack_points,
         to_arrow=_points_to_json, from_arrow=_points_from_json,
         from_db_many=unpack_points_many, to_db_many=pack_points_many,

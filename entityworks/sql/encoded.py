@@ -7,7 +7,7 @@ sends back is an :class:`EncodedRows`: plain tuples of ints, floats, strings and
 smaller to pickle than the objects, which :meth:`entityworks.Store.insert_encoded` writes
 with the dialect's remaining work only (bind processors, SQLite's checks, companions).
 
-The encoding is the registry's own (:func:`entityworks.sql.rowcodec.rule`, the function the
+The encoding is the registry's own (:func:`entityworks.types.encoding.rule`, the function the
 Store applies), so a row encoded here is stored exactly as the same object given to
 ``insert_many`` would be. Classes with children of children are not handled (none needs it
 yet): :func:`encode_rows` refuses them.
@@ -25,7 +25,7 @@ from ..model.schema import ChildTable, TableSchema, table_schema
 from ..registry import TypeInfo, TypeRegistry, encode_error
 from ..registry import registry as default_registry
 from ..types.columns import has_none
-from .rowcodec import rule, skip_none
+from ..types.encoding import rule, skip_none
 
 #: ``(column name, registry type name)`` of each schema column: what the rows were encoded
 #: for, checked by the Store that writes them.

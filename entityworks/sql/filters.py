@@ -45,6 +45,7 @@ import sqlalchemy as sa
 from ..errors import FilterError
 from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, encode_error
+from ..types import storage
 from . import sqltypes
 from .like import LikeMatch, like_tokens
 from .tables import schema_of
@@ -154,7 +155,7 @@ def _encoded_form(column: Column) -> str | None:
     order, ``1`` and ``1.0``, ``-0.0``, a Decimal's exponent, a datetime's offset), and an
     array's equality is no single truth value."""
     info = column.info
-    if info.sql is sqltypes.json_text:
+    if info.sql in (storage.json_text, sqltypes.json_text):
         return "stored as JSON text"
     if info.encoded_as is not None:
         return f"stored as {info.encoded_as}"

@@ -32,29 +32,14 @@ import sqlalchemy as sa
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
 from ..types.columns import has_nan, has_none
+from ..types.encoding import Processor, compose, rule, skip_none
 from .dialects import for_name
 from .dialects.sqlite import SQLiteAny
 from .tables import table_companions
 
-Processor = Callable[[Any], Any] | None
-
 #: Rows per chunk of :meth:`RowCodec.gated_chunks`: ~100 KB of tuples, which stay in the CPU
 #: cache between the type check and the write (4096 measured 35 % slower on 8 columns).
 CHUNK = 1024
-
-
-def compose(first: Processor, second: Processor) -> Processor:
-    if first is None:
-        return second
-    if second is None:
-        return first
-    return lambda v: second(first(v))
-
-
-def skip_none(fn: Processor) -> Processor:
-    if fn is None:
-        return None
-    return lambda v: None if v is None else fn(v)
 
 
 def refuse_nan(value: Any) -> Any:
@@ -62,15 +47,6 @@ def refuse_nan(value: Any) -> Any:
         raise ValueError("SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
                          "a NOT NULL column, where it is refused")
     return value
-
-
-def rule(info: TypeInfo) -> Processor:
-    """The registry's rule and codec of ``info`` in one function (``None``: nothing to do)."""
-    if info.to_db is None:
-        return info.check
-    if info.check is None or info.checked_codecs:
-        return info.to_db
-    return compose(info.check, info.to_db)
 
 
 #: psycopg needs the exact PostgreSQL type of every column for a binary COPY; these are the

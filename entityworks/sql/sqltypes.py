@@ -5,7 +5,8 @@ from every backend exactly as it went in: Decimals, datetimes with microseconds 
 ones) their instant, long text and blobs on MariaDB. What a column type cannot hold at all (an
 aware datetime's offset, a Decimal's exponent where the column pads or normalises it, the sign
 of -0.0 on MariaDB) goes into a companion column (see ``registry.Companion``); the functions
-here that those companions use are ``small_integer``, ``with_scale`` and ``decimal_text``.
+that those companions use are ``small_integer`` here and :mod:`entityworks.types.values`'s
+``with_scale`` and ``decimal_text``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from ..types.columns import has_none
+from ..types.values import require_aware
 from .dialects import Dialect, for_name, names_where
 
 #: Dialects that store an instant as naive UTC (MariaDB and MySQL).
@@ -160,32 +162,6 @@ def uuid_type() -> sa.types.TypeEngine[Any]:
     return UUIDType()
 
 
-def require_naive(value: Any) -> dt.datetime:
-    if not isinstance(value, dt.datetime):
-        raise ValueError(f"expected a datetime, got {type(value).__name__}")
-    if value.tzinfo is not None:
-        raise ValueError(
-            "timezone-aware datetime in a naive datetime column; annotate the field as "
-            "entityworks.AwareDatetime to store aware values")
-    return value
-
-
-def require_aware(value: Any) -> dt.datetime:
-    if not isinstance(value, dt.datetime):
-        raise ValueError(f"expected a datetime, got {type(value).__name__}")
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError("naive datetime in an AwareDatetime column; attach a tzinfo")
-    return value
-
-
-def require_naive_time(value: Any) -> dt.time:
-    if not isinstance(value, dt.time):
-        raise ValueError(f"expected a time, got {type(value).__name__}")
-    if value.tzinfo is not None:
-        raise ValueError("times with a tzinfo are not stored; use a naive time")
-    return value
-
-
 class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     """Decimal as a number: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, sortable text
     on SQLite.
@@ -310,12 +286,6 @@ def decimal_keys(values: Sequence[Any]) -> list[Any]:
     return [t[1:] if t[0] == " " else c + "~" for t, c in zip(texts, complements, strict=True)]
 
 
-def decimal_text(value: decimal.Decimal) -> str:
-    """Plain decimal text with the exponent kept (``1.50``, ``-0.0000001``; never ``1E-7``),
-    the form ``sqlite3``, Datasette, pandas and SQL's ``sum()`` read as the number."""
-    return format(value, "f")
-
-
 def decimal_from_key(key: str) -> decimal.Decimal:
     """The number of a :func:`decimal_key` (plain decimal text, as older tables hold, too)."""
     if key.startswith("-") and key.endswith("~"):
@@ -337,25 +307,6 @@ def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
     number = decimal.Decimal  # ``c[:-1]`` is ``"-" + c[1:-1]``: translate keeps the minus
     return [number(c[:-1]) if k[0] == "-" and k[-1] == "~" else number(k)
             for k, c in zip(keys, complements, strict=True)]
-
-
-def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
-    """``value`` written with ``scale`` digits after the point (``None``: as it is).
-
-    Padding adds zeros; trimming removes only zeros a column added, never a digit.
-    """
-    if scale is None:
-        return value
-    sign, digits, exponent = value.as_tuple()
-    target = -int(scale)
-    if not isinstance(exponent, int) or exponent == target:
-        return value
-    if exponent > target:
-        return decimal.Decimal((sign, digits + (0,) * (exponent - target), target))
-    cut = target - exponent
-    if any(digits[-cut:]):
-        raise ValueError(f"{value} has more than {scale} digits after the point")
-    return decimal.Decimal((sign, digits[:-cut] or (0,), target))
 
 
 class _SQLiteText(sa.types.TypeDecorator[Any]):

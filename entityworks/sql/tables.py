@@ -37,6 +37,7 @@ from ..model.schema import (
     table_schema,
 )
 from ..registry import Companion
+from ..types import storage
 from . import sqltypes
 from .dialects import for_name
 from .dialects.sqlite import SQLiteAny
@@ -50,7 +51,7 @@ def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
 
     ``keyed``: the column is part of a composite index or unique constraint.
     """
-    if column.info.python_type is str or column.info.sql is sqltypes.text:
+    if column.info.python_type is str or column.info.sql in (storage.text, sqltypes.text):
         if column.max_length is not None:
             return sqltypes.bounded_text(column.max_length)
         if column.primary_key or column.unique or column.index or keyed:

@@ -10,7 +10,7 @@ import io
 import math
 from typing import Any, get_origin
 
-from ..sql import sqltypes
+from . import storage
 from .registry import TypeInfo, TypeRegistry, pyarrow_module
 from .scalars import bytes_from_text, bytes_to_text, refused
 
@@ -73,7 +73,7 @@ def ndarray_from_bytes(blob: bytes) -> Any:
 
 def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
-        "ndarray", tp, sqltypes.binary, lambda: pyarrow_module().binary(), "xs:base64Binary",
+        "ndarray", tp, storage.binary, lambda: pyarrow_module().binary(), "xs:base64Binary",
         lambda a: bytes_to_text(ndarray_to_bytes(a)),
         lambda t: ndarray_from_bytes(bytes_from_text(t)),
         to_db=ndarray_to_bytes, from_db=ndarray_from_bytes,

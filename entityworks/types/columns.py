@@ -212,7 +212,7 @@ def scale_column(values: Sequence[Any]) -> list[Any]:
 
 
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
-    """``format(v, "f")`` of each Decimal (``None`` for None): ``sqltypes.decimal_text``.
+    """``format(v, "f")`` of each Decimal (``None`` for None): ``values.decimal_text``.
     A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""
     if not has_none(values):
         texts = list(map(str, values))

@@ -1,13 +1,46 @@
-"""The error every writer raises for a value it cannot encode, naming its row and column.
+"""How a value is encoded by its registry entry (:func:`rule`, the rule and codec in one
+function), and the error every writer raises for a value it cannot encode, naming its row
+and column.
 
-One helper, so that the Store, the Arrow frames, XML and the SQL scripts word it alike.
+One helper each, so that the Store, the rows encoded in worker processes, the Arrow frames,
+XML and the SQL scripts apply and word them alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ValueEncodingError
+from .registry import TypeInfo
+
+#: A function applied to each value, or ``None``: nothing to do.
+Processor = Callable[[Any], Any] | None
+
+
+def compose(first: Processor, second: Processor) -> Processor:
+    """``second`` after ``first`` (either may be ``None``)."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    return lambda v: second(first(v))
+
+
+def skip_none(fn: Processor) -> Processor:
+    """``fn`` with ``None`` passed through untouched."""
+    if fn is None:
+        return None
+    return lambda v: None if v is None else fn(v)
+
+
+def rule(info: TypeInfo) -> Processor:
+    """The registry's rule and codec of ``info`` in one function (``None``: nothing to do)."""
+    if info.to_db is None:
+        return info.check
+    if info.check is None or info.checked_codecs:
+        return info.to_db
+    return compose(info.check, info.to_db)
 
 
 def encode_error(column: str, value: Any, exc: Exception, row: int | None = None

@@ -25,7 +25,7 @@ from typing import Any, get_args, get_origin
 
 from ..errors import SchemaError, UnsupportedTypeError
 from ..model.construct import check_constructible, instance_builder
-from ..sql import sqltypes
+from . import storage
 from .registry import TypeInfo, TypeRegistry, pyarrow_module, type_name, unwrap_optional
 from .scalars import check_bool, check_float, check_int, check_str, int_from_text, refused
 
@@ -225,7 +225,7 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
             raise ValueError("JSON nested too deeply") from None
 
     return TypeInfo(
-        type_name(tp), tp, sqltypes.json_text, lambda: pyarrow_module().string(), "xs:string",
+        type_name(tp), tp, storage.json_text, lambda: pyarrow_module().string(), "xs:string",
         dumps, loads, to_db=dumps, from_db=loads, to_arrow=dumps, from_arrow=loads,
         check=check, checked_codecs=True)
 # -- dataclasses nested in a column -----------------------------------------------------------
@@ -237,7 +237,7 @@ def _is_nested_dataclass(tp: Any) -> bool:
 def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
     codec = NestedCodec(tp, registry)
     return TypeInfo(
-        tp.__qualname__, tp, sqltypes.json_text, lambda: pyarrow_module().string(), "xs:string",
+        tp.__qualname__, tp, storage.json_text, lambda: pyarrow_module().string(), "xs:string",
         codec.dumps, codec.loads, to_db=codec.dumps, from_db=codec.loads,
         to_arrow=codec.dumps, from_arrow=codec.loads, check=codec.check,
         checked_codecs=True)

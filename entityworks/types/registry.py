@@ -32,12 +32,13 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 from ..errors import UnsupportedTypeError
-from ..sql import sqltypes
+from . import storage
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
 Codec = Callable[[Any], Any] | None
 
@@ -60,7 +61,7 @@ class Companion:
     join: Callable[[Any, Any], Any]
     #: What it keeps, for error messages: "the UTC offset".
     keeps: str
-    sql: Callable[[], sa.types.TypeEngine[Any]] = sqltypes.small_integer
+    sql: Callable[[], sa.types.TypeEngine[Any]] = storage.small_integer
     arrow: Callable[[], Any] | None = None
     #: Set when this companion is the column other tools read (a SQLite Decimal's plain
     #: text): it takes the field's SQL column name, and the field's own column, the one

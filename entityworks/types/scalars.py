@@ -20,8 +20,7 @@ import uuid
 from typing import Any
 
 from ..errors import UnsupportedTypeError
-from ..sql import sqltypes
-from . import columns
+from . import columns, storage, values
 from .registry import ARROW, Companion, TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
 
 # -- value rules: what each built-in type accepts ------------------------------------------
@@ -300,7 +299,7 @@ def _decimal_from_arrow(value: str | decimal.Decimal) -> decimal.Decimal:
     decimals, or by hand). A decimal column's scale beyond 30 places loses its zeros."""
     if isinstance(value, decimal.Decimal):
         if value.is_finite() and -int(value.as_tuple().exponent) > DECIMAL_FRACTION_DIGITS:
-            value = sqltypes.with_scale(value, DECIMAL_FRACTION_DIGITS)
+            value = values.with_scale(value, DECIMAL_FRACTION_DIGITS)
         return check_decimal(value)
     try:
         number = decimal.Decimal(value)
@@ -327,7 +326,7 @@ def _datetime_from_text(text: str) -> dt.datetime:
 
 def _naive_datetime_from_text(text: str) -> dt.datetime:
     # the Store's rule: an offset in a naive column is refused, never dropped
-    return sqltypes.require_naive(_datetime_from_text(text))
+    return values.require_naive(_datetime_from_text(text))
 
 
 _fromisoformat = dt.datetime.fromisoformat
@@ -396,7 +395,7 @@ def _time_from_text(text: str) -> dt.time:
     t = _FRACTION.sub(_microseconds_only, text.strip())
     if "T" in t:  # .NET keeps xs:time in a local DateTime and writes a full dateTime:
         return _datetime_from_text(t).time()  # its wall-clock time is the value
-    return sqltypes.require_naive_time(dt.time.fromisoformat(t))  # the Store's rule
+    return values.require_naive_time(dt.time.fromisoformat(t))  # the Store's rule
 
 
 _DURATION = re.compile(
@@ -498,8 +497,8 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
 
 
 _OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
-                    sqltypes.small_integer, lambda: pyarrow_module().int16())
-_SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, sqltypes.with_scale,
+                    storage.small_integer, lambda: pyarrow_module().int16())
+_SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, values.with_scale,
                    "the exponent", arrow=lambda: pyarrow_module().int8(),
                    split_column=columns.scale_column)
 #: SQLite has no decimal type: the column named after the field holds the plain decimal
@@ -507,8 +506,8 @@ _SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, sqltypes.with_scal
 #: ``sum()`` adds; entityworks compares, keys and orders by the sortable key
 #: (``sqltypes.decimal_key``) in ``<name>__key``. Tables written before keep the key under
 #: the field's name and the exponent in ``<name>__scale``.
-_PLAIN = Companion("text", sqltypes.decimal_text, _decimal_as_written, "the exponent",
-                   sqltypes.text, own="key", older=(_SCALE,),
+_PLAIN = Companion("text", values.decimal_text, _decimal_as_written, "the exponent",
+                   storage.text, own="key", older=(_SCALE,),
                    split_column=columns.decimal_text_column,
                    join_column=lambda mains, texts: columns.decimals_as_written(
                        mains, texts, _decimal_as_written))
@@ -527,12 +526,20 @@ def _decimal_companions(target: str) -> tuple[Companion, ...]:
     # SQLite's sortable key is normalised: the plain text beside it keeps the exponent.
     if target == "sqlite":
         return (_PLAIN,)
-    return (_SCALE,) if target in (*sqltypes.SCALED_DECIMAL_DIALECTS, ARROW) else ()
+    if target == ARROW:
+        return (_SCALE,)
+    from ..sql.sqltypes import SCALED_DECIMAL_DIALECTS  # a SQL table's: SQLAlchemy is there
+
+    return (_SCALE,) if target in SCALED_DECIMAL_DIALECTS else ()
 
 
 def _float_companions(target: str) -> tuple[Companion, ...]:
     # MariaDB turns -0.0 into 0 in every DOUBLE expression: the sign goes beside it.
-    return (_NEGZERO,) if target in sqltypes.MYSQL_DIALECTS else ()
+    if target == ARROW:
+        return ()
+    from ..sql.sqltypes import MYSQL_DIALECTS  # a SQL table's: SQLAlchemy is there
+
+    return (_NEGZERO,) if target in MYSQL_DIALECTS else ()
 
 
 # -- the built-in entries ----------------------------------------------------------------
@@ -551,36 +558,36 @@ def _bool_from_valid_text(text: str) -> bool:
 def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
     pa = pyarrow_module
     return [
-        (bool, TypeInfo("bool", bool, sqltypes.boolean, lambda: pa().bool_(), "xs:boolean",
+        (bool, TypeInfo("bool", bool, storage.boolean, lambda: pa().bool_(), "xs:boolean",
                         lambda b: "true" if check_bool(b) else "false", _bool_from_text,
                         from_valid_text=_bool_from_valid_text, from_db=bool,
                         plain_text=True, check=check_bool, native=bool,
                         check_column=columns.bool_column,
                         to_text_column=columns.bool_texts)),
-        (int, TypeInfo("int", int, sqltypes.big_integer, lambda: pa().int64(), "xs:long",
+        (int, TypeInfo("int", int, storage.big_integer, lambda: pa().int64(), "xs:long",
                        str, int_from_text, autoincrement=True,
                        xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True,
                        check=check_int, native=int, sqlite_typeof="integer",
                        check_column=columns.int_column,
                        to_text_column=columns.int_texts)),
-        (float, TypeInfo("float", float, sqltypes.double, lambda: pa().float64(), "xs:double",
+        (float, TypeInfo("float", float, storage.double, lambda: pa().float64(), "xs:double",
                          _float_to_text, _float_from_text,
                          xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True,
                          check=check_float, native=float, sqlite_typeof="real",
                          companions=_float_companions, check_column=columns.float_column,
                          to_text_column=columns.float_texts)),
-        (str, TypeInfo("str", str, sqltypes.text, lambda: pa().string(), "xs:string",
+        (str, TypeInfo("str", str, storage.text, lambda: pa().string(), "xs:string",
                        str, str,
                        xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
                        check=check_str, native=str, sqlite_typeof="text",
                        check_column=columns.str_column,
                        to_text_column=columns.str_texts)),
-        (bytes, TypeInfo("bytes", bytes, sqltypes.binary, lambda: pa().binary(),
+        (bytes, TypeInfo("bytes", bytes, storage.binary, lambda: pa().binary(),
                          "xs:base64Binary", bytes_to_text, bytes_from_text,
                          from_db=bytes, plain_text=True, check=check_bytes, native=bytes,
                          check_column=columns.exact_type(bytes))),
         (decimal.Decimal, TypeInfo(
-            "Decimal", decimal.Decimal, sqltypes.ExactDecimal,
+            "Decimal", decimal.Decimal, storage.exact_decimal,
             lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
             "xs:decimal", _decimal_to_text, _decimal_from_text, to_db=check_decimal,
             to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
@@ -589,7 +596,7 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             to_text_column=columns.decimal_texts,
             companions=_decimal_companions)),
         (dt.datetime, TypeInfo(
-            "datetime", dt.datetime, sqltypes.NaiveDateTime,
+            "datetime", dt.datetime, storage.naive_datetime,
             lambda: pa().timestamp("us"), "xs:dateTime",
             lambda v: check_datetime(v).isoformat(), _naive_datetime_from_text,
             from_valid_text=_naive_datetime_from_valid_text,
@@ -600,28 +607,28 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             # .NET would otherwise read a naive value as local time and shift it.
             xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
         (AWARE, TypeInfo(
-            "AwareDatetime", AwareDatetime, sqltypes.AwareDateTime,
+            "AwareDatetime", AwareDatetime, storage.aware_datetime,
             lambda: pa().timestamp("us", tz="UTC"), "xs:dateTime",
             _aware_datetime_to_text, _aware_datetime_from_text,
             to_db=check_aware_datetime, to_arrow=_aware_to_utc, plain_text=True,
             check=check_aware_datetime, companions=_aware_companions, checked_codecs=True,
             xsd_attributes={"msdata:DateTimeMode": "Utc"})),
-        (dt.date, TypeInfo("date", dt.date, sqltypes.date, lambda: pa().date32(), "xs:date",
+        (dt.date, TypeInfo("date", dt.date, storage.date, lambda: pa().date32(), "xs:date",
                            _date_to_text, _date_from_text, to_db=check_date,
                            to_arrow=check_date, plain_text=True, check=check_date,
                            checked_codecs=True)),
-        (dt.time, TypeInfo("time", dt.time, sqltypes.time, lambda: pa().time64("us"),
+        (dt.time, TypeInfo("time", dt.time, storage.time, lambda: pa().time64("us"),
                            "xs:time", lambda v: check_time(v).isoformat(),
                            _time_from_text, to_db=check_time,
                            to_arrow=check_time, plain_text=True, check=check_time,
                            checked_codecs=True)),
         (dt.timedelta, TypeInfo(
-            "timedelta", dt.timedelta, sqltypes.big_integer, lambda: pa().duration("us"),
+            "timedelta", dt.timedelta, storage.big_integer, lambda: pa().duration("us"),
             "xs:duration", _timedelta_to_text, _timedelta_from_text,
             to_db=_timedelta_to_db, from_db=_micros_to_timedelta, to_arrow=check_timedelta,
             plain_text=True, check=check_timedelta, checked_codecs=True)),
         (uuid.UUID, TypeInfo(
-            "UUID", uuid.UUID, sqltypes.uuid_type, lambda: pa().string(), "xs:string",
+            "UUID", uuid.UUID, storage.uuid_type, lambda: pa().string(), "xs:string",
             _uuid_to_text, lambda t: uuid.UUID(t.strip()), to_db=check_uuid,
             from_db=_as_uuid, to_arrow=_uuid_to_text, from_arrow=uuid.UUID,
             plain_text=True, check=check_uuid, checked_codecs=True,

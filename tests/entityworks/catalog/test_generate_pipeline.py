@@ -7,8 +7,11 @@ what the object path (``map_record`` then ``encode_rows``) stores, whatever the 
 from __future__ import annotations
 
 import contextlib
+import pickle
 import random
 import sqlite3
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -288,3 +291,43 @@ def test_the_command_closes_its_catalog_and_exits_cleanly(tmp_path):
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert conn.execute("SELECT seed FROM maps ORDER BY id").fetchall() == [
             (s,) for s in range(5, 17)]
+
+
+def test_workers_encode_without_sqlalchemy():
+    """The pool's workers fork before the writer opens its database, and encoding needs no
+    SQLAlchemy (the registry names its SQL types, :mod:`entityworks.types.storage`): the
+    one import of it happens in the writer while the workers generate, not before them."""
+    code = ("import sys\n"
+            "from entityworks.catalog.generate import generate_encoded\n"
+            "rows = list(generate_encoded('dungeon', 6, seed=1, workers=2, chunk=2,\n"
+            "                             params={'width': 60, 'height': 40}))\n"
+            "corridors = [c for r in rows for c in r.children if c.field == 'corridors']\n"
+            "assert sum(map(len, rows)) == 6 and sum(len(c.rows) for c in corridors) > 6\n"
+            "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_registry_names_the_sql_types_it_stands_for():
+    """Each built-in entry's ``sql`` is a :class:`StorageType` that makes what
+    :mod:`entityworks.sql.sqltypes` makes, on every dialect, and travels by pickle as
+    itself."""
+    import sqlalchemy as sa
+    from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+    from entityworks.registry import registry
+    from entityworks.sql import sqltypes
+    from entityworks.types import storage
+
+    infos = [info for _, info in registry.entries()] + [registry.lookup(dict[str, int])]
+    named = {info.sql for info in infos if isinstance(info.sql, storage.StorageType)}
+    assert {n.name for n in named} >= {"big_integer", "text", "ExactDecimal", "binary",
+                                         "json_text", "NaiveDateTime", "AwareDateTime"}
+    for made in named:
+        assert pickle.loads(pickle.dumps(made)) is made and repr(made).startswith("Storage")
+        for dialect in (sqlite.dialect(), postgresql.dialect(), mysql.dialect()):
+            ours = made().compile(dialect=dialect)
+            theirs = getattr(sqltypes, made.name)().compile(dialect=dialect)
+            assert ours == theirs
+            assert isinstance(made(), sa.types.TypeEngine)

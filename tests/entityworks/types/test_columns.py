@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from entityworks.sql import sqltypes
 from entityworks.types import columns, scalars
+from entityworks.types.values import decimal_text
 
 D = decimal.Decimal
 
@@ -122,7 +123,7 @@ def test_decimal_keys_and_back(values: list[Any]) -> None:
     assert sqltypes.decimals_from_keys(keys) == [
         None if k is None else sqltypes.decimal_from_key(k) for k in keys]
     assert columns.decimal_text_column(values) == [
-        None if v is None else sqltypes.decimal_text(v) for v in values]
+        None if v is None else decimal_text(v) for v in values]
     assert columns.scale_column(values) == [
         None if v is None else -v.as_tuple().exponent for v in values]
 

@@ -1,0 +1,64 @@
+"""The SQL storage types the registry's entries name, made when a table is built.
+
+An entry's ``sql`` is a function giving its SQLAlchemy type (:mod:`entityworks.sql.sqltypes`).
+The built-in entries name them here instead of importing that module, so that building the
+registry, and encoding rows with it, never imports SQLAlchemy: a catalog's worker processes,
+forked before the writer opens its database, only encode.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+
+class StorageType:
+    """The storage type ``name`` of :mod:`entityworks.sql.sqltypes` (a function or a type
+    class there): calling this calls that, importing the module then."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self) -> sa.types.TypeEngine[Any]:
+        from ..sql import sqltypes
+
+        made: sa.types.TypeEngine[Any] = getattr(sqltypes, self.name)()
+        return made
+
+    def __repr__(self) -> str:
+        return f"StorageType({self.name!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (named, (self.name,))
+
+
+def named(name: str) -> StorageType:
+    """The storage type called ``name`` (one object per name, so ``is`` compares them)."""
+    return _NAMED[name]
+
+
+_NAMED: dict[str, StorageType] = {n: StorageType(n) for n in (
+    "big_integer", "small_integer", "boolean", "double", "text", "binary", "json_text",
+    "date", "time", "uuid_type", "ExactDecimal", "NaiveDateTime", "AwareDateTime")}
+
+big_integer = _NAMED["big_integer"]
+small_integer = _NAMED["small_integer"]
+boolean = _NAMED["boolean"]
+double = _NAMED["double"]
+text = _NAMED["text"]
+binary = _NAMED["binary"]
+json_text = _NAMED["json_text"]
+date = _NAMED["date"]
+time = _NAMED["time"]
+uuid_type = _NAMED["uuid_type"]
+exact_decimal = _NAMED["ExactDecimal"]
+naive_datetime = _NAMED["NaiveDateTime"]
+aware_datetime = _NAMED["AwareDateTime"]
+
+__all__ = ["StorageType", "aware_datetime", "big_integer", "binary", "boolean", "date",
+           "double", "exact_decimal", "json_text", "naive_datetime", "named", "small_integer",
+           "text", "time", "uuid_type"]
