@@ -109,6 +109,52 @@ def insert_sql(db: Database, model: BoundModel) -> str:
     return sql
 
 
+#: Rows per statement of :func:`insert_driver_rows`: one INSERT of many rows runs one
+#: prepared statement for all of them, about a third less work for SQLite than as many
+#: one-row executions (measured on a catalog's corridor rows).
+ROWS_PER_INSERT = 64
+#: Parameters a statement may hold on the oldest SQLite the driver may link (999; 32766
+#: since 3.32).
+_SQLITE_PARAMETERS = 999
+
+
+def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
+    """The INSERT of ``rows`` rows in one statement, compiled, its positional parameters
+    each row's ``model.names`` in turn; ``None`` where the compiled order differs."""
+    kind = f"insert:{rows}"
+    if kind not in model.sql_cache:
+        names = model.names
+        stmt = model.table.insert().values([
+            {name: sa.bindparam(f"r{r}_{i}") for i, name in enumerate(names)}
+            for r in range(rows)])
+        compiled = stmt.compile(dialect=db.dialect)
+        expected = [f"r{r}_{i}" for r in range(rows) for i in range(len(names))]
+        columns = [c.key for c in model.table.columns if c.key in names]
+        same = list(compiled.positiontup or []) == expected and columns == names
+        model.sql_cache[kind] = compiled.string if same else ""
+    return model.sql_cache[kind] or None
+
+
+def insert_driver_rows(db: Database, cursor: Any, model: BoundModel,
+                       rows: Sequence[Sequence[Any]]) -> None:
+    """Insert SQL rows bound for the driver with its own cursor (SQLite): as many as fill
+    whole statements of :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way,
+    the rest one row per execution. A refused row fails its statement; the caller's
+    savepoint undoes the call and locates the row with the one-row statement."""
+    per = min(ROWS_PER_INSERT, _SQLITE_PARAMETERS // max(1, len(model.names)))
+    whole = len(rows) // per * per if per > 1 and len(rows) >= per else 0
+    statement = multi_insert_sql(db, model, per) if whole else None
+    if statement is None:
+        whole = 0
+    else:
+        groups = [tuple(chain.from_iterable(rows[i:i + per])) for i in range(0, whole, per)]
+        cursor.executemany(statement, logged(statement, groups, "executemany", db.engine))
+    if whole < len(rows):
+        single = insert_sql(db, model)
+        rest = rows[whole:] if whole else rows
+        cursor.executemany(single, logged(single, rest, "executemany", db.engine))
+
+
 def raw_insert_sql(db: Database, model: BoundModel) -> str | None:
     """The INSERT compiled for the driver's own ``executemany`` (``Dialect.raw_inserts``)
     with positional parameters in the order of ``model.names``; ``None`` (SQLAlchemy's
@@ -356,6 +402,7 @@ def restated_keys(db: Database, model: BoundModel) -> list[str]:
     return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
 
 
-__all__ = ["BATCH", "as_dicts", "cached_statement", "copy_instances", "copy_keys_gated",
-           "copy_rows", "encode_fast", "encode_rows", "insert_sql", "raw_insert_sql",
+__all__ = ["BATCH", "ROWS_PER_INSERT", "as_dicts", "cached_statement", "copy_instances",
+           "copy_keys_gated", "copy_rows", "encode_fast", "encode_rows", "insert_driver_rows",
+           "insert_sql", "multi_insert_sql", "raw_insert_sql",
            "restated_keys", "row_getter", "upsert_sql", "write_rows"]

@@ -35,6 +35,7 @@ from .bulk import (
     copy_instances,
     copy_keys_gated,
     copy_rows,
+    insert_driver_rows,
     insert_sql,
     restated_keys,
     upsert_sql,
@@ -167,11 +168,9 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
         at_row: RowNumber = lambda i: number(given[i])  # noqa: E731
         if raw_rows:
             sqlrows = sql_rows(given, True)
-            statement = insert_sql(db, model)
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            guard(db, conn, model, lambda: cursor.executemany(
-                statement, logged(statement, sqlrows, "executemany", db.engine)),
-                at_row, raw=(statement, lambda: sqlrows))
+            guard(db, conn, model, lambda: insert_driver_rows(db, cursor, model, sqlrows),
+                  at_row, raw=(insert_sql(db, model), lambda: sqlrows))
             return keys
         if db.backend.copies:  # one COPY of the bound rows
             bound = sql_rows(given, True)

@@ -4,6 +4,7 @@ read back equals what ``insert_many`` of the same objects gives, on every backen
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import logging
@@ -11,7 +12,9 @@ import math
 import os
 import pickle
 import random
+import sqlite3
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -177,6 +180,30 @@ def test_a_refused_row_leaves_nothing_and_is_named(tmp_path):
         assert store.count(MapRecord) == 0
     finally:
         store.close()
+
+
+def test_a_refused_child_row_among_many_is_named_and_nothing_kept(tmp_path):
+    """SQLite takes child rows 64 to a statement: a row the database refuses in the middle of
+    one (a text length, which the column's type check refuses) still names its owner's row
+    and its column, and the whole batch is undone."""
+    store = _catalog(f"sqlite:///{tmp_path / 'c.db'}")
+    rows = encode_rows([m for c in generate_maps("dungeon", 12, seed=5) for m in c])
+    corridors = next(c for c in rows.children if c.field == "corridors")
+    assert len(corridors.rows) > 3 * 64
+    at = 64 + 37  # in the second statement of 64 rows
+    owner = next(i for i, end in enumerate(accumulate(corridors.counts)) if end > at)
+    bad = list(corridors.rows[at])
+    bad[1] = "long"  # (position, length, ...): length
+    corridors.rows[at] = tuple(bad)
+    try:
+        with pytest.raises(WriteError, match=f"row {owner}") as refused:
+            store.insert_encoded(rows)
+        assert refused.value.column == "length"
+        assert store.count(MapRecord) == 0
+    finally:
+        store.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "c.db")) as conn:
+        assert conn.execute("SELECT count(*) FROM maps_corridors").fetchone() == (0,)
 
 
 def test_explicit_keys_are_kept_and_a_clash_is_named(backend_url):
