@@ -111,7 +111,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_WHERE) | set(_MODULES))
 
 
-__version__ = "0.2.2"
+__version__ = "0.2.3"
 
 __all__ = [
     "AWARE",
