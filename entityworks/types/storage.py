@@ -32,13 +32,22 @@ class StorageType:
     def __repr__(self) -> str:
         return f"StorageType({self.name!r})"
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is StorageType and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((StorageType, self.name))
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (named, (self.name,))
 
 
 def named(name: str) -> StorageType:
-    """The storage type called ``name`` (one object per name, so ``is`` compares them)."""
-    return _NAMED[name]
+    """The storage type called ``name``: one object per name, kept across pickling."""
+    made = _NAMED.get(name)
+    if made is None:
+        made = _NAMED.setdefault(name, StorageType(name))
+    return made
 
 
 _NAMED: dict[str, StorageType] = {n: StorageType(n) for n in (

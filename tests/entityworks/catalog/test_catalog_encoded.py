@@ -409,3 +409,51 @@ def test_pool_workers_run_at_the_writers_priority():
     with ProcessPoolExecutor(1, initializer=generate._worker_setup) as pool:
         worker = pool.submit(os.nice, 0).result()
     assert worker == os.nice(0)
+
+
+@dataclass
+class Reading:
+    at: int
+    a: int
+    b: int
+    c: int
+    d: int
+    e: float
+    f: str
+    g: str | None
+    h: int
+    i: int
+    j: int
+    k: int
+    m: int
+    n: int
+    o: int
+    p: int
+    q: int
+    r: int
+    s: int
+    t: int
+
+
+@entity("stations")
+class Station:
+    id: int | None = primary_key()
+    name: str = ""
+    readings: list[Reading] = field(default_factory=list)
+
+
+def test_many_rows_of_a_wide_table_go_in_whole_statements_and_come_back(store):
+    """Child rows of 22 columns go 45 to a statement on SQLite (999 parameters at most):
+    over a thousand of them, and stations with given keys, come back equal and in order on
+    every backend."""
+    rng = random.Random(9)
+    stations = [Station(10 + s, f"s{s}", [
+        Reading(n, *(rng.randint(-9, 9) for _ in range(4)), rng.random(), f"r{n}",
+                None if n % 3 else "x", *(rng.randint(0, 2**40) for _ in range(12)))
+        for n in range(rng.randint(0, 60))]) for s in range(41)]
+    assert sum(len(s.readings) for s in stations) > 1000
+    store.create(Station)
+    assert store.insert_encoded(encode_rows(stations)) == [s.id for s in stations]
+    assert list(store.select(Station, order_by="id")) == stations
+    if store.dialect.name == "sqlite":  # the statements of whole groups were taken
+        assert "insert:45" in dict(store.model(Station).children)["readings"].sql_cache

@@ -326,6 +326,7 @@ def test_the_registry_names_the_sql_types_it_stands_for():
                                          "json_text", "NaiveDateTime", "AwareDateTime"}
     for made in named:
         assert pickle.loads(pickle.dumps(made)) is made and repr(made).startswith("Storage")
+        assert made == storage.StorageType(made.name) and made in {storage.named(made.name)}
         for dialect in (sqlite.dialect(), postgresql.dialect(), mysql.dialect()):
             ours = made().compile(dialect=dialect)
             theirs = getattr(sqltypes, made.name)().compile(dialect=dialect)
