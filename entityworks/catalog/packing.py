@@ -273,6 +273,8 @@ class CellPath(Sequence[tuple[int, int]]):
     integer; the points are worked out when asked for."""
 
     __slots__ = ("positions", "width")
+    positions: Sequence[int]
+    width: int
 
     def __init__(self, positions: Sequence[int], width: int) -> None:
         if type(width) is not int or width < 1:

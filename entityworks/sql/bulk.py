@@ -1,6 +1,7 @@
 """Bulk writing: instances encoded to SQL rows and sent in batches by the dialect's fastest
-path (SQLite's ``executemany`` on the raw cursor, PostgreSQL's binary COPY, SQLAlchemy's
-``executemany`` elsewhere), with the compiled INSERT and upsert statements cached per model.
+path (SQLite's ``executemany`` on the raw cursor, inserts 64 rows to a statement, PostgreSQL's
+binary COPY, SQLAlchemy's ``executemany`` elsewhere), with the compiled INSERT and upsert
+statements cached per model.
 
 Kept apart from :mod:`~entityworks.sql.write`, which decides what to write (keys, child
 rows, updates, deletes); this module only moves rows.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import decimal
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 
 import sqlalchemy as sa
@@ -136,23 +137,27 @@ def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
 
 
 def insert_driver_rows(db: Database, cursor: Any, model: BoundModel,
-                       rows: Sequence[Sequence[Any]]) -> None:
-    """Insert SQL rows bound for the driver with its own cursor (SQLite): as many as fill
-    whole statements of :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way,
-    the rest one row per execution. A refused row fails its statement; the caller's
-    savepoint undoes the call and locates the row with the one-row statement."""
+                       rows: Iterable[Sequence[Any]], count: int) -> None:
+    """Insert the ``count`` SQL rows of ``rows`` (bound for the driver, a list or a stream)
+    with the driver's own cursor (SQLite): as many as fill whole statements of
+    :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way, the rest one row per
+    execution. A refused row fails its statement; the caller's savepoint undoes the call,
+    and the caller finds the row with the one-row statement."""
     per = min(ROWS_PER_INSERT, _SQLITE_PARAMETERS // max(1, len(model.names)))
-    whole = len(rows) // per * per if per > 1 and len(rows) >= per else 0
+    whole = count // per if per > 1 else 0
     statement = multi_insert_sql(db, model, per) if whole else None
-    if statement is None:
-        whole = 0
+    single = insert_sql(db, model)
+    # logged as the one-row statement it repeats (the rows listed only at DEBUG)
+    how = "executemany" if statement is None else f"executemany, {per} to a statement"
+    rest = iter(logged(single, rows, how, db.engine))
+    if statement is not None:
+        cursor.executemany(statement, (tuple(chain.from_iterable(islice(rest, per)))
+                                       for _ in range(whole)))
+        whole *= per
     else:
-        groups = [tuple(chain.from_iterable(rows[i:i + per])) for i in range(0, whole, per)]
-        cursor.executemany(statement, logged(statement, groups, "executemany", db.engine))
-    if whole < len(rows):
-        single = insert_sql(db, model)
-        rest = rows[whole:] if whole else rows
-        cursor.executemany(single, logged(single, rest, "executemany", db.engine))
+        whole = 0
+    if whole < count:
+        cursor.executemany(single, rest)
 
 
 def raw_insert_sql(db: Database, model: BoundModel) -> str | None:
@@ -236,8 +241,13 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
                 rows = map(row_getter(model), part)
             if len(part) == 1:
                 rows = list(rows)  # compared with its checked form if refused
-            error = refused(db, conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
-                statement, logged(statement, r, "executemany", engine)))
+            if kind == "insert":  # whole statements of many rows, then one row each
+                count = len(part)
+                error = refused(db, conn, lambda r=rows, c=cursor, n=count:  # type: ignore[misc]
+                                insert_driver_rows(db, c, model, r, n))
+            else:
+                error = refused(db, conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
+                    statement, logged(statement, r, "executemany", engine)))
             if error is not None:
                 # Refused: check every value in Python, which names a value of the wrong
                 # type (or converts what typing allows, an int in a float field), then

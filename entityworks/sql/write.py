@@ -169,7 +169,8 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
         if raw_rows:
             sqlrows = sql_rows(given, True)
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            guard(db, conn, model, lambda: insert_driver_rows(db, cursor, model, sqlrows),
+            guard(db, conn, model, lambda: insert_driver_rows(db, cursor, model, sqlrows,
+                                                              len(sqlrows)),
                   at_row, raw=(insert_sql(db, model), lambda: sqlrows))
             return keys
         if db.backend.copies:  # one COPY of the bound rows

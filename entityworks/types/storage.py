@@ -19,6 +19,7 @@ class StorageType:
     class there): calling this calls that, importing the module then."""
 
     __slots__ = ("name",)
+    name: str
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -54,19 +55,19 @@ _NAMED: dict[str, StorageType] = {n: StorageType(n) for n in (
     "big_integer", "small_integer", "boolean", "double", "text", "binary", "json_text",
     "date", "time", "uuid_type", "ExactDecimal", "NaiveDateTime", "AwareDateTime")}
 
-big_integer = _NAMED["big_integer"]
-small_integer = _NAMED["small_integer"]
-boolean = _NAMED["boolean"]
-double = _NAMED["double"]
-text = _NAMED["text"]
-binary = _NAMED["binary"]
-json_text = _NAMED["json_text"]
-date = _NAMED["date"]
-time = _NAMED["time"]
-uuid_type = _NAMED["uuid_type"]
-exact_decimal = _NAMED["ExactDecimal"]
-naive_datetime = _NAMED["NaiveDateTime"]
-aware_datetime = _NAMED["AwareDateTime"]
+big_integer: StorageType = _NAMED["big_integer"]
+small_integer: StorageType = _NAMED["small_integer"]
+boolean: StorageType = _NAMED["boolean"]
+double: StorageType = _NAMED["double"]
+text: StorageType = _NAMED["text"]
+binary: StorageType = _NAMED["binary"]
+json_text: StorageType = _NAMED["json_text"]
+date: StorageType = _NAMED["date"]
+time: StorageType = _NAMED["time"]
+uuid_type: StorageType = _NAMED["uuid_type"]
+exact_decimal: StorageType = _NAMED["ExactDecimal"]
+naive_datetime: StorageType = _NAMED["NaiveDateTime"]
+aware_datetime: StorageType = _NAMED["AwareDateTime"]
 
 __all__ = ["StorageType", "aware_datetime", "big_integer", "binary", "boolean", "date",
            "double", "exact_decimal", "json_text", "naive_datetime", "named", "small_integer",

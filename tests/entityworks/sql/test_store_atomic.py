@@ -65,6 +65,12 @@ def _failing_calls(store: Store) -> list[tuple[str, object]]:
         ("insert_many generated keys", lambda: store.insert_many(
             [Path(None, "g1"), Path(None, "g2"), Path(2, "dup")], batch_size=1)),
         ("insert with bad child", lambda: store.insert(Path(20, "c", bad_child))),
+        # SQLite inserts 64 rows to a statement: a refusal inside the second of them
+        ("insert_many, a clash among many", lambda: store.insert_many(
+            [Path(1 if i == 99 else 100 + i, f"p{i}") for i in range(200)])),
+        ("insert_many, a bad child among many", lambda: store.insert_many(
+            [Path(300, "many", [Step(i) for i in range(150)] + [Step("x")]  # type: ignore[list-item]
+                  + [Step(i) for i in range(20)])])),
         ("insert child batches", lambda: store.insert_many(
             [Path(30, "a", [Step(1)] * 3), Path(31, "b", [Step(1), Step("x")])],  # type: ignore[list-item]
             batch_size=2)),
@@ -94,6 +100,17 @@ def test_failed_write_inside_transaction_changes_nothing(paths: Store, name: str
     assert [p.id for p in parents] == [1, 2, 5, 6]
     assert parents[0] == Path(1, "one", [Step(1), Step(2)])
     assert children == [(1, 0, 1), (1, 1, 2), (2, 0, 3)]
+
+
+def test_a_refusal_among_many_rows_names_its_row(paths: Store) -> None:
+    with pytest.raises(WriteError, match="row 99") as refused:
+        paths.insert_many([Path(1 if i == 99 else 100 + i, f"p{i}") for i in range(200)])
+    assert refused.value.row == 99
+    with pytest.raises(EntityworksError, match="row 0") as refused:  # a str in an int
+        paths.insert_many([Path(300, "many", [Step(i) for i in range(150)] + [Step("x")]  # type: ignore[list-item]
+                                + [Step(i) for i in range(20)])])
+    assert refused.value.column == "x"  # type: ignore[attr-defined]
+    assert [p.id for p in paths.select(Path)] == [1, 2]
 
 
 @pytest.mark.parametrize("name", CALLS)
