@@ -9,8 +9,8 @@ The row is ``Mixed`` (int key, int, float, str, bool, datetime, ``str | None`` 2
 conversions inside its clock:
 
 * to Arrow: rows -> column lists (``list(map(attrgetter(name), rows))``, faster than
-  ``zip(*map(attrgetter(...)))``), the Decimal column's exponents (our ``amount__scale``
-  companion; one ``same_quantum`` pass when they are all the same, else ``as_tuple``),
+  ``zip(*map(attrgetter(...)))``), the Decimal column's exponents (the ``scale`` beside ``value`` in
+  our ``amount`` struct; one ``same_quantum`` pass when they are all the same, else ``as_tuple``),
   ``pa.Table.from_pydict(columns, schema)`` with the schema our table has (given to the
   peer for free, the fitted decimal type included);
 * to pandas: the same table ``.to_pandas(types_mapper=pd.ArrowDtype)`` (our frame's dtypes);
@@ -37,6 +37,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,16 +70,23 @@ def peer_scales(column: list[Any]) -> list[Any]:
 def peer_table(cls: type, rows: list[Any], schema: pa.Schema) -> pa.Table:
     """The peer's table: column lists and ``from_pydict`` with the known schema."""
     names = [f.name for f in dataclasses.fields(cls)]
-    columns = {name: list(map(attrgetter(name), rows)) for name in names}
+    columns: dict[str, Any] = {name: list(map(attrgetter(name), rows)) for name in names}
     for name in names:
-        if f"{name}__scale" in schema.names:  # a Decimal's exponents, as ours keeps them
-            columns[f"{name}__scale"] = peer_scales(columns[name])
+        kind = schema.field(name).type
+        if pa.types.is_struct(kind):  # a Decimal and its exponents, as ours keeps them
+            values = columns[name]
+            own = pa.array(values, type=kind.field("value").type)
+            columns[name] = pa.StructArray.from_arrays(
+                [own, pa.array(peer_scales(values), type=kind.field("scale").type)],
+                fields=list(kind), mask=own.is_null() if own.null_count else None)
     return pa.Table.from_pydict(columns, schema=schema)
 
 
 def peer_objects(cls: type, table: pa.Table) -> list[Any]:
     names = [f.name for f in dataclasses.fields(cls)]
-    return list(map(cls, *(table.column(name).to_pylist() for name in names)))
+    return list(map(cls, *((pc.struct_field(table.column(name), "value")
+                            if pa.types.is_struct(table.schema.field(name).type)
+                            else table.column(name)).to_pylist() for name in names)))
 
 
 def to_side(cls: type, row: str, rows: list[Any], repeat: int, workdir: Path,

@@ -14,8 +14,10 @@ import dataclasses
 import datetime as dt
 import decimal
 import enum
+import inspect
 import re
 import tempfile
+import textwrap
 import uuid
 from pathlib import Path
 from typing import Any
@@ -134,17 +136,109 @@ def types_table() -> str:
     return head + "\n" + "\n".join(rows) + "\n"
 
 
+def _escaped(text: str) -> str:
+    """Prose for Markdown, shown as written: no character starts emphasis, a link or HTML."""
+    return re.sub(r"([\\`*_\[\]|])", r"\\\1", text).replace("<", "&lt;")
+
+
+def _help_markdown(text: str) -> list[str]:
+    """A command's help as ``--help`` shows it: click's ``\b`` paragraphs (examples, tables)
+    as text blocks, line for line; the others as paragraphs, whole (no short-help cut)."""
+    out: list[str] = []
+    text = inspect.cleandoc(text).partition("\f")[0]
+    for paragraph in re.split(r"\n\s*\n", text.strip()):
+        lines = paragraph.splitlines()
+        if lines[0].strip() == "\b":
+            out += ["```text", *textwrap.dedent("\n".join(lines[1:])).splitlines(), "```", ""]
+        else:
+            out += [_escaped(" ".join(line.strip() for line in lines)), ""]
+    return out
+
+
+def _type(option: Any, ctx: Any) -> str:
+    """The value an option takes: what ``--help`` shows after its name, ranges spelt out."""
+    import click
+
+    if option.is_flag:
+        return "flag"
+    kind = option.type
+    if isinstance(kind, click.Choice):
+        return "one of " + ", ".join(f"`{choice}`" for choice in kind.choices)
+    shown = f"`{option.make_metavar(ctx)}`"
+    if isinstance(kind, click.IntRange | click.FloatRange):
+        bounds = [f"{'>' if kind.min_open else '>='} {kind.min}" if kind.min is not None else "",
+                  f"{'<' if kind.max_open else '<='} {kind.max}" if kind.max is not None else ""]
+        shown += " " + ", ".join(b for b in bounds if b)
+    return shown + (" (repeatable)" if option.multiple else "")
+
+
+def _default(option: Any, ctx: Any) -> str:
+    """The default as a value, or nothing: click's "no default" marker (``Sentinel.UNSET``
+    since click 8.3), ``None`` and an unset flag show as an empty cell."""
+    extra = option.get_help_extra(ctx)
+    if "default" in extra:  # what --help itself says (show_default), e.g. "(the CPU count)"
+        return f"`{extra['default']}`"
+    value = option.get_default(ctx, call=False)
+    if option.is_flag and isinstance(value, bool):
+        if option.secondary_opts:
+            return f"`{(option.opts if value else option.secondary_opts)[0]}`"
+        return "`on`" if value else ""
+    if isinstance(value, tuple | list) and all(isinstance(v, str | int | float) for v in value):
+        return " ".join(f"`{v}`" for v in value)
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return f"`{value}`"
+    return ""
+
+
+def _command_markdown(command: Any, ctx: Any, depth: int) -> list[str]:
+    import click
+
+    path = ctx.command_path
+    anchor = path.replace(" ", "-")
+    out = [f"{'#' * depth} {path} {{ #{anchor} data-toc-label='{ctx.info_name}' }}", ""]
+    out += _help_markdown(command.help or "")
+    usage = " ".join([path, *command.collect_usage_pieces(ctx)])
+    out += ["**Usage:**", "", "```text", usage, "```", ""]
+    options = [p for p in command.get_params(ctx)
+               if isinstance(p, click.Option) and not p.hidden]
+    if options:
+        out += ["**Options:**", "", "| Name | Value | Description | Default |",
+                "| ---- | ----- | ----------- | ------- |"]
+        for option in options:
+            names = ", ".join(f"`{name}`" for name in option.opts)
+            if option.secondary_opts:
+                names += " / " + ", ".join(f"`{name}`" for name in option.secondary_opts)
+            described = _escaped(option.help or "") + (" (required)" if option.required else "")
+            out.append(f"| {names} | {_type(option, ctx)} | {described} "
+                       f"| {_default(option, ctx)} |")
+        out.append("")
+    if command.epilog:  # after the options, as --help prints it
+        out += _help_markdown(command.epilog)
+    if isinstance(command, click.Group):
+        names = command.list_commands(ctx)
+        out += ["**Subcommands:**", ""]
+        for name in names:
+            sub = command.get_command(ctx, name)
+            # the whole first sentence, never click's 45-character cut
+            short = sub.get_short_help_str(limit=10_000)
+            out.append(f"- [{name}](#{anchor}-{name}): {_escaped(short)}")
+        out.append("")
+        for name in names:
+            sub = command.get_command(ctx, name)
+            sub_ctx = click.Context(sub, info_name=name, parent=ctx, **sub.context_settings)
+            out += _command_markdown(sub, sub_ctx, depth + 1)
+    return out
+
+
 def cli_reference() -> str:
     """Every command's usage, options and help, from the click commands themselves (through
-    mkdocs-click's generator), with brackets that are not links escaped."""
-    from mkdocs_click._docs import make_command_docs
+    click's public API only), examples kept line for line."""
+    import click
 
     from entityworks.cli.group import cli
 
-    lines = make_command_docs("entityworks", cli, depth=1, style="table",
-                              list_subcommands=True, has_attr_list=True)
-    text = "\n".join(lines)
-    return re.sub(r"(\w)\[(\w)\]\[(\w)\]", r"\1\\[\2\\]\\[\3\\]", text)
+    ctx = click.Context(cli, info_name="entityworks", **cli.context_settings)
+    return "\n".join(_command_markdown(cli, ctx, 2))
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
@@ -153,7 +247,6 @@ def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_reference())
     return markdown
-
 
 
 def on_files(files: Any, config: Any) -> Any:

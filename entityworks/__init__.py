@@ -25,8 +25,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see belo
 _LAZY: dict[str, tuple[str, ...]] = {
     "errors": ("ConfigurationError", "EntityworksError", "FilterError", "InvalidNameError",
                "NoSuchTableError", "NotFoundError", "OutputPathError", "SchemaError",
-               "UnknownColumnError", "UnknownTableError", "UnsupportedTypeError",
-               "ValueEncodingError", "WriteError", "XMLImportError"),
+               "StoredValueError", "UnknownColumnError", "UnknownTableError",
+               "UnsupportedTypeError", "ValueEncodingError", "WriteError", "XMLImportError"),
     "sql.filters": ("col",),
     "arrow": ("arrow_schema", "from_arrow", "from_pandas", "read_parquet", "to_arrow",
                "to_pandas", "write_parquet"),
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         NotFoundError,
         OutputPathError,
         SchemaError,
+        StoredValueError,
         UnknownColumnError,
         UnknownTableError,
         UnsupportedTypeError,
@@ -111,7 +112,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_WHERE) | set(_MODULES))
 
 
-__version__ = "0.2.3"
+__version__ = "0.3.0"
 
 __all__ = [
     "AWARE",
@@ -130,6 +131,7 @@ __all__ = [
     "StatementTemplates",
     "References",
     "Store",
+    "StoredValueError",
     "TableSchema",
     "TypeInfo",
     "TypeRegistry",

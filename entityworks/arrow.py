@@ -2,32 +2,44 @@
 
 The Arrow schema is built from the registry (``TypeInfo.arrow``), never inferred from the
 values, so an all-``None`` column still has its type and an ``Optional[int]`` stays int64.
-The one exception is the size of a decimal type: a ``Decimal`` column is the narrowest
-``decimal128(p, s)`` holding all of its values (``s``: the most digits after the point of any
-value; ``p``: ``s`` plus the most digits before it), ``decimal256(p, s)`` when ``p`` exceeds
-decimal128's 38 (the registry's rule allows 35 + 30 digits), so pyarrow, pandas, Parquet
-readers and SQL engines compute with it as numbers. A column without a value (an empty table,
-only ``None``) is ``decimal256(65, 30)``, MariaDB's DECIMAL(65, 30), where every accepted
-value fits. Batches of one query (``rows_to_arrow``) are cast, without loss, to the widest.
-Conversion is column-wise: one attribute getter and one ``pyarrow.array`` call per column,
-with the registry's ``to_arrow`` / ``from_arrow`` applied only where a type needs them. In
-pandas every column uses ``pandas.ArrowDtype``: nullable ints stay integers, and ``None``
-stays distinct from ``NaN`` and from the empty string, so the round trip is exact.
+The one exception is the size of a decimal type: a ``Decimal`` column's ``value`` is the
+narrowest ``decimal128(p, s)`` holding all of its values (``s``: the most digits after the
+point of any value; ``p``: ``s`` plus the most digits before it), ``decimal256(p, s)`` when
+``p`` exceeds decimal128's 38 (the registry's rule allows 35 + 30 digits), so pyarrow,
+pandas, Parquet readers and SQL engines compute with it as numbers. A column without a value
+(an empty table, only ``None``) is ``decimal256(65, 30)``, MariaDB's DECIMAL(65, 30), where
+every accepted value fits. Batches of one query (``rows_to_arrow``) are cast, without loss,
+to the widest. Conversion is column-wise: one attribute getter and one ``pyarrow.array``
+call per column, with the registry's ``to_arrow`` / ``from_arrow`` applied only where a type
+needs them. In pandas every column uses ``pandas.ArrowDtype``: nullable ints stay integers,
+and ``None`` stays distinct from ``NaN`` and from the empty string, so the round trip is
+exact.
 
-A ``list[Item]`` field (a child table in SQL) becomes an Arrow ``list<struct>`` column.
+Every dataclass field is one column named after it, and nothing else is: a ``list[Item]``
+field (a child table in SQL) becomes an Arrow ``list<struct>`` column whose struct has one
+field per ``Item`` field.
 
 Values are held to the registry's rules (``TypeInfo.check``), as in the Store and XML: pyarrow
 would turn ``1.0`` into an int64 1 or ``b"x"`` into the string ``"x"``; here a value of the
-wrong type is refused with its row and column. What Arrow's own type cannot hold goes into a
-companion field (``registry.Companion``): an ``AwareDatetime`` column is a UTC
-``timestamp[us]`` (instant order and arithmetic as pandas users expect) and beside it
-``<name>__offset``, the value's UTC offset in minutes (null for UTC). A table or frame without
-the companion field reads as UTC. A decimal column pads every value to its scale (1.5 and
-1.50 both become 1.50 at scale 2), so ``<name>__scale`` (int8) keeps each value's own number
-of digits after the point; without it the values read at the column's scale (a foreign
-column's places beyond 30 are dropped when they are zeros, refused otherwise). A string column
-for a Decimal field (written before Arrow decimals, or by hand) reads as the text says, and so
-do Python Decimals in a DataFrame's object column.
+wrong type is refused with its row and column. A type whose values Arrow's own type cannot
+hold whole has companions for Arrow (``registry.Companion``): its column is then a struct
+of the value (field ``value``, of the registry's Arrow type) and one field per companion
+(named by its suffix). An ``AwareDatetime`` is ``struct<value: timestamp[us, tz=UTC],
+offset: int16>``: the instant (pandas computes with it as usual) and the value's UTC offset
+in minutes (null for UTC). A ``Decimal`` is ``struct<value: decimal128(p, s), scale:
+int8>``: a decimal column pads every value to its scale (1.5 and 1.50 both become 1.50 at
+scale 2), so ``scale`` keeps each value's own number of digits after the point.
+
+Read back, such a column may also be the value alone: a plain timestamp reads as UTC, a
+decimal column at its scale (a foreign column's places beyond 30 are dropped when they are
+zeros, refused otherwise), text for a Decimal field (written before Arrow decimals, or by
+hand) as the text says, and so do Python Decimals in a DataFrame's object column. The
+companions then may stand in columns beside it named ``<field>__<suffix>``
+(``placed_at__offset``, ``total__scale``), as entityworks 0.2 wrote them.
+
+A ``timedelta`` is ``duration[us]`` for every value the registry accepts except -2**63
+microseconds, which is pandas' NaT (a missing value to pandas and to ``pandas.read_parquet``
+of the file): frames refuse it, naming its row and column.
 """
 
 from __future__ import annotations
@@ -67,8 +79,8 @@ _MAX_SCALE = DECIMAL_FRACTION_DIGITS
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 
-def _column_field(c: Column) -> pa.Field[Any]:
-    return pa.field(c.name, c.info.arrow(), nullable=c.nullable)
+#: The field of a column's struct (see ``_column_type``) that holds the field's own value.
+VALUE = "value"
 
 
 def _companions(c: Column) -> tuple[Companion, ...]:
@@ -80,10 +92,31 @@ def _arrow_type(companion: Companion) -> Any:
     return companion.arrow()
 
 
-def _column_fields(c: Column) -> list[pa.Field[Any]]:
-    """The Arrow fields of one column: its own, then its companions'."""
-    return [_column_field(c), *(pa.field(p.column(c.name), _arrow_type(p), nullable=True)
-                                for p in _companions(c))]
+def _struct_of(own: Any, parts: tuple[Companion, ...], types: Sequence[Any] | None = None
+               ) -> Any:
+    """``struct<value: own, <suffix>: ...>``: a field's own Arrow type and its companions'
+    (``types``: theirs, else the registry's)."""
+    kinds = types if types is not None else [_arrow_type(p) for p in parts]
+    return pa.struct([pa.field(VALUE, own), *(pa.field(p.suffix, t)
+                                             for p, t in zip(parts, kinds, strict=True))])
+
+
+def _column_type(c: Column) -> Any:
+    """The Arrow type of one column: the registry's, or for a type with Arrow companions
+    a struct of the value and what its Arrow type loses (see ``_struct_of``)."""
+    parts = _companions(c)
+    if not parts:
+        return c.info.arrow()
+    clash = [p.suffix for p in parts if p.suffix == VALUE]
+    if clash:  # pragma: no cover - a registry entry's mistake
+        raise ValueEncodingError(f"column {c.name!r}: a companion may not be named {VALUE!r}",
+                                 column=c.name)
+    return _struct_of(c.info.arrow(), parts)
+
+
+def _column_field(c: Column) -> pa.Field[Any]:
+    """The one Arrow field of a column, named after its dataclass field."""
+    return pa.field(c.name, _column_type(c), nullable=c.nullable)
 
 
 def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema | None]]:
@@ -96,16 +129,19 @@ def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema |
 
 
 def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.Schema:
-    """The Arrow schema of ``cls``: one field per dataclass field, types from the registry
-    (a Decimal: ``decimal256(65, 30)``, which the values' own narrower type casts to)."""
+    """The Arrow schema of ``cls``: one field per dataclass field, named after it, types
+    from the registry. A type with Arrow companions is a struct of its ``value`` and them
+    (an ``AwareDatetime``: ``struct<value: timestamp[us, tz=UTC], offset: int16>``; a
+    Decimal: ``struct<value: decimal256(65, 30), scale: int8>``, which the values' own
+    narrower decimal type casts to)."""
     schema = table_schema(cls, registry)
     fields = []
     for name, column, child in _layout(schema):
         if column is not None:
-            fields.extend(_column_fields(column))
+            fields.append(_column_field(column))
         else:
             assert child is not None
-            item = pa.struct([f for c in child.field_columns for f in _column_fields(c)])
+            item = pa.struct([_column_field(c) for c in child.field_columns])
             fields.append(pa.field(name, pa.list_(pa.field("item", item, nullable=False)),
                                    nullable=False))
     return pa.schema(fields, metadata={b"entityworks.table": schema.name.encode()})
@@ -139,9 +175,31 @@ def _widest(types: list[Any]) -> Any:
     for decimals, the most digits before the point and the largest scale; a lossless cast."""
     if all(t == types[0] for t in types):
         return types[0]
+    names = [f.name for f in types[0]] if pa.types.is_struct(types[0]) else None
+    if names is not None and all(pa.types.is_struct(t) and [f.name for f in t] == names
+                                 for t in types):
+        return pa.struct([pa.field(f.name, _widest([t.field(i).type for t in types]))
+                          for i, f in enumerate(types[0])])  # a value and its companions
     if not all(pa.types.is_decimal(t) for t in types):  # pragma: no cover - decimals only
         raise ValueEncodingError(f"batches of one column have the types {types}")
     return _decimal_type(max(t.precision - t.scale for t in types), max(t.scale for t in types))
+
+
+_timedelta = datetime.timedelta
+_MICROSECONDS = pa.duration("us")
+
+
+def _to_array(data: list[Any], arrow_type: Any) -> pa.Array[Any]:
+    """``pyarrow.array(data, type=arrow_type)``; timedeltas through their microseconds,
+    exactly: pyarrow's own conversion overflows within a day of -2**63 microseconds."""
+    if arrow_type == _MICROSECONDS and \
+            countOf(map(type, data), _timedelta) + countOf(data, None) == len(data):
+        micros = [None if v is None else (v.days * 86_400 + v.seconds) * 1_000_000
+                  + v.microseconds for v in data]
+        durations: pa.Array[Any] = pa.array(micros, type=pa.int64()).cast(arrow_type)
+        return durations
+    array: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
+    return array
 
 
 def _encode_values(column: Column, values: list[Any], first: int = 0,
@@ -160,7 +218,7 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
             encode = info.to_arrow
             data = [None if v is None else encode(v) for v in values]
         arrow_type = _fitted(arrow_type, data)
-        array: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
+        array: pa.Array[Any] = _to_array(data, arrow_type)
         if native is not None and \
                 countOf(map(type, values), native) + array.null_count != len(values):
             raise TypeError  # pyarrow converts what the rule refuses (1.0 -> 1): check each
@@ -184,12 +242,12 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
             raise encode_error(column.name, values[i], exc, at(i)) from None
     arrow_type = _fitted(info.arrow(), data)
     try:
-        converted: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
+        converted: pa.Array[Any] = _to_array(data, arrow_type)
         return converted
     except Exception:
         for i, value in enumerate(data):
             try:
-                pa.array([value], type=arrow_type, from_pandas=False)
+                _to_array([value], arrow_type)
             except Exception as exc:
                 raise encode_error(column.name, values[i], exc, at(i)) from None
         raise
@@ -251,23 +309,30 @@ def _checked_array(column: Column, values: list[Any]
 
 
 def _encode_column(column: Column, values: list[Any], first: int = 0,
-                   number: Callable[[int], int] | None = None) -> list[pa.Array[Any]]:
-    """The arrays of one column: its own, then its companions' (see ``_column_fields``)."""
+                   number: Callable[[int], int] | None = None) -> pa.Array[Any]:
+    """The array of one column (see ``_column_type``): its values', or a struct of them and
+    their companions'. Errors name row ``first + i``, or ``number(i)``."""
     fast = _checked_array(column, values)
-    arrays = [fast[0] if fast is not None else _encode_values(column, values, first, number)]
-    for part in _companions(column):
+    own = fast[0] if fast is not None else _encode_values(column, values, first, number)
+    if pa.types.is_duration(own.type):
+        _refuse_missing_duration(column, values, own, first, number)
+    parts = _companions(column)
+    if not parts:
+        return own
+    arrays = [own]
+    for part in parts:
         if fast is not None and part.split_column is not None:
             facts = fast[1]
             if facts is not None and facts.exponent is not None and \
                     part.split_column is columns.scale_column:
                 # one exponent for the column, which the test found: each value's scale
                 scale = -facts.exponent
-                if not arrays[0].null_count:  # one value repeated, made by Arrow
+                if not own.null_count:  # one value repeated, made by Arrow
                     arrays.append(pa.repeat(pa.scalar(scale, type=_arrow_type(part)),
                                             len(values)))
                     continue
                 data = [None if v is None else scale for v in values]
-            elif arrays[0].null_count:
+            elif own.null_count:
                 split = iter(part.split_column([v for v in values if v is not None]))
                 data = [None if v is None else next(split) for v in values]
             else:
@@ -276,7 +341,31 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
             check = column.info.checked
             data = [None if v is None else part.split(check(v)) for v in values]
         arrays.append(pa.array(data, type=_arrow_type(part)))
-    return arrays
+    kind = _struct_of(own.type, parts, [a.type for a in arrays[1:]])
+    return pa.StructArray.from_arrays(arrays, fields=list(kind),
+                                      mask=own.is_null() if own.null_count else None)
+
+
+#: A duration of -2**63 units is pandas' NaT: pandas, and ``pandas.read_parquet`` of the
+#: file, would read it as a missing value. Frames refuse it (see ``_refuse_missing_duration``).
+_DURATION_NAT = -(2**63)
+
+
+def _refuse_missing_duration(column: Column, values: list[Any], array: pa.Array[Any],
+                             first: int, number: Callable[[int], int] | None) -> None:
+    """Refuse, naming its row, a duration of -2**63 units (-2**63 µs for a ``timedelta``):
+    Arrow holds it, but pandas reads it as NaT, a missing value, so no frame may carry it."""
+    import pyarrow.compute as pc
+
+    ints = array.cast(pa.int64())
+    if not len(ints) or pc.min(ints).as_py() != _DURATION_NAT:
+        return
+    i = pc.index(ints, _DURATION_NAT).as_py()
+    at = number or first.__add__
+    raise encode_error(column.name, values[i], ValueError(
+        "-2**63 microseconds is pandas' NaT (a missing value) in pandas and in what pandas "
+        "reads of a Parquet file: frames hold timedeltas from -(2**63 - 1) to 2**63 - 1 "
+        "microseconds"), at(i))
 
 
 def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[Any]:
@@ -293,9 +382,9 @@ def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[A
         offsets.append(len(flat))
         owners.extend([first + i] * len(items))
     rows = [getter(o) if len(columns) != 1 else (getter(o),) for o in flat]
-    arrays = [a for j, c in enumerate(columns)
-              for a in _encode_column(c, [r[j] for r in rows], number=owners.__getitem__)]
-    fields = [f for c in columns for f in _column_fields(c)]
+    arrays = [_encode_column(c, [r[j] for r in rows], number=owners.__getitem__)
+              for j, c in enumerate(columns)]
+    fields = [_column_field(c) for c in columns]
     struct = pa.StructArray.from_arrays(
         arrays, fields=[f.with_type(a.type) for f, a in zip(fields, arrays, strict=True)]) \
         if columns else pa.array([{}] * len(flat), type=pa.struct([]))
@@ -328,7 +417,8 @@ ROWS_PER_CHUNK = 8192
 
 def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
              ) -> pa.Table:
-    """Instances of ``cls`` -> ``pyarrow.Table`` with the registry's schema.
+    """Instances of ``cls`` -> ``pyarrow.Table`` with the registry's schema: one column per
+    dataclass field, named after it (see :func:`arrow_schema`).
 
     The rows are converted ``ROWS_PER_CHUNK`` at a time (a table with child lists at
     once), each column's arrays joined at the end: a decimal column's chunks, each of the
@@ -350,7 +440,7 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
             for get, (_name, column, child) in zip(getters, layout, strict=True):
                 values = get(part)
                 if column is not None:
-                    arrays.extend(_encode_column(column, values, start))
+                    arrays.append(_encode_column(column, values, start))
                 else:
                     assert child is not None
                     arrays.append(_child_array(child, values, start))
@@ -367,6 +457,29 @@ def _joined(arrays: list[pa.Array[Any]]) -> pa.Array[Any]:
         return arrays[0]
     kind = _widest([a.type for a in arrays if a.null_count < len(a)] or [arrays[0].type])
     return pa.concat_arrays([a if a.type == kind else a.cast(kind) for a in arrays])
+
+
+def _decode_field(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
+                  beside: Callable[[str], pa.ChunkedArray[Any] | pa.Array[Any] | None]
+                  ) -> list[Any]:
+    """One field's values from its column: for a type with Arrow companions, a struct of
+    the value and its companions (as ``to_arrow`` writes them), or the value alone, then
+    with the companions in the columns ``beside(name)`` finds (``<field>__<suffix>``, as
+    entityworks 0.2 wrote them; ``None``: no such column, the value is read as it is)."""
+    parts = _companions(column)
+    if not parts or not pa.types.is_struct(array.type):
+        return _decode_with(column, array, [beside(p.column(column.name)) for p in parts])
+    import pyarrow.compute as pc
+
+    names = [f.name for f in array.type]
+    expected = [VALUE, *(p.suffix for p in parts)]
+    if VALUE not in names or not set(names) <= set(expected):
+        raise ValueEncodingError(f"column {column.name!r}: a struct of {names}; a "
+                                 f"{column.info.name} field's has {expected}",
+                                 column=column.name)
+    return _decode_with(column, pc.struct_field(array, VALUE),
+                        [pc.struct_field(array, p.suffix) if p.suffix in names else None
+                         for p in parts])
 
 
 def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
@@ -480,19 +593,32 @@ def _child_lists(child: TableSchema, array: Any) -> list[list[Any]]:
         array = array.combine_chunks()
     struct = array.flatten()
     columns = child.field_columns
-    present = {struct.type.field(i).name for i in range(struct.type.num_fields)}
-    decoded = [_decode_with(c, struct.field(c.name),
-                            [struct.field(p.column(c.name)) if p.column(c.name) in present
-                             else None for p in _companions(c)]) for c in columns]
+    older = _older_names(columns, {struct.type.field(i).name
+                                   for i in range(struct.type.num_fields)})
+    decoded = [_decode_field(c, struct.field(c.name),
+                             lambda n: struct.field(n) if n in older else None)
+               for c in columns]
     build = _constructor(child, [c.name for c in columns])
     items = list(map(build, *decoded)) if columns else [build() for _ in range(len(struct))]
     offsets = array.offsets.to_pylist()
     return [items[offsets[i]:offsets[i + 1]] for i in range(len(array))]
 
 
+def _older_names(columns: Sequence[Column], present: set[str]) -> dict[str, Companion]:
+    """The companion columns beside their fields' among ``present`` (the layout of
+    entityworks 0.2, before each field became one column), by name."""
+    fields = {c.name for c in columns}
+    return {p.column(c.name): p for c in columns for p in _companions(c)
+            if p.column(c.name) in present and p.column(c.name) not in fields}
+
+
 def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = default_registry
                ) -> list[T]:
-    """``pyarrow.Table`` -> instances of ``cls`` (columns matched by name, cast if needed)."""
+    """``pyarrow.Table`` -> instances of ``cls`` (columns matched by name, cast if needed).
+
+    A field's column is what :func:`to_arrow` writes, or its value alone (a plain timestamp
+    reads as UTC, a decimal column at its scale), with its companions beside it in columns
+    ``<field>__<suffix>`` as entityworks 0.2 wrote them."""
     schema = table_schema(cls, registry)
     layout = _layout(schema)
     missing = [name for name, _c, _ch in layout if name not in table.column_names]
@@ -505,12 +631,11 @@ def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = defaul
         return [build() for _ in range(table.num_rows)]
     with paused_gc():
         columns = []
-        present = set(table.column_names)
+        older = _older_names(schema.field_columns, set(table.column_names))
         for name, column, child in layout:
             if column is not None:
-                columns.append(_decode_with(column, table.column(name), [
-                    table.column(p.column(name)) if p.column(name) in present else None
-                    for p in _companions(column)]))
+                columns.append(_decode_field(column, table.column(name),
+                                             lambda n: table.column(n) if n in older else None))
             else:
                 assert child is not None
                 columns.append(_child_lists(child, table.column(name)))
@@ -530,31 +655,56 @@ def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = d
     """``pandas.DataFrame`` -> instances of ``cls``.
 
     ``ArrowDtype`` columns convert exactly. NumPy float columns keep ``NaN`` as NaN (a NumPy
-    float cannot say "missing"); other columns take ``None``/``NA``/``NaT`` as missing.
+    float cannot say "missing"); other columns take ``None``/``NA``/``NaT`` as missing. An
+    aware datetime column that is not an ``ArrowDtype`` struct (``datetime64[ns, tz]``, or
+    objects) keeps each value's own offset; a Decimal one each value's exponent.
     """
+    import pandas as pd
+
+    schema = table_schema(cls, registry)
     target = arrow_schema(cls, registry=registry)
-    optional = {p.column(c.name) for c in table_schema(cls, registry).field_columns
-                for p in _companions(c)}
+    columns = {c.name: c for c in schema.field_columns}
     arrays, names = [], []
     for f in target:
         if f.name not in frame.columns:
-            if f.name in optional:
-                continue  # no offsets: the values read as UTC
             raise ValueEncodingError(f"the DataFrame has no column {f.name!r} for "
                                      f"{cls.__qualname__}", column=f.name)
         series = frame[f.name]
+        column = columns.get(f.name)
         try:
-            if pa.types.is_decimal(f.type):
+            if column is not None and _companions(column) and \
+                    isinstance(series.dtype, pd.ArrowDtype):
+                arrays.append(pa.array(series))  # as it is: from_arrow reads it, scale kept
+            elif column is not None and pa.types.is_decimal(column.info.arrow()):
                 arrays.append(_decimal_series(series))
-                names.append(f.name)
-                continue
-            arrays.append(pa.array(series, type=f.type,
-                                   from_pandas=not pa.types.is_floating(f.type)))
+            elif column is not None and _companions(column):
+                arrays.append(_encode_column(column, [
+                    None if _missing(v) else v for v in series.tolist()]))
+            else:
+                arrays.append(pa.array(series, type=f.type,
+                                       from_pandas=not pa.types.is_floating(f.type)))
+        except ValueEncodingError:
+            raise
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
             raise ValueEncodingError(f"column {f.name!r}: cannot convert to {f.type}: {exc}",
                                      column=f.name) from None
         names.append(f.name)
+    for name, part in _older_names(schema.field_columns, set(frame.columns)).items():
+        try:
+            arrays.append(pa.array(frame[name], type=_arrow_type(part), from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise ValueEncodingError(f"column {name!r}: cannot convert to "
+                                     f"{_arrow_type(part)}: {exc}", column=name) from None
+        names.append(name)
     return from_arrow(cls, pa.Table.from_arrays(arrays, names=names), registry=registry)
+
+
+def _missing(value: Any) -> bool:
+    """True for what pandas means by a missing value in a column of objects."""
+    import pandas as pd
+
+    return value is None or value is pd.NaT or value is pd.NA or (
+        type(value) is float and value != value)
 
 
 def _decimal_series(series: pd.Series[Any]) -> pa.Array[Any]:
@@ -596,10 +746,10 @@ def read_parquet(cls: type[T], path: str | Path, *,
     import pyarrow.parquet as pq
 
     names = [f.name for f in arrow_schema(cls, registry=registry)]
-    available = pq.read_schema(str(path)).names
-    return from_arrow(cls, pq.read_table(str(path), columns=[n for n in names
-                                                              if n in available]),
-                      registry=registry)
+    available = set(pq.read_schema(str(path)).names)
+    older = _older_names(table_schema(cls, registry).field_columns, available)
+    return from_arrow(cls, pq.read_table(str(path), columns=[
+        *(n for n in names if n in available), *older]), registry=registry)
 
 
 def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]]
@@ -609,7 +759,7 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
     A decimal column's type fits all of its values: each batch is encoded with its own,
     then every batch is cast (without loss) to the widest.
     """
-    target = pa.schema([f for c in schema.columns for f in _column_fields(c)],
+    target = pa.schema([_column_field(c) for c in schema.columns],
                        metadata={b"entityworks.table": schema.name.encode()})
     encoded: list[list[pa.Array[Any]]] = []
     first = 0
@@ -617,8 +767,8 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
         if not batch:
             continue
         columns = list(zip(*batch, strict=True))
-        encoded.append([a for c, values in zip(schema.columns, columns, strict=True)
-                        for a in _encode_column(c, list(values), first)])
+        encoded.append([_encode_column(c, list(values), first)
+                        for c, values in zip(schema.columns, columns, strict=True)])
         first += len(batch)
     if encoded:
         # a batch without a value keeps the registry's type, which decides nothing

@@ -147,3 +147,21 @@ class NoSuchTableError(UnknownTableError):
 
 
 __all__.append("NoSuchTableError")
+
+
+class StoredValueError(ValueEncodingError):
+    """A stored row that no value of its field matches for every reader: a companion column
+    another tool changed disagrees with the value beside it (a SQLite Decimal's text and its
+    key), or holds what entityworks never writes (a scale of 99, an offset beyond ±14:00).
+    The read is refused rather than give a value other tools do not see; ``table``, ``key``
+    (the row's primary key, as a text such as ``id=3``) and ``column`` (the field's column)
+    locate it."""
+
+    def __init__(self, message: str, *, table: str, key: str, column: str,
+                 value: Any = None) -> None:
+        super().__init__(message, column=column, value=value)
+        self.table = table
+        self.key = key
+
+
+__all__.append("StoredValueError")

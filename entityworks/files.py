@@ -66,6 +66,21 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
                           "files are written (remove it or choose another path)", path=path)
 
 
+def refuse_dangling_link(path: str | os.PathLike[str], what: str = "the database") -> None:
+    """Refuse a symbolic link at ``path`` that points to nothing (:class:`OutputPathError`).
+
+    Opening such a path for writing (SQLite does, to create a database) would create a new
+    file wherever the link points, possibly outside the directory the user named. A link to
+    an existing file, and no file at all, pass.
+    """
+    if os.path.islink(path) and not os.path.exists(path):
+        target = os.readlink(path)
+        raise OutputPathError(f"refusing to create {what} {os.fspath(path)!r}: it is a "
+                              f"symbolic link to {target!r}, which does not exist (a new file "
+                              "would appear there); remove the link or give the real path",
+                              path=Path(path))
+
+
 def _file_mode(path: Path) -> int:
     """The permissions a plain ``open(path, "w")`` would give: kept from the file it
     replaces, else 0o666 less the umask."""
@@ -230,4 +245,4 @@ def _copied(source: BinaryIO, name: str, label: str, max_bytes: int | None,
 
 
 __all__ = ["STDIO", "atomic_output", "check_output_path", "input_path", "is_stdio",
-           "open_output", "stdout_output", "write_bytes"]
+           "open_output", "refuse_dangling_link", "stdout_output", "write_bytes"]

@@ -67,7 +67,12 @@ RESOURCES: list[tuple[str, str, str]] = [
     (r"tmux", "tmux", "apt-get install tmux"),
     (r"jq is not", "jq", "apt-get install jq"),
     (r"needs root|user 'nobody'", "root", "run as root"),
-    (r"is not installed \(pip|pip install|setuptools|datasette|distributed|pyarrow",
+    # each package under the extra that installs it (pyproject.toml's optional-dependencies;
+    # tests/test_skip_reasons.py checks these hints and every skip reason naming an extra)
+    (r"\bdistributed\b", "Dask", "pip install -e '.[dask]'; the test extra has it"),
+    (r"could not import '(pyarrow|pandas|numpy|scipy|lxml|sqlalchemy|alembic|numba)",
+     "entityworks' own dependencies", "pip install -e ."),
+    (r"is not installed \(pip|pip install|setuptools|datasette|selenium",
      "Python packages", "pip install -e '.[test]'"),
 ]
 
@@ -104,6 +109,17 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     line = skip_summary(reasons)
     if line is not None:
         terminalreporter.write_line(line)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A bad ``ENTITYWORKS_TEST_DB_PREFIX`` stops the run before any test, in one line, rather
+    than failing every server test (and the docs harness) one by one."""
+    from tests.databases import BadPrefix, database_prefix
+
+    try:
+        database_prefix()
+    except BadPrefix as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.hookimpl(tryfirst=True)

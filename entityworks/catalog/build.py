@@ -18,7 +18,7 @@ from ..errors import EntityworksError
 from ..sql.encoded import EncodedRows, encode_values, fields
 from .kinds import map_kind
 from .models import MapCave, MapCorridor, MapRecord, MapRoom, utc_now
-from .packing import CellPath, unpack_grid
+from .packing import CellPath, check_grid_shape, grid_shape, unpack_grid
 
 
 def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
@@ -48,26 +48,46 @@ def map_record(result: Any, *, kind: str | None = None, generator: str | None = 
     return MapRecord(
         None, kind or result.kind, generator or f"{module}.{type(result).__name__}",
         dict(result.params), result.seed, int(grid.shape[1]), int(grid.shape[0]),
-        ratio, regions, largest, utc_now(), *build_outcome(result), grid=grid, caves=caves,
+        ratio, regions, largest, utc_now(), *build_outcome(result, regions), grid=grid,
+        caves=caves,
         rooms=rooms, corridors=corridors)
 
 
-def build_outcome(result: Any) -> tuple[bool | None, int | None, int | None, bool | None]:
-    """``(build_success, rooms_asked, rooms_built, connected)`` as a generator result reports
-    them (``generators.maps.dungeon``); all None for a result that reports no outcome."""
+def build_outcome(result: Any, regions: int | None = None
+                  ) -> tuple[bool | None, int | None, int | None, bool | None]:
+    """``(build_success, rooms_asked, rooms_built, connected)`` of a generator result.
+
+    A dungeon (``generators.maps.dungeon``) reports all four. A result that reports only
+    whether its floor is ``connected`` (a cave system, whose corridor builder may give up
+    after ``breakout`` attempts) has no rooms: its build succeeded when its floor is one
+    4-connected region, counted on the finished grid (``regions``: the count the row
+    stores; the result's own ``regions`` when not given), not taken from the builder's
+    bookkeeping. All None for a result that reports no outcome (islands, cellular)."""
     asked = getattr(result, "rooms_asked", None)
     if asked is None:
-        return None, None, None, None
+        if getattr(result, "connected", None) is None:
+            return None, None, None, None
+        count = getattr(result, "regions", None) if regions is None else regions
+        if count is None:
+            count = map_stats(np.ascontiguousarray(result.grid, dtype=np.uint8))[1]
+        connected = int(count) == 1
+        return connected, None, None, connected
     return (bool(result.success), int(asked), int(result.rooms_built),
             bool(result.connected))
 
 
-def decode_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
+def decode_grid(blob: bytes | bytearray | memoryview, *, width: int | None = None,
+                height: int | None = None, map_id: object = None) -> np.ndarray:
     """The grid held by a ``maps.grid`` value as read straight from the database.
 
     The one decoder for raw catalog rows (a web view, a script reading SQL itself): it reads
     the bit-packed form of revision ``0005_compact_grids`` and the ``.npy`` bytes of older catalogs.
+    Given the row's ``width`` and ``height``, a grid of another shape is refused from its
+    header alone (:class:`~.packing.GridShapeMismatch`, naming ``map_id``), before any cell
+    is unpacked: pass them whenever the row is at hand.
     """
+    if width is not None or height is not None:
+        check_grid_shape(grid_shape(blob), width, height, map_id)
     return unpack_grid(blob)
 
 #: Most cells (width x height) a catalog map may have: 4096 x 4096. A grid this size is 16 MiB
@@ -180,8 +200,8 @@ def map_values(result: Any, *, kind: str, generator: str
                 getattr(result, "largest_region", None))
     ratio, regions, largest = map_stats(grid) if None in reported else reported
     row = (None, kind, generator, dict(result.params), result.seed, int(grid.shape[1]),
-           int(grid.shape[0]), ratio, regions, largest, utc_now(), *build_outcome(result),
-           grid)
+           int(grid.shape[0]), ratio, regions, largest, utc_now(),
+           *build_outcome(result, regions), grid)
     caves = [(c.id, c.cells, *c.bbox, *c.centroid) for c in getattr(result, "caves", [])]
     rooms = [(r.x, r.y, r.width, r.height) for r in getattr(result, "rooms", [])]
     positions = getattr(result, "corridor_positions", None)

@@ -12,6 +12,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from ..sql.encoded import EncodedRows
 from .build import build_chunk, check_parameters, encode_chunk
 from .kinds import map_kind
 from .models import MapRecord
+from .packing import check_grid_shape, grid_shape
 
 if TYPE_CHECKING:
     from ..sql.store import Store
@@ -128,15 +130,22 @@ STORE_SECONDS = 1.0
 
 
 def save_maps(store: Store, records: Iterable[MapRecord]) -> int:
-    """Insert map rows (and their caves, rooms and corridors); returns how many."""
-    return store.insert_many(list(records))
+    """Insert map rows (and their caves, rooms and corridors); returns how many. A map whose
+    grid is not its ``height`` x ``width`` (changed since it was built) is refused before
+    anything is written (:class:`~.packing.GridShapeMismatch`)."""
+    rows = list(records)
+    for record in rows:
+        shape = getattr(record.grid, "shape", None)
+        if shape is not None:
+            check_grid_shape(shape, record.width, record.height, record.id)
+    return store.insert_many(rows)
 
 
 @dataclass
 class BuildSummary:
     """How the builds of one :func:`generate_into` call went (generators that report an
     outcome): complete ones, short ones (a room missing or the floor split), and the room
-    counts of the short ones."""
+    counts of the short ones (dungeons; a cave system has no rooms, only its floor)."""
 
     complete: int = 0
     short: int = 0
@@ -144,15 +153,17 @@ class BuildSummary:
     rooms_asked: int | None = None
     short_built: tuple[int, int] | None = None
 
-    def add(self, success: bool, asked: int, built: int, connected: bool) -> None:
+    def add(self, success: bool, asked: int | None, built: int | None,
+            connected: bool) -> None:
         self.rooms_asked = asked if self.rooms_asked is None else self.rooms_asked
         if success:
             self.complete += 1
             return
         self.short += 1
         self.disconnected += not connected
-        low, high = self.short_built or (built, built)
-        self.short_built = (min(low, built), max(high, built))
+        if built is not None:
+            low, high = self.short_built or (built, built)
+            self.short_built = (min(low, built), max(high, built))
 
     def __str__(self) -> str:
         """``17 complete, 3 short (asked 8 rooms, built 5-7)``."""
@@ -164,6 +175,8 @@ class BuildSummary:
             if self.disconnected:
                 text += f"; {self.disconnected} not connected"
             text += ")"
+        elif self.disconnected:
+            text += f" ({self.disconnected} not connected)"
         return text
 
 
@@ -204,9 +217,12 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
     """Generate ``count`` maps on ``workers`` processes (or on the Dask cluster of
     ``client``) and store them in batches as they arrive, in seed order.
 
-    The builds' outcomes (dungeons: rooms asked and built, connected) are stored with the
-    maps and summed up in ``GenerateStats.builds``. With ``refuse_short`` the whole call is
-    one transaction and the first short build raises :class:`ShortBuild`: nothing is stored.
+    The builds' outcomes (dungeons: rooms asked and built, connected; caves: connected) are
+    stored with the maps and summed up in ``GenerateStats.builds``. With ``refuse_short`` the
+    whole call is one transaction and the first short build raises :class:`ShortBuild`:
+    nothing is stored. A worker process that dies (killed, out of memory) raises
+    :class:`WorkerLost` once the maps built before it are stored (none with
+    ``refuse_short``): it names them and how to build the rest without storing a seed twice.
 
     ``store`` may be a function that opens the Store: it is called once the first map is
     built, so that a bad parameter value leaves no new database behind. Only this process
@@ -259,29 +275,113 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
         pending.clear()
         waiting = 0
 
+    lost = False
     with whole, frozen_heap() as freeze:
-        for rows in generate_encoded(kind, count, seed=seed, params=params, workers=workers,
-                                     client=client):
-            keep = []
-            for i, value in enumerate(rows.column("seed")):
-                if value is None or value not in stored:
-                    stored.add(value)
-                    keep.append(i)
-            if keep:
-                part = rows if len(keep) == len(rows) else rows.take(keep)
-                builds = _count_builds(part, builds, refuse_short)
-                pending.append(part)
-                waiting += len(keep)
-            # One write per batch: per-call costs (transaction, key generation) amortised.
-            if pending and (waiting >= STORE_BATCH
-                            or time.perf_counter() - flushed > STORE_SECONDS):
-                flush()
+        try:
+            for rows in generate_encoded(kind, count, seed=seed, params=params,
+                                         workers=workers, client=client):
+                keep = []
+                for i, value in enumerate(rows.column("seed")):
+                    if value is None or value not in stored:
+                        stored.add(value)
+                        keep.append(i)
+                if keep:
+                    part = rows if len(keep) == len(rows) else rows.take(keep)
+                    _check_grids(part)
+                    builds = _count_builds(part, builds, refuse_short)
+                    pending.append(part)
+                    waiting += len(keep)
+                # One write per batch: per-call costs (transaction, key generation)
+                # amortised.
+                if pending and (waiting >= STORE_BATCH
+                                or time.perf_counter() - flushed > STORE_SECONDS):
+                    flush()
+        except BrokenProcessPool:
+            if refuse_short:  # one transaction: leaving this block rolls it back
+                raise WorkerLost(kind, count, [], [], seed=seed, rolled_back=True) from None
+            lost = True  # the maps built so far are whole: they are stored below
         if pending:
             flush()
+    if lost:
+        raise WorkerLost(kind, count, seeds, ids, seed=seed)
     elapsed = time.perf_counter() - start
     return GenerateStats(kind, len(seeds), elapsed, storage,
                          (min(ids), max(ids)) if ids else None,
                          (seeds[0], seeds[-1]) if seeds else None, storage_cpu, builds)
+
+
+def _check_grids(rows: EncodedRows) -> None:
+    """Refuse a packed grid whose shape is not its row's height and width (from the
+    blob's header; :class:`~.packing.GridShapeMismatch`) before it is written."""
+    for blob, width, height in zip(rows.column("grid"), rows.column("width"),
+                                   rows.column("height"), strict=True):
+        check_grid_shape(grid_shape(blob), width, height)
+
+
+class WorkerLost(EntityworksError):
+    """A worker process of :func:`generate_into` died (killed, or out of memory) before
+    every map was built: what was stored, and how to go on without storing a seed twice.
+
+    The maps are stored in seed order, so with a first ``seed`` the stored seeds are
+    ``seed .. next_seed - 1`` and the rest is ``count=remaining, seed=next_seed``
+    (``--count``, ``--seed``); without one, each stored map drew a fresh seed and the rest
+    is ``count=remaining`` again. With ``refuse_short`` (one transaction) nothing was
+    stored (``rolled_back``).
+    """
+
+    def __init__(self, kind: str, count: int, seeds: list[int | None], ids: list[int], *,
+                 seed: int | None, rolled_back: bool = False) -> None:
+        self.kind = kind
+        self.count = count
+        self.stored = len(seeds)
+        self.seeds: tuple[int | None, ...] = tuple(seeds)
+        self.ids = (min(ids), max(ids)) if ids else None
+        self.remaining = count - self.stored
+        self.rolled_back = rolled_back
+        #: No first seed: each map drew a fresh one (``seeds`` holds what they drew).
+        self.fresh = seed is None
+        self.next_seed = None if seed is None else seed + self.stored
+        if seed is not None and list(self.seeds) != list(range(seed, seed + self.stored)):
+            self.next_seed = None  # never so (seed order); then no resume is offered
+        super().__init__(self._message())
+
+    def stored_text(self) -> str:
+        """``stored 40 of 100 caves maps (seeds 1-40, ids 1-40)``, or ``stored none of
+        ...``."""
+        if self.rolled_back:
+            return (f"stored none of the {self.count} {self.kind} maps (refuse_short: one "
+                    "transaction, rolled back)")
+        if not self.stored:
+            return f"stored none of the {self.count} {self.kind} maps"
+        ids = ("no ids" if self.ids is None else f"id {self.ids[0]}"
+               if self.ids[0] == self.ids[1] else f"ids {self.ids[0]}-{self.ids[1]}")
+        if self.fresh:
+            seeds = "a fresh seed each"
+        elif self.next_seed is not None:
+            seeds = (f"seed {self.seeds[0]}" if self.stored == 1
+                     else f"seeds {self.seeds[0]}-{self.seeds[-1]}")
+        else:
+            seeds = "seeds " + ", ".join(map(str, self.seeds))
+        return f"stored {self.stored} of {self.count} {self.kind} maps ({seeds}, {ids})"
+
+    def resume(self, count: str = "count=", seed: str = "seed=") -> str:
+        """How to build the rest: ``count=60, seed=41`` (the option names given)."""
+        if self.rolled_back or not self.stored:
+            return f"{count}{self.count}" + (
+                "" if self.next_seed is None else f", {seed}{self.next_seed}")
+        if self.next_seed is not None:
+            return f"{count}{self.remaining}, {seed}{self.next_seed}"
+        return f"{count}{self.remaining}"
+
+    def _message(self) -> str:
+        if self.next_seed is None and not self.fresh and self.stored:
+            again = "the seeds stored are named above: build the others with their own seeds"
+        else:
+            again = (f"build the rest with {self.resume()}, the other arguments unchanged"
+                     + (" (fresh seeds are drawn)" if self.fresh else ": no seed is stored "
+                        "twice"))
+        return (f"a worker process died (killed, or out of memory) while generating "
+                f"{self.kind} maps: {self.stored_text()}; {again}")
 
 
 def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: bool
@@ -290,18 +390,22 @@ def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: 
     ``refuse_short`` a short build raises :class:`ShortBuild`."""
     outcomes = zip(rows.column("build_success"), rows.column("rooms_asked"),
                    rows.column("rooms_built"), rows.column("connected"), rows.column("seed"),
-                   strict=True)
-    for success, asked, built, connected, seed in outcomes:
+                   rows.column("region_count"), strict=True)
+    for success, asked, built, connected, seed, regions in outcomes:
         if success is None:
             continue
         builds = builds or BuildSummary()
         builds.add(bool(success), asked, built, bool(connected))
         if refuse_short and not success:
-            floor = "" if connected else ", floor not connected"
-            raise ShortBuild(f"the build of seed {seed} fell short "
-                             f"({built} of {asked} rooms built{floor}); nothing was stored")
+            if asked is None:  # no rooms: the floor alone (a cave system)
+                what = f"floor split into {regions} regions" if regions else "no floor"
+            else:
+                floor = "" if connected else ", floor not connected"
+                what = f"{built} of {asked} rooms built{floor}"
+            raise ShortBuild(f"the build of seed {seed} fell short ({what}); "
+                             "nothing was stored")
     return builds
 
 
 __all__ = ["STORE_BATCH", "STORE_SECONDS", "BuildSummary", "GenerateStats", "ShortBuild",
-           "generate_encoded", "generate_into", "generate_maps", "save_maps"]
+           "WorkerLost", "generate_encoded", "generate_into", "generate_maps", "save_maps"]

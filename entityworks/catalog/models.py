@@ -12,9 +12,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..errors import EntityworksError
 from ..model.schema import column, entity, primary_key, table_schema
-from .packing import PackedGrid, PointPath
+from .packing import PackedGrid, PointPath, check_grid_shape
 
 
 @dataclass
@@ -83,11 +85,15 @@ class MapRecord:
     """One generated map. ``open_ratio``, ``region_count`` and ``largest_region`` are measured
     on ``grid`` (1 = wall, 0 = floor; regions are 4-connected).
 
-    The build's own outcome, for generators that report one (dungeons; NULL for other kinds
-    and for maps stored before revision ``0008_entries_and_outcomes``): ``build_success``
-    (every room asked for was built and the floor is connected), ``rooms_asked``,
-    ``rooms_built`` and ``connected``. A failed build is stored as what it is, not as a map
-    that looks like any other.
+    The build's own outcome, for generators that report one (dungeons and caves; NULL for
+    other kinds and for maps stored before revision ``0008_entries_and_outcomes``):
+    ``build_success`` (every room asked for was built and the floor is connected; for a cave
+    system, which has no rooms, its floor is one 4-connected region), ``rooms_asked``,
+    ``rooms_built`` (NULL for caves) and ``connected``. A failed build is stored as what it
+    is, not as a map that looks like any other.
+
+    ``grid.shape`` is always ``(height, width)``: a map whose grid is of another size is
+    refused when it is built, read or written (:class:`~.packing.GridShapeMismatch`).
 
     ``grid`` is keyword-only so that it is the table's last column: a scan of the statistics
     stops before the grid bytes.
@@ -113,6 +119,16 @@ class MapRecord:
     rooms: list[MapRoom] = field(default_factory=list)
     corridors: list[MapCorridor] = field(default_factory=list)
     placements: list[MapPlacement] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """Refuse a grid whose shape is not ``(height, width)``: every reader (the Store,
+        XML, Arrow/pandas/Parquet, DiffGram) builds its rows through here, and so does a
+        new map, so a row whose grid disagrees with its size is never read nor written.
+        (The catalog's own readers refuse such a row from the blob's header already,
+        before unpacking it: :func:`~.queries.load_map`, :func:`~.queries.load_grid`.)"""
+        grid = self.grid
+        if isinstance(grid, np.ndarray):
+            check_grid_shape(grid.shape, self.width, self.height, self.id)
 
 
 @entity("sudoku_puzzles")  # checkers then take primary_key() as no default, as the runtime

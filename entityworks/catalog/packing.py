@@ -159,6 +159,88 @@ def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
     raise ValueError(f"not a packed grid (unknown form {tag})")
 
 
+def grid_shape(blob: bytes | bytearray | memoryview) -> tuple[int, ...]:
+    """The shape a stored grid claims, read from its header alone: no cell is unpacked or
+    allocated, and of a deflated ``.npy`` form only the header is inflated. A reader that
+    knows the shape the grid must have (a ``maps`` row's height and width) checks this
+    before :func:`unpack_grid` (see :func:`check_grid_shape`). A damaged header is a
+    ValueError and a shape over the limits :class:`GridTooLarge`, as :func:`unpack_grid`
+    would raise."""
+    data = bytes(blob) if not isinstance(blob, bytes) else blob
+    if not data:
+        raise ValueError("an empty blob is not a packed grid")
+    tag = data[0]
+    if tag == _TWO_VALUES or tag == _TWO_VALUES_ZLIB:
+        if len(data) < _HEAD.size or len(data) < _HEAD.size + 4 * data[2] + _VALUES.size:
+            raise ValueError(f"packed grid of {len(data)} bytes ends inside its header")
+        shape = tuple(struct.unpack_from(f"<{data[2]}I", data, 3))
+        if data[1] >= len(_DTYPES):
+            raise ValueError(f"packed grid has an unknown dtype code {data[1]}: damaged data")
+        _check_size(shape, _DTYPES[data[1]])
+        return shape
+    if tag == _NPY_ZLIB:
+        head = _inflate_head(data)
+    elif data.startswith(_NPY_MAGIC):
+        head = data[:_NPY_HEAD_MAX]
+    else:
+        raise ValueError(f"not a packed grid (unknown form {tag})")
+    length, shape, dtype = _npy_header(head)
+    if tag != _NPY_ZLIB:  # plain .npy bytes: the cells follow, as many as the shape says
+        claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        present = len(data) - length
+        if claimed != present:  # the words of ndarray_from_bytes, which reads these
+            raise ValueError(f".npy header claims shape {shape} of {dtype} ({claimed:,} "
+                             f"bytes) but {present:,} bytes follow it: damaged data")
+    _check_size(shape, dtype)
+    return shape
+
+
+def _inflate_head(data: bytes, step: int = 4096) -> bytes:
+    """The inflated start of a deflated ``.npy`` form, enough for its header: the input is
+    fed a little at a time (zlib keeps a copy of the input it has not consumed yet)."""
+    inflater = zlib.decompressobj()
+    view = memoryview(data)
+    head = b""
+    try:
+        for start in range(1, len(data), step):
+            head += inflater.decompress(view[start:start + step], _NPY_HEAD_MAX - len(head))
+            if len(head) >= _NPY_HEAD_MAX or (len(head) >= 12 and len(head) >= _npy_end(head)):
+                break
+    except zlib.error as exc:
+        raise ValueError(f"packed grid does not inflate: {exc}") from None
+    return head
+
+
+def _npy_end(head: bytes) -> int:
+    """Where the ``.npy`` header that ``head`` (12 bytes at least) starts ends."""
+    if head[6:7] == b"\x01":
+        return 10 + int.from_bytes(head[8:10], "little")
+    return 12 + int.from_bytes(head[8:12], "little")
+
+
+class GridShapeMismatch(EntityworksError, ValueError):
+    """A stored map whose grid's shape is not the ``height`` x ``width`` of its own row (a
+    damaged row, or one edited by another tool): refused before the grid is unpacked."""
+
+
+def _dims(shape: Sequence[int]) -> str:
+    """``WxH`` of a 2-D shape ``(height, width)``; any other shape as its tuple."""
+    if len(shape) == 2:
+        return f"{shape[1]}x{shape[0]}"
+    return f"{len(shape)}-D {tuple(int(n) for n in shape)}"
+
+
+def check_grid_shape(shape: Sequence[int], width: object, height: object,
+                     map_id: object = None) -> None:
+    """Refuse (:class:`GridShapeMismatch`, naming map ``map_id``) a grid whose ``shape`` is
+    not ``(height, width)``, the size its ``maps`` row gives."""
+    if tuple(shape) != (height, width):
+        who = "a new map" if map_id is None else f"map {map_id}"
+        raise GridShapeMismatch(
+            f"{who}: its grid is {_dims(shape)} cells but its row says {width}x{height} "
+            "(width x height); the row is damaged or was edited, and is refused")
+
+
 class GridTooLarge(EntityworksError, ValueError):
     """A grid (written, or claimed by a stored blob's header) over :data:`MAX_GRID_CELLS`
     cells or :data:`MAX_INFLATED` bytes."""
@@ -191,6 +273,12 @@ def _check_size(shape: Sequence[int], dtype: np.dtype[Any]) -> int:
 def _npy_length(data: bytes) -> int:
     """The length of the ``.npy`` bytes ``data`` starts with (header and cells), from its
     header alone, refused when the header claims a grid over the limits."""
+    head, shape, dtype = _npy_header(data)
+    return head + _check_size(shape, dtype) * dtype.itemsize
+
+
+def _npy_header(data: bytes) -> tuple[int, tuple[int, ...], np.dtype[Any]]:
+    """``(header length, shape, dtype)`` of the ``.npy`` bytes ``data`` starts with."""
     stream = io.BytesIO(data)
     try:
         version = np.lib.format.read_magic(stream)
@@ -204,7 +292,7 @@ def _npy_length(data: bytes) -> int:
         raise ValueError(f"damaged .npy header: {exc}") from None
     if dtype.hasobject:
         raise ValueError(".npy data holds Python objects (pickle is never read)")
-    return stream.tell() + _check_size(shape, dtype) * dtype.itemsize
+    return stream.tell(), tuple(int(n) for n in shape), dtype
 
 
 def _read_npy(data: bytes) -> np.ndarray:
@@ -703,8 +791,8 @@ register(default_registry)
 
 
 __all__ = [
-    "MAX_GRID_CELLS", "MAX_PATH_POINTS", "PACKED", "POINTS", "GridTooLarge", "PathTooLong",
-    "CellPath", "PackedGrid", "PointPath", "pack_grid", "pack_points", "pack_points_many",
-    "register", "unpack_grid",
+    "MAX_GRID_CELLS", "MAX_PATH_POINTS", "PACKED", "POINTS", "GridShapeMismatch",
+    "GridTooLarge", "PathTooLong", "CellPath", "PackedGrid", "PointPath", "check_grid_shape",
+    "grid_shape", "pack_grid", "pack_points", "pack_points_many", "register", "unpack_grid",
     "unpack_points", "unpack_points_many",
 ]

@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+import sqlalchemy as sa
 
-from ..model.schema import table_schema
 from ..sql.filters import col
 from ..sql.store import Store
+from .build import decode_grid
 from .models import MapRecord
+from .packing import check_grid_shape, grid_shape
 
 
 def load_map(store: Store, map_id: int) -> MapRecord | None:
-    """The map ``map_id`` with its caves, rooms, corridors and placements (None if absent)."""
+    """The map ``map_id`` with its caves, rooms, corridors and placements (None if absent).
+
+    Its grid's header is checked against its row's width and height first
+    (:func:`~.build.decode_grid`): a row whose grid claims another size is refused with
+    :class:`~.packing.GridShapeMismatch` before the grid is unpacked."""
+    if _stored_grid(store, map_id) is None:
+        return None
     return store.get(MapRecord, map_id)
 
 
@@ -29,13 +37,37 @@ def load_grid(store: Store, map_id: int) -> np.ndarray | None:
 
     The one place that turns a stored grid back into an array for readers that need
     nothing else (the Datasette plugin's pictures): however the catalog stores grids,
-    callers go through here.
+    callers go through here. A grid whose header claims another size than its row's
+    width and height is refused before it is unpacked, naming the map.
     """
-    index = table_schema(MapRecord).column_names.index("grid")
-    for batch in store.rows(MapRecord, where={"id": map_id}, limit=1):
-        for row in batch:
-            return row[index]  # type: ignore[no-any-return]
-    return None
+    return _stored_grid(store, map_id, decode=True)
+
+
+@overload
+def _stored_grid(store: Store, map_id: int) -> bool | None: ...
+@overload
+def _stored_grid(store: Store, map_id: int, *, decode: Literal[True]) -> np.ndarray | None: ...
+def _stored_grid(store: Store, map_id: int, *, decode: bool = False
+                 ) -> np.ndarray | bool | None:
+    """Map ``map_id``'s stored grid checked against its row's size from the blob's header
+    (:func:`~.build.decode_grid`); the grid itself with ``decode``, else True. None when
+    the map does not exist."""
+    if not -(2**63) <= map_id < 2**63:
+        return None  # no key of the table's 64-bit integers
+    table = store.table(MapRecord)
+    stmt = sa.select(table.c.width, table.c.height, table.c.grid).where(
+        table.c.id == map_id)
+    with store.connection() as conn:
+        row = conn.execute(stmt).first()
+    if row is None:
+        return None
+    width, height, blob = row
+    if blob is None:  # the column is NOT NULL: another tool's edit
+        raise ValueError(f"map {map_id}: its grid is NULL; the row is damaged or was edited")
+    if not decode:
+        check_grid_shape(grid_shape(blob), width, height, map_id)
+        return True
+    return decode_grid(blob, width=width, height=height, map_id=map_id)
 
 Range = tuple[float | None, float | None]
 

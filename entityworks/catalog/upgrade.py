@@ -17,7 +17,7 @@ from .models import TABLES
 
 #: The newest revision in ``migrations/versions``, which a new catalog is created at (a test
 #: checks that it is Alembic's head).
-HEAD = "0008_entries_and_outcomes"
+HEAD = "0009_sqlite_affinity"
 #: The catalog's Alembic version table (``migrate.VERSION_TABLE``, checked by a test).
 VERSION_TABLE = "entityworks_version"
 

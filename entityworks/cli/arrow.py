@@ -32,16 +32,21 @@ def parquet(table_name: str, out: str, wheres: Sequence[str], compression: Compr
 
     OUT must be a regular file (or nothing yet), or '-' for standard output; either way the
     file appears only once complete (a refused conversion writes nothing).
-    Example: entityworks parquet maps maps.parquet -w kind=caves --db levels.db
+
+    \b
+    Example:
+      entityworks parquet maps maps.parquet -w kind=caves --db levels.db
     """
     from ..arrow import write_parquet_table
     from ..files import check_output_path, is_stdio, stdout_output
+    from ..sql.exchange.children import with_child_tables
 
     to_stdout = is_stdio(out)
     if not to_stdout:
         check_output_path(out)  # before opening the database
     store = open_store(db, must_exist=True)
-    cls = resolve_table(store, table_name)
+    # a table Store.create made with list fields: its child rows come too, as nested lists
+    cls = with_child_tables(store, resolve_table(store, table_name))
     where = [parse_where(w, store.schema(cls)) for w in wheres]
     with progress_bar(store.count(cls, where=where), "rows", progress) as bar:
         table = store.to_arrow(cls, where=where, progress=bar.update)

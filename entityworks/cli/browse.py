@@ -28,7 +28,11 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
 
     Needs the web extra: pip install "entityworks[web]". DB is an SQLite file; copy a
     server catalog into one first with 'entityworks copy --from URL --to DB'. Stop with
-    Ctrl-C. Example: entityworks browse levels.db --port 8001
+    Ctrl-C.
+
+    \b
+    Example:
+      entityworks browse levels.db --port 8001
     """
     import importlib.util
 

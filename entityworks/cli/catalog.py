@@ -65,8 +65,13 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
 
     A map has at most 4096x4096 cells. Nothing is created when a parameter is refused.
     Each dungeon row records its build's outcome (build_success, rooms_asked, rooms_built,
-    connected), and a line sums them up; --refuse-short refuses the whole batch instead.
-    Example: entityworks generate caves --count 20 --seed 1 --db levels.db
+    connected), each caves row whether its floor is one region (build_success, connected),
+    and a line sums them up. With --refuse-short a short build refuses the whole batch. If
+    a worker process dies, the maps built are kept and the error says how to build the rest.
+
+    \b
+    Example:
+      entityworks generate caves --count 20 --seed 1 --db levels.db
     """
     from .. import catalog
 
@@ -89,6 +94,15 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
                                           client=client, refuse_short=refuse_short)
     except catalog.ShortBuild as exc:
         raise click.ClickException(f"{exc} (--refuse-short)") from None
+    except catalog.WorkerLost as exc:
+        for store in opened:
+            store.close()
+        again = exc.resume("--count ", "--seed ").replace(",", "")
+        raise click.ClickException(
+            "a worker process died (killed, or out of memory): "
+            f"{exc.stored_text().replace('refuse_short:', '--refuse-short:')}; "
+            f"to build the rest, run the same command with {again}"
+            + (" (fresh seeds are drawn again)" if exc.fresh else "")) from None
     else:
         where = (f"on {cluster} ({sum(client.nthreads().values())} worker thread(s))"
                  if client is not None else f"{workers} worker(s)")
@@ -120,7 +134,9 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
               help="Sort column, '-column' for descending (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), help="At most this many rows.")
 @click.option("--offset", type=click.IntRange(min=0), help="Skip this many rows.")
-@click.option("--columns", "-c", metavar="A,B,...", help="Only these columns, in this order.")
+@click.option("--columns", "-c", metavar="A,B,...",
+              help="Only these columns, in this order; each at most once (a column named "
+                   "twice is refused).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]),
               default="table", show_default=True,
               help="json: an array of objects, one per line; jsonl: one object per line.")
@@ -136,14 +152,22 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
           db: str) -> None:
     """Print rows of a table; filters become bound parameters, never SQL text.
 
+    No format prints a control character raw: table and csv text shows a backslash as
+    \\\\, tab, newline and carriage return as \\t, \\n, \\r, and other control,
+    line-separator and bidi characters as \\xHH or \\uHHHH; JSON writes them as \\uHHHH.
+
     JSON output is strict (json.loads, jq): grids as nested lists (or --arrays base64),
     NaN and infinities as the strings "NaN", "INF", "-INF", Decimals, dates, times,
     durations, UUIDs and bytes as their XML text (bytes in base64).
-    Example: entityworks query maps -w kind=caves -w region_count=1 -o -largest_region
-    Example: entityworks query maps --format json -c id,grid --limit 1 | jq '.[0].grid[0]'
-    Example: entityworks query maps -w 'kind in caves,islands' --count
+
+    \b
+    Examples:
+      entityworks query maps -w kind=caves -w region_count=1 -o -largest_region
+      entityworks query maps --format json -c id,grid --limit 1 | jq '.[0].grid[0]'
+      entityworks query maps -w 'kind in caves,islands' --count
     """
     store = open_store(db, must_exist=True)
+    click.get_current_context().call_on_close(store.close)  # its connections, not at exit
     cls = resolve_table(store, table_name)
     schema = store.schema(cls)
     where = [parse_where(w, schema) for w in wheres]
@@ -153,15 +177,21 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
                                    "--offset, --order-by or --columns")
         click.echo(store.count(cls, where=where))
         return
+    names = schema.column_names
+    chosen = [c.strip() for c in (columns or "").split(",") if c.strip()]
+    picks = [names.index(schema.column(c).name) for c in chosen]
+    twice = sorted({names[i] for i in picks if picks.count(i) > 1})
+    if twice:  # a JSON object cannot hold one key twice
+        raise click.UsageError(f"--columns names {', '.join(map(repr, twice))} more than "
+                               f"once; name each column once")
     rows = [r for batch in store.rows(cls, where=where, order_by=list(order_by) or None,
                                       limit=limit, offset=offset) for r in batch]
-    names = schema.column_names
-    if columns:
-        chosen = [c.strip() for c in columns.split(",") if c.strip()]
-        picks = [names.index(schema.column(c).name) for c in chosen]
+    if chosen:
         rows = [tuple(r[i] for i in picks) for r in rows]
         names = chosen
-    click.echo(format_rows(names, rows, fmt, arrays=arrays))
+    text = format_rows(names, rows, fmt, arrays=arrays)
+    if text or fmt != "jsonl":  # JSON Lines of no rows: no line at all (not an empty one)
+        click.echo(text)
 
 
 @click.command("copy")
@@ -174,18 +204,21 @@ def copy_command(source: str, target: str, progress: bool | None) -> None:
     """Copy a whole catalog (maps with their child rows, puzzles, entropy reports) to
     another database, ids kept, in one transaction.
 
-    Example: entityworks copy --from postgresql+psycopg://user@host/levels --to levels.db
+    \b
+    Example:
+      entityworks copy --from postgresql+psycopg://user@host/levels --to levels.db
     """
     from .. import catalog
     from ..sql.store import Store
 
     src = open_store(source, must_exist=True)
-    dst = Store(target)
+    dst = Store(_copy_target(target))
     try:
         if src.url.render_as_string(hide_password=False) == dst.url.render_as_string(
                 hide_password=False):
             raise EntityworksError("--from and --to name the same database")
-        total = sum(src.count(cls) for cls in catalog.TABLES.values())
+        held = _catalog_tables(src, source, target)
+        total = sum(src.count(cls) for name, cls in catalog.TABLES.items() if name in held)
         with progress_bar(total, "rows", progress) as bar:
             done: dict[str, int] = {}
 
@@ -200,6 +233,46 @@ def copy_command(source: str, target: str, progress: bool | None) -> None:
     where = display_db(dst)
     counts = ", ".join(f"{rows} {name}" for name, rows in stats.rows.items())
     click.echo(f"copied {counts} to {where} in {stats.seconds:.2f} s")
+
+
+def _copy_target(target: str) -> str:
+    """``--to``, refused when it is an SQLite path holding a symbolic link to nothing (the
+    new catalog would be created wherever it points)."""
+    from ..files import refuse_dangling_link
+    from .stores import sqlite_path
+
+    path = sqlite_path(target)
+    if path is not None:
+        refuse_dangling_link(path, "the catalog")
+    return target
+
+
+def _catalog_tables(src: Store, source: str, target: str) -> set[str]:
+    """The tables of ``src``, refused with what to run instead when it holds no level
+    catalog (no revision table: its tables were not made by 'generate', 'demo' or
+    'migrate')."""
+    from ..migrate.versions import VERSION_TABLE
+    from .output import escape_text
+    from .stores import INTERNAL_TABLES
+
+    tables = set(src.table_names())
+    if VERSION_TABLE in tables:
+        return tables
+    listed = ", ".join(escape_text(t) for t in sorted(tables - set(INTERNAL_TABLES))) or "none"
+    raise click.ClickException(
+        f"{display_db(src)} holds no level catalog (no {VERSION_TABLE} table; its tables: "
+        f"{listed}): 'copy' copies what 'generate' and 'demo' store. To copy other tables, "
+        f"export them and import the file: entityworks export-xml TABLE... tables.xml --db "
+        f"{_shell_word(source)} && entityworks import-xml tables.xml --db {_shell_word(target)}")
+
+
+def _shell_word(db: str) -> str:
+    """``db`` as a shell word (no password), control characters escaped."""
+    import shlex
+
+    from .output import escape_text
+
+    return escape_text(shlex.quote(display_db(db)))
 
 
 @click.command()

@@ -118,7 +118,9 @@ def _with_paths(function: Any) -> Any:
 def compress(input_path: str, output_path: str, max_size: int | None) -> None:
     """Compress INPUT into OUTPUT ('-': standard input / output).
 
-    Example: entityworks codec compress level.txt level.ewbp
+    \b
+    Example:
+      entityworks codec compress level.txt level.ewbp
     """
     from generators.bytes import codec as bp
 
@@ -140,7 +142,10 @@ def decompress(input_path: str, output_path: str, max_size: int | None) -> None:
     """Restore a file made by 'codec compress' ('-': standard input / output).
 
     A damaged, truncated or foreign file is refused with nothing written.
-    Example: entityworks codec decompress level.ewbp level.txt
+
+    \b
+    Example:
+      entityworks codec decompress level.ewbp level.txt
     """
     from generators.bytes import codec as bp
 

@@ -47,7 +47,8 @@ def error_message(exc: BaseException) -> str:
             text = f"{exc.ctx.command_path}: {text}"
     elif _sa_error() and isinstance(exc, _sa_error()):
         orig = getattr(exc, "orig", None)
-        text = str(orig if orig is not None else exc).split("\n[SQL:")[0]
+        text = _driver_text(orig) if orig is not None else str(exc)
+        text = text.split("\n[SQL:")[0]
         text = text.split("\n(Background on this error")[0]
     elif isinstance(exc, RecursionError):
         text = "input nested too deeply to process"
@@ -57,6 +58,16 @@ def error_message(exc: BaseException) -> str:
         text = str(exc)
     text = " ".join(text.split()) or type(exc).__name__
     return redact(text)
+
+
+def _driver_text(orig: BaseException) -> str:
+    """A driver's error as a sentence: PyMySQL's ``(1045, "Access denied ...")`` becomes
+    ``Access denied ... (MariaDB error 1045)``."""
+    args = orig.args
+    if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str) and \
+            type(orig).__module__.startswith(("pymysql", "MySQLdb")):
+        return f"{args[1]} (MariaDB error {args[0]})"
+    return str(orig)
 
 
 def fail(exc: BaseException) -> NoReturn:

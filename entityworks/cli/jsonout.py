@@ -19,6 +19,11 @@ read, with one documented form for every value JSON has no type for.
   it exactly. Arrays of complex numbers, bytes or dates have no list form and need base64.
 - Lists, tuples and dicts are JSON arrays and objects; a key that is not text becomes its JSON
   text (``3`` -> ``"3"``).
+- Text is written as UTF-8, except the characters a terminal acts on rather than shows
+  (:data:`.controls.TERMINAL_CONTROLS`: C0 and C1 controls, DEL, U+2028/U+2029 and the
+  bidirectional controls), which are always ``\\uXXXX`` escapes, so printing the JSON
+  cannot move the cursor, write the clipboard (OSC 52) or reorder a line; ``json.loads``
+  reads the same text.
 """
 
 from __future__ import annotations
@@ -32,8 +37,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .controls import TERMINAL_CONTROLS
+
 #: The forms ``arrays=`` accepts.
 ARRAY_FORMS = ("lists", "base64")
+
+# json.dumps(ensure_ascii=False) escapes C0 itself; these it would write raw.
+_JSON_ESCAPES = {cp: f"\\u{cp:04x}" for cp in TERMINAL_CONTROLS if cp >= 0x20}
 _LIST_KINDS = "biufU"  # bool, signed, unsigned, float, unicode
 
 
@@ -124,7 +134,7 @@ def check_arrays(arrays: str) -> str:
 def dumps(value: Any, *, arrays: str = "lists") -> str:
     """``value`` as one line of strict JSON."""
     return json.dumps(json_value(value, arrays=check_arrays(arrays)), allow_nan=False,
-                      ensure_ascii=False, separators=(",", ":"))
+                      ensure_ascii=False, separators=(",", ":")).translate(_JSON_ESCAPES)
 
 
 def rows_json(columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
@@ -134,7 +144,8 @@ def rows_json(columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
     check_arrays(arrays)
     objects = [json.dumps({c: json_value(v, arrays=arrays)
                            for c, v in zip(columns, row, strict=True)},
-                          allow_nan=False, ensure_ascii=False, separators=(", ", ": "))
+                          allow_nan=False, ensure_ascii=False,
+                          separators=(", ", ": ")).translate(_JSON_ESCAPES)
                for row in rows]
     if lines:
         return "\n".join(objects)

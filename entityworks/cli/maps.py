@@ -27,11 +27,11 @@ PLACEMENT_MARKS = {"stairs_up": "<", "stairs_down": ">", "item": "*"}
 
 
 def _load_map(db: str, map_id: int) -> MapRecord:
-    from ..catalog import MapRecord
+    from ..catalog import load_map
 
     store = open_store(db, must_exist=True)
     resolve_table(store, "maps")
-    record = store.get(MapRecord, map_id)
+    record = load_map(store, map_id)  # a grid that is not the row's size: refused unread
     if record is None:
         raise EntityworksError(f"no map with id {map_id} in {display_db(store)}")
     return record
@@ -65,7 +65,10 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
     Without --png, --ascii or --tiled the ASCII map is printed ('#' wall, '.' floor).
     Every file appears whole or not at all. One of --png and --ascii may be '-' (standard
     output); the other messages then go to stderr.
-    Example: entityworks render 3 --png cave.png --scheme getmapimage --ascii -
+
+    \b
+    Example:
+      entityworks render 3 --png cave.png --scheme getmapimage --ascii -
     """
     from ..files import check_output_path, is_stdio
 
@@ -153,7 +156,9 @@ def place(map_ids: Sequence[int], count: int, clearance: int, min_distance: int,
     """Place stairs and items on stored maps: floor cells with room around them, reachable
     from each other. Replaces the maps' earlier placements.
 
-    Example: entityworks place 3 4 5 --count 3 --clearance 2 --db levels.db
+    \b
+    Example:
+      entityworks place 3 4 5 --count 3 --clearance 2 --db levels.db
     """
     from .. import catalog
 
@@ -192,7 +197,10 @@ def play(map_id: int, at: tuple[int, int] | None, radius: int, symmetric: bool,
     """Walk a stored map in the terminal: what you see is bright, what you saw is dim.
 
     Arrows, vi keys (hjklyubn) or the QWE/ADZXC layout move; walls block; q quits.
-    Example: entityworks play 3 --db levels.db --radius 10
+
+    \b
+    Example:
+      entityworks play 3 --db levels.db --radius 10
     """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise EntityworksError("play needs a terminal (stdin and stdout must be a tty)")

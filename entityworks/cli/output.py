@@ -2,12 +2,53 @@
 way ``query`` shows them), and the progress bar on stderr.
 
 JSON's standard forms are :mod:`.jsonout`'s; this module chooses between the formats.
+
+Text in the table and CSV formats is shown with the backslash escapes of a Python or JSON
+string literal, so a stored value can never drive the terminal (an OSC 52 clipboard write, a
+cursor move, a right-to-left override) and an escaped value is never mistaken for another:
+a backslash is ``\\\\``, a tab, newline and carriage return ``\\t``, ``\\n``, ``\\r``, any other
+of :data:`TERMINAL_CONTROLS` ``\\xHH`` (up to U+00FF) or ``\\uHHHH``; all other text
+is itself. ``s.encode("latin-1", "backslashreplace").decode("unicode_escape")`` gives the
+stored text back. Grids, lists and dicts are shown as their JSON (:mod:`.jsonout`).
 """
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from .controls import TERMINAL_CONTROLS
+
+_SHORT = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_TEXT_ESCAPES = {cp: _SHORT.get(chr(cp)) or (f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}")
+                 for cp in (*TERMINAL_CONTROLS, ord("\\"))}
+_CELL_WIDTH = 60
+
+
+def escape_text(text: str) -> str:
+    """``text`` with backslash escapes for the backslash itself and every character of
+    :data:`TERMINAL_CONTROLS` (the module docstring lists the forms)."""
+    return text.translate(_TEXT_ESCAPES)
+
+
+def _cell(value: Any, width: int | None = None) -> str:
+    """A non-NULL value as the table and CSV formats show it, cut to ``width`` characters
+    (ending "...") never inside an escape; containers are their JSON text, which
+    :mod:`.jsonout` has escaped."""
+    shown = str(display(value))
+    text = shown if isinstance(value, dict | list | tuple) else escape_text(shown)
+    if width is None or len(text) <= width:
+        return text
+    if text == shown:
+        return text[:width - 3] + "..."
+    kept: list[str] = []
+    room = width - 3
+    for piece in map(escape_text, shown):
+        room -= len(piece)
+        if room < 0:
+            break
+        kept.append(piece)
+    return "".join(kept) + "..."
 
 
 def display(value: Any, *, text: bool = True) -> Any:
@@ -54,13 +95,13 @@ def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *,
 
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(columns)
+        writer.writerow([escape_text(c) for c in columns])
         for r in rows:
-            writer.writerow(["" if v is None else display(v) if not isinstance(v, float)
-                             else repr(v) for v in r])
+            writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else _cell(v)
+                             for v in r])
         return buffer.getvalue().rstrip("\n")
-    cells = [[("NULL" if v is None else str(display(v))) for v in r] for r in rows]
-    cells = [[c if len(c) <= 60 else c[:57] + "..." for c in r] for r in cells]
+    columns = [escape_text(c) for c in columns]
+    cells = [[("NULL" if v is None else _cell(v, _CELL_WIDTH)) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
              "  ".join("-" * w for w in widths)]

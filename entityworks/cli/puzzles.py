@@ -82,8 +82,11 @@ def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
     FILE may be '-' (standard input) or a FIFO; it is read once, up to 64 MiB. A puzzle is
     stored once (the puzzle text is unique); every entry of FILE (its source name, position,
     name and line) is recorded in sudoku_entries, so that a repeated puzzle keeps each of its
-    names. Storing a file again adds nothing. Example:
-    entityworks sudoku solve p096_sudoku.txt --db puzzles.db
+    names. Storing a file again adds nothing.
+
+    \b
+    Example:
+      entityworks sudoku solve p096_sudoku.txt --db puzzles.db
     """
     from generators import sudoku as sd
 
@@ -166,8 +169,11 @@ def entropy(ctx: click.Context, files: Sequence[str], terse: bool, bits: bool, c
     so a stored SHA-256 always belongs to the bytes the figures describe; FIFOs, devices and
     '-' (standard input) are read as streams up to --max-size. Nothing is stored unless every
     input was read; a file already stored with the same path and SHA-256 is not stored again.
-    Example: entityworks entropy level.png -c
-    Example: entityworks entropy level.png catalog.db --db reports.db
+
+    \b
+    Examples:
+      entityworks entropy level.png -c
+      entityworks entropy level.png catalog.db --db reports.db
     """
     from .. import catalog
     from ..sql.filters import col

@@ -61,8 +61,11 @@ def schema_show(table_name: str, db: str) -> None:
         store = Store("sqlite://") if missing else open_store(db)
         cls = catalog.TABLES[table_name]
     else:
+        from ..sql.exchange.children import with_child_tables
+
         store = open_store(db, must_exist=True)
-        cls = resolve_table(store, table_name)
+        # a table Store.create made with list fields: its child tables are shown under it
+        cls = with_child_tables(store, resolve_table(store, table_name))
     info = table_schema(cls, store.registry)
     sql = store.table(cls)
     click.echo(f"{info.name} ({cls.__qualname__}) on {store.dialect.name}")
@@ -140,9 +143,12 @@ def schema_diff(tables: Sequence[str], dataclasses_: Sequence[str], renames: Seq
                 check: bool, apply_: bool, db: str) -> None:
     """Compare dataclasses with the live tables and print the Alembic operations.
 
-    Drift is reported with exit status 0 (1 with --check). Examples:
-    entityworks schema diff --dataclass mygame.models:Level --check --db game.db;
-    entityworks schema diff --dataclass mygame.models:Level --rename note=remark --apply
+    Drift is reported with exit status 0 (1 with --check).
+
+    \b
+    Examples:
+      entityworks schema diff --dataclass mygame.models:Level --check --db game.db
+      entityworks schema diff --dataclass mygame.models:Level --rename note=remark --apply
     """
     from .. import migrate
 
@@ -223,7 +229,10 @@ def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
     """Print the CREATE TABLE script of TABLE for a SQL dialect (child tables included).
 
     Statement templates use named placeholders only; no value is ever put into SQL text.
-    Example: entityworks ddl maps --dialect postgresql
+
+    \b
+    Example:
+      entityworks ddl maps --dialect postgresql
     """
     from ..sql.scripts import create_script, statement_templates
 
@@ -289,8 +298,10 @@ def migrations_init(directory: str, models: Sequence[str], db: str | None) -> No
     """Write an Alembic environment (alembic.ini, env.py, script.py.mako, versions/) for
     your dataclasses into DIR, which must be new or empty.
 
-    Example: entityworks migrations init migrations --model library:Author --model
-    library:Book, then: alembic -c migrations/alembic.ini revision --autogenerate -m first
+    \b
+    Example, then the first revision:
+      entityworks migrations init migrations --model library:Author --model library:Book
+      alembic -c migrations/alembic.ini revision --autogenerate -m first
     """
     from ..migrate.scaffold import init_migrations
 

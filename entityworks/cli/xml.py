@@ -50,8 +50,11 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
     be a regular file (or nothing yet), or '-' for standard output; either way the document
     appears only once complete (a refused export writes nothing). With '-' no XSD file is
     written unless --xsd FILE; --inline-schema puts the schema in the stream.
-    Example: entityworks export-xml maps maps.xml --db levels.db
-    Example: entityworks export-xml customers orders shop.xml --dataset Shop --nested
+
+    \b
+    Examples:
+      entityworks export-xml maps maps.xml --db levels.db
+      entityworks export-xml customers orders shop.xml --dataset Shop --nested
     """
     from contextlib import ExitStack
 
@@ -74,6 +77,10 @@ def export_xml(tables: Sequence[str], out: str, xsd: str | None, wheres: Sequenc
         check_output_path(path)  # before opening the database
     store = open_store(db, must_exist=True)
     classes = [resolve_table(store, name) for name in tables]
+    if not several:  # a table Store.create made with list fields: its child rows come too
+        from ..sql.exchange.children import with_child_tables
+
+        classes = [with_child_tables(store, classes[0])]
     schema_note = f" (schema {xsd_path})" if xsd_path is not None else ""
     where_to = f"{'stdout' if to_stdout else out}{schema_note}"
     with ExitStack() as stack:  # standard output gets the document once it is complete
@@ -102,7 +109,10 @@ def codegen(xsd_file: str) -> None:
 
     Types, Optional fields, the key, maxLength and the XSD spelling .NET needs back are kept;
     child tables become list fields. FILE.xsd may be '-' (standard input).
-    Example: entityworks codegen shop.xsd > shop_model.py
+
+    \b
+    Example:
+      entityworks codegen shop.xsd > shop_model.py
     """
     from ..files import input_path
     from ..xml.codegen import codegen as generate
@@ -117,10 +127,12 @@ def codegen(xsd_file: str) -> None:
 @click.argument("xml_file", metavar="IN.xml",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--xsd", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
-              help="The XSD to validate against (ours or .NET's; default: the file's "
-                   "inline schema).")
+              help="The XSD to validate against (ours or .NET's; default without --table: "
+                   "the file's inline schema, else IN.xsd beside IN.xml if there is one).")
 @click.option("--table", "table_name",
-              help="Target table (default: the XSD's table); created when missing.")
+              help="Target table (default: the XSD's table); created when missing. The "
+                   "document keeps the XSD's names; its rows (and child rows, into "
+                   "TABLE_<field>) go into TABLE. Not for a DataSet or a DiffGram.")
 @click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
               help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).")
 @progress_option
@@ -131,17 +143,24 @@ def import_xml(xml_file: str, xsd: str | None, table_name: str | None, max_size:
 
     Nothing is written when any row is invalid; the error names the row and column, and
     neither the table nor a new database file is left behind. Internal tables
-    (entityworks_version, alembic_version, sqlite_*) are refused. IN.xml or the XSD may be
+    (entityworks_version, alembic_version, entityworks_schema, sqlite_*, and any table shaped
+    like an Alembic version table) are refused, however they are named: --table, the XSD,
+    a DataSet's tables or a DiffGram's rows. IN.xml or the XSD may be
     '-' (standard input) or a FIFO: it is read once, up to --max-size, into a private
     temporary file that is removed afterwards. A .NET DiffGram (root diffgr:diffgram) is
     applied to the stored tables instead: inserts, updates and deletes by key, all or none.
-    Example: entityworks import-xml maps.xml --xsd maps.xsd --db copy.db
-    Example: gunzip -c maps.xml.gz | entityworks import-xml - --xsd maps.xsd --db copy.db
+
+    \b
+    Examples:
+      entityworks import-xml maps.xml --xsd maps.xsd --db copy.db
+      gunzip -c maps.xml.gz | entityworks import-xml - --xsd maps.xsd --db copy.db
     """
     from contextlib import ExitStack
 
     from ..files import input_path, is_stdio
+    from .xmlpaths import xsd_beside
 
+    xsd = xsd if table_name is not None else xsd_beside(xml_file, xsd)  # big.xsd beside
     if is_stdio(xml_file) and is_stdio(xsd):
         raise click.BadParameter("'-' (standard input) can be read only once: give the XML "
                                  "or the XSD as a file", param_hint="--xsd")
@@ -168,55 +187,66 @@ def _import_xml(xml_file: Path, shown: str, xsd: Path | None, table_name: str | 
                 db: str, progress: bool | None = None) -> None:
     from .. import catalog
     from ..model.schema import table_schema
-    from ..sql.exchange.xml import import_into
-    from ..xml.xsd import read_inline_xsd, read_xsd
+    from ..sql.exchange.xml import import_into, import_store
+    from ..xml.diffgram import diffgram_tables, is_diffgram
+    from ..xml.xsd import dataclass_for, decode_name, is_dataset, load_inline_xsd, load_xsd
 
-    if table_name is None:
-        from ..xml.diffgram import diffgram_tables, is_diffgram
-        from ..xml.xsd import is_dataset, load_inline_xsd, load_xsd
+    if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
+        if table_name is not None:
+            raise click.UsageError("--table does not apply to a DiffGram, which changes the "
+                                   "tables its rows name; drop --table")
+        for name in sorted(diffgram_tables(xml_file, xsd)):
+            check_writable_table(name)
+        store = open_store(db, must_exist=True)
+        changes = store.import_diffgram(xml_file, xsd)
+        done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
+                         f"{c.deleted} deleted, {c.unchanged} unchanged"
+                         for t, c in changes.items())
+        click.echo(f"applied {shown} ({done}) ({display_db(store)})")
+        return
 
-        if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
-            for name in sorted(diffgram_tables(xml_file, xsd)):
-                check_writable_table(name)
-            store = open_store(db, must_exist=True)
-            changes = store.import_diffgram(xml_file, xsd)
-            done = ", ".join(f"{t}: {c.inserted} inserted, {c.updated} updated, "
-                             f"{c.deleted} deleted, {c.unchanged} unchanged"
-                             for t, c in changes.items())
-            click.echo(f"applied {shown} ({done}) ({display_db(store)})")
-            return
-
-        model = load_xsd(xsd) if xsd else load_inline_xsd(xml_file)
-        if model is not None and is_dataset(model):  # several related tables
-            for name in model.tables:
-                check_writable_table(name)
+    model = load_xsd(xsd) if xsd else load_inline_xsd(xml_file)
+    if model is not None:  # every table the XSD names, as the document spells it and decoded
+        for name in model.tables:
+            check_writable_table(name)
+            check_writable_table(decode_name(name))
+        if is_dataset(model):  # several related tables
+            if table_name is not None:
+                names = ", ".join(repr(decode_name(t)) for t in model.tables)
+                raise click.UsageError(
+                    f"--table names one table, but the XSD describes a DataSet of "
+                    f"{len(model.tables)} tables ({names}); drop --table (each table keeps "
+                    "its name)")
             store = open_store(db)
             counts = store.import_dataset(xml_file, xsd)
             done = ", ".join(f"{n} rows of {t}" for t, n in counts.items())
             click.echo(f"imported {done} from {shown} ({display_db(store)})")
             return
-    cls = read_xsd(xsd) if xsd else None
-    if cls is None and table_name is None:
-        cls = read_inline_xsd(xml_file)  # .NET's WriteXml(..., XmlWriteMode.WriteSchema)
-        if cls is None:
-            raise click.UsageError("give --xsd (or --table for a table that already "
-                                   "exists); the file has no inline schema")
-    name = table_name or cls.__tablename__  # type: ignore[union-attr]
-    check_writable_table(name)
+    if model is None and table_name is None:
+        raise click.UsageError("give --xsd (or --table for a table that already "
+                               "exists); the file has no inline schema")
+    # The rows go into --table when given (the XSD's table, and its child tables, renamed:
+    # the document keeps the XSD's names), else into the XSD's table.
+    source = None if model is None else decode_name(model.main_table)
+    target = table_name or source
+    assert target is not None
+    check_writable_table(target)
+    renamed = source if source is not None and source != target else None
     children: dict[str, int] = {}
     with progress_bar(None, "rows", progress) as bar:
         def on_batch(objs: Sequence[Any]) -> None:
             bar.update(len(objs))
             _child_rows(table_schema(type(objs[0])), objs, children)
 
-        if name in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
-            count = import_into(open_catalog, db, catalog.TABLES[name], xml_file, xsd,
-                                on_batch=on_batch)
+        if target in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
+            count = import_into(open_catalog, db, catalog.TABLES[target], xml_file, xsd,
+                                on_batch=on_batch, source=renamed)
             store = open_store(db)
         else:
-            store = open_store(db, must_exist=cls is None)  # no XSD: the table must be there
-            if cls is None:
-                cls = resolve_table(store, name)
-            count = store.import_xml(cls, xml_file, xsd, on_batch=on_batch)
+            # no XSD: the table must be there, and the document is read as its own
+            store = open_store(db, must_exist=model is None)
+            cls = (resolve_table(store, target) if model is None
+                   else dataclass_for(model, registry=store.registry, table=target))
+            count = import_store(store, cls, xml_file, xsd, on_batch=on_batch, source=renamed)
     more = "".join(f", {n} rows of {t}" for t, n in children.items() if n)
-    click.echo(f"imported {count} rows from {shown} into {name}{more} ({display_db(store)})")
+    click.echo(f"imported {count} rows from {shown} into {target}{more} ({display_db(store)})")

@@ -254,7 +254,13 @@ def _alter_column(conn: sa.Connection, operations: Operations, op: ops.AlterColu
         existing: Any = _default_arg(wanted.server_default)  # the database's (compared so)
     else:
         existing = _default_arg(op.existing_server_default or None)
-    kwargs: dict[str, Any] = {"existing_type": op.existing_type,
+    existing_type = op.existing_type
+    if dialects.rebuilds_tables(conn.dialect) and isinstance(existing_type,
+                                                             sa.types.TypeDecorator):
+        # the batch copies the live column; Alembic looks for a constraint named after a
+        # type (Boolean, Enum), which a decorator's implementation (TEXT) has no name for
+        existing_type = existing_type.load_dialect_impl(conn.dialect)
+    kwargs: dict[str, Any] = {"existing_type": existing_type,
                               "existing_nullable": op.existing_nullable,
                               "existing_server_default": existing}
     if op.modify_nullable is not None:

@@ -16,7 +16,9 @@ from alembic.migration import MigrationContext
 from alembic.operations import ops
 
 from ..errors import EntityworksError, SchemaError
+from ..registry import COMPANION_SEPARATOR
 from ..sql.store import Store
+from ..sql.tables import schema_of, table_companions
 from . import dialects
 from .connection import opened
 from .hooks import compare_server_default
@@ -114,27 +116,77 @@ def _renamed(context: MigrationContext, metadata: sa.MetaData,
         if not adds:
             raise SchemaError(f"rename {spec}={new}: the dataclass of {drop.table_name} has no "
                               f"new field {new!r}")
-        add = adds[0]
-        wanted = sql_column(metadata.tables[drop.table_name], new)
-        was = drop.to_column()
-        if context.impl.compare_type(was, wanted) or dialects.typeof_differs(
-                context, drop.table_name, old, wanted):
-            raise SchemaError(
-                f"rename {drop.table_name}.{old} -> {new}: the type changes too "
-                f"({_type_name(was.type)} -> {_type_name(wanted.type)}), which could lose "
-                "data; write an Alembic revision for it")
-        defaults_differ = compare_server_default(
-            context, was, wanted, default_text(was), wanted.server_default, None)
-        rename = ops.AlterColumnOp(
-            drop.table_name, old, existing_type=wanted.type,
-            existing_nullable=was.nullable, existing_server_default=was.server_default,
-            modify_name=new,
-            modify_nullable=wanted.nullable if wanted.nullable != was.nullable else None,
-            modify_server_default=wanted.server_default if defaults_differ else False)
-        out.remove(drop)
-        out.remove(add)
-        out.insert(0, rename)  # before the indexes on the new name are made
+        pairs = [(drop, adds[0], old, new)]
+        pairs += _companion_pairs(out, metadata, context.dialect.name, drop.table_name,
+                                  old, new)
+        for drop_, add_, old_, new_ in pairs:
+            rename = _rename(context, metadata, drop_, old_, new_)
+            out.remove(drop_)
+            out.remove(add_)
+            out.insert(0, rename)  # before the indexes on the new name are made
     return out
+
+
+def _rename(context: MigrationContext, metadata: sa.MetaData, drop: ops.DropColumnOp,
+            old: str, new: str) -> ops.AlterColumnOp:
+    """The operation renaming column ``old`` (dropped by ``drop``) to ``new``."""
+    wanted = sql_column(metadata.tables[drop.table_name], new)
+    was = drop.to_column()
+    if context.impl.compare_type(was, wanted) or dialects.typeof_differs(
+            context, drop.table_name, old, wanted):
+        raise SchemaError(
+            f"rename {drop.table_name}.{old} -> {new}: the type changes too "
+            f"({_type_name(was.type)} -> {_type_name(wanted.type)}), which could lose "
+            "data; write an Alembic revision for it")
+    defaults_differ = compare_server_default(
+        context, was, wanted, default_text(was), wanted.server_default, None)
+    return ops.AlterColumnOp(
+        drop.table_name, old, existing_type=wanted.type,
+        existing_nullable=was.nullable, existing_server_default=was.server_default,
+        modify_name=new,
+        modify_nullable=wanted.nullable if wanted.nullable != was.nullable else None,
+        modify_server_default=wanted.server_default if defaults_differ else False)
+
+
+def _companion_pairs(found: list[ops.MigrateOperation], metadata: sa.MetaData, dialect: str,
+                     table: str, old: str, new: str
+                     ) -> list[tuple[ops.DropColumnOp, ops.AddColumnOp, str, str]]:
+    """The companion columns that follow a renamed column: each (drop ``old__x``, add
+    ``new__x``) pair of the new field's companions (its UTC offset, its scale, the sign of
+    -0.0; a SQLite Decimal's key beside its text), renamed with it so that their values are
+    kept. A companion of ``old`` that the new field does not have the same way (an older
+    layout) is refused rather than dropped."""
+    target = metadata.tables[table]
+    schema = schema_of(target)
+    field = schema.by_sql_name(new) if schema is not None else None
+    if field is None:
+        return []
+    parts = table_companions(target, field, dialect)
+    names = {target.c[part.column(field.name)].name for part in parts}
+    names.add(target.c[field.name].name)  # the field's own column (``new`` or ``new__key``)
+    prefix = f"{new}{COMPANION_SEPARATOR}"
+    wanted = {name[len(prefix):] for name in names if name.startswith(prefix)}
+    drops = {o.column_name: o for o in found if isinstance(o, ops.DropColumnOp)
+             and o.table_name == table and o.column_name.startswith(
+                 f"{old}{COMPANION_SEPARATOR}")}
+    adds = {o.column.name: o for o in found if isinstance(o, ops.AddColumnOp)
+            and o.table_name == table}
+    pairs = []
+    for suffix in sorted(wanted):
+        drop = drops.pop(f"{old}{COMPANION_SEPARATOR}{suffix}", None)
+        add = adds.get(f"{new}{COMPANION_SEPARATOR}{suffix}")
+        if drop is not None and add is not None:
+            pairs.append((drop, add, drop.column_name, add.column.name))
+    kinds = {part.suffix for part in parts} | {q.suffix for p in parts for q in p.older} | {
+        p.own for p in parts if p.own is not None}
+    left = sorted(name for name in drops if name[len(old) + len(COMPANION_SEPARATOR):]
+                  in kinds)
+    if left:
+        raise SchemaError(
+            f"rename {table}.{old} -> {new}: the companion column {left[0]!r} of {old!r} has "
+            f"no counterpart beside {new!r} (the table has an older layout), so renaming "
+            "would lose what it keeps; write an Alembic revision for it")
+    return pairs
 
 
 

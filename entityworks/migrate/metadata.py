@@ -13,6 +13,8 @@ import sqlalchemy as sa
 
 from ..errors import EntityworksError
 from ..model.schema import table_schema
+from ..sql.dialects import for_name
+from ..sql.dialects.sqlite import SQLiteAny
 from ..sql.tables import metadata_of
 from .dialects import dialect_name
 
@@ -22,17 +24,34 @@ def target_metadata(classes: Iterable[type], dialect: str,
     """The tables of ``classes`` (child tables and the tables their foreign keys refer to
     included) as entityworks builds them for ``dialect``: what Alembic's autogenerate
     compares a database with. Given ``conn``, a table it has keeps its layout (a SQLite
-    table written before Decimals kept their plain text: see ``tables.layout``)."""
+    table written before Decimals kept their plain text: see ``tables.layout``) and its
+    ``ANY`` columns (entityworks 0.2.3's: see ``tables.legacy_any``)."""
     classes = list(classes)
     layouts = _layouts(conn, classes) if conn is not None else None
     return metadata_of(classes, dialect, layouts=layouts)
 
 
 def _layouts(conn: sa.Connection, classes: Sequence[type]) -> dict[str, dict[str, str]]:
-    """The column names of the tables of ``classes`` that ``conn``'s database has."""
+    """The column names of the tables of ``classes`` that ``conn``'s database has, each
+    with ``"ANY"`` for an SQLite ``ANY`` column with our ``CHECK`` on ``typeof``, else
+    ``""``."""
     inspector = sa.inspect(conn)
-    return {name: {c["name"]: "" for c in inspector.get_columns(name)}
-            for name in sorted(table_names(classes)) if inspector.has_table(name)}
+    backend = for_name(conn.dialect.name)
+    out: dict[str, dict[str, str]] = {}
+    for name in sorted(table_names(classes)):
+        if not inspector.has_table(name):
+            continue
+        checked = backend.stored_types(inspector, name) if backend.strict_tables else {}
+        out[name] = {c["name"]: "ANY" if c["name"] in checked and _declared_any(c) else ""
+                     for c in inspector.get_columns(name)}
+    return out
+
+
+def _declared_any(column: Any) -> bool:
+    """True for a reflected column declared ``ANY`` (SQLAlchemy reflects the name as
+    NUMERIC, SQLite's affinity for it, unless the engine is the Store's)."""
+    return isinstance(column["type"], sa.Numeric | SQLiteAny) and not isinstance(
+        column["type"], sa.Float)
 
 
 def metadata_for(*models: type, dialect: str | sa.Dialect | sa.Connection | sa.Engine | None

@@ -601,7 +601,8 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         for i, c in enumerate(columns):
             if c.name == "id":
                 columns[i] = dataclasses.replace(c, primary_key=True)
-    _check_unique_names(cls, [c.sql_name for c in columns])
+    _check_unique_names(cls, columns)
+    _check_companion_names(cls, columns)
     for c in columns:
         if c.primary_key and c.info.python_type is float:
             raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
@@ -679,15 +680,64 @@ def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
     return inner is not annotation and _has_marker(inner, marker)
 
 
-def _check_unique_names(cls: type, names: list[str]) -> None:
-    seen: dict[str, str] = {}
-    for n in names:
-        folded = n.casefold()
-        if folded in seen:
-            raise InvalidNameError(
-                f"{cls.__qualname__}: columns {seen[folded]!r} and {n!r} differ only in case, "
-                "which SQLite and MariaDB cannot tell apart", cls=cls, field=n)
-        seen[folded] = n
+def _check_unique_names(cls: type, columns: Sequence[Column]) -> None:
+    """Refuse two fields whose columns have one name (``column(name="y")`` beside a field
+    ``y``), or names only case tells apart, naming both fields and their columns."""
+    seen: dict[str, Column] = {}
+    for c in columns:
+        folded = c.sql_name.casefold()
+        first = seen.get(folded)
+        if first is None:
+            seen[folded] = c
+            continue
+        if first.sql_name == c.sql_name:
+            problem = f"both have the column {c.sql_name!r}"
+        else:
+            problem = (f"have the columns {first.sql_name!r} and {c.sql_name!r}, which differ "
+                       "only in case: SQLite and MariaDB cannot tell them apart")
+        renamed = next((x.name for x in (c, first) if x.column_name is not None), None)
+        fix = ("rename one of them" if renamed is None
+               else f"give {renamed!r} another column(name=...)")
+        raise InvalidNameError(
+            f"{cls.__qualname__}: fields {first.name!r} and {c.name!r} {problem}; {fix}",
+            cls=cls, field=c.name)
+
+
+def _check_companion_names(cls: type, columns: Sequence[Column]) -> None:
+    """Refuse a field named like a companion column of another field (``at__offset`` beside
+    an aware ``at``, ``price__scale`` or ``price__key`` beside a Decimal ``price``): some
+    backend's table would have two columns of that name, so the class is refused here, the
+    same on every backend and format, naming both fields."""
+    from ..registry import ARROW, COMPANION_SEPARATOR
+
+    # a clash needs a column named ``base__suffix``: without one, nothing to look up (and no
+    # SQL dialect to import: the generator's workers build schemas without SQLAlchemy)
+    if not any(COMPANION_SEPARATOR in name for c in columns for name in (c.name, c.sql_name)):
+        return
+    from ..sql.dialects import names_where  # (SQL's names: the companions are for dialects)
+
+    targets = (*names_where(lambda _dialect: True), ARROW)
+    owners: dict[str, tuple[Column, str]] = {}
+    for c in columns:
+        for target in targets:
+            for part in c.info.companions_for(target):
+                suffixes = [part.suffix, *(older.suffix for older in part.older)]
+                if part.own is not None:
+                    suffixes.append(part.own)
+                for suffix in suffixes:
+                    for base in (c.name, c.sql_name):
+                        owners.setdefault(f"{base}{COMPANION_SEPARATOR}{suffix}".casefold(),
+                                          (c, part.keeps))
+    for c in columns:
+        for name in (c.name, c.sql_name):
+            found = owners.get(name.casefold())
+            if found is not None and found[0] is not c:
+                owner, keeps = found
+                raise InvalidNameError(
+                    f"{cls.__qualname__}: fields {owner.name!r} and {c.name!r}: {name!r} is "
+                    f"the name of the column that keeps {keeps} of {owner.name!r} "
+                    f"({owner.info.name}) on some backend; rename {c.name!r}", cls=cls,
+                    field=c.name)
 
 
 def _describe(tp: Any) -> str:

@@ -9,12 +9,12 @@ imports the Store.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import sqlalchemy as sa
 
-from ..errors import NoSuchTableError
+from ..errors import NoSuchTableError, SchemaError
 from ..model.schema import TableSchema, instance_builder, table_schema
 from ..registry import TypeRegistry
 from .bound import BoundModel, descendants
@@ -75,6 +75,7 @@ class Database:
                 build_tables(schema, sa.MetaData(), self.dialect.name, {}, self.schema)
                 for target in targets:
                     self.model(target)  # type: ignore[arg-type]
+                refuse_deep_cascades(schema, self.schema)
                 self._release_names(schema)
                 build_tables(schema, metadata, self.dialect.name, self._live(schema),
                              self.schema)
@@ -204,6 +205,54 @@ class Database:
                 table=table) from exc
 
 
+#: The most foreign keys one delete may act through, one below another: InnoDB (MariaDB)
+#: refuses a delete whose ON DELETE CASCADE / SET NULL reaches rows 15 levels down, which
+#: SQLite and PostgreSQL apply; entityworks refuses such a schema on every backend.
+MAX_CASCADE_LEVELS = 14
+_ACTS = ("cascade", "set null")
+
+
+def _cascades_up(cls: type, resolve: Callable[[type], TableSchema], seen: frozenset[type]
+                 ) -> list[TableSchema]:
+    """The longest chain of tables from ``cls``'s upward through ON DELETE CASCADE
+    references (``cls``'s first; a class referring to itself, whose depth only its rows
+    decide, is not followed)."""
+    schema = resolve(cls)
+    best: list[TableSchema] = []
+    for c in schema.columns:
+        if c.on_delete == "cascade" and c.references is not None \
+                and c.references not in seen | {cls}:
+            above = _cascades_up(c.references, resolve, seen | {cls})
+            best = max(best, above, key=len)
+    return [schema, *best]
+
+
+def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSchema]
+                         ) -> None:
+    """SchemaError when deleting a row could act (CASCADE or SET NULL) through more than
+    :data:`MAX_CASCADE_LEVELS` foreign keys, one table below another, ending at ``schema``'s
+    table or its child tables (a child table's rows cascade from their parent's)."""
+    chains: list[tuple[type, str, list[TableSchema]]] = []
+    above = _cascades_up(schema.cls, resolve, frozenset())
+    for child in schema.children:  # named by the list field of the parent's class
+        chains.append((schema.cls, child.field, [child.schema, *above]))
+    for table in [schema, *(child.schema for child in schema.children)]:
+        for c in table.columns:
+            if c.on_delete in _ACTS and c.references not in (None, table.cls):
+                chains.append((table.cls, c.name, [table, *_cascades_up(
+                    c.references, resolve, frozenset({table.cls}))]))
+    for cls, field, chain in chains:
+        if len(chain) - 1 > MAX_CASCADE_LEVELS:
+            path = " <- ".join(t.name for t in reversed(chain))
+            raise SchemaError(
+                f"{cls.__qualname__}.{field}: deleting a row of {chain[-1].name!r} "
+                f"would act through {len(chain) - 1} foreign keys, one table below another "
+                f"({path}); MariaDB applies at most {MAX_CASCADE_LEVELS}, so entityworks "
+                f"refuses such a chain on every backend: end it sooner with "
+                f"on_delete='no action' or 'restrict' (and delete the rows below first)",
+                cls=cls, field=field)
+
+
 def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
     """The table of ``model``'s tree that ``exc`` says does not exist (SQLite's "no such
     table", PostgreSQL's undefined table 42P01, MariaDB's 1146 / 42S02), else None."""
@@ -223,4 +272,4 @@ def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
     return model.schema.name
 
 
-__all__ = ["Database"]
+__all__ = ["MAX_CASCADE_LEVELS", "Database", "refuse_deep_cascades"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from ..errors import EntityworksError, SchemaError
+from ..model.schema import TableSchema
+from . import logical
 from .bound import BoundModel, descendants
 from .database import Database
 from .ddllock import schema_lock
@@ -20,6 +22,8 @@ def create(db: Database, cls: type) -> sa.Table:
     """Create the table of ``cls`` and its child tables if they do not exist.
 
     All of them or none: a failure raises SchemaError and leaves no new table behind.
+    The logical schema of each table created (:mod:`.logical`: each column's registry type)
+    is recorded with it, so that :meth:`Store.reflect` gives back the types of ``cls``.
     """
     model = db.model(cls)
     tables = db.tables_with_references(model)
@@ -28,10 +32,37 @@ def create(db: Database, cls: type) -> sa.Table:
         return model.table
     try:  # SQLite and PostgreSQL roll DDL back with the transaction (or savepoint)
         with db.connection(write=True) as conn, schema_lock(conn):
+            inspector = sa.inspect(conn)
+            missing = {t.name for t in tables if not inspector.has_table(t.name)}
             model.table.metadata.create_all(conn, tables=tables, checkfirst=True)
+            _record(db, model, conn, missing)
     except (sa.exc.StatementError, db.dbapi_error) as exc:
         raise _create_error(model, exc) from exc
     return model.table
+
+
+def _roots(db: Database, model: BoundModel) -> list[TableSchema]:
+    """The schemas of the tables :func:`create` makes for ``model`` that are no child
+    tables: its own and those its foreign keys refer to (and theirs)."""
+    out: list[TableSchema] = []
+
+    def visit(m: BoundModel) -> None:
+        if any(s.cls is m.cls for s in out):
+            return
+        out.append(m.schema)
+        for c in m.schema.columns:
+            if c.references is not None and c.references is not m.cls:
+                visit(db.model(c.references))
+
+    visit(model)
+    return out
+
+
+def _record(db: Database, model: BoundModel, conn: sa.Connection, created: set[str]) -> None:
+    """Record the logical schema of the tables ``created`` (see :mod:`.logical`)."""
+    if created:
+        for schema in _roots(db, model):
+            logical.record(conn, schema, only=created)
 
 
 def _create_one_by_one(db: Database, model: BoundModel, tables: list[sa.Table]) -> None:
@@ -51,16 +82,21 @@ def _create_one_by_one(db: Database, model: BoundModel, tables: list[sa.Table]) 
         # look again under the lock: another process may have created them meanwhile
         inspector = sa.inspect(conn)
         missing = [t for t in missing if not inspector.has_table(t.name)]
+        schema_rows = logical.schema_table(sa.MetaData())
+        if missing and not inspector.has_table(schema_rows.name):
+            missing.insert(0, schema_rows)  # the logical schema's table, made here too
         try:
             for table in missing:  # referenced tables come first
                 table.create(conn)
                 created.append(table)
+            _record(db, model, conn, {t.name for t in created} - {schema_rows.name})
+            conn.commit()
         except (sa.exc.StatementError, db.dbapi_error) as exc:
+            conn.rollback()
             for table in reversed(created):
                 table.drop(conn, checkfirst=True)
             conn.commit()
             raise _create_error(model, exc) from exc
-        conn.commit()
 
 
 def drop(db: Database, cls: type) -> None:
@@ -79,6 +115,7 @@ def drop(db: Database, cls: type) -> None:
         with db.connection(write=True) as conn:
             _refuse_referenced(conn, model, {t.name for t in tables})
             model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
+            logical.forget(conn, [t.name for t in tables])
     except (sa.exc.StatementError, db.dbapi_error) as exc:
         raise SchemaError(f"cannot drop table {model.schema.name!r}: {error_text(exc)}",
                           cls=model.cls) from exc

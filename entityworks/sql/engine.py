@@ -178,6 +178,46 @@ def ping_idle(engine: sa.Engine, after: float = PING_AFTER_IDLE) -> None:
             event.listen(engine, "checkout", checkout)
 
 
+def refuse_unopenable(engine: sa.Engine) -> None:
+    """Make a database that cannot be opened (a PostgreSQL or MariaDB database that does not
+    exist, an SQLite file in a missing folder or that is not a database) a
+    :class:`ConfigurationError` saying which database and what to do, whichever call first
+    connects; other connection errors stay the driver's. Engines that connect through a
+    ``creator`` of their own keep its errors."""
+    backend = for_name(engine.dialect.name)
+
+    def do_connect(dialect: sa.Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
+        try:
+            connection = dialect.connect(*cargs, **cparams)
+        except dialect.loaded_dbapi.Error as exc:
+            _refuse(backend.unopenable(exc, engine.url, _shown(engine.url)), exc)
+            raise
+        try:
+            backend.check_opened(connection)
+        except dialect.loaded_dbapi.Error as exc:
+            connection.close()
+            _refuse(backend.unopenable(exc, engine.url, _shown(engine.url)), exc)
+            raise
+        return connection
+
+    do_connect._entityworks_open = True  # type: ignore[attr-defined]
+    with CONFIGURING:
+        if not any(getattr(fn, "_entityworks_open", False)
+                   for fn in engine.dialect.dispatch.do_connect):
+            event.listen(engine, "do_connect", do_connect)
+
+
+def _shown(url: sa.URL) -> str:
+    from .urls import display_db
+
+    return display_db(url.set(query={}))  # not the driver options the Store added
+
+
+def _refuse(reason: str | None, exc: BaseException) -> None:
+    if reason is not None:
+        raise ConfigurationError(reason) from exc
+
+
 def configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool,
                      pings: bool = False) -> None:
     """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
@@ -190,6 +230,7 @@ def configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool,
     checked out (its pool record remembers it).
     """
     backend = for_name(engine.dialect.name)
+    refuse_unopenable(engine)
     if pings and backend.pings_idle:
         ping_idle(engine)
     setup = backend.connection_setup(engine, busy_timeout, adopted=adopted)
@@ -251,4 +292,4 @@ def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: 
     return _create_engine(url, kwargs)
 
 __all__ = ["PING_AFTER_IDLE", "adopted_url", "checked_options", "configure_engine",
-           "make_engine", "normalise_url", "ping_idle"]
+           "make_engine", "normalise_url", "ping_idle", "refuse_unopenable"]

@@ -14,6 +14,11 @@ Every filter selects the same rows on SQLite, PostgreSQL and MariaDB, or is refu
 :class:`~entityworks.errors.FilterError` (naming the class, the field and the reason) before
 any SQL runs:
 
+* NULL matches only when a filter asks for it with ``None``: ``{"x": None}``,
+  ``col("x") == None``, ``is_null()`` or ``None`` in ``in_([...])`` (``IN (...) OR IS
+  NULL``, where SQL's ``IN (NULL)`` alone matches nothing). ``!=``, ``<`` and the other
+  comparisons and ``not_in`` never keep a NULL (``not_in([1, None])`` is ``not_in([1])``,
+  where SQL's ``NOT IN (1, NULL)`` matches no row at all).
 * ``col("name").like(pattern)``: ``%`` matches any run of characters, ``_`` exactly one,
   case counts (``"a%"`` misses ``"Ab"``), and a backslash makes the next ``%``, ``_`` or
   backslash literal (``like(r"100\\%")`` finds the text ``100%``). Any other backslash, a
@@ -94,9 +99,14 @@ class Comparison(Expr):
             return target.is_(None) if self.op == "is_null" else target.is_not(None)
         if self.value is not None or self.op not in ("==", "!="):
             _refuse_encoded(schema, column, self.op)
-        if self.op in ("in", "not_in"):
-            values = [_encode(column, v) for v in self.value]
-            return target.in_(values) if self.op == "in" else target.not_in(values)
+        if self.op in ("in", "not_in"):  # None: NULL, as == None (see col.in_)
+            values = [_encode(column, v) for v in self.value if v is not None]
+            null = len(values) < len(self.value)
+            if self.op == "in":
+                return sa.or_(target.in_(values), target.is_(None)) if null \
+                    else target.in_(values)
+            return sa.and_(target.not_in(values), target.is_not(None)) if null \
+                else target.not_in(values)
         if self.op == "between":
             low, high = (_encode(column, v) for v in self.value)
             return target.between(low, high)
@@ -254,9 +264,19 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def in_(self, values: Iterable[Any]) -> Comparison:
+        """The rows whose value equals one of ``values``; ``None`` among them also keeps
+        the rows whose value is NULL, as ``col(name) == None`` does (``in_([None])`` is
+        ``is_null()``, ``in_([1, None])`` keeps 1 and NULL). SQL's own ``IN (NULL)`` would
+        match no row; entityworks writes ``IN (...) OR IS NULL`` instead. An empty list
+        keeps no row."""
         return Comparison(self.name, "in", _values(values, "in_"))
 
     def not_in(self, values: Iterable[Any]) -> Comparison:
+        """The rows whose value is not NULL and equals none of ``values``: like ``!=``, it
+        never keeps a NULL, and ``None`` among the values changes nothing but that
+        (``not_in([None])`` is ``is_not_null()``, ``not_in([1, None])`` is
+        ``not_in([1])``). SQL's own ``NOT IN (1, NULL)`` would match no row at all. An
+        empty list keeps every row, NULLs included."""
         return Comparison(self.name, "not_in", _values(values, "not_in"))
 
     def between(self, low: Any, high: Any) -> Comparison:

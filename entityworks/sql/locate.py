@@ -269,11 +269,51 @@ def _column_from_types(model: BoundModel, values: dict[str, Any]) -> str | None:
     return None
 
 
+_NAMED = [re.compile(r'constraint "([^"]+)"'),               # postgresql
+          re.compile(r"for key '(?:[^'.]+\.)?([^']+)'")]       # mariadb
+_LISTED = [re.compile(r"Key \((.+?)\)="),                      # postgresql's DETAIL
+           re.compile(r"UNIQUE constraint failed: (.+)$")]     # sqlite
+
+
+def _constraint_columns(message: str, table: sa.Table) -> str | None:
+    """The columns (``"a, b"``, by field name) of the composite UNIQUE constraint or primary
+    key a database error names: by the constraint's name (PostgreSQL, MariaDB) or by its
+    columns (PostgreSQL's DETAIL, SQLite), so that a clash names its columns the same on
+    every backend. None when the error names no such constraint."""
+    named = {m.group(1) for p in _NAMED if (m := p.search(message))}
+    listed = []
+    for pattern in _LISTED:
+        m = pattern.search(message)
+        if m:
+            listed = [part.strip().strip('"').rpartition(f"{table.name}.")[2]
+                      for part in m.group(1).split(",")]
+    groups: list[tuple[set[str], list[sa.Column[Any]]]] = []
+    for constraint in table.constraints:
+        if isinstance(constraint, sa.PrimaryKeyConstraint):
+            names = {f"{table.name}_pkey", "PRIMARY"}
+        elif isinstance(constraint, sa.UniqueConstraint):
+            names = set()
+        else:
+            continue
+        if isinstance(constraint.name, str):
+            names.add(constraint.name)
+        groups.append((names, list(constraint.columns)))
+    groups += [({index.name} if isinstance(index.name, str) else set(), list(index.columns))
+               for index in table.indexes if index.unique]
+    for names, columns in groups:
+        if len(columns) > 1 and (names & named or listed == [c.name for c in columns]):
+            return ", ".join(c.key for c in columns)
+    return None
+
+
 def _column_from_message(message: str, names: list[str], key: str | None = None,
                          table: sa.Table | None = None) -> str | None:
     """The column a database error names; ``table`` translates the names of columns called
     otherwise in SQL (``column(name=...)``) back to their fields'."""
     fields = {c.name: c.key for c in table.columns} if table is not None else {}
+    group = _constraint_columns(message, table) if table is not None else None
+    if group is not None:
+        return group
     for pattern in _COLUMN_PATTERNS:
         m = pattern.search(message)
         if not m:

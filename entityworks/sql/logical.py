@@ -1,30 +1,46 @@
 """The logical schema: what each column of a table holds, beyond what its SQL type can say.
 
 SQLite keeps a UUID, a Decimal, a timedelta or an aware datetime as TEXT or INTEGER, so a table
-reflected without its class comes back as strings and ints. When a table is created from an
-XSD (``import-xml``, :meth:`Store.import_xml`) or recorded with :func:`record`, each column's
-registry type and its original XSD spelling (``xs:short``, ``msdata:DataType``,
-``DateTimeMode``, ``AutoIncrement``, ``Caption``, a default, ``maxLength``) go into one small
-table per database, ``entityworks_schema``, created with the first such table (and by the
-catalog's Alembic revision ``0003_logical_schema``). :meth:`Store.reflect` reads it back, so
-that ``export-xml``, ``query``, frames and ``read_xsd`` all see the types .NET wrote.
+reflected without its class comes back as strings and ints. When a table is created by
+:meth:`Store.create` or from an XSD (``import-xml``, :meth:`Store.import_xml`), or recorded
+with :func:`record`, each column's registry type (and, from an XSD, its original spelling:
+``xs:short``, ``msdata:DataType``, ``DateTimeMode``, ``AutoIncrement``, ``Caption``, a default,
+``maxLength``) goes into one small table per database, ``entityworks_schema``, created with
+the first such table in the same transaction (and by the catalog's Alembic revision
+``0004_logical_schema``). :meth:`Store.reflect` reads it back, so that ``export-xml``,
+``parquet``, ``query``, frames and ``read_xsd`` all see the types the class or .NET declared.
 
-One row per column (``position`` from 0) and one per table (``column_name`` empty,
-``position`` -1) holding table-level facts such as the dataset name.
+Types are recorded by name (``Decimal``, ``AwareDatetime``, ``ndarray``; a JSON column's
+whole annotation, ``list[tuple[int, int]]``, in ``details``). A type no name brings back in
+another program is recorded as what its values are stored as: a user's Enum as ``int`` or
+``str``, a nested dataclass as ``dict`` (its JSON object), the class's name kept in
+``details`` (``{"python": "Mood"}``); such a field reflects as that type, whose SQL column,
+Arrow type, XML text and values are those of the original. A type the reflecting registry
+does not know (a user's registered type) makes reflection fall back to the SQL types.
+
+One row per column (``position`` from 0, the column's name in the database) and one per table
+(``column_name`` empty, ``position`` -1) holding table-level facts such as the dataset name
+and the child tables (``children``: field and table, rebuilt as ``list[Item]`` fields).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import decimal
+import enum
 import json
 import re
+import types
 import typing
+import uuid
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy as sa
 
 from ..model.schema import XSD_METADATA, TableSchema
-from ..registry import AwareDatetime, TypeInfo, TypeRegistry
+from ..registry import COMPANION_SEPARATOR, AwareDatetime, TypeInfo, TypeRegistry
 from . import sqltypes
 
 TABLE = "entityworks_schema"
@@ -51,23 +67,137 @@ def schema_table(metadata: sa.MetaData | None = None) -> sa.Table:
 _TABLE = schema_table()
 
 
-def _type_name(info: TypeInfo) -> str:
-    origin = typing.get_origin(info.python_type)
-    if info.python_type is AwareDatetime:
+def _type_name(info: TypeInfo) -> tuple[str, dict[str, Any]]:
+    """The ``logical_type`` recorded for a column of ``info``'s type, and what ``details``
+    add: the whole annotation of a JSON column (``{"type": "list[tuple[int, int]]"}``); for a
+    type that no name brings back in another program (a user's Enum, a nested dataclass),
+    the type its values are stored as (an Enum's ``int`` or ``str``, a nested dataclass's
+    JSON object: ``dict``) and the class's name (``{"python": "Mood"}``)."""
+    tp = info.python_type
+    origin = typing.get_origin(tp)
+    if tp is AwareDatetime:
+        return "AwareDatetime", {}
+    if origin in (list, dict, tuple) or tp in (list, dict, tuple):
+        name: str = (origin or tp).__name__
+        spelled = spell(tp)
+        return name, ({"type": spelled} if spelled is not None and spelled != name else {})
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        stored = {type(m.value) for m in tp}
+        if len(stored) == 1:
+            return next(iter(stored)).__name__, {"python": tp.__qualname__}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return "dict", {"python": tp.__qualname__}
+    if info.name == "ndarray":
+        return "ndarray", {}
+    return info.name, {}
+
+
+#: Names of types inside a recorded JSON annotation that are not registry entries.
+_SPECIAL: dict[str, Any] = {"Any": Any, "None": type(None), "list": list, "dict": dict,
+                            "tuple": tuple}
+
+
+def spell(tp: Any) -> str | None:
+    """``tp`` (a JSON column's annotation) as text that :func:`parse_type` reads back equal:
+    ``list[tuple[int, int]]``, ``dict[str, Any]``, ``list[Decimal | None]``; ``None`` when
+    a part has no such name (an Enum, a nested dataclass)."""
+    if tp is Any:
+        return "Any"
+    if tp is AwareDatetime:
         return "AwareDatetime"
-    if origin in (list, dict, tuple) or info.python_type in (list, dict, tuple):
-        name: str = (origin or info.python_type).__name__
-        return name
-    return info.name
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        inner = spell(rest[0]) if len(rest) == 1 and len(args) == 2 else None
+        return None if inner is None else f"{inner} | None"
+    if origin in (list, dict, tuple) or tp in (list, dict, tuple):
+        name: str = (origin or tp).__name__
+        if not args:
+            return name
+        parts = ["..." if a is Ellipsis else spell(a) for a in args]
+        if any(p is None for p in parts):
+            return None
+        return f"{name}[{', '.join(p for p in parts if p is not None)}]"
+    if isinstance(tp, type) and tp.__name__ in _SCALARS and _SCALARS[tp.__name__] is tp:
+        return tp.__name__
+    return None
+
+
+#: The scalar types a recorded JSON annotation may name, by their names.
+_SCALARS: dict[str, type] = {t.__name__: t for t in (
+    bool, int, float, str, bytes, decimal.Decimal, dt.datetime, dt.date, dt.time,
+    dt.timedelta, uuid.UUID)}
+_TOKEN = re.compile(r"\s*(\w+|\.\.\.|[\[\],|])")
+
+
+def parse_type(text: str) -> Any:
+    """The annotation :func:`spell` wrote as ``text``; ``None`` if it names anything else."""
+    tokens: list[str] = []
+    at = 0
+    while at < len(text.rstrip()):
+        match = _TOKEN.match(text, at)
+        if match is None:
+            return None
+        tokens.append(match.group(1))
+        at = match.end()
+
+    def expression(i: int) -> tuple[Any, int]:
+        tp, i = atom(i)
+        if i < len(tokens) and tokens[i] == "|":
+            if tokens[i + 1:i + 2] != ["None"]:
+                raise ValueError(text)
+            return tp | None, i + 2
+        return tp, i
+
+    def atom(i: int) -> tuple[Any, int]:
+        name = tokens[i]
+        if name == "AwareDatetime":
+            return AwareDatetime, i + 1
+        tp = _SPECIAL.get(name) or _SCALARS.get(name)
+        if tp is None or tp is type(None):
+            raise ValueError(text)
+        i += 1
+        if i < len(tokens) and tokens[i] == "[":
+            if tp not in (list, dict, tuple):
+                raise ValueError(text)
+            args: list[Any] = []
+            i += 1
+            while True:
+                if tokens[i] == "...":
+                    args.append(Ellipsis)
+                    i += 1
+                else:
+                    arg, i = expression(i)
+                    args.append(arg)
+                if tokens[i] == "]":
+                    return tp[tuple(args) if len(args) > 1 else args[0]], i + 1
+                if tokens[i] != ",":
+                    raise ValueError(text)
+                i += 1
+        return tp, i
+
+    try:
+        tp, end = expression(0)
+    except (ValueError, IndexError, TypeError):
+        return None
+    return tp if end == len(tokens) else None
 
 
 def record(conn: sa.Connection, schema: TableSchema, *, dataset: str | None = None,
-           facts: dict[str, Any] | None = None) -> None:
-    """Record the columns of ``schema`` (child tables included) on ``conn``, replacing what
-    was recorded for those tables before; ``facts`` go with the table itself (a DataSet's
-    ``relations``). Creates the table on first use."""
+           facts: dict[str, Any] | None = None, only: Collection[str] | None = None) -> None:
+    """Record the columns of ``schema`` (child tables, and theirs, included; with ``only``,
+    those of the tables it names) on ``conn``, replacing what was recorded for those tables
+    before; ``facts`` go with the table itself (a DataSet's ``relations``). Creates the table
+    on first use. Columns are recorded by their names in the database; a table whose name,
+    or a column's, is longer than 63 characters is not recorded (reflection then reads its
+    SQL types alone)."""
+    tables = [t for t in [schema, *schema.descendants] if (only is None or t.name in only)
+              and len(t.name) <= _NAME and all(len(c.sql_name) <= _NAME for c in t.columns)]
+    if not tables:
+        return
     _TABLE.create(conn, checkfirst=True)
-    for table in [schema, *(child.schema for child in schema.children)]:
+    for table in tables:
         conn.execute(_TABLE.delete().where(_TABLE.c.table_name == table.name))
         fields = {f.name: f for f in dataclasses.fields(table.cls)}
         table_facts: dict[str, Any] = {"dataset": dataset} if dataset else {}
@@ -82,11 +212,14 @@ def record(conn: sa.Connection, schema: TableSchema, *, dataset: str | None = No
         for position, c in enumerate(table.columns):
             field = fields.get(c.name)
             spelling = dict(field.metadata.get(XSD_METADATA) or {}) if field else {}
-            rows.append({"table_name": table.name, "column_name": c.name,
-                         "position": position, "logical_type": _type_name(c.info),
+            name, details = _type_name(c.info)
+            if spelling:
+                details["xsd"] = spelling
+            rows.append({"table_name": table.name, "column_name": c.sql_name,
+                         "position": position, "logical_type": name,
                          "nullable": c.nullable, "primary_key": c.primary_key,
                          "max_length": c.max_length,
-                         "details": json.dumps({"xsd": spelling}) if spelling else None})
+                         "details": json.dumps(details) if details else None})
         conn.execute(_TABLE.insert(), rows)
 
 
@@ -110,6 +243,10 @@ def logical_type(name: str, registry: TypeRegistry) -> Any:
         return AwareDatetime
     if name in ("list", "dict", "tuple"):
         return {"list": list, "dict": dict, "tuple": tuple}[name]
+    if name == "ndarray":
+        import numpy as np
+
+        return np.ndarray
     for key, info in registry._exact.items():  # noqa: SLF001 - the registry's own table
         if info.name == name and isinstance(key, type):
             return info.python_type
@@ -123,16 +260,18 @@ def recorded_fields(conn: sa.Connection, table_name: str, live_columns: list[str
                     registry: TypeRegistry) -> tuple[list[Spec], dict[str, Any]] | None:
     """Dataclass field specs for ``table_name`` from its recorded logical schema, and the
     table's recorded facts (``{"dataset": ...}``); ``None`` when nothing is recorded, or
-    what is recorded no longer matches the live columns."""
+    what is recorded no longer matches the live columns (or names a type this registry
+    does not know)."""
     rows = recorded(conn, table_name)
     columns = [r for r in rows if r.logical_type != TABLE_ROW]
     if [r.column_name for r in columns] != live_columns:
         return None  # recorded for another table of that name, or changed since
-    specs = _specs(columns, registry)
-    if specs is None:
-        return None
     table_row = next((r for r in rows if r.logical_type == TABLE_ROW), None)
     table_details = json.loads(table_row.details) if table_row and table_row.details else {}
+    nullable = _live_nullable(conn, table_name, columns, registry)
+    specs = _with_children(conn, columns, table_details, registry, nullable, depth=0)
+    if specs is None:
+        return None
     for relation in table_details.get("relations", []):  # this table's foreign keys
         if relation["child"] != table_name:
             continue
@@ -142,34 +281,78 @@ def recorded_fields(conn: sa.Connection, table_name: str, live_columns: list[str
                             f"{relation['parent']}.{relation['parent_column']}",
                             "relation": relation["name"], "nested": relation["nested"]}
                 specs[i] = (name, annotation, dataclasses.field(metadata=metadata))
-    for field_name, child_table in table_details.get("children", []):
-        item = _child_item(conn, child_table, registry)
-        if item is None:
-            return None
-        specs.append((field_name, list[item],  # type: ignore[valid-type]
-                      dataclasses.field(default_factory=list)))
     return specs, table_details
 
 
-def _child_item(conn: sa.Connection, child_table: str, registry: TypeRegistry
+def _with_children(conn: sa.Connection, columns: list[sa.Row[Any]],
+                   table_details: dict[str, Any], registry: TypeRegistry,
+                   nullable: dict[str, bool], depth: int) -> list[Spec] | None:
+    """The specs of a table's recorded ``columns`` (a child table's without its links,
+    ``parent_key``, ``position_1``... ``position``), then a ``list[Item]`` field per recorded
+    child table (``list[Item] | None`` when a column of the field's name tells None from an
+    empty list)."""
+    children = [(entry[0], entry[1]) for entry in table_details.get("children", [])]
+    present = {r.column_name for r in columns} & {field for field, _t in children}
+    specs = _specs([r for r in columns if r.column_name not in present], registry, nullable)
+    if specs is None:
+        return None
+    for field_name, child_table in children:
+        item = _child_item(conn, child_table, registry, depth + 1)
+        if item is None:
+            return None
+        if field_name in present:
+            specs.append((field_name, list[item] | None,  # type: ignore[valid-type]
+                          dataclasses.field(default=None)))
+        else:
+            specs.append((field_name, list[item],  # type: ignore[valid-type]
+                          dataclasses.field(default_factory=list)))
+    return specs
+
+
+def _child_item(conn: sa.Connection, child_table: str, registry: TypeRegistry, depth: int
                 ) -> type | None:
-    """The item class of a recorded child table (its columns after parent_key, position)."""
+    """The item class of a recorded child table at ``depth`` (1: a child of the table
+    itself): its columns after the links, and its own recorded child tables."""
     from ..model.schema import PARENT_COLUMN, POSITION_COLUMN
 
     inspector = sa.inspect(conn)
     if not inspector.has_table(child_table):
         return None
     live = [c["name"] for c in inspector.get_columns(child_table)]
-    columns = [r for r in recorded(conn, child_table) if r.logical_type != TABLE_ROW]
+    rows = recorded(conn, child_table)
+    columns = [r for r in rows if r.logical_type != TABLE_ROW]
     names = [r.column_name for r in columns]
-    if names[:2] != [PARENT_COLUMN, POSITION_COLUMN] or not set(names) <= set(live):
+    links = [PARENT_COLUMN, *(f"{POSITION_COLUMN}_{i}" for i in range(1, depth)),
+             POSITION_COLUMN]
+    if names[:len(links)] != links or not set(names) <= set(live):
         return None
-    specs = _specs(columns[2:], registry)
+    table_row = next((r for r in rows if r.logical_type == TABLE_ROW), None)
+    details = json.loads(table_row.details) if table_row and table_row.details else {}
+    nullable = _live_nullable(conn, child_table, columns, registry)
+    specs = _with_children(conn, columns[len(links):], details, registry, nullable, depth)
     if specs is None:
         return None
     item = dataclasses.make_dataclass(_class_name(child_table), specs)
     item.__tablename__ = child_table  # type: ignore[attr-defined]
     return item
+
+
+def _live_nullable(conn: sa.Connection, table: str, columns: list[sa.Row[Any]],
+                   registry: TypeRegistry) -> dict[str, bool]:
+    """Whether each recorded column's field is nullable in the live table: a migration may
+    have made ``X`` into ``X | None`` or back since it was recorded (the live table says).
+    A field is nullable when its column and its companions are (a SQLite Decimal's text
+    column is nullable beside its NOT NULL key column)."""
+    live = {c["name"]: bool(c.get("nullable", True))
+            for c in sa.inspect(conn).get_columns(table)}
+    suffixes = registry.companion_types(conn.dialect.name)
+    out: dict[str, bool] = {}
+    for r in columns:
+        if r.column_name in live:
+            group = [r.column_name, *(f"{r.column_name}{COMPANION_SEPARATOR}{suffix}"
+                                      for suffix in suffixes)]
+            out[r.column_name] = all(live.get(name, True) for name in group)
+    return out
 
 
 def _class_name(table: str) -> str:
@@ -178,22 +361,30 @@ def _class_name(table: str) -> str:
     return name if name.isidentifier() else f"T{name}"
 
 
-def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry) -> list[Spec] | None:
+def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry, nullable: dict[str, bool]
+           ) -> list[Spec] | None:
+    from ..model.schema import unusable_field_name
+
     specs: list[Spec] = []
     for r in columns:
+        if unusable_field_name(r.column_name) is not None:
+            return None  # reflection without the record names the column
+        details = json.loads(r.details) if r.details else {}
         tp = logical_type(r.logical_type, registry)
         if tp is None:
             return None
-        details = json.loads(r.details) if r.details else {}
+        if details.get("type"):  # a JSON column's whole annotation
+            tp = parse_type(details["type"]) or tp
         metadata: dict[str, Any] = {"primary_key": bool(r.primary_key)}
         if r.max_length is not None:
             metadata["max_length"] = r.max_length
         if details.get("xsd"):
             metadata[XSD_METADATA] = details["xsd"]
-        annotation = tp | None if r.nullable and not r.primary_key else tp
+        optional = nullable.get(r.column_name, bool(r.nullable))  # the live table's say
+        annotation = tp | None if optional and not r.primary_key else tp
         specs.append((r.column_name, annotation, dataclasses.field(metadata=metadata)))
     return specs
 
 
-__all__ = ["TABLE", "forget", "record", "recorded", "recorded_fields",
-           "schema_table"]
+__all__ = ["TABLE", "forget", "parse_type", "record", "recorded", "recorded_fields",
+           "schema_table", "spell"]

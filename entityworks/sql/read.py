@@ -119,7 +119,10 @@ def _projected_batches(db: Database, model: BoundModel, stmt: sa.Select[Any], na
     """
     table = model.table
     wanted = set(names)
-    needed = set(names)
+    # the row's key too: a stored value that cannot be read is refused naming its row
+    schema = model.schema
+    needed = set(names) | {c.name for c in (schema.columns[:schema.links] if schema.parent
+                                            else schema.key_columns)}
     for c in model.schema.columns:
         if c.name in wanted:
             needed.update(part.column(c.name) for part in

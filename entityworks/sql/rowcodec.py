@@ -8,8 +8,11 @@ the other:
 
 * ``fast``: per schema column, what the bulk path applies. ``None`` means the value is handed
   to the driver untouched because the database or the driver refuses every value of another
-  type itself, at C speed: SQLite's ``ANY`` columns with their ``typeof`` CHECK, PostgreSQL's
-  binary COPY. Anything that could be converted silently there gets the type's rule instead.
+  type itself, at C speed: the ``ANY`` columns (with their ``typeof`` CHECK) of SQLite tables
+  written by entityworks 0.2.3 and before, PostgreSQL's binary COPY. Anything that could be
+  converted silently there gets the type's rule instead: SQLite's INTEGER, REAL and TEXT
+  columns convert ``'12'`` into 12, so their values are checked, a whole column at a time on
+  the bulk paths (``fast_columns``: one type test per value at C speed).
 * ``checked``: per schema column, the complete path: the registry's rule (which names what is
   wrong, and converts what typing allows: an ``int`` in a ``float`` field), its codec and the
   dialect's bind processor. A bulk batch that the database refuses is encoded again with it.
@@ -20,7 +23,6 @@ the other:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,8 +31,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ..errors import StoredValueError
 from ..model.schema import Column, TableSchema
-from ..registry import Companion, TypeInfo
+from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import has_nan, has_none
 from ..types.encoding import Processor, compose, rule, skip_none
 from .dialects import for_name
@@ -94,6 +97,11 @@ class RowCodec:
     #: passes, go to a binary COPY as they are; ``None`` when some column needs more
     #: (a bind processor, a companion): then no COPY straight from the instances.
     copy_checks: list[tuple[int, Callable[[Sequence[Any]], bool]]] | None = None
+    #: ``(schema index, type)`` of the int, float and str columns, whose database or
+    #: driver would convert a value of another type (SQLite's INTEGER, REAL and TEXT
+    #: columns turn ``'12'`` into 12; PostgreSQL casts it): rows encoded elsewhere
+    #: (``entityworks.sql.encoded``), by anyone, are checked again (:meth:`exact_rows`).
+    converting: list[tuple[int, TypeInfo]] = field(default_factory=list)
 
     def encode_columns(self, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         """The SQL columns of the schema ``columns`` (each through ``fast_columns``).
@@ -105,6 +113,35 @@ class RowCodec:
             else:
                 out += step(column)
         return out
+
+    def exact_rows(self, rows: list[tuple[Any, ...]], number: Callable[[int], int]
+                   ) -> list[tuple[Any, ...]]:
+        """Schema ``rows`` whose ``converting`` columns hold exactly their types: the same
+        list when they do (a type test per value at C speed), else the rows with those
+        columns through their rule, which converts what typing allows (a bool in an int
+        field) and refuses the rest with :func:`encode_error` (``number(i)``: the row
+        number of ``rows[i]`` in errors)."""
+        if not self.converting or not rows:
+            return rows
+        fixed: dict[int, list[Any]] = {}
+        for i, info in self.converting:
+            column = list(map(itemgetter(i), rows))
+            check = info.check_column
+            if check is not None and check(column):
+                continue
+            out: list[Any] = []
+            for n, value in enumerate(column):
+                try:
+                    out.append(None if value is None else info.checked(value))
+                except (TypeError, ValueError) as exc:
+                    raise encode_error(self.fields[i], value, exc, number(n)) from None
+            fixed[i] = out
+        if not fixed:
+            return rows
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        for i, values in fixed.items():
+            columns[i] = values
+        return list(zip(*columns, strict=True))
 
     def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
@@ -184,7 +221,9 @@ def _bind_column(impl: Any, bind: Processor, dialect: sa.Dialect) -> ColumnFn | 
 
 
 def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: ColumnFn | None,
-                 exact: bool, parts: tuple[Companion, ...]) -> ColumnStep | None:
+                 exact: bool, parts: tuple[Companion, ...],
+                 post_column: Callable[[Sequence[Any]], bool] | None = None
+                 ) -> ColumnStep | None:
     """What the bulk path does with one whole schema column.
 
     ``fast`` / ``full``: the per-value processors (the bulk path's, the complete one).
@@ -192,6 +231,8 @@ def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: Column
     (``check(v) is v``), so only ``store`` (the bind processor, a column at a time)
     remains. Otherwise ``fast`` value by value, as before. Companions come from the
     checked values (a column at a time where the companion has ``split_column``).
+    ``post_column``: the dialect's own check of a whole column (SQLite: no NaN in a
+    nullable REAL column), which must pass too.
     """
     check_column = info.check_column if exact else None
     if fast is None and not parts:
@@ -219,7 +260,8 @@ def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: Column
     checked_column = check_column
 
     def column_at_a_time(column: Sequence[Any]) -> list[Sequence[Any]]:
-        if not checked_column(column):
+        if not checked_column(column) or (post_column is not None
+                                          and not post_column(column)):
             return per_value(column)
         main = column if store is None or fast is None else store(column)
         return [main, *companions(column)] if parts else [main]
@@ -242,24 +284,21 @@ def _fast(c: Column, strict: bool, binary_copy: bool, checked: Processor, any_co
     info = c.info
     if strict:
         if info.sqlite_typeof is not None and any_column:
-            # ANY + CHECK (typeof) refuses every other type; the rowid key (which converts) is
-            # checked by the Store in the scan it makes for generated keys anyway.
+            # ANY + CHECK (typeof) refuses every other type (a table of 0.2.3 and before)
             if info.sqlite_typeof == "real" and c.nullable:
                 return skip_none(refuse_nan)  # NaN would pass as NULL
             return None
-        if info.sqlite_typeof is not None and c.primary_key and info.native is int:
-            return None  # the rowid: see above
+        # INTEGER, REAL, TEXT (the rowid key too) convert: the rule, a column at a time on
+        # the bulk paths, value by value on the point path
         return checked
     if binary_copy and info.native in (int, str, float):
         return None  # psycopg's binary dumpers refuse other types (but see ``gates``)
     return checked
 
 
-def _refuse_negative_zero(value: float) -> float:
-    if value == 0.0 and math.copysign(1.0, value) < 0:
-        raise ValueError("this table's REAL column stores -0.0 as 0.0 (it was created before "
-                         "entityworks kept the sign); rebuild the table to store it")
-    return value
+def _no_nan(values: Sequence[Any]) -> bool:
+    """True when a column holds no NaN (which SQLite would store as NULL)."""
+    return not has_nan(values)
 
 
 def _without(table: str, column: str, info: TypeInfo, missing: tuple[Companion, ...]
@@ -298,19 +337,23 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     steps: list[ColumnStep | None] = []
     whole_columns: dict[int, ColumnFn] = {}
     copy_checks: list[tuple[int, Callable[[Sequence[Any]], bool]]] | None = []
+    converting: list[tuple[int, TypeInfo]] = []
     for c in schema.columns:
         info = c.info
         bind = impls[c.name].bind_processor(dialect)
         if strict and info.sqlite_typeof is not None:
             bind = None  # sqlite3 binds these itself
         any_column = isinstance(table.c[c.name].type, SQLiteAny)
+        if info.sqlite_typeof is not None and not any_column:
+            converting.append((fields.index(c.name), info))  # INTEGER, REAL, TEXT convert
         to_db = rule(info)
         post: Processor = None  # the dialect's own checks, which follow the registry's
-        if strict and info.sqlite_typeof == "real":
-            if c.nullable:
-                post = refuse_nan
-            if not any_column:  # an older table's REAL column drops the sign of -0.0
-                post = compose(post, _refuse_negative_zero)
+        post_column: Callable[[Sequence[Any]], bool] | None = None
+        if strict and info.sqlite_typeof == "real" and c.nullable:
+            post = refuse_nan
+            post_column = _no_nan
+        # (a REAL column drops the sign of -0.0: its ``__negzero`` companion keeps it, and
+        # a table without one refuses -0.0 through ``missing`` below)
         to_db = compose(to_db, post)
         every = table_companions(table, c, name)
         parts = tuple(p for p in every if p.column(c.name) in table.c)
@@ -330,11 +373,12 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         checked.append(full)
         fast.append(_fast(c, strict, copy_types is not None, full, any_column))
         # a column at a time: exact when the rule is the registry's whole codec and no
-        # check of the dialect's own follows it
+        # check of the dialect's own follows it (or that check has a column form)
         exact = (info.check_column is not None and rule(info) is info.check
-                 and post is None)
+                 and (post is None or (post is refuse_nan and post_column is not None)))
         store = _bind_column(impl, bind, dialect) if exact else None
-        steps.append(_column_step(info, fast[-1], full, store, exact, parts))
+        steps.append(_column_step(info, fast[-1], full, store, exact, parts,
+                                  post_column if post is not None else None))
         if copy_checks is not None and fast[-1] is not None:
             if exact and store is None and not parts and fast[-1] is full:
                 copy_checks.append((len(fast) - 1, info.check_column))  # type: ignore[arg-type]
@@ -376,13 +420,14 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         (i, c.info.native, c.nullable and not c.primary_key)
         for i, c in enumerate(schema.columns)
         if backend.copies and fast[i] is None and c.info.native in (int, float)]
-    read = _read(active, plan if any_parts else None)
+    locate = _locator(schema, table, decoders, plan)
+    read = _read(active, plan if any_parts else None, locate)
     return RowCodec(fields, names, fast, checked, registry, binds,
                     _spread(plan) if any_parts else None, read, copy_types, gates,
                     _columns(len(fields), active, many, whole_columns,
-                             plan if any_parts else None),
+                             plan if any_parts else None, locate),
                     encoded, encoded_bound, steps,
-                    copy_checks if copy_types is not None else None)
+                    copy_checks if copy_types is not None else None, converting)
 
 
 def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
@@ -406,8 +451,113 @@ def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
     return spread
 
 
-def _read(active: list[tuple[int, Callable[[Any], Any]]],
-          plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] | None
+Plan = list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
+#: The refusal of a stored row that cannot be read (see :func:`_locator`), None for one
+#: that can.
+Locate = Callable[[Sequence[Any]], StoredValueError | None]
+
+
+class _Unread(ValueError):
+    """A column that other tools read holds a value beside a NULL main column (the row is
+    then located and named by :func:`_locator`)."""
+
+
+def _owned(parts: Sequence[tuple[int, Companion]]) -> list[int]:
+    """The positions of the companions other tools read instead of the field's own column
+    (a SQLite Decimal's text): beside a NULL there, they must be NULL too."""
+    return [j for j, part in parts if part.own is not None]
+
+
+def _locator(schema: TableSchema, table: sa.Table,
+             decoders: list[tuple[int, Callable[[Any], Any] | None]], plan: Plan) -> Locate:
+    """What refuses a stored row that a decoder or a companion's ``join`` cannot read: a
+    :class:`StoredValueError` naming the table, the row's key and the field's column.
+
+    Such a row was written or changed by another tool: a companion that disagrees with the
+    value beside it (a SQLite Decimal's text and its key), or holds what no write of
+    entityworks stores (a scale of 99, an offset beyond ±14:00). Reading it would give a
+    value other tools do not see, or a raw exception. Only called once a read failed: the
+    row is decoded again value by value to find the column."""
+    columns = list(zip(schema.columns, decoders, plan, strict=True))
+    sql = {c.key: c.name for c in table.columns}
+    ident = schema.columns[:schema.links] if schema.parent is not None else schema.key_columns
+    keyed = [(c.name, *decoders[schema.columns.index(c)]) for c in ident]
+
+    def label(row: Sequence[Any]) -> str:
+        if not keyed:
+            shown = ", ".join(f"{c.name}={_shown(row[main])}"
+                              for c, (main, _), _ in columns[:3])
+            return f"without a key ({shown})"
+        out = []
+        for name, main, dec in keyed:
+            value = row[main]
+            try:
+                value = value if value is None or dec is None else dec(value)
+            except Exception:  # noqa: BLE001 - the stored value is shown as it is
+                pass
+            out.append(f"{name}={_shown(value)}")
+        return ", ".join(out)
+
+    def refuse(row: Sequence[Any], c: Column, text: str, value: Any) -> StoredValueError:
+        where = f"row {label(row)}"
+        return StoredValueError(
+            f"table {table.name!r}, {where}, column {c.sql_name!r}: {text}; it was written "
+            "or changed by another tool, and no value would read the same in every tool: "
+            "write the value again through entityworks, or correct the stored columns",
+            table=table.name, key=where[4:], column=c.sql_name, value=value)
+
+    def locate(row: Sequence[Any]) -> StoredValueError | None:
+        for c, (main, dec), (_main, extra, parts, info) in columns:
+            raw = value = row[main]
+            own = sql[c.name]
+            if raw is not None and dec is not None:
+                try:
+                    value = dec(raw)
+                except Exception as exc:  # noqa: BLE001 - any failure is the value's
+                    where = "" if own == c.sql_name else f"its column {own!r} "
+                    return refuse(row, c, f"{where}holds {_shown(raw)}, which is no stored "
+                                  f"{info.name} ({_reason(exc)})", raw)
+            for j, part in zip(extra, parts, strict=True):
+                companion = row[j]
+                other = sql[part.column(c.name)]
+                pair = (own, other) if part.own is None else (other, own)
+                if value is None:
+                    if part.own is not None and companion is not None:
+                        return refuse(row, c, f"columns {pair[0]!r} and {pair[1]!r} "
+                                      f"disagree: {other!r} holds {_shown(companion)} beside a "
+                                      f"NULL in {own!r}", companion)
+                    continue
+                try:
+                    value = part.join(value, companion)
+                except Exception as exc:  # noqa: BLE001 - any failure is the companion's
+                    return refuse(row, c, f"columns {pair[0]!r} and {pair[1]!r} hold no "
+                                  f"value entityworks wrote: {_reason(exc)}", companion)
+        return None
+
+    return locate
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters (a stored value in a message)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _reason(exc: Exception) -> str:
+    """What a decoder's or a join's exception says, cut to 300 characters (its type, where
+    that says more: ``Decimal('zzz')`` raises InvalidOperation with a list of conditions)."""
+    text = str(exc)
+    if not text or text.startswith("[<class"):
+        return type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _refusal(locate: Locate, rows: Sequence[Sequence[Any]]) -> StoredValueError | None:
+    """The refusal of the first row of ``rows`` that cannot be read (None: all can)."""
+    return next(filter(None, map(locate, rows)), None)
+
+
+def _read(active: list[tuple[int, Callable[[Any], Any]]], plan: Plan | None, locate: Locate
           ) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
     if plan is None:
         if not active:
@@ -415,27 +565,41 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
 
         def decode(row: Sequence[Any]) -> tuple[Any, ...]:
             values = list(row)
-            for i, dec in active:
-                values[i] = dec(values[i])
+            try:
+                for i, dec in active:
+                    values[i] = dec(values[i])
+            except Exception as exc:
+                error = locate(row)
+                if error is None:
+                    raise
+                raise error from exc
             return tuple(values)
 
         return decode
     # the columns with companions, joined in place; then the schema row in one C call
-    joins = [(main, list(zip(extra, parts, strict=True)))
-             for main, extra, parts, _ in plan if parts]
+    joins = [(main, pairs, _owned(pairs)) for main, pairs in (
+        (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan if parts)]
     mains = [main for main, _extra, _parts, _info in plan]
     pick = itemgetter(*mains) if len(mains) > 1 else lambda v: (v[mains[0]],)
 
     def read(row: Sequence[Any]) -> tuple[Any, ...]:
         values = list(row)
-        for i, dec in active:
-            values[i] = dec(values[i])
-        for main, parts in joins:
-            value = values[main]
-            if value is not None:
-                for j, part in parts:
-                    value = part.join(value, values[j])
-                values[main] = value
+        try:
+            for i, dec in active:
+                values[i] = dec(values[i])
+            for main, parts, owned in joins:
+                value = values[main]
+                if value is not None:
+                    for j, part in parts:
+                        value = part.join(value, values[j])
+                    values[main] = value
+                elif owned and countOf([values[j] for j in owned], None) != len(owned):
+                    raise _Unread
+        except Exception as exc:
+            error = locate(row)
+            if error is None:
+                raise
+            raise error from exc
         out: tuple[Any, ...] = pick(values)
         return out
 
@@ -444,17 +608,26 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]],
 
 def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
              many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
-             whole: dict[int, ColumnFn],
-             plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] | None
+             whole: dict[int, ColumnFn], plan: Plan | None, locate: Locate
              ) -> Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]]:
     """The ``columns`` function of a codec: SQL rows -> decoded schema columns, a column
     at a time (``whole``: each column's decoder; ``many``: a type's ``from_db_many``),
     the companions joined column by column (``Companion.join_column``), as ``read``
-    decodes a row."""
+    decodes a row; a row that cannot be read is refused by ``locate``."""
     joins = None if plan is None else [
-        (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan]
+        (main, pairs, _owned(pairs)) for main, pairs in (
+            (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan)]
 
     def columns(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+        try:
+            return decoded(rows)
+        except Exception as exc:
+            error = _refusal(locate, rows)
+            if error is None:
+                raise
+            raise error from exc
+
+    def decoded(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         if not rows:
             return [()] * width
         out: list[Sequence[Any]] = list(zip(*rows, strict=True))
@@ -478,8 +651,12 @@ def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
         if joins is None:
             return out
         joined: list[Sequence[Any]] = []
-        for main, parts in joins:
+        for main, parts, owned in joins:
             values = out[main]
+            if owned and has_none(values) and any(
+                    p is not None for j in owned
+                    for v, p in zip(values, out[j], strict=True) if v is None):
+                raise _Unread
             for j, part in parts:
                 if part.join_column is not None:
                     values = part.join_column(values, out[j])

@@ -31,6 +31,9 @@ MYSQL_DIALECTS = names_where(lambda d: d.naive_utc)
 SCALED_DECIMAL_DIALECTS = names_where(lambda d: not d.keeps_decimal_scale)
 #: Dialects whose STRICT tables know only INTEGER and REAL among numbers (SQLite).
 _STRICT = names_where(lambda d: d.strict_numbers)
+#: Dialects whose float column turns -0.0 into 0 (MariaDB in every DOUBLE expression,
+#: SQLite's REAL column when it stores the value): the sign goes into a companion.
+NEGATIVE_ZERO_DIALECTS = (*MYSQL_DIALECTS, *_STRICT)
 UTC = dt.UTC
 
 

@@ -29,7 +29,7 @@ from ..errors import ConfigurationError
 from ..model.schema import TableSchema
 from ..registry import TypeRegistry, the_registry
 from ..registry import registry as default_registry
-from . import ddl, read, reflect, write
+from . import ddl, existing, read, reflect, write
 from .bound import BoundModel
 from .bulk import BATCH
 from .database import Database
@@ -62,6 +62,11 @@ class Store:
     :meth:`close`. Options or engines that would break the Store's transactions raise
     :class:`ConfigurationError`. Statements are logged on ``entityworks.sql`` (see
     :mod:`entityworks.sql.log`).
+
+    The Store connects when it is first used. A database that cannot be opened is then a
+    :class:`ConfigurationError` naming it (without its password) and the fix: a PostgreSQL
+    or MariaDB database that does not exist ("create it first"), an SQLite file in a
+    folder that does not exist, or a file that is not an SQLite database.
 
     Code built on the Store (XML, Arrow, the catalog) uses its public collaborator API:
     :meth:`model`, :meth:`connection`, :attr:`in_transaction`, :meth:`tables_with_references`
@@ -169,7 +174,12 @@ class Store:
         """Create the table of ``cls`` and its child tables if they do not exist.
 
         All of them or none: a failure raises SchemaError and leaves no new table behind.
+        A table of one of those names that exists already is kept only if it has the
+        columns ``cls`` needs and no others, each of a type of the same family (integer,
+        text, timestamp...); else SchemaError names the missing, extra and differently
+        typed columns, and nothing is created.
         """
+        existing.refuse_other_tables(self._db, self._db.model(cls))
         return ddl.create(self._db, cls)
 
     def drop(self, cls: type) -> None:

@@ -1,10 +1,20 @@
 """A :class:`TableSchema` -> SQLAlchemy Core ``Table`` objects (the SQL side of reflection).
 
 SQLite stores any value in any column unless the table is STRICT, so our SQLite tables are
-STRICT. A STRICT INTEGER, REAL or TEXT column still converts what it can (``'12'`` into 12, 12
-into ``'12'``, -0.0 into 0.0), so the columns that receive values without a codec (int, float,
-str: ``TypeInfo.sqlite_typeof``) are ``ANY`` with a ``CHECK`` on ``typeof`` instead: a value of
-another type is refused by the database itself, at C speed, and a float keeps its sign of zero.
+STRICT, and each column is declared with its natural type name (INTEGER, REAL, TEXT, BLOB):
+that name gives the column SQLite's type affinity, so that other tools comparing a column
+with a value bound as text (Datasette's ``?width=60``, ``parent_key = '3'`` in the sqlite3
+shell, ``pandas.read_sql`` with a string parameter) find the rows, as they do in any SQLite
+table. Affinity also converts what is written (``'12'`` into 12, 12 into ``'12'``, -0.0 into
+0.0), so the database does not hold exactness for us: the Store checks the values of the
+columns that receive them without a codec (int, float, str: ``TypeInfo.sqlite_typeof``) itself,
+a whole column at a time on the bulk paths (see ``rowcodec``), and a float's sign of zero goes
+into a ``__negzero`` companion, as on MariaDB.
+
+Tables written by entityworks 0.2.3 and before declared those columns ``ANY`` with a ``CHECK``
+on ``typeof`` (which refused other types but compared no text with numbers); given their
+``live`` columns, such a column is mirrored as it is (``ANY`` keeps -0.0 itself, so it has no
+``__negzero`` companion). ``entityworks migrate`` converts the catalog's.
 
 This module is also the one place that adds companion columns (``registry.Companion``): a
 field whose type needs them on the dialect gets them right after its own column. One that
@@ -91,6 +101,8 @@ def table_companions(table: sa.Table, column: Column, dialect: str) -> tuple[Com
     """The companions ``column`` has in ``table`` as it was built (see :func:`layout`);
     ``table`` may lack some of them (see the module docstring)."""
     parts = companions(column, dialect)
+    if keeps_sign(table, column):
+        parts = tuple(p for p in parts if not p.any_keeps)
     if any(p.own is not None for p in parts) and \
             table.c[column.name].name == column.sql_name:
         return _older(parts)
@@ -216,11 +228,8 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
-        typeof = c.info.sqlite_typeof if strict else None
-        if typeof is not None and is_rowid(c, schema):
-            typeof = None  # the rowid converts, so the Store checks key types itself
-        if typeof is not None and live is not None and live.get(c.sql_name, "ANY") != "ANY":
-            typeof = None  # an older table's typed column: the Store checks every value
+        typeof = legacy_any(c, schema, live if live is not None else existing) \
+            if strict else None
         checks: list[sa.schema.SchemaItem] = []
         if typeof:
             # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
@@ -249,6 +258,8 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             # put LONGTEXT in a key, and a foreign key needs the same collation).
             type_ = sql_type(schema.root.primary_key)  # type: ignore[arg-type]
         own_name, parts = layout(c, dialect, live if live is not None else existing)
+        if typeof:  # an ANY column of an older table keeps what these would
+            parts = tuple(p for p in parts if not p.any_keeps)
         if own_name != c.sql_name:
             check_name(own_name, "column name", schema.cls, c.name)
             if own_name.casefold() in taken:
@@ -307,6 +318,26 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             *(table.c[c] for c in columns),
             name=index_name(schema.name, [table.c[c].name for c in columns], "uq")))
     return table
+
+
+def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | None
+               ) -> str | None:
+    """The ``typeof`` of ``column`` when its existing table (``live``) declares it ``ANY``
+    with our ``CHECK`` on ``typeof`` (entityworks 0.2.3 and before), else ``None``: a new
+    column gets its natural type (see the module docstring)."""
+    typeof = column.info.sqlite_typeof
+    if typeof is None or live is None or live.get(column.sql_name) != "ANY":
+        return None
+    if is_rowid(column, schema):
+        return None  # declared INTEGER in any case (the rowid)
+    return typeof
+
+
+def keeps_sign(table: sa.Table, column: Column) -> bool:
+    """True when ``column``'s SQL column in ``table`` is SQLite's ``ANY``, which keeps what a
+    column with type affinity loses (the sign of -0.0): its field needs no companion for
+    that (``Companion.any_keeps``)."""
+    return isinstance(table.c[column.name].type, SQLiteAny)
 
 
 def _quote(name: str) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from ..errors import EntityworksError, NotFoundError, WriteError
+from ..errors import EntityworksError, NotFoundError, ValueEncodingError, WriteError
 from ..model.schema import PARENT_COLUMN
 from ..registry import encode_error
 from .bound import (
@@ -112,6 +112,9 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
     """Write encoded schema rows; the keys of a top-level table's rows (generated where
     ``None``), else ``[]``."""
     codec = model.codec
+    # encoded elsewhere, by anyone: SQLite's INTEGER, REAL and TEXT columns would convert
+    # a value of another type, so those columns are checked here (a column at a time)
+    rows = codec.exact_rows(rows, number)
     raw_rows = db.backend.raw_rows
     key = model.schema.primary_key if model.schema.parent is None else None
     at = model.fields.index(key.name) if key is not None else -1
@@ -560,11 +563,38 @@ def _insert_children(db: Database, conn: sa.Connection, model: BoundModel, objs:
                 rows.append((*prefix, position, item))
             owners.extend([number if numbers is None else numbers[number]] * len(items))
         if rows:
-            write_rows(db, conn, child, rows, owners.__getitem__, insert_sql(db, child),
-                             "insert", batch_size)
+            try:  # errors give the child row's index: named below with its owner
+                write_rows(db, conn, child, rows, int, insert_sql(db, child), "insert",
+                           batch_size)
+            except (ValueEncodingError, WriteError) as exc:
+                raise _child_error(exc, model, fname, child, rows, owners) from None
             if child.children:
                 _insert_children(db, conn, child, [r[-1] for r in rows],
                                       [r[:-1] for r in rows], batch_size, owners)
+
+
+def _child_error(exc: ValueEncodingError | WriteError, model: BoundModel, fname: str,
+                 child: BoundModel, rows: list[tuple[Any, ...]], owners: list[int]
+                 ) -> ValueEncodingError | WriteError:
+    """``exc``, raised for child row ``exc.row`` of ``rows``, told as the row of its owner
+    and the item's table and index: ``row 1 (runs_steps item 1000 of row 1,
+    Run.steps[1000]), column 'n': ...``; ``row`` stays the owner's row, as for the owner's
+    own columns."""
+    k = exc.row
+    if k is None or not 0 <= k < len(rows):
+        return exc
+    owner, position = owners[k], rows[k][-2]
+    where = (f"{child.schema.name} item {position} of row {owner}, "
+             f"{model.cls.__qualname__}.{fname}[{position}]")
+    text = str(exc)
+    mark = f"row {k}, "
+    if mark in text:
+        text = text.replace(mark, f"row {owner} ({where}), ", 1)
+    else:
+        text = f"{text} ({where})"
+    if isinstance(exc, ValueEncodingError):
+        return ValueEncodingError(text, column=exc.column, row=owner, value=exc.value)
+    return WriteError(text, table=exc.table, row=owner, column=exc.column)
 
 
 def _delete_children(db: Database, conn: sa.Connection, model: BoundModel, keys: list[Any]) -> None:

@@ -76,6 +76,10 @@ class Companion:
     #: ``join`` of whole columns (``join_column(mains, parts)``, a ``None`` main staying
     #: ``None``), for bulk readers; ``None``: ``join`` value by value.
     join_column: Callable[[Sequence[Any], Sequence[Any]], list[Any]] | None = None
+    #: True when SQLite's ``ANY`` column (entityworks 0.2.3 and before declared its
+    #: int, float and str columns so) keeps what this companion keeps elsewhere (the sign
+    #: of -0.0): such an older column has none and needs none.
+    any_keeps: bool = False
 
     def column(self, name: str) -> str:
         """The companion's column name for the field column ``name`` (its key, for one
@@ -128,9 +132,11 @@ class TypeInfo:
     #: ``check`` unchanged except for limits every backend enforces itself (the 64-bit range
     #: of ``int``), so bulk paths may skip ``check`` for them.
     native: type | None = None
-    #: SQLite storage class (``typeof``) of values bound without a codec. A STRICT column would
-    #: silently convert ``'12'`` into 12 or 12 into ``'12'``; such columns are declared ``ANY``
-    #: with a ``CHECK`` on ``typeof`` instead, so SQLite refuses other types at C speed.
+    #: SQLite storage class (``typeof``) of values bound without a codec. Their STRICT column
+    #: (INTEGER, REAL, TEXT) would silently convert ``'12'`` into 12 or 12 into ``'12'``, so
+    #: the Store checks such values itself (a whole column at a time on the bulk paths);
+    #: tables of entityworks 0.2.3 and before declared them ``ANY`` with a ``CHECK`` on
+    #: ``typeof`` (see ``entityworks.sql.tables``).
     sqlite_typeof: str | None = None
     #: ``companions(target)``: the hidden columns a SQL dialect (``"sqlite"``,
     #: ``"postgresql"``, ``"mysql"``...) or :data:`ARROW` needs to keep every value of this

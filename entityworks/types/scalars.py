@@ -15,6 +15,7 @@ import decimal
 import enum
 import math
 import re
+import reprlib
 import typing
 import uuid
 from typing import Any
@@ -368,16 +369,28 @@ def _offset_minutes(value: dt.datetime) -> int | None:
 
 
 _OFFSETS: dict[int, dt.timezone] = {}
+_MAX_OFFSET_MINUTES = MAX_UTC_OFFSET // _MINUTE
 
 
 def with_offset(instant: dt.datetime, minutes: Any) -> dt.datetime:
-    """The UTC ``instant`` shown at ``minutes`` east of UTC (unchanged for ``None``)."""
+    """The UTC ``instant`` shown at ``minutes`` east of UTC (unchanged for ``None``).
+
+    ``minutes`` is what the offset companion holds: an offset no write stores (not an int,
+    beyond ±14:00) or one that moves the instant out of the years 1-9999 raises ValueError
+    (a reader names the row and column: another tool changed it)."""
     if minutes is None:
         return instant
     zone = _OFFSETS.get(minutes)
     if zone is None:
+        if type(minutes) is not int or abs(minutes) > _MAX_OFFSET_MINUTES:
+            raise ValueError(f"the UTC offset {minutes!r} (minutes) is no whole number of "
+                             "minutes within ±14:00 (±840), the offsets entityworks writes")
         zone = _OFFSETS[minutes] = dt.timezone(dt.timedelta(minutes=minutes))
-    return instant.astimezone(zone)
+    try:
+        return instant.astimezone(zone)
+    except OverflowError:
+        raise ValueError(f"{instant} at the UTC offset {minutes!r} (minutes) falls outside "
+                         "the years 1-9999") from None
 
 
 def _date_to_text(value: dt.date) -> str:
@@ -473,32 +486,69 @@ def _negative_zero(value: float) -> int | None:
 
 
 def _signed_zero(value: Any, negative: Any) -> Any:
-    return -0.0 if negative else value
+    """``value`` with the sign ``negative`` (the companion) keeps: 1 beside a zero is -0.0,
+    NULL leaves the value as it is; anything else is no sign entityworks writes."""
+    if negative is None:
+        return value
+    if negative == 1 and value == 0.0 and type(negative) is not bool:
+        return -0.0
+    raise ValueError(f"the negative-zero mark {negative!r} beside {value!r}: entityworks "
+                     "writes 1 beside a zero only (NULL otherwise)")
+
+
+def _with_stored_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
+    """``value`` with the digits after the point its scale companion holds (``None``: as it
+    is): a scale no write stores (not an int from 0 to 30) or one that would cut a digit the
+    column holds raises ValueError."""
+    if scale is None:
+        return value
+    if type(scale) is not int or not 0 <= scale <= DECIMAL_FRACTION_DIGITS:
+        raise ValueError(f"the scale {scale!r} is no number of digits after the point "
+                         f"entityworks writes (0 to {DECIMAL_FRACTION_DIGITS})")
+    return values.with_scale(value, scale)
 
 
 def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
-    """``value`` (read from SQLite's sortable key) with the exponent of ``text``, the plain
-    decimal text beside it, when that is the same number: the key decides the value, as it
-    decides what filters and ORDER BY see; text another tool broke cannot change it."""
-    if text is None:
-        return value
+    """The Decimal of ``text``, the plain decimal text SQLite's column holds (what other
+    tools read), when it is the number of ``value``, read from the sortable key beside it
+    (what filters, keys and ORDER BY compare); else ValueError: the two columns disagree
+    (another tool changed one of them) and no value would be the same for every tool."""
     if type(text) is str and len(text) <= 30 and not text.translate(columns.NOT_PLAIN):
         # plain decimal text (the usual case): its Decimal passes the rule unless it is -0
         try:
             written = decimal.Decimal(text)
         except ArithmeticError:  # "", "-", "1.2.3"
-            return value
-        return written if written == value and (written or text[0] != "-") else value
+            raise ValueError(f"its text {text!r} is no decimal number") from None
+        if written == value:
+            return written if written or text[0] != "-" else written.copy_abs()
+        raise ValueError(f"its text {text!r} and its key ({value}) are different numbers")
+    if type(text) is not str:
+        what = "NULL" if text is None else f"{reprlib.repr(text)}, a {type(text).__name__}"
+        raise ValueError(f"its text is {what} beside the key {value}: entityworks writes "
+                         "the plain decimal text")
+    if not _PLAIN_DECIMAL.fullmatch(text):
+        raise ValueError(f"its text {reprlib.repr(text)} is no plain decimal number")
+    number = decimal.Decimal(text)
+    if number.is_zero():
+        number = number.copy_abs()  # "-0.000": a zero by every reading
+    shown = reprlib.repr(text)
     try:
-        written = check_decimal(decimal.Decimal(text))
-    except (ArithmeticError, TypeError, ValueError):
-        return value
-    return written if written == value else value
+        written = check_decimal(number)
+    except ValueError:  # (what the pattern leaves: too many digits)
+        raise ValueError(f"its text {shown} has more than {DECIMAL_INTEGER_DIGITS} digits "
+                         f"before the point or {DECIMAL_FRACTION_DIGITS} after") from None
+    if written != value:
+        raise ValueError(f"its text {shown} and its key ({value}) are different numbers")
+    return written
+
+
+#: The decimal text SQLite and every other tool read as that number (ASCII digits only).
+_PLAIN_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 
 
 _OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
                     storage.small_integer, lambda: pyarrow_module().int16())
-_SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, values.with_scale,
+_SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, _with_stored_scale,
                    "the exponent", arrow=lambda: pyarrow_module().int8(),
                    split_column=columns.scale_column)
 #: SQLite has no decimal type: the column named after the field holds the plain decimal
@@ -512,7 +562,7 @@ _PLAIN = Companion("text", values.decimal_text, _decimal_as_written, "the expone
                    join_column=lambda mains, texts: columns.decimals_as_written(
                        mains, texts, _decimal_as_written))
 _NEGZERO = Companion("negzero", _negative_zero, _signed_zero, "the sign of -0.0",
-                     split_column=columns.negative_zero_column)
+                     split_column=columns.negative_zero_column, any_keeps=True)
 
 
 def _aware_companions(target: str) -> tuple[Companion, ...]:
@@ -534,12 +584,13 @@ def _decimal_companions(target: str) -> tuple[Companion, ...]:
 
 
 def _float_companions(target: str) -> tuple[Companion, ...]:
-    # MariaDB turns -0.0 into 0 in every DOUBLE expression: the sign goes beside it.
+    # MariaDB turns -0.0 into 0 in every DOUBLE expression, SQLite's REAL column when it
+    # stores it: the sign goes beside it.
     if target == ARROW:
         return ()
-    from ..sql.sqltypes import MYSQL_DIALECTS  # a SQL table's: SQLAlchemy is there
+    from ..sql.sqltypes import NEGATIVE_ZERO_DIALECTS  # a SQL table's: SQLAlchemy is there
 
-    return (_NEGZERO,) if target in MYSQL_DIALECTS else ()
+    return (_NEGZERO,) if target in NEGATIVE_ZERO_DIALECTS else ()
 
 
 # -- the built-in entries ----------------------------------------------------------------

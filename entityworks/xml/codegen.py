@@ -1,14 +1,16 @@
 """Python source for the dataclasses an XSD describes (``entityworks codegen FILE.xsd``).
 
 The classes are those :func:`entityworks.xml.xsd.read_xsd` builds, written out so that a .NET
-schema becomes a model to keep in a project: field names and types (``X | None`` for
-``minOccurs="0"``), the key (``column(primary_key=True)``), ``max_length``, the XSD spelling
-that .NET needs back (``metadata={"xsd": ...}``), ``@table`` when the table name is not the
-class name in snake case, ``__dataset__`` for a DataSet's name, and child tables as
-``list[Item]`` fields; for a DataSet of several tables, a class per table with its relations
-(``metadata={"references": ...}``). Executing the source gives classes with the same schema
-and XSD as ``read_xsd``'s (``read_dataset``'s). The imports take private aliases where a
-class or a field has their names, so that no table or column name shadows them.
+schema becomes a model to keep in a project: ``@entity`` classes (dataclasses that mypy
+--strict and pyright accept in any field order the runtime accepts) with field names and
+types (``X | None`` for ``minOccurs="0"``), the key (``column(primary_key=True)``),
+``max_length``, the XSD spelling that .NET needs back (``metadata={"xsd": ...}``), the table
+name when it is not the class name in snake case, ``__dataset__`` for a DataSet's name,
+and child tables as ``list[Item]`` fields; for a DataSet of several tables, a class per
+table with its relations (``metadata={"references": ...}``). Executing the source gives
+classes with the same schema and XSD as ``read_xsd``'s (``read_dataset``'s). The imports
+take private aliases where a class or a field has their names, so that no table or column
+name shadows them.
 """
 
 from __future__ import annotations
@@ -44,11 +46,10 @@ _IMPORTS: dict[str, tuple[str, str]] = {
     "decimal": ("import", "decimal"),
     "dt": ("import", "datetime"),
     "uuid": ("import", "uuid"),
-    "dataclass": ("dataclasses", "dataclass"),
     "field": ("dataclasses", "field"),
     "AwareDatetime": ("entityworks", "AwareDatetime"),
     "column": ("entityworks", "column"),
-    "table": ("entityworks", "table"),
+    "entity": ("entityworks", "entity"),
 }
 
 
@@ -111,8 +112,11 @@ def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
 def _field_source(f: dataclasses.Field[Any], classes: dict[type, str], names: _Names) -> str:
     annotation = _annotation(f.type, classes, names)
     if f.default_factory is not dataclasses.MISSING:  # a child list
-        # (a field called "list" above it, set to a column(...), would be found first)
-        factory = "lambda: []" if "list" in names.taken else "list"
+        # list[Item], not list: strict checkers (pyright) call a bare list's items Unknown. A
+        # field called "list" above it would be found first in the class body: then a lambda,
+        # whose [] takes the field's declared type
+        item = annotation.removesuffix(" | None")
+        factory = "lambda: []" if "list" in names.taken else item
         return f"    {f.name}: {annotation} = {names('field')}(default_factory={factory})"
     meta = dict(f.metadata or {})
     args = []
@@ -128,12 +132,13 @@ def _field_source(f: dataclasses.Field[Any], classes: dict[type, str], names: _N
 
 
 def _class_source(cls: type, classes: dict[type, str], names: _Names) -> str:
-    lines = []
+    # @entity, not @dataclass: type checkers (mypy --strict, pyright) take a column(...)
+    # without a default as no default only under @entity, whose field specifier it is, so a
+    # field without a default may follow the key there, as it may at run time
     name = classes[cls]
     table = table_name(cls)
-    if snake_case(name) != table:
-        lines.append(f"@{names('table')}({table!r})")
-    lines += [f"@{names('dataclass')}", f"class {name}:"]
+    named = f"{table!r}" if snake_case(name) != table else ""
+    lines = [f"@{names('entity')}({named})", f"class {name}:"]
     dataset = getattr(cls, "__dataset__", None)
     if dataset:
         lines.append(f"    __dataset__ = {dataset!r}")

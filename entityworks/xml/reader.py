@@ -163,15 +163,19 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
                       constraints, [d or (lambda t: None) for d in stream])
 
 
-def _plans(schema: TableSchema, model: XsdModel) -> list[TablePlan]:
+def _plans(schema: TableSchema, model: XsdModel, table: str | None = None
+           ) -> list[TablePlan]:
+    """The plans of ``schema`` and its child tables, whose rows the XSD and the document name
+    ``table`` (and ``<table>_<field>``; default: the schema's own names)."""
     refuse_nested_children(schema, "XML and XSD")
-    tag = encode_name(schema.name)
+    source = schema.name if table is None else table
+    tag = encode_name(source)
     if model.main_table != tag:
         raise XMLImportError(f"the XSD describes table {decode_name(model.main_table)!r}, not "
-                             f"{schema.name!r} ({schema.cls.__qualname__})")
+                             f"{source!r} ({schema.cls.__qualname__})")
     plans = [table_plan(schema, model, tag)]
     for child in schema.children:
-        child_tag = encode_name(child.schema.name)
+        child_tag = encode_name(f"{source}_{child.field}")
         if child_tag in model.tables:
             plans.append(table_plan(child.schema, model, child_tag))
     unknown = set(model.tables) - {p.tag for p in plans}
@@ -249,7 +253,10 @@ class Reader:
     def __init__(self, schema: TableSchema, xml_path: str | Path,
                  xsd_path: str | Path | None, batch: int = BATCH, *,
                  model: XsdModel | None = None,
-                 plans: Callable[[XsdModel], list[TablePlan]] | None = None) -> None:
+                 plans: Callable[[XsdModel], list[TablePlan]] | None = None,
+                 table: str | None = None) -> None:
+        """``table``: the XSD's and the document's name for the table of ``schema`` when it
+        is stored under another name (its child tables then ``<table>_<field>``)."""
         self.path: Path = Path(xml_path)
         self.schema = schema
         self.batch = batch
@@ -262,7 +269,8 @@ class Reader:
             model = load_xsd(xsd_path)
         self.model: XsdModel = model
         self.root_name: str = root
-        self.plans: list[TablePlan] = plans(model) if plans is not None else _plans(schema, model)
+        self.plans: list[TablePlan] = (plans(model) if plans is not None
+                                       else _plans(schema, model, table))
         #: Row elements that sit inside other rows (a nested relation's child table).
         self.nested: set[str] = {p.tag for p in self.plans if model.tables[p.tag].nested_in}
         self.by_tag: dict[str, TablePlan] = {p.tag: p for p in self.plans}

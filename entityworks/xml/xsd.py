@@ -479,8 +479,19 @@ def _selector_table(xpath: str) -> str:
     return _local(xpath.strip().removeprefix(".//").removeprefix("./"))
 
 
+def refuse_external_schemas(root: etree._Element) -> None:
+    """Refuse (:class:`XMLImportError`) an XSD that refers to another schema (``xs:import``,
+    ``xs:include``, ``xs:redefine``, ``xs:override``): only self-contained schemas are read,
+    by every reader of XSDs (import, DataSets, DiffGrams, ``codegen``)."""
+    for node in root.iter(_XS + "import", _XS + "include", _XS + "redefine", _XS + "override"):
+        raise XMLImportError(f"the XSD refers to another schema ({node.get('schemaLocation')!r}"
+                             "); only self-contained schemas are read")
+
+
 def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
-    """Read the tables, columns and constraints of a dataset XSD."""
+    """Read the tables, columns and constraints of a dataset XSD (a self-contained one:
+    :func:`refuse_external_schemas`)."""
+    refuse_external_schemas(tree.getroot())
     dataset = _dataset_element(tree.getroot())
     choice = dataset.find(f"{_XS}complexType/{_XS}choice")
     if choice is None:
@@ -575,9 +586,7 @@ def validation_tree(model: XsdModel, root_name: str) -> etree._ElementTree:
     """A validator for documents whose root is ``root_name`` (see the module docstring)."""
     tree = copy.deepcopy(model.tree)
     root = tree.getroot()
-    for node in root.iter(_XS + "import", _XS + "include", _XS + "redefine", _XS + "override"):
-        raise XMLImportError(f"the XSD refers to another schema ({node.get('schemaLocation')!r}"
-                             "); only self-contained schemas are read")
+    refuse_external_schemas(root)
     dataset = _dataset_element(root)
     dataset.set("name", root_name)
     _allow_inline_schema(dataset)
@@ -661,9 +670,13 @@ def is_dataset(model: XsdModel) -> bool:
     return False
 
 
-def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -> type:
+def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry,
+                  table: str | None = None) -> type:
     """The dataclass described by an :class:`XsdModel` (see :func:`read_xsd`); a DataSet of
-    several tables, which one class cannot hold, is refused (not cut to its first table)."""
+    several tables, which one class cannot hold, is refused (not cut to its first table).
+
+    ``table`` names the class's table instead of the XSD (its child tables then
+    ``<table>_<field>``): rows read with ``Reader(..., table=<the XSD's name>)`` go there."""
     if is_dataset(model):
         names = ", ".join(repr(decode_name(t)) for t in model.tables)
         raise XMLImportError(
@@ -680,10 +693,12 @@ def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry)
         if not child_name.startswith(f"{main_name}_"):
             raise XMLImportError(f"child table {child_name!r} is not named "
                                  f"{main_name}_<field>, so no field can hold it")
-        item = _new_class(child_name, _field_specs(model, keyref.table, registry, skip=2))
-        specs.append((child_name.removeprefix(f"{main_name}_"), types.GenericAlias(list, item),
+        field_name = child_name.removeprefix(f"{main_name}_")
+        item = _new_class(child_name if table is None else f"{table}_{field_name}",
+                          _field_specs(model, keyref.table, registry, skip=2))
+        specs.append((field_name, types.GenericAlias(list, item),
                       dataclasses.field(default_factory=list)))
-    cls = _new_class(main_name, specs)
+    cls = _new_class(main_name if table is None else table, specs)
     if not model.has_main_table and model.dataset:
         # a DataSet's schema (a DataTable's names its table and writes DocumentElement)
         cls.__dataset__ = model.dataset  # type: ignore[attr-defined]
@@ -805,6 +820,7 @@ __all__ = [
     "model_for",
     "read_inline_xsd",
     "read_xsd",
+    "refuse_external_schemas",
     "row_schema",
     "validation_schema",
     "validation_tree",

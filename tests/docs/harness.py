@@ -102,7 +102,13 @@ def data_dir() -> Path:
     return Path(env) if env else ROOT.parent / "shared" / "data"
 
 
-PRIVATE = "ew_docs_"
+def _private_prefix() -> str:
+    from tests.databases import database_prefix
+
+    return database_prefix() + "docs_"  # ENTITYWORKS_TEST_DB_PREFIX, then docs_
+
+
+PRIVATE = _private_prefix()
 
 
 def stable(text: str, folder: Path) -> str:

@@ -252,8 +252,12 @@ def test_codegen_imports_survive_tables_and_columns_named_like_them(tmp_path: Pa
         assert store.get(generated, 1) == row and store.get(generated, 2) == bare
     write_xml(generated, [row], tmp_path / "a.xml")
     assert read_xml(generated, tmp_path / "a.xml", xsd) == [row]
-    for name in ("AwareDatetime", "column", "field", "dataclass", "table"):
+    for name in ("AwareDatetime", "column", "field"):
         assert f"{name} as _{name}" in source, source  # aliased, the others not
+    # the classes are made by entity() (no name of the class clashes with it): dataclass
+    # and table are not imported, so the fields named so shadow nothing
+    assert "import dataclass" not in source and "table as" not in source
+    assert "from entityworks import" in source and " entity" in source
     assert "import datetime as _dt" in source and "import uuid as _uuid" in source
 
 
@@ -421,7 +425,8 @@ def test_sqlite_tables_differing_in_case_are_refused(sqlite_store: Store) -> Non
         assert str(info.value).startswith("Upper: table 'MAPS' and the existing table 'maps' "
                                           "differ only in case")
         assert info.value.cls is Upper
-    assert sqlite_store.table_names() == ["maps"]
+    # create(Lower) also made entityworks_schema, the logical schema reflection reads
+    assert sqlite_store.table_names() == ["entityworks_schema", "maps"]
     assert list(sqlite_store.select(Lower)) == [Lower(1, "a")]
 
 
@@ -434,8 +439,8 @@ def test_the_command_refuses_an_import_beside_a_table_differing_in_case(tmp_path
     write_xml(Upper, [Upper(1, 2)], tmp_path / "u.xml")
     refused(run("import-xml", str(tmp_path / "u.xml"), "--xsd", str(tmp_path / "u.xsd"),
                 "--db", str(db)), "table 'MAPS' and the existing table 'maps'")
-    with Store(db) as store:
-        assert store.table_names() == ["maps"]
+    with Store(db) as store:  # entityworks_schema: made by create(Lower) (its logical schema)
+        assert store.table_names() == ["entityworks_schema", "maps"]
 
 
 # -- values one backend refuses: the column is named ----------------------------------------------

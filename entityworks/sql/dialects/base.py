@@ -143,6 +143,15 @@ class Dialect:
     def point_connection(self, dbapi_connection: Any) -> None:
         """Make a connection of the point path commit each statement as it runs."""
 
+    def check_opened(self, dbapi_connection: Any) -> None:
+        """Raise the driver's error if a new connection cannot use its database (an SQLite
+        file that is not a database connects, and fails at its first statement)."""
+
+    def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:
+        """What ``exc``, raised while connecting to ``url`` (``shown`` names it without its
+        password), says cannot be opened, and how to fix it; None for any other error."""
+        return None
+
     # -- tables --------------------------------------------------------------------------
     def check_names(self, schema: TableSchema) -> None:
         """Refuse table or column names this backend cannot hold (before any SQL)."""

@@ -25,6 +25,8 @@ CHARSET = "utf8mb4"
 COLLATION = "utf8mb4_nopad_bin"
 #: The lock name of entityworks' schema changes.
 LOCK_NAME = "entityworks_schema_change"
+#: The server's error number for a database that does not exist (ER_BAD_DB_ERROR).
+UNKNOWN_DATABASE = 1049
 
 
 def _connection_charset(dbapi_connection: Any) -> str | None:
@@ -178,6 +180,13 @@ class MariaDB(Dialect):
 
     def point_connection(self, dbapi_connection: Any) -> None:
         dbapi_connection.autocommit(True)  # PyMySQL: each statement commits as it runs
+
+    def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:
+        if not (exc.args and exc.args[0] == UNKNOWN_DATABASE):
+            return None
+        name = url.database or ""
+        return (f"database {name!r} does not exist on the MariaDB server of {shown}; create "
+                f"it first (CREATE DATABASE `{name}` in the mariadb client)")
 
     def streams(self, children: bool) -> bool:
         # its server-side cursor cannot share the connection with the child queries

@@ -58,5 +58,14 @@ class PostgreSQL(Dialect):
     def point_connection(self, dbapi_connection: Any) -> None:
         dbapi_connection.autocommit = True  # psycopg: no BEGIN before a one-row statement
 
+    def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:
+        # libpq reports a missing database as a connection failure, without a SQLSTATE
+        name = url.database or url.username or ""
+        if getattr(exc, "sqlstate", None) != "3D000" and \
+                f'database "{name}" does not exist' not in str(exc):
+            return None
+        return (f"database {name!r} does not exist on the PostgreSQL server of {shown}; "
+                f"create it first (createdb {name}, or CREATE DATABASE \"{name}\" in psql)")
+
 
 __all__ = ["LOCK_KEY", "PostgreSQL"]

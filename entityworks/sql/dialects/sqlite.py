@@ -1,11 +1,13 @@
 """SQLite: pragmas and our own ``BEGIN`` on each connection, rows on the raw cursor, the
-one-row point path on files, STRICT tables whose ANY columns a CHECK on ``typeof`` holds.
+one-row point path on files, STRICT tables (INTEGER, REAL, TEXT columns with type affinity;
+the ANY columns, held by a CHECK on ``typeof``, of tables entityworks 0.2.3 wrote).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 
 class SQLiteAny(sa.types.UserDefinedType[Any]):
     """SQLite's ``ANY``: a STRICT column that stores each value as it is bound, never converting
-    it; the table adds a ``CHECK`` on ``typeof`` (see ``tables``)."""
+    it, with a ``CHECK`` on ``typeof``: how entityworks 0.2.3 declared int, float and str
+    columns, mirrored for such tables (see ``tables``)."""
 
     cache_ok: bool | None = True
 
@@ -45,8 +48,11 @@ class SQLiteAny(sa.types.UserDefinedType[Any]):
         return isinstance(conn_type, sa.Numeric | sa.types.NullType) or None
 
 
-#: SQLite's primary result code for "database is locked".
+#: SQLite's primary result codes for "database is locked", "unable to open database file"
+#: and "file is not a database".
 SQLITE_BUSY = 5
+SQLITE_CANTOPEN = 14
+SQLITE_NOTADB = 26
 
 
 def switch_to_wal(cursor: Any, busy_timeout: float) -> None:
@@ -181,6 +187,27 @@ class SQLite(Dialect):
         # the set-up left it in autocommit (isolation_level None): a write statement takes
         # the write lock as it starts, waiting up to the busy timeout
         dbapi_connection.isolation_level = None
+
+    def check_opened(self, dbapi_connection: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        setup_statement(cursor, "PRAGMA schema_version")  # reads the file's header
+        cursor.close()
+
+    def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if memory(url) or code not in (SQLITE_CANTOPEN, SQLITE_NOTADB):
+            return None
+        path = Path(str(url.database).removeprefix("file:").partition("?")[0])
+        if code == SQLITE_NOTADB:
+            return (f"{shown} is not an SQLite database (SQLite: {exc}); give the path of a "
+                    "database file, or a new path to create one there")
+        if not path.parent.is_dir():
+            return (f"cannot open SQLite database {shown}: the folder {path.parent} does not "
+                    f"exist; create it first (mkdir -p {path.parent})")
+        if path.is_dir():
+            return f"cannot open SQLite database {shown}: it is a folder, not a file"
+        return (f"cannot open SQLite database {shown} (SQLite: {exc}); check that you may "
+                f"read it{'' if path.exists() else ' and create files in ' + str(path.parent)}")
 
     def live_columns(self, conn: sa.Connection, schema: TableSchema, names: Sequence[str]
                      ) -> dict[str, dict[str, str]]:

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from ..._gcpause import paused_gc
 from ...errors import SchemaError, WriteError, XMLImportError
-from ...model.schema import PARENT_COLUMN, POSITION_COLUMN, TableSchema
+from ...model.schema import TableSchema
 from ...xml.dataset import (
     Batched,
     DataSet,
@@ -33,7 +33,9 @@ from ...xml.xsd import load_inline_xsd, load_xsd
 from .. import logical
 from ..ddllock import schema_lock
 from ..tables import build_tables
+from .children import child_tables
 from .committed_ddl import import_committed_ddl
+from .internal import refuse_internal, refuse_internal_names
 from .new_file import into_new_sqlite_file, new_sqlite_file
 from .xml import insert_error, sibling
 
@@ -127,8 +129,10 @@ def _import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | N
     if model is None:
         raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
     data = data or dataset_for(model, registry=store.registry)
+    refuse_internal_names(model.tables)  # the document's names, as they are spelled there
     # everything, before any DDL
     schemas = {name: store.schema(cls) for name, cls in data.tables.items()}
+    refuse_internal(schemas.values())
     rows, numbers = numbered_rows(dataset_reader(schemas, model, xml_path))
     for name, cls in data.tables.items():
         rows[name], numbers[name] = _parents_first_rows(
@@ -234,21 +238,10 @@ def _refuse_child_tables(store: Store, classes: list[type]) -> None:
     """A DataSet holds flat tables: a table whose rows own child rows (a ``list[Item]``
     field, or a reflected table's ``<table>_<field>`` child tables) would lose them, so it is
     refused before anything is written."""
-    names = set(store.table_names())
     for cls in classes:
         schema = store.schema(cls)
-        owned = [child.schema.name for child in schema.children]
-        if not owned:
-            with store.engine.connect() as conn:
-                inspector = sa.inspect(conn)
-                for other in sorted(names):
-                    if not other.startswith(f"{schema.name}_"):
-                        continue
-                    columns = {c["name"] for c in inspector.get_columns(other)}
-                    if {PARENT_COLUMN, POSITION_COLUMN} <= columns and any(
-                            fk["referred_table"] == schema.name
-                            for fk in inspector.get_foreign_keys(other)):
-                        owned.append(other)
+        owned = [child.schema.name for child in schema.children] or [
+            child.name for child in child_tables(store, schema.name)]
         if owned:
             raise SchemaError(f"table {schema.name!r} has child tables ({', '.join(owned)}), "
                               "which a DataSet cannot carry; export it on its own (its child "

@@ -6,7 +6,10 @@ database holds exactly what the DiffGram says it started from; anything else is 
 that refuses the whole document (nothing is written):
 
 - a before image (of a modified or deleted row) must equal the stored row with its key;
-  a stored row that is missing, or differs in any column, is a conflict;
+  a stored row that is missing, or differs in any column, is a conflict. Equal means exactly
+  what the Store keeps, one rule for every type (:func:`_same`): floats to the bit (``-0.0``
+  is not ``0``), Decimals with their exponent (``1.50`` is not ``1.5``), datetimes with their
+  offsets; rows are matched by key value, as the database's key matches them;
 - an inserted row (or a modified row whose key changed) must not have a stored row under
   its new key, unless a before image frees that key in the same DiffGram;
 - an unchanged row is inserted when no stored row has its key, and must equal the stored
@@ -40,6 +43,7 @@ from ...xml.reader import row_builder
 from ...xml.xsd import is_dataset, load_xsd
 from .. import logical
 from ..filters import col, compile_where
+from .internal import refuse_internal
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -91,17 +95,37 @@ def _reflected(store: Store, path: Path) -> DataSet:
 # -- comparing and applying -------------------------------------------------------------------
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal and of one type: floats to the bit (NaN equals NaN, -0.0 is not 0.0),
-    datetimes with their offsets, Decimals by value."""
+    """Equal and of one type, exactly as the Store keeps values ("exact or refused": what a
+    write accepts comes back so), one rule for every type:
+
+    - floats to the bit: NaN equals NaN, and ``-0.0`` is not ``0.0`` (a stored ``-0.0``
+      comes back ``-0.0`` on every backend, so a before image of ``0`` describes another
+      value);
+    - Decimals by value and exponent: ``1.50`` is not ``1.5`` (the Store keeps ``1.50``;
+      ``-0`` is outside the Decimal domain, refused on write);
+    - datetimes as the same instant with the same UTC offset;
+    - JSON lists and tuples item by item, dicts key by key (in any order) under these rules;
+      arrays by dtype, shape and bytes;
+    - anything else by ``==``.
+
+    Rows are still *matched* by key value, as the database's key matches them (a key
+    ``1.50`` finds the stored ``1.5``); this compares what the matched rows hold.
+    """
     if type(a) is not type(b):
         return False
     if isinstance(a, float):
         return (math.isnan(a) and math.isnan(b)) or (
             a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+    if isinstance(a, decimal.Decimal):
+        return bool(a == b and a.as_tuple().exponent == b.as_tuple().exponent)
     if isinstance(a, dt.datetime):
         return bool(a == b and a.utcoffset() == b.utcoffset())
-    if isinstance(a, decimal.Decimal):
-        return bool(a == b)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if hasattr(a, "dtype") and hasattr(a, "tobytes"):  # a NumPy array: == is elementwise
+        return bool(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())
     return bool(a == b)
 
 
@@ -301,6 +325,7 @@ def _import_diffgram(store: Store, xml_path: str | Path, xsd_path: str | Path | 
         data = _reflected(store, path)
         if not data.tables:  # no rows at all: nothing to change
             return {}
+    refuse_internal(store.schema(cls) for cls in data.tables.values())
     current, before = read_diffgram(path, data, registry=store.registry)
     now, was = current.rows, before.rows
     existing = set(store.table_names())

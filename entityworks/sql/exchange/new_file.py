@@ -1,13 +1,26 @@
 """An import into an SQLite file that does not exist yet fills a private new file and links
 it into place only once the import has succeeded (:func:`into_new_sqlite_file`): a refused
 import then leaves no file behind, and never deletes one another process made meanwhile.
+
+An import that is killed leaves its private file behind; the next import into the same name
+removes it, but only once it has proved the file is a stale one of its own: the importer
+records, in an owner file it creates exclusively beside it, its user, host, boot, process id
+and that process's start time, the file's random token and its device and inode. A file is
+removed only when that record is there, is this user's, names this host and that very file,
+and its process is gone (not running, a zombie, or a later process reusing the id), and
+nobody holds the file's lock. Anything else (a file someone planted, another import's file)
+is left as it is. A dangling symbolic link at the database's path is refused: SQLite would
+create the new database wherever it points.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
+import socket
+import stat
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -16,6 +29,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
+from ...files import refuse_dangling_link
 
 T = TypeVar("T")
 
@@ -35,9 +49,15 @@ def _sqlite_path(url: Any) -> str | None:
 
 
 def new_sqlite_file(url: Any) -> Path | None:
-    """The file of an SQLite URL or path if it does not exist yet."""
+    """The file of an SQLite URL or path if it does not exist yet.
+
+    A symbolic link there that points to nothing is refused (``OutputPathError``): opening
+    it would create the database wherever the link points."""
     path = _sqlite_path(url)
-    return None if path is None or os.path.lexists(path) else Path(path)
+    if path is None:
+        return None
+    refuse_dangling_link(path)
+    return None if os.path.lexists(path) else Path(path)
 
 
 def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
@@ -50,9 +70,9 @@ def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
     then. ``None`` then (and where the directory takes no new file or no hard link): the
     caller imports into ``path`` as into any existing database.
 
-    The private file is locked (``flock``) for as long as its import runs, so that the next
-    import into ``path`` can tell the file of a killed import (nobody holds its lock) from
-    one still running, and removes the former.
+    The private file is locked (``flock``) for as long as its import runs and has an owner
+    record beside it (see the module docstring), so that the next import into ``path`` can
+    prove a left-over file is the stale one of a killed import of this user, and remove it.
     """
     _remove_abandoned(path)
     try:
@@ -69,17 +89,25 @@ def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
         return result
     finally:
         _unlink_database(private)
+        _owner_path(private).unlink(missing_ok=True)
         os.close(held)
 
 
-_PRIVATE = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{16}\.importing")
+_PRIVATE = re.compile(r"\.(?P<name>.+)\.(?P<token>[0-9a-f]{16})\.importing")
+_OWNER_SUFFIX = ".owner"
+#: An owner record is a few hundred bytes; anything larger is not one of ours.
+_OWNER_MAX = 4096
+
+
+def _owner_path(private: Path) -> Path:
+    return private.with_name(private.name + _OWNER_SUFFIX)
 
 
 def _private_file_beside(path: Path) -> tuple[Path, int]:
     """A new empty file in the directory of ``path`` (a hard link needs the same file
-    system), made exclusively and locked before it takes its ``.importing`` name: a file
-    of that name that nobody has locked belongs to an import that died. Returns the file and
-    the descriptor holding the lock."""
+    system), made exclusively and locked, with its owner record written (exclusively too),
+    before it takes its ``.importing`` name. Returns the file and the descriptor holding
+    the lock."""
     import fcntl
 
     while True:
@@ -89,46 +117,168 @@ def _private_file_beside(path: Path) -> tuple[Path, int]:
             held = os.open(creating, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
         except FileExistsError:
             continue
+        private = path.with_name(f".{path.name}.{token}.importing")
+        owner = _owner_path(private)
+        recorded = False
         try:
             fcntl.flock(held, fcntl.LOCK_EX)
-            private = path.with_name(f".{path.name}.{token}.importing")
+            _write_owner(owner, token, os.fstat(held))
+            recorded = True
             os.rename(creating, private)
         except BaseException:
             os.close(held)
             creating.unlink(missing_ok=True)
+            if recorded:
+                owner.unlink(missing_ok=True)
             raise
         return private, held
 
 
-def _remove_abandoned(path: Path) -> None:
-    """Remove the private files of imports into ``path`` that were killed: this user's
-    ``.importing`` files beside it whose lock nobody holds (best effort: never an error)."""
-    import fcntl
-    import stat
+def _write_owner(owner: Path, token: str, info: os.stat_result) -> None:
+    """The owner record of the private file ``info`` describes (made exclusively, ``0600``,
+    never through a link: a name someone else took makes this import's set-up fail)."""
+    record = {"entityworks": "import", "token": token, "uid": os.geteuid(),
+              "host": socket.gethostname(), "boot": _boot_id(), "pid": os.getpid(),
+              "started": _started(os.getpid()), "dev": info.st_dev, "ino": info.st_ino}
+    fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(record, f)
 
+
+def _boot_id() -> str | None:
+    """This boot of the machine (Linux), so that a record from before a reboot is known to
+    name a process that is gone."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, Linux), telling it from a later
+    process given the same id; ``None`` where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return int(fields[19])  # field 22 of proc(5); the list starts at field 3
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _process_gone(record: dict[str, Any]) -> bool:
+    """True only when the process the record names has certainly ended."""
+    boot = _boot_id()
+    if boot is not None and record.get("boot") not in (None, boot):
+        return True  # recorded before this boot
+    pid = record.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # it exists, and is another user's: a later process given the same id?
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    if state in ("Z", "X"):  # a zombie holds no lock and writes nothing
+        return True
+    started = record.get("started")
+    return started is not None and _started(pid) not in (None, started)
+
+
+def _read_owner(owner: Path) -> dict[str, Any] | None:
+    """The owner record at ``owner`` if it is a small regular file of this user holding one
+    of our records, else ``None``."""
+    try:
+        fd = os.open(owner, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() \
+                or info.st_size > _OWNER_MAX:
+            return None
+        data = os.read(fd, _OWNER_MAX + 1)
+    finally:
+        os.close(fd)
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and record.get("entityworks") == "import" \
+        else None
+
+
+def _ours_and_stale(record: dict[str, Any] | None, token: str) -> bool:
+    """The record is one this user's imports write, on this host, for the file of ``token``,
+    and the import that wrote it has ended."""
+    return (record is not None and record.get("token") == token
+            and record.get("uid") == os.geteuid() and record.get("host") == socket.gethostname()
+            and _process_gone(record))
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove the private files of imports into ``path`` that were killed: those whose owner
+    record proves them a stale one of ours (see the module docstring) and whose lock nobody
+    holds. Best effort: never an error; a file that cannot be proved ours stays."""
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
         return
     for entry in entries:
-        match = _PRIVATE.fullmatch(entry.name)
+        if not entry.name.endswith(".importing" + _OWNER_SUFFIX):
+            continue
+        match = _PRIVATE.fullmatch(entry.name[:-len(_OWNER_SUFFIX)])
         if match is None or match["name"] != path.name:
             continue
-        try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
+        owner = Path(entry.path)
+        record = _read_owner(owner)
+        if not _ours_and_stale(record, match["token"]):
             continue
+        assert record is not None
+        private = owner.with_name(owner.name[:-len(_OWNER_SUFFIX)])
+        creating = private.with_name(private.name[:-len("importing")] + "creating")
+        # killed before the rename, the file still has its first name
+        if _remove_if_recorded(private, record) and _remove_if_recorded(creating, record):
+            owner.unlink(missing_ok=True)
+
+
+def _remove_if_recorded(private: Path, record: dict[str, Any]) -> bool:
+    """Remove ``private`` (and its journal files) if it is the very file ``record`` names and
+    nobody holds its lock; True when it is gone (or was never made)."""
+    import fcntl
+
+    try:
+        fd = os.open(private, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return not os.path.lexists(private)  # killed before or after its file existed
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() \
+                or (info.st_dev, info.st_ino) != (record.get("dev"), record.get("ino")):
+            return False  # not the file the record was written for
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # an import is still filling it
-            _unlink_database(Path(entry.path))
-        finally:
-            os.close(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # an import is still filling it
+        now = os.lstat(private)
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return False  # replaced meanwhile
+        _unlink_database(private)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _unlink_database(path: Path) -> None:

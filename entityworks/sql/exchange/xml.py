@@ -25,6 +25,7 @@ from ...xml.writer import Target
 from .. import logical
 from ..ddllock import schema_lock
 from .committed_ddl import import_committed_ddl
+from .internal import refuse_internal, refuse_internal_names
 from .new_file import into_new_sqlite_file, new_sqlite_file
 from .progress import BatchHook, Progress, counted, counted_batches
 
@@ -54,7 +55,7 @@ def export_store(store: Store, cls: type, xml_path: Target,
 
 def import_store(store: Store, cls: type, xml_path: str | Path,
                  xsd_path: str | Path | None = None, *, reader: Reader | None = None,
-                 on_batch: BatchHook | None = None) -> int:
+                 on_batch: BatchHook | None = None, source: str | None = None) -> int:
     """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
 
     A refused document writes nothing, and never undoes what another writer did: the class
@@ -63,10 +64,18 @@ def import_store(store: Store, cls: type, xml_path: str | Path,
     private name and linked into place only once the import has succeeded
     (:func:`.new_file.into_new_sqlite_file`); MariaDB, whose DDL commits at once, goes
     through :func:`.committed_ddl.import_committed_ddl`.
+
+    ``source`` is the XSD's and the document's name for the table when its rows go into the
+    table of ``cls`` under another name (``import-xml --table``). An internal table (see
+    :mod:`.internal`) is refused, whatever names it.
     """
     schema = store.schema(cls)
+    refuse_internal([schema])
+    if source is not None:
+        refuse_internal_names([source])
     if reader is None or reader.schema is not schema:
-        reader = Reader(schema, xml_path, xsd_path)  # the XSD: no database touched yet
+        # the XSD: no database touched yet
+        reader = Reader(schema, xml_path, xsd_path, table=source)
     new_file = new_sqlite_file(store.url)
     if new_file is not None:
         def fill(path: Path) -> int:
@@ -183,17 +192,22 @@ def sibling(store: Store, path: Path) -> Store:
 
 
 def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path: str | Path,
-                xsd_path: str | Path | None = None, *, on_batch: BatchHook | None = None
-                ) -> int:
+                xsd_path: str | Path | None = None, *, on_batch: BatchHook | None = None,
+                source: str | None = None) -> int:
     """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
     catalog's runs its migrations); returns the row count.
 
     When ``db`` names an SQLite file that does not exist yet, the whole document is read
     before ``open_store`` runs, and then the opener and the import run on a private new
     file that becomes ``db`` only once the import has succeeded (:func:`into_new_sqlite_file`).
+    ``source``: as for :func:`import_store`.
     """
     schema = table_schema(cls)
-    reader = Reader(schema, xml_path, xsd_path)  # the XSD, before any database is opened
+    refuse_internal([schema])
+    if source is not None:
+        refuse_internal_names([source])
+    # the XSD, before any database is opened
+    reader = Reader(schema, xml_path, xsd_path, table=source)
     new_file = new_sqlite_file(db)
     if new_file is not None:
         _validate(schema, reader)
@@ -202,7 +216,7 @@ def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path
             store = open_store(os.fspath(path))
             try:
                 return import_store(store, cls, xml_path, xsd_path, reader=reader,
-                                    on_batch=on_batch)
+                                    on_batch=on_batch, source=source)
             finally:
                 store.close()
 
@@ -211,7 +225,8 @@ def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path
             return done
     store = open_store(db)
     try:
-        return import_store(store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch)
+        return import_store(store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch,
+                            source=source)
     finally:
         store.close()
 

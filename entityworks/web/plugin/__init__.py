@@ -145,12 +145,28 @@ async def _catalog_db(datasette: Any, request: Any) -> Any:
 _CATALOGS: set[str] = set()
 
 
+@functools.cache
+def _catalog_columns() -> frozenset[str]:
+    """Every column of a catalog's ``maps`` table (its companions aside), as this version
+    reads it."""
+    from ...catalog import MapRecord
+    from ...model.schema import table_schema
+
+    return frozenset(c.sql_name for c in table_schema(MapRecord).columns)
+
+
 async def _is_catalog(db: Any) -> bool:
+    """Whether ``db``'s ``maps`` table is an entityworks catalog this version can read: every
+    column of the catalog's maps and each of its child tables. Another application's
+    ``maps`` table (even one with ``id``, ``kind``, ``width``, ``height`` and ``grid``) is
+    left to Datasette alone: no pictures, no map page, its routes a 404."""
     if db.path in _CATALOGS:
         return True
     if not await db.table_exists("maps"):
         return False
-    found = MAP_COLUMNS <= set(await db.table_columns("maps"))
+    found = MAP_COLUMNS | _catalog_columns() <= set(await db.table_columns("maps"))
+    for _field, child in _child_tables():
+        found = found and await db.table_exists(child)
     if found and db.path:
         _CATALOGS.add(db.path)
     return found
@@ -170,8 +186,10 @@ def _not_modified(request: Any, etag: str) -> Response | None:
 async def _read(read: Callable[[str, int], T], db: Any, map_id: int) -> T:
     try:
         found = await _in_thread(read, db.path, map_id)
-    except ValueError as exc:  # a damaged or crafted blob, refused by its decoder
-        raise Unreadable(f"map {map_id} cannot be read: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a damaged or crafted blob, refused by its
+        # decoder, or a row another tool edited: the reason, never a traceback
+        raise Unreadable(f"map {map_id} cannot be read: {' '.join(str(exc).split())}"
+                         ) from None
     if found is None:
         raise NotFound(f"no map {map_id}")
     return found
@@ -280,10 +298,17 @@ def _row_value(row: Any, name: str) -> Any:
         return None
 
 
-@hookimpl
-def render_cell(row: Any, value: Any, column: str, table: str | None, database: str,
-                datasette: Any) -> Any:
-    if table == "maps" and column == "grid":
+def _map_cell(row: Any, value: Any, column: str, database: str, datasette: Any) -> Any:
+    """A cell of a catalog's ``maps``: the grid as a thumbnail, the parameters folded;
+    another application's ``maps`` table is shown as Datasette shows it."""
+
+    async def inner() -> Any:
+        db = datasette.get_database(database)
+        if not db.path or not await _is_catalog(db):
+            return None
+        if column == "parameters":
+            text = pictures.parameters_html(value)
+            return markupsafe.Markup(text) if text else None
         map_id, width, height = (_row_value(row, n) for n in ("id", "width", "height"))
         if not all(isinstance(v, int) for v in (map_id, width, height)):
             return None
@@ -295,9 +320,15 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return markupsafe.Markup(
             '<img class="ew-map" src="{}" width="{}" height="{}" loading="lazy" '
             'alt="{}" title="{}">').format(src, w, h, alt, alt)
-    if table == "maps" and column == "parameters":
-        text = pictures.parameters_html(value)
-        return markupsafe.Markup(text) if text else None
+
+    return inner
+
+
+@hookimpl
+def render_cell(row: Any, value: Any, column: str, table: str | None, database: str,
+                datasette: Any) -> Any:
+    if table == "maps" and column in ("grid", "parameters"):
+        return _map_cell(row, value, column, database, datasette)
     if table == "sudoku_puzzles" and column in ("puzzle", "solution"):
         if column == "puzzle":
             grid = pictures.sudoku_html(value)
@@ -327,8 +358,8 @@ def extra_template_vars(view_name: str, table: str | None, database: str | None,
             return {}
         try:
             record = await _in_thread(READER.record, db.path, map_id)
-        except ValueError:  # damaged or over the limit: the page shows the row alone
-            return {}
+        except Exception:  # noqa: BLE001 - damaged, over the limit, edited by another tool:
+            return {}  # the page is Datasette's, and shows the row alone
         if record is None:
             return {}
         record = await _visible_record(datasette, request.actor, database, record)

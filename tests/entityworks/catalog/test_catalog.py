@@ -413,8 +413,10 @@ def test_dungeon_outcome_is_stored_with_the_map(backend_url):
             assert m.build_success is False and m.rooms_asked == 100
             assert m.rooms_built == len(m.rooms) < 100
             assert m.connected is _connected(m.grid) is True
+        # a cave system has no rooms: its outcome is its floor, one region or not
+        whole = _connected(maps[4].grid)
         assert (maps[4].build_success, maps[4].rooms_asked, maps[4].rooms_built,
-                maps[4].connected) == (None, None, None, None)
+                maps[4].connected) == (whole, None, None, whole)
         built = sorted(len(m.rooms) for m in maps[:4])
         span = str(built[0]) if built[0] == built[-1] else f"{built[0]}-{built[-1]}"
         assert str(stats.builds) == f"0 complete, 4 short (asked 100 rooms, built {span})"
@@ -480,8 +482,11 @@ def test_generate_reports_short_builds_and_can_refuse_them(tmp_path):
                      "--seed", "8", "-j", "1", "--refuse-short", "--db", db)
     assert fine.exit_code == 0 and "dungeon builds: 3 complete, 0 short" in fine.stdout
     caves = _generate("caves", "-n", "1", "--width", "40", "--height", "30", "--db", db)
-    assert caves.exit_code == 0 and "builds" not in caves.stdout
     store = Store(db)
-    assert [m.build_success for m in store.select(MapRecord, order_by="id")] == [
-        False, False, False, True, True, True, None]
+    maps = list(store.select(MapRecord, order_by="id"))
     store.close()
+    whole = _connected(maps[-1].grid)  # a cave system's outcome: its floor in one region
+    assert caves.exit_code == 0 and caves.stdout.splitlines()[1] == (
+        f"caves builds: {int(whole)} complete, {int(not whole)} short"
+        + ("" if whole else " (1 not connected)"))
+    assert [m.build_success for m in maps] == [False, False, False, True, True, True, whole]

@@ -196,7 +196,8 @@ def test_a_refused_child_row_among_many_is_named_and_nothing_kept(tmp_path):
     bad[1] = "long"  # (position, length, ...): length
     corridors.rows[at] = tuple(bad)
     try:
-        with pytest.raises(WriteError, match=f"row {owner}") as refused:
+        # refused by the Store's type check of the column (SQLite's INTEGER would convert)
+        with pytest.raises((WriteError, ValueEncodingError), match=f"row {owner}") as refused:
             store.insert_encoded(rows)
         assert refused.value.column == "length"
         assert store.count(MapRecord) == 0
@@ -456,4 +457,5 @@ def test_many_rows_of_a_wide_table_go_in_whole_statements_and_come_back(store):
     assert store.insert_encoded(encode_rows(stations)) == [s.id for s in stations]
     assert list(store.select(Station, order_by="id")) == stations
     if store.dialect.name == "sqlite":  # the statements of whole groups were taken
-        assert "insert:45" in dict(store.model(Station).children)["readings"].sql_cache
+        child = dict(store.model(Station).children)["readings"]
+        assert f"insert:{999 // len(child.names)}" in child.sql_cache  # 43: -0.0's companion

@@ -60,7 +60,8 @@ def test_a_command_loads_only_its_own_module():
                           check=False)
     assert done.returncode == 0, done.stderr
     loaded = {m.rpartition(".")[2] for m in done.stdout.strip().splitlines()[-1].split()}
-    assert loaded == {"catalog", "errors", "group", "options", "output", "stores"}, loaded
+    assert loaded == {"catalog", "controls", "errors", "group", "options", "output",
+                      "stores"}, loaded
 
 
 def test_every_command_is_found_under_its_own_name():

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic.operations import ops
 from click.testing import CliRunner
 
-from entityworks import EntityworksError, SchemaError, Store, column, table
+from entityworks import EntityworksError, SchemaError, Store, WriteError, column, table
 from entityworks.catalog import open_catalog
 from entityworks.cli import cli
 from entityworks.migrate import (
@@ -212,8 +212,8 @@ def test_rename_keeps_the_data(backend_url: str) -> None:
     rows = sorted(store.select(LevelRenamed), key=lambda r: r.id)
     assert [r.remark for r in rows] == ["easy", "none"] * 3  # NULLs took the default
     assert {r.theme for r in rows} == {"stone"}
-    with pytest.raises(Exception, match="remark|length|too long|value"):
-        store.insert(LevelRenamed(None, "long", "x" * 21))   # the length rule moved along
+    with pytest.raises(WriteError):  # the length rule moved along (each server words it
+        store.insert(LevelRenamed(None, "long", "x" * 21))   # its own way)
     assert store.count(LevelRenamed) == 6
     store.close()
 

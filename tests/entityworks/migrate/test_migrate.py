@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import math
+import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -115,7 +118,7 @@ def _populate(store: Store) -> None:
 def test_upgrade_creates_the_catalog_through_its_revisions(url):
     store = Store(url)
     assert current(store) is None
-    assert upgrade_catalog(store) == head() == "0008_entries_and_outcomes"
+    assert upgrade_catalog(store) == head() == "0009_sqlite_affinity"
     assert CATALOG_TABLES | {VERSION_TABLE, "entityworks_schema"} <= set(store.table_names())
     assert diff(store, list(TABLES.values())) == []  # the revision matches the dataclasses
     assert upgrade_catalog(store) == head()  # idempotent
@@ -322,7 +325,8 @@ def _old_records(old) -> list:
             rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in new.rooms],
             corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in new.corridors]))
     # grids that are not the catalog's usual 0/1 uint8 must survive the re-encoding too
-    out[-1].grid = np.arange(12, dtype=np.int16).reshape(3, 4) - 5
+    # (of the row's own size: a grid whose shape is not the row's is refused on read)
+    out[-1].grid = (np.arange(30 * 40, dtype=np.int16).reshape(30, 40) % 13) - 5
     out[-2].grid = (out[-2].grid * 7 + 2).astype(np.int32)
     return out
 
@@ -729,3 +733,142 @@ def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
     assert upgrade_catalog(down) == head() and diff(down, list(TABLES.values())) == []
     for s in (store, after, down):
         s.close()
+
+
+# -- revision 0009: SQLite's int, float and str columns with type affinity -----------------
+
+
+#: A catalog as entityworks 0.2.3 wrote it (at revision 0008), dumped by sqlite3.
+CATALOG_0_2_3 = Path(__file__).parent / "data" / "catalog_v0_2_3.sql"
+
+
+def _catalog_of_0_2_3(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.executescript(CATALOG_0_2_3.read_text(encoding="utf-8"))
+        # -0.0 in two ANY float columns, which keep its sign
+        conn.execute("UPDATE maps_caves SET centroid_x = ? WHERE parent_key = 3 AND "
+                     "position = 0", (-0.0,))
+        conn.execute("UPDATE entropy_reports SET serial_correlation = ?", (-0.0,))
+    conn.close()
+
+
+def _declared(path: Path) -> dict[tuple[str, str], str]:
+    with sqlite3.connect(path) as conn:
+        tables = [n for (n,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+            f"({', '.join('?' * len(CATALOG_TABLES | {'maps_placements'}))})",
+            sorted(CATALOG_TABLES | {"maps_placements"}))]
+        out = {(t, c): d for t in tables for _, c, d, *_ in conn.execute(
+            "SELECT * FROM pragma_table_info(?)", (t,))}
+    conn.close()
+    return out
+
+
+def _everything(path: Path) -> dict[str, Any]:
+    """Every row of the catalog through the Store (grids as shape, dtype and bytes; the
+    sign of each float zero beside its value)."""
+    from entityworks.catalog import EntropyRecord, SudokuEntry
+
+    store = Store(path)
+    try:
+        maps = [(dataclasses.replace(m, grid=None),
+                 (m.grid.shape, str(m.grid.dtype), m.grid.tobytes()),
+                 [math.copysign(1.0, c.centroid_x) for c in m.caves])
+                for m in store.select(MapRecord, order_by="id")]
+        reports = [(r, math.copysign(1.0, r.serial_correlation))
+                   for r in store.select(EntropyRecord, order_by="id")]
+        return {"maps": maps, "reports": reports,
+                "puzzles": list(store.select(SudokuPuzzleNow, order_by="id")),
+                "entries": list(store.select(SudokuEntry, order_by="id"))}
+    finally:
+        store.close()
+
+
+def _text_bound(path: Path) -> tuple[list[int], int, int]:
+    """What other tools find with values bound as text: maps of width '30', rooms of map
+    '1', caves of map '3'."""
+    with sqlite3.connect(path) as conn:
+        wide = [i for (i,) in conn.execute("SELECT id FROM maps WHERE width = ? ORDER BY id",
+                                           ("30",))]
+        rooms = conn.execute("SELECT count(*) FROM maps_rooms WHERE parent_key = ?",
+                             ("1",)).fetchone()[0]
+        caves = conn.execute("SELECT count(*) FROM maps_caves WHERE parent_key = ?",
+                             ("3",)).fetchone()[0]
+    conn.close()
+    return wide, rooms, caves
+
+
+def test_0009_gives_a_catalog_of_0_2_3_type_affinity_and_keeps_every_row(tmp_path):
+    path = tmp_path / "old.db"
+    _catalog_of_0_2_3(path)
+    assert _text_bound(path) == ([], 0, 0)  # ANY: no text equals a number
+    store = Store(path)
+    assert current(store) == "0008_entries_and_outcomes"
+    before = _everything(path)  # read exactly before the upgrade too
+    assert before["maps"][2][2][0] == -1.0 and before["reports"][0][1] == -1.0
+    assert {d for d in _declared(path).values()} >= {"ANY"}
+
+    assert upgrade_catalog(store) == head() == "0009_sqlite_affinity"
+    assert diff(store, list(TABLES.values())) == []
+    store.close()
+    declared = _declared(path)
+    assert "ANY" not in declared.values()
+    assert declared[("maps", "width")] == "INTEGER" and declared[("maps", "kind")] == "TEXT"
+    assert declared[("maps_caves", "centroid_x")] == "REAL"
+    assert declared[("maps_caves", "centroid_x__negzero")] == "INTEGER"
+    with sqlite3.connect(path) as conn:
+        ddl = " ".join(s for (s,) in conn.execute("SELECT sql FROM sqlite_master WHERE sql "
+                                                  "IS NOT NULL"))
+        columns = [c for _, c, *_ in conn.execute("SELECT * FROM pragma_table_info('maps')")]
+        negzero = conn.execute("SELECT parent_key, position FROM maps_caves WHERE "
+                               "centroid_x__negzero = 1").fetchall()
+    conn.close()
+    assert "typeof" not in ddl and "WITHOUT ROWID" in ddl
+    assert columns[columns.index("open_ratio") + 1] == "open_ratio__negzero"
+    assert columns[-1] == "grid" and negzero == [(3, 0)]
+    assert _everything(path) == before
+    assert _text_bound(path) == ([1, 2, 3], 1, 3)
+
+    # written again with the new declarations: checked by the Store, -0.0 kept
+    store = Store(path)
+    from entityworks.catalog import build_map
+
+    fresh = build_map("dungeon", 5, {"width": 30, "height": 20})
+    store.insert(fresh)
+    assert _text_bound(path)[0] == [1, 2, 3, fresh.id]
+    _downgrade(store, "0008_entries_and_outcomes")
+    store.close()
+    assert {d for (t, c), d in _declared(path).items() if c == "width"} == {"ANY"}
+    assert not [c for (_, c) in _declared(path) if c.endswith("__negzero")]
+    down = _everything(path)
+    assert [m[0].id for m in down["maps"]] == [1, 2, 3, 4, fresh.id]
+    assert down["maps"][:4] == before["maps"] and down["reports"] == before["reports"]
+    store = Store(path)
+    assert upgrade_catalog(store) == head() and diff(store, list(TABLES.values())) == []
+    store.close()
+    assert _everything(path)["maps"][:4] == before["maps"]
+
+
+def test_0009_lets_datasette_filter_an_upgraded_catalog_of_0_2_3(tmp_path):
+    pytest.importorskip("datasette")
+    import asyncio
+
+    from datasette.app import Datasette
+
+    path = tmp_path / "old.db"
+    _catalog_of_0_2_3(path)
+
+    async def found() -> tuple[list[int], list[int], list[int]]:
+        ds = Datasette([str(path)])
+        maps = await ds.client.get("/old/maps.json?width=30&_shape=array&_col=id")
+        rooms = await ds.client.get("/old/maps_rooms.json?parent_key=1&_shape=array")
+        kinds = await ds.client.get("/old/maps.json?kind=caves&_shape=array&_col=id")
+        assert maps.status_code == rooms.status_code == kinds.status_code == 200
+        return ([r["id"] for r in maps.json()], [r["parent_key"] for r in rooms.json()],
+                [r["id"] for r in kinds.json()])
+
+    assert asyncio.run(found()) == ([], [], [3])  # 0.2.3: only the text filter worked
+    store = Store(path)
+    upgrade_catalog(store)
+    store.close()
+    assert asyncio.run(found()) == ([1, 2, 3], [1], [3])

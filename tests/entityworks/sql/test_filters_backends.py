@@ -222,7 +222,8 @@ def test_like_property_against_the_oracle(store: Store) -> None:
     store.insert_many([Text(i, v) for i, v in enumerate(values)])
 
     @settings(max_examples=60, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
+              suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                     HealthCheck.too_slow])
     @given(st.lists(st.sampled_from(TOKENS), max_size=5).map("".join))
     def check(pattern: str) -> None:
         expected = [i for i, v in enumerate(values) if like_oracle(pattern, v)]

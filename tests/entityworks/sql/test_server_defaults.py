@@ -170,7 +170,8 @@ def _floats(draw: st.DrawFn) -> float:
 
 
 @settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow])
 @given(floats=st.lists(_floats(), min_size=FIELDS, max_size=FIELDS),
        texts=st.lists(st.text(max_size=40), min_size=FIELDS, max_size=FIELDS),
        ints=st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=FIELDS,

@@ -333,9 +333,10 @@ def test_new_file_opened_while_another_connection_writes_it_waits(tmp_path):
     path = tmp_path / "new.db"
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
-    with pytest.raises(sqlite3.OperationalError, match="locked"):  # SQLite's own answer
+    with pytest.raises(sqlite3.OperationalError) as busy:  # SQLite's own answer
         sqlite3.connect(path, timeout=5, isolation_level=None).execute(
             "PRAGMA journal_mode=WAL")
+    assert busy.value.sqlite_errorcode == sqlite3.SQLITE_BUSY
     released = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
     released.start()
     try:
@@ -356,8 +357,9 @@ def test_new_file_locked_longer_than_the_busy_timeout_is_refused(tmp_path):
     holder.execute("BEGIN IMMEDIATE")
     try:
         started = time.monotonic()
-        with pytest.raises(sa.exc.OperationalError, match="locked"):
+        with pytest.raises(sa.exc.OperationalError) as busy:
             Store(path, busy_timeout=0.3).table_names()
+        assert getattr(busy.value.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
         assert 0.2 < time.monotonic() - started < 5  # waited (about busy_timeout), then refused
     finally:
         holder.close()

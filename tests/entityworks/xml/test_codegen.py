@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
-from entityworks import AwareDatetime, column, table, table_schema
+from entityworks import AwareDatetime, XMLImportError, column, table, table_schema
 from entityworks.cli import cli
 from entityworks.xml.table import read_xml, write_xml
 from entityworks.xml.xsd import read_xsd, write_xsd, xsd_bytes
@@ -86,7 +86,7 @@ def test_our_schema_with_a_child_table_becomes_the_same_classes(tmp_path: Path) 
     write_xsd(Order, xsd)
     module = generated(xsd, tmp_path)
     same_schema(module.OrderTable, read_xsd(xsd))
-    assert "@table('order table')" in (tmp_path / "order_model.py").read_text()
+    assert "@entity('order table')" in (tmp_path / "order_model.py").read_text()
     order = module.OrderTable(1, dt.datetime(2024, 1, 1, tzinfo=dt.UTC), uuid.UUID(int=3),
                               "n", [module.OrderTableParts("a", 1.5)])
     write_xml(module.OrderTable, [order], tmp_path / "o.xml")
@@ -108,3 +108,40 @@ def test_names_python_cannot_use_are_refused_clearly(tmp_path: Path, name: str) 
     xsd.write_text(DOTNET_XSD.replace('name="small"', f'name="{name}"'))
     result = CliRunner().invoke(cli, ["codegen", str(xsd)])
     assert result.exit_code == 2 and "error: " in result.stderr
+
+
+@pytest.mark.parametrize("reference", [
+    '<xs:include schemaLocation="other.xsd"/>',
+    '<xs:import namespace="urn:x" schemaLocation="http://127.0.0.1:9/a.xsd"/>',
+    '<xs:redefine schemaLocation="other.xsd"/>',
+])
+def test_codegen_refuses_what_import_refuses(tmp_path: Path, reference: str) -> None:
+    """Issue 29 item 12: an XSD that refers to another schema is refused by codegen as by
+    import-xml (one check, in the XSD reader both use), and neither reads the other file."""
+    @table("notes")
+    @dataclass
+    class Note:
+        id: int
+        text: str
+
+    xml, xsd = tmp_path / "notes.xml", tmp_path / "notes.xsd"
+    write_xml(Note, [Note(1, "a")], xml, xsd)
+    (tmp_path / "other.xsd").write_text("<not-a-schema/>")  # reading it would fail otherwise
+    text = xsd.read_text()
+    assert text.count("<xs:element name=\"DocumentElement\"") == 1
+    xsd.write_text(text.replace("<xs:element name=\"DocumentElement\"",
+                                reference + "<xs:element name=\"DocumentElement\"", 1))
+    runner = CliRunner()
+    outputs = []
+    for args in (["codegen", str(xsd)],
+                 ["import-xml", str(xml), "--xsd", str(xsd), "--db", str(tmp_path / "n.db")]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 2, (args, result.stdout)
+        assert result.stdout == "" or args[0] == "import-xml"
+        assert "Traceback" not in result.stderr
+        outputs.append(result.stderr)
+    assert outputs[0] == outputs[1]
+    assert "refers to another schema" in outputs[0]
+    assert not (tmp_path / "n.db").exists()
+    with pytest.raises(XMLImportError, match="refers to another schema"):
+        read_xsd(xsd)

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import decimal
 import gzip
+import math
+import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from entityworks import Store, XMLImportError
+from entityworks import Store, XMLImportError, table
 from entityworks.cli import cli
 from entityworks.sql.exchange.diffgram import Changes
 from entityworks.xml.diffgram import is_diffgram
@@ -172,15 +175,16 @@ def test_bad_values_name_section_row_line_and_column(tmp_path: Path,
     assert content(store) == before
 
 
+# Each message is entityworks' own wording (the parser's part changes between libxml2 versions)
 @pytest.mark.parametrize(("text", "message"), [
     (CHANGES.replace("<?xml version=\"1.0\" standalone=\"yes\"?>\n",
                      '<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY x "boom">]>\n'), "DOCTYPE"),
-    (CHANGES.replace("<name>Cy</name>", "<name>&x;</name>"), "not well-formed|entity"),
+    (CHANGES.replace("<name>Cy</name>", "<name>&x;</name>"), "not well-formed"),
     (CHANGES.replace("<name>Cy</name>", '<name><xi:include xmlns:xi="http://www.w3.org/'
-                     '2001/XInclude" href="/etc/passwd"/></name>'), "XInclude|not allowed|xi"),
+                     '2001/XInclude" href="/etc/passwd"/></name>'), "XInclude is not processed"),
     (CHANGES[: len(CHANGES) // 2], "not well-formed"),
     (CHANGES.replace("<name>Cy</name>", "<name>" + "<a>" * 300 + "</a>" * 300 + "</name>"),
-     "not well-formed|Excessive depth|depth"),
+     "not well-formed"),
     (CHANGES.replace("</Shop>", "</Shop><diffgr:after/>"), "unexpected element"),
     (CHANGES.replace("</Shop>", "</Shop><Shop/>"), "a second"),
     (CHANGES.replace("</customers>\n<orders", "</customers>stray<orders", 1),
@@ -349,3 +353,65 @@ def test_deleting_everything_and_an_empty_diffgram(tmp_path: Path,
                                               "orders": Changes(deleted=1)}
     assert content(store) == {"customers": [(1, "Ada")],
                               "orders": [(10, 1, decimal.Decimal("9.50")), (11, 1, None)]}
+
+
+@dataclass
+class Measure:
+    id: int
+    f: float
+    d: decimal.Decimal
+    tags: list[float]
+
+
+def test_before_images_compare_every_type_exactly(tmp_path: Path, store: Store) -> None:
+    """Issue 29 item 12: one rule for every column of a before image or an unchanged row --
+    the stored value exactly, as the Store keeps it: -0.0 is not 0 (floats to the bit, inside
+    a JSON list too), 1.50 is not 1.5 (Decimals with their exponent). A conflict names the
+    column and changes nothing; the exact image applies."""
+    cls = table("measures")(Measure)
+    store.create(cls)
+    store.insert_many([cls(1, -0.0, decimal.Decimal("1.50"), [-0.0, 1.0]),
+                       cls(2, 0.0, decimal.Decimal("2"), [])])
+    xsd = tmp_path / "m.xsd"
+    store.export_dataset([cls], tmp_path / "unchanged.xml", xsd, diffgram=True)
+    text = (tmp_path / "unchanged.xml").read_text()
+    assert "<f>-0.0</f>" in text and "<d>1.50</d>" in text  # the oracle holds the exact values
+    assert store.import_diffgram(tmp_path / "unchanged.xml", xsd)["measures"] == Changes(
+        unchanged=2)
+    stored = sorted(store.select(cls), key=lambda m: m.id)
+
+    row = re.search(r'<measures diffgr:id="measures1".*?</measures>', text)
+    assert row is not None
+    image = row.group(0)
+    modified = image.replace('msdata:rowOrder="0"',
+                             'msdata:rowOrder="0" diffgr:hasChanges="modified"').replace(
+        "<d>1.50</d>", "<d>7.25</d>")
+
+    def diffgram(before: str) -> Path:
+        path = tmp_path / "changes.xml"
+        path.write_text(text.replace(image, modified).replace(
+            "</diffgr:diffgram>", f"<diffgr:before>{before}</diffgr:before></diffgr:diffgram>"))
+        return path
+
+    for old, new, column in (("<f>-0.0</f>", "<f>0</f>", "f"), ("<d>1.50</d>", "<d>1.5</d>", "d"),
+                             ("<d>1.50</d>", "<d>1.500</d>", "d")):
+        with pytest.raises(XMLImportError, match=f"in column '{column}'") as conflict:
+            store.import_diffgram(diffgram(image.replace(old, new)), xsd)
+        assert conflict.value.column == column
+        assert sorted(store.select(cls), key=lambda m: m.id) == stored
+    for old, new, column in (("<f>-0.0</f>", "<f>0</f>", "f"), ("<d>1.50</d>", "<d>1.5</d>", "d")):
+        with pytest.raises(XMLImportError, match=f"in column '{column}'"):  # unchanged rows
+            store.import_diffgram(write(tmp_path, text.replace(old, new), "u.xml"), xsd)
+    got = re.search(r"<tags>(.*?)</tags>", image)
+    assert got is not None and "-0.0" in got.group(1)
+    with pytest.raises(XMLImportError, match="in column 'tags'"):  # -0.0 inside a JSON list
+        store.import_diffgram(diffgram(image.replace(
+            got.group(0), "<tags>" + got.group(1).replace("-0.0", "0.0") + "</tags>")), xsd)
+    assert sorted(store.select(cls), key=lambda m: m.id) == stored
+
+    assert store.import_diffgram(diffgram(image), xsd)["measures"] == Changes(
+        updated=1, unchanged=1)
+    assert [(m.id, m.d) for m in store.select(cls, order_by="id")] == [
+        (1, decimal.Decimal("7.25")), (2, decimal.Decimal("2"))]
+    first = next(iter(store.select(cls, where={"id": 1})))
+    assert math.copysign(1.0, first.f) == -1.0

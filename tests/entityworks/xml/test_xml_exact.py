@@ -32,7 +32,8 @@ from entityworks.xml.xsd import MAX_COLUMNS, MAX_TABLES, read_xsd, xsd_bytes
 from ..strategies import XML_FORBIDDEN, decimals, same_array_values
 
 SWEEP = settings(max_examples=150, deadline=None,
-                 suppress_health_check=[HealthCheck.function_scoped_fixture])
+                 suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                        HealthCheck.too_slow])
 PACKAGE = Path(__file__).resolve().parents[3] / "entityworks"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import resource
 import struct
 import threading
 from collections.abc import Iterator
@@ -18,6 +19,11 @@ from entityworks.xml.table import read_xml, write_xml
 from entityworks.xml.xsd import read_xsd, xsd_bytes
 
 SECRET = "TOP-SECRET-7c1f"
+
+#: Our two refusals of a DTD: the DOCTYPE check, or the hardened parser stopping first (libxml2
+#: 2.13+ stops an entity amplification before the DOCTYPE is seen). Only entityworks' own
+#: wording is matched: libxml2's part of a message changes between versions.
+DTD_REFUSED = "has a DOCTYPE|is not well-formed XML"
 
 
 @dataclass
@@ -72,12 +78,15 @@ def setup(tmp_path: Path) -> tuple[Store, Path]:
     return store, xsd
 
 
-def refused(store: Store, xsd: Path, xml: Path, match: str) -> XMLImportError:
-    """Import must fail with ``match`` in the message; the secret never shows; no row added."""
+def refused(store: Store, xsd: Path, xml: Path, match: str | None = None) -> XMLImportError:
+    """Both readers refuse with our error (``match``: entityworks' own wording, never the
+    parser's); the secret never shows; no row added."""
     for attempt in (lambda: read_xml(Note, xml, xsd),
                     lambda: store.import_xml(Note, xml, xsd)):
-        with pytest.raises(XMLImportError, match=match) as info:
+        with pytest.raises(XMLImportError) as info:
             attempt()
+        if match is not None:
+            assert info.match(match)
         assert SECRET not in str(info.value)
     assert [n.id for n in store.select(Note)] == [1000]
     return info.value
@@ -97,21 +106,31 @@ def test_external_entity_file(tmp_path: Path, setup: tuple[Store, Path],
     xml = document(tmp_path, f'<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY x SYSTEM '
                              f'"file://{secret_file}">]>\n<DocumentElement>{ROWS}'
                              "</DocumentElement>")
-    refused(*setup, xml, "DOCTYPE")
+    refused(*setup, xml, DTD_REFUSED)
 
 
 def test_external_entity_http(tmp_path: Path, setup: tuple[Store, Path], server: str) -> None:
     xml = document(tmp_path, f'<!DOCTYPE d [<!ENTITY x SYSTEM "{server}/x">]>'
                              f"<DocumentElement>{ROWS}</DocumentElement>")
-    refused(*setup, xml, "DOCTYPE")
+    refused(*setup, xml, DTD_REFUSED)
+
+
+def peak_memory_mib() -> float:
+    """This process's peak resident memory so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def test_billion_laughs(tmp_path: Path, setup: tuple[Store, Path]) -> None:
+    # 10**9 "lol"s (3 GB) if expanded: refused without expanding, so the process's peak memory
+    # barely moves, and the error does not carry the expansion either
     entities = '<!ENTITY l0 "lol">' + "".join(
         f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
     xml = document(tmp_path, f"<!DOCTYPE d [{entities}]><DocumentElement><note><id>1</id>"
                              "<text>&l9;</text></note></DocumentElement>")
-    refused(*setup, xml, "DOCTYPE")
+    before = peak_memory_mib()
+    error = refused(*setup, xml, DTD_REFUSED)
+    assert peak_memory_mib() - before < 256
+    assert "lollol" not in str(error) and len(str(error)) < 1000
 
 
 def test_external_dtd(tmp_path: Path, setup: tuple[Store, Path], server: str,
@@ -119,7 +138,7 @@ def test_external_dtd(tmp_path: Path, setup: tuple[Store, Path], server: str,
     for system in (f"{server}/evil.dtd", f"file://{secret_file}"):
         xml = document(tmp_path, f'<!DOCTYPE DocumentElement SYSTEM "{system}">'
                                  f"<DocumentElement>{ROWS}</DocumentElement>")
-        refused(*setup, xml, "DOCTYPE")
+        refused(*setup, xml, DTD_REFUSED)
 
 
 def test_parameter_entities(tmp_path: Path, setup: tuple[Store, Path], server: str,
@@ -127,7 +146,7 @@ def test_parameter_entities(tmp_path: Path, setup: tuple[Store, Path], server: s
     xml = document(tmp_path, f'<!DOCTYPE d [<!ENTITY % file SYSTEM "file://{secret_file}">'
                              f'<!ENTITY % remote SYSTEM "{server}/p.dtd">%remote;%file;]>'
                              f"<DocumentElement>{ROWS}</DocumentElement>")
-    refused(*setup, xml, "DOCTYPE")
+    refused(*setup, xml, DTD_REFUSED)
 
 
 def test_xinclude(tmp_path: Path, setup: tuple[Store, Path], secret_file: Path,
@@ -163,13 +182,13 @@ def test_a_huge_text_node(tmp_path: Path, setup: tuple[Store, Path]) -> None:
         for _ in range(11):  # past libxml2's 10 MB limit for one text node
             f.write(chunk)
         f.write("</text></note></DocumentElement>")
-    refused(*setup, path, "not well-formed|huge")
+    refused(*setup, path, "not well-formed")
 
 
 def test_deep_nesting(tmp_path: Path, setup: tuple[Store, Path]) -> None:
     xml = document(tmp_path, "<DocumentElement>" + "<a>" * 300 + "</a>" * 300
                              + "</DocumentElement>")
-    refused(*setup, xml, "not well-formed|Excessive depth|row 1")
+    refused(*setup, xml, "not well-formed|row 1")
 
 
 def test_invalid_utf8(tmp_path: Path, setup: tuple[Store, Path]) -> None:
@@ -177,7 +196,7 @@ def test_invalid_utf8(tmp_path: Path, setup: tuple[Store, Path]) -> None:
     path.write_bytes(b'<?xml version="1.0" encoding="UTF-8"?><DocumentElement><note><id>1</id>'
                      b"<text>caf\xc3\x28</text></note></DocumentElement>")
     error = refused(*setup, path, "not well-formed")
-    assert "character encoding" in str(error) and "line 1" in str(error)
+    assert "line 1" in str(error)
 
 
 def test_truncated_file(tmp_path: Path, setup: tuple[Store, Path]) -> None:
