@@ -378,3 +378,17 @@ def test_the_library_names_the_scheme_to_write_instead_of_postgres():
         Store("postgres://u:s3cret@h/db")
     with pytest.raises(ConfigurationError, match="no SQLAlchemy dialect for foo://x"):
         Store("foo://x")
+
+
+@pytest.mark.parametrize("columns", ["id,id", "id,kind,ID", "kind, kind"])
+def test_a_column_named_twice_is_refused_before_any_query(catalog_db, columns):
+    """JSON cannot hold one key twice: ``-c`` naming a column twice is refused in one line
+    in every format, and the same columns named once each are shown."""
+    for fmt in ("table", "csv", "json", "jsonl"):
+        result = CliRunner().invoke(cli, ["query", "maps", "-c", columns, "--format", fmt,
+                                          "--db", str(catalog_db)])
+        assert result.exit_code == 2 and result.stdout == "", (fmt, result.stdout)
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    once = CliRunner().invoke(cli, ["query", "maps", "-c", "id,kind", "--format", "jsonl",
+                                    "--limit", "1", "--db", str(catalog_db)])
+    assert once.exit_code == 0 and once.stdout.count('"id"') == 1
