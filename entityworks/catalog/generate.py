@@ -331,16 +331,16 @@ class WorkerLost(EntityworksError):
 
     def __init__(self, kind: str, count: int, seeds: list[int | None], ids: list[int], *,
                  seed: int | None, rolled_back: bool = False) -> None:
-        self.kind = kind
-        self.count = count
-        self.stored = len(seeds)
+        self.kind: str = kind
+        self.count: int = count
+        self.stored: int = len(seeds)
         self.seeds: tuple[int | None, ...] = tuple(seeds)
-        self.ids = (min(ids), max(ids)) if ids else None
-        self.remaining = count - self.stored
-        self.rolled_back = rolled_back
+        self.ids: tuple[int, int] | None = (min(ids), max(ids)) if ids else None
+        self.remaining: int = count - self.stored
+        self.rolled_back: bool = rolled_back
         #: No first seed: each map drew a fresh one (``seeds`` holds what they drew).
-        self.fresh = seed is None
-        self.next_seed = None if seed is None else seed + self.stored
+        self.fresh: bool = seed is None
+        self.next_seed: int | None = None if seed is None else seed + self.stored
         if seed is not None and list(self.seeds) != list(range(seed, seed + self.stored)):
             self.next_seed = None  # never so (seed order); then no resume is offered
         super().__init__(self._message())
