@@ -411,11 +411,14 @@ def test_pandas_timedeltas_with_nanoseconds_are_refused() -> None:
         frame = pd.DataFrame({"id": [1], "span": ends.iloc[end:end + 1].reset_index(drop=True)})
         with pytest.raises(ValueEncodingError, match="span"):
             from_pandas(Span, frame)
-    inside = pd.Series([pd.Timedelta.min.ceil("us"), pd.Timedelta.max.floor("us"), pd.NaT],
+    # the whole microseconds nearest the ends, from the integers (older pandas' own
+    # Timedelta.floor/ceil overflow there)
+    low, high = -((2**63 - 1) // 1000) * 1000, (2**63 - 1) // 1000 * 1000
+    inside = pd.Series([pd.Timedelta(low, unit="ns"), pd.Timedelta(high, unit="ns"), pd.NaT],
                        dtype="timedelta64[ns]")
     back = from_pandas(Span, pd.DataFrame({"id": [1, 2, 3], "span": inside}))
-    assert [s.span for s in back] == [pd.Timedelta.min.ceil("us").to_pytimedelta(),
-                                      pd.Timedelta.max.floor("us").to_pytimedelta(), None]
+    assert [s.span for s in back] == [dt.timedelta(microseconds=low // 1000),
+                                      dt.timedelta(microseconds=high // 1000), None]
 
 
 def test_a_stored_timedelta_a_frame_cannot_hold_is_refused_naming_it(backend_url: str) -> None:
