@@ -120,6 +120,17 @@ def _pack_general(array: np.ndarray) -> bytes:
     return bytes([_NPY_ZLIB]) + zlib.compress(buffer.getvalue(), 6)
 
 
+def _two_values_header(data: bytes) -> tuple[int, tuple[int, ...], int]:
+    """A two-valued grid's dtype code, shape and the offset of its two values, checked
+    against the blob's length and the known dtype codes (damage: ValueError)."""
+    if len(data) < _HEAD.size or len(data) < _HEAD.size + 4 * data[2] + _VALUES.size:
+        raise ValueError(f"packed grid of {len(data)} bytes ends inside its header")
+    _, code, ndim = _HEAD.unpack_from(data)
+    if code >= len(_DTYPES):
+        raise ValueError(f"packed grid has an unknown dtype code {code}: damaged data")
+    return code, tuple(struct.unpack_from(f"<{ndim}I", data, 3)), 3 + 4 * ndim
+
+
 def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
     """The array :func:`pack_grid` packed (or the array of plain ``.npy`` bytes)."""
     data = bytes(blob) if not isinstance(blob, bytes) else blob
@@ -127,14 +138,8 @@ def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
         raise ValueError("an empty blob is not a packed grid")
     tag = data[0]
     if tag == _TWO_VALUES or tag == _TWO_VALUES_ZLIB:
-        if len(data) < _HEAD.size or len(data) < _HEAD.size + 4 * data[2] + _VALUES.size:
-            raise ValueError(f"packed grid of {len(data)} bytes ends inside its header")
-        _, code, ndim = _HEAD.unpack_from(data)
-        shape = struct.unpack_from(f"<{ndim}I", data, 3)
-        at = 3 + 4 * ndim
+        code, shape, at = _two_values_header(data)
         low, high = _VALUES.unpack_from(data, at)
-        if code >= len(_DTYPES):
-            raise ValueError(f"packed grid has an unknown dtype code {code}: damaged data")
         size = _check_size(shape, _DTYPES[code])
         if tag == _TWO_VALUES:
             packed = np.frombuffer(data, _U1, offset=at + 16)
@@ -171,12 +176,8 @@ def grid_shape(blob: bytes | bytearray | memoryview) -> tuple[int, ...]:
         raise ValueError("an empty blob is not a packed grid")
     tag = data[0]
     if tag == _TWO_VALUES or tag == _TWO_VALUES_ZLIB:
-        if len(data) < _HEAD.size or len(data) < _HEAD.size + 4 * data[2] + _VALUES.size:
-            raise ValueError(f"packed grid of {len(data)} bytes ends inside its header")
-        shape = tuple(struct.unpack_from(f"<{data[2]}I", data, 3))
-        if data[1] >= len(_DTYPES):
-            raise ValueError(f"packed grid has an unknown dtype code {data[1]}: damaged data")
-        _check_size(shape, _DTYPES[data[1]])
+        code, shape, _ = _two_values_header(data)
+        _check_size(shape, _DTYPES[code])
         return shape
     if tag == _NPY_ZLIB:
         head = _inflate_head(data)
