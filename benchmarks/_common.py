@@ -32,9 +32,19 @@ class Row8:
 
 def make_rows(n: int = 200_000, seed: int = 7) -> list[Row8]:
     rng = random.Random(seed)
-    return [Row8(i, rng.randrange(1000), rng.randrange(10**6), i * 3, -i, rng.randrange(2),
-                 None if i % 5 == 0 else f"label-{i % 977}", rng.random())
-            for i in range(1, n + 1)]
+    return [
+        Row8(
+            i,
+            rng.randrange(1000),
+            rng.randrange(10**6),
+            i * 3,
+            -i,
+            rng.randrange(2),
+            None if i % 5 == 0 else f"label-{i % 977}",
+            rng.random(),
+        )
+        for i in range(1, n + 1)
+    ]
 
 
 @dataclass
@@ -55,12 +65,19 @@ class Mixed:
 def make_mixed(n: int = 200_000, seed: int = 7) -> list[Mixed]:
     rng = random.Random(seed)
     base = datetime(2024, 1, 1)
-    return [Mixed(i, rng.randrange(-10**9, 10**9), rng.uniform(-1e6, 1e6),
-                  f"text {rng.randrange(10**6)}", rng.random() < 0.5,
-                  base + timedelta(seconds=rng.randrange(10**8), microseconds=rng.randrange(10**6)),
-                  None if i % 5 == 0 else f"note {i % 977}",
-                  Decimal(rng.randrange(-10**9, 10**9)).scaleb(-2))
-            for i in range(1, n + 1)]
+    return [
+        Mixed(
+            i,
+            rng.randrange(-(10**9), 10**9),
+            rng.uniform(-1e6, 1e6),
+            f"text {rng.randrange(10**6)}",
+            rng.random() < 0.5,
+            base + timedelta(seconds=rng.randrange(10**8), microseconds=rng.randrange(10**6)),
+            None if i % 5 == 0 else f"note {i % 977}",
+            Decimal(rng.randrange(-(10**9), 10**9)).scaleb(-2),
+        )
+        for i in range(1, n + 1)
+    ]
 
 
 @dataclass
@@ -118,8 +135,9 @@ def make_per_type(n: int = 200_000, seed: int = 7) -> dict[str, list[Any]]:
     }
 
 
-def best_run(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
-             ) -> tuple[float, Any]:
+def best_run(
+    fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
+) -> tuple[float, Any]:
     """Best wall time of ``repeat`` runs (setup excluded) and the last run's result."""
     best, result = float("inf"), None
     for _ in range(repeat):
@@ -131,8 +149,9 @@ def best_run(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | 
     return best, result
 
 
-def best_of(fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
-            ) -> float:
+def best_of(
+    fn: Callable[[], Any], repeat: int = 3, setup: Callable[[], Any] | None = None
+) -> float:
     """Best wall time of ``repeat`` runs (setup excluded)."""
     return best_run(fn, repeat, setup)[0]
 
@@ -153,10 +172,13 @@ def alternate(*fns: Callable[[], Any], repeat: int = 3) -> list[float]:
     return best
 
 
-def line(name: str, baseline: str, base_rate: float, ours_rate: float, unit: str = "rows/s"
-         ) -> None:
-    print(f"{name:<34} baseline {baseline}: {base_rate:>12,.0f} {unit}   "
-          f"ours: {ours_rate:>12,.0f} {unit}   ratio {ours_rate / base_rate:5.2f}x")
+def line(
+    name: str, baseline: str, base_rate: float, ours_rate: float, unit: str = "rows/s"
+) -> None:
+    print(
+        f"{name:<34} baseline {baseline}: {base_rate:>12,.0f} {unit}   "
+        f"ours: {ours_rate:>12,.0f} {unit}   ratio {ours_rate / base_rate:5.2f}x"
+    )
 
 
 #: When set, every figure a benchmark prints is also appended to this file as one JSON line;
@@ -176,8 +198,17 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def record(bench: str, work: str, row: str, peer: str, peer_value: float, ours_value: float,
-           unit: str, *, lower_is_better: bool = False) -> None:
+def record(
+    bench: str,
+    work: str,
+    row: str,
+    peer: str,
+    peer_value: float,
+    ours_value: float,
+    unit: str,
+    *,
+    lower_is_better: bool = False,
+) -> None:
     """Append one figure (ours and the peer, measured in the same run) to the record file.
 
     ``unit`` is what both values count (``rows/s``, ``us/call``...); ``lower_is_better`` for
@@ -191,10 +222,20 @@ def record(bench: str, work: str, row: str, peer: str, peer_value: float, ours_v
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
-    entry = {"bench": bench, "work": work, "row": row, "peer": peer, "unit": unit,
-             "peer_value": peer_value, "ours_value": ours_value,
-             "lower_is_better": lower_is_better, "speed": speed,
-             "load": round(os.getloadavg()[0], 2), "cores": cores, "cpu": _cpu_model(),
-             "python": platform.python_version()}
+    entry = {
+        "bench": bench,
+        "work": work,
+        "row": row,
+        "peer": peer,
+        "unit": unit,
+        "peer_value": peer_value,
+        "ours_value": ours_value,
+        "lower_is_better": lower_is_better,
+        "speed": speed,
+        "load": round(os.getloadavg()[0], 2),
+        "cores": cores,
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+    }
     with open(path, "a", encoding="utf-8") as out:
         out.write(json.dumps(entry) + "\n")

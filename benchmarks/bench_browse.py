@@ -37,26 +37,40 @@ def build(path: Path, count: int) -> None:
         store.close()
         return
     start = time.perf_counter()
-    bases = [r for kind, params in (("cellular", {}),
-                                    ("dungeon", {"width": 60, "height": 30, "rooms": 8}))
-             for chunk in generate_maps(kind, 100, seed=1, params=params, workers=2)
-             for r in chunk]
+    bases = [
+        r
+        for kind, params in (("cellular", {}), ("dungeon", {"width": 60, "height": 30, "rooms": 8}))
+        for chunk in generate_maps(kind, 100, seed=1, params=params, workers=2)
+        for r in chunk
+    ]
     store.insert_many(bases)
     done = len(bases)
     while done < count:
         batch = []
         for i in range(done, min(count, done + 5000)):
             base = bases[i % len(bases)]
-            batch.append(MapRecord(
-                id=None, kind=base.kind, generator=base.generator,
-                parameters=base.parameters, seed=i, width=base.width, height=base.height,
-                grid=base.grid, open_ratio=base.open_ratio, region_count=base.region_count,
-                largest_region=base.largest_region))
+            batch.append(
+                MapRecord(
+                    id=None,
+                    kind=base.kind,
+                    generator=base.generator,
+                    parameters=base.parameters,
+                    seed=i,
+                    width=base.width,
+                    height=base.height,
+                    grid=base.grid,
+                    open_ratio=base.open_ratio,
+                    region_count=base.region_count,
+                    largest_region=base.largest_region,
+                )
+            )
         store.insert_many(batch)
         done += len(batch)
     store.close()
-    print(f"built {path} with {count:,} maps in {time.perf_counter() - start:.1f} s "
-          f"({path.stat().st_size / 1e6:.0f} MB)")
+    print(
+        f"built {path} with {count:,} maps in {time.perf_counter() - start:.1f} s "
+        f"({path.stat().st_size / 1e6:.0f} MB)"
+    )
 
 
 def main() -> None:
@@ -92,6 +106,7 @@ def main() -> None:
                 return get(url)
             finally:
                 pm.register(plugin, name="entityworks")
+
         return run
 
     load = os.getloadavg()
@@ -102,10 +117,11 @@ def main() -> None:
         get(url)  # warm: schema, counts, SQLite page cache
         page = get(url).decode()
         assert page.count('class="ew-map"') == min(100, args.maps), label
-        base, ours = alternate(without_plugin(url), lambda url=url: get(url),
-                               repeat=args.repeat)
-        print(f"{label:<30} Datasette alone: {base * 1000:7.1f} ms   with the plugin: "
-              f"{ours * 1000:7.1f} ms   ratio {ours / base:4.2f}x the time")
+        base, ours = alternate(without_plugin(url), lambda url=url: get(url), repeat=args.repeat)
+        print(
+            f"{label:<30} Datasette alone: {base * 1000:7.1f} ms   with the plugin: "
+            f"{ours * 1000:7.1f} ms   ratio {ours / base:4.2f}x the time"
+        )
 
     trivial = best_of(lambda: get("/-/versions.json"), args.repeat)
     print(f"(for scale: Datasette's own /-/versions.json answers in {trivial * 1000:.2f} ms)")
@@ -119,18 +135,30 @@ def main() -> None:
     cold = best_of(all_thumbs, args.repeat, setup=plugin.CACHE.clear)
     all_thumbs()
     warm = best_of(all_thumbs, args.repeat)
-    print(f"{len(thumbs)} thumbnails of one page     rendered: {cold / len(thumbs) * 1000:6.2f} "
-          f"ms each   cached: {warm / len(thumbs) * 1000:6.2f} ms each   "
-          f"(cache {len(plugin.CACHE)} pictures, {plugin.CACHE.size / 1024:.0f} KiB)")
+    print(
+        f"{len(thumbs)} thumbnails of one page     rendered: {cold / len(thumbs) * 1000:6.2f} "
+        f"ms each   cached: {warm / len(thumbs) * 1000:6.2f} ms each   "
+        f"(cache {len(plugin.CACHE)} pictures, {plugin.CACHE.size / 1024:.0f} KiB)"
+    )
 
-    grid_only = best_of(lambda: [pictures.thumbnail_png(plugin.READER.grid(path, 150))
-                                 for _ in range(100)], args.repeat) / 100
+    grid_only = (
+        best_of(
+            lambda: [pictures.thumbnail_png(plugin.READER.grid(path, 150)) for _ in range(100)],
+            args.repeat,
+        )
+        / 100
+    )
     print(f"thumbnail render alone (60x30 dungeon grid -> PNG): {grid_only * 1000:.2f} ms")
     row = best_of(lambda: get(f"/{name}/maps/150"), args.repeat)
-    overlay = best_of(lambda: get(f"/-/entityworks/{name}/maps/150/overlay.png"),
-                      args.repeat, setup=plugin.CACHE.clear)
-    print(f"row page of a dungeon: {row * 1000:.1f} ms; its overlay picture rendered: "
-          f"{overlay * 1000:.1f} ms")
+    overlay = best_of(
+        lambda: get(f"/-/entityworks/{name}/maps/150/overlay.png"),
+        args.repeat,
+        setup=plugin.CACHE.clear,
+    )
+    print(
+        f"row page of a dungeon: {row * 1000:.1f} ms; its overlay picture rendered: "
+        f"{overlay * 1000:.1f} ms"
+    )
     load = os.getloadavg()
     print(f"machine load after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     loop.close()

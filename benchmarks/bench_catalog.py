@@ -82,19 +82,34 @@ def revision_0001() -> Any:
 def as_0001(old: Any, record: MapRecord) -> Any:
     """``record`` as revision 0001 stored it (its own classes: ``.npy`` grid, JSON paths)."""
     return old.MapRecord(
-        None, record.kind, record.generator, record.parameters, record.seed, record.width,
-        record.height, record.grid, record.open_ratio, record.region_count,
-        record.largest_region, record.created_at,
+        None,
+        record.kind,
+        record.generator,
+        record.parameters,
+        record.seed,
+        record.width,
+        record.height,
+        record.grid,
+        record.open_ratio,
+        record.region_count,
+        record.largest_region,
+        record.created_at,
         caves=[old.MapCave(**dataclasses.asdict(c)) for c in record.caves],
         rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in record.rooms],
-        corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in record.corridors])
+        corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in record.corridors],
+    )
 
 
 def fresh(record: MapRecord, **changes: Any) -> MapRecord:
     """A copy of ``record`` without a key (child lists copied), for inserting again."""
-    return dataclasses.replace(record, id=None, caves=list(record.caves),
-                               rooms=list(record.rooms), corridors=list(record.corridors),
-                               **changes)
+    return dataclasses.replace(
+        record,
+        id=None,
+        caves=list(record.caves),
+        rooms=list(record.rooms),
+        corridors=list(record.corridors),
+        **changes,
+    )
 
 
 def file_bytes(path: Path) -> int:
@@ -133,10 +148,14 @@ def bench_storage(maps: list[MapRecord], folder: Path) -> dict[str, float]:
     per_map = conn.execute("SELECT count(*) FROM maps_corridors").fetchone()[0] / n
     conn.close()
     print(f"storage, {n} dungeons 150x150 with rooms and corridors ({load()})")
-    print(f"  baseline (revision 0001: .npy grid, JSON paths): {base_size:8,.0f} bytes/map "
-          f"(grid {old_grid:,.0f} B, corridor path {old_path:,.0f} B x {per_map:.1f})")
-    print(f"  ours (packed grid last, packed paths, indexes):  {ours_size:8,.0f} bytes/map "
-          f"(grid {grid:,.0f} B, corridor path {path:,.0f} B x {per_map:.1f})")
+    print(
+        f"  baseline (revision 0001: .npy grid, JSON paths): {base_size:8,.0f} bytes/map "
+        f"(grid {old_grid:,.0f} B, corridor path {old_path:,.0f} B x {per_map:.1f})"
+    )
+    print(
+        f"  ours (packed grid last, packed paths, indexes):  {ours_size:8,.0f} bytes/map "
+        f"(grid {grid:,.0f} B, corridor path {path:,.0f} B x {per_map:.1f})"
+    )
     print(f"  ratio ours/baseline: {ours_size / base_size:.3f}   (target <= 6,144 bytes/map)")
     return {"base": base_size, "ours": ours_size}
 
@@ -173,11 +192,15 @@ def bench_decode(maps: list[MapRecord], folder: Path) -> None:
     calls = reps * len(npy)
     size = np.mean([len(p) for p in packed])
     print(f"grid decode, 150x150 dungeon ({load()}; stored form {size:.0f} B)")
-    print(f"  baseline (.npy read_array): {base_t / calls * 1e6:7.2f} us wall, "
-          f"{cpu['base'] / calls * 1e6:7.2f} us CPU")
-    print(f"  ours (catalog.decode_grid): {ours_t / calls * 1e6:7.2f} us wall, "
-          f"{cpu['ours'] / calls * 1e6:7.2f} us CPU   ratio {ours_t / base_t:.3f} of the time "
-          f"(target <= 10 us)")
+    print(
+        f"  baseline (.npy read_array): {base_t / calls * 1e6:7.2f} us wall, "
+        f"{cpu['base'] / calls * 1e6:7.2f} us CPU"
+    )
+    print(
+        f"  ours (catalog.decode_grid): {ours_t / calls * 1e6:7.2f} us wall, "
+        f"{cpu['ours'] / calls * 1e6:7.2f} us CPU   ratio {ours_t / base_t:.3f} of the time "
+        f"(target <= 10 us)"
+    )
 
 
 # -- generation -------------------------------------------------------------------------------
@@ -235,15 +258,21 @@ def bench_generate(count: int, folder: Path, workers: int) -> None:
     cpu = min(s.storage_cpu_seconds for s in stats) / count * 1e3
     old_cpu = min(s["cpu"] for s in objects) / count * 1e3
     print(f"  baseline (generation, nothing stored): {count / bare_t:7.1f} maps/s")
-    print(f"  objects sent, encoded and stored here: {count / old['seconds']:7.1f} maps/s, "
-          f"storage {old['storage'] / old['seconds']:.1%} of the time "
-          f"({old['storage'] / count * 1e3:.2f} ms/map wall, {old_cpu:.2f} ms/map CPU)")
-    print(f"  ours (generate_into, stored):          {best.maps_per_second:7.1f} maps/s, "
-          f"storage {best.storage_share:.1%} of the time "
-          f"({best.storage_seconds / best.count * 1e3:.2f} ms/map wall, {cpu:.2f} ms/map "
-          f"CPU)   (target <= 15 %)")
-    print(f"  ratio ours/baseline: {best.maps_per_second / (count / bare_t):.3f}; storage "
-          f"CPU ours/objects: {cpu / old_cpu:.3f}   ({load()})")
+    print(
+        f"  objects sent, encoded and stored here: {count / old['seconds']:7.1f} maps/s, "
+        f"storage {old['storage'] / old['seconds']:.1%} of the time "
+        f"({old['storage'] / count * 1e3:.2f} ms/map wall, {old_cpu:.2f} ms/map CPU)"
+    )
+    print(
+        f"  ours (generate_into, stored):          {best.maps_per_second:7.1f} maps/s, "
+        f"storage {best.storage_share:.1%} of the time "
+        f"({best.storage_seconds / best.count * 1e3:.2f} ms/map wall, {cpu:.2f} ms/map "
+        f"CPU)   (target <= 15 %)"
+    )
+    print(
+        f"  ratio ours/baseline: {best.maps_per_second / (count / bare_t):.3f}; storage "
+        f"CPU ours/objects: {cpu / old_cpu:.3f}   ({load()})"
+    )
 
 
 def bench_cluster(count: int, folder: Path, workers: int) -> None:
@@ -253,38 +282,53 @@ def bench_cluster(count: int, folder: Path, workers: int) -> None:
 
     runs = iter(range(100))
     results: dict[str, list[Any]] = {"pool": [], "dask": []}
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
 
         def pool() -> None:
             store = open_at(folder / f"pool{next(runs)}.db", "head")
-            results["pool"].append(generate_into(store, "dungeon", count, seed=1,
-                                                 workers=workers))
+            results["pool"].append(generate_into(store, "dungeon", count, seed=1, workers=workers))
             store.close()
 
         def dask() -> None:
             store = open_at(folder / f"dask{next(runs)}.db", "head")
-            results["dask"].append(generate_into(store, "dungeon", count, seed=1,
-                                                 client=client))
+            results["dask"].append(generate_into(store, "dungeon", count, seed=1, client=client))
             store.close()
 
-        print(f"generate dungeon --count {count}: process pool vs local Dask cluster, "
-              f"{workers} worker processes each ({load()})")
+        print(
+            f"generate dungeon --count {count}: process pool vs local Dask cluster, "
+            f"{workers} worker processes each ({load()})"
+        )
         alternate(pool, dask, repeat=2)
     best = {k: max(v, key=lambda s: s.maps_per_second) for k, v in results.items()}
-    print(f"  baseline (process pool, --workers {workers}): "
-          f"{best['pool'].maps_per_second:7.1f} maps/s, storage {best['pool'].storage_share:.1%}")
-    print(f"  ours (--cluster, LocalCluster {workers} workers): "
-          f"{best['dask'].maps_per_second:7.1f} maps/s, storage {best['dask'].storage_share:.1%}")
-    print(f"  ratio dask/pool: {best['dask'].maps_per_second / best['pool'].maps_per_second:.3f}"
-          f"   ({load()})")
+    print(
+        f"  baseline (process pool, --workers {workers}): "
+        f"{best['pool'].maps_per_second:7.1f} maps/s, storage {best['pool'].storage_share:.1%}"
+    )
+    print(
+        f"  ours (--cluster, LocalCluster {workers} workers): "
+        f"{best['dask'].maps_per_second:7.1f} maps/s, storage {best['dask'].storage_share:.1%}"
+    )
+    print(
+        f"  ratio dask/pool: {best['dask'].maps_per_second / best['pool'].maps_per_second:.3f}"
+        f"   ({load()})"
+    )
 
 
 # -- queries ----------------------------------------------------------------------------------
 
-SMALL = [("cellular", {}), ("caves", {"width": 60, "height": 40}),
-         ("islands", {"width": 40, "height": 30}), ("dungeon", {"width": 60, "height": 40}),
-         ("caves", {"width": 100, "height": 50}), ("cellular", {"width": 100, "height": 50})]
+SMALL = [
+    ("cellular", {}),
+    ("caves", {"width": 60, "height": 40}),
+    ("islands", {"width": 40, "height": 30}),
+    ("dungeon", {"width": 60, "height": 40}),
+    ("caves", {"width": 100, "height": 50}),
+    ("cellular", {"width": 100, "height": 50}),
+]
 
 
 def map_pool(size: int, seed: int = 1) -> list[MapRecord]:
@@ -292,20 +336,19 @@ def map_pool(size: int, seed: int = 1) -> list[MapRecord]:
     per = max(1, size // len(SMALL))
     pool: list[MapRecord] = []
     for i, (kind, params) in enumerate(SMALL):
-        for chunk in generate_maps(kind, per, seed=seed + 100_000 * i, params=params,
-                                   workers=cores()):
+        for chunk in generate_maps(
+            kind, per, seed=seed + 100_000 * i, params=params, workers=cores()
+        ):
             pool += chunk
     return pool
 
 
-def rows_from(pool: list[MapRecord], total: int, batch: int = 5_000
-              ) -> Iterator[list[MapRecord]]:
+def rows_from(pool: list[MapRecord], total: int, batch: int = 5_000) -> Iterator[list[MapRecord]]:
     """``total`` rows cycling through ``pool``, each with a seed of its own."""
     made = 0
     while made < total:
         n = min(batch, total - made)
-        yield [fresh(pool[(made + i) % len(pool)], seed=1_000_000 + made + i)
-               for i in range(n)]
+        yield [fresh(pool[(made + i) % len(pool)], seed=1_000_000 + made + i) for i in range(n)]
         made += n
 
 
@@ -314,23 +357,41 @@ def designer_queries(total: int) -> dict[str, Callable[[Store], Any]]:
     some_seed = 1_000_000 + rng.randrange(total)
     some_id = 1 + rng.randrange(total)
     return {
-        "README: 80-120 x 40-60, 1 region, >= 45 % open, -open_ratio, limit 3":
-            lambda s: list(s.select(MapRecord, where=[
-                col("width") >= 80, col("width") <= 120, col("height") >= 40,
-                col("height") <= 60, col("region_count") == 1, col("open_ratio") >= 0.45],
-                order_by="-open_ratio", limit=3)),
-        "README: kind=caves, -largest_region, limit 3":
-            lambda s: list(s.select(MapRecord, where={"kind": "caves"},
-                                    order_by="-largest_region", limit=3)),
-        "find_maps caves 80-120 x 40-60, 1 region, >= 45 % open, limit 20":
-            lambda s: find_maps(s, kind="caves", width=(80, 120), height=(40, 60),
-                                regions=1, open_ratio=(0.45, None), limit=20),
-        "find_maps 1 region, open 0.40-0.41, limit 20":
-            lambda s: find_maps(s, regions=1, open_ratio=(0.40, 0.41), limit=20),
+        "README: 80-120 x 40-60, 1 region, >= 45 % open, -open_ratio, limit 3": lambda s: list(
+            s.select(
+                MapRecord,
+                where=[
+                    col("width") >= 80,
+                    col("width") <= 120,
+                    col("height") >= 40,
+                    col("height") <= 60,
+                    col("region_count") == 1,
+                    col("open_ratio") >= 0.45,
+                ],
+                order_by="-open_ratio",
+                limit=3,
+            )
+        ),
+        "README: kind=caves, -largest_region, limit 3": lambda s: list(
+            s.select(MapRecord, where={"kind": "caves"}, order_by="-largest_region", limit=3)
+        ),
+        "find_maps caves 80-120 x 40-60, 1 region, >= 45 % open, limit 20": lambda s: find_maps(
+            s,
+            kind="caves",
+            width=(80, 120),
+            height=(40, 60),
+            regions=1,
+            open_ratio=(0.45, None),
+            limit=20,
+        ),
+        "find_maps 1 region, open 0.40-0.41, limit 20": lambda s: find_maps(
+            s, regions=1, open_ratio=(0.40, 0.41), limit=20
+        ),
         "largest_maps 10": lambda s: largest_maps(s, 10),
         "largest_maps 10 kind=dungeon": lambda s: largest_maps(s, 10, kind="dungeon"),
-        "single_region_maps kind=islands, limit 20":
-            lambda s: single_region_maps(s, kind="islands", limit=20),
+        "single_region_maps kind=islands, limit 20": lambda s: single_region_maps(
+            s, kind="islands", limit=20
+        ),
         "find_maps seed=...": lambda s: find_maps(s, seed=some_seed),
         "sample_maps 5 kind=caves": lambda s: sample_maps(s, 5, kind="caves", seed=1),
         "Store.get(MapRecord, id)": lambda s: s.get(MapRecord, some_id),
@@ -361,14 +422,18 @@ def bench_queries(total: int, folder: Path, postgres: str | None) -> None:
     base_build = build(base, pool, total, old)
     ours = open_at(folder / "qhead.db", "head")
     ours_build = build(ours, pool, total, None)
-    print(f"designer queries on {total:,} maps, SQLite ({load()}; built in "
-          f"{base_build:.0f} s at 0001, {ours_build:.0f} s at head)")
+    print(
+        f"designer queries on {total:,} maps, SQLite ({load()}; built in "
+        f"{base_build:.0f} s at 0001, {ours_build:.0f} s at head)"
+    )
     base_old = Store(folder / "q01.db")
     for name, query in designer_queries(total).items():
         b = _time_on_0001(base_old, old, query)
         o = time_query(ours, query)
-        print(f"  {name:<68} baseline {b * 1e3:8.3f} ms   ours {o * 1e3:7.3f} ms   "
-              f"ratio {o / b:6.3f}   {'ok' if o <= 0.002 else 'OVER 2 ms'}")
+        print(
+            f"  {name:<68} baseline {b * 1e3:8.3f} ms   ours {o * 1e3:7.3f} ms   "
+            f"ratio {o / b:6.3f}   {'ok' if o <= 0.002 else 'OVER 2 ms'}"
+        )
     print(f"  ({load()})")
     for s in (base, ours, base_old):
         s.close()
@@ -431,15 +496,21 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000, help="maps for the queries")
     parser.add_argument("--workers", type=int, default=cores())
     parser.add_argument("--only", default="storage,decode,generate,cluster,queries")
-    parser.add_argument("--postgres", default=None, help="also time the queries here "
-                        "(a scratch database: its catalog tables are replaced)")
+    parser.add_argument(
+        "--postgres",
+        default=None,
+        help="also time the queries here (a scratch database: its catalog tables are replaced)",
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if only & {"storage", "decode"}:
-            maps = [m for c in generate_maps("dungeon", args.maps, seed=1,
-                                             workers=args.workers) for m in c]
+            maps = [
+                m
+                for c in generate_maps("dungeon", args.maps, seed=1, workers=args.workers)
+                for m in c
+            ]
             if "storage" in only:
                 bench_storage(maps, folder)
             if "decode" in only:

@@ -61,16 +61,14 @@ def build(store: Store, pool: list[MapRecord], total: int, batch: int) -> float:
     last = start
     while made < total:
         n = min(batch, total - made)
-        rows = [fresh(pool[(made + i) % len(pool)], seed=1_000_000 + made + i)
-                for i in range(n)]
+        rows = [fresh(pool[(made + i) % len(pool)], seed=1_000_000 + made + i) for i in range(n)]
         for i, row in enumerate(rows):
             row.id = made + i + 1
         store.insert_many(rows)
         made += n
         if time.perf_counter() - last > 60:
             last = time.perf_counter()
-            print(f"    {made:,} rows, {made / (last - start):,.0f} rows/s ({load()})",
-                  flush=True)
+            print(f"    {made:,} rows, {made / (last - start):,.0f} rows/s ({load()})", flush=True)
     return time.perf_counter() - start
 
 
@@ -92,8 +90,15 @@ def report_queries(store: Store, total: int) -> None:
         print(f"  {name:<68} {best * 1e3:8.3f} ms   {'ok' if best <= 0.002 else 'over 2 ms'}")
 
 
-def run(store: Store, label: str, pool: list[MapRecord], total: int, batch: int,
-        size: Any, reuse: bool = False) -> None:
+def run(
+    store: Store,
+    label: str,
+    pool: list[MapRecord],
+    total: int,
+    batch: int,
+    size: Any,
+    reuse: bool = False,
+) -> None:
     if reuse:  # measure a catalog an earlier run built
         total = store.count(MapRecord)
         print(f"{label}: the {total:,} maps already there ({load()})", flush=True)
@@ -107,9 +112,12 @@ def run(store: Store, label: str, pool: list[MapRecord], total: int, batch: int,
     print(f"  size {size() / 2**20:,.0f} MB = {size() / total:,.0f} bytes/map", flush=True)
     report_queries(store, total)
     count, seconds, growth = stream(store, "cellular")
-    print(f"  streaming select(kind='cellular'): {count:,} maps in {seconds:.1f} s "
-          f"({count / seconds:,.0f} maps/s), peak RSS grew {growth:.1f} MB "
-          f"(peak {peak_rss_mb():.0f} MB) ({load()})", flush=True)
+    print(
+        f"  streaming select(kind='cellular'): {count:,} maps in {seconds:.1f} s "
+        f"({count / seconds:,.0f} maps/s), peak RSS grew {growth:.1f} MB "
+        f"(peak {peak_rss_mb():.0f} MB) ({load()})",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -119,8 +127,11 @@ def main() -> None:
     parser.add_argument("--postgres", default=os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL"))
     parser.add_argument("--folder", default=None, help="where the SQLite file goes")
     parser.add_argument("--skip-sqlite", action="store_true")
-    parser.add_argument("--reuse-postgres", action="store_true",
-                        help="measure the catalog already in --postgres instead of building")
+    parser.add_argument(
+        "--reuse-postgres",
+        action="store_true",
+        help="measure the catalog already in --postgres instead of building",
+    )
     parser.add_argument("--keep", action="store_true", help="leave the PostgreSQL catalog")
     args = parser.parse_args()
     pool = map_pool(600)
@@ -149,15 +160,16 @@ def main() -> None:
         upgrade_catalog(store)
 
         def pg_size() -> int:
-            pg_class = sa.table("pg_class", sa.column("oid"), sa.column("relkind"),
-                                sa.column("relname"))
-            stmt = (sa.select(sa.func.sum(sa.func.pg_total_relation_size(pg_class.c.oid)))
-                    .where(pg_class.c.relkind == "r", pg_class.c.relname.like("maps%")))
+            pg_class = sa.table(
+                "pg_class", sa.column("oid"), sa.column("relkind"), sa.column("relname")
+            )
+            stmt = sa.select(sa.func.sum(sa.func.pg_total_relation_size(pg_class.c.oid))).where(
+                pg_class.c.relkind == "r", pg_class.c.relname.like("maps%")
+            )
             with store.engine.connect() as conn:
                 return int(conn.execute(stmt).scalar_one())
 
-        run(store, "PostgreSQL", pool, args.rows, args.batch, pg_size,
-            reuse=args.reuse_postgres)
+        run(store, "PostgreSQL", pool, args.rows, args.batch, pg_size, reuse=args.reuse_postgres)
         if not args.keep:
             for cls in TABLES.values():
                 store.drop(cls)

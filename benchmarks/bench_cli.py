@@ -37,8 +37,9 @@ def tool(name: str) -> str | None:
 
 def run_once(command: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          env=env, check=False)
+    done = subprocess.run(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-500:]}")
@@ -54,28 +55,57 @@ def make_catalog(folder: Path) -> Path:
     db = folder / "catalog.db"
     entityworks = tool("entityworks")
     assert entityworks, "install the package first: pip install -e ."
-    subprocess.run([entityworks, "generate", "cellular", "--count", "20", "--seed", "1",
-                    "--workers", "1", "--db", str(db)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            entityworks,
+            "generate",
+            "cellular",
+            "--count",
+            "20",
+            "--seed",
+            "1",
+            "--workers",
+            "1",
+            "--db",
+            str(db),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return db
 
 
-def cases(db: Path, old: str | None) -> list[tuple[str, list[str], list[str] | None,
-                                                  list[str] | None]]:
+def cases(
+    db: Path, old: str | None
+) -> list[tuple[str, list[str], list[str] | None, list[str] | None]]:
     """(job, ours, peer, old tree) command lines."""
     ours = [tool("entityworks") or "entityworks"]
     peer = tool("sqlite-utils")
     old_cmd = [sys.executable, "-m", "entityworks"] if old else None
     sql = "select id, kind, seed, width, height from maps order by id limit 5"
     jobs = [
-        ("--version", ours + ["--version"], [peer, "--version"] if peer else None,
-         old_cmd + ["--version"] if old_cmd else None),
-        ("--help", ours + ["--help"], [peer, "--help"] if peer else None,
-         old_cmd + ["--help"] if old_cmd else None),
-        ("query 5 rows", ours + ["query", "maps", "--limit", "5", "-c",
-                                 "id,kind,seed,width,height", "--db", str(db)],
-         [peer, "query", str(db), sql, "--table"] if peer else None,
-         old_cmd + ["query", "maps", "--limit", "5", "-c", "id,kind,seed,width,height",
-                    "--db", str(db)] if old_cmd else None),
+        (
+            "--version",
+            ours + ["--version"],
+            [peer, "--version"] if peer else None,
+            old_cmd + ["--version"] if old_cmd else None,
+        ),
+        (
+            "--help",
+            ours + ["--help"],
+            [peer, "--help"] if peer else None,
+            old_cmd + ["--help"] if old_cmd else None,
+        ),
+        (
+            "query 5 rows",
+            ours
+            + ["query", "maps", "--limit", "5", "-c", "id,kind,seed,width,height", "--db", str(db)],
+            [peer, "query", str(db), sql, "--table"] if peer else None,
+            old_cmd
+            + ["query", "maps", "--limit", "5", "-c", "id,kind,seed,width,height", "--db", str(db)]
+            if old_cmd
+            else None,
+        ),
     ]
     return jobs
 
@@ -87,8 +117,12 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="warm runs per command")
-    parser.add_argument("--cold-runs", type=int, default=3,
-                        help="cold runs per command (best and worst are printed)")
+    parser.add_argument(
+        "--cold-runs",
+        type=int,
+        default=3,
+        help="cold runs per command (best and worst are printed)",
+    )
     parser.add_argument("--old", help="an older entityworks source tree to time as well")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
@@ -109,30 +143,56 @@ def main() -> None:
                     for i, (command, side_env) in enumerate(sides):
                         if command is None:
                             continue
-                        took = (run_once(command, side_env) if mode == "warm"
-                                else cold(command, side_env))
+                        took = (
+                            run_once(command, side_env)
+                            if mode == "warm"
+                            else cold(command, side_env)
+                        )
                         if mode == "cold" or round_ >= 2:
                             best[i] = min(best[i], took)
                 ours_t, peer_t, old_t = best
                 ratio = f"{ours_t / peer_t:6.2f}x" if peer else "      -"
-                print(f"{job:<14} {mode:<6} {ours_t:8.3f}s "
-                      f"{(f'{peer_t:8.3f}s' if peer else '        -')} {ratio} "
-                      f"{(f'{old_t:9.3f}s' if old else '         -')}")
-                figures[f"{job} {mode}"] = {"ours": ours_t, "peer": peer_t if peer else None,
-                                            "old": old_t if old else None}
-        print(f"load average after: {load()}  (peer: sqlite-utils "
-              f"{'found' if tool('sqlite-utils') else 'not installed'})")
+                print(
+                    f"{job:<14} {mode:<6} {ours_t:8.3f}s "
+                    f"{(f'{peer_t:8.3f}s' if peer else '        -')} {ratio} "
+                    f"{(f'{old_t:9.3f}s' if old else '         -')}"
+                )
+                figures[f"{job} {mode}"] = {
+                    "ours": ours_t,
+                    "peer": peer_t if peer else None,
+                    "old": old_t if old else None,
+                }
+        print(
+            f"load average after: {load()}  (peer: sqlite-utils "
+            f"{'found' if tool('sqlite-utils') else 'not installed'})"
+        )
         hyperfine = shutil.which("hyperfine")
         if hyperfine:
             commands = [" ".join(ours) for _, ours, _, _ in jobs]
             commands += [" ".join(peer) for _, _, peer, _ in jobs if peer and "query" not in peer]
             out = Path(folder) / "hyperfine.json"
-            subprocess.run([hyperfine, "-N", "--warmup", "2", "--runs", str(args.runs),
-                            "--export-json", str(out), *commands], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            subprocess.run(
+                [
+                    hyperfine,
+                    "-N",
+                    "--warmup",
+                    "2",
+                    "--runs",
+                    str(args.runs),
+                    "--export-json",
+                    str(out),
+                    *commands,
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
             for result in json.loads(out.read_text())["results"]:
-                print(f"hyperfine: {result['mean']:.3f}s +- {result['stddev']:.3f}s "
-                      f"(min {result['min']:.3f}s)  {result['command'][:70]}")
+                print(
+                    f"hyperfine: {result['mean']:.3f}s +- {result['stddev']:.3f}s "
+                    f"(min {result['min']:.3f}s)  {result['command'][:70]}"
+                )
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
 

@@ -60,10 +60,13 @@ def main() -> None:
             outputs: dict[str, Any] = {}
             t_ent, t_ours = alternate(
                 lambda c=command, o=outputs: o.__setitem__(
-                    "ent", subprocess.run(c, capture_output=True).stdout),
+                    "ent", subprocess.run(c, capture_output=True).stdout
+                ),
                 lambda b=bits, o=outputs: o.__setitem__(
-                    "ours", entropy.report(path, args.chunk, bits=b).to_ent()),
-                repeat=args.repeat)
+                    "ours", entropy.report(path, args.chunk, bits=b).to_ent()
+                ),
+                repeat=args.repeat,
+            )
             ent_out, ours = outputs["ent"], outputs["ours"]
             same = ours.encode("latin-1") == ent_out
             mode = "bit mode (-b)" if bits else "byte mode"
@@ -72,8 +75,15 @@ def main() -> None:
             print(f"  ours report  : {size / t_ours / 1e6:8.1f} MB/s  ({t_ours:.3f} s)")
             print(f"  ratio        : {t_ent / t_ours:8.2f}x   identical output: {same}")
             assert same, "the reports differ from ent's"
-            record("entropy", f"report, {mode}", f"{args.mb} MB random file",
-                   " ".join(["ent", *flags]), size / t_ent / 1e6, size / t_ours / 1e6, "MB/s")
+            record(
+                "entropy",
+                f"report, {mode}",
+                f"{args.mb} MB random file",
+                " ".join(["ent", *flags]),
+                size / t_ent / 1e6,
+                size / t_ours / 1e6,
+                "MB/s",
+            )
         tracemalloc.start()
         entropy.report(path, args.chunk)
         _, peak = tracemalloc.get_traced_memory()

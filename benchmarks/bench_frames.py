@@ -54,8 +54,11 @@ from entityworks.arrow import (  # noqa: E402
 
 
 def report(path: str, row: str, n: int, peer_name: str, peer: float, ours: float) -> None:
-    print(f"{path:<22} {row:<9} {n:>9,} rows  peer {peer_name}: {n / peer:>12,.0f} rows/s   "
-          f"ours: {n / ours:>12,.0f} rows/s   ratio {peer / ours:5.2f}x", flush=True)
+    print(
+        f"{path:<22} {row:<9} {n:>9,} rows  peer {peer_name}: {n / peer:>12,.0f} rows/s   "
+        f"ours: {n / ours:>12,.0f} rows/s   ratio {peer / ours:5.2f}x",
+        flush=True,
+    )
     record("frames", path, row, peer_name, n / peer, n / ours, "rows/s")
 
 
@@ -78,59 +81,86 @@ def peer_table(cls: type, rows: list[Any], schema: pa.Schema) -> pa.Table:
             own = pa.array(values, type=kind.field("value").type)
             columns[name] = pa.StructArray.from_arrays(
                 [own, pa.array(peer_scales(values), type=kind.field("scale").type)],
-                fields=list(kind), mask=own.is_null() if own.null_count else None)
+                fields=list(kind),
+                mask=own.is_null() if own.null_count else None,
+            )
     return pa.Table.from_pydict(columns, schema=schema)
 
 
 def peer_objects(cls: type, table: pa.Table) -> list[Any]:
     names = [f.name for f in dataclasses.fields(cls)]
-    return list(map(cls, *((pc.struct_field(table.column(name), "value")
-                            if pa.types.is_struct(table.schema.field(name).type)
-                            else table.column(name)).to_pylist() for name in names)))
+    return list(
+        map(
+            cls,
+            *(
+                (
+                    pc.struct_field(table.column(name), "value")
+                    if pa.types.is_struct(table.schema.field(name).type)
+                    else table.column(name)
+                ).to_pylist()
+                for name in names
+            ),
+        )
+    )
 
 
-def to_side(cls: type, row: str, rows: list[Any], repeat: int, workdir: Path,
-            frames: bool) -> pa.Table:
+def to_side(
+    cls: type, row: str, rows: list[Any], repeat: int, workdir: Path, frames: bool
+) -> pa.Table:
     n = len(rows)
     ours_table = to_arrow(cls, rows)
     schema = ours_table.schema
     out: dict[str, Any] = {}
-    peer, ours = alternate(lambda: out.__setitem__("peer", peer_table(cls, rows, schema)),
-                           lambda: out.__setitem__("ours", to_arrow(cls, rows)),
-                           repeat=repeat)
+    peer, ours = alternate(
+        lambda: out.__setitem__("peer", peer_table(cls, rows, schema)),
+        lambda: out.__setitem__("ours", to_arrow(cls, rows)),
+        repeat=repeat,
+    )
     assert out["ours"].equals(out["peer"], check_metadata=True), "tables differ"
     out.clear()
     report("to_arrow", row, n, "from_pydict", peer, ours)
     if not frames:
         return ours_table
     if row == "Mixed":
-        weak, = alternate(lambda: pa.Table.from_pylist([dataclasses.asdict(r) for r in rows]),
-                          repeat=1)
-        print(f"{'':<22} {'':<9} {'':>9}       weak peer from_pylist(asdict): "
-              f"{n / weak:>12,.0f} rows/s (ours {weak / ours:.2f}x it)")
+        (weak,) = alternate(
+            lambda: pa.Table.from_pylist([dataclasses.asdict(r) for r in rows]), repeat=1
+        )
+        print(
+            f"{'':<22} {'':<9} {'':>9}       weak peer from_pylist(asdict): "
+            f"{n / weak:>12,.0f} rows/s (ours {weak / ours:.2f}x it)"
+        )
     peer, ours = alternate(
-        lambda: out.__setitem__("peer", peer_table(cls, rows, schema).to_pandas(
-            types_mapper=pd.ArrowDtype)),
-        lambda: out.__setitem__("ours", to_pandas(cls, rows)), repeat=repeat)
+        lambda: out.__setitem__(
+            "peer", peer_table(cls, rows, schema).to_pandas(types_mapper=pd.ArrowDtype)
+        ),
+        lambda: out.__setitem__("ours", to_pandas(cls, rows)),
+        repeat=repeat,
+    )
     assert list(out["ours"].dtypes) == list(out["peer"].dtypes), "frame dtypes differ"
     assert out["ours"].equals(out["peer"]), "frames differ"
     out.clear()
     report("to_pandas", row, n, "from_pydict+to_pandas", peer, ours)
     peer_path, ours_path = workdir / "peer.parquet", workdir / "ours.parquet"
-    peer, ours = alternate(lambda: pq.write_table(peer_table(cls, rows, schema), peer_path),
-                           lambda: write_parquet(cls, rows, ours_path), repeat=repeat)
+    peer, ours = alternate(
+        lambda: pq.write_table(peer_table(cls, rows, schema), peer_path),
+        lambda: write_parquet(cls, rows, ours_path),
+        repeat=repeat,
+    )
     assert pq.read_table(peer_path).equals(pq.read_table(ours_path), check_metadata=True)
     report("write_parquet", row, n, "from_pydict+write_table", peer, ours)
     return ours_table
 
 
-def from_side(cls: type, row: str, rows: list[Any], table: pa.Table, repeat: int,
-              workdir: Path, frames: bool) -> None:
+def from_side(
+    cls: type, row: str, rows: list[Any], table: pa.Table, repeat: int, workdir: Path, frames: bool
+) -> None:
     n = len(rows)
     out: dict[str, Any] = {}
-    peer, ours = alternate(lambda: out.__setitem__("peer", peer_objects(cls, table)),
-                           lambda: out.__setitem__("ours", from_arrow(cls, table)),
-                           repeat=repeat)
+    peer, ours = alternate(
+        lambda: out.__setitem__("peer", peer_objects(cls, table)),
+        lambda: out.__setitem__("ours", from_arrow(cls, table)),
+        repeat=repeat,
+    )
     assert out["ours"] == out["peer"] == rows
     out.clear()
     report("from_arrow", row, n, "to_pylist+cls", peer, ours)
@@ -138,9 +168,12 @@ def from_side(cls: type, row: str, rows: list[Any], table: pa.Table, repeat: int
         return
     frame = table.to_pandas(types_mapper=pd.ArrowDtype)
     peer, ours = alternate(
-        lambda: out.__setitem__("peer", peer_objects(
-            cls, pa.Table.from_pandas(frame, preserve_index=False))),
-        lambda: out.__setitem__("ours", from_pandas(cls, frame)), repeat=repeat)
+        lambda: out.__setitem__(
+            "peer", peer_objects(cls, pa.Table.from_pandas(frame, preserve_index=False))
+        ),
+        lambda: out.__setitem__("ours", from_pandas(cls, frame)),
+        repeat=repeat,
+    )
     assert out["ours"] == out["peer"] == rows
     out.clear()
     report("from_pandas", row, n, "from_pandas+to_pylist", peer, ours)
@@ -148,7 +181,9 @@ def from_side(cls: type, row: str, rows: list[Any], table: pa.Table, repeat: int
     pq.write_table(table, path)
     peer, ours = alternate(
         lambda: out.__setitem__("peer", peer_objects(cls, pq.read_table(path))),
-        lambda: out.__setitem__("ours", read_parquet(cls, path)), repeat=repeat)
+        lambda: out.__setitem__("ours", read_parquet(cls, path)),
+        repeat=repeat,
+    )
     assert out["ours"] == out["peer"] == rows
     out.clear()
     report("read_parquet", row, n, "read_table+to_pylist", peer, ours)
@@ -162,7 +197,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="200k Mixed rows, 100k per type")
     parser.add_argument("--no-per-type", action="store_true")
     args = parser.parse_args()
-    n, per_type_n = ((200_000, 100_000) if args.quick else (args.rows, args.per_type_rows))
+    n, per_type_n = (200_000, 100_000) if args.quick else (args.rows, args.per_type_rows)
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

@@ -82,18 +82,24 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def ceiling_run(kind: str, count: int, processes: int, paused: bool = False
-                ) -> tuple[float, float, float]:
+def ceiling_run(
+    kind: str, count: int, processes: int, paused: bool = False
+) -> tuple[float, float, float]:
     """Wall seconds for ``processes`` fresh interpreters to generate seeds ``1..count``
     between them (consecutive shares), returning nothing; their CPU seconds; and the
     longest generation alone (after the imports), as each timed its own loop."""
     cpu = children_cpu()
     bounds = [1 + count * i // processes for i in range(processes + 1)]
     start = time.perf_counter()
-    running = [subprocess.Popen([sys.executable, "-c", _PLAIN, kind, str(a), str(b),
-                                 "paused" if paused else "plain"],
-                                env=_env(), stdout=subprocess.PIPE, text=True)
-               for a, b in zip(bounds, bounds[1:], strict=False)]
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PLAIN, kind, str(a), str(b), "paused" if paused else "plain"],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
     loops = []
     for proc in running:
         out, _ = proc.communicate()
@@ -103,18 +109,37 @@ def ceiling_run(kind: str, count: int, processes: int, paused: bool = False
     return time.perf_counter() - start, children_cpu() - cpu, max(loops)
 
 
-def command_run(kind: str, count: int, workers: int, folder: Path
-                ) -> tuple[float, float, float, int]:
+def command_run(
+    kind: str, count: int, workers: int, folder: Path
+) -> tuple[float, float, float, int]:
     """Wall seconds of the command, launch to exit, into a fresh catalog; its CPU seconds
     (its workers' too); and what it said: the seconds of its library call
     (``generate_into``: no interpreter start-up, no imports) and the storage share."""
     cpu = children_cpu()
     db = folder / f"{kind}_{time.monotonic_ns()}.db"
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "entityworks", "generate", kind, "--count",
-                           str(count), "--seed", "1", "--workers", str(workers), "--db",
-                           str(db), "--no-progress"], env=_env(), capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "entityworks",
+            "generate",
+            kind,
+            "--count",
+            str(count),
+            "--seed",
+            "1",
+            "--workers",
+            str(workers),
+            "--db",
+            str(db),
+            "--no-progress",
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     seconds = time.perf_counter() - start
     cpu = children_cpu() - cpu
     if done.returncode != 0:
@@ -146,8 +171,10 @@ def compare(kind: str, count: int, workers: int, rounds: int) -> float:
     Each round also runs the stricter ceiling whose processes pause the collector for each
     chunk of maps (the kind's ``MapKind.chunk``), as the command's workers do: it shows what
     the command's storage costs with the collector's share taken out of both sides."""
-    print(f"generate {kind} --count {count} (generator defaults), {workers} worker(s) vs "
-          f"{workers} independent processes, {cores()} core(s)")
+    print(
+        f"generate {kind} --count {count} (generator defaults), {workers} worker(s) vs "
+        f"{workers} independent processes, {cores()} core(s)"
+    )
     ratios: list[float] = []
     strict: list[float] = []
     cpu_ratios: list[float] = []
@@ -158,7 +185,7 @@ def compare(kind: str, count: int, workers: int, rounds: int) -> float:
             before = load()
             # rotate which goes first, so that none always meets another's tail
             runs = ["ceiling", "ours", "paused"]
-            for what in runs[r % 3:] + runs[:r % 3]:
+            for what in runs[r % 3 :] + runs[: r % 3]:
                 if what == "ours":
                     ours, ours_cpu, call, storage = command_run(kind, count, workers, Path(tmp))
                 elif what == "ceiling":
@@ -170,32 +197,46 @@ def compare(kind: str, count: int, workers: int, rounds: int) -> float:
             best = [min(best[0], ceiling), min(best[1], ours), min(best[2], paused)]
             cpu_ratios.append(ceiling_cpu / ours_cpu)
             call_ratios.append(loop / call)
-            print(f"  round {r + 1}: end to end: ceiling {count / ceiling:6.1f} maps/s "
-                  f"({ceiling:5.2f} s, CPU {ceiling_cpu:5.2f} s), ours {count / ours:6.1f} "
-                  f"maps/s ({ours:5.2f} s, CPU {ours_cpu:5.2f} s), ratio {ratios[-1]:.2f}; "
-                  f"paused ceiling {count / paused:6.1f} maps/s, ratio {strict[-1]:.2f}; "
-                  f"after start-up: ceiling {count / loop:6.1f} maps/s, ours (generate_into, "
-                  f"storage {storage}%) {count / call:6.1f} maps/s, ratio {call_ratios[-1]:.2f}"
-                  f"   {before} -> {load()}")
+            print(
+                f"  round {r + 1}: end to end: ceiling {count / ceiling:6.1f} maps/s "
+                f"({ceiling:5.2f} s, CPU {ceiling_cpu:5.2f} s), ours {count / ours:6.1f} "
+                f"maps/s ({ours:5.2f} s, CPU {ours_cpu:5.2f} s), ratio {ratios[-1]:.2f}; "
+                f"paused ceiling {count / paused:6.1f} maps/s, ratio {strict[-1]:.2f}; "
+                f"after start-up: ceiling {count / loop:6.1f} maps/s, ours (generate_into, "
+                f"storage {storage}%) {count / call:6.1f} maps/s, ratio {call_ratios[-1]:.2f}"
+                f"   {before} -> {load()}"
+            )
     median = statistics.median(ratios)
-    print(f"  ours/ceiling end to end: median {median:.2f}x, best rounds {count / best[1]:.1f} "
-          f"vs {count / best[0]:.1f} maps/s = {best[0] / best[1]:.2f}x (target >= 0.85x); "
-          f"after start-up: median {statistics.median(call_ratios):.2f}x; CPU ceiling/ours: "
-          f"median {statistics.median(cpu_ratios):.2f}; against the paused ceiling: median "
-          f"{statistics.median(strict):.2f}x, best rounds {best[2] / best[1]:.2f}x")
-    record("generate", f"generate {kind} --count {count}, end to end, {workers} workers",
-           f"{kind} maps, generator defaults",
-           f"the same generation in {workers} plain processes, nothing kept",
-           count / best[0], count / best[1], "maps/s")
-    record("generate", f"generate {kind} --count {count}, end to end, {workers} workers",
-           f"{kind} maps, generator defaults",
-           f"the same, each process pausing the collector per {map_kind(kind).chunk} maps "
-           "as ours do",
-           count / best[2], count / best[1], "maps/s")
+    print(
+        f"  ours/ceiling end to end: median {median:.2f}x, best rounds {count / best[1]:.1f} "
+        f"vs {count / best[0]:.1f} maps/s = {best[0] / best[1]:.2f}x (target >= 0.85x); "
+        f"after start-up: median {statistics.median(call_ratios):.2f}x; CPU ceiling/ours: "
+        f"median {statistics.median(cpu_ratios):.2f}; against the paused ceiling: median "
+        f"{statistics.median(strict):.2f}x, best rounds {best[2] / best[1]:.2f}x"
+    )
+    record(
+        "generate",
+        f"generate {kind} --count {count}, end to end, {workers} workers",
+        f"{kind} maps, generator defaults",
+        f"the same generation in {workers} plain processes, nothing kept",
+        count / best[0],
+        count / best[1],
+        "maps/s",
+    )
+    record(
+        "generate",
+        f"generate {kind} --count {count}, end to end, {workers} workers",
+        f"{kind} maps, generator defaults",
+        f"the same, each process pausing the collector per {map_kind(kind).chunk} maps as ours do",
+        count / best[2],
+        count / best[1],
+        "maps/s",
+    )
     return median
 
 
 # -- the in-process scaling figures (issue 6) --------------------------------------------------
+
 
 def cpu_seconds() -> float:
     """User + system CPU of this process and of its finished children (the workers)."""
@@ -214,11 +255,13 @@ def timed_run(kind: str, count: int, workers: int, folder: Path) -> tuple[Genera
 
 
 def line(label: str, stats: GenerateStats, cpu: float) -> str:
-    return (f"  {label:<22} {stats.count} maps in {stats.seconds:7.2f} s = "
-            f"{stats.maps_per_second:7.1f} maps/s; storage {stats.storage_seconds:.2f} s "
-            f"({stats.storage_share:.1%} of the time, "
-            f"{1e3 * stats.storage_cpu_seconds / stats.count:.2f} ms/map of this process's "
-            f"CPU); CPU {1e3 * cpu / stats.count:.1f} ms/map")
+    return (
+        f"  {label:<22} {stats.count} maps in {stats.seconds:7.2f} s = "
+        f"{stats.maps_per_second:7.1f} maps/s; storage {stats.storage_seconds:.2f} s "
+        f"({stats.storage_share:.1%} of the time, "
+        f"{1e3 * stats.storage_cpu_seconds / stats.count:.2f} ms/map of this process's "
+        f"CPU); CPU {1e3 * cpu / stats.count:.1f} ms/map"
+    )
 
 
 def scaling(kind: str, count: int, workers: int) -> None:
@@ -229,22 +272,33 @@ def scaling(kind: str, count: int, workers: int) -> None:
         print(line("baseline (1 worker):", single, single_cpu))
         multi, multi_cpu = timed_run(kind, count, workers, folder)
         print(line(f"ours ({workers} workers):", multi, multi_cpu))
-    print(f"  scaling ours/baseline: {multi.maps_per_second / single.maps_per_second:.2f}x"
-          f"   (target >= 1.7x on 2 cores); storage share {multi.storage_share:.1%} "
-          f"(target < 10 %); {load()}")
+    print(
+        f"  scaling ours/baseline: {multi.maps_per_second / single.maps_per_second:.2f}x"
+        f"   (target >= 1.7x on 2 cores); storage share {multi.storage_share:.1%} "
+        f"(target < 10 %); {load()}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kind", action="append",
-                        help="map kind (repeatable; default: dungeon and caves)")
-    parser.add_argument("--count", type=int,
-                        help="maps per run (default: 2000 dungeons, 1000 caves, else 500)")
+    parser.add_argument(
+        "--kind", action="append", help="map kind (repeatable; default: dungeon and caves)"
+    )
+    parser.add_argument(
+        "--count", type=int, help="maps per run (default: 2000 dungeons, 1000 caves, else 500)"
+    )
     parser.add_argument("--workers", type=int, default=cores())
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="command/ceiling pairs per kind, alternating which goes first")
-    parser.add_argument("--scaling", action="store_true",
-                        help="also time generate_into on 1 worker and on --workers")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="command/ceiling pairs per kind, alternating which goes first",
+    )
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="also time generate_into on 1 worker and on --workers",
+    )
     args = parser.parse_args()
     compiled()
     for kind in args.kind or list(DEFAULT_COUNTS):

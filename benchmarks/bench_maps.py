@@ -313,9 +313,16 @@ def bench_fov_reused() -> None:
                           f"{times[1]:>10.2f}{times[2]:>10.1f}{mine / times[1]:>7.3f}"
                           f"{mine / times[2]:>7.3f}  {os.getloadavg()[0]:.2f}")  # fmt: skip
                     reach_text = "unlimited radius" if radius is None else f"radius {radius}"
-                    record("fov", f"{size}x{size}, {reach_text}, {kind}",
-                           "cave map, 200 floor origins", "reused tcod.map.Map", times[1], mine,
-                           "us/call", lower_is_better=True)
+                    record(
+                        "fov",
+                        f"{size}x{size}, {reach_text}, {kind}",
+                        "cave map, 200 floor origins",
+                        "reused tcod.map.Map",
+                        times[1],
+                        mine,
+                        "us/call",
+                        lower_is_better=True,
+                    )
         print(f"  # {load_avg()}")
 
 
@@ -343,9 +350,7 @@ def bench_dungeon() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="FOV at radius 10 and unlimited only"
-    )
+    parser.add_argument("--quick", action="store_true", help="FOV at radius 10 and unlimited only")
     parser.add_argument("--fov", action="store_true", help="the FOV tables alone")
     args = parser.parse_args()
     print(f"# {load_avg()}")

@@ -95,11 +95,21 @@ def timed(runs: list[tuple[Callable[[], Any], Callable[[], Any]]], repeat: int) 
 
 
 def report(label: str, peer: str, n: int, ours_t: float, peer_t: float) -> None:
-    print(f"{label:<30} ours {n / ours_t:>10,.0f} rows/s   {peer:<26} {n / peer_t:>10,.0f} "
-          f"rows/s   ratio {peer_t / ours_t:5.2f}x   ({load()})", flush=True)
+    print(
+        f"{label:<30} ours {n / ours_t:>10,.0f} rows/s   {peer:<26} {n / peer_t:>10,.0f} "
+        f"rows/s   ratio {peer_t / ours_t:5.2f}x   ({load()})",
+        flush=True,
+    )
     work, _, row = label.rpartition(" ")
-    record("store", work, "int-heavy Row8" if row == "Row8" else row, peer, n / peer_t,
-           n / ours_t, "rows/s")
+    record(
+        "store",
+        work,
+        "int-heavy Row8" if row == "Row8" else row,
+        peer,
+        n / peer_t,
+        n / ours_t,
+        "rows/s",
+    )
 
 
 def weak_line(peer: str, n: int, took: float) -> None:
@@ -107,6 +117,7 @@ def weak_line(peer: str, n: int, took: float) -> None:
 
 
 # -- the peer's conversions, written out per column as a user of the driver would ---------
+
 
 def _field_types(cls: type) -> dict[str, Any]:
     import typing
@@ -149,7 +160,8 @@ def peer_writer(cls: type, names: list[str], backend: str) -> Callable[[Any], tu
         exprs.append(expr)
     source = f"lambda o: ({', '.join(exprs)},)"
     fn: Callable[[Any], tuple[Any, ...]] = eval(  # noqa: S307 - our own expression text
-        source, {"key": peer_decimal_key, "copysign": math.copysign})
+        source, {"key": peer_decimal_key, "copysign": math.copysign}
+    )
     return fn
 
 
@@ -162,14 +174,14 @@ def peer_reader(cls: type, names: list[str]) -> Callable[[tuple[Any, ...]], Any]
         tp, nullable = _base(hints[field])
         at = names.index(f"{field}__text" if tp is Decimal else field)
         v = f"r[{at}]"
-        expr = {bool: f"bool({v})", datetime: f"fromiso({v})", Decimal: f"Decimal({v})"
-                }.get(tp, v)
+        expr = {bool: f"bool({v})", datetime: f"fromiso({v})", Decimal: f"Decimal({v})"}.get(tp, v)
         if nullable and expr != v:
             expr = f"(None if {v} is None else {expr})"
         args.append(expr)
     source = f"lambda r: cls({', '.join(args)})"
     fn: Callable[[tuple[Any, ...]], Any] = eval(  # noqa: S307
-        source, {"cls": cls, "fromiso": datetime.fromisoformat, "Decimal": Decimal})
+        source, {"cls": cls, "fromiso": datetime.fromisoformat, "Decimal": Decimal}
+    )
     return fn
 
 
@@ -185,6 +197,7 @@ def _sql_names(store: Store, cls: type) -> list[str]:
 
 
 # -- SQLite ---------------------------------------------------------------------------------
+
 
 def raw_sqlite(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
@@ -219,8 +232,7 @@ def sqlite_one(label: str, objs: list[Any], workdir: Path, repeat: int, weak: bo
     sql_names = _sql_names(probe, cls)
     probe.close()
     row = peer_writer(cls, names, "sqlite")
-    sql = (f"INSERT INTO {table} ({', '.join(sql_names)}) "
-           f"VALUES ({', '.join('?' * len(names))})")
+    sql = f"INSERT INTO {table} ({', '.join(sql_names)}) VALUES ({', '.join('?' * len(names))})"
 
     def ours_insert() -> None:
         ours[-1].insert_many(objs)
@@ -257,10 +269,12 @@ def sqlite_one(label: str, objs: list[Any], workdir: Path, repeat: int, weak: bo
     ours_t, peer_t = timed([(nothing, ours_select), (nothing, peer_select)], repeat)
     report(f"SQLite select {label}", "fetchall + build", n, ours_t, peer_t)
     assert list(ours[-1].select(cls, order_by="id")) == objs, label
-    assert sorted(map(build, reader.execute(select_all).fetchall()),
-                  key=attrgetter("id")) == objs, label
+    assert (
+        sorted(map(build, reader.execute(select_all).fetchall()), key=attrgetter("id")) == objs
+    ), label
 
     if weak:
+
         def core_insert() -> None:
             path = workdir / f"core-{next(counter)}.db"
             with Store(path) as s:
@@ -296,6 +310,7 @@ def sqlite_one(label: str, objs: list[Any], workdir: Path, repeat: int, weak: bo
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------
+
 
 def postgres_one(label: str, objs: list[Any], url: str, repeat: int) -> None:
     cls = type(objs[0])
@@ -355,6 +370,7 @@ def postgres_one(label: str, objs: list[Any], url: str, repeat: int) -> None:
 
 # -- MariaDB --------------------------------------------------------------------------------
 
+
 def mariadb_one(label: str, objs: list[Any], url: str, repeat: int) -> None:
     import pymysql
 
@@ -366,12 +382,16 @@ def mariadb_one(label: str, objs: list[Any], url: str, repeat: int) -> None:
     names = _names(store, cls)
     table = store.model(cls).table.name
     u = sa.make_url(url)
-    conn = pymysql.connect(host=u.host or "127.0.0.1", port=u.port or 3306,
-                           user=u.username or "root", password=u.password or "",
-                           database=u.database, autocommit=False)
+    conn = pymysql.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 3306,
+        user=u.username or "root",
+        password=u.password or "",
+        database=u.database,
+        autocommit=False,
+    )
     row = peer_writer(cls, names, "mariadb")
-    sql = (f"INSERT INTO {table} ({', '.join(names)}) "
-           f"VALUES ({', '.join(['%s'] * len(names))})")
+    sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})"
 
     def clear() -> None:
         with conn.cursor() as cur:
@@ -426,16 +446,21 @@ ROWS = ["Mixed", "int", "float", "str", "bool", "datetime", "Decimal", "Row8"]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=200_000,
-                        help="rows for SQLite and PostgreSQL (default 200000)")
+    parser.add_argument(
+        "--rows", type=int, default=200_000, help="rows for SQLite and PostgreSQL (default 200000)"
+    )
     parser.add_argument("--mariadb-rows", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true", help="20000 / 10000 rows, 2 runs")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", choices=["sqlite", "postgres", "mariadb"], action="append")
-    parser.add_argument("--row", choices=ROWS, action="append",
-                        help="only these row classes (default: all)")
-    parser.add_argument("--weak", action="store_true",
-                        help="also the weak peers (SQLAlchemy Core, pandas) for Mixed on SQLite")
+    parser.add_argument(
+        "--row", choices=ROWS, action="append", help="only these row classes (default: all)"
+    )
+    parser.add_argument(
+        "--weak",
+        action="store_true",
+        help="also the weak peers (SQLAlchemy Core, pandas) for Mixed on SQLite",
+    )
     parser.add_argument("--postgres", default=os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL"))
     parser.add_argument("--mariadb", default=os.environ.get("ENTITYWORKS_TEST_MARIADB_URL"))
     args = parser.parse_args()
@@ -443,13 +468,14 @@ def main() -> None:
         args.rows, args.mariadb_rows, args.repeat = 20_000, 10_000, 2
     only = args.only or ["sqlite", "postgres", "mariadb"]
     which = args.row or ROWS
-    print(f"{args.rows:,} rows (MariaDB {args.mariadb_rows:,}), best of {args.repeat}; "
-          f"CPU count {os.cpu_count()}; {load()}")
+    print(
+        f"{args.rows:,} rows (MariaDB {args.mariadb_rows:,}), best of {args.repeat}; "
+        f"CPU count {os.cpu_count()}; {load()}"
+    )
     if "sqlite" in only:
         with tempfile.TemporaryDirectory() as tmp:
             for label, objs in datasets(args.rows, which):
-                sqlite_one(label, objs, Path(tmp), args.repeat,
-                           args.weak and label == "Mixed")
+                sqlite_one(label, objs, Path(tmp), args.repeat, args.weak and label == "Mixed")
     if "postgres" in only:
         if args.postgres:
             for label, objs in datasets(args.rows, which):

@@ -295,8 +295,15 @@ def tdoku_section(n: int, repeat: int) -> None:
                 print(f"{name:<26}{mode:<7}{len(puzzles):>8}{ours:>11,.0f}{peer:>11,.0f}"
                       f"{ours / peer:>7.2f}x   {load_avg()}")  # fmt: skip
                 work = "count to 2 (uniqueness)" if limit == 2 else "first solution"
-                record("sudoku", f"{work}, one core", f"{name}, first {len(puzzles):,}",
-                       "tdoku", peer, ours, "puzzles/s")
+                record(
+                    "sudoku",
+                    f"{work}, one core",
+                    f"{name}, first {len(puzzles):,}",
+                    "tdoku",
+                    peer,
+                    ours,
+                    "puzzles/s",
+                )
     finally:
         os.sched_setaffinity(0, before)
     print()
@@ -304,15 +311,22 @@ def tdoku_section(n: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=100,
-                        help="puzzles per set for the pure-Python peer (same ones for ours)")
-    parser.add_argument("--cpsat", type=int, default=50,
-                        help="puzzles per set for CP-SAT (0 to skip)")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=100,
+        help="puzzles per set for the pure-Python peer (same ones for ours)",
+    )
+    parser.add_argument(
+        "--cpsat", type=int, default=50, help="puzzles per set for CP-SAT (0 to skip)"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="alternating repeats")
-    parser.add_argument("--tdoku", type=int, default=1000,
-                        help="puzzles per set against tdoku (0 to skip)")
-    parser.add_argument("--tdoku-only", action="store_true",
-                        help="run only the comparison with tdoku")
+    parser.add_argument(
+        "--tdoku", type=int, default=1000, help="puzzles per set against tdoku (0 to skip)"
+    )
+    parser.add_argument(
+        "--tdoku-only", action="store_true", help="run only the comparison with tdoku"
+    )
     args = parser.parse_args()
     if args.tdoku > 0:
         tdoku_section(args.tdoku, min(args.repeat, 3))
@@ -329,8 +343,10 @@ def main() -> None:
     peer = PropagationSolver()
     sudoku.solve_many(load("top95.txt")[:5], workers=1)  # load the compiled code
     print(f"# {load_avg()} (before)")
-    print(f"{'set':<24}{'sample':>7}{'peer 1st/s':>12}{'peer cnt2/s':>12}"
-          f"{'CP-SAT cnt2/s':>14}{'ours cnt2/s':>13}{'vs peer cnt2':>14}{'vs CP-SAT':>11}")
+    print(
+        f"{'set':<24}{'sample':>7}{'peer 1st/s':>12}{'peer cnt2/s':>12}"
+        f"{'CP-SAT cnt2/s':>14}{'ours cnt2/s':>13}{'vs peer cnt2':>14}{'vs CP-SAT':>11}"
+    )
     for name in SETS:
         puzzles = load(name)
         sample = puzzles[: args.sample]
@@ -353,27 +369,35 @@ def main() -> None:
         cp = ours_cp = float("nan")
         if cp_sample:
             cp, ours_cp = (len(cp_sample) / t for t in times[3:])
-        print(f"{name:<24}{len(sample):>7}{first:>12,.0f}{count2:>12,.0f}{cp:>14,.0f}"
-              f"{ours:>13,.0f}{ours / count2:>13,.0f}x{ours_cp / cp:>10,.0f}x")
+        print(
+            f"{name:<24}{len(sample):>7}{first:>12,.0f}{count2:>12,.0f}{cp:>14,.0f}"
+            f"{ours:>13,.0f}{ours / count2:>13,.0f}x{ours_cp / cp:>10,.0f}x"
+        )
         cpu = [len(sample) / t for t in CPU_BEST[:3]]
-        print(f"{'  (CPU time)':<31}{cpu[0]:>12,.0f}{cpu[1]:>12,.0f}{'':>14}"
-              f"{cpu[2]:>13,.0f}{cpu[2] / cpu[1]:>13,.0f}x")
+        print(
+            f"{'  (CPU time)':<31}{cpu[0]:>12,.0f}{cpu[1]:>12,.0f}{'':>14}"
+            f"{cpu[2]:>13,.0f}{cpu[2] / cpu[1]:>13,.0f}x"
+        )
     print(f"# {load_avg()} (after)")
     print(f"# reference only: {TDOKU_PUBLISHED}")
     print()
 
-    print(f"{'set, whole file, uniqueness proved':<40}{'puzzles':>8}{'1 core/s':>11}"
-          f"{'2 cores/s':>11}{'speed-up':>10}   (ceiling: two processes against one)")
+    print(
+        f"{'set, whole file, uniqueness proved':<40}{'puzzles':>8}{'1 core/s':>11}"
+        f"{'2 cores/s':>11}{'speed-up':>10}   (ceiling: two processes against one)"
+    )
     for name in SETS:
         puzzles = load(name)
         one, two = alternate([lambda s=puzzles: sudoku.solve_many(s, workers=1),
                               lambda s=puzzles: sudoku.solve_many(s, workers=2)],
                              args.repeat)  # fmt: skip
         cpu = list(CPU_BEST)
-        print(f"{name:<40}{len(puzzles):>8}{len(puzzles) / one:>11,.0f}"
-              f"{len(puzzles) / two:>11,.0f}{one / two:>9.2f}x"
-              f"   (machine ceiling {machine_ceiling(name):.2f}x; CPU time: 1 core "
-              f"{len(puzzles) / cpu[0]:,.0f}/s, 2 cores {len(puzzles) / cpu[1]:,.0f}/s)")
+        print(
+            f"{name:<40}{len(puzzles):>8}{len(puzzles) / one:>11,.0f}"
+            f"{len(puzzles) / two:>11,.0f}{one / two:>9.2f}x"
+            f"   (machine ceiling {machine_ceiling(name):.2f}x; CPU time: 1 core "
+            f"{len(puzzles) / cpu[0]:,.0f}/s, 2 cores {len(puzzles) / cpu[1]:,.0f}/s)"
+        )
     print(f"# {load_avg()}")
     print()
 
@@ -381,8 +405,10 @@ def main() -> None:
     from generators.sudoku import _engine
 
     count, _, nodes, _ = _engine.solve_digits(NORVIG_IMPOSSIBLE.replace(".", "0"), 2)
-    print(f"Norvig's impossible puzzle refused ({count} solutions, {nodes:,} nodes): "
-          f"{refuse * 1e3:.2f} ms (the peer is not run: Norvig reports minutes)")
+    print(
+        f"Norvig's impossible puzzle refused ({count} solutions, {nodes:,} nodes): "
+        f"{refuse * 1e3:.2f} ms (the peer is not run: Norvig reports minutes)"
+    )
     euler = DATA / "p096_sudoku.txt"
     command = [str(Path(sys.executable).parent / "entityworks"), "sudoku", "euler96", str(euler)]
     subprocess.run(command, check=True, capture_output=True)  # warm the cache
@@ -391,8 +417,10 @@ def main() -> None:
         start = time.perf_counter()
         done = subprocess.run(command, check=True, capture_output=True, text=True)
         runs.append(time.perf_counter() - start)
-    print(f"'entityworks sudoku euler96' end to end, warm cache: best {min(runs):.2f} s, "
-          f"median {sorted(runs)[2]:.2f} s (answer {done.stdout.strip()})")
+    print(
+        f"'entityworks sudoku euler96' end to end, warm cache: best {min(runs):.2f} s, "
+        f"median {sorted(runs)[2]:.2f} s (answer {done.stdout.strip()})"
+    )
     print(f"# {load_avg()}")
 
 

@@ -47,8 +47,9 @@ LIMIT_MB = 500
 
 
 def _escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\r", "&#13;"))
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
+    )
 
 
 def plain_write(rows: list[Mixed], xml_path: Path, xsd_path: Path, xsd: bytes) -> None:
@@ -58,10 +59,12 @@ def plain_write(rows: list[Mixed], xml_path: Path, xsd_path: Path, xsd: bytes) -
     append = parts.append
     for r in rows:
         note = r.note
-        append(f"<mixed><id>{r.id}</id><n>{r.n}</n><x>{r.x!r}</x><s>{esc(r.s)}</s>"
-               f"<flag>{'true' if r.flag else 'false'}</flag><at>{r.at.isoformat()}</at>"
-               f"{'' if note is None else '<note>' + esc(note) + '</note>'}"
-               f"<amount>{r.amount:f}</amount></mixed>\n")
+        append(
+            f"<mixed><id>{r.id}</id><n>{r.n}</n><x>{r.x!r}</x><s>{esc(r.s)}</s>"
+            f"<flag>{'true' if r.flag else 'false'}</flag><at>{r.at.isoformat()}</at>"
+            f"{'' if note is None else '<note>' + esc(note) + '</note>'}"
+            f"<amount>{r.amount:f}</amount></mixed>\n"
+        )
     append("</DocumentElement>")
     xml_path.write_bytes("".join(parts).encode("utf-8"))
     xsd_path.write_bytes(xsd)
@@ -75,8 +78,15 @@ def lxml_read(xml_path: Path, schema: Any) -> list[Mixed]:
     out: list[Mixed] = []
     append = out.append
     fromiso, dec = datetime.fromisoformat, Decimal
-    for _, el in etree.iterparse(str(xml_path), events=("end",), tag="mixed", schema=schema,
-                                 resolve_entities=False, no_network=True, load_dtd=False):
+    for _, el in etree.iterparse(
+        str(xml_path),
+        events=("end",),
+        tag="mixed",
+        schema=schema,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+    ):
         t = [c.text for c in el]
         if len(t) == 8:
             i, n, x, s, flag, at, note, amount = t
@@ -84,8 +94,18 @@ def lxml_read(xml_path: Path, schema: Any) -> list[Mixed]:
         else:
             i, n, x, s, flag, at, amount = t
             note = None
-        append(Mixed(int(i), int(n), float(x), s or "", flag == "true" or flag == "1",
-                     fromiso(at), note, dec(amount)))
+        append(
+            Mixed(
+                int(i),
+                int(n),
+                float(x),
+                s or "",
+                flag == "true" or flag == "1",
+                fromiso(at),
+                note,
+                dec(amount),
+            )
+        )
         el.clear()
         while el.getprevious() is not None:
             del el.getparent()[0]
@@ -102,33 +122,45 @@ def speed(n: int, repeat: int, workdir: Path) -> None:
     ours_xml, ours_xsd = workdir / "ours.xml", workdir / "ours.xsd"
     peer_xml, peer_xsd = workdir / "peer.xml", workdir / "peer.xsd"
 
-    peer, ours = alternate(lambda: plain_write(rows, peer_xml, peer_xsd, xsd),
-                           lambda: write_xml(Mixed, rows, ours_xml, ours_xsd), repeat=repeat)
+    peer, ours = alternate(
+        lambda: plain_write(rows, peer_xml, peer_xsd, xsd),
+        lambda: write_xml(Mixed, rows, ours_xml, ours_xsd),
+        repeat=repeat,
+    )
     assert ours_xml.read_bytes() == peer_xml.read_bytes(), "documents differ"
     assert ours_xsd.read_bytes() == peer_xsd.read_bytes(), "schemas differ"
     report("XML export (with XSD)", n, "plain writer", peer, ours)
     frame = pd.DataFrame([dataclasses.asdict(r) for r in rows])
-    weak, = alternate(lambda: frame.to_xml(workdir / "pandas.xml", index=False), repeat=1)
-    print(f"{'':<30} weak peer DataFrame.to_xml: {n / weak:>12,.0f} rows/s "
-          f"(ours {weak / ours:.2f}x it)")
+    (weak,) = alternate(lambda: frame.to_xml(workdir / "pandas.xml", index=False), repeat=1)
+    print(
+        f"{'':<30} weak peer DataFrame.to_xml: {n / weak:>12,.0f} rows/s "
+        f"(ours {weak / ours:.2f}x it)"
+    )
 
     result: dict[str, list[Mixed]] = {}
     peer, ours = alternate(
-        lambda: result.__setitem__("peer", lxml_read(
-            peer_xml, etree.XMLSchema(etree.parse(str(peer_xsd))))),
+        lambda: result.__setitem__(
+            "peer", lxml_read(peer_xml, etree.XMLSchema(etree.parse(str(peer_xsd))))
+        ),
         lambda: result.__setitem__("ours", read_xml(Mixed, ours_xml, ours_xsd)),
-        repeat=repeat)
+        repeat=repeat,
+    )
     assert result["ours"] == result["peer"] == rows, "round trip changed the rows"
     report("XML import (validated, typed)", n, "lxml iterparse(schema)", peer, ours)
-    weak, = alternate(lambda: pd.read_xml(workdir / "pandas.xml"), repeat=1)
-    print(f"{'':<30} weak peer pandas.read_xml (no validation, no objects): "
-          f"{n / weak:>12,.0f} rows/s (ours {weak / ours:.2f}x it)")
+    (weak,) = alternate(lambda: pd.read_xml(workdir / "pandas.xml"), repeat=1)
+    print(
+        f"{'':<30} weak peer pandas.read_xml (no validation, no objects): "
+        f"{n / weak:>12,.0f} rows/s (ours {weak / ours:.2f}x it)"
+    )
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
 def report(path: str, n: int, peer_name: str, peer: float, ours: float) -> None:
-    print(f"{path:<30} Mixed {n:>9,} rows  peer {peer_name}: {n / peer:>10,.0f} rows/s   "
-          f"ours: {n / ours:>10,.0f} rows/s   ratio {peer / ours:5.2f}x", flush=True)
+    print(
+        f"{path:<30} Mixed {n:>9,} rows  peer {peer_name}: {n / peer:>10,.0f} rows/s   "
+        f"ours: {n / ours:>10,.0f} rows/s   ratio {peer / ours:5.2f}x",
+        flush=True,
+    )
     record("xml", path, "Mixed", peer_name, n / peer, n / ours, "rows/s")
 
 
@@ -180,37 +212,44 @@ def datasets(n: int, repeat: int, workdir: Path) -> None:
     def export_set(nested: bool) -> None:
         name = "nested" if nested else "flat"
         with Store(source) as store:
-            store.export_dataset([Group, Item], workdir / f"{name}.xml",
-                                 workdir / f"{name}.xsd", dataset="Bench", nested=nested)
+            store.export_dataset(
+                [Group, Item],
+                workdir / f"{name}.xml",
+                workdir / f"{name}.xsd",
+                dataset="Bench",
+                nested=nested,
+            )
 
-    single, flat, nested = alternate(export_single, lambda: export_set(False),
-                                     lambda: export_set(True), repeat=repeat)
+    single, flat, nested = alternate(
+        export_single, lambda: export_set(False), lambda: export_set(True), repeat=repeat
+    )
     line("XML export, DataSet flat", "export_xml per table", total / single, total / flat)
-    line("XML export, DataSet nested", "export_xml per table", total / single,
-         total / nested)
+    line("XML export, DataSet nested", "export_xml per table", total / single, total / nested)
 
     counts: list[Any] = []
 
     def import_single() -> None:
         with target() as store:
-            counts.append(store.import_xml(Group, workdir / "groups.xml", workdir / "groups.xsd")
-                          + store.import_xml(Item, workdir / "items.xml",
-                                             workdir / "items.xsd"))
+            counts.append(
+                store.import_xml(Group, workdir / "groups.xml", workdir / "groups.xsd")
+                + store.import_xml(Item, workdir / "items.xml", workdir / "items.xsd")
+            )
 
     def import_set(name: str) -> None:
         with target() as store:
-            counts.append(sum(store.import_dataset(workdir / f"{name}.xml",
-                                                   workdir / f"{name}.xsd").values()))
+            counts.append(
+                sum(store.import_dataset(workdir / f"{name}.xml", workdir / f"{name}.xsd").values())
+            )
 
-    single, flat, nested = alternate(import_single, lambda: import_set("flat"),
-                                     lambda: import_set("nested"), repeat=repeat)
+    single, flat, nested = alternate(
+        import_single, lambda: import_set("flat"), lambda: import_set("nested"), repeat=repeat
+    )
     assert set(counts) == {total}, counts
     with Store(workdir / f"target{next(fresh) - 1}.db") as store:  # the last nested import
         back = list(store.select(store.reflect("items"), order_by="id"))
         assert [dataclasses.astuple(i) for i in back] == [dataclasses.astuple(i) for i in items]
     line("XML import, DataSet flat", "import_xml per table", total / single, total / flat)
-    line("XML import, DataSet nested", "import_xml per table", total / single,
-         total / nested)
+    line("XML import, DataSet nested", "import_xml per table", total / single, total / nested)
 
 
 def _peak_mb() -> float:
@@ -239,13 +278,19 @@ def memory(n: int, workdir: Path) -> int:
             store.insert_many(chunk)
     status = 0
     for step, db in (("export", source), ("import", target)):
-        out = subprocess.run([sys.executable, __file__, "--child", step, str(db), str(xml)],
-                             check=True, capture_output=True, text=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", step, str(db), str(xml)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
         count, peak = int(out[0]), float(out[1])
         ok = peak < LIMIT_MB and count == n
         status |= not ok
-        print(f"{step:<7} {count:>10,} rows  peak RSS {peak:7.1f} MB  "
-              f"(limit {LIMIT_MB} MB) {'ok' if ok else 'FAILED'}")
+        print(
+            f"{step:<7} {count:>10,} rows  peak RSS {peak:7.1f} MB  "
+            f"(limit {LIMIT_MB} MB) {'ok' if ok else 'FAILED'}"
+        )
     print(f"file size {os.path.getsize(xml) / 2**20:.1f} MB")
     return status
 

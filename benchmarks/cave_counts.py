@@ -42,8 +42,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from generators.maps import caves  # noqa: E402
 
 POST = {"lower_limit": 450, "upper_limit": 1500, "filling_neighbours": 3}
-DEFAULTS = {"width": 100, "height": 100, "close_cell_prob": 45, "visits": 50_000,
-            "neighbours": 4, "smoothing": 5, "empty_neighbours": 3}
+DEFAULTS = {
+    "width": 100,
+    "height": 100,
+    "close_cell_prob": 45,
+    "visits": 50_000,
+    "neighbours": 4,
+    "smoothing": 5,
+    "empty_neighbours": 3,
+}
 
 
 def _i32(value: int) -> int:
@@ -97,9 +104,18 @@ class DotNetRandom:
         return int(self._sample() * (1.0 / self.MBIG) * (high - low)) + low
 
 
-def csharp_caves(rnd: DotNetRandom, lower: int, upper: int, filling: int,
-                 width: int = 100, height: int = 100, close_prob: int = 45,
-                 iterations: int = 50_000, neighbours: int = 4, empty: int = 3) -> int:
+def csharp_caves(
+    rnd: DotNetRandom,
+    lower: int,
+    upper: int,
+    filling: int,
+    width: int = 100,
+    height: int = 100,
+    close_prob: int = 45,
+    iterations: int = 50_000,
+    neighbours: int = 4,
+    empty: int = 3,
+) -> int:
     """BuildCaves + GetCaves as the C# runs them (1 = cave), with its loop bounds and draw
     order; returns the number of caves kept."""
     cells = [[0] * height for _ in range(width)]  # cells[x][y], as Map[x, y]
@@ -143,9 +159,19 @@ def _count_caves(cave: np.ndarray, lower: int, upper: int) -> int:
     return int(np.count_nonzero((sizes > lower) & (sizes <= upper)))
 
 
-def prose_close_caves(seed: int, lower: int, upper: int, filling: int, neighbours_ge: bool,
-                      width: int = 100, height: int = 100, close_prob: int = 45,
-                      visits: int = 50_000, neighbours: int = 4, empty: int = 3) -> int:
+def prose_close_caves(
+    seed: int,
+    lower: int,
+    upper: int,
+    filling: int,
+    neighbours_ge: bool,
+    width: int = 100,
+    height: int = 100,
+    close_prob: int = 45,
+    visits: int = 50_000,
+    neighbours: int = 4,
+    empty: int = 3,
+) -> int:
     """The prose's reading of Close Cell Prob: each visit closes an open visited cell with
     that chance before the neighbour rule (initial fill as the code); numpy random source."""
     rng = np.random.default_rng(seed)
@@ -160,8 +186,11 @@ def prose_close_caves(seed: int, lower: int, upper: int, filling: int, neighbour
         x += 1
         if padded[y][x] == 0 and roll < close_prob:
             padded[y][x] = 1
-        count = sum(padded[y - 1][x - 1 : x + 2]) + sum(padded[y][x - 1 : x + 2]) \
+        count = (
+            sum(padded[y - 1][x - 1 : x + 2])
+            + sum(padded[y][x - 1 : x + 2])
             + sum(padded[y + 1][x - 1 : x + 2])
+        )
         padded[y][x] = 1 if count > threshold else 0
     grid = np.array(padded, dtype=np.uint8)[1:-1, 1:-1]
     smoothed = caves._smooth_fill_faithful(grid, 5, empty, filling)
@@ -185,12 +214,20 @@ def row(name: str, counter: collections.Counter[int], seconds: float) -> str:
     mean = sum(k * v for k, v in counter.items()) / total
     top = max(counter)
     cells = "  ".join(f"{s:5.1f}" for s in share)
-    return (f"{name:18s} {total:6d}  {cells}  {more:5.1f}   {three_up:5.1f}  {mean:5.2f}  "
-            f"{top:3d}  {seconds:6.1f}")
+    return (
+        f"{name:18s} {total:6d}  {cells}  {more:5.1f}   {three_up:5.1f}  {mean:5.2f}  "
+        f"{top:3d}  {seconds:6.1f}"
+    )
 
 
-def prose_islands(seed: int, width: int = 99, height: int = 99, close_prob: int = 45,
-                  neighbours: int = 4, visits: int = 50_000) -> np.ndarray:
+def prose_islands(
+    seed: int,
+    width: int = 99,
+    height: int = 99,
+    close_prob: int = 45,
+    neighbours: int = 4,
+    visits: int = 50_000,
+) -> np.ndarray:
     """csIslandMaze's prose: every visit first closes an open visited cell with chance p,
     then applies the island rule (the code only fills at random once, before the visits)."""
     rng = np.random.default_rng(seed)
@@ -204,8 +241,11 @@ def prose_islands(seed: int, width: int = 99, height: int = 99, close_prob: int 
         x += 1
         if padded[y][x] == 0 and roll < close_prob:
             padded[y][x] = 1
-        count = sum(padded[y - 1][x - 1 : x + 2]) + sum(padded[y][x - 1 : x + 2]) \
+        count = (
+            sum(padded[y - 1][x - 1 : x + 2])
+            + sum(padded[y][x - 1 : x + 2])
             + sum(padded[y + 1][x - 1 : x + 2])
+        )
         padded[y][x] = 1 if count > neighbours else 0
     return np.array(padded, dtype=np.uint8)[1:-1, 1:-1]
 
@@ -215,21 +255,30 @@ def island_figures(grids: Iterable[np.ndarray]) -> str:
     for grid in grids:
         opens.append(float((grid == 0).mean()))
         regions.append(ndimage.label(grid == 0)[1])
-    return (f"open {100 * np.mean(opens):5.1f} % (sd {100 * np.std(opens):4.1f}), "
-            f"floor regions {np.mean(regions):6.1f}")
+    return (
+        f"open {100 * np.mean(opens):5.1f} % (sd {100 * np.std(opens):4.1f}), "
+        f"floor regions {np.mean(regions):6.1f}"
+    )
 
 
-HEADER = (f"{'variant':18s} {'maps':>6s}  {'0':>5s}  {'1':>5s}  {'2':>5s}  {'3':>5s}  "
-          f"{'>=4':>5s}   {'>=3':>5s}  {'mean':>5s}  {'max':>3s}  {'s':>6s}   (% of maps)")
+HEADER = (
+    f"{'variant':18s} {'maps':>6s}  {'0':>5s}  {'1':>5s}  {'2':>5s}  {'3':>5s}  "
+    f"{'>=4':>5s}   {'>=3':>5s}  {'mean':>5s}  {'max':>3s}  {'s':>6s}   (% of maps)"
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--maps", type=int, default=1000, help="maps per variant")
-    parser.add_argument("--slow-maps", type=int, default=200,
-                        help="maps for the pure-Python variants (prose-close, dotnet)")
-    parser.add_argument("--clicks", type=int, default=400,
-                        help="Build clicks replayed from new Random(12345)")
+    parser.add_argument(
+        "--slow-maps",
+        type=int,
+        default=200,
+        help="maps for the pure-Python variants (prose-close, dotnet)",
+    )
+    parser.add_argument(
+        "--clicks", type=int, default=400, help="Build clicks replayed from new Random(12345)"
+    )
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"settings: {POST} (others at the C# defaults)")
@@ -238,13 +287,22 @@ def main() -> None:
         ("code", args.maps, lambda s: ours(s)),
         ("prose-neighbours", args.maps, lambda s: ours(s, neighbours=3)),
         ("prose-lower", args.maps, lambda s: ours(s, lower_limit=449)),
-        ("prose-close", args.slow_maps,
-         lambda s: prose_close_caves(s, 450, 1500, 3, neighbours_ge=False)),
-        ("prose-all", args.slow_maps,
-         lambda s: prose_close_caves(s, 449, 1500, 3, neighbours_ge=True)),
+        (
+            "prose-close",
+            args.slow_maps,
+            lambda s: prose_close_caves(s, 450, 1500, 3, neighbours_ge=False),
+        ),
+        (
+            "prose-all",
+            args.slow_maps,
+            lambda s: prose_close_caves(s, 449, 1500, 3, neighbours_ge=True),
+        ),
         ("dotnet", args.slow_maps, lambda s: csharp_caves(DotNetRandom(s), 450, 1500, 3)),
-        ("defaults 16/500/4", args.maps,
-         lambda s: ours(s, lower_limit=16, upper_limit=500, filling_neighbours=4)),
+        (
+            "defaults 16/500/4",
+            args.maps,
+            lambda s: ours(s, lower_limit=16, upper_limit=500, filling_neighbours=4),
+        ),
     ]
     for name, n, make in variants:
         start = time.perf_counter()
@@ -255,25 +313,36 @@ def main() -> None:
     print(HEADER)
     sizes: list[int] = []
     for seed in range(args.maps):
-        found = caves.generate(seed=seed, connect=False, **{**DEFAULTS, **POST,  # type: ignore[arg-type]
-                                                          "lower_limit": 0,
-                                                          "upper_limit": 10**6})
+        found = caves.generate(
+            seed=seed,
+            connect=False,
+            **{
+                **DEFAULTS,
+                **POST,  # type: ignore[arg-type]
+                "lower_limit": 0,
+                "upper_limit": 10**6,
+            },
+        )
         sizes.extend(c.cells for c in found.caves)
     cells = np.array(sizes)
-    print(f"cave sizes before the size limits: {len(cells) / args.maps:.1f} caves a map, "
-          f"{np.count_nonzero(cells > 16) / args.maps:.1f} over 16 cells, median of those "
-          f"{np.median(cells[cells > 16]):.0f}, 90th percentile "
-          f"{np.percentile(cells[cells > 16], 90):.0f}, over 450: "
-          f"{np.count_nonzero(cells > 450) / args.maps:.2f} a map, over 1500: "
-          f"{np.count_nonzero(cells > 1500)} in {args.maps} maps")
-    for name, change in [("close_cell_prob=46", {"close_cell_prob": 46}),
-                         ("close_cell_prob=47", {"close_cell_prob": 47}),
-                         ("close_cell_prob=48", {"close_cell_prob": 48}),
-                         ("close_cell_prob=50", {"close_cell_prob": 50}),
-                         ("close_cell_prob=55", {"close_cell_prob": 55}),
-                         ("filling 4", {"filling_neighbours": 4}),
-                         ("visits=250000", {"visits": 250_000}),
-                         ("150x150 map", {"width": 150, "height": 150})]:
+    print(
+        f"cave sizes before the size limits: {len(cells) / args.maps:.1f} caves a map, "
+        f"{np.count_nonzero(cells > 16) / args.maps:.1f} over 16 cells, median of those "
+        f"{np.median(cells[cells > 16]):.0f}, 90th percentile "
+        f"{np.percentile(cells[cells > 16], 90):.0f}, over 450: "
+        f"{np.count_nonzero(cells > 450) / args.maps:.2f} a map, over 1500: "
+        f"{np.count_nonzero(cells > 1500)} in {args.maps} maps"
+    )
+    for name, change in [
+        ("close_cell_prob=46", {"close_cell_prob": 46}),
+        ("close_cell_prob=47", {"close_cell_prob": 47}),
+        ("close_cell_prob=48", {"close_cell_prob": 48}),
+        ("close_cell_prob=50", {"close_cell_prob": 50}),
+        ("close_cell_prob=55", {"close_cell_prob": 55}),
+        ("filling 4", {"filling_neighbours": 4}),
+        ("visits=250000", {"visits": 250_000}),
+        ("150x150 map", {"width": 150, "height": 150}),
+    ]:
         start = time.perf_counter()
         counter = distribution(ours(seed, **change) for seed in range(args.maps))
         print(row(name, counter, time.perf_counter() - start), flush=True)
@@ -285,8 +354,10 @@ def main() -> None:
         print()
         print(HEADER)
         print(row("clicks", distribution(clicks), time.perf_counter() - start))
-        print("caves per click of Build, new Random(12345), first 30:",
-              " ".join(map(str, clicks[:30])))
+        print(
+            "caves per click of Build, new Random(12345), first 30:",
+            " ".join(map(str, clicks[:30])),
+        )
         threes = [i + 1 for i, n in enumerate(clicks) if n == 3]
         print(f"clicks giving three caves: {threes or 'none'} of {len(clicks)}")
 
@@ -294,8 +365,10 @@ def main() -> None:
     print(f"\nislands, {n} maps of 99x99 (p 45, n 4, 50,000 visits):")
     from generators.maps import islands
 
-    print("  code  (random fill once)     ",
-          island_figures(islands.generate(seed=s).grid for s in range(n)))
+    print(
+        "  code  (random fill once)     ",
+        island_figures(islands.generate(seed=s).grid for s in range(n)),
+    )
     print("  prose (p at every visit)     ", island_figures(prose_islands(s) for s in range(n)))
     print(f"load average {os.getloadavg()[0]:.2f}")
 

@@ -35,8 +35,15 @@ PAGE = ROOT / "docs" / "explanation" / "performance.md"
 RUNS: dict[str, list[str]] = {
     "store": ["bench_store.py", "--rows", "200000", "--mariadb-rows", "100000", "--repeat", "5"],
     "point": ["bench_point.py"],
-    "frames": ["bench_frames.py", "--rows", "1000000", "--per-type-rows", "200000",
-               "--repeat", "3"],
+    "frames": [
+        "bench_frames.py",
+        "--rows",
+        "1000000",
+        "--per-type-rows",
+        "200000",
+        "--repeat",
+        "3",
+    ],
     "xml": ["bench_xml.py", "--rows", "200000"],
     "fov": ["bench_maps.py", "--fov", "--quick"],
     "sudoku": ["bench_sudoku.py", "--tdoku-only", "--tdoku", "1000", "--repeat", "3"],
@@ -47,8 +54,9 @@ RUNS: dict[str, list[str]] = {
 #: A figure within this band of the peer's is "level"; below it, "behind".
 LEVEL = 0.05
 
-_BLOCK = re.compile(r"(<!-- figures: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /figures -->)",
-                    re.S)
+_BLOCK = re.compile(
+    r"(<!-- figures: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /figures -->)", re.S
+)
 
 
 def load_records(path: Path = RESULTS) -> list[dict[str, Any]]:
@@ -79,12 +87,16 @@ def _cell(text: str) -> str:
 
 def table(records: Iterable[dict[str, Any]]) -> str:
     """A Markdown table of figures: what, on which row, against which peer, both, the ratio."""
-    lines = ["| work | row | peer | peer's figure | ours | our speed / peer's |",
-             "| --- | --- | --- | ---: | ---: | ---: |"]
+    lines = [
+        "| work | row | peer | peer's figure | ours | our speed / peer's |",
+        "| --- | --- | --- | ---: | ---: | ---: |",
+    ]
     for r in records:
-        lines.append(f"| {_cell(r['work'])} | {_cell(r['row'])} | {_cell(r['peer'])} | "
-                     f"{_value(r['peer_value'], r['unit'])} | {_value(r['ours_value'], r['unit'])}"
-                     f" | {_verdict(r['speed'])} |")
+        lines.append(
+            f"| {_cell(r['work'])} | {_cell(r['row'])} | {_cell(r['peer'])} | "
+            f"{_value(r['peer_value'], r['unit'])} | {_value(r['ours_value'], r['unit'])}"
+            f" | {_verdict(r['speed'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -94,22 +106,25 @@ def _machine(records: list[dict[str, Any]]) -> str:
     for r in records:
         key = (r["cpu"], r["python"])
         machines[key] = max(machines.get(key, 0), r["cores"])
-    said = "; ".join(f"{cores} cores ({cpu}), Python {python}"
-                     for (cpu, python), cores in sorted(machines.items()))
-    return (f"Measured on {said}, by `python benchmarks/report.py run` "
-            f"({len(records)} figures).\n")
+    said = "; ".join(
+        f"{cores} cores ({cpu}), Python {python}"
+        for (cpu, python), cores in sorted(machines.items())
+    )
+    return f"Measured on {said}, by `python benchmarks/report.py run` ({len(records)} figures).\n"
 
 
 def _behind(records: list[dict[str, Any]]) -> str:
     late = [r for r in records if r["speed"] < 1 - LEVEL]
     if not late:
         return "Nowhere: every figure is level with its peer or ahead of it.\n"
-    return "".join(f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n"
-                   for r in late)
+    return "".join(
+        f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n" for r in late
+    )
 
 
 def render(page: str, records: list[dict[str, Any]]) -> str:
     """The page with every figures block regenerated from ``records``."""
+
     def block(match: re.Match[str]) -> str:
         name = match["name"]
         if name == "machine":
@@ -119,8 +134,10 @@ def render(page: str, records: list[dict[str, Any]]) -> str:
         else:
             mine = [r for r in records if r["bench"] == name]
             if not mine:
-                raise SystemExit(f"no recorded figures for the {name!r} block; run "
-                                 f"`python benchmarks/report.py run --only {name}`")
+                raise SystemExit(
+                    f"no recorded figures for the {name!r} block; run "
+                    f"`python benchmarks/report.py run --only {name}`"
+                )
             body = table(mine)
         return f"{match[1]}{body}{match[4]}"
 
@@ -132,9 +149,11 @@ def run(names: list[str]) -> None:
     kept = [r for r in load_records() if r["bench"] not in names]
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / "figures.jsonl"
-        env = {**os.environ, "ENTITYWORKS_BENCH_RECORD": str(fresh),
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
-                                                           os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "ENTITYWORKS_BENCH_RECORD": str(fresh),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
         for name in names:
             command = [sys.executable, str(HERE / RUNS[name][0]), *RUNS[name][1:]]
             print(f"$ {' '.join(command[1:])}", flush=True)
@@ -160,8 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     fresh = render(page, load_records())
     if getattr(args, "check", False):
         if fresh != page:
-            print(f"{PAGE.relative_to(ROOT)} differs from {RESULTS.relative_to(ROOT)}: run "
-                  "`python benchmarks/report.py render`", file=sys.stderr)
+            print(
+                f"{PAGE.relative_to(ROOT)} differs from {RESULTS.relative_to(ROOT)}: run "
+                "`python benchmarks/report.py render`",
+                file=sys.stderr,
+            )
             return 1
         return 0
     PAGE.write_text(fresh, encoding="utf-8")

@@ -45,11 +45,19 @@ def _examples() -> list[tuple[str, Any, Any]]:
     from entityworks.types.default import default_registry
 
     samples: dict[str, Any] = {
-        "bool": True, "int": 1, "float": 1.5, "str": "a", "bytes": b"a",
-        "Decimal": decimal.Decimal("1.50"), "datetime": dt.datetime(2020, 1, 2, 3, 4, 5),
+        "bool": True,
+        "int": 1,
+        "float": 1.5,
+        "str": "a",
+        "bytes": b"a",
+        "Decimal": decimal.Decimal("1.50"),
+        "datetime": dt.datetime(2020, 1, 2, 3, 4, 5),
         "AwareDatetime": dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
-        "date": dt.date(2020, 1, 2), "time": dt.time(3, 4, 5),
-        "timedelta": dt.timedelta(seconds=1), "UUID": uuid.UUID(int=1)}
+        "date": dt.date(2020, 1, 2),
+        "time": dt.time(3, 4, 5),
+        "timedelta": dt.timedelta(seconds=1),
+        "UUID": uuid.UUID(int=1),
+    }
     out: list[tuple[str, Any, Any]] = []
     registry = default_registry()
     for key, info in registry.entries():
@@ -63,9 +71,14 @@ def _examples() -> list[tuple[str, Any, Any]]:
     ]
     assert len(factories) == len(registry._factories), "a registry factory has no example"
     out += factories
-    out += [("`PackedGrid` (`entityworks.catalog.packing`)", PackedGrid,
-             np.zeros((2, 3), dtype=np.uint8)),
-            ("`PointPath` (`entityworks.catalog.packing`)", PointPath, [[0, 0], [1, 0]])]
+    out += [
+        (
+            "`PackedGrid` (`entityworks.catalog.packing`)",
+            PackedGrid,
+            np.zeros((2, 3), dtype=np.uint8),
+        ),
+        ("`PointPath` (`entityworks.catalog.packing`)", PointPath, [[0, 0], [1, 0]]),
+    ]
     return out
 
 
@@ -79,8 +92,11 @@ def _sql(cls: type, dialect: str) -> str:
         m = re.match(r'"?(value(?:__\w+)?)"? (.*)', line)
         if m:
             kind = re.sub(r"\s*(NOT NULL|NULL)\b.*", "", m.group(2))
-            kind = re.sub(r"CONSTRAINT \w+ CHECK \(typeof\(\"value\"\) = '(\w+)'.*",
-                          r"CHECK typeof \1", m.group(2).replace(" NOT NULL ", " "))
+            kind = re.sub(
+                r"CONSTRAINT \w+ CHECK \(typeof\(\"value\"\) = '(\w+)'.*",
+                r"CHECK typeof \1",
+                m.group(2).replace(" NOT NULL ", " "),
+            )
             kind = re.sub(r"\s*NOT NULL$", "", kind).strip()
             found.append(kind if m.group(1) == "value" else f"+ `{m.group(1)}` {kind}")
     found.sort(key=lambda kind: kind.startswith("+ "))  # the field's own column first
@@ -109,28 +125,47 @@ def _row(name: str, annotation: Any, sample: Any, folder: Path) -> str:
     row = cls(1, sample)
     info = lookup(annotation)
     schema = arrow_schema(cls)
-    arrow = ", ".join(f"{f.type}" if f.name == "value" else f"+ `{f.name}` {f.type}"
-                      for f in schema if f.name.startswith("value"))
+    arrow = ", ".join(
+        f"{f.type}" if f.name == "value" else f"+ `{f.name}` {f.type}"
+        for f in schema
+        if f.name.startswith("value")
+    )
     frame = to_pandas(cls, [row])
-    pandas = ", ".join(f"{frame[c].dtype}" if c == "value" else f"+ `{c}` {frame[c].dtype}"
-                       for c in frame.columns if c.startswith("value"))
+    pandas = ", ".join(
+        f"{frame[c].dtype}" if c == "value" else f"+ `{c}` {frame[c].dtype}"
+        for c in frame.columns
+        if c.startswith("value")
+    )
     path = write_parquet(cls, [row], folder / "t.parquet")
     pschema = pq.ParquetFile(path).schema
     parquet = ", ".join(
         c.physical_type + _logical(str(c.logical_type))
         for c in (pschema.column(i) for i in range(len(pschema)))
-        if c.path.split(".")[0] == "value")
+        if c.path.split(".")[0] == "value"
+    )
     xsd = info.xsd + (" (.NET Guid)" if "msdata:DataType" in info.xsd_attributes else "")
-    cells = [name, _sql(cls, "sqlite"), _sql(cls, "postgresql"), _sql(cls, "mariadb"),
-             xsd, arrow, pandas, parquet]
-    cells = [cells[0]] + [f"`{c}`" if c and "`" not in c else
-                          c.replace("[", "\\[").replace("]", "\\]") for c in cells[1:]]
+    cells = [
+        name,
+        _sql(cls, "sqlite"),
+        _sql(cls, "postgresql"),
+        _sql(cls, "mariadb"),
+        xsd,
+        arrow,
+        pandas,
+        parquet,
+    ]
+    cells = [cells[0]] + [
+        f"`{c}`" if c and "`" not in c else c.replace("[", "\\[").replace("]", "\\]")
+        for c in cells[1:]
+    ]
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def types_table() -> str:
-    head = ("| Python | SQLite (STRICT) | PostgreSQL | MariaDB | XML (XSD) | Arrow | pandas "
-            "| Parquet |\n|" + " --- |" * 8)
+    head = (
+        "| Python | SQLite (STRICT) | PostgreSQL | MariaDB | XML (XSD) | Arrow | pandas "
+        "| Parquet |\n|" + " --- |" * 8
+    )
     with tempfile.TemporaryDirectory() as name:
         rows = [_row(n, a, s, Path(name)) for n, a, s in _examples()]
     return head + "\n" + "\n".join(rows) + "\n"
@@ -166,8 +201,10 @@ def _type(option: Any, ctx: Any) -> str:
         return "one of " + ", ".join(f"`{choice}`" for choice in kind.choices)
     shown = f"`{option.make_metavar(ctx)}`"
     if isinstance(kind, click.IntRange | click.FloatRange):
-        bounds = [f"{'>' if kind.min_open else '>='} {kind.min}" if kind.min is not None else "",
-                  f"{'<' if kind.max_open else '<='} {kind.max}" if kind.max is not None else ""]
+        bounds = [
+            f"{'>' if kind.min_open else '>='} {kind.min}" if kind.min is not None else "",
+            f"{'<' if kind.max_open else '<='} {kind.max}" if kind.max is not None else "",
+        ]
         shown += " " + ", ".join(b for b in bounds if b)
     return shown + (" (repeatable)" if option.multiple else "")
 
@@ -199,18 +236,22 @@ def _command_markdown(command: Any, ctx: Any, depth: int) -> list[str]:
     out += _help_markdown(command.help or "")
     usage = " ".join([path, *command.collect_usage_pieces(ctx)])
     out += ["**Usage:**", "", "```text", usage, "```", ""]
-    options = [p for p in command.get_params(ctx)
-               if isinstance(p, click.Option) and not p.hidden]
+    options = [p for p in command.get_params(ctx) if isinstance(p, click.Option) and not p.hidden]
     if options:
-        out += ["**Options:**", "", "| Name | Value | Description | Default |",
-                "| ---- | ----- | ----------- | ------- |"]
+        out += [
+            "**Options:**",
+            "",
+            "| Name | Value | Description | Default |",
+            "| ---- | ----- | ----------- | ------- |",
+        ]
         for option in options:
             names = ", ".join(f"`{name}`" for name in option.opts)
             if option.secondary_opts:
                 names += " / " + ", ".join(f"`{name}`" for name in option.secondary_opts)
             described = _escaped(option.help or "") + (" (required)" if option.required else "")
-            out.append(f"| {names} | {_type(option, ctx)} | {described} "
-                       f"| {_default(option, ctx)} |")
+            out.append(
+                f"| {names} | {_type(option, ctx)} | {described} | {_default(option, ctx)} |"
+            )
         out.append("")
     if command.epilog:  # after the options, as --help prints it
         out += _help_markdown(command.epilog)

@@ -92,13 +92,13 @@ def _arrow_type(companion: Companion) -> Any:
     return companion.arrow()
 
 
-def _struct_of(own: Any, parts: tuple[Companion, ...], types: Sequence[Any] | None = None
-               ) -> Any:
+def _struct_of(own: Any, parts: tuple[Companion, ...], types: Sequence[Any] | None = None) -> Any:
     """``struct<value: own, <suffix>: ...>``: a field's own Arrow type and its companions'
     (``types``: theirs, else the registry's)."""
     kinds = types if types is not None else [_arrow_type(p) for p in parts]
-    return pa.struct([pa.field(VALUE, own), *(pa.field(p.suffix, t)
-                                             for p, t in zip(parts, kinds, strict=True))])
+    return pa.struct(
+        [pa.field(VALUE, own), *(pa.field(p.suffix, t) for p, t in zip(parts, kinds, strict=True))]
+    )
 
 
 def _column_type(c: Column) -> Any:
@@ -109,8 +109,9 @@ def _column_type(c: Column) -> Any:
         return c.info.arrow()
     clash = [p.suffix for p in parts if p.suffix == VALUE]
     if clash:  # pragma: no cover - a registry entry's mistake
-        raise ValueEncodingError(f"column {c.name!r}: a companion may not be named {VALUE!r}",
-                                 column=c.name)
+        raise ValueEncodingError(
+            f"column {c.name!r}: a companion may not be named {VALUE!r}", column=c.name
+        )
     return _struct_of(c.info.arrow(), parts)
 
 
@@ -124,8 +125,11 @@ def _layout(schema: TableSchema) -> list[tuple[str, Column | None, TableSchema |
     refuse_nested_children(schema, "Arrow, pandas and Parquet")
     columns = {c.name: c for c in schema.field_columns}
     children = {child.field: child.schema for child in schema.children}
-    return [(f.name, columns.get(f.name), children.get(f.name))
-            for f in dataclasses.fields(schema.cls) if f.name in columns or f.name in children]
+    return [
+        (f.name, columns.get(f.name), children.get(f.name))
+        for f in dataclasses.fields(schema.cls)
+        if f.name in columns or f.name in children
+    ]
 
 
 def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.Schema:
@@ -142,8 +146,9 @@ def arrow_schema(cls: type, *, registry: TypeRegistry = default_registry) -> pa.
         else:
             assert child is not None
             item = pa.struct([_column_field(c) for c in child.field_columns])
-            fields.append(pa.field(name, pa.list_(pa.field("item", item, nullable=False)),
-                                   nullable=False))
+            fields.append(
+                pa.field(name, pa.list_(pa.field("item", item, nullable=False)), nullable=False)
+            )
     return pa.schema(fields, metadata={b"entityworks.table": schema.name.encode()})
 
 
@@ -151,8 +156,7 @@ def _decimal_type(integer: int, scale: int) -> Any:
     """decimal128(p, s) for ``integer`` digits before the point and ``scale`` after, or
     decimal256(p, s) beyond decimal128's 38 digits (the registry allows 35 + 30)."""
     precision = max(1, integer + scale)
-    return (pa.decimal128(precision, scale) if precision <= 38
-            else pa.decimal256(precision, scale))
+    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
 
 
 def _fitted(arrow_type: Any, data: list[Any]) -> Any:
@@ -176,10 +180,15 @@ def _widest(types: list[Any]) -> Any:
     if all(t == types[0] for t in types):
         return types[0]
     names = [f.name for f in types[0]] if pa.types.is_struct(types[0]) else None
-    if names is not None and all(pa.types.is_struct(t) and [f.name for f in t] == names
-                                 for t in types):
-        return pa.struct([pa.field(f.name, _widest([t.field(i).type for t in types]))
-                          for i, f in enumerate(types[0])])  # a value and its companions
+    if names is not None and all(
+        pa.types.is_struct(t) and [f.name for f in t] == names for t in types
+    ):
+        return pa.struct(
+            [
+                pa.field(f.name, _widest([t.field(i).type for t in types]))
+                for i, f in enumerate(types[0])
+            ]
+        )  # a value and its companions
     if not all(pa.types.is_decimal(t) for t in types):  # pragma: no cover - decimals only
         raise ValueEncodingError(f"batches of one column have the types {types}")
     return _decimal_type(max(t.precision - t.scale for t in types), max(t.scale for t in types))
@@ -192,18 +201,22 @@ _MICROSECONDS = pa.duration("us")
 def _to_array(data: list[Any], arrow_type: Any) -> pa.Array[Any]:
     """``pyarrow.array(data, type=arrow_type)``; timedeltas through their microseconds,
     exactly: pyarrow's own conversion overflows within a day of -2**63 microseconds."""
-    if arrow_type == _MICROSECONDS and \
-            countOf(map(type, data), _timedelta) + countOf(data, None) == len(data):
-        micros = [None if v is None else (v.days * 86_400 + v.seconds) * 1_000_000
-                  + v.microseconds for v in data]
+    if arrow_type == _MICROSECONDS and countOf(map(type, data), _timedelta) + countOf(
+        data, None
+    ) == len(data):
+        micros = [
+            None if v is None else (v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds
+            for v in data
+        ]
         durations: pa.Array[Any] = pa.array(micros, type=pa.int64()).cast(arrow_type)
         return durations
     array: pa.Array[Any] = pa.array(data, type=arrow_type, from_pandas=False)
     return array
 
 
-def _encode_values(column: Column, values: list[Any], first: int = 0,
-                   number: Callable[[int], int] | None = None) -> pa.Array[Any]:
+def _encode_values(
+    column: Column, values: list[Any], first: int = 0, number: Callable[[int], int] | None = None
+) -> pa.Array[Any]:
     """One column's values -> an Arrow array, each value held to the type's rule.
 
     Errors name row ``first + i``, or ``number(i)`` (a child row's parent).
@@ -219,8 +232,9 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
             data = [None if v is None else encode(v) for v in values]
         arrow_type = _fitted(arrow_type, data)
         array: pa.Array[Any] = _to_array(data, arrow_type)
-        if native is not None and \
-                countOf(map(type, values), native) + array.null_count != len(values):
+        if native is not None and countOf(map(type, values), native) + array.null_count != len(
+            values
+        ):
             raise TypeError  # pyarrow converts what the rule refuses (1.0 -> 1): check each
         if array.null_count and not column.nullable:
             raise ValueError("None in a column that is not Optional")
@@ -253,8 +267,9 @@ def _encode_values(column: Column, values: list[Any], first: int = 0,
         raise
 
 
-def _checked_array(column: Column, values: list[Any]
-                   ) -> tuple[pa.Array[Any], columns.DecimalFacts | None] | None:
+def _checked_array(
+    column: Column, values: list[Any]
+) -> tuple[pa.Array[Any], columns.DecimalFacts | None] | None:
     """One column's values -> an Arrow array, checked a column at a time, or ``None`` when
     the test cannot vouch for every value (then ``_encode_values`` holds each to the rule and
     names the row it refuses). With the array: a decimal column's facts.
@@ -267,8 +282,7 @@ def _checked_array(column: Column, values: list[Any]
     """
     info = column.info
     native = info.native
-    if native is None and (info.check_column is None
-                           or info.to_arrow not in (None, info.check)):
+    if native is None and (info.check_column is None or info.to_arrow not in (None, info.check)):
         return None
     facts = None
     arrow_type = info.arrow()
@@ -277,8 +291,11 @@ def _checked_array(column: Column, values: list[Any]
             array: pa.Array[Any] = pa.array(values, type=arrow_type, from_pandas=False)
         except Exception:  # noqa: BLE001 - a value Arrow cannot hold: the rule per value says
             return None
-        if countOf(map(type, values), native) + array.null_count != len(values) or \
-                array.null_count and not column.nullable:
+        if (
+            countOf(map(type, values), native) + array.null_count != len(values)
+            or array.null_count
+            and not column.nullable
+        ):
             return None
         return array, None
     test = info.check_column
@@ -308,8 +325,9 @@ def _checked_array(column: Column, values: list[Any]
     return array, facts
 
 
-def _encode_column(column: Column, values: list[Any], first: int = 0,
-                   number: Callable[[int], int] | None = None) -> pa.Array[Any]:
+def _encode_column(
+    column: Column, values: list[Any], first: int = 0, number: Callable[[int], int] | None = None
+) -> pa.Array[Any]:
     """The array of one column (see ``_column_type``): its values', or a struct of them and
     their companions'. Errors name row ``first + i``, or ``number(i)``."""
     fast = _checked_array(column, values)
@@ -323,13 +341,15 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
     for part in parts:
         if fast is not None and part.split_column is not None:
             facts = fast[1]
-            if facts is not None and facts.exponent is not None and \
-                    part.split_column is columns.scale_column:
+            if (
+                facts is not None
+                and facts.exponent is not None
+                and part.split_column is columns.scale_column
+            ):
                 # one exponent for the column, which the test found: each value's scale
                 scale = -facts.exponent
                 if not own.null_count:  # one value repeated, made by Arrow
-                    arrays.append(pa.repeat(pa.scalar(scale, type=_arrow_type(part)),
-                                            len(values)))
+                    arrays.append(pa.repeat(pa.scalar(scale, type=_arrow_type(part)), len(values)))
                     continue
                 data = [None if v is None else scale for v in values]
             elif own.null_count:
@@ -342,8 +362,9 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
             data = [None if v is None else part.split(check(v)) for v in values]
         arrays.append(pa.array(data, type=_arrow_type(part)))
     kind = _struct_of(own.type, parts, [a.type for a in arrays[1:]])
-    return pa.StructArray.from_arrays(arrays, fields=list(kind),
-                                      mask=own.is_null() if own.null_count else None)
+    return pa.StructArray.from_arrays(
+        arrays, fields=list(kind), mask=own.is_null() if own.null_count else None
+    )
 
 
 #: A duration of -2**63 units is pandas' NaT: pandas, and ``pandas.read_parquet`` of the
@@ -351,8 +372,13 @@ def _encode_column(column: Column, values: list[Any], first: int = 0,
 _DURATION_NAT = -(2**63)
 
 
-def _refuse_missing_duration(column: Column, values: list[Any], array: pa.Array[Any],
-                             first: int, number: Callable[[int], int] | None) -> None:
+def _refuse_missing_duration(
+    column: Column,
+    values: list[Any],
+    array: pa.Array[Any],
+    first: int,
+    number: Callable[[int], int] | None,
+) -> None:
     """Refuse, naming its row, a duration of -2**63 units (-2**63 µs for a ``timedelta``):
     Arrow holds it, but pandas reads it as NaT, a missing value, so no frame may carry it."""
     import pyarrow.compute as pc
@@ -362,10 +388,16 @@ def _refuse_missing_duration(column: Column, values: list[Any], array: pa.Array[
         return
     i = pc.index(ints, _DURATION_NAT).as_py()
     at = number or first.__add__
-    raise encode_error(column.name, values[i], ValueError(
-        "-2**63 microseconds is pandas' NaT (a missing value) in pandas and in what pandas "
-        "reads of a Parquet file: frames hold timedeltas from -(2**63 - 1) to 2**63 - 1 "
-        "microseconds"), at(i))
+    raise encode_error(
+        column.name,
+        values[i],
+        ValueError(
+            "-2**63 microseconds is pandas' NaT (a missing value) in pandas and in what pandas "
+            "reads of a Parquet file: frames hold timedeltas from -(2**63 - 1) to 2**63 - 1 "
+            "microseconds"
+        ),
+        at(i),
+    )
 
 
 def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[Any]:
@@ -376,18 +408,25 @@ def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[A
     owners: list[int] = []  # each item's parent row, the number errors give
     for i, items in enumerate(lists):
         if items is None:
-            raise ValueEncodingError(f"row {first + i}: a child list is None; use []",
-                                     row=first + i)
+            raise ValueEncodingError(
+                f"row {first + i}: a child list is None; use []", row=first + i
+            )
         flat.extend(items)
         offsets.append(len(flat))
         owners.extend([first + i] * len(items))
     rows = [getter(o) if len(columns) != 1 else (getter(o),) for o in flat]
-    arrays = [_encode_column(c, [r[j] for r in rows], number=owners.__getitem__)
-              for j, c in enumerate(columns)]
+    arrays = [
+        _encode_column(c, [r[j] for r in rows], number=owners.__getitem__)
+        for j, c in enumerate(columns)
+    ]
     fields = [_column_field(c) for c in columns]
-    struct = pa.StructArray.from_arrays(
-        arrays, fields=[f.with_type(a.type) for f, a in zip(fields, arrays, strict=True)]) \
-        if columns else pa.array([{}] * len(flat), type=pa.struct([]))
+    struct = (
+        pa.StructArray.from_arrays(
+            arrays, fields=[f.with_type(a.type) for f, a in zip(fields, arrays, strict=True)]
+        )
+        if columns
+        else pa.array([{}] * len(flat), type=pa.struct([]))
+    )
     return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), struct)
 
 
@@ -400,12 +439,14 @@ def _typed_as(schema: pa.Schema, arrays: list[pa.Array[Any]]) -> pa.Schema:
             fields.append(f)
         elif pa.types.is_list(f.type):
             item = f.type.value_field
-            fields.append(pa.field(f.name, pa.list_(item.with_type(array.type.value_type)),
-                                   nullable=f.nullable))
+            fields.append(
+                pa.field(
+                    f.name, pa.list_(item.with_type(array.type.value_type)), nullable=f.nullable
+                )
+            )
         else:
             fields.append(f.with_type(array.type))
-    metadata: dict[bytes | str, bytes | str] = {
-        k: v for k, v in (schema.metadata or {}).items()}
+    metadata: dict[bytes | str, bytes | str] = {k: v for k, v in (schema.metadata or {}).items()}
     return pa.schema(fields, metadata=metadata)
 
 
@@ -415,8 +456,9 @@ def _typed_as(schema: pa.Schema, arrays: list[pa.Array[Any]]) -> pa.Schema:
 ROWS_PER_CHUNK = 8192
 
 
-def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
-             ) -> pa.Table:
+def to_arrow(
+    cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
+) -> pa.Table:
     """Instances of ``cls`` -> ``pyarrow.Table`` with the registry's schema: one column per
     dataclass field, named after it (see :func:`arrow_schema`).
 
@@ -431,11 +473,13 @@ def to_arrow(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default
     chunks: list[list[pa.Array[Any]]] = []
     with paused_gc():
         for start in range(0, max(len(objs), 1), size):
-            part = objs[start:start + size]
+            part = objs[start : start + size]
             if countOf(map(type, part), cls) != len(part):
                 bad = start + next(i for i, o in enumerate(part) if type(o) is not cls)
-                raise ValueEncodingError(f"row {bad} is a {type(objs[bad]).__qualname__}, "
-                                         f"not a {cls.__qualname__}", row=bad)
+                raise ValueEncodingError(
+                    f"row {bad} is a {type(objs[bad]).__qualname__}, not a {cls.__qualname__}",
+                    row=bad,
+                )
             arrays = []
             for get, (_name, column, child) in zip(getters, layout, strict=True):
                 values = get(part)
@@ -459,9 +503,11 @@ def _joined(arrays: list[pa.Array[Any]]) -> pa.Array[Any]:
     return pa.concat_arrays([a if a.type == kind else a.cast(kind) for a in arrays])
 
 
-def _decode_field(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
-                  beside: Callable[[str], pa.ChunkedArray[Any] | pa.Array[Any] | None]
-                  ) -> list[Any]:
+def _decode_field(
+    column: Column,
+    array: pa.ChunkedArray[Any] | pa.Array[Any],
+    beside: Callable[[str], pa.ChunkedArray[Any] | pa.Array[Any] | None],
+) -> list[Any]:
     """One field's values from its column: for a type with Arrow companions, a struct of
     the value and its companions (as ``to_arrow`` writes them), or the value alone, then
     with the companions in the columns ``beside(name)`` finds (``<field>__<suffix>``, as
@@ -474,16 +520,23 @@ def _decode_field(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
     names = [f.name for f in array.type]
     expected = [VALUE, *(p.suffix for p in parts)]
     if VALUE not in names or not set(names) <= set(expected):
-        raise ValueEncodingError(f"column {column.name!r}: a struct of {names}; a "
-                                 f"{column.info.name} field's has {expected}",
-                                 column=column.name)
-    return _decode_with(column, pc.struct_field(array, VALUE),
-                        [pc.struct_field(array, p.suffix) if p.suffix in names else None
-                         for p in parts])
+        raise ValueEncodingError(
+            f"column {column.name!r}: a struct of {names}; a "
+            f"{column.info.name} field's has {expected}",
+            column=column.name,
+        )
+    return _decode_with(
+        column,
+        pc.struct_field(array, VALUE),
+        [pc.struct_field(array, p.suffix) if p.suffix in names else None for p in parts],
+    )
 
 
-def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
-                 parts: list[pa.ChunkedArray[Any] | pa.Array[Any] | None]) -> list[Any]:
+def _decode_with(
+    column: Column,
+    array: pa.ChunkedArray[Any] | pa.Array[Any],
+    parts: list[pa.ChunkedArray[Any] | pa.Array[Any] | None],
+) -> list[Any]:
     """A column's values, joined with its companions' arrays (``None``: field absent)."""
     values = _decode_column(column, array)
     for part, extra in zip(_companions(column), parts, strict=True):
@@ -493,18 +546,19 @@ def _decode_with(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any],
             try:
                 extra = extra.cast(_arrow_type(part))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise ValueEncodingError(f"column {part.column(column.name)!r}: {exc}",
-                                         column=column.name) from None
+                raise ValueEncodingError(
+                    f"column {part.column(column.name)!r}: {exc}", column=column.name
+                ) from None
         stored = extra.to_pylist()
         if part.split_column is not None and _split_again(part, values) == stored:
             continue  # the values already have what the companion keeps: join(v, split(v)) is v
         join = part.join
         try:
-            values = [v if v is None else join(v, p)
-                      for v, p in zip(values, stored, strict=True)]
+            values = [v if v is None else join(v, p) for v, p in zip(values, stored, strict=True)]
         except Exception as exc:
-            raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
-                                     column=column.name) from None
+            raise ValueEncodingError(
+                f"column {column.name!r}: cannot decode: {exc}", column=column.name
+            ) from None
     return values
 
 
@@ -525,9 +579,15 @@ def _as_read(expected: Any, actual: Any) -> bool:
     """True when a column of Arrow type ``actual`` is decoded as it is for a field whose
     type is ``expected``: any decimal type (its scale is the values'), or the text of a
     Decimal (as written before Arrow decimals)."""
-    return actual == expected or pa.types.is_decimal(expected) and (
-        pa.types.is_decimal(actual) or pa.types.is_string(actual)
-        or pa.types.is_large_string(actual))
+    return (
+        actual == expected
+        or pa.types.is_decimal(expected)
+        and (
+            pa.types.is_decimal(actual)
+            or pa.types.is_string(actual)
+            or pa.types.is_large_string(actual)
+        )
+    )
 
 
 def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
@@ -538,14 +598,19 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
         try:
             array = array.cast(expected)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise ValueEncodingError(f"column {column.name!r}: Arrow type {array.type} cannot "
-                                     f"become {expected}: {exc}", column=column.name) from None
+            raise ValueEncodingError(
+                f"column {column.name!r}: Arrow type {array.type} cannot become {expected}: {exc}",
+                column=column.name,
+            ) from None
     if array.null_count and not column.nullable:
         import pyarrow.compute as pc
 
         row = pc.index(pc.is_null(array), True).as_py()
-        raise ValueEncodingError(f"row {row}, column {column.name!r}: null in a column that "
-                                 "is not Optional", column=column.name, row=row)
+        raise ValueEncodingError(
+            f"row {row}, column {column.name!r}: null in a column that is not Optional",
+            column=column.name,
+            row=row,
+        )
     values: list[Any]
     if not array.null_count and any(check(array.type) for check in _NUMPY_FAST):
         values = array.to_numpy().tolist()  # faster than to_pylist for numbers
@@ -553,8 +618,13 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
         values = _fast_pylist(array)
     decode = column.info.from_arrow
     test = column.info.check_column
-    if decode is not None and test is not None and array.null_count < len(array) and \
-            pa.types.is_decimal(array.type) and array.type.scale <= _MAX_SCALE:
+    if (
+        decode is not None
+        and test is not None
+        and array.null_count < len(array)
+        and pa.types.is_decimal(array.type)
+        and array.type.scale <= _MAX_SCALE
+    ):
         # Decimals of a scale the rule allows: the rule, a column at a time, may vouch for all
         if test([v for v in values if v is not None] if array.null_count else values):
             return values
@@ -562,8 +632,9 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
         try:
             values = [None if v is None else decode(v) for v in values]
         except Exception as exc:
-            raise ValueEncodingError(f"column {column.name!r}: cannot decode: {exc}",
-                                     column=column.name) from None
+            raise ValueEncodingError(
+                f"column {column.name!r}: cannot decode: {exc}", column=column.name
+            ) from None
     return values
 
 
@@ -593,27 +664,34 @@ def _child_lists(child: TableSchema, array: Any) -> list[list[Any]]:
         array = array.combine_chunks()
     struct = array.flatten()
     columns = child.field_columns
-    older = _older_names(columns, {struct.type.field(i).name
-                                   for i in range(struct.type.num_fields)})
-    decoded = [_decode_field(c, struct.field(c.name),
-                             lambda n: struct.field(n) if n in older else None)
-               for c in columns]
+    older = _older_names(
+        columns, {struct.type.field(i).name for i in range(struct.type.num_fields)}
+    )
+    decoded = [
+        _decode_field(c, struct.field(c.name), lambda n: struct.field(n) if n in older else None)
+        for c in columns
+    ]
     build = _constructor(child, [c.name for c in columns])
     items = list(map(build, *decoded)) if columns else [build() for _ in range(len(struct))]
     offsets = array.offsets.to_pylist()
-    return [items[offsets[i]:offsets[i + 1]] for i in range(len(array))]
+    return [items[offsets[i] : offsets[i + 1]] for i in range(len(array))]
 
 
 def _older_names(columns: Sequence[Column], present: set[str]) -> dict[str, Companion]:
     """The companion columns beside their fields' among ``present`` (the layout of
     entityworks 0.2, before each field became one column), by name."""
     fields = {c.name for c in columns}
-    return {p.column(c.name): p for c in columns for p in _companions(c)
-            if p.column(c.name) in present and p.column(c.name) not in fields}
+    return {
+        p.column(c.name): p
+        for c in columns
+        for p in _companions(c)
+        if p.column(c.name) in present and p.column(c.name) not in fields
+    }
 
 
-def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = default_registry
-               ) -> list[T]:
+def from_arrow(
+    cls: type[T], table: pa.Table, *, registry: TypeRegistry = default_registry
+) -> list[T]:
     """``pyarrow.Table`` -> instances of ``cls`` (columns matched by name, cast if needed).
 
     A field's column is what :func:`to_arrow` writes, or its value alone (a plain timestamp
@@ -623,9 +701,11 @@ def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = defaul
     layout = _layout(schema)
     missing = [name for name, _c, _ch in layout if name not in table.column_names]
     if missing:
-        raise ValueEncodingError(f"the table has no column {missing[0]!r} for "
-                                 f"{cls.__qualname__}; it has {table.column_names}",
-                                 column=missing[0])
+        raise ValueEncodingError(
+            f"the table has no column {missing[0]!r} for "
+            f"{cls.__qualname__}; it has {table.column_names}",
+            column=missing[0],
+        )
     build = _constructor(schema, [name for name, _c, _ch in layout])
     if not layout:
         return [build() for _ in range(table.num_rows)]
@@ -634,24 +714,31 @@ def from_arrow(cls: type[T], table: pa.Table, *, registry: TypeRegistry = defaul
         older = _older_names(schema.field_columns, set(table.column_names))
         for name, column, child in layout:
             if column is not None:
-                columns.append(_decode_field(column, table.column(name),
-                                             lambda n: table.column(n) if n in older else None))
+                columns.append(
+                    _decode_field(
+                        column,
+                        table.column(name),
+                        lambda n: table.column(n) if n in older else None,
+                    )
+                )
             else:
                 assert child is not None
                 columns.append(_child_lists(child, table.column(name)))
         return list(map(build, *columns))
 
 
-def to_pandas(cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
-              ) -> pd.DataFrame:
+def to_pandas(
+    cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
+) -> pd.DataFrame:
     """Instances -> ``pandas.DataFrame`` with ``ArrowDtype`` columns (exact, nullable)."""
     import pandas as pd
 
     return to_arrow(cls, rows, registry=registry).to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = default_registry
-                ) -> list[T]:
+def from_pandas(
+    cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = default_registry
+) -> list[T]:
     """``pandas.DataFrame`` -> instances of ``cls``.
 
     ``ArrowDtype`` columns convert exactly. NumPy float columns keep ``NaN`` as NaN (a NumPy
@@ -667,34 +754,42 @@ def from_pandas(cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = d
     arrays, names = [], []
     for f in target:
         if f.name not in frame.columns:
-            raise ValueEncodingError(f"the DataFrame has no column {f.name!r} for "
-                                     f"{cls.__qualname__}", column=f.name)
+            raise ValueEncodingError(
+                f"the DataFrame has no column {f.name!r} for {cls.__qualname__}", column=f.name
+            )
         series = frame[f.name]
         column = columns.get(f.name)
         try:
-            if column is not None and _companions(column) and \
-                    isinstance(series.dtype, pd.ArrowDtype):
+            if (
+                column is not None
+                and _companions(column)
+                and isinstance(series.dtype, pd.ArrowDtype)
+            ):
                 arrays.append(pa.array(series))  # as it is: from_arrow reads it, scale kept
             elif column is not None and pa.types.is_decimal(column.info.arrow()):
                 arrays.append(_decimal_series(series))
             elif column is not None and _companions(column):
-                arrays.append(_encode_column(column, [
-                    None if _missing(v) else v for v in series.tolist()]))
+                arrays.append(
+                    _encode_column(column, [None if _missing(v) else v for v in series.tolist()])
+                )
             else:
-                arrays.append(pa.array(series, type=f.type,
-                                       from_pandas=not pa.types.is_floating(f.type)))
+                arrays.append(
+                    pa.array(series, type=f.type, from_pandas=not pa.types.is_floating(f.type))
+                )
         except ValueEncodingError:
             raise
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
-            raise ValueEncodingError(f"column {f.name!r}: cannot convert to {f.type}: {exc}",
-                                     column=f.name) from None
+            raise ValueEncodingError(
+                f"column {f.name!r}: cannot convert to {f.type}: {exc}", column=f.name
+            ) from None
         names.append(f.name)
     for name, part in _older_names(schema.field_columns, set(frame.columns)).items():
         try:
             arrays.append(pa.array(frame[name], type=_arrow_type(part), from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
-            raise ValueEncodingError(f"column {name!r}: cannot convert to "
-                                     f"{_arrow_type(part)}: {exc}", column=name) from None
+            raise ValueEncodingError(
+                f"column {name!r}: cannot convert to {_arrow_type(part)}: {exc}", column=name
+            ) from None
         names.append(name)
     return from_arrow(cls, pa.Table.from_arrays(arrays, names=names), registry=registry)
 
@@ -703,8 +798,12 @@ def _missing(value: Any) -> bool:
     """True for what pandas means by a missing value in a column of objects."""
     import pandas as pd
 
-    return value is None or value is pd.NaT or value is pd.NA or (
-        type(value) is float and value != value)
+    return (
+        value is None
+        or value is pd.NaT
+        or value is pd.NA
+        or (type(value) is float and value != value)
+    )
 
 
 def _decimal_series(series: pd.Series[Any]) -> pa.Array[Any]:
@@ -722,8 +821,14 @@ def _decimal_series(series: pd.Series[Any]) -> pa.Array[Any]:
     return array
 
 
-def write_parquet(cls: type, rows: Iterable[Any], path: str | Path, *,
-                  registry: TypeRegistry = default_registry, **options: Any) -> Path:
+def write_parquet(
+    cls: type,
+    rows: Iterable[Any],
+    path: str | Path,
+    *,
+    registry: TypeRegistry = default_registry,
+    **options: Any,
+) -> Path:
     """Write instances to a Parquet file (``options`` go to ``pyarrow.parquet.write_table``).
 
     Only a regular file is written, whole or not at all (see :mod:`entityworks.files`).
@@ -740,45 +845,65 @@ def write_parquet_table(table: pa.Table, path: str | Path, **options: Any) -> Pa
     return Path(path)
 
 
-def read_parquet(cls: type[T], path: str | Path, *,
-                 registry: TypeRegistry = default_registry) -> list[T]:
+def read_parquet(
+    cls: type[T], path: str | Path, *, registry: TypeRegistry = default_registry
+) -> list[T]:
     """Read a Parquet file into instances of ``cls``."""
     import pyarrow.parquet as pq
 
     names = [f.name for f in arrow_schema(cls, registry=registry)]
     available = set(pq.read_schema(str(path)).names)
     older = _older_names(table_schema(cls, registry).field_columns, available)
-    return from_arrow(cls, pq.read_table(str(path), columns=[
-        *(n for n in names if n in available), *older]), registry=registry)
+    return from_arrow(
+        cls,
+        pq.read_table(str(path), columns=[*(n for n in names if n in available), *older]),
+        registry=registry,
+    )
 
 
-def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]]
-                  ) -> pa.Table:
+def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]]) -> pa.Table:
     """Batches of column tuples (table column order, no child tables) -> ``pyarrow.Table``.
 
     A decimal column's type fits all of its values: each batch is encoded with its own,
     then every batch is cast (without loss) to the widest.
     """
-    target = pa.schema([_column_field(c) for c in schema.columns],
-                       metadata={b"entityworks.table": schema.name.encode()})
+    target = pa.schema(
+        [_column_field(c) for c in schema.columns],
+        metadata={b"entityworks.table": schema.name.encode()},
+    )
     encoded: list[list[pa.Array[Any]]] = []
     first = 0
     for batch in batches:
         if not batch:
             continue
         columns = list(zip(*batch, strict=True))
-        encoded.append([_encode_column(c, list(values), first)
-                        for c, values in zip(schema.columns, columns, strict=True)])
+        encoded.append(
+            [
+                _encode_column(c, list(values), first)
+                for c, values in zip(schema.columns, columns, strict=True)
+            ]
+        )
         first += len(batch)
     if encoded:
         # a batch without a value keeps the registry's type, which decides nothing
-        types = [_widest([arrays[j].type for arrays in encoded
-                          if arrays[j].null_count < len(arrays[j])] or [f.type])
-                 for j, f in enumerate(target)]
+        types = [
+            _widest(
+                [arrays[j].type for arrays in encoded if arrays[j].null_count < len(arrays[j])]
+                or [f.type]
+            )
+            for j, f in enumerate(target)
+        ]
         target = _typed_as(target, [pa.nulls(0, t) for t in types])
-    record_batches = [pa.RecordBatch.from_arrays(
-        [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target, strict=True)],
-        schema=target) for arrays in encoded]
+    record_batches = [
+        pa.RecordBatch.from_arrays(
+            [
+                a if a.type == f.type else a.cast(f.type)
+                for a, f in zip(arrays, target, strict=True)
+            ],
+            schema=target,
+        )
+        for arrays in encoded
+    ]
     return pa.Table.from_batches(record_batches, schema=target)
 
 

@@ -26,8 +26,9 @@ class SchemaError(EntityworksError, TypeError):
 class UnsupportedTypeError(SchemaError):
     """A field's annotation has no entry in the type registry."""
 
-    def __init__(self, message: str, *, cls: Any = None, field: str | None = None,
-                 type_: Any = None) -> None:
+    def __init__(
+        self, message: str, *, cls: Any = None, field: str | None = None, type_: Any = None
+    ) -> None:
         super().__init__(message, cls=cls, field=field)
         self.type_ = type_
 
@@ -60,8 +61,9 @@ class UnknownTableError(EntityworksError, KeyError):
 class ValueEncodingError(EntityworksError, ValueError):
     """A value cannot be encoded or decoded for its column."""
 
-    def __init__(self, message: str, *, column: str | None = None, row: int | None = None,
-                 value: Any = None) -> None:
+    def __init__(
+        self, message: str, *, column: str | None = None, row: int | None = None, value: Any = None
+    ) -> None:
         super().__init__(message)
         self.column = column
         self.row = row
@@ -71,8 +73,14 @@ class ValueEncodingError(EntityworksError, ValueError):
 class WriteError(EntityworksError):
     """A write failed; nothing of it was kept. ``row`` and ``column`` locate the cause."""
 
-    def __init__(self, message: str, *, table: str | None = None, row: int | None = None,
-                 column: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        table: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.table = table
         self.row = row
@@ -90,8 +98,7 @@ class FilterError(EntityworksError, ValueError):
 class XMLImportError(EntityworksError, ValueError):
     """An XML or XSD document was refused (unsafe, invalid or undecodable)."""
 
-    def __init__(self, message: str, *, row: int | None = None,
-                 column: str | None = None) -> None:
+    def __init__(self, message: str, *, row: int | None = None, column: str | None = None) -> None:
         super().__init__(message)
         self.row = row
         self.column = column
@@ -157,8 +164,9 @@ class StoredValueError(ValueEncodingError):
     (the row's primary key, as a text such as ``id=3``) and ``column`` (the field's column)
     locate it."""
 
-    def __init__(self, message: str, *, table: str, key: str, column: str,
-                 value: Any = None) -> None:
+    def __init__(
+        self, message: str, *, table: str, key: str, column: str, value: Any = None
+    ) -> None:
         super().__init__(message, column=column, value=value)
         self.table = table
         self.key = key

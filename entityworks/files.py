@@ -35,9 +35,14 @@ STDIO = "-"
 STDOUT_MEMORY = 64 << 20
 _CHUNK = 1 << 20
 
-_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
-          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def check_output_path(path: str | os.PathLike[str]) -> Path:
@@ -53,17 +58,22 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
     except FileNotFoundError:
         parent = path.parent
         if not parent.is_dir():
-            raise OutputPathError(f"cannot write {str(path)!r}: directory {str(parent)!r} "
-                                  "does not exist", path=path) from None
+            raise OutputPathError(
+                f"cannot write {str(path)!r}: directory {str(parent)!r} does not exist", path=path
+            ) from None
         return path
     except OSError as exc:
-        raise OutputPathError(f"cannot write {str(path)!r}: {exc.strerror or exc}",
-                              path=path) from None
+        raise OutputPathError(
+            f"cannot write {str(path)!r}: {exc.strerror or exc}", path=path
+        ) from None
     if stat.S_ISREG(mode):
         return path
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    raise OutputPathError(f"refusing to write {str(path)!r}: it is {kind}; only regular "
-                          "files are written (remove it or choose another path)", path=path)
+    raise OutputPathError(
+        f"refusing to write {str(path)!r}: it is {kind}; only regular "
+        "files are written (remove it or choose another path)",
+        path=path,
+    )
 
 
 def refuse_dangling_link(path: str | os.PathLike[str], what: str = "the database") -> None:
@@ -75,10 +85,12 @@ def refuse_dangling_link(path: str | os.PathLike[str], what: str = "the database
     """
     if os.path.islink(path) and not os.path.exists(path):
         target = os.readlink(path)
-        raise OutputPathError(f"refusing to create {what} {os.fspath(path)!r}: it is a "
-                              f"symbolic link to {target!r}, which does not exist (a new file "
-                              "would appear there); remove the link or give the real path",
-                              path=Path(path))
+        raise OutputPathError(
+            f"refusing to create {what} {os.fspath(path)!r}: it is a "
+            f"symbolic link to {target!r}, which does not exist (a new file "
+            "would appear there); remove the link or give the real path",
+            path=Path(path),
+        )
 
 
 def _file_mode(path: Path) -> int:
@@ -113,8 +125,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     checked with :func:`check_output_path` before and again just before the rename.
     """
     target = check_output_path(path)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
-                                     dir=target.parent)
+    fd, temp_name = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+    )
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -166,8 +179,9 @@ def stdout_output(stream: BinaryIO | None = None) -> Iterator[BinaryIO]:
         except BrokenPipeError:
             raise  # the reader left (``| head``): the command line ends quietly
         except OSError as exc:  # /dev/full, a full disk behind a redirection...
-            raise OutputPathError(f"cannot write to standard output: "
-                                  f"{exc.strerror or exc}") from None
+            raise OutputPathError(
+                f"cannot write to standard output: {exc.strerror or exc}"
+            ) from None
 
 
 @contextmanager
@@ -187,9 +201,13 @@ def _too_large(label: str, max_bytes: int, hint: str) -> InputTooLarge:
 
 
 @contextmanager
-def input_path(path: str | os.PathLike[str], *, max_bytes: int | None,
-               hint: str = "raise it with --max-size", stdin: BinaryIO | None = None
-               ) -> Iterator[Path]:
+def input_path(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None,
+    hint: str = "raise it with --max-size",
+    stdin: BinaryIO | None = None,
+) -> Iterator[Path]:
     """A regular file holding the bytes of ``path``, for a reader that needs a path.
 
     A regular file is yielded as it is (refused first if larger than ``max_bytes``; ``None``:
@@ -200,8 +218,11 @@ def input_path(path: str | os.PathLike[str], *, max_bytes: int | None,
     :class:`InputTooLarge` (``hint`` says how to raise the limit) and nothing is kept.
     """
     if is_stdio(path):
-        source, label, name = (stdin if stdin is not None else sys.stdin.buffer), "<stdin>", \
-            "<stdin>"
+        source, label, name = (
+            (stdin if stdin is not None else sys.stdin.buffer),
+            "<stdin>",
+            "<stdin>",
+        )
         with _copied(source, name, label, max_bytes, hint) as copy:
             yield copy
         return
@@ -212,18 +233,22 @@ def input_path(path: str | os.PathLike[str], *, max_bytes: int | None,
     if stat.S_ISREG(mode):
         size = given.stat().st_size
         if max_bytes is not None and size > max_bytes:
-            raise InputTooLarge(f"{given}: {size:,} bytes, more than the size limit of "
-                                f"{max_bytes:,} ({hint})")
+            raise InputTooLarge(
+                f"{given}: {size:,} bytes, more than the size limit of {max_bytes:,} ({hint})"
+            )
         yield given
         return
-    with open(given, "rb") as source, _copied(source, given.name or "input", str(given),
-                                              max_bytes, hint) as copy:
+    with (
+        open(given, "rb") as source,
+        _copied(source, given.name or "input", str(given), max_bytes, hint) as copy,
+    ):
         yield copy
 
 
 @contextmanager
-def _copied(source: BinaryIO, name: str, label: str, max_bytes: int | None,
-            hint: str) -> Iterator[Path]:
+def _copied(
+    source: BinaryIO, name: str, label: str, max_bytes: int | None, hint: str
+) -> Iterator[Path]:
     """``source`` read once into ``<private dir>/name`` (at most ``max_bytes`` bytes)."""
     folder = Path(tempfile.mkdtemp(prefix="entityworks-input-"))
     try:
@@ -244,5 +269,14 @@ def _copied(source: BinaryIO, name: str, label: str, max_bytes: int | None,
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["STDIO", "atomic_output", "check_output_path", "input_path", "is_stdio",
-           "open_output", "refuse_dangling_link", "stdout_output", "write_bytes"]
+__all__ = [
+    "STDIO",
+    "atomic_output",
+    "check_output_path",
+    "input_path",
+    "is_stdio",
+    "open_output",
+    "refuse_dangling_link",
+    "stdout_output",
+    "write_bytes",
+]

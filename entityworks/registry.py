@@ -71,12 +71,14 @@ def register(info: TypeInfo, key: Any = None) -> TypeInfo:
 
 
 @typing.overload
-def register_factory(predicate: Callable[[Any], bool], factory: None = None
-                     ) -> Callable[[Factory], Factory]: ...
+def register_factory(
+    predicate: Callable[[Any], bool], factory: None = None
+) -> Callable[[Factory], Factory]: ...
 @typing.overload
 def register_factory(predicate: Callable[[Any], bool], factory: Factory) -> Factory: ...
-def register_factory(predicate: Callable[[Any], bool], factory: Factory | None = None
-                     ) -> Callable[[Factory], Factory] | Factory:
+def register_factory(
+    predicate: Callable[[Any], bool], factory: Factory | None = None
+) -> Callable[[Factory], Factory] | Factory:
     """:meth:`TypeRegistry.register_factory` on the default registry."""
     return registry.register_factory(predicate, factory)
 

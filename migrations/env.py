@@ -40,32 +40,47 @@ def _classes() -> list[type]:
 
 
 def _url() -> str:
-    given = context.get_x_argument(as_dictionary=True).get("db") or os.environ.get(
-        "ENTITYWORKS_DB") or config.get_main_option("sqlalchemy.url")
+    given = (
+        context.get_x_argument(as_dictionary=True).get("db")
+        or os.environ.get("ENTITYWORKS_DB")
+        or config.get_main_option("sqlalchemy.url")
+    )
     if not given:
         raise RuntimeError("no database: pass -x db=URL or set ENTITYWORKS_DB")
     return given
 
 
 def _configure(**kwargs: object) -> None:
-    context.configure(version_table=VERSION_TABLE, include_name=include_tables(_classes()),
-                      compare_type=True, compare_server_default=compare_server_default,
-                      render_item=render_item, **kwargs)
+    context.configure(
+        version_table=VERSION_TABLE,
+        include_name=include_tables(_classes()),
+        compare_type=True,
+        compare_server_default=compare_server_default,
+        render_item=render_item,
+        **kwargs,
+    )
 
 
 def run_offline() -> None:
     """Write the SQL of the migrations instead of running them (``alembic upgrade --sql``)."""
     url = Store(_url()).url
-    _configure(url=url, target_metadata=target_metadata(_classes(), url.get_backend_name()),
-               literal_binds=True, render_as_batch=url.get_backend_name() == "sqlite")
+    _configure(
+        url=url,
+        target_metadata=target_metadata(_classes(), url.get_backend_name()),
+        literal_binds=True,
+        render_as_batch=url.get_backend_name() == "sqlite",
+    )
     with context.begin_transaction():
         context.run_migrations()
 
 
 def _run(connection: sa.Connection) -> None:
     name = connection.dialect.name
-    _configure(connection=connection, target_metadata=target_metadata(_classes(), name),
-               render_as_batch=name == "sqlite")
+    _configure(
+        connection=connection,
+        target_metadata=target_metadata(_classes(), name),
+        render_as_batch=name == "sqlite",
+    )
     with context.begin_transaction():
         context.run_migrations()
 

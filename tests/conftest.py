@@ -22,10 +22,15 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # test's name (the same every run, no example database): a CI verdict is reproducible, and
 # local runs keep exploring new examples.
 settings.register_profile(
-    "entityworks", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    "entityworks", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile(
-    "entityworks-ci", parent=settings.get_profile("entityworks"), derandomize=True,
-    database=None, print_blob=True)
+    "entityworks-ci",
+    parent=settings.get_profile("entityworks"),
+    derandomize=True,
+    database=None,
+    print_blob=True,
+)
 settings.load_profile("entityworks-ci" if IN_CI else "entityworks")
 DATA_DIR = Path(
     os.environ.get(
@@ -55,10 +60,16 @@ def shared_data():
 #: none of them is a test that does not apply here (another backend's behaviour, a device
 #: this machine lacks) and is counted as such.
 RESOURCES: list[tuple[str, str, str]] = [
-    (r"ENTITYWORKS_TEST_POSTGRES_URL|^postgresql at ", "PostgreSQL",
-     "set ENTITYWORKS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test"),
-    (r"ENTITYWORKS_TEST_MARIADB_URL|^mariadb at ", "MariaDB",
-     "set ENTITYWORKS_TEST_MARIADB_URL=mysql+pymysql://root@127.0.0.1:3306/test"),
+    (
+        r"ENTITYWORKS_TEST_POSTGRES_URL|^postgresql at ",
+        "PostgreSQL",
+        "set ENTITYWORKS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test",
+    ),
+    (
+        r"ENTITYWORKS_TEST_MARIADB_URL|^mariadb at ",
+        "MariaDB",
+        "set ENTITYWORKS_TEST_MARIADB_URL=mysql+pymysql://root@127.0.0.1:3306/test",
+    ),
     (r"compared only when all three", "PostgreSQL and MariaDB together", "set both URLs"),
     (r"shared data file", "data sets", "put them in ../shared/data or set ENTITYWORKS_DATA_DIR"),
     (r"\bent program", "ent", "apt-get install ent"),
@@ -70,10 +81,16 @@ RESOURCES: list[tuple[str, str, str]] = [
     # each package under the extra that installs it (pyproject.toml's optional-dependencies;
     # tests/test_skip_reasons.py checks these hints and every skip reason naming an extra)
     (r"\bdistributed\b", "Dask", "pip install -e '.[dask]'; the test extra has it"),
-    (r"could not import '(pyarrow|pandas|numpy|scipy|lxml|sqlalchemy|alembic|numba)",
-     "entityworks' own dependencies", "pip install -e ."),
-    (r"is not installed \(pip|pip install|setuptools|datasette|selenium",
-     "Python packages", "pip install -e '.[test]'"),
+    (
+        r"could not import '(pyarrow|pandas|numpy|scipy|lxml|sqlalchemy|alembic|numba)",
+        "entityworks' own dependencies",
+        "pip install -e .",
+    ),
+    (
+        r"is not installed \(pip|pip install|setuptools|datasette|selenium",
+        "Python packages",
+        "pip install -e '.[test]'",
+    ),
 ]
 
 
@@ -98,10 +115,15 @@ def skip_summary(reasons: list[str]) -> str | None:
                 break
         else:
             needs["does not apply here"] += 1
-    parts = [f"{count} need {name} ({how[name]})" if name in how else f"{count} {name}"
-             for name, count in needs.most_common()]
-    return (f"skipped {len(reasons)}: " + "; ".join(parts)
-            + ". Details: pytest -rs. Under CI=true a missing resource fails instead.")
+    parts = [
+        f"{count} need {name} ({how[name]})" if name in how else f"{count} {name}"
+        for name, count in needs.most_common()
+    ]
+    return (
+        f"skipped {len(reasons)}: "
+        + "; ".join(parts)
+        + ". Details: pytest -rs. Under CI=true a missing resource fails instead."
+    )
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -134,6 +156,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The long tests first (``slow``, then the docs pages, each a whole tutorial): workers
     that start with them finish together, where a long test drawn last leaves the other
     worker idle while it runs. The order within each group is kept."""
+
     def weight(item: pytest.Item) -> int:
         if item.get_closest_marker("slow") is not None:
             return 0
@@ -150,12 +173,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
     try:
-        done = subprocess.run([sys.executable, "-m", "generators.warmup"], capture_output=True,
-                              text=True, timeout=1800, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "generators.warmup"],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        warnings.warn(f"kernel warm-up did not run ({exc}); each worker compiles its own",
-                      stacklevel=1)
+        warnings.warn(
+            f"kernel warm-up did not run ({exc}); each worker compiles its own", stacklevel=1
+        )
         return
     if done.returncode != 0:
-        warnings.warn("kernel warm-up failed; each worker compiles its own: "
-                      + done.stderr.strip()[-500:], stacklevel=1)
+        warnings.warn(
+            "kernel warm-up failed; each worker compiles its own: " + done.stderr.strip()[-500:],
+            stacklevel=1,
+        )

@@ -41,9 +41,11 @@ def database_prefix() -> str:
     if not prefix:
         return DEFAULT_PREFIX
     if not PREFIX_PATTERN.fullmatch(prefix):
-        raise BadPrefix(f"{PREFIX_ENV}={prefix!r} is not a database name prefix: use 1 to 40 "
-                        "lower-case letters, digits and underscores, not starting with a "
-                        "digit (e.g. ci_7_)")
+        raise BadPrefix(
+            f"{PREFIX_ENV}={prefix!r} is not a database name prefix: use 1 to 40 "
+            "lower-case letters, digits and underscores, not starting with a "
+            "digit (e.g. ci_7_)"
+        )
     return prefix
 
 

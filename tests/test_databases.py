@@ -20,8 +20,7 @@ from tests.databases import (
     private_database,
 )
 
-SERVERS = {"postgresql": "ENTITYWORKS_TEST_POSTGRES_URL",
-           "mariadb": "ENTITYWORKS_TEST_MARIADB_URL"}
+SERVERS = {"postgresql": "ENTITYWORKS_TEST_POSTGRES_URL", "mariadb": "ENTITYWORKS_TEST_MARIADB_URL"}
 
 
 def test_the_default_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,8 +36,9 @@ def test_a_prefix_of_your_own(monkeypatch: pytest.MonkeyPatch, prefix: str) -> N
     assert database_prefix() == prefix
 
 
-@pytest.mark.parametrize("prefix", ["7up_", "Mixed_", "a-b", "a b", "x;DROP DATABASE y",
-                                    'q"', "a" * 41, "é_", "a\n"])
+@pytest.mark.parametrize(
+    "prefix", ["7up_", "Mixed_", "a-b", "a b", "x;DROP DATABASE y", 'q"', "a" * 41, "é_", "a\n"]
+)
 def test_a_bad_prefix_is_refused(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
     monkeypatch.setenv(PREFIX_ENV, prefix)
     with pytest.raises(BadPrefix) as info:
@@ -48,15 +48,17 @@ def test_a_bad_prefix_is_refused(monkeypatch: pytest.MonkeyPatch, prefix: str) -
 
 def _names(admin: sa.Engine) -> set[str]:
     """The server's databases, from its own catalog."""
-    query = ("SELECT datname FROM pg_database" if admin.dialect.name == "postgresql"
-             else "SELECT schema_name FROM information_schema.schemata")
+    query = (
+        "SELECT datname FROM pg_database"
+        if admin.dialect.name == "postgresql"
+        else "SELECT schema_name FROM information_schema.schemata"
+    )
     with admin.connect() as conn:
         return {row[0] for row in conn.exec_driver_sql(query)}
 
 
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
-def test_the_server_database_carries_the_prefix(monkeypatch: pytest.MonkeyPatch,
-                                                kind: str) -> None:
+def test_the_server_database_carries_the_prefix(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     url = os.environ.get(SERVERS[kind])
     if not url:
         message = f"{SERVERS[kind]} is not set"

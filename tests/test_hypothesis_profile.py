@@ -20,7 +20,9 @@ def test_the_loaded_profile_ignores_speed() -> None:
     assert HealthCheck.too_slow in current.suppress_health_check
     loaded = settings.get_profile("entityworks-ci" if IN_CI else "entityworks")
     assert (loaded.deadline, set(loaded.suppress_health_check)) == (
-        current.deadline, set(current.suppress_health_check))
+        current.deadline,
+        set(current.suppress_health_check),
+    )
 
 
 def test_no_test_sets_a_deadline_or_drops_the_too_slow_suppression() -> None:

@@ -32,12 +32,12 @@ def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
 
 def _corridor(path: Sequence[tuple[int, int]]) -> MapCorridor:
     (sx, sy), (ex, ey) = path[0], path[-1]
-    return MapCorridor(len(path), int(sx), int(sy), int(ex), int(ey),
-                       [[int(x), int(y)] for x, y in path])
+    return MapCorridor(
+        len(path), int(sx), int(sy), int(ex), int(ey), [[int(x), int(y)] for x, y in path]
+    )
 
 
-def map_record(result: Any, *, kind: str | None = None, generator: str | None = None
-               ) -> MapRecord:
+def map_record(result: Any, *, kind: str | None = None, generator: str | None = None) -> MapRecord:
     """Turn a ``generators`` result (caves, dungeon, islands, cellular) into a catalog row."""
     grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
     ratio, regions, largest = map_stats(grid)
@@ -46,15 +46,28 @@ def map_record(result: Any, *, kind: str | None = None, generator: str | None = 
     corridors = [_corridor(p) for p in getattr(result, "corridors", []) if len(p)]
     module = type(result).__module__
     return MapRecord(
-        None, kind or result.kind, generator or f"{module}.{type(result).__name__}",
-        dict(result.params), result.seed, int(grid.shape[1]), int(grid.shape[0]),
-        ratio, regions, largest, utc_now(), *build_outcome(result, regions), grid=grid,
+        None,
+        kind or result.kind,
+        generator or f"{module}.{type(result).__name__}",
+        dict(result.params),
+        result.seed,
+        int(grid.shape[1]),
+        int(grid.shape[0]),
+        ratio,
+        regions,
+        largest,
+        utc_now(),
+        *build_outcome(result, regions),
+        grid=grid,
         caves=caves,
-        rooms=rooms, corridors=corridors)
+        rooms=rooms,
+        corridors=corridors,
+    )
 
 
-def build_outcome(result: Any, regions: int | None = None
-                  ) -> tuple[bool | None, int | None, int | None, bool | None]:
+def build_outcome(
+    result: Any, regions: int | None = None
+) -> tuple[bool | None, int | None, int | None, bool | None]:
     """``(build_success, rooms_asked, rooms_built, connected)`` of a generator result.
 
     A dungeon (``generators.maps.dungeon``) reports all four. A result that reports only
@@ -72,12 +85,16 @@ def build_outcome(result: Any, regions: int | None = None
             count = map_stats(np.ascontiguousarray(result.grid, dtype=np.uint8))[1]
         connected = int(count) == 1
         return connected, None, None, connected
-    return (bool(result.success), int(asked), int(result.rooms_built),
-            bool(result.connected))
+    return (bool(result.success), int(asked), int(result.rooms_built), bool(result.connected))
 
 
-def decode_grid(blob: bytes | bytearray | memoryview, *, width: int | None = None,
-                height: int | None = None, map_id: object = None) -> np.ndarray:
+def decode_grid(
+    blob: bytes | bytearray | memoryview,
+    *,
+    width: int | None = None,
+    height: int | None = None,
+    map_id: object = None,
+) -> np.ndarray:
     """The grid held by a ``maps.grid`` value as read straight from the database.
 
     The one decoder for raw catalog rows (a web view, a script reading SQL itself): it reads
@@ -89,6 +106,7 @@ def decode_grid(blob: bytes | bytearray | memoryview, *, width: int | None = Non
     if width is not None or height is not None:
         check_grid_shape(grid_shape(blob), width, height, map_id)
     return unpack_grid(blob)
+
 
 #: Most cells (width x height) a catalog map may have: 4096 x 4096. A grid this size is 16 MiB
 #: of bytes before the generators' working copies; far larger ones exhaust memory.
@@ -102,15 +120,24 @@ def check_parameters(kind: str, params: dict[str, Any]) -> None:
     accepted = spec.parameters()
     for name in params:
         if name not in accepted:
-            raise ValueError(f"{kind} has no parameter {name!r}; parameters are: "
-                             f"{', '.join(accepted)}")
-    defaults = {name: p.default for name, p in
-                inspect.signature(spec.function()).parameters.items()}
+            raise ValueError(
+                f"{kind} has no parameter {name!r}; parameters are: {', '.join(accepted)}"
+            )
+    defaults = {
+        name: p.default for name, p in inspect.signature(spec.function()).parameters.items()
+    }
     width, height = (params.get(n, defaults.get(n)) for n in ("width", "height"))
-    if (isinstance(width, int) and isinstance(height, int) and not isinstance(width, bool)
-            and not isinstance(height, bool) and width * height > MAX_MAP_CELLS):
-        raise ValueError(f"a {width}x{height} map has {width * height:,} cells, more than "
-                         f"the {MAX_MAP_CELLS:,} (4096x4096) a catalog map may have")
+    if (
+        isinstance(width, int)
+        and isinstance(height, int)
+        and not isinstance(width, bool)
+        and not isinstance(height, bool)
+        and width * height > MAX_MAP_CELLS
+    ):
+        raise ValueError(
+            f"a {width}x{height} map has {width * height:,} cells, more than "
+            f"the {MAX_MAP_CELLS:,} (4096x4096) a catalog map may have"
+        )
 
 
 def build_map(kind: str, seed: int | None, params: dict[str, Any]) -> MapRecord:
@@ -120,16 +147,14 @@ def build_map(kind: str, seed: int | None, params: dict[str, Any]) -> MapRecord:
     return map_record(result, kind=kind, generator=spec.module)
 
 
-def build_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
-                 ) -> list[MapRecord]:
+def build_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) -> list[MapRecord]:
     """The maps of ``seeds`` (a worker's task), built with the collector paused (see
     :func:`encode_chunk`)."""
     with paused_gc():
         return [build_map(kind, s, params) for s in seeds]
 
 
-def encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
-                  ) -> EncodedRows:
+def encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) -> EncodedRows:
     """The maps of ``seeds`` as rows ready for ``Store.insert_encoded``, built and encoded
     in the worker: a fraction of the objects' pickle, and the writer only writes.
 
@@ -146,8 +171,7 @@ def encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
         return _encode_chunk(kind, seeds, params)
 
 
-def _encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
-                  ) -> EncodedRows:
+def _encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) -> EncodedRows:
     spec = map_kind(kind)
     function = spec.function()
     fixed = dict(spec.fixed)
@@ -156,30 +180,47 @@ def _encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]
     rooms: list[list[tuple[Any, ...]]] = []
     corridors: list[list[tuple[Any, ...]]] = []
     for seed in seeds:
-        row, children = map_values(function(**params, **fixed, seed=seed), kind=kind,
-                                   generator=spec.module)
+        row, children = map_values(
+            function(**params, **fixed, seed=seed), kind=kind, generator=spec.module
+        )
         rows.append(row)
         caves.append(children["caves"])
         rooms.append(children["rooms"])
         corridors.append(children["corridors"])
-    return encode_values(MapRecord, rows, {"caves": caves, "rooms": rooms,
-                                           "corridors": corridors})
+    return encode_values(MapRecord, rows, {"caves": caves, "rooms": rooms, "corridors": corridors})
 
 
 #: ``maps`` columns in the order :func:`map_values` fills them (checked against the schema's
 #: own order when first used).
-_MAP_FIELDS = ("id", "kind", "generator", "parameters", "seed", "width", "height",
-               "open_ratio", "region_count", "largest_region", "created_at", "build_success",
-               "rooms_asked", "rooms_built", "connected", "grid")
-_CHILD_FIELDS = {"caves": ("number", "cells", "x", "y", "width", "height", "centroid_x",
-                           "centroid_y"),
-                 "rooms": ("x", "y", "width", "height"),
-                 "corridors": ("length", "start_x", "start_y", "end_x", "end_y", "path")}
+_MAP_FIELDS = (
+    "id",
+    "kind",
+    "generator",
+    "parameters",
+    "seed",
+    "width",
+    "height",
+    "open_ratio",
+    "region_count",
+    "largest_region",
+    "created_at",
+    "build_success",
+    "rooms_asked",
+    "rooms_built",
+    "connected",
+    "grid",
+)
+_CHILD_FIELDS = {
+    "caves": ("number", "cells", "x", "y", "width", "height", "centroid_x", "centroid_y"),
+    "rooms": ("x", "y", "width", "height"),
+    "corridors": ("length", "start_x", "start_y", "end_x", "end_y", "path"),
+}
 _checked_fields = False
 
 
-def map_values(result: Any, *, kind: str, generator: str
-               ) -> tuple[tuple[Any, ...], dict[str, list[tuple[Any, ...]]]]:
+def map_values(
+    result: Any, *, kind: str, generator: str
+) -> tuple[tuple[Any, ...], dict[str, list[tuple[Any, ...]]]]:
     """:func:`map_record` as plain values: the ``maps`` row (in ``encode_values`` order)
     and the caves, rooms and corridors as tuples; no placements (a new map has none).
 
@@ -188,20 +229,38 @@ def map_values(result: Any, *, kind: str, generator: str
     global _checked_fields
     if not _checked_fields:  # the orders above are the schema's, or nothing is encoded
         if fields(MapRecord) != _MAP_FIELDS or any(
-                fields(MapRecord, name) != order for name, order in _CHILD_FIELDS.items()):
-            raise EntityworksError("catalog.build's field orders differ from MapRecord's "
-                                   "columns: update _MAP_FIELDS and _CHILD_FIELDS")
+            fields(MapRecord, name) != order for name, order in _CHILD_FIELDS.items()
+        ):
+            raise EntityworksError(
+                "catalog.build's field orders differ from MapRecord's "
+                "columns: update _MAP_FIELDS and _CHILD_FIELDS"
+            )
         _checked_fields = True
     grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
     # Every catalog generator measures the grid it returns with the functions map_stats
     # applies (region_stats(grid, 4), open_ratio): its figures are taken, not measured again
     # (a dungeon's labelling is a twentieth of its generation).
-    reported = (getattr(result, "open_ratio", None), getattr(result, "regions", None),
-                getattr(result, "largest_region", None))
+    reported = (
+        getattr(result, "open_ratio", None),
+        getattr(result, "regions", None),
+        getattr(result, "largest_region", None),
+    )
     ratio, regions, largest = map_stats(grid) if None in reported else reported
-    row = (None, kind, generator, dict(result.params), result.seed, int(grid.shape[1]),
-           int(grid.shape[0]), ratio, regions, largest, utc_now(),
-           *build_outcome(result, regions), grid)
+    row = (
+        None,
+        kind,
+        generator,
+        dict(result.params),
+        result.seed,
+        int(grid.shape[1]),
+        int(grid.shape[0]),
+        ratio,
+        regions,
+        largest,
+        utc_now(),
+        *build_outcome(result, regions),
+        grid,
+    )
     caves = [(c.id, c.cells, *c.bbox, *c.centroid) for c in getattr(result, "caves", [])]
     rooms = [(r.x, r.y, r.width, r.height) for r in getattr(result, "rooms", [])]
     positions = getattr(result, "corridor_positions", None)
@@ -233,5 +292,15 @@ def _corridor_values(path: Any) -> tuple[Any, ...]:
     return len(path), int(sx), int(sy), int(ex), int(ey), cells
 
 
-__all__ = ["MAX_MAP_CELLS", "build_chunk", "build_map", "build_outcome", "check_parameters",
-           "decode_grid", "encode_chunk", "map_record", "map_stats", "map_values"]
+__all__ = [
+    "MAX_MAP_CELLS",
+    "build_chunk",
+    "build_map",
+    "build_outcome",
+    "check_parameters",
+    "decode_grid",
+    "encode_chunk",
+    "map_record",
+    "map_stats",
+    "map_values",
+]

@@ -40,8 +40,9 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
     try:
         from distributed import Client
     except ImportError:
-        raise RuntimeError("--cluster needs dask.distributed: pip install "
-                           "'entityworks[dask]'") from None
+        raise RuntimeError(
+            "--cluster needs dask.distributed: pip install 'entityworks[dask]'"
+        ) from None
     try:
         return Client(address, timeout=timeout)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
@@ -62,8 +63,9 @@ def _window(client: Any) -> int:
     return max(4, 3 * threads)
 
 
-def _in_order(client: Any, function: Any, slices: Sequence[list[Any]], args: tuple[Any, ...],
-              prefix: str) -> Iterator[Any]:
+def _in_order(
+    client: Any, function: Any, slices: Sequence[list[Any]], args: tuple[Any, ...], prefix: str
+) -> Iterator[Any]:
     """Submit ``function(slice, *args)`` for every slice, a bounded window at a time, and
     yield the results in slice order. Each key names its slice's content, so a task that is
     re-run (a lost worker) or re-submitted computes the same result once."""
@@ -78,8 +80,7 @@ def _in_order(client: Any, function: Any, slices: Sequence[list[Any]], args: tup
                 return
             number, part = step
             key = f"{prefix}-{number}-{_token(part, *args)}"
-            pending.append(client.submit(function, part, *args, key=key, pure=False,
-                                         retries=2))
+            pending.append(client.submit(function, part, *args, key=key, pure=False, retries=2))
 
     submit_more()
     try:
@@ -102,9 +103,16 @@ def _encoded_maps_task(seeds: list[int], kind: str, params: dict[str, Any]) -> E
     return encode_chunk(kind, list(seeds), params)
 
 
-def generate_maps_on(client: Any, kind: str, count: int, *, seed: int | None = None,
-                     params: dict[str, Any] | None = None, chunk: int = MAP_CHUNK,
-                     encoded: bool = False) -> Iterator[Any]:
+def generate_maps_on(
+    client: Any,
+    kind: str,
+    count: int,
+    *,
+    seed: int | None = None,
+    params: dict[str, Any] | None = None,
+    chunk: int = MAP_CHUNK,
+    encoded: bool = False,
+) -> Iterator[Any]:
     """Like ``catalog.generate_maps``, on the cluster of ``client``: chunks in seed order.
 
     Without ``seed`` the client draws one seed per map before submitting anything, so that
@@ -120,20 +128,23 @@ def generate_maps_on(client: Any, kind: str, count: int, *, seed: int | None = N
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
-    seeds = ([seed + i for i in range(count)] if seed is not None
-             else [secrets.randbits(63) for _ in range(count)])
+    seeds = (
+        [seed + i for i in range(count)]
+        if seed is not None
+        else [secrets.randbits(63) for _ in range(count)]
+    )
     if not seeds:
         return
     first = [build_map(kind, seeds[0], params)]  # a bad parameter value fails here, at once
     yield encode_rows(first) if encoded else first
     rest = seeds[1:]
-    slices = [rest[i:i + chunk] for i in range(0, len(rest), chunk)]
+    slices = [rest[i : i + chunk] for i in range(0, len(rest), chunk)]
     if encoded:
-        yield from _in_order(client, _encoded_maps_task, slices, (kind, params),
-                             f"entityworks-encoded-maps-{kind}")
+        yield from _in_order(
+            client, _encoded_maps_task, slices, (kind, params), f"entityworks-encoded-maps-{kind}"
+        )
     else:
-        yield from _in_order(client, _maps_task, slices, (kind, params),
-                             f"entityworks-maps-{kind}")
+        yield from _in_order(client, _maps_task, slices, (kind, params), f"entityworks-maps-{kind}")
 
 
 def _solve_task(puzzles: list[str], prove_unique: bool) -> list[Any]:
@@ -142,8 +153,14 @@ def _solve_task(puzzles: list[str], prove_unique: bool) -> list[Any]:
     return [sudoku.solve(p, prove_unique=prove_unique) for p in puzzles]
 
 
-def solve_sudokus_on(client: Any, puzzles: Sequence[Any], *, chunk: int = PUZZLE_CHUNK,
-                     prove_unique: bool = True, progress: Any = None) -> list[Any]:
+def solve_sudokus_on(
+    client: Any,
+    puzzles: Sequence[Any],
+    *,
+    chunk: int = PUZZLE_CHUNK,
+    prove_unique: bool = True,
+    progress: Any = None,
+) -> list[Any]:
     """Like ``generators.sudoku.solve_many``, on the cluster of ``client``: solutions (or
     None) in input order. Puzzles are validated here first, naming the first bad one."""
     from generators import sudoku
@@ -154,7 +171,7 @@ def solve_sudokus_on(client: Any, puzzles: Sequence[Any], *, chunk: int = PUZZLE
             digits.append(sudoku.parse(item.puzzle if hasattr(item, "puzzle") else item))
         except sudoku.InvalidPuzzle as exc:
             raise sudoku.InvalidPuzzle(f"puzzle #{index}: {exc}", exc.cells) from None
-    slices = [digits[i:i + chunk] for i in range(0, len(digits), chunk)]
+    slices = [digits[i : i + chunk] for i in range(0, len(digits), chunk)]
     out: list[Any] = []
     for part in _in_order(client, _solve_task, slices, (prove_unique,), "entityworks-sudoku"):
         out += part

@@ -23,8 +23,13 @@ class CopyStats:
     seconds: float
 
 
-def copy_catalog(source: Store, target: Store, *, batch: int = 500,
-                 progress: Callable[[str, int], None] | None = None) -> CopyStats:
+def copy_catalog(
+    source: Store,
+    target: Store,
+    *,
+    batch: int = 500,
+    progress: Callable[[str, int], None] | None = None,
+) -> CopyStats:
     """Copy every catalog table from ``source`` to ``target`` with ids kept.
 
     The usual use is a server catalog (PostgreSQL, MariaDB) turned into one SQLite file for
@@ -41,8 +46,9 @@ def copy_catalog(source: Store, target: Store, *, batch: int = 500,
     upgrade_catalog(target)
     for name, cls in TABLES.items():
         if target.count(cls):
-            raise EntityworksError(f"the target already has rows in {name!r}; copy into an "
-                                   f"empty catalog")
+            raise EntityworksError(
+                f"the target already has rows in {name!r}; copy into an empty catalog"
+            )
     rows: dict[str, int] = {}
     with target.transaction():
         for name, cls in TABLES.items():

@@ -53,8 +53,10 @@ class _HashingReader:
             view[:n] = data
         self.size += n
         if self.max_bytes is not None and self.size > self.max_bytes:
-            raise InputTooLarge(f"{self.name}: more than {self.max_bytes:,} bytes, the size "
-                                f"limit (raise it with --max-size / max_bytes)")
+            raise InputTooLarge(
+                f"{self.name}: more than {self.max_bytes:,} bytes, the size "
+                f"limit (raise it with --max-size / max_bytes)"
+            )
         self.digest.update(view[:n])
         return n
 
@@ -63,9 +65,14 @@ class _HashingReader:
         return bytes(buffer[: self.readinto(buffer)])
 
 
-def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = None,
-                    max_bytes: int | None = MAX_ENTROPY_BYTES, bits: bool = False,
-                    fold: bool = False) -> tuple[EntropyRecord, Any]:
+def analyse_entropy(
+    source: str | os.PathLike[str] | Any,
+    *,
+    name: str | None = None,
+    max_bytes: int | None = MAX_ENTROPY_BYTES,
+    bits: bool = False,
+    fold: bool = False,
+) -> tuple[EntropyRecord, Any]:
     """Read ``source`` (a path or a binary stream: a FIFO, a device, stdin) exactly once and
     return its catalog row and ``generators.bytes.entropy`` report: the figures and the SHA-256
     describe the same bytes. More than ``max_bytes`` bytes (None: no limit) raise
@@ -79,10 +86,11 @@ def analyse_entropy(source: str | os.PathLike[str] | Any, *, name: str | None = 
         with open(source, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
             if max_bytes is not None and size > max_bytes and _regular(stream):
-                raise InputTooLarge(f"{label}: {size:,} bytes, more than the size limit of "
-                                    f"{max_bytes:,} (raise it with --max-size / max_bytes)")
-            return analyse_entropy(stream, name=label, max_bytes=max_bytes, bits=bits,
-                                   fold=fold)
+                raise InputTooLarge(
+                    f"{label}: {size:,} bytes, more than the size limit of "
+                    f"{max_bytes:,} (raise it with --max-size / max_bytes)"
+                )
+            return analyse_entropy(stream, name=label, max_bytes=max_bytes, bits=bits, fold=fold)
     label = name or str(getattr(source, "name", "<stream>"))
     reader = _HashingReader(source, label, max_bytes)
     report = entropy.report(reader, bits=bits, fold=fold)  # type: ignore[arg-type]  # readinto
@@ -95,22 +103,34 @@ def _regular(stream: Any) -> bool:
     return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
 
 
-def entropy_record(path: str | os.PathLike[str], report: Any, *, sha256: str | None = None
-                   ) -> EntropyRecord:
+def entropy_record(
+    path: str | os.PathLike[str], report: Any, *, sha256: str | None = None
+) -> EntropyRecord:
     """The catalog row for ``report``, a ``generators.bytes.entropy.report`` of the file ``path``.
 
     Without ``sha256`` the file is read again to hash it; :func:`analyse_entropy` reads once.
     """
     return EntropyRecord(
-        None, str(path), int(report.size), sha256 or sha256_of(path), report.entropy,
-        report.optimum_compression, report.chi_square, report.chi_square_probability,
-        report.mean, report.monte_carlo_pi, report.monte_carlo_error,
-        report.serial_correlation, int(report.unique_symbols),
-        [int(v) for v in report.distribution])
+        None,
+        str(path),
+        int(report.size),
+        sha256 or sha256_of(path),
+        report.entropy,
+        report.optimum_compression,
+        report.chi_square,
+        report.chi_square_probability,
+        report.mean,
+        report.monte_carlo_pi,
+        report.monte_carlo_error,
+        report.serial_correlation,
+        int(report.unique_symbols),
+        [int(v) for v in report.distribution],
+    )
 
 
-def store_entropy(store: Store, paths: Sequence[str | os.PathLike[str]], *,
-                  max_bytes: int | None = None) -> list[tuple[EntropyRecord, Any]]:
+def store_entropy(
+    store: Store, paths: Sequence[str | os.PathLike[str]], *, max_bytes: int | None = None
+) -> list[tuple[EntropyRecord, Any]]:
     """Analyse each file (read once), store one row per file, return ``(row, report)``
     pairs. Nothing is stored unless every file could be read."""
     pairs = [analyse_entropy(p, max_bytes=max_bytes) for p in paths]
@@ -118,5 +138,4 @@ def store_entropy(store: Store, paths: Sequence[str | os.PathLike[str]], *,
     return pairs
 
 
-__all__ = ["MAX_ENTROPY_BYTES", "analyse_entropy", "entropy_record", "sha256_of",
-           "store_entropy"]
+__all__ = ["MAX_ENTROPY_BYTES", "analyse_entropy", "entropy_record", "sha256_of", "store_entropy"]

@@ -29,9 +29,16 @@ if TYPE_CHECKING:
     from ..sql.store import Store
 
 
-def generate_maps(kind: str, count: int, *, seed: int | None = None,
-                  params: dict[str, Any] | None = None, workers: int = 1,
-                  chunk: int | None = None, client: Any = None) -> Iterator[list[MapRecord]]:
+def generate_maps(
+    kind: str,
+    count: int,
+    *,
+    seed: int | None = None,
+    params: dict[str, Any] | None = None,
+    workers: int = 1,
+    chunk: int | None = None,
+    client: Any = None,
+) -> Iterator[list[MapRecord]]:
     """Generate ``count`` maps in chunks of ``chunk`` (by default the kind's
     :attr:`~entityworks.catalog.kinds.MapKind.chunk`), on ``workers`` processes, in seed
     order.
@@ -41,28 +48,58 @@ def generate_maps(kind: str, count: int, *, seed: int | None = None,
     ``client`` (a ``dask.distributed.Client``) the maps are built on its cluster instead
     (see :mod:`entityworks.catalog.cluster`); ``workers`` is then ignored.
     """
-    yield from _generate(kind, count, seed=seed, params=params, workers=workers, chunk=chunk,
-                         client=client, encoded=False)
+    yield from _generate(
+        kind,
+        count,
+        seed=seed,
+        params=params,
+        workers=workers,
+        chunk=chunk,
+        client=client,
+        encoded=False,
+    )
 
 
-def generate_encoded(kind: str, count: int, *, seed: int | None = None,
-                     params: dict[str, Any] | None = None, workers: int = 1,
-                     chunk: int | None = None, client: Any = None
-                     ) -> Iterator[EncodedRows]:
+def generate_encoded(
+    kind: str,
+    count: int,
+    *,
+    seed: int | None = None,
+    params: dict[str, Any] | None = None,
+    workers: int = 1,
+    chunk: int | None = None,
+    client: Any = None,
+) -> Iterator[EncodedRows]:
     """:func:`generate_maps` with each chunk encoded where it was built (a worker process,
     a Dask worker) for ``Store.insert_encoded``: the workers pack the grids and paths, and
     send the rows instead of the objects. What :func:`generate_into` stores."""
-    yield from _generate(kind, count, seed=seed, params=params, workers=workers, chunk=chunk,
-                         client=client, encoded=True)
+    yield from _generate(
+        kind,
+        count,
+        seed=seed,
+        params=params,
+        workers=workers,
+        chunk=chunk,
+        client=client,
+        encoded=True,
+    )
 
 
-def _generate(kind: str, count: int, *, seed: int | None, params: dict[str, Any] | None,
-              workers: int, chunk: int | None, client: Any, encoded: bool) -> Iterator[Any]:
+def _generate(
+    kind: str,
+    count: int,
+    *,
+    seed: int | None,
+    params: dict[str, Any] | None,
+    workers: int,
+    chunk: int | None,
+    client: Any,
+    encoded: bool,
+) -> Iterator[Any]:
     if client is not None:
         from .cluster import generate_maps_on
 
-        yield from generate_maps_on(client, kind, count, seed=seed, params=params,
-                                    encoded=encoded)
+        yield from generate_maps_on(client, kind, count, seed=seed, params=params, encoded=encoded)
         return
     params = dict(params or {})
     check_parameters(kind, params)
@@ -114,8 +151,9 @@ def _chunks(seeds: list[int | None], size: int, workers: int) -> list[list[int |
     small chunk of one another (the run lasts until the last one ends)."""
     head = len(seeds) if workers == 1 else max(0, (len(seeds) - workers * size) // size * size)
     small = max(1, size // 4)
-    return ([seeds[i:i + size] for i in range(0, head, size)]
-            + [seeds[i:i + small] for i in range(head, len(seeds), small)])
+    return [seeds[i : i + size] for i in range(0, head, size)] + [
+        seeds[i : i + small] for i in range(head, len(seeds), small)
+    ]
 
 
 def _worker_setup() -> None:
@@ -153,8 +191,7 @@ class BuildSummary:
     rooms_asked: int | None = None
     short_built: tuple[int, int] | None = None
 
-    def add(self, success: bool, asked: int | None, built: int | None,
-            connected: bool) -> None:
+    def add(self, success: bool, asked: int | None, built: int | None, connected: bool) -> None:
         self.rooms_asked = asked if self.rooms_asked is None else self.rooms_asked
         if success:
             self.complete += 1
@@ -210,10 +247,18 @@ class GenerateStats:
         return self.storage_seconds / self.seconds if self.seconds > 0 else 0.0
 
 
-def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
-                  seed: int | None = None, params: dict[str, Any] | None = None,
-                  workers: int = 1, progress: Callable[[int], None] | None = None,
-                  client: Any = None, refuse_short: bool = False) -> GenerateStats:
+def generate_into(
+    store: Store | Callable[[], Store],
+    kind: str,
+    count: int,
+    *,
+    seed: int | None = None,
+    params: dict[str, Any] | None = None,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+    client: Any = None,
+    refuse_short: bool = False,
+) -> GenerateStats:
     """Generate ``count`` maps on ``workers`` processes (or on the Dask cluster of
     ``client``) and store them in batches as they arrive, in seed order.
 
@@ -257,8 +302,10 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
             store = store()
             freeze()  # the Store and what opening it imported
         if store.registry is not default_registry:
-            raise EntityworksError("generate_into stores rows encoded with the default type "
-                                   "registry; open the catalog's Store without registry=")
+            raise EntityworksError(
+                "generate_into stores rows encoded with the default type "
+                "registry; open the catalog's Store without registry="
+            )
         if refuse_short and not in_transaction:
             whole.enter_context(store.transaction())
             in_transaction = True
@@ -278,8 +325,9 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
     lost = False
     with whole, frozen_heap() as freeze:
         try:
-            for rows in generate_encoded(kind, count, seed=seed, params=params,
-                                         workers=workers, client=client):
+            for rows in generate_encoded(
+                kind, count, seed=seed, params=params, workers=workers, client=client
+            ):
                 keep = []
                 for i, value in enumerate(rows.column("seed")):
                     if value is None or value not in stored:
@@ -293,8 +341,9 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
                     waiting += len(keep)
                 # One write per batch: per-call costs (transaction, key generation)
                 # amortised.
-                if pending and (waiting >= STORE_BATCH
-                                or time.perf_counter() - flushed > STORE_SECONDS):
+                if pending and (
+                    waiting >= STORE_BATCH or time.perf_counter() - flushed > STORE_SECONDS
+                ):
                     flush()
         except BrokenProcessPool:
             if refuse_short:  # one transaction: leaving this block rolls it back
@@ -305,16 +354,24 @@ def generate_into(store: Store | Callable[[], Store], kind: str, count: int, *,
     if lost:
         raise WorkerLost(kind, count, seeds, ids, seed=seed)
     elapsed = time.perf_counter() - start
-    return GenerateStats(kind, len(seeds), elapsed, storage,
-                         (min(ids), max(ids)) if ids else None,
-                         (seeds[0], seeds[-1]) if seeds else None, storage_cpu, builds)
+    return GenerateStats(
+        kind,
+        len(seeds),
+        elapsed,
+        storage,
+        (min(ids), max(ids)) if ids else None,
+        (seeds[0], seeds[-1]) if seeds else None,
+        storage_cpu,
+        builds,
+    )
 
 
 def _check_grids(rows: EncodedRows) -> None:
     """Refuse a packed grid whose shape is not its row's height and width (from the
     blob's header; :class:`~.packing.GridShapeMismatch`) before it is written."""
-    for blob, width, height in zip(rows.column("grid"), rows.column("width"),
-                                   rows.column("height"), strict=True):
+    for blob, width, height in zip(
+        rows.column("grid"), rows.column("width"), rows.column("height"), strict=True
+    ):
         check_grid_shape(grid_shape(blob), width, height)
 
 
@@ -329,8 +386,16 @@ class WorkerLost(EntityworksError):
     stored (``rolled_back``).
     """
 
-    def __init__(self, kind: str, count: int, seeds: list[int | None], ids: list[int], *,
-                 seed: int | None, rolled_back: bool = False) -> None:
+    def __init__(
+        self,
+        kind: str,
+        count: int,
+        seeds: list[int | None],
+        ids: list[int],
+        *,
+        seed: int | None,
+        rolled_back: bool = False,
+    ) -> None:
         self.kind: str = kind
         self.count: int = count
         self.stored: int = len(seeds)
@@ -349,17 +414,27 @@ class WorkerLost(EntityworksError):
         """``stored 40 of 100 caves maps (seeds 1-40, ids 1-40)``, or ``stored none of
         ...``."""
         if self.rolled_back:
-            return (f"stored none of the {self.count} {self.kind} maps (refuse_short: one "
-                    "transaction, rolled back)")
+            return (
+                f"stored none of the {self.count} {self.kind} maps (refuse_short: one "
+                "transaction, rolled back)"
+            )
         if not self.stored:
             return f"stored none of the {self.count} {self.kind} maps"
-        ids = ("no ids" if self.ids is None else f"id {self.ids[0]}"
-               if self.ids[0] == self.ids[1] else f"ids {self.ids[0]}-{self.ids[1]}")
+        ids = (
+            "no ids"
+            if self.ids is None
+            else f"id {self.ids[0]}"
+            if self.ids[0] == self.ids[1]
+            else f"ids {self.ids[0]}-{self.ids[1]}"
+        )
         if self.fresh:
             seeds = "a fresh seed each"
         elif self.next_seed is not None:
-            seeds = (f"seed {self.seeds[0]}" if self.stored == 1
-                     else f"seeds {self.seeds[0]}-{self.seeds[-1]}")
+            seeds = (
+                f"seed {self.seeds[0]}"
+                if self.stored == 1
+                else f"seeds {self.seeds[0]}-{self.seeds[-1]}"
+            )
         else:
             seeds = "seeds " + ", ".join(map(str, self.seeds))
         return f"stored {self.stored} of {self.count} {self.kind} maps ({seeds}, {ids})"
@@ -368,7 +443,8 @@ class WorkerLost(EntityworksError):
         """How to build the rest: ``count=60, seed=41`` (the option names given)."""
         if self.rolled_back or not self.stored:
             return f"{count}{self.count}" + (
-                "" if self.next_seed is None else f", {seed}{self.next_seed}")
+                "" if self.next_seed is None else f", {seed}{self.next_seed}"
+            )
         if self.next_seed is not None:
             return f"{count}{self.remaining}, {seed}{self.next_seed}"
         return f"{count}{self.remaining}"
@@ -377,20 +453,29 @@ class WorkerLost(EntityworksError):
         if self.next_seed is None and not self.fresh and self.stored:
             again = "the seeds stored are named above: build the others with their own seeds"
         else:
-            again = (f"build the rest with {self.resume()}, the other arguments unchanged"
-                     + (" (fresh seeds are drawn)" if self.fresh else ": no seed is stored "
-                        "twice"))
-        return (f"a worker process died (killed, or out of memory) while generating "
-                f"{self.kind} maps: {self.stored_text()}; {again}")
+            again = f"build the rest with {self.resume()}, the other arguments unchanged" + (
+                " (fresh seeds are drawn)" if self.fresh else ": no seed is stored twice"
+            )
+        return (
+            f"a worker process died (killed, or out of memory) while generating "
+            f"{self.kind} maps: {self.stored_text()}; {again}"
+        )
 
 
-def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: bool
-                  ) -> BuildSummary | None:
+def _count_builds(
+    rows: EncodedRows, builds: BuildSummary | None, refuse_short: bool
+) -> BuildSummary | None:
     """Add the outcomes of ``rows`` (NULL: the generator reports none) to ``builds``; with
     ``refuse_short`` a short build raises :class:`ShortBuild`."""
-    outcomes = zip(rows.column("build_success"), rows.column("rooms_asked"),
-                   rows.column("rooms_built"), rows.column("connected"), rows.column("seed"),
-                   rows.column("region_count"), strict=True)
+    outcomes = zip(
+        rows.column("build_success"),
+        rows.column("rooms_asked"),
+        rows.column("rooms_built"),
+        rows.column("connected"),
+        rows.column("seed"),
+        rows.column("region_count"),
+        strict=True,
+    )
     for success, asked, built, connected, seed, regions in outcomes:
         if success is None:
             continue
@@ -402,10 +487,19 @@ def _count_builds(rows: EncodedRows, builds: BuildSummary | None, refuse_short: 
             else:
                 floor = "" if connected else ", floor not connected"
                 what = f"{built} of {asked} rooms built{floor}"
-            raise ShortBuild(f"the build of seed {seed} fell short ({what}); "
-                             "nothing was stored")
+            raise ShortBuild(f"the build of seed {seed} fell short ({what}); nothing was stored")
     return builds
 
 
-__all__ = ["STORE_BATCH", "STORE_SECONDS", "BuildSummary", "GenerateStats", "ShortBuild",
-           "WorkerLost", "generate_encoded", "generate_into", "generate_maps", "save_maps"]
+__all__ = [
+    "STORE_BATCH",
+    "STORE_SECONDS",
+    "BuildSummary",
+    "GenerateStats",
+    "ShortBuild",
+    "WorkerLost",
+    "generate_encoded",
+    "generate_into",
+    "generate_maps",
+    "save_maps",
+]

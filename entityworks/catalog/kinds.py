@@ -34,21 +34,47 @@ class MapKind:
     def parameters(self) -> list[str]:
         """Names the generator accepts (besides ``seed``) that are not fixed by the kind."""
         fixed = dict(self.fixed)
-        return [p for p in inspect.signature(self.function()).parameters
-                if p != "seed" and p not in fixed]
+        return [
+            p
+            for p in inspect.signature(self.function()).parameters
+            if p != "seed" and p not in fixed
+        ]
 
 
-KINDS: dict[str, MapKind] = {k.name: k for k in (
-    MapKind("caves", "generators.maps.caves", help="cave systems joined by corridors [100x100]"),
-    MapKind("dungeon", "generators.maps.dungeon", help="rooms joined by corridors [150x150]",
-            chunk=32),
-    MapKind("islands", "generators.maps.islands", (("island", True),), "island maps [99x99]",
-            chunk=64),
-    MapKind("labyrinth", "generators.maps.islands", (("island", False),), "labyrinth maps [99x99]",
-            chunk=64),
-    MapKind("cellular", "generators.maps.cellular",
-            help="cellular-automaton caves, 4-5 rule [40x21]", chunk=64),
-)}
+KINDS: dict[str, MapKind] = {
+    k.name: k
+    for k in (
+        MapKind(
+            "caves", "generators.maps.caves", help="cave systems joined by corridors [100x100]"
+        ),
+        MapKind(
+            "dungeon",
+            "generators.maps.dungeon",
+            help="rooms joined by corridors [150x150]",
+            chunk=32,
+        ),
+        MapKind(
+            "islands",
+            "generators.maps.islands",
+            (("island", True),),
+            "island maps [99x99]",
+            chunk=64,
+        ),
+        MapKind(
+            "labyrinth",
+            "generators.maps.islands",
+            (("island", False),),
+            "labyrinth maps [99x99]",
+            chunk=64,
+        ),
+        MapKind(
+            "cellular",
+            "generators.maps.cellular",
+            help="cellular-automaton caves, 4-5 rule [40x21]",
+            chunk=64,
+        ),
+    )
+}
 
 
 def map_kind(name: str) -> MapKind:
@@ -56,8 +82,9 @@ def map_kind(name: str) -> MapKind:
     try:
         return KINDS[name]
     except KeyError:
-        raise ValueError(f"unknown map kind {name!r}; choose from "
-                         f"{', '.join(sorted(KINDS))}") from None
+        raise ValueError(
+            f"unknown map kind {name!r}; choose from {', '.join(sorted(KINDS))}"
+        ) from None
 
 
 __all__ = ["KINDS", "MapKind", "map_kind"]

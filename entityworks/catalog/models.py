@@ -71,13 +71,16 @@ def utc_now() -> dt.datetime:
     """The time a new row is stamped with: UTC, naive, to the second."""
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 
+
 #: Composite indexes of ``maps``, one per kind of designer query: :func:`find_maps` by kind
 #: and size, by region count and open ratio (each also holding the other columns those
 #: queries filter on, so that the filters are checked in the index and only matching rows are
 #: read; revision ``0007_covering_indexes``), :func:`largest_maps` by kind.
-MAP_INDEXES = (("kind", "width", "height", "region_count", "open_ratio"),
-               ("region_count", "open_ratio", "width", "height"),
-               ("kind", "largest_region"))
+MAP_INDEXES = (
+    ("kind", "width", "height", "region_count", "open_ratio"),
+    ("region_count", "open_ratio", "width", "height"),
+    ("kind", "largest_region"),
+)
 
 
 @entity("maps", indexes=MAP_INDEXES, compact_children=True)
@@ -194,9 +197,12 @@ class EntropyRecord:
 
 
 #: The catalog's top-level classes, by table name.
-TABLES: dict[str, type[Any]] = {"maps": MapRecord, "sudoku_puzzles": SudokuPuzzle,
-                                "sudoku_entries": SudokuEntry,
-                                "entropy_reports": EntropyRecord}
+TABLES: dict[str, type[Any]] = {
+    "maps": MapRecord,
+    "sudoku_puzzles": SudokuPuzzle,
+    "sudoku_entries": SudokuEntry,
+    "entropy_reports": EntropyRecord,
+}
 
 _views: dict[str, type] = {}
 
@@ -214,10 +220,13 @@ def table_class(name: str) -> type | None:
         for cls in TABLES.values():
             for child in table_schema(cls).children:
                 if child.schema.name == name:
-                    specs = [(c.name, c.python_type | None if c.nullable else c.python_type)
-                             for c in child.schema.columns]
+                    specs = [
+                        (c.name, c.python_type | None if c.nullable else c.python_type)
+                        for c in child.schema.columns
+                    ]
                     view = dataclasses.make_dataclass(
-                        "".join(p.capitalize() for p in name.split("_")), specs)
+                        "".join(p.capitalize() for p in name.split("_")), specs
+                    )
                     view.__tablename__ = name  # type: ignore[attr-defined]
                     _views[name] = view
     return _views.get(name)
@@ -228,10 +237,23 @@ def check_catalog_table(name: str) -> type:
     try:
         return TABLES[name]
     except KeyError:
-        raise EntityworksError(f"{name!r} is not a catalog table; catalog tables are: "
-                               f"{', '.join(TABLES)}") from None
+        raise EntityworksError(
+            f"{name!r} is not a catalog table; catalog tables are: {', '.join(TABLES)}"
+        ) from None
 
 
-__all__ = ["MAP_INDEXES", "TABLES", "EntropyRecord", "MapCave", "MapCorridor", "MapPlacement",
-           "MapRecord", "MapRoom", "SudokuEntry", "SudokuPuzzle", "check_catalog_table",
-           "table_class", "utc_now"]
+__all__ = [
+    "MAP_INDEXES",
+    "TABLES",
+    "EntropyRecord",
+    "MapCave",
+    "MapCorridor",
+    "MapPlacement",
+    "MapRecord",
+    "MapRoom",
+    "SudokuEntry",
+    "SudokuPuzzle",
+    "check_catalog_table",
+    "table_class",
+    "utc_now",
+]

@@ -52,16 +52,33 @@ PackedGrid = typing.Annotated[np.ndarray, PACKED]
 PointPath = typing.Annotated[list[list[int]], POINTS]
 
 _NPY_MAGIC = b"\x93NUMPY"
-_TWO_VALUES = 1   # tag, dtype code, ndim, shape (uint32 each), low, high (int64), packbits
-_NPY_ZLIB = 2     # tag, zlib(.npy bytes)
+_TWO_VALUES = 1  # tag, dtype code, ndim, shape (uint32 each), low, high (int64), packbits
+_NPY_ZLIB = 2  # tag, zlib(.npy bytes)
 _TWO_VALUES_ZLIB = 3  # as _TWO_VALUES with the bits deflated (read, never written)
-_STEPS = 1        # tag, x0, y0, count (zigzag varints), two bits per step
-_PAIRS = 2        # tag, int64 x, y pairs
+_STEPS = 1  # tag, x0, y0, count (zigzag varints), two bits per step
+_PAIRS = 2  # tag, int64 x, y pairs
 
 #: Integer dtypes a two-valued grid may have; the code is the dtype's index here.
-_DTYPES = tuple(np.dtype(d) for d in (
-    "|b1", "|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8",
-    ">u2", ">i2", ">u4", ">i4", ">u8", ">i8"))
+_DTYPES = tuple(
+    np.dtype(d)
+    for d in (
+        "|b1",
+        "|u1",
+        "|i1",
+        "<u2",
+        "<i2",
+        "<u4",
+        "<i4",
+        "<u8",
+        "<i8",
+        ">u2",
+        ">i2",
+        ">u4",
+        ">i4",
+        ">u8",
+        ">i8",
+    )
+)
 _CODE = {d: i for i, d in enumerate(_DTYPES)}
 _HEAD = struct.Struct("<BBB")
 _VALUES = struct.Struct("<qq")
@@ -108,15 +125,19 @@ def pack_grid(array: Any) -> bytes:
     # The bits as they are: deflating them would shrink a dungeon's 2.8 KB to 0.6 KB but
     # triple the decode time (inflating costs more than unpacking), and reading grids fast
     # is what the catalog is for.
-    head = _HEAD.pack(_TWO_VALUES, code, array.ndim) + struct.pack(
-        f"<{array.ndim}I", *array.shape) + _VALUES.pack(low, high)
+    head = (
+        _HEAD.pack(_TWO_VALUES, code, array.ndim)
+        + struct.pack(f"<{array.ndim}I", *array.shape)
+        + _VALUES.pack(low, high)
+    )
     return head + np.packbits(bits).tobytes()
 
 
 def _pack_general(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.ascontiguousarray(array) if array.ndim else array,
-                              allow_pickle=False)
+    np.lib.format.write_array(
+        buffer, np.ascontiguousarray(array) if array.ndim else array, allow_pickle=False
+    )
     return bytes([_NPY_ZLIB]) + zlib.compress(buffer.getvalue(), 6)
 
 
@@ -144,10 +165,11 @@ def unpack_grid(blob: bytes | bytearray | memoryview) -> np.ndarray:
         if tag == _TWO_VALUES:
             packed = np.frombuffer(data, _U1, offset=at + 16)
         else:
-            packed = np.frombuffer(_inflate(data[at + 16:], (size + 7) // 8 + 1), _U1)
+            packed = np.frombuffer(_inflate(data[at + 16 :], (size + 7) // 8 + 1), _U1)
         if packed.size != (size + 7) // 8:
-            raise ValueError(f"packed grid of shape {shape} needs {(size + 7) // 8} bytes, "
-                             f"got {packed.size}")
+            raise ValueError(
+                f"packed grid of shape {shape} needs {(size + 7) // 8} bytes, got {packed.size}"
+            )
         bits = np.unpackbits(packed, count=size).reshape(shape)
         dtype = _DTYPES[code]
         if low == 0 and high == 1:
@@ -190,8 +212,10 @@ def grid_shape(blob: bytes | bytearray | memoryview) -> tuple[int, ...]:
         claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
         present = len(data) - length
         if claimed != present:  # the words of ndarray_from_bytes, which reads these
-            raise ValueError(f".npy header claims shape {shape} of {dtype} ({claimed:,} "
-                             f"bytes) but {present:,} bytes follow it: damaged data")
+            raise ValueError(
+                f".npy header claims shape {shape} of {dtype} ({claimed:,} "
+                f"bytes) but {present:,} bytes follow it: damaged data"
+            )
     _check_size(shape, dtype)
     return shape
 
@@ -204,7 +228,7 @@ def _inflate_head(data: bytes, step: int = 4096) -> bytes:
     head = b""
     try:
         for start in range(1, len(data), step):
-            head += inflater.decompress(view[start:start + step], _NPY_HEAD_MAX - len(head))
+            head += inflater.decompress(view[start : start + step], _NPY_HEAD_MAX - len(head))
             if len(head) >= _NPY_HEAD_MAX or (len(head) >= 12 and len(head) >= _npy_end(head)):
                 break
     except zlib.error as exc:
@@ -231,15 +255,17 @@ def _dims(shape: Sequence[int]) -> str:
     return f"{len(shape)}-D {tuple(int(n) for n in shape)}"
 
 
-def check_grid_shape(shape: Sequence[int], width: object, height: object,
-                     map_id: object = None) -> None:
+def check_grid_shape(
+    shape: Sequence[int], width: object, height: object, map_id: object = None
+) -> None:
     """Refuse (:class:`GridShapeMismatch`, naming map ``map_id``) a grid whose ``shape`` is
     not ``(height, width)``, the size its ``maps`` row gives."""
     if tuple(shape) != (height, width):
         who = "a new map" if map_id is None else f"map {map_id}"
         raise GridShapeMismatch(
             f"{who}: its grid is {_dims(shape)} cells but its row says {width}x{height} "
-            "(width x height); the row is damaged or was edited, and is refused")
+            "(width x height); the row is damaged or was edited, and is refused"
+        )
 
 
 class GridTooLarge(EntityworksError, ValueError):
@@ -253,8 +279,10 @@ class PathTooLong(EntityworksError, ValueError):
 
 def _check_points(points: int) -> None:
     if points > MAX_PATH_POINTS:
-        raise PathTooLong(f"a path of {points:,} points is longer than the "
-                          f"{MAX_PATH_POINTS:,} points a stored path may have")
+        raise PathTooLong(
+            f"a path of {points:,} points is longer than the "
+            f"{MAX_PATH_POINTS:,} points a stored path may have"
+        )
 
 
 def _check_size(shape: Sequence[int], dtype: np.dtype[Any]) -> int:
@@ -267,7 +295,8 @@ def _check_size(shape: Sequence[int], dtype: np.dtype[Any]) -> int:
         raise GridTooLarge(
             f"a {dims} grid of {dtype} has {cells:,} cells ({cells * dtype.itemsize:,} "
             f"bytes), more than the {MAX_GRID_CELLS:,} cells (4096x4096) or "
-            f"{MAX_INFLATED:,} bytes a stored grid may have")
+            f"{MAX_INFLATED:,} bytes a stored grid may have"
+        )
     return cells
 
 
@@ -333,13 +362,19 @@ def _inflate_npy(data: bytes) -> bytes:
 _STEP_CODE = {(1, 0): 0, (0, 1): 1, (-1, 0): 2, (0, -1): 3}
 _STEP_DELTA = ((1, 0), (0, 1), (-1, 0), (0, -1))
 #: The four steps held by each byte value (first step in the high bits).
-_BYTE_STEPS = tuple(tuple(_STEP_DELTA[(b >> shift) & 3] for shift in (6, 4, 2, 0))
-                    for b in range(256))
+_BYTE_STEPS = tuple(
+    tuple(_STEP_DELTA[(b >> shift) & 3] for shift in (6, 4, 2, 0)) for b in range(256)
+)
 _INT64 = (-(2**63), 2**63 - 1)
 _NEAR = 2**62
 #: Four step codes -> the byte holding them.
-_QUAD = {(a, b, c, d): (a << 6) | (b << 4) | (c << 2) | d
-         for a in range(4) for b in range(4) for c in range(4) for d in range(4)}
+_QUAD = {
+    (a, b, c, d): (a << 6) | (b << 4) | (c << 2) | d
+    for a in range(4)
+    for b in range(4)
+    for c in range(4)
+    for d in range(4)
+}
 _SEQUENCES = {list, tuple}
 #: One move along x (``dx + 1``: 0, 1, 2 for -1, 0, +1) -> its bit of a step code byte;
 #: any other move -> 0x80. The same for y.
@@ -347,8 +382,10 @@ _DX_BITS = bytes([0x10, 0x00, 0x20] + [0x80] * 253)
 _DY_BITS = bytes([0x01, 0x00, 0x02] + [0x80] * 253)
 #: Both moves' bits -> the step's code as a base-4 digit (east, south, west, north); not a
 #: unit step (no move, a diagonal, a jump) -> ``x``.
-_DIGITS = bytes(b"0123"[(0x20, 0x02, 0x10, 0x01).index(b)] if b in (0x20, 0x02, 0x10, 0x01)
-                else ord("x") for b in range(256))
+_DIGITS = bytes(
+    b"0123"[(0x20, 0x02, 0x10, 0x01).index(b)] if b in (0x20, 0x02, 0x10, 0x01) else ord("x")
+    for b in range(256)
+)
 
 
 class CellPath(Sequence[tuple[int, int]]):
@@ -424,7 +461,8 @@ def _flat_points(path: Any) -> list[int]:
     if set(map(type, path)) <= _SEQUENCES and set(map(len, path)) <= {2}:
         flat = list(chain.from_iterable(path))
         if set(map(type, flat)) <= {int} and (
-                not flat or (min(flat) >= _INT64[0] and max(flat) <= _INT64[1])):
+            not flat or (min(flat) >= _INT64[0] and max(flat) <= _INT64[1])
+        ):
             return flat
     flat = []
     for i, point in enumerate(path):
@@ -512,8 +550,9 @@ def pack_points(path: Any) -> bytes:
     if flat:
         xs = flat[0::2]
         ys = flat[1::2]
-        codes = list(map(_STEP_CODE.get, zip(map(sub, xs[1:], xs), map(sub, ys[1:], ys),
-                                                  strict=True)))
+        codes = list(
+            map(_STEP_CODE.get, zip(map(sub, xs[1:], xs), map(sub, ys[1:], ys), strict=True))
+        )
         if None not in codes:
             out = bytearray([_STEPS])
             _varint(xs[0], out)
@@ -537,8 +576,9 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
         count, at = _read_varint(data, at)
         _check_points(count + 1)
         if count < 0 or len(data) - at != (count + 3) // 4:
-            raise ValueError(f"packed path of {count} steps needs {(count + 3) // 4} "
-                             f"bytes, got {len(data) - at}")
+            raise ValueError(
+                f"packed path of {count} steps needs {(count + 3) // 4} bytes, got {len(data) - at}"
+            )
         path = [[x, y]]
         append = path.append
         left = count
@@ -551,8 +591,9 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
         return path
     if data[0] == _PAIRS:
         if (len(data) - 1) % 16:
-            raise ValueError(f"packed path of pairs has {len(data) - 1} bytes, not a "
-                             "multiple of 16")
+            raise ValueError(
+                f"packed path of pairs has {len(data) - 1} bytes, not a multiple of 16"
+            )
         _check_points((len(data) - 1) // 16)
         flat = struct.unpack(f"<{(len(data) - 1) // 8}q", data[1:])
         return [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
@@ -560,16 +601,14 @@ def unpack_points(blob: bytes | bytearray | memoryview) -> list[list[int]]:
 
 
 #: Each byte's four step codes (first step in the high bits), and each code's move.
-_CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)],
-                  dtype=np.intp)
+_CODES = np.array([[(b >> shift) & 3 for shift in (6, 4, 2, 0)] for b in range(256)], dtype=np.intp)
 _DX = np.array([dx for dx, _ in _STEP_DELTA] + [0], dtype=np.int64)
 _DY = np.array([dy for _, dy in _STEP_DELTA] + [0], dtype=np.int64)
 #: Fewer paths than this are read one by one (numpy's fixed cost outweighs its speed).
 _MANY = 8
 
 
-def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
-                       ) -> list[list[list[int]]]:
+def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]) -> list[list[list[int]]]:
     """``[unpack_points(b) for b in blobs]``, equal values and types, at numpy speed.
 
     A catalog query reads corridors by the hundred, ten cells each: decoded one by one,
@@ -592,8 +631,12 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     values = (zigzag >> 1) ^ -(zigzag & 1)
     x0, y0, count = values[:, 0], values[:, 1], values[:, 2]
     nbytes = lengths - 4
-    if ((head[:, 0] != _STEPS).any() or (head[:, 1:] >= 0x80).any() or (count < 0).any()
-            or ((count + 3) // 4 != nbytes).any()):
+    if (
+        (head[:, 0] != _STEPS).any()
+        or (head[:, 1:] >= 0x80).any()
+        or (count < 0).any()
+        or ((count + 3) // 4 != nbytes).any()
+    ):
         return list(map(unpack_points, data))
     joined = np.frombuffer(b"".join(data), np.uint8)
     ends = np.cumsum(lengths)
@@ -603,8 +646,7 @@ def unpack_points_many(blobs: Sequence[bytes | bytearray | memoryview]
     codes = _CODES[joined[body]].reshape(-1)
     slots = 4 * nbytes  # each path's codes, its padding included
     slot_start = np.cumsum(slots) - slots
-    codes = codes[np.arange(codes.size) - np.repeat(slot_start, slots)
-                  < np.repeat(count, slots)]
+    codes = codes[np.arange(codes.size) - np.repeat(slot_start, slots) < np.repeat(count, slots)]
     points = count + 1
     ends = np.cumsum(points)
     first = ends - points
@@ -683,8 +725,7 @@ def _pack_cells(xs: np.ndarray, ys: np.ndarray, lengths: list[int]) -> list[byte
     """The packed paths of the points ``(xs[i], ys[i])`` (every path's points, one path
     after the other, ``lengths`` points each, none empty), or None when one is not all unit
     steps or its numbers need the long form."""
-    if (min(int(xs.min()), int(ys.min())) < -_NEAR
-            or max(int(xs.max()), int(ys.max())) > _NEAR):
+    if min(int(xs.min()), int(ys.min())) < -_NEAR or max(int(xs.max()), int(ys.max())) > _NEAR:
         return None
     paths = len(lengths)
     count = np.fromiter(lengths, np.int64, paths)
@@ -711,11 +752,17 @@ def _pack_cells(xs: np.ndarray, ys: np.ndarray, lengths: list[int]) -> list[byte
         return None
     # each varint as three 7-bit groups, the continuation bit on all but its last; the
     # header is the tag and the groups a value uses (one to three)
-    groups = np.stack(((zigzag & 0x7F) | ((zigzag >= 0x80) << 7),
-                       ((zigzag >> 7) & 0x7F) | ((zigzag >= 0x4000) << 7),
-                       zigzag >> 14), axis=2).reshape(paths, 9)
-    used = np.stack((np.ones_like(zigzag, dtype=bool), zigzag >= 0x80, zigzag >= 0x4000),
-                    axis=2).reshape(paths, 9)
+    groups = np.stack(
+        (
+            (zigzag & 0x7F) | ((zigzag >= 0x80) << 7),
+            ((zigzag >> 7) & 0x7F) | ((zigzag >= 0x4000) << 7),
+            zigzag >> 14,
+        ),
+        axis=2,
+    ).reshape(paths, 9)
+    used = np.stack(
+        (np.ones_like(zigzag, dtype=bool), zigzag >= 0x80, zigzag >= 0x4000), axis=2
+    ).reshape(paths, 9)
     slots = np.column_stack((np.full(paths, _STEPS), groups)).astype(np.uint8)
     mask = np.column_stack((np.ones(paths, dtype=bool), used))
     head = slots[mask]
@@ -725,8 +772,9 @@ def _pack_cells(xs: np.ndarray, ys: np.ndarray, lengths: list[int]) -> list[byte
     bounds = np.cumsum(sizes)
     starts = bounds - sizes
     out = np.empty(int(bounds[-1]), dtype=np.uint8)
-    out[np.arange(head.size) + np.repeat(starts - (np.cumsum(head_sizes) - head_sizes),
-                                         head_sizes)] = head
+    out[
+        np.arange(head.size) + np.repeat(starts - (np.cumsum(head_sizes) - head_sizes), head_sizes)
+    ] = head
     out[np.arange(body.size) + np.repeat(starts + head_sizes - (slot >> 2), nbytes)] = body
     blob = out.tobytes()
     ends_ = bounds.tolist()
@@ -743,6 +791,7 @@ _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
 
 # -- the registry entries of PackedGrid and PointPath ----------------------------------------
 
+
 def _points_to_json(path: Any) -> str:
     # the same rule as the database form: integer [x, y] pairs
     return json_text(_points(path))
@@ -753,31 +802,50 @@ def _points_from_json(text: str) -> list[list[int]]:
 
 
 def _has_marker(tp: Any, marker: TypeMarker) -> bool:
-    return typing.get_origin(tp) is typing.Annotated and \
-        any(m is marker for m in typing.get_args(tp)[1:])
+    return typing.get_origin(tp) is typing.Annotated and any(
+        m is marker for m in typing.get_args(tp)[1:]
+    )
 
 
 def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
     same bytes in XML (plain ``.npy`` bytes are read too)."""
     return TypeInfo(
-        "PackedGrid", tp, storage.binary, lambda: pyarrow_module().binary(),
-        "xs:base64Binary", lambda a: bytes_to_text(pack_grid(a)),
+        "PackedGrid",
+        tp,
+        storage.binary,
+        lambda: pyarrow_module().binary(),
+        "xs:base64Binary",
+        lambda a: bytes_to_text(pack_grid(a)),
         lambda t: unpack_grid(bytes_from_text(t)),
-        to_db=pack_grid, from_db=unpack_grid,
-        to_arrow=pack_grid, from_arrow=unpack_grid, plain_text=True,
-        encoded_as="packed bytes")
+        to_db=pack_grid,
+        from_db=unpack_grid,
+        to_arrow=pack_grid,
+        from_arrow=unpack_grid,
+        plain_text=True,
+        encoded_as="packed bytes",
+    )
 
 
 def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
     Arrow (as a plain ``list[list[int]]`` would be)."""
     return TypeInfo(
-        "PointPath", tp, storage.binary, lambda: pyarrow_module().string(), "xs:string",
-        _points_to_json, _points_from_json, to_db=pack_points, from_db=unpack_points,
-        to_arrow=_points_to_json, from_arrow=_points_from_json,
-        from_db_many=unpack_points_many, to_db_many=pack_points_many,
-        encoded_as="packed bytes")
+        "PointPath",
+        tp,
+        storage.binary,
+        lambda: pyarrow_module().string(),
+        "xs:string",
+        _points_to_json,
+        _points_from_json,
+        to_db=pack_points,
+        from_db=unpack_points,
+        to_arrow=_points_to_json,
+        from_arrow=_points_from_json,
+        from_db_many=unpack_points_many,
+        to_db_many=pack_points_many,
+        encoded_as="packed bytes",
+    )
 
 
 def register(registry: TypeRegistry) -> None:
@@ -792,8 +860,23 @@ register(default_registry)
 
 
 __all__ = [
-    "MAX_GRID_CELLS", "MAX_PATH_POINTS", "PACKED", "POINTS", "GridShapeMismatch",
-    "GridTooLarge", "PathTooLong", "CellPath", "PackedGrid", "PointPath", "check_grid_shape",
-    "grid_shape", "pack_grid", "pack_points", "pack_points_many", "register", "unpack_grid",
-    "unpack_points", "unpack_points_many",
+    "MAX_GRID_CELLS",
+    "MAX_PATH_POINTS",
+    "PACKED",
+    "POINTS",
+    "GridShapeMismatch",
+    "GridTooLarge",
+    "PathTooLong",
+    "CellPath",
+    "PackedGrid",
+    "PointPath",
+    "check_grid_shape",
+    "grid_shape",
+    "pack_grid",
+    "pack_points",
+    "pack_points_many",
+    "register",
+    "unpack_grid",
+    "unpack_points",
+    "unpack_points_many",
 ]

@@ -19,12 +19,17 @@ PLACEMENT_LABELS = ("stairs_up", "stairs_down")
 
 def placement_labels(count: int) -> list[str]:
     """``stairs_up``, ``stairs_down``, then ``item`` for every further placement."""
-    return [PLACEMENT_LABELS[i] if i < len(PLACEMENT_LABELS) else "item"
-            for i in range(count)]
+    return [PLACEMENT_LABELS[i] if i < len(PLACEMENT_LABELS) else "item" for i in range(count)]
 
 
-def place_on_map(record: MapRecord, count: int, clearance: int = 2, *,
-                 seed: int | None = None, min_distance: int = 0) -> list[MapPlacement]:
+def place_on_map(
+    record: MapRecord,
+    count: int,
+    clearance: int = 2,
+    *,
+    seed: int | None = None,
+    min_distance: int = 0,
+) -> list[MapPlacement]:
     """Pick placements for ``record`` (``generators.maps.placement.place``) and set them on it.
 
     Without ``seed`` the map's own seed (else its id) seeds the draw, so placing again
@@ -35,14 +40,22 @@ def place_on_map(record: MapRecord, count: int, clearance: int = 2, *,
     if seed is None:
         seed = record.seed if record.seed is not None else (record.id or 0)
     found = place(record.grid, count, clearance, seed, min_distance=min_distance)
-    record.placements = [MapPlacement(x, y, label, clearance) for (x, y), label in
-                         zip(found.points, placement_labels(count), strict=True)]
+    record.placements = [
+        MapPlacement(x, y, label, clearance)
+        for (x, y), label in zip(found.points, placement_labels(count), strict=True)
+    ]
     return record.placements
 
 
-def store_placements(store: Store, map_ids: Sequence[int], count: int, clearance: int = 2,
-                     *, seed: int | None = None, min_distance: int = 0
-                     ) -> dict[int, list[MapPlacement]]:
+def store_placements(
+    store: Store,
+    map_ids: Sequence[int],
+    count: int,
+    clearance: int = 2,
+    *,
+    seed: int | None = None,
+    min_distance: int = 0,
+) -> dict[int, list[MapPlacement]]:
     """Place on each map and replace its stored placements, all maps in one transaction.
 
     A missing map or a map without room for the request raises before anything is written

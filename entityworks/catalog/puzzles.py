@@ -38,8 +38,9 @@ class EntryConflict(EntityworksError):
 _LOOKUP = 500
 
 
-def store_sudokus(store: Store, source: str, entries: Sequence[Any],
-                  solutions: Sequence[Any]) -> SudokuResult:
+def store_sudokus(
+    store: Store, source: str, entries: Sequence[Any], solutions: Sequence[Any]
+) -> SudokuResult:
     """Store solved puzzles (``generators.sudoku`` ``NamedPuzzle`` + ``Solution`` lists)
     and every entry of the file they came from, all in one transaction.
 
@@ -61,15 +62,25 @@ def store_sudokus(store: Store, source: str, entries: Sequence[Any],
             continue
         count = 0 if solution is None else (1 if solution.unique in (True, None) else 2)
         fresh[puzzle] = SudokuPuzzle(
-            None, source, entry.name, puzzle, None if solution is None else solution.grid,
-            81 - puzzle.count("0"), count, None if solution is None else solution.guesses,
-            None if solution is None else solution.nodes)
+            None,
+            source,
+            entry.name,
+            puzzle,
+            None if solution is None else solution.grid,
+            81 - puzzle.count("0"),
+            count,
+            None if solution is None else solution.guesses,
+            None if solution is None else solution.nodes,
+        )
     known = list(fresh)
     ids: dict[str, int] = {}
     with store.transaction():
         for start in range(0, len(known), _LOOKUP):
-            existing = store.select(SudokuPuzzle, columns=["id", "puzzle"],
-                                    where=col("puzzle").in_(known[start:start + _LOOKUP]))
+            existing = store.select(
+                SudokuPuzzle,
+                columns=["id", "puzzle"],
+                where=col("puzzle").in_(known[start : start + _LOOKUP]),
+            )
             for key, text in existing:
                 ids[text] = key
                 fresh.pop(text, None)
@@ -78,25 +89,30 @@ def store_sudokus(store: Store, source: str, entries: Sequence[Any],
         ids.update((row.puzzle, row.id) for row in rows)  # type: ignore[misc]
         recorded: dict[int, int] = {}  # position -> puzzle id, as stored before
         for start in range(0, len(entries), _LOOKUP):
-            where = [col("source") == source, col("position") >= start,
-                     col("position") < start + _LOOKUP]
-            recorded.update(store.select(SudokuEntry, columns=["position", "puzzle_id"],
-                                         where=where))
+            where = [
+                col("source") == source,
+                col("position") >= start,
+                col("position") < start + _LOOKUP,
+            ]
+            recorded.update(
+                store.select(SudokuEntry, columns=["position", "puzzle_id"], where=where)
+            )
         new = []
         for position, entry in enumerate(entries):
             puzzle_id = ids[entry.puzzle]
             was = recorded.get(position)
             if was is None:
-                new.append(SudokuEntry(None, source, position, entry.name, entry.line,
-                                       puzzle_id))
+                new.append(SudokuEntry(None, source, position, entry.name, entry.line, puzzle_id))
             elif was != puzzle_id:
                 raise EntryConflict(
                     f"{source}: entry {position} ({entry.name}) is recorded with another "
                     f"puzzle: another file of that name was stored before; store this one "
-                    f"under a source name of its own")
+                    f"under a source name of its own"
+                )
         store.insert_many(new)
-    return SudokuResult(len(rows), len(entries) - len(rows), unsolved, rows, len(new),
-                        len(entries) - len(new))
+    return SudokuResult(
+        len(rows), len(entries) - len(rows), unsolved, rows, len(new), len(entries) - len(new)
+    )
 
 
 __all__ = ["EntryConflict", "SudokuResult", "store_sudokus"]

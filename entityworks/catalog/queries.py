@@ -47,16 +47,14 @@ def load_grid(store: Store, map_id: int) -> np.ndarray | None:
 def _stored_grid(store: Store, map_id: int) -> bool | None: ...
 @overload
 def _stored_grid(store: Store, map_id: int, *, decode: Literal[True]) -> np.ndarray | None: ...
-def _stored_grid(store: Store, map_id: int, *, decode: bool = False
-                 ) -> np.ndarray | bool | None:
+def _stored_grid(store: Store, map_id: int, *, decode: bool = False) -> np.ndarray | bool | None:
     """Map ``map_id``'s stored grid checked against its row's size from the blob's header
     (:func:`~.build.decode_grid`); the grid itself with ``decode``, else True. None when
     the map does not exist."""
     if not -(2**63) <= map_id < 2**63:
         return None  # no key of the table's 64-bit integers
     table = store.table(MapRecord)
-    stmt = sa.select(table.c.width, table.c.height, table.c.grid).where(
-        table.c.id == map_id)
+    stmt = sa.select(table.c.width, table.c.height, table.c.grid).where(table.c.id == map_id)
     with store.connection() as conn:
         row = conn.execute(stmt).first()
     if row is None:
@@ -68,6 +66,7 @@ def _stored_grid(store: Store, map_id: int, *, decode: bool = False
         check_grid_shape(grid_shape(blob), width, height, map_id)
         return True
     return decode_grid(blob, width=width, height=height, map_id=map_id)
+
 
 Range = tuple[float | None, float | None]
 
@@ -88,9 +87,15 @@ def _bounds(name: str, value: float | Range | None) -> list[Any]:
     return [col(name) == value]
 
 
-def map_filter(*, kind: str | None = None, width: float | Range | None = None,
-               height: float | Range | None = None, open_ratio: float | Range | None = None,
-               regions: float | Range | None = None, seed: int | None = None) -> list[Any]:
+def map_filter(
+    *,
+    kind: str | None = None,
+    width: float | Range | None = None,
+    height: float | Range | None = None,
+    open_ratio: float | Range | None = None,
+    regions: float | Range | None = None,
+    seed: int | None = None,
+) -> list[Any]:
     """The ``where`` for :func:`find_maps`: exact values or ``(low, high)`` ranges (inclusive,
     ``None`` leaves an end open)."""
     parts: list[Any] = []
@@ -98,30 +103,43 @@ def map_filter(*, kind: str | None = None, width: float | Range | None = None,
         parts.append(col("kind") == kind)
     if seed is not None:
         parts.append(col("seed") == seed)
-    for name, value in (("width", width), ("height", height), ("open_ratio", open_ratio),
-                        ("region_count", regions)):
+    for name, value in (
+        ("width", width),
+        ("height", height),
+        ("open_ratio", open_ratio),
+        ("region_count", regions),
+    ):
         parts += _bounds(name, value)
     return parts
 
 
-def find_maps(store: Store, *, kind: str | None = None, width: float | Range | None = None,
-              height: float | Range | None = None, open_ratio: float | Range | None = None,
-              regions: float | Range | None = None, seed: int | None = None,
-              order_by: str | Sequence[str] = "id", limit: int | None = None
-              ) -> list[MapRecord]:
+def find_maps(
+    store: Store,
+    *,
+    kind: str | None = None,
+    width: float | Range | None = None,
+    height: float | Range | None = None,
+    open_ratio: float | Range | None = None,
+    regions: float | Range | None = None,
+    seed: int | None = None,
+    order_by: str | Sequence[str] = "id",
+    limit: int | None = None,
+) -> list[MapRecord]:
     """Maps matching every given criterion, e.g. caves between 80x40 and 120x60 with one
     region and at least 45 % floor::
 
         find_maps(store, kind="caves", width=(80, 120), height=(40, 60), regions=1,
                   open_ratio=(0.45, None))
     """
-    where = map_filter(kind=kind, width=width, height=height, open_ratio=open_ratio,
-                       regions=regions, seed=seed)
+    where = map_filter(
+        kind=kind, width=width, height=height, open_ratio=open_ratio, regions=regions, seed=seed
+    )
     return list(store.select(MapRecord, where=where, order_by=order_by, limit=limit))
 
 
-def largest_maps(store: Store, n: int, *, kind: str | None = None,
-                 by: str = "largest_region") -> list[MapRecord]:
+def largest_maps(
+    store: Store, n: int, *, kind: str | None = None, by: str = "largest_region"
+) -> list[MapRecord]:
     """The ``n`` maps with the most ``by`` (default: the largest connected floor region);
     among equals the newest first, the order the indexes hold them in (no sort of the ties,
     which a catalog of small maps has by the thousand)."""
@@ -129,8 +147,9 @@ def largest_maps(store: Store, n: int, *, kind: str | None = None,
     return list(store.select(MapRecord, where=where, order_by=[f"-{by}", "-id"], limit=n))
 
 
-def single_region_maps(store: Store, *, kind: str | None = None, limit: int | None = None
-                       ) -> list[MapRecord]:
+def single_region_maps(
+    store: Store, *, kind: str | None = None, limit: int | None = None
+) -> list[MapRecord]:
     """Maps whose floor is exactly one connected region."""
     return find_maps(store, kind=kind, regions=1, limit=limit)
 
@@ -140,8 +159,9 @@ def single_region_maps(store: Store, *, kind: str | None = None, limit: int | No
 SAMPLE_TRIES = 16
 
 
-def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | None = None
-                ) -> list[MapRecord]:
+def sample_maps(
+    store: Store, n: int, *, kind: str | None = None, seed: int | None = None
+) -> list[MapRecord]:
     """``n`` maps drawn at random without replacement (fewer when fewer exist), in id order.
 
     Keys are drawn uniformly between the smallest and the largest id (a seeded
@@ -167,8 +187,12 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
         want = n - len(chosen)
         draws = [rng.randint(low, high) for _ in range(min(tries, 4 * want + 8))]
         tries -= len(draws)
-        found = {k for (k,) in store.select(
-            MapRecord, where=[col("id").in_(sorted(set(draws))), *where], columns=id_only)}
+        found = {
+            k
+            for (k,) in store.select(
+                MapRecord, where=[col("id").in_(sorted(set(draws))), *where], columns=id_only
+            )
+        }
         for key in draws:
             if key in found and key not in chosen and len(chosen) < n:
                 chosen[key] = None
@@ -179,5 +203,14 @@ def sample_maps(store: Store, n: int, *, kind: str | None = None, seed: int | No
     return list(store.select(MapRecord, where=col("id").in_(sorted(chosen)), order_by="id"))
 
 
-__all__ = ["SAMPLE_TRIES", "Range", "find_maps", "largest_maps", "load_grid", "load_map",
-           "map_filter", "sample_maps", "single_region_maps"]
+__all__ = [
+    "SAMPLE_TRIES",
+    "Range",
+    "find_maps",
+    "largest_maps",
+    "load_grid",
+    "load_map",
+    "map_filter",
+    "sample_maps",
+    "single_region_maps",
+]

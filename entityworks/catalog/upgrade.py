@@ -44,9 +44,12 @@ def _created_at_head(store: Store) -> bool:
         return False  # (a catalog that exists is read, not locked, to find that out)
     metadata = metadata_of(TABLES.values(), "sqlite")  # as migrate.target_metadata
     schema_table(metadata)
-    version = sa.Table(VERSION_TABLE, metadata,
-                       sa.Column("version_num", sa.String(32), nullable=False),
-                       sa.PrimaryKeyConstraint("version_num", name=f"{VERSION_TABLE}_pkc"))
+    version = sa.Table(
+        VERSION_TABLE,
+        metadata,
+        sa.Column("version_num", sa.String(32), nullable=False),
+        sa.PrimaryKeyConstraint("version_num", name=f"{VERSION_TABLE}_pkc"),
+    )
     # a write transaction from the first statement: a process opening the same new file at
     # once waits, then finds the tables and takes the revisions' path (which has them)
     with engine.connect() as opened:

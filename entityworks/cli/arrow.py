@@ -20,14 +20,30 @@ Compression = Literal["zstd", "snappy", "gzip", "none"]
 @click.command()
 @click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
 @click.argument("out", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
-              help="Convert only matching rows (as in 'query').")
-@click.option("--compression", type=click.Choice(["zstd", "snappy", "gzip", "none"]),
-              default="zstd", show_default=True)
+@click.option(
+    "--where",
+    "-w",
+    "wheres",
+    multiple=True,
+    metavar="EXPR",
+    help="Convert only matching rows (as in 'query').",
+)
+@click.option(
+    "--compression",
+    type=click.Choice(["zstd", "snappy", "gzip", "none"]),
+    default="zstd",
+    show_default=True,
+)
 @progress_option
 @db_option
-def parquet(table_name: str, out: str, wheres: Sequence[str], compression: Compression,
-            progress: bool | None, db: str) -> None:
+def parquet(
+    table_name: str,
+    out: str,
+    wheres: Sequence[str],
+    compression: Compression,
+    progress: bool | None,
+    db: str,
+) -> None:
     """Convert a table to Parquet (types from the registry; child rows as nested lists).
 
     OUT must be a regular file (or nothing yet), or '-' for standard output; either way the
@@ -57,5 +73,8 @@ def parquet(table_name: str, out: str, wheres: Sequence[str], compression: Compr
             pq.write_table(table, f, compression=compression)
     else:
         write_parquet_table(table, out, compression=compression)
-    click.echo(f"wrote {table.num_rows} rows x {table.num_columns} columns of {table_name} "
-               f"to {'stdout' if to_stdout else out}", err=to_stdout)
+    click.echo(
+        f"wrote {table.num_rows} rows x {table.num_columns} columns of {table_name} "
+        f"to {'stdout' if to_stdout else out}",
+        err=to_stdout,
+    )

@@ -17,12 +17,26 @@ from ..sql.urls import redact
 
 @click.command()
 @click.argument("database", metavar="DB", type=click.Path(dir_okay=False))
-@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8001, show_default=True,
-              help="Port to serve on (0 picks a free one).")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on; 0.0.0.0 lets other machines in.")
-@click.option("--open", "open_browser", is_flag=True,
-              help="Open the catalog in a web browser (default: open nothing).")
+@click.option(
+    "--port",
+    "-p",
+    type=click.IntRange(0, 65535),
+    default=8001,
+    show_default=True,
+    help="Port to serve on (0 picks a free one).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; 0.0.0.0 lets other machines in.",
+)
+@click.option(
+    "--open",
+    "open_browser",
+    is_flag=True,
+    help="Open the catalog in a web browser (default: open nothing).",
+)
 def browse(database: str, port: int, host: str, open_browser: bool) -> None:
     """Browse a catalog in Datasette: map thumbnails, map pages, sudoku grids, histograms.
 
@@ -39,7 +53,9 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
     if "://" in database:
         raise click.BadParameter(
             "Datasette browses SQLite files; copy the catalog into one first: entityworks "
-            f"copy --from {redact(database)} --to catalog.db", param_hint="DB")
+            f"copy --from {redact(database)} --to catalog.db",
+            param_hint="DB",
+        )
     path = Path(database)
     if not path.is_file():
         raise EntityworksError(f"no database at {database}")
@@ -52,7 +68,8 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
         # file, "a" for "a#b.db", "aA.db" for "a%41.db"
         raise EntityworksError(
             f"{database}: Datasette cannot open a file whose path holds '#', '?' or '%' "
-            "and two hex digits (it would open another file); rename or copy it")
+            "and two hex digits (it would open another file); rename or copy it"
+        )
     if importlib.util.find_spec("datasette") is None:
         raise EntityworksError('browse needs Datasette: pip install "entityworks[web]"')
     from datasette.cli import serve

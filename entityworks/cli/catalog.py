@@ -35,32 +35,65 @@ if TYPE_CHECKING:
 
 
 _KINDS_HELP = "\b\nKinds (defaults in brackets):\n" + "\n".join(
-    f"  {k.name:<10} {k.help}" for k in KINDS.values())
+    f"  {k.name:<10} {k.help}" for k in KINDS.values()
+)
 
 
 @click.command(epilog=_KINDS_HELP)
 @click.argument("kind", type=click.Choice(sorted(KINDS)), metavar="KIND")
-@click.option("--count", "-n", type=click.IntRange(min=1), default=1, show_default=True,
-              help="How many maps.")
+@click.option(
+    "--count", "-n", type=click.IntRange(min=1), default=1, show_default=True, help="How many maps."
+)
 @click.option("--width", type=click.IntRange(min=1), help="Map width (generator default).")
 @click.option("--height", type=click.IntRange(min=1), help="Map height (generator default).")
-@click.option("--seed", type=click.IntRange(min=0),
-              help="Seed of the first map; map i gets seed+i. Default: a fresh seed per map.")
-@click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE",
-              help="A generator parameter, e.g. -p close_cell_prob=48 (repeatable).")
-@click.option("--workers", "-j", type=click.IntRange(min=1), default=cores,
-              show_default="the CPU count", help="Worker processes.")
-@click.option("--cluster", metavar="ADDRESS",
-              help="Generate on this Dask scheduler (tcp://host:8786) instead of local "
-                   "processes; this process stores the maps (needs entityworks[dask]).")
-@click.option("--refuse-short", is_flag=True,
-              help="Store nothing and fail if any build falls short (a dungeon with fewer "
-                   "rooms than asked or a split floor).")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Seed of the first map; map i gets seed+i. Default: a fresh seed per map.",
+)
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A generator parameter, e.g. -p close_cell_prob=48 (repeatable).",
+)
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    default=cores,
+    show_default="the CPU count",
+    help="Worker processes.",
+)
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Generate on this Dask scheduler (tcp://host:8786) instead of local "
+    "processes; this process stores the maps (needs entityworks[dask]).",
+)
+@click.option(
+    "--refuse-short",
+    is_flag=True,
+    help="Store nothing and fail if any build falls short (a dungeon with fewer "
+    "rooms than asked or a split floor).",
+)
 @progress_option
 @db_option
-def generate(kind: str, count: int, width: int | None, height: int | None, seed: int | None,
-             params: Sequence[str], workers: int, cluster: str | None, refuse_short: bool,
-             progress: bool | None, db: str) -> None:
+def generate(
+    kind: str,
+    count: int,
+    width: int | None,
+    height: int | None,
+    seed: int | None,
+    params: Sequence[str],
+    workers: int,
+    cluster: str | None,
+    refuse_short: bool,
+    progress: bool | None,
+    db: str,
+) -> None:
     """Generate maps into the catalog; every row keeps the seed that rebuilds it.
 
     A map has at most 4096x4096 cells. Nothing is created when a parameter is refused.
@@ -89,9 +122,17 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
     client = cluster_client(cluster)
     try:
         with progress_bar(count, "map", progress) as bar:
-            stats = catalog.generate_into(open_when_first_map_is_built, kind, count, seed=seed,
-                                          params=values, workers=workers, progress=bar.update,
-                                          client=client, refuse_short=refuse_short)
+            stats = catalog.generate_into(
+                open_when_first_map_is_built,
+                kind,
+                count,
+                seed=seed,
+                params=values,
+                workers=workers,
+                progress=bar.update,
+                client=client,
+                refuse_short=refuse_short,
+            )
     except catalog.ShortBuild as exc:
         raise click.ClickException(f"{exc} (--refuse-short)") from None
     except catalog.WorkerLost as exc:
@@ -102,19 +143,28 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
             "a worker process died (killed, or out of memory): "
             f"{exc.stored_text().replace('refuse_short:', '--refuse-short:')}; "
             f"to build the rest, run the same command with {again}"
-            + (" (fresh seeds are drawn again)" if exc.fresh else "")) from None
+            + (" (fresh seeds are drawn again)" if exc.fresh else "")
+        ) from None
     else:
-        where = (f"on {cluster} ({sum(client.nthreads().values())} worker thread(s))"
-                 if client is not None else f"{workers} worker(s)")
+        where = (
+            f"on {cluster} ({sum(client.nthreads().values())} worker thread(s))"
+            if client is not None
+            else f"{workers} worker(s)"
+        )
     finally:
         if client is not None:
             client.close()
     ids = f"ids {stats.ids[0]}-{stats.ids[1]}" if stats.ids else "no ids"
-    seeds = (f"seeds {stats.seeds[0]}-{stats.seeds[1]}" if seed is not None and stats.seeds
-             else "a fresh seed per map, stored")
-    click.echo(f"stored {stats.count} {kind} maps in {display_db(opened[0] if opened else db)} "
-               f"({ids}, {seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
-               f"storage {stats.storage_share:.0%} of the time, {where}")
+    seeds = (
+        f"seeds {stats.seeds[0]}-{stats.seeds[1]}"
+        if seed is not None and stats.seeds
+        else "a fresh seed per map, stored"
+    )
+    click.echo(
+        f"stored {stats.count} {kind} maps in {display_db(opened[0] if opened else db)} "
+        f"({ids}, {seeds}) in {stats.seconds:.2f} s: {stats.maps_per_second:.1f} maps/s, "
+        f"storage {stats.storage_share:.0%} of the time, {where}"
+    )
     if stats.builds is not None:
         click.echo(f"{kind} builds: {stats.builds}")
     for store in opened:
@@ -127,29 +177,60 @@ def generate(kind: str, count: int, width: int | None, height: int | None, seed:
 
 @click.command()
 @click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
-@click.option("--where", "-w", "wheres", multiple=True, metavar="EXPR",
-              help="Filter like 'kind=caves', 'open_ratio>=0.45', 'kind in caves,islands', "
-                   "'kind not in dungeon' or 'name like cave%' (repeatable, all apply).")
-@click.option("--order-by", "-o", multiple=True, metavar="COLUMN",
-              help="Sort column, '-column' for descending (repeatable).")
+@click.option(
+    "--where",
+    "-w",
+    "wheres",
+    multiple=True,
+    metavar="EXPR",
+    help="Filter like 'kind=caves', 'open_ratio>=0.45', 'kind in caves,islands', "
+    "'kind not in dungeon' or 'name like cave%' (repeatable, all apply).",
+)
+@click.option(
+    "--order-by",
+    "-o",
+    multiple=True,
+    metavar="COLUMN",
+    help="Sort column, '-column' for descending (repeatable).",
+)
 @click.option("--limit", type=click.IntRange(min=0), help="At most this many rows.")
 @click.option("--offset", type=click.IntRange(min=0), help="Skip this many rows.")
-@click.option("--columns", "-c", metavar="A,B,...",
-              help="Only these columns, in this order; each at most once (a column named "
-                   "twice is refused).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]),
-              default="table", show_default=True,
-              help="json: an array of objects, one per line; jsonl: one object per line.")
-@click.option("--arrays", type=click.Choice(["lists", "base64"]), default="lists",
-              show_default=True,
-              help="JSON form of grids: nested lists (grid[y][x]), or base64 of the C-order "
-                   "bytes with dtype and shape.")
-@click.option("--count", "count_only", is_flag=True,
-              help="Print only the number of matching rows.")
+@click.option(
+    "--columns",
+    "-c",
+    metavar="A,B,...",
+    help="Only these columns, in this order; each at most once (a column named twice is refused).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "jsonl"]),
+    default="table",
+    show_default=True,
+    help="json: an array of objects, one per line; jsonl: one object per line.",
+)
+@click.option(
+    "--arrays",
+    type=click.Choice(["lists", "base64"]),
+    default="lists",
+    show_default=True,
+    help="JSON form of grids: nested lists (grid[y][x]), or base64 of the C-order "
+    "bytes with dtype and shape.",
+)
+@click.option("--count", "count_only", is_flag=True, help="Print only the number of matching rows.")
 @db_option
-def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit: int | None,
-          offset: int | None, columns: str | None, fmt: str, arrays: str, count_only: bool,
-          db: str) -> None:
+def query(
+    table_name: str,
+    wheres: Sequence[str],
+    order_by: Sequence[str],
+    limit: int | None,
+    offset: int | None,
+    columns: str | None,
+    fmt: str,
+    arrays: str,
+    count_only: bool,
+    db: str,
+) -> None:
     """Print rows of a table; filters become bound parameters, never SQL text.
 
     No format prints a control character raw: table and csv text shows a backslash as
@@ -173,8 +254,10 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
     where = [parse_where(w, schema) for w in wheres]
     if count_only:
         if limit is not None or offset is not None or order_by or columns:
-            raise click.UsageError("--count counts every matching row: it takes no --limit, "
-                                   "--offset, --order-by or --columns")
+            raise click.UsageError(
+                "--count counts every matching row: it takes no --limit, "
+                "--offset, --order-by or --columns"
+            )
         click.echo(store.count(cls, where=where))
         return
     names = schema.column_names
@@ -182,10 +265,16 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
     picks = [names.index(schema.column(c).name) for c in chosen]
     twice = sorted({names[i] for i in picks if picks.count(i) > 1})
     if twice:  # a JSON object cannot hold one key twice
-        raise click.UsageError(f"--columns names {', '.join(map(repr, twice))} more than "
-                               f"once; name each column once")
-    rows = [r for batch in store.rows(cls, where=where, order_by=list(order_by) or None,
-                                      limit=limit, offset=offset) for r in batch]
+        raise click.UsageError(
+            f"--columns names {', '.join(map(repr, twice))} more than once; name each column once"
+        )
+    rows = [
+        r
+        for batch in store.rows(
+            cls, where=where, order_by=list(order_by) or None, limit=limit, offset=offset
+        )
+        for r in batch
+    ]
     if chosen:
         rows = [tuple(r[i] for i in picks) for r in rows]
         names = chosen
@@ -195,10 +284,22 @@ def query(table_name: str, wheres: Sequence[str], order_by: Sequence[str], limit
 
 
 @click.command("copy")
-@click.option("--from", "source", required=True, callback=check_db, metavar="URL",
-              help="The catalog to read (SQLite path or SQLAlchemy URL).")
-@click.option("--to", "target", required=True, callback=check_db, metavar="URL",
-              help="Where to write it; an SQLite path makes a file Datasette can browse.")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    callback=check_db,
+    metavar="URL",
+    help="The catalog to read (SQLite path or SQLAlchemy URL).",
+)
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    callback=check_db,
+    metavar="URL",
+    help="Where to write it; an SQLite path makes a file Datasette can browse.",
+)
 @progress_option
 def copy_command(source: str, target: str, progress: bool | None) -> None:
     """Copy a whole catalog (maps with their child rows, puzzles, entropy reports) to
@@ -215,7 +316,8 @@ def copy_command(source: str, target: str, progress: bool | None) -> None:
     dst = Store(_copy_target(target))
     try:
         if src.url.render_as_string(hide_password=False) == dst.url.render_as_string(
-                hide_password=False):
+            hide_password=False
+        ):
             raise EntityworksError("--from and --to name the same database")
         held = _catalog_tables(src, source, target)
         total = sum(src.count(cls) for name, cls in catalog.TABLES.items() if name in held)
@@ -263,7 +365,8 @@ def _catalog_tables(src: Store, source: str, target: str) -> set[str]:
         f"{display_db(src)} holds no level catalog (no {VERSION_TABLE} table; its tables: "
         f"{listed}): 'copy' copies what 'generate' and 'demo' store. To copy other tables, "
         f"export them and import the file: entityworks export-xml TABLE... tables.xml --db "
-        f"{_shell_word(source)} && entityworks import-xml tables.xml --db {_shell_word(target)}")
+        f"{_shell_word(source)} && entityworks import-xml tables.xml --db {_shell_word(target)}"
+    )
 
 
 def _shell_word(db: str) -> str:
@@ -276,10 +379,20 @@ def _shell_word(db: str) -> str:
 
 
 @click.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="entityworks-demo",
-              show_default=True, help="Folder for everything the demo writes.")
-@click.option("--db", default=None, callback=check_db,
-              help="Catalog database (default: OUT/catalog.db, replaced on each run).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="entityworks-demo",
+    show_default=True,
+    help="Folder for everything the demo writes.",
+)
+@click.option(
+    "--db",
+    default=None,
+    callback=check_db,
+    help="Catalog database (default: OUT/catalog.db, replaced on each run).",
+)
 def demo(out_dir: str, db: str | None) -> None:
     """The tour: build a small level catalog and show every output format.
 

@@ -36,8 +36,10 @@ class _PathsCommand(click.Command):
             raise click.NoSuchOption(
                 name,
                 message=f"no such option: {given} (for a file whose name starts with '-', put "
-                        f"'--' before the paths or write ./{given})",
-                possibilities=exc.possibilities, ctx=ctx) from None
+                f"'--' before the paths or write ./{given})",
+                possibilities=exc.possibilities,
+                ctx=ctx,
+            ) from None
 
 
 @click.group(cls=Group)
@@ -68,8 +70,9 @@ def _read_input(path: str, max_size: int | None) -> bytes:
     except OSError as exc:
         raise EntityworksError(f"cannot read {label!r}: {exc.strerror or exc}") from None
     if max_size is not None and len(data) > max_size:
-        raise InputTooLarge(f"{label}: more than {max_size:,} bytes, the size limit (raise "
-                            "it with --max-size)")
+        raise InputTooLarge(
+            f"{label}: more than {max_size:,} bytes, the size limit (raise it with --max-size)"
+        )
     return data
 
 
@@ -87,8 +90,9 @@ def _check_paths(source: str, target: str) -> None:
     except OSError:  # the output does not exist yet (or the input is missing: said later)
         same = False
     if same:
-        raise click.BadParameter(f"{target!r} is the input file; the output must not "
-                                 "overwrite it", param_hint="OUTPUT")
+        raise click.BadParameter(
+            f"{target!r} is the input file; the output must not overwrite it", param_hint="OUTPUT"
+        )
 
 
 def _write(target: str, data: bytes) -> None:
@@ -104,13 +108,20 @@ def _ratio(before: int, after: int) -> str:
 
 def _with_paths(function: Any) -> Any:
     """INPUT and OUTPUT arguments, each a path or '-', and --max-size."""
-    function = click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
-                            help="Refuse an input larger than this (K, M, G, T; 0: no "
-                                 "limit): it is held in memory whole.")(function)
-    function = click.argument("output_path", metavar="OUTPUT",
-                              type=click.Path(dir_okay=False, allow_dash=True))(function)
-    return click.argument("input_path", metavar="INPUT",
-                          type=click.Path(dir_okay=False, allow_dash=True))(function)
+    function = click.option(
+        "--max-size",
+        type=ByteSize(),
+        default="1G",
+        show_default=True,
+        help="Refuse an input larger than this (K, M, G, T; 0: no "
+        "limit): it is held in memory whole.",
+    )(function)
+    function = click.argument(
+        "output_path", metavar="OUTPUT", type=click.Path(dir_okay=False, allow_dash=True)
+    )(function)
+    return click.argument(
+        "input_path", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True)
+    )(function)
 
 
 @codec.command(cls=_PathsCommand)
@@ -129,11 +140,16 @@ def compress(input_path: str, output_path: str, max_size: int | None) -> None:
     blob = bp.pack(data)
     _write(output_path, blob)
     packed = len(blob) > bp.HEADER_SIZE and blob[4] == bp.PACKED
-    how = (f"{blob[bp.HEADER_SIZE]} bits per byte, {blob[bp.HEADER_SIZE + 1] + 1} symbols"
-           if packed else "stored as is: packing would not shrink it")
-    click.echo(f"{_name(input_path, '<stdin>')}: {len(data):,} -> {len(blob):,} bytes "
-               f"({_ratio(len(data), len(blob))}; {how}) -> {_name(output_path, '<stdout>')}",
-               err=output_path == "-")
+    how = (
+        f"{blob[bp.HEADER_SIZE]} bits per byte, {blob[bp.HEADER_SIZE + 1] + 1} symbols"
+        if packed
+        else "stored as is: packing would not shrink it"
+    )
+    click.echo(
+        f"{_name(input_path, '<stdin>')}: {len(data):,} -> {len(blob):,} bytes "
+        f"({_ratio(len(data), len(blob))}; {how}) -> {_name(output_path, '<stdout>')}",
+        err=output_path == "-",
+    )
 
 
 @codec.command(cls=_PathsCommand)
@@ -156,8 +172,11 @@ def decompress(input_path: str, output_path: str, max_size: int | None) -> None:
     except bp.CorruptBlob as exc:
         raise EntityworksError(f"cannot decompress {_name(input_path, '<stdin>')}: {exc}") from None
     _write(output_path, data)
-    click.echo(f"{_name(input_path, '<stdin>')}: {len(blob):,} -> {len(data):,} bytes -> "
-               f"{_name(output_path, '<stdout>')}", err=output_path == "-")
+    click.echo(
+        f"{_name(input_path, '<stdin>')}: {len(blob):,} -> {len(data):,} bytes -> "
+        f"{_name(output_path, '<stdout>')}",
+        err=output_path == "-",
+    )
 
 
 def _name(path: str, stdio: str) -> str:

@@ -8,5 +8,15 @@ from __future__ import annotations
 #: CSI), the line and paragraph separators U+2028/U+2029, and the bidirectional formatting
 #: controls (U+061C, U+200E/U+200F, U+202A-U+202E, U+2066-U+2069) that reorder a line.
 TERMINAL_CONTROLS: frozenset[int] = frozenset(
-    [*range(0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-     *range(0x2066, 0x206A), 0x2028, 0x2029])
+    [
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        0x061C,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0x2028,
+        0x2029,
+    ]
+)

@@ -35,8 +35,19 @@ def _dbapi_error() -> tuple[type[BaseException], ...]:
 
 def is_user_error(exc: BaseException) -> bool:
     """True for what bad input causes (exit 2); anything else is a bug (exit 1)."""
-    return isinstance(exc, (click.ClickException, EntityworksError, ValueError, OSError,
-                            RecursionError, MemoryError, *_sa_error(), *_dbapi_error()))
+    return isinstance(
+        exc,
+        (
+            click.ClickException,
+            EntityworksError,
+            ValueError,
+            OSError,
+            RecursionError,
+            MemoryError,
+            *_sa_error(),
+            *_dbapi_error(),
+        ),
+    )
 
 
 def error_message(exc: BaseException) -> str:
@@ -64,8 +75,12 @@ def _driver_text(orig: BaseException) -> str:
     """A driver's error as a sentence: PyMySQL's ``(1045, "Access denied ...")`` becomes
     ``Access denied ... (MariaDB error 1045)``."""
     args = orig.args
-    if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str) and \
-            type(orig).__module__.startswith(("pymysql", "MySQLdb")):
+    if (
+        len(args) == 2
+        and isinstance(args[0], int)
+        and isinstance(args[1], str)
+        and type(orig).__module__.startswith(("pymysql", "MySQLdb"))
+    ):
         return f"{args[1]} (MariaDB error {args[0]})"
     return str(orig)
 
@@ -76,9 +91,11 @@ def fail(exc: BaseException) -> NoReturn:
         click.echo(f"error: {error_message(exc)}", err=True)
         sys.exit(2)
     text = redact(" ".join(str(exc).split()))
-    click.echo(f"error: unexpected {type(exc).__name__}{': ' + text if text else ''} "
-               f"(a bug: please report it; ENTITYWORKS_TRACEBACK=1 shows the traceback)",
-               err=True)
+    click.echo(
+        f"error: unexpected {type(exc).__name__}{': ' + text if text else ''} "
+        f"(a bug: please report it; ENTITYWORKS_TRACEBACK=1 shows the traceback)",
+        err=True,
+    )
     sys.exit(1)
 
 
@@ -93,7 +110,8 @@ def aborted() -> NoReturn:
 
 #: click >= 8.2 raises this for a group called without a command (older ones print the help)
 NO_ARGS_IS_HELP: tuple[type[click.UsageError], ...] = tuple(
-    c for c in [getattr(click.exceptions, "NoArgsIsHelpError", None)] if c is not None)
+    c for c in [getattr(click.exceptions, "NoArgsIsHelpError", None)] if c is not None
+)
 
 
 class Group(click.Group):
@@ -106,9 +124,14 @@ class Group(click.Group):
         except KeyboardInterrupt:  # click would print a blank line first
             raise Aborted from None
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         args = sys.argv[1:] if args is None else list(args)

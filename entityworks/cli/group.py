@@ -55,10 +55,18 @@ COMMANDS: dict[str, str] = {
 #: How ``entityworks --help`` groups the commands, each section in this order. A command in
 #: no section (one added at run time) is listed under "Other commands".
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "Any table": ("tables", "schema", "query", "export-xml", "import-xml", "parquet", "ddl",
-                  "codegen", "migrations"),
-    "Level catalog": ("demo", "generate", "render", "place", "play", "browse", "copy",
-                      "migrate"),
+    "Any table": (
+        "tables",
+        "schema",
+        "query",
+        "export-xml",
+        "import-xml",
+        "parquet",
+        "ddl",
+        "codegen",
+        "migrations",
+    ),
+    "Level catalog": ("demo", "generate", "render", "place", "play", "browse", "copy", "migrate"),
     "Puzzles and bytes": ("sudoku", "entropy", "codec"),
 }
 
@@ -105,11 +113,15 @@ class RootGroup(Group):
     """The root group: its help lists the commands by :data:`SECTIONS`."""
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        names = [n for n in self.list_commands(ctx)
-                 if (c := self.get_command(ctx, n)) is not None and not c.hidden]
+        names = [
+            n
+            for n in self.list_commands(ctx)
+            if (c := self.get_command(ctx, n)) is not None and not c.hidden
+        ]
         placed = {n for members in SECTIONS.values() for n in members}
-        sections = [(title, [n for n in members if n in names])
-                    for title, members in SECTIONS.items()]
+        sections = [
+            (title, [n for n in members if n in names]) for title, members in SECTIONS.items()
+        ]
         sections.append(("Other commands", [n for n in names if n not in placed]))
         longest = max((len(n) for n in names), default=0)
         width = formatter.width - 6 - longest
@@ -117,14 +129,16 @@ class RootGroup(Group):
             if not members:
                 continue
             # padded to one width, so that every section's helps start in the same column
-            rows = [(n.ljust(longest), self.commands[n].get_short_help_str(width))
-                    for n in members]
+            rows = [(n.ljust(longest), self.commands[n].get_short_help_str(width)) for n in members]
             with formatter.section(title):
                 formatter.write_dl(rows)
 
 
-@click.group(cls=RootGroup, commands=LazyCommands(COMMANDS),
-             context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=RootGroup,
+    commands=LazyCommands(COMMANDS),
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, package_name="entityworks")
 def cli() -> None:
     """Dataclasses to SQL, XML+XSD and Parquet, with a catalog of generated levels.

@@ -69,11 +69,15 @@ def _array(array: Any, arrays: str) -> Any:
 
     if arrays == "base64":
         data = np.ascontiguousarray(array).tobytes()
-        return {"dtype": array.dtype.str, "shape": list(array.shape),
-                "base64": base64.b64encode(data).decode("ascii")}
+        return {
+            "dtype": array.dtype.str,
+            "shape": list(array.shape),
+            "base64": base64.b64encode(data).decode("ascii"),
+        }
     if array.dtype.kind not in _LIST_KINDS:
-        raise ValueError(f"an array of {array.dtype} has no JSON list form; use base64 "
-                         f"arrays (--arrays base64)")
+        raise ValueError(
+            f"an array of {array.dtype} has no JSON list form; use base64 arrays (--arrays base64)"
+        )
     items = array.tolist()
     if array.dtype.kind == "f" and not bool(np.isfinite(array).all()):
         return _finite(items)
@@ -83,8 +87,7 @@ def _array(array: Any, arrays: str) -> Any:
 def _finite(items: Any) -> Any:
     if isinstance(items, list):
         return [_finite(item) for item in items]
-    return _non_finite(items) if isinstance(items, float) and not math.isfinite(items) \
-        else items
+    return _non_finite(items) if isinstance(items, float) and not math.isfinite(items) else items
 
 
 def _key(key: Any, arrays: str) -> str:
@@ -133,20 +136,33 @@ def check_arrays(arrays: str) -> str:
 
 def dumps(value: Any, *, arrays: str = "lists") -> str:
     """``value`` as one line of strict JSON."""
-    return json.dumps(json_value(value, arrays=check_arrays(arrays)), allow_nan=False,
-                      ensure_ascii=False, separators=(",", ":")).translate(_JSON_ESCAPES)
+    return json.dumps(
+        json_value(value, arrays=check_arrays(arrays)),
+        allow_nan=False,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).translate(_JSON_ESCAPES)
 
 
-def rows_json(columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
-              arrays: str = "lists", lines: bool = False) -> str:
+def rows_json(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    arrays: str = "lists",
+    lines: bool = False,
+) -> str:
     """Rows as a JSON array of objects, one object per line (``lines``: JSON Lines, one
     object per line and no enclosing array)."""
     check_arrays(arrays)
-    objects = [json.dumps({c: json_value(v, arrays=arrays)
-                           for c, v in zip(columns, row, strict=True)},
-                          allow_nan=False, ensure_ascii=False,
-                          separators=(", ", ": ")).translate(_JSON_ESCAPES)
-               for row in rows]
+    objects = [
+        json.dumps(
+            {c: json_value(v, arrays=arrays) for c, v in zip(columns, row, strict=True)},
+            allow_nan=False,
+            ensure_ascii=False,
+            separators=(", ", ": "),
+        ).translate(_JSON_ESCAPES)
+        for row in rows
+    ]
     if lines:
         return "\n".join(objects)
     if not objects:

@@ -43,23 +43,48 @@ MAX_PNG_PIXELS = 100_000_000
 
 @click.command()
 @click.argument("map_id", type=int)
-@click.option("--png", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Write a PNG here ('-': standard output).")
-@click.option("--ascii", "ascii_", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Write '#'/'.' text here ('-' prints it).")
-@click.option("--tiled", type=click.Path(dir_okay=False),
-              help="Write a Tiled JSON map here (its tileset PNG goes beside it, so this "
-                   "needs a file path).")
-@click.option("--block", type=click.IntRange(min=1, max=1024), default=5, show_default=True,
-              help="PNG pixels per cell (the PNG may have at most 100 million pixels).")
-@click.option("--scheme", type=click.Choice(["walls", "getmapimage"]), default="walls",
-              show_default=True,
-              help="PNG colours: 'walls' draws walls black on white floor (greyscale); "
-                   "'getmapimage' those of the cave post's GetMapImage: floor opaque black, "
-                   "walls transparent (RGBA).")
+@click.option(
+    "--png",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write a PNG here ('-': standard output).",
+)
+@click.option(
+    "--ascii",
+    "ascii_",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write '#'/'.' text here ('-' prints it).",
+)
+@click.option(
+    "--tiled",
+    type=click.Path(dir_okay=False),
+    help="Write a Tiled JSON map here (its tileset PNG goes beside it, so this needs a file path).",
+)
+@click.option(
+    "--block",
+    type=click.IntRange(min=1, max=1024),
+    default=5,
+    show_default=True,
+    help="PNG pixels per cell (the PNG may have at most 100 million pixels).",
+)
+@click.option(
+    "--scheme",
+    type=click.Choice(["walls", "getmapimage"]),
+    default="walls",
+    show_default=True,
+    help="PNG colours: 'walls' draws walls black on white floor (greyscale); "
+    "'getmapimage' those of the cave post's GetMapImage: floor opaque black, "
+    "walls transparent (RGBA).",
+)
 @db_option
-def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, block: int,
-           scheme: str, db: str) -> None:
+def render(
+    map_id: int,
+    png: str | None,
+    ascii_: str | None,
+    tiled: str | None,
+    block: int,
+    scheme: str,
+    db: str,
+) -> None:
     """Render a stored map as PNG, ASCII and/or Tiled JSON.
 
     Without --png, --ascii or --tiled the ASCII map is printed ('#' wall, '.' floor).
@@ -79,8 +104,10 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
     if is_stdio(png) and is_stdio(ascii_):
         raise click.UsageError("only one of --png and --ascii can be '-' (standard output)")
     if is_stdio(tiled):
-        raise click.BadParameter("a Tiled map needs a file path: its tileset PNG is written "
-                                 "beside it", param_hint="--tiled")
+        raise click.BadParameter(
+            "a Tiled map needs a file path: its tileset PNG is written beside it",
+            param_hint="--tiled",
+        )
     for path in (png, ascii_, tiled, tiled and _tileset_path(tiled)):
         if path and not is_stdio(path):
             check_output_path(path)  # before reading the map
@@ -92,7 +119,9 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
             raise click.BadParameter(
                 f"a {record.width}x{record.height} map at {block} pixels per cell makes a "
                 f"{record.width * block}x{record.height * block} PNG ({pixels:,} pixels), more "
-                f"than {MAX_PNG_PIXELS:,}; use a smaller --block", param_hint="--block")
+                f"than {MAX_PNG_PIXELS:,}; use a smaller --block",
+                param_hint="--block",
+            )
     from generators.maps import render as rd
 
     from ..files import open_output
@@ -102,8 +131,9 @@ def render(map_id: int, png: str | None, ascii_: str | None, tiled: str | None, 
         with open_output(png) as f:
             rd.to_png(record.grid, f, block=block, scheme=scheme, placements=points)
         shown = "stdout" if is_stdio(png) else png
-        click.echo(f"map {map_id} ({record.kind} {record.width}x{record.height}) -> {shown}",
-                   err=status)
+        click.echo(
+            f"map {map_id} ({record.kind} {record.width}x{record.height}) -> {shown}", err=status
+        )
     if tiled:
         _write_tiled(rd, record.grid, tiled)
         click.echo(f"map {map_id} -> {tiled} (tileset {_tileset_path(tiled)})", err=status)
@@ -142,17 +172,36 @@ def _write_tiled(rd: Any, grid: Any, tiled: str, tile_size: int = 16) -> None:
 
 @click.command()
 @click.argument("map_ids", nargs=-1, required=True, type=int, metavar="MAP_ID...")
-@click.option("--count", "-n", type=click.IntRange(min=1), default=2, show_default=True,
-              help="How many cells: stairs up, stairs down, then items.")
-@click.option("--clearance", "-r", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Radius around each cell that must be floor.")
-@click.option("--min-distance", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Keep the cells at least this many cells apart.")
-@click.option("--seed", type=click.IntRange(min=0),
-              help="Seed of the draw (default: each map's own seed).")
+@click.option(
+    "--count",
+    "-n",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="How many cells: stairs up, stairs down, then items.",
+)
+@click.option(
+    "--clearance",
+    "-r",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Radius around each cell that must be floor.",
+)
+@click.option(
+    "--min-distance",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Keep the cells at least this many cells apart.",
+)
+@click.option(
+    "--seed", type=click.IntRange(min=0), help="Seed of the draw (default: each map's own seed)."
+)
 @db_option
-def place(map_ids: Sequence[int], count: int, clearance: int, min_distance: int,
-          seed: int | None, db: str) -> None:
+def place(
+    map_ids: Sequence[int], count: int, clearance: int, min_distance: int, seed: int | None, db: str
+) -> None:
     """Place stairs and items on stored maps: floor cells with room around them, reachable
     from each other. Replaces the maps' earlier placements.
 
@@ -165,8 +214,9 @@ def place(map_ids: Sequence[int], count: int, clearance: int, min_distance: int,
     store = open_store(db, must_exist=True)
     resolve_table(store, "maps")
     catalog.open_catalog(store)
-    placed = catalog.store_placements(store, list(map_ids), count, clearance, seed=seed,
-                                      min_distance=min_distance)
+    placed = catalog.store_placements(
+        store, list(map_ids), count, clearance, seed=seed, min_distance=min_distance
+    )
     for map_id, items in placed.items():
         cells = ", ".join(f"{p.label} ({p.x},{p.y})" for p in items)
         click.echo(f"map {map_id}: {cells}")
@@ -185,15 +235,28 @@ def _point(_ctx: Any, _param: Any, value: str | None) -> tuple[int, int] | None:
 
 @click.command()
 @click.argument("map_id", type=int)
-@click.option("--at", "at", callback=_point, metavar="X,Y",
-              help="Start here (default: the stairs up, else the floor nearest the centre).")
-@click.option("--radius", "-r", type=click.IntRange(min=0), default=8, show_default=True,
-              help="How far the player sees.")
-@click.option("--symmetric", is_flag=True,
-              help="Symmetric shadowcasting: if you see a floor cell, it sees you.")
+@click.option(
+    "--at",
+    "at",
+    callback=_point,
+    metavar="X,Y",
+    help="Start here (default: the stairs up, else the floor nearest the centre).",
+)
+@click.option(
+    "--radius",
+    "-r",
+    type=click.IntRange(min=0),
+    default=8,
+    show_default=True,
+    help="How far the player sees.",
+)
+@click.option(
+    "--symmetric",
+    is_flag=True,
+    help="Symmetric shadowcasting: if you see a floor cell, it sees you.",
+)
 @db_option
-def play(map_id: int, at: tuple[int, int] | None, radius: int, symmetric: bool,
-         db: str) -> None:
+def play(map_id: int, at: tuple[int, int] | None, radius: int, symmetric: bool, db: str) -> None:
     """Walk a stored map in the terminal: what you see is bright, what you saw is dim.
 
     Arrows, vi keys (hjklyubn) or the QWE/ADZXC layout move; walls block; q quits.
@@ -215,8 +278,9 @@ def play(map_id: int, at: tuple[int, int] | None, radius: int, symmetric: bool,
     else:
         x, y = at
         if not (0 <= x < width and 0 <= y < height):
-            raise click.BadParameter(f"{x},{y} is outside the {width}x{height} map",
-                                     param_hint="--at")
+            raise click.BadParameter(
+                f"{x},{y} is outside the {width}x{height} map", param_hint="--at"
+            )
         if grid[y, x]:
             raise click.BadParameter(f"{x},{y} is a wall", param_hint="--at")
         start = (x, y)
@@ -224,5 +288,4 @@ def play(map_id: int, at: tuple[int, int] | None, radius: int, symmetric: bool,
     title = f"map {map_id} {record.kind} {width}x{height}"
     final = run(grid, start, radius=radius, symmetric=symmetric, marks=marks, title=title)
     x, y = final.position
-    click.echo(f"left map {map_id} at {x},{y} having seen {final.explored_mask.mean():.0%} "
-               f"of it")
+    click.echo(f"left map {map_id} at {x},{y} having seen {final.explored_mask.mean():.0%} of it")

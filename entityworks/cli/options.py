@@ -29,8 +29,12 @@ DEFAULT_DB = "entityworks.db"
 
 
 #: Drivers to suggest when a URL names a dialect without one (or with one not installed).
-SUGGESTED_DRIVERS = {"mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql",
-                     "postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
+SUGGESTED_DRIVERS = {
+    "mysql": "mysql+pymysql",
+    "mariadb": "mariadb+pymysql",
+    "postgresql": "postgresql+psycopg",
+    "postgres": "postgresql+psycopg",
+}
 
 
 def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
@@ -49,16 +53,21 @@ def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
         better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
         if better and better != scheme:
             hint = f"; use {better}://... (the extra entityworks[{_extra(better)}] installs it)"
-        raise click.BadParameter(f"the driver for {scheme!r} is not installed ({exc}){hint}",
-                                 param_hint="--db") from None
+        raise click.BadParameter(
+            f"the driver for {scheme!r} is not installed ({exc}){hint}", param_hint="--db"
+        ) from None
     except sa.exc.NoSuchModuleError:
         scheme = value.partition("://")[0]
         better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
-        hint = (f"use {better}://..." if better else
-                "use sqlite:///PATH, postgresql+psycopg://USER@HOST/DB or "
-                "mysql+pymysql://USER@HOST/DB (or a plain SQLite file path)")
-        raise click.BadParameter(f"{scheme}:// is not a database scheme SQLAlchemy knows; {hint}",
-                                 param_hint="--db") from None
+        hint = (
+            f"use {better}://..."
+            if better
+            else "use sqlite:///PATH, postgresql+psycopg://USER@HOST/DB or "
+            "mysql+pymysql://USER@HOST/DB (or a plain SQLite file path)"
+        )
+        raise click.BadParameter(
+            f"{scheme}:// is not a database scheme SQLAlchemy knows; {hint}", param_hint="--db"
+        ) from None
     except (sa.exc.ArgumentError, ValueError) as exc:
         raise click.BadParameter(redact(str(exc)), param_hint="--db") from None
     _check_charset(url)
@@ -84,20 +93,30 @@ def _check_charset(url: sa.URL) -> None:
             except (KeyError, AttributeError):
                 known = False
             if not known:
-                raise click.BadParameter(f"unknown MySQL character set {name!r} in ?charset= "
-                                         f"(entityworks uses utf8mb4 when none is given)",
-                                         param_hint="--db")
+                raise click.BadParameter(
+                    f"unknown MySQL character set {name!r} in ?charset= "
+                    f"(entityworks uses utf8mb4 when none is given)",
+                    param_hint="--db",
+                )
 
 
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--db", default=DEFAULT_DB, envvar="ENTITYWORKS_DB", show_default=True,
-        callback=check_db, help="SQLite file path or SQLAlchemy URL (env: ENTITYWORKS_DB).")(fn)
+        "--db",
+        default=DEFAULT_DB,
+        envvar="ENTITYWORKS_DB",
+        show_default=True,
+        callback=check_db,
+        help="SQLite file path or SQLAlchemy URL (env: ENTITYWORKS_DB).",
+    )(fn)
 
 
 def progress_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--progress/--no-progress", default=None,
-                        help="Show a progress bar (default: when stderr is a terminal).")(fn)
+    return click.option(
+        "--progress/--no-progress",
+        default=None,
+        help="Show a progress bar (default: when stderr is a terminal).",
+    )(fn)
 
 
 def cores() -> int:
@@ -106,6 +125,7 @@ def cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
 
 _WHERE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|<>|>=|<=|>|<)\s*(.*?)\s*$")
 
@@ -129,9 +149,11 @@ def parse_where(text: str, schema: TableSchema) -> Comparison:
         return col(name).in_(values) if op == "in" else col(name).not_in(values)
     match = _WHERE.match(text)
     if match is None:
-        raise FilterError(f"--where {text!r}: expected COLUMN OP VALUE with OP one of "
-                          f"= != < <= > >=, or COLUMN in A,B / not in A,B / like PATTERN, "
-                          f"e.g. 'width>=80', 'kind in caves,islands', 'name like cave%'")
+        raise FilterError(
+            f"--where {text!r}: expected COLUMN OP VALUE with OP one of "
+            f"= != < <= > >=, or COLUMN in A,B / not in A,B / like PATTERN, "
+            f"e.g. 'width>=80', 'kind in caves,islands', 'name like cave%'"
+        )
     name, op, raw = match.groups()
     column = schema.column(name)
     op = {"=": "==", "<>": "!="}.get(op, op)
@@ -146,11 +168,12 @@ def _where_value(text: str, name: str, column: Any, raw: str) -> Any:
     try:
         return column.info.from_text(raw)
     except RecursionError:
-        raise FilterError(f"--where for column {name!r}: the value is nested too deeply"
-                          ) from None
+        raise FilterError(f"--where for column {name!r}: the value is nested too deeply") from None
     except (ValueError, TypeError, ArithmeticError) as exc:
-        raise FilterError(f"--where {text!r}: {raw!r} is not a valid {column.info.name} "
-                          f"for column {name!r} ({exc})") from None
+        raise FilterError(
+            f"--where {text!r}: {raw!r} is not a valid {column.info.name} "
+            f"for column {name!r} ({exc})"
+        ) from None
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -167,10 +190,12 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             value = raw
         except RecursionError:
-            raise click.BadParameter(f"the value of {key.strip()!r} is nested too deeply",
-                                     param_hint="--param") from None
+            raise click.BadParameter(
+                f"the value of {key.strip()!r} is nested too deeply", param_hint="--param"
+            ) from None
         params[key.strip()] = value
     return params
+
 
 if TYPE_CHECKING:
     _IntParam = click.ParamType[int | None]
@@ -185,8 +210,9 @@ class ByteSize(_IntParam):
     name = "SIZE"
     _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> int | None:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | None:
         if value is None or isinstance(value, int):
             return value or None
         match = re.fullmatch(r"\s*(\d{1,15})\s*([KMGT]?)(?:i?B)?\s*", str(value), re.IGNORECASE)

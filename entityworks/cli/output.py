@@ -20,8 +20,10 @@ from typing import Any
 from .controls import TERMINAL_CONTROLS
 
 _SHORT = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
-_TEXT_ESCAPES = {cp: _SHORT.get(chr(cp)) or (f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}")
-                 for cp in (*TERMINAL_CONTROLS, ord("\\"))}
+_TEXT_ESCAPES = {
+    cp: _SHORT.get(chr(cp)) or (f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}")
+    for cp in (*TERMINAL_CONTROLS, ord("\\"))
+}
 _CELL_WIDTH = 60
 
 
@@ -40,7 +42,7 @@ def _cell(value: Any, width: int | None = None) -> str:
     if width is None or len(text) <= width:
         return text
     if text == shown:
-        return text[:width - 3] + "..."
+        return text[: width - 3] + "..."
     kept: list[str] = []
     room = width - 3
     for piece in map(escape_text, shown):
@@ -81,8 +83,9 @@ def display(value: Any, *, text: bool = True) -> Any:
     return value
 
 
-def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *,
-                arrays: str = "lists") -> str:
+def format_rows(
+    columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *, arrays: str = "lists"
+) -> str:
     """Rows as an aligned text table, CSV, JSON (an array of objects, one per line) or JSON
     Lines; JSON in the standard forms of :mod:`entityworks.cli.jsonout`."""
     if fmt in ("json", "jsonl"):
@@ -97,16 +100,18 @@ def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *,
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow([escape_text(c) for c in columns])
         for r in rows:
-            writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else _cell(v)
-                             for v in r])
+            writer.writerow(
+                ["" if v is None else repr(v) if isinstance(v, float) else _cell(v) for v in r]
+            )
         return buffer.getvalue().rstrip("\n")
     columns = [escape_text(c) for c in columns]
     cells = [[("NULL" if v is None else _cell(v, _CELL_WIDTH)) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-              for r in cells]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     return "\n".join(lines)
 
 
@@ -114,5 +119,10 @@ def progress_bar(total: int | None, unit: str, progress: bool | None) -> Any:
     """A tqdm bar on stderr; ``progress`` None shows it only when stderr is a terminal."""
     from tqdm import tqdm
 
-    return tqdm(total=total, unit=unit, disable=None if progress is None else not progress,
-                file=sys.stderr, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        unit=unit,
+        disable=None if progress is None else not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )

@@ -34,19 +34,46 @@ BLANK, BRIGHT, DIM, PLAYER = 0, 1, 2, 3
 
 WALL_CHAR, FLOOR_CHAR, PLAYER_CHAR = "#", ".", "@"
 
-_VI = {"h": (-1, 0), "j": (0, 1), "k": (0, -1), "l": (1, 0),
-       "y": (-1, -1), "u": (1, -1), "b": (-1, 1), "n": (1, 1)}
-_SEED = {"Q": (-1, -1), "W": (0, -1), "E": (1, -1), "A": (-1, 0), "D": (1, 0),
-         "Z": (-1, 1), "X": (0, 1), "C": (1, 1), "S": (0, 1)}
+_VI = {
+    "h": (-1, 0),
+    "j": (0, 1),
+    "k": (0, -1),
+    "l": (1, 0),
+    "y": (-1, -1),
+    "u": (1, -1),
+    "b": (-1, 1),
+    "n": (1, 1),
+}
+_SEED = {
+    "Q": (-1, -1),
+    "W": (0, -1),
+    "E": (1, -1),
+    "A": (-1, 0),
+    "D": (1, 0),
+    "Z": (-1, 1),
+    "X": (0, 1),
+    "C": (1, 1),
+    "S": (0, 1),
+}
 QUIT_KEYS = frozenset({"q", "\x1b"})
 
 
 def key_step(key: str) -> Point | None:
     """The ``(dx, dy)`` step of a key name (a character or a curses ``KEY_*`` name)."""
-    arrows = {"KEY_UP": (0, -1), "KEY_DOWN": (0, 1), "KEY_LEFT": (-1, 0),
-              "KEY_RIGHT": (1, 0), "KEY_HOME": (-1, -1), "KEY_PPAGE": (1, -1),
-              "KEY_END": (-1, 1), "KEY_NPAGE": (1, 1),
-              "KEY_A1": (-1, -1), "KEY_A3": (1, -1), "KEY_C1": (-1, 1), "KEY_C3": (1, 1)}
+    arrows = {
+        "KEY_UP": (0, -1),
+        "KEY_DOWN": (0, 1),
+        "KEY_LEFT": (-1, 0),
+        "KEY_RIGHT": (1, 0),
+        "KEY_HOME": (-1, -1),
+        "KEY_PPAGE": (1, -1),
+        "KEY_END": (-1, 1),
+        "KEY_NPAGE": (1, 1),
+        "KEY_A1": (-1, -1),
+        "KEY_A3": (1, -1),
+        "KEY_C1": (-1, 1),
+        "KEY_C3": (1, 1),
+    }
     if key in arrows:
         return arrows[key]
     if key in _VI:
@@ -85,8 +112,9 @@ class Frame:
     origin: Point
 
 
-def frame(explorer: Explorer, size: tuple[int, int],
-          marks: Mapping[Point, str] | None = None) -> Frame:
+def frame(
+    explorer: Explorer, size: tuple[int, int], marks: Mapping[Point, str] | None = None
+) -> Frame:
     """The game view of ``size = (columns, rows)`` around the player."""
     cols, lines = size
     grid = explorer.grid
@@ -115,7 +143,7 @@ def frame(explorer: Explorer, size: tuple[int, int],
     px, py = explorer.position
     sx, sy = px - ox, py - oy
     if 0 <= sy < lines and 0 <= sx < cols:
-        rows[sy] = rows[sy][:sx] + PLAYER_CHAR + rows[sy][sx + 1:]
+        rows[sy] = rows[sy][:sx] + PLAYER_CHAR + rows[sy][sx + 1 :]
         styles[sy][sx] = PLAYER
     return Frame(rows, styles, (ox, oy))
 
@@ -127,11 +155,18 @@ def status_line(title: str, explorer: Explorer, message: str, width: int) -> str
     x, y = explorer.position
     seen = explorer.explored_mask.mean()
     text = f"{title}  @ {x},{y}  seen {seen:.0%}  {message or HELP}"
-    return text[:max(0, width - 1)]
+    return text[: max(0, width - 1)]
 
 
-def play(grid: np.ndarray, start: Point, *, radius: int | None = 8, symmetric: bool = False,
-         marks: Mapping[Point, str] | None = None, title: str = "") -> Explorer:
+def play(
+    grid: np.ndarray,
+    start: Point,
+    *,
+    radius: int | None = 8,
+    symmetric: bool = False,
+    marks: Mapping[Point, str] | None = None,
+    title: str = "",
+) -> Explorer:
     """Run the explorer in the terminal until ``q``/Esc (or Ctrl-C); returns the final state.
 
     The terminal is restored however the loop ends.
@@ -156,8 +191,12 @@ def _loop(screen: Any, explorer: Explorer, marks: Mapping[Point, str], title: st
     except curses.error:  # pragma: no cover - a terminal without cursor control
         pass
     screen.keypad(True)
-    styles = {BLANK: curses.A_NORMAL, BRIGHT: curses.A_BOLD, DIM: curses.A_DIM,
-              PLAYER: curses.A_BOLD | curses.A_REVERSE}
+    styles = {
+        BLANK: curses.A_NORMAL,
+        BRIGHT: curses.A_BOLD,
+        DIM: curses.A_DIM,
+        PLAYER: curses.A_BOLD | curses.A_REVERSE,
+    }
     message = ""
     while True:
         lines, cols = screen.getmaxyx()
@@ -171,8 +210,7 @@ def _loop(screen: Any, explorer: Explorer, marks: Mapping[Point, str], title: st
                         if row_styles[start] != BLANK:
                             _put(screen, sy, start, row[start:sx], styles[row_styles[start]])
                         start = sx
-            _put(screen, lines - 1, 0, status_line(title, explorer, message, cols),
-                 curses.A_NORMAL)
+            _put(screen, lines - 1, 0, status_line(title, explorer, message, cols), curses.A_NORMAL)
         screen.refresh()
         code = screen.getch()
         if code == curses.KEY_RESIZE or code == -1:

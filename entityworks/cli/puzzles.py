@@ -62,21 +62,43 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
 
 @sudoku.command("solve")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("--format", "fmt", type=click.Choice(["auto", "euler", "lines"]), default="auto",
-              show_default=True, help="Euler 96 'Grid NN' blocks or one puzzle per line.")
-@click.option("--workers", "-j", type=click.IntRange(min=1), default=None,
-              show_default="every core, when the job is big enough to repay it")
-@click.option("--cluster", metavar="ADDRESS",
-              help="Solve on this Dask scheduler (tcp://host:8786); this process stores the "
-                   "results (needs entityworks[dask]).")
-@click.option("--source", metavar="NAME",
-              help="Record the entries under this source name (default: FILE's name, "
-                   "'stdin' for '-').")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "euler", "lines"]),
+    default="auto",
+    show_default=True,
+    help="Euler 96 'Grid NN' blocks or one puzzle per line.",
+)
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    show_default="every core, when the job is big enough to repay it",
+)
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Solve on this Dask scheduler (tcp://host:8786); this process stores the "
+    "results (needs entityworks[dask]).",
+)
+@click.option(
+    "--source",
+    metavar="NAME",
+    help="Record the entries under this source name (default: FILE's name, 'stdin' for '-').",
+)
 @progress_option
 @db_option
-def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
-                 source: str | None, progress: bool | None,
-                 db: str) -> None:
+def sudoku_solve(
+    file: str,
+    fmt: str,
+    workers: int | None,
+    cluster: str | None,
+    source: str | None,
+    progress: bool | None,
+    db: str,
+) -> None:
     """Solve every puzzle of FILE and store puzzles, solutions and the file's entries.
 
     FILE may be '-' (standard input) or a FIFO; it is read once, up to 64 MiB. A puzzle is
@@ -119,11 +141,15 @@ def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
         raise click.ClickException(f"{exc} (--source NAME)") from None
     solved = sum(s is not None for s in solutions)
     several = sum(s is not None and s.unique is False for s in solutions)
-    click.echo(f"{len(entries)} puzzles read from {file} ({fmt} format): {solved} solved, "
-               f"{several} with several solutions, {len(result.unsolved)} without a solution")
-    click.echo(f"{result.stored} stored in {display_db(store)}, {result.duplicates} "
-               f"skipped as already stored or repeated; entries of {source!r}: "
-               f"{result.entries} recorded, {result.entries_known} recorded before")
+    click.echo(
+        f"{len(entries)} puzzles read from {file} ({fmt} format): {solved} solved, "
+        f"{several} with several solutions, {len(result.unsolved)} without a solution"
+    )
+    click.echo(
+        f"{result.stored} stored in {display_db(store)}, {result.duplicates} "
+        f"skipped as already stored or repeated; entries of {source!r}: "
+        f"{result.entries} recorded, {result.entries_known} recorded before"
+    )
     for name in result.unsolved:
         click.echo(f"no solution: {name}")
     if fmt == "euler" and solved == len(entries) and not several:
@@ -133,8 +159,13 @@ def sudoku_solve(file: str, fmt: str, workers: int | None, cluster: str | None,
 
 @sudoku.command("euler96")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("--workers", "-j", type=click.IntRange(min=1), default=None,
-              show_default="every core, when the job is big enough to repay it")
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    show_default="every core, when the job is big enough to repay it",
+)
 def sudoku_euler96(file: str, workers: int | None) -> None:
     """Print the Project Euler 96 answer for FILE (sum of the top-left 3-digit numbers).
 
@@ -146,23 +177,42 @@ def sudoku_euler96(file: str, workers: int | None) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help", "-u"]})
-@click.argument("files", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, allow_dash=True)
+)
 @click.option("--terse", "-t", is_flag=True, help="ent's CSV output (-t).")
 @click.option("--bits", "-b", is_flag=True, help="Treat the input as a stream of bits (ent -b).")
-@click.option("--counts", "-c", is_flag=True,
-              help="Print the occurrence count of each value (ent -c).")
-@click.option("--fold", "-f", is_flag=True,
-              help="Fold upper to lower case letters before counting (ent -f).")
-@click.option("--max-size", type=ByteSize(), default="1G", show_default=True,
-              help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).")
-@click.option("--store/--no-store", default=None,
-              help="Store the reports in the catalog (default: only when --db or "
-                   "ENTITYWORKS_DB is given).")
+@click.option(
+    "--counts", "-c", is_flag=True, help="Print the occurrence count of each value (ent -c)."
+)
+@click.option(
+    "--fold", "-f", is_flag=True, help="Fold upper to lower case letters before counting (ent -f)."
+)
+@click.option(
+    "--max-size",
+    type=ByteSize(),
+    default="1G",
+    show_default=True,
+    help="Refuse an input longer than this (K, M, G, T suffixes; 0: no limit).",
+)
+@click.option(
+    "--store/--no-store",
+    default=None,
+    help="Store the reports in the catalog (default: only when --db or ENTITYWORKS_DB is given).",
+)
 @db_option
 @click.pass_context
-def entropy(ctx: click.Context, files: Sequence[str], terse: bool, bits: bool, counts: bool,
-            fold: bool, max_size: int | None, store: bool | None, db: str) -> None:
+def entropy(
+    ctx: click.Context,
+    files: Sequence[str],
+    terse: bool,
+    bits: bool,
+    counts: bool,
+    fold: bool,
+    max_size: int | None,
+    store: bool | None,
+    db: str,
+) -> None:
     """Analyse files as ent does and print the reports; with --db, store them in the catalog.
 
     Options as ent's: -b, -c, -f, -t, and -u for this help. Each input is read exactly once,
@@ -182,26 +232,34 @@ def entropy(ctx: click.Context, files: Sequence[str], terse: bool, bits: bool, c
         source = ctx.get_parameter_source("db")
         store = source not in (None, click.core.ParameterSource.DEFAULT)
     if store and (bits or fold):
-        raise click.UsageError("the catalog keeps byte reports of the bytes as they are: "
-                               "-b and -f reports are printed, not stored (add --no-store)")
+        raise click.UsageError(
+            "the catalog keeps byte reports of the bytes as they are: "
+            "-b and -f reports are printed, not stored (add --no-store)"
+        )
     if list(files).count("-") > 1:
-        raise click.BadParameter("'-' (standard input) can be read only once",
-                                 param_hint="FILES")
+        raise click.BadParameter("'-' (standard input) can be read only once", param_hint="FILES")
     pairs = []
     for file in files:
         if file == "-":
-            pairs.append(catalog.analyse_entropy(sys.stdin.buffer, name="<stdin>",
-                                                 max_bytes=max_size, bits=bits, fold=fold))
+            pairs.append(
+                catalog.analyse_entropy(
+                    sys.stdin.buffer, name="<stdin>", max_bytes=max_size, bits=bits, fold=fold
+                )
+            )
         else:
-            pairs.append(catalog.analyse_entropy(file, max_bytes=max_size, bits=bits,
-                                                 fold=fold))
+            pairs.append(catalog.analyse_entropy(file, max_bytes=max_size, bits=bits, fold=fold))
     stored: dict[int, str] = {}
     if store:
         catalog_store = open_catalog(db)
         new: list[Any] = []
         for i, (row, _) in enumerate(pairs):
-            same = list(catalog_store.select(catalog.EntropyRecord, where=[
-                col("path") == row.path, col("sha256") == row.sha256], limit=1))
+            same = list(
+                catalog_store.select(
+                    catalog.EntropyRecord,
+                    where=[col("path") == row.path, col("sha256") == row.sha256],
+                    limit=1,
+                )
+            )
             if same:
                 stored[i] = f"already stored as entropy_reports id {same[0].id}"
             elif any(r.path == row.path and r.sha256 == row.sha256 for r in new):

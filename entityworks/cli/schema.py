@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 class SchemaGroup(Group):
     """``schema TABLE`` shows a table; ``schema diff`` compares; a table name means ``show``."""
 
-    def resolve_command(self, ctx: click.Context, args: list[str]
-                        ) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["show", *args]
         return super().resolve_command(ctx, args)
@@ -72,8 +73,9 @@ def schema_show(table_name: str, db: str) -> None:
     _print_columns(info, sql.metadata, store.dialect)
 
 
-def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect,
-                   indent: str = "  ") -> None:
+def _print_columns(
+    info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect, indent: str = "  "
+) -> None:
     from sqlalchemy import DefaultClause
 
     table = metadata.tables[info.name]
@@ -95,14 +97,20 @@ def _print_columns(info: TableSchema, metadata: sa.MetaData, dialect: sa.Dialect
         rows.append((c.name, c.info.name, sql_type, " ".join(flags)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for r in rows:
-        click.echo(indent + "  ".join(v.ljust(w) for v, w in zip(r[:3], widths, strict=False))
-                   + "  " + r[3])
+        click.echo(
+            indent
+            + "  ".join(v.ljust(w) for v, w in zip(r[:3], widths, strict=False))
+            + "  "
+            + r[3]
+        )
     for child in info.children:
-        links = child.schema.column_names[:child.schema.links]
+        links = child.schema.column_names[: child.schema.links]
         root = child.schema.root
-        click.echo(f"{indent}{child.field}: child table {child.schema.name} "
-                   f"(key {', '.join(links)}; parent_key -> "
-                   f"{root.name}.{root.primary_key.name})")  # type: ignore[union-attr]
+        click.echo(
+            f"{indent}{child.field}: child table {child.schema.name} "
+            f"(key {', '.join(links)}; parent_key -> "
+            f"{root.name}.{root.primary_key.name})"  # type: ignore[union-attr]
+        )
         _print_columns(child.schema, metadata, dialect, indent + "    ")
 
 
@@ -117,30 +125,54 @@ def _load_class(spec: str) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise click.BadParameter(f"cannot import {module_name!r}: {exc}",
-                                 param_hint="--dataclass") from None
+        raise click.BadParameter(
+            f"cannot import {module_name!r}: {exc}", param_hint="--dataclass"
+        ) from None
     cls = getattr(module, attr, None)
     if not isinstance(cls, type):
-        raise click.BadParameter(f"{module_name!r} has no class {attr!r}",
-                                 param_hint="--dataclass")
+        raise click.BadParameter(f"{module_name!r} has no class {attr!r}", param_hint="--dataclass")
     return cls
 
 
 @schema.command("diff")
 @click.argument("tables", nargs=-1, metavar="[TABLE]...")
-@click.option("--dataclass", "dataclasses_", multiple=True, metavar="MODULE:CLASS",
-              help="Compare this dataclass instead of the catalog's (repeatable).")
-@click.option("--rename", "renames", multiple=True, metavar="OLD=NEW",
-              help="Column OLD (or TABLE.OLD) became NEW: rename it, keeping its data, "
-                   "instead of a drop and an add (repeatable).")
-@click.option("--check", "check", is_flag=True,
-              help="Exit with status 1 when there are differences (0 when there are none).")
-@click.option("--apply", "apply_", is_flag=True,
-              help="Run the data-keeping operations (new table, new column, nullability, "
-                   "DEFAULT, rename). Refused on a database under Alembic: write a revision.")
+@click.option(
+    "--dataclass",
+    "dataclasses_",
+    multiple=True,
+    metavar="MODULE:CLASS",
+    help="Compare this dataclass instead of the catalog's (repeatable).",
+)
+@click.option(
+    "--rename",
+    "renames",
+    multiple=True,
+    metavar="OLD=NEW",
+    help="Column OLD (or TABLE.OLD) became NEW: rename it, keeping its data, "
+    "instead of a drop and an add (repeatable).",
+)
+@click.option(
+    "--check",
+    "check",
+    is_flag=True,
+    help="Exit with status 1 when there are differences (0 when there are none).",
+)
+@click.option(
+    "--apply",
+    "apply_",
+    is_flag=True,
+    help="Run the data-keeping operations (new table, new column, nullability, "
+    "DEFAULT, rename). Refused on a database under Alembic: write a revision.",
+)
 @db_option
-def schema_diff(tables: Sequence[str], dataclasses_: Sequence[str], renames: Sequence[str],
-                check: bool, apply_: bool, db: str) -> None:
+def schema_diff(
+    tables: Sequence[str],
+    dataclasses_: Sequence[str],
+    renames: Sequence[str],
+    check: bool,
+    apply_: bool,
+    db: str,
+) -> None:
     """Compare dataclasses with the live tables and print the Alembic operations.
 
     Drift is reported with exit status 0 (1 with --check).
@@ -162,13 +194,22 @@ def schema_diff(tables: Sequence[str], dataclasses_: Sequence[str], renames: Seq
         store.close()  # its pooled connections would outlive the command in-process
 
 
-def _schema_diff(store: Store, tables: Sequence[str], dataclasses_: Sequence[str],
-                 apply_: bool, check: bool, renamed: dict[str, str]) -> None:
+def _schema_diff(
+    store: Store,
+    tables: Sequence[str],
+    dataclasses_: Sequence[str],
+    apply_: bool,
+    check: bool,
+    renamed: dict[str, str],
+) -> None:
     from .. import catalog, migrate
     from ..model.schema import table_schema
 
-    classes = [_load_class(s) for s in dataclasses_] or [
-        catalog.check_catalog_table(t) for t in tables] or list(catalog.TABLES.values())
+    classes = (
+        [_load_class(s) for s in dataclasses_]
+        or [catalog.check_catalog_table(t) for t in tables]
+        or list(catalog.TABLES.values())
+    )
     if apply_:
         names: set[str] = set()
         for cls in classes:
@@ -189,8 +230,9 @@ def _schema_diff(store: Store, tables: Sequence[str], dataclasses_: Sequence[str
         kept = ", ".join(f"{name}: {count}" for name, count in done.rows.items())
         click.echo(f"applied {len(done)} operation(s); rows kept" + (f" ({kept})" if kept else ""))
         return
-    click.echo(f"drift: {len(operations)} difference(s) between the dataclasses and "
-               f"{display_db(store)}")
+    click.echo(
+        f"drift: {len(operations)} difference(s) between the dataclasses and {display_db(store)}"
+    )
     if check:
         click.get_current_context().exit(1)
 
@@ -206,7 +248,8 @@ def _refuse_managed(store: Store, catalog_tables: set[str]) -> None:
     if catalog_tables and migrate.VERSION_TABLE in versions:
         raise click.ClickException(
             f"{', '.join(sorted(catalog_tables))}: the catalog's tables change through its "
-            f"revisions, not --apply; run 'entityworks migrate --db ...'")
+            f"revisions, not --apply; run 'entityworks migrate --db ...'"
+        )
 
 
 def _schema_class(table_name: str, db: str) -> type:
@@ -220,10 +263,18 @@ def _schema_class(table_name: str, db: str) -> type:
 
 @click.command()
 @click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
-@click.option("--dialect", "-d", default="sqlite", show_default=True,
-              type=click.Choice(["sqlite", "postgresql", "mysql", "mariadb", "mssql"]))
-@click.option("--templates", is_flag=True,
-              help="Also print the insert/update/upsert/select/delete statement templates.")
+@click.option(
+    "--dialect",
+    "-d",
+    default="sqlite",
+    show_default=True,
+    type=click.Choice(["sqlite", "postgresql", "mysql", "mariadb", "mssql"]),
+)
+@click.option(
+    "--templates",
+    is_flag=True,
+    help="Also print the insert/update/upsert/select/delete statement templates.",
+)
 @db_option
 def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
     """Print the CREATE TABLE script of TABLE for a SQL dialect (child tables included).
@@ -247,12 +298,27 @@ def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
 
 
 @click.command()
-@click.option("--db", "--url", "db", default=DEFAULT_DB, envvar="ENTITYWORKS_DB",
-              show_default=True, callback=check_db, help="SQLite file path or SQLAlchemy URL.")
-@click.option("--revision", default="head", show_default=True,
-              help="Target revision: head, an id, +1; with --downgrade an older id, -1 or base.")
-@click.option("--downgrade", is_flag=True,
-              help="Go back to an older --revision, dropping what the newer revisions added.")
+@click.option(
+    "--db",
+    "--url",
+    "db",
+    default=DEFAULT_DB,
+    envvar="ENTITYWORKS_DB",
+    show_default=True,
+    callback=check_db,
+    help="SQLite file path or SQLAlchemy URL.",
+)
+@click.option(
+    "--revision",
+    default="head",
+    show_default=True,
+    help="Target revision: head, an id, +1; with --downgrade an older id, -1 or base.",
+)
+@click.option(
+    "--downgrade",
+    is_flag=True,
+    help="Go back to an older --revision, dropping what the newer revisions added.",
+)
 def migrate(db: str, revision: str, downgrade: bool) -> None:
     """Create, upgrade or downgrade the catalog schema through its Alembic revisions.
 
@@ -260,11 +326,13 @@ def migrate(db: str, revision: str, downgrade: bool) -> None:
     it would do nothing).
     """
     if not revision.strip():
-        raise click.BadParameter("give a revision: head, an id, or a relative step like +1",
-                                 param_hint="--revision")
+        raise click.BadParameter(
+            "give a revision: head, an id, or a relative step like +1", param_hint="--revision"
+        )
     if downgrade and revision == "head":
-        raise click.BadParameter("--downgrade needs an older revision: an id, -1 or base",
-                                 param_hint="--revision")
+        raise click.BadParameter(
+            "--downgrade needs an older revision: an id, -1 or base", param_hint="--revision"
+        )
     from .. import catalog
     from .. import migrate as migrations
 
@@ -289,11 +357,25 @@ def migrations() -> None:
 
 @migrations.command("init")
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--model", "-m", "models", multiple=True, required=True, metavar="MODULE:CLASS",
-              help="A dataclass whose table the revisions manage (repeatable).")
-@click.option("--db", "--url", "db", default=None, callback=check_db, metavar="URL",
-              help="Written to alembic.ini as sqlalchemy.url (never one with a password). "
-                   "Without it give Alembic -x db=URL or set ENTITYWORKS_DB.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    required=True,
+    metavar="MODULE:CLASS",
+    help="A dataclass whose table the revisions manage (repeatable).",
+)
+@click.option(
+    "--db",
+    "--url",
+    "db",
+    default=None,
+    callback=check_db,
+    metavar="URL",
+    help="Written to alembic.ini as sqlalchemy.url (never one with a password). "
+    "Without it give Alembic -x db=URL or set ENTITYWORKS_DB.",
+)
 def migrations_init(directory: str, models: Sequence[str], db: str | None) -> None:
     """Write an Alembic environment (alembic.ini, env.py, script.py.mako, versions/) for
     your dataclasses into DIR, which must be new or empty.
@@ -306,8 +388,9 @@ def migrations_init(directory: str, models: Sequence[str], db: str | None) -> No
     from ..migrate.scaffold import init_migrations
 
     written = init_migrations(directory, models, url=db)
-    shown = ", ".join(p.name + ("/" if p.suffix == "" and p.name == "versions" else "")
-                      for p in written)
+    shown = ", ".join(
+        p.name + ("/" if p.suffix == "" and p.name == "versions" else "") for p in written
+    )
     ini = Path(directory) / "alembic.ini"
     click.echo(f"wrote {shown} in {directory}")
     click.echo(f'next: alembic -c {ini} revision --autogenerate -m "first revision"')

@@ -62,8 +62,10 @@ def open_catalog(db: str) -> Store:
 def check_writable_table(name: str) -> None:
     """Refuse writing into an internal table (schema revisions, SQLite's own tables)."""
     if name.lower() in INTERNAL_TABLES or name.lower().startswith(INTERNAL_PREFIXES):
-        raise EntityworksError(f"{name!r} is an internal table; entityworks does not write "
-                               f"into it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*)")
+        raise EntityworksError(
+            f"{name!r} is an internal table; entityworks does not write "
+            f"into it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*)"
+        )
 
 
 def resolve_table(store: Store, name: str) -> type:
@@ -75,8 +77,10 @@ def resolve_table(store: Store, name: str) -> type:
     known = catalog.table_class(name)
     if known is not None:
         if name not in tables:
-            raise UnknownTableError(f"no table {name!r} in {display_db(store)}; "
-                                    f"run 'entityworks migrate' or generate something first")
+            raise UnknownTableError(
+                f"no table {name!r} in {display_db(store)}; "
+                f"run 'entityworks migrate' or generate something first"
+            )
         return known
     if name not in tables:
         names = ", ".join(sorted(tables)) or "none"
@@ -84,8 +88,9 @@ def resolve_table(store: Store, name: str) -> type:
     return store.reflect(name)
 
 
-def complete_table(ctx: click.Context, _param: click.Parameter, incomplete: str
-                   ) -> list[CompletionItem]:
+def complete_table(
+    ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
     """Shell completion of a TABLE argument: the tables of the database ``--db`` (or
     ``ENTITYWORKS_DB``, or the default file) names. An SQLite file is opened read-only, so
     completing never creates or changes a database; any failure completes nothing."""
@@ -102,8 +107,13 @@ def complete_table(ctx: click.Context, _param: click.Parameter, incomplete: str
         names = _table_names_read_only(str(db))
     except Exception:  # completion must never print an error into the user's shell
         return []
-    return [CompletionItem(n) for n in sorted(names) if n.startswith(incomplete)
-            and not n.lower().startswith(INTERNAL_PREFIXES) and n not in INTERNAL_TABLES]
+    return [
+        CompletionItem(n)
+        for n in sorted(names)
+        if n.startswith(incomplete)
+        and not n.lower().startswith(INTERNAL_PREFIXES)
+        and n not in INTERNAL_TABLES
+    ]
 
 
 def _db_later_on_the_line() -> str | None:
@@ -120,7 +130,7 @@ def _db_later_on_the_line() -> str | None:
             if word == flag and i + 1 < len(words):
                 return words[i + 1]
             if word.startswith(flag + "="):
-                return word[len(flag) + 1:]
+                return word[len(flag) + 1 :]
     return None
 
 
@@ -138,7 +148,8 @@ def _table_names_read_only(db: str) -> list[str]:
         uri = f"{path.resolve().as_uri()}?mode=ro"
         with sqlite3.connect(uri, uri=True, timeout=1) as conn:
             rows: list[Any] = conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+            ).fetchall()
         return [r[0] for r in rows]
     if "://" not in db:
         return []
@@ -146,11 +157,13 @@ def _table_names_read_only(db: str) -> list[str]:
 
     url = sa.make_url(db)
     # a server that accepts and never answers must not hang the user's shell
-    waits = {"postgresql": {"connect_timeout": COMPLETION_TIMEOUT},
-             "mysql": {"connect_timeout": COMPLETION_TIMEOUT,
-                       "read_timeout": COMPLETION_TIMEOUT}}
-    engine = sa.create_engine(url, pool_pre_ping=False,
-                              connect_args=waits.get(url.get_backend_name(), {}))
+    waits = {
+        "postgresql": {"connect_timeout": COMPLETION_TIMEOUT},
+        "mysql": {"connect_timeout": COMPLETION_TIMEOUT, "read_timeout": COMPLETION_TIMEOUT},
+    }
+    engine = sa.create_engine(
+        url, pool_pre_ping=False, connect_args=waits.get(url.get_backend_name(), {})
+    )
     try:
         return sa.inspect(engine).get_table_names()
     finally:

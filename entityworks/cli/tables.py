@@ -35,15 +35,24 @@ class TableInfo:
 
 @click.command()
 @click.option("--counts", is_flag=True, help="Also the number of rows of each table.")
-@click.option("--columns", is_flag=True,
-              help="Also each table's columns with their declared SQL types.")
-@click.option("--all", "show_all", is_flag=True,
-              help="Also the internal tables (entityworks_version, entityworks_schema, "
-                   "alembic_version).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
-              show_default=True,
-              help="json: an array of objects {table, count, columns: [{name, type}]}, one "
-                   "per line; csv: one row per table, or per column with --columns.")
+@click.option(
+    "--columns", is_flag=True, help="Also each table's columns with their declared SQL types."
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also the internal tables (entityworks_version, entityworks_schema, alembic_version).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+    help="json: an array of objects {table, count, columns: [{name, type}]}, one "
+    "per line; csv: one row per table, or per column with --columns.",
+)
 @db_option
 def tables(counts: bool, columns: bool, show_all: bool, fmt: str, db: str) -> None:
     """List the tables of any database, with row counts and declared column types.
@@ -77,16 +86,18 @@ def open_read_only(db: str) -> Store:
 
         return open_store(db)
     if not path.exists():
-        raise EntityworksError(f"no database at {path} ('tables' only reads: nothing was "
-                               "created)")
+        raise EntityworksError(f"no database at {path} ('tables' only reads: nothing was created)")
     if not path.is_file():
         raise EntityworksError(f"{path} is not a database file")
     import sqlalchemy as sa
 
     from ..sql.store import Store
 
-    return Store(sa.URL.create("sqlite", database=path.resolve().as_uri(),
-                               query={"mode": "ro", "uri": "true"}))
+    return Store(
+        sa.URL.create(
+            "sqlite", database=path.resolve().as_uri(), query={"mode": "ro", "uri": "true"}
+        )
+    )
 
 
 def _internal(name: str) -> bool:
@@ -95,8 +106,9 @@ def _internal(name: str) -> bool:
     return name.lower() in INTERNAL_TABLES or name.lower().startswith(INTERNAL_PREFIXES)
 
 
-def list_tables(store: Store, *, counts: bool = False, columns: bool = False,
-                show_all: bool = False) -> list[TableInfo]:
+def list_tables(
+    store: Store, *, counts: bool = False, columns: bool = False, show_all: bool = False
+) -> list[TableInfo]:
     """The tables of ``store`` sorted by name (internal ones only with ``show_all``)."""
     import warnings
 
@@ -112,7 +124,8 @@ def list_tables(store: Store, *, counts: bool = False, columns: bool = False,
             info = TableInfo(name)
             if counts:
                 info.count = conn.execute(
-                    sa.select(sa.func.count()).select_from(sa.table(name))).scalar_one()
+                    sa.select(sa.func.count()).select_from(sa.table(name))
+                ).scalar_one()
             if columns:
                 info.columns = _declared_columns(conn, inspector, name)
             found.append(info)
@@ -133,13 +146,18 @@ def _declared_columns(conn: sa.Connection, inspector: Any, name: str) -> list[tu
         rows: Sequence[Any] = conn.execute(
             sa.select(sa.column("name"), sa.column("type"), sa.column("hidden"))
             .select_from(sa.func.pragma_table_xinfo(name))
-            .order_by(sa.column("cid"))).all()
+            .order_by(sa.column("cid"))
+        ).all()
         return [(str(n), str(t or "")) for n, t, hidden in rows if hidden != 1]
     if conn.dialect.name in ("mysql", "mariadb"):
-        rows = conn.execute(sa.text(
-            "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
-            "WHERE TABLE_SCHEMA = DATABASE() AND BINARY TABLE_NAME = BINARY :name "
-            "ORDER BY ORDINAL_POSITION"), {"name": name}).all()
+        rows = conn.execute(
+            sa.text(
+                "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = DATABASE() AND BINARY TABLE_NAME = BINARY :name "
+                "ORDER BY ORDINAL_POSITION"
+            ),
+            {"name": name},
+        ).all()
         return [(str(n), str(t)) for n, t in rows]
     declared = []
     for column in inspector.get_columns(name):
@@ -151,8 +169,9 @@ def _declared_columns(conn: sa.Connection, inspector: Any, name: str) -> list[tu
     return declared
 
 
-def format_tables(found: Sequence[TableInfo], fmt: str, *, counts: bool = False,
-                  columns: bool = False) -> str:
+def format_tables(
+    found: Sequence[TableInfo], fmt: str, *, counts: bool = False, columns: bool = False
+) -> str:
     """``found`` as a text table, JSON (an array of objects, one per line) or CSV."""
     if fmt == "json":
         from .jsonout import dumps
@@ -174,8 +193,7 @@ def format_tables(found: Sequence[TableInfo], fmt: str, *, counts: bool = False,
 
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        head = ["table"] + (["count"] if counts else []) + (["column", "type"] if columns
-                                                            else [])
+        head = ["table"] + (["count"] if counts else []) + (["column", "type"] if columns else [])
         writer.writerow(head)
         for info in found:
             first = [escape_text(info.name)] + ([str(info.count)] if counts else [])
@@ -185,15 +203,23 @@ def format_tables(found: Sequence[TableInfo], fmt: str, *, counts: bool = False,
                 writer.writerow(first + [escape_text(n), escape_text(t)])
         return buffer.getvalue().rstrip("\n")
     head = ["table"] + (["count"] if counts else []) + (["columns"] if columns else [])
-    cells = [[escape_text(info.name)] + ([str(info.count)] if counts else [])
-             + ([", ".join(f"{escape_text(n)} {escape_text(t)}".rstrip()
-                           for n, t in info.columns)] if columns else [])
-             for info in found]
+    cells = [
+        [escape_text(info.name)]
+        + ([str(info.count)] if counts else [])
+        + (
+            [", ".join(f"{escape_text(n)} {escape_text(t)}".rstrip() for n, t in info.columns)]
+            if columns
+            else []
+        )
+        for info in found
+    ]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(head)]
 
     def line(row: Sequence[str]) -> str:
-        padded = [c.rjust(w) if h == "count" else c.ljust(w)
-                  for c, w, h in zip(row, widths, head, strict=True)]
+        padded = [
+            c.rjust(w) if h == "count" else c.ljust(w)
+            for c, w, h in zip(row, widths, head, strict=True)
+        ]
         return "  ".join(padded).rstrip()
 
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in cells])

@@ -28,8 +28,10 @@ def xsd_beside(xml_file: str, xsd: str | None) -> str | None:
 
     if inline_schema(document, MAX_XSD_BYTES) is not None:
         return None
-    click.echo(f"using the schema beside {str(document)!r}: {str(candidate)!r} (--xsd chooses "
-               "another)", err=True)
+    click.echo(
+        f"using the schema beside {str(document)!r}: {str(candidate)!r} (--xsd chooses another)",
+        err=True,
+    )
     return str(candidate)
 
 

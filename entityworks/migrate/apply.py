@@ -64,8 +64,12 @@ def _renamed_index(op: ops.MigrateOperation, todo: Sequence[ops.MigrateOperation
         return False
     columns = _index_columns(op)
     return len(columns) == 1 and any(
-        isinstance(o, ops.AlterColumnOp) and o.table_name == op.table_name
-        and o.column_name == columns[0] and o.modify_name is not None for o in todo)
+        isinstance(o, ops.AlterColumnOp)
+        and o.table_name == op.table_name
+        and o.column_name == columns[0]
+        and o.modify_name is not None
+        for o in todo
+    )
 
 
 class Applied(list[str]):
@@ -75,9 +79,13 @@ class Applied(list[str]):
     rows: dict[str, int]
 
 
-def apply(target: Store | str | Path, classes: type | Sequence[type],
-          operations: Sequence[ops.MigrateOperation] | None = None, *,
-          renames: Mapping[str, str] | None = None) -> Applied:
+def apply(
+    target: Store | str | Path,
+    classes: type | Sequence[type],
+    operations: Sequence[ops.MigrateOperation] | None = None,
+    *,
+    renames: Mapping[str, str] | None = None,
+) -> Applied:
     """Run the data-keeping operations of :func:`diff` in one transaction; returns what ran.
 
     A new NOT NULL column of a populated table gets the field's default: the database fills
@@ -105,10 +113,13 @@ def apply(target: Store | str | Path, classes: type | Sequence[type],
         for op in todo:
             if _renamed_index(op, todo):
                 continue
-            if not isinstance(op, SAFE) or (isinstance(op, ops.AlterColumnOp)
-                                             and op.modify_type is not None):
-                raise SchemaError(f"not applied automatically (it could lose data): "
-                                  f"{describe(op)}; write an Alembic revision for it")
+            if not isinstance(op, SAFE) or (
+                isinstance(op, ops.AlterColumnOp) and op.modify_type is not None
+            ):
+                raise SchemaError(
+                    f"not applied automatically (it could lose data): "
+                    f"{describe(op)}; write an Alembic revision for it"
+                )
         return _apply(store, classes, todo)
 
 
@@ -142,11 +153,13 @@ def _apply(store: Store, classes: list[type], todo: list[ops.MigrateOperation]) 
             done.append(describe(op))
         after = _row_counts(conn, counted)
         if after != before:
-            lost = ", ".join(f"{t}: {before[t]} -> {after[t]}" for t in counted
-                             if before[t] != after[t])
+            lost = ", ".join(
+                f"{t}: {before[t]} -> {after[t]}" for t in counted if before[t] != after[t]
+            )
             undone = dialects.failed_change_outcome(conn.dialect)
-            raise SchemaError(f"applying the schema change would not keep every row "
-                              f"({lost}); {undone}")
+            raise SchemaError(
+                f"applying the schema change would not keep every row ({lost}); {undone}"
+            )
     done.rows = after
     return done
 
@@ -180,10 +193,12 @@ def _missing_values(conn: sa.Connection, table: str, column: str, added: bool) -
     return int(conn.execute(stmt).scalar_one())
 
 
-def _preflight(conn: sa.Connection, op: ops.MigrateOperation, schemas: dict[str, type]
-               ) -> None:
-    if (isinstance(op, ops.AddColumnOp) and not op.column.nullable
-            and op.column.server_default is None):
+def _preflight(conn: sa.Connection, op: ops.MigrateOperation, schemas: dict[str, type]) -> None:
+    if (
+        isinstance(op, ops.AddColumnOp)
+        and not op.column.nullable
+        and op.column.server_default is None
+    ):
         table, column, field, added = op.table_name, op.column.name, op.column.name, True
     elif isinstance(op, ops.AlterColumnOp) and op.modify_nullable is False:
         table, column, added = op.table_name, op.column_name, False
@@ -196,11 +211,17 @@ def _preflight(conn: sa.Connection, op: ops.MigrateOperation, schemas: dict[str,
     if missing:
         raise SchemaError(
             f"{table}.{field} must be NOT NULL but {missing} row(s) have no value and the "
-            f"field has no default; give the field a default or make it Optional")
+            f"field has no default; give the field a default or make it Optional"
+        )
 
 
-def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column[Any], schemas: dict[str, type],
-                field: str | None = None) -> None:
+def _fill_nulls(
+    conn: sa.Connection,
+    table: str,
+    column: sa.Column[Any],
+    schemas: dict[str, type],
+    field: str | None = None,
+) -> None:
     """Give the NULLs of ``column`` the default of ``field`` (by default the field of the
     column's name): a bound parameter, encoded by the registry. With no default and NULLs
     present, SchemaError."""
@@ -212,42 +233,62 @@ def _fill_nulls(conn: sa.Connection, table: str, column: sa.Column[Any], schemas
     if default is dataclasses.MISSING:
         raise SchemaError(
             f"{table}.{field} must be NOT NULL but {nulls} row(s) have no value and the "
-            f"field has no default; give the field a default or make it Optional")
+            f"field has no default; give the field a default or make it Optional"
+        )
     info = table_schema(schemas[table]).column(_field_name(schemas[table], field)).info
     value = info.to_db(default) if info.to_db is not None else default
     typed = sa.table(table, sa.column(column.name, column.type))
-    conn.execute(typed.update().where(typed.c[column.name].is_(None))
-                 .values({column.name: sa.bindparam("fill", value, type_=column.type)}))
+    conn.execute(
+        typed.update()
+        .where(typed.c[column.name].is_(None))
+        .values({column.name: sa.bindparam("fill", value, type_=column.type)})
+    )
 
 
-def _add_column(conn: sa.Connection, operations: Operations, op: ops.AddColumnOp,
-                schemas: dict[str, type]) -> None:
+def _add_column(
+    conn: sa.Connection, operations: Operations, op: ops.AddColumnOp, schemas: dict[str, type]
+) -> None:
     column = op.column
     # The column's own CHECKs come along (SQLite's typeof check of an ANY column).
     checks = [c._copy() for c in column.constraints if isinstance(c, sa.CheckConstraint)]
-    default = column.server_default.arg if isinstance(column.server_default,
-                                                      sa.DefaultClause) else None
+    default = (
+        column.server_default.arg if isinstance(column.server_default, sa.DefaultClause) else None
+    )
     if column.nullable or default is not None:
         # a literal default: the database fills the rows, and no table is rebuilt
-        operations.add_column(op.table_name, sa.Column(
-            column.name, column.type, *checks, nullable=column.nullable,
-            server_default=default))  # type: ignore[arg-type]  # a DefaultClause's own arg
+        operations.add_column(
+            op.table_name,
+            sa.Column(
+                column.name,
+                column.type,
+                *checks,
+                nullable=column.nullable,
+                server_default=default,  # type: ignore[arg-type]
+            ),
+        )  # a DefaultClause's own arg
         return
-    operations.add_column(op.table_name, sa.Column(column.name, column.type, *checks,
-                                                   nullable=True))
+    operations.add_column(
+        op.table_name, sa.Column(column.name, column.type, *checks, nullable=True)
+    )
     _fill_nulls(conn, op.table_name, column, schemas)
     with _batch(operations, op.table_name, schemas) as batch:
         batch.alter_column(column.name, existing_type=column.type, nullable=False)
 
 
-def _alter_column(conn: sa.Connection, operations: Operations, op: ops.AlterColumnOp,
-                  schemas: dict[str, type], metadata: sa.MetaData) -> None:
+def _alter_column(
+    conn: sa.Connection,
+    operations: Operations,
+    op: ops.AlterColumnOp,
+    schemas: dict[str, type],
+    metadata: sa.MetaData,
+) -> None:
     """Nullability, DEFAULT and name; every other property of the column is restated as it
     is (MariaDB's MODIFY/CHANGE would otherwise drop a DEFAULT)."""
     name = op.modify_name or op.column_name
     if op.modify_nullable is False:
-        _fill_nulls(conn, op.table_name, sa.Column(op.column_name, op.existing_type), schemas,
-                    field=name)
+        _fill_nulls(
+            conn, op.table_name, sa.Column(op.column_name, op.existing_type), schemas, field=name
+        )
     target = metadata.tables.get(op.table_name)
     wanted = sql_column(target, name) if target is not None else None
     if op.modify_server_default is False and wanted is not None:
@@ -255,14 +296,15 @@ def _alter_column(conn: sa.Connection, operations: Operations, op: ops.AlterColu
     else:
         existing = _default_arg(op.existing_server_default or None)
     existing_type = op.existing_type
-    if dialects.rebuilds_tables(conn.dialect) and isinstance(existing_type,
-                                                             sa.types.TypeDecorator):
+    if dialects.rebuilds_tables(conn.dialect) and isinstance(existing_type, sa.types.TypeDecorator):
         # the batch copies the live column; Alembic looks for a constraint named after a
         # type (Boolean, Enum), which a decorator's implementation (TEXT) has no name for
         existing_type = existing_type.load_dialect_impl(conn.dialect)
-    kwargs: dict[str, Any] = {"existing_type": existing_type,
-                              "existing_nullable": op.existing_nullable,
-                              "existing_server_default": existing}
+    kwargs: dict[str, Any] = {
+        "existing_type": existing_type,
+        "existing_nullable": op.existing_nullable,
+        "existing_server_default": existing,
+    }
     if op.modify_nullable is not None:
         kwargs["nullable"] = op.modify_nullable
     if op.modify_server_default is not False:

@@ -105,11 +105,11 @@ def check_foreign_keys(conn: sa.Connection) -> None:
         table, rowid, parent, _fk = problems[0]
         raise SchemaError(
             f"{len(problems)} row(s) would break a foreign key (first: {table} rowid {rowid} "
-            f"-> {parent}); the schema change was rolled back")
+            f"-> {parent}); the schema change was rolled back"
+        )
 
 
-def rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str,
-                  column: Any) -> None:
+def rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str, column: Any) -> None:
     """After a column was renamed from ``old`` to ``column``'s name in ``batch``: SQLite
     keeps a CHECK's text as written, so when the table is rebuilt the checks on the old
     column name (its ``typeof``, a ``max_length``) are replaced by the new column's. Other
@@ -123,33 +123,46 @@ def rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str,
         if check.get("name") and any(q in text for q in quoted):
             batch.drop_constraint(check["name"], type_="check")
     checks = [c for c in column.constraints if isinstance(c, sa.CheckConstraint)]
-    checks += [c for c in target.constraints if isinstance(c, sa.CheckConstraint)
-               and c.name == f"length_{new}"]
+    checks += [
+        c
+        for c in target.constraints
+        if isinstance(c, sa.CheckConstraint) and c.name == f"length_{new}"
+    ]
     for made in checks:  # as text: an expression would name the column of another table
-        sql = made.sqltext.compile(dialect=conn.dialect, compile_kwargs={
-            "literal_binds": True, "include_table": False})
+        sql = made.sqltext.compile(
+            dialect=conn.dialect, compile_kwargs={"literal_binds": True, "include_table": False}
+        )
         batch.create_check_constraint(made.name, sa.text(str(sql)))
 
 
-def typeof_differs(context: MigrationContext, table: str, old: str,
-                   wanted: sa.Column[Any]) -> bool:
+def typeof_differs(context: MigrationContext, table: str, old: str, wanted: sa.Column[Any]) -> bool:
     """On SQLite, an int and a str column are both ANY; their ``typeof`` CHECKs differ."""
     if not rebuilds_tables(context.dialect) or context.connection is None:
         return False
-    checks = {str(c.get("name")): str(c.get("sqltext", "")) for c in
-              sa.inspect(context.connection).get_check_constraints(table)}
+    checks = {
+        str(c.get("name")): str(c.get("sqltext", ""))
+        for c in sa.inspect(context.connection).get_check_constraints(table)
+    }
     was = re.findall(r"typeof\([^)]*\)\s*=\s*'(\w+)'", checks.get(f"type_{old}", ""))
-    now = [re.findall(r"typeof\([^)]*\)\s*=\s*'(\w+)'", str(c.sqltext))
-           for c in wanted.constraints if isinstance(c, sa.CheckConstraint)]
+    now = [
+        re.findall(r"typeof\([^)]*\)\s*=\s*'(\w+)'", str(c.sqltext))
+        for c in wanted.constraints
+        if isinstance(c, sa.CheckConstraint)
+    ]
     return was != (now[0] if now else [])
 
 
 # -- MariaDB: DEFAULTs its reflection misses -----------------------------------------------
 
 
-_MARIADB_COLUMNS = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"),
-                          sa.column("COLUMN_NAME"), sa.column("COLUMN_DEFAULT"),
-                          schema="information_schema")
+_MARIADB_COLUMNS = sa.table(
+    "COLUMNS",
+    sa.column("TABLE_SCHEMA"),
+    sa.column("TABLE_NAME"),
+    sa.column("COLUMN_NAME"),
+    sa.column("COLUMN_DEFAULT"),
+    schema="information_schema",
+)
 
 
 def mariadb_column_default(conn: sa.Connection, table: str, column: str) -> str | None:
@@ -157,7 +170,8 @@ def mariadb_column_default(conn: sa.Connection, table: str, column: str) -> str 
     one), which SQLAlchemy's parser of SHOW CREATE TABLE misses for text with quotes."""
     c = _MARIADB_COLUMNS.c
     stmt = sa.select(c.COLUMN_DEFAULT).where(
-        c.TABLE_SCHEMA == sa.func.database(), c.TABLE_NAME == table, c.COLUMN_NAME == column)
+        c.TABLE_SCHEMA == sa.func.database(), c.TABLE_NAME == table, c.COLUMN_NAME == column
+    )
     value = conn.execute(stmt).scalar()
     return None if value is None else str(value)
 
@@ -169,19 +183,25 @@ def mariadb_shown_as(ours: str, shown: str) -> bool:
     if "?" not in shown or ours == shown:
         return ours == shown
     parts = re.split(r"(\?+)", shown)
-    pattern = "".join("(?:\\?|[\U00010000-\U0010ffff])+" if part.startswith("?")
-                      else re.escape(part) for part in parts)
+    pattern = "".join(
+        "(?:\\?|[\U00010000-\U0010ffff])+" if part.startswith("?") else re.escape(part)
+        for part in parts
+    )
     return re.fullmatch(pattern, ours) is not None
 
 
-def mariadb_unseen_defaults(context: MigrationContext, metadata: sa.MetaData,
-                            found: Sequence[ops.MigrateOperation]) -> list[ops.AlterColumnOp]:
+def mariadb_unseen_defaults(
+    context: MigrationContext, metadata: sa.MetaData, found: Sequence[ops.MigrateOperation]
+) -> list[ops.AlterColumnOp]:
     """DEFAULTs SQLAlchemy cannot read on MariaDB (text with a quote or backslash), where the
     field has none: Alembic never compares them, so they are found here."""
     conn = context.connection
     assert conn is not None
-    seen = {(o.table_name, o.column_name) for o in found
-            if isinstance(o, (ops.AlterColumnOp, ops.DropColumnOp))}
+    seen = {
+        (o.table_name, o.column_name)
+        for o in found
+        if isinstance(o, (ops.AlterColumnOp, ops.DropColumnOp))
+    }
     created = {o.table_name for o in found if isinstance(o, ops.CreateTableOp)}
     live = set(sa.inspect(conn).get_table_names())
     out = []
@@ -190,7 +210,8 @@ def mariadb_unseen_defaults(context: MigrationContext, metadata: sa.MetaData,
         if table.name not in live or table.name in created:
             continue
         stmt = sa.select(c.COLUMN_NAME, c.COLUMN_DEFAULT).where(
-            c.TABLE_SCHEMA == sa.func.database(), c.TABLE_NAME == table.name)
+            c.TABLE_SCHEMA == sa.func.database(), c.TABLE_NAME == table.name
+        )
         defaults = {str(name): value for name, value in conn.execute(stmt)}
         for column in table.columns:
             if column.server_default is not None or (table.name, column.name) in seen:
@@ -200,13 +221,31 @@ def mariadb_unseen_defaults(context: MigrationContext, metadata: sa.MetaData,
             value = defaults.get(column.name)
             text = parse_reflected(None if value is None else str(value), backslashes=True)
             if text is not None:
-                out.append(ops.AlterColumnOp(
-                    table.name, column.name, existing_type=column.type,
-                    existing_nullable=column.nullable, modify_server_default=None))
+                out.append(
+                    ops.AlterColumnOp(
+                        table.name,
+                        column.name,
+                        existing_type=column.type,
+                        existing_nullable=column.nullable,
+                        modify_server_default=None,
+                    )
+                )
     return out
 
 
-__all__ = ["DEFAULT_DIALECT", "check_foreign_keys", "dialect_name", "failed_change_outcome",
-           "hides_text_defaults", "mariadb_column_default", "mariadb_shown_as",
-           "mariadb_unseen_defaults", "rebuilds_tables", "rename_checks", "rolls_back_ddl",
-           "schema_transaction", "sqlite_foreign_keys", "typeof_differs"]
+__all__ = [
+    "DEFAULT_DIALECT",
+    "check_foreign_keys",
+    "dialect_name",
+    "failed_change_outcome",
+    "hides_text_defaults",
+    "mariadb_column_default",
+    "mariadb_shown_as",
+    "mariadb_unseen_defaults",
+    "rebuilds_tables",
+    "rename_checks",
+    "rolls_back_ddl",
+    "schema_transaction",
+    "sqlite_foreign_keys",
+    "typeof_differs",
+]

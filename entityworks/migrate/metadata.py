@@ -19,8 +19,9 @@ from ..sql.tables import metadata_of
 from .dialects import dialect_name
 
 
-def target_metadata(classes: Iterable[type], dialect: str,
-                    conn: sa.Connection | None = None) -> sa.MetaData:
+def target_metadata(
+    classes: Iterable[type], dialect: str, conn: sa.Connection | None = None
+) -> sa.MetaData:
     """The tables of ``classes`` (child tables and the tables their foreign keys refer to
     included) as entityworks builds them for ``dialect``: what Alembic's autogenerate
     compares a database with. Given ``conn``, a table it has keeps its layout (a SQLite
@@ -42,8 +43,10 @@ def _layouts(conn: sa.Connection, classes: Sequence[type]) -> dict[str, dict[str
         if not inspector.has_table(name):
             continue
         checked = backend.stored_types(inspector, name) if backend.strict_tables else {}
-        out[name] = {c["name"]: "ANY" if c["name"] in checked and _declared_any(c) else ""
-                     for c in inspector.get_columns(name)}
+        out[name] = {
+            c["name"]: "ANY" if c["name"] in checked and _declared_any(c) else ""
+            for c in inspector.get_columns(name)
+        }
     return out
 
 
@@ -51,11 +54,13 @@ def _declared_any(column: Any) -> bool:
     """True for a reflected column declared ``ANY`` (SQLAlchemy reflects the name as
     NUMERIC, SQLite's affinity for it, unless the engine is the Store's)."""
     return isinstance(column["type"], sa.Numeric | SQLiteAny) and not isinstance(
-        column["type"], sa.Float)
+        column["type"], sa.Float
+    )
 
 
-def metadata_for(*models: type, dialect: str | sa.Dialect | sa.Connection | sa.Engine | None
-                 = None) -> sa.MetaData:
+def metadata_for(
+    *models: type, dialect: str | sa.Dialect | sa.Connection | sa.Engine | None = None
+) -> sa.MetaData:
     """The SQLAlchemy ``MetaData`` of your own dataclasses (child tables included), exactly as
     ``Store.create`` builds them: the ``target_metadata`` of an Alembic ``env.py``.
 
@@ -99,12 +104,10 @@ def include_tables(classes: Iterable[type]) -> Callable[[str | None, str, Any], 
     return include_name
 
 
-
 def sql_column(table: sa.Table, name: str) -> Any:
     """The column of ``table`` called ``name`` in SQL (``table.c`` is keyed by field names,
     which ``column(name=...)`` makes differ); ``None`` if there is none."""
     return next((c for c in table.columns if c.name == name), None)
-
 
 
 def default_text(column: sa.Column[Any]) -> str | None:
@@ -116,6 +119,11 @@ def default_text(column: sa.Column[Any]) -> str | None:
     return None
 
 
-
-__all__ = ["default_text", "include_tables", "metadata_for", "sql_column", "table_names",
-           "target_metadata"]
+__all__ = [
+    "default_text",
+    "include_tables",
+    "metadata_for",
+    "sql_column",
+    "table_names",
+    "target_metadata",
+]

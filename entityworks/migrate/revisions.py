@@ -68,8 +68,9 @@ def head() -> str:
     return revision
 
 
-def upgrade(target: Store | str | Path, revision: str = "head", *,
-            classes: Iterable[type]) -> str | None:
+def upgrade(
+    target: Store | str | Path, revision: str = "head", *, classes: Iterable[type]
+) -> str | None:
     """Upgrade a database to ``revision``; returns the revision it is at afterwards.
 
     ``classes`` are the dataclasses the revisions create (the catalog passes its own: see
@@ -92,7 +93,8 @@ def upgrade(target: Store | str | Path, revision: str = "head", *,
                 raise SchemaError(
                     f"{store!r} has catalog tables ({', '.join(sorted(existing))}) that are "
                     f"not under migration control and differ from the catalog: "
-                    f"{describe(drift[0])}")
+                    f"{describe(drift[0])}"
+                )
             _alembic(command.stamp, config, revision)
         else:
             before = context.get_current_revision()
@@ -100,13 +102,13 @@ def upgrade(target: Store | str | Path, revision: str = "head", *,
                 raise EntityworksError(
                     f"revision {revision!r} is older than the database's {before}: an upgrade "
                     f"would do nothing; downgrade to it instead (entityworks migrate --downgrade): "
-                    f"that drops what the newer revisions added")
+                    f"that drops what the newer revisions added"
+                )
             _alembic(command.upgrade, config, revision)
         return context.get_current_revision()
 
 
-def downgrade(target: Store | str | Path, revision: str, *, classes: Iterable[type]
-              ) -> str | None:
+def downgrade(target: Store | str | Path, revision: str, *, classes: Iterable[type]) -> str | None:
     """Downgrade a database to the older ``revision`` (an id, ``-1``, or ``base`` to remove
     the revisions' tables); returns the revision it is at afterwards (``None`` at base).
 
@@ -121,12 +123,15 @@ def downgrade(target: Store | str | Path, revision: str, *, classes: Iterable[ty
         context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
         before = context.get_current_revision()
         if before is None:
-            raise EntityworksError(f"{store!r} is not under migration control: nothing to "
-                                   f"downgrade")
+            raise EntityworksError(
+                f"{store!r} is not under migration control: nothing to downgrade"
+            )
         relative = revision.strip().startswith("-")
         if not relative and revision != "base" and not _is_older(config, revision, before):
-            raise EntityworksError(f"revision {revision!r} is not older than the database's "
-                                   f"{before}: upgrade to it instead")
+            raise EntityworksError(
+                f"revision {revision!r} is not older than the database's "
+                f"{before}: upgrade to it instead"
+            )
         _alembic(command.downgrade, config, revision)
         return context.get_current_revision()
 
@@ -175,13 +180,22 @@ def create_tables(classes: Sequence[type], only: Collection[str] | None = None) 
             continue
         items: list[Any] = [c._copy() for c in table.columns]
         items += [c._copy() for c in table.constraints if isinstance(c, sa.CheckConstraint)]
-        items += [sa.ForeignKeyConstraint(
-            [e.parent.name for e in fk.elements], [e.target_fullname for e in fk.elements],
-            name=fk.name, ondelete=fk.ondelete, onupdate=fk.onupdate)
-            for fk in table.foreign_key_constraints]
+        items += [
+            sa.ForeignKeyConstraint(
+                [e.parent.name for e in fk.elements],
+                [e.target_fullname for e in fk.elements],
+                name=fk.name,
+                ondelete=fk.ondelete,
+                onupdate=fk.onupdate,
+            )
+            for fk in table.foreign_key_constraints
+        ]
         # composite indexes (those of ``index=True`` columns come with the columns)
-        items += [sa.Index(ix.name, *[c.name for c in ix.columns])
-                  for ix in table.indexes if not getattr(ix, "_column_flag", False)]
+        items += [
+            sa.Index(ix.name, *[c.name for c in ix.columns])
+            for ix in table.indexes
+            if not getattr(ix, "_column_flag", False)
+        ]
         op.create_table(table.name, *items, **dict(table.dialect_kwargs))
 
 
@@ -196,5 +210,14 @@ def drop_tables(classes: Sequence[type], only: Collection[str] | None = None) ->
             op.drop_table(table.name)
 
 
-__all__ = ["MIGRATIONS_DIR", "alembic_config", "create_tables", "current", "downgrade",
-           "drop_tables", "head", "migrations_dir", "upgrade"]
+__all__ = [
+    "MIGRATIONS_DIR",
+    "alembic_config",
+    "create_tables",
+    "current",
+    "downgrade",
+    "drop_tables",
+    "head",
+    "migrations_dir",
+    "upgrade",
+]

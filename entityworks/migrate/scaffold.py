@@ -38,17 +38,14 @@ def load_model(spec: str) -> type:
 
     module_name, _, attr = spec.partition(":")
     dotted = module_name.split(".")
-    if not attr or not all(p.isidentifier() and not keyword.iskeyword(p)
-                           for p in [*dotted, attr]):
-        raise EntityworksError(f"--model {spec!r}: expected MODULE:CLASS, e.g. "
-                               "library:Author")
+    if not attr or not all(p.isidentifier() and not keyword.iskeyword(p) for p in [*dotted, attr]):
+        raise EntityworksError(f"--model {spec!r}: expected MODULE:CLASS, e.g. library:Author")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise EntityworksError(f"--model {spec!r}: cannot import {module_name!r}: "
-                               f"{exc}") from None
+        raise EntityworksError(f"--model {spec!r}: cannot import {module_name!r}: {exc}") from None
     cls = getattr(module, attr, None)
     if not isinstance(cls, type):
         raise EntityworksError(f"--model {spec!r}: {module_name!r} has no class {attr!r}")
@@ -56,8 +53,9 @@ def load_model(spec: str) -> type:
     return cls
 
 
-def init_migrations(directory: str | os.PathLike[str], models: Sequence[str], *,
-                    url: str | None = None) -> list[Path]:
+def init_migrations(
+    directory: str | os.PathLike[str], models: Sequence[str], *, url: str | None = None
+) -> list[Path]:
     """Write an Alembic environment for the dataclasses ``models`` (``MODULE:CLASS``
     each) into ``directory``, which must be new or empty; returns the files written.
 
@@ -69,19 +67,24 @@ def init_migrations(directory: str | os.PathLike[str], models: Sequence[str], *,
         raise EntityworksError("give at least one --model MODULE:CLASS")
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise EntityworksError(f"{target} already exists and is not an empty folder; "
-                               "choose a new one")
+        raise EntityworksError(
+            f"{target} already exists and is not an empty folder; choose a new one"
+        )
     classes = [load_model(spec) for spec in models]
     clash = table_names(classes) & {USER_VERSION_TABLE, VERSION_TABLE}
     if clash:
-        raise EntityworksError(f"a model's table is named {sorted(clash)[0]!r}, which "
-                               "Alembic's version table needs; rename it with @table(...)")
+        raise EntityworksError(
+            f"a model's table is named {sorted(clash)[0]!r}, which "
+            "Alembic's version table needs; rename it with @table(...)"
+        )
     if url is not None:
         parsed = sa.make_url(url if "://" in url else f"sqlite:///{url}")
         if parsed.password:
-            raise EntityworksError("a URL with a password is not written to alembic.ini; "
-                                   "pass it when you run Alembic (-x db=URL or "
-                                   "ENTITYWORKS_DB)")
+            raise EntityworksError(
+                "a URL with a password is not written to alembic.ini; "
+                "pass it when you run Alembic (-x db=URL or "
+                "ENTITYWORKS_DB)"
+            )
         url = parsed.render_as_string(hide_password=False)
     files = {
         "alembic.ini": _alembic_ini(target, url),
@@ -117,11 +120,13 @@ def _env_py(models: Sequence[str]) -> str:
         names = by_module.setdefault(module, [])
         if attr not in names:
             names.append(attr)
-    imports = "\n".join(f"from {module} import {', '.join(names)}"
-                        for module, names in sorted(by_module.items()))
+    imports = "\n".join(
+        f"from {module} import {', '.join(names)}" for module, names in sorted(by_module.items())
+    )
     listed = ", ".join(dict.fromkeys(spec.partition(":")[2] for spec in models))
-    return ENV_TEMPLATE.format(imports=imports, models=listed,
-                               specs=", ".join(dict.fromkeys(models)))
+    return ENV_TEMPLATE.format(
+        imports=imports, models=listed, specs=", ".join(dict.fromkeys(models))
+    )
 
 
 ALEMBIC_INI = """\

@@ -27,9 +27,9 @@ def version_tables(conn: sa.Connection) -> dict[str, tuple[str, ...]]:
 def managed_by_alembic(conn: sa.Connection) -> dict[str, tuple[str, ...]]:
     """The version tables of a user's own Alembic (the catalog's ``entityworks_version``
     excluded): a database with one is changed through revisions only."""
-    return {name: revisions for name, revisions in version_tables(conn).items()
-            if name != VERSION_TABLE}
-
+    return {
+        name: revisions for name, revisions in version_tables(conn).items() if name != VERSION_TABLE
+    }
 
 
 def refuse_if_managed(conn: sa.Connection, where: object) -> None:
@@ -42,7 +42,8 @@ def refuse_if_managed(conn: sa.Connection, where: object) -> None:
             f"{where} is managed by Alembic (version table {name}: {at}); changing its "
             "tables here would leave the database and the revisions disagreeing. Write a "
             "revision instead: alembic revision --autogenerate -m '...', then alembic "
-            "upgrade head")
+            "upgrade head"
+        )
 
 
 __all__ = ["VERSION_TABLE", "managed_by_alembic", "refuse_if_managed", "version_tables"]

@@ -26,10 +26,10 @@ from ..errors import SchemaError
 class _InitPlan:
     """How the ``__init__`` of a dataclass takes its stored fields."""
 
-    positional: tuple[str, ...]      # positional-only parameters, in order
-    keywords: tuple[str, ...]        # the other parameters that are fields
-    later: tuple[str, ...]           # fields ``__init__`` does not take (``init=False``...)
-    by_position: bool                # ``cls(*values)`` with values in ``keywords`` order works
+    positional: tuple[str, ...]  # positional-only parameters, in order
+    keywords: tuple[str, ...]  # the other parameters that are fields
+    later: tuple[str, ...]  # fields ``__init__`` does not take (``init=False``...)
+    by_position: bool  # ``cls(*values)`` with values in ``keywords`` order works
 
 
 @functools.lru_cache(maxsize=1024)
@@ -43,8 +43,9 @@ def _init_plan(cls: type) -> _InitPlan:
     try:
         parameters = list(inspect.signature(cls).parameters.values())
     except (TypeError, ValueError) as exc:
-        raise SchemaError(f"{cls.__qualname__}: cannot read the signature of its __init__ "
-                          f"({exc})", cls=cls) from None
+        raise SchemaError(
+            f"{cls.__qualname__}: cannot read the signature of its __init__ ({exc})", cls=cls
+        ) from None
     fields = [f.name for f in dataclasses.fields(cls)]
     known = set(fields)
     positional: list[str] = []
@@ -63,20 +64,27 @@ def _init_plan(cls: type) -> _InitPlan:
                 raise SchemaError(
                     f"{cls.__qualname__}.{p.name}: {what} without a default; rows hold the "
                     f"fields only, so instances of {cls.__qualname__} could not be rebuilt "
-                    f"when read back. Give {p.name!r} a default", cls=cls, field=p.name)
+                    f"when read back. Give {p.name!r} a default",
+                    cls=cls,
+                    field=p.name,
+                )
             skipped = skipped or p.kind is p.POSITIONAL_ONLY
             continue
         if p.kind is p.POSITIONAL_ONLY:
             if skipped:
                 raise SchemaError(
                     f"{cls.__qualname__}.{p.name}: a positional-only __init__ parameter after "
-                    "one that is no field cannot be passed", cls=cls, field=p.name)
+                    "one that is no field cannot be passed",
+                    cls=cls,
+                    field=p.name,
+                )
             positional.append(p.name)
         else:
             keywords.append(p.name)
     taken = set(positional) | set(keywords)
-    return _InitPlan(tuple(positional), tuple(keywords),
-                     tuple(n for n in fields if n not in taken), by_position)
+    return _InitPlan(
+        tuple(positional), tuple(keywords), tuple(n for n in fields if n not in taken), by_position
+    )
 
 
 def check_constructible(cls: type) -> None:
@@ -102,8 +110,11 @@ def _builder(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     plan = _init_plan(cls)
     expected = sorted(f.name for f in dataclasses.fields(cls))
     if sorted(names) != expected:
-        raise SchemaError(f"{cls.__qualname__}: values for {list(names)} cannot build it; its "
-                          f"fields are {expected}", cls=cls)
+        raise SchemaError(
+            f"{cls.__qualname__}: values for {list(names)} cannot build it; its "
+            f"fields are {expected}",
+            cls=cls,
+        )
     at = {n: i for i, n in enumerate(names)}
     if plan.by_position and not plan.later and plan.keywords == names:
         return cls
@@ -124,8 +135,11 @@ def _builder(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
 def _plain_identifier(name: str) -> bool:
     """A name that means itself in source code: an identifier, not a keyword, and unchanged
     by the NFKC normalisation the compiler applies (``"\ufb01eld"`` would read ``field``)."""
-    return (name.isidentifier() and not keyword.iskeyword(name)
-            and unicodedata.normalize("NFKC", name) == name)
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and unicodedata.normalize("NFKC", name) == name
+    )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -157,7 +171,8 @@ def column_getter(name: str) -> Callable[[Iterable[Any]], list[Any]]:
         get = attrgetter(name)
         return lambda objs: list(map(get, objs))
     getter: Callable[[Iterable[Any]], list[Any]] = eval(  # noqa: S307 - an identifier only
-        f"lambda objs: [o.{name} for o in objs]", {})
+        f"lambda objs: [o.{name} for o in objs]", {}
+    )
     return getter
 
 

@@ -49,12 +49,27 @@ from .schema import Column, TableSchema
 #: Longest text default written to DDL, in characters.
 MAX_TEXT_DEFAULT = 1000
 
-_LITERAL_TYPES = (bool, int, float, str, decimal.Decimal, dt.date, dt.time, dt.datetime,
-                  dt.timedelta, uuid.UUID)
+_LITERAL_TYPES = (
+    bool,
+    int,
+    float,
+    str,
+    decimal.Decimal,
+    dt.date,
+    dt.time,
+    dt.datetime,
+    dt.timedelta,
+    uuid.UUID,
+)
 _INT64 = (-(2**63), 2**63 - 1)
 #: URLs that only load a dialect class (nothing connects).
-_DIALECT_URLS = {"sqlite": "sqlite://", "postgresql": "postgresql://", "mysql": "mysql://",
-                 "mariadb": "mariadb://", "mssql": "mssql://"}
+_DIALECT_URLS = {
+    "sqlite": "sqlite://",
+    "postgresql": "postgresql://",
+    "mysql": "mysql://",
+    "mariadb": "mariadb://",
+    "mssql": "mssql://",
+}
 
 
 def field_default(schema: TableSchema, column: Column) -> Any:
@@ -86,8 +101,9 @@ def _literal_type(column: Column) -> bool:
 NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 
 
-def server_default(column: Column, default: Any, type_: sa.types.TypeEngine[Any],
-                   dialect: str) -> str | sa.TextClause | None:
+def server_default(
+    column: Column, default: Any, type_: sa.types.TypeEngine[Any], dialect: str
+) -> str | sa.TextClause | None:
     """The DDL ``DEFAULT`` for a column whose field defaults to ``default``: a number as
     SQL text (``DEFAULT 10``), anything else as a string literal (``DEFAULT 'stone'``), or
     ``None`` when no exact one can be written (see the module's rules)."""
@@ -114,9 +130,13 @@ def server_default(column: Column, default: Any, type_: sa.types.TypeEngine[Any]
     return text
 
 
-def column_defaults(column: Column, default: Any, type_: sa.types.TypeEngine[Any], dialect: str,
-                    companions: Sequence[Companion] = ()
-                    ) -> tuple[str | sa.TextClause | None, dict[str, str | sa.TextClause]]:
+def column_defaults(
+    column: Column,
+    default: Any,
+    type_: sa.types.TypeEngine[Any],
+    dialect: str,
+    companions: Sequence[Companion] = (),
+) -> tuple[str | sa.TextClause | None, dict[str, str | sa.TextClause]]:
     """The DEFAULT of a column (see :func:`server_default`) and those of its companion
     columns, by suffix: the part of the value the column loses (a Decimal's scale, an aware
     datetime's offset) must be filled too, or the row would read back different. When a
@@ -183,8 +203,16 @@ def _sqlite_reads(text: str, value: float) -> bool:
 
 _CAST = re.compile(r"::[A-Za-z_][A-Za-z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?(\[\])?\s*$")
 _QUOTED = re.compile(r"^[A-Za-z]?'(.*)'$", re.DOTALL)
-_MYSQL_ESCAPES = {"0": "\x00", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a",
-                  "%": "\\%", "_": "\\_"}
+_MYSQL_ESCAPES = {
+    "0": "\x00",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "%": "\\%",
+    "_": "\\_",
+}
 
 
 def parse_reflected(text: str | None, *, backslashes: bool = False) -> str | None:
@@ -213,7 +241,7 @@ def parse_reflected(text: str | None, *, backslashes: bool = False) -> str | Non
     i = 0
     while i < len(body):
         ch = body[i]
-        if ch == "'" and body[i + 1:i + 2] == "'":
+        if ch == "'" and body[i + 1 : i + 2] == "'":
             out.append("'")
             i += 2
         elif ch == "\\" and backslashes and i + 1 < len(body):
@@ -255,8 +283,16 @@ def same_default(reflected: str | None, ours: str | None, type_: sa.types.TypeEn
         return reflected is ours
     if reflected == ours:
         return True
-    if isinstance(type_, (sqltypes.NaiveDateTime, sqltypes.AwareDateTime, sqltypes.ISODate,
-                          sqltypes.ISOTime, sqltypes.UUIDType)):
+    if isinstance(
+        type_,
+        (
+            sqltypes.NaiveDateTime,
+            sqltypes.AwareDateTime,
+            sqltypes.ISODate,
+            sqltypes.ISOTime,
+            sqltypes.UUIDType,
+        ),
+    ):
         return _temporal(reflected, type_) == _temporal(ours, type_) is not None
     if is_number(type_):
         return _number(reflected) == _number(ours) is not None
@@ -267,13 +303,22 @@ def is_number(type_: sa.types.TypeEngine[Any]) -> bool:
     """True for integer, decimal, float and boolean column types."""
     affinity = type_._type_affinity
     return affinity is not None and issubclass(
-        affinity, (sa.Integer, sa.Numeric, sa.Float, sa.Boolean))
+        affinity, (sa.Integer, sa.Numeric, sa.Float, sa.Boolean)
+    )
 
 
 def is_text(type_: sa.types.TypeEngine[Any]) -> bool:
     """True for text column types (the ISO-text temporal types of SQLite excluded)."""
-    if isinstance(type_, (sqltypes.NaiveDateTime, sqltypes.AwareDateTime, sqltypes.ISODate,
-                          sqltypes.ISOTime, sqltypes.UUIDType)):
+    if isinstance(
+        type_,
+        (
+            sqltypes.NaiveDateTime,
+            sqltypes.AwareDateTime,
+            sqltypes.ISODate,
+            sqltypes.ISOTime,
+            sqltypes.UUIDType,
+        ),
+    ):
         return False
     affinity = type_._type_affinity
     return affinity is not None and issubclass(affinity, sa.String)
@@ -304,5 +349,14 @@ def _number(text: str) -> decimal.Decimal | None:
     return number if number.is_finite() else None
 
 
-__all__ = ["MAX_TEXT_DEFAULT", "NUMBER", "column_defaults", "field_default", "is_number",
-           "is_text", "parse_reflected", "same_default", "server_default"]
+__all__ = [
+    "MAX_TEXT_DEFAULT",
+    "NUMBER",
+    "column_defaults",
+    "field_default",
+    "is_number",
+    "is_text",
+    "parse_reflected",
+    "same_default",
+    "server_default",
+]

@@ -47,12 +47,19 @@ def refuse_nested_children(schema: TableSchema, where: str) -> None:
             raise SchemaError(
                 f"{schema.cls.__qualname__}.{child.field}: an Optional child list, which "
                 f"{where} cannot tell from an empty one; make it list[...] with "
-                "default_factory=list", cls=schema.cls, field=child.field)
+                "default_factory=list",
+                cls=schema.cls,
+                field=child.field,
+            )
         if child.schema.children:
             raise SchemaError(
                 f"{schema.cls.__qualname__}.{child.field}: its items have child tables of "
                 f"their own ({child.schema.children[0].field}), which {where} cannot hold "
-                "(one level of child tables only)", cls=schema.cls, field=child.field)
+                "(one level of child tables only)",
+                cls=schema.cls,
+                field=child.field,
+            )
+
 
 MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
 _FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
@@ -82,29 +89,69 @@ _C = TypeVar("_C")
 # ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
 # value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
 @overload
-def column(*, default: _T, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
-           max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
-           repr: bool = ...,
-           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
-           kw_only: bool = ...) -> _T: ...
+def column(
+    *,
+    default: _T,
+    primary_key: bool = ...,
+    unique: bool = ...,
+    index: bool = ...,
+    max_length: int | None = ...,
+    references: type | str | None = ...,
+    on_delete: str | None = ...,
+    name: str | None = ...,
+    init: bool = ...,
+    repr: bool = ...,
+    hash: bool | None = ...,
+    compare: bool = ...,
+    metadata: Mapping[Any, Any] | None = ...,
+    kw_only: bool = ...,
+) -> _T: ...
 @overload
-def column(*, default_factory: Callable[[], _T], primary_key: bool = ..., unique: bool = ...,
-           index: bool = ..., max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
-           repr: bool = ...,
-           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
-           kw_only: bool = ...) -> _T: ...
+def column(
+    *,
+    default_factory: Callable[[], _T],
+    primary_key: bool = ...,
+    unique: bool = ...,
+    index: bool = ...,
+    max_length: int | None = ...,
+    references: type | str | None = ...,
+    on_delete: str | None = ...,
+    name: str | None = ...,
+    init: bool = ...,
+    repr: bool = ...,
+    hash: bool | None = ...,
+    compare: bool = ...,
+    metadata: Mapping[Any, Any] | None = ...,
+    kw_only: bool = ...,
+) -> _T: ...
 @overload
-def column(*, primary_key: bool = ..., unique: bool = ..., index: bool = ...,
-           max_length: int | None = ..., references: type | str | None = ...,
-           on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
-           repr: bool = ...,
-           hash: bool | None = ..., compare: bool = ..., metadata: Mapping[Any, Any] | None = ...,
-           kw_only: bool = ...) -> Any: ...
-def column(*, primary_key: bool = False, unique: bool = False, index: bool = False,
-           max_length: int | None = None, references: type | str | None = None,
-           on_delete: str | None = None, name: str | None = None, **field_kwargs: Any) -> Any:
+def column(
+    *,
+    primary_key: bool = ...,
+    unique: bool = ...,
+    index: bool = ...,
+    max_length: int | None = ...,
+    references: type | str | None = ...,
+    on_delete: str | None = ...,
+    name: str | None = ...,
+    init: bool = ...,
+    repr: bool = ...,
+    hash: bool | None = ...,
+    compare: bool = ...,
+    metadata: Mapping[Any, Any] | None = ...,
+    kw_only: bool = ...,
+) -> Any: ...
+def column(
+    *,
+    primary_key: bool = False,
+    unique: bool = False,
+    index: bool = False,
+    max_length: int | None = None,
+    references: type | str | None = None,
+    on_delete: str | None = None,
+    name: str | None = None,
+    **field_kwargs: Any,
+) -> Any:
     """A ``dataclasses.field`` carrying column options.
 
     ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
@@ -128,14 +175,22 @@ def column(*, primary_key: bool = False, unique: bool = False, index: bool = Fal
 
 def _foreign_key(references: Any, on_delete: Any) -> tuple[type | str, str]:
     """``(target, action)`` of a foreign key, checked; SchemaError names what is wrong."""
-    if not (isinstance(references, str) and references.isidentifier()
-            or isinstance(references, type) and dataclasses.is_dataclass(references)):
-        raise SchemaError(f"column(references=...) takes a dataclass type (or the name "
-                          f"of one in the same module), got {references!r}")
+    if not (
+        isinstance(references, str)
+        and references.isidentifier()
+        or isinstance(references, type)
+        and dataclasses.is_dataclass(references)
+    ):
+        raise SchemaError(
+            f"column(references=...) takes a dataclass type (or the name "
+            f"of one in the same module), got {references!r}"
+        )
     action = "no action" if on_delete is None else on_delete
     if not isinstance(action, str) or action.lower() not in ON_DELETE:
-        raise SchemaError(f"column(on_delete=...) must be one of "
-                          f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}")
+        raise SchemaError(
+            f"column(on_delete=...) must be one of "
+            f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}"
+        )
     return references, action.lower()
 
 
@@ -160,23 +215,55 @@ class References:
 # ``@dataclass`` they recognise ``dataclasses.field`` alone and count any other call as a
 # default (a field without one may not follow it there), which no typing of ours can change.
 @overload
-def primary_key(*, default: _T, unique: bool = ..., index: bool = ...,
-                max_length: int | None = ..., references: type | str | None = ...,
-                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
-                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
-                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+def primary_key(
+    *,
+    default: _T,
+    unique: bool = ...,
+    index: bool = ...,
+    max_length: int | None = ...,
+    references: type | str | None = ...,
+    on_delete: str | None = ...,
+    name: str | None = ...,
+    init: bool = ...,
+    repr: bool = ...,
+    hash: bool | None = ...,
+    compare: bool = ...,
+    metadata: Mapping[Any, Any] | None = ...,
+    kw_only: bool = ...,
+) -> _T: ...
 @overload
-def primary_key(*, default_factory: Callable[[], _T], unique: bool = ..., index: bool = ...,
-                max_length: int | None = ..., references: type | str | None = ...,
-                on_delete: str | None = ..., name: str | None = ..., init: bool = ...,
-                repr: bool = ..., hash: bool | None = ..., compare: bool = ...,
-                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _T: ...
+def primary_key(
+    *,
+    default_factory: Callable[[], _T],
+    unique: bool = ...,
+    index: bool = ...,
+    max_length: int | None = ...,
+    references: type | str | None = ...,
+    on_delete: str | None = ...,
+    name: str | None = ...,
+    init: bool = ...,
+    repr: bool = ...,
+    hash: bool | None = ...,
+    compare: bool = ...,
+    metadata: Mapping[Any, Any] | None = ...,
+    kw_only: bool = ...,
+) -> _T: ...
 @overload
-def primary_key(*, unique: bool = ..., index: bool = ..., max_length: int | None = ...,
-                references: type | str | None = ..., on_delete: str | None = ...,
-                name: str | None = ..., init: bool = ..., repr: bool = ...,
-                hash: bool | None = ..., compare: bool = ...,
-                metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...
+def primary_key(
+    *,
+    unique: bool = ...,
+    index: bool = ...,
+    max_length: int | None = ...,
+    references: type | str | None = ...,
+    on_delete: str | None = ...,
+    name: str | None = ...,
+    init: bool = ...,
+    repr: bool = ...,
+    hash: bool | None = ...,
+    compare: bool = ...,
+    metadata: Mapping[Any, Any] | None = ...,
+    kw_only: bool = ...,
+) -> Any: ...
 def primary_key(**options: Any) -> Any:
     """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``;
     takes :func:`column`'s options (``primary_key(max_length=20)``)."""
@@ -253,7 +340,7 @@ class TableSchema:
     @property
     def field_columns(self) -> tuple[Column, ...]:
         """The columns that are fields of the dataclass (a child's extra columns excluded)."""
-        return self.columns[self.links:]
+        return self.columns[self.links :]
 
     @property
     def depth(self) -> int:
@@ -308,8 +395,14 @@ class TableSchema:
     @property
     def relations(self) -> list[str]:
         """The names :meth:`relation` accepts."""
-        return sorted({n for c in self.columns if c.references is not None
-                       for n in (c.name, _relation_name(c.name))})
+        return sorted(
+            {
+                n
+                for c in self.columns
+                if c.references is not None
+                for n in (c.name, _relation_name(c.name))
+            }
+        )
 
     @property
     def composite(self) -> bool:
@@ -327,11 +420,15 @@ class TableSchema:
             raise SchemaError(
                 f"{self.cls.__qualname__} has a composite key "
                 f"({', '.join(c.name for c in self.key_columns)}), which {action} does not "
-                "support", cls=self.cls)
+                "support",
+                cls=self.cls,
+            )
         if self.primary_key is None:
             raise SchemaError(
                 f"{self.cls.__qualname__} has no primary key, which {action} needs; mark one "
-                "with entityworks.primary_key() or name a field 'id'", cls=self.cls)
+                "with entityworks.primary_key() or name a field 'id'",
+                cls=self.cls,
+            )
         return self.primary_key
 
 
@@ -346,9 +443,13 @@ def snake_case(name: str) -> str:
     return s.lower()
 
 
-def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
-          unique: Sequence[Sequence[str]] = (),
-          compact_children: bool = False) -> Callable[[type[_C]], type[_C]]:
+def table(
+    name: str,
+    *,
+    indexes: Sequence[Sequence[str]] = (),
+    unique: Sequence[Sequence[str]] = (),
+    compact_children: bool = False,
+) -> Callable[[type[_C]], type[_C]]:
     """Class decorator setting the table name: ``@table("levels")``.
 
     ``indexes`` adds composite indexes, each a sequence of column names, e.g.
@@ -361,16 +462,23 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
     check_name(name, "table name")
     for group in (*indexes, *unique):
         if isinstance(group, str):
-            raise SchemaError(f"table {name!r}: indexes and unique take sequences of column "
-                              f"names, e.g. [({group!r}, ...)], got the string {group!r}")
+            raise SchemaError(
+                f"table {name!r}: indexes and unique take sequences of column "
+                f"names, e.g. [({group!r}, ...)], got the string {group!r}"
+            )
     wanted = tuple(tuple(index) for index in indexes)
     uniques = tuple(tuple(group) for group in unique)
     for what, groups in (("an index", wanted), ("a unique constraint", uniques)):
         for group in groups:
-            if (not group or not all(isinstance(c, str) for c in group)
-                    or len(set(group)) != len(group)):
-                raise SchemaError(f"table {name!r}: {what} is a non-empty sequence of "
-                                  f"distinct column names, got {group!r}")
+            if (
+                not group
+                or not all(isinstance(c, str) for c in group)
+                or len(set(group)) != len(group)
+            ):
+                raise SchemaError(
+                    f"table {name!r}: {what} is a non-empty sequence of "
+                    f"distinct column names, got {group!r}"
+                )
 
     def apply(cls: type[_C]) -> type[_C]:
         cls.__tablename__ = name  # type: ignore[attr-defined]
@@ -385,10 +493,18 @@ def table(name: str, *, indexes: Sequence[Sequence[str]] = (),
 
 
 @dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field, column, primary_key))
-def entity(name: str | None = None, *, indexes: Sequence[Sequence[str]] = (),
-           unique: Sequence[Sequence[str]] = (), compact_children: bool = False,
-           eq: bool = True, order: bool = False, frozen: bool = False, kw_only: bool = False,
-           slots: bool = False) -> Callable[[type[_C]], type[_C]]:
+def entity(
+    name: str | None = None,
+    *,
+    indexes: Sequence[Sequence[str]] = (),
+    unique: Sequence[Sequence[str]] = (),
+    compact_children: bool = False,
+    eq: bool = True,
+    order: bool = False,
+    frozen: bool = False,
+    kw_only: bool = False,
+    slots: bool = False,
+) -> Callable[[type[_C]], type[_C]]:
     """``@table(name, ...)`` over ``@dataclass(...)`` in one decorator: ``@entity("levels")``.
 
     Type checkers know ``column()`` as a field specifier of this decorator, so a
@@ -396,15 +512,19 @@ def entity(name: str | None = None, *, indexes: Sequence[Sequence[str]] = (),
     time; under a plain ``@dataclass`` they count any ``column()`` as a default. ``name``
     defaults to the class name in snake_case.
     """
-    named = None if name is None else table(name, indexes=indexes, unique=unique,
-                                            compact_children=compact_children)
+    named = (
+        None
+        if name is None
+        else table(name, indexes=indexes, unique=unique, compact_children=compact_children)
+    )
 
     def apply(cls: type[_C]) -> type[_C]:
         made = dataclass(cls, eq=eq, order=order, frozen=frozen, kw_only=kw_only, slots=slots)
         if named is not None:
             return named(made)
-        return table(table_name(made), indexes=indexes, unique=unique,
-                     compact_children=compact_children)(made)
+        return table(
+            table_name(made), indexes=indexes, unique=unique, compact_children=compact_children
+        )(made)
 
     return apply
 
@@ -434,12 +554,13 @@ def check_name(name: str, what: str, cls: Any = None, field: str | None = None) 
     elif name.lower().startswith("sqlite_"):
         problem = "names starting with 'sqlite_' are reserved by SQLite"
     elif "table" in what and name.lower().startswith("pg_"):
-        problem = ("table names starting with 'pg_' are reserved by PostgreSQL (its system "
-                   "catalogs would hide the table)")
+        problem = (
+            "table names starting with 'pg_' are reserved by PostgreSQL (its system "
+            "catalogs would hide the table)"
+        )
     if problem:
         owner = f" ({cls.__qualname__}.{field})" if cls is not None and field else ""
-        raise InvalidNameError(f"invalid {what} {name!r}{owner}: {problem}", cls=cls,
-                               field=field)
+        raise InvalidNameError(f"invalid {what} {name!r}{owner}: {problem}", cls=cls, field=field)
     return name
 
 
@@ -457,8 +578,10 @@ def unusable_field_name(name: str) -> str | None:
         return "not a Python identifier, so no dataclass field can hold it"
     normal = unicodedata.normalize("NFKC", name)
     if normal != name:
-        return (f"Python reads this name as {normal!r} (it normalises identifiers, NFKC), so "
-                "no dataclass field can hold it")
+        return (
+            f"Python reads this name as {normal!r} (it normalises identifiers, NFKC), so "
+            "no dataclass field can hold it"
+        )
     return None
 
 
@@ -506,8 +629,7 @@ def table_schema(cls: type, registry: TypeRegistry = registry) -> TableSchema:
         return cached
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         what = cls.__qualname__ if isinstance(cls, type) else repr(cls)
-        raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass",
-                          cls=cls)
+        raise SchemaError(f"{what} is not a dataclass type; decorate it with @dataclass", cls=cls)
     schema = _build(cls, table_name(cls), registry, parent=None)
     check_constructible(cls)  # refuse now a class that could be written but never read back
     for child in schema.children:
@@ -524,13 +646,13 @@ def _child_item(tp: Any) -> type | None:
     return None
 
 
-def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
-           ) -> TableSchema:
+def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None) -> TableSchema:
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as exc:  # unresolvable forward reference, etc.
-        raise SchemaError(f"cannot resolve the annotations of {cls.__qualname__}: {exc}",
-                          cls=cls) from exc
+        raise SchemaError(
+            f"cannot resolve the annotations of {cls.__qualname__}: {exc}", cls=cls
+        ) from exc
     columns: list[Column] = []
     child_fields: list[tuple[str, type, bool]] = []
     marked: list[str] = []
@@ -539,8 +661,10 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         # ancestor item by its position: (parent_key, position_1, ..., position)
         pk = parent.root.require_key("a child table")
         columns.append(Column(PARENT_COLUMN, pk.python_type, pk.info, False))
-        columns += [Column(f"{POSITION_COLUMN}_{i}", int, reg.lookup(int), False)
-                    for i in range(1, parent.depth + 1)]
+        columns += [
+            Column(f"{POSITION_COLUMN}_{i}", int, reg.lookup(int), False)
+            for i in range(1, parent.depth + 1)
+        ]
         columns.append(Column(POSITION_COLUMN, int, reg.lookup(int), False))
     for f in dataclasses.fields(cls):
         check_name(f.name, "column name", cls, f.name)
@@ -548,8 +672,9 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
         try:
             tp, nullable = unwrap_optional(annotation)
         except UnsupportedTypeError as exc:
-            raise UnsupportedTypeError(f"{cls.__qualname__}.{f.name}: {exc}", cls=cls,
-                                       field=f.name, type_=annotation) from None
+            raise UnsupportedTypeError(
+                f"{cls.__qualname__}.{f.name}: {exc}", cls=cls, field=f.name, type_=annotation
+            ) from None
         item = _child_item(tp)
         if item is not None:
             if nullable:  # the list's presence: a column of the field's name
@@ -565,38 +690,67 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
                 info = reg.lookup(tp)
         except UnsupportedTypeError as exc:
             raise UnsupportedTypeError(
-                f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} "
-                f"({exc})", cls=cls, field=f.name, type_=annotation) from None
+                f"{cls.__qualname__}.{f.name}: unsupported type {_describe(annotation)} ({exc})",
+                cls=cls,
+                field=f.name,
+                type_=annotation,
+            ) from None
         marker = _marker_of(annotation, References)
         if marker is not None and meta.get(FOREIGN_KEY):
-            raise SchemaError(f"{cls.__qualname__}.{f.name}: a foreign key given twice "
-                              "(References marker and column(references=...))", cls=cls,
-                              field=f.name)
-        references, on_delete = (marker.foreign_key if marker is not None
-                                 else meta.get(FOREIGN_KEY) or (None, None))
+            raise SchemaError(
+                f"{cls.__qualname__}.{f.name}: a foreign key given twice "
+                "(References marker and column(references=...))",
+                cls=cls,
+                field=f.name,
+            )
+        references, on_delete = (
+            marker.foreign_key if marker is not None else meta.get(FOREIGN_KEY) or (None, None)
+        )
         if isinstance(references, str):
             references = _named_class(cls, f.name, references)
         if on_delete == "set null" and not nullable:
-            raise SchemaError(f"{cls.__qualname__}.{f.name}: on_delete='set null' needs an "
-                              "Optional field", cls=cls, field=f.name)
-        columns.append(Column(
-            f.name, tp, info, nullable, primary_key=is_pk,
-            unique=bool(meta.get("unique")), index=bool(meta.get("index")),
-            max_length=meta.get("max_length"), references=references, on_delete=on_delete,
-            column_name=meta.get("column_name")))
+            raise SchemaError(
+                f"{cls.__qualname__}.{f.name}: on_delete='set null' needs an Optional field",
+                cls=cls,
+                field=f.name,
+            )
+        columns.append(
+            Column(
+                f.name,
+                tp,
+                info,
+                nullable,
+                primary_key=is_pk,
+                unique=bool(meta.get("unique")),
+                index=bool(meta.get("index")),
+                max_length=meta.get("max_length"),
+                references=references,
+                on_delete=on_delete,
+                column_name=meta.get("column_name"),
+            )
+        )
     if len(marked) > 1:
         if parent is not None:
-            raise SchemaError(f"{cls.__qualname__}: the items of a child table cannot have a "
-                              f"composite key ({', '.join(marked)})", cls=cls)
+            raise SchemaError(
+                f"{cls.__qualname__}: the items of a child table cannot have a "
+                f"composite key ({', '.join(marked)})",
+                cls=cls,
+            )
         if child_fields:
-            raise SchemaError(f"{cls.__qualname__}: a class with a composite key "
-                              f"({', '.join(marked)}) cannot have child tables (their rows "
-                              "refer to a single-column key)", cls=cls)
+            raise SchemaError(
+                f"{cls.__qualname__}: a class with a composite key "
+                f"({', '.join(marked)}) cannot have child tables (their rows "
+                "refer to a single-column key)",
+                cls=cls,
+            )
         optional = [c.name for c in columns if c.primary_key and c.nullable]
         if optional:
-            raise SchemaError(f"{cls.__qualname__}.{optional[0]}: a part of a composite key "
-                              "cannot be Optional (no database generates it)", cls=cls,
-                              field=optional[0])
+            raise SchemaError(
+                f"{cls.__qualname__}.{optional[0]}: a part of a composite key "
+                "cannot be Optional (no database generates it)",
+                cls=cls,
+                field=optional[0],
+            )
     if not marked and parent is None:
         for i, c in enumerate(columns):
             if c.name == "id":
@@ -605,8 +759,11 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
     _check_companion_names(cls, columns)
     for c in columns:
         if c.primary_key and c.info.python_type is float:
-            raise SchemaError(f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
-                              cls=cls, field=c.name)
+            raise SchemaError(
+                f"{cls.__qualname__}.{c.name}: a float cannot be a primary key",
+                cls=cls,
+                field=c.name,
+            )
     # A key is never NULL in the table; `int | None` only means "generated if None".
     columns = [dataclasses.replace(c, nullable=False) if c.primary_key else c for c in columns]
     keys = tuple(c for c in columns if c.primary_key)
@@ -619,13 +776,29 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None
             if wanted not in names:
                 raise UnknownColumnError(name, wanted, [c.name for c in columns])
     compact = bool(cls.__dict__.get("__table_compact_children__", False))
-    schema = TableSchema(cls, name, tuple(columns), key, (), parent, indexes, compact,
-                         key_columns=keys, unique=uniques)
+    schema = TableSchema(
+        cls,
+        name,
+        tuple(columns),
+        key,
+        (),
+        parent,
+        indexes,
+        compact,
+        key_columns=keys,
+        unique=uniques,
+    )
     if child_fields:
         children = tuple(
-            ChildTable(fname, _build(item, check_name(f"{name}_{fname}", "child table name",
-                                                      cls, fname), reg, schema), optional)
-            for fname, item, optional in child_fields)
+            ChildTable(
+                fname,
+                _build(
+                    item, check_name(f"{name}_{fname}", "child table name", cls, fname), reg, schema
+                ),
+                optional,
+            )
+            for fname, item, optional in child_fields
+        )
         object.__setattr__(schema, "children", children)
     return schema
 
@@ -641,9 +814,16 @@ def _present(reg: TypeRegistry) -> TypeInfo:
     (TRUE, its items in the child table): stored as the registry's bool, read as a new
     empty list that the child rows then fill."""
     return dataclasses.replace(
-        reg.lookup(bool), name="child list present", python_type=list, check=_check_present,
-        to_db=lambda _items: True, from_db=lambda _flag: [], native=None, plain_text=False,
-        checked_codecs=False)
+        reg.lookup(bool),
+        name="child list present",
+        python_type=list,
+        check=_check_present,
+        to_db=lambda _items: True,
+        from_db=lambda _flag: [],
+        native=None,
+        plain_text=False,
+        checked_codecs=False,
+    )
 
 
 def _named_class(cls: type, field: str, name: str) -> type:
@@ -655,8 +835,12 @@ def _named_class(cls: type, field: str, name: str) -> type:
 
     found = getattr(sys.modules.get(cls.__module__), name, None)
     if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
-        raise SchemaError(f"{cls.__qualname__}.{field}: references={name!r} names no dataclass "
-                          f"of module {cls.__module__}", cls=cls, field=field)
+        raise SchemaError(
+            f"{cls.__qualname__}.{field}: references={name!r} names no dataclass "
+            f"of module {cls.__module__}",
+            cls=cls,
+            field=field,
+        )
     return found
 
 
@@ -693,14 +877,21 @@ def _check_unique_names(cls: type, columns: Sequence[Column]) -> None:
         if first.sql_name == c.sql_name:
             problem = f"both have the column {c.sql_name!r}"
         else:
-            problem = (f"have the columns {first.sql_name!r} and {c.sql_name!r}, which differ "
-                       "only in case: SQLite and MariaDB cannot tell them apart")
+            problem = (
+                f"have the columns {first.sql_name!r} and {c.sql_name!r}, which differ "
+                "only in case: SQLite and MariaDB cannot tell them apart"
+            )
         renamed = next((x.name for x in (c, first) if x.column_name is not None), None)
-        fix = ("rename one of them" if renamed is None
-               else f"give {renamed!r} another column(name=...)")
+        fix = (
+            "rename one of them"
+            if renamed is None
+            else f"give {renamed!r} another column(name=...)"
+        )
         raise InvalidNameError(
             f"{cls.__qualname__}: fields {first.name!r} and {c.name!r} {problem}; {fix}",
-            cls=cls, field=c.name)
+            cls=cls,
+            field=c.name,
+        )
 
 
 def _check_companion_names(cls: type, columns: Sequence[Column]) -> None:
@@ -726,8 +917,9 @@ def _check_companion_names(cls: type, columns: Sequence[Column]) -> None:
                     suffixes.append(part.own)
                 for suffix in suffixes:
                     for base in (c.name, c.sql_name):
-                        owners.setdefault(f"{base}{COMPANION_SEPARATOR}{suffix}".casefold(),
-                                          (c, part.keeps))
+                        owners.setdefault(
+                            f"{base}{COMPANION_SEPARATOR}{suffix}".casefold(), (c, part.keeps)
+                        )
     for c in columns:
         for name in (c.name, c.sql_name):
             found = owners.get(name.casefold())
@@ -736,8 +928,10 @@ def _check_companion_names(cls: type, columns: Sequence[Column]) -> None:
                 raise InvalidNameError(
                     f"{cls.__qualname__}: fields {owner.name!r} and {c.name!r}: {name!r} is "
                     f"the name of the column that keeps {keeps} of {owner.name!r} "
-                    f"({owner.info.name}) on some backend; rename {c.name!r}", cls=cls,
-                    field=c.name)
+                    f"({owner.info.name}) on some backend; rename {c.name!r}",
+                    cls=cls,
+                    field=c.name,
+                )
 
 
 def _describe(tp: Any) -> str:

@@ -27,15 +27,15 @@ class BoundModel:
 
     schema: TableSchema
     table: sa.Table
-    codec: RowCodec                        # row encoders and decoders (see rowcodec)
-    names: list[str]                       # SQL columns, companions included
-    fields: list[str]                      # schema columns (one per field, parent key...)
-    field_index: list[int]                 # which schema columns are dataclass fields
-    encoders: list[Processor]              # bulk path, per schema column (codec.fast)
-    binds: list[Processor]                 # the dialect's bind processor, per SQL column
-    registry_encoders: list[Processor]     # rule + registry codec (SQLAlchemy executes)
-    plain: bool                            # rows map 1:1 onto cls(*row)
-    build: Callable[..., Any]              # field values (columns, then child lists) -> obj
+    codec: RowCodec  # row encoders and decoders (see rowcodec)
+    names: list[str]  # SQL columns, companions included
+    fields: list[str]  # schema columns (one per field, parent key...)
+    field_index: list[int]  # which schema columns are dataclass fields
+    encoders: list[Processor]  # bulk path, per schema column (codec.fast)
+    binds: list[Processor]  # the dialect's bind processor, per SQL column
+    registry_encoders: list[Processor]  # rule + registry codec (SQLAlchemy executes)
+    plain: bool  # rows map 1:1 onto cls(*row)
+    build: Callable[..., Any]  # field values (columns, then child lists) -> obj
     children: list[tuple[str, BoundModel]]
     sql_cache: dict[str, str]
 
@@ -78,5 +78,13 @@ def encoded_keys(model: BoundModel, keys: list[Any]) -> list[Any]:
     return [to_db(k) for k in keys] if to_db else keys
 
 
-__all__ = ["BoundModel", "Processor", "RowNumber", "counting_from", "descendants",
-           "encoded_keys", "key_label", "key_of"]
+__all__ = [
+    "BoundModel",
+    "Processor",
+    "RowNumber",
+    "counting_from",
+    "descendants",
+    "encoded_keys",
+    "key_label",
+    "key_of",
+]

@@ -49,8 +49,9 @@ def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
     return inner
 
 
-def encode_rows(model: BoundModel, objs: list[Any], number: RowNumber,
-                 encoders: list[Processor]) -> list[Sequence[Any]]:
+def encode_rows(
+    model: BoundModel, objs: list[Any], number: RowNumber, encoders: list[Processor]
+) -> list[Sequence[Any]]:
     """SQL rows of ``objs``: each schema column through its encoder, then the companions."""
     getter = row_getter(model)
     active = [(i, e) for i, e in enumerate(encoders) if e is not None]
@@ -95,7 +96,8 @@ def encode_fast(model: BoundModel, objs: list[Any], number: RowNumber) -> list[S
     with paused_gc():
         if model.schema.parent is None:  # each column straight from the instances
             columns: list[Sequence[Any]] = [
-                column_getter(model.fields[i])(objs) for i in model.field_index]
+                column_getter(model.fields[i])(objs) for i in model.field_index
+            ]
         else:  # child rows: (parent key, positions..., item)
             columns = list(zip(*map(row_getter(model), objs), strict=True))
         try:
@@ -125,9 +127,9 @@ def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
     kind = f"insert:{rows}"
     if kind not in model.sql_cache:
         names = model.names
-        stmt = model.table.insert().values([
-            {name: sa.bindparam(f"r{r}_{i}") for i, name in enumerate(names)}
-            for r in range(rows)])
+        stmt = model.table.insert().values(
+            [{name: sa.bindparam(f"r{r}_{i}") for i, name in enumerate(names)} for r in range(rows)]
+        )
         compiled = stmt.compile(dialect=db.dialect)
         expected = [f"r{r}_{i}" for r in range(rows) for i in range(len(names))]
         columns = [c.key for c in model.table.columns if c.key in names]
@@ -136,8 +138,9 @@ def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
     return model.sql_cache[kind] or None
 
 
-def insert_driver_rows(db: Database, cursor: Any, model: BoundModel,
-                       rows: Iterable[Sequence[Any]], count: int) -> None:
+def insert_driver_rows(
+    db: Database, cursor: Any, model: BoundModel, rows: Iterable[Sequence[Any]], count: int
+) -> None:
     """Insert the ``count`` SQL rows of ``rows`` (bound for the driver, a list or a stream)
     with the driver's own cursor (SQLite): as many as fill whole statements of
     :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way, the rest one row per
@@ -151,8 +154,9 @@ def insert_driver_rows(db: Database, cursor: Any, model: BoundModel,
     how = "executemany" if statement is None else f"executemany, {per} to a statement"
     rest = iter(logged(single, rows, how, db.engine))
     if statement is not None:
-        cursor.executemany(statement, (tuple(chain.from_iterable(islice(rest, per)))
-                                       for _ in range(whole)))
+        cursor.executemany(
+            statement, (tuple(chain.from_iterable(islice(rest, per))) for _ in range(whole))
+        )
         whole *= per
     else:
         whole = 0
@@ -167,16 +171,22 @@ def raw_insert_sql(db: Database, model: BoundModel) -> str | None:
     if "insert:raw" not in model.sql_cache:
         dialect = db.dialect
         positional = type(dialect)(paramstyle="format")  # type: ignore[call-arg]
-        for attribute in ("is_mariadb", "server_version_info", "_backslash_escapes",
-                          "default_schema_name"):
+        for attribute in (
+            "is_mariadb",
+            "server_version_info",
+            "_backslash_escapes",
+            "default_schema_name",
+        ):
             if hasattr(dialect, attribute):
                 setattr(positional, attribute, getattr(dialect, attribute))
         insert = model.table.insert()
         compiled = insert.compile(dialect=positional, column_keys=model.names)
         own = insert.compile(dialect=dialect, column_keys=model.names).string
         order = [compiled.binds[name].key for name in compiled.positiontup or []]
-        same = (order == model.names and compiled.string.partition(" VALUES ")[0]
-                == own.partition(" VALUES ")[0])
+        same = (
+            order == model.names
+            and compiled.string.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
+        )
         model.sql_cache["insert:raw"] = compiled.string if same else ""
     return model.sql_cache["insert:raw"] or None
 
@@ -212,9 +222,18 @@ def cached_statement(db: Database, model: BoundModel, kind: str, build: Callable
     return value
 
 
-def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any],
-                number: RowNumber, statement: Any, kind: str, batch_size: int,
-                *, instances: bool = True) -> None:
+def write_rows(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    objs: list[Any],
+    number: RowNumber,
+    statement: Any,
+    kind: str,
+    batch_size: int,
+    *,
+    instances: bool = True,
+) -> None:
     """Write ``objs`` with the fastest path the dialect offers, in batches.
 
     ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
@@ -230,8 +249,7 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
         # time beyond the driver's own
         batch_size = max(batch_size, len(objs))
     for start in range(0, len(objs), batch_size):
-        part = objs if start == 0 and batch_size >= len(objs) else \
-            objs[start:start + batch_size]
+        part = objs if start == 0 and batch_size >= len(objs) else objs[start : start + batch_size]
         at: RowNumber = lambda i, s=start: number(s + i)  # type: ignore[misc]  # noqa: E731
         if raw_rows:
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
@@ -243,11 +261,21 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
                 rows = list(rows)  # compared with its checked form if refused
             if kind == "insert":  # whole statements of many rows, then one row each
                 count = len(part)
-                error = refused(db, conn, lambda r=rows, c=cursor, n=count:  # type: ignore[misc]
-                                insert_driver_rows(db, c, model, r, n))
+                error = refused(
+                    db,
+                    conn,
+                    lambda r=rows, c=cursor, n=count: (  # type: ignore[misc]
+                        insert_driver_rows(db, c, model, r, n)
+                    ),
+                )
             else:
-                error = refused(db, conn, lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
-                    statement, logged(statement, r, "executemany", engine)))
+                error = refused(
+                    db,
+                    conn,
+                    lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
+                        statement, logged(statement, r, "executemany", engine)
+                    ),
+                )
             if error is not None:
                 # Refused: check every value in Python, which names a value of the wrong
                 # type (or converts what typing allows, an int in a float field), then
@@ -256,47 +284,77 @@ def write_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[
                 if len(part) == 1 and identical(rows[0], checked[0]):
                     # the one row, refused as the checks leave it: named, not run again
                     values = dict(zip(model.names, checked[0], strict=True))
-                    raise refusal(db, conn, model, error_text(error), 0, values, at,
-                                  bound=True) from error
-                guard(db, conn, model,
-                      lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
-                          statement, logged(statement, r, "executemany", engine)), at,
-                      raw=(statement, lambda r=checked: r))  # type: ignore[misc]
+                    raise refusal(
+                        db, conn, model, error_text(error), 0, values, at, bound=True
+                    ) from error
+                guard(
+                    db,
+                    conn,
+                    model,
+                    lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
+                        statement, logged(statement, r, "executemany", engine)
+                    ),
+                    at,
+                    raw=(statement, lambda r=checked: r),  # type: ignore[misc]
+                )
         elif copy:
             if start == 0 and instances and copy_instances(db, conn, model, objs):
                 return
             rows = encode_fast(model, part, at)
-            if not (model.codec.gates_pass(rows) and
-                    attempt(db, conn, lambda r=rows: copy_rows(db, conn, model, [r]))):  # type: ignore[misc]
+            if not (
+                model.codec.gates_pass(rows)
+                and attempt(db, conn, lambda r=rows: copy_rows(db, conn, model, [r]))  # type: ignore[misc]
+            ):
                 # Refused: every value through the complete checks, then an ordinary
                 # INSERT that locates the row the database still refuses.
                 dicts = as_dicts(model, part, at)
                 insert = model.table.insert()
-                guard(db, conn, model, lambda d=dicts, i=insert: conn.execute(i, d), at,  # type: ignore[misc]
-                      replay=(insert, dicts))
+                guard(
+                    db,
+                    conn,
+                    model,
+                    lambda d=dicts, i=insert: conn.execute(i, d),  # type: ignore[misc]
+                    at,
+                    replay=(insert, dicts),
+                )
         else:
-            sql = raw_insert_sql(db, model) if (kind == "insert"
-                                                 and db.backend.raw_inserts) else None
+            sql = (
+                raw_insert_sql(db, model) if (kind == "insert" and db.backend.raw_inserts) else None
+            )
             if sql is not None:
                 # the driver's executemany, its rows encoded a column at a time; refused,
                 # the batch goes through SQLAlchemy below, which locates the row
                 encoded = encode_fast(model, part, at)
                 cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 try:
-                    if attempt(db, conn, lambda r=encoded, c=cursor, s=sql: c.executemany(  # type: ignore[misc]
-                            s, logged(s, r, "executemany", engine))):
+                    if attempt(
+                        db,
+                        conn,
+                        lambda r=encoded, c=cursor, s=sql: c.executemany(  # type: ignore[misc]
+                            s, logged(s, r, "executemany", engine)
+                        ),
+                    ):
                         continue
                 finally:
                     cursor.close()
             dicts = as_dicts(model, part, at)
-            explain = (partial(unique_clash, db) if kind == "upsert"
-                       and db.backend.upsert_guarded else None)
-            guard(db, conn, model, lambda d=dicts: conn.execute(statement, d), at,  # type: ignore[misc]
-                  replay=(statement, dicts), explain=explain)
+            explain = (
+                partial(unique_clash, db)
+                if kind == "upsert" and db.backend.upsert_guarded
+                else None
+            )
+            guard(
+                db,
+                conn,
+                model,
+                lambda d=dicts: conn.execute(statement, d),  # type: ignore[misc]
+                at,
+                replay=(statement, dicts),
+                explain=explain,
+            )
 
 
-def as_dicts(model: BoundModel, objs: list[Any], number: RowNumber
-              ) -> list[dict[str, Any]]:
+def as_dicts(model: BoundModel, objs: list[Any], number: RowNumber) -> list[dict[str, Any]]:
     """Rows as column -> value dicts, encoded by the registry (SQLAlchemy does the rest)."""
     rows = encode_rows(model, objs, number, model.registry_encoders)
     names = model.names
@@ -322,8 +380,7 @@ def copy_instances(db: Database, conn: sa.Connection, model: BoundModel, objs: l
     works while the server writes; False, with nothing written (the COPY is abandoned
     at the first chunk that fails), leaves the batches to the checked path."""
     codec = model.codec
-    if (model.schema.parent is not None or codec.copy_types is None
-            or codec.copy_checks is None):
+    if model.schema.parent is not None or codec.copy_types is None or codec.copy_checks is None:
         return False
     chunks = codec.gated_chunks(objs, row_getter(model))
     try:  # the first chunk before any statement: a key to generate is usually there
@@ -344,6 +401,7 @@ def _binary_rows(copy: Any) -> tuple[Callable[[Any, Any, bytearray], None], Any]
     and its transformer, or ``None`` where this psycopg lays them out otherwise."""
     try:
         from psycopg import _copy_base
+
         fmt = _copy_base.format_row_binary
         tx = copy.formatter.transformer
     except (ImportError, AttributeError):
@@ -351,8 +409,9 @@ def _binary_rows(copy: Any) -> tuple[Callable[[Any, Any, bytearray], None], Any]
     return fmt, tx
 
 
-def copy_rows(db: Database, conn: sa.Connection, model: BoundModel,
-              chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
+def copy_rows(
+    db: Database, conn: sa.Connection, model: BoundModel, chunks: Iterable[Sequence[Sequence[Any]]]
+) -> None:
     """One COPY of the rows of ``chunks`` (an iterable of row lists).
 
     A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
@@ -412,7 +471,22 @@ def restated_keys(db: Database, model: BoundModel) -> list[str]:
     return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
 
 
-__all__ = ["BATCH", "ROWS_PER_INSERT", "as_dicts", "cached_statement", "copy_instances",
-           "copy_keys_gated", "copy_rows", "encode_fast", "encode_rows", "insert_driver_rows",
-           "insert_sql", "multi_insert_sql", "raw_insert_sql",
-           "restated_keys", "row_getter", "upsert_sql", "write_rows"]
+__all__ = [
+    "BATCH",
+    "ROWS_PER_INSERT",
+    "as_dicts",
+    "cached_statement",
+    "copy_instances",
+    "copy_keys_gated",
+    "copy_rows",
+    "encode_fast",
+    "encode_rows",
+    "insert_driver_rows",
+    "insert_sql",
+    "multi_insert_sql",
+    "raw_insert_sql",
+    "restated_keys",
+    "row_getter",
+    "upsert_sql",
+    "write_rows",
+]

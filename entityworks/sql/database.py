@@ -77,8 +77,7 @@ class Database:
                     self.model(target)  # type: ignore[arg-type]
                 refuse_deep_cascades(schema, self.schema)
                 self._release_names(schema)
-                build_tables(schema, metadata, self.dialect.name, self._live(schema),
-                             self.schema)
+                build_tables(schema, metadata, self.dialect.name, self._live(schema), self.schema)
                 self.models[cls] = self._make_model(schema, metadata)
             return self.models[cls]
 
@@ -110,15 +109,30 @@ class Database:
         names = codec.fields
         offset = schema.links  # a child table's (parent_key, positions...) come first
         # (an Optional child list is a column too: its value, [] or None, starts the list)
-        build = instance_builder(schema.cls, [*names[offset:], *(
-            child.field for child in schema.children if not child.optional)])
+        build = instance_builder(
+            schema.cls,
+            [*names[offset:], *(child.field for child in schema.children if not child.optional)],
+        )
         # Rows are decoded before they are built, so decoders do not stop the fast path.
         plain = not schema.children and offset == 0 and build is schema.cls
-        children = [(child.field, self._make_model(child.schema, metadata))
-                    for child in schema.children]
-        return BoundModel(schema, table, codec, codec.names, names,
-                      list(range(offset, len(names))), codec.fast, codec.binds,
-                      codec.registry, plain, build, children, {})
+        children = [
+            (child.field, self._make_model(child.schema, metadata)) for child in schema.children
+        ]
+        return BoundModel(
+            schema,
+            table,
+            codec,
+            codec.names,
+            names,
+            list(range(offset, len(names))),
+            codec.fast,
+            codec.binds,
+            codec.registry,
+            plain,
+            build,
+            children,
+            {},
+        )
 
     def tables_with_references(self, model: BoundModel) -> list[sa.Table]:
         """The tables ``create`` makes for ``model``: those its foreign keys refer to (and
@@ -197,12 +211,17 @@ class Database:
             if table is None:
                 raise
             root = model.schema.root
-            what = (f"table {table!r}" if table == root.name
-                    else f"child table {table!r} (of table {root.name!r})")
+            what = (
+                f"table {table!r}"
+                if table == root.name
+                else f"child table {table!r} (of table {root.name!r})"
+            )
             raise NoSuchTableError(
                 f"{root.cls.__qualname__}: {what} does not exist in {self!r}; create it "
-                f"with store.create({root.cls.__qualname__})", cls=root.cls,
-                table=table) from exc
+                f"with store.create({root.cls.__qualname__})",
+                cls=root.cls,
+                table=table,
+            ) from exc
 
 
 #: The most foreign keys one delete may act through, one below another: InnoDB (MariaDB)
@@ -212,23 +231,26 @@ MAX_CASCADE_LEVELS = 14
 _ACTS = ("cascade", "set null")
 
 
-def _cascades_up(cls: type, resolve: Callable[[type], TableSchema], seen: frozenset[type]
-                 ) -> list[TableSchema]:
+def _cascades_up(
+    cls: type, resolve: Callable[[type], TableSchema], seen: frozenset[type]
+) -> list[TableSchema]:
     """The longest chain of tables from ``cls``'s upward through ON DELETE CASCADE
     references (``cls``'s first; a class referring to itself, whose depth only its rows
     decide, is not followed)."""
     schema = resolve(cls)
     best: list[TableSchema] = []
     for c in schema.columns:
-        if c.on_delete == "cascade" and c.references is not None \
-                and c.references not in seen | {cls}:
+        if (
+            c.on_delete == "cascade"
+            and c.references is not None
+            and c.references not in seen | {cls}
+        ):
             above = _cascades_up(c.references, resolve, seen | {cls})
             best = max(best, above, key=len)
     return [schema, *best]
 
 
-def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSchema]
-                         ) -> None:
+def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSchema]) -> None:
     """SchemaError when deleting a row could act (CASCADE or SET NULL) through more than
     :data:`MAX_CASCADE_LEVELS` foreign keys, one table below another, ending at ``schema``'s
     table or its child tables (a child table's rows cascade from their parent's)."""
@@ -239,8 +261,13 @@ def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSch
     for table in [schema, *(child.schema for child in schema.children)]:
         for c in table.columns:
             if c.on_delete in _ACTS and c.references not in (None, table.cls):
-                chains.append((table.cls, c.name, [table, *_cascades_up(
-                    c.references, resolve, frozenset({table.cls}))]))
+                chains.append(
+                    (
+                        table.cls,
+                        c.name,
+                        [table, *_cascades_up(c.references, resolve, frozenset({table.cls}))],
+                    )
+                )
     for cls, field, chain in chains:
         if len(chain) - 1 > MAX_CASCADE_LEVELS:
             path = " <- ".join(t.name for t in reversed(chain))
@@ -250,7 +277,9 @@ def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSch
                 f"({path}); MariaDB applies at most {MAX_CASCADE_LEVELS}, so entityworks "
                 f"refuses such a chain on every backend: end it sooner with "
                 f"on_delete='no action' or 'restrict' (and delete the rows below first)",
-                cls=cls, field=field)
+                cls=cls,
+                field=field,
+            )
 
 
 def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
@@ -264,10 +293,15 @@ def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
     root = model.schema.root
     names = sorted([root.name, *(t.name for t in root.descendants)], key=len, reverse=True)
     for name in names:  # the longest first: a child's name starts with its parent's
-        if any(form in message for form in (f"no such table: {name}",
-                                            f"no such table: main.{name}",
-                                            f'relation "{name}" does not exist',
-                                            f".{name}' doesn't exist")):
+        if any(
+            form in message
+            for form in (
+                f"no such table: {name}",
+                f"no such table: main.{name}",
+                f'relation "{name}" does not exist',
+                f".{name}' doesn't exist",
+            )
+        ):
             return name
     return model.schema.name
 

@@ -76,7 +76,8 @@ def _create_one_by_one(db: Database, model: BoundModel, tables: list[sa.Table]) 
     if db.in_transaction:
         raise EntityworksError(
             f"cannot create table {missing[0].name!r} inside transaction(): MariaDB would "
-            "commit the open transaction; create the tables before it")
+            "commit the open transaction; create the tables before it"
+        )
     created: list[sa.Table] = []
     with db.engine.connect() as conn, schema_lock(conn):
         # look again under the lock: another process may have created them meanwhile
@@ -109,7 +110,8 @@ def drop(db: Database, cls: type) -> None:
             if any(inspector.has_table(t.name) for t in tables):
                 raise EntityworksError(
                     f"cannot drop table {model.schema.name!r} inside transaction(): "
-                    "MariaDB would commit the open transaction; drop it outside")
+                    "MariaDB would commit the open transaction; drop it outside"
+                )
         return
     try:
         with db.connection(write=True) as conn:
@@ -117,8 +119,9 @@ def drop(db: Database, cls: type) -> None:
             model.table.metadata.drop_all(conn, tables=tables, checkfirst=True)
             logical.forget(conn, [t.name for t in tables])
     except (sa.exc.StatementError, db.dbapi_error) as exc:
-        raise SchemaError(f"cannot drop table {model.schema.name!r}: {error_text(exc)}",
-                          cls=model.cls) from exc
+        raise SchemaError(
+            f"cannot drop table {model.schema.name!r}: {error_text(exc)}", cls=model.cls
+        ) from exc
 
 
 def table_names(db: Database) -> list[str]:
@@ -128,10 +131,12 @@ def table_names(db: Database) -> list[str]:
 
 
 def _create_error(model: BoundModel, exc: BaseException) -> SchemaError:
-    return SchemaError(f"cannot create table {model.schema.name!r} (or one of its child "
-                       "tables or the tables it refers to) for "
-                       f"{model.cls.__qualname__}: {error_text(exc)}; no table was created",
-                       cls=model.cls)
+    return SchemaError(
+        f"cannot create table {model.schema.name!r} (or one of its child "
+        "tables or the tables it refers to) for "
+        f"{model.cls.__qualname__}: {error_text(exc)}; no table was created",
+        cls=model.cls,
+    )
 
 
 def _refuse_referenced(conn: sa.Connection, model: BoundModel, dropped: set[str]) -> None:
@@ -147,7 +152,8 @@ def _refuse_referenced(conn: sa.Connection, model: BoundModel, dropped: set[str]
                 raise SchemaError(
                     f"cannot drop table {fk['referred_table']!r}: table {name!r} refers to it "
                     f"({', '.join(fk['constrained_columns'])}); drop {name!r} first",
-                    cls=model.cls)
+                    cls=model.cls,
+                )
 
 
 __all__ = ["create", "drop", "table_names"]

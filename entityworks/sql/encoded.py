@@ -69,11 +69,11 @@ class EncodedRows:
                 starts.append(starts[-1] + n)
             rows: list[tuple[Any, ...]] = []
             for i in indexes:
-                rows += child.rows[starts[i]:starts[i + 1]]
-            children.append(EncodedChild(child.field, child.layout, rows,
-                                         [child.counts[i] for i in indexes]))
-        return EncodedRows(self.cls, self.layout, [self.rows[i] for i in indexes],
-                           tuple(children))
+                rows += child.rows[starts[i] : starts[i + 1]]
+            children.append(
+                EncodedChild(child.field, child.layout, rows, [child.counts[i] for i in indexes])
+            )
+        return EncodedRows(self.cls, self.layout, [self.rows[i] for i in indexes], tuple(children))
 
     @staticmethod
     def join(parts: Sequence[EncodedRows]) -> EncodedRows:
@@ -83,8 +83,10 @@ class EncodedRows:
         first = parts[0]
         for part in parts:
             if part.cls is not first.cls or part.layout != first.layout:
-                raise ValueError(f"cannot join rows of {part.cls.__qualname__} with rows of "
-                                 f"{first.cls.__qualname__}")
+                raise ValueError(
+                    f"cannot join rows of {part.cls.__qualname__} with rows of "
+                    f"{first.cls.__qualname__}"
+                )
         children = []
         for i, child in enumerate(first.children):
             rows: list[tuple[Any, ...]] = []
@@ -93,8 +95,9 @@ class EncodedRows:
                 rows += part.children[i].rows
                 counts += part.children[i].counts
             children.append(EncodedChild(child.field, child.layout, rows, counts))
-        return EncodedRows(first.cls, first.layout,
-                           [row for part in parts for row in part.rows], tuple(children))
+        return EncodedRows(
+            first.cls, first.layout, [row for part in parts for row in part.rows], tuple(children)
+        )
 
 
 def layout(schema: TableSchema, links: int = 0) -> Layout:
@@ -140,9 +143,14 @@ class _Column:
         return out
 
 
-def _encode(values: Callable[[Any], tuple[Any, ...]], names: list[str],
-            encoders: list[_Column], objs: Sequence[Any], rows: list[tuple[Any, ...]],
-            positions: list[int] | None = None) -> None:
+def _encode(
+    values: Callable[[Any], tuple[Any, ...]],
+    names: list[str],
+    encoders: list[_Column],
+    objs: Sequence[Any],
+    rows: list[tuple[Any, ...]],
+    positions: list[int] | None = None,
+) -> None:
     """Append the encoded rows of ``objs`` to ``rows`` (each after its position, when
     ``positions`` are given): a column at a time, so that a column of values its rule
     leaves as they are (checked at C speed) or that its type packs together costs no
@@ -152,8 +160,9 @@ def _encode(values: Callable[[Any], tuple[Any, ...]], names: list[str],
     given: list[Sequence[Any]] = list(zip(*map(values, objs), strict=True))
     if len(given) != len(names):  # rows with no values at all
         given = [() for _ in names]
-    columns = [enc.encode(name, column)
-               for enc, name, column in zip(encoders, names, given, strict=True)]
+    columns = [
+        enc.encode(name, column) for enc, name, column in zip(encoders, names, given, strict=True)
+    ]
     if positions is not None:
         columns.insert(0, positions)
     if not columns:  # a table of no columns: one empty row per object all the same
@@ -165,8 +174,11 @@ def _encode(values: Callable[[Any], tuple[Any, ...]], names: list[str],
 def _flat_child(cls: type, child: ChildTable) -> TableSchema:
     """A child list's schema; a child list with children of its own is not encoded ahead."""
     if child.schema.children:
-        raise SchemaError(f"{cls.__qualname__}.{child.field}: children of children are "
-                          "not encoded ahead; use Store.insert_many", cls=cls)
+        raise SchemaError(
+            f"{cls.__qualname__}.{child.field}: children of children are "
+            "not encoded ahead; use Store.insert_many",
+            cls=cls,
+        )
     return child.schema
 
 
@@ -182,8 +194,11 @@ def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> En
     cls = type(objs[0])
     for number, obj in enumerate(objs):
         if type(obj) is not cls:
-            raise WriteError(f"row {number} is a {type(obj).__qualname__}, not a "
-                             f"{cls.__qualname__}: one call writes one table", row=number)
+            raise WriteError(
+                f"row {number} is a {type(obj).__qualname__}, not a "
+                f"{cls.__qualname__}: one call writes one table",
+                row=number,
+            )
     schema = table_schema(cls, registry or default_registry)
     names = [c.name for c in schema.columns]
     rows: list[tuple[Any, ...]] = []
@@ -201,14 +216,19 @@ def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> En
                 counts.append(0)
                 continue
             if value is None:
-                raise WriteError(f"{schema.name}.{child.field} is None; use an empty list",
-                                 table=schema.name, column=child.field)
+                raise WriteError(
+                    f"{schema.name}.{child.field} is None; use an empty list",
+                    table=schema.name,
+                    column=child.field,
+                )
             for position, item in enumerate(value):
                 if type(item) is not sub.cls:
                     raise WriteError(
                         f"{schema.name}.{child.field}[{position}] is a "
                         f"{type(item).__qualname__}, not a {sub.cls.__qualname__}",
-                        table=schema.name, column=child.field)
+                        table=schema.name,
+                        column=child.field,
+                    )
             items += value
             counts.append(len(value))
         positions = [p for n in counts for p in range(n)]
@@ -218,9 +238,12 @@ def encode_rows(objs: Sequence[Any], registry: TypeRegistry | None = None) -> En
     return EncodedRows(cls, layout(schema), rows, tuple(children))
 
 
-def encode_values(cls: type, rows: Sequence[tuple[Any, ...]],
-                  children: Mapping[str, Sequence[Sequence[tuple[Any, ...]]]],
-                  registry: TypeRegistry | None = None) -> EncodedRows:
+def encode_values(
+    cls: type,
+    rows: Sequence[tuple[Any, ...]],
+    children: Mapping[str, Sequence[Sequence[tuple[Any, ...]]]],
+    registry: TypeRegistry | None = None,
+) -> EncodedRows:
     """:func:`encode_rows` of values that were never made objects: what a worker that
     builds rows straight from its results sends, with no dataclass per row and child item.
 
@@ -236,31 +259,39 @@ def encode_values(cls: type, rows: Sequence[tuple[Any, ...]],
     out: list[tuple[Any, ...]] = []
     for number, row in enumerate(rows):
         if len(row) != len(names):
-            raise WriteError(f"row {number} has {len(row)} values; {schema.name} has "
-                             f"{len(names)} columns", row=number, table=schema.name)
+            raise WriteError(
+                f"row {number} has {len(row)} values; {schema.name} has {len(names)} columns",
+                row=number,
+                table=schema.name,
+            )
     _encode(tuple, names, _encoders(schema, 0), rows, out)
     unknown = set(children) - {child.field for child in schema.children}
     if unknown:
-        raise SchemaError(f"{cls.__qualname__} has no child list {sorted(unknown)[0]!r}",
-                          cls=cls)
+        raise SchemaError(f"{cls.__qualname__} has no child list {sorted(unknown)[0]!r}", cls=cls)
     encoded = []
     for child in schema.children:
         sub = _flat_child(cls, child)
-        fields = [c.name for c in sub.columns[sub.links:]]
+        fields = [c.name for c in sub.columns[sub.links :]]
         given = children.get(child.field)
         if given is None:
-            encoded.append(EncodedChild(child.field, layout(sub, sub.links), [],
-                                        [0] * len(rows)))
+            encoded.append(EncodedChild(child.field, layout(sub, sub.links), [], [0] * len(rows)))
             continue
         if len(given) != len(rows):
-            raise WriteError(f"{schema.name}.{child.field} has items for {len(given)} rows, "
-                             f"not {len(rows)}", table=schema.name, column=child.field)
+            raise WriteError(
+                f"{schema.name}.{child.field} has items for {len(given)} rows, not {len(rows)}",
+                table=schema.name,
+                column=child.field,
+            )
         items = [item for owned in given for item in owned]
         for position, item in enumerate(items):
             if len(item) != len(fields):
-                raise WriteError(f"{schema.name}.{child.field}: an item has {len(item)} "
-                                 f"values, not {len(fields)}", table=schema.name,
-                                 column=child.field, row=position)
+                raise WriteError(
+                    f"{schema.name}.{child.field}: an item has {len(item)} "
+                    f"values, not {len(fields)}",
+                    table=schema.name,
+                    column=child.field,
+                    row=position,
+                )
         counts = [len(owned) for owned in given]
         positions = [p for n in counts for p in range(n)]
         child_rows: list[tuple[Any, ...]] = []
@@ -269,8 +300,9 @@ def encode_values(cls: type, rows: Sequence[tuple[Any, ...]],
     return EncodedRows(cls, layout(schema), out, tuple(encoded))
 
 
-def fields(cls: type, child: str | None = None, registry: TypeRegistry | None = None
-           ) -> tuple[str, ...]:
+def fields(
+    cls: type, child: str | None = None, registry: TypeRegistry | None = None
+) -> tuple[str, ...]:
     """The value order :func:`encode_values` takes for ``cls``'s rows, or for the items of
     its child list ``child``."""
     schema = table_schema(cls, registry or default_registry)
@@ -278,7 +310,7 @@ def fields(cls: type, child: str | None = None, registry: TypeRegistry | None = 
         return tuple(c.name for c in schema.columns)
     for link in schema.children:
         if link.field == child:
-            return tuple(c.name for c in link.schema.columns[link.schema.links:])
+            return tuple(c.name for c in link.schema.columns[link.schema.links :])
     raise SchemaError(f"{cls.__qualname__} has no child list {child!r}", cls=cls)
 
 

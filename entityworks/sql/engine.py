@@ -55,30 +55,33 @@ def checked_options(options: Mapping[str, Any] | None, url: sa.URL) -> dict[str,
     if options is None:
         return {}
     if not isinstance(options, Mapping):
-        raise ConfigurationError(f"engine_options must be a dict of create_engine options, "
-                                 f"got {options!r}")
+        raise ConfigurationError(
+            f"engine_options must be a dict of create_engine options, got {options!r}"
+        )
     dialect = for_name(url.get_backend_name())
     checked: dict[str, Any] = {}
     for name, value in options.items():
         if not isinstance(name, str):
             raise ConfigurationError(f"engine_options: option names are str, got {name!r}")
         if name == "echo":
-            raise ConfigurationError(f"engine_options: {name!r} is set by the Store; "
-                                     f"{_OWN_OPTIONS[name]}")
+            raise ConfigurationError(
+                f"engine_options: {name!r} is set by the Store; {_OWN_OPTIONS[name]}"
+            )
         refused = dialect.refused_option(name, url)
         if refused is not None:
             raise ConfigurationError(refused)
         if name in _OPTION_CHECKS:
             what, ok = _OPTION_CHECKS[name]
             if not ok(value):
-                raise ConfigurationError(f"engine_options: {name!r} must be {what}, got "
-                                         f"{value!r}")
+                raise ConfigurationError(f"engine_options: {name!r} must be {what}, got {value!r}")
         checked[name] = value
     refused = dialect.refused_options(checked)
     if refused is not None:
         raise ConfigurationError(refused)
-    levels = [checked.get("isolation_level"),
-              checked.get("execution_options", {}).get("isolation_level")]
+    levels = [
+        checked.get("isolation_level"),
+        checked.get("execution_options", {}).get("isolation_level"),
+    ]
     for level in filter(None, levels):
         refused = dialect.refused_isolation(level)
         if refused is not None:
@@ -88,9 +91,11 @@ def checked_options(options: Mapping[str, Any] | None, url: sa.URL) -> dict[str,
     return checked
 
 
-_AUTOCOMMIT = ("isolation_level AUTOCOMMIT would let every statement commit on its own, so a "
-               "refused write could leave half of its rows behind; the Store needs "
-               "transactions")
+_AUTOCOMMIT = (
+    "isolation_level AUTOCOMMIT would let every statement commit on its own, so a "
+    "refused write could leave half of its rows behind; the Store needs "
+    "transactions"
+)
 
 
 def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
@@ -98,33 +103,42 @@ def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
     try:
         return sa.create_engine(url, **kwargs)
     except sa.exc.NoSuchModuleError:
-        raise ConfigurationError(f"no SQLAlchemy dialect for "
-                                 f"{url.render_as_string(hide_password=True)}; "
-                                 f"{_URL_FORMS}") from None
+        raise ConfigurationError(
+            f"no SQLAlchemy dialect for {url.render_as_string(hide_password=True)}; {_URL_FORMS}"
+        ) from None
     except ModuleNotFoundError as exc:
         extra = {"postgresql": "postgres", "mysql": "mariadb", "mariadb": "mariadb"}.get(
-            url.get_backend_name())
+            url.get_backend_name()
+        )
         hint = f' (pip install "entityworks[{extra}]")' if extra else ""
-        raise ConfigurationError(f"the driver for {url.drivername}:// is not installed: "
-                                 f"{exc.name}{hint}; {_URL_FORMS}") from None
+        raise ConfigurationError(
+            f"the driver for {url.drivername}:// is not installed: {exc.name}{hint}; {_URL_FORMS}"
+        ) from None
     except (TypeError, ValueError, sa.exc.ArgumentError) as exc:
-        raise ConfigurationError(f"engine_options refused by SQLAlchemy for "
-                                 f"{url.render_as_string(hide_password=True)}: {exc}") from exc
+        raise ConfigurationError(
+            f"engine_options refused by SQLAlchemy for "
+            f"{url.render_as_string(hide_password=True)}: {exc}"
+        ) from exc
 
 
 def adopted_url(engine: Any) -> sa.URL:
     """The URL of an engine given to ``Store(engine=...)``, once the engine is checked."""
     if not isinstance(engine, sa.Engine):
         kind = type(engine).__qualname__
-        hint = (" (the Store is synchronous: create a sync engine for the same database)"
-                if "Async" in kind else "")
+        hint = (
+            " (the Store is synchronous: create a sync engine for the same database)"
+            if "Async" in kind
+            else ""
+        )
         raise ConfigurationError(f"engine= takes a sqlalchemy.Engine, got {kind}{hint}")
     dialect = for_name(engine.dialect.name)
     refused = dialect.refused_driver(engine)
     if refused is not None:
         raise ConfigurationError(refused)
-    levels = [getattr(engine.dialect, "_on_connect_isolation_level", None),
-              engine.get_execution_options().get("isolation_level")]
+    levels = [
+        getattr(engine.dialect, "_on_connect_isolation_level", None),
+        engine.get_execution_options().get("isolation_level"),
+    ]
     if any(str(level).upper() == "AUTOCOMMIT" for level in levels if level):
         raise ConfigurationError(f"engine=: {_AUTOCOMMIT}")
     refused = dialect.refused_pool(engine)
@@ -171,8 +185,7 @@ def ping_idle(engine: sa.Engine, after: float = PING_AFTER_IDLE) -> None:
             raise sa.exc.DisconnectionError(f"an idle connection is gone: {exc}") from exc
 
     with CONFIGURING:
-        if not any(getattr(fn, "_entityworks_ping", False)
-                   for fn in engine.pool.dispatch.checkout):
+        if not any(getattr(fn, "_entityworks_ping", False) for fn in engine.pool.dispatch.checkout):
             event.listen(engine, "connect", connect)
             event.listen(engine, "checkin", checkin)
             event.listen(engine, "checkout", checkout)
@@ -202,8 +215,9 @@ def refuse_unopenable(engine: sa.Engine) -> None:
 
     do_connect._entityworks_open = True  # type: ignore[attr-defined]
     with CONFIGURING:
-        if not any(getattr(fn, "_entityworks_open", False)
-                   for fn in engine.dialect.dispatch.do_connect):
+        if not any(
+            getattr(fn, "_entityworks_open", False) for fn in engine.dialect.dispatch.do_connect
+        ):
             event.listen(engine, "do_connect", do_connect)
 
 
@@ -218,8 +232,9 @@ def _refuse(reason: str | None, exc: BaseException) -> None:
         raise ConfigurationError(reason) from exc
 
 
-def configure_engine(engine: sa.Engine, busy_timeout: float, *, adopted: bool,
-                     pings: bool = False) -> None:
+def configure_engine(
+    engine: sa.Engine, busy_timeout: float, *, adopted: bool, pings: bool = False
+) -> None:
     """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
     share it: SQLite pragmas and transactions that the Store begins itself; MariaDB's strict
     ``sql_mode`` and binary collation; with ``pings``, the ping of connections checked
@@ -270,26 +285,42 @@ def normalise_url(url: str | sa.URL | Path) -> sa.URL:
     if alias is not None:
         raise ConfigurationError(
             f"{parsed.drivername}:// is not a scheme SQLAlchemy knows: write "
-            f"{parsed.set(drivername=alias).render_as_string(hide_password=True)}")
+            f"{parsed.set(drivername=alias).render_as_string(hide_password=True)}"
+        )
     return parsed
 
 
 #: Schemes other tools accept (libpq, Heroku, Django's dj-database-url) and what SQLAlchemy
 #: calls them.
-_SCHEME_ALIASES = {"postgres": "postgresql+psycopg", "postgres+psycopg": "postgresql+psycopg",
-                   "pg": "postgresql+psycopg", "maria": "mariadb+pymysql",
-                   "sqlite3": "sqlite"}
-_URL_FORMS = ("use sqlite:///PATH, postgresql+psycopg://USER@HOST:PORT/DB or "
-              "mysql+pymysql://USER@HOST:PORT/DB (or a plain file path for SQLite)")
+_SCHEME_ALIASES = {
+    "postgres": "postgresql+psycopg",
+    "postgres+psycopg": "postgresql+psycopg",
+    "pg": "postgresql+psycopg",
+    "maria": "mariadb+pymysql",
+    "sqlite3": "sqlite",
+}
+_URL_FORMS = (
+    "use sqlite:///PATH, postgresql+psycopg://USER@HOST:PORT/DB or "
+    "mysql+pymysql://USER@HOST:PORT/DB (or a plain file path for SQLite)"
+)
 
 
-def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
-                ) -> sa.Engine:
+def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float) -> sa.Engine:
     """The store's own engine for ``url``; its connections are set up by
     :func:`configure_engine`. ``options`` (checked) go to ``create_engine``."""
-    url, kwargs = for_name(url.get_backend_name()).engine_arguments(url, echo, options,
-                                                                    busy_timeout)
+    url, kwargs = for_name(url.get_backend_name()).engine_arguments(
+        url, echo, options, busy_timeout
+    )
     return _create_engine(url, kwargs)
 
-__all__ = ["PING_AFTER_IDLE", "adopted_url", "checked_options", "configure_engine",
-           "make_engine", "normalise_url", "ping_idle", "refuse_unopenable"]
+
+__all__ = [
+    "PING_AFTER_IDLE",
+    "adopted_url",
+    "checked_options",
+    "configure_engine",
+    "make_engine",
+    "normalise_url",
+    "ping_idle",
+    "refuse_unopenable",
+]

@@ -22,12 +22,30 @@ from .database import Database
 
 #: (part of a declared type name, its family), the first match wins (INTERVAL before INT,
 #: DATETIME before DATE and TIME, POINT is no integer).
-_FAMILIES = (("INTERVAL", "interval"), ("POINT", ""), ("BOOL", "integer"), ("INT", "integer"),
-             ("SERIAL", "integer"), ("CHAR", "text"), ("CLOB", "text"), ("TEXT", "text"),
-             ("JSON", "text"), ("BLOB", "bytes"), ("BYTEA", "bytes"), ("BINARY", "bytes"),
-             ("REAL", "float"), ("FLOA", "float"), ("DOUB", "float"), ("NUMERIC", "decimal"),
-             ("DECIMAL", "decimal"), ("TIMESTAMP", "timestamp"), ("DATETIME", "timestamp"),
-             ("DATE", "date"), ("TIME", "time"), ("UUID", "uuid"))
+_FAMILIES = (
+    ("INTERVAL", "interval"),
+    ("POINT", ""),
+    ("BOOL", "integer"),
+    ("INT", "integer"),
+    ("SERIAL", "integer"),
+    ("CHAR", "text"),
+    ("CLOB", "text"),
+    ("TEXT", "text"),
+    ("JSON", "text"),
+    ("BLOB", "bytes"),
+    ("BYTEA", "bytes"),
+    ("BINARY", "bytes"),
+    ("REAL", "float"),
+    ("FLOA", "float"),
+    ("DOUB", "float"),
+    ("NUMERIC", "decimal"),
+    ("DECIMAL", "decimal"),
+    ("TIMESTAMP", "timestamp"),
+    ("DATETIME", "timestamp"),
+    ("DATE", "date"),
+    ("TIME", "time"),
+    ("UUID", "uuid"),
+)
 
 
 def type_name(type_: Any, dialect: sa.Dialect) -> str:
@@ -52,12 +70,17 @@ def differences(table: sa.Table, live: dict[str, Any], dialect: sa.Dialect) -> l
     fields = {c.name: c.key for c in table.columns}
     found = {name: type_name(t, dialect) for name, t in live.items()}
     out: list[str] = []
-    missing = [f"{n} ({'' if fields[n] == n else 'of field ' + fields[n] + ', '}{t or '?'})"
-               for n, t in wanted.items() if n not in found]
+    missing = [
+        f"{n} ({'' if fields[n] == n else 'of field ' + fields[n] + ', '}{t or '?'})"
+        for n, t in wanted.items()
+        if n not in found
+    ]
     extra = [f"{n} ({t or '?'})" for n, t in found.items() if n not in wanted]
-    typed = [f"{n} is {found[n]}, not {t}" for n, t in wanted.items()
-             if n in found and family(t) and family(found[n])
-             and family(t) != family(found[n])]
+    typed = [
+        f"{n} is {found[n]}, not {t}"
+        for n, t in wanted.items()
+        if n in found and family(t) and family(found[n]) and family(t) != family(found[n])
+    ]
     if missing:
         out.append(f"missing column(s) {', '.join(missing)}")
     if extra:
@@ -84,7 +107,9 @@ def refuse_other_tables(db: Database, model: BoundModel) -> None:
                 raise SchemaError(
                     f"{owner}: table {table.name!r} exists in {db!r} with other columns than "
                     f"{owner} needs: {'; '.join(found)}. Nothing was created; drop or rename "
-                    f"that table, or map it with a class that matches it", cls=model.cls)
+                    f"that table, or map it with a class that matches it",
+                    cls=model.cls,
+                )
 
 
 __all__ = ["differences", "family", "refuse_other_tables", "type_name"]

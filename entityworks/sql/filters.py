@@ -79,8 +79,12 @@ class Expr:
 
 
 _OPS: dict[str, Callable[[Any, Any], sa.ColumnElement[bool]]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-    ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 
@@ -103,22 +107,27 @@ class Comparison(Expr):
             values = [_encode(column, v) for v in self.value if v is not None]
             null = len(values) < len(self.value)
             if self.op == "in":
-                return sa.or_(target.in_(values), target.is_(None)) if null \
-                    else target.in_(values)
-            return sa.and_(target.not_in(values), target.is_not(None)) if null \
+                return sa.or_(target.in_(values), target.is_(None)) if null else target.in_(values)
+            return (
+                sa.and_(target.not_in(values), target.is_not(None))
+                if null
                 else target.not_in(values)
+            )
         if self.op == "between":
             low, high = (_encode(column, v) for v in self.value)
             return target.between(low, high)
         if self.op == "like":
             if column.info.python_type is not str:
-                raise FilterError(f"{schema.cls.__qualname__}.{column.name}: like() needs a "
-                                  f"text column; this one is {column.info.name}")
+                raise FilterError(
+                    f"{schema.cls.__qualname__}.{column.name}: like() needs a "
+                    f"text column; this one is {column.info.name}"
+                )
             try:
                 like_tokens(self.value)
             except ValueError as exc:
-                raise FilterError(f"{schema.cls.__qualname__}.{column.name}: like"
-                                  f"({_short(self.value)}): {exc}") from None
+                raise FilterError(
+                    f"{schema.cls.__qualname__}.{column.name}: like({_short(self.value)}): {exc}"
+                ) from None
             return LikeMatch(target, sa.literal(_encode(column, self.value), target.type))
         if self.value is None:
             if self.op == "==":
@@ -128,17 +137,18 @@ class Comparison(Expr):
             raise FilterError(f"cannot compare column {column.name!r} {self.op} None")
         return _OPS[self.op](target, _encode(column, self.value))
 
-    def _through_relation(self, table: sa.Table, schema: TableSchema
-                          ) -> sa.ColumnElement[bool]:
+    def _through_relation(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
         """``"author.name"``: the rows whose ``author_id`` refers to a row of the referenced
         table matching the rest of the path (``fk IN (SELECT key FROM target WHERE ...)``)."""
         head, _, rest = self.column.partition(".")
         column = schema.relation(head) or _by_key_suffix(table, schema, head)
         if column is None or not rest:
             known = ", ".join(schema.relations) or "none"
-            raise FilterError(f"{self.column!r}: {head!r} is no relation of table "
-                              f"{schema.name!r} (a column(references=...) field, named with or "
-                              f"without its '_id' or referenced key); relations: {known}")
+            raise FilterError(
+                f"{self.column!r}: {head!r} is no relation of table "
+                f"{schema.name!r} (a column(references=...) field, named with or "
+                f"without its '_id' or referenced key); relations: {known}"
+            )
         (foreign,) = table.c[column.name].foreign_keys
         key = foreign.column
         target_schema = schema_of(key.table)
@@ -155,7 +165,8 @@ def _filtered_column(schema: TableSchema, name: str) -> Column:
             raise FilterError(
                 f"{schema.cls.__qualname__}.{name}: a child list (its items are rows of table "
                 f"{child.schema.name!r}), which a filter cannot compare; filter that table's "
-                "class, or select the rows and compare in Python")
+                "class, or select the rows and compare in Python"
+            )
     return schema.column(name)
 
 
@@ -180,20 +191,23 @@ def _refuse_encoded(schema: TableSchema, column: Column, op: str) -> None:
     """FilterError for a comparison other than with None on an Optional child list's
     presence column or on a column stored encoded (see the module's docstring)."""
     where = f"{schema.cls.__qualname__}.{column.name}"
-    what = {"in": "in_()", "not_in": "not_in()", "between": "between()",
-            "like": "like()"}.get(op, f"{op} with a value")
+    what = {"in": "in_()", "not_in": "not_in()", "between": "between()", "like": "like()"}.get(
+        op, f"{op} with a value"
+    )
     if any(c.field == column.name and c.optional for c in schema.children):
         raise FilterError(
             f"{where}: an Optional child list can only be compared with None (== None: the "
             f"list is None; != None: it is a list, empty or not), not by {what}: its items "
-            "are rows of another table")
+            "are rows of another table"
+        )
     form = _encoded_form(column)
     if form is not None:
         raise FilterError(
             f"{where} ({column.info.name}) is {form}, so SQL cannot compare it by value "
             f"({what} would compare encodings: {{'b': 2, 'a': 1}} would miss "
             "{'a': 1, 'b': 2}); filter it with None only (== None, != None), or select the "
-            "rows and compare in Python")
+            "rows and compare in Python"
+        )
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -300,8 +314,11 @@ def _filter_value(info: Any, value: Any) -> Any:
     Python compares them). A float against an int column is refused like a stored one: a
     server would round it to the column's type (``n IN (1.5)`` finding 2)."""
     kind = info.python_type
-    if kind is decimal.Decimal and not isinstance(value, bool) and \
-            isinstance(value, int | float | decimal.Decimal):
+    if (
+        kind is decimal.Decimal
+        and not isinstance(value, bool)
+        and isinstance(value, int | float | decimal.Decimal)
+    ):
         number = decimal.Decimal(value)
         if not number.is_finite():
             raise ValueError(f"{value!r} is not a finite number")
@@ -349,12 +366,14 @@ def _coerce(where: Any) -> Expr:
     if isinstance(where, str):
         raise FilterError(
             "where= does not take SQL text; pass a dict such as {'kind': 'cave'} or "
-            "expressions such as col('width') >= 80")
+            "expressions such as col('width') >= 80"
+        )
     raise FilterError(f"unsupported filter {where!r}: use a dict or col(...) expressions")
 
 
-def compile_where(where: Any, table: sa.Table, schema: TableSchema
-                  ) -> sa.ColumnElement[bool] | None:
+def compile_where(
+    where: Any, table: sa.Table, schema: TableSchema
+) -> sa.ColumnElement[bool] | None:
     """The SQLAlchemy condition for ``where`` (``None`` -> no condition)."""
     if where is None:
         return None
@@ -364,8 +383,9 @@ def compile_where(where: Any, table: sa.Table, schema: TableSchema
     return expr.compile(table, schema)
 
 
-def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
-                     ) -> list[sa.ColumnElement[Any]]:
+def compile_order_by(
+    order_by: Any, table: sa.Table, schema: TableSchema
+) -> list[sa.ColumnElement[Any]]:
     """``"name"``, ``"-name"`` (descending) or a list of those -> ORDER BY clauses.
 
     NULLs come first in ascending order and last in descending order on every backend (as
@@ -380,8 +400,7 @@ def compile_order_by(order_by: Any, table: sa.Table, schema: TableSchema
     clauses: list[sa.ColumnElement[Any]] = []
     for item in items:
         if not isinstance(item, str) or not item.lstrip("-"):
-            raise FilterError(f"order_by takes column names ('-name' for descending), "
-                              f"got {item!r}")
+            raise FilterError(f"order_by takes column names ('-name' for descending), got {item!r}")
         descending = item.startswith("-")
         name = item[1:] if descending else item
         column = schema.column(name)

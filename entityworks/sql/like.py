@@ -39,13 +39,17 @@ def like_tokens(pattern: str) -> tuple[str | int, ...]:
     escaped = False
     for i, char in enumerate(pattern):
         if char == "\x00":
-            raise ValueError("a pattern cannot hold NUL (PostgreSQL text cannot, and SQLite's "
-                             "LIKE would stop at it)")
+            raise ValueError(
+                "a pattern cannot hold NUL (PostgreSQL text cannot, and SQLite's "
+                "LIKE would stop at it)"
+            )
         if escaped:
             if char not in "%_\\":
-                raise ValueError(f"the backslash at position {i - 1} escapes {char!r}; a "
-                                 "backslash may only escape %, _ or a backslash (two "
-                                 "backslashes stand for one)")
+                raise ValueError(
+                    f"the backslash at position {i - 1} escapes {char!r}; a "
+                    "backslash may only escape %, _ or a backslash (two "
+                    "backslashes stand for one)"
+                )
             tokens.append(char)
             escaped = False
         elif char == "\\":
@@ -53,8 +57,10 @@ def like_tokens(pattern: str) -> tuple[str | int, ...]:
         else:
             tokens.append(_ANY if char == "%" else _ONE if char == "_" else char)
     if escaped:
-        raise ValueError("the pattern ends with a lone backslash, which escapes nothing "
-                         "(two backslashes stand for one)")
+        raise ValueError(
+            "the pattern ends with a lone backslash, which escapes nothing "
+            "(two backslashes stand for one)"
+        )
     return tuple(tokens)
 
 
@@ -68,8 +74,11 @@ def like_matches(pattern: str | None, text: str | None) -> bool | None:
     star = -1  # the token after the last % seen (-1: none yet)
     mark = 0  # where the text that % has taken so far ends
     while t < len(text):
-        if p < len(tokens) and tokens[p] is not _ANY and (tokens[p] is _ONE
-                                                          or tokens[p] == text[t]):
+        if (
+            p < len(tokens)
+            and tokens[p] is not _ANY
+            and (tokens[p] is _ONE or tokens[p] == text[t])
+        ):
             p += 1
             t += 1
         elif p < len(tokens) and tokens[p] is _ANY:
@@ -81,7 +90,6 @@ def like_matches(pattern: str | None, text: str | None) -> bool | None:
         else:
             return False
     return all(token is _ANY for token in tokens[p:])
-
 
 
 class LikeMatch(FunctionElement[bool]):

@@ -33,8 +33,7 @@ def attempt(db: Database, conn: sa.Connection, action: Callable[[], Any]) -> boo
     return refused(db, conn, action) is None
 
 
-def refused(db: Database, conn: sa.Connection, action: Callable[[], Any]
-            ) -> BaseException | None:
+def refused(db: Database, conn: sa.Connection, action: Callable[[], Any]) -> BaseException | None:
     """:func:`attempt`, giving the refusal (None: ``action`` was kept)."""
     savepoint = conn.begin_nested()
     try:
@@ -53,14 +52,22 @@ def identical(sent: Sequence[Any], checked: Sequence[Any]) -> bool:
     """True when the checks left a refused row exactly as it was sent (same values of the
     same types: an int the checks made a float, 1 to 1.0, is another row to try)."""
     return len(sent) == len(checked) and all(
-        type(a) is type(b) and a == b for a, b in zip(sent, checked, strict=True))
+        type(a) is type(b) and a == b for a, b in zip(sent, checked, strict=True)
+    )
 
 
-def guard(db: Database, conn: sa.Connection, model: BoundModel, action: Callable[[], Any],
-           number: RowNumber, *, raw: tuple[str, Callable[[], list[Any]]] | None = None,
-           replay: tuple[Any, list[dict[str, Any]]] | None = None,
-           explain: Callable[..., tuple[str | None, str]] | None = None,
-           single: dict[str, Any] | None = None) -> Any:
+def guard(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    action: Callable[[], Any],
+    number: RowNumber,
+    *,
+    raw: tuple[str, Callable[[], list[Any]]] | None = None,
+    replay: tuple[Any, list[dict[str, Any]]] | None = None,
+    explain: Callable[..., tuple[str | None, str]] | None = None,
+    single: dict[str, Any] | None = None,
+) -> Any:
     """Run ``action`` in a savepoint; on a database error, locate the row and re-raise.
 
     ``explain(conn, model, values, earlier)`` turns the MariaDB upsert guard's error into
@@ -79,20 +86,43 @@ def guard(db: Database, conn: sa.Connection, model: BoundModel, action: Callable
             row, message = locate(db, conn, raw, replay, exc)
         values = None
         if row is not None:
-            values = (replay[1][row] if replay is not None
-                      else dict(zip(model.names, raw[1]()[row], strict=True)))  # type: ignore
+            values = (
+                replay[1][row]
+                if replay is not None
+                else dict(zip(model.names, raw[1]()[row], strict=True))  # type: ignore[index]
+            )
         earlier = replay[1][:row] if replay is not None and row is not None else None
-        raise refusal(db, conn, model, message, row, values, number, bound=replay is None,
-                      explain=explain, earlier=earlier, single=single) from exc
+        raise refusal(
+            db,
+            conn,
+            model,
+            message,
+            row,
+            values,
+            number,
+            bound=replay is None,
+            explain=explain,
+            earlier=earlier,
+            single=single,
+        ) from exc
     savepoint.commit()
     return result
 
 
-def refusal(db: Database, conn: sa.Connection, model: BoundModel, message: str,
-            row: int | None, values: dict[str, Any] | None, number: RowNumber, *,
-            bound: bool, explain: Callable[..., tuple[str | None, str]] | None = None,
-            earlier: list[dict[str, Any]] | None = None,
-            single: dict[str, Any] | None = None) -> WriteError:
+def refusal(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    message: str,
+    row: int | None,
+    values: dict[str, Any] | None,
+    number: RowNumber,
+    *,
+    bound: bool,
+    explain: Callable[..., tuple[str | None, str]] | None = None,
+    earlier: list[dict[str, Any]] | None = None,
+    single: dict[str, Any] | None = None,
+) -> WriteError:
     """The WriteError for a refused row whose place is known (``row``, ``None``: a one-row
     statement, such as an update), naming its column: from the values, the error message,
     or a query for a missing reference. Nothing is executed again.
@@ -107,24 +137,37 @@ def refusal(db: Database, conn: sa.Connection, model: BoundModel, message: str,
     if explain is not None and earlier is not None and _GUARD_ERROR in message:
         column, message = explain(conn, model, values, earlier)
     if "foreign key" in message.lower() and (values or single) is not None:
-        column = missing_reference(
-            db, conn, model, values or single,  # type: ignore[arg-type]
-            raw=values is not None and bound) or column
-    column = (column or _column_from_message(message, model.names, key_label(model),
-                                             model.table)
-              or (_column_from_types(model, values) if values else None)
-              or _column_refused_here(db, model, values or single))
+        column = (
+            missing_reference(
+                db,
+                conn,
+                model,
+                values or single,  # type: ignore[arg-type]
+                raw=values is not None and bound,
+            )
+            or column
+        )
+    column = (
+        column
+        or _column_from_message(message, model.names, key_label(model), model.table)
+        or (_column_from_types(model, values) if values else None)
+        or _column_refused_here(db, model, values or single)
+    )
     reported = None if row is None else number(row)
     where = "a row" if reported is None else f"row {reported}"
     return WriteError(
         f"{model.schema.name}: {where}"
         + (f", column {column!r}" if column else "")
         + f": {message}; nothing was written",
-        table=model.schema.name, row=reported, column=column)
+        table=model.schema.name,
+        row=reported,
+        column=column,
+    )
 
 
-def missing_reference(db: Database, conn: sa.Connection, model: BoundModel, values: dict[str, Any],
-                       *, raw: bool) -> str | None:
+def missing_reference(
+    db: Database, conn: sa.Connection, model: BoundModel, values: dict[str, Any], *, raw: bool
+) -> str | None:
     """The first foreign-key column of a refused row whose value no referenced row
     holds (SQLite and MariaDB do not name it). ``raw``: ``values`` are the driver's."""
     for foreign in model.table.foreign_keys:
@@ -144,39 +187,57 @@ def missing_reference(db: Database, conn: sa.Connection, model: BoundModel, valu
     return None
 
 
-def unique_clash(db: Database, conn: sa.Connection, model: BoundModel, values: dict[str, Any],
-                  earlier: list[dict[str, Any]]) -> tuple[str | None, str]:
+def unique_clash(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    values: dict[str, Any],
+    earlier: list[dict[str, Any]],
+) -> tuple[str | None, str]:
     """Which UNIQUE column (or composite unique constraint) of an upserted row another
     row already holds (MariaDB)."""
     keys = [c.name for c in model.schema.require_keys("upsert")]
     table = model.table
-    groups: list[tuple[str, ...]] = [(c.name,) for c in model.schema.columns
-                                     if c.unique and not c.primary_key]
+    groups: list[tuple[str, ...]] = [
+        (c.name,) for c in model.schema.columns if c.unique and not c.primary_key
+    ]
     groups += list(model.schema.unique)
     mine = tuple(values[k] for k in keys)
     for group in groups:
         value = tuple(values.get(n) for n in group)
         if None in value:
             continue
-        clash = any(tuple(d.get(n) for n in group) == value
-                    and tuple(d[k] for k in keys) != mine for d in earlier)
+        clash = any(
+            tuple(d.get(n) for n in group) == value and tuple(d[k] for k in keys) != mine
+            for d in earlier
+        )
         if not clash:
-            stmt = (sa.select(table.c[keys[0]])
-                    .where(*(table.c[n] == v for n, v in zip(group, value, strict=True)))
-                    .where(sa.not_(sa.and_(*(table.c[k] == values[k] for k in keys))))
-                    .limit(1))
+            stmt = (
+                sa.select(table.c[keys[0]])
+                .where(*(table.c[n] == v for n, v in zip(group, value, strict=True)))
+                .where(sa.not_(sa.and_(*(table.c[k] == values[k] for k in keys))))
+                .limit(1)
+            )
             clash = conn.execute(stmt).first() is not None
         if clash:
-            what = (f"unique column {group[0]!r}" if len(group) == 1
-                    else f"unique columns ({', '.join(group)})")
-            return ", ".join(group), (f"duplicate value in {what}: another row holds it "
-                                      "(upsert matches rows by the primary key alone)")
-    return None, ("duplicate value in a unique index: another row holds it (upsert "
-                  "matches rows by the primary key alone)")
+            what = (
+                f"unique column {group[0]!r}"
+                if len(group) == 1
+                else f"unique columns ({', '.join(group)})"
+            )
+            return ", ".join(group), (
+                f"duplicate value in {what}: another row holds it "
+                "(upsert matches rows by the primary key alone)"
+            )
+    return None, (
+        "duplicate value in a unique index: another row holds it (upsert "
+        "matches rows by the primary key alone)"
+    )
 
 
-def locate(db: Database, conn: sa.Connection, raw: Any, replay: Any, exc: BaseException
-            ) -> tuple[int | None, str]:
+def locate(
+    db: Database, conn: sa.Connection, raw: Any, replay: Any, exc: BaseException
+) -> tuple[int | None, str]:
     """Replay a failed batch row by row inside a savepoint to find the failing row."""
     message = error_text(exc)
     savepoint = conn.begin_nested()
@@ -227,24 +288,25 @@ def error_text(exc: BaseException) -> str:
     # PostgreSQL names the offending key in its DETAIL line.
     detail = [line for line in lines[1:] if line.startswith("DETAIL:")]
     column = getattr(getattr(orig, "diag", None), "column_name", None)
-    extra = [f"(column \"{column}\")"] if column and f'"{column}"' not in lines[0] else []
+    extra = [f'(column "{column}")'] if column and f'"{column}"' not in lines[0] else []
     return " ".join([lines[0], *detail, *extra])
 
 
 _COLUMN_PATTERNS = [
     re.compile(r"cannot store \w+ value in \w+ column (?:.*\.)?([^.]+)$"),  # sqlite STRICT
     re.compile(r"constraint failed: (?:[^\s.]+\.)?\"?([^\s,\"]+)"),  # sqlite
-    re.compile(r"Key \(([^)]+)\)="),                                  # postgresql unique
-    re.compile(r"column \"([^\"]+)\""),                               # postgresql
-    re.compile(r"[Cc]olumn [`'\"]([^`'\"]+)[`'\"]"),                  # mariadb
+    re.compile(r"Key \(([^)]+)\)="),  # postgresql unique
+    re.compile(r"column \"([^\"]+)\""),  # postgresql
+    re.compile(r"[Cc]olumn [`'\"]([^`'\"]+)[`'\"]"),  # mariadb
     re.compile(r"for column [`'\"](?:[^`'\"]+[`'\"]\.[`'\"])*([^`'\"]+)[`'\"]"),
-    re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),                    # mariadb duplicates
-    re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),                          # mariadb references
+    re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),  # mariadb duplicates
+    re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),  # mariadb references
 ]
 
 
-def _column_refused_here(db: Database, model: BoundModel, values: Mapping[str, Any] | None
-                         ) -> str | None:
+def _column_refused_here(
+    db: Database, model: BoundModel, values: Mapping[str, Any] | None
+) -> str | None:
     """The first column of a refused row holding a value this backend alone cannot store,
     whose error names no column: NaN or an infinity in a MariaDB DOUBLE, NUL in PostgreSQL
     text (the values are the row's encoded ones)."""
@@ -269,10 +331,14 @@ def _column_from_types(model: BoundModel, values: dict[str, Any]) -> str | None:
     return None
 
 
-_NAMED = [re.compile(r'constraint "([^"]+)"'),               # postgresql
-          re.compile(r"for key '(?:[^'.]+\.)?([^']+)'")]       # mariadb
-_LISTED = [re.compile(r"Key \((.+?)\)="),                      # postgresql's DETAIL
-           re.compile(r"UNIQUE constraint failed: (.+)$")]     # sqlite
+_NAMED = [
+    re.compile(r'constraint "([^"]+)"'),  # postgresql
+    re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),
+]  # mariadb
+_LISTED = [
+    re.compile(r"Key \((.+?)\)="),  # postgresql's DETAIL
+    re.compile(r"UNIQUE constraint failed: (.+)$"),
+]  # sqlite
 
 
 def _constraint_columns(message: str, table: sa.Table) -> str | None:
@@ -285,8 +351,10 @@ def _constraint_columns(message: str, table: sa.Table) -> str | None:
     for pattern in _LISTED:
         m = pattern.search(message)
         if m:
-            listed = [part.strip().strip('"').rpartition(f"{table.name}.")[2]
-                      for part in m.group(1).split(",")]
+            listed = [
+                part.strip().strip('"').rpartition(f"{table.name}.")[2]
+                for part in m.group(1).split(",")
+            ]
     groups: list[tuple[set[str], list[sa.Column[Any]]]] = []
     for constraint in table.constraints:
         if isinstance(constraint, sa.PrimaryKeyConstraint):
@@ -298,16 +366,20 @@ def _constraint_columns(message: str, table: sa.Table) -> str | None:
         if isinstance(constraint.name, str):
             names.add(constraint.name)
         groups.append((names, list(constraint.columns)))
-    groups += [({index.name} if isinstance(index.name, str) else set(), list(index.columns))
-               for index in table.indexes if index.unique]
+    groups += [
+        ({index.name} if isinstance(index.name, str) else set(), list(index.columns))
+        for index in table.indexes
+        if index.unique
+    ]
     for names, columns in groups:
         if len(columns) > 1 and (names & named or listed == [c.name for c in columns]):
             return ", ".join(c.key for c in columns)
     return None
 
 
-def _column_from_message(message: str, names: list[str], key: str | None = None,
-                         table: sa.Table | None = None) -> str | None:
+def _column_from_message(
+    message: str, names: list[str], key: str | None = None, table: sa.Table | None = None
+) -> str | None:
     """The column a database error names; ``table`` translates the names of columns called
     otherwise in SQL (``column(name=...)``) back to their fields'."""
     fields = {c.name: c.key for c in table.columns} if table is not None else {}
@@ -333,5 +405,15 @@ def _column_from_message(message: str, names: list[str], key: str | None = None,
     return None
 
 
-__all__ = ["BIND_ERRORS", "attempt", "error_text", "guard", "identical", "locate",
-           "missing_reference", "refusal", "refused", "unique_clash"]
+__all__ = [
+    "BIND_ERRORS",
+    "attempt",
+    "error_text",
+    "guard",
+    "identical",
+    "locate",
+    "missing_reference",
+    "refusal",
+    "refused",
+    "unique_clash",
+]

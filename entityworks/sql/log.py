@@ -42,8 +42,9 @@ def shorten(values: Any, limit: int = VALUES_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def log_statement(statement: str, *, rows: int | None = None, how: str = "executemany",
-                  values: Any = None) -> None:
+def log_statement(
+    statement: str, *, rows: int | None = None, how: str = "executemany", values: Any = None
+) -> None:
     """Log one statement the Store sends (``rows``: a batch of that many rows, sent by
     ``how``); the values only at DEBUG. Call it only when INFO is enabled."""
     if rows is None:
@@ -117,6 +118,17 @@ def watch(engine: Any) -> None:
         event.listen(engine, "rollback", rollback)
 
 
-__all__ = ["commit", "do_execute", "do_execute_no_params", "do_executemany", "listened",
-           "log_statement", "logged", "package_logger", "rollback", "sql_logger", "store_logger",
-           "watch"]
+__all__ = [
+    "commit",
+    "do_execute",
+    "do_execute_no_params",
+    "do_executemany",
+    "listened",
+    "log_statement",
+    "logged",
+    "package_logger",
+    "rollback",
+    "sql_logger",
+    "store_logger",
+    "watch",
+]

@@ -52,7 +52,8 @@ _NAME = 63
 def schema_table(metadata: sa.MetaData | None = None) -> sa.Table:
     """The ``entityworks_schema`` table (the Alembic revision creates the same)."""
     return sa.Table(
-        TABLE, metadata if metadata is not None else sa.MetaData(),
+        TABLE,
+        metadata if metadata is not None else sa.MetaData(),
         sa.Column("table_name", sqltypes.key_text(_NAME), primary_key=True),
         sa.Column("column_name", sqltypes.key_text(_NAME), primary_key=True),
         sa.Column("position", sa.Integer(), nullable=False),
@@ -93,8 +94,13 @@ def _type_name(info: TypeInfo) -> tuple[str, dict[str, Any]]:
 
 
 #: Names of types inside a recorded JSON annotation that are not registry entries.
-_SPECIAL: dict[str, Any] = {"Any": Any, "None": type(None), "list": list, "dict": dict,
-                            "tuple": tuple}
+_SPECIAL: dict[str, Any] = {
+    "Any": Any,
+    "None": type(None),
+    "list": list,
+    "dict": dict,
+    "tuple": tuple,
+}
 
 
 def spell(tp: Any) -> str | None:
@@ -125,9 +131,22 @@ def spell(tp: Any) -> str | None:
 
 
 #: The scalar types a recorded JSON annotation may name, by their names.
-_SCALARS: dict[str, type] = {t.__name__: t for t in (
-    bool, int, float, str, bytes, decimal.Decimal, dt.datetime, dt.date, dt.time,
-    dt.timedelta, uuid.UUID)}
+_SCALARS: dict[str, type] = {
+    t.__name__: t
+    for t in (
+        bool,
+        int,
+        float,
+        str,
+        bytes,
+        decimal.Decimal,
+        dt.datetime,
+        dt.date,
+        dt.time,
+        dt.timedelta,
+        uuid.UUID,
+    )
+}
 _TOKEN = re.compile(r"\s*(\w+|\.\.\.|[\[\],|])")
 
 
@@ -145,7 +164,7 @@ def parse_type(text: str) -> Any:
     def expression(i: int) -> tuple[Any, int]:
         tp, i = atom(i)
         if i < len(tokens) and tokens[i] == "|":
-            if tokens[i + 1:i + 2] != ["None"]:
+            if tokens[i + 1 : i + 2] != ["None"]:
                 raise ValueError(text)
             return tp | None, i + 2
         return tp, i
@@ -184,16 +203,27 @@ def parse_type(text: str) -> Any:
     return tp if end == len(tokens) else None
 
 
-def record(conn: sa.Connection, schema: TableSchema, *, dataset: str | None = None,
-           facts: dict[str, Any] | None = None, only: Collection[str] | None = None) -> None:
+def record(
+    conn: sa.Connection,
+    schema: TableSchema,
+    *,
+    dataset: str | None = None,
+    facts: dict[str, Any] | None = None,
+    only: Collection[str] | None = None,
+) -> None:
     """Record the columns of ``schema`` (child tables, and theirs, included; with ``only``,
     those of the tables it names) on ``conn``, replacing what was recorded for those tables
     before; ``facts`` go with the table itself (a DataSet's ``relations``). Creates the table
     on first use. Columns are recorded by their names in the database; a table whose name,
     or a column's, is longer than 63 characters is not recorded (reflection then reads its
     SQL types alone)."""
-    tables = [t for t in [schema, *schema.descendants] if (only is None or t.name in only)
-              and len(t.name) <= _NAME and all(len(c.sql_name) <= _NAME for c in t.columns)]
+    tables = [
+        t
+        for t in [schema, *schema.descendants]
+        if (only is None or t.name in only)
+        and len(t.name) <= _NAME
+        and all(len(c.sql_name) <= _NAME for c in t.columns)
+    ]
     if not tables:
         return
     _TABLE.create(conn, checkfirst=True)
@@ -204,22 +234,37 @@ def record(conn: sa.Connection, schema: TableSchema, *, dataset: str | None = No
         if table is schema and facts:
             table_facts.update(facts)
         if table.children:  # list fields held in child tables: reflection rebuilds them
-            table_facts["children"] = [[child.field, child.schema.name]
-                                       for child in table.children]
-        rows = [{"table_name": table.name, "column_name": "", "position": -1,
-                 "logical_type": TABLE_ROW, "nullable": False, "primary_key": False,
-                 "max_length": None, "details": json.dumps(table_facts)}]
+            table_facts["children"] = [[child.field, child.schema.name] for child in table.children]
+        rows = [
+            {
+                "table_name": table.name,
+                "column_name": "",
+                "position": -1,
+                "logical_type": TABLE_ROW,
+                "nullable": False,
+                "primary_key": False,
+                "max_length": None,
+                "details": json.dumps(table_facts),
+            }
+        ]
         for position, c in enumerate(table.columns):
             field = fields.get(c.name)
             spelling = dict(field.metadata.get(XSD_METADATA) or {}) if field else {}
             name, details = _type_name(c.info)
             if spelling:
                 details["xsd"] = spelling
-            rows.append({"table_name": table.name, "column_name": c.sql_name,
-                         "position": position, "logical_type": name,
-                         "nullable": c.nullable, "primary_key": c.primary_key,
-                         "max_length": c.max_length,
-                         "details": json.dumps(details) if details else None})
+            rows.append(
+                {
+                    "table_name": table.name,
+                    "column_name": c.sql_name,
+                    "position": position,
+                    "logical_type": name,
+                    "nullable": c.nullable,
+                    "primary_key": c.primary_key,
+                    "max_length": c.max_length,
+                    "details": json.dumps(details) if details else None,
+                }
+            )
         conn.execute(_TABLE.insert(), rows)
 
 
@@ -233,8 +278,11 @@ def recorded(conn: sa.Connection, table_name: str) -> list[sa.Row[Any]]:
     """The recorded rows of ``table_name`` in order (table row first); empty if none."""
     if not sa.inspect(conn).has_table(TABLE):
         return []
-    return list(conn.execute(sa.select(_TABLE).where(_TABLE.c.table_name == table_name)
-                             .order_by(_TABLE.c.position)))
+    return list(
+        conn.execute(
+            sa.select(_TABLE).where(_TABLE.c.table_name == table_name).order_by(_TABLE.c.position)
+        )
+    )
 
 
 def logical_type(name: str, registry: TypeRegistry) -> Any:
@@ -256,8 +304,9 @@ def logical_type(name: str, registry: TypeRegistry) -> Any:
 Spec = tuple[str, Any, Any]
 
 
-def recorded_fields(conn: sa.Connection, table_name: str, live_columns: list[str],
-                    registry: TypeRegistry) -> tuple[list[Spec], dict[str, Any]] | None:
+def recorded_fields(
+    conn: sa.Connection, table_name: str, live_columns: list[str], registry: TypeRegistry
+) -> tuple[list[Spec], dict[str, Any]] | None:
     """Dataclass field specs for ``table_name`` from its recorded logical schema, and the
     table's recorded facts (``{"dataset": ...}``); ``None`` when nothing is recorded, or
     what is recorded no longer matches the live columns (or names a type this registry
@@ -277,16 +326,24 @@ def recorded_fields(conn: sa.Connection, table_name: str, live_columns: list[str
             continue
         for i, (name, annotation, spec) in enumerate(specs):
             if name == relation["child_column"]:
-                metadata = {**spec.metadata, "references":
-                            f"{relation['parent']}.{relation['parent_column']}",
-                            "relation": relation["name"], "nested": relation["nested"]}
+                metadata = {
+                    **spec.metadata,
+                    "references": f"{relation['parent']}.{relation['parent_column']}",
+                    "relation": relation["name"],
+                    "nested": relation["nested"],
+                }
                 specs[i] = (name, annotation, dataclasses.field(metadata=metadata))
     return specs, table_details
 
 
-def _with_children(conn: sa.Connection, columns: list[sa.Row[Any]],
-                   table_details: dict[str, Any], registry: TypeRegistry,
-                   nullable: dict[str, bool], depth: int) -> list[Spec] | None:
+def _with_children(
+    conn: sa.Connection,
+    columns: list[sa.Row[Any]],
+    table_details: dict[str, Any],
+    registry: TypeRegistry,
+    nullable: dict[str, bool],
+    depth: int,
+) -> list[Spec] | None:
     """The specs of a table's recorded ``columns`` (a child table's without its links,
     ``parent_key``, ``position_1``... ``position``), then a ``list[Item]`` field per recorded
     child table (``list[Item] | None`` when a column of the field's name tells None from an
@@ -301,16 +358,27 @@ def _with_children(conn: sa.Connection, columns: list[sa.Row[Any]],
         if item is None:
             return None
         if field_name in present:
-            specs.append((field_name, list[item] | None,  # type: ignore[valid-type]
-                          dataclasses.field(default=None)))
+            specs.append(
+                (
+                    field_name,
+                    list[item] | None,  # type: ignore[valid-type]
+                    dataclasses.field(default=None),
+                )
+            )
         else:
-            specs.append((field_name, list[item],  # type: ignore[valid-type]
-                          dataclasses.field(default_factory=list)))
+            specs.append(
+                (
+                    field_name,
+                    list[item],  # type: ignore[valid-type]
+                    dataclasses.field(default_factory=list),
+                )
+            )
     return specs
 
 
-def _child_item(conn: sa.Connection, child_table: str, registry: TypeRegistry, depth: int
-                ) -> type | None:
+def _child_item(
+    conn: sa.Connection, child_table: str, registry: TypeRegistry, depth: int
+) -> type | None:
     """The item class of a recorded child table at ``depth`` (1: a child of the table
     itself): its columns after the links, and its own recorded child tables."""
     from ..model.schema import PARENT_COLUMN, POSITION_COLUMN
@@ -322,14 +390,13 @@ def _child_item(conn: sa.Connection, child_table: str, registry: TypeRegistry, d
     rows = recorded(conn, child_table)
     columns = [r for r in rows if r.logical_type != TABLE_ROW]
     names = [r.column_name for r in columns]
-    links = [PARENT_COLUMN, *(f"{POSITION_COLUMN}_{i}" for i in range(1, depth)),
-             POSITION_COLUMN]
-    if names[:len(links)] != links or not set(names) <= set(live):
+    links = [PARENT_COLUMN, *(f"{POSITION_COLUMN}_{i}" for i in range(1, depth)), POSITION_COLUMN]
+    if names[: len(links)] != links or not set(names) <= set(live):
         return None
     table_row = next((r for r in rows if r.logical_type == TABLE_ROW), None)
     details = json.loads(table_row.details) if table_row and table_row.details else {}
     nullable = _live_nullable(conn, child_table, columns, registry)
-    specs = _with_children(conn, columns[len(links):], details, registry, nullable, depth)
+    specs = _with_children(conn, columns[len(links) :], details, registry, nullable, depth)
     if specs is None:
         return None
     item = dataclasses.make_dataclass(_class_name(child_table), specs)
@@ -337,20 +404,22 @@ def _child_item(conn: sa.Connection, child_table: str, registry: TypeRegistry, d
     return item
 
 
-def _live_nullable(conn: sa.Connection, table: str, columns: list[sa.Row[Any]],
-                   registry: TypeRegistry) -> dict[str, bool]:
+def _live_nullable(
+    conn: sa.Connection, table: str, columns: list[sa.Row[Any]], registry: TypeRegistry
+) -> dict[str, bool]:
     """Whether each recorded column's field is nullable in the live table: a migration may
     have made ``X`` into ``X | None`` or back since it was recorded (the live table says).
     A field is nullable when its column and its companions are (a SQLite Decimal's text
     column is nullable beside its NOT NULL key column)."""
-    live = {c["name"]: bool(c.get("nullable", True))
-            for c in sa.inspect(conn).get_columns(table)}
+    live = {c["name"]: bool(c.get("nullable", True)) for c in sa.inspect(conn).get_columns(table)}
     suffixes = registry.companion_types(conn.dialect.name)
     out: dict[str, bool] = {}
     for r in columns:
         if r.column_name in live:
-            group = [r.column_name, *(f"{r.column_name}{COMPANION_SEPARATOR}{suffix}"
-                                      for suffix in suffixes)]
+            group = [
+                r.column_name,
+                *(f"{r.column_name}{COMPANION_SEPARATOR}{suffix}" for suffix in suffixes),
+            ]
             out[r.column_name] = all(live.get(name, True) for name in group)
     return out
 
@@ -361,8 +430,9 @@ def _class_name(table: str) -> str:
     return name if name.isidentifier() else f"T{name}"
 
 
-def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry, nullable: dict[str, bool]
-           ) -> list[Spec] | None:
+def _specs(
+    columns: list[sa.Row[Any]], registry: TypeRegistry, nullable: dict[str, bool]
+) -> list[Spec] | None:
     from ..model.schema import unusable_field_name
 
     specs: list[Spec] = []
@@ -386,5 +456,13 @@ def _specs(columns: list[sa.Row[Any]], registry: TypeRegistry, nullable: dict[st
     return specs
 
 
-__all__ = ["TABLE", "forget", "parse_type", "record", "recorded", "recorded_fields",
-           "schema_table", "spell"]
+__all__ = [
+    "TABLE",
+    "forget",
+    "parse_type",
+    "record",
+    "recorded",
+    "recorded_fields",
+    "schema_table",
+    "spell",
+]

@@ -125,8 +125,13 @@ class PointPath:
         """The driver connection this thread keeps for one-row calls, or None when they
         take the general path: an in-memory database, a class with child tables, inside
         ``Store.transaction()``, or while SQL is echoed or listened to."""
-        if (not self.usable or model.children or self.db.in_transaction or self.db.engine.echo
-                or listened(self.db.engine)):
+        if (
+            not self.usable
+            or model.children
+            or self.db.in_transaction
+            or self.db.engine.echo
+            or listened(self.db.engine)
+        ):
             return None
         local: Any = self.local
         now = monotonic()
@@ -197,14 +202,18 @@ class PointPath:
             if not self._lost(exc):
                 raise
             raise sa.exc.DBAPIError.instance(
-                sql, params, exc, self.db.dbapi_error, connection_invalidated=True,
-                dialect=self.db.dialect) from exc
+                sql,
+                params,
+                exc,
+                self.db.dbapi_error,
+                connection_invalidated=True,
+                dialect=self.db.dialect,
+            ) from exc
 
     def _lost(self, exc: Exception) -> bool:
         """True (and the connection dropped) when ``exc`` says the connection is lost."""
         raw = self.local.point
-        if not (self._pings and self.db.dialect.is_disconnect(
-                exc, raw, self.local.point_cursor)):  # type: ignore[arg-type]
+        if not (self._pings and self.db.dialect.is_disconnect(exc, raw, self.local.point_cursor)):  # type: ignore[arg-type]
             return False
         self._drop(raw)
         return True
@@ -220,8 +229,7 @@ class PointPath:
         return cursor
 
     # -- statements ----------------------------------------------------------------------
-    def _statement(self, model: BoundModel, kind: str, columns: tuple[str, ...] = ()
-                   ) -> Statement:
+    def _statement(self, model: BoundModel, kind: str, columns: tuple[str, ...] = ()) -> Statement:
         """The compiled statement ``kind`` of ``model`` (``columns``: the SET list of an
         update by key), built once per (table, shape)."""
         cache_key = f"point:{kind}:{','.join(columns)}" if columns else "point:" + kind
@@ -249,20 +257,27 @@ class PointPath:
                 stmt = stmt.returning(table.c[key])
         elif kind == "update":
             restated = restated_keys(self.db, model)  # a Decimal key's new exponent
-            stmt = table.update().where(where).values(
-                params([n for n in names if n != key or n in restated]))
+            stmt = (
+                table.update()
+                .where(where)
+                .values(params([n for n in names if n != key or n in restated]))
+            )
         elif kind == "update_key":
             stmt = table.update().where(where).values(params(columns))
         else:
             stmt = table.delete().where(where)
         compiled = stmt.compile(dialect=self.db.dialect)
         escaped = compiled.escaped_bind_names
-        order = list(compiled.positiontup) if compiled.positiontup is not None else list(
-            compiled.binds)
-        bound = None if compiled.positiontup is not None else tuple(
-            escaped.get(n, n) for n in order)
-        sources = tuple(-1 if compiled.binds[n].key == "_ew_key"
-                        else int(compiled.binds[n].key[4:]) for n in order)
+        order = (
+            list(compiled.positiontup) if compiled.positiontup is not None else list(compiled.binds)
+        )
+        bound = (
+            None if compiled.positiontup is not None else tuple(escaped.get(n, n) for n in order)
+        )
+        sources = tuple(
+            -1 if compiled.binds[n].key == "_ew_key" else int(compiled.binds[n].key[4:])
+            for n in order
+        )
         statement = Statement(compiled.string, sources, bound)
         model.sql_cache[cache_key] = statement  # type: ignore[assignment]
         return statement
@@ -314,8 +329,12 @@ class PointPath:
         statement = self._statement(model, "get")
         column = model.schema.primary_key
         bind = model.binds[model.names.index(column.name)]  # type: ignore[union-attr]
-        plan = (statement.sql, column, bind, None if statement.names is None
-                else statement.names[0])
+        plan = (
+            statement.sql,
+            column,
+            bind,
+            None if statement.names is None else statement.names[0],
+        )
         model.sql_cache["point:get+"] = plan  # type: ignore[assignment]
         return plan
 
@@ -329,7 +348,8 @@ class PointPath:
         dialect = self.db.dialect
         processors: list[Processor] = [
             model.table.c[name].type.dialect_impl(dialect).result_processor(dialect, d[1])
-            for name, d in zip(model.names, description, strict=True)]
+            for name, d in zip(model.names, description, strict=True)
+        ]
         active = [(i, p) for i, p in enumerate(processors) if p is not None]
 
         def process(row: Sequence[Any]) -> Sequence[Any]:
@@ -356,8 +376,7 @@ class PointPath:
         """
         model = self.db.models.get(type(obj))
         if model is None:
-            if (not self.usable or isinstance(obj, type)
-                    or not dataclasses.is_dataclass(obj)):
+            if not self.usable or isinstance(obj, type) or not dataclasses.is_dataclass(obj):
                 return 0
             model = self.db.model(type(obj))
         key = model.schema.primary_key
@@ -416,13 +435,14 @@ class PointPath:
         try:
             cursor = self._execute(model, statement.sql, params, read=False)
         except (self.db.dbapi_error, *BIND_ERRORS) as exc:
-            raise WriteError(f"{model.schema.name}: cannot delete: {error_text(exc)}; "
-                             "nothing was deleted", table=model.schema.name) from exc
+            raise WriteError(
+                f"{model.schema.name}: cannot delete: {error_text(exc)}; nothing was deleted",
+                table=model.schema.name,
+            ) from exc
         deleted: int = cursor.rowcount
         return 1 + max(deleted, 0)
 
-    def update_key(self, model: BoundModel, assignments: Mapping[str, Any], key: Any
-                   ) -> int | None:
+    def update_key(self, model: BoundModel, assignments: Mapping[str, Any], key: Any) -> int | None:
         """``UPDATE ... SET assignments WHERE key = key`` (``assignments``: SQL column ->
         value encoded by the registry, as the general path gets them): the rows matched,
         or None when the general path must run instead (it also reports a refusal)."""
@@ -447,18 +467,23 @@ class PointPath:
         matched: int = cursor.rowcount
         return max(matched, 0)
 
-    def _run(self, model: BoundModel, sql: str, params: Any, kind: str, key_value: Any
-             ) -> Any:
+    def _run(self, model: BoundModel, sql: str, params: Any, kind: str, key_value: Any) -> Any:
         """Execute one write statement (its own transaction); its cursor."""
         cursor = self._execute(model, sql, params, read=False)
         if kind == "update" and cursor.rowcount == 0:
             key = model.schema.primary_key.name  # type: ignore[union-attr]
-            raise NotFoundError(f"{model.schema.name!r} has no row with "
-                                f"{key}={key_value!r}")
+            raise NotFoundError(f"{model.schema.name!r} has no row with {key}={key_value!r}")
         return cursor
 
-    def _refusal(self, model: BoundModel, obj: Any, kind: str, generated: bool,
-                 row: Sequence[Any], exc: BaseException) -> WriteError:
+    def _refusal(
+        self,
+        model: BoundModel,
+        obj: Any,
+        kind: str,
+        generated: bool,
+        row: Sequence[Any],
+        exc: BaseException,
+    ) -> WriteError:
         """The error the general path gives for the refused one-row write of ``obj``
         (``row``: its checked SQL row), found without running the statement again."""
         message = error_text(exc)
@@ -470,8 +495,9 @@ class PointPath:
                 return refusal(self.db, conn, model, message, 0, values, number, bound=True)
             [values] = as_dicts(model, [obj], number)  # what SQLAlchemy binds there
             if kind == "update":
-                return refusal(self.db, conn, model, message, None, None, number,
-                               bound=False, single=values)
+                return refusal(
+                    self.db, conn, model, message, None, None, number, bound=False, single=values
+                )
             if generated:
                 values.pop(model.schema.primary_key.name)  # type: ignore[union-attr]
             return refusal(self.db, conn, model, message, 0, values, number, bound=False)

@@ -40,9 +40,17 @@ def get(db: Database, point: PointPath, cls: type, key: Any) -> Any:
     return next(iter(_iterate(db, model, stmt, stream=False)), None)
 
 
-def select(db: Database, cls: type, where: Any = None, order_by: Any = None,
-           limit: int | None = None, offset: int | None = None, *,
-           columns: Sequence[str] | None = None, as_dict: bool = False) -> Iterator[Any]:
+def select(
+    db: Database,
+    cls: type,
+    where: Any = None,
+    order_by: Any = None,
+    limit: int | None = None,
+    offset: int | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    as_dict: bool = False,
+) -> Iterator[Any]:
     """Stream instances of ``cls``; see :mod:`entityworks.sql.filters` for ``where``.
 
     ``columns=["a", "b"]`` streams tuples of just those columns instead, and
@@ -72,9 +80,16 @@ def count(db: Database, cls: type, where: Any = None) -> int:
         return int(conn.execute(stmt).scalar_one())
 
 
-def row_batches(db: Database, cls: type, where: Any = None, order_by: Any = None,
-         limit: int | None = None, offset: int | None = None, *,
-         columns: Sequence[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+def row_batches(
+    db: Database,
+    cls: type,
+    where: Any = None,
+    order_by: Any = None,
+    limit: int | None = None,
+    offset: int | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+) -> Iterator[list[tuple[Any, ...]]]:
     """Batches of decoded column tuples (table columns, in order) without building objects;
     with ``columns=[...]``, tuples of just those columns, in that order.
 
@@ -102,16 +117,19 @@ def _projected_names(model: BoundModel, columns: Any) -> list[str]:
         if not isinstance(name, str):
             raise FilterError(f"columns= takes column names, got {name!r}")
         if name in children:
-            raise FilterError(f"{name!r} is a child table of {schema.name!r}, not a "
-                              "column; select the instances to read it")
+            raise FilterError(
+                f"{name!r} is a child table of {schema.name!r}, not a "
+                "column; select the instances to read it"
+            )
         schema.column(name)  # UnknownColumnError names the real ones
         if name in names[:i]:
             raise FilterError(f"column {name!r} appears twice in columns=")
     return names
 
 
-def _projected_batches(db: Database, model: BoundModel, stmt: sa.Select[Any], names: list[str]
-                       ) -> Iterator[list[tuple[Any, ...]]]:
+def _projected_batches(
+    db: Database, model: BoundModel, stmt: sa.Select[Any], names: list[str]
+) -> Iterator[list[tuple[Any, ...]]]:
     """Batches of the ``names`` columns of ``stmt``'s rows.
 
     Only those columns (and their companions) are read; the others are selected as NULL,
@@ -121,15 +139,21 @@ def _projected_batches(db: Database, model: BoundModel, stmt: sa.Select[Any], na
     wanted = set(names)
     # the row's key too: a stored value that cannot be read is refused naming its row
     schema = model.schema
-    needed = set(names) | {c.name for c in (schema.columns[:schema.links] if schema.parent
-                                            else schema.key_columns)}
+    needed = set(names) | {
+        c.name for c in (schema.columns[: schema.links] if schema.parent else schema.key_columns)
+    }
     for c in model.schema.columns:
         if c.name in wanted:
-            needed.update(part.column(c.name) for part in
-                          table_companions(table, c, db.dialect.name))
+            needed.update(
+                part.column(c.name) for part in table_companions(table, c, db.dialect.name)
+            )
     stmt = stmt.with_only_columns(
-        *(table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
-          for i, n in enumerate(model.names)), maintain_column_froms=True)
+        *(
+            table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
+            for i, n in enumerate(model.names)
+        ),
+        maintain_column_froms=True,
+    )
     where = [model.fields.index(n) for n in names]
     pick: Callable[[Sequence[Any]], tuple[Any, ...]]
     if len(where) == 1:
@@ -148,18 +172,26 @@ def where_clause(db: Database, model: BoundModel, where: Any) -> sa.ColumnElemen
     if condition is not None and not db.backend.text_holds_nul:
         for element in sa.sql.visitors.iterate(condition):
             if isinstance(element, sa.BindParameter):
-                values = element.value if isinstance(element.value, list | tuple) else [
-                    element.value]
+                values = (
+                    element.value if isinstance(element.value, list | tuple) else [element.value]
+                )
                 held = [v for v in values if isinstance(v, str) and "\x00" in v]
                 if held:
                     raise FilterError(
                         f"{model.schema.cls.__name__}: the filter value {held[0]!r} holds "
-                        "NUL (0x00), which PostgreSQL text cannot hold: no row can match")
+                        "NUL (0x00), which PostgreSQL text cannot hold: no row can match"
+                    )
     return condition
 
 
-def _select_stmt(db: Database, model: BoundModel, where: Any, order_by: Any, limit: int | None,
-                 offset: int | None) -> sa.Select[*tuple[Any, ...]]:
+def _select_stmt(
+    db: Database,
+    model: BoundModel,
+    where: Any,
+    order_by: Any,
+    limit: int | None,
+    offset: int | None,
+) -> sa.Select[*tuple[Any, ...]]:
     stmt = sa.select(model.table)
     condition = where_clause(db, model, where)
     if condition is not None:
@@ -168,8 +200,9 @@ def _select_stmt(db: Database, model: BoundModel, where: Any, order_by: Any, lim
     if clauses:
         stmt = stmt.order_by(*clauses)
     for name, value in (("limit", limit), ("offset", offset)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or not 0 <= value < 2**63):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63
+        ):
             raise EntityworksError(f"{name} must be a non-negative int, got {value!r}")
     if limit is not None:
         stmt = stmt.limit(limit)
@@ -180,9 +213,15 @@ def _select_stmt(db: Database, model: BoundModel, where: Any, order_by: Any, lim
     return stmt
 
 
-def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
-             conn: sa.Connection | None = None, *, decode: bool = True, stream: bool = True
-             ) -> Iterator[list[tuple[Any, ...]]]:
+def _batches(
+    db: Database,
+    model: BoundModel,
+    stmt: sa.Select[*tuple[Any, ...]],
+    conn: sa.Connection | None = None,
+    *,
+    decode: bool = True,
+    stream: bool = True,
+) -> Iterator[list[tuple[Any, ...]]]:
     """Rows of ``stmt``, decoded (``decode=False``: as the driver gives them);
     ``stream=False``: never on a server-side cursor (a one-row read)."""
     if not decode or model.codec.read is None:
@@ -194,9 +233,14 @@ def _batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
         yield list(zip(*columns(batch), strict=True))
 
 
-def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
-             conn: sa.Connection | None = None, *, stream: bool = True
-             ) -> Iterator[Sequence[Sequence[Any]]]:
+def _fetched(
+    db: Database,
+    model: BoundModel,
+    stmt: sa.Select[*tuple[Any, ...]],
+    conn: sa.Connection | None = None,
+    *,
+    stream: bool = True,
+) -> Iterator[Sequence[Sequence[Any]]]:
     """Rows of ``stmt`` as the driver gives them, a fetch at a time (``stream=False``: never
     on a server-side cursor)."""
     if conn is None:
@@ -224,15 +268,17 @@ def _fetched(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]],
         result.close()
 
 
-def _iterate(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *,
-             stream: bool = True) -> Iterator[Any]:
+def _iterate(
+    db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *, stream: bool = True
+) -> Iterator[Any]:
     """The instances of ``stmt``'s rows, one at a time (a fetch's objects built at once:
     ``chain`` hands them out in C, where a generator would be resumed for each)."""
     return chain.from_iterable(_object_batches(db, model, stmt, stream=stream))
 
 
-def _object_batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *,
-                    stream: bool = True) -> Iterator[list[Any]]:
+def _object_batches(
+    db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]], *, stream: bool = True
+) -> Iterator[list[Any]]:
     cls = model.cls
     # One connection for the rows and their children (an in-memory database has only one).
     with db.connection() as conn:
@@ -259,8 +305,9 @@ def _object_batches(db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any,
                 yield objs
 
 
-def _build(db: Database, model: BoundModel, batch: Sequence[Sequence[Any]], conn: sa.Connection
-           ) -> list[Any]:
+def _build(
+    db: Database, model: BoundModel, batch: Sequence[Sequence[Any]], conn: sa.Connection
+) -> list[Any]:
     build = model.build
     offset = model.field_index[0] if model.field_index else len(model.fields)
     if model.children:  # each parent starts with empty child lists, filled below
@@ -278,8 +325,9 @@ def _build(db: Database, model: BoundModel, batch: Sequence[Sequence[Any]], conn
     return objs
 
 
-def _load_children(db: Database, model: BoundModel, owners: dict[Any, Any],
-                   encoded: list[Any], conn: sa.Connection) -> None:
+def _load_children(
+    db: Database, model: BoundModel, owners: dict[Any, Any], encoded: list[Any], conn: sa.Connection
+) -> None:
     """Fill the child lists of ``owners`` (keyed by their row's link: the root's key, or
     below the first level a tuple of it and the positions) with their items, and theirs,
     from the root keys ``encoded``.
@@ -295,7 +343,7 @@ def _load_children(db: Database, model: BoundModel, owners: dict[Any, Any],
         lists = sum(not c.optional for c in child.schema.children)
         items: dict[Any, Any] = {}
         for start in range(0, len(encoded), 500):
-            chunk = encoded[start:start + 500]
+            chunk = encoded[start : start + 500]
             for columns in _child_columns(db, child, chunk, conn):
                 size = len(columns[0])
                 values = columns[offset:]
@@ -306,22 +354,21 @@ def _load_children(db: Database, model: BoundModel, owners: dict[Any, Any],
                     objs = list(map(build, *values))
                 else:
                     objs = [build() for _ in range(size)]
-                keys = (columns[0] if links == 2
-                        else list(zip(*columns[:links - 1], strict=True)))
+                keys = columns[0] if links == 2 else list(zip(*columns[: links - 1], strict=True))
                 at = 0
                 for key, run in groupby(keys):
                     end = at + sum(1 for _ in run)
                     getattr(owners[key], fname).extend(objs[at:end])
                     at = end
                 if child.children:
-                    items.update(zip(zip(*columns[:links], strict=True), objs,
-                                     strict=True))
+                    items.update(zip(zip(*columns[:links], strict=True), objs, strict=True))
         if child.children and items:
             _load_children(db, child, items, encoded, conn)
 
 
-def _child_columns(db: Database, child: BoundModel, keys: list[Any], conn: sa.Connection
-                   ) -> Iterator[list[Sequence[Any]]]:
+def _child_columns(
+    db: Database, child: BoundModel, keys: list[Any], conn: sa.Connection
+) -> Iterator[list[Sequence[Any]]]:
     """The decoded columns of ``child``'s rows whose root key is in ``keys``, ordered by
     owner and position, a fetch at a time.
 
@@ -331,7 +378,7 @@ def _child_columns(db: Database, child: BoundModel, keys: list[Any], conn: sa.Co
     listened-to statements take SQLAlchemy's path, which reports them.
     """
     table = child.table
-    order = [table.c[n] for n in child.fields[:child.schema.links]]
+    order = [table.c[n] for n in child.fields[: child.schema.links]]
     columns = child.codec.columns
     assert columns is not None
     if not db.backend.raw_rows or db.engine.echo or listened(db.engine):
@@ -342,8 +389,11 @@ def _child_columns(db: Database, child: BoundModel, keys: list[Any], conn: sa.Co
     size = 1 << (len(keys) - 1).bit_length()
     sql = child.sql_cache.get(f"children:{size}")
     if sql is None:
-        stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(
-            [sa.bindparam(f"k{i}") for i in range(size)])).order_by(*order)
+        stmt = (
+            sa.select(table)
+            .where(table.c[PARENT_COLUMN].in_([sa.bindparam(f"k{i}") for i in range(size)]))
+            .order_by(*order)
+        )
         sql = stmt.compile(dialect=db.dialect).string
         child.sql_cache[f"children:{size}"] = sql
     bind = child.codec.encoded_bound[child.fields.index(PARENT_COLUMN)]
@@ -367,15 +417,18 @@ def key_condition(model: BoundModel, key: Any) -> sa.ColumnElement[bool]:
     if key is None:
         raise EntityworksError(f"{model.schema.name!r}: key must not be None")
     if len(columns) == 1:
-        condition: sa.ColumnElement[bool] = (
-            model.table.c[columns[0].name] == encode_value(columns[0], key))
+        condition: sa.ColumnElement[bool] = model.table.c[columns[0].name] == encode_value(
+            columns[0], key
+        )
         return condition
     if not isinstance(key, tuple) or len(key) != len(columns) or None in key:
         raise EntityworksError(
             f"{model.schema.name!r} has a composite key ({key_label(model)}): pass a "
-            f"tuple of {len(columns)} values, none of them None; got {key!r}")
-    return sa.and_(*(model.table.c[c.name] == encode_value(c, v)
-                     for c, v in zip(columns, key, strict=True)))
+            f"tuple of {len(columns)} values, none of them None; got {key!r}"
+        )
+    return sa.and_(
+        *(model.table.c[c.name] == encode_value(c, v) for c, v in zip(columns, key, strict=True))
+    )
 
 
 __all__ = ["FETCH", "count", "get", "key_condition", "row_batches", "select", "where_clause"]

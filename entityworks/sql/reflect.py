@@ -50,46 +50,56 @@ def reflect(db: Database, table_name: str) -> type:
     group: dict[str, list[dict[str, Any]]] = {}
     for c in columns:
         if companion(c["name"]):
-            group.setdefault(c["name"].rpartition(COMPANION_SEPARATOR)[0], []).append(
-                dict(c))
+            group.setdefault(c["name"].rpartition(COMPANION_SEPARATOR)[0], []).append(dict(c))
 
     # the types recorded when the table was made from an XSD (see logical.py)
     with db.connection() as conn:
-        logical = recorded_fields(conn, table_name,
-                                  [c["name"] for c in columns if not companion(c["name"])],
-                                  db.registry)
+        logical = recorded_fields(
+            conn, table_name, [c["name"] for c in columns if not companion(c["name"])], db.registry
+        )
     specs = []
     for c in columns if logical is None else ():
         if companion(c["name"]):
             continue
         try:
             # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
-            python_type = (typed.get(c["name"])
-                           or _TYPEOF_TYPES.get(stored.get(c["name"], ""))
-                           or (float if isinstance(c["type"], sa.Float)
-                               else c["type"].python_type))
+            python_type = (
+                typed.get(c["name"])
+                or _TYPEOF_TYPES.get(stored.get(c["name"], ""))
+                or (float if isinstance(c["type"], sa.Float) else c["type"].python_type)
+            )
         except NotImplementedError:
-            raise SchemaError(f"table {table_name!r}, column {c['name']!r}: type "
-                              f"{c['type']} has no Python equivalent") from None
+            raise SchemaError(
+                f"table {table_name!r}, column {c['name']!r}: type "
+                f"{c['type']} has no Python equivalent"
+            ) from None
         if python_type is dict or python_type is list:
-            raise SchemaError(f"table {table_name!r}, column {c['name']!r}: native JSON "
-                              "columns are not reflected")
+            raise SchemaError(
+                f"table {table_name!r}, column {c['name']!r}: native JSON columns are not reflected"
+            )
         if not db.registry.supports(python_type):
-            raise SchemaError(f"table {table_name!r}, column {c['name']!r}: type "
-                              f"{c['type']} ({python_type!r}) is not registered")
+            raise SchemaError(
+                f"table {table_name!r}, column {c['name']!r}: type "
+                f"{c['type']} ({python_type!r}) is not registered"
+            )
         problem = unusable_field_name(c["name"])
         if problem is not None:
-            raise SchemaError(f"table {table_name!r}, column {c['name']!r}: {problem}; "
-                              "rename the column to read this table (or map a field of "
-                              "a dataclass of yours to it: column(name=...))")
+            raise SchemaError(
+                f"table {table_name!r}, column {c['name']!r}: {problem}; "
+                "rename the column to read this table (or map a field of "
+                "a dataclass of yours to it: column(name=...))"
+            )
         members = [dict(c), *group.get(c["name"], [])]
         is_key = any(m["name"] in pk for m in members)  # several: a composite key
         nullable = all(m.get("nullable", True) for m in members) and not is_key
         annotation = python_type | None if nullable else python_type
-        specs.append((c["name"], annotation,
-                      dataclasses.field(metadata={"primary_key": is_key})))
-    class_name = "".join(part.capitalize() or "_" for part in
-                         re.split(r"[^0-9A-Za-z]+", snake_case(table_name))) or "Table"
+        specs.append((c["name"], annotation, dataclasses.field(metadata={"primary_key": is_key})))
+    class_name = (
+        "".join(
+            part.capitalize() or "_" for part in re.split(r"[^0-9A-Za-z]+", snake_case(table_name))
+        )
+        or "Table"
+    )
     if not class_name.isidentifier():
         class_name = "T" + class_name
     if logical is not None:

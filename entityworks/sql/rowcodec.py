@@ -47,18 +47,30 @@ CHUNK = 1024
 
 def refuse_nan(value: Any) -> Any:
     if value != value:
-        raise ValueError("SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
-                         "a NOT NULL column, where it is refused")
+        raise ValueError(
+            "SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
+            "a NOT NULL column, where it is refused"
+        )
     return value
 
 
 #: psycopg needs the exact PostgreSQL type of every column for a binary COPY; these are the
 #: SQL names SQLAlchemy compiles our types to.
-_COPY_TYPES = {"BIGINT": "int8", "INTEGER": "int4", "SMALLINT": "int2", "TEXT": "text",
-               "DOUBLE PRECISION": "float8", "NUMERIC": "numeric", "BOOLEAN": "bool",
-               "BYTEA": "bytea", "DATE": "date", "TIME WITHOUT TIME ZONE": "time",
-               "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
-               "TIMESTAMP WITH TIME ZONE": "timestamptz", "UUID": "uuid"}
+_COPY_TYPES = {
+    "BIGINT": "int8",
+    "INTEGER": "int4",
+    "SMALLINT": "int2",
+    "TEXT": "text",
+    "DOUBLE PRECISION": "float8",
+    "NUMERIC": "numeric",
+    "BOOLEAN": "bool",
+    "BYTEA": "bytea",
+    "DATE": "date",
+    "TIME WITHOUT TIME ZONE": "time",
+    "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
+    "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "UUID": "uuid",
+}
 
 
 @dataclass(frozen=True)
@@ -114,8 +126,9 @@ class RowCodec:
                 out += step(column)
         return out
 
-    def exact_rows(self, rows: list[tuple[Any, ...]], number: Callable[[int], int]
-                   ) -> list[tuple[Any, ...]]:
+    def exact_rows(
+        self, rows: list[tuple[Any, ...]], number: Callable[[int], int]
+    ) -> list[tuple[Any, ...]]:
         """Schema ``rows`` whose ``converting`` columns hold exactly their types: the same
         list when they do (a type test per value at C speed), else the rows with those
         columns through their rule, which converts what typing allows (a bool in an int
@@ -150,13 +163,14 @@ class RowCodec:
             value = itemgetter(self.names.index(self.fields[i]))
             found = countOf(map(type, map(value, rows)), kind)  # no list: C iterators only
             if found != total and not (
-                    nullable and found + countOf(map(value, rows), None) == total):
+                nullable and found + countOf(map(value, rows), None) == total
+            ):
                 return False
         return True
 
-
-    def gated_chunks(self, objs: Sequence[Any], getter: Callable[[Any], tuple[Any, ...]],
-                     size: int = CHUNK) -> Iterator[list[tuple[Any, ...]]]:
+    def gated_chunks(
+        self, objs: Sequence[Any], getter: Callable[[Any], tuple[Any, ...]], size: int = CHUNK
+    ) -> Iterator[list[tuple[Any, ...]]]:
         """The schema rows of ``objs`` (instances of a top-level class, ``getter`` their
         row tuples) in chunks of ``size``, each yielded only after its gated columns were
         found to hold exactly their type; :class:`GateRefused` at the first chunk that does
@@ -168,7 +182,7 @@ class RowCodec:
         checks = self.copy_checks or ()
         none = type(None)
         for start in range(0, len(objs), size):
-            rows = list(map(getter, objs[start:start + size]))
+            rows = list(map(getter, objs[start : start + size]))
             if gates or checks:
                 total = len(rows)
                 columns = list(zip(*rows, strict=True))  # one C pass over every value
@@ -176,7 +190,8 @@ class RowCodec:
                     column = columns[i]
                     found = countOf(map(type, column), kind)
                     if found != total and not (
-                            nullable and found + countOf(map(type, column), none) == total):
+                        nullable and found + countOf(map(type, column), none) == total
+                    ):
                         raise GateRefused(self.fields[i], start)
                 for i, check in checks:
                     if not check(columns[i]):
@@ -189,8 +204,9 @@ class GateRefused(Exception):
     before sending it; the checked path names the row)."""
 
     def __init__(self, field: str, chunk_start: int) -> None:
-        super().__init__(f"column {field!r}: a value of another type in the rows from "
-                         f"{chunk_start}")
+        super().__init__(
+            f"column {field!r}: a value of another type in the rows from {chunk_start}"
+        )
         self.field = field
 
 
@@ -220,10 +236,15 @@ def _bind_column(impl: Any, bind: Processor, dialect: sa.Dialect) -> ColumnFn | 
     return partial(_each, bind)
 
 
-def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: ColumnFn | None,
-                 exact: bool, parts: tuple[Companion, ...],
-                 post_column: Callable[[Sequence[Any]], bool] | None = None
-                 ) -> ColumnStep | None:
+def _column_step(
+    info: TypeInfo,
+    fast: Processor,
+    full: Processor,
+    store: ColumnFn | None,
+    exact: bool,
+    parts: tuple[Companion, ...],
+    post_column: Callable[[Sequence[Any]], bool] | None = None,
+) -> ColumnStep | None:
     """What the bulk path does with one whole schema column.
 
     ``fast`` / ``full``: the per-value processors (the bulk path's, the complete one).
@@ -239,8 +260,10 @@ def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: Column
         return None
 
     def companions(checked: Sequence[Any]) -> list[Sequence[Any]]:
-        return [p.split_column(checked) if p.split_column is not None
-                else _each(p.split, checked) for p in parts]
+        return [
+            p.split_column(checked) if p.split_column is not None else _each(p.split, checked)
+            for p in parts
+        ]
 
     def per_value(column: Sequence[Any]) -> list[Sequence[Any]]:
         main = column if fast is None else list(map(fast, column))
@@ -249,6 +272,7 @@ def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: Column
         return [main, *companions(_each(info.checked, column))]
 
     if fast is not None and fast is not full:  # SQLite's NaN refusal (``_fast``)
+
         def nan_refused(column: Sequence[Any]) -> list[Sequence[Any]]:
             if has_nan(column):
                 return per_value(column)
@@ -260,8 +284,7 @@ def _column_step(info: TypeInfo, fast: Processor, full: Processor, store: Column
     checked_column = check_column
 
     def column_at_a_time(column: Sequence[Any]) -> list[Sequence[Any]]:
-        if not checked_column(column) or (post_column is not None
-                                          and not post_column(column)):
+        if not checked_column(column) or (post_column is not None and not post_column(column)):
             return per_value(column)
         main = column if store is None or fast is None else store(column)
         return [main, *companions(column)] if parts else [main]
@@ -279,8 +302,9 @@ def _copy_types(table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
     return names
 
 
-def _fast(c: Column, strict: bool, binary_copy: bool, checked: Processor, any_column: bool
-          ) -> Processor:
+def _fast(
+    c: Column, strict: bool, binary_copy: bool, checked: Processor, any_column: bool
+) -> Processor:
     info = c.info
     if strict:
         if info.sqlite_typeof is not None and any_column:
@@ -301,8 +325,9 @@ def _no_nan(values: Sequence[Any]) -> bool:
     return not has_nan(values)
 
 
-def _without(table: str, column: str, info: TypeInfo, missing: tuple[Companion, ...]
-             ) -> Callable[[Any], Any]:
+def _without(
+    table: str, column: str, info: TypeInfo, missing: tuple[Companion, ...]
+) -> Callable[[Any], Any]:
     """Refuse a value that needs a companion column the live table does not have."""
 
     def guard(value: Any) -> Any:
@@ -312,7 +337,8 @@ def _without(table: str, column: str, info: TypeInfo, missing: tuple[Companion, 
                 raise ValueError(
                     f"table {table!r} has no column {part.column(column)!r} to keep "
                     f"{part.keeps} of this value (it was created before entityworks kept "
-                    "it); add the column with `entityworks schema diff --apply`")
+                    "it); add the column with `entityworks schema diff --apply`"
+                )
         return value
 
     return guard
@@ -364,8 +390,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             post = compose(guard, post)
         encoded.append(skip_none(post))
         impl = impls[c.name]
-        if backend.binds_bytes and isinstance(getattr(impl, "impl_instance", impl),
-                                              sa.LargeBinary):
+        if backend.binds_bytes and isinstance(getattr(impl, "impl_instance", impl), sa.LargeBinary):
             bind = None  # sqlite3 binds bytes as a BLOB itself (the processor wraps them)
         encoded_bound.append(skip_none(compose(post, bind)))
         full = skip_none(compose(to_db, bind))
@@ -374,11 +399,17 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         fast.append(_fast(c, strict, copy_types is not None, full, any_column))
         # a column at a time: exact when the rule is the registry's whole codec and no
         # check of the dialect's own follows it (or that check has a column form)
-        exact = (info.check_column is not None and rule(info) is info.check
-                 and (post is None or (post is refuse_nan and post_column is not None)))
+        exact = (
+            info.check_column is not None
+            and rule(info) is info.check
+            and (post is None or (post is refuse_nan and post_column is not None))
+        )
         store = _bind_column(impl, bind, dialect) if exact else None
-        steps.append(_column_step(info, fast[-1], full, store, exact, parts,
-                                  post_column if post is not None else None))
+        steps.append(
+            _column_step(
+                info, fast[-1], full, store, exact, parts, post_column if post is not None else None
+            )
+        )
         if copy_checks is not None and fast[-1] is not None:
             if exact and store is None and not parts and fast[-1] is full:
                 copy_checks.append((len(fast) - 1, info.check_column))  # type: ignore[arg-type]
@@ -395,8 +426,9 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too
             # (a type of ours gives its own, without SQLAlchemy's wrapper around it).
             own_value = getattr(impls[c.name], "result_value", None)
-            result = skip_none(own_value(dialect) if own_value is not None else None) or \
-                impls[c.name].result_processor(dialect, None)
+            result = skip_none(own_value(dialect) if own_value is not None else None) or impls[
+                c.name
+            ].result_processor(dialect, None)
             from_db = compose(result, from_db)
         decoders.append((main, from_db))
         if info.from_db_many is not None:
@@ -419,19 +451,33 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     gates: list[tuple[int, type, bool]] = [
         (i, c.info.native, c.nullable and not c.primary_key)
         for i, c in enumerate(schema.columns)
-        if backend.copies and fast[i] is None and c.info.native in (int, float)]
+        if backend.copies and fast[i] is None and c.info.native in (int, float)
+    ]
     locate = _locator(schema, table, decoders, plan)
     read = _read(active, plan if any_parts else None, locate)
-    return RowCodec(fields, names, fast, checked, registry, binds,
-                    _spread(plan) if any_parts else None, read, copy_types, gates,
-                    _columns(len(fields), active, many, whole_columns,
-                             plan if any_parts else None, locate),
-                    encoded, encoded_bound, steps,
-                    copy_checks if copy_types is not None else None, converting)
+    return RowCodec(
+        fields,
+        names,
+        fast,
+        checked,
+        registry,
+        binds,
+        _spread(plan) if any_parts else None,
+        read,
+        copy_types,
+        gates,
+        _columns(len(fields), active, many, whole_columns, plan if any_parts else None, locate),
+        encoded,
+        encoded_bound,
+        steps,
+        copy_checks if copy_types is not None else None,
+        converting,
+    )
 
 
-def _spread(plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
-            ) -> Callable[[Sequence[Any], list[Any]], list[Any]]:
+def _spread(
+    plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]],
+) -> Callable[[Sequence[Any], list[Any]], list[Any]]:
     steps = [(i, parts, info) for i, (_main, _extra, parts, info) in enumerate(plan)]
 
     def spread(values: Sequence[Any], row: list[Any]) -> list[Any]:
@@ -468,8 +514,12 @@ def _owned(parts: Sequence[tuple[int, Companion]]) -> list[int]:
     return [j for j, part in parts if part.own is not None]
 
 
-def _locator(schema: TableSchema, table: sa.Table,
-             decoders: list[tuple[int, Callable[[Any], Any] | None]], plan: Plan) -> Locate:
+def _locator(
+    schema: TableSchema,
+    table: sa.Table,
+    decoders: list[tuple[int, Callable[[Any], Any] | None]],
+    plan: Plan,
+) -> Locate:
     """What refuses a stored row that a decoder or a companion's ``join`` cannot read: a
     :class:`StoredValueError` naming the table, the row's key and the field's column.
 
@@ -480,13 +530,12 @@ def _locator(schema: TableSchema, table: sa.Table,
     row is decoded again value by value to find the column."""
     columns = list(zip(schema.columns, decoders, plan, strict=True))
     sql = {c.key: c.name for c in table.columns}
-    ident = schema.columns[:schema.links] if schema.parent is not None else schema.key_columns
+    ident = schema.columns[: schema.links] if schema.parent is not None else schema.key_columns
     keyed = [(c.name, *decoders[schema.columns.index(c)]) for c in ident]
 
     def label(row: Sequence[Any]) -> str:
         if not keyed:
-            shown = ", ".join(f"{c.name}={_shown(row[main])}"
-                              for c, (main, _), _ in columns[:3])
+            shown = ", ".join(f"{c.name}={_shown(row[main])}" for c, (main, _), _ in columns[:3])
             return f"without a key ({shown})"
         out = []
         for name, main, dec in keyed:
@@ -504,7 +553,11 @@ def _locator(schema: TableSchema, table: sa.Table,
             f"table {table.name!r}, {where}, column {c.sql_name!r}: {text}; it was written "
             "or changed by another tool, and no value would read the same in every tool: "
             "write the value again through entityworks, or correct the stored columns",
-            table=table.name, key=where[4:], column=c.sql_name, value=value)
+            table=table.name,
+            key=where[4:],
+            column=c.sql_name,
+            value=value,
+        )
 
     def locate(row: Sequence[Any]) -> StoredValueError | None:
         for c, (main, dec), (_main, extra, parts, info) in columns:
@@ -515,23 +568,38 @@ def _locator(schema: TableSchema, table: sa.Table,
                     value = dec(raw)
                 except Exception as exc:  # noqa: BLE001 - any failure is the value's
                     where = "" if own == c.sql_name else f"its column {own!r} "
-                    return refuse(row, c, f"{where}holds {_shown(raw)}, which is no stored "
-                                  f"{info.name} ({_reason(exc)})", raw)
+                    return refuse(
+                        row,
+                        c,
+                        f"{where}holds {_shown(raw)}, which is no stored "
+                        f"{info.name} ({_reason(exc)})",
+                        raw,
+                    )
             for j, part in zip(extra, parts, strict=True):
                 companion = row[j]
                 other = sql[part.column(c.name)]
                 pair = (own, other) if part.own is None else (other, own)
                 if value is None:
                     if part.own is not None and companion is not None:
-                        return refuse(row, c, f"columns {pair[0]!r} and {pair[1]!r} "
-                                      f"disagree: {other!r} holds {_shown(companion)} beside a "
-                                      f"NULL in {own!r}", companion)
+                        return refuse(
+                            row,
+                            c,
+                            f"columns {pair[0]!r} and {pair[1]!r} "
+                            f"disagree: {other!r} holds {_shown(companion)} beside a "
+                            f"NULL in {own!r}",
+                            companion,
+                        )
                     continue
                 try:
                     value = part.join(value, companion)
                 except Exception as exc:  # noqa: BLE001 - any failure is the companion's
-                    return refuse(row, c, f"columns {pair[0]!r} and {pair[1]!r} hold no "
-                                  f"value entityworks wrote: {_reason(exc)}", companion)
+                    return refuse(
+                        row,
+                        c,
+                        f"columns {pair[0]!r} and {pair[1]!r} hold no "
+                        f"value entityworks wrote: {_reason(exc)}",
+                        companion,
+                    )
         return None
 
     return locate
@@ -557,8 +625,9 @@ def _refusal(locate: Locate, rows: Sequence[Sequence[Any]]) -> StoredValueError 
     return next(filter(None, map(locate, rows)), None)
 
 
-def _read(active: list[tuple[int, Callable[[Any], Any]]], plan: Plan | None, locate: Locate
-          ) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
+def _read(
+    active: list[tuple[int, Callable[[Any], Any]]], plan: Plan | None, locate: Locate
+) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
     if plan is None:
         if not active:
             return None
@@ -577,8 +646,12 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]], plan: Plan | None, loc
 
         return decode
     # the columns with companions, joined in place; then the schema row in one C call
-    joins = [(main, pairs, _owned(pairs)) for main, pairs in (
-        (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan if parts)]
+    joins = [
+        (main, pairs, _owned(pairs))
+        for main, pairs in (
+            (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan if parts
+        )
+    ]
     mains = [main for main, _extra, _parts, _info in plan]
     pick = itemgetter(*mains) if len(mains) > 1 else lambda v: (v[mains[0]],)
 
@@ -606,17 +679,28 @@ def _read(active: list[tuple[int, Callable[[Any], Any]]], plan: Plan | None, loc
     return read
 
 
-def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
-             many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
-             whole: dict[int, ColumnFn], plan: Plan | None, locate: Locate
-             ) -> Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]]:
+def _columns(
+    width: int,
+    active: list[tuple[int, Callable[[Any], Any]]],
+    many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
+    whole: dict[int, ColumnFn],
+    plan: Plan | None,
+    locate: Locate,
+) -> Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]]:
     """The ``columns`` function of a codec: SQL rows -> decoded schema columns, a column
     at a time (``whole``: each column's decoder; ``many``: a type's ``from_db_many``),
     the companions joined column by column (``Companion.join_column``), as ``read``
     decodes a row; a row that cannot be read is refused by ``locate``."""
-    joins = None if plan is None else [
-        (main, pairs, _owned(pairs)) for main, pairs in (
-            (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan)]
+    joins = (
+        None
+        if plan is None
+        else [
+            (main, pairs, _owned(pairs))
+            for main, pairs in (
+                (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan
+            )
+        ]
+    )
 
     def columns(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         try:
@@ -653,16 +737,25 @@ def _columns(width: int, active: list[tuple[int, Callable[[Any], Any]]],
         joined: list[Sequence[Any]] = []
         for main, parts, owned in joins:
             values = out[main]
-            if owned and has_none(values) and any(
-                    p is not None for j in owned
-                    for v, p in zip(values, out[j], strict=True) if v is None):
+            if (
+                owned
+                and has_none(values)
+                and any(
+                    p is not None
+                    for j in owned
+                    for v, p in zip(values, out[j], strict=True)
+                    if v is None
+                )
+            ):
                 raise _Unread
             for j, part in parts:
                 if part.join_column is not None:
                     values = part.join_column(values, out[j])
                 else:
-                    values = [v if v is None else part.join(v, p)
-                              for v, p in zip(values, out[j], strict=True)]
+                    values = [
+                        v if v is None else part.join(v, p)
+                        for v, p in zip(values, out[j], strict=True)
+                    ]
             joined.append(values)
         return joined
 

@@ -33,8 +33,12 @@ from .rowcodec import row_codec
 from .tables import build_tables
 
 #: Dialect name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
-DIALECTS = {name: f"{name}+{for_name(name).script_driver}://" if for_name(name).script_driver
-            else f"{name}://" for name in names_where(lambda _d: True)}
+DIALECTS = {
+    name: f"{name}+{for_name(name).script_driver}://"
+    if for_name(name).script_driver
+    else f"{name}://"
+    for name in names_where(lambda _d: True)
+}
 _ALIASES = {"postgres": "postgresql", "sqlserver": "mssql"}
 
 
@@ -42,19 +46,21 @@ def dialect_for(name: str, paramstyle: str | None = None) -> sa.Dialect:
     """A dialect object for ``name`` with a named placeholder style (``named``/``pyformat``)."""
     key = _ALIASES.get(name.lower(), name.lower())
     if key not in DIALECTS:
-        raise EntityworksError(f"unknown dialect {name!r}; choose one of "
-                               f"{', '.join(DIALECTS)}")
+        raise EntityworksError(f"unknown dialect {name!r}; choose one of {', '.join(DIALECTS)}")
     style = paramstyle or for_name(key).native_paramstyle
     if style not in ("named", "pyformat"):
-        raise EntityworksError(f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
-                               "templates always use named placeholders")
+        raise EntityworksError(
+            f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
+            "templates always use named placeholders"
+        )
     dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)  # type: ignore[call-arg]
     for_name(dialect.name).prepare_offline(dialect)
     return dialect
 
 
-def _tables(cls: type, dialect: sa.Dialect, registry: TypeRegistry
-            ) -> tuple[TableSchema, list[sa.Table]]:
+def _tables(
+    cls: type, dialect: sa.Dialect, registry: TypeRegistry
+) -> tuple[TableSchema, list[sa.Table]]:
     schema = table_schema(cls, registry)
     metadata = sa.MetaData()
     build_tables(schema, metadata, dialect.name)
@@ -63,16 +69,23 @@ def _tables(cls: type, dialect: sa.Dialect, registry: TypeRegistry
     return schema, [metadata.tables[n] for n in names]
 
 
-def create_script(cls: type, dialect: str, *, if_not_exists: bool = False,
-                  registry: TypeRegistry = default_registry) -> str:
+def create_script(
+    cls: type,
+    dialect: str,
+    *,
+    if_not_exists: bool = False,
+    registry: TypeRegistry = default_registry,
+) -> str:
     """The CREATE TABLE (and CREATE INDEX) statements of ``cls`` and its child tables."""
     d = dialect_for(dialect)
     _schema, tables = _tables(cls, d, registry)
     statements: list[Any] = []
     for table in tables:
         statements.append(CreateTable(table, if_not_exists=if_not_exists))
-        statements.extend(CreateIndex(ix, if_not_exists=if_not_exists)
-                          for ix in sorted(table.indexes, key=lambda ix: ix.name or ""))
+        statements.extend(
+            CreateIndex(ix, if_not_exists=if_not_exists)
+            for ix in sorted(table.indexes, key=lambda ix: ix.name or "")
+        )
     return "".join(str(s.compile(dialect=d)).strip() + ";\n\n" for s in statements)
 
 
@@ -91,8 +104,9 @@ class StatementTemplates:
     select_by_key: str | None
     delete_by_key: str | None
     children: dict[str, StatementTemplates] = field(default_factory=dict)
-    _encoder: Callable[[Any], dict[str, Any]] | None = field(default=None, repr=False,
-                                                             compare=False)
+    _encoder: Callable[[Any], dict[str, Any]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def parameters(self, obj: Any) -> dict[str, Any]:
         """The parameter dict for ``obj`` (storage values for this dialect, companion columns
@@ -102,8 +116,13 @@ class StatementTemplates:
         return self._encoder(obj)
 
 
-def statement_templates(cls: type, dialect: str, *, paramstyle: str | None = None,
-                        registry: TypeRegistry = default_registry) -> StatementTemplates:
+def statement_templates(
+    cls: type,
+    dialect: str,
+    *,
+    paramstyle: str | None = None,
+    registry: TypeRegistry = default_registry,
+) -> StatementTemplates:
     """Insert / update / upsert / select-by-key / delete-by-key SQL with named placeholders.
 
     ``paramstyle`` is ``named`` (``:name``) or ``pyformat`` (``%(name)s``); by default the
@@ -112,12 +131,19 @@ def statement_templates(cls: type, dialect: str, *, paramstyle: str | None = Non
     """
     d = dialect_for(dialect, paramstyle)
     schema, tables = _tables(cls, d, registry)
-    root = _templates(schema, tables[0], d, [c.name for c in schema.key_columns],
-                      _encoder(schema, tables[0], d))
-    children = {child.field: _templates(child.schema, table, d,
-                                        [PARENT_COLUMN, POSITION_COLUMN],
-                                        _encoder(child.schema, table, d))
-                for child, table in zip(schema.children, tables[1:], strict=True)}
+    root = _templates(
+        schema, tables[0], d, [c.name for c in schema.key_columns], _encoder(schema, tables[0], d)
+    )
+    children = {
+        child.field: _templates(
+            child.schema,
+            table,
+            d,
+            [PARENT_COLUMN, POSITION_COLUMN],
+            _encoder(child.schema, table, d),
+        )
+        for child, table in zip(schema.children, tables[1:], strict=True)
+    }
     return StatementTemplates(**{**root.__dict__, "children": children})
 
 
@@ -128,49 +154,74 @@ def _compile(stmt: Any, d: sa.Dialect, column_keys: list[str] | None = None) -> 
     return str(compiled).strip()
 
 
-def _templates(schema: TableSchema, table: sa.Table, d: sa.Dialect, key: list[str],
-               encoder: Callable[[Any], dict[str, Any]] | None) -> StatementTemplates:
+def _templates(
+    schema: TableSchema,
+    table: sa.Table,
+    d: sa.Dialect,
+    key: list[str],
+    encoder: Callable[[Any], dict[str, Any]] | None,
+) -> StatementTemplates:
     names = [c.key for c in table.columns]  # placeholders: field names (column(name=...))
     others = [n for n in names if n not in key]
     insert = _compile(table.insert(), d, names)
     update = upsert = select = delete = None
     if key:
-        condition = sa.and_(*(table.c[k] == sa.bindparam(k, type_=table.c[k].type)
-                              for k in key))
+        condition = sa.and_(*(table.c[k] == sa.bindparam(k, type_=table.c[k].type) for k in key))
         select = _compile(sa.select(table).where(condition), d)
         delete = _compile(table.delete().where(condition), d)
         if others:
             update = _compile(table.update().where(condition), d, others)
         upsert = _upsert(table, key, others, names, d)
     style = d.paramstyle
-    return StatementTemplates(schema.name, d.name, style, tuple(names), tuple(key), insert,
-                              update, upsert, select, delete, {}, encoder)
+    return StatementTemplates(
+        schema.name,
+        d.name,
+        style,
+        tuple(names),
+        tuple(key),
+        insert,
+        update,
+        upsert,
+        select,
+        delete,
+        {},
+        encoder,
+    )
 
 
-def _upsert(table: sa.Table, key: list[str], others: list[str], names: list[str],
-            d: sa.Dialect) -> str:
+def _upsert(
+    table: sa.Table, key: list[str], others: list[str], names: list[str], d: sa.Dialect
+) -> str:
     backend = for_name(d.name)
     # a NUMERIC key equal by value takes the scale just written, as the Store's upsert
-    restated = [k for k in key if backend.keeps_decimal_scale
-                and isinstance(table.c[k].type, sqltypes.ExactDecimal)]
+    restated = [
+        k
+        for k in key
+        if backend.keeps_decimal_scale and isinstance(table.c[k].type, sqltypes.ExactDecimal)
+    ]
     stmt = backend.script_upsert(table, key, others, restated)
     if stmt is None:
         return _merge(table, key, others, names, d)
     return _compile(stmt, d, names)
 
 
-def _merge(table: sa.Table, key: list[str], others: list[str], names: list[str],
-           d: sa.Dialect) -> str:
+def _merge(
+    table: sa.Table, key: list[str], others: list[str], names: list[str], d: sa.Dialect
+) -> str:
     """SQL Server has no INSERT ... ON CONFLICT: a MERGE with placeholders as its source."""
+
     def quote(key: str) -> str:  # the SQL name of the column whose placeholder is ``key``
         return d.identifier_preparer.quote(table.c[key].name)
 
-    mark: Callable[[str], str] = ((lambda n: f":{n}") if d.paramstyle == "named"
-                                  else (lambda n: f"%({n})s"))
+    mark: Callable[[str], str] = (
+        (lambda n: f":{n}") if d.paramstyle == "named" else (lambda n: f"%({n})s")
+    )
     source = ", ".join(f"{mark(n)} AS {quote(n)}" for n in names)
     match = " AND ".join(f"target.{quote(k)} = source.{quote(k)}" for k in key)
-    lines = [f"MERGE INTO {d.identifier_preparer.format_table(table)} WITH (HOLDLOCK) "
-             f"AS target USING (SELECT {source}) AS source ON {match}"]
+    lines = [
+        f"MERGE INTO {d.identifier_preparer.format_table(table)} WITH (HOLDLOCK) "
+        f"AS target USING (SELECT {source}) AS source ON {match}"
+    ]
     if others:
         sets = ", ".join(f"target.{quote(n)} = source.{quote(n)}" for n in others)
         lines.append(f"WHEN MATCHED THEN UPDATE SET {sets}")
@@ -180,8 +231,9 @@ def _merge(table: sa.Table, key: list[str], others: list[str], names: list[str],
     return "\n".join(lines)
 
 
-def _encoder(schema: TableSchema, table: sa.Table, d: sa.Dialect
-             ) -> Callable[[Any], dict[str, Any]]:
+def _encoder(
+    schema: TableSchema, table: sa.Table, d: sa.Dialect
+) -> Callable[[Any], dict[str, Any]]:
     """Instance (or a child's ``(parent_key, position, item)``) -> parameters, encoded as the
     Store encodes them: the registry's rule and codec, the dialect's bind processor, and the
     companion columns."""
@@ -192,14 +244,16 @@ def _encoder(schema: TableSchema, table: sa.Table, d: sa.Dialect
     def encode(obj: Any) -> dict[str, Any]:
         if child:
             if not (isinstance(obj, tuple) and len(obj) == 3):
-                raise EntityworksError("a child table's parameters take (parent_key, "
-                                       "position, item)")
+                raise EntityworksError(
+                    "a child table's parameters take (parent_key, position, item)"
+                )
             parent, position, item = obj
         else:
             parent, position, item = None, None, obj
         if type(item) is not schema.cls:
-            raise EntityworksError(f"expected a {schema.cls.__qualname__}, got "
-                                   f"{type(item).__qualname__}")
+            raise EntityworksError(
+                f"expected a {schema.cls.__qualname__}, got {type(item).__qualname__}"
+            )
         values = [getattr(item, n) for n in names]
         if child:
             values = [parent, position, *values]

@@ -182,8 +182,9 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         backend = for_name(dialect.name)
-        return dialect.type_descriptor(sa.Text() if backend.text_values
-                                       else backend.exact_decimal())
+        return dialect.type_descriptor(
+            sa.Text() if backend.text_values else backend.exact_decimal()
+        )
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:
@@ -197,8 +198,11 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None or isinstance(value, decimal.Decimal):
             return value
-        return (decimal_from_key(value) if for_name(dialect.name).text_values
-                else decimal.Decimal(value))
+        return (
+            decimal_from_key(value)
+            if for_name(dialect.name).text_values
+            else decimal.Decimal(value)
+        )
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked Decimals (``None``: the
@@ -231,11 +235,15 @@ def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     return list(map(fn, values))
 
 
-def _impl_column(decorator: sa.types.TypeDecorator[Any], dialect: sa.Dialect
-                 ) -> ColumnProcessor | None:
+def _impl_column(
+    decorator: sa.types.TypeDecorator[Any], dialect: sa.Dialect
+) -> ColumnProcessor | None:
     """A decorator that passes its values through: its implementation's bind processor."""
-    impl = decorator.impl_instance.dialect_impl(dialect) if hasattr(
-        decorator, "impl_instance") else None
+    impl = (
+        decorator.impl_instance.dialect_impl(dialect)
+        if hasattr(decorator, "impl_instance")
+        else None
+    )
     fn = impl.bind_processor(dialect) if impl is not None else None
     return None if fn is None else partial(_each, fn)
 
@@ -308,8 +316,10 @@ def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
     if len(complements) != len(keys):  # a key holding a line break (not one of ours)
         return [decimal_from_key(k) for k in keys]
     number = decimal.Decimal  # ``c[:-1]`` is ``"-" + c[1:-1]``: translate keeps the minus
-    return [number(c[:-1]) if k[0] == "-" and k[-1] == "~" else number(k)
-            for k, c in zip(keys, complements, strict=True)]
+    return [
+        number(c[:-1]) if k[0] == "-" and k[-1] == "~" else number(k)
+        for k, c in zip(keys, complements, strict=True)
+    ]
 
 
 class _SQLiteText(sa.types.TypeDecorator[Any]):
@@ -464,8 +474,9 @@ class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         backend = for_name(dialect.name)
-        return dialect.type_descriptor(sa.Text() if backend.text_values
-                                       else backend.aware_datetime())
+        return dialect.type_descriptor(
+            sa.Text() if backend.text_values else backend.aware_datetime()
+        )
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         if value is None:

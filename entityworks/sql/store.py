@@ -73,38 +73,55 @@ class Store:
     and :attr:`dbapi_error`.
     """
 
-    def __init__(self, url: str | sa.URL | Path | None = None, *,
-                 engine: sa.Engine | None = None,
-                 engine_options: Mapping[str, Any] | None = None,
-                 registry: TypeRegistry | None = None, busy_timeout: float = 30.0,
-                 echo: bool = False) -> None:
-        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float) \
-                or not 0 <= busy_timeout < 2**31 / 1000:
-            raise ConfigurationError(f"busy_timeout must be a number of seconds >= 0 (and "
-                                     f"finite), got {busy_timeout!r}")
+    def __init__(
+        self,
+        url: str | sa.URL | Path | None = None,
+        *,
+        engine: sa.Engine | None = None,
+        engine_options: Mapping[str, Any] | None = None,
+        registry: TypeRegistry | None = None,
+        busy_timeout: float = 30.0,
+        echo: bool = False,
+    ) -> None:
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, int | float)
+            or not 0 <= busy_timeout < 2**31 / 1000
+        ):
+            raise ConfigurationError(
+                f"busy_timeout must be a number of seconds >= 0 (and finite), got {busy_timeout!r}"
+            )
         self.registry: TypeRegistry = the_registry(registry or default_registry)
         self.busy_timeout: float = busy_timeout
         if engine is not None:
             if url is not None or engine_options is not None or echo:
                 raise ConfigurationError(
                     "Store(engine=...) takes the engine as it is: pass no url, "
-                    "engine_options or echo with it (set those when creating the engine)")
+                    "engine_options or echo with it (set those when creating the engine)"
+                )
             self.url: sa.URL = adopted_url(engine)
             self._own_engine = False
             self.engine: sa.Engine = engine
         else:
             self.url = normalise_url("sqlite:///entityworks.db" if url is None else url)
             self._own_engine = True
-            self.engine = make_engine(self.url, echo, checked_options(engine_options, self.url),
-                                      busy_timeout)
+            self.engine = make_engine(
+                self.url, echo, checked_options(engine_options, self.url), busy_timeout
+            )
         # the store's own engine pings connections after idleness, unless the options set
         # pool_pre_ping themselves
-        configure_engine(self.engine, busy_timeout, adopted=not self._own_engine,
-                         pings=self._own_engine and "pool_pre_ping" not in (
-                             engine_options or {}))
+        configure_engine(
+            self.engine,
+            busy_timeout,
+            adopted=not self._own_engine,
+            pings=self._own_engine and "pool_pre_ping" not in (engine_options or {}),
+        )
         watch(self.engine)
-        store_logger.debug("store on %s%s", self.url.render_as_string(hide_password=True),
-                           "" if self._own_engine else " (engine given)")
+        store_logger.debug(
+            "store on %s%s",
+            self.url.render_as_string(hide_password=True),
+            "" if self._own_engine else " (engine given)",
+        )
         self.dialect: sa.Dialect = self.engine.dialect
         self._db = Database(self.url, self.engine, self.registry)
         # Single-row calls run in one statement on a driver connection kept per thread.
@@ -242,8 +259,9 @@ class Store:
     @overload
     def update(self, target: object) -> None: ...
 
-    def update(self, target: Any, values: Mapping[str, Any] | None = None, *,
-               where: Any = None) -> int | None:
+    def update(
+        self, target: Any, values: Mapping[str, Any] | None = None, *, where: Any = None
+    ) -> int | None:
         """Write every field of an instance to the row with its key (child rows are
         replaced), or, given a class, set ``values`` on the rows matching ``where``.
 
@@ -270,25 +288,55 @@ class Store:
         return found
 
     @overload
-    def select(self, cls: type[T], where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None, *,
-               columns: None = None, as_dict: Literal[False] = False) -> Iterator[T]: ...
+    def select(
+        self,
+        cls: type[T],
+        where: Any = None,
+        order_by: Any = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        *,
+        columns: None = None,
+        as_dict: Literal[False] = False,
+    ) -> Iterator[T]: ...
 
     @overload
-    def select(self, cls: type, where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None, *,
-               columns: Sequence[str], as_dict: Literal[False] = False
-               ) -> Iterator[tuple[Any, ...]]: ...
+    def select(
+        self,
+        cls: type,
+        where: Any = None,
+        order_by: Any = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        *,
+        columns: Sequence[str],
+        as_dict: Literal[False] = False,
+    ) -> Iterator[tuple[Any, ...]]: ...
 
     @overload
-    def select(self, cls: type, where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None, *,
-               columns: Sequence[str] | None = None, as_dict: Literal[True]
-               ) -> Iterator[dict[str, Any]]: ...
+    def select(
+        self,
+        cls: type,
+        where: Any = None,
+        order_by: Any = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+        as_dict: Literal[True],
+    ) -> Iterator[dict[str, Any]]: ...
 
-    def select(self, cls: type, where: Any = None, order_by: Any = None,
-               limit: int | None = None, offset: int | None = None, *,
-               columns: Sequence[str] | None = None, as_dict: bool = False) -> Iterator[Any]:
+    def select(
+        self,
+        cls: type,
+        where: Any = None,
+        order_by: Any = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+        as_dict: bool = False,
+    ) -> Iterator[Any]:
         """Stream instances of ``cls``; see :mod:`entityworks.sql.filters` for ``where``.
 
         ``columns=["a", "b"]`` streams tuples of just those columns instead, and
@@ -296,16 +344,24 @@ class Store:
         would hold them. Arguments are checked at once; rows are fetched in batches while you
         iterate.
         """
-        return read.select(self._db, cls, where, order_by, limit, offset, columns=columns,
-                           as_dict=as_dict)
+        return read.select(
+            self._db, cls, where, order_by, limit, offset, columns=columns, as_dict=as_dict
+        )
 
     def count(self, cls: type, where: Any = None) -> int:
         """Number of rows matching ``where``."""
         return read.count(self._db, cls, where)
 
-    def rows(self, cls: type, where: Any = None, order_by: Any = None,
-             limit: int | None = None, offset: int | None = None, *,
-             columns: Sequence[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+    def rows(
+        self,
+        cls: type,
+        where: Any = None,
+        order_by: Any = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[list[tuple[Any, ...]]]:
         """Batches of decoded column tuples (table columns, in order) without building objects;
         with ``columns=[...]``, tuples of just those columns, in that order.
 
@@ -314,10 +370,18 @@ class Store:
         return read.row_batches(self._db, cls, where, order_by, limit, offset, columns=columns)
 
     # -- XML and Arrow (thin: the work is in sql.exchange) -------------------------------
-    def export_xml(self, cls: type, xml_path: str | Path, xsd_path: str | Path | None = None,
-                   where: Any = None, order_by: Any = None, *,
-                   dataset: str | None = None, inline_schema: bool = False,
-                   progress: Callable[[int], None] | None = None) -> int:
+    def export_xml(
+        self,
+        cls: type,
+        xml_path: str | Path,
+        xsd_path: str | Path | None = None,
+        where: Any = None,
+        order_by: Any = None,
+        *,
+        dataset: str | None = None,
+        inline_schema: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
         """Stream the rows of ``cls`` matching ``where`` to XML (+ XSD); returns the count.
 
         ``dataset`` names the root element (default: the class's ``__dataset__``, as kept
@@ -326,19 +390,30 @@ class Store:
         """
         from .exchange.xml import export_store
 
-        return export_store(self, cls, xml_path, xsd_path, where=where, order_by=order_by,
-                            dataset=dataset, inline_schema=inline_schema, progress=progress)
+        return export_store(
+            self,
+            cls,
+            xml_path,
+            xsd_path,
+            where=where,
+            order_by=order_by,
+            dataset=dataset,
+            inline_schema=inline_schema,
+            progress=progress,
+        )
 
-    def import_dataset(self, xml_path: str | Path, xsd_path: str | Path | None = None
-                       ) -> dict[str, int]:
+    def import_dataset(
+        self, xml_path: str | Path, xsd_path: str | Path | None = None
+    ) -> dict[str, int]:
         """Import a .NET DataSet document (several tables, relations flat or nested) in one
         transaction; returns the rows per table. See :mod:`entityworks.xml.dataset`."""
         from .exchange.dataset import import_dataset
 
         return import_dataset(self, xml_path, xsd_path)
 
-    def import_diffgram(self, xml_path: str | Path, xsd_path: str | Path | None = None
-                        ) -> dict[str, Any]:
+    def import_diffgram(
+        self, xml_path: str | Path, xsd_path: str | Path | None = None
+    ) -> dict[str, Any]:
         """Apply a .NET DiffGram (inserts, updates, deletes matched by key) in one
         transaction; a conflict with the stored rows refuses it whole. Returns a
         :class:`entityworks.sql.exchange.diffgram.Changes` per table. See
@@ -347,21 +422,41 @@ class Store:
 
         return import_diffgram(self, xml_path, xsd_path)
 
-    def export_dataset(self, tables: Sequence[type | str], xml_path: Any,
-                       xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                       nested: bool | None = None, inline_schema: bool = False,
-                       diffgram: bool = False) -> dict[str, int]:
+    def export_dataset(
+        self,
+        tables: Sequence[type | str],
+        xml_path: Any,
+        xsd_path: str | Path | None = None,
+        *,
+        dataset: str | None = None,
+        nested: bool | None = None,
+        inline_schema: bool = False,
+        diffgram: bool = False,
+    ) -> dict[str, int]:
         """Write ``tables`` (classes or table names) as one DataSet document, with their
         relations (``references`` metadata, or as imported) flat or ``nested``;
         ``diffgram`` writes a .NET DiffGram of unchanged rows instead."""
         from .exchange.dataset import export_dataset
 
-        return export_dataset(self, tables, xml_path, xsd_path, dataset=dataset,
-                              nested=nested, inline_schema=inline_schema, diffgram=diffgram)
+        return export_dataset(
+            self,
+            tables,
+            xml_path,
+            xsd_path,
+            dataset=dataset,
+            nested=nested,
+            inline_schema=inline_schema,
+            diffgram=diffgram,
+        )
 
-    def import_xml(self, cls: type, xml_path: str | Path,
-                   xsd_path: str | Path | None = None, *,
-                   on_batch: Callable[[Sequence[Any]], None] | None = None) -> int:
+    def import_xml(
+        self,
+        cls: type,
+        xml_path: str | Path,
+        xsd_path: str | Path | None = None,
+        *,
+        on_batch: Callable[[Sequence[Any]], None] | None = None,
+    ) -> int:
         """Validate and insert an XML file in one transaction (all rows or none); returns
         the count of top-level rows. ``on_batch`` is handed each batch of instances once it
         is inserted (for a progress bar, or to count child rows)."""
@@ -369,8 +464,14 @@ class Store:
 
         return import_store(self, cls, xml_path, xsd_path, on_batch=on_batch)
 
-    def to_arrow(self, cls: type, where: Any = None, order_by: Any = None, *,
-                 progress: Callable[[int], None] | None = None) -> pa.Table:
+    def to_arrow(
+        self,
+        cls: type,
+        where: Any = None,
+        order_by: Any = None,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> pa.Table:
         """The rows of ``cls`` matching ``where`` as a ``pyarrow.Table`` (``progress(n)``:
         told each time ``n`` more rows were read)."""
         from .exchange.arrow import store_to_arrow
@@ -384,7 +485,8 @@ class Store:
         import pandas as pd
 
         return self.to_arrow(cls, where=where, order_by=order_by).to_pandas(
-            types_mapper=pd.ArrowDtype)
+            types_mapper=pd.ArrowDtype
+        )
 
     # -- reflection of existing tables ---------------------------------------------------
     def reflect(self, table_name: str) -> type:

@@ -78,8 +78,9 @@ def _older(parts: tuple[Companion, ...]) -> tuple[Companion, ...]:
     return tuple(q for p in parts for q in (p.older if p.own is not None else (p,)))
 
 
-def layout(column: Column, dialect: str, live: Mapping[str, str] | None
-           ) -> tuple[str, tuple[Companion, ...]]:
+def layout(
+    column: Column, dialect: str, live: Mapping[str, str] | None
+) -> tuple[str, tuple[Companion, ...]]:
     """The SQL name of ``column``'s own column and its companions on ``dialect``.
 
     A companion that takes the field's name (``Companion.own``) renames the field's own
@@ -103,16 +104,19 @@ def table_companions(table: sa.Table, column: Column, dialect: str) -> tuple[Com
     parts = companions(column, dialect)
     if keeps_sign(table, column):
         parts = tuple(p for p in parts if not p.any_keeps)
-    if any(p.own is not None for p in parts) and \
-            table.c[column.name].name == column.sql_name:
+    if any(p.own is not None for p in parts) and table.c[column.name].name == column.sql_name:
         return _older(parts)
     return parts
 
 
 def is_rowid(column: Column, schema: TableSchema) -> bool:
     """True for an integer key SQLite keeps as the rowid (it must be declared INTEGER)."""
-    return (column.primary_key and schema.parent is None and not schema.composite
-            and column.info.sqlite_typeof == "integer")
+    return (
+        column.primary_key
+        and schema.parent is None
+        and not schema.composite
+        and column.info.sqlite_typeof == "integer"
+    )
 
 
 #: How a referenced dataclass becomes its schema (the Store passes its own, with its registry).
@@ -128,9 +132,15 @@ def schema_of(table: sa.Table) -> TableSchema | None:
     return _SCHEMAS.get(table)
 
 
-def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
-                 live: Live | None = None, resolve: Resolve | None = None, *,
-                 layouts: Live | None = None) -> sa.Table:
+def build_tables(
+    schema: TableSchema,
+    metadata: sa.MetaData,
+    dialect: str,
+    live: Live | None = None,
+    resolve: Resolve | None = None,
+    *,
+    layouts: Live | None = None,
+) -> sa.Table:
     """Add the table of ``schema`` (and its child tables) to ``metadata``; return the root.
 
     ``live`` describes tables that exist already (see the module docstring). The tables
@@ -140,12 +150,14 @@ def build_tables(schema: TableSchema, metadata: sa.MetaData, dialect: str,
     schema comparison (``entityworks.migrate``) then sees the companions that table is to
     have, without proposing another layout.
     """
-    return _build_tree(schema, metadata, dialect, live or {}, resolve or table_schema, (),
-                       layouts or {})
+    return _build_tree(
+        schema, metadata, dialect, live or {}, resolve or table_schema, (), layouts or {}
+    )
 
 
-def metadata_of(classes: Iterable[type], dialect: str, *, layouts: Live | None = None
-                ) -> sa.MetaData:
+def metadata_of(
+    classes: Iterable[type], dialect: str, *, layouts: Live | None = None
+) -> sa.MetaData:
     """The tables of ``classes`` (child tables and the tables their foreign keys refer to
     included) as :func:`build_tables` builds them for ``dialect``, each table once."""
     metadata = sa.MetaData()
@@ -164,8 +176,15 @@ def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
     return None
 
 
-def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: Live,
-                resolve: Resolve, stack: tuple[type, ...], layouts: Live) -> sa.Table:
+def _build_tree(
+    schema: TableSchema,
+    metadata: sa.MetaData,
+    dialect: str,
+    live: Live,
+    resolve: Resolve,
+    stack: tuple[type, ...],
+    layouts: Live,
+) -> sa.Table:
     stack = (*stack, schema.cls)
     for c in schema.columns:
         target = c.references
@@ -173,47 +192,66 @@ def _build_tree(schema: TableSchema, metadata: sa.MetaData, dialect: str, live: 
             continue
         if target in stack:
             path = " -> ".join(cls.__qualname__ for cls in (*stack, target))
-            raise SchemaError(f"{schema.cls.__qualname__}.{c.name}: the references between "
-                              f"tables form a cycle ({path}); only a table referring to "
-                              "itself is supported", cls=schema.cls, field=c.name)
+            raise SchemaError(
+                f"{schema.cls.__qualname__}.{c.name}: the references between "
+                f"tables form a cycle ({path}); only a table referring to "
+                "itself is supported",
+                cls=schema.cls,
+                field=c.name,
+            )
         target_schema = resolve(target)
         if built_for(metadata, target_schema) is None:
             _build_tree(target_schema, metadata, dialect, {}, resolve, stack, layouts)
-    root = _build_one(schema, metadata, dialect, live.get(schema.name), resolve,
-                      layouts.get(schema.name))
+    root = _build_one(
+        schema, metadata, dialect, live.get(schema.name), resolve, layouts.get(schema.name)
+    )
     for child in schema.descendants:  # parents first: a foreign key needs its target
-        _build_one(child, metadata, dialect, live.get(child.name), resolve,
-                   layouts.get(child.name))
+        _build_one(child, metadata, dialect, live.get(child.name), resolve, layouts.get(child.name))
     return root
 
 
-def referenced_key(column: Column, schema: TableSchema, resolve: Resolve) -> tuple[
-        TableSchema, Column]:
+def referenced_key(
+    column: Column, schema: TableSchema, resolve: Resolve
+) -> tuple[TableSchema, Column]:
     """The schema and key column ``column`` (a ``references=`` field) refers to; SchemaError
     when the target has no single-column key or its key's type differs."""
     assert column.references is not None
     target = schema if column.references is schema.cls else resolve(column.references)
     where = f"{schema.cls.__qualname__}.{column.name}"
     if target.parent is not None or target.primary_key is None:
-        what = ("a composite key; a foreign key refers to a single-column key"
-                if target.composite else "no primary key; a foreign key refers to a primary key")
-        raise SchemaError(f"{where} refers to {target.cls.__qualname__}, which has {what}",
-                          cls=schema.cls, field=column.name)
+        what = (
+            "a composite key; a foreign key refers to a single-column key"
+            if target.composite
+            else "no primary key; a foreign key refers to a primary key"
+        )
+        raise SchemaError(
+            f"{where} refers to {target.cls.__qualname__}, which has {what}",
+            cls=schema.cls,
+            field=column.name,
+        )
     key = target.primary_key
     if key.info.python_type is not column.info.python_type or key.info.name != column.info.name:
-        raise SchemaError(f"{where} is {column.info.name} but refers to "
-                          f"{target.cls.__qualname__}.{key.name}, which is {key.info.name}; a "
-                          "foreign key has the type of the key it refers to", cls=schema.cls,
-                          field=column.name)
+        raise SchemaError(
+            f"{where} is {column.info.name} but refers to "
+            f"{target.cls.__qualname__}.{key.name}, which is {key.info.name}; a "
+            "foreign key has the type of the key it refers to",
+            cls=schema.cls,
+            field=column.name,
+        )
     return target, key
 
 
-def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
-               live: Mapping[str, str] | None, resolve: Resolve,
-               existing: Mapping[str, str] | None = None) -> sa.Table:
+def _build_one(
+    schema: TableSchema,
+    metadata: sa.MetaData,
+    dialect: str,
+    live: Mapping[str, str] | None,
+    resolve: Resolve,
+    existing: Mapping[str, str] | None = None,
+) -> sa.Table:
     is_child = schema.parent is not None
     strict = for_name(dialect).strict_tables
-    links = set(schema.column_names[:schema.links])  # (parent_key, position_1..., position)
+    links = set(schema.column_names[: schema.links])  # (parent_key, position_1..., position)
     items: list[sa.schema.SchemaItem] = []
     taken = {c.sql_name.casefold() for c in schema.columns}
     keyed = {name for group in (*schema.indexes, *schema.unique) for name in group}
@@ -228,16 +266,18 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
-        typeof = legacy_any(c, schema, live if live is not None else existing) \
-            if strict else None
+        typeof = legacy_any(c, schema, live if live is not None else existing) if strict else None
         checks: list[sa.schema.SchemaItem] = []
         if typeof:
             # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
             # NULL passes here and NOT NULL decides, so adding a column can fill it later.
             # (This form costs SQLite a third less than ``typeof(x) IN (..., 'null')``.)
             name = _quote(c.sql_name)
-            checks.append(sa.CheckConstraint(f"typeof({name}) = '{typeof}' OR {name} IS NULL",
-                                             name=f"type_{c.sql_name}"))
+            checks.append(
+                sa.CheckConstraint(
+                    f"typeof({name}) = '{typeof}' OR {name} IS NULL", name=f"type_{c.sql_name}"
+                )
+            )
         type_ = SQLiteAny() if typeof else sql_type(c, c.name in keyed)
         foreign: sa.ForeignKey | None = None
         if c.references is not None:
@@ -251,8 +291,9 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
                 assert built is not None  # built first by _build_tree
                 spec = built.c[key.name]
             ondelete = None if c.on_delete in (None, "no action") else c.on_delete.upper()
-            foreign = sa.ForeignKey(spec, ondelete=ondelete,
-                                    name=index_name(schema.name, [c.sql_name], "fk"))
+            foreign = sa.ForeignKey(
+                spec, ondelete=ondelete, name=index_name(schema.name, [c.sql_name], "fk")
+            )
         if is_child and c.name == PARENT_COLUMN and not typeof:
             # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
             # put LONGTEXT in a key, and a foreign key needs the same collation).
@@ -265,21 +306,33 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             if own_name.casefold() in taken:
                 raise InvalidNameError(
                     f"{schema.cls.__qualname__}.{c.name}: its column {own_name!r} would "
-                    "clash with another column; rename the field", cls=schema.cls,
-                    field=c.name)
+                    "clash with another column; rename the field",
+                    cls=schema.cls,
+                    field=c.name,
+                )
         # a literal field default is also the column's DDL DEFAULT (see entityworks.model.defaults)
         default, companion_defaults = column_defaults(
-            c, field_default(schema, c), type_, dialect, parts)
+            c, field_default(schema, c), type_, dialect, parts
+        )
         # ``key``: the field's name, which every statement and row uses; the SQL has the other
-        col = sa.Column(own_name, type_, *checks, key=c.name, unique=unique or None,
-                        index=c.index or None, server_default=default, **kwargs)
+        col = sa.Column(
+            own_name,
+            type_,
+            *checks,
+            key=c.name,
+            unique=unique or None,
+            index=c.index or None,
+            server_default=default,
+            **kwargs,
+        )
         if foreign is not None:
             col.append_foreign_key(foreign)
         if is_child and c.name == PARENT_COLUMN and schema.depth == 1:
             parent_table = schema.parent.name  # type: ignore[union-attr]
             parent_key = schema.parent.primary_key.name  # type: ignore[union-attr]
             col.append_foreign_key(
-                sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE"))
+                sa.ForeignKey(f"{parent_table}.{parent_key}", ondelete="CASCADE")
+            )
         items.append(col)
         for part in parts:
             name = c.sql_name if part.own is not None else part.column(c.sql_name)
@@ -289,16 +342,25 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
             if part.own is None and name.casefold() in taken:
                 raise InvalidNameError(
                     f"{schema.cls.__qualname__}.{c.name}: its {part.suffix} column {name!r} "
-                    "would clash with another column; rename the field", cls=schema.cls,
-                    field=c.name)
-            items.append(sa.Column(name, part.sql(), key=part.column(c.name), nullable=True,
-                                   server_default=companion_defaults.get(part.suffix)))
+                    "would clash with another column; rename the field",
+                    cls=schema.cls,
+                    field=c.name,
+                )
+            items.append(
+                sa.Column(
+                    name,
+                    part.sql(),
+                    key=part.column(c.name),
+                    nullable=True,
+                    server_default=companion_defaults.get(part.suffix),
+                )
+            )
         if strict and c.max_length is not None:
             # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
-            items.append(sa.CheckConstraint(sa.func.length(col) <= c.max_length,
-                                            name=f"length_{c.sql_name}"))
-    options: dict[str, Any] = ({"sqlite_strict": True}
-                                if strict and strict_ok(items) else {})
+            items.append(
+                sa.CheckConstraint(sa.func.length(col) <= c.max_length, name=f"length_{c.sql_name}")
+            )
+    options: dict[str, Any] = {"sqlite_strict": True} if strict and strict_ok(items) else {}
     if strict and is_child and schema.root.compact_children:
         options["sqlite_with_rowid"] = False
     table = sa.Table(schema.name, metadata, *items, **options)
@@ -306,22 +368,29 @@ def _build_one(schema: TableSchema, metadata: sa.MetaData, dialect: str,
     if schema.depth > 1:  # a child of a child: its parent row is (parent_key, positions...)
         parent = schema.parent
         assert parent is not None
-        table.append_constraint(sa.ForeignKeyConstraint(
-            schema.column_names[:schema.links - 1],
-            [f"{parent.name}.{n}" for n in parent.column_names[:parent.links]],
-            ondelete="CASCADE"))
+        table.append_constraint(
+            sa.ForeignKeyConstraint(
+                schema.column_names[: schema.links - 1],
+                [f"{parent.name}.{n}" for n in parent.column_names[: parent.links]],
+                ondelete="CASCADE",
+            )
+        )
     for columns in schema.indexes:
-        sa.Index(index_name(schema.name, [table.c[c].name for c in columns]),
-                 *(table.c[c] for c in columns))
-    for columns in schema.unique:
-        table.append_constraint(sa.UniqueConstraint(
+        sa.Index(
+            index_name(schema.name, [table.c[c].name for c in columns]),
             *(table.c[c] for c in columns),
-            name=index_name(schema.name, [table.c[c].name for c in columns], "uq")))
+        )
+    for columns in schema.unique:
+        table.append_constraint(
+            sa.UniqueConstraint(
+                *(table.c[c] for c in columns),
+                name=index_name(schema.name, [table.c[c].name for c in columns], "uq"),
+            )
+        )
     return table
 
 
-def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | None
-               ) -> str | None:
+def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | None) -> str | None:
     """The ``typeof`` of ``column`` when its existing table (``live``) declares it ``ANY``
     with our ``CHECK`` on ``typeof`` (entityworks 0.2.3 and before), else ``None``: a new
     column gets its natural type (see the module docstring)."""
@@ -357,6 +426,9 @@ def strict_ok(items: list[sa.schema.SchemaItem]) -> bool:
     if sqlite3.sqlite_version_info < (3, 37, 0):
         return False
     dialect = sqlite_dialect.dialect()
-    names = [i.type.compile(dialect=dialect).split("(")[0].upper()
-             for i in items if isinstance(i, sa.Column)]
+    names = [
+        i.type.compile(dialect=dialect).split("(")[0].upper()
+        for i in items
+        if isinstance(i, sa.Column)
+    ]
     return all(name in STRICT_TYPES for name in names)

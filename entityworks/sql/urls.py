@@ -19,8 +19,10 @@ MASK = "***"
 _SECRETS: set[str] = set()
 # scheme://user:password@  (the password ends at the last '@' before the path)
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*):(?P<pw>[^/\s]*)@")
-_PAIR = re.compile(r"(?i)(?P<head>\b(?:password|passwd|pwd)\s*[=:]\s*)"
-                   r"(?P<pw>'[^']*'|\"[^\"]*\"|[^\s&;,)'\"]+)")
+_PAIR = re.compile(
+    r"(?i)(?P<head>\b(?:password|passwd|pwd)\s*[=:]\s*)"
+    r"(?P<pw>'[^']*'|\"[^\"]*\"|[^\s&;,)'\"]+)"
+)
 _NETLOC = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://(?P<userinfo>[^/?#]*)@")
 
 
@@ -74,8 +76,7 @@ def display_db(db: Any) -> str:
         except Exception:  # noqa: BLE001 - unparsable: show it masked as text
             return redact(text)
     backend = getattr(url, "get_backend_name", None)
-    if backend is not None and backend() == "sqlite" and url.database not in (None, "",
-                                                                              ":memory:"):
+    if backend is not None and backend() == "sqlite" and url.database not in (None, "", ":memory:"):
         return str(url.database)
     if hasattr(url, "render_as_string"):
         remember_password(url)

@@ -81,14 +81,17 @@ def insert_encoded(db: Database, batch: EncodedRows) -> list[Any]:
 
     model = db.model(batch.cls)
     if batch.layout != layout(model.schema):
-        raise WriteError(f"{model.schema.name}: rows encoded for columns "
-                         f"{list(batch.layout)}, the table has {list(layout(model.schema))}",
-                         table=model.schema.name)
+        raise WriteError(
+            f"{model.schema.name}: rows encoded for columns "
+            f"{list(batch.layout)}, the table has {list(layout(model.schema))}",
+            table=model.schema.name,
+        )
     if not batch.rows:
         return []
     if batch.children and (model.schema.primary_key is None or model.schema.composite):
-        raise WriteError(f"{model.schema.name}: child rows need the parent's single key",
-                         table=model.schema.name)  # pragma: no cover - refused by schema
+        raise WriteError(
+            f"{model.schema.name}: child rows need the parent's single key", table=model.schema.name
+        )  # pragma: no cover - refused by schema
     children = dict(model.children)
     with db.connection(write=True) as conn:
         keys = _write_encoded(db, conn, model, batch.rows, counting_from(0))
@@ -96,19 +99,24 @@ def insert_encoded(db: Database, batch: EncodedRows) -> list[Any]:
             child = children[part.field]
             links = child.schema.links
             if links != 2 or part.layout != layout(child.schema, links):
-                raise WriteError(f"{child.schema.name}: rows encoded for other columns",
-                                 table=child.schema.name)
+                raise WriteError(
+                    f"{child.schema.name}: rows encoded for other columns", table=child.schema.name
+                )
             prefixes = chain.from_iterable(map(repeat, [(k,) for k in keys], part.counts))
             rows = list(map(add, prefixes, part.rows))
             starts = list(accumulate(part.counts, initial=0))
             # a child row's number in errors: its owner's
-            _write_encoded(db, conn, child, rows,
-                                lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
+            _write_encoded(db, conn, child, rows, lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
     return keys
 
 
-def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
-                   rows: list[tuple[Any, ...]], number: RowNumber) -> list[Any]:
+def _write_encoded(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    rows: list[tuple[Any, ...]],
+    number: RowNumber,
+) -> list[Any]:
     """Write encoded schema rows; the keys of a top-level table's rows (generated where
     ``None``), else ``[]``."""
     codec = model.codec
@@ -121,15 +129,21 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
     keys = [row[at] for row in rows] if key is not None else []
     generated = [i for i, k in enumerate(keys) if k is None] if key is not None else []
     if generated and not key.autoincrement:  # type: ignore[union-attr]
-        raise WriteError(f"{model.schema.name}: row {number(generated[0])} has no key",
-                         table=model.schema.name, row=number(generated[0]),
-                         column=key.name)  # type: ignore[union-attr]
+        raise WriteError(
+            f"{model.schema.name}: row {number(generated[0])} has no key",
+            table=model.schema.name,
+            row=number(generated[0]),
+            column=key.name,  # type: ignore[union-attr]
+        )
     spread = codec.spread
 
     def sql_rows(indexes: Sequence[int], bound: bool) -> list[Sequence[Any]]:
         """SQL rows: bound for the driver itself, else for SQLAlchemy (which binds)."""
-        encoders = [(i, e) for i, e in enumerate(
-            codec.encoded_bound if bound else codec.encoded) if e is not None]
+        encoders = [
+            (i, e)
+            for i, e in enumerate(codec.encoded_bound if bound else codec.encoded)
+            if e is not None
+        ]
         if not encoders and spread is None:
             return [rows[i] for i in indexes]
         out: list[Sequence[Any]] = []
@@ -161,10 +175,20 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
                 new = _rowids_one_by_one(db, conn, model, part, at_new)
         else:
             stmt = table.insert().returning(table.c[name], sort_by_parameter_order=True)
-            dicts = [{n: v for n, v in zip(model.names, r, strict=True) if n != name}
-                     for r in part]  # the registry's values: SQLAlchemy binds them
-            new = [k for (k,) in guard(db, conn, model, lambda: conn.execute(stmt, dicts).all(),
-                                       at_new, replay=(stmt, dicts))]
+            dicts = [
+                {n: v for n, v in zip(model.names, r, strict=True) if n != name} for r in part
+            ]  # the registry's values: SQLAlchemy binds them
+            new = [
+                k
+                for (k,) in guard(
+                    db,
+                    conn,
+                    model,
+                    lambda: conn.execute(stmt, dicts).all(),
+                    at_new,
+                    replay=(stmt, dicts),
+                )
+            ]
         for i, k in zip(generated, new, strict=True):
             keys[i] = k
     if given:
@@ -172,20 +196,25 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
         if raw_rows:
             sqlrows = sql_rows(given, True)
             cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            guard(db, conn, model, lambda: insert_driver_rows(db, cursor, model, sqlrows,
-                                                              len(sqlrows)),
-                  at_row, raw=(insert_sql(db, model), lambda: sqlrows))
+            guard(
+                db,
+                conn,
+                model,
+                lambda: insert_driver_rows(db, cursor, model, sqlrows, len(sqlrows)),
+                at_row,
+                raw=(insert_sql(db, model), lambda: sqlrows),
+            )
             return keys
         if db.backend.copies:  # one COPY of the bound rows
             bound = sql_rows(given, True)
-            if codec.gates_pass(bound) and attempt(db,
-                    conn, lambda: copy_rows(db, conn, model, [bound])):
+            if codec.gates_pass(bound) and attempt(
+                db, conn, lambda: copy_rows(db, conn, model, [bound])
+            ):
                 return keys
         # refused by COPY (then located row by row) or another database
         insert = model.table.insert()
         dicts = [dict(zip(model.names, r, strict=True)) for r in sql_rows(given, False)]
-        guard(db, conn, model, lambda: conn.execute(insert, dicts), at_row,
-                    replay=(insert, dicts))
+        guard(db, conn, model, lambda: conn.execute(insert, dicts), at_row, replay=(insert, dicts))
     return keys
 
 
@@ -193,8 +222,13 @@ def _write_encoded(db: Database, conn: sa.Connection, model: BoundModel,
 _MAX_ROWID = 2**63 - 1
 
 
-def _rowids_in_one_go(db: Database, conn: sa.Connection, model: BoundModel,
-                      rows: list[Sequence[Any]], number: RowNumber) -> list[int] | None:
+def _rowids_in_one_go(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    rows: list[Sequence[Any]],
+    number: RowNumber,
+) -> list[int] | None:
     """Insert ``rows`` (their rowid key NULL) in one ``executemany`` and return the rowids
     SQLite gave them; ``None``, with nothing written, where those could not be known.
 
@@ -207,40 +241,64 @@ def _rowids_in_one_go(db: Database, conn: sa.Connection, model: BoundModel,
     assert key is not None
     cache = model.sql_cache
     if "encoded:largest" not in cache:
-        cache["encoded:largest"] = str(sa.select(sa.func.max(table.c[key.name])).compile(
-            dialect=db.dialect))
-        cache["encoded:last"] = str(sa.select(sa.func.last_insert_rowid()).compile(
-            dialect=db.dialect))
+        cache["encoded:largest"] = str(
+            sa.select(sa.func.max(table.c[key.name])).compile(dialect=db.dialect)
+        )
+        cache["encoded:last"] = str(
+            sa.select(sa.func.last_insert_rowid()).compile(dialect=db.dialect)
+        )
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     largest = cursor.execute(cache["encoded:largest"]).fetchone()[0]
     if largest is not None and (type(largest) is not int or largest > _MAX_ROWID - len(rows)):
         return None
     statement = insert_sql(db, model)
-    guard(db, conn, model, lambda: cursor.executemany(
-        statement, logged(statement, rows, "executemany", db.engine)), number,
-        raw=(statement, lambda: rows))
+    guard(
+        db,
+        conn,
+        model,
+        lambda: cursor.executemany(statement, logged(statement, rows, "executemany", db.engine)),
+        number,
+        raw=(statement, lambda: rows),
+    )
     last: int = cursor.execute(cache["encoded:last"]).fetchone()[0]
     return list(range(last - len(rows) + 1, last + 1))
 
 
-def _rowids_one_by_one(db: Database, conn: sa.Connection, model: BoundModel,
-                       rows: list[Sequence[Any]], number: RowNumber) -> list[int]:
+def _rowids_one_by_one(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    rows: list[Sequence[Any]],
+    number: RowNumber,
+) -> list[int]:
     """Insert ``rows`` (their rowid key NULL) one ``INSERT ... RETURNING`` each and return
     the rowids SQLite gave them."""
     table = model.table
     sql = model.sql_cache.get("encoded:returning")
     if sql is None:
-        compiled = table.insert().returning(
-            table.c[model.schema.primary_key.name]  # type: ignore[union-attr]
-        ).compile(dialect=db.dialect, column_keys=model.names)
-        if [compiled.binds[b].key for b in compiled.positiontup or []] \
-                != model.names:  # pragma: no cover - guards the raw path
+        compiled = (
+            table.insert()
+            .returning(
+                table.c[model.schema.primary_key.name]  # type: ignore[union-attr]
+            )
+            .compile(dialect=db.dialect, column_keys=model.names)
+        )
+        if [
+            compiled.binds[b].key for b in compiled.positiontup or []
+        ] != model.names:  # pragma: no cover - guards the raw path
             raise EntityworksError("unexpected parameter order")
         sql = model.sql_cache["encoded:returning"] = compiled.string
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    return guard(db, conn, model, lambda: [  # type: ignore[no-any-return]
-        cursor.execute(sql, r).fetchone()[0]
-        for r in logged(sql, rows, "execute", db.engine)], number, raw=(sql, lambda: rows))
+    return guard(  # type: ignore[no-any-return]
+        db,
+        conn,
+        model,
+        lambda: [
+            cursor.execute(sql, r).fetchone()[0] for r in logged(sql, rows, "execute", db.engine)
+        ],
+        number,
+        raw=(sql, lambda: rows),
+    )
 
 
 def upsert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:
@@ -256,14 +314,19 @@ def upsert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -
     with _unset_fields_named(model, objs):
         keys = list(map(attrgetter(key.name), objs))
     if not _check_keys(model, keys) and None in keys:
-        raise WriteError(f"upsert needs a key on every row; row {keys.index(None)} of "
-                         f"{model.schema.name!r} has {key.name}=None",
-                         table=model.schema.name, row=keys.index(None), column=key.name)
+        raise WriteError(
+            f"upsert needs a key on every row; row {keys.index(None)} of "
+            f"{model.schema.name!r} has {key.name}=None",
+            table=model.schema.name,
+            row=keys.index(None),
+            column=key.name,
+        )
     with _unset_fields_named(model, objs), db.connection(write=True) as conn:
         if model.children:
             _delete_children(db, conn, model, keys)
-        write_rows(db, conn, model, objs, counting_from(0), upsert_sql(db, model),
-                         "upsert", batch_size)
+        write_rows(
+            db, conn, model, objs, counting_from(0), upsert_sql(db, model), "upsert", batch_size
+        )
         _insert_children(db, conn, model, objs, keys, batch_size)
     return len(objs)
 
@@ -276,16 +339,27 @@ def _upsert_composite(db: Database, model: BoundModel, objs: list[Any], batch_si
     for row, key in enumerate(keys):
         for c, value in zip(columns, key, strict=True):
             if value is None:
-                raise WriteError(f"upsert needs a key on every row; row {row} of "
-                                 f"{model.schema.name!r} has {c.name}=None",
-                                 table=model.schema.name, row=row, column=c.name)
+                raise WriteError(
+                    f"upsert needs a key on every row; row {row} of "
+                    f"{model.schema.name!r} has {c.name}=None",
+                    table=model.schema.name,
+                    row=row,
+                    column=c.name,
+                )
     with _unset_fields_named(model, objs), db.connection(write=True) as conn:
-        write_rows(db, conn, model, objs, counting_from(0), upsert_sql(db, model),
-                         "upsert", batch_size)
+        write_rows(
+            db, conn, model, objs, counting_from(0), upsert_sql(db, model), "upsert", batch_size
+        )
 
 
-def update(db: Database, point: PointPath, target: Any, values: Mapping[str, Any] | None = None, *,
-           where: Any = None) -> int | None:
+def update(
+    db: Database,
+    point: PointPath,
+    target: Any,
+    values: Mapping[str, Any] | None = None,
+    *,
+    where: Any = None,
+) -> int | None:
     """Write every field of an instance to the row with its key (child rows are
     replaced), or, given a class, set ``values`` on the rows matching ``where``.
 
@@ -298,7 +372,8 @@ def update(db: Database, point: PointPath, target: Any, values: Mapping[str, Any
     if values is not None or where is not None:
         raise EntityworksError(
             "update(instance) writes the fields of the instance; values= and where= are "
-            "for a class: update(Cls, values={...}, where=...)")
+            "for a class: update(Cls, values={...}, where=...)"
+        )
     obj = target
     if point.write(obj, "update"):
         return None
@@ -310,26 +385,38 @@ def update(db: Database, point: PointPath, target: Any, values: Mapping[str, Any
     table = model.table
     names = [k.name for k in keys]
     params = [f"_ew_key{i or ''}" for i in range(len(keys))]
-    stmt = table.update().where(*(
-        table.c[name] == sa.bindparam(param, type_=table.c[name].type)
-        for name, param in zip(names, params, strict=True)))
+    stmt = table.update().where(
+        *(
+            table.c[name] == sa.bindparam(param, type_=table.c[name].type)
+            for name, param in zip(names, params, strict=True)
+        )
+    )
     kept = set(names) - set(restated_keys(db, model))
     with _unset_fields_named(model, [obj]), db.connection(write=True) as conn:
-        result = guard(db, conn, model, lambda: conn.execute(
-            stmt.values({k: v for k, v in row.items() if k not in kept}),
-            {param: row[name] for name, param in zip(names, params, strict=True)}),
-            counting_from(0), single=row)
+        result = guard(
+            db,
+            conn,
+            model,
+            lambda: conn.execute(
+                stmt.values({k: v for k, v in row.items() if k not in kept}),
+                {param: row[name] for name, param in zip(names, params, strict=True)},
+            ),
+            counting_from(0),
+            single=row,
+        )
         if result.rowcount == 0:
-            raise NotFoundError(f"{model.schema.name!r} has no row with "
-                                f"{key_label(model)}={key_value!r}")
+            raise NotFoundError(
+                f"{model.schema.name!r} has no row with {key_label(model)}={key_value!r}"
+            )
         if model.children:
             _delete_children(db, conn, model, [key_value])
             _insert_children(db, conn, model, [obj], [key_value], BATCH)
     return None
 
 
-def _update_where(db: Database, point: PointPath, cls: type, values: Mapping[str, Any] | None,
-                  where: Any) -> int:
+def _update_where(
+    db: Database, point: PointPath, cls: type, values: Mapping[str, Any] | None, where: Any
+) -> int:
     """``UPDATE ... SET values WHERE where``, in one statement; returns the rows matched.
 
     Every value goes through its column's registry rule and codec, as an inserted one
@@ -340,7 +427,8 @@ def _update_where(db: Database, point: PointPath, cls: type, values: Mapping[str
     model = db.model(cls)
     if where is None:
         raise EntityworksError(
-            "update(cls, values=...) needs where=...; pass where={} to update every row")
+            "update(cls, values=...) needs where=...; pass where={} to update every row"
+        )
     assignments = _update_assignments(db, model, values)
     key = _where_key(model, where)
     if key is not None:  # exactly one row's key: one statement, as update(obj)
@@ -354,8 +442,9 @@ def _update_where(db: Database, point: PointPath, cls: type, values: Mapping[str
         stmt = stmt.where(condition)
     with db.connection(write=True) as conn:
         # a refusal names the column (a broken foreign key's too) and keeps nothing
-        result = guard(db, conn, model, lambda: conn.execute(stmt), counting_from(0),
-                             single=assignments)
+        result = guard(
+            db, conn, model, lambda: conn.execute(stmt), counting_from(0), single=assignments
+        )
         return int(result.rowcount)
 
 
@@ -366,7 +455,8 @@ def _update_assignments(db: Database, model: BoundModel, values: Any) -> dict[st
     if not isinstance(values, Mapping) or not values:
         raise EntityworksError(
             f"update({model.cls.__qualname__}, values=...) takes a non-empty dict of "
-            f"column -> value, got {values!r}")
+            f"column -> value, got {values!r}"
+        )
     children = {child.field for child in schema.children}
     fields = model.fields
     given: list[Any] = [None] * len(fields)
@@ -379,18 +469,28 @@ def _update_assignments(db: Database, model: BoundModel, values: Any) -> dict[st
             raise WriteError(
                 f"{schema.name}.{name} is a child table, which update(cls, values=...) "
                 "cannot set; update each instance with update(obj), which replaces its "
-                "child rows; nothing was written", table=schema.name, column=name)
+                "child rows; nothing was written",
+                table=schema.name,
+                column=name,
+            )
         column = schema.column(name)  # UnknownColumnError names the real ones
         if column.primary_key:
             raise WriteError(
                 f"{schema.name}: update(cls, values=...) cannot change the primary key "
                 f"{name!r} (child rows and other references hold it); insert the rows "
                 "under their new keys and delete the old ones; nothing was written",
-                table=schema.name, column=name)
+                table=schema.name,
+                column=name,
+            )
         i = fields.index(name)
         if value is None and not column.nullable:
-            raise encode_error(name, value, ValueError(
-                "the column is not nullable (annotate the field Optional to allow None)"))
+            raise encode_error(
+                name,
+                value,
+                ValueError(
+                    "the column is not nullable (annotate the field Optional to allow None)"
+                ),
+            )
         encoder = model.registry_encoders[i]
         try:
             encoded[i] = encoder(value) if encoder is not None else value
@@ -407,8 +507,7 @@ def _update_assignments(db: Database, model: BoundModel, values: Any) -> dict[st
     owned = set(chosen)
     for c in schema.columns:
         if c.name in chosen:
-            owned.update(part.column(c.name)
-                         for part in table_companions(model.table, c, dialect))
+            owned.update(part.column(c.name) for part in table_companions(model.table, c, dialect))
     return {n: v for n, v in zip(model.names, row, strict=True) if n in owned}
 
 
@@ -421,8 +520,7 @@ def delete(db: Database, point: PointPath, target: Any, *, where: Any = None) ->
     if isinstance(target, type):
         model = db.model(target)
         if where is None:
-            raise EntityworksError(
-                "delete(cls) needs where=...; pass where={} to delete every row")
+            raise EntityworksError("delete(cls) needs where=...; pass where={} to delete every row")
         key = _where_key(model, where)
         if key is not None:  # exactly one row's key: one statement, as delete(obj)
             done = point.delete_key(model, key)
@@ -447,16 +545,19 @@ def delete(db: Database, point: PointPath, target: Any, *, where: Any = None) ->
                 if condition is not None:
                     parents = parents.where(condition)
                 for child in reversed(descendants(model)):  # the deepest first
-                    conn.execute(child.table.delete().where(
-                        child.table.c[PARENT_COLUMN].in_(parents)))
+                    conn.execute(
+                        child.table.delete().where(child.table.c[PARENT_COLUMN].in_(parents))
+                    )
             stmt = table.delete()
             if condition is not None:
                 stmt = stmt.where(condition)
             return conn.execute(stmt).rowcount
         except (sa.exc.StatementError, db.dbapi_error) as exc:
             # The savepoint (or transaction) of this call rolls back: child rows stay.
-            raise WriteError(f"{model.schema.name}: cannot delete: {error_text(exc)}; "
-                             "nothing was deleted", table=model.schema.name) from exc
+            raise WriteError(
+                f"{model.schema.name}: cannot delete: {error_text(exc)}; nothing was deleted",
+                table=model.schema.name,
+            ) from exc
 
 
 def _where_key(model: BoundModel, where: Any) -> Any:
@@ -478,13 +579,17 @@ def _model_for(db: Database, objs: Sequence[Any]) -> BoundModel:
     cls = type(objs[0])
     if countOf(map(type, objs), cls) != len(objs):
         odd = next(i for i, o in enumerate(objs) if type(o) is not cls)
-        raise WriteError(f"row {odd} is a {type(objs[odd]).__qualname__}, not a "
-                         f"{cls.__qualname__}: one call writes one table", row=odd)
+        raise WriteError(
+            f"row {odd} is a {type(objs[odd]).__qualname__}, not a "
+            f"{cls.__qualname__}: one call writes one table",
+            row=odd,
+        )
     return db.model(cls)
 
 
-def insert_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any],
-            batch_size: int) -> None:
+def insert_rows(
+    db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any], batch_size: int
+) -> None:
     key = model.schema.primary_key
     # PostgreSQL: first the COPY straight from the instances. Its gate passes a key only
     # of exactly the key's type, so when it succeeds no key was left to generate, and
@@ -492,8 +597,10 @@ def insert_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list
     tried = copy_keys_gated(db, model)
     if not (tried and copy_instances(db, conn, model, objs)):
         generated: list[int] = []
-        if key is not None and (key.info.native is None or countOf(
-                map(type, map(attrgetter(key.name), objs)), key.info.native) != len(objs)):
+        if key is not None and (
+            key.info.native is None
+            or countOf(map(type, map(attrgetter(key.name), objs)), key.info.native) != len(objs)
+        ):
             keys = list(map(attrgetter(key.name), objs))
             if not _check_keys(model, keys) and key.autoincrement:
                 generated = [i for i, k in enumerate(keys) if k is None]
@@ -501,24 +608,45 @@ def insert_rows(db: Database, conn: sa.Connection, model: BoundModel, objs: list
             _insert_generated(db, conn, model, objs, generated, key.name)  # type: ignore
             gen = set(generated)
             rest = [i for i in range(len(objs)) if i not in gen]
-            write_rows(db, conn, model, [objs[i] for i in rest], rest.__getitem__,
-                             insert_sql(db, model), "insert", batch_size)
+            write_rows(
+                db,
+                conn,
+                model,
+                [objs[i] for i in rest],
+                rest.__getitem__,
+                insert_sql(db, model),
+                "insert",
+                batch_size,
+            )
         else:  # the COPY from the instances, if tried, was refused: not again
-            write_rows(db, conn, model, objs, counting_from(0),
-                             insert_sql(db, model), "insert", batch_size,
-                             instances=not tried)
+            write_rows(
+                db,
+                conn,
+                model,
+                objs,
+                counting_from(0),
+                insert_sql(db, model),
+                "insert",
+                batch_size,
+                instances=not tried,
+            )
     if model.children:
         key_name = model.schema.primary_key.name  # type: ignore[union-attr]
-        _insert_children(db, conn, model, objs,
-                              list(map(attrgetter(key_name), objs)), batch_size)
+        _insert_children(db, conn, model, objs, list(map(attrgetter(key_name), objs)), batch_size)
 
 
-def _insert_generated(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any],
-                      indexes: list[int], key: str) -> None:
+def _insert_generated(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    objs: list[Any],
+    indexes: list[int],
+    key: str,
+) -> None:
     table = model.table
     stmt = table.insert().returning(table.c[key], sort_by_parameter_order=True)
     for start in range(0, len(indexes), BATCH):
-        part = indexes[start:start + BATCH]
+        part = indexes[start : start + BATCH]
         chosen = [objs[i] for i in part]
         dicts = as_dicts(model, chosen, part.__getitem__)
         for d in dicts:
@@ -527,18 +655,29 @@ def _insert_generated(db: Database, conn: sa.Connection, model: BoundModel, objs
             # rows of the key alone: SQLAlchemy would send VALUES (DEFAULT), (DEFAULT),
             # which NO_AUTO_VALUE_ON_ZERO makes two rows of key 0; one row at a time is
             # VALUES (), which takes the next value (a rare shape: the children dominate)
-            new_keys = [conn.execute(table.insert().returning(table.c[key])).one()
-                        for _ in dicts]
+            new_keys = [conn.execute(table.insert().returning(table.c[key])).one() for _ in dicts]
         else:
-            new_keys = guard(db, conn, model, lambda d=dicts: conn.execute(stmt, d).all(),  # type: ignore[misc]
-                                   part.__getitem__, replay=(stmt, dicts))
+            new_keys = guard(
+                db,
+                conn,
+                model,
+                lambda d=dicts: conn.execute(stmt, d).all(),  # type: ignore[misc]
+                part.__getitem__,
+                replay=(stmt, dicts),
+            )
         for obj, (new_key,) in zip(chosen, new_keys, strict=True):
             object.__setattr__(obj, key, new_key)
 
 
-def _insert_children(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any],
-                     keys: list[Any], batch_size: int,
-                     numbers: list[int] | None = None) -> None:
+def _insert_children(
+    db: Database,
+    conn: sa.Connection,
+    model: BoundModel,
+    objs: list[Any],
+    keys: list[Any],
+    batch_size: int,
+    numbers: list[int] | None = None,
+) -> None:
     """Insert the child rows of ``objs``: ``(*key, position, item)``, where ``key`` is
     the root's key (and, below the first level, the ancestors' positions); then theirs.
     ``numbers``: the caller's row of each object (by default its index)."""
@@ -551,31 +690,47 @@ def _insert_children(db: Database, conn: sa.Connection, model: BoundModel, objs:
             if items is None and fname in optional:
                 continue  # None: the column of the field's name says so, no rows
             if items is None:
-                raise WriteError(f"{model.schema.name}.{fname} is None; use an empty list",
-                                 table=model.schema.name, column=fname)
+                raise WriteError(
+                    f"{model.schema.name}.{fname} is None; use an empty list",
+                    table=model.schema.name,
+                    column=fname,
+                )
             prefix = (key,) if model.schema.parent is None else key
             for position, item in enumerate(items):
                 if type(item) is not child.cls:
                     raise WriteError(
                         f"{model.schema.name}.{fname}[{position}] is a "
                         f"{type(item).__qualname__}, not a {child.cls.__qualname__}",
-                        table=model.schema.name, column=fname)
+                        table=model.schema.name,
+                        column=fname,
+                    )
                 rows.append((*prefix, position, item))
             owners.extend([number if numbers is None else numbers[number]] * len(items))
         if rows:
             try:  # errors give the child row's index: named below with its owner
-                write_rows(db, conn, child, rows, int, insert_sql(db, child), "insert",
-                           batch_size)
+                write_rows(db, conn, child, rows, int, insert_sql(db, child), "insert", batch_size)
             except (ValueEncodingError, WriteError) as exc:
                 raise _child_error(exc, model, fname, child, rows, owners) from None
             if child.children:
-                _insert_children(db, conn, child, [r[-1] for r in rows],
-                                      [r[:-1] for r in rows], batch_size, owners)
+                _insert_children(
+                    db,
+                    conn,
+                    child,
+                    [r[-1] for r in rows],
+                    [r[:-1] for r in rows],
+                    batch_size,
+                    owners,
+                )
 
 
-def _child_error(exc: ValueEncodingError | WriteError, model: BoundModel, fname: str,
-                 child: BoundModel, rows: list[tuple[Any, ...]], owners: list[int]
-                 ) -> ValueEncodingError | WriteError:
+def _child_error(
+    exc: ValueEncodingError | WriteError,
+    model: BoundModel,
+    fname: str,
+    child: BoundModel,
+    rows: list[tuple[Any, ...]],
+    owners: list[int],
+) -> ValueEncodingError | WriteError:
     """``exc``, raised for child row ``exc.row`` of ``rows``, told as the row of its owner
     and the item's table and index: ``row 1 (runs_steps item 1000 of row 1,
     Run.steps[1000]), column 'n': ...``; ``row`` stays the owner's row, as for the owner's
@@ -584,8 +739,10 @@ def _child_error(exc: ValueEncodingError | WriteError, model: BoundModel, fname:
     if k is None or not 0 <= k < len(rows):
         return exc
     owner, position = owners[k], rows[k][-2]
-    where = (f"{child.schema.name} item {position} of row {owner}, "
-             f"{model.cls.__qualname__}.{fname}[{position}]")
+    where = (
+        f"{child.schema.name} item {position} of row {owner}, "
+        f"{model.cls.__qualname__}.{fname}[{position}]"
+    )
     text = str(exc)
     mark = f"row {k}, "
     if mark in text:
@@ -601,12 +758,14 @@ def _delete_children(db: Database, conn: sa.Connection, model: BoundModel, keys:
     encoded = encoded_keys(model, keys)
     for child in reversed(descendants(model)):  # the deepest first
         for start in range(0, len(encoded), 500):
-            conn.execute(child.table.delete().where(
-                child.table.c[PARENT_COLUMN].in_(encoded[start:start + 500])))
+            conn.execute(
+                child.table.delete().where(
+                    child.table.c[PARENT_COLUMN].in_(encoded[start : start + 500])
+                )
+            )
 
 
 @contextmanager
-
 def _unset_fields_named(model: BoundModel, objs: list[Any]) -> Iterator[None]:
     """Turn the AttributeError of a field nobody set (``field(init=False)`` without a
     default, left unset by ``__post_init__``) into a WriteError naming row and field."""
@@ -636,7 +795,10 @@ def _unset_field(model: BoundModel, objs: list[Any]) -> WriteError | None:
                         f"{model.schema.name}: row {row}, column {name!r}: {what} is not "
                         f"set{f' (in {where[1:]})' if where else ''}; a field(init=False) "
                         "without a default must be set by __post_init__; nothing was written",
-                        table=model.schema.name, row=row, column=name)
+                        table=model.schema.name,
+                        row=row,
+                        column=name,
+                    )
     return None
 
 

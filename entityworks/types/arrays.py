@@ -56,8 +56,10 @@ def ndarray_from_bytes(blob: bytes) -> Any:
     data = bytes(blob)
     stream = io.BytesIO(data)
     version = np.lib.format.read_magic(stream)
-    readers = {(1, 0): np.lib.format.read_array_header_1_0,
-               (2, 0): np.lib.format.read_array_header_2_0}
+    readers = {
+        (1, 0): np.lib.format.read_array_header_1_0,
+        (2, 0): np.lib.format.read_array_header_2_0,
+    }
     if version in readers:
         shape, _fortran, dtype = readers[version](stream)
         if dtype.hasobject:
@@ -65,20 +67,31 @@ def ndarray_from_bytes(blob: bytes) -> Any:
         claimed = math.prod(shape) * dtype.itemsize
         present = len(data) - stream.tell()
         if claimed != present:
-            raise ValueError(f".npy header claims shape {shape} of {dtype} ({claimed:,} bytes) "
-                             f"but {present:,} bytes follow it: damaged data")
+            raise ValueError(
+                f".npy header claims shape {shape} of {dtype} ({claimed:,} bytes) "
+                f"but {present:,} bytes follow it: damaged data"
+            )
         stream.seek(0)
     return np.lib.format.read_array(stream, allow_pickle=False)
 
 
 def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
-        "ndarray", tp, storage.binary, lambda: pyarrow_module().binary(), "xs:base64Binary",
+        "ndarray",
+        tp,
+        storage.binary,
+        lambda: pyarrow_module().binary(),
+        "xs:base64Binary",
         lambda a: bytes_to_text(ndarray_to_bytes(a)),
         lambda t: ndarray_from_bytes(bytes_from_text(t)),
-        to_db=ndarray_to_bytes, from_db=ndarray_from_bytes,
-        to_arrow=ndarray_to_bytes, from_arrow=ndarray_from_bytes,
-        plain_text=True, check=check_ndarray, checked_codecs=True)
+        to_db=ndarray_to_bytes,
+        from_db=ndarray_from_bytes,
+        to_arrow=ndarray_to_bytes,
+        from_arrow=ndarray_from_bytes,
+        plain_text=True,
+        check=check_ndarray,
+        checked_codecs=True,
+    )
 
 
 def register(registry: TypeRegistry) -> None:

@@ -101,8 +101,10 @@ def naive_datetime_column(values: Sequence[Any]) -> bool:
 def exact_type(cls: type) -> Callable[[Sequence[Any]], bool]:
     """The column test of a type whose rule passes every value of exactly that type (a
     column holding None too is left to the rule)."""
+
     def test(values: Sequence[Any]) -> bool:
         return countOf(map(type, values), cls) == len(values)
+
     return test
 
 
@@ -118,8 +120,7 @@ class DecimalFacts:
     exponent: int | None
 
 
-def _facts(values: Sequence[Any], low: int, high: int, uniform: int | None
-           ) -> DecimalFacts | None:
+def _facts(values: Sequence[Any], low: int, high: int, uniform: int | None) -> DecimalFacts | None:
     """The facts of exact, finite Decimals whose exponents lie in ``[low, high]``, or
     ``None`` when the rule would refuse one (an exponent or a digit count out of range,
     a negative zero)."""
@@ -177,8 +178,9 @@ def decimal_column(values: Sequence[Any]) -> bool:
     first = present[0]
     if all(map(first.same_quantum, present)):  # stops at the first other exponent
         exponent = first.as_tuple().exponent
-        return isinstance(exponent, int) and \
-            _facts(present, exponent, exponent, exponent) is not None
+        return (
+            isinstance(exponent, int) and _facts(present, exponent, exponent, exponent) is not None
+        )
     texts = list(map(str, present))
     if "".join(texts).translate(NOT_PLAIN) or max(map(len, texts)) > 30:
         return False
@@ -191,8 +193,7 @@ def negative_zero_column(values: Sequence[Any]) -> list[Any]:
     """``_negative_zero`` of each checked float (``None`` for None): 1 for -0.0."""
     if not countOf(values, 0.0):  # None == 0.0 is False, as 0.0 == None
         return [None] * len(values)
-    return [1 if v is not None and v == 0.0 and math.copysign(1.0, v) < 0 else None
-            for v in values]
+    return [1 if v is not None and v == 0.0 and math.copysign(1.0, v) < 0 else None for v in values]
 
 
 def has_nan(values: Sequence[Any]) -> bool:
@@ -224,12 +225,16 @@ def decimal_text_column(values: Sequence[Any]) -> list[Any]:
 def _plain_texts(texts: Sequence[Any]) -> bool:
     """True when every text is a plain decimal of at most 30 characters (digits, point,
     minus: no exponent, finite), so its Decimal passes the rule unless it is -0."""
-    return (countOf(map(type, texts), str) == len(texts) and not "".join(texts).translate(
-        NOT_PLAIN) and max(map(len, texts), default=0) <= 30)
+    return (
+        countOf(map(type, texts), str) == len(texts)
+        and not "".join(texts).translate(NOT_PLAIN)
+        and max(map(len, texts), default=0) <= 30
+    )
 
 
-def decimals_as_written(values: Sequence[Any], texts: Sequence[Any],
-                        one: Callable[[Any, Any], Any]) -> list[Any]:
+def decimals_as_written(
+    values: Sequence[Any], texts: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
     """``one(value, text)`` (``_decimal_as_written``: the Decimal read from SQLite's key,
     with the exponent of the plain text beside it when that is the same number) for whole
     columns. The common case, every text plain and equal to its key's number, costs one
@@ -239,9 +244,14 @@ def decimals_as_written(values: Sequence[Any], texts: Sequence[Any],
             written = list(map(decimal.Decimal, texts))
         except (ArithmeticError, ValueError):
             written = None
-        if (written is not None and countOf(map(eq, written, values), True) == len(values)
-                and not (countOf(written, _ZERO) and any(
-                    t[0] == "-" for w, t in zip(written, texts, strict=True) if not w))):
+        if (
+            written is not None
+            and countOf(map(eq, written, values), True) == len(values)
+            and not (
+                countOf(written, _ZERO)
+                and any(t[0] == "-" for w, t in zip(written, texts, strict=True) if not w)
+            )
+        ):
             return written
     return [v if v is None else one(v, t) for v, t in zip(values, texts, strict=True)]
 
@@ -282,9 +292,29 @@ def decimal_texts(values: Sequence[Any]) -> list[str]:
     return list(map(format, values, repeat("f")))
 
 
-__all__ = ["INT64_MAX", "INT64_MIN", "NOT_PLAIN", "DecimalFacts", "bool_column", "bool_texts",
-           "datetime_texts", "decimal_column", "decimal_facts", "decimal_text_column",
-           "decimal_texts", "decimals_as_written", "exact_type", "float_column",
-           "float_texts", "has_nan", "has_none", "int_column", "int_texts",
-           "naive_datetime_column", "negative_zero_column", "scale_column", "str_column",
-           "str_texts"]
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "NOT_PLAIN",
+    "DecimalFacts",
+    "bool_column",
+    "bool_texts",
+    "datetime_texts",
+    "decimal_column",
+    "decimal_facts",
+    "decimal_text_column",
+    "decimal_texts",
+    "decimals_as_written",
+    "exact_type",
+    "float_column",
+    "float_texts",
+    "has_nan",
+    "has_none",
+    "int_column",
+    "int_texts",
+    "naive_datetime_column",
+    "negative_zero_column",
+    "scale_column",
+    "str_column",
+    "str_texts",
+]

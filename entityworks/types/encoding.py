@@ -43,16 +43,19 @@ def rule(info: TypeInfo) -> Processor:
     return compose(info.check, info.to_db)
 
 
-def encode_error(column: str, value: Any, exc: Exception, row: int | None = None
-                 ) -> ValueEncodingError:
+def encode_error(
+    column: str, value: Any, exc: Exception, row: int | None = None
+) -> ValueEncodingError:
     """A ValueEncodingError for ``value`` of ``column`` (in ``row``, when known): why ``exc``."""
     where = f"row {row}, " if row is not None else ""
     return ValueEncodingError(
         f"{where}column {column!r}: cannot encode {_short_repr(value)}: {exc}",
-        column=column, row=row, value=value)
+        column=column,
+        row=row,
+        value=value,
+    )
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-

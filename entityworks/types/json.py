@@ -31,7 +31,11 @@ from .scalars import check_bool, check_float, check_int, check_str, int_from_tex
 
 _JSON_ORIGINS = (list, dict, tuple)
 _JSON_SCALARS: dict[Any, Callable[[Any], Any]] = {
-    str: check_str, int: check_int, float: check_float, bool: check_bool}
+    str: check_str,
+    int: check_int,
+    float: check_float,
+    bool: check_bool,
+}
 _MAX_JSON_DEPTH = 200
 
 
@@ -66,11 +70,15 @@ def _untyped(value: Any, depth: int = 0) -> Any:
             _untyped(item, depth + 1)
         return value
     if kind is tuple:
-        raise ValueError("a tuple inside an untyped JSON value would come back a list; use a "
-                         "list, or annotate it (tuple[int, ...], list[tuple[int, int]])")
-    raise ValueError(f"a {kind.__qualname__} inside an untyped JSON value would not come back "
-                     "as itself; JSON holds str, int, float, bool, None, list and dict: "
-                     "annotate the field's type")
+        raise ValueError(
+            "a tuple inside an untyped JSON value would come back a list; use a "
+            "list, or annotate it (tuple[int, ...], list[tuple[int, int]])"
+        )
+    raise ValueError(
+        f"a {kind.__qualname__} inside an untyped JSON value would not come back "
+        "as itself; JSON holds str, int, float, bool, None, list and dict: "
+        "annotate the field's type"
+    )
 
 
 def _str_key(key: Any) -> str:
@@ -78,8 +86,10 @@ def _str_key(key: Any) -> str:
         return key
     if isinstance(key, str):
         return check_str(key)
-    raise ValueError(f"dict key {key!r} is a {type(key).__qualname__}; JSON keys are text, so "
-                     "it would come back a str: annotate the keys (dict[int, ...]) or use str")
+    raise ValueError(
+        f"dict key {key!r} is a {type(key).__qualname__}; JSON keys are text, so "
+        "it would come back a str: annotate the keys (dict[int, ...]) or use str"
+    )
 
 
 def _int_key(key: Any) -> str:
@@ -112,8 +122,8 @@ class _JsonShape:
             key, value = args or (str, Any)
             if key not in (str, int):
                 raise UnsupportedTypeError(
-                    f"dict keys in a JSON column must be str or int, not {type_name(key)}",
-                    type_=tp)
+                    f"dict keys in a JSON column must be str or int, not {type_name(key)}", type_=tp
+                )
             self.kind = "dict"
             self.key = key
             self.items = [_JsonShape(value, registry)]
@@ -157,8 +167,11 @@ class _JsonShape:
                 raise ValueError(f"expected {len(self.items)} items, got {len(value)}")
             return [s.encode(v, depth + 1) for s, v in zip(self.items, value, strict=True)]
         item = self.items[0]
-        if item.kind == "scalar" and not item.nullable and \
-                countOf(map(type, value), item.type) == len(value):
+        if (
+            item.kind == "scalar"
+            and not item.nullable
+            and countOf(map(type, value), item.type) == len(value)
+        ):
             return value  # only exact ints / floats / str / bools: nothing to convert
         return [item.encode(v, depth + 1) for v in value]
 
@@ -193,8 +206,11 @@ class _JsonShape:
                 raise ValueError(f"expected {len(self.items)} items, got {len(data)}")
             return tuple(s.decode(v) for s, v in zip(self.items, data, strict=True))
         item = self.items[0]
-        if item.kind == "any" or (item.kind == "scalar" and not item.nullable
-                                  and countOf(map(type, data), item.type) == len(data)):
+        if item.kind == "any" or (
+            item.kind == "scalar"
+            and not item.nullable
+            and countOf(map(type, data), item.type) == len(data)
+        ):
             values = data
         else:
             values = [item.decode(v) for v in data]
@@ -225,10 +241,24 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
             raise ValueError("JSON nested too deeply") from None
 
     return TypeInfo(
-        type_name(tp), tp, storage.json_text, lambda: pyarrow_module().string(), "xs:string",
-        dumps, loads, to_db=dumps, from_db=loads, to_arrow=dumps, from_arrow=loads,
-        check=check, checked_codecs=True)
+        type_name(tp),
+        tp,
+        storage.json_text,
+        lambda: pyarrow_module().string(),
+        "xs:string",
+        dumps,
+        loads,
+        to_db=dumps,
+        from_db=loads,
+        to_arrow=dumps,
+        from_arrow=loads,
+        check=check,
+        checked_codecs=True,
+    )
+
+
 # -- dataclasses nested in a column -----------------------------------------------------------
+
 
 def _is_nested_dataclass(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
@@ -237,10 +267,20 @@ def _is_nested_dataclass(tp: Any) -> bool:
 def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
     codec = NestedCodec(tp, registry)
     return TypeInfo(
-        tp.__qualname__, tp, storage.json_text, lambda: pyarrow_module().string(), "xs:string",
-        codec.dumps, codec.loads, to_db=codec.dumps, from_db=codec.loads,
-        to_arrow=codec.dumps, from_arrow=codec.loads, check=codec.check,
-        checked_codecs=True)
+        tp.__qualname__,
+        tp,
+        storage.json_text,
+        lambda: pyarrow_module().string(),
+        "xs:string",
+        codec.dumps,
+        codec.loads,
+        to_db=codec.dumps,
+        from_db=codec.loads,
+        to_arrow=codec.dumps,
+        from_arrow=codec.loads,
+        check=codec.check,
+        checked_codecs=True,
+    )
 
 
 _JSON_NATIVE = (bool, int, str)
@@ -269,14 +309,18 @@ def _refuse_cycle(cls: type) -> None:
     start = next((i for i, (owner, _f) in enumerate(path) if owner is cls), None)
     if start is None:
         return
-    cycle = " -> ".join([*(f"{owner.__qualname__}.{f}" for owner, f in path[start:]),
-                         cls.__qualname__])
+    cycle = " -> ".join(
+        [*(f"{owner.__qualname__}.{f}" for owner, f in path[start:]), cls.__qualname__]
+    )
     root, field = path[0]
     raise SchemaError(
         f"{root.__qualname__}.{field}: nested dataclasses refer back to themselves ({cycle}); "
         "a JSON column holds a nested dataclass of a fixed shape, so a recursive one is not "
         "supported (keep such a structure in tables of its own, e.g. with "
-        "column(references=...))", cls=root, field=field)
+        "column(references=...))",
+        cls=root,
+        field=field,
+    )
 
 
 class NestedCodec:
@@ -304,7 +348,8 @@ class NestedCodec:
                 ) from None
             self.fields.append((f.name, nullable, info))
         self.build: Callable[..., Any] = instance_builder(
-            cls, [name for name, _n, _i in self.fields])
+            cls, [name for name, _n, _i in self.fields]
+        )
 
     def to_jsonable(self, obj: Any) -> dict[str, Any]:
         if type(obj) is not self.cls:
@@ -333,8 +378,7 @@ class NestedCodec:
                 value = data[name]
                 if value is None:
                     if not nullable:
-                        raise ValueError(f"{self.cls.__qualname__}.{name} is null but not "
-                                         "Optional")
+                        raise ValueError(f"{self.cls.__qualname__}.{name} is null but not Optional")
                 elif info.python_type in _JSON_NATIVE:
                     if type(value) is not info.python_type:
                         raise refused(f"{info.name} for {self.cls.__qualname__}.{name}", value)

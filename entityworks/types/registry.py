@@ -187,6 +187,7 @@ class TypeMarker:
     def __repr__(self) -> str:
         return f"entityworks.{self.name}"
 
+
 Factory = Callable[[Any, "TypeRegistry"], TypeInfo]
 
 
@@ -210,12 +211,14 @@ class TypeRegistry:
         return info
 
     @typing.overload
-    def register_factory(self, predicate: Callable[[Any], bool], factory: None = None
-                         ) -> Callable[[Factory], Factory]: ...
+    def register_factory(
+        self, predicate: Callable[[Any], bool], factory: None = None
+    ) -> Callable[[Factory], Factory]: ...
     @typing.overload
     def register_factory(self, predicate: Callable[[Any], bool], factory: Factory) -> Factory: ...
-    def register_factory(self, predicate: Callable[[Any], bool], factory: Factory | None = None
-                         ) -> Callable[[Factory], Factory] | Factory:
+    def register_factory(
+        self, predicate: Callable[[Any], bool], factory: Factory | None = None
+    ) -> Callable[[Factory], Factory] | Factory:
         """Register a factory building a TypeInfo for every type ``predicate`` accepts.
 
         Newer factories win. Usable as a decorator: ``@registry.register_factory(pred)``.
@@ -278,8 +281,9 @@ class TypeRegistry:
                 if best is None or score > best[0]:
                     best = (score, info)
         if best is None:
-            raise UnsupportedTypeError(f"no registry entry for XSD type {xsd_type!r}",
-                                       type_=xsd_type)
+            raise UnsupportedTypeError(
+                f"no registry entry for XSD type {xsd_type!r}", type_=xsd_type
+            )
         return best[1]
 
     def companion_types(self, target: str) -> dict[str, Any]:
@@ -347,6 +351,8 @@ def pyarrow_module() -> types.ModuleType:
     import pyarrow
 
     return pyarrow
+
+
 def unwrap_optional(tp: Any) -> tuple[Any, bool]:
     """Split ``X | None`` into ``(X, True)``; other unions raise; anything else -> (tp, False).
 
@@ -363,7 +369,8 @@ def unwrap_optional(tp: Any) -> tuple[Any, bool]:
         args = [a for a in get_args(tp) if a is not type(None)]
         if len(args) != len(get_args(tp)) - 1 or len(args) != 1:
             raise UnsupportedTypeError(
-                f"union {tp!r} is not supported: only X | None (Optional[X]) is", type_=tp)
+                f"union {tp!r} is not supported: only X | None (Optional[X]) is", type_=tp
+            )
         tp, nullable = args[0], True
         if get_origin(tp) is typing.Annotated:
             inner, *extras = get_args(tp)
@@ -372,4 +379,3 @@ def unwrap_optional(tp: Any) -> tuple[Any, bool]:
     if annotated_extras:
         tp = typing.Annotated[(tp, *annotated_extras)]
     return tp, nullable
-

@@ -115,15 +115,20 @@ def check_decimal(value: object) -> decimal.Decimal:
     sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)
     if exponent > 0:
-        raise ValueError(f"{value} has a positive exponent, which no column or xs:decimal "
-                         f"keeps; write it as Decimal('{value:f}')")
+        raise ValueError(
+            f"{value} has a positive exponent, which no column or xs:decimal "
+            f"keeps; write it as Decimal('{value:f}')"
+        )
     if sign and not any(digits):
-        raise ValueError(f"{value} is a negative zero, which no column or xs:decimal keeps; "
-                         f"write it as Decimal('{-value:f}')")
+        raise ValueError(
+            f"{value} is a negative zero, which no column or xs:decimal keeps; "
+            f"write it as Decimal('{-value:f}')"
+        )
     if -exponent > DECIMAL_FRACTION_DIGITS or len(digits) + exponent > DECIMAL_INTEGER_DIGITS:
         raise ValueError(
             f"{value} has more than {DECIMAL_INTEGER_DIGITS} digits before the point or "
-            f"{DECIMAL_FRACTION_DIGITS} after (DECIMAL(65, 30), the widest MariaDB column)")
+            f"{DECIMAL_FRACTION_DIGITS} after (DECIMAL(65, 30), the widest MariaDB column)"
+        )
     return value
 
 
@@ -131,8 +136,17 @@ def _plain_datetime(value: dt.datetime) -> dt.datetime:
     """A datetime subclass (pandas' Timestamp...) as a datetime, refusing lost nanoseconds."""
     if getattr(value, "nanosecond", 0):
         raise ValueError("its nanoseconds would be lost (datetime keeps microseconds)")
-    return dt.datetime(value.year, value.month, value.day, value.hour, value.minute,
-                       value.second, value.microsecond, value.tzinfo, fold=value.fold)
+    return dt.datetime(
+        value.year,
+        value.month,
+        value.day,
+        value.hour,
+        value.minute,
+        value.second,
+        value.microsecond,
+        value.tzinfo,
+        fold=value.fold,
+    )
 
 
 def check_datetime(value: object) -> dt.datetime:
@@ -143,7 +157,8 @@ def check_datetime(value: object) -> dt.datetime:
     if value.tzinfo is not None:
         raise ValueError(
             "timezone-aware datetime in a naive datetime column; annotate the field as "
-            "entityworks.AwareDatetime to store aware values")
+            "entityworks.AwareDatetime to store aware values"
+        )
     return value
 
 
@@ -170,12 +185,16 @@ def check_aware_datetime(value: object) -> dt.datetime:
     if offset is None:
         raise ValueError("naive datetime in an AwareDatetime column; attach a tzinfo")
     if offset % _MINUTE:
-        raise ValueError(f"its UTC offset {format_offset(offset)} is not a whole number of "
-                         "minutes, which xs:dateTime and the offset columns require; convert "
-                         "it with .astimezone(datetime.timezone.utc)")
+        raise ValueError(
+            f"its UTC offset {format_offset(offset)} is not a whole number of "
+            "minutes, which xs:dateTime and the offset columns require; convert "
+            "it with .astimezone(datetime.timezone.utc)"
+        )
     if abs(offset) > MAX_UTC_OFFSET:
-        raise ValueError(f"its UTC offset {format_offset(offset)} is beyond ±14:00, the "
-                         "range xs:dateTime allows; convert it with .astimezone(...)")
+        raise ValueError(
+            f"its UTC offset {format_offset(offset)} is beyond ±14:00, the "
+            "range xs:dateTime allows; convert it with .astimezone(...)"
+        )
     try:
         value.astimezone(dt.UTC)
     except OverflowError:
@@ -197,8 +216,9 @@ def check_time(value: object) -> dt.time:
     if type(value) is not dt.time:
         if not isinstance(value, dt.time):
             raise refused("a time", value)
-        value = dt.time(value.hour, value.minute, value.second, value.microsecond,
-                        value.tzinfo, fold=value.fold)
+        value = dt.time(
+            value.hour, value.minute, value.second, value.microsecond, value.tzinfo, fold=value.fold
+        )
     if value.tzinfo is not None:
         raise ValueError("times with a tzinfo are not stored; use a naive time")
     return value
@@ -225,6 +245,7 @@ def check_uuid(value: Any) -> uuid.UUID:
 
 
 # -- lexical forms for XML ---------------------------------------------------------------
+
 
 def _bool_from_text(text: str) -> bool:
     t = text.strip()
@@ -254,8 +275,14 @@ def _float_to_text(x: float) -> str:
 
 def _float_from_text(text: str) -> float:
     t = text.strip()
-    special = {"NaN": math.nan, "INF": math.inf, "-INF": -math.inf, "+INF": math.inf,
-               "Infinity": math.inf, "-Infinity": -math.inf}
+    special = {
+        "NaN": math.nan,
+        "INF": math.inf,
+        "-INF": -math.inf,
+        "+INF": math.inf,
+        "Infinity": math.inf,
+        "-Infinity": -math.inf,
+    }
     if t in special:
         return special[t]
     if not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", t):
@@ -316,8 +343,10 @@ def _microseconds_only(match: re.Match[str]) -> str:
     # .NET writes up to 7 fractional digits (ticks of 100 ns); Python keeps microseconds:
     # trailing zeros go, a finer value is refused rather than cut.
     if match[2].strip("0"):
-        raise ValueError(f"{match[0]!r}: finer than a microsecond, which Python's datetime "
-                         "and timedelta cannot hold")
+        raise ValueError(
+            f"{match[0]!r}: finer than a microsecond, which Python's datetime "
+            "and timedelta cannot hold"
+        )
     return match[1]
 
 
@@ -383,14 +412,17 @@ def with_offset(instant: dt.datetime, minutes: Any) -> dt.datetime:
     zone = _OFFSETS.get(minutes)
     if zone is None:
         if type(minutes) is not int or abs(minutes) > _MAX_OFFSET_MINUTES:
-            raise ValueError(f"the UTC offset {minutes!r} (minutes) is no whole number of "
-                             "minutes within ±14:00 (±840), the offsets entityworks writes")
+            raise ValueError(
+                f"the UTC offset {minutes!r} (minutes) is no whole number of "
+                "minutes within ±14:00 (±840), the offsets entityworks writes"
+            )
         zone = _OFFSETS[minutes] = dt.timezone(dt.timedelta(minutes=minutes))
     try:
         return instant.astimezone(zone)
     except OverflowError:
-        raise ValueError(f"{instant} at the UTC offset {minutes!r} (minutes) falls outside "
-                         "the years 1-9999") from None
+        raise ValueError(
+            f"{instant} at the UTC offset {minutes!r} (minutes) falls outside the years 1-9999"
+        ) from None
 
 
 def _date_to_text(value: dt.date) -> str:
@@ -433,12 +465,17 @@ def _timedelta_from_text(text: str) -> dt.timedelta:
         raise ValueError(f"not an xs:duration of days and time: {text!r}")
     fraction = m["fraction"] or "0"
     if fraction[6:].strip("0"):
-        raise ValueError(f"{text.strip()!r}: finer than a microsecond, which Python's "
-                         "timedelta cannot hold")
+        raise ValueError(
+            f"{text.strip()!r}: finer than a microsecond, which Python's timedelta cannot hold"
+        )
     fraction = fraction[:6].ljust(6, "0")
-    td = dt.timedelta(days=int(m["days"] or 0), hours=int(m["hours"] or 0),
-                      minutes=int(m["minutes"] or 0), seconds=int(m["seconds"] or 0),
-                      microseconds=int(fraction))
+    td = dt.timedelta(
+        days=int(m["days"] or 0),
+        hours=int(m["hours"] or 0),
+        minutes=int(m["minutes"] or 0),
+        seconds=int(m["seconds"] or 0),
+        microseconds=int(fraction),
+    )
     return -td if m["sign"] else td
 
 
@@ -481,6 +518,7 @@ AwareDatetime = typing.Annotated[dt.datetime, AWARE]
 
 # -- companions: what a backend's own column type loses ------------------------------------
 
+
 def _negative_zero(value: float) -> int | None:
     return 1 if value == 0.0 and math.copysign(1.0, value) < 0 else None
 
@@ -492,8 +530,10 @@ def _signed_zero(value: Any, negative: Any) -> Any:
         return value
     if negative == 1 and value == 0.0 and type(negative) is not bool:
         return -0.0
-    raise ValueError(f"the negative-zero mark {negative!r} beside {value!r}: entityworks "
-                     "writes 1 beside a zero only (NULL otherwise)")
+    raise ValueError(
+        f"the negative-zero mark {negative!r} beside {value!r}: entityworks "
+        "writes 1 beside a zero only (NULL otherwise)"
+    )
 
 
 def _with_stored_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
@@ -503,8 +543,10 @@ def _with_stored_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
     if scale is None:
         return value
     if type(scale) is not int or not 0 <= scale <= DECIMAL_FRACTION_DIGITS:
-        raise ValueError(f"the scale {scale!r} is no number of digits after the point "
-                         f"entityworks writes (0 to {DECIMAL_FRACTION_DIGITS})")
+        raise ValueError(
+            f"the scale {scale!r} is no number of digits after the point "
+            f"entityworks writes (0 to {DECIMAL_FRACTION_DIGITS})"
+        )
     return values.with_scale(value, scale)
 
 
@@ -524,8 +566,9 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
         raise ValueError(f"its text {text!r} and its key ({value}) are different numbers")
     if type(text) is not str:
         what = "NULL" if text is None else f"{reprlib.repr(text)}, a {type(text).__name__}"
-        raise ValueError(f"its text is {what} beside the key {value}: entityworks writes "
-                         "the plain decimal text")
+        raise ValueError(
+            f"its text is {what} beside the key {value}: entityworks writes the plain decimal text"
+        )
     if not _PLAIN_DECIMAL.fullmatch(text):
         raise ValueError(f"its text {reprlib.repr(text)} is no plain decimal number")
     number = decimal.Decimal(text)
@@ -535,8 +578,10 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
     try:
         written = check_decimal(number)
     except ValueError:  # (what the pattern leaves: too many digits)
-        raise ValueError(f"its text {shown} has more than {DECIMAL_INTEGER_DIGITS} digits "
-                         f"before the point or {DECIMAL_FRACTION_DIGITS} after") from None
+        raise ValueError(
+            f"its text {shown} has more than {DECIMAL_INTEGER_DIGITS} digits "
+            f"before the point or {DECIMAL_FRACTION_DIGITS} after"
+        ) from None
     if written != value:
         raise ValueError(f"its text {shown} and its key ({value}) are different numbers")
     return written
@@ -546,23 +591,46 @@ def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
 _PLAIN_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 
 
-_OFFSET = Companion("offset", _offset_minutes, with_offset, "the UTC offset",
-                    storage.small_integer, lambda: pyarrow_module().int16())
-_SCALE = Companion("scale", lambda d: -d.as_tuple().exponent, _with_stored_scale,
-                   "the exponent", arrow=lambda: pyarrow_module().int8(),
-                   split_column=columns.scale_column)
+_OFFSET = Companion(
+    "offset",
+    _offset_minutes,
+    with_offset,
+    "the UTC offset",
+    storage.small_integer,
+    lambda: pyarrow_module().int16(),
+)
+_SCALE = Companion(
+    "scale",
+    lambda d: -d.as_tuple().exponent,
+    _with_stored_scale,
+    "the exponent",
+    arrow=lambda: pyarrow_module().int8(),
+    split_column=columns.scale_column,
+)
 #: SQLite has no decimal type: the column named after the field holds the plain decimal
 #: text (``-1.50``, exponent kept), which ``sqlite3``, Datasette and pandas show and SQL's
 #: ``sum()`` adds; entityworks compares, keys and orders by the sortable key
 #: (``sqltypes.decimal_key``) in ``<name>__key``. Tables written before keep the key under
 #: the field's name and the exponent in ``<name>__scale``.
-_PLAIN = Companion("text", values.decimal_text, _decimal_as_written, "the exponent",
-                   storage.text, own="key", older=(_SCALE,),
-                   split_column=columns.decimal_text_column,
-                   join_column=lambda mains, texts: columns.decimals_as_written(
-                       mains, texts, _decimal_as_written))
-_NEGZERO = Companion("negzero", _negative_zero, _signed_zero, "the sign of -0.0",
-                     split_column=columns.negative_zero_column, any_keeps=True)
+_PLAIN = Companion(
+    "text",
+    values.decimal_text,
+    _decimal_as_written,
+    "the exponent",
+    storage.text,
+    own="key",
+    older=(_SCALE,),
+    split_column=columns.decimal_text_column,
+    join_column=lambda mains, texts: columns.decimals_as_written(mains, texts, _decimal_as_written),
+)
+_NEGZERO = Companion(
+    "negzero",
+    _negative_zero,
+    _signed_zero,
+    "the sign of -0.0",
+    split_column=columns.negative_zero_column,
+    any_keeps=True,
+)
 
 
 def _aware_companions(target: str) -> tuple[Companion, ...]:
@@ -595,11 +663,23 @@ def _float_companions(target: str) -> tuple[Companion, ...]:
 
 # -- the built-in entries ----------------------------------------------------------------
 
-_INT_ALIASES = ("xs:int", "xs:short", "xs:byte", "xs:unsignedByte", "xs:unsignedShort",
-                "xs:unsignedInt", "xs:unsignedLong", "xs:integer", "xs:nonNegativeInteger",
-                "xs:positiveInteger", "xs:negativeInteger", "xs:nonPositiveInteger")
-_MSDATA_GUID = ("System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, "
-                "PublicKeyToken=b77a5c561934e089")
+_INT_ALIASES = (
+    "xs:int",
+    "xs:short",
+    "xs:byte",
+    "xs:unsignedByte",
+    "xs:unsignedShort",
+    "xs:unsignedInt",
+    "xs:unsignedLong",
+    "xs:integer",
+    "xs:nonNegativeInteger",
+    "xs:positiveInteger",
+    "xs:negativeInteger",
+    "xs:nonPositiveInteger",
+)
+_MSDATA_GUID = (
+    "System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089"
+)
 
 
 def _bool_from_valid_text(text: str) -> bool:
@@ -609,85 +689,242 @@ def _bool_from_valid_text(text: str) -> bool:
 def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
     pa = pyarrow_module
     return [
-        (bool, TypeInfo("bool", bool, storage.boolean, lambda: pa().bool_(), "xs:boolean",
-                        lambda b: "true" if check_bool(b) else "false", _bool_from_text,
-                        from_valid_text=_bool_from_valid_text, from_db=bool,
-                        plain_text=True, check=check_bool, native=bool,
-                        check_column=columns.bool_column,
-                        to_text_column=columns.bool_texts)),
-        (int, TypeInfo("int", int, storage.big_integer, lambda: pa().int64(), "xs:long",
-                       str, int_from_text, autoincrement=True,
-                       xsd_aliases=_INT_ALIASES, from_valid_text=int, plain_text=True,
-                       check=check_int, native=int, sqlite_typeof="integer",
-                       check_column=columns.int_column,
-                       to_text_column=columns.int_texts)),
-        (float, TypeInfo("float", float, storage.double, lambda: pa().float64(), "xs:double",
-                         _float_to_text, _float_from_text,
-                         xsd_aliases=("xs:float",), from_valid_text=float, plain_text=True,
-                         check=check_float, native=float, sqlite_typeof="real",
-                         companions=_float_companions, check_column=columns.float_column,
-                         to_text_column=columns.float_texts)),
-        (str, TypeInfo("str", str, storage.text, lambda: pa().string(), "xs:string",
-                       str, str,
-                       xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
-                       check=check_str, native=str, sqlite_typeof="text",
-                       check_column=columns.str_column,
-                       to_text_column=columns.str_texts)),
-        (bytes, TypeInfo("bytes", bytes, storage.binary, lambda: pa().binary(),
-                         "xs:base64Binary", bytes_to_text, bytes_from_text,
-                         from_db=bytes, plain_text=True, check=check_bytes, native=bytes,
-                         check_column=columns.exact_type(bytes))),
-        (decimal.Decimal, TypeInfo(
-            "Decimal", decimal.Decimal, storage.exact_decimal,
-            lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
-            "xs:decimal", _decimal_to_text, _decimal_from_text, to_db=check_decimal,
-            to_arrow=check_decimal, from_arrow=_decimal_from_arrow,
-            from_valid_text=_decimal_from_valid_text, plain_text=True, check=check_decimal,
-            checked_codecs=True, check_column=columns.decimal_column,
-            to_text_column=columns.decimal_texts,
-            companions=_decimal_companions)),
-        (dt.datetime, TypeInfo(
-            "datetime", dt.datetime, storage.naive_datetime,
-            lambda: pa().timestamp("us"), "xs:dateTime",
-            lambda v: check_datetime(v).isoformat(), _naive_datetime_from_text,
-            from_valid_text=_naive_datetime_from_valid_text,
-            to_db=check_datetime, to_arrow=check_datetime, plain_text=True,
-            check=check_datetime, checked_codecs=True,
-            check_column=columns.naive_datetime_column,
-            to_text_column=columns.datetime_texts,
-            # .NET would otherwise read a naive value as local time and shift it.
-            xsd_attributes={"msdata:DateTimeMode": "Unspecified"})),
-        (AWARE, TypeInfo(
-            "AwareDatetime", AwareDatetime, storage.aware_datetime,
-            lambda: pa().timestamp("us", tz="UTC"), "xs:dateTime",
-            _aware_datetime_to_text, _aware_datetime_from_text,
-            to_db=check_aware_datetime, to_arrow=_aware_to_utc, plain_text=True,
-            check=check_aware_datetime, companions=_aware_companions, checked_codecs=True,
-            xsd_attributes={"msdata:DateTimeMode": "Utc"})),
-        (dt.date, TypeInfo("date", dt.date, storage.date, lambda: pa().date32(), "xs:date",
-                           _date_to_text, _date_from_text, to_db=check_date,
-                           to_arrow=check_date, plain_text=True, check=check_date,
-                           checked_codecs=True)),
-        (dt.time, TypeInfo("time", dt.time, storage.time, lambda: pa().time64("us"),
-                           "xs:time", lambda v: check_time(v).isoformat(),
-                           _time_from_text, to_db=check_time,
-                           to_arrow=check_time, plain_text=True, check=check_time,
-                           checked_codecs=True)),
-        (dt.timedelta, TypeInfo(
-            "timedelta", dt.timedelta, storage.big_integer, lambda: pa().duration("us"),
-            "xs:duration", _timedelta_to_text, _timedelta_from_text,
-            to_db=_timedelta_to_db, from_db=_micros_to_timedelta, to_arrow=check_timedelta,
-            plain_text=True, check=check_timedelta, checked_codecs=True)),
-        (uuid.UUID, TypeInfo(
-            "UUID", uuid.UUID, storage.uuid_type, lambda: pa().string(), "xs:string",
-            _uuid_to_text, lambda t: uuid.UUID(t.strip()), to_db=check_uuid,
-            from_db=_as_uuid, to_arrow=_uuid_to_text, from_arrow=uuid.UUID,
-            plain_text=True, check=check_uuid, checked_codecs=True,
-            xsd_attributes={"msdata:DataType": _MSDATA_GUID})),
+        (
+            bool,
+            TypeInfo(
+                "bool",
+                bool,
+                storage.boolean,
+                lambda: pa().bool_(),
+                "xs:boolean",
+                lambda b: "true" if check_bool(b) else "false",
+                _bool_from_text,
+                from_valid_text=_bool_from_valid_text,
+                from_db=bool,
+                plain_text=True,
+                check=check_bool,
+                native=bool,
+                check_column=columns.bool_column,
+                to_text_column=columns.bool_texts,
+            ),
+        ),
+        (
+            int,
+            TypeInfo(
+                "int",
+                int,
+                storage.big_integer,
+                lambda: pa().int64(),
+                "xs:long",
+                str,
+                int_from_text,
+                autoincrement=True,
+                xsd_aliases=_INT_ALIASES,
+                from_valid_text=int,
+                plain_text=True,
+                check=check_int,
+                native=int,
+                sqlite_typeof="integer",
+                check_column=columns.int_column,
+                to_text_column=columns.int_texts,
+            ),
+        ),
+        (
+            float,
+            TypeInfo(
+                "float",
+                float,
+                storage.double,
+                lambda: pa().float64(),
+                "xs:double",
+                _float_to_text,
+                _float_from_text,
+                xsd_aliases=("xs:float",),
+                from_valid_text=float,
+                plain_text=True,
+                check=check_float,
+                native=float,
+                sqlite_typeof="real",
+                companions=_float_companions,
+                check_column=columns.float_column,
+                to_text_column=columns.float_texts,
+            ),
+        ),
+        (
+            str,
+            TypeInfo(
+                "str",
+                str,
+                storage.text,
+                lambda: pa().string(),
+                "xs:string",
+                str,
+                str,
+                xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
+                check=check_str,
+                native=str,
+                sqlite_typeof="text",
+                check_column=columns.str_column,
+                to_text_column=columns.str_texts,
+            ),
+        ),
+        (
+            bytes,
+            TypeInfo(
+                "bytes",
+                bytes,
+                storage.binary,
+                lambda: pa().binary(),
+                "xs:base64Binary",
+                bytes_to_text,
+                bytes_from_text,
+                from_db=bytes,
+                plain_text=True,
+                check=check_bytes,
+                native=bytes,
+                check_column=columns.exact_type(bytes),
+            ),
+        ),
+        (
+            decimal.Decimal,
+            TypeInfo(
+                "Decimal",
+                decimal.Decimal,
+                storage.exact_decimal,
+                lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
+                "xs:decimal",
+                _decimal_to_text,
+                _decimal_from_text,
+                to_db=check_decimal,
+                to_arrow=check_decimal,
+                from_arrow=_decimal_from_arrow,
+                from_valid_text=_decimal_from_valid_text,
+                plain_text=True,
+                check=check_decimal,
+                checked_codecs=True,
+                check_column=columns.decimal_column,
+                to_text_column=columns.decimal_texts,
+                companions=_decimal_companions,
+            ),
+        ),
+        (
+            dt.datetime,
+            TypeInfo(
+                "datetime",
+                dt.datetime,
+                storage.naive_datetime,
+                lambda: pa().timestamp("us"),
+                "xs:dateTime",
+                lambda v: check_datetime(v).isoformat(),
+                _naive_datetime_from_text,
+                from_valid_text=_naive_datetime_from_valid_text,
+                to_db=check_datetime,
+                to_arrow=check_datetime,
+                plain_text=True,
+                check=check_datetime,
+                checked_codecs=True,
+                check_column=columns.naive_datetime_column,
+                to_text_column=columns.datetime_texts,
+                # .NET would otherwise read a naive value as local time and shift it.
+                xsd_attributes={"msdata:DateTimeMode": "Unspecified"},
+            ),
+        ),
+        (
+            AWARE,
+            TypeInfo(
+                "AwareDatetime",
+                AwareDatetime,
+                storage.aware_datetime,
+                lambda: pa().timestamp("us", tz="UTC"),
+                "xs:dateTime",
+                _aware_datetime_to_text,
+                _aware_datetime_from_text,
+                to_db=check_aware_datetime,
+                to_arrow=_aware_to_utc,
+                plain_text=True,
+                check=check_aware_datetime,
+                companions=_aware_companions,
+                checked_codecs=True,
+                xsd_attributes={"msdata:DateTimeMode": "Utc"},
+            ),
+        ),
+        (
+            dt.date,
+            TypeInfo(
+                "date",
+                dt.date,
+                storage.date,
+                lambda: pa().date32(),
+                "xs:date",
+                _date_to_text,
+                _date_from_text,
+                to_db=check_date,
+                to_arrow=check_date,
+                plain_text=True,
+                check=check_date,
+                checked_codecs=True,
+            ),
+        ),
+        (
+            dt.time,
+            TypeInfo(
+                "time",
+                dt.time,
+                storage.time,
+                lambda: pa().time64("us"),
+                "xs:time",
+                lambda v: check_time(v).isoformat(),
+                _time_from_text,
+                to_db=check_time,
+                to_arrow=check_time,
+                plain_text=True,
+                check=check_time,
+                checked_codecs=True,
+            ),
+        ),
+        (
+            dt.timedelta,
+            TypeInfo(
+                "timedelta",
+                dt.timedelta,
+                storage.big_integer,
+                lambda: pa().duration("us"),
+                "xs:duration",
+                _timedelta_to_text,
+                _timedelta_from_text,
+                to_db=_timedelta_to_db,
+                from_db=_micros_to_timedelta,
+                to_arrow=check_timedelta,
+                plain_text=True,
+                check=check_timedelta,
+                checked_codecs=True,
+            ),
+        ),
+        (
+            uuid.UUID,
+            TypeInfo(
+                "UUID",
+                uuid.UUID,
+                storage.uuid_type,
+                lambda: pa().string(),
+                "xs:string",
+                _uuid_to_text,
+                lambda t: uuid.UUID(t.strip()),
+                to_db=check_uuid,
+                from_db=_as_uuid,
+                to_arrow=_uuid_to_text,
+                from_arrow=uuid.UUID,
+                plain_text=True,
+                check=check_uuid,
+                checked_codecs=True,
+                xsd_attributes={"msdata:DataType": _MSDATA_GUID},
+            ),
+        ),
     ]
 
 
 # -- enums: stored as their values --------------------------------------------------------
+
 
 def _is_enum(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, enum.Enum)
@@ -699,7 +936,9 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
     if len(value_types) != 1 or next(iter(value_types)) not in (int, str):
         raise UnsupportedTypeError(
             f"Enum {tp.__qualname__} must have values all of one type, int or str "
-            f"(found {sorted(t.__name__ for t in value_types)})", type_=tp)
+            f"(found {sorted(t.__name__ for t in value_types)})",
+            type_=tp,
+        )
     base = registry.lookup(next(iter(value_types)))
 
     def check(member: Any) -> Any:
@@ -714,10 +953,21 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
         return tp(base.from_text(text))
 
     return TypeInfo(
-        tp.__qualname__, tp, base.sql, base.arrow, base.xsd,
-        lambda m: base.to_text(to_value(m)), from_text,
-        to_db=to_value, from_db=tp, to_arrow=to_value, from_arrow=tp,
-        plain_text=base.plain_text, check=check, checked_codecs=True)
+        tp.__qualname__,
+        tp,
+        base.sql,
+        base.arrow,
+        base.xsd,
+        lambda m: base.to_text(to_value(m)),
+        from_text,
+        to_db=to_value,
+        from_db=tp,
+        to_arrow=to_value,
+        from_arrow=tp,
+        plain_text=base.plain_text,
+        check=check,
+        checked_codecs=True,
+    )
 
 
 def register(registry: TypeRegistry) -> None:

@@ -51,9 +51,24 @@ def named(name: str) -> StorageType:
     return made
 
 
-_NAMED: dict[str, StorageType] = {n: StorageType(n) for n in (
-    "big_integer", "small_integer", "boolean", "double", "text", "binary", "json_text",
-    "date", "time", "uuid_type", "ExactDecimal", "NaiveDateTime", "AwareDateTime")}
+_NAMED: dict[str, StorageType] = {
+    n: StorageType(n)
+    for n in (
+        "big_integer",
+        "small_integer",
+        "boolean",
+        "double",
+        "text",
+        "binary",
+        "json_text",
+        "date",
+        "time",
+        "uuid_type",
+        "ExactDecimal",
+        "NaiveDateTime",
+        "AwareDateTime",
+    )
+}
 
 big_integer: StorageType = _NAMED["big_integer"]
 small_integer: StorageType = _NAMED["small_integer"]
@@ -69,6 +84,20 @@ exact_decimal: StorageType = _NAMED["ExactDecimal"]
 naive_datetime: StorageType = _NAMED["NaiveDateTime"]
 aware_datetime: StorageType = _NAMED["AwareDateTime"]
 
-__all__ = ["StorageType", "aware_datetime", "big_integer", "binary", "boolean", "date",
-           "double", "exact_decimal", "json_text", "naive_datetime", "named", "small_integer",
-           "text", "time", "uuid_type"]
+__all__ = [
+    "StorageType",
+    "aware_datetime",
+    "big_integer",
+    "binary",
+    "boolean",
+    "date",
+    "double",
+    "exact_decimal",
+    "json_text",
+    "naive_datetime",
+    "named",
+    "small_integer",
+    "text",
+    "time",
+    "uuid_type",
+]

@@ -16,7 +16,8 @@ def require_naive(value: Any) -> dt.datetime:
     if value.tzinfo is not None:
         raise ValueError(
             "timezone-aware datetime in a naive datetime column; annotate the field as "
-            "entityworks.AwareDatetime to store aware values")
+            "entityworks.AwareDatetime to store aware values"
+        )
     return value
 
 
@@ -61,5 +62,4 @@ def with_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
     return decimal.Decimal((sign, digits[:-cut] or (0,), target))
 
 
-__all__ = ["decimal_text", "require_aware", "require_naive", "require_naive_time",
-           "with_scale"]
+__all__ = ["decimal_text", "require_aware", "require_naive", "require_naive_time", "with_scale"]

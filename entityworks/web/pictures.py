@@ -129,8 +129,11 @@ class CatalogReader:
             if found is None:
                 # An SQLite URI, its '#', '?' and '%' quoted (else "a#b.db" opens the file
                 # "a"); a URL object, as SQLAlchemy would unquote them in a URL string.
-                found = Store(sa.URL.create("sqlite", database=f"file:{quote(key)}",
-                                            query={"mode": "ro", "uri": "true"}))
+                found = Store(
+                    sa.URL.create(
+                        "sqlite", database=f"file:{quote(key)}", query={"mode": "ro", "uri": "true"}
+                    )
+                )
                 self._stores[key] = found
             return found
 
@@ -180,8 +183,9 @@ def display_size(width: int, height: int, box: int = THUMB_BOX) -> tuple[int, in
     return max(1, round(width * box / longest)), max(1, round(height * box / longest))
 
 
-def full_png(grid: np.ndarray, block: int = FULL_BLOCK,
-             placements: Sequence[tuple[int, int]] = ()) -> bytes:
+def full_png(
+    grid: np.ndarray, block: int = FULL_BLOCK, placements: Sequence[tuple[int, int]] = ()
+) -> bytes:
     """The map as ``entityworks render --png`` draws it: walls black on white floor,
     placements as red squares; ``block`` is cut so that no side exceeds ``MAX_SIDE``."""
     from generators.maps import render
@@ -199,11 +203,13 @@ def overlay_png(record: Any, block: int | None = None) -> bytes:
     if block is None:
         block = page_block(int(grid.shape[1]), int(grid.shape[0]))
     image = render.overlay_image(
-        grid, block,
+        grid,
+        block,
         rooms=[(r.x, r.y, r.width, r.height) for r in record.rooms],
         caves=[(c.x, c.y, c.width, c.height) for c in record.caves],
         corridors=[[(int(x), int(y)) for x, y in c.path] for c in record.corridors],
-        placements=[(p.x, p.y) for p in getattr(record, "placements", [])])
+        placements=[(p.x, p.y) for p in getattr(record, "placements", [])],
+    )
     return _png(image)
 
 
@@ -216,8 +222,7 @@ def tiled_json(grid: np.ndarray, tileset: str = "entityworks_tiles.png") -> byte
     """The Tiled map of ``entityworks render --tiled``, its tileset named ``tileset``."""
     from generators.maps import render
 
-    return json.dumps(render.to_tiled_json(grid, 16, tileset),
-                      separators=(",", ":")).encode()
+    return json.dumps(render.to_tiled_json(grid, 16, tileset), separators=(",", ":")).encode()
 
 
 def tileset_png() -> bytes:
@@ -263,8 +268,7 @@ def sudoku_html(puzzle: Any, solution: Any = None) -> str | None:
             cells.append(f'<td class="{classes}">{digit}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     label = "solution" if solution is not None else "puzzle"
-    return (f'<table class="ew-sudoku" aria-label="sudoku {label}">'
-            + "".join(rows) + "</table>")
+    return f'<table class="ew-sudoku" aria-label="sudoku {label}">' + "".join(rows) + "</table>"
 
 
 def _histogram_counts(value: Any) -> list[int] | None:
@@ -273,9 +277,11 @@ def _histogram_counts(value: Any) -> list[int] | None:
             value = json.loads(value)
         except ValueError:
             return None
-    if (not isinstance(value, list) or len(value) != 256
-            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                       for v in value)):
+    if (
+        not isinstance(value, list)
+        or len(value) != 256
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    ):
         return None
     return value
 
@@ -293,13 +299,17 @@ def histogram_svg(value: Any, width: int = 256, height: int = 64) -> str | None:
             bar = max(0.5, height * count / top)
             parts.append(f"M{byte * step:.2f} {height}v-{bar:.2f}h{step:.2f}v{bar:.2f}z")
     total = sum(counts)
-    title = (f"byte histogram: {total:,} bytes, {sum(1 for c in counts if c)} distinct values, "
-             f"most frequent {counts.index(max(counts))} ({max(counts):,} times)")
-    return (f'<svg class="ew-histogram" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-            f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{html.escape(title)}"><title>{html.escape(title)}</title>'
-            f'<rect width="{width}" height="{height}" class="ew-histogram-bg"/>'
-            f'<path d="{"".join(parts)}" class="ew-histogram-bars"/></svg>')
+    title = (
+        f"byte histogram: {total:,} bytes, {sum(1 for c in counts if c)} distinct values, "
+        f"most frequent {counts.index(max(counts))} ({max(counts):,} times)"
+    )
+    return (
+        f'<svg class="ew-histogram" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{html.escape(title)}"><title>{html.escape(title)}</title>'
+        f'<rect width="{width}" height="{height}" class="ew-histogram-bg"/>'
+        f'<path d="{"".join(parts)}" class="ew-histogram-bars"/></svg>'
+    )
 
 
 def parameters_html(value: Any) -> str | None:
@@ -313,8 +323,10 @@ def parameters_html(value: Any) -> str | None:
     if not isinstance(params, dict):
         return None
     pretty = html.escape(json.dumps(params, indent=1))
-    return (f'<details class="ew-parameters"><summary>{len(params)} parameters</summary>'
-            f"<pre>{pretty}</pre></details>")
+    return (
+        f'<details class="ew-parameters"><summary>{len(params)} parameters</summary>'
+        f"<pre>{pretty}</pre></details>"
+    )
 
 
 # -- a map's row page --------------------------------------------------------------------------
@@ -333,19 +345,28 @@ class Listing:
 def listings(record: Any, limit: int = LIST_LIMIT) -> list[Listing]:
     """The caves, rooms, corridors and placements of a map, as lists for its row page."""
     out = []
-    caves = [(c.number, c.cells, f"{c.x},{c.y}", f"{c.width}x{c.height}",
-              f"{c.centroid_x:.1f},{c.centroid_y:.1f}") for c in record.caves]
-    rooms = [(i + 1, f"{r.x},{r.y}", f"{r.width}x{r.height}") for i, r in
-             enumerate(record.rooms)]
-    corridors = [(i + 1, c.length, f"{c.start_x},{c.start_y}", f"{c.end_x},{c.end_y}")
-                 for i, c in enumerate(record.corridors)]
-    placements = [(p.label, f"{p.x},{p.y}", p.clearance)
-                  for p in getattr(record, "placements", [])]
+    caves = [
+        (
+            c.number,
+            c.cells,
+            f"{c.x},{c.y}",
+            f"{c.width}x{c.height}",
+            f"{c.centroid_x:.1f},{c.centroid_y:.1f}",
+        )
+        for c in record.caves
+    ]
+    rooms = [(i + 1, f"{r.x},{r.y}", f"{r.width}x{r.height}") for i, r in enumerate(record.rooms)]
+    corridors = [
+        (i + 1, c.length, f"{c.start_x},{c.start_y}", f"{c.end_x},{c.end_y}")
+        for i, c in enumerate(record.corridors)
+    ]
+    placements = [(p.label, f"{p.x},{p.y}", p.clearance) for p in getattr(record, "placements", [])]
     for title, columns, rows in (
-            ("Caves", ("cave", "cells", "top-left", "size", "centroid"), caves),
-            ("Rooms", ("room", "top-left", "size"), rooms),
-            ("Corridors", ("corridor", "length", "start", "end"), corridors),
-            ("Placements", ("label", "cell", "clearance"), placements)):
+        ("Caves", ("cave", "cells", "top-left", "size", "centroid"), caves),
+        ("Rooms", ("room", "top-left", "size"), rooms),
+        ("Corridors", ("corridor", "length", "start", "end"), corridors),
+        ("Placements", ("label", "cell", "clearance"), placements),
+    ):
         if rows:
             out.append(Listing(title, columns, rows[:limit], len(rows)))
     return out

@@ -34,10 +34,20 @@ from .xsd import dataclass_for, is_dataset, load_xsd
 
 #: Source spelling of each type: (import key, attribute) or a builtin's name.
 _NAMES: dict[Any, tuple[str, str] | str] = {
-    int: "int", str: "str", float: "float", bool: "bool", bytes: "bytes",
-    decimal.Decimal: ("decimal", "Decimal"), dt.datetime: ("dt", "datetime"),
-    dt.date: ("dt", "date"), dt.time: ("dt", "time"), dt.timedelta: ("dt", "timedelta"),
-    uuid.UUID: ("uuid", "UUID"), list: "list", dict: "dict", tuple: "tuple",
+    int: "int",
+    str: "str",
+    float: "float",
+    bool: "bool",
+    bytes: "bytes",
+    decimal.Decimal: ("decimal", "Decimal"),
+    dt.datetime: ("dt", "datetime"),
+    dt.date: ("dt", "date"),
+    dt.time: ("dt", "time"),
+    dt.timedelta: ("dt", "timedelta"),
+    uuid.UUID: ("uuid", "UUID"),
+    list: "list",
+    dict: "dict",
+    tuple: "tuple",
 }
 
 #: Every name the generated module imports: its key (the name it has when nothing clashes)
@@ -78,12 +88,15 @@ class _Names:
             if key in self.aliases:
                 module = _IMPORTS[key][1]
                 alias = self.aliases[key]
-                lines.append(f"import {module}" if alias == module
-                             else f"import {module} as {alias}")
+                lines.append(
+                    f"import {module}" if alias == module else f"import {module} as {alias}"
+                )
         for source in ("dataclasses", "entityworks"):
             parts = sorted(
                 _IMPORTS[key][1] if alias == key else f"{_IMPORTS[key][1]} as {alias}"
-                for key, alias in self.aliases.items() if _IMPORTS[key][0] == source)
+                for key, alias in self.aliases.items()
+                if _IMPORTS[key][0] == source
+            )
             if source == "entityworks" and lines and parts:
                 lines.append("")
             if parts:
@@ -150,9 +163,12 @@ def _class_source(cls: type, classes: dict[type, str], names: _Names) -> str:
 def _classes_in_order(cls: type) -> list[type]:
     """Child item classes first (they are referred to), then the main class."""
     hints = typing.get_type_hints(cls, include_extras=True)
-    items = [typing.get_args(hints[f.name])[0] for f in dataclasses.fields(cls)
-             if typing.get_origin(hints[f.name]) is list
-             and dataclasses.is_dataclass(typing.get_args(hints[f.name])[0])]
+    items = [
+        typing.get_args(hints[f.name])[0]
+        for f in dataclasses.fields(cls)
+        if typing.get_origin(hints[f.name]) is list
+        and dataclasses.is_dataclass(typing.get_args(hints[f.name])[0])
+    ]
     return [*items, cls]
 
 
@@ -171,9 +187,13 @@ def _check_fields(cls: type) -> None:
     ``_Class__x`` there (private name mangling); ``__dataset__`` is the class's DataSet."""
     for f in dataclasses.fields(cls):
         if f.name.startswith("__") and not f.name.endswith("__") or f.name == "__dataset__":
-            raise SchemaError(f"{cls.__qualname__}.{f.name}: a field of this name cannot be "
-                              "written in a class body (Python renames '__x' to "
-                              "'_Class__x'); rename the column", cls=cls, field=f.name)
+            raise SchemaError(
+                f"{cls.__qualname__}.{f.name}: a field of this name cannot be "
+                "written in a class body (Python renames '__x' to "
+                "'_Class__x'); rename the column",
+                cls=cls,
+                field=f.name,
+            )
 
 
 def source_for(classes: list[type]) -> str:

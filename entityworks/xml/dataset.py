@@ -81,26 +81,39 @@ class DataSet:
 
 # -- reading the schema ------------------------------------------------------------------------
 
+
 def _relations(model: XsdModel) -> list[Relation]:
     keys = {c.name: c for c in model.constraints if c.kind in ("unique", "key")}
     out = []
     for ref in (c for c in model.constraints if c.kind == "keyref"):
         target = keys.get(ref.refer or "")
         if target is None:
-            raise XMLImportError(f"relation {ref.name!r} refers to {ref.refer!r}, which is "
-                                 "no key of the XSD")
+            raise XMLImportError(
+                f"relation {ref.name!r} refers to {ref.refer!r}, which is no key of the XSD"
+            )
         if len(ref.fields) != 1 or len(target.fields) != 1:
-            raise XMLImportError(f"relation {ref.name!r} is over several columns; only "
-                                 "single-column relations are imported")
-        out.append(Relation(ref.name, decode_name(target.table), decode_name(target.fields[0]),
-                            decode_name(ref.table), decode_name(ref.fields[0]), ref.nested))
+            raise XMLImportError(
+                f"relation {ref.name!r} is over several columns; only "
+                "single-column relations are imported"
+            )
+        out.append(
+            Relation(
+                ref.name,
+                decode_name(target.table),
+                decode_name(target.fields[0]),
+                decode_name(ref.table),
+                decode_name(ref.fields[0]),
+                ref.nested,
+            )
+        )
     for name, table in model.tables.items():
-        if table.nested_in and not any(r.child == decode_name(name) and r.nested
-                                       for r in out):
-            raise XMLImportError(f"table {decode_name(name)!r} is nested in "
-                                 f"{decode_name(table.nested_in)!r} without a relation "
-                                 "(xs:keyref msdata:IsNested) saying which column refers to "
-                                 "its parent")
+        if table.nested_in and not any(r.child == decode_name(name) and r.nested for r in out):
+            raise XMLImportError(
+                f"table {decode_name(name)!r} is nested in "
+                f"{decode_name(table.nested_in)!r} without a relation "
+                "(xs:keyref msdata:IsNested) saying which column refers to "
+                "its parent"
+            )
     return out
 
 
@@ -135,29 +148,32 @@ def dataset_for(model: XsdModel, *, registry: TypeRegistry = default_registry) -
     names = _parents_first([decode_name(t) for t in model.tables], relations)
     tables = {}
     for name in names:
-        cls = dataclass_for_table(model, encode_name(name), registry=registry,
-                                  extra=functools.partial(_reference, refers, name))
+        cls = dataclass_for_table(
+            model,
+            encode_name(name),
+            registry=registry,
+            extra=functools.partial(_reference, refers, name),
+        )
         cls.__dataset__ = model.dataset  # type: ignore[attr-defined]
         tables[name] = cls
     for r in relations:
         key = table_schema(tables[r.parent], registry).primary_key
         if key is None or key.name != r.parent_column:
-            raise XMLImportError(f"relation {r.name!r} refers to {r.parent}."
-                                 f"{r.parent_column}, which is not the key of {r.parent!r}")
+            raise XMLImportError(
+                f"relation {r.name!r} refers to {r.parent}."
+                f"{r.parent_column}, which is not the key of {r.parent!r}"
+            )
     return DataSet(model.dataset, tables, tuple(relations))
 
 
-def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str
-               ) -> dict[str, Any]:
+def _reference(refers: dict[tuple[str, str], Relation], table: str, column: str) -> dict[str, Any]:
     r = refers.get((table, column))
     if r is None:
         return {}
-    return {REFERENCES: f"{r.parent}.{r.parent_column}", "relation": r.name,
-            "nested": r.nested}
+    return {REFERENCES: f"{r.parent}.{r.parent_column}", "relation": r.name, "nested": r.nested}
 
 
-def read_dataset(xsd_path: str | Path, *, registry: TypeRegistry = default_registry
-                 ) -> DataSet:
+def read_dataset(xsd_path: str | Path, *, registry: TypeRegistry = default_registry) -> DataSet:
     """Read a DataSet's XSD (or a document's inline one) into its tables and relations."""
     model = load_inline_xsd(xsd_path) if _is_document(xsd_path) else load_xsd(xsd_path)
     assert model is not None
@@ -172,9 +188,13 @@ def _is_document(path: str | Path) -> bool:
         return False
 
 
-def dataset_of(classes: Sequence[type], *, name: str | None = None,
-               nested: bool | None = None, registry: TypeRegistry = default_registry
-               ) -> DataSet:
+def dataset_of(
+    classes: Sequence[type],
+    *,
+    name: str | None = None,
+    nested: bool | None = None,
+    registry: TypeRegistry = default_registry,
+) -> DataSet:
     """A :class:`DataSet` of dataclasses whose fields name their ``references`` (field
     metadata, as read from an XSD, or ``column(references=...)`` foreign keys)."""
     tables = {table_schema(cls, registry).name: cls for cls in classes}
@@ -186,21 +206,38 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
                 continue
             parent, _, column = target.partition(".")
             if parent not in tables:
-                raise SchemaError(f"{cls.__qualname__}.{f.name} refers to table {parent!r}, "
-                                  "which is not part of the DataSet", cls=cls, field=f.name)
-            relations.append(Relation(f.metadata.get("relation") or f"{parent}_{child}",
-                                      parent, column, child, f.name,
-                                      bool(f.metadata.get("nested")) if nested is None
-                                      else nested))
+                raise SchemaError(
+                    f"{cls.__qualname__}.{f.name} refers to table {parent!r}, "
+                    "which is not part of the DataSet",
+                    cls=cls,
+                    field=f.name,
+                )
+            relations.append(
+                Relation(
+                    f.metadata.get("relation") or f"{parent}_{child}",
+                    parent,
+                    column,
+                    child,
+                    f.name,
+                    bool(f.metadata.get("nested")) if nested is None else nested,
+                )
+            )
         # foreign keys declared with column(references=...) to a table of the DataSet
         for c in table_schema(cls, registry).columns:
             if c.references is None:
                 continue
             target = table_schema(c.references, registry)
             if target.name in tables and target.primary_key is not None:
-                relations.append(Relation(f"{target.name}_{child}", target.name,
-                                          target.primary_key.name, child, c.name,
-                                          bool(nested)))
+                relations.append(
+                    Relation(
+                        f"{target.name}_{child}",
+                        target.name,
+                        target.primary_key.name,
+                        child,
+                        c.name,
+                        bool(nested),
+                    )
+                )
     order = _parents_first(list(tables), relations)
     first = tables[order[0]] if order else None
     dataset = name or getattr(first, "__dataset__", None) or "NewDataSet"
@@ -209,25 +246,31 @@ def dataset_of(classes: Sequence[type], *, name: str | None = None,
 
 # -- reading ------------------------------------------------------------------------------------
 
-def dataset_reader(schemas: Mapping[str, TableSchema], model: XsdModel, xml_path: str | Path
-                   ) -> Reader:
+
+def dataset_reader(
+    schemas: Mapping[str, TableSchema], model: XsdModel, xml_path: str | Path
+) -> Reader:
     """A reader of a DataSet document holding the tables ``schemas`` (by table name), as
     ``model`` describes them."""
 
     def plans(model: XsdModel) -> list[TablePlan]:
         missing = set(model.tables) - {encode_name(n) for n in schemas}
         if missing:
-            raise XMLImportError(f"the XSD declares table {decode_name(sorted(missing)[0])!r}"
-                                 ", which the DataSet does not hold")
-        return [table_plan(schema, model, encode_name(name)) for name, schema in schemas.items()
-                if encode_name(name) in model.tables]
+            raise XMLImportError(
+                f"the XSD declares table {decode_name(sorted(missing)[0])!r}"
+                ", which the DataSet does not hold"
+            )
+        return [
+            table_plan(schema, model, encode_name(name))
+            for name, schema in schemas.items()
+            if encode_name(name) in model.tables
+        ]
 
     first = next(iter(schemas.values()))
     return Reader(first, xml_path, None, model=model, plans=plans)
 
 
-def numbered_rows(reader: Reader
-                  ) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, list[int]]]:
+def numbered_rows(reader: Reader) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, list[int]]]:
     """Every row of the document, per table (validated, keys and references checked), and
     each row's number in the document (for errors)."""
     out: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
@@ -240,26 +283,36 @@ def numbered_rows(reader: Reader
 
 # -- writing -----------------------------------------------------------------------------------
 
-def dataset_xsd_bytes(data: DataSet, *, nested: bool | None = None,
-                      registry: TypeRegistry = default_registry) -> bytes:
+
+def dataset_xsd_bytes(
+    data: DataSet, *, nested: bool | None = None, registry: TypeRegistry = default_registry
+) -> bytes:
     from lxml import etree
 
     tree = _xsd_tree(data, nested, registry)
-    return etree.tostring(tree, xml_declaration=True, encoding="utf-8", standalone=True,
-                          pretty_print=True)
+    return etree.tostring(
+        tree, xml_declaration=True, encoding="utf-8", standalone=True, pretty_print=True
+    )
 
 
 def _xsd_tree(data: DataSet, nested: bool | None, registry: TypeRegistry) -> Any:
     schemas = [table_schema(cls, registry) for cls in data.tables.values()]
-    return dataset_xsd_tree(schemas, list(data.relations), data.name,
-                            nested=data.nested if nested is None else nested)
+    return dataset_xsd_tree(
+        schemas, list(data.relations), data.name, nested=data.nested if nested is None else nested
+    )
 
 
-def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
-                  xml_path: Any, xsd_path: str | Path | None = None, *,
-                  nested: bool | None = None, inline_schema: bool = False,
-                  registry: TypeRegistry = default_registry, diffgram: bool = False
-                  ) -> dict[str, int]:
+def write_dataset(
+    data: DataSet,
+    rows: Mapping[str, Iterable[Sequence[Any]]],
+    xml_path: Any,
+    xsd_path: str | Path | None = None,
+    *,
+    nested: bool | None = None,
+    inline_schema: bool = False,
+    registry: TypeRegistry = default_registry,
+    diffgram: bool = False,
+) -> dict[str, int]:
     """Write a DataSet document: ``rows`` per table name, as column tuples (table order).
 
     Flat: each table's rows in turn, parents first. Nested: each child row inside its
@@ -279,8 +332,11 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
         texts = formatters[name].open_rows(batch, counts[name])
         if diffgram:  # .NET's own row ids: the table name and the 1-based row number
             start, size, tag = counts[name], len(starts[name]), encode_name(name)
-            texts = [f'<{tag} diffgr:id="{tag}{start + i + 1}" msdata:rowOrder="{start + i}">'
-                     + text[size:] for i, text in enumerate(texts)]
+            texts = [
+                f'<{tag} diffgr:id="{tag}{start + i + 1}" msdata:rowOrder="{start + i}">'
+                + text[size:]
+                for i, text in enumerate(texts)
+            ]
         counts[name] += len(batch)
         return texts
 
@@ -309,8 +365,12 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
             for row, text in zip(batch, opened(name, batch), strict=True):
                 yield text
                 for r, grouped in children[name]:
-                    kids = grouped.get(row[schemas[name].column_names.index(
-                        r.parent_column)] if key is not None else None, [])
+                    kids = grouped.get(
+                        row[schemas[name].column_names.index(r.parent_column)]
+                        if key is not None
+                        else None,
+                        [],
+                    )
                     if kids:
                         yield from render(r.child, kids)
                 yield formatters[name].close
@@ -319,19 +379,23 @@ def write_dataset(data: DataSet, rows: Mapping[str, Iterable[Sequence[Any]]],
             for batch in _batches(rows.get(name, ())):
                 yield "".join(render(name, batch))
         # nest() runs on the lists ``rows`` is turned into below
-        orphans = sum(len(v) for n, v in rows.items()  # type: ignore[arg-type, misc]
-                      if n not in roots) - sum(
-            c for n, c in counts.items() if n not in roots)
+        orphans = sum(
+            len(v)  # type: ignore[arg-type, misc]
+            for n, v in rows.items()
+            if n not in roots
+        ) - sum(c for n, c in counts.items() if n not in roots)
         if orphans:
             raise XMLImportError(f"{orphans} child row(s) have no parent row to nest in")
 
     rows = {name: list(r) for name, r in rows.items()} if nested else rows
-    xsd = None if xsd_path is None else (
-        xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
+    xsd = (
+        None
+        if xsd_path is None
+        else (xsd_path, lambda: dataset_xsd_bytes(data, nested=nested, registry=registry))
+    )
     inline = (lambda: _xsd_tree(data, nested, registry).getroot()) if inline_schema else None
     with paused_gc():  # as write_xml: the rows hold plain values, nothing to collect
-        write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline,
-                        diffgram)
+        write_document(xml_path, nest() if nested else flat(), data.name, xsd, inline, diffgram)
     return counts
 
 
@@ -349,8 +413,9 @@ class Batched:
 
 def _batches(rows: Iterable[Sequence[Any]], size: int = 5_000) -> Iterator[list[Any]]:
     if isinstance(rows, Batched):
-        yield from (batch if isinstance(batch, list) else list(batch)
-                    for batch in rows.batches if batch)
+        yield from (
+            batch if isinstance(batch, list) else list(batch) for batch in rows.batches if batch
+        )
         return
     batch: list[Any] = []
     for row in rows:

@@ -57,11 +57,20 @@ _ID = f"{{{DIFFGRAM_NS}}}id"
 _STATE = f"{{{DIFFGRAM_NS}}}hasChanges"
 #: Row attributes that describe the DiffGram itself; any other attribute is refused by the
 #: XSD validation like in any document.
-_BOOKKEEPING = (_ID, _STATE, f"{{{DIFFGRAM_NS}}}hasErrors", f"{{{DIFFGRAM_NS}}}parentId",
-                f"{{{MSDATA_NS}}}rowOrder")
+_BOOKKEEPING = (
+    _ID,
+    _STATE,
+    f"{{{DIFFGRAM_NS}}}hasErrors",
+    f"{{{DIFFGRAM_NS}}}parentId",
+    f"{{{MSDATA_NS}}}rowOrder",
+)
 #: ``diffgr:hasChanges`` values; "descent" marks an unchanged row with changed nested rows.
-_STATES = {None: "unchanged", "descent": "unchanged", "inserted": "inserted",
-           "modified": "modified"}
+_STATES = {
+    None: "unchanged",
+    "descent": "unchanged",
+    "inserted": "inserted",
+    "modified": "modified",
+}
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,7 @@ def is_diffgram(path: str | Path) -> bool:
 
 
 # -- splitting the document into two plain DataSet documents ----------------------------------
+
 
 class _Section:
     """A section's rows copied into a plain DataSet document, on the lines they came from."""
@@ -109,12 +119,16 @@ class _Section:
     def mark(self, element: etree._Element) -> None:
         state = element.get(_STATE)
         if state not in _STATES:
-            raise XMLImportError(f"{self.path.name}: {self.what}row {self.rows + 1} (line "
-                                 f"{element.sourceline}): diffgr:hasChanges={state!r} is "
-                                 "not inserted, modified or descent", row=self.rows + 1)
+            raise XMLImportError(
+                f"{self.path.name}: {self.what}row {self.rows + 1} (line "
+                f"{element.sourceline}): diffgr:hasChanges={state!r} is "
+                "not inserted, modified or descent",
+                row=self.rows + 1,
+            )
         self.rows += 1
         self.marks[decode_name(str(element.tag))].append(
-            Mark(element.get(_ID), _STATES[state], self.rows, element.sourceline))
+            Mark(element.get(_ID), _STATES[state], self.rows, element.sourceline)
+        )
         for name in _BOOKKEEPING:
             element.attrib.pop(name, None)
 
@@ -132,14 +146,15 @@ class _Section:
             self.file = None
 
 
-def _text(element: etree._Element, path: Path, where: str, *, tail_only: bool = False
-          ) -> None:
+def _text(element: etree._Element, path: Path, where: str, *, tail_only: bool = False) -> None:
     """Refuse text between elements where only rows belong (nothing may be dropped)."""
     texts = [element.tail] if tail_only else [element.text, *(c.tail for c in element)]
     for text in texts:
         if text and text.strip():
-            raise XMLImportError(f"{path.name}: text {text.strip()[:40]!r} inside {where} "
-                                 f"(line {element.sourceline}), where only rows belong")
+            raise XMLImportError(
+                f"{path.name}: text {text.strip()[:40]!r} inside {where} "
+                f"(line {element.sourceline}), where only rows belong"
+            )
 
 
 def _split(path: Path, model: XsdModel, workdir: Path) -> tuple[_Section, _Section]:
@@ -166,26 +181,45 @@ def _split(path: Path, model: XsdModel, workdir: Path) -> tuple[_Section, _Secti
                     if depth == 1:
                         refuse_doctype(element.getroottree(), path, "XML file")
                         if tag != DIFFGRAM_ROOT:
-                            raise XMLImportError(f"{path.name}: the root element is {tag!r}, "
-                                                 "not diffgr:diffgram")
+                            raise XMLImportError(
+                                f"{path.name}: the root element is {tag!r}, not diffgr:diffgram"
+                            )
                     elif depth == 2:
-                        kind = ("before" if tag == _BEFORE else "errors" if tag == _ERRORS
-                                else "current" if "}" not in tag else None)
+                        kind = (
+                            "before"
+                            if tag == _BEFORE
+                            else "errors"
+                            if tag == _ERRORS
+                            else "current"
+                            if "}" not in tag
+                            else None
+                        )
                         if kind is None or kind in seen:
                             what = "a second" if kind else "an unexpected element"
-                            raise XMLImportError(f"{path.name}: {what} {tag!r} in the DiffGram "
-                                                 f"(line {element.sourceline})")
+                            raise XMLImportError(
+                                f"{path.name}: {what} {tag!r} in the DiffGram "
+                                f"(line {element.sourceline})"
+                            )
                         seen.add(kind)
-                        section = None if kind == "errors" else (
-                            current if kind == "current" else before)
+                        section = (
+                            None if kind == "errors" else (current if kind == "current" else before)
+                        )
                         if kind == "current":
                             dataset = tag
                         if section is not None:
-                            section.open(dataset if kind == "before" else tag,
-                                         element.sourceline)
-                    row = section is not None and depth >= 3 and (
-                        depth == 3 or (section is current and stack[-1][1]
-                                       and nested.get(tag) == stack[-1][0]))
+                            section.open(dataset if kind == "before" else tag, element.sourceline)
+                    row = (
+                        section is not None
+                        and depth >= 3
+                        and (
+                            depth == 3
+                            or (
+                                section is current
+                                and stack[-1][1]
+                                and nested.get(tag) == stack[-1][0]
+                            )
+                        )
+                    )
                     stack.append((tag, row))
                     continue
                 _, row = stack.pop()
@@ -194,8 +228,9 @@ def _split(path: Path, model: XsdModel, workdir: Path) -> tuple[_Section, _Secti
                     if depth == 3:
                         section.write(element)
                         for done in written:  # their tails are complete by now
-                            _text(done, path, f"the {section.what or 'current '}rows",
-                                  tail_only=True)
+                            _text(
+                                done, path, f"the {section.what or 'current '}rows", tail_only=True
+                            )
                             element.getparent().remove(done)
                         written = [element]
                 elif depth == 2:
@@ -215,12 +250,15 @@ def _split(path: Path, model: XsdModel, workdir: Path) -> tuple[_Section, _Secti
         current.close()
         before.close()
     if stack:
-        raise XMLImportError(f"{path.name}: the document ends before its root element is "
-                             "closed; nothing was imported")
+        raise XMLImportError(
+            f"{path.name}: the document ends before its root element is "
+            "closed; nothing was imported"
+        )
     return current, before
 
 
 # -- which tables ------------------------------------------------------------------------------
+
 
 def peek_diffgram(path: Path) -> tuple[str | None, set[str]]:
     """The dataset element's name and the row tags directly under it and diffgr:before."""
@@ -266,14 +304,17 @@ def _models(data: DataSet, schemas: list[TableSchema]) -> tuple[XsdModel, XsdMod
     flat = parse_xsd_tree(dataset_xsd_tree(schemas, list(data.relations), data.name))
     if not data.nested:
         return flat, flat
-    return parse_xsd_tree(dataset_xsd_tree(schemas, list(data.relations), data.name,
-                                           nested=True)), flat
+    return parse_xsd_tree(
+        dataset_xsd_tree(schemas, list(data.relations), data.name, nested=True)
+    ), flat
 
 
 # -- reading each section ---------------------------------------------------------------------
 
-def _read(schemas: dict[str, TableSchema], model: XsdModel, section: _Section, name: str
-          ) -> dict[str, list[tuple[Any, ...]]]:
+
+def _read(
+    schemas: dict[str, TableSchema], model: XsdModel, section: _Section, name: str
+) -> dict[str, list[tuple[Any, ...]]]:
     """The section's rows per table: validated, decoded, keys unique (references are the
     database's to check: a DiffGram need not hold the parents of its rows)."""
     if not section.rows:
@@ -289,13 +330,12 @@ def _read(schemas: dict[str, TableSchema], model: XsdModel, section: _Section, n
         return out
 
     try:
-        reader = Reader(next(iter(schemas.values())), section.path, None, model=model,
-                        plans=plans)
+        reader = Reader(next(iter(schemas.values())), section.path, None, model=model, plans=plans)
         rows = numbered_rows(reader)[0]
     except XMLImportError as exc:
         message = str(exc)
         if section.what and message.startswith(f"{name}: "):
-            message = f"{name}: {section.what}{message[len(name) + 2:]}"
+            message = f"{name}: {section.what}{message[len(name) + 2 :]}"
         raise XMLImportError(message, row=exc.row, column=exc.column) from None
     for table, marks in section.marks.items():
         if len(rows.get(table, ())) != len(marks):  # pragma: no cover - the split's own check
@@ -304,6 +344,7 @@ def _read(schemas: dict[str, TableSchema], model: XsdModel, section: _Section, n
 
 
 # -- reading a DiffGram -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class DiffGramSection:
@@ -314,9 +355,9 @@ class DiffGramSection:
     marks: dict[str, list[Mark]]
 
 
-def read_diffgram(xml_path: str | Path, data: DataSet, *,
-                  registry: TypeRegistry = default_registry
-                  ) -> tuple[DiffGramSection, DiffGramSection]:
+def read_diffgram(
+    xml_path: str | Path, data: DataSet, *, registry: TypeRegistry = default_registry
+) -> tuple[DiffGramSection, DiffGramSection]:
     """The current rows and the before images of a DiffGram of the DataSet ``data``,
     validated and decoded (see the module); nothing is compared with any database here."""
     path = Path(xml_path)

@@ -56,22 +56,26 @@ def check_prolog(path: Path, what: str) -> None:
     with open(path, "rb") as f:
         head = f.read(8)
     if any(head.startswith(magic) for magic in _COMPRESSED):
-        raise XMLImportError(f"{what} {path.name!r} is compressed; decompress it first "
-                             "(compressed input is refused so that a small file cannot "
-                             "claim gigabytes)")
+        raise XMLImportError(
+            f"{what} {path.name!r} is compressed; decompress it first "
+            "(compressed input is refused so that a small file cannot "
+            "claim gigabytes)"
+        )
 
 
 def refuse_doctype(tree: etree._ElementTree, path: Path, what: str) -> None:
     info = tree.docinfo
     if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
-        raise XMLImportError(f"{what} {path.name!r} has a DOCTYPE; DTDs and entity "
-                             "declarations are refused")
+        raise XMLImportError(
+            f"{what} {path.name!r} has a DOCTYPE; DTDs and entity declarations are refused"
+        )
 
 
 def syntax_error(exc: etree.XMLSyntaxError, path: Path, what: str) -> XMLImportError:
     message = str(exc.msg if getattr(exc, "msg", None) else exc)
-    return XMLImportError(f"{what} {path.name!r} is not well-formed XML (line {exc.lineno}): "
-                          f"{message}")
+    return XMLImportError(
+        f"{what} {path.name!r} is not well-formed XML (line {exc.lineno}): {message}"
+    )
 
 
 def check_size(path: Path, what: str, limit: int | None) -> None:
@@ -80,12 +84,14 @@ def check_size(path: Path, what: str, limit: int | None) -> None:
         return
     size = path.stat().st_size
     if size > limit:
-        raise XMLImportError(f"{what} {path.name!r} is {size:,} bytes, more than the "
-                             f"{limit:,} bytes allowed")
+        raise XMLImportError(
+            f"{what} {path.name!r} is {size:,} bytes, more than the {limit:,} bytes allowed"
+        )
 
 
-def parse_document(path: str | Path, *, what: str = "XML", max_bytes: int | None = None
-                   ) -> etree._ElementTree:
+def parse_document(
+    path: str | Path, *, what: str = "XML", max_bytes: int | None = None
+) -> etree._ElementTree:
     """Parse a small document (an XSD) safely into a tree; ``max_bytes`` bounds its size."""
     path = Path(path)
     check_prolog(path, what)
@@ -119,11 +125,15 @@ def root_name(path: Path) -> str:
     """The document's root element name, which must not be in a namespace."""
     tag = root_tag(path)
     if tag == DIFFGRAM_ROOT:
-        raise XMLImportError(f"{path.name} is a .NET DiffGram (changes, not a table): "
-                             "apply it with Store.import_diffgram or 'entityworks import-xml'")
+        raise XMLImportError(
+            f"{path.name} is a .NET DiffGram (changes, not a table): "
+            "apply it with Store.import_diffgram or 'entityworks import-xml'"
+        )
     if "}" in tag:
-        raise XMLImportError(f"root element {tag!r} is in a namespace; only datasets "
-                             "without a namespace (and .NET DiffGrams) are read")
+        raise XMLImportError(
+            f"root element {tag!r} is in a namespace; only datasets "
+            "without a namespace (and .NET DiffGrams) are read"
+        )
     return tag
 
 
@@ -143,8 +153,10 @@ def inline_schema(path: Path, max_bytes: int) -> etree._ElementTree | None:
         try:
             for event, element in events:
                 if f.tell() > max_bytes + 2**16:  # the parser reads ahead in 64 KiB blocks
-                    raise XMLImportError(f"the schema inside {path.name!r} is larger than "
-                                         f"the {max_bytes:,} bytes allowed for an XSD")
+                    raise XMLImportError(
+                        f"the schema inside {path.name!r} is larger than "
+                        f"the {max_bytes:,} bytes allowed for an XSD"
+                    )
                 if event == "end":
                     if depth == 2:
                         return etree.ElementTree(copy.deepcopy(element))

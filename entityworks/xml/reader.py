@@ -46,6 +46,7 @@ from .xsd import (
 #: Rows per batch, read or written.
 BATCH = 5_000
 
+
 @dataclasses.dataclass
 class TablePlan:
     """How to decode the row elements of one table into column tuples (table column order)."""
@@ -54,19 +55,21 @@ class TablePlan:
     tag: str
     width: int
     index: dict[str, int]
-    decoders: list[Callable[[str | None], Any]]    # by column index
-    in_order: list[Callable[[str | None], Any]] | None   # by position, when XSD order == ours
+    decoders: list[Callable[[str | None], Any]]  # by column index
+    in_order: list[Callable[[str | None], Any]] | None  # by position, when XSD order == ours
     required: list[int]
     constraints: list[tuple[str, str, list[int], str | None]]  # kind, name, columns, refer
     #: Decoders for the streaming pass, by column index (see ``_refuses_empty``).
     stream: list[Callable[[str | None], Any]] = dataclasses.field(default_factory=list)
     #: Row shapes seen (the tags of a row's columns, some absent) -> their decoders and the
     #: indexes of the absent columns; ``None``: the row goes to ``Reader._decode_slow``.
-    shapes: dict[tuple[Any, ...], tuple[list[Callable[[str | None], Any]], list[int]] | None] \
-        = dataclasses.field(default_factory=dict)
+    shapes: dict[tuple[Any, ...], tuple[list[Callable[[str | None], Any]], list[int]] | None] = (
+        dataclasses.field(default_factory=dict)
+    )
 
-    def shape(self, tags: tuple[Any, ...]
-              ) -> tuple[list[Callable[[str | None], Any]], list[int]] | None:
+    def shape(
+        self, tags: tuple[Any, ...]
+    ) -> tuple[list[Callable[[str | None], Any]], list[int]] | None:
         """How to decode a row whose columns have ``tags``, in our order, absent ones
         Optional; ``None`` for anything else."""
         try:
@@ -75,8 +78,13 @@ class TablePlan:
             pass
         positions = [self.index.get(tag) for tag in tags]
         found: tuple[list[Callable[[str | None], Any]], list[int]] | None = None
-        if None not in positions and all(a < b for a, b in zip(  # type: ignore[operator]
-                positions, positions[1:], strict=False)):
+        if (
+            None not in positions
+            and all(
+                a < b  # type: ignore[operator]
+                for a, b in zip(positions, positions[1:], strict=False)
+            )
+        ):
             absent = [i for i in range(self.width) if i not in positions]
             if not set(absent) & set(self.required) and len(self.stream) == self.width:
                 found = [self.stream[i] for i in positions], absent  # type: ignore[index]
@@ -123,30 +131,44 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
     for column in xsd_table.columns:
         name = decode_name(column.name)
         if name not in names:
-            raise XMLImportError(f"the XSD's table {tag!r} has a column {name!r} that "
-                                 f"{schema.cls.__qualname__} has no field for", column=name)
+            raise XMLImportError(
+                f"the XSD's table {tag!r} has a column {name!r} that "
+                f"{schema.cls.__qualname__} has no field for",
+                column=name,
+            )
         i = names.index(name)
         index[column.name] = i
         info = schema.columns[i].info
         fast = info.from_valid_text is not None and (
-            column.xsd_type == info.xsd or column.xsd_type in info.xsd_aliases)
+            column.xsd_type == info.xsd or column.xsd_type in info.xsd_aliases
+        )
         raw[i] = info.from_valid_text if fast else info.from_text
         decoders[i] = _empty_as_text(raw[i])  # type: ignore[arg-type]  # fast: set
-    missing = [c.name for c in schema.columns
-               if encode_name(c.name) not in index and not c.nullable]
+    missing = [
+        c.name for c in schema.columns if encode_name(c.name) not in index and not c.nullable
+    ]
     if missing:
-        raise XMLImportError(f"the XSD's table {tag!r} lacks the column {missing[0]!r}, which "
-                             f"{schema.cls.__qualname__} requires", column=missing[0])
+        raise XMLImportError(
+            f"the XSD's table {tag!r} lacks the column {missing[0]!r}, which "
+            f"{schema.cls.__qualname__} requires",
+            column=missing[0],
+        )
     nullable_in_xsd = {c.name for c in xsd_table.columns if c.nullable}
-    required = [i for name, i in index.items()
-                if not schema.columns[i].nullable and name in nullable_in_xsd]
+    required = [
+        i for name, i in index.items() if not schema.columns[i].nullable and name in nullable_in_xsd
+    ]
     order = [index[c.name] for c in xsd_table.columns]
     stream: list[Callable[[str | None], Any] | None] = [
         cast("Callable[[str | None], Any]", decode)  # it refuses None itself
-        if decode is not None and _refuses_empty(decode) else d
-        for decode, d in zip(raw, decoders, strict=True)]
-    in_order = cast("list[Callable[[str | None], Any]]", stream) \
-        if order == list(range(len(names))) and None not in stream else None
+        if decode is not None and _refuses_empty(decode)
+        else d
+        for decode, d in zip(raw, decoders, strict=True)
+    ]
+    in_order = (
+        cast("list[Callable[[str | None], Any]]", stream)
+        if order == list(range(len(names))) and None not in stream
+        else None
+    )
     constraints = []
     for c in model.constraints:
         if c.table != tag:
@@ -154,25 +176,36 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
         cols = []
         for f in c.fields:
             if f not in index:
-                raise XMLImportError(f"XSD constraint {c.name!r} uses column {f!r}, which "
-                                     f"table {tag!r} does not have")
+                raise XMLImportError(
+                    f"XSD constraint {c.name!r} uses column {f!r}, which "
+                    f"table {tag!r} does not have"
+                )
             cols.append(index[f])
         constraints.append((c.kind, c.name, cols, c.refer))
-    return TablePlan(schema, tag, len(names), index,
-                      [d or (lambda t: None) for d in decoders], in_order, required,
-                      constraints, [d or (lambda t: None) for d in stream])
+    return TablePlan(
+        schema,
+        tag,
+        len(names),
+        index,
+        [d or (lambda t: None) for d in decoders],
+        in_order,
+        required,
+        constraints,
+        [d or (lambda t: None) for d in stream],
+    )
 
 
-def _plans(schema: TableSchema, model: XsdModel, table: str | None = None
-           ) -> list[TablePlan]:
+def _plans(schema: TableSchema, model: XsdModel, table: str | None = None) -> list[TablePlan]:
     """The plans of ``schema`` and its child tables, whose rows the XSD and the document name
     ``table`` (and ``<table>_<field>``; default: the schema's own names)."""
     refuse_nested_children(schema, "XML and XSD")
     source = schema.name if table is None else table
     tag = encode_name(source)
     if model.main_table != tag:
-        raise XMLImportError(f"the XSD describes table {decode_name(model.main_table)!r}, not "
-                             f"{source!r} ({schema.cls.__qualname__})")
+        raise XMLImportError(
+            f"the XSD describes table {decode_name(model.main_table)!r}, not "
+            f"{source!r} ({schema.cls.__qualname__})"
+        )
     plans = [table_plan(schema, model, tag)]
     for child in schema.children:
         child_tag = encode_name(f"{source}_{child.field}")
@@ -180,8 +213,10 @@ def _plans(schema: TableSchema, model: XsdModel, table: str | None = None
             plans.append(table_plan(child.schema, model, child_tag))
     unknown = set(model.tables) - {p.tag for p in plans}
     if unknown:
-        raise XMLImportError(f"the XSD declares table {sorted(unknown)[0]!r}, which "
-                             f"{schema.cls.__qualname__} does not hold")
+        raise XMLImportError(
+            f"the XSD declares table {sorted(unknown)[0]!r}, which "
+            f"{schema.cls.__qualname__} does not hold"
+        )
     if len(plans) > 1:
         _require_relations(schema, plans)
     return plans
@@ -197,8 +232,14 @@ def _require_relations(schema: TableSchema, plans: list[TablePlan]) -> None:
     """
     parent = plans[0]
     key = parent.schema.column_names.index(schema.require_key("child rows").name)
-    refer = next((name for kind, name, cols, _ in parent.constraints
-                  if kind in ("unique", "key") and cols == [key]), None)
+    refer = next(
+        (
+            name
+            for kind, name, cols, _ in parent.constraints
+            if kind in ("unique", "key") and cols == [key]
+        ),
+        None,
+    )
     if refer is None:
         refer = f"key of {parent.tag}"
         parent.constraints.append(("key", refer, [key], None))
@@ -228,16 +269,30 @@ def _nested_links(model: XsdModel, by_tag: dict[str, TablePlan]) -> dict[str, _N
     links = {}
     for ref in model.constraints:
         target = keys.get(ref.refer or "")
-        if (ref.kind != "keyref" or not ref.nested or target is None or len(ref.fields) != 1
-                or len(target.fields) != 1):
+        if (
+            ref.kind != "keyref"
+            or not ref.nested
+            or target is None
+            or len(ref.fields) != 1
+            or len(target.fields) != 1
+        ):
             continue
         child, parent = by_tag.get(ref.table), by_tag.get(target.table)
-        if (child is None or parent is None or model.tables[ref.table].nested_in != target.table
-                or ref.fields[0] not in child.index or target.fields[0] not in parent.index):
+        if (
+            child is None
+            or parent is None
+            or model.tables[ref.table].nested_in != target.table
+            or ref.fields[0] not in child.index
+            or target.fields[0] not in parent.index
+        ):
             continue
-        links[ref.table] = _NestedLink(child.index[ref.fields[0]], ref.fields[0], target.table,
-                                       target.fields[0],
-                                       parent.decoders[parent.index[target.fields[0]]])
+        links[ref.table] = _NestedLink(
+            child.index[ref.fields[0]],
+            ref.fields[0],
+            target.table,
+            target.fields[0],
+            parent.decoders[parent.index[target.fields[0]]],
+        )
     return links
 
 
@@ -250,11 +305,17 @@ _EXPECTED = re.compile(r"Expected is (?:one of )?\( ?([^ ,)]+)")
 class Reader:
     """Streams one XML file into batches of decoded column tuples, per table."""
 
-    def __init__(self, schema: TableSchema, xml_path: str | Path,
-                 xsd_path: str | Path | None, batch: int = BATCH, *,
-                 model: XsdModel | None = None,
-                 plans: Callable[[XsdModel], list[TablePlan]] | None = None,
-                 table: str | None = None) -> None:
+    def __init__(
+        self,
+        schema: TableSchema,
+        xml_path: str | Path,
+        xsd_path: str | Path | None,
+        batch: int = BATCH,
+        *,
+        model: XsdModel | None = None,
+        plans: Callable[[XsdModel], list[TablePlan]] | None = None,
+        table: str | None = None,
+    ) -> None:
         """``table``: the XSD's and the document's name for the table of ``schema`` when it
         is stored under another name (its child tables then ``<table>_<field>``)."""
         self.path: Path = Path(xml_path)
@@ -269,8 +330,9 @@ class Reader:
             model = load_xsd(xsd_path)
         self.model: XsdModel = model
         self.root_name: str = root
-        self.plans: list[TablePlan] = (plans(model) if plans is not None
-                                       else _plans(schema, model, table))
+        self.plans: list[TablePlan] = (
+            plans(model) if plans is not None else _plans(schema, model, table)
+        )
         #: Row elements that sit inside other rows (a nested relation's child table).
         self.nested: set[str] = {p.tag for p in self.plans if model.tables[p.tag].nested_in}
         self.by_tag: dict[str, TablePlan] = {p.tag: p for p in self.plans}
@@ -287,9 +349,11 @@ class Reader:
     def error(self, message: str, column: str | None = None) -> XMLImportError:
         where = f"row {self.row}" + (f" (line {self.line})" if self.line else "")
         col = f", column {decode_name(column)!r}" if column else ""
-        return XMLImportError(f"{self.path.name}: {where}{col}: {message.rstrip('.')}; "
-                              "nothing was imported", row=self.row, column=decode_name(column)
-                              if column else None)
+        return XMLImportError(
+            f"{self.path.name}: {where}{col}: {message.rstrip('.')}; nothing was imported",
+            row=self.row,
+            column=decode_name(column) if column else None,
+        )
 
     def batches(self) -> Iterator[tuple[TablePlan, list[tuple[Any, ...]]]]:
         """Yield ``(plan, rows)`` batches; constraints are checked batch by batch.
@@ -298,15 +362,21 @@ class Reader:
         """
         self.seen, self.references, self.row, self.line = {}, [], 0, None
         pending: dict[str, tuple[list[tuple[Any, ...]], list[int]]] = {
-            p.tag: ([], []) for p in self.plans}
+            p.tag: ([], []) for p in self.plans
+        }
         by_tag, root_name, batch, nested = self.by_tag, self.root_name, self.batch, self.nested
         text_of, tag_of = attrgetter("text"), attrgetter("tag")
         element: Any = None
         plan: TablePlan | None = None
         n = 0
         with open(self.path, "rb") as f:
-            events = etree.iterparse(f, events=("end",), tag=[*by_tag, root_name],
-                                     schema=self.validator, **STREAM_OPTIONS)
+            events = etree.iterparse(
+                f,
+                events=("end",),
+                tag=[*by_tag, root_name],
+                schema=self.validator,
+                **STREAM_OPTIONS,
+            )
             events.resolvers.add(RefuseResolver())
             root = None
             complete = False
@@ -318,8 +388,11 @@ class Reader:
                         continue
                     parent = element.getparent()
                     # (rows freed from the root below leave the next ones without a parent)
-                    if parent is not None and parent.getparent() is not None and not (
-                            tag in self.links and parent.tag == self.links[tag].parent):
+                    if (
+                        parent is not None
+                        and parent.getparent() is not None
+                        and not (tag in self.links and parent.tag == self.links[tag].parent)
+                    ):
                         continue  # a column named like a table: the row around it reads it
                     n += 1
                     if root is None:
@@ -361,9 +434,12 @@ class Reader:
                 assert plan is not None
                 raise self._decode_error(plan, element, n, exc) from None
         if not complete:
-            raise XMLImportError(f"{self.path.name}: the document ends before its root element "
-                                 f"is closed (truncated after row {n}); nothing was "
-                                 "imported", row=n + 1)
+            raise XMLImportError(
+                f"{self.path.name}: the document ends before its root element "
+                f"is closed (truncated after row {n}); nothing was "
+                "imported",
+                row=n + 1,
+            )
         if root is None:  # no rows: still refuse a DOCTYPE and check the root was valid
             document_root(self.path)
         for plan in self.plans:
@@ -375,8 +451,9 @@ class Reader:
                 self.numbers = pending[plan.tag][1]
                 yield plan, pending[plan.tag][0]
 
-    def _from_parent(self, link: _NestedLink, element: etree._Element,
-                     values: tuple[Any, ...], n: int) -> tuple[Any, ...]:
+    def _from_parent(
+        self, link: _NestedLink, element: etree._Element, values: tuple[Any, ...], n: int
+    ) -> tuple[Any, ...]:
         """A nested row's reference to its parent, as .NET's ``ReadXml`` sets it: the key of
         the row element it sits in, whatever the row's own element says (or if it is absent).
         """
@@ -390,15 +467,16 @@ class Reader:
                     return values
                 if values[link.column] == value:
                     return values
-                return (*values[:link.column], value, *values[link.column + 1:])
+                return (*values[: link.column], value, *values[link.column + 1 :])
         self.row, self.line = n, element.sourceline
-        raise self.error(f"nested in a row of {decode_name(link.parent)!r} whose key column "
-                         f"{decode_name(link.parent_key)!r} does not come before it; the "
-                         "nested row takes its reference from that key (as .NET does)",
-                         link.child_column)
+        raise self.error(
+            f"nested in a row of {decode_name(link.parent)!r} whose key column "
+            f"{decode_name(link.parent_key)!r} does not come before it; the "
+            "nested row takes its reference from that key (as .NET does)",
+            link.child_column,
+        )
 
-    def _check(self, plan: TablePlan, rows: list[tuple[Any, ...]], numbers: list[int]
-               ) -> None:
+    def _check(self, plan: TablePlan, rows: list[tuple[Any, ...]], numbers: list[int]) -> None:
         """Check the XSD's unique / key / keyref constraints on a batch of decoded rows."""
         for kind, name, cols, refer in plan.constraints:
             if len(cols) == 1:
@@ -410,8 +488,9 @@ class Reader:
                 present = [None not in k for k in keys]
             column = plan.schema.columns[cols[0]].name
             if kind == "keyref":
-                self.references.extend((refer, k, numbers[j], column)
-                                       for j, k in enumerate(keys) if present[j])
+                self.references.extend(
+                    (refer, k, numbers[j], column) for j, k in enumerate(keys) if present[j]
+                )
                 continue
             if not all(present):
                 if kind == "key":
@@ -436,8 +515,7 @@ class Reader:
                 self.row, self.line = row, None
                 raise self.error(f"value {key!r} refers to no row of {refer!r}", column)
 
-    def _decode_slow(self, plan: TablePlan, element: etree._Element, n: int
-                     ) -> tuple[Any, ...]:
+    def _decode_slow(self, plan: TablePlan, element: etree._Element, n: int) -> tuple[Any, ...]:
         """Decode a row whose columns are not all present (or not in our order)."""
         values: list[Any] = [None] * plan.width
         index, decoders = plan.index, plan.decoders
@@ -447,13 +525,16 @@ class Reader:
         for i in plan.required:
             if values[i] is None:
                 self.row, self.line = n, element.sourceline
-                raise self.error(f"missing, but {plan.schema.cls.__qualname__}."
-                                 f"{plan.schema.columns[i].name} is not Optional",
-                                 plan.schema.columns[i].name)
+                raise self.error(
+                    f"missing, but {plan.schema.cls.__qualname__}."
+                    f"{plan.schema.columns[i].name} is not Optional",
+                    plan.schema.columns[i].name,
+                )
         return tuple(values)
 
-    def _decode_error(self, plan: TablePlan, element: etree._Element, n: int,
-                      exc: Exception) -> XMLImportError:
+    def _decode_error(
+        self, plan: TablePlan, element: etree._Element, n: int, exc: Exception
+    ) -> XMLImportError:
         self.row, self.line = n, element.sourceline
         invalid = self._invalid_row(element)
         if invalid is not None:  # the schema has a clearer word for it
@@ -466,8 +547,7 @@ class Reader:
                 plan.decoders[i](child.text)
             except Exception as inner:
                 self.line = child.sourceline or self.line
-                return self.error(f"cannot decode {(child.text or '')[:60]!r}: {inner}",
-                                  child.tag)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
+                return self.error(f"cannot decode {(child.text or '')[:60]!r}: {inner}", child.tag)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
         return self.error(f"cannot decode the row: {exc}")
 
     def _invalid_row(self, element: etree._Element) -> XMLImportError | None:
@@ -479,18 +559,18 @@ class Reader:
                 return None
         except etree.Error as exc:  # libxml2 gave up (a pattern too costly to match)
             self.line = element.sourceline or self.line
-            return self.error(f"the XSD could not be checked on this row ({exc}); a pattern "
-                              "facet too complex for libxml2 is the usual cause")
+            return self.error(
+                f"the XSD could not be checked on this row ({exc}); a pattern "
+                "facet too complex for libxml2 is the usual cause"
+            )
         for node in element.iter(f"{{{_XINCLUDE}}}*"):
             parent = node.getparent()
             column = parent.tag if parent is not None and parent is not element else None
             self.line = node.sourceline or self.line
-            return self.error(f"XInclude is not processed: {node.tag!r} refused",
-                              column)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
+            return self.error(f"XInclude is not processed: {node.tag!r} refused", column)  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
         entry = self.rows_validator.error_log[0]
         self.line = entry.line or self.line
-        return self.error(entry.message,
-                          self._column(entry.message, element.tag))  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
+        return self.error(entry.message, self._column(entry.message, element.tag))  # type: ignore[arg-type]  # lxml types a tag as str | bytes | QName
 
     def _parse_error(self, exc: etree.XMLSyntaxError) -> XMLImportError:
         # libxml2 reports validity errors at the end of the stream and without a line, so
@@ -517,8 +597,11 @@ class Reader:
                     self.line = element.sourceline
                     tag = element.tag if isinstance(element.tag, str) else "?"
                     if tag not in self.by_tag:
-                        what = ("XInclude is not processed" if _XINCLUDE in tag
-                                else "unexpected element")
+                        what = (
+                            "XInclude is not processed"
+                            if _XINCLUDE in tag
+                            else "unexpected element"
+                        )
                         return self.error(f"{what}: {tag!r} is not a row of this dataset")
                     invalid = self._invalid_row(element)
                     if invalid is not None:
@@ -532,9 +615,11 @@ class Reader:
     def _syntax(self, exc: etree.XMLSyntaxError) -> XMLImportError:
         message = str(exc.msg if getattr(exc, "msg", None) else exc)
         self.line = exc.lineno or self.line
-        return XMLImportError(f"{self.path.name}: not well-formed XML at line {self.line} "
-                              f"(row {self.row + 1}): {message}; nothing was imported",
-                              row=self.row + 1)
+        return XMLImportError(
+            f"{self.path.name}: not well-formed XML at line {self.line} "
+            f"(row {self.row + 1}): {message}; nothing was imported",
+            row=self.row + 1,
+        )
 
     def _column(self, message: str, row_tag: str) -> str | None:
         match = _ELEMENT.search(message)
@@ -571,7 +656,7 @@ def instances(schema: TableSchema, reader: Reader, batch: int) -> Iterator[list[
         for parent_key, obj in zip((r[0] for r in rows), item_build(rows), strict=True):
             getattr(by_key[parent_key], child.field).append(obj)
     for start in range(0, len(parents), batch):
-        yield parents[start:start + batch]
+        yield parents[start : start + batch]
 
 
 def row_builder(schema: TableSchema) -> Callable[[list[tuple[Any, ...]]], list[Any]]:
@@ -586,7 +671,6 @@ def row_builder(schema: TableSchema) -> Callable[[list[tuple[Any, ...]]], list[A
         return [build(*row[offset:], *[[] for _ in range(children)]) for row in rows]
 
     return build_all
-
 
 
 __all__ = ["BATCH", "Reader", "TablePlan", "instances", "row_builder", "table_plan"]

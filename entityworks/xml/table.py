@@ -27,6 +27,7 @@ T = TypeVar("T")
 
 # -- export ------------------------------------------------------------------------------------
 
+
 class _Writer:
     """Formats instances (and their child rows) of one dataclass."""
 
@@ -36,17 +37,25 @@ class _Writer:
         fields = [c.name for c in schema.field_columns]
         self.getter = _tuple_getter(fields)
         #: One getter per column: rows become columns without a tuple per row.
-        self.columns = [attrgetter(name) for name in fields] \
-            if len(fields) == len(schema.columns) else []
-        self.children = [(child.field, RowFormatter(child.schema),
-                          _tuple_getter([c.name for c in child.schema.field_columns]))
-                         for child in schema.children]
+        self.columns = (
+            [attrgetter(name) for name in fields] if len(fields) == len(schema.columns) else []
+        )
+        self.children = [
+            (
+                child.field,
+                RowFormatter(child.schema),
+                _tuple_getter([c.name for c in child.schema.field_columns]),
+            )
+            for child in schema.children
+        ]
         self.child_counts = [0] * len(self.children)
 
     def objects(self, objs: Sequence[Any], first: int) -> str:
-        text = self.parent.format_columns([list(map(get, objs)) for get in self.columns],
-                                          first) if self.columns else \
-            self.parent.format(list(map(self.getter, objs)), first)
+        text = (
+            self.parent.format_columns([list(map(get, objs)) for get in self.columns], first)
+            if self.columns
+            else self.parent.format(list(map(self.getter, objs)), first)
+        )
         if not self.children:
             return text
         parts = [text]
@@ -59,7 +68,10 @@ class _Writer:
                 if items and parent_key is None:
                     raise ValueEncodingError(
                         f"row {first + i}, column {key!r}: the key is None, so its "
-                        f"{fname} rows could not refer to it", column=key, row=first + i)
+                        f"{fname} rows could not refer to it",
+                        column=key,
+                        row=first + i,
+                    )
                 for position, item in enumerate(items or ()):
                     rows.append((parent_key, position, *getter(item)))
             try:
@@ -73,8 +85,9 @@ class _Writer:
 _ROW_PREFIX = re.compile(r"row \d+, column '[^']*': ")
 
 
-def _owner_error(exc: ValueEncodingError, objs: Sequence[Any], fname: str, first: int,
-                 numbered_from: int) -> ValueEncodingError:
+def _owner_error(
+    exc: ValueEncodingError, objs: Sequence[Any], fname: str, first: int, numbered_from: int
+) -> ValueEncodingError:
     """A child item's error, told by the row that owns the item (the child rows are numbered
     on their own while they are formatted): found again only when there is an error."""
     if exc.row is None:
@@ -86,7 +99,10 @@ def _owner_error(exc: ValueEncodingError, objs: Sequence[Any], fname: str, first
             detail = _ROW_PREFIX.sub("", str(exc), count=1)
             return ValueEncodingError(
                 f"row {first + i}, column {exc.column!r} of {fname}[{left}]: {detail}",
-                column=exc.column, row=first + i, value=exc.value)
+                column=exc.column,
+                row=first + i,
+                value=exc.value,
+            )
         left -= len(items)
     return exc
 
@@ -103,7 +119,7 @@ def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
 def _chunks(objs: Iterable[Any], size: int) -> Iterator[list[Any]]:
     if isinstance(objs, list):
         for start in range(0, len(objs), size):
-            yield objs[start:start + size]
+            yield objs[start : start + size]
         return
     batch: list[Any] = []
     for obj in objs:
@@ -115,9 +131,16 @@ def _chunks(objs: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def write_xml(cls: type, rows: Iterable[Any], xml_path: Target,
-              xsd_path: str | Path | None = None, *, dataset: str | None = None,
-              registry: TypeRegistry = default_registry, inline_schema: bool = False) -> int:
+def write_xml(
+    cls: type,
+    rows: Iterable[Any],
+    xml_path: Target,
+    xsd_path: str | Path | None = None,
+    *,
+    dataset: str | None = None,
+    registry: TypeRegistry = default_registry,
+    inline_schema: bool = False,
+) -> int:
     """Write instances of ``cls`` as XML in the .NET DataTable shape; returns the row count.
 
     ``rows`` may be any iterable (it is consumed in batches). With ``xsd_path`` the matching
@@ -138,26 +161,40 @@ def write_xml(cls: type, rows: Iterable[Any], xml_path: Target,
         for batch in _chunks(rows, BATCH):
             if set(map(type, batch)) != {cls}:
                 bad = next(i for i, o in enumerate(batch) if type(o) is not cls)
-                raise ValueEncodingError(f"row {count + bad} is a "
-                                         f"{type(batch[bad]).__qualname__}, not a "
-                                         f"{cls.__qualname__}", row=count + bad)
+                raise ValueEncodingError(
+                    f"row {count + bad} is a "
+                    f"{type(batch[bad]).__qualname__}, not a "
+                    f"{cls.__qualname__}",
+                    row=count + bad,
+                )
             yield writer.objects(batch, count)
             count += len(batch)
 
-    xsd = None if xsd_path is None else (
-        xsd_path, lambda: xsd_bytes(cls, dataset=dataset, registry=registry))
-    inline = (lambda: xsd_tree(cls, dataset=dataset, registry=registry).getroot()
-              ) if inline_schema else None
+    xsd = (
+        None
+        if xsd_path is None
+        else (xsd_path, lambda: xsd_bytes(cls, dataset=dataset, registry=registry))
+    )
+    inline = (
+        (lambda: xsd_tree(cls, dataset=dataset, registry=registry).getroot())
+        if inline_schema
+        else None
+    )
     with paused_gc():
         write_document(xml_path, chunks(), dataset, xsd, inline)
     return count
 
 
-def write_xml_rows(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]],
-                   xml_path: Target, xsd_path: str | Path | None = None, *,
-                   dataset: str | None = None,
-                   registry: TypeRegistry = default_registry,
-                   inline_schema: bool = False) -> int:
+def write_xml_rows(
+    schema: TableSchema,
+    batches: Iterable[Sequence[Sequence[Any]]],
+    xml_path: Target,
+    xsd_path: str | Path | None = None,
+    *,
+    dataset: str | None = None,
+    registry: TypeRegistry = default_registry,
+    inline_schema: bool = False,
+) -> int:
     """Write batches of column tuples (table column order) of a table without children."""
     check_schema_limits(schema)
     dataset = dataset_name(schema.cls, dataset)
@@ -170,19 +207,32 @@ def write_xml_rows(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]
             yield formatter.format(batch, count)
             count += len(batch)
 
-    xsd = None if xsd_path is None else (
-        xsd_path, lambda: xsd_bytes(schema.cls, dataset=dataset, registry=registry))
-    inline = (lambda: xsd_tree(schema.cls, dataset=dataset, registry=registry).getroot()
-              ) if inline_schema else None
+    xsd = (
+        None
+        if xsd_path is None
+        else (xsd_path, lambda: xsd_bytes(schema.cls, dataset=dataset, registry=registry))
+    )
+    inline = (
+        (lambda: xsd_tree(schema.cls, dataset=dataset, registry=registry).getroot())
+        if inline_schema
+        else None
+    )
     with paused_gc():
         write_document(xml_path, chunks(), dataset, xsd, inline)
     return count
 
+
 # -- import ------------------------------------------------------------------------------------
 
-def iter_xml(cls: type, xml_path: str | Path, xsd_path: str | Path | None = None, *,
-             registry: TypeRegistry = default_registry, batch: int = BATCH
-             ) -> Iterator[list[Any]]:
+
+def iter_xml(
+    cls: type,
+    xml_path: str | Path,
+    xsd_path: str | Path | None = None,
+    *,
+    registry: TypeRegistry = default_registry,
+    batch: int = BATCH,
+) -> Iterator[list[Any]]:
     """Stream validated instances of ``cls`` from an XML file, in batches.
 
     A class without child tables streams in constant memory. With child tables the
@@ -192,8 +242,13 @@ def iter_xml(cls: type, xml_path: str | Path, xsd_path: str | Path | None = None
     return instances(schema, Reader(schema, xml_path, xsd_path, batch), batch)
 
 
-def read_xml(cls: type[T], xml_path: str | Path, xsd_path: str | Path | None = None, *,
-             registry: TypeRegistry = default_registry) -> list[T]:
+def read_xml(
+    cls: type[T],
+    xml_path: str | Path,
+    xsd_path: str | Path | None = None,
+    *,
+    registry: TypeRegistry = default_registry,
+) -> list[T]:
     """Read, validate and decode an XML file into instances of ``cls``.
 
     Without ``xsd_path`` the document is validated against the XSD of ``cls``; with it,

@@ -36,10 +36,13 @@ _NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uf
 def _escape(text: str) -> str:
     bad = _XML_INVALID.search(text)
     if bad:
-        raise ValueError(f"contains U+{ord(bad.group()):04X} at index {bad.start()}, which "
-                         "XML 1.0 cannot hold (not even escaped)")
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\r", "&#13;"))
+        raise ValueError(
+            f"contains U+{ord(bad.group()):04X} at index {bad.start()}, which "
+            "XML 1.0 cannot hold (not even escaped)"
+        )
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
+    )
 
 
 def _runtime_class(python_type: Any) -> Any:
@@ -54,8 +57,9 @@ def _runtime_class(python_type: Any) -> Any:
 _NoneType = type(None)
 
 
-def _column_encoder(info: Any, nullable: bool, plain: bool, inline: bool, open_tag: str,
-                    close_tag: str) -> Callable[[Sequence[Any]], list[str] | None] | None:
+def _column_encoder(
+    info: Any, nullable: bool, plain: bool, inline: bool, open_tag: str, close_tag: str
+) -> Callable[[Sequence[Any]], list[str] | None] | None:
     """One column's texts a column at a time, or ``None`` when the registry has no column
     test or column text for the type. The encoder answers ``None`` when it cannot vouch for
     every value (a value the type test does not pass, text that needs escaping or is only
@@ -83,8 +87,14 @@ def _column_encoder(info: Any, nullable: bool, plain: bool, inline: bool, open_t
         if not nulls:
             return list(map(element, texts))
         out = [""] * len(values)  # absent where None; the elements go to the other places
-        deque(map(out.__setitem__, compress(count(), map(is_not, values, repeat(None))),
-                  map(element, texts)), maxlen=0)
+        deque(
+            map(
+                out.__setitem__,
+                compress(count(), map(is_not, values, repeat(None))),
+                map(element, texts),
+            ),
+            maxlen=0,
+        )
         return out
 
     return encode
@@ -111,20 +121,28 @@ class RowFormatter:
             inline = c.info.plain_text and not c.nullable
             parts.append(f"<{ctag}>%s</{ctag}>" if inline else "%s")
             extra = value_check(column_xsd(schema, c), c.info.python_type)
-            self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline,
-                                               extra))
+            self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline, extra))
             self._tagged.append(f"<{ctag}>%s</{ctag}>")
             self._inline.append(inline)
-            self._bare.append(_column_encoder(c.info, False, c.info.plain_text, True, "", "")
-                              if not inline and not c.nullable and extra is None else None)
+            self._bare.append(
+                _column_encoder(c.info, False, c.info.plain_text, True, "", "")
+                if not inline and not c.nullable and extra is None
+                else None
+            )
         self.open_template: str = "".join(parts)
         self.close: str = f"</{tag}>\n"
         parts.append(self.close)  # a row per line: error lines then name rows
         self.template: str = "".join(parts)
 
-    def _encoder(self, name: str, tag: str, info: Any, nullable: bool, inline: bool,
-                 extra: Callable[[Any], None] | None = None
-                 ) -> Callable[[Sequence[Any], int], list[str]]:
+    def _encoder(
+        self,
+        name: str,
+        tag: str,
+        info: Any,
+        nullable: bool,
+        inline: bool,
+        extra: Callable[[Any], None] | None = None,
+    ) -> Callable[[Sequence[Any], int], list[str]]:
         cls = _runtime_class(info.python_type)
         allowed = {cls} | ({type(None)} if nullable else set()) | ({int} if cls is float else set())
         to_text = info.to_text
@@ -162,8 +180,11 @@ class RowFormatter:
                 return None
             return rule(value)
 
-        column = _column_encoder(info, nullable, plain, inline, open_tag, close_tag) \
-            if extra is None else None
+        column = (
+            _column_encoder(info, nullable, plain, inline, open_tag, close_tag)
+            if extra is None
+            else None
+        )
 
         def encode(values: Sequence[Any], first: int) -> list[str]:
             if column is not None:
@@ -173,8 +194,11 @@ class RowFormatter:
             try:
                 if not set(map(type, values)) <= allowed:
                     raise TypeError
-                if cls is int and values and not (INT64_MIN <= min(values)
-                                                  and max(values) <= INT64_MAX):
+                if (
+                    cls is int
+                    and values
+                    and not (INT64_MIN <= min(values) and max(values) <= INT64_MAX)
+                ):
                     raise TypeError  # xs:long's range, which import validates
                 return list(map(one, values))
             except Exception:
@@ -185,6 +209,7 @@ class RowFormatter:
                     except Exception as exc:
                         raise encode_error(name, value, exc, first + i) from None
                 return out
+
         return encode
 
     def open_rows(self, rows: Sequence[Sequence[Any]], first: int) -> list[str]:
@@ -208,8 +233,7 @@ class RowFormatter:
             return ""
         texts = []
         tagged = list(self._inline)
-        for i, (enc, bare, col) in enumerate(zip(self.encoders, self._bare, columns,
-                                                 strict=True)):
+        for i, (enc, bare, col) in enumerate(zip(self.encoders, self._bare, columns, strict=True)):
             text = bare(col) if bare is not None else None
             if text is None:
                 text = enc(col, first)
@@ -220,9 +244,12 @@ class RowFormatter:
         template = self._templates.get(key)
         if template is None:
             template = self._templates[key] = "".join(
-                [self.open_template[:self.open_template.index(">") + 1],
-                 *[t if on else "%s" for t, on in zip(self._tagged, tagged, strict=True)],
-                 self.close])
+                [
+                    self.open_template[: self.open_template.index(">") + 1],
+                    *[t if on else "%s" for t, on in zip(self._tagged, tagged, strict=True)],
+                    self.close,
+                ]
+            )
         return "".join(map(template.__mod__, zip(*texts, strict=True)))
 
 
@@ -233,9 +260,13 @@ Target = str | os.PathLike[str] | BinaryIO
 _DIFFGRAM_NSMAP = {"msdata": "urn:schemas-microsoft-com:xml-msdata", "diffgr": DIFFGRAM_NS}
 
 
-def _stream_document(f: BinaryIO, chunks: Iterable[str], dataset: str,
-                     inline: Callable[[], etree._Element] | None = None,
-                     diffgram: bool = False) -> None:
+def _stream_document(
+    f: BinaryIO,
+    chunks: Iterable[str],
+    dataset: str,
+    inline: Callable[[], etree._Element] | None = None,
+    diffgram: bool = False,
+) -> None:
     """Stream ``chunks`` of row elements into ``f`` inside the dataset root element, after
     the ``inline`` schema if one is given (inside ``diffgr:diffgram`` for a DiffGram)."""
     with etree.xmlfile(f, encoding="utf-8") as xf, ExitStack() as frame:
@@ -255,10 +286,14 @@ def _stream_document(f: BinaryIO, chunks: Iterable[str], dataset: str,
             xf.flush()
 
 
-def write_document(target: Target, chunks: Iterable[str], dataset: str,
-                    xsd: tuple[str | os.PathLike[str], Callable[[], bytes]] | None = None,
-                    inline: Callable[[], etree._Element] | None = None,
-                    diffgram: bool = False) -> None:
+def write_document(
+    target: Target,
+    chunks: Iterable[str],
+    dataset: str,
+    xsd: tuple[str | os.PathLike[str], Callable[[], bytes]] | None = None,
+    inline: Callable[[], etree._Element] | None = None,
+    diffgram: bool = False,
+) -> None:
     """Write the document (and the XSD ``(path, content)``), each whole or not at all.
 
     Both paths are checked (regular file or nothing) before the first row is formatted;
@@ -267,8 +302,13 @@ def write_document(target: Target, chunks: Iterable[str], dataset: str,
     if hasattr(target, "write"):
         if xsd is not None:
             check_output_path(xsd[0])
-        _stream_document(target, chunks, dataset, inline,  # type: ignore[arg-type]
-                         diffgram)
+        _stream_document(
+            target,  # type: ignore[arg-type]
+            chunks,
+            dataset,
+            inline,
+            diffgram,
+        )
         if xsd is not None:
             write_bytes(xsd[0], xsd[1]())
         return
@@ -278,7 +318,6 @@ def write_document(target: Target, chunks: Iterable[str], dataset: str,
         _stream_document(f, chunks, dataset, inline, diffgram)
         if xsd_file is not None:
             xsd_file.write(xsd[1]())  # type: ignore[index]
-
 
 
 __all__ = ["RowFormatter", "Target", "write_document"]

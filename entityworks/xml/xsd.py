@@ -70,9 +70,11 @@ MAX_COLUMNS = 500
 MAX_DATASET_COLUMNS = 2_000
 
 # XML 1.0 (fifth edition) name characters, without ':' (element names here are NCNames).
-_START = ("A-Z_a-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff"
-          "\u200c-\u200d\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
-          "\U00010000-\U000effff")
+_START = (
+    "A-Z_a-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff"
+    "\u200c-\u200d\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
+    "\U00010000-\U000effff"
+)
 _NAME_START = re.compile(f"[{_START}]")
 _NAME_CHAR = re.compile(f"[{_START}\\-.0-9\u00b7\u0300-\u036f\u203f-\u2040]")
 _ENCODED = re.compile(r"_[Xx]([0-9A-Fa-f]{4}|[0-9A-Fa-f]{8})_")
@@ -120,6 +122,7 @@ def _escaped_char(digits: str, name: str) -> str:
 
 # -- writing ---------------------------------------------------------------------------------
 
+
 def _qualified(attribute: str) -> str:
     prefix, _, local = attribute.partition(":")
     return f"{{{_PREFIXES[prefix]}}}{local}" if local else attribute
@@ -131,10 +134,14 @@ def _xs(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
 
 #: The value ranges of XSD's narrower integer types (.NET's Byte, Int16, Int32, UInt...).
 INT_RANGES: dict[str, tuple[int, int]] = {
-    "xs:byte": (-(2**7), 2**7 - 1), "xs:short": (-(2**15), 2**15 - 1),
-    "xs:int": (-(2**31), 2**31 - 1), "xs:long": (-(2**63), 2**63 - 1),
-    "xs:unsignedByte": (0, 2**8 - 1), "xs:unsignedShort": (0, 2**16 - 1),
-    "xs:unsignedInt": (0, 2**32 - 1), "xs:unsignedLong": (0, 2**64 - 1),
+    "xs:byte": (-(2**7), 2**7 - 1),
+    "xs:short": (-(2**15), 2**15 - 1),
+    "xs:int": (-(2**31), 2**31 - 1),
+    "xs:long": (-(2**63), 2**63 - 1),
+    "xs:unsignedByte": (0, 2**8 - 1),
+    "xs:unsignedShort": (0, 2**16 - 1),
+    "xs:unsignedInt": (0, 2**32 - 1),
+    "xs:unsignedLong": (0, 2**64 - 1),
 }
 
 
@@ -176,21 +183,24 @@ def value_check(spelling: ColumnXsd, python_type: Any) -> Any:
     xs:float for a ``float``) or a ``max_length`` does.
     """
     # xs:long is the registry's own type for int: its 64-bit range is checked there
-    limits = (INT_RANGES.get(spelling.type)
-              if python_type is int and spelling.type != "xs:long" else None)
+    limits = (
+        INT_RANGES.get(spelling.type) if python_type is int and spelling.type != "xs:long" else None
+    )
     single = spelling.type == "xs:float" and python_type is float
     longest = spelling.max_length
 
     def check(value: Any) -> None:
         if limits is not None and not limits[0] <= value <= limits[1]:
-            raise ValueError(f"{value} is out of the range of {spelling.type} "
-                             f"({limits[0]}..{limits[1]})")
+            raise ValueError(
+                f"{value} is out of the range of {spelling.type} ({limits[0]}..{limits[1]})"
+            )
         if single and not _single_shortest(value):
-            raise ValueError(f"{value!r} is not a single-precision (xs:float) value as .NET "
-                             "prints them; it would come back different")
+            raise ValueError(
+                f"{value!r} is not a single-precision (xs:float) value as .NET "
+                "prints them; it would come back different"
+            )
         if longest is not None and len(value) > longest:
-            raise ValueError(f"{len(value)} characters, more than the column's maxLength "
-                             f"{longest}")
+            raise ValueError(f"{len(value)} characters, more than the column's maxLength {longest}")
 
     return check if limits is not None or single or longest is not None else None
 
@@ -229,8 +239,13 @@ def _row_element(choice: etree._Element, schema: TableSchema) -> None:
             col.set("minOccurs", "0")
 
 
-def _unique(dataset: etree._Element, name: str, table: str, fields: list[str],
-            constraint_name: str | None = None) -> None:
+def _unique(
+    dataset: etree._Element,
+    name: str,
+    table: str,
+    fields: list[str],
+    constraint_name: str | None = None,
+) -> None:
     unique = _xs(dataset, "unique", name=name)
     if constraint_name:
         unique.set(_MSDATA + "ConstraintName", constraint_name)
@@ -240,8 +255,9 @@ def _unique(dataset: etree._Element, name: str, table: str, fields: list[str],
         _xs(unique, "field", xpath=encode_name(f))
 
 
-def dataset_xsd_tree(schemas: list[TableSchema], relations: list[Any], dataset: str, *,
-                     nested: bool = False) -> etree._ElementTree:
+def dataset_xsd_tree(
+    schemas: list[TableSchema], relations: list[Any], dataset: str, *, nested: bool = False
+) -> etree._ElementTree:
     """The XSD of a DataSet of several tables, as .NET's ``DataSet.WriteXmlSchema`` writes it.
 
     ``relations`` hold ``name, parent, parent_column, child, child_column`` (the tables'
@@ -280,8 +296,13 @@ def dataset_xsd_tree(schemas: list[TableSchema], relations: list[Any], dataset: 
         if not schema.key_columns:
             continue
         name = "Constraint1" if n == 0 else f"{schema.name}_Constraint1"
-        _unique(wrapper, name, schema.name, [c.name for c in schema.key_columns],
-                constraint_name=None if n == 0 else "Constraint1")
+        _unique(
+            wrapper,
+            name,
+            schema.name,
+            [c.name for c in schema.key_columns],
+            constraint_name=None if n == 0 else "Constraint1",
+        )
         key_names[schema.name] = name
     for r in relations:
         if r.parent not in key_names:
@@ -301,8 +322,9 @@ def dataset_name(cls: type, dataset: str | None = None) -> str:
     return dataset or getattr(cls, "__dataset__", None) or DEFAULT_DATASET
 
 
-def xsd_tree(cls: type, *, dataset: str | None = None,
-             registry: TypeRegistry = default_registry) -> etree._ElementTree:
+def xsd_tree(
+    cls: type, *, dataset: str | None = None, registry: TypeRegistry = default_registry
+) -> etree._ElementTree:
     """The XSD document for ``cls`` (and its child tables) as an lxml tree."""
     dataset = dataset_name(cls, dataset)
     schema = table_schema(cls, registry)
@@ -324,25 +346,39 @@ def xsd_tree(cls: type, *, dataset: str | None = None,
         _unique(wrapper, "Constraint1", schema.name, [c.name for c in schema.key_columns])
     for child in schema.children:
         child_name = child.schema.name
-        _unique(wrapper, f"{child_name}_Constraint1", child_name,
-                [PARENT_COLUMN, POSITION_COLUMN], constraint_name="Constraint1")
-        keyref = _xs(wrapper, "keyref", name=f"FK_{schema.name}_{child_name}",
-                     refer="Constraint1")
+        _unique(
+            wrapper,
+            f"{child_name}_Constraint1",
+            child_name,
+            [PARENT_COLUMN, POSITION_COLUMN],
+            constraint_name="Constraint1",
+        )
+        keyref = _xs(wrapper, "keyref", name=f"FK_{schema.name}_{child_name}", refer="Constraint1")
         _xs(keyref, "selector", xpath=f".//{encode_name(child_name)}")
         _xs(keyref, "field", xpath=PARENT_COLUMN)
     return etree.ElementTree(root)
 
 
-def xsd_bytes(cls: type, *, dataset: str | None = None,
-              registry: TypeRegistry = default_registry) -> bytes:
+def xsd_bytes(
+    cls: type, *, dataset: str | None = None, registry: TypeRegistry = default_registry
+) -> bytes:
     """The XSD document for ``cls``, serialised as UTF-8."""
-    return etree.tostring(xsd_tree(cls, dataset=dataset, registry=registry),
-                          xml_declaration=True, encoding="utf-8", standalone=True,
-                          pretty_print=True)
+    return etree.tostring(
+        xsd_tree(cls, dataset=dataset, registry=registry),
+        xml_declaration=True,
+        encoding="utf-8",
+        standalone=True,
+        pretty_print=True,
+    )
 
 
-def write_xsd(cls: type, xsd_path: str | Path, *, dataset: str | None = None,
-              registry: TypeRegistry = default_registry) -> Path:
+def write_xsd(
+    cls: type,
+    xsd_path: str | Path,
+    *,
+    dataset: str | None = None,
+    registry: TypeRegistry = default_registry,
+) -> Path:
     """Write the XSD of ``cls`` in the .NET DataTable shape; returns the path.
 
     Only a regular file is written, whole or not at all (see :mod:`entityworks.files`).
@@ -351,6 +387,7 @@ def write_xsd(cls: type, xsd_path: str | Path, *, dataset: str | None = None,
 
 
 # -- reading ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class XsdColumn:
@@ -400,20 +437,25 @@ class XsdModel:
     has_main_table: bool = True
 
 
-def check_limits(table: str, tables: int, columns: int, total: int,
-                 error: type[Exception]) -> None:
+def check_limits(table: str, tables: int, columns: int, total: int, error: type[Exception]) -> None:
     """Refuse a dataset beyond :data:`MAX_TABLES`, :data:`MAX_COLUMNS` or
     :data:`MAX_DATASET_COLUMNS` (``tables``/``total``: counts so far, this table included)."""
     if tables > MAX_TABLES:
-        raise error(f"the dataset has more than {MAX_TABLES} tables, the most entityworks "
-                    "reads or writes in one XSD")
+        raise error(
+            f"the dataset has more than {MAX_TABLES} tables, the most entityworks "
+            "reads or writes in one XSD"
+        )
     if columns > MAX_COLUMNS:
-        raise error(f"table {decode_name(table)!r} has {columns:,} columns; at most "
-                    f"{MAX_COLUMNS} per table are read or written as XML (XSD validation "
-                    "of wider rows costs too much)")
+        raise error(
+            f"table {decode_name(table)!r} has {columns:,} columns; at most "
+            f"{MAX_COLUMNS} per table are read or written as XML (XSD validation "
+            "of wider rows costs too much)"
+        )
     if total > MAX_DATASET_COLUMNS:
-        raise error(f"the dataset has more than {MAX_DATASET_COLUMNS:,} columns in all; "
-                    "that is the most read or written as XML in one XSD")
+        raise error(
+            f"the dataset has more than {MAX_DATASET_COLUMNS:,} columns in all; "
+            "that is the most read or written as XML in one XSD"
+        )
 
 
 def check_schema_limits(schema: TableSchema) -> None:
@@ -453,12 +495,22 @@ def _column(element: etree._Element) -> XsdColumn:
             try:
                 max_length = int(facet.get("value", ""))
             except ValueError:
-                raise XMLImportError(f"XSD column {name!r}: maxLength "
-                                     f"{facet.get('value')!r} is not a number") from None
-    attributes = {f"msdata:{etree.QName(k).localname}": v for k, v in element.attrib.items()
-                  if k.startswith(_MSDATA)}
-    return XsdColumn(name, _xs_type(element, qname), element.get("minOccurs") == "0",
-                     attributes, max_length, element.get("default"))
+                raise XMLImportError(
+                    f"XSD column {name!r}: maxLength {facet.get('value')!r} is not a number"
+                ) from None
+    attributes = {
+        f"msdata:{etree.QName(k).localname}": v
+        for k, v in element.attrib.items()
+        if k.startswith(_MSDATA)
+    }
+    return XsdColumn(
+        name,
+        _xs_type(element, qname),
+        element.get("minOccurs") == "0",
+        attributes,
+        max_length,
+        element.get("default"),
+    )
 
 
 def _dataset_element(root: etree._Element) -> etree._Element:
@@ -472,7 +524,7 @@ def _dataset_element(root: etree._Element) -> etree._Element:
         return marked[0]
     if len(elements) == 1:
         return elements[0]
-    raise XMLImportError("the XSD has no dataset element (msdata:IsDataSet=\"true\")")
+    raise XMLImportError('the XSD has no dataset element (msdata:IsDataSet="true")')
 
 
 def _selector_table(xpath: str) -> str:
@@ -484,8 +536,10 @@ def refuse_external_schemas(root: etree._Element) -> None:
     ``xs:include``, ``xs:redefine``, ``xs:override``): only self-contained schemas are read,
     by every reader of XSDs (import, DataSets, DiffGrams, ``codegen``)."""
     for node in root.iter(_XS + "import", _XS + "include", _XS + "redefine", _XS + "override"):
-        raise XMLImportError(f"the XSD refers to another schema ({node.get('schemaLocation')!r}"
-                             "); only self-contained schemas are read")
+        raise XMLImportError(
+            f"the XSD refers to another schema ({node.get('schemaLocation')!r}"
+            "); only self-contained schemas are read"
+        )
 
 
 def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
@@ -501,7 +555,8 @@ def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
     tables: dict[str, XsdTable] = {}
     total = 0
     pending: list[tuple[etree._Element, str | None]] = [
-        (row, None) for row in choice.findall(_XS + "element")]
+        (row, None) for row in choice.findall(_XS + "element")
+    ]
     while pending:
         row, parent = pending.pop(0)
         name = row.get("name") or _local(row.get("ref", ""))
@@ -509,8 +564,9 @@ def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
         if complex_type is None:
             raise XMLImportError(f"XSD table {name!r} has no inline complexType")
         if complex_type.find(_XS + "attribute") is not None:
-            raise XMLImportError(f"XSD table {name!r} maps columns to attributes, which is "
-                                 "not supported")
+            raise XMLImportError(
+                f"XSD table {name!r} maps columns to attributes, which is not supported"
+            )
         if name in tables:
             raise XMLImportError(f"the XSD declares table {name!r} twice")
         sequence = complex_type.find(_XS + "sequence")
@@ -532,23 +588,29 @@ def parse_xsd_tree(tree: etree._ElementTree) -> XsdModel:
         fields = tuple(_local(f.get("xpath", "")) for f in element.findall(_XS + "field"))
         if selector is None or not fields:
             raise XMLImportError(f"XSD constraint {element.get('name')!r} is incomplete")
-        constraints.append(XsdConstraint(
-            kind, element.get("name", ""), _selector_table(selector.get("xpath", "")), fields,
-            _local(element.get("refer", "")) or None,
-            element.get(_MSDATA + "PrimaryKey") == "true",
-            element.get(_MSDATA + "IsNested") == "true"))
+        constraints.append(
+            XsdConstraint(
+                kind,
+                element.get("name", ""),
+                _selector_table(selector.get("xpath", "")),
+                fields,
+                _local(element.get("refer", "")) or None,
+                element.get(_MSDATA + "PrimaryKey") == "true",
+                element.get(_MSDATA + "IsNested") == "true",
+            )
+        )
     declared = _local(dataset.get(_MSDATA + "MainDataTable", ""))
     main = declared or next(iter(tables))
     if main not in tables:
         raise XMLImportError(f"msdata:MainDataTable {main!r} is not a table of the XSD")
-    return XsdModel(dataset.get("name", ""), main, tables, tuple(constraints), tree,
-                    bool(declared))
+    return XsdModel(dataset.get("name", ""), main, tables, tuple(constraints), tree, bool(declared))
 
 
 def _is_nested_table(element: etree._Element) -> bool:
     """A table nested in a row (.NET's nested relation), not a column: its own sequence."""
-    return element.get("type") is None and element.find(
-        f"{_XS}complexType/{_XS}sequence") is not None
+    return (
+        element.get("type") is None and element.find(f"{_XS}complexType/{_XS}sequence") is not None
+    )
 
 
 def load_xsd(xsd_path: str | Path) -> XsdModel:
@@ -562,23 +624,27 @@ def load_inline_xsd(xml_path: str | Path) -> XsdModel | None:
     return None if tree is None else parse_xsd_tree(tree)
 
 
-def read_inline_xsd(xml_path: str | Path, *, registry: TypeRegistry = default_registry
-                    ) -> type | None:
+def read_inline_xsd(
+    xml_path: str | Path, *, registry: TypeRegistry = default_registry
+) -> type | None:
     """:func:`read_xsd` for the schema inside a document (``None`` if it has none)."""
     model = load_inline_xsd(xml_path)
     return None if model is None else dataclass_for(model, registry=registry)
 
 
-def model_for(cls: type, *, dataset: str | None = None,
-              registry: TypeRegistry = default_registry) -> XsdModel:
+def model_for(
+    cls: type, *, dataset: str | None = None, registry: TypeRegistry = default_registry
+) -> XsdModel:
     """The :class:`XsdModel` of our own XSD for ``cls`` (no file involved)."""
     return parse_xsd_tree(xsd_tree(cls, dataset=dataset_name(cls, dataset), registry=registry))
 
 
 # .NET keeps xs:date and xs:time columns in DateTime and writes them back as full dateTime
 # values (against its own schema); the registry's decoders accept both forms.
-_WIDENED = {"ew_date_or_dateTime": "xs:date xs:dateTime",
-            "ew_time_or_dateTime": "xs:time xs:dateTime"}
+_WIDENED = {
+    "ew_date_or_dateTime": "xs:date xs:dateTime",
+    "ew_time_or_dateTime": "xs:time xs:dateTime",
+}
 
 
 def validation_tree(model: XsdModel, root_name: str) -> etree._ElementTree:
@@ -590,21 +656,28 @@ def validation_tree(model: XsdModel, root_name: str) -> etree._ElementTree:
     dataset = _dataset_element(root)
     dataset.set("name", root_name)
     _allow_inline_schema(dataset)
-    for constraint in dataset.findall(_XS + "unique") + dataset.findall(_XS + "key") + \
-            dataset.findall(_XS + "keyref"):
+    for constraint in (
+        dataset.findall(_XS + "unique")
+        + dataset.findall(_XS + "key")
+        + dataset.findall(_XS + "keyref")
+    ):
         dataset.remove(constraint)
     for name, members in _WIDENED.items():
-        etree.SubElement(etree.SubElement(root, _XS + "simpleType", name=name),
-                         _XS + "union", memberTypes=members)
+        etree.SubElement(
+            etree.SubElement(root, _XS + "simpleType", name=name),
+            _XS + "union",
+            memberTypes=members,
+        )
     for column in dataset.iterfind(f".//{_XS}sequence/{_XS}element[@type]"):
         base = column.attrib.pop("type")
         if _xs_type(column, base) in ("xs:date", "xs:time"):
             base = f"ew_{_local(base)}_or_dateTime"
         extension = etree.SubElement(
-            etree.SubElement(etree.SubElement(column, _XS + "complexType"),
-                             _XS + "simpleContent"), _XS + "extension", base=base)
-        etree.SubElement(extension, _XS + "anyAttribute", namespace=XML_NS,
-                         processContents="skip")
+            etree.SubElement(etree.SubElement(column, _XS + "complexType"), _XS + "simpleContent"),
+            _XS + "extension",
+            base=base,
+        )
+        etree.SubElement(extension, _XS + "anyAttribute", namespace=XML_NS, processContents="skip")
     return tree
 
 
@@ -616,8 +689,7 @@ def _allow_inline_schema(dataset: etree._Element) -> None:
     rows = complex_type[0]
     sequence = etree.Element(_XS + "sequence")
     complex_type.insert(0, sequence)
-    etree.SubElement(sequence, _XS + "any", namespace=XS_NS, processContents="skip",
-                     minOccurs="0")
+    etree.SubElement(sequence, _XS + "any", namespace=XS_NS, processContents="skip", minOccurs="0")
     sequence.append(rows)
 
 
@@ -664,14 +736,16 @@ def is_dataset(model: XsdModel) -> bool:
             continue
         ours = [c.name for c in table.columns[:2]] == [PARENT_COLUMN, POSITION_COLUMN] and any(
             c.kind == "keyref" and c.table == name and c.fields == (PARENT_COLUMN,)
-            for c in model.constraints)
+            for c in model.constraints
+        )
         if not ours:
             return True
     return False
 
 
-def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry,
-                  table: str | None = None) -> type:
+def dataclass_for(
+    model: XsdModel, *, registry: TypeRegistry = default_registry, table: str | None = None
+) -> type:
     """The dataclass described by an :class:`XsdModel` (see :func:`read_xsd`); a DataSet of
     several tables, which one class cannot hold, is refused (not cut to its first table).
 
@@ -682,22 +756,31 @@ def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry,
         raise XMLImportError(
             f"the XSD describes a DataSet of {len(model.tables)} tables ({names}), not one "
             "table with its child tables; read_dataset() reads every table (and "
-            "`entityworks codegen` writes a class for each)")
+            "`entityworks codegen` writes a class for each)"
+        )
     specs = _field_specs(model, model.main_table, registry, skip=0)
     main_name = decode_name(model.main_table)
     for keyref in model.constraints:
-        if (keyref.kind != "keyref" or keyref.table == model.main_table
-                or keyref.fields != (PARENT_COLUMN,)):
+        if (
+            keyref.kind != "keyref"
+            or keyref.table == model.main_table
+            or keyref.fields != (PARENT_COLUMN,)
+        ):
             continue
         child_name = decode_name(keyref.table)
         if not child_name.startswith(f"{main_name}_"):
-            raise XMLImportError(f"child table {child_name!r} is not named "
-                                 f"{main_name}_<field>, so no field can hold it")
+            raise XMLImportError(
+                f"child table {child_name!r} is not named "
+                f"{main_name}_<field>, so no field can hold it"
+            )
         field_name = child_name.removeprefix(f"{main_name}_")
-        item = _new_class(child_name if table is None else f"{table}_{field_name}",
-                          _field_specs(model, keyref.table, registry, skip=2))
-        specs.append((field_name, types.GenericAlias(list, item),
-                      dataclasses.field(default_factory=list)))
+        item = _new_class(
+            child_name if table is None else f"{table}_{field_name}",
+            _field_specs(model, keyref.table, registry, skip=2),
+        )
+        specs.append(
+            (field_name, types.GenericAlias(list, item), dataclasses.field(default_factory=list))
+        )
     cls = _new_class(main_name if table is None else table, specs)
     if not model.has_main_table and model.dataset:
         # a DataSet's schema (a DataTable's names its table and writes DocumentElement)
@@ -705,34 +788,46 @@ def dataclass_for(model: XsdModel, *, registry: TypeRegistry = default_registry,
     return cls
 
 
-def dataclass_for_table(model: XsdModel, table: str, *,
-                        registry: TypeRegistry = default_registry,
-                        extra: Callable[[str], dict[str, Any]] | None = None) -> type:
+def dataclass_for_table(
+    model: XsdModel,
+    table: str,
+    *,
+    registry: TypeRegistry = default_registry,
+    extra: Callable[[str], dict[str, Any]] | None = None,
+) -> type:
     """The dataclass of one table (encoded name ``table``) of a dataset XSD; ``extra(name)``
     adds field metadata to column ``name`` (a DataSet's ``references``)."""
-    return _new_class(decode_name(table), _field_specs(model, table, registry, skip=0,
-                                                       extra=extra))
+    return _new_class(decode_name(table), _field_specs(model, table, registry, skip=0, extra=extra))
 
 
-def _field_specs(model: XsdModel, table: str, registry: TypeRegistry, skip: int,
-                 extra: Callable[[str], dict[str, Any]] | None = None
-                 ) -> list[tuple[str, Any, Any]]:
+def _field_specs(
+    model: XsdModel,
+    table: str,
+    registry: TypeRegistry,
+    skip: int,
+    extra: Callable[[str], dict[str, Any]] | None = None,
+) -> list[tuple[str, Any, Any]]:
     xsd_table = model.tables[table]
-    keys = [c for c in model.constraints if c.table == table and c.primary_key
-            and c.kind in ("unique", "key")]
+    keys = [
+        c
+        for c in model.constraints
+        if c.table == table and c.primary_key and c.kind in ("unique", "key")
+    ]
     key = set(keys[0].fields) if keys and skip == 0 else set()  # several: a composite key
     specs: list[tuple[str, Any, Any]] = []
     for column in xsd_table.columns[skip:]:
         name = decode_name(column.name)
         problem = unusable_field_name(name)
         if problem is not None:
-            raise XMLImportError(f"XSD column {name!r} of table {decode_name(table)!r} is not "
-                                 f"a valid Python field name: {problem}", column=name)
+            raise XMLImportError(
+                f"XSD column {name!r} of table {decode_name(table)!r} is not "
+                f"a valid Python field name: {problem}",
+                column=name,
+            )
         try:
             info = registry.for_xsd(column.xsd_type, _dotnet_attributes(model, column))
         except UnsupportedTypeError as exc:
-            raise XMLImportError(f"table {table!r}, column {name!r}: {exc}",
-                                 column=name) from None
+            raise XMLImportError(f"table {table!r}, column {name!r}: {exc}", column=name) from None
         annotation = info.python_type | None if column.nullable else info.python_type
         metadata: dict[str, Any] = {"primary_key": column.name in key}
         if column.max_length is not None and info.python_type is str:

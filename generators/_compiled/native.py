@@ -285,8 +285,9 @@ def _register_numba_helpers(ll: Any) -> None:
     root = Path(found.origin).parent
     helperlib = _extension("numba._helperlib", root / "_helperlib")
     dynfunc = _extension("numba._dynfunc", root / "_dynfunc")
-    runtime = _extension("numba.core.runtime._nrt_python",
-                         root / "core" / "runtime" / "_nrt_python")
+    runtime = _extension(
+        "numba.core.runtime._nrt_python", root / "core" / "runtime" / "_nrt_python"
+    )
     ll.add_symbol("_Py_NoneStruct", id(None))
     for module in (helperlib, dynfunc):
         for name, address in module.c_helpers.items():
@@ -323,7 +324,7 @@ def _elf_symbols(code: bytes) -> tuple[set[str], set[str]] | None:
     if code[:4] != b"\x7fELF" or code[4:6] != b"\x02\x01":
         return None
     try:
-        shoff, = struct.unpack_from("<Q", code, 0x28)
+        (shoff,) = struct.unpack_from("<Q", code, 0x28)
         shentsize, shnum = struct.unpack_from("<HH", code, 0x3A)
         sections = [struct.unpack_from("<IIQQQQIIQQ", code, shoff + i * shentsize)
                     for i in range(shnum)]  # fmt: skip

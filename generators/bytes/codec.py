@@ -216,8 +216,10 @@ def _unpack_packed(body: np.ndarray, length: int, max_length: int | None) -> byt
     width, distinct = int(body[0]), int(body[1]) + 1
     legacy = width == 0 and distinct == 1  # version 0.1: one symbol, no payload
     if legacy and max_length is None and length:
-        raise CorruptBlob(f"blob claims {length} bytes but has no payload to hold them (a "
-                          f"width-0 blob of version 0.1: pass max_length to read one)")
+        raise CorruptBlob(
+            f"blob claims {length} bytes but has no payload to hold them (a "
+            f"width-0 blob of version 0.1: pass max_length to read one)"
+        )
     if not legacy and (width != code_width(distinct) or width >= 8):
         raise CorruptBlob(f"width {width} does not fit {distinct} symbols")
     if body.size < 2 + distinct:

@@ -565,8 +565,9 @@ class DataEntropy:
         """Examine the next ``chunk`` of the data (bytes-like or a 1-D ``uint8`` array)."""
         if isinstance(chunk, np.ndarray):
             if chunk.dtype != np.uint8 or chunk.ndim != 1:
-                raise TypeError(f"an array chunk must be 1-D uint8, got {chunk.ndim}-D "
-                                f"{chunk.dtype}")
+                raise TypeError(
+                    f"an array chunk must be 1-D uint8, got {chunk.ndim}-D {chunk.dtype}"
+                )
             values = chunk
         elif isinstance(chunk, bytes | bytearray | memoryview):
             values = np.frombuffer(chunk, dtype=np.uint8)
@@ -653,13 +654,18 @@ class DataEntropy:
         return int(np.argmax(self._acc.counts))
 
     def __repr__(self) -> str:
-        return (f"DataEntropy(size={self.size}, unique_symbols={self.unique_symbols}, "
-                f"entropy={self.entropy:.6f})")
+        return (
+            f"DataEntropy(size={self.size}, unique_symbols={self.unique_symbols}, "
+            f"entropy={self.entropy:.6f})"
+        )
 
 
 def _symbol(symbol: int) -> int:
-    if isinstance(symbol, bool) or not isinstance(symbol, int | np.integer) or \
-            not 0 <= symbol <= 255:
+    if (
+        isinstance(symbol, bool)
+        or not isinstance(symbol, int | np.integer)
+        or not 0 <= symbol <= 255
+    ):
         raise ValueError(f"symbol must be a byte value 0..255, got {symbol!r}")
     return int(symbol)
 

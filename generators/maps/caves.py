@@ -461,8 +461,15 @@ def connect(
         ids = np.where(stray, len(caves) + 1, ids)
     draw = DrawBuffer(rng)
     flat_paths, attempts, unreached = _connect(
-        ids, draw, corridor_min, corridor_max, max_turns, corridor_space, breakout,
-        joinable=len(caves))
+        ids,
+        draw,
+        corridor_min,
+        corridor_max,
+        max_turns,
+        corridor_space,
+        breakout,
+        joinable=len(caves),
+    )
     joined = cells.copy()
     flat = joined.ravel()
     for path in flat_paths:

@@ -436,12 +436,19 @@ def generate(
     room_min = check_int("room_min", room_min, 1)
     room_max = check_int("room_max", room_max, room_min)
     min_w = room_min if room_min_width is None else check_int("room_min_width", room_min_width, 1)
-    min_h = (room_min if room_min_height is None
-             else check_int("room_min_height", room_min_height, 1))
-    max_w = (max(room_max, min_w) if room_max_width is None
-             else check_int("room_max_width", room_max_width, min_w))
-    max_h = (max(room_max, min_h) if room_max_height is None
-             else check_int("room_max_height", room_max_height, min_h))
+    min_h = (
+        room_min if room_min_height is None else check_int("room_min_height", room_min_height, 1)
+    )
+    max_w = (
+        max(room_max, min_w)
+        if room_max_width is None
+        else check_int("room_max_width", room_max_width, min_w)
+    )
+    max_h = (
+        max(room_max, min_h)
+        if room_max_height is None
+        else check_int("room_max_height", room_max_height, min_h)
+    )
     width = check_int("width", width, max_w + 2)
     height = check_int("height", height, max_h + 2)
     room_distance = check_int("room_distance", room_distance, 0)

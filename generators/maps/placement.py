@@ -89,7 +89,8 @@ def place(
         raise ValueError(
             f"cannot place {count} point(s) with clearance {clearance}: a clear disk of that "
             f"radius is {2 * clearance + 1} cells across, more than the {width}x{height} map "
-            "holds")
+            "holds"
+        )
     rng, recorded = make_rng(seed)
     ok = clear_cells(cells, clearance)
     labels, regions = label(cells, 4)
@@ -100,7 +101,8 @@ def place(
     if available < count:
         raise ValueError(
             f"cannot place {count} point(s) with clearance {clearance}: the best floor region "
-            f"has only {available} cell(s) with that much room")
+            f"has only {available} cell(s) with that much room"
+        )
     ys, xs = np.nonzero(ok & (labels == best))
     order = rng.permutation(len(xs))
     chosen: list[Point] = []
@@ -115,7 +117,8 @@ def place(
     if len(chosen) < count:
         raise ValueError(
             f"cannot place {count} point(s) with clearance {clearance} at least "
-            f"{min_distance} cell(s) apart: only {len(chosen)} fit")
+            f"{min_distance} cell(s) apart: only {len(chosen)} fit"
+        )
     params = {"count": count, "clearance": clearance, "min_distance": min_distance}
     return Placement(chosen, recorded, params, available)
 

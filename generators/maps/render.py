@@ -87,8 +87,7 @@ def _points(name: str, points: Iterable[Any] | None, shape: tuple[int, ...]) -> 
             raise ValueError(f"{name} must hold (x, y) pairs, got {point!r}")
         x, y = check_int(f"{name} x", point[0]), check_int(f"{name} y", point[1])
         if not (0 <= x < shape[1] and 0 <= y < shape[0]):
-            raise ValueError(f"{name} point {(x, y)!r} is outside the "
-                             f"{shape[1]}x{shape[0]} map")
+            raise ValueError(f"{name} point {(x, y)!r} is outside the {shape[1]}x{shape[0]} map")
         out.append((x, y))
     return out
 
@@ -104,8 +103,12 @@ def _mark(image: Image.Image, points: Sequence[Point], block: int, grow: int = 0
     inset = block // 4 - grow
     colour: Any = PLACEMENT_COLOUR if image.mode == "RGB" else (*PLACEMENT_COLOUR, 255)
     for x, y in points:
-        box = (x * block + inset, y * block + inset, (x + 1) * block - 1 - inset,
-               (y + 1) * block - 1 - inset)
+        box = (
+            x * block + inset,
+            y * block + inset,
+            (x + 1) * block - 1 - inset,
+            (y + 1) * block - 1 - inset,
+        )
         if grow:
             draw.rectangle((box[0] - 1, box[1] - 1, box[2] + 1, box[3] + 1), fill="white")
         draw.rectangle(box, fill=colour)
@@ -153,7 +156,8 @@ def to_png(
 ) -> None:
     """Write the map as a PNG of ``(width * block) x (height * block)`` pixels."""
     to_image(grid, block, visible, scheme=scheme, placements=placements).save(
-        path, format="PNG", optimize=True)
+        path, format="PNG", optimize=True
+    )
 
 
 def thumbnail(grid: np.ndarray, box: int = 96) -> Image.Image:
@@ -172,8 +176,7 @@ def thumbnail(grid: np.ndarray, box: int = 96) -> Image.Image:
     pad_h, pad_w = -height % factor, -width % factor
     # cells beyond the edge count as wall, so edge pixels are not brightened
     padded = np.pad(cells, ((0, pad_h), (0, pad_w)), constant_values=1)
-    blocks = padded.reshape(padded.shape[0] // factor, factor, padded.shape[1] // factor,
-                            factor)
+    blocks = padded.reshape(padded.shape[0] // factor, factor, padded.shape[1] // factor, factor)
     floor_share = 1.0 - blocks.mean(axis=(1, 3))
     span = FLOOR_SHADE - WALL_SHADE
     shades = np.rint(WALL_SHADE + span * floor_share).astype(np.uint8)
@@ -211,8 +214,11 @@ def overlay_image(
     line = max(1, block // 3)
     for boxes, colour in ((caves, OVERLAY_CAVE), (rooms, OVERLAY_ROOM)):
         for x, y, w, h in boxes:
-            draw.rectangle((x * block, y * block, (x + w) * block - 1, (y + h) * block - 1),
-                           outline=colour, width=line)
+            draw.rectangle(
+                (x * block, y * block, (x + w) * block - 1, (y + h) * block - 1),
+                outline=colour,
+                width=line,
+            )
     # placements stand out over outlines: a cell and a half wide, ringed in white
     _mark(image, _points("placements", placements, cells.shape), block, grow=block // 2)
     return image

@@ -147,7 +147,8 @@ def _pext(typingctx: Any, x: Any, mask: Any) -> Any:
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(64)])
         fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
-            builder.module, fnty, "llvm.x86.bmi.pext.64")
+            builder.module, fnty, "llvm.x86.bmi.pext.64"
+        )
         return builder.call(fn, args)
 
     return types.int64(types.int64, types.int64), codegen
@@ -172,7 +173,8 @@ def _pext_compiles() -> bool:
     import llvmlite.binding as ll
 
     return platform.machine().lower() in ("x86_64", "amd64") and bool(
-        ll.get_host_cpu_features().get("bmi2", False))
+        ll.get_host_cpu_features().get("bmi2", False)
+    )
 
 
 @jit
@@ -271,7 +273,8 @@ def propagate(F, changed):  # type: ignore[no-untyped-def]
             b = k - 3 * d
             # a box of the band with one column left keeps that column from the other bands
             changed |= _strip_other_bands(  # type: ignore[no-untyped-call]
-                F, k, b, LOCK[(a | (a >> 9) | (a >> 18)) & ROW] * 0x40201)
+                F, k, b, LOCK[(a | (a >> 9) | (a >> 18)) & ROW] * 0x40201
+            )
             if new:
                 # every word of the band loses the placed cells, then this one gets them back
                 cells = a & ROWS[new]
@@ -547,8 +550,21 @@ def search(F, limit, solution, stack, alts):  # type: ignore[no-untyped-def]
 
 
 @jit
-def solve_rows(text, start, stop, limit, counts, nodes, guesses, grids,  # type: ignore[no-untyped-def]
-               F, solution, stack, alts, seen):
+def solve_rows(  # type: ignore[no-untyped-def]
+    text,
+    start,
+    stop,
+    limit,
+    counts,
+    nodes,
+    guesses,
+    grids,
+    F,
+    solution,
+    stack,
+    alts,
+    seen,
+):
     """Check and solve rows ``start:stop`` of ``text`` (``uint8[n, 81]``) as
     :func:`generators.sudoku._kernel.solve_text` does, with this engine. ``F`` and
     ``solution`` are ``int64[32]``, ``seen`` ``int64[27]``; see :func:`search`."""

@@ -20,8 +20,12 @@ KERNEL = native.Kernel(
     name="sudoku_solve_text",
     builder="generators.sudoku._kernel:native_entry",
     python="generators.sudoku._kernel:python_entry",
-    sources=("generators.sudoku._kernel", "generators.sudoku._bands", "generators.sudoku._tables",
-             "generators._compiled.jit"),
+    sources=(
+        "generators.sudoku._kernel",
+        "generators.sudoku._bands",
+        "generators.sudoku._tables",
+        "generators._compiled.jit",
+    ),
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),
 )

@@ -300,8 +300,24 @@ def _solve_cells(cand, qn, dirty, limit, houses, solution, states, branches, que
 
 
 @jit
-def solve_text(text, start, stop, limit, houses, counts, nodes, guesses, grids,  # type: ignore[no-untyped-def]
-               cand, solution, states, branches, queue, union, seen):
+def solve_text(  # type: ignore[no-untyped-def]
+    text,
+    start,
+    stop,
+    limit,
+    houses,
+    counts,
+    nodes,
+    guesses,
+    grids,
+    cand,
+    solution,
+    states,
+    branches,
+    queue,
+    union,
+    seen,
+):
     """Check and solve rows ``start:stop`` of ``text`` (``uint8[n, 81]``, ASCII as typed).
 
     A row is valid when every byte is ``1``-``9``, ``0`` or ``.`` and no house holds a given

@@ -86,8 +86,9 @@ def _as_puzzle(item: str | NamedPuzzle) -> Puzzle:
     return validate(item.puzzle if isinstance(item, NamedPuzzle) else item)
 
 
-def _solve_text(puzzle: str | NamedPuzzle, limit: int, houses: bool = True
-                ) -> tuple[Puzzle, tuple[int, str | None, int, int]]:
+def _solve_text(
+    puzzle: str | NamedPuzzle, limit: int, houses: bool = True
+) -> tuple[Puzzle, tuple[int, str | None, int, int]]:
     """Check and solve one puzzle in one compiled call; the canonical digits and
     (count, grid, nodes, guesses). Only an invalid puzzle takes the slow, explaining path."""
     text = puzzle.puzzle if isinstance(puzzle, NamedPuzzle) else puzzle

@@ -275,8 +275,7 @@ def _cast_libtcod(cells, x0, y0, x1, y1, ox, oy, reach, radius_sq, light_walls, 
                     continue
                 wall = cells[y, x] != 0
                 if col * col + depth_sq <= radius_sq and (
-                    (wall and light_walls)
-                    or (not wall and col >= low_edge and col <= high_edge)
+                    (wall and light_walls) or (not wall and col >= low_edge and col <= high_edge)
                 ):
                     out[y - dy, x - dx] = True
                 if prev_wall and not wall:

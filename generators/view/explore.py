@@ -23,7 +23,8 @@ Point = tuple[int, int]
 
 #: The eight steps a player may take, as ``(dx, dy)``.
 STEPS: frozenset[Point] = frozenset(
-    (dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (dx, dy) != (0, 0))
+    (dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (dx, dy) != (0, 0)
+)
 
 
 class Explorer:
@@ -35,8 +36,15 @@ class Explorer:
     ``grid`` do not reach the explorer.
     """
 
-    def __init__(self, grid: np.ndarray, position: Point, radius: int | None = 10, *,
-                 symmetric: bool = False, light_walls: bool = True) -> None:
+    def __init__(
+        self,
+        grid: np.ndarray,
+        position: Point,
+        radius: int | None = 10,
+        *,
+        symmetric: bool = False,
+        light_walls: bool = True,
+    ) -> None:
         self._view = FieldOfView(grid)
         self._grid = self._view.grid
         self._radius = None if radius is None else check_int("radius", radius, 0)

@@ -37,8 +37,11 @@ _KERNEL = native.Kernel(
     name="fov_field",
     builder="generators.view._kernel:native_field_entry",
     python="generators.view._kernel:python_field_entry",
-    sources=("generators.view._kernel", "generators.view.shadowcast",
-             "generators._compiled.jit"),  # fmt: skip
+    sources=(
+        "generators.view._kernel",
+        "generators.view.shadowcast",
+        "generators._compiled.jit",
+    ),  # fmt: skip
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),
 )

@@ -160,8 +160,7 @@ _KERNEL = native.Kernel(
     name="fov_view",
     builder="generators.view._kernel:native_entry",
     python="generators.view._kernel:python_entry",
-    sources=("generators.view._kernel", "generators.view.shadowcast",
-             "generators._compiled.jit"),
+    sources=("generators.view._kernel", "generators.view.shadowcast", "generators._compiled.jit"),
     restype=ctypes.c_int64,
     argtypes=(ctypes.c_void_p,),
 )
@@ -297,4 +296,3 @@ def visible_window(
     mask = np.zeros((args[7] - args[5], args[6] - args[4]), dtype=bool)
     _run(args, mask, x0, y0)
     return mask, (x0, y0)
-

@@ -30,21 +30,36 @@ branch_labels = None
 depends_on = None
 
 #: The catalog's tables at this revision (child tables included).
-TABLES = ["maps", "maps_caves", "maps_rooms", "maps_corridors", "maps_placements",
-          "sudoku_puzzles", "entropy_reports"]
+TABLES = [
+    "maps",
+    "maps_caves",
+    "maps_rooms",
+    "maps_corridors",
+    "maps_placements",
+    "sudoku_puzzles",
+    "entropy_reports",
+]
 CHARSET = "utf8mb4"
 EXACT = "utf8mb4_nopad_bin"  # frozen here: a later change of the constant needs a revision
 
-_COLUMNS = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"),
-                    sa.column("COLLATION_NAME"), schema="information_schema")
+_COLUMNS = sa.table(
+    "COLUMNS",
+    sa.column("TABLE_SCHEMA"),
+    sa.column("TABLE_NAME"),
+    sa.column("COLLATION_NAME"),
+    schema="information_schema",
+)
 
 
 def _text_collations(conn: sa.Connection, table: str) -> set[str]:
     """The collations of the text columns of ``table`` in the current database."""
-    stmt = (sa.select(_COLUMNS.c.COLLATION_NAME).distinct()
-            .where(_COLUMNS.c.TABLE_SCHEMA == sa.func.database())
-            .where(_COLUMNS.c.TABLE_NAME == table)
-            .where(_COLUMNS.c.COLLATION_NAME.is_not(None)))
+    stmt = (
+        sa.select(_COLUMNS.c.COLLATION_NAME)
+        .distinct()
+        .where(_COLUMNS.c.TABLE_SCHEMA == sa.func.database())
+        .where(_COLUMNS.c.TABLE_NAME == table)
+        .where(_COLUMNS.c.COLLATION_NAME.is_not(None))
+    )
     return {row[0] for row in conn.execute(stmt)}
 
 

@@ -28,7 +28,8 @@ TABLE = "entityworks_schema"
 
 def _table() -> sa.Table:
     return sa.Table(
-        TABLE, sa.MetaData(),
+        TABLE,
+        sa.MetaData(),
         sa.Column("table_name", sqltypes.key_text(63), primary_key=True),
         sa.Column("column_name", sqltypes.key_text(63), primary_key=True),
         sa.Column("position", sa.Integer(), nullable=False),

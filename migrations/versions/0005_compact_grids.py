@@ -46,8 +46,11 @@ INDEXES = [
 ]
 BATCH = 500
 #: The other child tables of maps, and the revision that created each.
-CHILDREN = [("maps_caves", "0001_catalog"), ("maps_rooms", "0001_catalog"),
-            ("maps_placements", "0002_map_placements")]
+CHILDREN = [
+    ("maps_caves", "0001_catalog"),
+    ("maps_rooms", "0001_catalog"),
+    ("maps_placements", "0002_map_placements"),
+]
 
 
 def _npy(array: np.ndarray) -> bytes:
@@ -60,8 +63,15 @@ def _json(path: list[list[int]]) -> str:
     return json.dumps(path, separators=(",", ":"))
 
 
-def _recode(table: str, key: list[str], old: str, new: str, old_type: Any, new_type: Any,
-            convert: Callable[[Any], Any]) -> None:
+def _recode(
+    table: str,
+    key: list[str],
+    old: str,
+    new: str,
+    old_type: Any,
+    new_type: Any,
+    convert: Callable[[Any], Any],
+) -> None:
     """Fill ``table.new`` from ``table.old`` through ``convert``, ``BATCH`` rows at a time in
     key order (keyset pagination: no OFFSET, every row read once)."""
     conn = op.get_bind()
@@ -69,8 +79,11 @@ def _recode(table: str, key: list[str], old: str, new: str, old_type: Any, new_t
     live = sa.table(table, *columns, sa.column(old, old_type), sa.column(new, new_type))
     keys = [live.c[k] for k in key]
     last: tuple[Any, ...] | None = None
-    update = live.update().where(*[live.c[k] == sa.bindparam(f"k_{k}") for k in key]).values(
-        {new: sa.bindparam("value", type_=new_type)})
+    update = (
+        live.update()
+        .where(*[live.c[k] == sa.bindparam(f"k_{k}") for k in key])
+        .values({new: sa.bindparam("value", type_=new_type)})
+    )
     while True:
         stmt = sa.select(*keys, live.c[old]).order_by(*keys).limit(BATCH)
         if last is not None and len(keys) == 1:
@@ -80,21 +93,35 @@ def _recode(table: str, key: list[str], old: str, new: str, old_type: Any, new_t
         rows = conn.execute(stmt).all()
         if not rows:
             return
-        conn.execute(update, [{**{f"k_{k}": r[i] for i, k in enumerate(key)},
-                               "value": convert(r[-1])} for r in rows])
-        last = tuple(rows[-1][:len(key)])
+        conn.execute(
+            update,
+            [
+                {**{f"k_{k}": r[i] for i, k in enumerate(key)}, "value": convert(r[-1])}
+                for r in rows
+            ],
+        )
+        last = tuple(rows[-1][: len(key)])
 
 
-def _swap_column(table: str, key: list[str], name: str, old_type: Any, new_type: Any,
-                 convert: Callable[[Any], Any], clustered: bool = False) -> None:
+def _swap_column(
+    table: str,
+    key: list[str],
+    name: str,
+    old_type: Any,
+    new_type: Any,
+    convert: Callable[[Any], Any],
+    clustered: bool = False,
+) -> None:
     """Replace column ``name`` by one of ``new_type`` holding ``convert(value)``, appended
     as the table's last column (SQLite rebuilds the table, keeping it STRICT, and makes it
     ``WITHOUT ROWID`` when ``clustered``)."""
     temporary = f"{name}_recoded"
     op.add_column(table, sa.Column(temporary, new_type, nullable=True))
     if op.get_context().as_sql:  # offline SQL: fine for an empty catalog only
-        op.execute(f"-- {table}.{name}: existing rows are re-encoded only by an online "
-                   f"upgrade (entityworks migrate)")
+        op.execute(
+            f"-- {table}.{name}: existing rows are re-encoded only by an online "
+            f"upgrade (entityworks migrate)"
+        )
     else:
         _recode(table, key, name, temporary, old_type, new_type, convert)
     sqlite = op.get_context().dialect.name == "sqlite"
@@ -102,11 +129,11 @@ def _swap_column(table: str, key: list[str], name: str, old_type: Any, new_type:
     if sqlite and op.get_context().as_sql:  # no database to reflect: the 0001 shape
         copy_from = _table_at("0001_catalog", table)
         copy_from.append_column(sa.Column(temporary, new_type, nullable=True))
-    with op.batch_alter_table(table, recreate="auto", table_kwargs=_options(clustered),
-                              copy_from=copy_from) as batch:
+    with op.batch_alter_table(
+        table, recreate="auto", table_kwargs=_options(clustered), copy_from=copy_from
+    ) as batch:
         batch.drop_column(name)
-        batch.alter_column(temporary, new_column_name=name, existing_type=new_type,
-                           nullable=False)
+        batch.alter_column(temporary, new_column_name=name, existing_type=new_type, nullable=False)
 
 
 def _options(clustered: bool) -> dict[str, bool]:
@@ -122,8 +149,9 @@ def _cluster_children(clustered: bool) -> None:
         return
     for name, born in CHILDREN:
         copy_from = _table_at(born, name) if op.get_context().as_sql else None
-        with op.batch_alter_table(name, recreate="always", table_kwargs=_options(clustered),
-                                  copy_from=copy_from):
+        with op.batch_alter_table(
+            name, recreate="always", table_kwargs=_options(clustered), copy_from=copy_from
+        ):
             pass
 
 
@@ -134,8 +162,7 @@ def _table_at(revision_id: str, name: str) -> sa.Table:
     from entityworks.model.schema import table_schema
     from entityworks.sql.tables import build_tables
 
-    module = ScriptDirectory.from_config(op.get_context().config).get_revision(
-        revision_id).module
+    module = ScriptDirectory.from_config(op.get_context().config).get_revision(revision_id).module
     metadata = sa.MetaData()
     for cls in getattr(module, "TABLES", None) or [module.MapRecord]:
         build_tables(table_schema(cls), metadata, "sqlite")
@@ -144,10 +171,16 @@ def _table_at(revision_id: str, name: str) -> sa.Table:
 
 def upgrade() -> None:
     blob = sqltypes.binary()
-    _swap_column("maps", ["id"], "grid", blob, blob,
-                 lambda b: pack_grid(unpack_grid(b)))
-    _swap_column("maps_corridors", ["parent_key", "position"], "path", sqltypes.json_text(),
-                 blob, lambda t: pack_points(json.loads(t)), clustered=True)
+    _swap_column("maps", ["id"], "grid", blob, blob, lambda b: pack_grid(unpack_grid(b)))
+    _swap_column(
+        "maps_corridors",
+        ["parent_key", "position"],
+        "path",
+        sqltypes.json_text(),
+        blob,
+        lambda t: pack_points(json.loads(t)),
+        clustered=True,
+    )
     _cluster_children(True)
     for name, columns in INDEXES:
         op.create_index(name, "maps", columns)
@@ -158,6 +191,12 @@ def downgrade() -> None:
         op.drop_index(name, table_name="maps")
     _cluster_children(False)
     blob = sqltypes.binary()
-    _swap_column("maps_corridors", ["parent_key", "position"], "path", blob,
-                 sqltypes.json_text(), lambda b: _json(unpack_points(b)))
+    _swap_column(
+        "maps_corridors",
+        ["parent_key", "position"],
+        "path",
+        blob,
+        sqltypes.json_text(),
+        lambda b: _json(unpack_points(b)),
+    )
     _swap_column("maps", ["id"], "grid", blob, blob, lambda b: _npy(unpack_grid(b)))

@@ -55,12 +55,16 @@ def _set(defaults: dict) -> None:
     kwargs: dict[str, object] = {"sqlite_strict": True} if sqlite else {}
     if sqlite and context.is_offline_mode():
         kwargs["copy_from"] = target_metadata([SudokuPuzzle], "sqlite").tables[TABLE]
-    with op.batch_alter_table(TABLE, recreate="auto", table_kwargs={
-            k: v for k, v in kwargs.items() if k != "copy_from"},
-            copy_from=kwargs.get("copy_from")) as batch:  # type: ignore[arg-type]
+    with op.batch_alter_table(
+        TABLE,
+        recreate="auto",
+        table_kwargs={k: v for k, v in kwargs.items() if k != "copy_from"},
+        copy_from=kwargs.get("copy_from"),
+    ) as batch:  # type: ignore[arg-type]
         for column, default in defaults.items():
-            batch.alter_column(column, existing_type=integer, existing_nullable=False,
-                               server_default=default)
+            batch.alter_column(
+                column, existing_type=integer, existing_nullable=False, server_default=default
+            )
 
 
 def upgrade() -> None:

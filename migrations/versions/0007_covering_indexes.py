@@ -28,12 +28,20 @@ depends_on = None
 #: (old name, old columns) -> (new name, new columns), as ``entityworks.model.schema.index_name``
 #: names them
 CHANGES = [
-    (("ix_maps_kind_width_height", ["kind", "width", "height"]),
-     ("ix_maps_kind_width_height_region_count_open_ratio",
-      ["kind", "width", "height", "region_count", "open_ratio"])),
-    (("ix_maps_region_count_open_ratio", ["region_count", "open_ratio"]),
-     ("ix_maps_region_count_open_ratio_width_height",
-      ["region_count", "open_ratio", "width", "height"])),
+    (
+        ("ix_maps_kind_width_height", ["kind", "width", "height"]),
+        (
+            "ix_maps_kind_width_height_region_count_open_ratio",
+            ["kind", "width", "height", "region_count", "open_ratio"],
+        ),
+    ),
+    (
+        ("ix_maps_region_count_open_ratio", ["region_count", "open_ratio"]),
+        (
+            "ix_maps_region_count_open_ratio_width_height",
+            ["region_count", "open_ratio", "width", "height"],
+        ),
+    ),
 ]
 
 

@@ -39,9 +39,11 @@ depends_on = None
 #: The new columns of ``maps``, in table order (before ``grid``).
 NEW_COLUMNS = ["build_success", "rooms_asked", "rooms_built", "connected"]
 #: The composite indexes of ``maps`` at revision 0007 (frozen here).
-MAP_INDEXES = (("kind", "width", "height", "region_count", "open_ratio"),
-               ("region_count", "open_ratio", "width", "height"),
-               ("kind", "largest_region"))
+MAP_INDEXES = (
+    ("kind", "width", "height", "region_count", "open_ratio"),
+    ("region_count", "open_ratio", "width", "height"),
+    ("kind", "largest_region"),
+)
 
 
 @table("maps", indexes=MAP_INDEXES)
@@ -121,13 +123,18 @@ def _create_entries() -> None:
         if isinstance(constraint, sa.CheckConstraint):
             items.append(constraint._copy())
         elif isinstance(constraint, sa.UniqueConstraint):
-            items.append(sa.UniqueConstraint(*[c.name for c in constraint.columns],
-                                             name=constraint.name))
+            items.append(
+                sa.UniqueConstraint(*[c.name for c in constraint.columns], name=constraint.name)
+            )
         elif isinstance(constraint, sa.ForeignKeyConstraint):
-            items.append(sa.ForeignKeyConstraint(
-                [e.parent.name for e in constraint.elements],
-                [e.target_fullname for e in constraint.elements], name=constraint.name,
-                ondelete=constraint.ondelete))
+            items.append(
+                sa.ForeignKeyConstraint(
+                    [e.parent.name for e in constraint.elements],
+                    [e.target_fullname for e in constraint.elements],
+                    name=constraint.name,
+                    ondelete=constraint.ondelete,
+                )
+            )
     op.create_table(built.name, *items, **dict(built.dialect_kwargs))
 
 
@@ -138,8 +145,9 @@ def upgrade() -> None:
     new = [after.c[n] for n in NEW_COLUMNS]
     if name == "sqlite":
         copy_from = _maps(MapsBefore) if op.get_context().as_sql else None
-        with op.batch_alter_table("maps", recreate="always", copy_from=copy_from,
-                                  table_kwargs={"sqlite_strict": True}) as batch:
+        with op.batch_alter_table(
+            "maps", recreate="always", copy_from=copy_from, table_kwargs={"sqlite_strict": True}
+        ) as batch:
             for c in new:
                 batch.add_column(c._copy(), insert_before="grid")
     elif name in ("mysql", "mariadb"):
@@ -157,19 +165,22 @@ def upgrade() -> None:
         op.add_column("maps", sa.Column("grid_moved", blob, nullable=True))
         op.execute("UPDATE maps SET grid_moved = grid")
         op.drop_column("maps", "grid")
-        op.alter_column("maps", "grid_moved", new_column_name="grid", nullable=False,
-                        existing_type=blob)
+        op.alter_column(
+            "maps", "grid_moved", new_column_name="grid", nullable=False, existing_type=blob
+        )
 
 
 def downgrade() -> None:
     if _dialect() == "sqlite":
         offline = op.get_context().as_sql
         copy_from = _maps(MapsAfter) if offline else None
-        with op.batch_alter_table("maps", recreate="always", copy_from=copy_from,
-                                  table_kwargs={"sqlite_strict": True}) as batch:
+        with op.batch_alter_table(
+            "maps", recreate="always", copy_from=copy_from, table_kwargs={"sqlite_strict": True}
+        ) as batch:
             if not offline:  # reflected as table CHECKs, which would outlive their columns
-                checks = {c["name"] for c in sa.inspect(op.get_bind()).get_check_constraints(
-                    "maps")}
+                checks = {
+                    c["name"] for c in sa.inspect(op.get_bind()).get_check_constraints("maps")
+                }
                 for name in NEW_COLUMNS:
                     if f"type_{name}" in checks:
                         batch.drop_constraint(f"type_{name}", type_="check")

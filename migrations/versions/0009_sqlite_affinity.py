@@ -42,8 +42,16 @@ branch_labels = None
 depends_on = None
 
 #: The catalog's tables at revision 0008 (frozen here).
-TABLES = ("maps", "maps_caves", "maps_rooms", "maps_corridors", "maps_placements",
-          "sudoku_puzzles", "sudoku_entries", "entropy_reports")
+TABLES = (
+    "maps",
+    "maps_caves",
+    "maps_rooms",
+    "maps_corridors",
+    "maps_placements",
+    "sudoku_puzzles",
+    "sudoku_entries",
+    "entropy_reports",
+)
 #: typeof -> the STRICT type name that has that storage class's affinity.
 TYPES: dict[str, Any] = {"integer": sa.Integer, "real": sa.REAL, "text": sa.Text}
 #: The CHECK 0.2.3 put on an ANY column (``type_<name>``), as SQLite keeps its text.
@@ -61,8 +69,11 @@ def _quote(name: str) -> str:
 
 def _declared(conn: sa.Connection, table: str) -> list[tuple[str, str]]:
     """``(column, declared type)`` of ``table`` in order (the table name is bound)."""
-    rows = conn.execute(sa.select(sa.column("name"), sa.column("type")).select_from(
-        sa.func.pragma_table_info(table))).all()
+    rows = conn.execute(
+        sa.select(sa.column("name"), sa.column("type")).select_from(
+            sa.func.pragma_table_info(table)
+        )
+    ).all()
     return [(str(name), str(type_ or "").upper()) for name, type_ in rows]
 
 
@@ -72,15 +83,20 @@ def _checked_any(conn: sa.Connection, table: str) -> dict[str, str]:
     out = {}
     for check in sa.inspect(conn).get_check_constraints(table):
         found = TYPEOF.search(str(check.get("sqltext") or ""))
-        if found and check.get("name") == f"type_{found.group(1)}" and \
-                declared.get(found.group(1)) == "ANY":
+        if (
+            found
+            and check.get("name") == f"type_{found.group(1)}"
+            and declared.get(found.group(1)) == "ANY"
+        ):
             out[found.group(1)] = found.group(2)
     return out
 
 
 def _without_rowid(conn: sa.Connection, table: str) -> bool:
-    sql = conn.execute(sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND "
-                               "name = :name"), {"name": table}).scalar()
+    sql = conn.execute(
+        sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"),
+        {"name": table},
+    ).scalar()
     return bool(re.search(r"\bWITHOUT\s+ROWID\b", str(sql or ""), re.IGNORECASE))
 
 
@@ -93,23 +109,35 @@ def _negative_zero_keys(conn: sa.Connection, table: str, column: str) -> list[tu
     candidates equal to 0 are read and their sign looked at here)."""
     keys = _keys(conn, table)
     t = sa.table(table, *(sa.column(k) for k in keys), sa.column(column))
-    rows = conn.execute(sa.select(*(t.c[k] for k in keys), t.c[column])
-                        .where(t.c[column] == 0)).all()
-    return [tuple(row[:-1]) for row in rows
-            if isinstance(row[-1], float) and math.copysign(1.0, row[-1]) < 0]
+    rows = conn.execute(
+        sa.select(*(t.c[k] for k in keys), t.c[column]).where(t.c[column] == 0)
+    ).all()
+    return [
+        tuple(row[:-1])
+        for row in rows
+        if isinstance(row[-1], float) and math.copysign(1.0, row[-1]) < 0
+    ]
 
 
-def _set_where_keys(conn: sa.Connection, table: str, column: str, value: Any,
-                    keys: list[tuple[Any, ...]]) -> None:
+def _set_where_keys(
+    conn: sa.Connection, table: str, column: str, value: Any, keys: list[tuple[Any, ...]]
+) -> None:
     if not keys:
         return
     names = _keys(conn, table)
     t = sa.table(table, *(sa.column(k) for k in names), sa.column(column))
-    stmt = t.update().where(*(t.c[k] == sa.bindparam(f"k_{k}") for k in names)).values(
-        {column: sa.bindparam("value")})
-    conn.execute(stmt, [{"value": value, **{f"k_{k}": v for k, v in zip(names, key,
-                                                                        strict=True)}}
-                        for key in keys])
+    stmt = (
+        t.update()
+        .where(*(t.c[k] == sa.bindparam(f"k_{k}") for k in names))
+        .values({column: sa.bindparam("value")})
+    )
+    conn.execute(
+        stmt,
+        [
+            {"value": value, **{f"k_{k}": v for k, v in zip(names, key, strict=True)}}
+            for key in keys
+        ],
+    )
 
 
 def _options(conn: sa.Connection, table: str) -> dict[str, Any]:
@@ -135,11 +163,14 @@ def upgrade() -> None:
         for column in reals:  # the sign of -0.0, read before REAL drops it
             companion = column + NEGZERO
             op.execute(f"ALTER TABLE {_quote(table)} ADD COLUMN {_quote(companion)} INTEGER")
-            _set_where_keys(conn, table, companion, 1,
-                            _negative_zero_keys(conn, table, column))
+            _set_where_keys(conn, table, companion, 1, _negative_zero_keys(conn, table, column))
         order = [name for c in columns for name in ((c, c + NEGZERO) if c in reals else (c,))]
-        with op.batch_alter_table(table, recreate="always", partial_reordering=[tuple(order)],
-                                  table_kwargs=_options(conn, table)) as batch:
+        with op.batch_alter_table(
+            table,
+            recreate="always",
+            partial_reordering=[tuple(order)],
+            table_kwargs=_options(conn, table),
+        ) as batch:
             for column, typeof in typed.items():
                 batch.drop_constraint(f"type_{column}", type_="check")
                 batch.alter_column(column, type_=TYPES[typeof]())
@@ -156,37 +187,52 @@ def downgrade() -> None:
         declared = _declared(conn, table)
         names = {name for name, _ in declared}
         checked = _checked_any(conn, table)
-        typed = {name: typeof for name, type_ in declared
-                 for typeof, kind in (("integer", "INTEGER"), ("real", "REAL"),
-                                      ("text", "TEXT"))
-                 if type_ == kind and name not in checked}
+        typed = {
+            name: typeof
+            for name, type_ in declared
+            for typeof, kind in (("integer", "INTEGER"), ("real", "REAL"), ("text", "TEXT"))
+            if type_ == kind and name not in checked
+        }
         # only the columns of the catalog's int, float and str fields were ANY: a column
         # of another field (a Decimal's, a bool's, a companion) keeps its type
-        typed = {name: typeof for name, typeof in typed.items() if name in _ANY_AT_0008.get(
-            table, ())}
+        typed = {
+            name: typeof for name, typeof in typed.items() if name in _ANY_AT_0008.get(table, ())
+        }
         if not typed:
             continue
-        negative = {c: _negative_zero_keys_from(conn, table, c) for c in typed
-                    if typed[c] == "real" and c + NEGZERO in names}
+        negative = {
+            c: _negative_zero_keys_from(conn, table, c)
+            for c in typed
+            if typed[c] == "real" and c + NEGZERO in names
+        }
         # ANY given as the reflected type, not through alter_column: that would copy the
         # rows through CAST(x AS ANY), NUMERIC affinity, which turns text into numbers
         reflected = {c["name"]: c for c in sa.inspect(conn).get_columns(table)}
         keys = _keys(conn, table)
-        foreign = {fk["constrained_columns"][0]: fk
-                   for fk in sa.inspect(conn).get_foreign_keys(table)
-                   if len(fk["constrained_columns"]) == 1}
-        overrides = [sa.Column(column, _Any(), *_foreign_key(foreign.get(column)),
-                               nullable=reflected[column]["nullable"],
-                               server_default=_default(reflected[column].get("default")),
-                               primary_key=column in keys)
-                     for column in typed]
-        with op.batch_alter_table(table, recreate="always", reflect_args=overrides,
-                                  table_kwargs=_options(conn, table)) as batch:
+        foreign = {
+            fk["constrained_columns"][0]: fk
+            for fk in sa.inspect(conn).get_foreign_keys(table)
+            if len(fk["constrained_columns"]) == 1
+        }
+        overrides = [
+            sa.Column(
+                column,
+                _Any(),
+                *_foreign_key(foreign.get(column)),
+                nullable=reflected[column]["nullable"],
+                server_default=_default(reflected[column].get("default")),
+                primary_key=column in keys,
+            )
+            for column in typed
+        ]
+        with op.batch_alter_table(
+            table, recreate="always", reflect_args=overrides, table_kwargs=_options(conn, table)
+        ) as batch:
             for column, typeof in typed.items():
                 quoted = _quote(column)
                 batch.create_check_constraint(
-                    f"type_{column}", sa.text(f"typeof({quoted}) = '{typeof}' OR "
-                                              f"{quoted} IS NULL"))
+                    f"type_{column}", sa.text(f"typeof({quoted}) = '{typeof}' OR {quoted} IS NULL")
+                )
             for column in negative:
                 batch.drop_column(column + NEGZERO)
 
@@ -194,13 +240,11 @@ def downgrade() -> None:
             _set_where_keys(conn, table, column, -0.0, keys)
 
 
-def _negative_zero_keys_from(conn: sa.Connection, table: str, column: str
-                             ) -> list[tuple[Any, ...]]:
+def _negative_zero_keys_from(conn: sa.Connection, table: str, column: str) -> list[tuple[Any, ...]]:
     """The keys of the rows whose ``column`` companion says -0.0."""
     keys = _keys(conn, table)
     t = sa.table(table, *(sa.column(k) for k in keys), sa.column(column + NEGZERO))
-    rows = conn.execute(sa.select(*(t.c[k] for k in keys))
-                        .where(t.c[column + NEGZERO] == 1)).all()
+    rows = conn.execute(sa.select(*(t.c[k] for k in keys)).where(t.c[column + NEGZERO] == 1)).all()
     return [tuple(row) for row in rows]
 
 
@@ -209,9 +253,13 @@ def _foreign_key(fk: Any) -> list[sa.ForeignKey]:
     which the override would otherwise lose."""
     if fk is None:
         return []
-    return [sa.ForeignKey(f"{fk['referred_table']}.{fk['referred_columns'][0]}",
-                          name=fk.get("name"),
-                          ondelete=(fk.get("options") or {}).get("ondelete"))]
+    return [
+        sa.ForeignKey(
+            f"{fk['referred_table']}.{fk['referred_columns'][0]}",
+            name=fk.get("name"),
+            ondelete=(fk.get("options") or {}).get("ondelete"),
+        )
+    ]
 
 
 def _default(text: Any) -> Any:
@@ -231,18 +279,56 @@ class _Any(sa.types.UserDefinedType[Any]):
 #: The ANY columns of the catalog at revision 0008 (its int, float and str fields but the
 #: rowid keys), for the downgrade.
 _ANY_AT_0008: dict[str, tuple[str, ...]] = {
-    "maps": ("kind", "generator", "seed", "width", "height", "open_ratio", "region_count",
-             "largest_region", "rooms_asked", "rooms_built"),
-    "maps_caves": ("parent_key", "position", "number", "cells", "x", "y", "width", "height",
-                   "centroid_x", "centroid_y"),
+    "maps": (
+        "kind",
+        "generator",
+        "seed",
+        "width",
+        "height",
+        "open_ratio",
+        "region_count",
+        "largest_region",
+        "rooms_asked",
+        "rooms_built",
+    ),
+    "maps_caves": (
+        "parent_key",
+        "position",
+        "number",
+        "cells",
+        "x",
+        "y",
+        "width",
+        "height",
+        "centroid_x",
+        "centroid_y",
+    ),
     "maps_rooms": ("parent_key", "position", "x", "y", "width", "height"),
-    "maps_corridors": ("parent_key", "position", "length", "start_x", "start_y", "end_x",
-                       "end_y"),
+    "maps_corridors": ("parent_key", "position", "length", "start_x", "start_y", "end_x", "end_y"),
     "maps_placements": ("parent_key", "position", "x", "y", "label", "clearance"),
-    "sudoku_puzzles": ("source", "name", "puzzle", "solution", "clues", "solution_count",
-                       "difficulty", "nodes"),
+    "sudoku_puzzles": (
+        "source",
+        "name",
+        "puzzle",
+        "solution",
+        "clues",
+        "solution_count",
+        "difficulty",
+        "nodes",
+    ),
     "sudoku_entries": ("source", "position", "name", "line", "puzzle_id"),
-    "entropy_reports": ("path", "size", "sha256", "entropy", "optimum_compression",
-                        "chi_square", "chi_square_probability", "mean", "monte_carlo_pi",
-                        "monte_carlo_error", "serial_correlation", "unique_symbols"),
+    "entropy_reports": (
+        "path",
+        "size",
+        "sha256",
+        "entropy",
+        "optimum_compression",
+        "chi_square",
+        "chi_square_probability",
+        "mean",
+        "monte_carlo_pi",
+        "monte_carlo_error",
+        "serial_correlation",
+        "unique_symbols",
+    ),
 }

@@ -13,8 +13,10 @@ def tour(ns: dict[str, Any]) -> None:
 
     store, level = ns["store"], ns["Level"]
     assert ns["lvl"].id == 1
-    assert [(r.x, r.y, r.label) for r in store.get(level, 1).rooms] == [(1, 2, None),
-                                                                         (5, 5, "exit")]
+    assert [(r.x, r.y, r.label) for r in store.get(level, 1).rooms] == [
+        (1, 2, None),
+        (5, 5, "exit"),
+    ]
     assert store.count(level, where=col("name").like("gen-%")) == 961  # 1001-1039 deleted
     assert store.get(level, 1).note == "edited" and store.get(level, 5000).name == "new"
     assert store.count(level, where=col("width") > 1000) == 0
@@ -30,10 +32,10 @@ def update(ns: dict[str, Any]) -> None:
     assert wide > 0
     assert store.count(level, where={"note": None}) == store.count(level)
     assert store.count(level, where={"open_ratio": 0.5}) == wide
-    assert next(store.select(level, columns=["name", "width"], order_by="name")) == (
-        "first", 80)
-    assert list(store.select(level, columns=["width", "note"], where={"name": "first"},
-                             as_dict=True)) == [{"width": 80, "note": None}]
+    assert next(store.select(level, columns=["name", "width"], order_by="name")) == ("first", 80)
+    assert list(
+        store.select(level, columns=["width", "note"], where={"name": "first"}, as_dict=True)
+    ) == [{"width": 80, "note": None}]
 
 
 def engines(ns: dict[str, Any]) -> None:
@@ -65,7 +67,8 @@ def dataset(ns: dict[str, Any]) -> None:
     from pathlib import Path
 
     assert "<customers><id>1</id><name>Ada</name><orders><id>10</id>" in Path(
-        "nested.xml").read_text(encoding="utf-8")
+        "nested.xml"
+    ).read_text(encoding="utf-8")
 
 
 def alembic(ns: dict[str, Any]) -> None:
@@ -94,5 +97,17 @@ def dask(ns: dict[str, Any]) -> None:
 
 
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
-    f.__name__: f for f in (tour, update, engines, relations, composite, column_names, nested,
-                                                 dataset, alembic, dask)}
+    f.__name__: f
+    for f in (
+        tour,
+        update,
+        engines,
+        relations,
+        composite,
+        column_names,
+        nested,
+        dataset,
+        alembic,
+        dask,
+    )
+}

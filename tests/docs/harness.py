@@ -57,7 +57,8 @@ BIN = Path(sys.executable).parent
 FENCE = re.compile(
     r"(?P<directives>(?:^<!-- [a-z]+(?::[^\n]*?)? -->\n)*)"
     r"^(?P<indent>[ ]*)```(?P<language>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$",
-    re.MULTILINE | re.DOTALL)
+    re.MULTILINE | re.DOTALL,
+)
 
 #: Run-to-run figures and their placeholders, applied to every produced output.
 VOLATILE: list[tuple[re.Pattern[str], str]] = [
@@ -92,9 +93,16 @@ DIRECTIVE = re.compile(r"^<!-- ([a-z]+)(?::\s*(.*?))? -->$", re.MULTILINE)
 
 
 def blocks(text: str) -> list[Block]:
-    return [Block(m.start("body"), m.end("body"), m.group("language"), m.group("body"),
-                  {d: a or "" for d, a in DIRECTIVE.findall(m.group("directives"))})
-            for m in FENCE.finditer(text)]
+    return [
+        Block(
+            m.start("body"),
+            m.end("body"),
+            m.group("language"),
+            m.group("body"),
+            {d: a or "" for d, a in DIRECTIVE.findall(m.group("directives"))},
+        )
+        for m in FENCE.finditer(text)
+    ]
 
 
 def data_dir() -> Path:
@@ -148,8 +156,10 @@ def database(backend: str) -> Iterator[str]:
 
 
 def database_urls() -> dict[str, str]:
-    urls = {"postgres": os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL", ""),
-            "mariadb": os.environ.get("ENTITYWORKS_TEST_MARIADB_URL", "")}
+    urls = {
+        "postgres": os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL", ""),
+        "mariadb": os.environ.get("ENTITYWORKS_TEST_MARIADB_URL", ""),
+    }
     return {k: v for k, v in urls.items() if v}
 
 
@@ -171,8 +181,9 @@ class Run:
     namespace: dict[str, object] = field(default_factory=dict)
 
 
-def _console(body: str, folder: Path, env: dict[str, str], replace: str | None,
-             strict: bool) -> str:
+def _console(
+    body: str, folder: Path, env: dict[str, str], replace: str | None, strict: bool
+) -> str:
     """Run the ``$`` lines of a console block; the block as the run shows it."""
     produced: list[str] = []
     assert body.startswith("$ "), f"a console block that runs nothing:\n{body}"
@@ -182,9 +193,15 @@ def _console(body: str, folder: Path, env: dict[str, str], replace: str | None,
         command = line[2:]
         if replace:
             command = substituted(command, replace)
-        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=folder, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=300,
+        )
         assert not strict or done.returncode == 0, (command, done.stdout)
         produced.append(line)
         produced += stable(done.stdout, folder).splitlines()
@@ -214,23 +231,30 @@ def _python(body: str, module: types.ModuleType, page: str) -> str:
 
 def _replace_class(source: str, cls: str, body: str) -> str:
     """``source`` with the class ``cls`` (its decorators included) replaced by ``body``."""
-    found = re.search(rf"^((?:@.*\n)*)class {cls}\b.*:\n(?:(?:[ \t]+.*)?\n)*", source,
-                      re.MULTILINE)
+    found = re.search(rf"^((?:@.*\n)*)class {cls}\b.*:\n(?:(?:[ \t]+.*)?\n)*", source, re.MULTILINE)
     assert found, f"no class {cls}"
-    rest = source[found.end():].lstrip("\n")
-    return source[:found.start()] + body + ("\n\n" + rest if rest else "")
+    rest = source[found.end() :].lstrip("\n")
+    return source[: found.start()] + body + ("\n\n" + rest if rest else "")
 
 
-def run_page(path: Path, folder: Path,
-             checks: dict[str, Callable[[dict[str, object]], None]] | None = None,
-             db: str = "", strict: bool = False) -> Run:
+def run_page(
+    path: Path,
+    folder: Path,
+    checks: dict[str, Callable[[dict[str, object]], None]] | None = None,
+    db: str = "",
+    strict: bool = False,
+) -> Run:
     """Run every example of ``path`` in ``folder``; what each output block should hold.
     ``db``: ``ENTITYWORKS_DB`` for the commands; ``strict``: every command must succeed."""
     text = path.read_text(encoding="utf-8")
     page = str(path.relative_to(ROOT))
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           # the page's own modules, then this checkout (whatever the environment installed)
-           "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        # the page's own modules, then this checkout (whatever the environment installed)
+        "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+        "PYTHONUNBUFFERED": "1",
+    }
     for size in ("COLUMNS", "LINES"):  # a terminal's size comes from the terminal
         env.pop(size, None)
     env.pop("ENTITYWORKS_TRACEBACK", None)
@@ -263,8 +287,10 @@ def run_page(path: Path, folder: Path,
                 target, _, cls = given["file"].partition(", class ")
                 file = folder / target
                 if cls:
-                    file.write_text(_replace_class(file.read_text(encoding="utf-8"), cls,
-                                                   block.body), encoding="utf-8")
+                    file.write_text(
+                        _replace_class(file.read_text(encoding="utf-8"), cls, block.body),
+                        encoding="utf-8",
+                    )
                 else:
                     file.parent.mkdir(parents=True, exist_ok=True)
                     file.write_text(block.body, encoding="utf-8")
@@ -288,8 +314,11 @@ def run_page(path: Path, folder: Path,
             os.environ["ENTITYWORKS_DB"] = saved_db
         sys.path.remove(str(folder))
         sys.modules.pop(name, None)
-        for key in [k for k, m in sys.modules.items()
-                    if getattr(m, "__file__", None) and str(folder) in str(m.__file__)]:
+        for key in [
+            k
+            for k, m in sys.modules.items()
+            if getattr(m, "__file__", None) and str(folder) in str(m.__file__)
+        ]:
             del sys.modules[key]  # a page's own modules (library.py...) do not leak
     return run
 
@@ -300,7 +329,7 @@ def rewritten(path: Path, run: Run) -> str:
     found = blocks(text)
     for index in sorted(run.outputs, reverse=True):
         block = found[index]
-        text = text[:block.start] + run.outputs[index] + text[block.end:]
+        text = text[: block.start] + run.outputs[index] + text[block.end :]
     return text
 
 
@@ -338,8 +367,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"written {path.relative_to(ROOT)}")
         else:
             failed += 1
-            sys.stdout.writelines(difflib.unified_diff(
-                old.splitlines(True), new.splitlines(True), str(path), "run"))
+            sys.stdout.writelines(
+                difflib.unified_diff(old.splitlines(True), new.splitlines(True), str(path), "run")
+            )
     return 1 if failed else 0
 
 

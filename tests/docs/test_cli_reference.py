@@ -32,8 +32,11 @@ def test_no_click_sentinel_or_internal_value(reference: str) -> None:
 
 def test_no_help_is_cut_short(reference: str) -> None:
     usage = re.compile(r"^entityworks [\w -]*\[OPTIONS\].*\.\.\.$")  # "[ARGS]...", "FILES..."
-    cut = [line for line in reference.splitlines()
-           if line.rstrip().endswith("...") and not usage.match(line)]
+    cut = [
+        line
+        for line in reference.splitlines()
+        if line.rstrip().endswith("...") and not usage.match(line)
+    ]
     assert cut == []
     # each subcommand's summary is its whole first sentence, never click's 45-character cut
     for path, command in commands():
@@ -42,8 +45,10 @@ def test_no_help_is_cut_short(reference: str) -> None:
         summary = command.get_short_help_str(limit=10_000)
         assert len(summary) > 45 or summary.endswith((".", ")")), (path, summary)
         entry = f"- [{path[-1]}](#entityworks-{'-'.join(path)}): "
-        assert any(line.startswith(entry) and line.endswith(summary[-12:].replace("_", "\\_"))
-                   for line in reference.splitlines()), (path, summary)
+        assert any(
+            line.startswith(entry) and line.endswith(summary[-12:].replace("_", "\\_"))
+            for line in reference.splitlines()
+        ), (path, summary)
 
 
 def test_every_example_is_kept_line_for_line(reference: str) -> None:
@@ -54,7 +59,10 @@ def test_every_example_is_kept_line_for_line(reference: str) -> None:
 
 
 def test_real_defaults_are_shown(reference: str) -> None:
-    rows = {line.split(" | ")[0]: line for line in reference.splitlines()
-            if line.startswith("| `--port`") or line.startswith("| `--compression`")}
+    rows = {
+        line.split(" | ")[0]: line
+        for line in reference.splitlines()
+        if line.startswith("| `--port`") or line.startswith("| `--compression`")
+    }
     assert "`8001`" in rows["| `--port`, `-p`"]
     assert "`zstd`" in rows["| `--compression`"]

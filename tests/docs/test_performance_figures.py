@@ -31,7 +31,8 @@ def test_the_page_is_the_record_rendered() -> None:
     page = report.PAGE.read_text(encoding="utf-8")
     assert report.render(page, report.load_records()) == page, (
         "docs/explanation/performance.md differs from benchmarks/results/figures.jsonl: run "
-        "`python benchmarks/report.py render`")
+        "`python benchmarks/report.py render`"
+    )
 
 
 def test_every_benchmark_run_has_figures_and_a_block_on_the_page() -> None:
@@ -46,21 +47,40 @@ def test_every_figure_names_its_row_and_peer_and_is_consistent() -> None:
     for r in report.load_records():
         assert r["row"].strip() and r["peer"].strip() and r["work"].strip(), r
         assert r["peer_value"] > 0 and r["ours_value"] > 0, r
-        expected = (r["peer_value"] / r["ours_value"] if r["lower_is_better"]
-                    else r["ours_value"] / r["peer_value"])
+        expected = (
+            r["peer_value"] / r["ours_value"]
+            if r["lower_is_better"]
+            else r["ours_value"] / r["peer_value"]
+        )
         assert r["speed"] == pytest.approx(expected), r
 
 
 def test_a_hand_edited_table_is_caught(tmp_path: Path) -> None:
-    records = [{"bench": "store", "work": "SQLite insert_many", "row": "Mixed",
-                "peer": "sqlite3 executemany", "unit": "rows/s", "peer_value": 400_000.0,
-                "ours_value": 300_000.0, "lower_is_better": False, "speed": 0.75, "load": 1.0,
-                "cores": 2, "cpu": "x", "python": "3.11"}]
-    page = ("<!-- figures: store -->\n<!-- /figures -->\n"
-            "<!-- figures: behind -->\n<!-- /figures -->\n")
+    records = [
+        {
+            "bench": "store",
+            "work": "SQLite insert_many",
+            "row": "Mixed",
+            "peer": "sqlite3 executemany",
+            "unit": "rows/s",
+            "peer_value": 400_000.0,
+            "ours_value": 300_000.0,
+            "lower_is_better": False,
+            "speed": 0.75,
+            "load": 1.0,
+            "cores": 2,
+            "cpu": "x",
+            "python": "3.11",
+        }
+    ]
+    page = (
+        "<!-- figures: store -->\n<!-- /figures -->\n<!-- figures: behind -->\n<!-- /figures -->\n"
+    )
     rendered = report.render(page, records)
-    assert "| SQLite insert_many | Mixed | sqlite3 executemany | 400,000 rows/s | 300,000 rows/s" \
+    assert (
+        "| SQLite insert_many | Mixed | sqlite3 executemany | 400,000 rows/s | 300,000 rows/s"
         " | **0.75x (behind)** |" in rendered
+    )
     assert "- SQLite insert_many (Mixed): 0.75x the speed of sqlite3 executemany" in rendered
     assert report.render(rendered, records) == rendered
     edited = rendered.replace("300,000 rows/s", "390,000 rows/s")

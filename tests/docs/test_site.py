@@ -18,9 +18,14 @@ def test_site_builds_strict(tmp_path: Path) -> None:
         import mkdocs  # noqa: F401
     except ImportError:  # .ci/run builds the site itself, in the environment that has it
         pytest.skip('mkdocs is not installed: pip install -e ".[docs]"')
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
-                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     types = (tmp_path / "site" / "reference" / "types" / "index.html").read_text("utf-8")
     assert "xs:decimal" in types and "DOUBLE PRECISION" in types

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from entityworks import AwareDatetime
 
 # Characters XML 1.0 cannot hold at all; XML tests keep them out of generated text.
-XML_FORBIDDEN = "".join(map(chr, [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])) \
-    + "\ufffe\uffff"
+XML_FORBIDDEN = (
+    "".join(map(chr, [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])) + "\ufffe\uffff"
+)
 
 
 class Mood(enum.Enum):
@@ -88,17 +89,20 @@ INT64 = st.integers(-(2**63), 2**63 - 1)
 
 def texts(xml: bool) -> st.SearchStrategy[str]:
     """Any text (no lone surrogates); for XML also none of the forbidden characters."""
-    chars = st.characters(exclude_categories=("Cs",),
-                          exclude_characters=XML_FORBIDDEN if xml else None)
-    return st.one_of(st.text(chars, max_size=20), st.text(" \t\n\r", max_size=5),
-                     st.sampled_from(["", " ", "\r\n", "a\rb", "<&>", "]]>", "_x0020_"]))
+    chars = st.characters(
+        exclude_categories=("Cs",), exclude_characters=XML_FORBIDDEN if xml else None
+    )
+    return st.one_of(
+        st.text(chars, max_size=20),
+        st.text(" \t\n\r", max_size=5),
+        st.sampled_from(["", " ", "\r\n", "a\rb", "<&>", "]]>", "_x0020_"]),
+    )
 
 
 def offsets(xml: bool = False) -> st.SearchStrategy[dt.timezone]:
     """UTC offsets the registry accepts (every writer, XML or not): whole minutes within
     ±14:00, the offsets xs:dateTime holds."""
-    return st.integers(-14 * 60, 14 * 60).map(
-        lambda m: dt.timezone(dt.timedelta(minutes=m)))
+    return st.integers(-14 * 60, 14 * 60).map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
 
 
 def decimals() -> st.SearchStrategy[decimal.Decimal]:
@@ -109,9 +113,15 @@ def decimals() -> st.SearchStrategy[decimal.Decimal]:
         digits = tuple(int(d) for d in str(abs(units)))
         return decimal.Decimal((int(units < 0), digits, -places))
 
-    return st.integers(0, 30).flatmap(lambda p: st.builds(
-        build, st.just(p), st.one_of(st.integers(-10**6, 10**6),
-                                     st.integers(-(10**(35 + p)) + 1, 10**(35 + p) - 1))))
+    return st.integers(0, 30).flatmap(
+        lambda p: st.builds(
+            build,
+            st.just(p),
+            st.one_of(
+                st.integers(-(10**6), 10**6), st.integers(-(10 ** (35 + p)) + 1, 10 ** (35 + p) - 1)
+            ),
+        )
+    )
 
 
 def arrays() -> st.SearchStrategy[np.ndarray]:
@@ -119,17 +129,20 @@ def arrays() -> st.SearchStrategy[np.ndarray]:
     shapes = st.tuples(st.integers(0, 3), st.integers(0, 3))
     return st.one_of(
         shapes.map(lambda s: np.arange(s[0] * s[1], dtype=np.int32).reshape(s)),
-        shapes.map(lambda s: np.asfortranarray(np.arange(s[0] * s[1], dtype=">i8")
-                                               .reshape(s))),
+        shapes.map(lambda s: np.asfortranarray(np.arange(s[0] * s[1], dtype=">i8").reshape(s))),
         st.lists(st.floats(allow_nan=False), max_size=4).map(
-            lambda v: np.array(v, dtype=np.float64)),
-        st.floats().map(np.array), st.booleans().map(np.array))
+            lambda v: np.array(v, dtype=np.float64)
+        ),
+        st.floats().map(np.array),
+        st.booleans().map(np.array),
+    )
 
 
 def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
     text = texts(xml)
-    json_scalar = st.one_of(st.none(), st.booleans(), INT64,
-                            st.floats(allow_nan=False, allow_infinity=False), text)
+    json_scalar = st.one_of(
+        st.none(), st.booleans(), INT64, st.floats(allow_nan=False, allow_infinity=False), text
+    )
     one = st.builds(
         AllTypes,
         id=st.just(0),
@@ -141,11 +154,10 @@ def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
         s=text,
         os=st.none() | text,
         raw=st.binary(max_size=20),
-        dec=decimals() | st.just(
-            decimal.Decimal("-12345678901234567890.123456789012345678901234567890")),
+        dec=decimals()
+        | st.just(decimal.Decimal("-12345678901234567890.123456789012345678901234567890")),
         naive=st.datetimes(),
-        aware=st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31),
-                           timezones=offsets(xml)),
+        aware=st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=offsets(xml)),
         day=st.dates(),
         clock=st.times(),
         span=st.timedeltas(dt.timedelta(days=-100_000), dt.timedelta(days=100_000)),
@@ -158,16 +170,25 @@ def rows(xml: bool) -> st.SearchStrategy[list[AllTypes]]:
         inner=st.builds(Inner, INT64, st.dates(), st.none() | text),
         arr=arrays(),
         odec=st.none() | decimals(),
-        oaware=st.none() | st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31),
-                                        timezones=offsets(xml)),
+        oaware=st.none()
+        | st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=offsets(xml)),
         counts=st.dictionaries(INT64, text, max_size=3),
         pairs=st.lists(st.tuples(INT64, INT64), max_size=3),
         amounts=st.lists(decimals(), max_size=3),
         onested=st.none() | st.builds(Inner, INT64, st.dates(), st.none() | text),
-        items=st.lists(st.builds(
-            Item, text, st.none() | st.floats(), st.none() | st.datetimes(
-                dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=offsets(xml)),
-            st.none() | decimals()), max_size=3),
+        items=st.lists(
+            st.builds(
+                Item,
+                text,
+                st.none() | st.floats(),
+                st.none()
+                | st.datetimes(
+                    dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=offsets(xml)
+                ),
+                st.none() | decimals(),
+            ),
+            max_size=3,
+        ),
     )
 
     def number(items: list[AllTypes]) -> list[AllTypes]:
@@ -198,23 +219,39 @@ def same(a: Any, b: Any) -> bool:
     Decimal keeps its exponent, an aware datetime its UTC offset; arrays by dtype, shape and
     values."""
     if isinstance(a, float) and isinstance(b, float):
-        return type(a) is type(b) and (math.isnan(a) and math.isnan(b) or (
-            a == b and math.copysign(1.0, a) == math.copysign(1.0, b)))
+        return type(a) is type(b) and (
+            math.isnan(a)
+            and math.isnan(b)
+            or (a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+        )
     if isinstance(a, decimal.Decimal):
         return type(a) is type(b) and a.as_tuple() == b.as_tuple()
     if isinstance(a, dt.datetime):
-        return type(a) is type(b) and a == b and a.utcoffset() == b.utcoffset() \
+        return (
+            type(a) is type(b)
+            and a == b
+            and a.utcoffset() == b.utcoffset()
             and a.replace(tzinfo=None) == b.replace(tzinfo=None)
+        )
     if isinstance(a, dict):
-        return type(a) is type(b) and list(a) == list(b) and all(
-            type(k) is type(j) for k, j in zip(a, b, strict=True)) and all(
-            same(a[k], b[k]) for k in a)
+        return (
+            type(a) is type(b)
+            and list(a) == list(b)
+            and all(type(k) is type(j) for k, j in zip(a, b, strict=True))
+            and all(same(a[k], b[k]) for k in a)
+        )
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                and a.dtype == b.dtype and a.shape == b.shape and same_array_values(a, b))
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and same_array_values(a, b)
+        )
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         return type(a) is type(b) and all(
-            same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+            same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+        )
     if isinstance(a, list | tuple):
         return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
     return type(a) is type(b) and a == b

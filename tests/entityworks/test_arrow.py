@@ -29,9 +29,11 @@ from entityworks.arrow import (
 
 from .strategies import AllTypes, assert_same_rows, rows
 
-FAST = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @dataclass
@@ -60,8 +62,14 @@ class Tree:
 READINGS = [
     Reading(1, "a", 1.5, 10, True, dt.datetime(2024, 1, 1, tzinfo=dt.UTC)),
     Reading(2, None, None, None, None, None),
-    Reading(3, "", math.nan, -(2**63), False, dt.datetime(2024, 1, 1, 1, 30,
-                                                           tzinfo=dt.timezone(dt.timedelta(hours=1)))),
+    Reading(
+        3,
+        "",
+        math.nan,
+        -(2**63),
+        False,
+        dt.datetime(2024, 1, 1, 1, 30, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+    ),
     Reading(4, " ", -math.inf, 2**63 - 1, True, None),
 ]
 
@@ -99,8 +107,9 @@ def test_every_registry_type_round_trips_through_arrow_and_pandas(data: list[All
 
 @FAST
 @given(data=rows(xml=False))
-def test_every_registry_type_round_trips_through_parquet(tmp_path: Path,
-                                                         data: list[AllTypes]) -> None:
+def test_every_registry_type_round_trips_through_parquet(
+    tmp_path: Path, data: list[AllTypes]
+) -> None:
     write_parquet(AllTypes, data, tmp_path / "rows.parquet")
     assert_same_rows(data, read_parquet(AllTypes, tmp_path / "rows.parquet"))
 
@@ -123,8 +132,7 @@ def test_chunks_of_rows_make_the_table_of_all_rows_at_once(data: list[AllTypes])
     assert_same_rows(data, from_arrow(AllTypes, chunked))
 
 
-def test_a_bad_value_in_a_later_chunk_is_named_by_its_row(monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
+def test_a_bad_value_in_a_later_chunk_is_named_by_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(arrow, "ROWS_PER_CHUNK", 2)
     good = [Reading(i, "a", 1.0, i, True, None) for i in range(7)]
     bad = [*good[:5], Reading(5, "b", 1.0, "three", True, None), good[6]]  # type: ignore[arg-type]
@@ -144,8 +152,9 @@ def test_schema_comes_from_the_registry_not_the_values() -> None:
     assert schema.field("count").type == pa.int64() and schema.field("count").nullable
     assert not schema.field("id").nullable
     # the instant and the offset it was written at, in one column named after the field
-    assert schema.field("at").type == pa.struct([("value", pa.timestamp("us", tz="UTC")),
-                                                 ("offset", pa.int16())])
+    assert schema.field("at").type == pa.struct(
+        [("value", pa.timestamp("us", tz="UTC")), ("offset", pa.int16())]
+    )
     assert schema.names == ["id", "sensor", "value", "count", "ok", "at"]
     empty = to_arrow(Reading, [])
     assert empty.num_rows == 0 and empty.schema.equals(schema)
@@ -172,11 +181,16 @@ def test_pandas_round_trip_is_exact_with_nan_and_none() -> None:
 
 
 def test_from_pandas_accepts_numpy_and_nullable_dtypes() -> None:
-    frame = pd.DataFrame({
-        "id": [1, 2], "sensor": ["x", None], "value": [0.5, float("nan")],
-        "count": pd.array([3, None], dtype="Int64"), "ok": pd.array([True, None],
-                                                                    dtype="boolean"),
-        "at": pd.to_datetime(["2024-01-01T00:00:00Z", None], utc=True)})
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2],
+            "sensor": ["x", None],
+            "value": [0.5, float("nan")],
+            "count": pd.array([3, None], dtype="Int64"),
+            "ok": pd.array([True, None], dtype="boolean"),
+            "at": pd.to_datetime(["2024-01-01T00:00:00Z", None], utc=True),
+        }
+    )
     first, second = from_pandas(Reading, frame)
     assert first == Reading(1, "x", 0.5, 3, True, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
     assert (second.sensor, second.count, second.ok, second.at) == (None, None, None, None)
@@ -210,9 +224,16 @@ def test_tables_that_do_not_fit_are_refused() -> None:
     table = to_arrow(Reading, READINGS).drop_columns(["ok"])
     with pytest.raises(ValueEncodingError, match="no column 'ok'"):
         from_arrow(Reading, table)
-    ids = pa.table({"id": pa.array([1, None], pa.int64()), "sensor": ["a", "b"],
-                    "value": [1.0, 2.0], "count": [1, 2], "ok": [True, False],
-                    "at": pa.array([None, None], pa.timestamp("us", tz="UTC"))})
+    ids = pa.table(
+        {
+            "id": pa.array([1, None], pa.int64()),
+            "sensor": ["a", "b"],
+            "value": [1.0, 2.0],
+            "count": [1, 2],
+            "ok": [True, False],
+            "at": pa.array([None, None], pa.timestamp("us", tz="UTC")),
+        }
+    )
     with pytest.raises(ValueEncodingError, match="row 1, column 'id': null"):
         from_arrow(Reading, ids)
     text = ids.set_column(0, "id", pa.array(["1", "x"]))
@@ -221,18 +242,34 @@ def test_tables_that_do_not_fit_are_refused() -> None:
 
 
 def test_compatible_arrow_types_are_cast() -> None:
-    table = pa.table({"id": pa.array([1], pa.int32()), "sensor": pa.array(["a"], pa.large_string()),
-                      "value": pa.array([1.5], pa.float32()), "count": pa.array([None], pa.int8()),
-                      "ok": [True], "at": pa.array([0], pa.timestamp("s", tz="UTC"))})
+    table = pa.table(
+        {
+            "id": pa.array([1], pa.int32()),
+            "sensor": pa.array(["a"], pa.large_string()),
+            "value": pa.array([1.5], pa.float32()),
+            "count": pa.array([None], pa.int8()),
+            "ok": [True],
+            "at": pa.array([0], pa.timestamp("s", tz="UTC")),
+        }
+    )
     assert from_arrow(Reading, table) == [
-        Reading(1, "a", 1.5, None, True, dt.datetime(1970, 1, 1, tzinfo=dt.UTC))]
+        Reading(1, "a", 1.5, None, True, dt.datetime(1970, 1, 1, tzinfo=dt.UTC))
+    ]
 
 
 def test_store_to_arrow_streams_a_query(store: Store) -> None:
     store.create(Reading)
-    data = [Reading(i, f"s{i % 3}" if i % 4 else None, i / 2, i if i % 5 else None,
-                    bool(i % 2), dt.datetime(2024, 1, 1, i % 24, tzinfo=dt.UTC))
-            for i in range(1, 5001)]
+    data = [
+        Reading(
+            i,
+            f"s{i % 3}" if i % 4 else None,
+            i / 2,
+            i if i % 5 else None,
+            bool(i % 2),
+            dt.datetime(2024, 1, 1, i % 24, tzinfo=dt.UTC),
+        )
+        for i in range(1, 5001)
+    ]
     store.insert_many(data)
     table = store.to_arrow(Reading, where=col("id") > 4000, order_by="id")
     assert table.num_rows == 1000
@@ -242,9 +279,17 @@ def test_store_to_arrow_streams_a_query(store: Store) -> None:
 
 def test_store_to_pandas_is_the_frame_of_the_selected_instances(store: Store) -> None:
     store.create(Reading)
-    data = [Reading(i, f"s{i % 3}" if i % 4 else None, i / 2, i if i % 5 else None,
-                    bool(i % 2), dt.datetime(2024, 1, 1, i % 24, tzinfo=dt.UTC))
-            for i in range(1, 301)]
+    data = [
+        Reading(
+            i,
+            f"s{i % 3}" if i % 4 else None,
+            i / 2,
+            i if i % 5 else None,
+            bool(i % 2),
+            dt.datetime(2024, 1, 1, i % 24, tzinfo=dt.UTC),
+        )
+        for i in range(1, 301)
+    ]
     store.insert_many(data)
     frame = store.to_pandas(Reading, where=col("id") > 100, order_by="id")
     assert len(frame) == 200
@@ -267,8 +312,12 @@ def test_decimals_with_many_digits_stay_exact(tmp_path: Path) -> None:
         id: int
         amount: decimal.Decimal
 
-    data = [Money(1, decimal.Decimal("0." + "3" * 30)), Money(2, decimal.Decimal("-" + "9" * 35)),
-            Money(3, decimal.Decimal("1.500")), Money(4, decimal.Decimal("0.00"))]
+    data = [
+        Money(1, decimal.Decimal("0." + "3" * 30)),
+        Money(2, decimal.Decimal("-" + "9" * 35)),
+        Money(3, decimal.Decimal("1.500")),
+        Money(4, decimal.Decimal("0.00")),
+    ]
     write_parquet(Money, data, tmp_path / "m.parquet")
     back = read_parquet(Money, tmp_path / "m.parquet")
     assert [m.amount.as_tuple() for m in back] == [m.amount.as_tuple() for m in data]
@@ -307,8 +356,7 @@ def test_decimals_export_as_decimals(tmp_path: Path) -> None:
     # 2 digits before the point and 3 after: decimal128(5, 3); each value's own scale with it
     assert table.column_names == ["id", "price"]
     assert own_type(table.schema, "price") == pa.decimal128(5, 3)
-    assert pc.struct_field(table.column("price"), "scale").to_pylist() == [
-        1, 2, 2, 2, None, 0, 3]
+    assert pc.struct_field(table.column("price"), "scale").to_pylist() == [1, 2, 2, 2, None, 0, 3]
     total = sum(v for v in values if v is not None)
     # pyarrow alone adds them
     assert pc.sum(pc.struct_field(table.column("price"), "value")).as_py() == total
@@ -318,24 +366,32 @@ def test_decimals_export_as_decimals(tmp_path: Path) -> None:
     raw = pq.read_table(tmp_path / "p.parquet")  # no entityworks
     assert own_type(raw.schema, "price") == pa.decimal128(5, 3)
     assert pc.sum(pc.struct_field(raw.column("price"), "value")).as_py() == total
-    assert [None if v is None else v["value"]
-            for v in pd.read_parquet(tmp_path / "p.parquet")["price"]] == values
-    for back in (from_arrow(Priced, table), from_pandas(Priced, frame),
-                 read_parquet(Priced, tmp_path / "p.parquet")):
+    assert [
+        None if v is None else v["value"] for v in pd.read_parquet(tmp_path / "p.parquet")["price"]
+    ] == values
+    for back in (
+        from_arrow(Priced, table),
+        from_pandas(Priced, frame),
+        read_parquet(Priced, tmp_path / "p.parquet"),
+    ):
         assert exponents([p.price for p in back]) == exponents(values)
 
 
-@pytest.mark.parametrize(("text", "wanted"), [
-    ("1." + "5" * 30, pa.decimal128(31, 30)),
-    ("-" + "9" * 35, pa.decimal128(35, 0)),
-    ("9" * 8 + "." + "1" * 30, pa.decimal128(38, 30)),
-    ("9" * 9 + "." + "1" * 30, pa.decimal256(39, 30)),  # beyond decimal128's 38 digits
-    ("9" * 35 + "." + "1" * 30, pa.decimal256(65, 30)),
-    ("0.05", pa.decimal128(2, 2)),
-    ("0", pa.decimal128(1, 0)),
-])
-def test_the_decimal_type_is_the_narrowest_that_holds_the_values(tmp_path: Path, text: str,
-                                                                  wanted: pa.DataType) -> None:
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ("1." + "5" * 30, pa.decimal128(31, 30)),
+        ("-" + "9" * 35, pa.decimal128(35, 0)),
+        ("9" * 8 + "." + "1" * 30, pa.decimal128(38, 30)),
+        ("9" * 9 + "." + "1" * 30, pa.decimal256(39, 30)),  # beyond decimal128's 38 digits
+        ("9" * 35 + "." + "1" * 30, pa.decimal256(65, 30)),
+        ("0.05", pa.decimal128(2, 2)),
+        ("0", pa.decimal128(1, 0)),
+    ],
+)
+def test_the_decimal_type_is_the_narrowest_that_holds_the_values(
+    tmp_path: Path, text: str, wanted: pa.DataType
+) -> None:
     assert own_type(to_arrow(Priced, [Priced(1, D(text))]).schema, "price") == wanted
     data = [Priced(1, D(text)), Priced(2, D("12.5")), Priced(3, None)]
     table = to_arrow(Priced, data)
@@ -359,21 +415,26 @@ def test_a_decimal_column_without_values_has_the_widest_type() -> None:
 
 def test_decimals_in_a_child_list_and_in_older_or_foreign_files() -> None:
     data = [Amount(1, D("1.50"), [Leaf("a", 1.0)]), Amount(2, D("-3"), [])]
-    assert [(a.id, exponents([a.amount])) for a in from_arrow(Amount, to_arrow(Amount, data))
-            ] == [(1, exponents([D("1.50")])), (2, exponents([D("-3")]))]
+    assert [(a.id, exponents([a.amount])) for a in from_arrow(Amount, to_arrow(Amount, data))] == [
+        (1, exponents([D("1.50")])),
+        (2, exponents([D("-3")])),
+    ]
     # as written before Arrow decimals (text, no scale field) and by other tools
     text = pa.table({"id": [1, 2], "price": ["1.50", None]})
     assert exponents([p.price for p in from_arrow(Priced, text)]) == exponents([D("1.50"), None])
     foreign = pa.table({"id": [1], "price": pa.array([D("1.5")], pa.decimal128(38, 37))})
     assert exponents([p.price for p in from_arrow(Priced, foreign)]) == exponents(
-        [D("1." + "5" + "0" * 29)])  # 30 places, the most a Decimal field keeps
-    too_fine = pa.table({"id": [1], "price": pa.array([D("0." + "0" * 30 + "1")],
-                                                      pa.decimal128(38, 31))})
+        [D("1." + "5" + "0" * 29)]
+    )  # 30 places, the most a Decimal field keeps
+    too_fine = pa.table(
+        {"id": [1], "price": pa.array([D("0." + "0" * 30 + "1")], pa.decimal128(38, 31))}
+    )
     with pytest.raises(ValueEncodingError, match="price"):
         from_arrow(Priced, too_fine)
     objects = pd.DataFrame({"id": [1, 2, 3], "price": [D("1.5"), D("1.50"), None]})
     assert exponents([p.price for p in from_pandas(Priced, objects)]) == exponents(
-        [D("1.5"), D("1.50"), None])
+        [D("1.5"), D("1.50"), None]
+    )
 
 
 def test_store_to_arrow_fits_the_decimal_type_across_batches(store: Store) -> None:
@@ -384,5 +445,6 @@ def test_store_to_arrow_fits_the_decimal_type_across_batches(store: Store) -> No
     table = store.to_arrow(Priced, order_by="id")
     assert own_type(table.schema, "price") == pa.decimal128(16, 4)
     assert pc.sum(pc.struct_field(table.column("price"), "value")).as_py() == sum(
-        v for v in values if v is not None)
+        v for v in values if v is not None
+    )
     assert exponents([p.price for p in from_arrow(Priced, table)]) == exponents(values)

@@ -48,8 +48,15 @@ from entityworks.model.schema import table_schema
 from .strategies import AllTypes, Item, assert_same_rows, rows, same
 from .test_promise import storable
 
-SETTINGS: dict[str, Any] = dict(deadline=None, database=None, suppress_health_check=[
-    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS: dict[str, Any] = dict(
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 D = decimal.Decimal
 
 FIELDS = [f.name for f in dataclasses.fields(AllTypes)]
@@ -58,7 +65,8 @@ _HINTS = typing.get_type_hints(AllTypes, include_extras=True)
 #: Every field of AllTypes but its child list: the Store streams such rows a batch at a
 #: time (``rows_to_arrow``) instead of building instances.
 Flat = dataclasses.make_dataclass(
-    "Flat", [(name, _HINTS[name]) for name in FIELDS if name != "items"])
+    "Flat", [(name, _HINTS[name]) for name in FIELDS if name != "items"]
+)
 Flat.__module__ = __name__
 FLAT_FIELDS = [f.name for f in dataclasses.fields(Flat)]
 
@@ -84,8 +92,9 @@ def by_hand(name: str, cell: Any) -> Any:
     return cell
 
 
-def check_frames(cls: type, data: list[Any], table: pa.Table, frame: pd.DataFrame,
-                 path: Path, names: list[str]) -> None:
+def check_frames(
+    cls: type, data: list[Any], table: pa.Table, frame: pd.DataFrame, path: Path, names: list[str]
+) -> None:
     """One column per field, named after it, through Arrow, pandas and the Parquet file
     (read by pyarrow and pandas alone), and every value back as it was written."""
     assert table.column_names == names
@@ -118,21 +127,23 @@ def check_frames(cls: type, data: list[Any], table: pa.Table, frame: pd.DataFram
 
 @given(data=rows(xml=False))
 @settings(max_examples=60, **SETTINGS)
-def test_every_registry_type_is_one_exact_column_per_field(tmp_path_factory: Any,
-                                                           data: list[AllTypes]) -> None:
+def test_every_registry_type_is_one_exact_column_per_field(
+    tmp_path_factory: Any, data: list[AllTypes]
+) -> None:
     assert arrow_schema(AllTypes).names == FIELDS
     path = tmp_path_factory.mktemp("frames") / "all.parquet"
     write_parquet(AllTypes, data, path)
-    check_frames(AllTypes, data, to_arrow(AllTypes, data), to_pandas(AllTypes, data), path,
-                 FIELDS)
+    check_frames(AllTypes, data, to_arrow(AllTypes, data), to_pandas(AllTypes, data), path, FIELDS)
     rows_flat = flat(data)
     write_parquet(Flat, rows_flat, path)
-    check_frames(Flat, rows_flat, to_arrow(Flat, rows_flat), to_pandas(Flat, rows_flat), path,
-                 FLAT_FIELDS)
+    check_frames(
+        Flat, rows_flat, to_arrow(Flat, rows_flat), to_pandas(Flat, rows_flat), path, FLAT_FIELDS
+    )
 
 
-def test_frames_of_a_store_have_one_exact_column_per_field(backend_url: str,
-                                                           tmp_path_factory: Any) -> None:
+def test_frames_of_a_store_have_one_exact_column_per_field(
+    backend_url: str, tmp_path_factory: Any
+) -> None:
     """Store.to_arrow / to_pandas on each backend, with child rows (instances) and
     without (rows streamed a batch at a time), and the Parquet file of the table."""
     backend = backend_url.split(":")[0].split("+")[0]
@@ -155,12 +166,10 @@ def test_frames_of_a_store_have_one_exact_column_per_field(backend_url: str,
             store.delete(Flat, where={})
             store.insert_many(data)
             store.insert_many(flat(data))
-            for cls, names, expected in ((AllTypes, FIELDS, data),
-                                         (Flat, FLAT_FIELDS, flat(data))):
+            for cls, names, expected in ((AllTypes, FIELDS, data), (Flat, FLAT_FIELDS, flat(data))):
                 table = store.to_arrow(cls, order_by="id")
                 write_parquet_table(table, path)
-                check_frames(cls, expected, table, store.to_pandas(cls, order_by="id"), path,
-                             names)
+                check_frames(cls, expected, table, store.to_pandas(cls, order_by="id"), path, names)
 
     check()
     assert sum(seen) > 0  # rows were stored and read, not only empty tables
@@ -168,6 +177,7 @@ def test_frames_of_a_store_have_one_exact_column_per_field(backend_url: str,
 
 def storable_floats(data: list[AllTypes]) -> list[AllTypes]:
     """``data`` with NaN and infinities (which SQLite or MariaDB refuse) made finite."""
+
     def finite(x: float | None) -> float | None:
         return x if x is None or math.isfinite(x) else 0.5
 
@@ -180,6 +190,7 @@ def storable_floats(data: list[AllTypes]) -> list[AllTypes]:
 
 
 # -- a field named like another's companion: refused alike everywhere -----------------------
+
 
 @dataclass
 class Event:
@@ -222,23 +233,32 @@ class NestedClash:
     events: list[Event] = dataclasses.field(default_factory=list)
 
 
-CLASHES = [(Event, "at", "at__offset"), (Price, "price", "price__scale"),
-           (PriceKey, "price", "price__key"), (Signed, "f", "f__negzero"),
-           (Renamed, "at", "other"), (NestedClash, "at", "at__offset")]
+CLASHES = [
+    (Event, "at", "at__offset"),
+    (Price, "price", "price__scale"),
+    (PriceKey, "price", "price__key"),
+    (Signed, "f", "f__negzero"),
+    (Renamed, "at", "other"),
+    (NestedClash, "at", "at__offset"),
+]
 
 
 @pytest.mark.parametrize(("cls", "owner", "clash"), CLASHES)
 def test_a_field_named_like_a_companion_is_refused_by_every_format(
-        tmp_path: Path, cls: type, owner: str, clash: str) -> None:
+    tmp_path: Path, cls: type, owner: str, clash: str
+) -> None:
     pattern = f"'{owner}' and '{clash}'"
     with pytest.raises(InvalidNameError, match=pattern):
         table_schema(cls)
     doors: list[typing.Callable[[], object]] = [
-        lambda: arrow_schema(cls), lambda: to_arrow(cls, []), lambda: to_pandas(cls, []),
+        lambda: arrow_schema(cls),
+        lambda: to_arrow(cls, []),
+        lambda: to_pandas(cls, []),
         lambda: write_parquet(cls, [], tmp_path / "x.parquet"),
         lambda: from_arrow(cls, pa.table({"id": pa.array([], pa.int64())})),
         lambda: read_parquet(cls, tmp_path / "x.parquet"),
-        lambda: write_xml(cls, [], tmp_path / "x.xml")]
+        lambda: write_xml(cls, [], tmp_path / "x.xml"),
+    ]
     for door in doors:
         with pytest.raises(InvalidNameError, match=pattern):
             door()
@@ -247,7 +267,8 @@ def test_a_field_named_like_a_companion_is_refused_by_every_format(
 
 @pytest.mark.parametrize(("cls", "owner", "clash"), CLASHES)
 def test_a_field_named_like_a_companion_is_refused_by_every_backend(
-        backend_url: str, cls: type, owner: str, clash: str) -> None:
+    backend_url: str, cls: type, owner: str, clash: str
+) -> None:
     with Store(backend_url) as store:
         with pytest.raises(InvalidNameError, match=f"'{owner}' and '{clash}'"):
             store.create(cls)
@@ -260,14 +281,21 @@ def test_a_companion_struct_with_foreign_fields_is_refused() -> None:
         id: int
         at: AwareDatetime
 
-    odd = pa.table({"id": [1], "at": pa.array(
-        [{"value": dt.datetime(2024, 1, 1), "zone": 60}],
-        pa.struct([("value", pa.timestamp("us", tz="UTC")), ("zone", pa.int16())]))})
+    odd = pa.table(
+        {
+            "id": [1],
+            "at": pa.array(
+                [{"value": dt.datetime(2024, 1, 1), "zone": 60}],
+                pa.struct([("value", pa.timestamp("us", tz="UTC")), ("zone", pa.int16())]),
+            ),
+        }
+    )
     with pytest.raises(ValueEncodingError, match="column 'at'"):
         from_arrow(At, odd)
 
 
 # -- what earlier versions wrote and other tools give --------------------------------------
+
 
 @dataclasses.dataclass
 class Placed:
@@ -276,19 +304,23 @@ class Placed:
     total: D | None
 
 
-PLACED = [Placed(1, dt.datetime(2024, 5, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=-3))),
-                 D("1.50")),
-          Placed(2, None, None),
-          Placed(3, dt.datetime(2024, 5, 1, 12, tzinfo=dt.UTC), D("-7"))]
+PLACED = [
+    Placed(1, dt.datetime(2024, 5, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=-3))), D("1.50")),
+    Placed(2, None, None),
+    Placed(3, dt.datetime(2024, 5, 1, 12, tzinfo=dt.UTC), D("-7")),
+]
 
 
 def test_files_of_entityworks_0_2_with_companion_columns_read_exactly(tmp_path: Path) -> None:
-    old = pa.table({
-        "id": pa.array([1, 2, 3], pa.int64()),
-        "at": pa.array([p.at for p in PLACED], pa.timestamp("us", tz="UTC")),
-        "at__offset": pa.array([-180, None, None], pa.int16()),
-        "total": pa.array([p.total for p in PLACED], pa.decimal128(3, 2)),
-        "total__scale": pa.array([2, None, 0], pa.int8())})
+    old = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "at": pa.array([p.at for p in PLACED], pa.timestamp("us", tz="UTC")),
+            "at__offset": pa.array([-180, None, None], pa.int16()),
+            "total": pa.array([p.total for p in PLACED], pa.decimal128(3, 2)),
+            "total__scale": pa.array([2, None, 0], pa.int8()),
+        }
+    )
     assert_same_rows(PLACED, from_arrow(Placed, old))
     pq.write_table(old, tmp_path / "old.parquet")
     assert_same_rows(PLACED, read_parquet(Placed, tmp_path / "old.parquet"))
@@ -309,16 +341,49 @@ class Basket:
 
 def test_child_lists_of_entityworks_0_2_with_companion_fields_read_exactly() -> None:
     at = dt.datetime(2024, 5, 1, 12, tzinfo=dt.timezone(dt.timedelta(minutes=-150)))
-    baskets = [Basket(1, [Item("a", None, at, D("2.50")), Item("b", 1.5, None, None)]),
-               Basket(2, [])]
-    item = pa.struct([("label", pa.string()), ("weight", pa.float64()),
-                      ("at", pa.timestamp("us", tz="UTC")), ("at__offset", pa.int16()),
-                      ("amount", pa.decimal128(3, 2)), ("amount__scale", pa.int8())])
-    old = pa.table({"id": [1, 2], "items": pa.array([
-        [{"label": "a", "weight": None, "at": at, "at__offset": -150,
-          "amount": D("2.50"), "amount__scale": 2},
-         {"label": "b", "weight": 1.5, "at": None, "at__offset": None, "amount": None,
-          "amount__scale": None}], []], pa.list_(item))})
+    baskets = [
+        Basket(1, [Item("a", None, at, D("2.50")), Item("b", 1.5, None, None)]),
+        Basket(2, []),
+    ]
+    item = pa.struct(
+        [
+            ("label", pa.string()),
+            ("weight", pa.float64()),
+            ("at", pa.timestamp("us", tz="UTC")),
+            ("at__offset", pa.int16()),
+            ("amount", pa.decimal128(3, 2)),
+            ("amount__scale", pa.int8()),
+        ]
+    )
+    old = pa.table(
+        {
+            "id": [1, 2],
+            "items": pa.array(
+                [
+                    [
+                        {
+                            "label": "a",
+                            "weight": None,
+                            "at": at,
+                            "at__offset": -150,
+                            "amount": D("2.50"),
+                            "amount__scale": 2,
+                        },
+                        {
+                            "label": "b",
+                            "weight": 1.5,
+                            "at": None,
+                            "at__offset": None,
+                            "amount": None,
+                            "amount__scale": None,
+                        },
+                    ],
+                    [],
+                ],
+                pa.list_(item),
+            ),
+        }
+    )
     assert_same_rows(baskets, from_arrow(Basket, old))
     new = to_arrow(Basket, baskets)
     assert [f.name for f in new.schema.field("items").type.value_type] == ITEM_FIELDS
@@ -326,27 +391,45 @@ def test_child_lists_of_entityworks_0_2_with_companion_fields_read_exactly() -> 
 
 
 def test_pandas_columns_of_objects_keep_each_offset_and_exponent() -> None:
-    paris = pd.to_datetime(pd.Series(["2024-01-15 12:00", "2024-07-15 12:00", None])
-                           ).dt.tz_localize("Europe/Paris")
-    frame = pd.DataFrame({"id": [1, 2, 3], "at": paris,
-                          "total": [D("1.5"), D("1.50"), None]})
+    paris = pd.to_datetime(
+        pd.Series(["2024-01-15 12:00", "2024-07-15 12:00", None])
+    ).dt.tz_localize("Europe/Paris")
+    frame = pd.DataFrame({"id": [1, 2, 3], "at": paris, "total": [D("1.5"), D("1.50"), None]})
     back = from_pandas(Placed, frame)
     assert [p.at.utcoffset() if p.at else None for p in back] == [
-        dt.timedelta(hours=1), dt.timedelta(hours=2), None]
+        dt.timedelta(hours=1),
+        dt.timedelta(hours=2),
+        None,
+    ]
     assert [p.at for p in back[:2]] == [
-        dt.datetime(2024, 1, 15, 11, tzinfo=dt.UTC), dt.datetime(2024, 7, 15, 10, tzinfo=dt.UTC)]
+        dt.datetime(2024, 1, 15, 11, tzinfo=dt.UTC),
+        dt.datetime(2024, 7, 15, 10, tzinfo=dt.UTC),
+    ]
     assert [str(p.total) for p in back] == ["1.5", "1.50", "None"]
-    mixed = pd.DataFrame({"id": [1, 2], "total": [None, None], "at": pd.Series(
-        [PLACED[0].at, dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(minutes=345)))],
-        dtype=object)})
+    mixed = pd.DataFrame(
+        {
+            "id": [1, 2],
+            "total": [None, None],
+            "at": pd.Series(
+                [
+                    PLACED[0].at,
+                    dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(minutes=345))),
+                ],
+                dtype=object,
+            ),
+        }
+    )
     assert [p.at.utcoffset() for p in from_pandas(Placed, mixed)] == [  # type: ignore[union-attr]
-        dt.timedelta(hours=-3), dt.timedelta(minutes=345)]
+        dt.timedelta(hours=-3),
+        dt.timedelta(minutes=345),
+    ]
     naive = mixed.assign(at=pd.Series([dt.datetime(2024, 1, 1), None], dtype=object))
     with pytest.raises(ValueEncodingError, match="row 0, column 'at'.*naive"):
         from_pandas(Placed, naive)
 
 
 # -- timedelta at the ends of int64 microseconds, pandas' and Arrow's ranges ---------------
+
 
 @dataclasses.dataclass
 class Span:
@@ -360,12 +443,17 @@ INT64_MAX_US = dt.timedelta(microseconds=2**63 - 1)
 NS_RANGE = dt.timedelta(microseconds=2**63 // 1000)  # pandas' Timedelta[ns] ends near here
 
 HELD = [
-    INT64_MIN_US + US,                              # the lowest a frame holds
-    INT64_MIN_US + dt.timedelta(days=1) - US,       # pyarrow's own conversion overflows here
+    INT64_MIN_US + US,  # the lowest a frame holds
+    INT64_MIN_US + dt.timedelta(days=1) - US,  # pyarrow's own conversion overflows here
     INT64_MIN_US + dt.timedelta(days=1),
-    INT64_MAX_US,                                   # the highest
-    NS_RANGE, -NS_RANGE, NS_RANGE + US, -NS_RANGE - US,  # beyond Timedelta[ns]: microseconds
-    dt.timedelta(0), -US, US,
+    INT64_MAX_US,  # the highest
+    NS_RANGE,
+    -NS_RANGE,
+    NS_RANGE + US,
+    -NS_RANGE - US,  # beyond Timedelta[ns]: microseconds
+    dt.timedelta(0),
+    -US,
+    US,
 ]
 
 
@@ -374,8 +462,7 @@ def micros(value: dt.timedelta) -> int:
 
 
 @pytest.mark.parametrize("value", HELD, ids=lambda v: str(micros(v)))
-def test_timedeltas_at_the_ends_of_the_range_are_exact(tmp_path: Path,
-                                                       value: dt.timedelta) -> None:
+def test_timedeltas_at_the_ends_of_the_range_are_exact(tmp_path: Path, value: dt.timedelta) -> None:
     data = [Span(1, value), Span(2, None)]
     table = to_arrow(Span, data)
     assert table.column("span").cast(pa.int64()).to_pylist() == [micros(value), None]
@@ -392,14 +479,20 @@ def test_timedeltas_at_the_ends_of_the_range_are_exact(tmp_path: Path,
     assert plain.iloc[0].to_pytimedelta() == value
 
 
-@pytest.mark.parametrize("value", [INT64_MIN_US, INT64_MIN_US - US, INT64_MAX_US + US,
-                                   dt.timedelta.min, dt.timedelta.max],
-                         ids=["pandas-NaT", "below-int64", "above-int64", "min", "max"])
+@pytest.mark.parametrize(
+    "value",
+    [INT64_MIN_US, INT64_MIN_US - US, INT64_MAX_US + US, dt.timedelta.min, dt.timedelta.max],
+    ids=["pandas-NaT", "below-int64", "above-int64", "min", "max"],
+)
 def test_timedeltas_a_frame_cannot_hold_are_refused_by_row_and_column(
-        tmp_path: Path, value: dt.timedelta) -> None:
+    tmp_path: Path, value: dt.timedelta
+) -> None:
     data = [Span(1, dt.timedelta(0)), Span(2, value)]
-    for door in (lambda: to_arrow(Span, data), lambda: to_pandas(Span, data),
-                 lambda: write_parquet(Span, data, tmp_path / "s.parquet")):
+    for door in (
+        lambda: to_arrow(Span, data),
+        lambda: to_pandas(Span, data),
+        lambda: write_parquet(Span, data, tmp_path / "s.parquet"),
+    ):
         with pytest.raises(ValueEncodingError, match="row 1, column 'span'"):
             door()
     assert not (tmp_path / "s.parquet").exists()
@@ -408,17 +501,22 @@ def test_timedeltas_a_frame_cannot_hold_are_refused_by_row_and_column(
 def test_pandas_timedeltas_with_nanoseconds_are_refused() -> None:
     ends = pd.Series([pd.Timedelta.min, pd.Timedelta.max], dtype="timedelta64[ns]")
     for end in range(2):
-        frame = pd.DataFrame({"id": [1], "span": ends.iloc[end:end + 1].reset_index(drop=True)})
+        frame = pd.DataFrame({"id": [1], "span": ends.iloc[end : end + 1].reset_index(drop=True)})
         with pytest.raises(ValueEncodingError, match="span"):
             from_pandas(Span, frame)
     # the whole microseconds nearest the ends, from the integers (older pandas' own
     # Timedelta.floor/ceil overflow there)
     low, high = -((2**63 - 1) // 1000) * 1000, (2**63 - 1) // 1000 * 1000
-    inside = pd.Series([pd.Timedelta(low, unit="ns"), pd.Timedelta(high, unit="ns"), pd.NaT],
-                       dtype="timedelta64[ns]")
+    inside = pd.Series(
+        [pd.Timedelta(low, unit="ns"), pd.Timedelta(high, unit="ns"), pd.NaT],
+        dtype="timedelta64[ns]",
+    )
     back = from_pandas(Span, pd.DataFrame({"id": [1, 2, 3], "span": inside}))
-    assert [s.span for s in back] == [dt.timedelta(microseconds=low // 1000),
-                                      dt.timedelta(microseconds=high // 1000), None]
+    assert [s.span for s in back] == [
+        dt.timedelta(microseconds=low // 1000),
+        dt.timedelta(microseconds=high // 1000),
+        None,
+    ]
 
 
 def test_a_stored_timedelta_a_frame_cannot_hold_is_refused_naming_it(backend_url: str) -> None:

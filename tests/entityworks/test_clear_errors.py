@@ -76,13 +76,14 @@ def load_source(source: str, path: Path) -> ModuleType:
 def same_schema(a: type, b: type) -> None:
     sa_, sb = table_schema(a), table_schema(b)
     assert sa_.name == sb.name
-    assert [(c.name, c.python_type, c.nullable, c.primary_key, c.max_length)
-            for c in sa_.columns] == [(c.name, c.python_type, c.nullable, c.primary_key,
-                                       c.max_length) for c in sb.columns]
+    assert [
+        (c.name, c.python_type, c.nullable, c.primary_key, c.max_length) for c in sa_.columns
+    ] == [(c.name, c.python_type, c.nullable, c.primary_key, c.max_length) for c in sb.columns]
     assert [child.field for child in sa_.children] == [child.field for child in sb.children]
 
 
 # -- a table never created -----------------------------------------------------------------------
+
 
 @dataclass
 class Ghost:
@@ -115,11 +116,15 @@ def _missing(call: Any, cls: type, table_name: str) -> NoSuchTableError:
 
 
 def test_reading_a_table_never_created(store: Store) -> None:
-    for call in (lambda: list(store.select(Ghost)), lambda: store.count(Ghost),
-                 lambda: store.get(Ghost, 1), lambda: store.to_arrow(Ghost),
-                 lambda: list(store.select(Ghost, columns=["name"])),
-                 lambda: list(store.select(Ghost, where={"name": "a"}, order_by="x")),
-                 lambda: [r for batch in store.rows(Ghost) for r in batch]):
+    for call in (
+        lambda: list(store.select(Ghost)),
+        lambda: store.count(Ghost),
+        lambda: store.get(Ghost, 1),
+        lambda: store.to_arrow(Ghost),
+        lambda: list(store.select(Ghost, columns=["name"])),
+        lambda: list(store.select(Ghost, where={"name": "a"}, order_by="x")),
+        lambda: [r for batch in store.rows(Ghost) for r in batch],
+    ):
         _missing(call, Ghost, "ghost")
     # the store goes on working, in and out of transactions
     store.create(Ghost)
@@ -145,12 +150,15 @@ NFKC_NAMES = ["µ", "ﬁx"]  # MICRO SIGN (read as GREEK SMALL LETTER MU), LATIN
 
 
 @pytest.mark.parametrize("name", NFKC_NAMES)
-def test_reflecting_a_column_python_renames(backend_url: str, tmp_path: Path, name: str
-                                            ) -> None:
+def test_reflecting_a_column_python_renames(backend_url: str, tmp_path: Path, name: str) -> None:
     engine = sa.create_engine(backend_url)
     metadata = sa.MetaData()
-    sa.Table("nfkc", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column(name, sa.String(20)))
+    sa.Table(
+        "nfkc",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column(name, sa.String(20)),
+    )
     metadata.create_all(engine)
     with engine.begin() as conn:
         conn.execute(metadata.tables["nfkc"].insert(), [{"id": 1, name: "a"}])
@@ -165,14 +173,18 @@ def test_reflecting_a_column_python_renames(backend_url: str, tmp_path: Path, na
         assert f"reads this name as {normal!r}" in message
         # what the message offers works: a field of another name mapped to the column
         mapped = dataclasses.make_dataclass(
-            "Nfkc", [("id", int), ("value", str, column(name=name, max_length=20))])
+            "Nfkc", [("id", int), ("value", str, column(name=name, max_length=20))]
+        )
         assert list(store.select(mapped)) == [mapped(1, "a")]
     finally:
         store.close()
     out = tmp_path / "out"
-    for args in (["query", "nfkc"], ["schema", "show", "nfkc"], ["export-xml", "nfkc",
-                                                                  f"{out}.xml"],
-                 ["parquet", "nfkc", f"{out}.parquet"]):
+    for args in (
+        ["query", "nfkc"],
+        ["schema", "show", "nfkc"],
+        ["export-xml", "nfkc", f"{out}.xml"],
+        ["parquet", "nfkc", f"{out}.parquet"],
+    ):
         refused(run(*args, "--db", backend_url), "table 'nfkc'", f"column {name!r}", "NFKC")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("out")]
 
@@ -187,8 +199,11 @@ def test_an_xsd_column_python_renames(tmp_path: Path, name: str) -> None:
     refused(run("codegen", str(xsd)), f"XSD column {name!r}", "NFKC")
     xml = tmp_path / "k.xml"
     xml.write_text("<Shop><item><id>1</id></item></Shop>", encoding="utf-8")
-    refused(run("import-xml", str(xml), "--xsd", str(xsd), "--db", str(tmp_path / "k.db")),
-            f"XSD column {name!r}", "NFKC")
+    refused(
+        run("import-xml", str(xml), "--xsd", str(xsd), "--db", str(tmp_path / "k.db")),
+        f"XSD column {name!r}",
+        "NFKC",
+    )
     assert not (tmp_path / "k.db").exists()
 
 
@@ -240,11 +255,22 @@ def test_codegen_imports_survive_tables_and_columns_named_like_them(tmp_path: Pa
     same_schema(generated, read_xsd(xsd))
     assert xsd_bytes(generated) == xsd_bytes(read_xsd(xsd))
     at = dt.datetime(2024, 1, 2, 3, 4, tzinfo=dt.timezone(dt.timedelta(hours=2)))
-    row = generated(1, at, dt.datetime(2024, 5, 6), decimal.Decimal("1.50"), uuid.UUID(int=7),
-                    "col", 3, True, "nine", [module.AwareDatetimeField("ab", 1)],
-                    [module.AwareDatetimeStems(4)])
-    bare = generated(2, at, dt.datetime(2024, 5, 6), decimal.Decimal("1"), None, "c", 4,
-                     False, "eight")  # the child lists from their default_factory
+    row = generated(
+        1,
+        at,
+        dt.datetime(2024, 5, 6),
+        decimal.Decimal("1.50"),
+        uuid.UUID(int=7),
+        "col",
+        3,
+        True,
+        "nine",
+        [module.AwareDatetimeField("ab", 1)],
+        [module.AwareDatetimeStems(4)],
+    )
+    bare = generated(
+        2, at, dt.datetime(2024, 5, 6), decimal.Decimal("1"), None, "c", 4, False, "eight"
+    )  # the child lists from their default_factory
     assert (bare.field, bare.stems) == ([], [])
     with Store(tmp_path / "a.db") as store:
         store.create(generated)
@@ -268,8 +294,9 @@ def _dataset_of_imported_names() -> list[type]:
     for i, name in enumerate(IMPORTED):
         fields: list[tuple[str, Any, Any]] = [("id", int, primary_key())]
         if i:
-            fields.append(("parent", int | None,
-                           column(metadata={"references": f"{IMPORTED[0].lower()}.id"})))
+            fields.append(
+                ("parent", int | None, column(metadata={"references": f"{IMPORTED[0].lower()}.id"}))
+            )
         fields.append((name, str | None, column(max_length=30)))
         cls = dataclasses.make_dataclass(name.capitalize() if name.islower() else name, fields)
         cls.__tablename__ = name.lower() if i == 0 else name  # type: ignore[attr-defined]
@@ -324,6 +351,7 @@ def test_codegen_refuses_a_name_a_class_body_mangles(tmp_path: Path) -> None:
 
 # -- a cycle of nested dataclasses --------------------------------------------------------------
 
+
 @dataclass
 class Husband:
     id: int
@@ -348,12 +376,17 @@ class Chain:
 
 
 def test_nested_dataclasses_in_a_cycle_are_refused(store: Store, tmp_path: Path) -> None:
-    cases = [(Husband, "Husband.wife: ", "(Husband.wife -> Wife.husband -> Husband)"),
-             (Chain, "Chain.first: ", "(Node.next -> Node)")]
+    cases = [
+        (Husband, "Husband.wife: ", "(Husband.wife -> Wife.husband -> Husband)"),
+        (Chain, "Chain.first: ", "(Node.next -> Node)"),
+    ]
     for cls, where, cycle in cases:
-        for call in (lambda c=cls: store.create(c), lambda c=cls: table_schema(c),
-                     lambda c=cls: to_arrow(c, []),
-                     lambda c=cls: write_xml(c, [], tmp_path / "x.xml")):
+        for call in (
+            lambda c=cls: store.create(c),
+            lambda c=cls: table_schema(c),
+            lambda c=cls: to_arrow(c, []),
+            lambda c=cls: write_xml(c, [], tmp_path / "x.xml"),
+        ):
             with pytest.raises(SchemaError) as info:
                 call()
             message = str(info.value)
@@ -363,6 +396,7 @@ def test_nested_dataclasses_in_a_cycle_are_refused(store: Store, tmp_path: Path)
 
 
 # -- children of children ---------------------------------------------------------------------
+
 
 @dataclass
 class Knob:
@@ -383,23 +417,31 @@ class Hall:
 
 def test_grandchildren_read_back_and_arrow_refuses_before_reading(store: Store) -> None:
     store.create(Hall)
-    halls = [Hall(None, "a", [Door([Knob("red"), Knob("blue")]), Door([])]),
-             Hall(None, "b", []), Hall(None, "c", [Door([Knob("green")])])]
+    halls = [
+        Hall(None, "a", [Door([Knob("red"), Knob("blue")]), Door([])]),
+        Hall(None, "b", []),
+        Hall(None, "c", [Door([Knob("green")])]),
+    ]
     store.insert_many(halls)
     assert list(store.select(Hall, order_by="id")) == halls
     assert store.get(Hall, 3) == halls[2]
     statements: list[str] = []
-    sa.event.listen(store.engine, "before_cursor_execute",
-                    lambda _c, _cur, statement, *_a: statements.append(statement))
+    sa.event.listen(
+        store.engine,
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_a: statements.append(statement),
+    )
     with pytest.raises(SchemaError) as info:
         store.to_arrow(Hall)
-    assert str(info.value).startswith("Hall.doors: its items have child tables of their own "
-                                      "(knobs)")
+    assert str(info.value).startswith(
+        "Hall.doors: its items have child tables of their own (knobs)"
+    )
     assert info.value.cls is Hall and info.value.field == "doors"
     assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")]
 
 
 # -- table names SQLite does not tell apart ---------------------------------------------------
+
 
 @table("maps")
 @dataclass
@@ -418,32 +460,40 @@ class Upper:
 def test_sqlite_tables_differing_in_case_are_refused(sqlite_store: Store) -> None:
     sqlite_store.create(Lower)
     sqlite_store.insert(Lower(1, "a"))
-    for call in (lambda: sqlite_store.create(Upper), lambda: list(sqlite_store.select(Upper)),
-                 lambda: sqlite_store.insert(Upper(1, 2))):
+    for call in (
+        lambda: sqlite_store.create(Upper),
+        lambda: list(sqlite_store.select(Upper)),
+        lambda: sqlite_store.insert(Upper(1, 2)),
+    ):
         with pytest.raises(InvalidNameError) as info:
             call()
-        assert str(info.value).startswith("Upper: table 'MAPS' and the existing table 'maps' "
-                                          "differ only in case")
+        assert str(info.value).startswith(
+            "Upper: table 'MAPS' and the existing table 'maps' differ only in case"
+        )
         assert info.value.cls is Upper
     # create(Lower) also made entityworks_schema, the logical schema reflection reads
     assert sqlite_store.table_names() == ["entityworks_schema", "maps"]
     assert list(sqlite_store.select(Lower)) == [Lower(1, "a")]
 
 
-def test_the_command_refuses_an_import_beside_a_table_differing_in_case(tmp_path: Path
-                                                                         ) -> None:
+def test_the_command_refuses_an_import_beside_a_table_differing_in_case(tmp_path: Path) -> None:
     db = tmp_path / "c.db"
     with Store(db) as store:
         store.create(Lower)
     write_xsd(Upper, tmp_path / "u.xsd")
     write_xml(Upper, [Upper(1, 2)], tmp_path / "u.xml")
-    refused(run("import-xml", str(tmp_path / "u.xml"), "--xsd", str(tmp_path / "u.xsd"),
-                "--db", str(db)), "table 'MAPS' and the existing table 'maps'")
+    refused(
+        run(
+            "import-xml", str(tmp_path / "u.xml"), "--xsd", str(tmp_path / "u.xsd"), "--db", str(db)
+        ),
+        "table 'MAPS' and the existing table 'maps'",
+    )
     with Store(db) as store:  # entityworks_schema: made by create(Lower) (its logical schema)
         assert store.table_names() == ["entityworks_schema", "maps"]
 
 
 # -- values one backend refuses: the column is named ----------------------------------------------
+
 
 @dataclass
 class Reading:
@@ -472,8 +522,9 @@ def test_a_float_mariadb_cannot_store_names_its_column(store: Store, bad: float)
         store.insert(Reading(None, "b", bad))
         assert store.get(Reading, 2).x == bad or math.isnan(bad)
         return
-    _refused_write(store, lambda: store.insert_many([Reading(None, "a", 2.0),
-                                                     Reading(None, "b", bad)]), 1, "x")
+    _refused_write(
+        store, lambda: store.insert_many([Reading(None, "a", 2.0), Reading(None, "b", bad)]), 1, "x"
+    )
     _refused_write(store, lambda: store.insert(Reading(None, "b", bad)), 0, "x")
     _refused_write(store, lambda: store.upsert_many([Reading(1, "b", bad)]), 0, "x")
     _refused_write(store, lambda: store.update(Reading(1, "b", bad)), None, "x")
@@ -487,8 +538,9 @@ def test_text_postgresql_cannot_store_names_its_column(store: Store) -> None:
         store.insert(Reading(None, "a\x00b", note="c\x00"))
         assert store.get(Reading, 2) == Reading(2, "a\x00b", note="c\x00")
         return
-    _refused_write(store, lambda: store.insert_many([Reading(None, "a"),
-                                                     Reading(None, "a\x00b")]), 1, "name")
+    _refused_write(
+        store, lambda: store.insert_many([Reading(None, "a"), Reading(None, "a\x00b")]), 1, "name"
+    )
     _refused_write(store, lambda: store.insert(Reading(None, "ok", note="\x00")), 0, "note")
     _refused_write(store, lambda: store.upsert_many([Reading(1, "b\x00")]), 0, "name")
     _refused_write(store, lambda: store.update(Reading(1, "b\x00")), None, "name")

@@ -124,8 +124,7 @@ def test_write_xml_refuses(hostile: tuple[Path, str]) -> None:
     refused(path, word, lambda: write_xml(Row, ROWS, path))
 
 
-def test_write_xml_refuses_a_bad_xsd_path_before_writing_the_xml(
-        hostile: tuple[Path, str]) -> None:
+def test_write_xml_refuses_a_bad_xsd_path_before_writing_the_xml(hostile: tuple[Path, str]) -> None:
     xsd, word = hostile
     xml = xsd.parent / "data.xml"
     refused(xsd, word, lambda: write_xml(Row, ROWS, xml, xsd))
@@ -153,8 +152,9 @@ def test_store_export_xml_refuses(hostile: tuple[Path, str], tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("command", ["export-xml", "parquet"])
-def test_the_commands_refuse_with_one_error_line(hostile: tuple[Path, str], tmp_path: Path,
-                                                 command: str) -> None:
+def test_the_commands_refuse_with_one_error_line(
+    hostile: tuple[Path, str], tmp_path: Path, command: str
+) -> None:
     path, word = hostile
     db = tmp_path / "db.sqlite"
     store = Store(db)
@@ -224,8 +224,9 @@ def test_dash_streams_to_stdout(tmp_path: Path) -> None:
     store.create(Row)
     store.insert_many(ROWS)
     store.close()
-    result = CliRunner().invoke(cli, ["export-xml", "row", "-", "--db", str(db)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["export-xml", "row", "-", "--db", str(db)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     (tmp_path / "piped.xml").write_bytes(result.stdout_bytes)
     write_xsd(Row, tmp_path / "row.xsd")
@@ -233,8 +234,9 @@ def test_dash_streams_to_stdout(tmp_path: Path) -> None:
     assert "exported 3 rows of row to stdout" in result.stderr
     assert not list(tmp_path.glob("*.xsd.*")) and not (tmp_path / "-").exists()
 
-    result = CliRunner().invoke(cli, ["parquet", "row", "-", "--db", str(db)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["parquet", "row", "-", "--db", str(db)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     (tmp_path / "piped.parquet").write_bytes(result.stdout_bytes)
     assert pq.read_table(tmp_path / "piped.parquet").column("id").to_pylist() == [1, 2, 3]

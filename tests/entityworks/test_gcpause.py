@@ -47,13 +47,14 @@ def test_frozen_heap_unfreezes_on_error():
 
 
 def test_a_heap_the_process_froze_itself_is_left_alone():
-    code = ("import gc\n"
-            "from entityworks._gcpause import frozen_heap\n"
-            "gc.freeze(); mine = gc.get_freeze_count()\n"
-            "with frozen_heap() as more:\n"
-            "    more()\n"
-            "    inside = gc.get_freeze_count()\n"
-            "print(mine == inside == gc.get_freeze_count())\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import gc\n"
+        "from entityworks._gcpause import frozen_heap\n"
+        "gc.freeze(); mine = gc.get_freeze_count()\n"
+        "with frozen_heap() as more:\n"
+        "    more()\n"
+        "    inside = gc.get_freeze_count()\n"
+        "print(mine == inside == gc.get_freeze_count())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"

@@ -31,7 +31,7 @@ def test_license_is_mit_with_spdx_metadata() -> None:
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License\n")
     assert "Copyright (c) 2026 entityworks contributors" in text
-    assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text
     # no license classifier beside an SPDX expression (setuptools refuses the pair)
     assert not [c for c in project["classifiers"] if c.startswith("License ::")]
     requires = _pyproject()["build-system"]["requires"]
@@ -88,8 +88,11 @@ def test_installed_metadata_matches_pyproject() -> None:
 
 def _completion_line() -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = [line for line in readme.splitlines()
-             if "_ENTITYWORKS_COMPLETE=bash_source entityworks" in line]
+    lines = [
+        line
+        for line in readme.splitlines()
+        if "_ENTITYWORKS_COMPLETE=bash_source entityworks" in line
+    ]
     assert lines, "the README lost its shell-completion line"
     return lines[0].strip()
 
@@ -100,9 +103,13 @@ def test_readme_completion_line_completes_commands() -> None:
     if bash is None:
         pytest.skip("bash is not installed")
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    source = subprocess.run([str(BIN / "entityworks")], env={**env, "_ENTITYWORKS_COMPLETE":
-                                                            "bash_source"},
-                            capture_output=True, text=True, timeout=120)
+    source = subprocess.run(
+        [str(BIN / "entityworks")],
+        env={**env, "_ENTITYWORKS_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert source.returncode == 0 and source.stderr == ""
     assert "complete -o nosort -F _entityworks_completion entityworks" in source.stdout
     script = f"""{_completion_line()}
@@ -113,8 +120,13 @@ for words in "entityworks sch" "entityworks migrations i" "entityworks schema di
   echo "${{COMPREPLY[*]}}"
 done
 """
-    done = subprocess.run([bash, "--norc", "--noprofile", "-c", script], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [bash, "--norc", "--noprofile", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("complete ") and lines[0].endswith(" entityworks")
@@ -127,15 +139,26 @@ def test_readme_starts_with_the_install_and_test_commands() -> None:
     first = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
     assert first and readme.index(first.group(0)) < readme.index("\n## ")
     commands = [line for line in first.group(1).splitlines() if line and line[0] != "#"]
-    assert commands == ["python3 -m pip install . && entityworks demo",
-                        'python3 -m pip install -e ".[test]" && python3 -m pytest -n auto']
+    assert commands == [
+        "python3 -m pip install . && entityworks demo",
+        'python3 -m pip install -e ".[test]" && python3 -m pytest -n auto',
+    ]
 
 
 def test_contributing_guide_covers_the_set_up() -> None:
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    for needed in ("`LICENSE`", "`CHANGELOG.md`", '"Unreleased"', 'pip install -e ".[test',
-                   "python -m pytest", "ruff check .", "ENTITYWORKS_TEST_POSTGRES_URL",
-                   "ENTITYWORKS_TEST_MARIADB_URL", "benchmarks/", "mkdocs build --strict"):
+    for needed in (
+        "`LICENSE`",
+        "`CHANGELOG.md`",
+        '"Unreleased"',
+        'pip install -e ".[test',
+        "python -m pytest",
+        "ruff check .",
+        "ENTITYWORKS_TEST_POSTGRES_URL",
+        "ENTITYWORKS_TEST_MARIADB_URL",
+        "benchmarks/",
+        "mkdocs build --strict",
+    ):
         assert needed in text, f"CONTRIBUTING.md lost {needed}"
     assert "CONTRIBUTING.md" in (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -155,28 +178,57 @@ def test_sdist_carries_the_license_changelog_and_spdx_metadata(tmp_path: Path) -
     except ImportError:
         skip_or_fail("setuptools is not installed in this environment (the test extra has it)")
     if tuple(int(p) for p in setuptools.__version__.split(".")[:2]) < (77, 0):
-        skip_or_fail(f"setuptools {setuptools.__version__} predates PEP 639 (the test extra "
-                     "asks for >= 77.0.3)")
+        skip_or_fail(
+            f"setuptools {setuptools.__version__} predates PEP 639 (the test extra "
+            "asks for >= 77.0.3)"
+        )
     # a copy of the tree: the build writes entityworks.egg-info, which importlib.metadata
     # would otherwise find beside the checkout
     source = tmp_path / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", ".ci-venv*", "*.egg-info", "build", "dist", "__pycache__", "*.db",
-        ".*_cache", ".hypothesis", "demo-output", "entityworks-demo"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv*",
+            ".ci-venv*",
+            "*.egg-info",
+            "build",
+            "dist",
+            "__pycache__",
+            "*.db",
+            ".*_cache",
+            ".hypothesis",
+            "demo-output",
+            "entityworks-demo",
+        ),
+    )
     out = tmp_path / "dist"
     out.mkdir()
     done = subprocess.run(
-        [sys.executable, "-W", "always", "-c",
-         f"from setuptools import build_meta; print(build_meta.build_sdist({str(out)!r}))"],
-        cwd=source, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-W",
+            "always",
+            "-c",
+            f"from setuptools import build_meta; print(build_meta.build_sdist({str(out)!r}))",
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
-    complaints = [line for line in (done.stdout + done.stderr).lower().splitlines()
-                  if "licen" in line and ("deprecat" in line or "warn" in line)]
+    complaints = [
+        line
+        for line in (done.stdout + done.stderr).lower().splitlines()
+        if "licen" in line and ("deprecat" in line or "warn" in line)
+    ]
     assert not complaints, complaints
     [sdist] = out.glob("entityworks-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-        info = tar.extractfile(f"{sdist.name[:-len('.tar.gz')]}/PKG-INFO").read().decode()
+        info = tar.extractfile(f"{sdist.name[: -len('.tar.gz')]}/PKG-INFO").read().decode()
     assert {"LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml"} <= names
     assert "License-Expression: MIT\n" in info and "License-File: LICENSE\n" in info
     assert "\nLicense: " not in info  # the deprecated free-text field is gone
@@ -195,15 +247,38 @@ def test_wheel_carries_every_package_its_data_and_entry_points(tmp_path: Path) -
     except ImportError:
         skip_or_fail("setuptools is not installed in this environment (the test extra has it)")
     source = tmp_path / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", ".ci-venv*", "*.egg-info", "build", "dist", "__pycache__", "*.db",
-        ".*_cache", ".hypothesis", "demo-output", "entityworks-demo"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv*",
+            ".ci-venv*",
+            "*.egg-info",
+            "build",
+            "dist",
+            "__pycache__",
+            "*.db",
+            ".*_cache",
+            ".hypothesis",
+            "demo-output",
+            "entityworks-demo",
+        ),
+    )
     out = tmp_path / "dist"
     out.mkdir()
     done = subprocess.run(
-        [sys.executable, "-c", "from setuptools import build_meta; "
-         f"print(build_meta.build_wheel({str(out)!r}), build_meta.build_editable({str(out)!r}))"],
-        cwd=source, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-c",
+            "from setuptools import build_meta; "
+            f"print(build_meta.build_wheel({str(out)!r}), build_meta.build_editable({str(out)!r}))",
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     [wheel] = [p for p in out.glob("entityworks-*.whl") if "editable" not in p.name]
     with zipfile.ZipFile(wheel) as archive:
@@ -214,12 +289,21 @@ def test_wheel_carries_every_package_its_data_and_entry_points(tmp_path: Path) -
     packaged = {n for n in names if ".dist-info/" not in n}
     shipped = set()
     for package in ("entityworks", "generators", "migrations"):
-        shipped |= {p.relative_to(ROOT).as_posix() for p in (ROOT / package).rglob("*")
-                    if p.is_file() and "__pycache__" not in p.parts}
+        shipped |= {
+            p.relative_to(ROOT).as_posix()
+            for p in (ROOT / package).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
     assert shipped <= packaged, sorted(shipped - packaged)
-    assert {"entityworks/py.typed", "generators/py.typed", "migrations/alembic.ini",
-            "migrations/script.py.mako", "entityworks/web/plugin/templates/row.html",
-            "entityworks/web/plugin/static/entityworks.css", "entityworks_launch.py"} <= packaged
+    assert {
+        "entityworks/py.typed",
+        "generators/py.typed",
+        "migrations/alembic.ini",
+        "migrations/script.py.mako",
+        "entityworks/web/plugin/templates/row.html",
+        "entityworks/web/plugin/static/entityworks.css",
+        "entityworks_launch.py",
+    } <= packaged
     assert packaged - shipped == {"entityworks_launch.py"}  # nothing else: no tests, docs
     assert dict(entries["console_scripts"]) == {"entityworks": "entityworks_launch:main"}
     assert dict(entries["datasette"]) == {"entityworks": "entityworks.web.plugin"}

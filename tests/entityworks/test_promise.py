@@ -56,12 +56,19 @@ from .strategies import (
 D = decimal.Decimal
 #: Examples per backend: enough to meet every type with every other, few enough for CI.
 EXAMPLES = {"sqlite": 60, "postgresql": 40, "mysql": 40, "mariadb": 40}
-SETTINGS = dict(deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = dict(
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 # -- what each backend can hold (the README's table) ------------------------------------------
+
 
 def _floats(row: AllTypes) -> list[float]:
     values = [row.f, row.of, *(item.weight for item in row.items)]
@@ -110,14 +117,14 @@ def xml_writable(data: list[AllTypes]) -> bool:
 
 # -- one backend: everything through the Store ----------------------------------------------------
 
+
 def _children(store: Store) -> int:
     return sum(len(r.items) for r in store.select(AllTypes))
 
 
 def _rotated(data: list[AllTypes]) -> list[AllTypes]:
     """Each row's key with the next row's values: an upsert that changes every field."""
-    return [dataclasses.replace(data[(i + 1) % len(data)], id=row.id)
-            for i, row in enumerate(data)]
+    return [dataclasses.replace(data[(i + 1) % len(data)], id=row.id) for i, row in enumerate(data)]
 
 
 def test_store_round_trip_or_refusal(store: Store, tmp_path: Path) -> None:
@@ -168,6 +175,7 @@ def test_store_round_trip_or_refusal(store: Store, tmp_path: Path) -> None:
 
 # -- the rules: one refused value, every writer ---------------------------------------------------
 
+
 class Odd(float):
     """A float subclass the rules accept (it is stored, and comes back, as a float)."""
 
@@ -181,13 +189,26 @@ REFUSED: dict[str, list[Any]] = {
     "of": [D("1"), "nan"],
     "s": [1, 1.5, b"s", "\ud800"],
     "raw": [bytearray(b"x"), "x", memoryview(b"x")],
-    "dec": [D("1E+2"), D("-0"), D("-0.000"), D("NaN"), D("sNaN"), D("Infinity"), D("1" * 36),
-            D("0." + "1" * 31), 1, 1.5, "1.5"],
+    "dec": [
+        D("1E+2"),
+        D("-0"),
+        D("-0.000"),
+        D("NaN"),
+        D("sNaN"),
+        D("Infinity"),
+        D("1" * 36),
+        D("0." + "1" * 31),
+        1,
+        1.5,
+        "1.5",
+    ],
     "naive": [dt.datetime(2024, 1, 1, tzinfo=dt.UTC), dt.date(2024, 1, 1), "2024-01-01"],
-    "aware": [dt.datetime(2024, 1, 1),
-              dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=14, minutes=1))),
-              dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(seconds=30))),
-              dt.datetime(9999, 12, 31, 23, tzinfo=dt.timezone(dt.timedelta(hours=-2)))],
+    "aware": [
+        dt.datetime(2024, 1, 1),
+        dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=14, minutes=1))),
+        dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(seconds=30))),
+        dt.datetime(9999, 12, 31, 23, tzinfo=dt.timezone(dt.timedelta(hours=-2))),
+    ],
     "day": [dt.datetime(2024, 1, 1), "2024-01-01"],
     "clock": [dt.time(1, tzinfo=dt.UTC), "12:00"],
     "span": [dt.timedelta.max, 5],
@@ -202,8 +223,11 @@ REFUSED: dict[str, list[Any]] = {
     "counts": [{"1": "a"}, {1.5: "a"}, {1: 1}],
     "pairs": [[(1, 2, 3)], [[1, 2]]],
     "amounts": [[D("1E+3")], (D("1"),)],
-    "items": [[Item("a", "1.0", None, None)], [Item("a", None, dt.datetime(2024, 1, 1), None)],
-              [Item("a", None, None, D("-0"))]],
+    "items": [
+        [Item("a", "1.0", None, None)],
+        [Item("a", None, dt.datetime(2024, 1, 1), None)],
+        [Item("a", None, None, D("-0"))],
+    ],
 }
 
 #: Values the rules accept in place of the field's own type, and what comes back.
@@ -247,8 +271,7 @@ def test_every_writer_refuses_a_value_outside_its_type(tmp_path: Path) -> None:
             "upsert_many": store.upsert_many,
             "to_arrow": lambda d: to_arrow(AllTypes, d),
             "write_parquet": lambda d: write_parquet(AllTypes, d, tmp_path / "r.parquet"),
-            "write_xml": lambda d: write_xml(AllTypes, d, tmp_path / "r.xml",
-                                             tmp_path / "r.xsd"),
+            "write_xml": lambda d: write_xml(AllTypes, d, tmp_path / "r.xml", tmp_path / "r.xsd"),
         }
 
         @settings(max_examples=120, **SETTINGS)
@@ -266,21 +289,27 @@ def test_every_writer_refuses_a_value_outside_its_type(tmp_path: Path) -> None:
         check()
 
         @settings(max_examples=40, **SETTINGS)
-        @given(data=rows(xml=True).filter(lambda d: len(d) > 0).map(_finite),
-               name=st.sampled_from(sorted(CONVERTED)), pick=st.integers(0, 3))
+        @given(
+            data=rows(xml=True).filter(lambda d: len(d) > 0).map(_finite),
+            name=st.sampled_from(sorted(CONVERTED)),
+            pick=st.integers(0, 3),
+        )
         def converts(data: list[AllTypes], name: str, pick: int) -> None:
             given_value, expected = CONVERTED[name][pick % len(CONVERTED[name])]
             object.__setattr__(data[0], name, given_value)
             store.delete(AllTypes, where={})
             store.insert_many(data)
-            for back in (store.get(AllTypes, data[0].id),
-                         from_arrow(AllTypes, to_arrow(AllTypes, data))[0]):
+            for back in (
+                store.get(AllTypes, data[0].id),
+                from_arrow(AllTypes, to_arrow(AllTypes, data))[0],
+            ):
                 assert same(getattr(back, name), expected), (name, given_value)
 
         converts()
 
 
 # -- the backends agree ----------------------------------------------------------------------------
+
 
 @dataclass
 class Probe:
@@ -299,14 +328,52 @@ def _tz(minutes: int) -> dt.timezone:
 
 NOON = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
 POOL: dict[str, list[Any]] = {
-    "s": ["caves", "CAVES", "Caves", "cavés", "caves ", "caves  ", " caves", "", " ", "a",
-          "b", "é", "e\u0301", "Z", "zz", "\u00df", "ss", "\U0001f409", "%", "_", None],
+    "s": [
+        "caves",
+        "CAVES",
+        "Caves",
+        "cavés",
+        "caves ",
+        "caves  ",
+        " caves",
+        "",
+        " ",
+        "a",
+        "b",
+        "é",
+        "e\u0301",
+        "Z",
+        "zz",
+        "\u00df",
+        "ss",
+        "\U0001f409",
+        "%",
+        "_",
+        None,
+    ],
     "f": [-0.0, 0.0, 1.5, -1.5, 2.0, 1e300, -1e-300, 5e-324, None],
-    "dec": [D("1.5"), D("1.50"), D("1.500"), D("-1.5"), D("0"), D("0.00"), D("100"),
-            D("99.999"), D("-0.001"), D("12345678901234567890.5"), None],
-    "at": [NOON, NOON.astimezone(_tz(330)), NOON.astimezone(_tz(-840)),
-           NOON.astimezone(_tz(840)), NOON + dt.timedelta(microseconds=1),
-           (NOON - dt.timedelta(minutes=1)).astimezone(_tz(60)), None],
+    "dec": [
+        D("1.5"),
+        D("1.50"),
+        D("1.500"),
+        D("-1.5"),
+        D("0"),
+        D("0.00"),
+        D("100"),
+        D("99.999"),
+        D("-0.001"),
+        D("12345678901234567890.5"),
+        None,
+    ],
+    "at": [
+        NOON,
+        NOON.astimezone(_tz(330)),
+        NOON.astimezone(_tz(-840)),
+        NOON.astimezone(_tz(840)),
+        NOON + dt.timedelta(microseconds=1),
+        (NOON - dt.timedelta(minutes=1)).astimezone(_tz(60)),
+        None,
+    ],
     "n": [-(2**63), -1, 0, 1, 2, 2**63 - 1, None],
     "flag": [True, False, None],
 }
@@ -326,8 +393,15 @@ def probe_rows() -> list[Probe]:
     rng = random.Random(10)
     out = []
     for i in range(48):
-        out.append(Probe(i, *(POOL[k][(i * (j + 3)) % len(POOL[k])] if i < 24 else
-                              rng.choice(POOL[k]) for j, k in enumerate(POOL))))
+        out.append(
+            Probe(
+                i,
+                *(
+                    POOL[k][(i * (j + 3)) % len(POOL[k])] if i < 24 else rng.choice(POOL[k])
+                    for j, k in enumerate(POOL)
+                ),
+            )
+        )
     return out
 
 
@@ -340,8 +414,24 @@ def comparisons(draw: Any) -> Comparison:
     name = draw(st.sampled_from(_columns()))
     values = [v for v in POOL.get(name, list(range(48))) if v is not None] + EXTRA[name]
     value = st.sampled_from(values)
-    kind = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not_in",
-                                 "between", "is_null", "is_not_null", "eq_none"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "==",
+                "!=",
+                "<",
+                "<=",
+                ">",
+                ">=",
+                "in",
+                "not_in",
+                "between",
+                "is_null",
+                "is_not_null",
+                "eq_none",
+            ]
+        )
+    )
     if kind == "flag" or (name == "flag" and kind in ("<", "<=", ">", ">=", "between")):
         kind = "=="
     if kind == "in" or kind == "not_in":
@@ -359,15 +449,25 @@ def comparisons(draw: Any) -> Comparison:
 
 
 def filters() -> st.SearchStrategy[Expr]:
-    return st.recursive(comparisons(), lambda inner: st.one_of(
-        st.tuples(inner, inner).map(lambda p: p[0] & p[1]),
-        st.tuples(inner, inner).map(lambda p: p[0] | p[1]),
-        inner.map(lambda e: ~e)), max_leaves=4)
+    return st.recursive(
+        comparisons(),
+        lambda inner: st.one_of(
+            st.tuples(inner, inner).map(lambda p: p[0] & p[1]),
+            st.tuples(inner, inner).map(lambda p: p[0] | p[1]),
+            inner.map(lambda e: ~e),
+        ),
+        max_leaves=4,
+    )
 
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-    ">": operator.gt, ">=": operator.ge}
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 
 def truth(expr: Expr, row: Probe) -> bool | None:
@@ -400,8 +500,9 @@ def truth(expr: Expr, row: Probe) -> bool | None:
 
 def _order(rows_: list[Probe], name: str, descending: bool) -> list[int]:
     """The documented order: by value, NULLs first ascending (last descending), then id."""
-    present = sorted((r for r in rows_ if getattr(r, name) is not None),
-                     key=lambda r: (getattr(r, name), r.id))
+    present = sorted(
+        (r for r in rows_ if getattr(r, name) is not None), key=lambda r: (getattr(r, name), r.id)
+    )
     nulls = sorted((r for r in rows_ if getattr(r, name) is None), key=lambda r: r.id)
     if descending:  # ORDER BY -name, -id: both reversed
         return [r.id for r in reversed(present)] + [r.id for r in reversed(nulls)]
@@ -434,9 +535,12 @@ def test_backends_agree_on_filters_and_order(three_stores: list[Store]) -> None:
         store.create(Probe)
         store.insert_many(data)
         back = list(store.select(Probe, order_by="id"))
-        assert all(same(getattr(a, f.name), getattr(b, f.name))
-                   for a, b in zip(data, back, strict=True) for f in dataclasses.fields(Probe)
-                   if getattr(a, f.name) is not None)
+        assert all(
+            same(getattr(a, f.name), getattr(b, f.name))
+            for a, b in zip(data, back, strict=True)
+            for f in dataclasses.fields(Probe)
+            if getattr(a, f.name) is not None
+        )
 
     @settings(max_examples=150, **SETTINGS)
     @given(where=filters(), by=st.sampled_from(_columns()), descending=st.booleans())

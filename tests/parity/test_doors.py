@@ -78,7 +78,9 @@ def write_parquet_door(url: str, work: Path) -> None:
 
 
 WRITES: dict[str, Callable[[str, Path], None]] = {
-    "api": write_api, "cli-import-xml": write_cli_xml, "parquet": write_parquet_door,
+    "api": write_api,
+    "cli-import-xml": write_cli_xml,
+    "parquet": write_parquet_door,
 }
 
 
@@ -108,9 +110,14 @@ def canon(objs: list[Level]) -> Canon:
     for o in objs:
         assert o.id is not None
         out[o.id] = {
-            "name": o.name, "width": o.width, "ratio": o.ratio, "price": o.price,
+            "name": o.name,
+            "width": o.width,
+            "ratio": o.ratio,
+            "price": o.price,
             "placed": (o.placed.astimezone(UTC), o.placed.utcoffset()),
-            "day": o.day, "tag": o.tag, "note": o.note,
+            "day": o.day,
+            "tag": o.tag,
+            "note": o.note,
             "rooms": [(r.x, r.label) for r in o.rooms],
         }
     return out
@@ -127,8 +134,12 @@ def same(value: Any, expected: Any) -> bool:
     return bool(value == expected)
 
 
-def differences(seen: Canon, *, fields: tuple[str, ...] | None = None,
-                compare: Callable[[str, Any, Any], bool] | None = None) -> list[str]:
+def differences(
+    seen: Canon,
+    *,
+    fields: tuple[str, ...] | None = None,
+    compare: Callable[[str, Any, Any], bool] | None = None,
+) -> list[str]:
     """Every way ``seen`` differs from the rows written (restricted to ``fields``)."""
     want = canon(EXPECTED)
     problems: list[str] = []
@@ -139,11 +150,15 @@ def differences(seen: Canon, *, fields: tuple[str, ...] | None = None,
             got, expected = seen[key].get(name, "<missing>"), want[key][name]
             ok = compare(name, got, expected) if compare else None
             if ok is None:
-                ok = (all(same(g, e) for g, e in zip(got, expected, strict=True))
-                      if isinstance(expected, tuple) and isinstance(got, tuple)
-                      and len(got) == len(expected)
-                      else same(got, expected) if not isinstance(expected, list)
-                      else got == expected)
+                ok = (
+                    all(same(g, e) for g, e in zip(got, expected, strict=True))
+                    if isinstance(expected, tuple)
+                    and isinstance(got, tuple)
+                    and len(got) == len(expected)
+                    else same(got, expected)
+                    if not isinstance(expected, list)
+                    else got == expected
+                )
             if not ok:
                 problems.append(f"row {key}, {name}: {got!r} instead of {expected!r}")
     return problems
@@ -164,19 +179,28 @@ def _instant(text: str) -> datetime:
 
 
 def read_cli_query(url: str, work: Path) -> list[str]:
-    parents = [json.loads(line) for line in
-               run_cli("query", PARENT, "--format", "jsonl", "--db", url).splitlines()]
-    children = [json.loads(line) for line in
-                run_cli("query", CHILD, "--format", "jsonl", "-o", "parent_key", "-o",
-                        "position", "--db", url).splitlines()]
+    parents = [
+        json.loads(line)
+        for line in run_cli("query", PARENT, "--format", "jsonl", "--db", url).splitlines()
+    ]
+    children = [
+        json.loads(line)
+        for line in run_cli(
+            "query", CHILD, "--format", "jsonl", "-o", "parent_key", "-o", "position", "--db", url
+        ).splitlines()
+    ]
     seen: Canon = {}
     for p in parents:
         placed = datetime.fromisoformat(p["placed"])
         seen[p["id"]] = {
-            "name": p["name"], "width": p["width"], "ratio": p["ratio"],
+            "name": p["name"],
+            "width": p["width"],
+            "ratio": p["ratio"],
             "price": Decimal(p["price"]),
             "placed": (placed.astimezone(UTC), placed.utcoffset()),
-            "day": date.fromisoformat(p["day"]), "tag": uuid.UUID(p["tag"]), "note": p["note"],
+            "day": date.fromisoformat(p["day"]),
+            "tag": uuid.UUID(p["tag"]),
+            "note": p["note"],
             "rooms": [(c["x"], c["label"]) for c in children if c["parent_key"] == p["id"]],
         }
     return differences(seen)
@@ -207,25 +231,70 @@ def _shell_rows(url: str, sql: str) -> list[list[str]]:
     """Rows as the database's own command-line client prints them (CSV / tab-separated)."""
     u = sa.make_url(url)
     if u.get_backend_name() == "sqlite":
-        out = subprocess.run([_need_program("sqlite3"), "-csv", "-nullvalue", "<NULL>",
-                              str(u.database), sql], capture_output=True, text=True,
-                             check=True, timeout=60).stdout
+        out = subprocess.run(
+            [_need_program("sqlite3"), "-csv", "-nullvalue", "<NULL>", str(u.database), sql],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
         return list(csv.reader(io.StringIO(out)))
     if u.get_backend_name() == "postgresql":
         env = {**os.environ, "PGPASSWORD": u.password or ""}
-        out = subprocess.run([_need_program("psql"), "-X", "-A", "-F", "\t", "-t",
-                              "-P", "null=<NULL>", "-h", u.host or "127.0.0.1",
-                              "-p", str(u.port or 5432), "-U", u.username or "postgres",
-                              "-d", str(u.database), "-c", sql], capture_output=True,
-                             text=True, check=True, timeout=60, env=env).stdout
+        out = subprocess.run(
+            [
+                _need_program("psql"),
+                "-X",
+                "-A",
+                "-F",
+                "\t",
+                "-t",
+                "-P",
+                "null=<NULL>",
+                "-h",
+                u.host or "127.0.0.1",
+                "-p",
+                str(u.port or 5432),
+                "-U",
+                u.username or "postgres",
+                "-d",
+                str(u.database),
+                "-c",
+                sql,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env=env,
+        ).stdout
         return [line.split("\t") for line in out.splitlines() if line]
-    out = subprocess.run([_need_program("mariadb"), "-B", "-N", "-h", u.host or "127.0.0.1",
-                          "-P", str(u.port or 3306), "-u", u.username or "root",
-                          *([f"-p{u.password}"] if u.password else []), str(u.database),
-                          "-e", sql], capture_output=True, text=True, check=True,
-                         timeout=60).stdout
-    return [[None if v == "NULL" else v for v in line.split("\t")]  # type: ignore[misc]
-            for line in out.splitlines() if line]
+    out = subprocess.run(
+        [
+            _need_program("mariadb"),
+            "-B",
+            "-N",
+            "-h",
+            u.host or "127.0.0.1",
+            "-P",
+            str(u.port or 3306),
+            "-u",
+            u.username or "root",
+            *([f"-p{u.password}"] if u.password else []),
+            str(u.database),
+            "-e",
+            sql,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return [
+        [None if v == "NULL" else v for v in line.split("\t")]  # type: ignore[misc]
+        for line in out.splitlines()
+        if line
+    ]
 
 
 def _tool_compare(name: str, got: Any, expected: Any) -> bool | None:
@@ -242,9 +311,13 @@ def _from_text(row: list[Any], children: list[list[Any]]) -> tuple[int, dict[str
     key, name, width, ratio, price, placed, day, tag, note = row
     null = ("<NULL>", None)
     return int(key), {
-        "name": name, "width": int(width), "ratio": float(ratio), "price": Decimal(price),
+        "name": name,
+        "width": int(width),
+        "ratio": float(ratio),
+        "price": Decimal(price),
         "placed": (_instant(placed).astimezone(UTC), None),
-        "day": date.fromisoformat(day), "tag": uuid.UUID(tag),
+        "day": date.fromisoformat(day),
+        "tag": uuid.UUID(tag),
         "note": None if note in null else note,
         "rooms": [(int(c[1]), c[2]) for c in children if int(c[0]) == int(key)],
     }
@@ -252,8 +325,9 @@ def _from_text(row: list[Any], children: list[list[Any]]) -> tuple[int, dict[str
 
 def _shell_sql() -> tuple[str, str]:
     """The parent query (plain columns, as another tool would write it) and the child one."""
-    parents = ("SELECT id, name, width, ratio, price, placed, day, tag, note "
-               f"FROM {PARENT} ORDER BY id")
+    parents = (
+        f"SELECT id, name, width, ratio, price, placed, day, tag, note FROM {PARENT} ORDER BY id"
+    )
     children = f"SELECT parent_key, x, label FROM {CHILD} ORDER BY parent_key, position"
     return parents, children
 
@@ -281,17 +355,25 @@ def read_pandas(url: str, work: Path) -> list[str]:
         with engine.connect() as conn:
             problems: list[str] = []
             for bound in ("60", 60):
-                frame = pd.read_sql(sa.text(f"SELECT id FROM {PARENT} WHERE width = :w "
-                                            "ORDER BY id"), conn, params={"w": bound})
+                frame = pd.read_sql(
+                    sa.text(f"SELECT id FROM {PARENT} WHERE width = :w ORDER BY id"),
+                    conn,
+                    params={"w": bound},
+                )
                 if list(frame["id"]) != [1, 2]:
                     problems.append(f"width = {bound!r} finds {list(frame['id'])}")
-            frame = pd.read_sql(sa.text(f"SELECT c.parent_key, c.x FROM {CHILD} c JOIN "
-                                        f"{PARENT} p ON p.id = c.parent_key "
-                                        "WHERE p.name = :n"), conn, params={"n": "first"})
+            frame = pd.read_sql(
+                sa.text(
+                    f"SELECT c.parent_key, c.x FROM {CHILD} c JOIN "
+                    f"{PARENT} p ON p.id = c.parent_key "
+                    "WHERE p.name = :n"
+                ),
+                conn,
+                params={"n": "first"},
+            )
             if sorted(frame["x"]) != [1, 2, 3]:
                 problems.append(f"join on parent_key finds {list(frame['x'])}")
-            frame = pd.read_sql(sa.text(f"SELECT id, name, width FROM {PARENT} ORDER BY id"),
-                                conn)
+            frame = pd.read_sql(sa.text(f"SELECT id, name, width FROM {PARENT} ORDER BY id"), conn)
             want = [(o.id, o.name, o.width) for o in EXPECTED]
             got = [(int(i), n, int(w)) for i, n, w in frame.itertuples(index=False)]
             if got != want:
@@ -337,25 +419,36 @@ def read_datasette(url: str, work: Path) -> list[str]:
 
 
 READS: dict[str, Callable[[str, Path], list[str]]] = {
-    "api": read_api, "cli-query": read_cli_query, "cli-export-xml": read_cli_export_xml,
-    "cli-parquet": read_cli_parquet, "shell": read_shell, "pandas": read_pandas,
+    "api": read_api,
+    "cli-query": read_cli_query,
+    "cli-export-xml": read_cli_export_xml,
+    "cli-parquet": read_cli_parquet,
+    "shell": read_shell,
+    "pandas": read_pandas,
     "datasette": read_datasette,
 }
 
 
 #: Every (backend, write door, read door); Datasette serves SQLite files only.
-CELLS = [(backend, write, read) for backend in BACKENDS for write in WRITES for read in READS
-         if read != "datasette" or backend == "sqlite"]
+CELLS = [
+    (backend, write, read)
+    for backend in BACKENDS
+    for write in WRITES
+    for read in READS
+    if read != "datasette" or backend == "sqlite"
+]
 
 
 @pytest.mark.parametrize(("backend", "write_door", "read_door"), CELLS)
-def test_every_door_sees_the_rows_written(backend: str, write_door: str, read_door: str,
-                                          written: Callable[..., str],
-                                          tmp_path: Path) -> None:
+def test_every_door_sees_the_rows_written(
+    backend: str, write_door: str, read_door: str, written: Callable[..., str], tmp_path: Path
+) -> None:
     url = written(backend, write_door)
     problems = READS[read_door](url, tmp_path)
-    assert not problems, (f"{backend}: written through {write_door}, read through "
-                          f"{read_door}:\n  " + "\n  ".join(problems))
+    assert not problems, (
+        f"{backend}: written through {write_door}, read through "
+        f"{read_door}:\n  " + "\n  ".join(problems)
+    )
 
 
 def test_the_rows_have_every_shape() -> None:
@@ -390,8 +483,7 @@ def test_diffgram_door(backend: str, databases: Any, tmp_path: Path) -> None:
     source = f"sqlite:///{tmp_path / 'source.db'}"
     write_api(source, tmp_path)
     doc = tmp_path / "changes.xml"
-    result = CliRunner().invoke(cli, ["export-xml", PARENT, str(doc), "--diffgram",
-                                      "--db", source])
+    result = CliRunner().invoke(cli, ["export-xml", PARENT, str(doc), "--diffgram", "--db", source])
     assert result.exit_code != 0 and CHILD in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert not doc.exists()
@@ -411,4 +503,5 @@ def test_diffgram_door(backend: str, databases: Any, tmp_path: Path) -> None:
         assert g.price.as_tuple() == p.price.as_tuple()
     rows_seen = _shell_rows(url, "SELECT id, name, width FROM plain ORDER BY id")
     assert [(int(i), n, int(w)) for i, n, w in rows_seen] == [
-        (p.id, p.name, p.width) for p in PLAIN]
+        (p.id, p.name, p.width) for p in PLAIN
+    ]

@@ -25,8 +25,15 @@ from tests.entityworks.strategies import AllTypes, assert_same_rows, rows
 from tests.entityworks.test_promise import storable, xml_writable
 
 EXAMPLES = {"sqlite": 15, "postgresql": 8, "mariadb": 8}
-SETTINGS: dict[str, Any] = dict(deadline=None, database=None, suppress_health_check=[
-    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS: dict[str, Any] = dict(
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
@@ -40,8 +47,9 @@ def _one_clear_line(code: int, err: str) -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
-def test_every_type_through_the_cli_doors(backend: str, databases: Any,
-                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_every_type_through_the_cli_doors(
+    backend: str, databases: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     url = databases(backend, "every_type")
     with Store(url) as store:
         store.create(AllTypes)
@@ -88,8 +96,9 @@ PLAIN = ("i", "oi", "f", "of", "s", "os")
 
 @given(data=rows(xml=False))
 @settings(max_examples=25, **SETTINGS)
-def test_sqlite_text_bound_equality_finds_every_plain_value(tmp_path_factory: Any,
-                                                            data: list[AllTypes]) -> None:
+def test_sqlite_text_bound_equality_finds_every_plain_value(
+    tmp_path_factory: Any, data: list[AllTypes]
+) -> None:
     """Datasette binds ``?column=value`` as text: on a table entityworks wrote, that finds
     the rows holding the value, as ``column = value`` typed in the sqlite3 shell does."""
     if not data or not storable("sqlite", data):
@@ -106,8 +115,12 @@ def test_sqlite_text_bound_equality_finds_every_plain_value(tmp_path_factory: An
                     continue
                 text = repr(value) if isinstance(value, float) else str(value)
                 want = sorted(r.id for r in data if _equal(getattr(r, name), value))
-                found = sorted(k for (k,) in conn.execute(
-                    f'SELECT id FROM all_types WHERE "{name}" = ?', (text,)))
+                found = sorted(
+                    k
+                    for (k,) in conn.execute(
+                        f'SELECT id FROM all_types WHERE "{name}" = ?', (text,)
+                    )
+                )
                 assert found == want, (name, value, text)
 
 

@@ -22,15 +22,38 @@ ROOMS = render.from_ascii(
 )
 
 
-@pytest.mark.parametrize(("key", "step"), [
-    ("KEY_UP", (0, -1)), ("KEY_DOWN", (0, 1)), ("KEY_LEFT", (-1, 0)), ("KEY_RIGHT", (1, 0)),
-    ("KEY_HOME", (-1, -1)), ("KEY_NPAGE", (1, 1)),
-    ("h", (-1, 0)), ("j", (0, 1)), ("k", (0, -1)), ("l", (1, 0)),
-    ("y", (-1, -1)), ("u", (1, -1)), ("b", (-1, 1)), ("n", (1, 1)),
-    ("w", (0, -1)), ("W", (0, -1)), ("x", (0, 1)), ("s", (0, 1)), ("a", (-1, 0)),
-    ("d", (1, 0)), ("e", (1, -1)), ("z", (-1, 1)), ("C", (1, 1)), ("Q", (-1, -1)),
-    ("q", None), ("p", None), ("KEY_F1", None),
-])
+@pytest.mark.parametrize(
+    ("key", "step"),
+    [
+        ("KEY_UP", (0, -1)),
+        ("KEY_DOWN", (0, 1)),
+        ("KEY_LEFT", (-1, 0)),
+        ("KEY_RIGHT", (1, 0)),
+        ("KEY_HOME", (-1, -1)),
+        ("KEY_NPAGE", (1, 1)),
+        ("h", (-1, 0)),
+        ("j", (0, 1)),
+        ("k", (0, -1)),
+        ("l", (1, 0)),
+        ("y", (-1, -1)),
+        ("u", (1, -1)),
+        ("b", (-1, 1)),
+        ("n", (1, 1)),
+        ("w", (0, -1)),
+        ("W", (0, -1)),
+        ("x", (0, 1)),
+        ("s", (0, 1)),
+        ("a", (-1, 0)),
+        ("d", (1, 0)),
+        ("e", (1, -1)),
+        ("z", (-1, 1)),
+        ("C", (1, 1)),
+        ("Q", (-1, -1)),
+        ("q", None),
+        ("p", None),
+        ("KEY_F1", None),
+    ],
+)
 def test_every_layout_maps_to_its_step(key: str, step) -> None:
     assert key_step(key) == step
 
@@ -57,8 +80,9 @@ def test_frame_draws_visible_bright_memory_dim_and_the_rest_blank() -> None:
         for x in range(30):
             if (x, y) == walker.position:
                 continue
-            expected = (BRIGHT if walker.visible[y, x] else
-                        DIM if walker.explored_mask[y, x] else BLANK)
+            expected = (
+                BRIGHT if walker.visible[y, x] else DIM if walker.explored_mask[y, x] else BLANK
+            )
             assert view.styles[y][x] == expected, (x, y)
             if expected == BLANK:
                 assert view.rows[y][x] == " "

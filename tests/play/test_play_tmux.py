@@ -59,7 +59,7 @@ def parse_screen(text: str) -> list[list[Cell]]:
         row: list[Cell] = []
         pos = 0
         for match in _SGR.finditer(line):
-            row += [Cell(c, bold, dim, reverse) for c in line[pos:match.start()]]
+            row += [Cell(c, bold, dim, reverse) for c in line[pos : match.start()]]
             pos = match.end()
             for code in (match.group(1) or "0").split(";"):
                 if code in ("0", ""):
@@ -84,8 +84,19 @@ class Pane:
 
     def __init__(self, socket: str, cwd: Path) -> None:
         self.socket = socket
-        self.tmux("new-session", "-d", "-s", "play", "-x", str(COLS), "-y", str(ROWS),
-                  "-c", str(cwd), f"env PS1='{PROMPT}' bash --norc --noprofile")
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "play",
+            "-x",
+            str(COLS),
+            "-y",
+            str(ROWS),
+            "-c",
+            str(cwd),
+            f"env PS1='{PROMPT}' bash --norc --noprofile",
+        )
         try:
             self.tmux("set-option", "-t", "play", "status", "off")
             self.wait_for(lambda text: text.rstrip().endswith(PROMPT.rstrip()))
@@ -94,8 +105,13 @@ class Pane:
             raise
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                              text=True, check=True, timeout=30).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout
 
     def send(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "play", *keys)
@@ -122,8 +138,7 @@ class Pane:
 
     def close(self) -> None:
         path = self.tmux("display-message", "-p", "#{socket_path}").strip()
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
-                       timeout=30)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=30)
         if path.endswith(self.socket):
             Path(path).unlink(missing_ok=True)
 
@@ -144,10 +159,22 @@ def level(tmp_path: Path) -> str:
     db = tmp_path / "level.db"
     store = open_catalog(db)
     ratio, regions, largest = map_stats(MAP)
-    store.insert(MapRecord(
-        id=None, kind="handmade", generator="tests", parameters={}, seed=None,
-        width=30, height=7, grid=MAP, open_ratio=ratio, region_count=regions,
-        largest_region=largest, placements=[MapPlacement(27, 5, "stairs_down", 0)]))
+    store.insert(
+        MapRecord(
+            id=None,
+            kind="handmade",
+            generator="tests",
+            parameters={},
+            seed=None,
+            width=30,
+            height=7,
+            grid=MAP,
+            open_ratio=ratio,
+            region_count=regions,
+            largest_region=largest,
+            placements=[MapPlacement(27, 5, "stairs_down", 0)],
+        )
+    )
     store.close()
     return str(db)
 
@@ -159,8 +186,12 @@ def screen_xy(x: int, y: int) -> tuple[int, int]:
 
 
 def player(screen: list[list[Cell]]) -> tuple[int, int]:
-    found = [(sx, sy) for sy, row in enumerate(screen[:ROWS - 1]) for sx, c in enumerate(row)
-             if c.char == "@"]  # the last row is the status line
+    found = [
+        (sx, sy)
+        for sy, row in enumerate(screen[: ROWS - 1])
+        for sx, c in enumerate(row)
+        if c.char == "@"
+    ]  # the last row is the status line
     assert len(found) == 1, found
     sx, sy = found[0]
     assert screen[sy][sx].reverse and screen[sy][sx].bold
@@ -210,8 +241,9 @@ def test_walk_see_remember_and_quit(pane: Pane, level: str) -> None:
     assert stairs.char == ">" and stairs.bold
 
     pane.send("q")
-    text = pane.wait_for(lambda text: "left map 1 at" in text
-                         and text.rstrip().endswith(PROMPT.rstrip()))
+    text = pane.wait_for(
+        lambda text: "left map 1 at" in text and text.rstrip().endswith(PROMPT.rstrip())
+    )
     assert "Traceback" not in text
     pane.type("stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo")
     restored = pane.wait_for(lambda text: text.count(PROMPT.rstrip()) >= 3)
@@ -227,8 +259,9 @@ def test_ctrl_c_restores_the_terminal(pane: Pane, level: str) -> None:
     pane.send("h")
     pane.wait_for(lambda text: "@ 13,3" in text)
     pane.send("C-c")
-    text = pane.wait_for(lambda text: "left map 1 at" in text
-                         and text.rstrip().endswith(PROMPT.rstrip()))
+    text = pane.wait_for(
+        lambda text: "left map 1 at" in text and text.rstrip().endswith(PROMPT.rstrip())
+    )
     assert "Traceback" not in text and "aborted" not in text
     pane.type("stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo")
     lines = pane.wait_for(lambda text: text.count(PROMPT.rstrip()) >= 3).split("\n")
@@ -236,8 +269,13 @@ def test_ctrl_c_restores_the_terminal(pane: Pane, level: str) -> None:
 
 
 def test_play_outside_a_terminal_and_a_bad_start_are_one_line_errors(level: str) -> None:
-    piped = subprocess.run([str(BIN), "play", "1", "--db", level], capture_output=True,
-                           text=True, stdin=subprocess.DEVNULL, timeout=60)
+    piped = subprocess.run(
+        [str(BIN), "play", "1", "--db", level],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert piped.returncode == 2
     assert piped.stderr == "error: play needs a terminal (stdin and stdout must be a tty)\n"
 
@@ -247,8 +285,9 @@ def test_bad_starts_are_refused_in_the_terminal(pane: Pane, level: str) -> None:
     pane.type(f"{BIN} play 1 --db {level} --at 0,0; echo status=$?")
     text = pane.wait_for(lambda text: len(done.findall(text)) == 1)
     assert "error: entityworks play: Invalid value for --at: 0,0 is a wall" in text.replace(
-        "\n", "")
-    assert "status=2" in done.findall(text)[0] + text[text.rindex("status="):]
+        "\n", ""
+    )
+    assert "status=2" in done.findall(text)[0] + text[text.rindex("status=") :]
     pane.type(f"{BIN} play 1 --db {level} --at 3; echo status=$?")
     text = pane.wait_for(lambda text: len(done.findall(text)) == 2)
     assert "'3' is not X,Y" in text.replace("\n", "")

@@ -55,7 +55,7 @@ class RepeatingStream:
 
     def read(self, n: int = -1) -> bytes:
         buffer = bytearray(max(0, min(n if n >= 0 else self.size, self.size - self.pos)))
-        return bytes(buffer[:self.readinto(buffer)])
+        return bytes(buffer[: self.readinto(buffer)])
 
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
@@ -66,7 +66,7 @@ class RepeatingStream:
         while done < want:
             offset = (self.pos + done) % len(self.block)
             n = min(want - done, len(self.block) - offset)
-            view[done:done + n] = self.block[offset:offset + n]
+            view[done : done + n] = self.block[offset : offset + n]
             done += n
         self.pos += done
         return done
@@ -109,10 +109,14 @@ def _rss(kind: str, path: str, arg: str | None) -> dict[str, Any]:
             block = random.Random(int(arg or 0)).randbytes(1 << 20)
             report = entropy.report(RepeatingStream(block, size))
             one = entropy.report(block)
-            outcome.update(size=report.size, entropy=report.entropy,
-                           distribution_ok=all(
-                               a == b * (size // len(block)) for a, b in
-                               zip(report.distribution, one.distribution, strict=True)))
+            outcome.update(
+                size=report.size,
+                entropy=report.entropy,
+                distribution_ok=all(
+                    a == b * (size // len(block))
+                    for a, b in zip(report.distribution, one.distribution, strict=True)
+                ),
+            )
         elif kind == "entropy-file":
             outcome["size"] = entropy.report(path).size
         else:
@@ -120,8 +124,11 @@ def _rss(kind: str, path: str, arg: str | None) -> dict[str, Any]:
     except (EntityworksError, ValueError) as exc:
         outcome["error"] = type(exc).__name__
         outcome["message"] = str(exc)
-    outcome.update(baseline_mb=round(baseline, 1), peak_mb=round(_peak_mb(), 1),
-                   seconds=round(time.perf_counter() - started, 2))
+    outcome.update(
+        baseline_mb=round(baseline, 1),
+        peak_mb=round(_peak_mb(), 1),
+        seconds=round(time.perf_counter() - started, 2),
+    )
     return outcome
 
 
@@ -132,11 +139,11 @@ def main(argv: list[str]) -> None:
     elif mode == "crash-xml":
         workload.crash_xml(args[0], args[1], int(args[2]), int(args[3]))
     elif mode == "concurrent":
-        workload.concurrent_child(args[0], args[1], float(args[2]), float(args[3]),
-                                  args[4].split(","))
+        workload.concurrent_child(
+            args[0], args[1], float(args[2]), float(args[3]), args[4].split(",")
+        )
     elif mode == "rss":
-        print(json.dumps(_rss(args[0], args[1], args[2] if len(args) > 2 else None)),
-              flush=True)
+        print(json.dumps(_rss(args[0], args[1], args[2] if len(args) > 2 else None)), flush=True)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

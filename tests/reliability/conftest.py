@@ -44,8 +44,15 @@ def child_env() -> dict[str, str]:
 
 
 def run_child(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(child_command(*args), cwd=ROOT, env=child_env(), text=True,
-                          capture_output=True, timeout=timeout, check=False)
+    return subprocess.run(
+        child_command(*args),
+        cwd=ROOT,
+        env=child_env(),
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 _FIGURES: dict[str, Any] = {}

@@ -41,8 +41,11 @@ class SqlWatch:
         """No fuzzed string (marked) or large int appears in any statement text."""
         needles = [v for v in values if isinstance(v, str) and MARK in v]
         needles = [MARK] if needles else []
-        needles += [str(v) for v in values if isinstance(v, int) and not isinstance(v, bool)
-                    and abs(v) >= 10**6]
+        needles += [
+            str(v)
+            for v in values
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**6
+        ]
         for statement in self.statements:
             for needle in needles:
                 assert needle not in statement, f"value {needle!r} inside SQL: {statement}"

@@ -23,10 +23,17 @@ THREADS = 8
 def run_writers(url: str, seconds: float) -> list[dict[str, Any]]:
     names = [f"p{i}" for i in range(PROCESSES)] + [f"t{i}" for i in range(THREADS)]
     start_at = time.time() + 3.0  # children import, then all start together
-    procs = [subprocess.Popen(child_command("concurrent", url, name, str(seconds),
-                                            str(start_at), ",".join(names)),
-                              cwd=ROOT, env=child_env(), text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) for name in names[:PROCESSES]]
+    procs = [
+        subprocess.Popen(
+            child_command("concurrent", url, name, str(seconds), str(start_at), ",".join(names)),
+            cwd=ROOT,
+            env=child_env(),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for name in names[:PROCESSES]
+    ]
     template = sample_map()
     time.sleep(max(0.0, start_at - time.time()))
     store = open_catalog(url)  # races the children's migrations and table creation
@@ -37,8 +44,7 @@ def run_writers(url: str, seconds: float) -> list[dict[str, Any]]:
     def thread_writer(name: str) -> None:
         results.append(write_for(store, name, seconds, names, template))
 
-    threads = [threading.Thread(target=thread_writer, args=(name,))
-               for name in names[PROCESSES:]]
+    threads = [threading.Thread(target=thread_writer, args=(name,)) for name in names[PROCESSES:]]
     for t in threads:
         t.start()
     for t in threads:
@@ -64,11 +70,12 @@ def verify(store: Any, results: list[dict[str, Any]], names: list[str]) -> None:
         assert ticks == list(range(r["ticks"])), f"{name}: rows lost or duplicated"
         maps = list(store.select(MapRecord, where={"kind": f"w:{name}"}))
         assert len(maps) == r["maps"]
-        assert all(len(m.rooms) == len(maps[0].rooms) and len(m.corridors) ==
-                   len(maps[0].corridors) for m in maps)
+        assert all(
+            len(m.rooms) == len(maps[0].rooms) and len(m.corridors) == len(maps[0].corridors)
+            for m in maps
+        )
         base = writer_base(name, names)
-        slots = {s.id: s.version for s in store.select(
-            Slot, where=[{"writer": name}])}
+        slots = {s.id: s.version for s in store.select(Slot, where=[{"writer": name}])}
         assert slots == {int(k): v for k, v in r["slots"].items()}
         assert all(base <= k < base + SLOTS for k in slots)
     assert store.count(Tick) == sum(r["ticks"] for r in results)
@@ -76,11 +83,15 @@ def verify(store: Any, results: list[dict[str, Any]], names: list[str]) -> None:
 
 
 def summary(results: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
-    return {"processes": PROCESSES, "threads": THREADS, "seconds": seconds,
-            "operations": sum(r["ops"] for r in results),
-            "ticks": sum(r["ticks"] for r in results),
-            "maps": sum(r["maps"] for r in results),
-            "worst_call_seconds": max(r["worst_seconds"] for r in results)}
+    return {
+        "processes": PROCESSES,
+        "threads": THREADS,
+        "seconds": seconds,
+        "operations": sum(r["ops"] for r in results),
+        "ticks": sum(r["ticks"] for r in results),
+        "maps": sum(r["maps"] for r in results),
+        "worst_call_seconds": max(r["worst_seconds"] for r in results),
+    }
 
 
 @pytest.mark.slow

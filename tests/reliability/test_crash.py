@@ -43,18 +43,22 @@ def check_batches(db: Path, first: int = 0) -> tuple[int, int]:
         groups = conn.execute(
             "SELECT batch, count(*), count(DISTINCT seq), min(seq), max(seq), min(size), "
             "max(size) FROM crash_row WHERE id >= ? GROUP BY batch ORDER BY batch",
-            (low_id,)).fetchall()
+            (low_id,),
+        ).fetchall()
         bad_payloads = conn.execute(
             "SELECT count(*) FROM crash_row WHERE id >= ? AND (substr(payload, 1, "
             "length(batch || ':' || seq || ':')) != batch || ':' || seq || ':' "
-            "OR id != batch * ? + seq)", (low_id, BATCH_ID_STRIDE)).fetchone()[0]
+            "OR id != batch * ? + seq)",
+            (low_id, BATCH_ID_STRIDE),
+        ).fetchone()[0]
     finally:
         conn.close()
     assert bad_payloads == 0
     for number, (batch, count, distinct, low, high, size, size2) in enumerate(groups, first):
         assert batch == number, f"batch {number} missing while batch {batch} is present"
         assert size == size2 and count == distinct == size, (
-            f"batch {batch} is partial: {count} of {size} rows")
+            f"batch {batch} is partial: {count} of {size} rows"
+        )
         assert (low, high) == (0, size - 1)
     return first + len(groups), sum(g[1] for g in groups)
 
@@ -76,15 +80,22 @@ def _read_begin(proc: subprocess.Popen[str]) -> str:
             return "".join(seen)
 
 
-def kill_runs(args: list[str], db: Path, kills: int, rng: random.Random,
-              window: float) -> dict[str, Any]:
+def kill_runs(
+    args: list[str], db: Path, kills: int, rng: random.Random, window: float
+) -> dict[str, Any]:
     """Start the writer ``kills`` times and SIGKILL it at a random moment each time; check
     the database after every kill."""
     mid_transaction = early = checked = 0
     for _ in range(kills):
         read = ""
-        proc = subprocess.Popen(child_command(*args), cwd=ROOT, env=child_env(), text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            child_command(*args),
+            cwd=ROOT,
+            env=child_env(),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         draw = rng.random()
         if draw < 0.2:  # sometimes while it starts up, opens or creates the table
             time.sleep(rng.uniform(0.0, 0.8))
@@ -114,8 +125,15 @@ def kill_runs(args: list[str], db: Path, kills: int, rng: random.Random,
 
 def finish(args: list[str], db: Path) -> tuple[int, int]:
     """A last, uninterrupted run writes up to the target; then check everything."""
-    done = subprocess.run(child_command(*args), cwd=ROOT, env=child_env(), text=True,
-                          capture_output=True, timeout=300, check=False)
+    done = subprocess.run(
+        child_command(*args),
+        cwd=ROOT,
+        env=child_env(),
+        text=True,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return check_batches(db)
 
@@ -170,9 +188,12 @@ def check_catalog(db: Path, rng: random.Random, seeds: dict[int, int]) -> int:
         maps = list(store.select(MapRecord, order_by="id"))
         conn = sqlite3.connect(db)
         try:
-            orphans = sum(conn.execute(
-                f"SELECT count(*) FROM {t} WHERE parent_key NOT IN (SELECT id FROM maps)"
-            ).fetchone()[0] for t in ("maps_rooms", "maps_corridors", "maps_caves"))
+            orphans = sum(
+                conn.execute(
+                    f"SELECT count(*) FROM {t} WHERE parent_key NOT IN (SELECT id FROM maps)"
+                ).fetchone()[0]
+                for t in ("maps_rooms", "maps_corridors", "maps_caves")
+            )
         finally:
             conn.close()
         assert orphans == 0
@@ -188,7 +209,8 @@ def check_catalog(db: Path, rng: random.Random, seeds: dict[int, int]) -> int:
             again = build_map("dungeon", m.seed, PARAMS)
             assert (len(m.rooms), len(m.corridors)) == (len(again.rooms), len(again.corridors))
             assert m.rooms == again.rooms and [c.path for c in m.corridors] == [
-                c.path for c in again.corridors]
+                c.path for c in again.corridors
+            ]
         return len(maps)
     finally:
         store.close()
@@ -204,10 +226,13 @@ def test_generate_interrupted_with_ctrl_c_keeps_the_catalog_consistent(tmp_path,
     for run in range(interrupts):
         seeds[run] = run * 100_000
         proc = subprocess.Popen(
-            _entityworks(*GENERATE, "--count", "3000", "--seed", str(seeds[run]), "--db",
-                         str(db)),
-            cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True)  # its own process group, as a terminal's Ctrl-C reaches
+            _entityworks(*GENERATE, "--count", "3000", "--seed", str(seeds[run]), "--db", str(db)),
+            cwd=tmp_path,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )  # its own process group, as a terminal's Ctrl-C reaches
         time.sleep(rng.uniform(0.2, 3.0))
         os.killpg(proc.pid, signal.SIGINT)
         _out, err = proc.communicate(timeout=60)
@@ -220,12 +245,19 @@ def test_generate_interrupted_with_ctrl_c_keeps_the_catalog_consistent(tmp_path,
     before = check_catalog(db, rng, seeds)
     seeds[interrupts] = interrupts * 100_000
     rerun = subprocess.run(
-        _entityworks(*GENERATE, "--count", "24", "--seed", str(seeds[interrupts]), "--db",
-                     str(db)), cwd=tmp_path, text=True, capture_output=True, timeout=120,
-        check=False)
+        _entityworks(*GENERATE, "--count", "24", "--seed", str(seeds[interrupts]), "--db", str(db)),
+        cwd=tmp_path,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert rerun.returncode == 0, rerun.stderr
     assert rerun.stdout.startswith("stored 24 dungeon maps")
     after = check_catalog(db, rng, seeds)
     assert after == before + 24
-    figures["generate_sigint"] = {"interrupts": interrupts, "outcomes": outcomes,
-                                  "maps_checked": after}
+    figures["generate_sigint"] = {
+        "interrupts": interrupts,
+        "outcomes": outcomes,
+        "maps_checked": after,
+    }

@@ -26,11 +26,16 @@ from tests.reliability.guards import Canary, no_network
 
 # no deadline: a loaded machine must not fail a property (a deadline only measures an
 # example after it returned, so it never caught a hang either)
-SETTINGS = dict(deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
-PUZZLE = ("003020600900305001001806400008102900700000008006708200002609500800203009"
-          "005010300")
+SETTINGS = dict(
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 
 
 @pytest.fixture
@@ -43,56 +48,137 @@ def workdir(tmp_path: Path) -> Path:
     (tmp_path / "blob.bin").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "empty.bin").write_bytes(b"")
     (tmp_path / "p.txt").write_text(PUZZLE + "\n")
-    (tmp_path / "euler.txt").write_text("Grid 01\n" + "\n".join(
-        PUZZLE[i:i + 9] for i in range(0, 81, 9)) + "\n")
+    (tmp_path / "euler.txt").write_text(
+        "Grid 01\n" + "\n".join(PUZZLE[i : i + 9] for i in range(0, 81, 9)) + "\n"
+    )
     store_entropy(store, [str(tmp_path / "blob.bin")])
     store.close()
     for kind in ("caves", "cellular", "islands", "dungeon"):  # compiled code cached first, so
-        build_map(kind, 1, {"width": 30, "height": 20})      # no case pays for compiling it
+        build_map(kind, 1, {"width": 30, "height": 20})  # no case pays for compiling it
     return tmp_path
 
 
-TABLES = ["maps", "maps_rooms", "maps_corridors", "maps_caves", "sudoku_puzzles",
-          "entropy_reports", "entityworks_version", "nope", "", "maps; DROP TABLE maps"]
-COLUMNS = ["id", "kind", "seed", "width", "open_ratio", "created_at", "parameters", "grid",
-           "puzzle", "nope", "-id", "--id", ""]
+TABLES = [
+    "maps",
+    "maps_rooms",
+    "maps_corridors",
+    "maps_caves",
+    "sudoku_puzzles",
+    "entropy_reports",
+    "entityworks_version",
+    "nope",
+    "",
+    "maps; DROP TABLE maps",
+]
+COLUMNS = [
+    "id",
+    "kind",
+    "seed",
+    "width",
+    "open_ratio",
+    "created_at",
+    "parameters",
+    "grid",
+    "puzzle",
+    "nope",
+    "-id",
+    "--id",
+    "",
+]
 OPS = ["=", "==", "!=", "<>", "<", "<=", ">", ">=", " = ", "=>", "~"]
 
 
 def hostile() -> st.SearchStrategy[str]:
     return st.one_of(
-        st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]),
-                max_size=20),
-        st.sampled_from(["'; DROP TABLE maps; --", "null", "NULL", "1e999", "nan", "-1",
-                         "9" * 30, "0x10", "[1,2]", '{"a":1}', "true", "2020-01-01",
-                         "2020-13-45", "AAAA", "é", "🐉", " ", "%", "_"]))
+        st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=20),
+        st.sampled_from(
+            [
+                "'; DROP TABLE maps; --",
+                "null",
+                "NULL",
+                "1e999",
+                "nan",
+                "-1",
+                "9" * 30,
+                "0x10",
+                "[1,2]",
+                '{"a":1}',
+                "true",
+                "2020-01-01",
+                "2020-13-45",
+                "AAAA",
+                "é",
+                "🐉",
+                " ",
+                "%",
+                "_",
+            ]
+        ),
+    )
 
 
 def where_exprs() -> st.SearchStrategy[str]:
     return st.one_of(
-        st.builds(lambda c, o, v: f"{c}{o}{v}", st.sampled_from(COLUMNS),
-                  st.sampled_from(OPS), hostile()),
-        hostile())
+        st.builds(
+            lambda c, o, v: f"{c}{o}{v}", st.sampled_from(COLUMNS), st.sampled_from(OPS), hostile()
+        ),
+        hostile(),
+    )
 
 
 def files() -> st.SearchStrategy[str]:
-    return st.sampled_from(["blob.bin", "empty.bin", "p.txt", "euler.txt", "cat.db",
-                            "missing.txt", ".", "fuzz.txt", "-"])
+    return st.sampled_from(
+        [
+            "blob.bin",
+            "empty.bin",
+            "p.txt",
+            "euler.txt",
+            "cat.db",
+            "missing.txt",
+            ".",
+            "fuzz.txt",
+            "-",
+        ]
+    )
 
 
 def outputs() -> st.SearchStrategy[str]:
-    return st.sampled_from(["out.xml", "out dir/x.xml", "ü.xml", "out.parquet", "o.png",
-                            "", ".", "-", "missing/dir/x.xml", "out"])
+    return st.sampled_from(
+        [
+            "out.xml",
+            "out dir/x.xml",
+            "ü.xml",
+            "out.parquet",
+            "o.png",
+            "",
+            ".",
+            "-",
+            "missing/dir/x.xml",
+            "out",
+        ]
+    )
 
 
 def dbs() -> st.SearchStrategy[str]:
-    return st.sampled_from(["cat.db"] * 6 + ["missing.db", "sqlite://", ":memory:", "",
-                                             "nonsense://x", "mysql://x/y", "fresh.db",
-                                             "sqlite:////nonexistent/dir/x.db", "."])
+    return st.sampled_from(
+        ["cat.db"] * 6
+        + [
+            "missing.db",
+            "sqlite://",
+            ":memory:",
+            "",
+            "nonsense://x",
+            "mysql://x/y",
+            "fresh.db",
+            "sqlite:////nonexistent/dir/x.db",
+            ".",
+        ]
+    )
 
 
 def options(pairs: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[list[str]]:
     """A few of the given options, each with a value (or a missing value)."""
+
     def flatten(chosen: list[tuple[str, Any]]) -> list[str]:
         out: list[str] = []
         for name, value in chosen:
@@ -111,49 +197,141 @@ def numbers() -> st.SearchStrategy[Any]:
 
 def command_lines() -> st.SearchStrategy[list[str]]:
     db = st.tuples(st.just("--db"), dbs())
-    query = st.builds(lambda t, o, d: ["query", t, *o, *d], st.sampled_from(TABLES), options({
-        "--where": where_exprs(), "-w": where_exprs(), "--order-by": st.sampled_from(COLUMNS),
-        "--limit": numbers(), "--offset": numbers(),
-        "--columns": st.sampled_from(["id,kind", "id,,", "nope", ",", "id, seed", ""]),
-        "--format": st.sampled_from(["table", "csv", "json", "xml", ""])}), db)
-    generate = st.builds(lambda k, o, d: ["generate", k, "--workers", "1", *o, *d],
-                         st.sampled_from(["dungeon", "cellular", "islands", "caves", "nope",
-                                          ""]), options({
-                             "--count": st.integers(-1, 2), "--width": st.integers(-1, 60),
-                             "--height": st.integers(-1, 50), "--seed": numbers(),
-                             "-p": st.builds(lambda k, v: f"{k}={v}", st.sampled_from(
-                                 ["width", "height", "close_cell_prob", "max_rooms",
-                                  "smoothing", "nope", "", "seed"]), hostile())}), db)
-    render = st.builds(lambda i, o, d: ["render", i, *o, *d], numbers().map(str), options({
-        "--ascii": st.sampled_from(["-", "a.txt", ""]), "--png": outputs(),
-        "--tiled": outputs(), "--block": numbers()}), db)
-    export = st.builds(lambda t, out, o, d: ["export-xml", t, out, *o, *d],
-                       st.sampled_from(TABLES), outputs(),
-                       options({"--where": where_exprs(), "--xsd": outputs()}), db)
-    import_ = st.builds(lambda f, o, d: ["import-xml", f, *o, *d], files(), options({
-        "--xsd": files(), "--table": st.sampled_from(TABLES)}), db)
-    parquet = st.builds(lambda t, out, o, d: ["parquet", t, out, *o, *d],
-                        st.sampled_from(TABLES), outputs(),
-                        options({"--where": where_exprs(), "--compression": st.sampled_from(
-                            ["zstd", "none", "lz77", ""])}), db)
-    solve = st.builds(lambda f, o, d: ["sudoku", "solve", f, "-j", "1", *o, *d], files(),
-                      options({"--format": st.sampled_from(["auto", "euler", "lines", "x"])}),
-                      db)
+    query = st.builds(
+        lambda t, o, d: ["query", t, *o, *d],
+        st.sampled_from(TABLES),
+        options(
+            {
+                "--where": where_exprs(),
+                "-w": where_exprs(),
+                "--order-by": st.sampled_from(COLUMNS),
+                "--limit": numbers(),
+                "--offset": numbers(),
+                "--columns": st.sampled_from(["id,kind", "id,,", "nope", ",", "id, seed", ""]),
+                "--format": st.sampled_from(["table", "csv", "json", "xml", ""]),
+            }
+        ),
+        db,
+    )
+    generate = st.builds(
+        lambda k, o, d: ["generate", k, "--workers", "1", *o, *d],
+        st.sampled_from(["dungeon", "cellular", "islands", "caves", "nope", ""]),
+        options(
+            {
+                "--count": st.integers(-1, 2),
+                "--width": st.integers(-1, 60),
+                "--height": st.integers(-1, 50),
+                "--seed": numbers(),
+                "-p": st.builds(
+                    lambda k, v: f"{k}={v}",
+                    st.sampled_from(
+                        [
+                            "width",
+                            "height",
+                            "close_cell_prob",
+                            "max_rooms",
+                            "smoothing",
+                            "nope",
+                            "",
+                            "seed",
+                        ]
+                    ),
+                    hostile(),
+                ),
+            }
+        ),
+        db,
+    )
+    render = st.builds(
+        lambda i, o, d: ["render", i, *o, *d],
+        numbers().map(str),
+        options(
+            {
+                "--ascii": st.sampled_from(["-", "a.txt", ""]),
+                "--png": outputs(),
+                "--tiled": outputs(),
+                "--block": numbers(),
+            }
+        ),
+        db,
+    )
+    export = st.builds(
+        lambda t, out, o, d: ["export-xml", t, out, *o, *d],
+        st.sampled_from(TABLES),
+        outputs(),
+        options({"--where": where_exprs(), "--xsd": outputs()}),
+        db,
+    )
+    import_ = st.builds(
+        lambda f, o, d: ["import-xml", f, *o, *d],
+        files(),
+        options({"--xsd": files(), "--table": st.sampled_from(TABLES)}),
+        db,
+    )
+    parquet = st.builds(
+        lambda t, out, o, d: ["parquet", t, out, *o, *d],
+        st.sampled_from(TABLES),
+        outputs(),
+        options(
+            {
+                "--where": where_exprs(),
+                "--compression": st.sampled_from(["zstd", "none", "lz77", ""]),
+            }
+        ),
+        db,
+    )
+    solve = st.builds(
+        lambda f, o, d: ["sudoku", "solve", f, "-j", "1", *o, *d],
+        files(),
+        options({"--format": st.sampled_from(["auto", "euler", "lines", "x"])}),
+        db,
+    )
     euler = st.builds(lambda f: ["sudoku", "euler96", f, "-j", "1"], files())
-    ent = st.builds(lambda fs, o, d: ["entropy", *fs, *o, *d], st.lists(files(), max_size=3),
-                    options({"--terse": st.none()}), db)
+    ent = st.builds(
+        lambda fs, o, d: ["entropy", *fs, *o, *d],
+        st.lists(files(), max_size=3),
+        options({"--terse": st.none()}),
+        db,
+    )
     schema = st.builds(lambda t, d: ["schema", t, *d], st.sampled_from(TABLES), db)
-    ddl = st.builds(lambda t, o: ["ddl", t, *o], st.sampled_from(TABLES), options({
-        "--dialect": st.sampled_from(["sqlite", "postgresql", "mysql", "mssql", "oracle"]),
-        "--templates": st.none()}))
-    migrate = st.builds(lambda o, d: ["migrate", *o, *d], options({
-        "--revision": st.sampled_from(["head", "base", "garbage", "0001", "-1", "+1", ""])}),
-        db)
+    ddl = st.builds(
+        lambda t, o: ["ddl", t, *o],
+        st.sampled_from(TABLES),
+        options(
+            {
+                "--dialect": st.sampled_from(["sqlite", "postgresql", "mysql", "mssql", "oracle"]),
+                "--templates": st.none(),
+            }
+        ),
+    )
+    migrate = st.builds(
+        lambda o, d: ["migrate", *o, *d],
+        options(
+            {"--revision": st.sampled_from(["head", "base", "garbage", "0001", "-1", "+1", ""])}
+        ),
+        db,
+    )
     noise = st.lists(hostile(), max_size=4)
-    return st.one_of(query, query, generate, render, export, import_, parquet, solve, euler,
-                     ent, schema, ddl, migrate, noise,
-                     st.builds(lambda a: [a, "--help"], st.sampled_from(
-                         ["query", "generate", "sudoku", "schema", "nope"])))
+    return st.one_of(
+        query,
+        query,
+        generate,
+        render,
+        export,
+        import_,
+        parquet,
+        solve,
+        euler,
+        ent,
+        schema,
+        ddl,
+        migrate,
+        noise,
+        st.builds(
+            lambda a: [a, "--help"],
+            st.sampled_from(["query", "generate", "sudoku", "schema", "nope"]),
+        ),
+    )
 
 
 @pytest.mark.slow

@@ -26,9 +26,15 @@ from tests.reliability.guards import Canary, no_network
 
 # no deadline: a loaded machine must not fail a property (a deadline only measures an
 # example after it returned, so it never caught a hang either)
-SETTINGS = dict(deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = dict(
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 
 # -- XML and XSD -------------------------------------------------------------------------------
 
@@ -42,9 +48,11 @@ class XRow:
     data: bytes
 
 
-BASE_ROWS = [XRow(1, "first", 1.5, dt.datetime(2020, 1, 2, 3, 4, 5), b"\x00\x01"),
-             XRow(2, "<&> 'quoted'", None, None, b""),
-             XRow(3, "  ", -0.0, dt.datetime(1999, 12, 31), b"xyz" * 10)]
+BASE_ROWS = [
+    XRow(1, "first", 1.5, dt.datetime(2020, 1, 2, 3, 4, 5), b"\x00\x01"),
+    XRow(2, "<&> 'quoted'", None, None, b""),
+    XRow(3, "  ", -0.0, dt.datetime(1999, 12, 31), b"xyz" * 10),
+]
 
 
 def snippets(canary: Canary, server: str) -> list[str]:
@@ -55,7 +63,12 @@ def snippets(canary: Canary, server: str) -> list[str]:
         f'<!DOCTYPE d [<!ENTITY % p SYSTEM "{server}/p.dtd"> %p;]>',
         '<!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
         '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>',
-        "&xxe;", "&c;", "&amp;", "&#0;", "&#xD800;", "&#65;",
+        "&xxe;",
+        "&c;",
+        "&amp;",
+        "&#0;",
+        "&#xD800;",
+        "&#65;",
         f'<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{uri}" parse="text"/>',
         f'<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{relative}"/>',
         f'<?xml-stylesheet href="{server}/s.xsl"?>',
@@ -64,16 +77,41 @@ def snippets(canary: Canary, server: str) -> list[str]:
         f'<xs:import xmlns:xs="http://www.w3.org/2001/XMLSchema" schemaLocation="{uri}"/>',
         f'<xs:include xmlns:xs="http://www.w3.org/2001/XMLSchema" schemaLocation="{path}"/>',
         f'<xs:redefine xmlns:xs="http://www.w3.org/2001/XMLSchema" schemaLocation="{server}/r"/>',
-        '<xs:element name="id" type="xs:nonsense"/>', 'type="q:int"', 'type="xs:string"',
-        'msdata:MainDataTable="nope"', 'minOccurs="0"', 'name="class"', 'name="id"',
-        "<![CDATA[<row/>]]>", "<!-- comment -->", "<?pi data?>", "]]>", "<", ">", "&",
-        '<?xml version="1.0" encoding="UTF-16"?>', '<?xml version="1.1"?>',
-        '<?xml version="1.0" encoding="EBCDIC-US"?>', "\ufeff", "\x00", "\x0c",
-        "<id>99</id>", "<id>-9223372036854775809</id>", "<id>1e5</id>", "<value>NaN</value>",
-        "<value>1e999</value>", "<when>2020-13-45T99:00:00</when>", "<data>!!!</data>",
-        "<XRow><id>7</id></XRow>", "<name xml:space='preserve'> </name>",
-        '<a xmlns="urn:evil">', "</DocumentElement>", "<DocumentElement>",
-        "<d>" * 300, "x" * 5000, '<a b="' + "c" * 2000 + '"/>',
+        '<xs:element name="id" type="xs:nonsense"/>',
+        'type="q:int"',
+        'type="xs:string"',
+        'msdata:MainDataTable="nope"',
+        'minOccurs="0"',
+        'name="class"',
+        'name="id"',
+        "<![CDATA[<row/>]]>",
+        "<!-- comment -->",
+        "<?pi data?>",
+        "]]>",
+        "<",
+        ">",
+        "&",
+        '<?xml version="1.0" encoding="UTF-16"?>',
+        '<?xml version="1.1"?>',
+        '<?xml version="1.0" encoding="EBCDIC-US"?>',
+        "\ufeff",
+        "\x00",
+        "\x0c",
+        "<id>99</id>",
+        "<id>-9223372036854775809</id>",
+        "<id>1e5</id>",
+        "<value>NaN</value>",
+        "<value>1e999</value>",
+        "<when>2020-13-45T99:00:00</when>",
+        "<data>!!!</data>",
+        "<XRow><id>7</id></XRow>",
+        "<name xml:space='preserve'> </name>",
+        '<a xmlns="urn:evil">',
+        "</DocumentElement>",
+        "<DocumentElement>",
+        "<d>" * 300,
+        "x" * 5000,
+        '<a b="' + "c" * 2000 + '"/>',
     ]
 
 
@@ -88,15 +126,28 @@ ROWS = [
     "<x_row><name>no id</name><id>15</id><data/></x_row>",
     "<x_row><id>9223372036854775807</id><name>max</name><data/></x_row>",
     "<x_row><id>16</id><name>extra</name><data/><extra>1</extra></x_row>",
-    "<x_row><id>17</id><name xml:space=\"preserve\">  </name><data/></x_row>",
+    '<x_row><id>17</id><name xml:space="preserve">  </name><data/></x_row>',
 ]
 
 
 @st.composite
 def mutations(draw: Any, text: str, pieces: list[str]) -> bytes:
     for _ in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["insert", "replace", "delete", "flip", "truncate",
-                                     "duplicate", "row", "row", "row"]))
+        kind = draw(
+            st.sampled_from(
+                [
+                    "insert",
+                    "replace",
+                    "delete",
+                    "flip",
+                    "truncate",
+                    "duplicate",
+                    "row",
+                    "row",
+                    "row",
+                ]
+            )
+        )
         at = draw(st.integers(0, len(text)))
         if kind == "row":  # a whole row element between rows: often still valid
             lines = text.split("\n")
@@ -109,7 +160,7 @@ def mutations(draw: Any, text: str, pieces: list[str]) -> bytes:
             end = draw(st.integers(at, min(len(text), at + 40)))
             text = text[:at] + draw(st.sampled_from(pieces) | st.text(max_size=8)) + text[end:]
         elif kind == "delete":
-            text = text[:at] + text[at + draw(st.integers(1, 30)):]
+            text = text[:at] + text[at + draw(st.integers(1, 30)) :]
         elif kind == "truncate":
             text = text[:at]
         elif kind == "duplicate":
@@ -117,15 +168,20 @@ def mutations(draw: Any, text: str, pieces: list[str]) -> bytes:
             text = text[:end] + text[at:end] + text[end:]
         elif text:
             where = min(at, len(text) - 1)
-            text = text[:where] + chr(draw(st.integers(0, 0x2FF))) + text[where + 1:]
+            text = text[:where] + chr(draw(st.integers(0, 0x2FF))) + text[where + 1 :]
     raw = text.encode("utf-8", "surrogatepass")
     if draw(st.integers(0, 9)) == 0:
         raw = draw(st.sampled_from([b"\x1f\x8b", b"\xff\xfe", b"\xef\xbb\xbf", b"\x80"])) + raw
     return raw
 
 
-XROW_TYPES = {"id": (int,), "name": (str,), "value": (float, type(None)),
-              "when": (dt.datetime, type(None)), "data": (bytes,)}
+XROW_TYPES = {
+    "id": (int,),
+    "name": (str,),
+    "value": (float, type(None)),
+    "when": (dt.datetime, type(None)),
+    "data": (bytes,),
+}
 
 
 def check_rows(rows: list[Any], cls: type) -> None:
@@ -147,14 +203,23 @@ def test_mutated_xml_and_xsd_are_read_correctly_or_refused(tmp_path, monkeypatch
     pieces = snippets(canary, server)
     store = Store(tmp_path / "import.db")
     store.create(XRow)
-    counts = {"cases": 0, "xml_read": 0, "xml_refused": 0, "xsd_read": 0, "xsd_refused": 0,
-              "imported": 0}
+    counts = {
+        "cases": 0,
+        "xml_read": 0,
+        "xml_refused": 0,
+        "xsd_read": 0,
+        "xsd_refused": 0,
+        "imported": 0,
+    }
     doc, schema = tmp_path / "doc.xml", tmp_path / "doc.xsd"
 
     @seed(SEED)
     @settings(max_examples=600, **SETTINGS)
-    @given(xml=mutations(base_xml, pieces), xsd=st.none() | mutations(base_xsd, pieces),
-           own=st.booleans())
+    @given(
+        xml=mutations(base_xml, pieces),
+        xsd=st.none() | mutations(base_xsd, pieces),
+        own=st.booleans(),
+    )
     def check(xml: bytes, xsd: bytes | None, own: bool) -> None:
         counts["cases"] += 1
         doc.write_bytes(xml)
@@ -199,8 +264,7 @@ def test_mutated_xml_and_xsd_are_read_correctly_or_refused(tmp_path, monkeypatch
 
 # -- sudoku --------------------------------------------------------------------------------
 
-PUZZLE = ("003020600900305001001806400008102900700000008006708200002609500800203009"
-          "005010300")
+PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 
 
 @st.composite
@@ -218,8 +282,11 @@ def puzzle_texts(draw: Any) -> str:
         elif kind == 2:
             lines.append(f"Grid {draw(st.integers(0, 99)):02d}")
             for r in range(draw(st.integers(0, 10))):
-                lines.append(PUZZLE[9 * (r % 9):9 * (r % 9) + 9] if draw(st.booleans())
-                             else draw(st.text("0123456789. x", max_size=11)))
+                lines.append(
+                    PUZZLE[9 * (r % 9) : 9 * (r % 9) + 9]
+                    if draw(st.booleans())
+                    else draw(st.text("0123456789. x", max_size=11))
+                )
         elif kind == 3:
             lines.append(draw(st.sampled_from(["", " ", "#", "grid", "GRID", "\x00" * 81])))
         else:
@@ -240,9 +307,17 @@ def test_puzzle_files_parse_correctly_or_are_refused(tmp_path, monkeypatch, figu
 
     @seed(SEED)
     @settings(max_examples=300, **SETTINGS)
-    @given(text=puzzle_texts(), raw=st.none() | st.binary(max_size=200),
-           one=st.one_of(st.text(max_size=100), st.builds(str, st.integers()), st.none(),
-                         st.integers(), st.binary(max_size=90)))
+    @given(
+        text=puzzle_texts(),
+        raw=st.none() | st.binary(max_size=200),
+        one=st.one_of(
+            st.text(max_size=100),
+            st.builds(str, st.integers()),
+            st.none(),
+            st.integers(),
+            st.binary(max_size=90),
+        ),
+    )
     def check(text: str, raw: bytes | None, one: Any) -> None:
         counts["cases"] += 1
         data = raw if raw is not None else text.encode("utf-8", "surrogatepass")
@@ -289,8 +364,8 @@ class ShortReads(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         want = max(1, self.sizes[self.turn % len(self.sizes)])
         self.turn += 1
-        chunk = self.data[self.pos:self.pos + min(want, len(buffer))]
-        buffer[:len(chunk)] = chunk
+        chunk = self.data[self.pos : self.pos + min(want, len(buffer))]
+        buffer[: len(chunk)] = chunk
         self.pos += len(chunk)
         return len(chunk)
 
@@ -302,7 +377,7 @@ class ReadOnly:
         self.data, self.pos, self.step = data, 0, max(1, step)
 
     def read(self, n: int = -1) -> bytes:
-        chunk = self.data[self.pos:self.pos + min(n, self.step)]
+        chunk = self.data[self.pos : self.pos + min(n, self.step)]
         self.pos += len(chunk)
         return chunk
 
@@ -322,30 +397,41 @@ def test_entropy_on_odd_streams_matches_the_bytes_or_refuses(tmp_path, figures):
 
     @seed(SEED)
     @settings(max_examples=150, **SETTINGS)
-    @given(data=st.binary(max_size=3000) | st.sampled_from([b"", b"\x00", b"\xff" * 7]),
-           shape=st.sampled_from(["bytes", "bytearray", "memoryview", "bytesio", "short",
-                                  "readonly", "path", "buffered"]),
-           sizes=st.lists(st.integers(0, 700), max_size=5),
-           chunk=st.one_of(st.integers(1, 5000), st.sampled_from([0, -1, 2**31, True, 1.5,
-                                                                   None, "8"])),
-           bits=st.booleans(), fold=st.booleans())
-    def check(data: bytes, shape: str, sizes: list[int], chunk: Any, bits: bool,
-              fold: bool) -> None:
+    @given(
+        data=st.binary(max_size=3000) | st.sampled_from([b"", b"\x00", b"\xff" * 7]),
+        shape=st.sampled_from(
+            ["bytes", "bytearray", "memoryview", "bytesio", "short", "readonly", "path", "buffered"]
+        ),
+        sizes=st.lists(st.integers(0, 700), max_size=5),
+        chunk=st.one_of(
+            st.integers(1, 5000), st.sampled_from([0, -1, 2**31, True, 1.5, None, "8"])
+        ),
+        bits=st.booleans(),
+        fold=st.booleans(),
+    )
+    def check(
+        data: bytes, shape: str, sizes: list[int], chunk: Any, bits: bool, fold: bool
+    ) -> None:
         counts["cases"] += 1
         path = tmp_path / "data.bin"
         path.write_bytes(data)
         source: Any = {
-            "bytes": data, "bytearray": bytearray(data), "memoryview": memoryview(data),
-            "bytesio": io.BytesIO(data), "short": ShortReads(data, sizes),
-            "readonly": ReadOnly(data, sizes[0] if sizes else 3), "path": path,
+            "bytes": data,
+            "bytearray": bytearray(data),
+            "memoryview": memoryview(data),
+            "bytesio": io.BytesIO(data),
+            "short": ShortReads(data, sizes),
+            "readonly": ReadOnly(data, sizes[0] if sizes else 3),
+            "path": path,
             "buffered": io.BufferedReader(ShortReads(data, sizes), buffer_size=64),
         }[shape]
         try:
             got = entropy.report(source, chunk, bits, fold=fold)
         except ValueError:  # entropy's documented error for a bad chunk size
             counts["refused"] += 1
-            assert isinstance(chunk, bool) or not isinstance(chunk, int) or not (
-                1 <= chunk <= 2**30)
+            assert (
+                isinstance(chunk, bool) or not isinstance(chunk, int) or not (1 <= chunk <= 2**30)
+            )
             return
         counts["reports"] += 1
         assert same_report(got, entropy.report(data, 4096, bits, fold=fold))
@@ -366,7 +452,7 @@ def test_entropy_reads_a_pipe(tmp_path):
     def feed() -> None:
         with os.fdopen(write_end, "wb") as w:
             for i in range(0, len(data), 4000):
-                w.write(data[i:i + 4000])
+                w.write(data[i : i + 4000])
 
     thread = threading.Thread(target=feed)
     thread.start()

@@ -32,9 +32,15 @@ from tests.reliability.guards import MARK, Canary, SqlWatch, no_network
 
 # no deadline: a loaded machine must not fail a property (a deadline only measures an
 # example after it returned, so it never caught a hang either)
-SETTINGS = dict(deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = dict(
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -81,15 +87,26 @@ def marked(text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 def hostile_text(nul: bool) -> st.SearchStrategy[str]:
     chars = st.characters(exclude_characters=None if nul else "\x00")
-    return marked(st.one_of(
-        st.text(chars, max_size=30),
-        st.sampled_from(["'; DROP TABLE fz; --", "\" OR 1=1 --", "%s %(x)s ? :p $1", "\\",
-                         "\u202e\u200f", "a\x00b" if nul else "ab", "🐉" * 5])))
+    return marked(
+        st.one_of(
+            st.text(chars, max_size=30),
+            st.sampled_from(
+                [
+                    "'; DROP TABLE fz; --",
+                    '" OR 1=1 --',
+                    "%s %(x)s ? :p $1",
+                    "\\",
+                    "\u202e\u200f",
+                    "a\x00b" if nul else "ab",
+                    "🐉" * 5,
+                ]
+            ),
+        )
+    )
 
 
 def surrogates() -> st.SearchStrategy[str]:
-    return st.text(st.characters(categories=["Cs"]), min_size=1, max_size=3).map(
-        lambda t: MARK + t)
+    return st.text(st.characters(categories=["Cs"]), min_size=1, max_size=3).map(lambda t: MARK + t)
 
 
 def exact_values(nul: bool) -> dict[str, st.SearchStrategy[Any]]:
@@ -103,12 +120,14 @@ def exact_values(nul: bool) -> dict[str, st.SearchStrategy[Any]]:
         "o": st.none() | text,
         "b": st.binary(max_size=40),
         "flag": st.booleans(),
-        "d": st.decimals(allow_nan=False, allow_infinity=False, places=6,
-                         min_value=-10**20, max_value=10**20),
+        "d": st.decimals(
+            allow_nan=False, allow_infinity=False, places=6, min_value=-(10**20), max_value=10**20
+        ),
         "day": st.dates(),
         "when": st.none() | st.datetimes(min_value=dt.datetime(1000, 1, 1)),
-        "j": st.dictionaries(text, st.none() | st.booleans() | st.integers(-(2**53), 2**53)
-                             | text, max_size=3),
+        "j": st.dictionaries(
+            text, st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text, max_size=3
+        ),
         "tags": st.lists(int64, max_size=4),
         "u": st.uuids(),
     }
@@ -120,8 +139,14 @@ RARE: dict[str, st.SearchStrategy[Any]] = {
     "f": st.sampled_from([math.nan, math.inf, -math.inf]),
     "s": surrogates(),
     "tags": st.lists(st.sampled_from([2**64, -(2**70)]), min_size=1, max_size=2),
-    "d": st.sampled_from([decimal.Decimal("NaN"), decimal.Decimal("Infinity"),
-                          decimal.Decimal("1e400"), decimal.Decimal("-0")]),
+    "d": st.sampled_from(
+        [
+            decimal.Decimal("NaN"),
+            decimal.Decimal("Infinity"),
+            decimal.Decimal("1e400"),
+            decimal.Decimal("-0"),
+        ]
+    ),
     "day": st.sampled_from([dt.date.min, dt.date.max]),
 }
 
@@ -134,12 +159,26 @@ class Opaque:
 def foreign_values() -> st.SearchStrategy[Any]:
     """Values of any type at all."""
     return st.one_of(
-        st.integers(-(2**80), 2**80), st.floats(), hostile_text(True), surrogates(),
-        st.binary(max_size=8), st.booleans(), st.none(), st.lists(st.integers(), max_size=3),
+        st.integers(-(2**80), 2**80),
+        st.floats(),
+        hostile_text(True),
+        surrogates(),
+        st.binary(max_size=8),
+        st.booleans(),
+        st.none(),
+        st.lists(st.integers(), max_size=3),
         st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-        st.builds(Opaque), st.decimals(), st.dates(), st.datetimes(), st.complex_numbers(),
-        st.builds(bytearray, st.binary(max_size=4)), st.tuples(st.integers()), st.uuids(),
-        st.timedeltas(), st.just(float("inf")))
+        st.builds(Opaque),
+        st.decimals(),
+        st.dates(),
+        st.datetimes(),
+        st.complex_numbers(),
+        st.builds(bytearray, st.binary(max_size=4)),
+        st.tuples(st.integers()),
+        st.uuids(),
+        st.timedeltas(),
+        st.just(float("inf")),
+    )
 
 
 @st.composite
@@ -172,10 +211,21 @@ def same(a: Any, b: Any) -> bool:
 
 def declared(field: dataclasses.Field[Any], value: Any) -> bool:
     """``value`` has the field's declared type (what the store may ever hand back)."""
-    expected = {"id": int, "i": int, "f": float, "s": str, "o": (str, type(None)), "b": bytes,
-                "flag": bool, "d": decimal.Decimal, "day": dt.date,
-                "when": (dt.datetime, type(None)), "j": dict, "tags": list,
-                "u": uuid.UUID}[field.name]
+    expected = {
+        "id": int,
+        "i": int,
+        "f": float,
+        "s": str,
+        "o": (str, type(None)),
+        "b": bytes,
+        "flag": bool,
+        "d": decimal.Decimal,
+        "day": dt.date,
+        "when": (dt.datetime, type(None)),
+        "j": dict,
+        "tags": list,
+        "u": uuid.UUID,
+    }[field.name]
     return isinstance(value, expected)
 
 
@@ -218,35 +268,57 @@ def test_values_round_trip_or_are_refused(fuzz_store, monkeypatch, tmp_path, fig
     with no_network(monkeypatch), canary.armed():
         check()
     watch.close()
-    figures[f"fuzz_store_values_{store.dialect.name}"] = {**counts,
-                                                          "statements": watch.count}
+    figures[f"fuzz_store_values_{store.dialect.name}"] = {**counts, "statements": watch.count}
 
 
 # -- names ---------------------------------------------------------------------------------
 
 
 def identifiers() -> st.SearchStrategy[str]:
-    return st.text(st.characters(categories=["L", "Nl", "Mn", "Nd", "Pc"]), min_size=1,
-                   max_size=20).filter(lambda s: s.isidentifier() and not keyword.iskeyword(s)
-                                       and not s.startswith("__"))
+    return st.text(
+        st.characters(categories=["L", "Nl", "Mn", "Nd", "Pc"]), min_size=1, max_size=20
+    ).filter(lambda s: s.isidentifier() and not keyword.iskeyword(s) and not s.startswith("__"))
 
 
 def table_names() -> st.SearchStrategy[str]:
-    return st.one_of(st.text(max_size=70), identifiers(),
-                     st.sampled_from(["select", "order", "drop table x", 'a"b', "a`b", "a'b",
-                                      "sqlite_master", "pg_class", "x" * 64, "x" * 200,
-                                      "", " ", "a.b", "\x00", "ü" * 40]))
+    return st.one_of(
+        st.text(max_size=70),
+        identifiers(),
+        st.sampled_from(
+            [
+                "select",
+                "order",
+                "drop table x",
+                'a"b',
+                "a`b",
+                "a'b",
+                "sqlite_master",
+                "pg_class",
+                "x" * 64,
+                "x" * 200,
+                "",
+                " ",
+                "a.b",
+                "\x00",
+                "ü" * 40,
+            ]
+        ),
+    )
 
 
-def test_hostile_names_create_a_working_table_or_are_refused(fuzz_store, monkeypatch,
-                                                             tmp_path, figures):
+def test_hostile_names_create_a_working_table_or_are_refused(
+    fuzz_store, monkeypatch, tmp_path, figures
+):
     store = fuzz_store
     counts = {"cases": 0, "created": 0, "refused": 0}
 
     @seed(SEED)
     @settings(max_examples=examples(store, 150, 50), **SETTINGS)
-    @given(table=table_names(), fields=st.lists(identifiers(), min_size=1, max_size=5),
-           value=hostile_text(store.dialect.name != "postgresql"))
+    @given(
+        table=table_names(),
+        fields=st.lists(identifiers(), min_size=1, max_size=5),
+        value=hostile_text(store.dialect.name != "postgresql"),
+    )
     def check(table: str, fields: list[str], value: str) -> None:
         counts["cases"] += 1
         try:
@@ -263,8 +335,7 @@ def test_hostile_names_create_a_working_table_or_are_refused(fuzz_store, monkeyp
         try:
             row = cls(*[value] * len(fields))
             store.insert(row)
-            assert list(store.select(cls, where={fields[0]: value}, order_by=fields[-1])) \
-                == [row]
+            assert list(store.select(cls, where={fields[0]: value}, order_by=fields[-1])) == [row]
             assert store.count(cls) == 1
         finally:
             store.drop(cls)
@@ -296,8 +367,14 @@ ROW_VALUES = {
 def wt_rows() -> list[Wt]:
     rows = []
     for i in range(36):
-        rows.append(Wt(i, ROW_VALUES["n"][i % 8], ROW_VALUES["s"][(i * 5) % 11],
-                       ROW_VALUES["f"][(i * 3) % 7]))
+        rows.append(
+            Wt(
+                i,
+                ROW_VALUES["n"][i % 8],
+                ROW_VALUES["s"][(i * 5) % 11],
+                ROW_VALUES["f"][(i * 3) % 7],
+            )
+        )
     return rows
 
 
@@ -319,14 +396,24 @@ TYPED = {
 
 def filter_values() -> st.SearchStrategy[Any]:
     pool = [v for vs in ROW_VALUES.values() for v in vs]
-    return st.one_of(st.sampled_from(pool), st.integers(-(2**70), 2**70), st.floats(),
-                     hostile_text(True), foreign_values())
+    return st.one_of(
+        st.sampled_from(pool),
+        st.integers(-(2**70), 2**70),
+        st.floats(),
+        hostile_text(True),
+        foreign_values(),
+    )
 
 
 def column_names() -> st.SearchStrategy[Any]:
-    return mostly(st.sampled_from(COLUMNS), st.one_of(
-        st.text(max_size=10), st.integers(),
-        st.sampled_from(["-n", "n ", "N", "id; --", "", "s\x00"])))
+    return mostly(
+        st.sampled_from(COLUMNS),
+        st.one_of(
+            st.text(max_size=10),
+            st.integers(),
+            st.sampled_from(["-n", "n ", "N", "id; --", "", "s\x00"]),
+        ),
+    )
 
 
 @st.composite
@@ -345,10 +432,15 @@ def comparisons() -> st.SearchStrategy[Any]:
     listed = st.integers(0, 4).flatmap(column_and_values)
     return st.one_of(
         st.tuples(st.just("cmp"), ops, one),
-        st.tuples(st.just("in_"), listed), st.tuples(st.just("not_in"), listed),
+        st.tuples(st.just("in_"), listed),
+        st.tuples(st.just("not_in"), listed),
         st.tuples(st.just("between"), column_and_values(2)),
-        st.tuples(st.just("like"), st.tuples(mostly(st.just("s"), column_names()),
-                                             st.lists(TYPED["s"], min_size=1, max_size=1))),
+        st.tuples(
+            st.just("like"),
+            st.tuples(
+                mostly(st.just("s"), column_names()), st.lists(TYPED["s"], min_size=1, max_size=1)
+            ),
+        ),
         st.tuples(st.just("is_null"), column_names()),
         st.tuples(st.just("is_not_null"), column_names()),
         st.tuples(st.just("dict"), st.lists(one, max_size=3)),
@@ -356,18 +448,31 @@ def comparisons() -> st.SearchStrategy[Any]:
 
 
 def wheres() -> st.SearchStrategy[Any]:
-    tree = st.recursive(comparisons(), lambda inner: st.one_of(
-        st.tuples(st.just("and"), inner, inner), st.tuples(st.just("or"), inner, inner),
-        st.tuples(st.just("not"), inner), st.tuples(st.just("list"), st.lists(inner,
-                                                                              max_size=3))),
-        max_leaves=6)
-    raw = st.tuples(st.just("raw"), foreign_values() | st.sampled_from(
-        ["id = 1", "1=1; DROP TABLE wt", {1: 2}, {None: 1}]))
+    tree = st.recursive(
+        comparisons(),
+        lambda inner: st.one_of(
+            st.tuples(st.just("and"), inner, inner),
+            st.tuples(st.just("or"), inner, inner),
+            st.tuples(st.just("not"), inner),
+            st.tuples(st.just("list"), st.lists(inner, max_size=3)),
+        ),
+        max_leaves=6,
+    )
+    raw = st.tuples(
+        st.just("raw"),
+        foreign_values() | st.sampled_from(["id = 1", "1=1; DROP TABLE wt", {1: 2}, {None: 1}]),
+    )
     return mostly(st.none() | tree, raw)
 
 
-_CMP = {"==": lambda c, v: c == v, "!=": lambda c, v: c != v, "<": lambda c, v: c < v,
-        "<=": lambda c, v: c <= v, ">": lambda c, v: c > v, ">=": lambda c, v: c >= v}
+_CMP = {
+    "==": lambda c, v: c == v,
+    "!=": lambda c, v: c != v,
+    "<": lambda c, v: c < v,
+    "<=": lambda c, v: c <= v,
+    ">": lambda c, v: c > v,
+    ">=": lambda c, v: c >= v,
+}
 
 
 def build(desc: Any) -> Any:
@@ -459,8 +564,7 @@ def _compare(op: str, a: Any, b: Any) -> bool | None:
         raise FilterUnsupported  # databases differ on NaN
     if op not in ("==", "!=") and isinstance(a, str) and not CODE_POINT_ORDER[0]:
         raise FilterUnsupported  # the server's collation orders text
-    return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-            ">=": a >= b}[op]
+    return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
 
 
 def _and(parts: list[bool | None]) -> bool | None:
@@ -475,8 +579,9 @@ def _or(parts: list[bool | None]) -> bool | None:
     return None if any(p is None for p in parts) else False
 
 
-def test_filters_order_limit_offset_match_python_or_are_refused(fuzz_store, monkeypatch,
-                                                                tmp_path, figures):
+def test_filters_order_limit_offset_match_python_or_are_refused(
+    fuzz_store, monkeypatch, tmp_path, figures
+):
     store = fuzz_store
     store.create(Wt)
     rows = wt_rows()
@@ -484,10 +589,13 @@ def test_filters_order_limit_offset_match_python_or_are_refused(fuzz_store, monk
     CODE_POINT_ORDER[0] = store.dialect.name == "sqlite"
     watch = SqlWatch(store.engine)
     counts = {"cases": 0, "answered": 0, "checked_against_python": 0, "refused": 0}
-    limits = mostly(st.none() | st.integers(0, 50),
-                    st.integers(-3, -1) | st.sampled_from([2**63, 2**70, 1.0, True, "1"]))
-    signed = column_names().map(lambda c: c if not isinstance(c, str) or c.startswith("-")
-                                else c) | st.sampled_from(COLUMNS).map(lambda c: "-" + c)
+    limits = mostly(
+        st.none() | st.integers(0, 50),
+        st.integers(-3, -1) | st.sampled_from([2**63, 2**70, 1.0, True, "1"]),
+    )
+    signed = column_names().map(
+        lambda c: c if not isinstance(c, str) or c.startswith("-") else c
+    ) | st.sampled_from(COLUMNS).map(lambda c: "-" + c)
     orders = mostly(st.none() | signed | st.lists(signed, max_size=3), foreign_values())
 
     @seed(SEED)
@@ -497,8 +605,7 @@ def test_filters_order_limit_offset_match_python_or_are_refused(fuzz_store, monk
         counts["cases"] += 1
         try:
             where = build(where)
-            got = list(store.select(Wt, where=where, order_by=order_by, limit=limit,
-                                    offset=offset))
+            got = list(store.select(Wt, where=where, order_by=order_by, limit=limit, offset=offset))
             total = store.count(Wt, where=where)
         except EntityworksError as exc:
             counts["refused"] += 1
@@ -509,16 +616,16 @@ def test_filters_order_limit_offset_match_python_or_are_refused(fuzz_store, monk
         counts["answered"] += 1
         assert len(set(r.id for r in got)) == len(got)
         try:
-            expected = [r for r in rows if evaluate(where, r) is True] if where is not None \
-                else rows
+            expected = (
+                [r for r in rows if evaluate(where, r) is True] if where is not None else rows
+            )
         except (FilterUnsupported, TypeError):
             expected = None
         if expected is not None:
             counts["checked_against_python"] += 1
             assert total == len(expected)
             start = offset or 0
-            size = max(0, min(len(expected) - start, len(expected) if limit is None else
-                              limit))
+            size = max(0, min(len(expected) - start, len(expected) if limit is None else limit))
             assert len(got) == size
             if limit is None and not offset:
                 assert sorted(r.id for r in got) == sorted(r.id for r in expected)

@@ -35,8 +35,10 @@ def write_big_xml(path: Path, megabytes: int) -> int:
         while f.tell() < megabytes << 20:
             block = []
             for _ in range(1000):
-                block.append(f"<crash_row><id>{rows}</id><batch>0</batch><seq>{rows}</seq>"
-                             f"<size>0</size><payload>{PAYLOAD}</payload></crash_row>\n")
+                block.append(
+                    f"<crash_row><id>{rows}</id><batch>0</batch><seq>{rows}</seq>"
+                    f"<size>0</size><payload>{PAYLOAD}</payload></crash_row>\n"
+                )
                 rows += 1
             f.write("".join(block))
         f.write("</DocumentElement>\n")
@@ -61,17 +63,23 @@ def test_huge_xml_streams_in_bounded_memory(big_xml, tmp_path, figures):
     assert imported.get("rows") == imported.get("stored") == rows, imported
     assert growth(imported) < 150, imported
     figures["resources_xml"] = {
-        "file_mb": round(path.stat().st_size / 2**20), "rows": rows,
-        "iter_growth_mb": round(growth(streamed), 1), "iter_seconds": streamed["seconds"],
-        "import_growth_mb": round(growth(imported), 1), "import_seconds": imported["seconds"]}
+        "file_mb": round(path.stat().st_size / 2**20),
+        "rows": rows,
+        "iter_growth_mb": round(growth(streamed), 1),
+        "iter_seconds": streamed["seconds"],
+        "import_growth_mb": round(growth(imported), 1),
+        "import_seconds": imported["seconds"],
+    }
 
 
 @pytest.mark.slow
 def test_huge_text_node_and_deep_nesting_are_refused(tmp_path, figures):
     node = tmp_path / "node.xml"
     with open(node, "w") as f:
-        f.write("<DocumentElement><crash_row><id>1</id><batch>0</batch><seq>0</seq>"
-                "<size>0</size><payload>")
+        f.write(
+            "<DocumentElement><crash_row><id>1</id><batch>0</batch><seq>0</seq>"
+            "<size>0</size><payload>"
+        )
         for _ in range(64):
             f.write("x" * (1 << 20))
         f.write("</payload></crash_row></DocumentElement>")
@@ -82,9 +90,12 @@ def test_huge_text_node_and_deep_nesting_are_refused(tmp_path, figures):
     deep.write_text("<DocumentElement>" + "<crash_row>" * 100_000)
     nested = rss("xml-iter", str(deep))
     assert nested.get("error") == "XMLImportError", nested
-    figures["resources_xml_refused"] = {"text_node_mb": 64, "message": result["message"][:160],
-                                        "growth_mb": round(growth(result), 1),
-                                        "nesting_message": nested["message"][:160]}
+    figures["resources_xml_refused"] = {
+        "text_node_mb": 64,
+        "message": result["message"][:160],
+        "growth_mb": round(growth(result), 1),
+        "nesting_message": nested["message"][:160],
+    }
 
 
 @pytest.mark.slow
@@ -99,15 +110,20 @@ def test_huge_puzzle_files_are_refused_in_bounded_memory(tmp_path, figures):
     with open(sparse, "wb") as f:
         f.truncate(1 << 30)  # 1 GiB of NUL bytes, one "line", no disk blocks
     out: dict[str, Any] = {}
-    for name, path, kind in (("lines", lines, "sudoku-lines"), ("sparse_euler", sparse,
-                                                                "sudoku-euler"),
-                             ("sparse_lines", sparse, "sudoku-lines")):
+    for name, path, kind in (
+        ("lines", lines, "sudoku-lines"),
+        ("sparse_euler", sparse, "sudoku-euler"),
+        ("sparse_lines", sparse, "sudoku-lines"),
+    ):
         result = rss(kind, str(path))
         assert result.get("error") == "PuzzleFileError", result
         assert "MiB" in result["message"]
         assert growth(result) < 150, result
-        out[name] = {"file_mb": path.stat().st_size >> 20,
-                     "growth_mb": round(growth(result), 1), "seconds": result["seconds"]}
+        out[name] = {
+            "file_mb": path.stat().st_size >> 20,
+            "growth_mb": round(growth(result), 1),
+            "seconds": result["seconds"],
+        }
     figures["resources_puzzles"] = out
     os.unlink(lines)
 
@@ -118,6 +134,8 @@ def test_entropy_of_2_gib_runs_in_bounded_memory(figures):
     assert result.get("size") == ENTROPY_BYTES, result
     assert result["distribution_ok"] and result["entropy"] > 7.99
     assert growth(result) < 100, result
-    figures["resources_entropy"] = {"bytes": ENTROPY_BYTES,
-                                    "growth_mb": round(growth(result), 1),
-                                    "seconds": result["seconds"]}
+    figures["resources_entropy"] = {
+        "bytes": ENTROPY_BYTES,
+        "growth_mb": round(growth(result), 1),
+        "seconds": result["seconds"],
+    }

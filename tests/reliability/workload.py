@@ -43,18 +43,23 @@ def batch_size(seed: int, batch: int, low: int, high: int) -> int:
 
 def batch_rows(batch: int, size: int) -> list[CrashRow]:
     base = batch * BATCH_ID_STRIDE
-    return [CrashRow(base + i, batch, i, size, f"{batch}:{i}:{'x' * (i % 17)}")
-            for i in range(size)]
+    return [
+        CrashRow(base + i, batch, i, size, f"{batch}:{i}:{'x' * (i % 17)}") for i in range(size)
+    ]
 
 
 def _described(exc: BaseException) -> str:
     """The error and where in entityworks it was raised (the innermost frames of ours), so
     that a failure seen once in CI says which statement met it."""
-    ours = [f"{Path(f.filename).name}:{f.lineno} {f.name}"
-            for f in traceback.extract_tb(exc.__traceback__)
-            if "/entityworks/" in f.filename][-6:]
-    return (f"{type(exc).__module__}.{type(exc).__name__}: {str(exc)[:400]} "
-            f"[at {' <- '.join(reversed(ours))}]")
+    ours = [
+        f"{Path(f.filename).name}:{f.lineno} {f.name}"
+        for f in traceback.extract_tb(exc.__traceback__)
+        if "/entityworks/" in f.filename
+    ][-6:]
+    return (
+        f"{type(exc).__module__}.{type(exc).__name__}: {str(exc)[:400]} "
+        f"[at {' <- '.join(reversed(ours))}]"
+    )
 
 
 def _say(text: str) -> None:
@@ -154,8 +159,9 @@ def sample_map() -> Any:
     return build_map("dungeon", 7, {"width": 40, "height": 30})
 
 
-def write_for(store: Store, name: str, seconds: float, names: list[str],
-              template: Any) -> dict[str, Any]:
+def write_for(
+    store: Store, name: str, seconds: float, names: list[str], template: Any
+) -> dict[str, Any]:
     """Write as fast as possible for ``seconds``; return what was committed.
 
     Operations rotate: a batch of ticks with generated keys, two batches in one
@@ -192,8 +198,13 @@ def write_for(store: Store, name: str, seconds: float, names: list[str],
                 ticks += 2 * n
             elif kind == 2:
                 record = dataclasses.replace(
-                    template, id=None, kind=f"w:{name}", rooms=list(template.rooms),
-                    corridors=list(template.corridors), caves=list(template.caves))
+                    template,
+                    id=None,
+                    kind=f"w:{name}",
+                    rooms=list(template.rooms),
+                    corridors=list(template.corridors),
+                    caves=list(template.caves),
+                )
                 store.insert(record)
                 maps += 1
             elif kind == 3:
@@ -213,13 +224,20 @@ def write_for(store: Store, name: str, seconds: float, names: list[str],
         except Exception as exc:  # recorded, reported and failed on by the test
             errors.append(_described(exc))
         worst = max(worst, time.monotonic() - started)
-    return {"name": name, "ticks": ticks, "maps": maps, "ops": ops,
-            "slots": {str(base + k): v for k, v in versions.items()}, "errors": errors,
-            "worst_seconds": round(worst, 3)}
+    return {
+        "name": name,
+        "ticks": ticks,
+        "maps": maps,
+        "ops": ops,
+        "slots": {str(base + k): v for k, v in versions.items()},
+        "errors": errors,
+        "worst_seconds": round(worst, 3),
+    }
 
 
-def concurrent_child(url: str, name: str, seconds: float, start_at: float,
-                     names: list[str]) -> None:
+def concurrent_child(
+    url: str, name: str, seconds: float, start_at: float, names: list[str]
+) -> None:
     """One writer process: open the catalog (racing the others), then write until done."""
     from entityworks.catalog import open_catalog
 
@@ -234,8 +252,19 @@ def concurrent_child(url: str, name: str, seconds: float, start_at: float,
         store.create(Slot)
     except Exception as exc:
         errors.append("open: " + _described(exc))
-        _say(json.dumps({"name": name, "ticks": 0, "maps": 0, "ops": 0, "slots": {},
-                         "errors": errors, "worst_seconds": 0}))
+        _say(
+            json.dumps(
+                {
+                    "name": name,
+                    "ticks": 0,
+                    "maps": 0,
+                    "ops": 0,
+                    "slots": {},
+                    "errors": errors,
+                    "worst_seconds": 0,
+                }
+            )
+        )
         return
     result = write_for(store, name, seconds, names, template)
     result["errors"] = errors + result["errors"]

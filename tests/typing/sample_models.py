@@ -81,8 +81,9 @@ def main() -> int:
     assert_type(order.id, int | None)
     found = store.get(Product, "a-1")
     assert_type(found, Product | None)
-    cheap: Iterator[Product] = store.select(Product, where=col("price_cents") < 1000,
-                                            order_by="name")
+    cheap: Iterator[Product] = store.select(
+        Product, where=col("price_cents") < 1000, order_by="name"
+    )
     names = [p.name for p in cheap]
     assert_type(store.count(Product), int)
     arrow = store.to_arrow(Product)

@@ -33,21 +33,21 @@ from tests.typing.test_type_checks import _errors, _mypy, _pyright
 
 @dataclass
 class Line:
-    sku: str = column(max_length=12)        # a column(...) first, then a required field
+    sku: str = column(max_length=12)  # a column(...) first, then a required field
     count: int = 0
     note: str | None = None
 
 
 @dataclass
 class Tag:
-    label: str | None                      # optional first
+    label: str | None  # optional first
     weight: float
 
 
 @table("every type")
 @dataclass
 class EveryType:
-    id: int = primary_key()                 # the key, then required fields after it
+    id: int = primary_key()  # the key, then required fields after it
     flag: bool = False
     n: int = 0
     x: float = 0.0
@@ -81,11 +81,25 @@ def rows() -> dict[type, list[Any]]:
     aware = dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2)))
     return {
         EveryType: [
-            EveryType(1, True, -2**63, -0.0, "café\tü", b"\x00\xff", decimal.Decimal("-1.50"),
-                      dt.datetime(1999, 12, 31, 23, 59, 59, 999999), aware,
-                      dt.date(1, 1, 1), dt.time(23, 59, 59, 1), dt.timedelta(days=-1, seconds=1),
-                      uuid.UUID(int=2**128 - 1), None, aware,
-                      [Line("a1", 2, None), Line("b2")], [Tag(None, 1.5), Tag("t", -2.0)]),
+            EveryType(
+                1,
+                True,
+                -(2**63),
+                -0.0,
+                "café\tü",
+                b"\x00\xff",
+                decimal.Decimal("-1.50"),
+                dt.datetime(1999, 12, 31, 23, 59, 59, 999999),
+                aware,
+                dt.date(1, 1, 1),
+                dt.time(23, 59, 59, 1),
+                dt.timedelta(days=-1, seconds=1),
+                uuid.UUID(int=2**128 - 1),
+                None,
+                aware,
+                [Line("a1", 2, None), Line("b2")],
+                [Tag(None, 1.5), Tag("t", -2.0)],
+            ),
             EveryType(2, False, maybe_n=7),
         ],
         Clash: [Clash("k", 1, "e", dt.date(2020, 2, 29), [Tag("x", 0.5)]), Clash("l")],
@@ -111,8 +125,9 @@ def load(path: Path) -> ModuleType:
 
 def main_class(module: ModuleType, source: str) -> Any:
     """The last class of the generated source: the table (its child classes come first)."""
-    last = [line.split()[1].rstrip(":") for line in source.splitlines()
-            if line.startswith("class ")][-1]
+    last = [
+        line.split()[1].rstrip(":") for line in source.splitlines() if line.startswith("class ")
+    ][-1]
     return getattr(module, last)
 
 
@@ -136,8 +151,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
         write_xsd(cls, xsd)
         write_xml(cls, instances, xml)
         made[stem] = (xsd, xml, generate(xsd, folder / f"{stem}_model.py"), instances)
-    for stem, text in (("dotnet", DOTNET_XSD), ("shop_flat", shop_xsd(False)),
-                       ("shop_nested", shop_xsd(True))):
+    for stem, text in (
+        ("dotnet", DOTNET_XSD),
+        ("shop_flat", shop_xsd(False)),
+        ("shop_nested", shop_xsd(True)),
+    ):
         xsd = folder / f"{stem}.xsd"
         xsd.write_text(text, encoding="utf-8")
         made[stem] = (xsd, None, generate(xsd, folder / f"{stem}_model.py"), None)
@@ -168,8 +186,9 @@ def test_pyright_strict_accepts_generated_code(generated: tuple[Path, dict[str, 
 
 
 @pytest.mark.parametrize("stem", ["everytype", "clash"])
-def test_generated_classes_round_trip_a_document(generated: tuple[Path, dict[str, Any]],
-                                                 stem: str) -> None:
+def test_generated_classes_round_trip_a_document(
+    generated: tuple[Path, dict[str, Any]], stem: str
+) -> None:
     folder, made = generated
     xsd, xml, source, instances = made[stem]
     cls = main_class(load(folder / f"{stem}_model.py"), source)
@@ -181,7 +200,8 @@ def test_generated_classes_round_trip_a_document(generated: tuple[Path, dict[str
 
 
 def test_generated_dataset_classes_read_what_dotnet_wrote(
-        generated: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    generated: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     folder, made = generated
     module = load(folder / "dotnet_model.py")
     xml = tmp_path / "shop.xml"

@@ -25,7 +25,7 @@ from tests.typing.test_type_checks import _require
 
 ROOT = Path(__file__).resolve().parents[2]
 
-USER_MODULE = '''from __future__ import annotations
+USER_MODULE = """from __future__ import annotations
 
 from typing import assert_type
 
@@ -42,7 +42,7 @@ def find(store: Store, sku: str) -> Item | None:
     found = store.get(Item, sku)
     assert_type(found, Item | None)
     return found
-'''
+"""
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -56,21 +56,43 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     _require("setuptools")
     base = tmp_path_factory.mktemp("editable")
     source = base / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", ".ci-venv*", "*.egg-info", "build", "dist", "__pycache__", "*.db",
-        ".*_cache", ".hypothesis", "demo-output", "entityworks-demo"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv*",
+            ".ci-venv*",
+            "*.egg-info",
+            "build",
+            "dist",
+            "__pycache__",
+            "*.db",
+            ".*_cache",
+            ".hypothesis",
+            "demo-output",
+            "entityworks-demo",
+        ),
+    )
     out = base / "wheel"
     out.mkdir()
-    done = _run([sys.executable, "-c", "from setuptools import build_meta; "
-                 f"print(build_meta.build_editable({str(out)!r}))"], source)
+    done = _run(
+        [
+            sys.executable,
+            "-c",
+            f"from setuptools import build_meta; print(build_meta.build_editable({str(out)!r}))",
+        ],
+        source,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     [wheel] = out.glob("entityworks-*.whl")
     venv = base / "venv"
     done = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base)
     assert done.returncode == 0, done.stderr
     python = venv / "bin" / "python"
-    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                base).stdout.strip()
+    site = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], base
+    ).stdout.strip()
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         assert not [n for n in names if "finder" in n], names  # no import hook
@@ -83,8 +105,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_install_is_the_checkout(installed: tuple[Path, Path], tmp_path: Path) -> None:
     source, python = installed
-    done = _run([str(python), "-c", "import entityworks; print(entityworks.__file__)"],
-                tmp_path)
+    done = _run([str(python), "-c", "import entityworks; print(entityworks.__file__)"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()) == source / "entityworks" / "__init__.py"
 
@@ -94,33 +115,61 @@ def test_mypy_finds_the_editable_install(installed: tuple[Path, Path], tmp_path:
     _source, python = installed
     user = tmp_path / "user_models.py"
     user.write_text(USER_MODULE, encoding="utf-8")
-    done = _run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-                 "--python-executable", str(python), "--cache-dir", str(tmp_path / "cache"),
-                 str(user)], tmp_path)
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--python-executable",
+            str(python),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(user),
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     # and what it found is the typed package: a wrong type is an error
     user.write_text(USER_MODULE.replace("Item | None)", "int)"), encoding="utf-8")
-    done = _run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-                 "--python-executable", str(python), "--cache-dir", str(tmp_path / "cache"),
-                 str(user)], tmp_path)
-    assert done.returncode == 1 and '"Item | None", not "int"  [assert-type]' in done.stdout, \
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--python-executable",
+            str(python),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(user),
+        ],
+        tmp_path,
+    )
+    assert done.returncode == 1 and '"Item | None", not "int"  [assert-type]' in done.stdout, (
         done.stdout
+    )
 
 
-def test_pyright_finds_the_editable_install(installed: tuple[Path, Path],
-                                            tmp_path: Path) -> None:
+def test_pyright_finds_the_editable_install(installed: tuple[Path, Path], tmp_path: Path) -> None:
     _require("pyright")
     _source, python = installed
     user = tmp_path / "user_models.py"
     user.write_text(USER_MODULE, encoding="utf-8")
-    done = _run([sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", str(python),
-                 str(user)], tmp_path)
+    done = _run(
+        [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", str(python), str(user)],
+        tmp_path,
+    )
     report = json.loads(done.stdout)
     errors = [d["message"] for d in report["generalDiagnostics"] if d["severity"] == "error"]
     assert errors == [], errors
     user.write_text(USER_MODULE.replace("Item | None)", "int)"), encoding="utf-8")
-    done = _run([sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", str(python),
-                 str(user)], tmp_path)
+    done = _run(
+        [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", str(python), str(user)],
+        tmp_path,
+    )
     report = json.loads(done.stdout)
     errors = [d["message"] for d in report["generalDiagnostics"] if d["severity"] == "error"]
     assert len(errors) == 1 and "assert_type" in errors[0], errors

@@ -21,7 +21,7 @@ from tests.conftest import IN_CI
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).with_name("sample_models.py")
 
-WRONG = '''# pyright: strict
+WRONG = """# pyright: strict
 from __future__ import annotations
 from typing import assert_type
 
@@ -40,7 +40,7 @@ class Item:
 def rows(store: Store) -> None:
     assert_type(store.to_arrow(Item), pa.Table)
     assert_type(store.get(Item, "x"), int)
-'''
+"""
 
 
 def _require(module: str) -> None:
@@ -62,17 +62,44 @@ def _env() -> dict[str, str]:
 def _mypy(path: Path) -> subprocess.CompletedProcess[str]:
     _require("mypy")
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-         "--config-file", str(ROOT / "pyproject.toml"), str(path)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            str(path),
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _pyright(path: Path) -> dict[str, object]:
     _require("pyright")
     done = subprocess.run(
-        [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable,
-         "--pythonversion", "3.11", str(path)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pyright",
+            "--outputjson",
+            "--pythonpath",
+            sys.executable,
+            "--pythonversion",
+            "3.11",
+            str(path),
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     try:
         report: dict[str, object] = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -83,8 +110,11 @@ def _pyright(path: Path) -> dict[str, object]:
 def _errors(report: dict[str, object]) -> list[str]:
     diagnostics = report["generalDiagnostics"]
     assert isinstance(diagnostics, list)
-    return [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
-            for d in diagnostics if d["severity"] == "error"]
+    return [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in diagnostics
+        if d["severity"] == "error"
+    ]
 
 
 def test_sample_runs_as_declared() -> None:
@@ -124,7 +154,7 @@ def test_pyright_rejects_wrong_types(tmp_path: Path) -> None:
 #: @dataclass (where checkers know dataclasses.field() alone as no default, so the fields
 #: after a primary_key(...) have defaults). The two lines marked "error" must be refused: the
 #: options are checked, not swallowed.
-OPTIONS = '''# pyright: strict
+OPTIONS = """# pyright: strict
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -162,7 +192,7 @@ class Wrong:
 
 def use() -> tuple[Account, Book]:
     return Account("a", "ann", "a@x", 1), Book("978-0")
-'''
+"""
 OPTION_ERRORS = [33, 34]
 
 

@@ -35,8 +35,10 @@ def need(condition: bool, message: str) -> None:
 
 
 def need_datasette() -> None:
-    need(importlib.util.find_spec("datasette") is not None,
-         'Datasette is not installed: pip install -e ".[test]"')
+    need(
+        importlib.util.find_spec("datasette") is not None,
+        'Datasette is not installed: pip install -e ".[test]"',
+    )
 
 
 def free_port() -> int:
@@ -63,8 +65,10 @@ def build_catalog(path: Path) -> Path:
     generate_into(store, "islands", 1, seed=2)
     generate_into(store, "cellular", 1, seed=8, params={"width": 300, "height": 120})
     store_placements(store, [1, 3], 3, 2)
-    entries = [sudoku.NamedPuzzle(f"generated {i}", sudoku.generate(28 + i, seed=i).puzzle, 0)
-               for i in range(3)]
+    entries = [
+        sudoku.NamedPuzzle(f"generated {i}", sudoku.generate(28 + i, seed=i).puzzle, 0)
+        for i in range(3)
+    ]
     store_sudokus(store, "generated", entries, [sudoku.solve(e.puzzle) for e in entries])
     sample = path.with_name("sample.bin")
     sample.write_bytes(bytes(range(256)) * 40 + b"entityworks" * 300)
@@ -86,8 +90,9 @@ class Server:
         self.base = f"http://127.0.0.1:{port}"
         self.log = cwd / f"server-{port}.log"
         self._log = open(self.log, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(command, cwd=cwd, stdout=self._log,
-                                        stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            command, cwd=cwd, stdout=self._log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + 60
         while True:
             if self.process.poll() is not None:
@@ -98,8 +103,7 @@ class Server:
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(
-                        f"server did not start: {self.log.read_text()}") from None
+                    raise RuntimeError(f"server did not start: {self.log.read_text()}") from None
                 time.sleep(0.2)
 
     def stop(self) -> None:
@@ -118,16 +122,26 @@ def server(catalog_file: Path) -> Iterator[Server]:
     """Datasette on a free port, started exactly as a user would: ``datasette levels.db``."""
     need_datasette()
     port = free_port()
-    running = Server([str(BIN / "datasette"), "serve", catalog_file.name, "--port", str(port)],
-                     port, catalog_file.parent)
+    running = Server(
+        [str(BIN / "datasette"), "serve", catalog_file.name, "--port", str(port)],
+        port,
+        catalog_file.parent,
+    )
     yield running
     running.stop()
 
 
-CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--no-first-run", "--disable-sync", "--disable-dev-shm-usage",
-                  "--window-size=1400,1000"]
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1000",
+]
 
 
 def _chromium() -> str | None:
@@ -137,12 +151,13 @@ def _chromium() -> str | None:
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """Headless Debian Chromium driven by chromedriver through Selenium (no download)."""
-    need(importlib.util.find_spec("selenium") is not None,
-         'selenium is not installed: pip install -e ".[test]"')
+    need(
+        importlib.util.find_spec("selenium") is not None,
+        'selenium is not installed: pip install -e ".[test]"',
+    )
     chromium, driver_path = _chromium(), shutil.which("chromedriver")
     need(chromium is not None, "chromium is not installed (apt-get install chromium)")
-    need(driver_path is not None,
-         "chromedriver is not installed (apt-get install chromium-driver)")
+    need(driver_path is not None, "chromedriver is not installed (apt-get install chromium-driver)")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -36,11 +36,16 @@ def test_browse_serves_the_catalog_with_the_plugin(catalog_file: Path, tmp_path:
     assert "Traceback" not in log and f"127.0.0.1:{port}" in log
 
 
-@pytest.mark.parametrize(("argument", "message"), [
-    ("postgresql+psycopg://me:secret@db/levels",
-     "Datasette browses SQLite files; copy the catalog into one first"),
-    ("missing.db", "no database at missing.db"),
-])
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            "postgresql+psycopg://me:secret@db/levels",
+            "Datasette browses SQLite files; copy the catalog into one first",
+        ),
+        ("missing.db", "no database at missing.db"),
+    ],
+)
 def test_browse_refuses_what_datasette_cannot_serve(argument: str, message: str) -> None:
     result = CliRunner().invoke(cli, ["browse", argument])
     assert result.exit_code == 2 and message in result.stderr
@@ -50,7 +55,11 @@ def test_browse_refuses_what_datasette_cannot_serve(argument: str, message: str)
 def test_browse_refuses_a_file_that_is_not_sqlite(tmp_path: Path) -> None:
     text = tmp_path / "notes.db"
     text.write_text("not a database")
-    result = subprocess.run([sys.executable, "-m", "entityworks", "browse", str(text)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "entityworks", "browse", str(text)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr == f"error: {text} is not an SQLite database\n"

@@ -27,15 +27,15 @@ def _load_every_image(driver) -> list[dict]:
     for i in range(count):
         driver.execute_script("document.images[arguments[0]].scrollIntoView()", i)
     deadline = time.monotonic() + WAIT_SECONDS
-    while not driver.execute_script(
-            "return Array.from(document.images).every(i => i.complete)"):
+    while not driver.execute_script("return Array.from(document.images).every(i => i.complete)"):
         assert time.monotonic() < deadline, "images still loading"
         time.sleep(0.1)
     driver.execute_script("window.scrollTo(0, 0)")
     return driver.execute_script(
         "return Array.from(document.images).map(i => ({src: i.getAttribute('src'), "
         "natural: [i.naturalWidth, i.naturalHeight], shown: [i.width, i.height], "
-        "rendering: getComputedStyle(i).imageRendering}))")
+        "rendering: getComputedStyle(i).imageRendering}))"
+    )
 
 
 def _screenshot(driver, name: str) -> np.ndarray:
@@ -63,8 +63,7 @@ def test_maps_table_thumbnails_decode_in_chromium(server, browser, catalog_file)
         for image in images:
             map_id = int(image["src"].split("/")[-2])
             record = load_map(store, map_id)
-            assert image["natural"] == list(pictures.thumbnail_size(record.width,
-                                                                    record.height))
+            assert image["natural"] == list(pictures.thumbnail_size(record.width, record.height))
             assert image["shown"] == list(pictures.display_size(record.width, record.height))
             assert image["rendering"] == "pixelated"
     finally:

@@ -39,8 +39,9 @@ def _get(path: Path, *urls: str) -> list[Any]:
 
 def test_the_equality_filter_finds_rows_of_numeric_columns(catalog_file):
     db = f"/{catalog_file.stem}"
-    width, seed = _oracle(catalog_file, "SELECT width, seed FROM maps WHERE kind = 'dungeon' "
-                                        "ORDER BY id")[0]
+    width, seed = _oracle(
+        catalog_file, "SELECT width, seed FROM maps WHERE kind = 'dungeon' ORDER BY id"
+    )[0]
     ratio = _oracle(catalog_file, "SELECT open_ratio FROM maps ORDER BY id")[0]
     wide, seeded, exact, ratios, kinds, ranged = _get(
         catalog_file,
@@ -49,37 +50,49 @@ def test_the_equality_filter_finds_rows_of_numeric_columns(catalog_file):
         f"{db}/maps.json?width__exact={width}&_shape=array&_col=id",
         f"{db}/maps.json?open_ratio={ratio!r}&_shape=array&_col=id",
         f"{db}/maps.json?kind=dungeon&_shape=array&_col=id",
-        f"{db}/maps.json?width__gte={width}&_shape=array&_col=id")
+        f"{db}/maps.json?width__gte={width}&_shape=array&_col=id",
+    )
     expected = _oracle(catalog_file, "SELECT id FROM maps WHERE width = ? ORDER BY id", width)
     assert expected and [r["id"] for r in wide] == expected
     assert [r["id"] for r in exact] == expected
     assert [r["id"] for r in seeded] == _oracle(
-        catalog_file, "SELECT id FROM maps WHERE seed = ? ORDER BY id", seed)
+        catalog_file, "SELECT id FROM maps WHERE seed = ? ORDER BY id", seed
+    )
     assert [r["id"] for r in ratios] == _oracle(
-        catalog_file, "SELECT id FROM maps WHERE open_ratio = ? ORDER BY id", ratio)
+        catalog_file, "SELECT id FROM maps WHERE open_ratio = ? ORDER BY id", ratio
+    )
     assert [r["id"] for r in kinds] == _oracle(
-        catalog_file, "SELECT id FROM maps WHERE kind = 'dungeon' ORDER BY id")
+        catalog_file, "SELECT id FROM maps WHERE kind = 'dungeon' ORDER BY id"
+    )
     assert [r["id"] for r in ranged] == _oracle(
-        catalog_file, "SELECT id FROM maps WHERE width >= ? ORDER BY id", width)
+        catalog_file, "SELECT id FROM maps WHERE width >= ? ORDER BY id", width
+    )
 
 
 def test_the_foreign_key_filter_and_links_find_the_child_rows(catalog_file):
     db = f"/{catalog_file.stem}"
-    map_id = _oracle(catalog_file, "SELECT parent_key FROM maps_rooms GROUP BY parent_key "
-                                   "ORDER BY count(*) DESC")[0]
-    rooms = _oracle(catalog_file, "SELECT position, x, y FROM maps_rooms WHERE parent_key = ? "
-                                  "ORDER BY position", map_id)
-    filtered, row = _get(catalog_file,
-                         f"{db}/maps_rooms.json?parent_key={map_id}&_shape=array&_size=max",
-                         f"{db}/maps/{map_id}.json?_extras=foreign_key_tables")
+    map_id = _oracle(
+        catalog_file, "SELECT parent_key FROM maps_rooms GROUP BY parent_key ORDER BY count(*) DESC"
+    )[0]
+    rooms = _oracle(
+        catalog_file,
+        "SELECT position, x, y FROM maps_rooms WHERE parent_key = ? ORDER BY position",
+        map_id,
+    )
+    filtered, row = _get(
+        catalog_file,
+        f"{db}/maps_rooms.json?parent_key={map_id}&_shape=array&_size=max",
+        f"{db}/maps/{map_id}.json?_extras=foreign_key_tables",
+    )
     assert len(rooms) > 1
     assert sorted((r["position"], r["x"], r["y"]) for r in filtered) == rooms
     assert {r["parent_key"] for r in filtered} == {map_id}
     # the row page's "N rows from parent_key" links: their counts and what they open
     links = {t["other_table"]: t for t in row["foreign_key_tables"]}
     for child in ("maps_rooms", "maps_corridors", "maps_caves"):
-        count = _oracle(catalog_file, f"SELECT count(*) FROM {child} WHERE parent_key = ?",
-                        map_id)[0]
+        count = _oracle(catalog_file, f"SELECT count(*) FROM {child} WHERE parent_key = ?", map_id)[
+            0
+        ]
         assert links[child]["count"] == count
         path, _, query = links[child]["link"].partition("?")
         [opened] = _get(catalog_file, f"{path}.json?{query}&_shape=array&_size=max")

@@ -32,8 +32,9 @@ def _planted(catalog_file: Path, folder: Path, blob: bytes) -> Path:
     bomb = folder / "liar.db"
     shutil.copyfile(catalog_file, bomb)
     with sqlite3.connect(bomb) as conn:
-        width, height = conn.execute("SELECT width, height FROM maps WHERE id = ?",
-                                     (MAP_ID,)).fetchone()
+        width, height = conn.execute(
+            "SELECT width, height FROM maps WHERE id = ?", (MAP_ID,)
+        ).fetchone()
         assert (width, height) == (40, 21)
         conn.execute("UPDATE maps SET grid = ? WHERE id = ?", (blob, MAP_ID))
     conn.close()
@@ -51,8 +52,9 @@ async def _timed(ds: Any, path: str) -> tuple[Any, int, float]:
 
 
 @pytest.mark.parametrize("make", [deflated_bits, deflated_npy], ids=["bits", "npy"])
-def test_the_plugin_refuses_a_grid_of_another_size(catalog_file: Path, tmp_path: Path,
-                                                   make: Any) -> None:
+def test_the_plugin_refuses_a_grid_of_another_size(
+    catalog_file: Path, tmp_path: Path, make: Any
+) -> None:
     need_datasette()
     from datasette.app import Datasette
 
@@ -61,18 +63,26 @@ def test_the_plugin_refuses_a_grid_of_another_size(catalog_file: Path, tmp_path:
 
     async def go() -> None:
         await ds.invoke_startup()
-        for tail in (f"{MAP_ID}/thumb.png", f"{MAP_ID}.png", f"{MAP_ID}/overlay.png",
-                     f"{MAP_ID}.tiled.json"):
+        for tail in (
+            f"{MAP_ID}/thumb.png",
+            f"{MAP_ID}.png",
+            f"{MAP_ID}/overlay.png",
+            f"{MAP_ID}.tiled.json",
+        ):
             response, peak, seconds = await _timed(ds, f"/-/entityworks/liar/maps/{tail}")
             assert response.status_code == 500, (tail, response.status_code)
             assert f"map {MAP_ID}: its grid is 4096x4096 cells but its row says 40x21" in (
-                response.text), (tail, response.text)
+                response.text
+            ), (tail, response.text)
             assert len(response.content) < 1000, tail  # the reason, not 33 MB of tiles
             assert seconds < 2.0, (tail, seconds)
             assert peak < SMALL, (tail, peak)
         # Datasette's own JSON and pages of the row answer: they never unpack the grid
-        for path in (f"/liar/maps/{MAP_ID}.json", f"/liar/maps.json?id={MAP_ID}",
-                     f"/liar/maps/{MAP_ID}"):
+        for path in (
+            f"/liar/maps/{MAP_ID}.json",
+            f"/liar/maps.json?id={MAP_ID}",
+            f"/liar/maps/{MAP_ID}",
+        ):
             response, peak, seconds = await _timed(ds, path)
             assert response.status_code == 200, (path, response.status_code)
             assert seconds < 2.0 and peak < SMALL, (path, seconds, peak)

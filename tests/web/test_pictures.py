@@ -26,6 +26,7 @@ def test_cache_is_bounded_by_items_and_bytes_and_evicts_the_least_recent() -> No
         def render_it() -> bytes:
             calls.append(name)
             return name.encode() * size
+
         return render_it
 
     for name in "abc":
@@ -68,13 +69,13 @@ def test_digest_changes_with_any_cell_or_the_shape() -> None:
     assert pictures.grid_digest(grid) == pictures.grid_digest(grid.copy())
     assert pictures.grid_digest(grid) != pictures.grid_digest(other)
     assert pictures.grid_digest(np.zeros((2, 6), np.uint8)) != pictures.grid_digest(
-        np.zeros((3, 4), np.uint8))
+        np.zeros((3, 4), np.uint8)
+    )
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 700), st.integers(1, 700), st.integers(8, 256))
-def test_thumbnail_size_from_the_row_matches_the_picture(width: int, height: int,
-                                                         box: int) -> None:
+def test_thumbnail_size_from_the_row_matches_the_picture(width: int, height: int, box: int) -> None:
     grid = np.zeros((height, width), dtype=np.uint8)
     with Image.open(io.BytesIO(pictures.thumbnail_png(grid, box))) as image:
         assert image.size == pictures.thumbnail_size(width, height, box)
@@ -86,8 +87,9 @@ def test_thumbnail_size_from_the_row_matches_the_picture(width: int, height: int
 def test_full_png_is_what_render_draws_and_stays_bounded() -> None:
     grid = cellular.generate(seed=4).grid
     with Image.open(io.BytesIO(pictures.full_png(grid, 5, [(1, 10)]))) as image:
-        assert np.array_equal(np.asarray(image),
-                              np.asarray(render.to_image(grid, 5, placements=[(1, 10)])))
+        assert np.array_equal(
+            np.asarray(image), np.asarray(render.to_image(grid, 5, placements=[(1, 10)]))
+        )
     huge = np.zeros((10, 2000), dtype=np.uint8)
     with Image.open(io.BytesIO(pictures.full_png(huge, 32))) as image:
         assert image.size == (4000, 20)  # block cut to 2 so no side passes MAX_SIDE

@@ -26,13 +26,17 @@ from generators.maps import render
 from tests.web.conftest import Server, need_datasette
 
 
-def fetch(server: Server, path: str, headers: dict[str, str] | None = None
-          ) -> tuple[int, dict[str, str], bytes]:
+def fetch(
+    server: Server, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(server.base + path, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, {k.lower(): v for k, v in response.headers.items()}, \
-                response.read()
+            return (
+                response.status,
+                {k.lower(): v for k, v in response.headers.items()},
+                response.read(),
+            )
     except urllib.error.HTTPError as error:
         return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
 
@@ -57,16 +61,17 @@ def maps_url(server: Server, catalog_file: Path, tail: str) -> str:
 def test_thumbnails_are_the_grid_one_pixel_per_cell_or_shrunk(server, catalog_file, store):
     for map_id in range(1, 9):
         grid = load_grid(store, map_id)
-        status, headers, body = fetch(server, maps_url(server, catalog_file,
-                                                       f"{map_id}/thumb.png"))
+        status, headers, body = fetch(server, maps_url(server, catalog_file, f"{map_id}/thumb.png"))
         assert status == 200 and headers["content-type"] == "image/png"
         pixels = png_pixels(body)
         assert np.array_equal(pixels, np.asarray(render.thumbnail(grid, 96)))
         height, width = grid.shape
         assert pixels.shape[::-1] == pictures.thumbnail_size(width, height)
     # the 300x120 map is shrunk by 4: each pixel is the share of floor of 4x4 cells
-    assert png_pixels(fetch(server, maps_url(server, catalog_file, "8/thumb.png"))[2]).shape \
-        == (30, 75)
+    assert png_pixels(fetch(server, maps_url(server, catalog_file, "8/thumb.png"))[2]).shape == (
+        30,
+        75,
+    )
     status, _, body = fetch(server, maps_url(server, catalog_file, "8/thumb.png?size=32"))
     assert status == 200 and max(png_pixels(body).shape) <= 32
 
@@ -74,8 +79,9 @@ def test_thumbnails_are_the_grid_one_pixel_per_cell_or_shrunk(server, catalog_fi
 def test_a_known_picture_comes_back_as_304(server, catalog_file):
     status, headers, _ = fetch(server, maps_url(server, catalog_file, "2/thumb.png"))
     etag = headers["etag"]
-    again, _, body = fetch(server, maps_url(server, catalog_file, "2/thumb.png"),
-                           {"If-None-Match": etag})
+    again, _, body = fetch(
+        server, maps_url(server, catalog_file, "2/thumb.png"), {"If-None-Match": etag}
+    )
     assert status == 200 and again == 304 and body == b""
 
 
@@ -89,8 +95,10 @@ def test_full_png_equals_render_png_with_placements(server, catalog_file, store,
         assert np.array_equal(png_pixels(body), np.asarray(expected))
         assert bool(marks) == (map_id in (1, 3))
     status, _, body = fetch(server, maps_url(server, catalog_file, "5.png?block=2"))
-    assert png_pixels(body).shape[:2] == (load_grid(store, 5).shape[0] * 2,
-                                          load_grid(store, 5).shape[1] * 2)
+    assert png_pixels(body).shape[:2] == (
+        load_grid(store, 5).shape[0] * 2,
+        load_grid(store, 5).shape[1] * 2,
+    )
 
 
 def test_overlay_is_the_row_page_picture(server, catalog_file, store):
@@ -117,15 +125,18 @@ def test_tiled_json_and_its_tileset(server, catalog_file, store):
     assert status == 200 and png_pixels(body).shape == (16, 32)
 
 
-@pytest.mark.parametrize(("tail", "status", "text"), [
-    ("999/thumb.png", 404, "no map 999"),
-    ("999.png", 404, "no map 999"),
-    ("999.tiled.json", 404, "no map 999"),
-    ("1/thumb.png?size=4", 400, "size must be between 8 and 256, got 4"),
-    ("1/thumb.png?size=big", 400, "size must be an integer"),
-    ("1.png?block=33", 400, "block must be between 1 and 32, got 33"),
-    ("1/overlay.png?block=0", 400, "block must be between 1 and 32, got 0"),
-])
+@pytest.mark.parametrize(
+    ("tail", "status", "text"),
+    [
+        ("999/thumb.png", 404, "no map 999"),
+        ("999.png", 404, "no map 999"),
+        ("999.tiled.json", 404, "no map 999"),
+        ("1/thumb.png?size=4", 400, "size must be between 8 and 256, got 4"),
+        ("1/thumb.png?size=big", 400, "size must be an integer"),
+        ("1.png?block=33", 400, "block must be between 1 and 32, got 33"),
+        ("1/overlay.png?block=0", 400, "block must be between 1 and 32, got 0"),
+    ],
+)
 def test_bad_requests_are_refused_with_a_reason(server, catalog_file, tail, status, text):
     got, _, body = fetch(server, maps_url(server, catalog_file, tail))
     assert got == status and text in body.decode()
@@ -140,13 +151,18 @@ def test_table_page_writes_one_lazy_thumbnail_per_row(server, catalog_file, stor
     status, _, body = fetch(server, f"/{catalog_file.stem}/maps")
     page = body.decode()
     assert status == 200
-    images = re.findall(r'<img class="ew-map" src="([^"]+)" width="(\d+)" height="(\d+)" '
-                        r'loading="lazy"', page)
+    images = re.findall(
+        r'<img class="ew-map" src="([^"]+)" width="(\d+)" height="(\d+)" '
+        r'loading="lazy"',
+        page,
+    )
     assert [src for src, _, _ in images] == [
-        maps_url(server, catalog_file, f"{i}/thumb.png") for i in range(1, 9)]
+        maps_url(server, catalog_file, f"{i}/thumb.png") for i in range(1, 9)
+    ]
     grid = load_grid(store, 8)
     assert (int(images[7][1]), int(images[7][2])) == pictures.display_size(
-        grid.shape[1], grid.shape[0])
+        grid.shape[1], grid.shape[0]
+    )
     assert "&lt;Binary" not in page  # no grid is shown as a blob any more
     assert "entityworks.css" in page and "17 parameters" in page
 
@@ -157,8 +173,10 @@ def test_row_page_shows_the_map_large_and_lists_its_features(server, catalog_fil
     page = body.decode()
     assert status == 200
     block = pictures.page_block(record.width, record.height)
-    assert (f'src="{maps_url(server, catalog_file, "3/overlay.png")}" '
-            f'width="{record.width * block}" height="{record.height * block}"') in page
+    assert (
+        f'src="{maps_url(server, catalog_file, "3/overlay.png")}" '
+        f'width="{record.width * block}" height="{record.height * block}"'
+    ) in page
     assert f"<h3>Rooms ({len(record.rooms)})" in page
     assert f"<h3>Corridors ({len(record.corridors)})" in page
     assert "<h3>Placements (3)" in page and "stairs_down" in page
@@ -218,8 +236,12 @@ def test_the_table_page_decodes_no_grid(catalog_file, monkeypatch):
 
 
 def test_routes_respect_datasette_permissions(catalog_file):
-    ds = _datasette(catalog_file, metadata={"databases": {catalog_file.stem: {
-        "tables": {"maps": {"allow": {"id": "nobody"}}}}}})
+    ds = _datasette(
+        catalog_file,
+        metadata={
+            "databases": {catalog_file.stem: {"tables": {"maps": {"allow": {"id": "nobody"}}}}}
+        },
+    )
 
     async def go():
         for tail in ("1/thumb.png", "1.png", "1/overlay.png", "1.tiled.json"):

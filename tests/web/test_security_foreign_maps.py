@@ -21,7 +21,8 @@ ROUTES = ("1.png", "1/thumb.png", "1/overlay.png", "1.tiled.json", "entityworks_
 def _real_grid(catalog_file: Path) -> tuple[Any, ...]:
     with sqlite3.connect(catalog_file) as conn:
         row: tuple[Any, ...] = conn.execute(
-            "SELECT kind, width, height, grid FROM maps ORDER BY id LIMIT 1").fetchone()
+            "SELECT kind, width, height, grid FROM maps ORDER BY id LIMIT 1"
+        ).fetchone()
     conn.close()
     return row
 
@@ -38,19 +39,31 @@ def _foreign(folder: Path, name: str, ddl: str, row: tuple[Any, ...]) -> Path:
 def _foreign_tables(catalog_file: Path, folder: Path) -> list[Path]:
     kind, width, height, grid = _real_grid(catalog_file)
     return [
-        _foreign(folder, "plain", "CREATE TABLE maps (id INTEGER PRIMARY KEY, name TEXT)",
-                 (1, "a map of somewhere")),
+        _foreign(
+            folder,
+            "plain",
+            "CREATE TABLE maps (id INTEGER PRIMARY KEY, name TEXT)",
+            (1, "a map of somewhere"),
+        ),
         # the five columns the plugin once took for a catalog, a real grid blob in them
-        _foreign(folder, "lookalike", "CREATE TABLE maps (id INTEGER PRIMARY KEY, kind TEXT, "
-                 "width INTEGER, height INTEGER, grid BLOB)", (1, kind, width, height, grid)),
-        _foreign(folder, "textgrid", "CREATE TABLE maps (id INTEGER PRIMARY KEY, kind TEXT, "
-                 "width INTEGER, height INTEGER, grid TEXT, name TEXT)",
-                 (1, "x", 3, 2, "abc", "n")),
+        _foreign(
+            folder,
+            "lookalike",
+            "CREATE TABLE maps (id INTEGER PRIMARY KEY, kind TEXT, "
+            "width INTEGER, height INTEGER, grid BLOB)",
+            (1, kind, width, height, grid),
+        ),
+        _foreign(
+            folder,
+            "textgrid",
+            "CREATE TABLE maps (id INTEGER PRIMARY KEY, kind TEXT, "
+            "width INTEGER, height INTEGER, grid TEXT, name TEXT)",
+            (1, "x", 3, 2, "abc", "n"),
+        ),
     ]
 
 
-def test_a_foreign_maps_table_is_left_to_datasette(catalog_file: Path, tmp_path: Path
-                                                    ) -> None:
+def test_a_foreign_maps_table_is_left_to_datasette(catalog_file: Path, tmp_path: Path) -> None:
     need_datasette()
     from datasette.app import Datasette
 
@@ -75,10 +88,13 @@ def test_a_foreign_maps_table_is_left_to_datasette(catalog_file: Path, tmp_path:
     asyncio.run(go())
 
 
-@pytest.mark.parametrize("edit, value", [("parameters", "{broken"), ("created_at", "yesterday"),
-                                         ("grid", b"\x00not a grid")])
-def test_an_edited_catalog_row_keeps_its_row_page(catalog_file: Path, tmp_path: Path,
-                                                  edit: str, value: Any) -> None:
+@pytest.mark.parametrize(
+    "edit, value",
+    [("parameters", "{broken"), ("created_at", "yesterday"), ("grid", b"\x00not a grid")],
+)
+def test_an_edited_catalog_row_keeps_its_row_page(
+    catalog_file: Path, tmp_path: Path, edit: str, value: Any
+) -> None:
     need_datasette()
     from datasette.app import Datasette
 

@@ -112,8 +112,7 @@ def test_thumbnail_markup_is_escaped_and_its_url_tilde_encoded(hostile_dir: Path
     asyncio.run(go())
 
 
-def test_a_kind_with_markup_is_escaped_in_the_thumbnail(catalog_file: Path,
-                                                        tmp_path: Path) -> None:
+def test_a_kind_with_markup_is_escaped_in_the_thumbnail(catalog_file: Path, tmp_path: Path) -> None:
     copy = tmp_path / "kinds.db"
     shutil.copyfile(catalog_file, copy)
     with sqlite3.connect(copy) as conn:
@@ -128,8 +127,9 @@ def test_a_kind_with_markup_is_escaped_in_the_thumbnail(catalog_file: Path,
     asyncio.run(go())
 
 
-def test_the_reader_opens_the_file_it_is_given_whatever_its_name(catalog_file: Path,
-                                                                 tmp_path: Path) -> None:
+def test_the_reader_opens_the_file_it_is_given_whatever_its_name(
+    catalog_file: Path, tmp_path: Path
+) -> None:
     """An SQLite URI ends its path at '#' or '?' and decodes '%41': unquoted, the reader of
     "a#b.db" would read the file "a", and of "a%41.db" the file "aA.db"."""
     source = Store(catalog_file)
@@ -180,8 +180,14 @@ def hostile_server(hostile_dir: Path):
     script = hostile_dir / "serve.py"
     script.write_text(SERVE)
     port = free_port()
-    command = [sys.executable, str(script), str(port), str(hostile_dir),
-               "\n".join(FILE_NAMES), "\n".join(ROUTE_NAMES)]
+    command = [
+        sys.executable,
+        str(script),
+        str(port),
+        str(hostile_dir),
+        "\n".join(FILE_NAMES),
+        "\n".join(ROUTE_NAMES),
+    ]
     running = Server(command, port, hostile_dir)
     yield running
     running.stop()
@@ -205,19 +211,20 @@ def _loaded_images(driver: Any) -> list[dict[str, Any]]:
     for i in range(count):  # they are lazy: scroll each into view
         driver.execute_script("document.images[arguments[0]].scrollIntoView()", i)
     deadline = time.monotonic() + 30
-    while not driver.execute_script(
-            "return Array.from(document.images).every(i => i.complete)"):
+    while not driver.execute_script("return Array.from(document.images).every(i => i.complete)"):
         assert time.monotonic() < deadline, "images still loading"
         time.sleep(0.1)
     images: list[dict[str, Any]] = driver.execute_script(
         "return Array.from(document.images).map(i => ({src: i.getAttribute('src'), "
-        "width: i.naturalWidth, cls: i.className}))")
+        "width: i.naturalWidth, cls: i.className}))"
+    )
     return images
 
 
 @pytest.mark.parametrize("name", FILE_NAMES + ROUTE_NAMES)
-def test_chromium_runs_no_script_and_loads_every_picture(hostile_server: Server, browser: Any,
-                                                         name: str) -> None:
+def test_chromium_runs_no_script_and_loads_every_picture(
+    hostile_server: Server, browser: Any, name: str
+) -> None:
     browser.get(f"{hostile_server.base}/{_tilde(name)}/maps")
     _no_script_ran(browser)
     assert browser.title.startswith(f"{name}: maps")  # the page of that database
@@ -237,10 +244,18 @@ def test_chromium_runs_no_script_and_loads_every_picture(hostile_server: Server,
 
 # -- permissions -------------------------------------------------------------------------------
 
-CHILDREN = {"maps_caves": "caves", "maps_rooms": "rooms", "maps_corridors": "corridors",
-            "maps_placements": "placements"}
-HEADINGS = {"caves": "<h3>Caves (", "rooms": "<h3>Rooms (", "corridors": "<h3>Corridors (",
-            "placements": "<h3>Placements ("}
+CHILDREN = {
+    "maps_caves": "caves",
+    "maps_rooms": "rooms",
+    "maps_corridors": "corridors",
+    "maps_placements": "placements",
+}
+HEADINGS = {
+    "caves": "<h3>Caves (",
+    "rooms": "<h3>Rooms (",
+    "corridors": "<h3>Corridors (",
+    "placements": "<h3>Placements (",
+}
 
 
 def _png(body: bytes) -> np.ndarray:
@@ -249,13 +264,11 @@ def _png(body: bytes) -> np.ndarray:
 
 
 def _deny(stem: str, tables: dict[str, Any]) -> dict[str, Any]:
-    return {"databases": {stem: {"tables": {t: {"allow": rule} for t, rule in
-                                            tables.items()}}}}
+    return {"databases": {stem: {"tables": {t: {"allow": rule} for t, rule in tables.items()}}}}
 
 
 @pytest.mark.parametrize("table", list(CHILDREN))
-def test_a_denied_child_table_is_neither_listed_nor_drawn(catalog_file: Path,
-                                                          table: str) -> None:
+def test_a_denied_child_table_is_neither_listed_nor_drawn(catalog_file: Path, table: str) -> None:
     stem = catalog_file.stem
     store = Store(catalog_file)
     try:
@@ -283,13 +296,13 @@ def test_a_denied_child_table_is_neither_listed_nor_drawn(catalog_file: Path,
         full = await allowed.client.get(f"{base}/overlay.png")
         part = await denied.client.get(f"{base}/overlay.png")
         assert full.status_code == part.status_code == 200
-        assert np.array_equal(_png(full.content),
-                              _png(pictures.overlay_png(record, block)))
+        assert np.array_equal(_png(full.content), _png(pictures.overlay_png(record, block)))
         assert np.array_equal(_png(part.content), _png(pictures.overlay_png(hidden, block)))
         assert not np.array_equal(_png(full.content), _png(part.content))
         # the ETag of the whole picture does not stand for the reduced one
-        again = await denied.client.get(f"{base}/overlay.png",
-                                        headers={"if-none-match": full.headers["etag"]})
+        again = await denied.client.get(
+            f"{base}/overlay.png", headers={"if-none-match": full.headers["etag"]}
+        )
         assert again.status_code == 200 and again.content == part.content
         marks = [(p.x, p.y) for p in record.placements]
         png = await denied.client.get(f"{base}.png")
@@ -301,8 +314,10 @@ def test_a_denied_child_table_is_neither_listed_nor_drawn(catalog_file: Path,
 
 def test_permissions_follow_the_actor_of_the_request(catalog_file: Path) -> None:
     stem = catalog_file.stem
-    ds = _datasette([catalog_file], metadata=_deny(stem, {"maps_rooms": {"id": "alice"},
-                                                          "maps_corridors": False}))
+    ds = _datasette(
+        [catalog_file],
+        metadata=_deny(stem, {"maps_rooms": {"id": "alice"}, "maps_corridors": False}),
+    )
     alice = {"ds_actor": ds.sign({"a": {"id": "alice"}}, "actor")}
     bob = {"ds_actor": ds.sign({"a": {"id": "bob"}}, "actor")}
 
@@ -320,20 +335,30 @@ def test_permissions_follow_the_actor_of_the_request(catalog_file: Path) -> None
     asyncio.run(go())
 
 
-@pytest.mark.parametrize("metadata", [
-    {"allow": False},
-    {"databases": {"levels": {"allow": False}}},
-    {"databases": {"levels": {"tables": {"maps": {"allow": False}}}}},
-], ids=["instance", "database", "maps table"])
-def test_a_denied_maps_table_database_or_instance_is_403(catalog_file: Path,
-                                                         metadata: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"allow": False},
+        {"databases": {"levels": {"allow": False}}},
+        {"databases": {"levels": {"tables": {"maps": {"allow": False}}}}},
+    ],
+    ids=["instance", "database", "maps table"],
+)
+def test_a_denied_maps_table_database_or_instance_is_403(
+    catalog_file: Path, metadata: dict[str, Any]
+) -> None:
     assert catalog_file.stem == "levels"
     ds = _datasette([catalog_file], metadata=metadata)
 
     async def go() -> None:
         assert (await ds.client.get("/levels/maps/3")).status_code == 403  # Datasette's own
-        for tail in ("3/thumb.png", "3.png", "3/overlay.png", "3.tiled.json",
-                     "entityworks_tiles.png"):
+        for tail in (
+            "3/thumb.png",
+            "3.png",
+            "3/overlay.png",
+            "3.tiled.json",
+            "entityworks_tiles.png",
+        ):
             response = await ds.client.get(f"/-/entityworks/levels/maps/{tail}")
             assert response.status_code == 403, tail
 
@@ -343,8 +368,7 @@ def test_a_denied_maps_table_database_or_instance_is_403(catalog_file: Path,
 # -- a crafted grid blob -----------------------------------------------------------------------
 
 
-def test_a_crafted_grid_blob_is_refused_fast_and_small(catalog_file: Path,
-                                                       tmp_path: Path) -> None:
+def test_a_crafted_grid_blob_is_refused_fast_and_small(catalog_file: Path, tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.db"
     shutil.copyfile(catalog_file, bomb)
     with sqlite3.connect(bomb) as conn:

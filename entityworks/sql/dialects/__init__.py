@@ -16,7 +16,10 @@ from .postgresql import PostgreSQL
 from .sqlite import SQLite
 
 _DIALECTS: dict[str, Dialect] = {
-    "sqlite": SQLite(), "postgresql": PostgreSQL(), "mysql": MariaDB(), "mariadb": MariaDB(),
+    "sqlite": SQLite(),
+    "postgresql": PostgreSQL(),
+    "mysql": MariaDB(),
+    "mariadb": MariaDB(),
     "mssql": MSSQL(),
 }
 

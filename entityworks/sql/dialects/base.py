@@ -55,6 +55,7 @@ class Dialect:
     def __init__(self, name: str | None = None) -> None:
         if name is not None:  # a backend without a module of its own
             self.name = name
+
     #: DDL runs inside the transaction and rolls back with it (MariaDB commits each
     #: statement: tables are then created one by one, never inside ``transaction()``).
     transactional_ddl: bool = True
@@ -102,8 +103,9 @@ class Dialect:
     pings_idle: bool = True
 
     # -- engine --------------------------------------------------------------------------
-    def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
-                         busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
+    def engine_arguments(
+        self, url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
+    ) -> tuple[sa.URL, dict[str, Any]]:
         """The URL and ``create_engine`` arguments of the Store's own engine."""
         # no pre-ping per checkout: connections idle for a while are pinged instead (see
         # engine.configure_engine), unless the options say otherwise
@@ -129,8 +131,9 @@ class Dialect:
         """Why an engine given to ``Store(engine=...)`` cannot serve (its pool), or None."""
         return None
 
-    def connection_setup(self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
-                         ) -> Callable[[Any], None] | None:
+    def connection_setup(
+        self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
+    ) -> Callable[[Any], None] | None:
         """The set-up each new driver connection of ``engine`` gets (None: none), with the
         engine's own listeners installed (once however many Stores share it)."""
         return None
@@ -156,13 +159,17 @@ class Dialect:
     def check_names(self, schema: TableSchema) -> None:
         """Refuse table or column names this backend cannot hold (before any SQL)."""
 
-    def live_columns(self, conn: sa.Connection, schema: TableSchema, names: Sequence[str]
-                     ) -> dict[str, dict[str, str]]:
+    def live_columns(
+        self, conn: sa.Connection, schema: TableSchema, names: Sequence[str]
+    ) -> dict[str, dict[str, str]]:
         """The columns of the tables ``names`` (of ``schema``) that exist already (name ->
         declared type, "" when the type is not looked at; see ``tables.Live``)."""
         inspector = sa.inspect(conn)
-        return {name: {c["name"]: "" for c in inspector.get_columns(name)}
-                for name in names if inspector.has_table(name)}
+        return {
+            name: {c["name"]: "" for c in inspector.get_columns(name)}
+            for name in names
+            if inspector.has_table(name)
+        }
 
     def stored_types(self, inspector: Any, table_name: str) -> dict[str, str]:
         """Column -> the storage class a CHECK holds it to (SQLite's ANY columns)."""
@@ -219,14 +226,16 @@ class Dialect:
     def prepare_offline(self, dialect: sa.Dialect) -> None:
         """Set up a dialect object that compiles scripts without connecting."""
 
-    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
-                      restated: list[str]) -> sa.Executable | None:
+    def script_upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable | None:
         """The upsert of a statement template (None: the caller writes a MERGE)."""
         return None
 
     # -- rows ----------------------------------------------------------------------------
-    def upsert(self, table: sa.Table, keys: list[str], others: list[str],
-               restated: list[str]) -> sa.Executable:
+    def upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable:
         """INSERT ... or replace the row with the same key (``keys``): ``others`` and
         ``restated`` (key columns set although equal) take the new values."""
         raise EntityworksError(f"upsert is not supported on {self.name}")
@@ -245,16 +254,24 @@ class Dialect:
         return True
 
 
-def on_conflict(insert: Any, table: sa.Table, keys: list[str], others: list[str],
-                restated: list[str]) -> sa.Executable:
+def on_conflict(
+    insert: Any, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+) -> sa.Executable:
     """``INSERT ... ON CONFLICT (keys) DO UPDATE`` (SQLite's and PostgreSQL's upsert)."""
     elements = [table.c[k] for k in keys]
     if not others and not restated:
         return insert.on_conflict_do_nothing(index_elements=elements)  # type: ignore[no-any-return]
     return insert.on_conflict_do_update(  # type: ignore[no-any-return]
-        index_elements=elements,
-        set_={n: insert.excluded[n] for n in [*restated, *others]})
+        index_elements=elements, set_={n: insert.excluded[n] for n in [*restated, *others]}
+    )
 
 
-__all__ = ["CONFIGURING", "TYPEOF_CHECK", "Dialect", "has_ours", "marked", "on_conflict",
-           "setup_statement"]
+__all__ = [
+    "CONFIGURING",
+    "TYPEOF_CHECK",
+    "Dialect",
+    "has_ours",
+    "marked",
+    "on_conflict",
+    "setup_statement",
+]

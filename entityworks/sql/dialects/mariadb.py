@@ -57,14 +57,16 @@ class MariaDB(Dialect):
     script_driver = "pymysql"
     native_paramstyle = "pyformat"
 
-    def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
-                         busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
+    def engine_arguments(
+        self, url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
+    ) -> tuple[sa.URL, dict[str, Any]]:
         if "charset" not in url.query:
             url = url.update_query_dict({"charset": "utf8mb4"})
         return super().engine_arguments(url, echo, options, busy_timeout)
 
-    def connection_setup(self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
-                         ) -> Callable[[Any], None] | None:
+    def connection_setup(
+        self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
+    ) -> Callable[[Any], None] | None:
         explicit = "charset" in engine.url.query
 
         def setup(dbapi_connection: Any) -> None:
@@ -73,20 +75,23 @@ class MariaDB(Dialect):
                 raise ConfigurationError(
                     f"engine=: its connections use the character set {charset!r}, which "
                     "cannot hold every character; create the engine with the charset "
-                    "utf8mb4 (?charset=utf8mb4 in its URL)")
+                    "utf8mb4 (?charset=utf8mb4 in its URL)"
+                )
             # Refuse bad values instead of truncating them, keep an explicit 0 key (MariaDB
             # would otherwise replace it with a generated one), and make a division by zero
             # an error (the upsert guard relies on it).
             cursor = dbapi_connection.cursor()
-            setup_statement(cursor, "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
-                            "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
-                            "'ERROR_FOR_DIVISION_BY_ZERO')")
+            setup_statement(
+                cursor,
+                "SET SESSION sql_mode = CONCAT_WS(',', @@sql_mode, "
+                "'STRICT_ALL_TABLES', 'NO_AUTO_VALUE_ON_ZERO', "
+                "'ERROR_FOR_DIVISION_BY_ZERO')",
+            )
             # Literals in the collation of our text columns (binary, no pad). With the
             # default one, MariaDB 10.11 answers some BETWEEN filters on an indexed column
             # from the wrong index range.
             if charset == CHARSET:
-                setup_statement(cursor,
-                                f"SET collation_connection = {COLLATION}")
+                setup_statement(cursor, f"SET collation_connection = {COLLATION}")
             cursor.close()
 
         return setup
@@ -132,24 +137,32 @@ class MariaDB(Dialect):
                     raise InvalidNameError(
                         f"invalid {what} {name!r} ({table.cls.__qualname__}) on MariaDB: its "
                         f"identifiers cannot hold {wide!r} (U+{ord(wide):X}) or any "
-                        "character beyond U+FFFF, such as emoji", cls=table.cls, field=field)
+                        "character beyond U+FFFF, such as emoji",
+                        cls=table.cls,
+                        field=field,
+                    )
 
     @contextmanager
     def schema_lock(self, conn: sa.Connection, seconds: int) -> Iterator[None]:
-        got = conn.execute(sa.select(sa.func.get_lock(
-            sa.bindparam("name", LOCK_NAME), sa.bindparam("seconds", seconds)))).scalar()
+        got = conn.execute(
+            sa.select(
+                sa.func.get_lock(sa.bindparam("name", LOCK_NAME), sa.bindparam("seconds", seconds))
+            )
+        ).scalar()
         if got != 1:
             raise EntityworksError(
                 f"another process has held the schema-change lock for over {seconds} s; "
-                "try again when its change has finished")
+                "try again when its change has finished"
+            )
         try:
             yield
             conn.commit()  # the next holder must see what this one wrote
         finally:
             conn.execute(sa.select(sa.func.release_lock(sa.bindparam("name", LOCK_NAME))))
 
-    def upsert(self, table: sa.Table, keys: list[str], others: list[str],
-               restated: list[str]) -> sa.Executable:
+    def upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable:
         from sqlalchemy.dialects import mysql
 
         insert = mysql.insert(table)
@@ -163,10 +176,12 @@ class MariaDB(Dialect):
         same = sa.and_(*(table.c[k].is_not_distinct_from(insert.inserted[k]) for k in keys))
         guard = sa.func.if_(same, current, sa.literal_column("1/0"))
         return insert.on_duplicate_key_update(
-            [(keys[0], guard), *((n, insert.inserted[n]) for n in others)])
+            [(keys[0], guard), *((n, insert.inserted[n]) for n in others)]
+        )
 
-    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
-                      restated: list[str]) -> sa.Executable | None:
+    def script_upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable | None:
         from sqlalchemy.dialects import mysql
 
         insert = mysql.insert(table)
@@ -185,8 +200,10 @@ class MariaDB(Dialect):
         if not (exc.args and exc.args[0] == UNKNOWN_DATABASE):
             return None
         name = url.database or ""
-        return (f"database {name!r} does not exist on the MariaDB server of {shown}; create "
-                f"it first (CREATE DATABASE `{name}` in the mariadb client)")
+        return (
+            f"database {name!r} does not exist on the MariaDB server of {shown}; create "
+            f"it first (CREATE DATABASE `{name}` in the mariadb client)"
+        )
 
     def streams(self, children: bool) -> bool:
         # its server-side cursor cannot share the connection with the child queries

@@ -28,25 +28,38 @@ class PostgreSQL(Dialect):
     @contextmanager
     def schema_lock(self, conn: sa.Connection, seconds: int) -> Iterator[None]:
         # released with the transaction: the change and the lock end together
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
-            sa.bindparam("key", LOCK_KEY, type_=sa.BigInteger))))
+        conn.execute(
+            sa.select(
+                sa.func.pg_advisory_xact_lock(sa.bindparam("key", LOCK_KEY, type_=sa.BigInteger))
+            )
+        )
         yield
 
     def advance_key(self, conn: sa.Connection, table: sa.Table, column: str) -> None:
         # a serial's sequence does not see explicit values: move it past the largest one
         sequence = sa.func.pg_get_serial_sequence(table.name, column)
-        conn.execute(sa.select(sa.func.setval(
-            sequence, sa.select(sa.func.coalesce(sa.func.max(table.c[column]), 0) + 1)
-            .scalar_subquery(), False)))
+        conn.execute(
+            sa.select(
+                sa.func.setval(
+                    sequence,
+                    sa.select(
+                        sa.func.coalesce(sa.func.max(table.c[column]), 0) + 1
+                    ).scalar_subquery(),
+                    False,
+                )
+            )
+        )
 
-    def upsert(self, table: sa.Table, keys: list[str], others: list[str],
-               restated: list[str]) -> sa.Executable:
+    def upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable:
         from sqlalchemy.dialects import postgresql
 
         return on_conflict(postgresql.insert(table), table, keys, others, restated)
 
-    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
-                      restated: list[str]) -> sa.Executable | None:
+    def script_upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable | None:
         return self.upsert(table, keys, others, restated)
 
     def refuses_value(self, value: Any) -> bool:
@@ -61,11 +74,14 @@ class PostgreSQL(Dialect):
     def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:
         # libpq reports a missing database as a connection failure, without a SQLSTATE
         name = url.database or url.username or ""
-        if getattr(exc, "sqlstate", None) != "3D000" and \
-                f'database "{name}" does not exist' not in str(exc):
+        if getattr(
+            exc, "sqlstate", None
+        ) != "3D000" and f'database "{name}" does not exist' not in str(exc):
             return None
-        return (f"database {name!r} does not exist on the PostgreSQL server of {shown}; "
-                f"create it first (createdb {name}, or CREATE DATABASE \"{name}\" in psql)")
+        return (
+            f"database {name!r} does not exist on the PostgreSQL server of {shown}; "
+            f'create it first (createdb {name}, or CREATE DATABASE "{name}" in psql)'
+        )
 
 
 __all__ = ["LOCK_KEY", "PostgreSQL"]

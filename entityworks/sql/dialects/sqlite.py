@@ -95,49 +95,64 @@ class SQLite(Dialect):
     no_limit: int | None = -1
     pings_idle = False
 
-    def engine_arguments(self, url: sa.URL, echo: bool, options: dict[str, Any],
-                         busy_timeout: float) -> tuple[sa.URL, dict[str, Any]]:
+    def engine_arguments(
+        self, url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
+    ) -> tuple[sa.URL, dict[str, Any]]:
         kwargs: dict[str, Any] = {"echo": echo, **options}
-        kwargs["connect_args"] = {"timeout": busy_timeout, "check_same_thread": False,
-                                  **options.get("connect_args", {})}
+        kwargs["connect_args"] = {
+            "timeout": busy_timeout,
+            "check_same_thread": False,
+            **options.get("connect_args", {}),
+        }
         if memory(url):
             kwargs["poolclass"] = StaticPool  # one connection: one database
         return url, kwargs
 
     def refused_option(self, name: str, url: sa.URL) -> str | None:
         if name == "poolclass" and memory(url):
-            return ("engine_options: 'poolclass' is set by the Store for an in-memory SQLite "
-                    "database (StaticPool: every connection sees the same database)")
+            return (
+                "engine_options: 'poolclass' is set by the Store for an in-memory SQLite "
+                "database (StaticPool: every connection sees the same database)"
+            )
         return None
 
     def refused_options(self, options: dict[str, Any]) -> str | None:
         if "timeout" in options.get("connect_args", {}):
-            return ("engine_options: connect_args 'timeout' is the Store's busy_timeout; use "
-                    "Store(busy_timeout=...)")
+            return (
+                "engine_options: connect_args 'timeout' is the Store's busy_timeout; use "
+                "Store(busy_timeout=...)"
+            )
         return None
 
     def refused_isolation(self, level: Any) -> str | None:
-        return (f"engine_options: isolation_level {level!r} on SQLite: the Store begins its "
-                "own transactions there (BEGIN, or BEGIN IMMEDIATE to write)")
+        return (
+            f"engine_options: isolation_level {level!r} on SQLite: the Store begins its "
+            "own transactions there (BEGIN, or BEGIN IMMEDIATE to write)"
+        )
 
     def refused_driver(self, engine: sa.Engine) -> str | None:
         driver = engine.dialect.driver
         if driver not in ("pysqlite", "pysqlcipher"):
-            return (f"engine=: SQLite through the {driver!r} driver: the Store sets up "
-                    "sqlite3 connections only (its own transactions, pragmas); use "
-                    "sqlite+pysqlite")
+            return (
+                f"engine=: SQLite through the {driver!r} driver: the Store sets up "
+                "sqlite3 connections only (its own transactions, pragmas); use "
+                "sqlite+pysqlite"
+            )
         return None
 
     def refused_pool(self, engine: sa.Engine) -> str | None:
         if memory(engine.url) and not isinstance(engine.pool, StaticPool):
-            return (f"engine=: an in-memory SQLite engine with a {type(engine.pool).__name__}: "
-                    "connections could see different databases; create it with "
-                    "poolclass=sqlalchemy.pool.StaticPool and "
-                    "connect_args={'check_same_thread': False}")
+            return (
+                f"engine=: an in-memory SQLite engine with a {type(engine.pool).__name__}: "
+                "connections could see different databases; create it with "
+                "poolclass=sqlalchemy.pool.StaticPool and "
+                "connect_args={'check_same_thread': False}"
+            )
         return None
 
-    def connection_setup(self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
-                         ) -> Callable[[Any], None] | None:
+    def connection_setup(
+        self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
+    ) -> Callable[[Any], None] | None:
         url = engine.url
         in_memory = memory(url)
         # a read-only URI (sqlite:///file:x.db?mode=ro&uri=true) must not switch the file's
@@ -145,8 +160,10 @@ class SQLite(Dialect):
         read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
         # Reflect our STRICT tables' ANY columns as ANY (SQLAlchemy would say NUMERIC, by
         # SQLite's affinity rules), so that schema comparisons see the real type.
-        engine.dialect.ischema_names = {**engine.dialect.ischema_names,  # type: ignore
-                                        "ANY": SQLiteAny}
+        engine.dialect.ischema_names = {  # type: ignore[attr-defined]
+            **engine.dialect.ischema_names,  # type: ignore
+            "ANY": SQLiteAny,
+        }
 
         def setup(dbapi_connection: Any) -> None:
             dbapi_connection.isolation_level = None  # BEGIN is ours (see begin)
@@ -199,40 +216,55 @@ class SQLite(Dialect):
             return None
         path = Path(str(url.database).removeprefix("file:").partition("?")[0])
         if code == SQLITE_NOTADB:
-            return (f"{shown} is not an SQLite database (SQLite: {exc}); give the path of a "
-                    "database file, or a new path to create one there")
+            return (
+                f"{shown} is not an SQLite database (SQLite: {exc}); give the path of a "
+                "database file, or a new path to create one there"
+            )
         if not path.parent.is_dir():
-            return (f"cannot open SQLite database {shown}: the folder {path.parent} does not "
-                    f"exist; create it first (mkdir -p {path.parent})")
+            return (
+                f"cannot open SQLite database {shown}: the folder {path.parent} does not "
+                f"exist; create it first (mkdir -p {path.parent})"
+            )
         if path.is_dir():
             return f"cannot open SQLite database {shown}: it is a folder, not a file"
-        return (f"cannot open SQLite database {shown} (SQLite: {exc}); check that you may "
-                f"read it{'' if path.exists() else ' and create files in ' + str(path.parent)}")
+        return (
+            f"cannot open SQLite database {shown} (SQLite: {exc}); check that you may "
+            f"read it{'' if path.exists() else ' and create files in ' + str(path.parent)}"
+        )
 
-    def live_columns(self, conn: sa.Connection, schema: TableSchema, names: Sequence[str]
-                     ) -> dict[str, dict[str, str]]:
+    def live_columns(
+        self, conn: sa.Connection, schema: TableSchema, names: Sequence[str]
+    ) -> dict[str, dict[str, str]]:
         inspector = sa.inspect(conn)
         live: dict[str, dict[str, str]] = {}
         for name in names:
             # a table-valued pragma: the table name is a bound parameter
             rows: Sequence[Any] = conn.execute(
-                sa.select(sa.column("name"), sa.column("type"))
-                .select_from(sa.func.pragma_table_info(name))).all()
+                sa.select(sa.column("name"), sa.column("type")).select_from(
+                    sa.func.pragma_table_info(name)
+                )
+            ).all()
             if rows:
                 _same_name_in_case(schema, name, inspector.get_table_names())
                 # An ANY column is trusted only with the CHECK on typeof we give it.
-                checked = {m.group(1) for check in inspector.get_check_constraints(name)
-                           if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))}
-                live[name] = {n: (t or "").upper() + ("" if n in checked else "?")
-                              for n, t in rows}
+                checked = {
+                    m.group(1)
+                    for check in inspector.get_check_constraints(name)
+                    if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))
+                }
+                live[name] = {n: (t or "").upper() + ("" if n in checked else "?") for n, t in rows}
         return live
 
     def stored_types(self, inspector: Any, table_name: str) -> dict[str, str]:
-        return {m.group(1): m.group(2) for check in inspector.get_check_constraints(table_name)
-                if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))}
+        return {
+            m.group(1): m.group(2)
+            for check in inspector.get_check_constraints(table_name)
+            if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))
+        }
 
-    def upsert(self, table: sa.Table, keys: list[str], others: list[str],
-               restated: list[str]) -> sa.Executable:
+    def upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable:
         from sqlalchemy.dialects import sqlite
 
         return on_conflict(sqlite.insert(table), table, keys, others, restated)
@@ -240,8 +272,9 @@ class SQLite(Dialect):
     def streams(self, children: bool) -> bool:
         return False
 
-    def script_upsert(self, table: sa.Table, keys: list[str], others: list[str],
-                      restated: list[str]) -> sa.Executable | None:
+    def script_upsert(
+        self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
+    ) -> sa.Executable | None:
         return self.upsert(table, keys, others, restated)
 
 
@@ -250,8 +283,10 @@ def _like_sqlite(element: LikeMatch, compiler: SQLCompiler, **kw: Any) -> str:
     """SQLite's LIKE stops reading text at a NUL: such text is matched by LIKE_FUNCTION."""
     text, pattern = element.clauses
     nul = sa.func.instr(text, sa.func.char(0)) > 0
-    exact = sa.case((nul, getattr(sa.func, LIKE_FUNCTION)(pattern, text)),
-                    else_=text.like(pattern, escape=chr(92)))
+    exact = sa.case(
+        (nul, getattr(sa.func, LIKE_FUNCTION)(pattern, text)),
+        else_=text.like(pattern, escape=chr(92)),
+    )
     return f"({compiler.process(exact, **kw)})"
 
 
@@ -268,7 +303,8 @@ def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> Non
         raise InvalidNameError(
             f"{owner.cls.__qualname__}: table {name!r} and the existing table {other!r} "
             "differ only in case, which SQLite does not tell apart; rename one of them",
-            cls=owner.cls)
+            cls=owner.cls,
+        )
 
 
 __all__ = ["SQLite", "SQLiteAny", "memory"]

@@ -14,8 +14,14 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-def store_to_arrow(store: Store, cls: type, *, where: Any = None, order_by: Any = None,
-                   progress: Callable[[int], None] | None = None) -> pa.Table:
+def store_to_arrow(
+    store: Store,
+    cls: type,
+    *,
+    where: Any = None,
+    order_by: Any = None,
+    progress: Callable[[int], None] | None = None,
+) -> pa.Table:
     """A query's rows as Arrow (see :meth:`Store.to_arrow`); ``progress`` is told how many
     more rows were read."""
     schema = store.schema(cls)

@@ -36,26 +36,32 @@ class ChildTableFound:
 
 def _links(depth: int) -> list[str]:
     """The link columns of a child table at ``depth`` (1: a child of the table itself)."""
-    return [PARENT_COLUMN, *(f"{POSITION_COLUMN}_{i}" for i in range(1, depth)),
-            POSITION_COLUMN]
+    return [PARENT_COLUMN, *(f"{POSITION_COLUMN}_{i}" for i in range(1, depth)), POSITION_COLUMN]
 
 
-def _find(inspector: Any, names: list[str], parent: str, depth: int
-          ) -> tuple[ChildTableFound, ...]:
+def _find(inspector: Any, names: list[str], parent: str, depth: int) -> tuple[ChildTableFound, ...]:
     found = []
     for name in names:
         if not name.startswith(f"{parent}_"):
             continue
         columns = [c["name"] for c in inspector.get_columns(name)]
         links = _links(depth)
-        if columns[:len(links)] != links:
+        if columns[: len(links)] != links:
             continue
         refers = links[:-1] if depth > 1 else [PARENT_COLUMN]
-        if not any(fk["referred_table"] == parent and fk["constrained_columns"] == refers
-                   for fk in inspector.get_foreign_keys(name)):
+        if not any(
+            fk["referred_table"] == parent and fk["constrained_columns"] == refers
+            for fk in inspector.get_foreign_keys(name)
+        ):
             continue
-        found.append(ChildTableFound(name.removeprefix(f"{parent}_"), name, depth,
-                                     _find(inspector, names, name, depth + 1)))
+        found.append(
+            ChildTableFound(
+                name.removeprefix(f"{parent}_"),
+                name,
+                depth,
+                _find(inspector, names, name, depth + 1),
+            )
+        )
     return tuple(found)
 
 
@@ -104,17 +110,31 @@ def _rebuild(store: Store, cls: type, found: tuple[ChildTableFound, ...], skip: 
     for child in found:
         problem = unusable_field_name(child.field)
         if problem is not None:
-            raise SchemaError(f"child table {child.name!r}: its field name {child.field!r} "
-                              f"cannot be a Python field ({problem}); its rows cannot travel "
-                              "with their parents", cls=cls)
-        item = _rebuild(store, store.reflect(child.name), child.children,
-                        skip=len(_links(child.depth)))
+            raise SchemaError(
+                f"child table {child.name!r}: its field name {child.field!r} "
+                f"cannot be a Python field ({problem}); its rows cannot travel "
+                "with their parents",
+                cls=cls,
+            )
+        item = _rebuild(
+            store, store.reflect(child.name), child.children, skip=len(_links(child.depth))
+        )
         if child.field in present:
-            specs.append((child.field, list[item] | None,  # type: ignore[valid-type]
-                          dataclasses.field(default=None)))
+            specs.append(
+                (
+                    child.field,
+                    list[item] | None,  # type: ignore[valid-type]
+                    dataclasses.field(default=None),
+                )
+            )
         else:
-            specs.append((child.field, list[item],  # type: ignore[valid-type]
-                          dataclasses.field(default_factory=list)))
+            specs.append(
+                (
+                    child.field,
+                    list[item],  # type: ignore[valid-type]
+                    dataclasses.field(default_factory=list),
+                )
+            )
     made = dataclasses.make_dataclass(cls.__name__, specs)
     made.__tablename__ = cls.__dict__.get("__tablename__", "")  # type: ignore[attr-defined]
     return made

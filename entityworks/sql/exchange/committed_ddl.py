@@ -29,10 +29,14 @@ PENDING = "entityworks import in progress, lock "
 _TOKEN = re.compile(r"entityworks_import_[0-9a-f]{32}")
 
 
-def import_committed_ddl(store: Store, tables: Sequence[sa.Table], *,
-                         validate: Callable[[], None] | None,
-                         record: Callable[[set[str]], None],
-                         insert: Callable[[], T]) -> T:
+def import_committed_ddl(
+    store: Store,
+    tables: Sequence[sa.Table],
+    *,
+    validate: Callable[[], None] | None,
+    record: Callable[[set[str]], None],
+    insert: Callable[[], T],
+) -> T:
     """An import where DDL commits at once (MariaDB): create the ``tables`` that are missing
     (listed parents first), then ``record`` the logical schema of those created and
     ``insert`` the rows in one transaction. Nothing of its own is left when anything fails,
@@ -54,7 +58,8 @@ def import_committed_ddl(store: Store, tables: Sequence[sa.Table], *,
         if missing:
             raise EntityworksError(
                 f"cannot create table {missing[0]!r} inside transaction(): MariaDB would "
-                "commit the open transaction; import outside it, or create the tables first")
+                "commit the open transaction; import outside it, or create the tables first"
+            )
         with store.transaction():
             return insert()
     token = f"entityworks_import_{uuid.uuid4().hex}"
@@ -84,17 +89,26 @@ def _table_lock(database: str, table: str) -> str:
 
 
 def _get_lock(conn: sa.Connection, name: str, tables: Sequence[sa.Table]) -> None:
-    got = conn.execute(sa.select(sa.func.get_lock(
-        sa.bindparam("n", name), sa.bindparam("s", LOCK_SECONDS)))).scalar()
+    got = conn.execute(
+        sa.select(sa.func.get_lock(sa.bindparam("n", name), sa.bindparam("s", LOCK_SECONDS)))
+    ).scalar()
     if got != 1:
         listed = ", ".join(repr(t.name) for t in tables)
-        raise EntityworksError(f"another import into {listed} has run for over {LOCK_SECONDS}"
-                               " s; try again when it has finished")
+        raise EntityworksError(
+            f"another import into {listed} has run for over {LOCK_SECONDS}"
+            " s; try again when it has finished"
+        )
 
 
-def _locked_import(store: Store, conn: sa.Connection, tables: Sequence[sa.Table], token: str,
-                   validate: Callable[[], None] | None, record: Callable[[set[str]], None],
-                   insert: Callable[[], T]) -> T:
+def _locked_import(
+    store: Store,
+    conn: sa.Connection,
+    tables: Sequence[sa.Table],
+    token: str,
+    validate: Callable[[], None] | None,
+    record: Callable[[set[str]], None],
+    insert: Callable[[], T],
+) -> T:
     with schema_lock(conn):
         remove_import_debris(conn)
     existing = set(sa.inspect(conn).get_table_names())
@@ -128,8 +142,9 @@ def _locked_import(store: Store, conn: sa.Connection, tables: Sequence[sa.Table]
     return result
 
 
-def _create_pending(store: Store, conn: sa.Connection, tables: Sequence[sa.Table], token: str,
-                    created: list[str]) -> None:
+def _create_pending(
+    store: Store, conn: sa.Connection, tables: Sequence[sa.Table], token: str, created: list[str]
+) -> None:
     """Create the missing ``tables`` (and ``entityworks_schema``), marked as this import's
     until it is done; ``created`` lists them as they come. Called under the schema lock."""
     existing = set(sa.inspect(conn).get_table_names())
@@ -143,8 +158,10 @@ def _create_pending(store: Store, conn: sa.Connection, tables: Sequence[sa.Table
         try:
             table.create(conn)
         except (sa.exc.StatementError, store.dbapi_error) as exc:
-            raise SchemaError(f"cannot create table {table.name!r}: "
-                              f"{getattr(exc, 'orig', exc)}; no table was kept") from exc
+            raise SchemaError(
+                f"cannot create table {table.name!r}: "
+                f"{getattr(exc, 'orig', exc)}; no table was kept"
+            ) from exc
         created.append(table.name)
 
 
@@ -152,13 +169,22 @@ def remove_import_debris(conn: sa.Connection) -> None:
     """Drop what imports that died left (MariaDB): tables still marked :data:`PENDING` whose
     import's lock is free, if they are empty; a marked table that holds rows is kept as an
     ordinary table. Called under the schema lock."""
-    marked = conn.execute(sa.text(
-        "SELECT table_name, table_comment FROM information_schema.tables "
-        "WHERE table_schema = DATABASE() AND table_comment LIKE :marked"),
-        {"marked": PENDING + "%"}).all()
-    dead = [name for name, comment in marked
-            if _TOKEN.fullmatch(comment[len(PENDING):]) and conn.execute(sa.select(
-                sa.func.is_free_lock(sa.bindparam("n", comment[len(PENDING):])))).scalar() == 1]
+    marked = conn.execute(
+        sa.text(
+            "SELECT table_name, table_comment FROM information_schema.tables "
+            "WHERE table_schema = DATABASE() AND table_comment LIKE :marked"
+        ),
+        {"marked": PENDING + "%"},
+    ).all()
+    dead = [
+        name
+        for name, comment in marked
+        if _TOKEN.fullmatch(comment[len(PENDING) :])
+        and conn.execute(
+            sa.select(sa.func.is_free_lock(sa.bindparam("n", comment[len(PENDING) :])))
+        ).scalar()
+        == 1
+    ]
     conn.commit()
     if dead:
         _drop_if_empty(conn, dead)
@@ -175,20 +201,33 @@ def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
     if not names:
         return
     quote = conn.dialect.identifier_preparer.quote
-    locked = [*names, *([logical.TABLE] if logical.TABLE in existing
-                        and logical.TABLE not in names else [])]
+    locked = [
+        *names,
+        *([logical.TABLE] if logical.TABLE in existing and logical.TABLE not in names else []),
+    ]
     conn.exec_driver_sql("LOCK TABLES " + ", ".join(f"{quote(n)} WRITE" for n in locked))
     try:
-        empty = {n for n in names if n != logical.TABLE and conn.execute(
-            sa.select(sa.literal(1)).select_from(sa.table(n)).limit(1)).first() is None}
-        references = [(child, parent) for child, parent in conn.execute(sa.text(
-            "SELECT table_name, referenced_table_name FROM "
-            "information_schema.referential_constraints WHERE constraint_schema = DATABASE()"))
-            if child != parent]
+        empty = {
+            n
+            for n in names
+            if n != logical.TABLE
+            and conn.execute(sa.select(sa.literal(1)).select_from(sa.table(n)).limit(1)).first()
+            is None
+        }
+        references = [
+            (child, parent)
+            for child, parent in conn.execute(
+                sa.text(
+                    "SELECT table_name, referenced_table_name FROM "
+                    "information_schema.referential_constraints "
+                    "WHERE constraint_schema = DATABASE()"
+                )
+            )
+            if child != parent
+        ]
         drop = set(empty)
         while True:  # a table that a kept one refers to is kept
-            kept = {parent for child, parent in references
-                    if parent in drop and child not in drop}
+            kept = {parent for child, parent in references if parent in drop and child not in drop}
             if not kept:
                 break
             drop -= kept
@@ -197,8 +236,11 @@ def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
         schema_rows = logical.schema_table()
         if logical.TABLE in existing and drop:
             conn.execute(schema_rows.delete().where(schema_rows.c.table_name.in_(sorted(drop))))
-        if logical.TABLE in names and conn.execute(sa.select(sa.literal(1)).select_from(
-                schema_rows).limit(1)).first() is None:
+        if (
+            logical.TABLE in names
+            and conn.execute(sa.select(sa.literal(1)).select_from(schema_rows).limit(1)).first()
+            is None
+        ):
             conn.execute(sa.schema.DropTable(schema_rows))
             drop.add(logical.TABLE)
         conn.commit()
@@ -214,8 +256,11 @@ def _referring_first(names: set[str], references: list[tuple[str, str]]) -> list
     order: list[str] = []
     left = set(names)
     while left:
-        free = sorted(n for n in left
-                      if not any(parent == n and child in left for child, parent in references))
+        free = sorted(
+            n
+            for n in left
+            if not any(parent == n and child in left for child, parent in references)
+        )
         if not free:  # a cycle between tables: foreign keys do not stop DROP of them all
             free = sorted(left)
         order += free

@@ -50,20 +50,32 @@ def _metadata(store: Store, data: DataSet) -> tuple[sa.MetaData, list[sa.Table]]
     for cls in data.tables.values():
         schema = store.schema(cls)
         if schema.children:
-            raise SchemaError(f"{schema.cls.__qualname__} has child tables; a DataSet's "
-                              "tables relate through foreign keys instead", cls=schema.cls)
+            raise SchemaError(
+                f"{schema.cls.__qualname__} has child tables; a DataSet's "
+                "tables relate through foreign keys instead",
+                cls=schema.cls,
+            )
         built.append(build_tables(schema, metadata, store.dialect.name))
     for r in data.relations:
         child = metadata.tables[r.child]
-        child.append_constraint(sa.ForeignKeyConstraint(
-            [r.child_column], [metadata.tables[r.parent].c[r.parent_column]],
-            name=f"fk_{r.child}_{r.child_column}"[:63]))
+        child.append_constraint(
+            sa.ForeignKeyConstraint(
+                [r.child_column],
+                [metadata.tables[r.parent].c[r.parent_column]],
+                name=f"fk_{r.child}_{r.child_column}"[:63],
+            )
+        )
     return metadata, built
 
 
-def _parents_first_rows(data: DataSet, name: str, schema: TableSchema, rows: list[tuple[Any, ...]],
-                        numbers: list[int], xml_path: str | Path
-                        ) -> tuple[list[tuple[Any, ...]], list[int]]:
+def _parents_first_rows(
+    data: DataSet,
+    name: str,
+    schema: TableSchema,
+    rows: list[tuple[Any, ...]],
+    numbers: list[int],
+    xml_path: str | Path,
+) -> tuple[list[tuple[Any, ...]], list[int]]:
     """The rows of a self-referencing table with every referenced row before the rows that
     refer to it, in document order otherwise.
 
@@ -98,20 +110,28 @@ def _parents_first_rows(data: DataSet, name: str, schema: TableSchema, rows: lis
             if parent is None or parent == i or state[parent] == 2:
                 continue
             if state[parent] == 1:
-                cycle = [rows[j][key] for j, _ in stack[[j for j, _ in stack].index(parent):]]
+                cycle = [rows[j][key] for j, _ in stack[[j for j, _ in stack].index(parent) :]]
                 chain = f"{names[key]} " + " -> ".join(map(repr, [*cycle, rows[parent][key]]))
                 raise XMLImportError(
                     f"{Path(xml_path).name}: row {numbers[i]} of table {name!r}, column "
                     f"{names[refs[k]]!r}: the rows' references form a cycle ({chain}), "
                     "which a foreign key checked row by row cannot take in any order; "
-                    "nothing was imported", row=numbers[i], column=names[refs[k]])
+                    "nothing was imported",
+                    row=numbers[i],
+                    column=names[refs[k]],
+                )
             state[parent] = 1
             stack.append([parent, 0])
     return [rows[i] for i in order], [numbers[i] for i in order]
 
 
-def import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | None = None, *,
-                   data: DataSet | None = None) -> dict[str, int]:
+def import_dataset(
+    store: Store,
+    xml_path: str | Path,
+    xsd_path: str | Path | None = None,
+    *,
+    data: DataSet | None = None,
+) -> dict[str, int]:
     """Import every table of a DataSet document in one transaction; rows per table.
 
     The schema comes from ``xsd_path``, else from the document itself (inline). Missing
@@ -123,8 +143,9 @@ def import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | No
         return _import_dataset(store, xml_path, xsd_path, data)
 
 
-def _import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | None,
-                    data: DataSet | None) -> dict[str, int]:
+def _import_dataset(
+    store: Store, xml_path: str | Path, xsd_path: str | Path | None, data: DataSet | None
+) -> dict[str, int]:
     model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
     if model is None:
         raise XMLImportError(f"{Path(xml_path).name} has no inline schema; give its XSD")
@@ -136,9 +157,11 @@ def _import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | N
     rows, numbers = numbered_rows(dataset_reader(schemas, model, xml_path))
     for name, cls in data.tables.items():
         rows[name], numbers[name] = _parents_first_rows(
-            data, name, store.schema(cls), rows.get(name, []), numbers.get(name, []), xml_path)
+            data, name, store.schema(cls), rows.get(name, []), numbers.get(name, []), xml_path
+        )
     new_file = new_sqlite_file(store.url)
     if new_file is not None:
+
         def fill(path: Path) -> dict[str, int]:
             with sibling(store, path) as new:
                 return _import_transactional(new, data, rows, numbers, xml_path)
@@ -153,15 +176,23 @@ def _import_dataset(store: Store, xml_path: str | Path, xsd_path: str | Path | N
             with store.connection(write=True) as conn:  # the rows' transaction
                 _record(conn, store, data, created)
 
-        return import_committed_ddl(store, built, validate=None, record=record,
-                                    insert=lambda: _insert(store, data, rows, numbers,
-                                                           xml_path))
+        return import_committed_ddl(
+            store,
+            built,
+            validate=None,
+            record=record,
+            insert=lambda: _insert(store, data, rows, numbers, xml_path),
+        )
     return _import_transactional(store, data, rows, numbers, xml_path)
 
 
-def _import_transactional(store: Store, data: DataSet, rows: dict[str, list[Any]],
-                          numbers: dict[str, list[int]], xml_path: str | Path
-                          ) -> dict[str, int]:
+def _import_transactional(
+    store: Store,
+    data: DataSet,
+    rows: dict[str, list[Any]],
+    numbers: dict[str, list[int]],
+    xml_path: str | Path,
+) -> dict[str, int]:
     """Create the missing tables and insert every row in one transaction (SQLite,
     PostgreSQL: DDL is rolled back with the rows)."""
     metadata, built = _metadata(store, data)
@@ -178,13 +209,21 @@ def _import_transactional(store: Store, data: DataSet, rows: dict[str, list[Any]
 def _record(conn: sa.Connection, store: Store, data: DataSet, names: set[str]) -> None:
     for name, cls in data.tables.items():
         if name in names:
-            facts = {"relations": [dataclasses.asdict(r) for r in data.relations
-                                   if name in (r.parent, r.child)]}
+            facts = {
+                "relations": [
+                    dataclasses.asdict(r) for r in data.relations if name in (r.parent, r.child)
+                ]
+            }
             logical.record(conn, store.schema(cls), dataset=data.name, facts=facts)
 
 
-def _insert(store: Store, data: DataSet, rows: dict[str, list[Any]],
-            numbers: dict[str, list[int]], xml_path: str | Path) -> dict[str, int]:
+def _insert(
+    store: Store,
+    data: DataSet,
+    rows: dict[str, list[Any]],
+    numbers: dict[str, list[int]],
+    xml_path: str | Path,
+) -> dict[str, int]:
     """Insert the tables parents first (so the foreign keys hold); an error names the
     document's row, the table and the column."""
     counts = {}
@@ -199,8 +238,13 @@ def _insert(store: Store, data: DataSet, rows: dict[str, list[Any]],
                 column = None
                 if i is not None and exc.column is None and "foreign key" in str(exc).lower():
                     column = _broken_reference(store, data, name, objs[i])
-                raise insert_error(exc, xml_path, None if i is None else numbers[name][i],
-                                   table=name, column=column) from exc
+                raise insert_error(
+                    exc,
+                    xml_path,
+                    None if i is None else numbers[name][i],
+                    table=name,
+                    column=column,
+                ) from exc
             done += len(batch)
         counts[name] = done
     return counts
@@ -213,7 +257,8 @@ def _broken_reference(store: Store, data: DataSet, name: str, obj: Any) -> str |
     with store.connection() as conn:  # the import's transaction: its earlier rows count
         for fk in sa.inspect(conn).get_foreign_keys(name):
             target = data.tables.get(fk["referred_table"]) or store.reflect(
-                fk["referred_table"])  # a table outside the DataSet
+                fk["referred_table"]
+            )  # a table outside the DataSet
             column = schema.by_sql_name(fk["constrained_columns"][0])
             if len(fk["constrained_columns"]) != 1 or target is None or column is None:
                 continue
@@ -222,8 +267,9 @@ def _broken_reference(store: Store, data: DataSet, name: str, obj: Any) -> str |
             if value is None or referred is None:
                 continue
             key = store.table(target).c[referred.name]
-            found = conn.execute(sa.select(key).where(
-                key == sa.bindparam("v", value, type_=key.type)).limit(1)).first()
+            found = conn.execute(
+                sa.select(key).where(key == sa.bindparam("v", value, type_=key.type)).limit(1)
+            ).first()
             if found is None:
                 return str(column.name)
     return None
@@ -231,7 +277,7 @@ def _broken_reference(store: Store, data: DataSet, name: str, obj: Any) -> str |
 
 def _chunks(objs: list[Any], size: int = 20_000) -> Iterator[list[Any]]:
     for start in range(0, len(objs), size):
-        yield objs[start:start + size]
+        yield objs[start : start + size]
 
 
 def _refuse_child_tables(store: Store, classes: list[type]) -> None:
@@ -241,27 +287,44 @@ def _refuse_child_tables(store: Store, classes: list[type]) -> None:
     for cls in classes:
         schema = store.schema(cls)
         owned = [child.schema.name for child in schema.children] or [
-            child.name for child in child_tables(store, schema.name)]
+            child.name for child in child_tables(store, schema.name)
+        ]
         if owned:
-            raise SchemaError(f"table {schema.name!r} has child tables ({', '.join(owned)}), "
-                              "which a DataSet cannot carry; export it on its own (its child "
-                              "rows travel with it) or list tables without child rows",
-                              cls=schema.cls)
+            raise SchemaError(
+                f"table {schema.name!r} has child tables ({', '.join(owned)}), "
+                "which a DataSet cannot carry; export it on its own (its child "
+                "rows travel with it) or list tables without child rows",
+                cls=schema.cls,
+            )
 
 
-def export_dataset(store: Store, tables: Sequence[type | str], xml_path: Any,
-                   xsd_path: str | Path | None = None, *, dataset: str | None = None,
-                   nested: bool | None = None, inline_schema: bool = False,
-                   diffgram: bool = False) -> dict[str, int]:
+def export_dataset(
+    store: Store,
+    tables: Sequence[type | str],
+    xml_path: Any,
+    xsd_path: str | Path | None = None,
+    *,
+    dataset: str | None = None,
+    nested: bool | None = None,
+    inline_schema: bool = False,
+    diffgram: bool = False,
+) -> dict[str, int]:
     """Write tables of ``store`` as one DataSet document (see :meth:`Store.export_dataset`)."""
     classes = [store.reflect(t) if isinstance(t, str) else t for t in tables]
     _refuse_child_tables(store, classes)
     data = dataset_of(classes, name=dataset, nested=nested, registry=store.registry)
     with store.transaction():  # one snapshot of every table
         rows = {name: Batched(store.rows(cls)) for name, cls in data.tables.items()}
-        return write_dataset(data, rows, xml_path, xsd_path, nested=nested,
-                             inline_schema=inline_schema, registry=store.registry,
-                             diffgram=diffgram)
+        return write_dataset(
+            data,
+            rows,
+            xml_path,
+            xsd_path,
+            nested=nested,
+            inline_schema=inline_schema,
+            registry=store.registry,
+            diffgram=diffgram,
+        )
 
 
 __all__ = ["export_dataset", "import_dataset"]

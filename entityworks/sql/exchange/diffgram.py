@@ -61,12 +61,12 @@ class Changes:
     unchanged: int = 0
 
 
-
 def _recorded_relations(store: Store, table: str) -> list[dict[str, Any]]:
     with store.connection() as conn:
         rows = logical.recorded(conn, table)
-    facts: dict[str, Any] = next((json.loads(r.details or "{}") for r in rows
-                  if r.logical_type == logical.TABLE_ROW), {})
+    facts: dict[str, Any] = next(
+        (json.loads(r.details or "{}") for r in rows if r.logical_type == logical.TABLE_ROW), {}
+    )
     return list(facts.get("relations", []))
 
 
@@ -82,9 +82,11 @@ def _reflected(store: Store, path: Path) -> DataSet:
         if table in chosen:
             continue
         if table not in existing:
-            raise XMLImportError(f"{path.name}: rows of table {table!r}, which the database "
-                                 "does not have; a DiffGram changes existing tables (import "
-                                 "the DataSet first, or give its XSD)")
+            raise XMLImportError(
+                f"{path.name}: rows of table {table!r}, which the database "
+                "does not have; a DiffGram changes existing tables (import "
+                "the DataSet first, or give its XSD)"
+            )
         chosen.append(table)
         for r in _recorded_relations(store, table):
             queue += [r["parent"], r["child"]]
@@ -93,6 +95,7 @@ def _reflected(store: Store, path: Path) -> DataSet:
 
 
 # -- comparing and applying -------------------------------------------------------------------
+
 
 def _same(a: Any, b: Any) -> bool:
     """Equal and of one type, exactly as the Store keeps values ("exact or refused": what a
@@ -115,7 +118,8 @@ def _same(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, float):
         return (math.isnan(a) and math.isnan(b)) or (
-            a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+            a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+        )
     if isinstance(a, decimal.Decimal):
         return bool(a == b and a.as_tuple().exponent == b.as_tuple().exponent)
     if isinstance(a, dt.datetime):
@@ -129,8 +133,7 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _difference(stored: tuple[Any, ...], row: tuple[Any, ...], names: list[str]
-                ) -> str | None:
+def _difference(stored: tuple[Any, ...], row: tuple[Any, ...], names: list[str]) -> str | None:
     for column, a, b in zip(names, stored, row, strict=True):
         if not _same(a, b):
             return column
@@ -148,8 +151,9 @@ def _lock(store: Store, cls: type, where: Any) -> None:
     key = model.table.c[store.schema(cls).require_key("a DiffGram").name]
     condition = compile_where(where, model.table, model.schema)
     with store.connection() as conn:  # no filter: every row (.where(None) is WHERE NULL)
-        conn.execute(sa.select(key).where(sa.true() if condition is None else condition)
-                     .with_for_update()).fetchall()
+        conn.execute(
+            sa.select(key).where(sa.true() if condition is None else condition).with_for_update()
+        ).fetchall()
 
 
 @dataclass
@@ -162,55 +166,93 @@ class _Plan:
     unchanged: int
 
 
-def _conflict(name: str, table: str, key: str, value: Any, mark: Mark, what: str,
-              message: str, column: str | None = None) -> XMLImportError:
+def _conflict(
+    name: str,
+    table: str,
+    key: str,
+    value: Any,
+    mark: Mark,
+    what: str,
+    message: str,
+    column: str | None = None,
+) -> XMLImportError:
     line = f", line {mark.line}" if mark.line else ""
-    return XMLImportError(f"{name}: conflict in table {table!r}, {what}row {mark.row}{line} "
-                          f"({key}={value!r}): {message}; nothing was changed",
-                          row=mark.row, column=column)
+    return XMLImportError(
+        f"{name}: conflict in table {table!r}, {what}row {mark.row}{line} "
+        f"({key}={value!r}): {message}; nothing was changed",
+        row=mark.row,
+        column=column,
+    )
 
 
-def _plan_table(store: Store, cls: type, table: str, name: str,
-                current: list[tuple[Any, ...]], current_marks: list[Mark],
-                before: list[tuple[Any, ...]], before_marks: list[Mark]) -> _Plan:
+def _plan_table(
+    store: Store,
+    cls: type,
+    table: str,
+    name: str,
+    current: list[tuple[Any, ...]],
+    current_marks: list[Mark],
+    before: list[tuple[Any, ...]],
+    before_marks: list[Mark],
+) -> _Plan:
     schema = store.schema(cls)
     names = schema.column_names
     key = schema.primary_key
     if key is None and schema.composite:
-        raise XMLImportError(f"{name}: table {table!r} has a composite primary key; DiffGram "
-                             "rows are matched with stored rows by a single-column key")
+        raise XMLImportError(
+            f"{name}: table {table!r} has a composite primary key; DiffGram "
+            "rows are matched with stored rows by a single-column key"
+        )
     if key is None:
-        raise XMLImportError(f"{name}: table {table!r} has no primary key; DiffGram rows are "
-                             "matched with stored rows by key")
+        raise XMLImportError(
+            f"{name}: table {table!r} has no primary key; DiffGram rows are "
+            "matched with stored rows by key"
+        )
     k = names.index(key.name)
     by_id: dict[str, Mark] = {}
     for mark in current_marks:
         if mark.id is not None:
             if mark.id in by_id:
-                raise _conflict(name, table, key.name, mark.id, mark, "",
-                                f"diffgr:id {mark.id!r} is used twice")
+                raise _conflict(
+                    name, table, key.name, mark.id, mark, "", f"diffgr:id {mark.id!r} is used twice"
+                )
             by_id[mark.id] = mark
     before_by_key: dict[Any, tuple[tuple[Any, ...], Mark]] = {}
     before_ids: set[str] = set()
     for row, mark in zip(before, before_marks, strict=True):
         partner = by_id.get(mark.id) if mark.id is not None else None
-        if mark.id is None or mark.id in before_ids or (
-                partner is not None and partner.state != "modified"):
-            why = ("has no diffgr:id" if mark.id is None else "repeats a diffgr:id"
-                   if mark.id in before_ids or partner is None
-                   else f"belongs to a row marked {partner.state}")
-            raise _conflict(name, table, key.name, row[k], mark, "diffgr:before ",
-                            f"the before image {why}")
+        if (
+            mark.id is None
+            or mark.id in before_ids
+            or (partner is not None and partner.state != "modified")
+        ):
+            why = (
+                "has no diffgr:id"
+                if mark.id is None
+                else "repeats a diffgr:id"
+                if mark.id in before_ids or partner is None
+                else f"belongs to a row marked {partner.state}"
+            )
+            raise _conflict(
+                name, table, key.name, row[k], mark, "diffgr:before ", f"the before image {why}"
+            )
         before_ids.add(mark.id)
         if row[k] in before_by_key:
-            raise _conflict(name, table, key.name, row[k], mark, "diffgr:before ",
-                            "two before images have this key")
+            raise _conflict(
+                name,
+                table,
+                key.name,
+                row[k],
+                mark,
+                "diffgr:before ",
+                "two before images have this key",
+            )
         before_by_key[row[k]] = (row, mark)
     keys = {row[k] for row in current} | set(before_by_key)
     stored: dict[Any, tuple[Any, ...]] = {}
     listed = sorted(keys, key=repr)
     for start in range(0, len(listed), _CHUNK):
-        where = col(key.name).in_(listed[start:start + _CHUNK])
+        where = col(key.name).in_(listed[start : start + _CHUNK])
         _lock(store, cls, where)
         for batch in store.rows(cls, where=where):
             stored.update((r[k], tuple(r)) for r in batch)
@@ -219,46 +261,91 @@ def _plan_table(store: Store, cls: type, table: str, name: str,
     for row, mark in zip(current, current_marks, strict=True):
         value = row[k]
         if value in current_keys:
-            raise _conflict(name, table, key.name, value, mark, "", "two current rows have "
-                            "this key")
+            raise _conflict(
+                name, table, key.name, value, mark, "", "two current rows have this key"
+            )
         current_keys.add(value)
         if mark.state == "modified" and mark.id not in before_ids:
-            raise _conflict(name, table, key.name, value, mark, "",
-                            "a modified row without a before image (diffgr:before)")
+            raise _conflict(
+                name,
+                table,
+                key.name,
+                value,
+                mark,
+                "",
+                "a modified row without a before image (diffgr:before)",
+            )
         have = stored.get(value)
         if mark.state == "unchanged":
             if value in before_by_key:
-                raise _conflict(name, table, key.name, value, mark, "", "an unchanged row "
-                                "whose key a before image (diffgr:before) also has")
+                raise _conflict(
+                    name,
+                    table,
+                    key.name,
+                    value,
+                    mark,
+                    "",
+                    "an unchanged row whose key a before image (diffgr:before) also has",
+                )
             if have is None:
                 plan.inserts.append(row)
                 continue
             column = _difference(have, row, names)
             if column is not None:
-                raise _conflict(name, table, key.name, value, mark, "",
-                                f"unchanged in the DiffGram, but the stored row differs in "
-                                f"column {column!r} ({have[names.index(column)]!r}, not "
-                                f"{row[names.index(column)]!r})", column)
+                raise _conflict(
+                    name,
+                    table,
+                    key.name,
+                    value,
+                    mark,
+                    "",
+                    f"unchanged in the DiffGram, but the stored row differs in "
+                    f"column {column!r} ({have[names.index(column)]!r}, not "
+                    f"{row[names.index(column)]!r})",
+                    column,
+                )
             plan.unchanged += 1
         elif value in before_by_key:
             plan.updates.append(row)
         elif have is not None:
-            raise _conflict(name, table, key.name, value, mark, "",
-                            f"{mark.state}, but a stored row already has this key")
+            raise _conflict(
+                name,
+                table,
+                key.name,
+                value,
+                mark,
+                "",
+                f"{mark.state}, but a stored row already has this key",
+            )
         else:
             plan.inserts.append(row)
     for value, (row, mark) in before_by_key.items():
         have = stored.get(value)
         if have is None:
             what = "changes" if value in current_keys else "deletes"
-            raise _conflict(name, table, key.name, value, mark, "diffgr:before ",
-                            f"the DiffGram {what} this row, but no stored row has its key")
+            raise _conflict(
+                name,
+                table,
+                key.name,
+                value,
+                mark,
+                "diffgr:before ",
+                f"the DiffGram {what} this row, but no stored row has its key",
+            )
         column = _difference(have, row, names)
         if column is not None:
-            raise _conflict(name, table, key.name, value, mark, "diffgr:before ",
-                            f"the stored row differs from the before image in column "
-                            f"{column!r} ({have[names.index(column)]!r}, not "
-                            f"{row[names.index(column)]!r})", column)
+            raise _conflict(
+                name,
+                table,
+                key.name,
+                value,
+                mark,
+                "diffgr:before ",
+                f"the stored row differs from the before image in column "
+                f"{column!r} ({have[names.index(column)]!r}, not "
+                f"{row[names.index(column)]!r})",
+                column,
+            )
         if value not in current_keys:
             plan.deletes.append(value)
     return plan
@@ -284,7 +371,7 @@ def _write(store: Store, data: DataSet, plans: dict[str, _Plan], name: str) -> N
                 key = store.schema(cls).require_key("a DiffGram").name
                 deletes = plans[table].deletes
                 for start in range(0, len(deletes), _CHUNK):
-                    store.delete(cls, where=col(key).in_(deletes[start:start + _CHUNK]))
+                    store.delete(cls, where=col(key).in_(deletes[start : start + _CHUNK]))
     except (WriteError, ValueEncodingError) as exc:
         schema = store.schema(data.tables[table])
         which = ""
@@ -292,13 +379,15 @@ def _write(store: Store, data: DataSet, plans: dict[str, _Plan], name: str) -> N
             k = schema.column_names.index(schema.primary_key.name)
             which = f" ({schema.primary_key.name}={rows[exc.row or 0][k]!r})"
         detail = re.sub(r"^(row \d+, )", "", str(exc))
-        raise XMLImportError(f"{name}: cannot {step} a row of {table!r}{which}: {detail}; "
-                             "nothing was changed", column=getattr(exc, "column", None)
-                             ) from exc
+        raise XMLImportError(
+            f"{name}: cannot {step} a row of {table!r}{which}: {detail}; nothing was changed",
+            column=getattr(exc, "column", None),
+        ) from exc
 
 
-def import_diffgram(store: Store, xml_path: str | Path, xsd_path: str | Path | None = None
-                    ) -> dict[str, Changes]:
+def import_diffgram(
+    store: Store, xml_path: str | Path, xsd_path: str | Path | None = None
+) -> dict[str, Changes]:
     """Apply a DiffGram to the tables of ``store`` in one transaction (see the module).
 
     The DataSet's schema comes from ``xsd_path`` (the ``WriteXmlSchema`` file; .NET writes
@@ -309,19 +398,21 @@ def import_diffgram(store: Store, xml_path: str | Path, xsd_path: str | Path | N
         return _import_diffgram(store, xml_path, xsd_path)
 
 
-def _import_diffgram(store: Store, xml_path: str | Path, xsd_path: str | Path | None
-                     ) -> dict[str, Changes]:
+def _import_diffgram(
+    store: Store, xml_path: str | Path, xsd_path: str | Path | None
+) -> dict[str, Changes]:
     path = Path(xml_path)
     if xsd_path is not None:
         model = load_xsd(xsd_path)
         if len(model.tables) > 1 and not is_dataset(model):
-            raise XMLImportError(f"{Path(xsd_path).name} describes a table with child rows; "
-                                 "DiffGrams are applied to DataSets of related tables")
+            raise XMLImportError(
+                f"{Path(xsd_path).name} describes a table with child rows; "
+                "DiffGrams are applied to DataSets of related tables"
+            )
         data = dataset_for(model, registry=store.registry)
     else:
         if not is_diffgram(path):
-            raise XMLImportError(f"{path.name} is not a DiffGram (its root is not "
-                                 "diffgr:diffgram)")
+            raise XMLImportError(f"{path.name} is not a DiffGram (its root is not diffgr:diffgram)")
         data = _reflected(store, path)
         if not data.tables:  # no rows at all: nothing to change
             return {}
@@ -331,18 +422,29 @@ def _import_diffgram(store: Store, xml_path: str | Path, xsd_path: str | Path | 
     existing = set(store.table_names())
     missing = [t for t in data.tables if (t in now or t in was) and t not in existing]
     if missing:
-        raise XMLImportError(f"{path.name}: table {missing[0]!r} does not exist; a DiffGram "
-                             "changes existing tables (import the DataSet first)")
+        raise XMLImportError(
+            f"{path.name}: table {missing[0]!r} does not exist; a DiffGram "
+            "changes existing tables (import the DataSet first)"
+        )
     plans = {}
     with store.transaction():  # one snapshot for the checks and the writes
         for table, cls in data.tables.items():
             if table in current.marks or table in before.marks:
-                plans[table] = _plan_table(store, cls, table, path.name,
-                                           now.get(table, []), current.marks.get(table, []),
-                                           was.get(table, []), before.marks.get(table, []))
+                plans[table] = _plan_table(
+                    store,
+                    cls,
+                    table,
+                    path.name,
+                    now.get(table, []),
+                    current.marks.get(table, []),
+                    was.get(table, []),
+                    before.marks.get(table, []),
+                )
         _write(store, data, plans, path.name)
-    return {t: Changes(len(p.inserts), len(p.updates), len(p.deletes), p.unchanged)
-            for t, p in plans.items()}
+    return {
+        t: Changes(len(p.inserts), len(p.updates), len(p.deletes), p.unchanged)
+        for t, p in plans.items()
+    }
 
 
 __all__ = ["Changes", "import_diffgram"]

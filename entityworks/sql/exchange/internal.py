@@ -34,9 +34,11 @@ def refuse_internal_names(names: Iterable[str]) -> None:
     """:class:`SchemaError` naming the first internal table among ``names``."""
     for name in names:
         if is_internal(name):
-            raise SchemaError(f"{name!r} is an internal table; entityworks does not write into "
-                              f"it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*); "
-                              "nothing was imported")
+            raise SchemaError(
+                f"{name!r} is an internal table; entityworks does not write into "
+                f"it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*); "
+                "nothing was imported"
+            )
 
 
 def refuse_internal(schemas: Iterable[TableSchema]) -> None:
@@ -46,11 +48,20 @@ def refuse_internal(schemas: Iterable[TableSchema]) -> None:
     refuse_internal_names(t.name for t in tables)
     for t in tables:
         if [c.sql_name for c in t.columns] == [VERSION_COLUMN]:
-            raise SchemaError(f"table {t.name!r} has the shape of an Alembic version table "
-                              f"(one column, {VERSION_COLUMN}), which 'migrate' would take "
-                              "for one; entityworks does not import into it; nothing was "
-                              "imported", cls=t.cls)
+            raise SchemaError(
+                f"table {t.name!r} has the shape of an Alembic version table "
+                f"(one column, {VERSION_COLUMN}), which 'migrate' would take "
+                "for one; entityworks does not import into it; nothing was "
+                "imported",
+                cls=t.cls,
+            )
 
 
-__all__ = ["INTERNAL_PREFIXES", "INTERNAL_TABLES", "VERSION_COLUMN", "is_internal",
-           "refuse_internal", "refuse_internal_names"]
+__all__ = [
+    "INTERNAL_PREFIXES",
+    "INTERNAL_TABLES",
+    "VERSION_COLUMN",
+    "is_internal",
+    "refuse_internal",
+    "refuse_internal_names",
+]

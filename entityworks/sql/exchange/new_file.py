@@ -33,6 +33,7 @@ from ...files import refuse_dangling_link
 
 T = TypeVar("T")
 
+
 def _sqlite_path(url: Any) -> str | None:
     """The file an SQLite URL or plain path names (``None``: memory, URI or another DBMS)."""
     if isinstance(url, str) and "://" in url:
@@ -137,9 +138,17 @@ def _private_file_beside(path: Path) -> tuple[Path, int]:
 def _write_owner(owner: Path, token: str, info: os.stat_result) -> None:
     """The owner record of the private file ``info`` describes (made exclusively, ``0600``,
     never through a link: a name someone else took makes this import's set-up fail)."""
-    record = {"entityworks": "import", "token": token, "uid": os.geteuid(),
-              "host": socket.gethostname(), "boot": _boot_id(), "pid": os.getpid(),
-              "started": _started(os.getpid()), "dev": info.st_dev, "ino": info.st_ino}
+    record = {
+        "entityworks": "import",
+        "token": token,
+        "uid": os.geteuid(),
+        "host": socket.gethostname(),
+        "boot": _boot_id(),
+        "pid": os.getpid(),
+        "started": _started(os.getpid()),
+        "dev": info.st_dev,
+        "ino": info.st_ino,
+    }
     fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(record, f)
@@ -202,8 +211,11 @@ def _read_owner(owner: Path) -> dict[str, Any] | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() \
-                or info.st_size > _OWNER_MAX:
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_uid != os.geteuid()
+            or info.st_size > _OWNER_MAX
+        ):
             return None
         data = os.read(fd, _OWNER_MAX + 1)
     finally:
@@ -212,16 +224,19 @@ def _read_owner(owner: Path) -> dict[str, Any] | None:
         record = json.loads(data)
     except ValueError:
         return None
-    return record if isinstance(record, dict) and record.get("entityworks") == "import" \
-        else None
+    return record if isinstance(record, dict) and record.get("entityworks") == "import" else None
 
 
 def _ours_and_stale(record: dict[str, Any] | None, token: str) -> bool:
     """The record is one this user's imports write, on this host, for the file of ``token``,
     and the import that wrote it has ended."""
-    return (record is not None and record.get("token") == token
-            and record.get("uid") == os.geteuid() and record.get("host") == socket.gethostname()
-            and _process_gone(record))
+    return (
+        record is not None
+        and record.get("token") == token
+        and record.get("uid") == os.geteuid()
+        and record.get("host") == socket.gethostname()
+        and _process_gone(record)
+    )
 
 
 def _remove_abandoned(path: Path) -> None:
@@ -235,7 +250,7 @@ def _remove_abandoned(path: Path) -> None:
     for entry in entries:
         if not entry.name.endswith(".importing" + _OWNER_SUFFIX):
             continue
-        match = _PRIVATE.fullmatch(entry.name[:-len(_OWNER_SUFFIX)])
+        match = _PRIVATE.fullmatch(entry.name[: -len(_OWNER_SUFFIX)])
         if match is None or match["name"] != path.name:
             continue
         owner = Path(entry.path)
@@ -243,8 +258,8 @@ def _remove_abandoned(path: Path) -> None:
         if not _ours_and_stale(record, match["token"]):
             continue
         assert record is not None
-        private = owner.with_name(owner.name[:-len(_OWNER_SUFFIX)])
-        creating = private.with_name(private.name[:-len("importing")] + "creating")
+        private = owner.with_name(owner.name[: -len(_OWNER_SUFFIX)])
+        creating = private.with_name(private.name[: -len("importing")] + "creating")
         # killed before the rename, the file still has its first name
         if _remove_if_recorded(private, record) and _remove_if_recorded(creating, record):
             owner.unlink(missing_ok=True)
@@ -263,8 +278,11 @@ def _remove_if_recorded(private: Path, record: dict[str, Any]) -> bool:
         return False
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() \
-                or (info.st_dev, info.st_ino) != (record.get("dev"), record.get("ino")):
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_uid != os.geteuid()
+            or (info.st_dev, info.st_ino) != (record.get("dev"), record.get("ino"))
+        ):
             return False  # not the file the record was written for
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -294,8 +312,9 @@ def _seal(path: Path) -> None:
     with closing(sqlite3.connect(path)) as conn:
         mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
     if mode != "delete":
-        raise EntityworksError(f"could not complete the new database {path.name}: its "
-                               f"journal stays in {mode!r} mode")
+        raise EntityworksError(
+            f"could not complete the new database {path.name}: its journal stays in {mode!r} mode"
+        )
 
 
 __all__ = ["into_new_sqlite_file", "new_sqlite_file"]

@@ -28,8 +28,9 @@ def counted(objs: Iterable[Any], progress: Progress, every: int = 1000) -> Itera
         progress(pending)
 
 
-def counted_batches(batches: Iterable[Sequence[Any]], progress: Progress
-                    ) -> Iterator[Sequence[Any]]:
+def counted_batches(
+    batches: Iterable[Sequence[Any]], progress: Progress
+) -> Iterator[Sequence[Any]]:
     """``batches`` as they are, telling ``progress`` each one's length after it is used."""
     for batch in batches:
         yield batch

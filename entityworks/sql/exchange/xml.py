@@ -33,29 +33,55 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-def export_store(store: Store, cls: type, xml_path: Target,
-                 xsd_path: str | Path | None = None, *, where: Any = None,
-                 order_by: Any = None, dataset: str | None = None,
-                 inline_schema: bool = False, progress: Progress | None = None) -> int:
+def export_store(
+    store: Store,
+    cls: type,
+    xml_path: Target,
+    xsd_path: str | Path | None = None,
+    *,
+    where: Any = None,
+    order_by: Any = None,
+    dataset: str | None = None,
+    inline_schema: bool = False,
+    progress: Progress | None = None,
+) -> int:
     """Stream a query's rows to XML (see :meth:`Store.export_xml`)."""
     schema = store.schema(cls)
     if schema.children:  # child rows come with their parents, through instances
         # One connection for the parents' cursor and the child queries it triggers.
         with store.transaction():
             objs: Iterable[Any] = store.select(cls, where=where, order_by=order_by)
-            return write_xml(cls, objs if progress is None else counted(objs, progress),
-                             xml_path, xsd_path, dataset=dataset, registry=store.registry,
-                             inline_schema=inline_schema)
+            return write_xml(
+                cls,
+                objs if progress is None else counted(objs, progress),
+                xml_path,
+                xsd_path,
+                dataset=dataset,
+                registry=store.registry,
+                inline_schema=inline_schema,
+            )
     batches = store.rows(cls, where=where, order_by=order_by)
-    return write_xml_rows(schema, batches if progress is None else counted_batches(
-                              batches, progress),
-                          xml_path, xsd_path, dataset=dataset, registry=store.registry,
-                          inline_schema=inline_schema)
+    return write_xml_rows(
+        schema,
+        batches if progress is None else counted_batches(batches, progress),
+        xml_path,
+        xsd_path,
+        dataset=dataset,
+        registry=store.registry,
+        inline_schema=inline_schema,
+    )
 
 
-def import_store(store: Store, cls: type, xml_path: str | Path,
-                 xsd_path: str | Path | None = None, *, reader: Reader | None = None,
-                 on_batch: BatchHook | None = None, source: str | None = None) -> int:
+def import_store(
+    store: Store,
+    cls: type,
+    xml_path: str | Path,
+    xsd_path: str | Path | None = None,
+    *,
+    reader: Reader | None = None,
+    on_batch: BatchHook | None = None,
+    source: str | None = None,
+) -> int:
     """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
 
     A refused document writes nothing, and never undoes what another writer did: the class
@@ -78,6 +104,7 @@ def import_store(store: Store, cls: type, xml_path: str | Path,
         reader = Reader(schema, xml_path, xsd_path, table=source)
     new_file = new_sqlite_file(store.url)
     if new_file is not None:
+
         def fill(path: Path) -> int:
             with sibling(store, path) as new:
                 return _import_transactional(new, cls, reader, xml_path, on_batch)
@@ -90,8 +117,9 @@ def import_store(store: Store, cls: type, xml_path: str | Path,
     return _import_transactional(store, cls, reader, xml_path, on_batch)
 
 
-def _import_transactional(store: Store, cls: type, reader: Reader, xml_path: str | Path,
-                          on_batch: BatchHook | None = None) -> int:
+def _import_transactional(
+    store: Store, cls: type, reader: Reader, xml_path: str | Path, on_batch: BatchHook | None = None
+) -> int:
     """Create what is missing and insert, all in one transaction (transactional DDL)."""
     schema = reader.schema
     with store.transaction():
@@ -103,8 +131,7 @@ def _import_transactional(store: Store, cls: type, reader: Reader, xml_path: str
         store.create(cls)  # rolled back with the rows on any error
         if missing:
             _record(store, schema, reader)
-        return _insert_batches(store, instances(schema, reader, BATCH), xml_path,
-                               on_batch=on_batch)
+        return _insert_batches(store, instances(schema, reader, BATCH), xml_path, on_batch=on_batch)
 
 
 def _validate(schema: TableSchema, reader: Reader) -> None:
@@ -124,8 +151,9 @@ def _record(store: Store, schema: TableSchema, reader: Reader) -> None:
         logical.record(conn, schema, dataset=reader.root_name)
 
 
-def _import_committed_ddl(store: Store, cls: type, reader: Reader, xml_path: str | Path,
-                          on_batch: BatchHook | None = None) -> int:
+def _import_committed_ddl(
+    store: Store, cls: type, reader: Reader, xml_path: str | Path, on_batch: BatchHook | None = None
+) -> int:
     schema = reader.schema
     own = {schema.name, *(child.schema.name for child in schema.children)}
 
@@ -134,30 +162,48 @@ def _import_committed_ddl(store: Store, cls: type, reader: Reader, xml_path: str
             _record(store, schema, reader)
 
     return import_committed_ddl(
-        store, store.tables_with_references(store.model(cls)),
-        validate=lambda: _validate(schema, reader), record=record,
-        insert=lambda: _insert_batches(store, instances(schema, reader, BATCH), xml_path,
-                                       on_batch=on_batch))
+        store,
+        store.tables_with_references(store.model(cls)),
+        validate=lambda: _validate(schema, reader),
+        record=record,
+        insert=lambda: _insert_batches(
+            store, instances(schema, reader, BATCH), xml_path, on_batch=on_batch
+        ),
+    )
 
 
-def _insert_batches(store: Store, batches: Iterable[list[Any]], xml_path: str | Path,
-                    numbers: Sequence[int] | None = None, *, on_batch: BatchHook | None = None
-                    ) -> int:
+def _insert_batches(
+    store: Store,
+    batches: Iterable[list[Any]],
+    xml_path: str | Path,
+    numbers: Sequence[int] | None = None,
+    *,
+    on_batch: BatchHook | None = None,
+) -> int:
     """Insert ``batches`` (rows numbered from 1, or by ``numbers`` in the document)."""
     with paused_gc():  # the rows hold plain values: nothing for the collector to find
         return _insert_each(store, batches, xml_path, numbers, on_batch)
 
 
-def _insert_each(store: Store, batches: Iterable[list[Any]], xml_path: str | Path,
-                 numbers: Sequence[int] | None, on_batch: BatchHook | None = None) -> int:
+def _insert_each(
+    store: Store,
+    batches: Iterable[list[Any]],
+    xml_path: str | Path,
+    numbers: Sequence[int] | None,
+    on_batch: BatchHook | None = None,
+) -> int:
     count = 0
     for batch in batches:
         try:
             store.insert_many(batch)
         except WriteError as exc:
-            raise insert_error(exc, xml_path, None if exc.row is None else (
-                numbers[count + exc.row] if numbers is not None else count + exc.row + 1)
-                ) from exc
+            raise insert_error(
+                exc,
+                xml_path,
+                None
+                if exc.row is None
+                else (numbers[count + exc.row] if numbers is not None else count + exc.row + 1),
+            ) from exc
         count += len(batch)
         if on_batch is not None:
             on_batch(batch)
@@ -167,21 +213,29 @@ def _insert_each(store: Store, batches: Iterable[list[Any]], xml_path: str | Pat
 _WRITE_PREFIX = re.compile(r"[^:]*: (?:row \d+|a row)")  # the Store's "table: row N"
 
 
-def insert_error(exc: WriteError, xml_path: str | Path, row: int | None, *,
-                 table: str | None = None, column: str | None = None) -> XMLImportError:
+def insert_error(
+    exc: WriteError,
+    xml_path: str | Path,
+    row: int | None,
+    *,
+    table: str | None = None,
+    column: str | None = None,
+) -> XMLImportError:
     """The Store's refusal of a row, told by the document's ``row`` (and ``table``, and the
     ``column`` when the caller found it where the Store could not)."""
     detail = str(exc)
     prefix = _WRITE_PREFIX.match(detail)
     if prefix is not None:
-        detail = detail[prefix.end():]
+        detail = detail[prefix.end() :]
         if exc.column is not None:
             detail = detail.removeprefix(f", column {exc.column!r}")
         detail = detail.removeprefix(": ")
     column = column or exc.column
-    where = ("a row" if row is None else f"row {row}") + (
-        "" if table is None else f" of table {table!r}") + (
-        "" if column is None else f", column {column!r}")
+    where = (
+        ("a row" if row is None else f"row {row}")
+        + ("" if table is None else f" of table {table!r}")
+        + ("" if column is None else f", column {column!r}")
+    )
     return XMLImportError(f"{Path(xml_path).name}: {where}: {detail}", row=row, column=column)
 
 
@@ -191,9 +245,16 @@ def sibling(store: Store, path: Path) -> Store:
     return type(store)(path, registry=store.registry, busy_timeout=store.busy_timeout)
 
 
-def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path: str | Path,
-                xsd_path: str | Path | None = None, *, on_batch: BatchHook | None = None,
-                source: str | None = None) -> int:
+def import_into(
+    open_store: Callable[[str], Store],
+    db: str,
+    cls: type,
+    xml_path: str | Path,
+    xsd_path: str | Path | None = None,
+    *,
+    on_batch: BatchHook | None = None,
+    source: str | None = None,
+) -> int:
     """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
     catalog's runs its migrations); returns the row count.
 
@@ -215,8 +276,9 @@ def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path
         def fill(path: Path) -> int:
             store = open_store(os.fspath(path))
             try:
-                return import_store(store, cls, xml_path, xsd_path, reader=reader,
-                                    on_batch=on_batch, source=source)
+                return import_store(
+                    store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch, source=source
+                )
             finally:
                 store.close()
 
@@ -225,8 +287,9 @@ def import_into(open_store: Callable[[str], Store], db: str, cls: type, xml_path
             return done
     store = open_store(db)
     try:
-        return import_store(store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch,
-                            source=source)
+        return import_store(
+            store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch, source=source
+        )
     finally:
         store.close()
 

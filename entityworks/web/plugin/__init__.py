@@ -56,6 +56,7 @@ def hookimpl(function: F) -> F:
     marked: F = _datasette_hookimpl(function)
     return marked
 
+
 PLUGIN = "entityworks"
 #: Columns that make a ``maps`` table an entityworks catalog table.
 MAP_COLUMNS = frozenset({"id", "kind", "width", "height", "grid"})
@@ -103,8 +104,13 @@ async def _may_view(datasette: Any, actor: Any, database: str, table: str) -> bo
     """Whether ``actor`` may see ``table``: the checks of Datasette's own table page
     (the table, then its database, then the instance; the first that decides wins)."""
     visible, _private = await datasette.check_visibility(
-        actor, permissions=[("view-table", (database, table)), ("view-database", database),
-                            "view-instance"])
+        actor,
+        permissions=[
+            ("view-table", (database, table)),
+            ("view-database", database),
+            "view-instance",
+        ],
+    )
     return bool(visible)
 
 
@@ -114,16 +120,17 @@ def _child_tables() -> tuple[tuple[str, str], ...]:
     from ...catalog import MapRecord
     from ...model.schema import table_schema
 
-    return tuple((child.field, child.schema.name)
-                 for child in table_schema(MapRecord).children)
+    return tuple((child.field, child.schema.name) for child in table_schema(MapRecord).children)
 
 
 async def _visible_record(datasette: Any, actor: Any, database: str, record: Any) -> Any:
     """``record`` with the child lists whose table ``actor`` may not view emptied: what
     is denied is neither listed nor drawn (nor part of a picture's ETag)."""
     denied: dict[str, list[Any]] = {
-        field: [] for field, table in _child_tables()
-        if not await _may_view(datasette, actor, database, table)}
+        field: []
+        for field, table in _child_tables()
+        if not await _may_view(datasette, actor, database, table)
+    }
     return dataclasses.replace(record, **denied) if denied else record
 
 
@@ -173,8 +180,11 @@ async def _is_catalog(db: Any) -> bool:
 
 
 def _png(data: bytes, etag: str) -> Response:
-    return Response(data, content_type="image/png",
-                    headers={"Cache-Control": "max-age=300", "ETag": f'"{etag}"'})
+    return Response(
+        data,
+        content_type="image/png",
+        headers={"Cache-Control": "max-age=300", "ETag": f'"{etag}"'},
+    )
 
 
 def _not_modified(request: Any, etag: str) -> Response | None:
@@ -188,8 +198,7 @@ async def _read(read: Callable[[str, int], T], db: Any, map_id: int) -> T:
         found = await _in_thread(read, db.path, map_id)
     except Exception as exc:  # noqa: BLE001 - a damaged or crafted blob, refused by its
         # decoder, or a row another tool edited: the reason, never a traceback
-        raise Unreadable(f"map {map_id} cannot be read: {' '.join(str(exc).split())}"
-                         ) from None
+        raise Unreadable(f"map {map_id} cannot be read: {' '.join(str(exc).split())}") from None
     if found is None:
         raise NotFound(f"no map {map_id}")
     return found
@@ -226,8 +235,9 @@ async def thumb_view(datasette: Any, request: Any) -> Response:
     etag = f"t{box}-{pictures.grid_digest(grid)}"
     if (early := _not_modified(request, etag)) is not None:
         return early
-    data = await _in_thread(CACHE.get_or_render, ("thumb", etag),
-                            functools.partial(pictures.thumbnail_png, grid, box))
+    data = await _in_thread(
+        CACHE.get_or_render, ("thumb", etag), functools.partial(pictures.thumbnail_png, grid, box)
+    )
     return _png(data, etag)
 
 
@@ -240,8 +250,11 @@ async def png_view(datasette: Any, request: Any) -> Response:
     etag = f"p{block}-{pictures.record_digest(record, features=False)}"
     if (early := _not_modified(request, etag)) is not None:
         return early
-    data = await _in_thread(CACHE.get_or_render, ("png", etag),
-                            functools.partial(pictures.full_png, record.grid, block, marks))
+    data = await _in_thread(
+        CACHE.get_or_render,
+        ("png", etag),
+        functools.partial(pictures.full_png, record.grid, block, marks),
+    )
     return _png(data, etag)
 
 
@@ -254,8 +267,11 @@ async def overlay_view(datasette: Any, request: Any) -> Response:
     etag = f"o{block}-{pictures.record_digest(record)}"
     if (early := _not_modified(request, etag)) is not None:
         return early
-    data = await _in_thread(CACHE.get_or_render, ("overlay", etag),
-                            functools.partial(pictures.overlay_png, record, block))
+    data = await _in_thread(
+        CACHE.get_or_render,
+        ("overlay", etag),
+        functools.partial(pictures.overlay_png, record, block),
+    )
     return _png(data, etag)
 
 
@@ -319,14 +335,16 @@ def _map_cell(row: Any, value: Any, column: str, database: str, datasette: Any) 
         # Markup.format escapes every argument: none can leave its attribute
         return markupsafe.Markup(
             '<img class="ew-map" src="{}" width="{}" height="{}" loading="lazy" '
-            'alt="{}" title="{}">').format(src, w, h, alt, alt)
+            'alt="{}" title="{}">'
+        ).format(src, w, h, alt, alt)
 
     return inner
 
 
 @hookimpl
-def render_cell(row: Any, value: Any, column: str, table: str | None, database: str,
-                datasette: Any) -> Any:
+def render_cell(
+    row: Any, value: Any, column: str, table: str | None, database: str, datasette: Any
+) -> Any:
     if table == "maps" and column in ("grid", "parameters"):
         return _map_cell(row, value, column, database, datasette)
     if table == "sudoku_puzzles" and column in ("puzzle", "solution"):
@@ -342,8 +360,9 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
 
 
 @hookimpl
-def extra_template_vars(view_name: str, table: str | None, database: str | None,
-                        request: Any, datasette: Any) -> Any:
+def extra_template_vars(
+    view_name: str, table: str | None, database: str | None, request: Any, datasette: Any
+) -> Any:
     if view_name != "row" or table != "maps" or request is None or database is None:
         return {}
 
@@ -365,14 +384,20 @@ def extra_template_vars(view_name: str, table: str | None, database: str | None,
         record = await _visible_record(datasette, request.actor, database, record)
         block = pictures.page_block(record.width, record.height)
         prefix = _prefix(datasette, database)
-        return {"entityworks_map": {
-            "id": record.id, "kind": record.kind, "seed": record.seed,
-            "width": record.width, "height": record.height,
-            "pixel_width": record.width * block, "pixel_height": record.height * block,
-            "overlay_url": f"{prefix}/{record.id}/overlay.png",
-            "png_url": f"{prefix}/{record.id}.png",
-            "tiled_url": f"{prefix}/{record.id}.tiled.json",
-            "listings": pictures.listings(record),
-        }}
+        return {
+            "entityworks_map": {
+                "id": record.id,
+                "kind": record.kind,
+                "seed": record.seed,
+                "width": record.width,
+                "height": record.height,
+                "pixel_width": record.width * block,
+                "pixel_height": record.height * block,
+                "overlay_url": f"{prefix}/{record.id}/overlay.png",
+                "png_url": f"{prefix}/{record.id}.png",
+                "tiled_url": f"{prefix}/{record.id}.tiled.json",
+                "listings": pictures.listings(record),
+            }
+        }
 
     return inner

@@ -34,8 +34,11 @@ from generators.maps import caves, dungeon
 from generators.maps.regions import region_stats
 from tests.conftest import require_data
 
-SMALL = {"caves": {"width": 60, "height": 40}, "dungeon": {"width": 60, "height": 40},
-         "islands": {"width": 40, "height": 30}}
+SMALL = {
+    "caves": {"width": 60, "height": 40},
+    "dungeon": {"width": 60, "height": 40},
+    "islands": {"width": 40, "height": 30},
+}
 
 
 def _fill(store: Store) -> list[MapRecord]:
@@ -116,7 +119,8 @@ def test_queries_by_kind_size_ratio_regions_and_seed(filled):
     one = single_region_maps(store)
     assert sorted(m.id for m in one) == sorted(r.id for r in records if r.region_count == 1)
     assert find_maps(store, kind="caves", width=60, limit=2, order_by="-id")[0].id == max(
-        r.id for r in records if r.kind == "caves")
+        r.id for r in records if r.kind == "caves"
+    )
 
 
 def test_largest_and_random_sample(filled):
@@ -125,8 +129,11 @@ def test_largest_and_random_sample(filled):
     expected = sorted(records, key=lambda r: (-r.largest_region, -r.id))[:3]
     assert [m.id for m in top] == [r.id for r in expected]
     assert [m.id for m in largest_maps(store, 2, kind="islands", by="open_ratio")] == [
-        r.id for r in sorted((r for r in records if r.kind == "islands"),
-                             key=lambda r: (-r.open_ratio, -r.id))[:2]]
+        r.id
+        for r in sorted(
+            (r for r in records if r.kind == "islands"), key=lambda r: (-r.open_ratio, -r.id)
+        )[:2]
+    ]
     sample = sample_maps(store, 5, seed=7)
     assert len({m.id for m in sample}) == 5
     assert [m.id for m in sample] == [m.id for m in sample_maps(store, 5, seed=7)]
@@ -141,10 +148,14 @@ def test_sample_maps_draws_every_matching_map_equally_often(tmp_path, monkeypatc
     import entityworks.catalog as catalog
 
     store = open_catalog(tmp_path / "s.db")
-    rows = [r for c in generate_maps("islands", 12, seed=1, params={"width": 12, "height": 9})
-            for r in c]
-    rows += [r for c in generate_maps("caves", 12, seed=1, params={"width": 12, "height": 9})
-             for r in c]
+    rows = [
+        r
+        for c in generate_maps("islands", 12, seed=1, params={"width": 12, "height": 9})
+        for r in c
+    ]
+    rows += [
+        r for c in generate_maps("caves", 12, seed=1, params={"width": 12, "height": 9}) for r in c
+    ]
     rows.sort(key=lambda r: r.seed * 2 + (r.kind == "caves"))  # kinds interleaved
     store.insert_many(rows)
     store.delete(MapRecord, where=col("id").in_([2, 3, 4, 5, 6, 9, 10, 11, 17]))  # gaps
@@ -172,27 +183,32 @@ def test_sample_maps_draws_every_matching_map_equally_often(tmp_path, monkeypatc
 def test_generation_is_reproducible_and_parallel_equals_serial():
     params = {"width": 30, "height": 20}
     serial = [r for c in generate_maps("caves", 5, seed=5, params=params, chunk=2) for r in c]
-    parallel = [r for c in generate_maps("caves", 5, seed=5, params=params, workers=2,
-                                         chunk=2) for r in c]
+    parallel = [
+        r for c in generate_maps("caves", 5, seed=5, params=params, workers=2, chunk=2) for r in c
+    ]
     assert [r.seed for r in parallel] == [5, 6, 7, 8, 9]
     for a, b in zip(serial, parallel, strict=True):
         assert np.array_equal(a.grid, b.grid) and a.caves == b.caves
     again = build_map("caves", 5, params)
     assert np.array_equal(again.grid, serial[0].grid)
-    unseeded = [r for c in generate_maps("islands", 2, params={"width": 20, "height": 20})
-                for r in c]
+    unseeded = [
+        r for c in generate_maps("islands", 2, params={"width": 20, "height": 20}) for r in c
+    ]
     assert all(isinstance(r.seed, int) for r in unseeded)
     rebuilt = build_map("islands", unseeded[1].seed, {"width": 20, "height": 20})
     assert np.array_equal(rebuilt.grid, unseeded[1].grid)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"params": {"colour": 1}}, "caves has no parameter 'colour'"),
-    ({"params": {"close_cell_prob": 300}}, "close_cell_prob must be <= 100"),
-    ({"count": -1}, "count must be an integer >= 0"),
-    ({"workers": 0}, "workers must be an integer >= 1"),
-    ({"seed": -3}, "seed must be a non-negative integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"params": {"colour": 1}}, "caves has no parameter 'colour'"),
+        ({"params": {"close_cell_prob": 300}}, "close_cell_prob must be <= 100"),
+        ({"count": -1}, "count must be an integer >= 0"),
+        ({"workers": 0}, "workers must be an integer >= 1"),
+        ({"seed": -3}, "seed must be a non-negative integer"),
+    ],
+)
 def test_generation_refuses_bad_arguments(kwargs, message):
     args = {"count": 2, **kwargs}
     count = args.pop("count")
@@ -257,8 +273,7 @@ def test_entropy_report_is_stored_and_queried(tmp_path):
     [back] = store.select(EntropyRecord, where={"sha256": digest})
     assert back.id == row.id and back.size == len(payload) and back.path == str(data)
     assert back.entropy == report.entropy and back.chi_square == report.chi_square
-    assert back.distribution == list(report.distribution) and sum(back.distribution) == len(
-        payload)
+    assert back.distribution == list(report.distribution) and sum(back.distribution) == len(payload)
     assert back.unique_symbols == 256
 
 
@@ -272,7 +287,8 @@ def test_catalog_on_a_server(server, request):
         assert store.count(MapRecord) == len(records)
         one = single_region_maps(store, kind="dungeon")
         assert sorted(m.id for m in one) == sorted(
-            r.id for r in records if r.kind == "dungeon" and r.region_count == 1)
+            r.id for r in records if r.kind == "dungeon" and r.region_count == 1
+        )
         back = find_maps(store, seed=10, kind="caves")[0]
         assert np.array_equal(back.grid, records[0].grid) and back.caves == records[0].caves
         assert len(sample_maps(store, 3, seed=1)) == 3
@@ -344,9 +360,11 @@ def test_store_sudokus_records_each_entry_once(backend_url):
     store = open_catalog(backend_url)
     try:
         made = [sudoku.generate(30, seed=s) for s in (1, 2)]
-        entries = [sudoku.NamedPuzzle("a", made[0].puzzle, 1),
-                   sudoku.NamedPuzzle("b", made[1].puzzle, 2),
-                   sudoku.NamedPuzzle("c", made[0].puzzle, 3)]
+        entries = [
+            sudoku.NamedPuzzle("a", made[0].puzzle, 1),
+            sudoku.NamedPuzzle("b", made[1].puzzle, 2),
+            sudoku.NamedPuzzle("c", made[0].puzzle, 3),
+        ]
         solutions = sudoku.solve_many(entries, workers=1)
         done = store_sudokus(store, "f.txt", entries, solutions)
         assert (done.stored, done.duplicates, done.entries, done.entries_known) == (2, 1, 3, 0)
@@ -355,11 +373,14 @@ def test_store_sudokus_records_each_entry_once(backend_url):
         other = store_sudokus(store, "g.txt", entries[2:], solutions[2:])
         assert (other.stored, other.entries) == (0, 1)
         rows = [(e.source, e.position, e.name) for e in store.select(SudokuEntry, order_by="id")]
-        assert rows == [("f.txt", 0, "a"), ("f.txt", 1, "b"), ("f.txt", 2, "c"),
-                        ("g.txt", 0, "c")]
+        assert rows == [("f.txt", 0, "a"), ("f.txt", 1, "b"), ("f.txt", 2, "c"), ("g.txt", 0, "c")]
         ids = {p.puzzle: p.id for p in store.select(SudokuPuzzle)}
         assert [e.puzzle_id for e in store.select(SudokuEntry, order_by="id")] == [
-            ids[made[0].puzzle], ids[made[1].puzzle], ids[made[0].puzzle], ids[made[0].puzzle]]
+            ids[made[0].puzzle],
+            ids[made[1].puzzle],
+            ids[made[0].puzzle],
+            ids[made[0].puzzle],
+        ]
     finally:
         store.close()
 
@@ -379,9 +400,11 @@ def test_another_file_of_the_same_name_is_refused_whole(tmp_path):
     assert _solve(str(first), "--db", db, "-j", "1").exit_code == 0
     refused = _solve(str(second), "--db", db, "-j", "1")
     assert refused.exit_code == 2 and refused.stdout == ""
-    assert refused.stderr == ("error: puzzles.txt: entry 1 (line 2) is recorded with another "
-                              "puzzle: another file of that name was stored before; store "
-                              "this one under a source name of its own (--source NAME)\n")
+    assert refused.stderr == (
+        "error: puzzles.txt: entry 1 (line 2) is recorded with another "
+        "puzzle: another file of that name was stored before; store "
+        "this one under a source name of its own (--source NAME)\n"
+    )
     store = Store(db)
     assert store.count(SudokuPuzzle) == 2 and store.count(SudokuEntry) == 2
     done = _solve(str(second), "--db", db, "-j", "1", "--source", "b/puzzles.txt")
@@ -415,13 +438,18 @@ def test_dungeon_outcome_is_stored_with_the_map(backend_url):
             assert m.connected is _connected(m.grid) is True
         # a cave system has no rooms: its outcome is its floor, one region or not
         whole = _connected(maps[4].grid)
-        assert (maps[4].build_success, maps[4].rooms_asked, maps[4].rooms_built,
-                maps[4].connected) == (whole, None, None, whole)
+        assert (
+            maps[4].build_success,
+            maps[4].rooms_asked,
+            maps[4].rooms_built,
+            maps[4].connected,
+        ) == (whole, None, None, whole)
         built = sorted(len(m.rooms) for m in maps[:4])
         span = str(built[0]) if built[0] == built[-1] else f"{built[0]}-{built[-1]}"
         assert str(stats.builds) == f"0 complete, 4 short (asked 100 rooms, built {span})"
-        short = _scalar(backend_url, "SELECT COUNT(*) FROM maps WHERE build_success = :no",
-                        no=False)
+        short = _scalar(
+            backend_url, "SELECT COUNT(*) FROM maps WHERE build_success = :no", no=False
+        )
         assert short == 4
     finally:
         store.close()
@@ -440,13 +468,18 @@ def test_refuse_short_stores_nothing_even_after_earlier_batches(backend_url, mon
     monkeypatch.setattr(catalog_generate, "STORE_BATCH", 1)  # every chunk written as it comes
     store = open_catalog(backend_url)
     try:
-        with pytest.raises(catalog.ShortBuild, match=r"seed 18 fell short \(\d of 3 rooms "
-                                                     r"built\); nothing was stored"):
-            generate_into(store, "dungeon", 11, seed=8, params=COMPLETE_THEN_SHORT,
-                          refuse_short=True)
+        with pytest.raises(
+            catalog.ShortBuild,
+            match=r"seed 18 fell short \(\d of 3 rooms "
+            r"built\); nothing was stored",
+        ):
+            generate_into(
+                store, "dungeon", 11, seed=8, params=COMPLETE_THEN_SHORT, refuse_short=True
+            )
         assert store.count(MapRecord) == 0
-        stats = generate_into(store, "dungeon", 10, seed=8, params=COMPLETE_THEN_SHORT,
-                              refuse_short=True)
+        stats = generate_into(
+            store, "dungeon", 10, seed=8, params=COMPLETE_THEN_SHORT, refuse_short=True
+        )
         assert str(stats.builds) == "10 complete, 0 short" and store.count(MapRecord) == 10
     finally:
         store.close()
@@ -464,22 +497,59 @@ def test_generate_reports_short_builds_and_can_refuse_them(tmp_path):
     """The issue's command: a one-line summary of the builds, and ``--refuse-short`` refusing
     the whole batch (one stderr line, exit 2, no map stored)."""
     db = str(tmp_path / "levels.db")
-    args = ["dungeon", "--width", "40", "--height", "40", "-p", "rooms=100", "-p",
-            "breakout=50", "-n", "3", "--seed", "1", "-j", "1", "--db"]
-    built = [dungeon.generate(width=40, height=40, rooms=100, breakout=50, seed=s).rooms_built
-             for s in (1, 2, 3)]
+    args = [
+        "dungeon",
+        "--width",
+        "40",
+        "--height",
+        "40",
+        "-p",
+        "rooms=100",
+        "-p",
+        "breakout=50",
+        "-n",
+        "3",
+        "--seed",
+        "1",
+        "-j",
+        "1",
+        "--db",
+    ]
+    built = [
+        dungeon.generate(width=40, height=40, rooms=100, breakout=50, seed=s).rooms_built
+        for s in (1, 2, 3)
+    ]
     done = _generate(*args, db)
     assert done.exit_code == 0, done.stderr
     span = f"{min(built)}-{max(built)}" if min(built) != max(built) else str(built[0])
-    assert done.stdout.splitlines()[1] == (f"dungeon builds: 0 complete, 3 short (asked 100 "
-                                           f"rooms, built {span})")
+    assert done.stdout.splitlines()[1] == (
+        f"dungeon builds: 0 complete, 3 short (asked 100 rooms, built {span})"
+    )
     refused = _generate(*args, str(tmp_path / "strict.db"), "--refuse-short")
     assert refused.exit_code == 2 and refused.stdout == ""
-    assert refused.stderr == (f"error: the build of seed 1 fell short ({built[0]} of 100 rooms "
-                              f"built); nothing was stored (--refuse-short)\n")
+    assert refused.stderr == (
+        f"error: the build of seed 1 fell short ({built[0]} of 100 rooms "
+        f"built); nothing was stored (--refuse-short)\n"
+    )
     assert not (tmp_path / "strict.db").exists()
-    fine = _generate("dungeon", "--width", "60", "--height", "30", "-p", "rooms=3", "-n", "3",
-                     "--seed", "8", "-j", "1", "--refuse-short", "--db", db)
+    fine = _generate(
+        "dungeon",
+        "--width",
+        "60",
+        "--height",
+        "30",
+        "-p",
+        "rooms=3",
+        "-n",
+        "3",
+        "--seed",
+        "8",
+        "-j",
+        "1",
+        "--refuse-short",
+        "--db",
+        db,
+    )
     assert fine.exit_code == 0 and "dungeon builds: 3 complete, 0 short" in fine.stdout
     caves = _generate("caves", "-n", "1", "--width", "40", "--height", "30", "--db", db)
     store = Store(db)
@@ -488,5 +558,6 @@ def test_generate_reports_short_builds_and_can_refuse_them(tmp_path):
     whole = _connected(maps[-1].grid)  # a cave system's outcome: its floor in one region
     assert caves.exit_code == 0 and caves.stdout.splitlines()[1] == (
         f"caves builds: {int(whole)} complete, {int(not whole)} short"
-        + ("" if whole else " (1 not connected)"))
+        + ("" if whole else " (1 not connected)")
+    )
     assert [m.build_success for m in maps] == [False, False, False, True, True, True, whole]

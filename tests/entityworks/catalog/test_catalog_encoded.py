@@ -46,8 +46,10 @@ def _maps() -> list[MapRecord]:
 def _value(obj: Any) -> Any:
     """A comparable form of a value: types kept, arrays as dtype, shape and bytes."""
     if dataclasses.is_dataclass(obj):
-        return (type(obj).__name__,
-                tuple((f.name, _value(getattr(obj, f.name))) for f in dataclasses.fields(obj)))
+        return (
+            type(obj).__name__,
+            tuple((f.name, _value(getattr(obj, f.name))) for f in dataclasses.fields(obj)),
+        )
     if isinstance(obj, np.ndarray):
         return ("ndarray", obj.dtype.str, obj.shape, obj.tobytes())
     if isinstance(obj, list):
@@ -67,8 +69,9 @@ def test_encoded_rows_read_back_equal_to_insert_many(backend_url, tmp_path):
     store = _catalog(backend_url)
     try:
         store.insert_many(plain)
-        encoded = EncodedRows.join([encode_rows(copy.deepcopy(records[:6])),
-                                    encode_rows(copy.deepcopy(records[6:]))])
+        encoded = EncodedRows.join(
+            [encode_rows(copy.deepcopy(records[:6])), encode_rows(copy.deepcopy(records[6:]))]
+        )
         encoded = pickle.loads(pickle.dumps(encoded))  # as a worker sends it
         keys = store.insert_encoded(encoded)
         assert keys == [m.id + len(records) for m in plain]  # type: ignore[operator]
@@ -77,8 +80,7 @@ def test_encoded_rows_read_back_equal_to_insert_many(backend_url, tmp_path):
             assert _value(back[key]) == _value(dataclasses.replace(m, id=key))
             assert _value(back[m.id]) == _value(m)
         biggest = largest_maps(store, 4, kind="dungeon")
-        assert [len(m.corridors) for m in biggest] == [len(back[m.id].corridors)
-                                                       for m in biggest]
+        assert [len(m.corridors) for m in biggest] == [len(back[m.id].corridors) for m in biggest]
     finally:
         store.close()
 
@@ -112,20 +114,23 @@ def test_build_outcomes_travel_the_encoded_path(backend_url):
         encoded = {m.seed: m for m in store.select(MapRecord, order_by="id")}
         plain = copy.deepcopy(local)
         store.insert_many(plain)
-        direct = {m.seed: m for m in store.select(MapRecord, where=col("id") > max(
-            m.id for m in encoded.values()))}
+        direct = {
+            m.seed: m
+            for m in store.select(MapRecord, where=col("id") > max(m.id for m in encoded.values()))
+        }
         outcomes = []
         for seed in range(70, 80):
             made = dungeon.generate(**short, seed=seed)
             want = (made.success, 3, len(made.rooms), made.connected)
             for got in (encoded[seed], direct[seed]):
-                assert (got.build_success, got.rooms_asked, got.rooms_built,
-                        got.connected) == want
+                assert (got.build_success, got.rooms_asked, got.rooms_built, got.connected) == want
                 assert type(got.build_success) is bool and type(got.rooms_built) is int
             outcomes.append(made.success)
         assert True in outcomes and False in outcomes  # both kinds of build travelled
-        assert (stats.builds.complete, stats.builds.short) == (outcomes.count(True),
-                                                               outcomes.count(False))
+        assert (stats.builds.complete, stats.builds.short) == (
+            outcomes.count(True),
+            outcomes.count(False),
+        )
         rows = encode_rows(local)
         assert rows.column("rooms_built") == [len(m.rooms) for m in local]
         assert [bool(v) for v in rows.column("build_success")] == outcomes
@@ -260,8 +265,9 @@ def test_generated_sqlite_keys_are_the_ones_stored(tmp_path, autoincrement):
     path = tmp_path / "k.db"
     if autoincrement:  # a table made elsewhere, with AUTOINCREMENT
         with sqlite3.connect(path) as conn:
-            conn.execute("CREATE TABLE tagged (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                         "tag TEXT NOT NULL)")
+            conn.execute(
+                "CREATE TABLE tagged (id INTEGER PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL)"
+            )
     store = Store(path)
     try:
         store.create(Tagged)
@@ -274,7 +280,10 @@ def test_generated_sqlite_keys_are_the_ones_stored(tmp_path, autoincrement):
         assert keys == [first, 40, first + 1]
         assert _stored_keys(path, "tagged") == sorted([1, 3, 4, 40, first, first + 1])
         assert [(o.id, o.tag, o.steps) for o in store.select(Tagged, order_by="id")][-3:] == [
-            (first, "a", _steps(1, 2)), (first + 1, "c", []), (40, "b", _steps(3))]
+            (first, "a", _steps(1, 2)),
+            (first + 1, "c", []),
+            (40, "b", _steps(3)),
+        ]
     finally:
         store.close()
 
@@ -291,7 +300,10 @@ def test_generated_sqlite_keys_past_the_largest_rowid(tmp_path):
         assert keys[0] == 2**63 - 1 and len(set(keys)) == 2
         assert sorted(keys + [2**63 - 2]) == _stored_keys(path, "tagged")
         assert {o.id: o.tag for o in store.select(Tagged)} == {
-            2**63 - 2: "top", keys[0]: "x", keys[1]: "y"}
+            2**63 - 2: "top",
+            keys[0]: "x",
+            keys[1]: "y",
+        }
         assert store.get(Tagged, keys[0]).steps == _steps(1)
     finally:
         store.close()
@@ -346,8 +358,7 @@ def test_unpack_points_many_equals_one_by_one():
             blobs.append(bytearray(pack_points([[2**40, 1], [2**40 + 1, 1]])))
         many = unpack_points_many(blobs)
         assert many == [unpack_points(b) for b in blobs]
-        assert all(type(p) is list and type(v) is int for path in many for p in path
-                   for v in p)
+        assert all(type(p) is list and type(v) is int for path in many for p in path for v in p)
 
 
 def test_unpack_points_many_names_a_damaged_blob():
@@ -372,8 +383,14 @@ class Route:
 
 def test_child_paths_with_nulls_read_back(store):
     rng = random.Random(2)
-    routes = [Route(None, f"r{i}", [Track(f"t{j}", None if j % 3 == 0 else _path(rng))
-                                    for j in range(rng.randint(0, 25))]) for i in range(30)]
+    routes = [
+        Route(
+            None,
+            f"r{i}",
+            [Track(f"t{j}", None if j % 3 == 0 else _path(rng)) for j in range(rng.randint(0, 25))],
+        )
+        for i in range(30)
+    ]
     store.create(Route)
     store.insert_many(routes)
     back = list(store.select(Route, order_by="id"))
@@ -448,10 +465,24 @@ def test_many_rows_of_a_wide_table_go_in_whole_statements_and_come_back(store):
     over a thousand of them, and stations with given keys, come back equal and in order on
     every backend."""
     rng = random.Random(9)
-    stations = [Station(10 + s, f"s{s}", [
-        Reading(n, *(rng.randint(-9, 9) for _ in range(4)), rng.random(), f"r{n}",
-                None if n % 3 else "x", *(rng.randint(0, 2**40) for _ in range(12)))
-        for n in range(rng.randint(0, 60))]) for s in range(41)]
+    stations = [
+        Station(
+            10 + s,
+            f"s{s}",
+            [
+                Reading(
+                    n,
+                    *(rng.randint(-9, 9) for _ in range(4)),
+                    rng.random(),
+                    f"r{n}",
+                    None if n % 3 else "x",
+                    *(rng.randint(0, 2**40) for _ in range(12)),
+                )
+                for n in range(rng.randint(0, 60))
+            ],
+        )
+        for s in range(41)
+    ]
     assert sum(len(s.readings) for s in stations) > 1000
     store.create(Station)
     assert store.insert_encoded(encode_rows(stations)) == [s.id for s in stations]

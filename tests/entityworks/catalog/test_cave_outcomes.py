@@ -50,12 +50,17 @@ def test_split_and_whole_cave_floors_are_recorded(backend_url: str) -> None:
         engine = sa.create_engine(backend_url)
         try:
             with engine.connect() as conn:
-                rows = conn.execute(sa.text(
-                    "SELECT COUNT(*) FROM maps WHERE build_success IS NULL OR connected IS "
-                    "NULL")).scalar_one()
-                short = conn.execute(sa.text("SELECT COUNT(*) FROM maps WHERE build_success "
-                                             "= :no AND connected = :no"),
-                                     {"no": False}).scalar_one()
+                rows = conn.execute(
+                    sa.text(
+                        "SELECT COUNT(*) FROM maps WHERE build_success IS NULL OR connected IS NULL"
+                    )
+                ).scalar_one()
+                short = conn.execute(
+                    sa.text(
+                        "SELECT COUNT(*) FROM maps WHERE build_success = :no AND connected = :no"
+                    ),
+                    {"no": False},
+                ).scalar_one()
         finally:
             engine.dispose()
         assert (rows, short) == (0, 4)
@@ -68,8 +73,12 @@ def test_build_map_and_the_encoded_rows_agree() -> None:
     record = catalog.build_map("caves", 2, dict(SPLIT))
     count = _regions(record.grid)
     assert count > 1
-    assert (record.build_success, record.rooms_asked, record.rooms_built, record.connected
-            ) == (False, None, None, False)
+    assert (record.build_success, record.rooms_asked, record.rooms_built, record.connected) == (
+        False,
+        None,
+        None,
+        False,
+    )
     joined = catalog.build_map("caves", 2, {**SPLIT, "breakout": 100_000})
     assert _regions(joined.grid) == 1 and joined.build_success is joined.connected is True
     unjoined = catalog.build_map("caves", 2, {**WHOLE, "connect": False})
@@ -91,36 +100,65 @@ def test_the_issue_command_and_refuse_short(tmp_path: Path) -> None:
     assert done.stdout.splitlines()[1] == "caves builds: 0 complete, 3 short (3 not connected)"
 
     strict = tmp_path / "strict.db"
-    refused = _generate("-p", "breakout=3", "--seed", "1", "-n", "3", "-j", "1",
-                        "--refuse-short", "--db", str(strict))
+    refused = _generate(
+        "-p",
+        "breakout=3",
+        "--seed",
+        "1",
+        "-n",
+        "3",
+        "-j",
+        "1",
+        "--refuse-short",
+        "--db",
+        str(strict),
+    )
     assert refused.exit_code == 2 and refused.stdout == ""
-    assert refused.stderr == (f"error: the build of seed 1 fell short (floor split into "
-                              f"{counts[0]} regions); nothing was stored (--refuse-short)\n")
+    assert refused.stderr == (
+        f"error: the build of seed 1 fell short (floor split into "
+        f"{counts[0]} regions); nothing was stored (--refuse-short)\n"
+    )
     assert not strict.exists()
 
-    fine = _generate("--width", "60", "--height", "40", "--seed", "1", "-n", "3", "-j", "1",
-                     "--refuse-short", "--db", str(strict))
+    fine = _generate(
+        "--width",
+        "60",
+        "--height",
+        "40",
+        "--seed",
+        "1",
+        "-n",
+        "3",
+        "-j",
+        "1",
+        "--refuse-short",
+        "--db",
+        str(strict),
+    )
     assert fine.exit_code == 0, fine.output
     assert "caves builds: 3 complete, 0 short" in fine.stdout
 
 
-def test_refuse_short_rolls_back_caves_stored_before_a_split_one(tmp_path: Path,
-                                                                 monkeypatch) -> None:
+def test_refuse_short_rolls_back_caves_stored_before_a_split_one(
+    tmp_path: Path, monkeypatch
+) -> None:
     """One transaction: whole cave systems written in earlier batches go with the split one."""
     from entityworks.catalog import generate as catalog_generate
 
     params = {"width": 40, "height": 40, "breakout": 80}
-    counts = {s: _regions(catalog.build_map("caves", s, dict(params)).grid)
-              for s in range(1, 20)}
+    counts = {s: _regions(catalog.build_map("caves", s, dict(params)).grid) for s in range(1, 20)}
     start = next(s for s, c in counts.items() if c == 1)
     split = next(s for s, c in counts.items() if s > start and c != 1)
     monkeypatch.setattr(catalog_generate, "STORE_BATCH", 1)
     store = catalog.open_catalog(tmp_path / "levels.db")
     try:
-        with pytest.raises(catalog.ShortBuild, match=f"seed {split} fell short \\(floor "
-                                                     f"split into {counts[split]} regions"):
-            catalog.generate_into(store, "caves", split - start + 1, seed=start,
-                                  params=params, refuse_short=True)
+        with pytest.raises(
+            catalog.ShortBuild,
+            match=f"seed {split} fell short \\(floor split into {counts[split]} regions",
+        ):
+            catalog.generate_into(
+                store, "caves", split - start + 1, seed=start, params=params, refuse_short=True
+            )
         assert store.count(MapRecord) == 0
     finally:
         store.close()

@@ -27,8 +27,9 @@ PARAMS = {"width": 40, "height": 30}
 
 @pytest.fixture(scope="module")
 def client() -> Any:
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, scheduler_port=0)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, scheduler_port=0
+    )
     client = distributed.Client(cluster)
     try:
         yield client
@@ -53,15 +54,23 @@ def _kill_a_busy_worker(client: Any) -> str:
 
 
 def _key(m: MapRecord) -> tuple[Any, ...]:
-    return (m.kind, m.seed, m.width, m.height, m.open_ratio, m.region_count,
-            m.largest_region, m.grid.tobytes(), [r.__dict__ for r in m.rooms],
-            [c.__dict__ for c in m.corridors])
+    return (
+        m.kind,
+        m.seed,
+        m.width,
+        m.height,
+        m.open_ratio,
+        m.region_count,
+        m.largest_region,
+        m.grid.tobytes(),
+        [r.__dict__ for r in m.rooms],
+        [c.__dict__ for c in m.corridors],
+    )
 
 
 def test_generation_survives_a_killed_worker_and_equals_the_local_run(client, tmp_path):
     count = 120
-    local = [m for chunk in generate_maps("dungeon", count, seed=500, params=PARAMS)
-             for m in chunk]
+    local = [m for chunk in generate_maps("dungeon", count, seed=500, params=PARAMS) for m in chunk]
     store = open_catalog(tmp_path / "cluster.db")
     killed: list[str] = []
 
@@ -74,8 +83,9 @@ def test_generation_survives_a_killed_worker_and_equals_the_local_run(client, tm
     batch = generate.STORE_BATCH
     generate.STORE_BATCH = 8  # store often, so the kill lands mid-run
     try:
-        stats = generate_into(store, "dungeon", count, seed=500, params=PARAMS,
-                              client=client, progress=progress)
+        stats = generate_into(
+            store, "dungeon", count, seed=500, params=PARAMS, client=client, progress=progress
+        )
     finally:
         generate.STORE_BATCH = batch
     assert killed, "no worker was killed"
@@ -91,11 +101,15 @@ def test_generation_survives_a_killed_worker_and_equals_the_local_run(client, tm
 
 
 def test_unseeded_cluster_maps_are_reproducible(client):
-    maps = [m for chunk in generate_maps("islands", 20, params=PARAMS, client=client)
-            for m in chunk]
+    maps = [
+        m for chunk in generate_maps("islands", 20, params=PARAMS, client=client) for m in chunk
+    ]
     assert len({m.seed for m in maps}) == 20
-    again = [m for chunk in generate_maps("islands", 20, params=PARAMS, client=client,
-                                          seed=None) for m in chunk]
+    again = [
+        m
+        for chunk in generate_maps("islands", 20, params=PARAMS, client=client, seed=None)
+        for m in chunk
+    ]
     assert {m.seed for m in again}.isdisjoint({m.seed for m in maps})
     rebuilt = catalog_build(maps[7])
     assert np.array_equal(rebuilt.grid, maps[7].grid)
@@ -148,9 +162,29 @@ def test_cli_generate_and_solve_with_cluster(client, tmp_path):
     address = client.scheduler.address
     db = tmp_path / "cli.db"
     done = subprocess.run(
-        [sys.executable, "-m", "entityworks", "generate", "caves", "--count", "20", "--seed",
-         "7", "--width", "40", "--height", "30", "--cluster", address, "--db", str(db)],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "entityworks",
+            "generate",
+            "caves",
+            "--count",
+            "20",
+            "--seed",
+            "7",
+            "--width",
+            "40",
+            "--height",
+            "30",
+            "--cluster",
+            address,
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "stored 20 caves maps" in done.stdout and f"on {address}" in done.stdout
     store = open_catalog(db)
@@ -162,8 +196,22 @@ def test_cli_generate_and_solve_with_cluster(client, tmp_path):
 
     puzzles.write_text("\n".join(sudoku.generate(26, seed=s).puzzle for s in range(6)) + "\n")
     solved = subprocess.run(
-        [sys.executable, "-m", "entityworks", "sudoku", "solve", str(puzzles), "--cluster",
-         address, "--db", str(db)], capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "entityworks",
+            "sudoku",
+            "solve",
+            str(puzzles),
+            "--cluster",
+            address,
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert solved.returncode == 0, solved.stderr
     assert "6 solved" in solved.stdout and store.count(SudokuPuzzle) == 6
     store.close()
@@ -174,10 +222,23 @@ def test_cli_cluster_that_does_not_answer(tmp_path):
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "entityworks", "generate", "caves", "--cluster",
-         "tcp://127.0.0.1:9", "--db", str(tmp_path / "x.db")],
-        capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "entityworks",
+            "generate",
+            "caves",
+            "--cluster",
+            "tcp://127.0.0.1:9",
+            "--db",
+            str(tmp_path / "x.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: no Dask scheduler answered at "
-                                                   "tcp://127.0.0.1:9"), done.stderr
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: no Dask scheduler answered at tcp://127.0.0.1:9"
+    ), done.stderr

@@ -64,16 +64,24 @@ def test_plain_rows_come_back_exactly(pg: Store) -> None:
             assert type(a) is type(b), (name, a, b)
             if isinstance(b, float):
                 assert (math.isnan(a) and math.isnan(b)) or (
-                    a == b and math.copysign(1, a) == math.copysign(1, b)), (name, a, b)
+                    a == b and math.copysign(1, a) == math.copysign(1, b)
+                ), (name, a, b)
             else:
                 assert a == b, (name, a, b)
 
 
-@pytest.mark.parametrize("field, value, back", [
-    ("value", 3, 3.0), ("value", False, 0.0), ("value", Odd(2.5), 2.5),
-    ("value", np.float64(-0.0), -0.0), ("spare", 4, 4.0), ("count", True, 1)])
-def test_values_typing_allows_are_converted(pg: Store, field: str, value: Any,
-                                             back: Any) -> None:
+@pytest.mark.parametrize(
+    "field, value, back",
+    [
+        ("value", 3, 3.0),
+        ("value", False, 0.0),
+        ("value", Odd(2.5), 2.5),
+        ("value", np.float64(-0.0), -0.0),
+        ("spare", 4, 4.0),
+        ("count", True, 1),
+    ],
+)
+def test_values_typing_allows_are_converted(pg: Store, field: str, value: Any, back: Any) -> None:
     rows = _rows(50)
     setattr(rows[17], field, value)
     pg.insert_many(rows)
@@ -83,12 +91,20 @@ def test_values_typing_allows_are_converted(pg: Store, field: str, value: Any,
     assert pg.count(Reading) == 50
 
 
-@pytest.mark.parametrize("field, value", [
-    ("value", Decimal("0.5")), ("value", np.float32(0.5)), ("value", 2**53 + 1),
-    ("value", "1.5"), ("spare", Decimal("1")), ("count", np.int64(3)), ("count", 2.0),
-    ("count", 2**63)])
-def test_other_values_are_refused_and_nothing_is_written(pg: Store, field: str,
-                                                         value: Any) -> None:
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("value", Decimal("0.5")),
+        ("value", np.float32(0.5)),
+        ("value", 2**53 + 1),
+        ("value", "1.5"),
+        ("spare", Decimal("1")),
+        ("count", np.int64(3)),
+        ("count", 2.0),
+        ("count", 2**63),
+    ],
+)
+def test_other_values_are_refused_and_nothing_is_written(pg: Store, field: str, value: Any) -> None:
     rows = _rows(50)
     setattr(rows[23], field, value)
     with pytest.raises(ValueEncodingError) as info:
@@ -131,8 +147,7 @@ class Keyed:
 
 
 @pytest.mark.parametrize("at", [0, CHUNK + 10])
-def test_keys_to_generate_are_found_after_the_copy_refuses_them(pg_url: str,
-                                                                at: int) -> None:
+def test_keys_to_generate_are_found_after_the_copy_refuses_them(pg_url: str, at: int) -> None:
     """The COPY is tried before the keys are scanned; a None key (in the first chunk or a
     later one) sends the call to the generated-key path, nothing of the COPY kept."""
     store = Store(pg_url)
@@ -218,6 +233,7 @@ def test_formatted_chunks_store_what_write_row_stores(pg: Store, monkeypatch: An
         monkeypatch.setattr(bulk, "_binary_rows", lambda copy: None)
     try:  # psycopg 3.1 has no such formatter: there write_row is the only path
         from psycopg import _copy_base
+
         formatter = hasattr(_copy_base, "format_row_binary")
     except ImportError:
         formatter = False
@@ -225,8 +241,9 @@ def test_formatted_chunks_store_what_write_row_stores(pg: Store, monkeypatch: An
     assert stored[0] == stored[1] == [repr(dataclasses.astuple(r)) for r in rows]
 
 
-def test_a_formatter_taking_other_arguments_falls_back_to_write_row(pg: Store,
-                                                                     monkeypatch: Any) -> None:
+def test_a_formatter_taking_other_arguments_falls_back_to_write_row(
+    pg: Store, monkeypatch: Any
+) -> None:
     """A psycopg whose private formatter has another signature fails on the first row,
     before anything is sent: the COPY then goes through write_row and stores every row."""
     import entityworks.sql.bulk as bulk
@@ -238,4 +255,5 @@ def test_a_formatter_taking_other_arguments_falls_back_to_write_row(pg: Store,
     monkeypatch.setattr(bulk, "_binary_rows", lambda copy: (other_signature, None))
     pg.insert_many(rows)
     assert [repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")] == [
-        repr(dataclasses.astuple(r)) for r in rows]
+        repr(dataclasses.astuple(r)) for r in rows
+    ]

@@ -47,8 +47,9 @@ def _seeds(url: str) -> list[int]:
         engine.dispose()
 
 
-def test_a_dead_worker_keeps_what_was_built_and_says_how_to_resume(backend_url: str,
-                                                                   monkeypatch) -> None:
+def test_a_dead_worker_keeps_what_was_built_and_says_how_to_resume(
+    backend_url: str, monkeypatch
+) -> None:
     monkeypatch.setattr(catalog_generate, "encode_chunk", dying_chunk)
     monkeypatch.setattr(catalog_generate, "STORE_BATCH", 4)  # batches written as they come
     store = catalog.open_catalog(backend_url)
@@ -62,16 +63,17 @@ def test_a_dead_worker_keeps_what_was_built_and_says_how_to_resume(backend_url: 
         assert lost.seeds == tuple(stored)
         assert (lost.next_seed, lost.remaining) == (1 + lost.stored, 100 - lost.stored)
         text = str(lost)
-        assert text.startswith("a worker process died (killed, or out of memory) while "
-                               "generating caves maps: ")
+        assert text.startswith(
+            "a worker process died (killed, or out of memory) while generating caves maps: "
+        )
         if lost.stored > 1:
             assert f"stored {lost.stored} of 100 caves maps (seeds 1-{lost.stored}, " in text
-        assert (f"build the rest with count={100 - lost.stored}, seed={1 + lost.stored}"
-                in text)
+        assert f"build the rest with count={100 - lost.stored}, seed={1 + lost.stored}" in text
         # the resume it names, without the dying worker: every seed once
         monkeypatch.setattr(catalog_generate, "encode_chunk", encode_chunk)
-        catalog.generate_into(store, "caves", lost.remaining, seed=lost.next_seed,
-                              params=SMALL, workers=2)
+        catalog.generate_into(
+            store, "caves", lost.remaining, seed=lost.next_seed, params=SMALL, workers=2
+        )
         assert sorted(_seeds(backend_url)) == list(range(1, 101))
         resumed = catalog.find_maps(store, seed=DOOMED_SEED)
         assert len(resumed) == 1
@@ -87,19 +89,22 @@ def test_a_dead_worker_under_refuse_short_stores_nothing(tmp_path: Path, monkeyp
     url = f"sqlite:///{tmp_path / 'levels.db'}"
     store = catalog.open_catalog(url)
     try:
-        with pytest.raises(catalog.WorkerLost, match="stored none of the 100 caves maps "
-                                                     r"\(refuse_short: one transaction, "
-                                                     r"rolled back\); build the rest with "
-                                                     r"count=100, seed=1") as caught:
-            catalog.generate_into(store, "caves", 100, seed=1, params=SMALL, workers=2,
-                                  refuse_short=True)
+        with pytest.raises(
+            catalog.WorkerLost,
+            match="stored none of the 100 caves maps "
+            r"\(refuse_short: one transaction, "
+            r"rolled back\); build the rest with "
+            r"count=100, seed=1",
+        ) as caught:
+            catalog.generate_into(
+                store, "caves", 100, seed=1, params=SMALL, workers=2, refuse_short=True
+            )
         assert caught.value.rolled_back and store.count(MapRecord) == 0
     finally:
         store.close()
 
 
-def test_a_dead_worker_without_a_seed_says_how_many_are_left(tmp_path: Path,
-                                                             monkeypatch) -> None:
+def test_a_dead_worker_without_a_seed_says_how_many_are_left(tmp_path: Path, monkeypatch) -> None:
     """Fresh seeds: the rest is the count alone (its maps draw fresh seeds again). The pool
     breaking is what ``concurrent.futures`` reports when a worker dies."""
     real = catalog_generate.generate_encoded
@@ -153,10 +158,23 @@ def _count_rows(db: Path) -> int:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
 def test_cli_generate_after_kill_9_of_a_worker(tmp_path: Path) -> None:
     db = tmp_path / "levels.db"
-    command = [sys.executable, "-m", "entityworks", "generate", "caves", "-n", "300", "--seed",
-               "10", "-j", "2", "--no-progress", "--db", str(db)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "entityworks",
+        "generate",
+        "caves",
+        "-n",
+        "300",
+        "--seed",
+        "10",
+        "-j",
+        "2",
+        "--no-progress",
+        "--db",
+        str(db),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while _count_rows(db) == 0 and process.poll() is None and time.monotonic() < deadline:
@@ -177,9 +195,11 @@ def test_cli_generate_after_kill_9_of_a_worker(tmp_path: Path) -> None:
     assert k >= 1 and stored == list(range(10, 10 + k))
     seeds = "seed 10" if k == 1 else f"seeds 10-{9 + k}"
     ids = "id 1" if k == 1 else f"ids 1-{k}"
-    assert stderr == (f"error: a worker process died (killed, or out of memory): stored {k} "
-                      f"of 300 caves maps ({seeds}, {ids}); to build the rest, run the same "
-                      f"command with --count {300 - k} --seed {10 + k}\n")
+    assert stderr == (
+        f"error: a worker process died (killed, or out of memory): stored {k} "
+        f"of 300 caves maps ({seeds}, {ids}); to build the rest, run the same "
+        f"command with --count {300 - k} --seed {10 + k}\n"
+    )
     again = re.search(r"--count (\d+) --seed (\d+)", stderr)
     assert again is not None
     resume = [*command[:5], "-n", again[1], "--seed", again[2], *command[9:]]

@@ -39,8 +39,12 @@ SMALL = {"width": 40, "height": 30}
 
 def _without_created_at(rows: Any) -> Any:
     at = [name for name, _ in rows.layout].index("created_at")
-    return ([tuple(v for i, v in enumerate(r) if i != at) for r in rows.rows], rows.children,
-            rows.layout, rows.cls)
+    return (
+        [tuple(v for i, v in enumerate(r) if i != at) for r in rows.rows],
+        rows.children,
+        rows.layout,
+        rows.cls,
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -58,7 +62,8 @@ def test_encode_chunk_at_default_sizes(kind):
     seeds = [3, 4, 5] if kind == "caves" else list(range(3, 23))
     direct = encode_chunk(kind, seeds, {})
     assert _without_created_at(direct) == _without_created_at(
-        encode_rows(build_chunk(kind, seeds, {})))
+        encode_rows(build_chunk(kind, seeds, {}))
+    )
     corridors = {c.field: c for c in direct.children}["corridors"]
     assert sum(corridors.counts) >= 8  # the column form of the paths was taken
 
@@ -102,9 +107,16 @@ def _packed_together(paths: list[Any]) -> Any:
 @given(st.integers(0, 2**32 - 1), st.sampled_from([3, 150, 20_000, 2**21, 2**40]))
 def test_pack_points_many_equals_pack_points(seed, spread):
     rng = random.Random(seed)
-    paths = [_walk(rng, rng.randint(1, 40), rng.randint(-spread, spread),
-                   rng.randint(-spread, spread), rng.random() < 0.5)
-             for _ in range(rng.randint(0, 30))]
+    paths = [
+        _walk(
+            rng,
+            rng.randint(1, 40),
+            rng.randint(-spread, spread),
+            rng.randint(-spread, spread),
+            rng.random() < 0.5,
+        )
+        for _ in range(rng.randint(0, 30))
+    ]
     odd = rng.choice([None, "jump", "empty", "huge", "bool", "float", "triple", "array"])
     if paths and odd == "jump":
         paths[-1] = [(0, 0), (2, 0)]  # not a unit step: stored as pairs
@@ -135,9 +147,10 @@ def test_cell_paths_pack_as_their_points_do(seed, spread):
     the bytes of its points' lists, together and one by one; what pack_points refuses in
     the points (not an integer, beyond 64 bits) is refused in the positions."""
     rng = random.Random(seed)
-    paths: list[Any] = [CellPath(_positions(rng, width, rng.randint(1, 40), spread), width)
-                        for width in [rng.choice([1, 3, 150, 2**20])
-                                      for _ in range(rng.randint(0, 30))]]
+    paths: list[Any] = [
+        CellPath(_positions(rng, width, rng.randint(1, 40), spread), width)
+        for width in [rng.choice([1, 3, 150, 2**20]) for _ in range(rng.randint(0, 30))]
+    ]
     odd = rng.choice([None, "empty", "huge", "bool", "float", "numpy", "list"])
     if paths and odd == "empty":
         paths[0] = CellPath([], 5)
@@ -151,8 +164,9 @@ def test_cell_paths_pack_as_their_points_do(seed, spread):
         paths[0] = CellPath([np.int64(7), np.int32(8)], 10)  # taken as ints
     elif paths and odd == "list":
         paths[0] = [(0, 0), (1, 0)]  # a column of both kinds
-    as_points = [p.points() if isinstance(p, CellPath) and odd not in ("bool", "float")
-                 else p for p in paths]
+    as_points = [
+        p.points() if isinstance(p, CellPath) and odd not in ("bool", "float") else p for p in paths
+    ]
     expected = _packed_one_by_one(as_points)
     if odd in ("bool", "float") and paths:
         expected = ValueError
@@ -245,13 +259,16 @@ def test_the_chunk_size_changes_nothing_stored():
 
     assert all(isinstance(k.chunk, int) and k.chunk >= 1 for k in KINDS.values())
     assert map_kind("dungeon").chunk > map_kind("caves").chunk
-    expected_sizes = {None: [1, 32, 32, 32, 32] + [8] * 8 + [7],  # 199 after the first map
-                      1: [1] * 200,
-                      5: [1] + [5] * 37 + [1] * 14}
+    expected_sizes = {
+        None: [1, 32, 32, 32, 32] + [8] * 8 + [7],  # 199 after the first map
+        1: [1] * 200,
+        5: [1] + [5] * 37 + [1] * 14,
+    }
     runs = []
     for chunk in (None, 1, 5):
-        batches = list(generate_encoded("dungeon", 200, seed=2, params=SMALL, workers=2,
-                                        chunk=chunk))
+        batches = list(
+            generate_encoded("dungeon", 200, seed=2, params=SMALL, workers=2, chunk=chunk)
+        )
         assert [len(b) for b in batches] == expected_sizes[chunk]
         assert [s for b in batches for s in b.column("seed")] == list(range(2, 202))
         runs.append(_without_created_at(EncodedRows.join(batches)))
@@ -266,10 +283,27 @@ def test_the_command_stores_the_same_maps_on_one_worker_and_on_two(tmp_path):
 
     runner = CliRunner()
     for workers in ("1", "2"):
-        done = runner.invoke(cli, ["generate", "dungeon", "-n", "30", "--width", "50",
-                                   "--height", "40", "--seed", "3", "-j", workers, "--db",
-                                   str(tmp_path / f"{workers}.db"), "--no-progress"],
-                             catch_exceptions=False)
+        done = runner.invoke(
+            cli,
+            [
+                "generate",
+                "dungeon",
+                "-n",
+                "30",
+                "--width",
+                "50",
+                "--height",
+                "40",
+                "--seed",
+                "3",
+                "-j",
+                workers,
+                "--db",
+                str(tmp_path / f"{workers}.db"),
+                "--no-progress",
+            ],
+            catch_exceptions=False,
+        )
         assert done.exit_code == 0, done.output
         assert f"{workers} worker(s)" in done.output
     assert _stored(tmp_path / "1.db") == _stored(tmp_path / "2.db")
@@ -282,30 +316,54 @@ def test_the_command_closes_its_catalog_and_exits_cleanly(tmp_path):
     import sys
 
     db = tmp_path / "c.db"
-    done = subprocess.run([sys.executable, "-m", "entityworks", "generate", "dungeon", "-n",
-                           "12", "--width", "40", "--height", "30", "--seed", "5", "-j", "2",
-                           "--db", str(db), "--no-progress"], capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "entityworks",
+            "generate",
+            "dungeon",
+            "-n",
+            "12",
+            "--width",
+            "40",
+            "--height",
+            "30",
+            "--seed",
+            "5",
+            "-j",
+            "2",
+            "--db",
+            str(db),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db"]
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert conn.execute("SELECT seed FROM maps ORDER BY id").fetchall() == [
-            (s,) for s in range(5, 17)]
+            (s,) for s in range(5, 17)
+        ]
 
 
 def test_workers_encode_without_sqlalchemy():
     """The pool's workers fork before the writer opens its database, and encoding needs no
     SQLAlchemy (the registry names its SQL types, :mod:`entityworks.types.storage`): the
     one import of it happens in the writer while the workers generate, not before them."""
-    code = ("import sys\n"
-            "from entityworks.catalog.generate import generate_encoded\n"
-            "rows = list(generate_encoded('dungeon', 6, seed=1, workers=2, chunk=2,\n"
-            "                             params={'width': 60, 'height': 40}))\n"
-            "corridors = [c for r in rows for c in r.children if c.field == 'corridors']\n"
-            "assert sum(map(len, rows)) == 6 and sum(len(c.rows) for c in corridors) > 6\n"
-            "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy')))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys\n"
+        "from entityworks.catalog.generate import generate_encoded\n"
+        "rows = list(generate_encoded('dungeon', 6, seed=1, workers=2, chunk=2,\n"
+        "                             params={'width': 60, 'height': 40}))\n"
+        "corridors = [c for r in rows for c in r.children if c.field == 'corridors']\n"
+        "assert sum(map(len, rows)) == 6 and sum(len(c.rows) for c in corridors) > 6\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -322,8 +380,15 @@ def test_the_registry_names_the_sql_types_it_stands_for():
 
     infos = [info for _, info in registry.entries()] + [registry.lookup(dict[str, int])]
     named = {info.sql for info in infos if isinstance(info.sql, storage.StorageType)}
-    assert {n.name for n in named} >= {"big_integer", "text", "ExactDecimal", "binary",
-                                         "json_text", "NaiveDateTime", "AwareDateTime"}
+    assert {n.name for n in named} >= {
+        "big_integer",
+        "text",
+        "ExactDecimal",
+        "binary",
+        "json_text",
+        "NaiveDateTime",
+        "AwareDateTime",
+    }
     for made in named:
         assert pickle.loads(pickle.dumps(made)) is made and repr(made).startswith("Storage")
         assert made == storage.StorageType(made.name) and made in {storage.named(made.name)}

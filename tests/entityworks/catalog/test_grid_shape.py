@@ -73,7 +73,10 @@ def plain_npy() -> bytes:
 
 
 LIARS: dict[str, Callable[[], bytes]] = {
-    "deflated bits": deflated_bits, "bits": plain_bits, "deflated npy": deflated_npy}
+    "deflated bits": deflated_bits,
+    "bits": plain_bits,
+    "deflated npy": deflated_npy,
+}
 
 
 def _peak(read: Callable[[], Any]) -> tuple[BaseException | None, int, float]:
@@ -96,8 +99,9 @@ def _peak(read: Callable[[], Any]) -> tuple[BaseException | None, int, float]:
 
 @pytest.mark.parametrize("shape", [(20, 30), (1, 1), (7, 300), (1024, 2048)])
 @pytest.mark.parametrize("values", [(0, 1), (3, 9), (0, 1, 2)], ids=["0/1", "3/9", "three"])
-def test_grid_shape_is_the_shape_unpack_gives(shape: tuple[int, int],
-                                              values: tuple[int, ...]) -> None:
+def test_grid_shape_is_the_shape_unpack_gives(
+    shape: tuple[int, int], values: tuple[int, ...]
+) -> None:
     rng = np.random.default_rng(sum(shape))
     grid = rng.choice(np.array(values, np.int16), size=shape)
     blobs = [pack_grid(grid)]
@@ -126,8 +130,9 @@ def test_a_lying_blob_is_refused_by_decode_grid_before_unpacking(name: str) -> N
     assert seconds < 1.0
     good = pack_grid(np.zeros((20, 30), np.uint8))
     assert catalog.decode_grid(good, map_id=7, **ROW).shape == (20, 30)
-    with pytest.raises(GridShapeMismatch, match="map 8: its grid is 30x20 cells but its row "
-                                                "says 20x30"):
+    with pytest.raises(
+        GridShapeMismatch, match="map 8: its grid is 30x20 cells but its row says 20x30"
+    ):
         catalog.decode_grid(good, width=20, height=30, map_id=8)  # width and height swapped
 
 
@@ -147,8 +152,9 @@ def _plant(url: str, blob: bytes, map_id: int = 1) -> None:
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text("UPDATE maps SET grid = :grid WHERE id = :id"),
-                         {"grid": blob, "id": map_id})
+            conn.execute(
+                sa.text("UPDATE maps SET grid = :grid WHERE id = :id"), {"grid": blob, "id": map_id}
+            )
     finally:
         engine.dispose()
 
@@ -170,8 +176,9 @@ def test_catalog_reads_refuse_a_planted_lying_grid(backend_url: str, name: str) 
         for read in (lambda: catalog.load_grid(store, 1), lambda: catalog.load_map(store, 1)):
             error, peak, seconds = _peak(read)
             assert isinstance(error, GridShapeMismatch), error
-            assert str(error).startswith("map 1: its grid is 4096x4096 cells but its row "
-                                         "says 30x20")
+            assert str(error).startswith(
+                "map 1: its grid is 4096x4096 cells but its row says 30x20"
+            )
             assert peak < SMALL, (name, peak)  # refused from the header: nothing unpacked
             assert seconds < 1.0
         # every other reader builds MapRecord, which refuses the row as well
@@ -197,8 +204,9 @@ def test_a_row_edited_to_another_size_is_refused(backend_url: str) -> None:
         engine.dispose()
     store = Store(backend_url)
     try:
-        with pytest.raises(GridShapeMismatch,
-                           match="^map 2: its grid is 30x20 cells but its row says 4096x4096"):
+        with pytest.raises(
+            GridShapeMismatch, match="^map 2: its grid is 30x20 cells but its row says 4096x4096"
+        ):
             catalog.load_grid(store, 2)
         with pytest.raises(GridShapeMismatch, match="^map 2: "):
             store.get(MapRecord, 2)
@@ -211,28 +219,42 @@ def test_a_row_edited_to_another_size_is_refused(backend_url: str) -> None:
 
 
 def _record(grid: np.ndarray, width: int, height: int) -> MapRecord:
-    return MapRecord(id=None, kind="caves", generator="x", parameters={}, seed=1,
-                     width=width, height=height, open_ratio=1.0, region_count=1,
-                     largest_region=1, grid=grid)
+    return MapRecord(
+        id=None,
+        kind="caves",
+        generator="x",
+        parameters={},
+        seed=1,
+        width=width,
+        height=height,
+        open_ratio=1.0,
+        region_count=1,
+        largest_region=1,
+        grid=grid,
+    )
 
 
 def test_a_map_whose_grid_is_not_its_size_is_never_written(store: Store) -> None:
     catalog.open_catalog(store)
-    with pytest.raises(GridShapeMismatch,
-                       match="^a new map: its grid is 4096x4096 cells but its row says 30x20"):
+    with pytest.raises(
+        GridShapeMismatch, match="^a new map: its grid is 4096x4096 cells but its row says 30x20"
+    ):
         _record(np.zeros((SIDE, SIDE), np.uint8), 30, 20)
     good = _record(np.zeros((20, 30), np.uint8), 30, 20)
     store.insert(good)
     assert store.count(MapRecord) == 1
     with pytest.raises(GridShapeMismatch):
-        catalog.save_maps(store, [_record(np.zeros((20, 30), np.uint8), 30, 20)
-                                  for _ in range(2)]
-                          + [_record(np.zeros((30, 20), np.uint8), 30, 20)])
+        catalog.save_maps(
+            store,
+            [_record(np.zeros((20, 30), np.uint8), 30, 20) for _ in range(2)]
+            + [_record(np.zeros((30, 20), np.uint8), 30, 20)],
+        )
     assert store.count(MapRecord) == 1
     changed = _record(np.zeros((20, 30), np.uint8), 30, 20)
     changed.width = 4096  # after it was built: the catalog's writer checks again
-    with pytest.raises(GridShapeMismatch, match="^a new map: its grid is 30x20 cells but its "
-                                                "row says 4096x20"):
+    with pytest.raises(
+        GridShapeMismatch, match="^a new map: its grid is 30x20 cells but its row says 4096x20"
+    ):
         catalog.save_maps(store, [changed])
     assert store.count(MapRecord) == 1
     back = catalog.load_map(store, good.id)  # type: ignore[arg-type]
@@ -245,16 +267,25 @@ def test_an_import_of_a_map_row_of_another_size_writes_nothing(tmp_path: Path) -
     db = tmp_path / "levels.db"
     _small_catalog(f"sqlite:///{db}")
     runner = CliRunner()
-    done = runner.invoke(cli, ["export-xml", "maps", str(tmp_path / "maps.xml"), "--db",
-                               str(db)])
+    done = runner.invoke(cli, ["export-xml", "maps", str(tmp_path / "maps.xml"), "--db", str(db)])
     assert done.exit_code == 0, done.output
     text = (tmp_path / "maps.xml").read_text(encoding="utf-8")
     assert text.count("<width>30</width>") == 2
-    (tmp_path / "maps.xml").write_text(text.replace("<width>30</width>", "<width>31</width>",
-                                                    1), encoding="utf-8")
+    (tmp_path / "maps.xml").write_text(
+        text.replace("<width>30</width>", "<width>31</width>", 1), encoding="utf-8"
+    )
     target = tmp_path / "copy.db"
-    done = runner.invoke(cli, ["import-xml", str(tmp_path / "maps.xml"), "--xsd",
-                               str(tmp_path / "maps.xsd"), "--db", str(target)])
+    done = runner.invoke(
+        cli,
+        [
+            "import-xml",
+            str(tmp_path / "maps.xml"),
+            "--xsd",
+            str(tmp_path / "maps.xsd"),
+            "--db",
+            str(target),
+        ],
+    )
     assert done.exit_code == 2
     assert "map 1: its grid is 30x20 cells but its row says 31x20" in done.stderr
     assert not target.exists()
@@ -295,7 +326,8 @@ def planted(tmp_path: Path) -> Path:
 
 def test_render_refuses_a_lying_grid_at_once(planted: Path, tmp_path: Path) -> None:
     outputs = [tmp_path / "map.png", tmp_path / "map.txt", tmp_path / "map.json"]
-    found = run_child("""
+    found = run_child(
+        """
         import subprocess
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "entityworks", "render", "1", "--db",
@@ -305,11 +337,16 @@ def test_render_refuses_a_lying_grid_at_once(planted: Path, tmp_path: Path) -> N
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(json.dumps({"status": done.returncode, "stderr": done.stderr,
                           "seconds": seconds, "peak_mb": child}))
-    """, str(planted), *map(str, outputs))
+    """,
+        str(planted),
+        *map(str, outputs),
+    )
     assert found["status"] == 2, found
     stderr = str(found["stderr"])
-    assert stderr.startswith("error: map 1: its grid is 4096x4096 cells but its row says "
-                             "30x20") and len(stderr.splitlines()) == 1, stderr
+    assert (
+        stderr.startswith("error: map 1: its grid is 4096x4096 cells but its row says 30x20")
+        and len(stderr.splitlines()) == 1
+    ), stderr
     assert not any(p.exists() for p in outputs)
     # the interpreter, NumPy and SQLAlchemy: about 100 MB; the unguarded render took 1 GB
     assert float(found["peak_mb"]) < 200, found  # type: ignore[arg-type]
@@ -326,7 +363,11 @@ def test_play_refuses_a_lying_grid_before_the_game_starts(planted: Path) -> None
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "entityworks", "play", "1", "--db", str(planted)],
-            stdin=child, stdout=child, stderr=subprocess.PIPE, close_fds=True)
+            stdin=child,
+            stdout=child,
+            stderr=subprocess.PIPE,
+            close_fds=True,
+        )
         try:
             _, stderr = process.communicate(timeout=60)
         finally:

@@ -28,20 +28,25 @@ def _describe(path: Path) -> dict[tuple[str, str], Any]:
     inspector = sa.inspect(engine)
     out: dict[tuple[str, str], Any] = {}
     for kind, name, table, sql in conn.execute(
-            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"):
+        "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+    ):
         if kind == "table":
-            checks = sorted((c["name"], c["sqltext"]) for c in
-                            inspector.get_check_constraints(name))
+            checks = sorted(
+                (c["name"], c["sqltext"]) for c in inspector.get_check_constraints(name)
+            )
             out[(kind, name)] = (
                 conn.execute(f'PRAGMA table_xinfo("{name}")').fetchall(),
                 sorted(r[1:] for r in conn.execute(f'PRAGMA index_list("{name}")')),
-                conn.execute(f'PRAGMA foreign_key_list("{name}")').fetchall(), checks,
-                "WITHOUT ROWID" in sql.upper(), sql.upper().rstrip().endswith("STRICT"),
+                conn.execute(f'PRAGMA foreign_key_list("{name}")').fetchall(),
+                checks,
+                "WITHOUT ROWID" in sql.upper(),
+                sql.upper().rstrip().endswith("STRICT"),
                 conn.execute(f'SELECT * FROM "{name}"').fetchall()
-                if name.startswith("entityworks_") else None)
+                if name.startswith("entityworks_")
+                else None,
+            )
         else:
-            out[(kind, name)] = (conn.execute(f'PRAGMA index_xinfo("{name}")').fetchall(),
-                                 table)
+            out[(kind, name)] = (conn.execute(f'PRAGMA index_xinfo("{name}")').fetchall(), table)
     conn.close()
     engine.dispose()
     return out
@@ -68,14 +73,15 @@ def test_a_new_catalog_is_the_one_the_revisions_build(tmp_path):
 
 def test_a_new_catalog_takes_no_revision_and_no_alembic():
     """Opening a new catalog imports neither Alembic nor ``entityworks.migrate``."""
-    code = ("import sys, tempfile, os\n"
-            "from entityworks.catalog import open_catalog\n"
-            "d = tempfile.mkdtemp()\n"
-            "open_catalog(os.path.join(d, 'c.db')).close()\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('alembic', "
-            "'entityworks.migrate'))))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, tempfile, os\n"
+        "from entityworks.catalog import open_catalog\n"
+        "d = tempfile.mkdtemp()\n"
+        "open_catalog(os.path.join(d, 'c.db')).close()\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('alembic', "
+        "'entityworks.migrate'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -86,9 +92,11 @@ def test_the_revisions_work_on_a_new_catalog(tmp_path):
     try:
         from entityworks.catalog import generate_maps
 
-        maps = [m for chunk in generate_maps("dungeon", 3, seed=5,
-                                             params={"width": 30, "height": 20})
-                for m in chunk]
+        maps = [
+            m
+            for chunk in generate_maps("dungeon", 3, seed=5, params={"width": 30, "height": 20})
+            for m in chunk
+        ]
         store.insert_many(maps)
         assert downgrade_catalog(store, "0007_covering_indexes") == "0007_covering_indexes"
         assert upgrade_catalog(store) == head() == current(store)
@@ -97,8 +105,9 @@ def test_the_revisions_work_on_a_new_catalog(tmp_path):
     finally:
         store.close()
     _through_revisions(tmp_path / "revisions.db")
-    assert {k: v for k, v in _describe(tmp_path / "new.db").items() if k[0] == "index"} == \
-        {k: v for k, v in _describe(tmp_path / "revisions.db").items() if k[0] == "index"}
+    assert {k: v for k, v in _describe(tmp_path / "new.db").items() if k[0] == "index"} == {
+        k: v for k, v in _describe(tmp_path / "revisions.db").items() if k[0] == "index"
+    }
 
 
 def test_a_database_with_a_table_goes_through_the_revisions(tmp_path):

@@ -28,24 +28,41 @@ DTYPES = ["|b1", "|u1", "|i1", "<u2", "<i2", "<i4", ">i4", "<u8", "<i8", "<f4", 
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    return (a.dtype == b.dtype and a.shape == b.shape
-            and a.tobytes() == np.ascontiguousarray(b).tobytes())
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and a.tobytes() == np.ascontiguousarray(b).tobytes()
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(hnp.arrays(st.sampled_from(DTYPES).map(np.dtype),
-                  hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=9)))
+@given(
+    hnp.arrays(
+        st.sampled_from(DTYPES).map(np.dtype),
+        hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=9),
+    )
+)
 def test_any_array_round_trips_exactly(array):
     assert _same(unpack_grid(pack_grid(array)), array)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(["|b1", "|u1", "<i2", "<u8", "<i8"]),
-       st.tuples(st.integers(1, 40), st.integers(1, 40)), st.data())
+@given(
+    st.sampled_from(["|b1", "|u1", "<i2", "<u8", "<i8"]),
+    st.tuples(st.integers(1, 40), st.integers(1, 40)),
+    st.data(),
+)
 def test_two_valued_grids_are_bit_packed(dtype, shape, data):
     info = np.iinfo(dtype) if dtype != "|b1" else None
-    values = [False, True] if info is None else data.draw(st.lists(
-        st.integers(int(info.min), min(int(info.max), 2**63 - 1)), min_size=2, max_size=2))
+    values = (
+        [False, True]
+        if info is None
+        else data.draw(
+            st.lists(
+                st.integers(int(info.min), min(int(info.max), 2**63 - 1)), min_size=2, max_size=2
+            )
+        )
+    )
     picks = data.draw(hnp.arrays(np.bool_, shape))
     grid = np.where(picks, values[1], values[0]).astype(dtype)
     blob = pack_grid(grid)
@@ -94,8 +111,11 @@ def test_legacy_npy_bytes_and_damaged_blobs():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(-2**63, 2**63 - 1)),
-                max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1)), max_size=20
+    )
+)
 def test_any_point_path_round_trips(points):
     path = [list(p) for p in points]
     back = unpack_points(pack_points(path))
@@ -103,8 +123,11 @@ def test_any_point_path_round_trips(points):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(-1000, 1000), st.integers(-1000, 1000),
-       st.lists(st.sampled_from([(1, 0), (0, 1), (-1, 0), (0, -1)]), max_size=300))
+@given(
+    st.integers(-1000, 1000),
+    st.integers(-1000, 1000),
+    st.lists(st.sampled_from([(1, 0), (0, 1), (-1, 0), (0, -1)]), max_size=300),
+)
 def test_unit_step_paths_take_two_bits_a_step(x, y, steps):
     path = [[x, y]]
     for dx, dy in steps:
@@ -118,8 +141,9 @@ def _steps_by_hand(path: list[list[int]]) -> bytes | None:
     """The two-bits-a-step form written out step by step (the known answer), or None when
     the path is not made of unit steps."""
     codes = {(1, 0): 0, (0, 1): 1, (-1, 0): 2, (0, -1): 3}
-    steps = [codes.get((b[0] - a[0], b[1] - a[1]))
-             for a, b in zip(path[:-1], path[1:], strict=True)]
+    steps = [
+        codes.get((b[0] - a[0], b[1] - a[1])) for a, b in zip(path[:-1], path[1:], strict=True)
+    ]
     if None in steps or not path:
         return None
     out = bytearray([1])
@@ -131,7 +155,7 @@ def _steps_by_hand(path: list[list[int]]) -> bytes | None:
         out.append(value)
     steps += [0] * (-len(steps) % 4)
     for i in range(0, len(steps), 4):
-        a, b, c, d = steps[i:i + 4]
+        a, b, c, d = steps[i : i + 4]
         out.append(a << 6 | b << 4 | c << 2 | d)
     return bytes(out)
 
@@ -140,11 +164,29 @@ EDGES = [0, 1, -1, 2**62, -(2**62), 2**62 + 1, 2**63 - 1, -(2**63), 2**63 - 3]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.sampled_from(EDGES), st.integers(-2**63, 2**63 - 1)),
-       st.sampled_from(EDGES),
-       st.lists(st.sampled_from([(1, 0), (0, 1), (-1, 0), (0, -1), (1, 0), (0, -1), (0, 0),
-                                 (1, 1), (2, 0), (0, -255), (256, 0)]), max_size=40),
-       st.booleans())
+@given(
+    st.one_of(st.sampled_from(EDGES), st.integers(-(2**63), 2**63 - 1)),
+    st.sampled_from(EDGES),
+    st.lists(
+        st.sampled_from(
+            [
+                (1, 0),
+                (0, 1),
+                (-1, 0),
+                (0, -1),
+                (1, 0),
+                (0, -1),
+                (0, 0),
+                (1, 1),
+                (2, 0),
+                (0, -255),
+                (256, 0),
+            ]
+        ),
+        max_size=40,
+    ),
+    st.booleans(),
+)
 def test_packed_paths_equal_the_form_written_by_hand(x, y, steps, tuples):
     """Every path, made of unit steps or not, near the 64-bit limits or not: the packed form
     is the step-by-step one, or the pairs form, or a refusal when a point leaves 64 bits."""
@@ -152,15 +194,17 @@ def test_packed_paths_equal_the_form_written_by_hand(x, y, steps, tuples):
     for dx, dy in steps:
         path.append([path[-1][0] + dx, path[-1][1] + dy])
     given_path = [tuple(p) for p in path] if tuples else path
-    if not all(-2**63 <= v < 2**63 for p in path for v in p):
+    if not all(-(2**63) <= v < 2**63 for p in path for v in p):
         with pytest.raises(ValueError, match="fit 64 bits"):
             pack_points(given_path)
         return
     blob = pack_points(given_path)
     expected = _steps_by_hand(path)
-    assert blob == (expected if expected is not None else
-                    bytes([2]) + b"".join(v.to_bytes(8, "little", signed=True)
-                                          for p in path for v in p))
+    assert blob == (
+        expected
+        if expected is not None
+        else bytes([2]) + b"".join(v.to_bytes(8, "little", signed=True) for p in path for v in p)
+    )
     assert unpack_points(blob) == path
 
 
@@ -171,10 +215,16 @@ def test_corridors_of_a_real_dungeon_are_small():
     assert sum(map(len, blobs)) < 6 * len(corridors) + sum(len(c) for c in corridors) // 4
 
 
-@pytest.mark.parametrize("bad, message", [
-    ([[1, 2, 3]], "not an \\[x, y\\] pair"), ([[1.5, 2]], "must be integers"),
-    ([[True, 2]], "must be integers"), ("12", "expected a list"),
-    ([[2**64, 0]], "fit 64 bits")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ([[1, 2, 3]], "not an \\[x, y\\] pair"),
+        ([[1.5, 2]], "must be integers"),
+        ([[True, 2]], "must be integers"),
+        ("12", "expected a list"),
+        ([[2**64, 0]], "fit 64 bits"),
+    ],
+)
 def test_bad_paths_are_refused(bad, message):
     with pytest.raises(ValueError, match=message):
         pack_points(bad)
@@ -184,7 +234,11 @@ def test_registry_entries_feed_sql_arrow_and_xml():
     grid_info = registry.lookup(PackedGrid)
     path_info = registry.lookup(PointPath)
     assert (grid_info.name, grid_info.xsd, path_info.name, path_info.xsd) == (
-        "PackedGrid", "xs:base64Binary", "PointPath", "xs:string")
+        "PackedGrid",
+        "xs:base64Binary",
+        "PointPath",
+        "xs:string",
+    )
     grid = dungeon.generate(40, 30, seed=4).grid
     assert np.array_equal(grid_info.from_db(grid_info.to_db(grid)), grid)
     assert np.array_equal(grid_info.from_text(grid_info.to_text(grid)), grid)
@@ -210,6 +264,8 @@ def test_packing_registers_its_entries_on_any_registry():
     packing.register(fresh)
     assert fresh.generation > before  # schemas built before are stale
     assert (fresh.lookup(PackedGrid).name, fresh.lookup(PointPath).name) == (
-        "PackedGrid", "PointPath")
+        "PackedGrid",
+        "PointPath",
+    )
     assert fresh.lookup(PackedGrid).encoded_as == "packed bytes"
     assert registry.copy().lookup(PointPath).name == "PointPath"  # copies keep them

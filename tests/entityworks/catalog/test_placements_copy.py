@@ -48,8 +48,24 @@ def _fill(store: Store) -> None:
     puzzle = SudokuPuzzle(None, "test", "one", "1" + "0" * 80, None, 1, 2)
     store.insert(puzzle)
     store.insert(SudokuEntry(None, "test", 0, "one", 1, puzzle.id))
-    store.insert(EntropyRecord(None, "x.bin", 3, "ab" * 32, 1.5, 0.0, None, None, 1.0, None,
-                               None, None, 2, [1, 2] + [0] * 254))
+    store.insert(
+        EntropyRecord(
+            None,
+            "x.bin",
+            3,
+            "ab" * 32,
+            1.5,
+            0.0,
+            None,
+            None,
+            1.0,
+            None,
+            None,
+            None,
+            2,
+            [1, 2] + [0] * 254,
+        )
+    )
 
 
 def test_placements_round_trip_and_follow_the_generator(backend_url: str) -> None:
@@ -95,15 +111,32 @@ def test_renderers_draw_stored_placements(tmp_path) -> None:
     place_on_map(record, 3, 1, seed=2)
     store.update(record)
     runner = CliRunner()
-    out = runner.invoke(cli, ["render", "1", "--ascii", "-", "--png", str(tmp_path / "m.png"),
-                              "--block", "4", "--db", db])
+    out = runner.invoke(
+        cli,
+        [
+            "render",
+            "1",
+            "--ascii",
+            "-",
+            "--png",
+            str(tmp_path / "m.png"),
+            "--block",
+            "4",
+            "--db",
+            db,
+        ],
+    )
     assert out.exit_code == 0, out.output
     lines = out.stdout.splitlines()[1:]
     marks = {(p.x, p.y): ch for p, ch in zip(record.placements, "<>*", strict=True)}
     for (x, y), ch in marks.items():
         assert lines[y][x] == ch
-    assert render.from_ascii("\n".join(line.translate(str.maketrans("<>*", "..."))
-                                       for line in lines)).tolist() == record.grid.tolist()
+    assert (
+        render.from_ascii(
+            "\n".join(line.translate(str.maketrans("<>*", "...")) for line in lines)
+        ).tolist()
+        == record.grid.tolist()
+    )
     with Image.open(tmp_path / "m.png") as image:
         rgb = np.asarray(image.convert("RGB"))
     red = (rgb[2::4, 2::4] == render.PLACEMENT_COLOUR).all(axis=2)
@@ -146,11 +179,13 @@ def test_a_postgresql_catalog_copied_to_sqlite_is_the_same(pg_url: str, tmp_path
         _fill(source)
         store_placements(source, [1, 2], 2, 1)
         target_path = tmp_path / "copy.db"
-        out = CliRunner().invoke(cli, ["copy", "--from", pg_url, "--to", str(target_path),
-                                       "--progress"])
+        out = CliRunner().invoke(
+            cli, ["copy", "--from", pg_url, "--to", str(target_path), "--progress"]
+        )
         assert out.exit_code == 0, out.output
-        assert out.stdout.startswith("copied 5 maps, 1 sudoku_puzzles, 1 sudoku_entries, "
-                                  "1 entropy_reports to ")
+        assert out.stdout.startswith(
+            "copied 5 maps, 1 sudoku_puzzles, 1 sudoku_entries, 1 entropy_reports to "
+        )
         # the bar on stderr counts every top-level row the copy wrote
         assert "100%" in out.stderr and "8/8 [" in out.stderr
         assert "@" not in out.stdout or "***" in out.stdout  # never a password
@@ -172,8 +207,12 @@ def test_copy_into_postgresql_keeps_ids_and_later_inserts_work(pg_url: str, tmp_
     target = Store(pg_url)
     try:
         stats = copy_catalog(source, target)
-        assert stats.rows == {"maps": 5, "sudoku_puzzles": 1, "sudoku_entries": 1,
-                              "entropy_reports": 1}
+        assert stats.rows == {
+            "maps": 5,
+            "sudoku_puzzles": 1,
+            "sudoku_entries": 1,
+            "entropy_reports": 1,
+        }
         _same(_catalog_rows(source), _catalog_rows(target))
         generate_into(target, "cellular", 1, seed=9)  # the id sequence was moved on
         assert max(m.id for m in target.select(MapRecord)) == 6

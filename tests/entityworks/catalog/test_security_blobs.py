@@ -42,7 +42,8 @@ def npy_bomb() -> bytes:
     """The deflated ``.npy`` form (tag 2) of 8192 x 8192 zero bytes: 64 KB."""
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
-        header, {"descr": "|u1", "fortran_order": False, "shape": (SIDE, SIDE)})
+        header, {"descr": "|u1", "fortran_order": False, "shape": (SIDE, SIDE)}
+    )
     deflater = zlib.compressobj(9)
     body = deflater.compress(header.getvalue())
     chunk = bytes(1 << 20)
@@ -53,8 +54,12 @@ def npy_bomb() -> bytes:
 
 def bare_bits() -> bytes:
     """The plain bit form (tag 1) claiming 65535 x 65535 cells with 3 bytes of bits."""
-    return (struct.pack("<BBB", 1, 1, 2) + struct.pack("<2I", 65535, 65535)
-            + struct.pack("<qq", 0, 1) + b"\xff\xff\xff")
+    return (
+        struct.pack("<BBB", 1, 1, 2)
+        + struct.pack("<2I", 65535, 65535)
+        + struct.pack("<qq", 0, 1)
+        + b"\xff\xff\xff"
+    )
 
 
 BOMBS = {"deflated bits": bit_bomb, "deflated npy": npy_bomb, "bare bits": bare_bits}
@@ -77,8 +82,12 @@ def run_child(code: str, *args: str) -> dict[str, object]:
             found["peak_mb"] = peak_mb()
             print(json.dumps(found))
     """)
-    result = subprocess.run([sys.executable, "-c", prologue + textwrap.dedent(code), *args],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", prologue + textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     found: dict[str, object] = json.loads(result.stdout.splitlines()[-1])
     return found
@@ -90,7 +99,8 @@ def test_a_crafted_header_is_refused_before_inflating(name: str, tmp_path: Path)
     assert len(blob) < 70_000
     path = tmp_path / "blob.bin"
     path.write_bytes(blob)
-    found = run_child("""
+    found = run_child(
+        """
         from entityworks.catalog.packing import unpack_grid
         data = open(sys.argv[1], "rb").read()
         start = time.perf_counter()
@@ -100,7 +110,9 @@ def test_a_crafted_header_is_refused_before_inflating(name: str, tmp_path: Path)
         except Exception as exc:
             report(error=type(exc).__name__, message=str(exc),
                    seconds=time.perf_counter() - start)
-    """, str(path))
+    """,
+        str(path),
+    )
     assert found["error"] == "GridTooLarge", found
     assert "more than the 16,777,216 cells (4096x4096)" in str(found["message"])
     assert float(found["seconds"]) < READ_SECONDS  # type: ignore[arg-type]
@@ -111,14 +123,25 @@ def test_a_crafted_header_is_refused_before_inflating(name: str, tmp_path: Path)
         catalog.decode_grid(blob)
 
 
-@pytest.mark.parametrize(("blob", "message"), [
-    (bytes([3, 1, 2]) + struct.pack("<2I", 4, 4) + struct.pack("<qq", 0, 1)
-     + b"not deflated", "does not inflate"),
-    (b"\x02not deflated", "does not inflate"),
-    (bytes([1, 1, 200]), "ends inside its header"),
-    (bytes([1, 99, 2]) + struct.pack("<2I", 4, 4) + struct.pack("<qq", 0, 1) + b"ab",
-     "unknown dtype code 99"),
-], ids=["bits not deflated", "npy not deflated", "short header", "dtype code"])
+@pytest.mark.parametrize(
+    ("blob", "message"),
+    [
+        (
+            bytes([3, 1, 2])
+            + struct.pack("<2I", 4, 4)
+            + struct.pack("<qq", 0, 1)
+            + b"not deflated",
+            "does not inflate",
+        ),
+        (b"\x02not deflated", "does not inflate"),
+        (bytes([1, 1, 200]), "ends inside its header"),
+        (
+            bytes([1, 99, 2]) + struct.pack("<2I", 4, 4) + struct.pack("<qq", 0, 1) + b"ab",
+            "unknown dtype code 99",
+        ),
+    ],
+    ids=["bits not deflated", "npy not deflated", "short header", "dtype code"],
+)
 def test_a_damaged_blob_is_a_value_error(blob: bytes, message: str) -> None:
     """What the readers turn into one clean error (the CLI's line, the web's 500): never a
     zlib, struct or index error from inside the decoder."""
@@ -135,15 +158,15 @@ def _catalog_with_bomb(url: str) -> None:
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text("UPDATE maps SET grid = :grid WHERE id = 1"),
-                         {"grid": bit_bomb()})
+            conn.execute(sa.text("UPDATE maps SET grid = :grid WHERE id = 1"), {"grid": bit_bomb()})
     finally:
         engine.dispose()
 
 
 def test_store_and_catalog_reads_of_a_crafted_grid_are_refused(backend_url: str) -> None:
     _catalog_with_bomb(backend_url)
-    found = run_child("""
+    found = run_child(
+        """
         from entityworks import Store
         from entityworks.catalog import MapRecord, load_grid, load_map
         store = Store(sys.argv[1])
@@ -164,7 +187,9 @@ def test_store_and_catalog_reads_of_a_crafted_grid_are_refused(backend_url: str)
         out["other map"] = load_grid(store, 2).shape[0] > 0  # the catalog stays readable
         store.close()
         report(**out)
-    """, backend_url)
+    """,
+        backend_url,
+    )
     for name in ("load_grid", "load_map", "select"):
         error, seconds = found[name]  # type: ignore[misc]
         assert error == "GridTooLarge", (name, found)
@@ -176,7 +201,8 @@ def test_store_and_catalog_reads_of_a_crafted_grid_are_refused(backend_url: str)
 def test_cli_render_refuses_a_crafted_grid_with_one_line(tmp_path: Path) -> None:
     db = tmp_path / "bomb.db"
     _catalog_with_bomb(f"sqlite:///{db}")
-    found = run_child("""
+    found = run_child(
+        """
         import subprocess
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "entityworks", "render", "1", "--db",
@@ -187,7 +213,10 @@ def test_cli_render_refuses_a_crafted_grid_with_one_line(tmp_path: Path) -> None
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(json.dumps({"status": done.returncode, "stderr": done.stderr,
                           "seconds": seconds, "peak_mb": child, "parent_mb": peak_mb()}))
-    """, str(db), str(tmp_path / "out.png"))
+    """,
+        str(db),
+        str(tmp_path / "out.png"),
+    )
     assert found["status"] == 2, found
     stderr = str(found["stderr"])
     assert stderr.startswith("error: ") and len(stderr.splitlines()) == 1, stderr
@@ -206,19 +235,31 @@ def test_the_grid_limit_is_the_catalog_map_limit() -> None:
     three = np.zeros((2048, 8192), np.uint16)
     three[0, :3] = (1, 2, 3)  # three values: the general (.npy) form, at the limit
     assert pack_grid(three)[0] == 2 and np.array_equal(unpack_grid(pack_grid(three)), three)
-    for over in (np.zeros((4097, 4096), np.uint8), np.zeros((4096, 4097), np.float32),
-                 np.zeros((2, 4096, 4096), bool)):
+    for over in (
+        np.zeros((4097, 4096), np.uint8),
+        np.zeros((4096, 4097), np.float32),
+        np.zeros((2, 4096, 4096), bool),
+    ):
         with pytest.raises(packing.GridTooLarge, match="more than the 16,777,216 cells"):
             pack_grid(over)  # never written: it could not be read back
 
 
-def test_a_grid_over_the_limit_is_refused_by_the_store_and_nothing_is_written(
-        store) -> None:
+def test_a_grid_over_the_limit_is_refused_by_the_store_and_nothing_is_written(store) -> None:
     catalog.open_catalog(store)
     grid = np.zeros((4097, 4096), np.uint8)
-    record = catalog.MapRecord(id=None, kind="caves", generator="x", parameters={}, seed=1,
-                               width=4096, height=4097, open_ratio=1.0, region_count=1,
-                               largest_region=1, grid=grid)
+    record = catalog.MapRecord(
+        id=None,
+        kind="caves",
+        generator="x",
+        parameters={},
+        seed=1,
+        width=4096,
+        height=4097,
+        open_ratio=1.0,
+        region_count=1,
+        largest_region=1,
+        grid=grid,
+    )
     with pytest.raises(ValueEncodingError, match="(?s)column 'grid'.*4097x4096 grid"):
         store.insert(record)
     assert store.count(catalog.MapRecord) == 0
@@ -242,7 +283,8 @@ def test_a_clearance_wider_than_any_map_is_refused_before_allocating(tmp_path: P
         catalog.generate_into(store, "caves", 1, seed=1)
     finally:
         store.close()
-    found = run_child("""
+    found = run_child(
+        """
         import subprocess
         done = subprocess.run([sys.executable, "-m", "entityworks", "place", "1",
                                "--clearance", "40000000", "--db", sys.argv[1]],
@@ -250,7 +292,9 @@ def test_a_clearance_wider_than_any_map_is_refused_before_allocating(tmp_path: P
         child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(json.dumps({"status": done.returncode, "stderr": done.stderr,
                           "peak_mb": child}))
-    """, str(db))
+    """,
+        str(db),
+    )
     assert found["status"] == 2, found
     assert float(found["peak_mb"]) < PEAK_MB, found  # type: ignore[arg-type]
     store = catalog.open_catalog(db)
@@ -262,12 +306,14 @@ def test_a_clearance_wider_than_any_map_is_refused_before_allocating(tmp_path: P
     assert found["stderr"] == (
         "error: map 1: cannot place 2 point(s) with clearance 40000000: a clear disk of that "
         f"radius is 80000001 cells across, more than the {record.width}x{record.height} map "
-        "holds\n"), found
+        "holds\n"
+    ), found
 
 
 def path_bombs() -> dict[str, bytes]:
     """Corridor blobs of 8M unit steps (2 MB) and of 1M + 1 point pairs (16 MB): as Python
     lists they would take about 800 MB and 110 MB."""
+
     def varint(value: int) -> bytes:
         value = (value << 1) ^ (value >> 127)
         out = bytearray()
@@ -284,10 +330,12 @@ def path_bombs() -> dict[str, bytes]:
 
 @pytest.mark.parametrize("form", ["steps", "pairs"])
 def test_a_path_longer_than_the_limit_is_refused_before_any_point_is_built(
-        form: str, tmp_path: Path) -> None:
+    form: str, tmp_path: Path
+) -> None:
     path = tmp_path / "path.bin"
     path.write_bytes(path_bombs()[form])
-    found = run_child("""
+    found = run_child(
+        """
         from entityworks.catalog.packing import unpack_points, unpack_points_many
         data = open(sys.argv[1], "rb").read()
         start = time.perf_counter()
@@ -299,7 +347,9 @@ def test_a_path_longer_than_the_limit_is_refused_before_any_point_is_built(
             except Exception as exc:
                 errors.append(type(exc).__name__ + ": " + str(exc))
         report(errors=errors, seconds=time.perf_counter() - start)
-    """, str(path))
+    """,
+        str(path),
+    )
     for error in found["errors"]:  # type: ignore[union-attr]
         assert error is not None and error.startswith("PathTooLong"), found
         assert "1,048,576 points a stored path may have" in error

@@ -40,8 +40,9 @@ def run(*args: str, ok: bool = True) -> Result:
 def run_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     command = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "entityworks"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    return subprocess.run(command + list(args), capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=120)
+    return subprocess.run(
+        command + list(args), capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
 
 
 def as_json(*args: str) -> list[dict]:
@@ -81,9 +82,22 @@ def test_every_command_has_help():
         # -h is help everywhere (no command takes it for an option of its own)
         assert run(*path, "-h").stdout == run(*path, "--help").stdout
         seen.append(" ".join(path))
-    for expected in ("demo", "generate", "query", "render", "export-xml", "import-xml",
-                     "parquet", "sudoku solve", "sudoku euler96", "entropy", "schema show",
-                     "schema diff", "ddl", "migrate"):
+    for expected in (
+        "demo",
+        "generate",
+        "query",
+        "render",
+        "export-xml",
+        "import-xml",
+        "parquet",
+        "sudoku solve",
+        "sudoku euler96",
+        "entropy",
+        "schema show",
+        "schema diff",
+        "ddl",
+        "migrate",
+    ):
         assert expected in seen
 
 
@@ -100,8 +114,9 @@ def test_demo_is_the_main_job(tmp_path):
     kinds = {m.kind for m in store.select(MapRecord)}
     assert {"caves", "dungeon", "islands"} <= kinds
     dungeons = store.select(MapRecord, where={"kind": "dungeon"})
-    assert dungeons and all(m.build_success and m.rooms_built == m.rooms_asked == 10
-                            for m in dungeons)
+    assert dungeons and all(
+        m.build_success and m.rooms_built == m.rooms_asked == 10 for m in dungeons
+    )
     counts = {name: store.count(cls) for name, cls in TABLES.items()}
     assert counts["sudoku_puzzles"] >= 3 and counts["entropy_reports"] >= 1
     store.close()
@@ -122,11 +137,37 @@ def first_db(request: pytest.FixtureRequest, tmp_path) -> str:
 
 
 def test_generate_query_render_export_import(first_db, tmp_path):
-    out = run("generate", "caves", "--count", "4", "--width", "40", "--height", "30",
-              "--seed", "1", "--workers", "2", "--db", first_db).stdout
+    out = run(
+        "generate",
+        "caves",
+        "--count",
+        "4",
+        "--width",
+        "40",
+        "--height",
+        "30",
+        "--seed",
+        "1",
+        "--workers",
+        "2",
+        "--db",
+        first_db,
+    ).stdout
     assert "stored 4 caves maps" in out and "seeds 1-4" in out
-    run("generate", "dungeon", "-n", "2", "-p", "rooms=6", "--width", "50", "--height", "40",
-        "--db", first_db)
+    run(
+        "generate",
+        "dungeon",
+        "-n",
+        "2",
+        "-p",
+        "rooms=6",
+        "--width",
+        "50",
+        "--height",
+        "40",
+        "--db",
+        first_db,
+    )
     caves = as_json("maps", "-w", "kind=caves", "-o", "seed", "--db", first_db)
     assert [r["seed"] for r in caves] == [1, 2, 3, 4]
     assert {(r["width"], r["height"]) for r in caves} == {(40, 30)}
@@ -135,8 +176,9 @@ def test_generate_query_render_export_import(first_db, tmp_path):
 
     map_id = str(caves[0]["id"])
     png, tiled = tmp_path / "cave.png", tmp_path / "cave.json"
-    shown = run("render", map_id, "--png", str(png), "--tiled", str(tiled), "--ascii", "-",
-                "--db", first_db).stdout.splitlines()
+    shown = run(
+        "render", map_id, "--png", str(png), "--tiled", str(tiled), "--ascii", "-", "--db", first_db
+    ).stdout.splitlines()
     grid = [line for line in shown if set(line) <= {"#", "."} and line]
     assert len(grid) == 30 and {len(line) for line in grid} == {40}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -148,8 +190,9 @@ def test_generate_query_render_export_import(first_db, tmp_path):
     assert "100%" in exported.stderr and "6/6 [" in exported.stderr  # the progress bar
     assert xsd.is_file()
     second = str(tmp_path / "second.db")
-    done = run("import-xml", str(xml), "--xsd", str(xsd), "--table", "maps", "--db", second,
-               "--progress")
+    done = run(
+        "import-xml", str(xml), "--xsd", str(xsd), "--table", "maps", "--db", second, "--progress"
+    )
     assert "imported 6 rows" in done.stdout and "6rows [" in done.stderr
     for table in ("maps", "maps_caves", "maps_rooms", "maps_corridors"):
         order = ["parent_key", "position"] if table != "maps" else ["id"]
@@ -163,15 +206,18 @@ def test_generate_query_render_export_import(first_db, tmp_path):
     wrote = run("parquet", "maps", str(parquet), "--db", first_db, "--progress")
     assert wrote.stdout.startswith("wrote 6 rows") and "6/6 [" in wrote.stderr
     a, b = Store(first_db), Store(second)
-    for left, right in zip(a.select(MapRecord, order_by="id"), b.select(MapRecord, order_by="id"),
-                           strict=True):
+    for left, right in zip(
+        a.select(MapRecord, order_by="id"), b.select(MapRecord, order_by="id"), strict=True
+    ):
         assert np.array_equal(left.grid, right.grid) and left == _same_grid(right, left)
     a.close()
     b.close()
 
     parquet = tmp_path / "maps.parquet"
-    assert "wrote 4 rows" in run("parquet", "maps", str(parquet), "-w", "kind=caves",
-                                 "--db", first_db).stdout
+    assert (
+        "wrote 4 rows"
+        in run("parquet", "maps", str(parquet), "-w", "kind=caves", "--db", first_db).stdout
+    )
     import pyarrow.parquet as pq
 
     assert sorted(pq.read_table(parquet).column("seed").to_pylist()) == [1, 2, 3, 4]
@@ -190,8 +236,20 @@ def test_query_formats_filters_and_order(catalog_db):
     assert "<ndarray 40x30 uint8>" in table.stdout or "<ndarray 30x20 uint8>" in table.stdout
     rows = as_json("maps", "--db", catalog_db, "-w", "width>=35", "-w", "open_ratio>0")
     assert {r["kind"] for r in rows} == {"caves"}
-    csv_out = run("query", "maps", "--db", catalog_db, "--format", "csv", "-w", "kind=islands",
-                  "-o", "id", "--offset", "1").stdout.splitlines()
+    csv_out = run(
+        "query",
+        "maps",
+        "--db",
+        catalog_db,
+        "--format",
+        "csv",
+        "-w",
+        "kind=islands",
+        "-o",
+        "id",
+        "--offset",
+        "1",
+    ).stdout.splitlines()
     assert csv_out[0].startswith("id,kind,generator") and len(csv_out) == 3
     assert as_json("maps", "--db", catalog_db, "-w", "seed=null") == []
     assert len(as_json("maps", "--db", catalog_db, "-w", "seed!=null")) == 6
@@ -236,8 +294,9 @@ def test_entropy_report_stored_and_queried(tmp_path):
     assert len(as_json("entropy_reports", "--db", db)) == 2
 
 
-@pytest.mark.parametrize("options", [[], ["-c"], ["-b"], ["-f", "-c"], ["-t"], ["-b", "-c", "-t"],
-                                     ["-f", "-t"]])
+@pytest.mark.parametrize(
+    "options", [[], ["-c"], ["-b"], ["-f", "-c"], ["-t"], ["-b", "-c", "-t"], ["-f", "-t"]]
+)
 def test_entropy_prints_what_ent_prints_and_stores_nothing_without_db(tmp_path, options):
     from tests.generators.bytes.test_entropy import require_ent
 
@@ -246,8 +305,13 @@ def test_entropy_prints_what_ent_prints_and_stores_nothing_without_db(tmp_path, 
     data.write_bytes(b"Hello World, ABC abc \xe9\xc9" * 300 + bytes(range(256)) * 7)
     expected = subprocess.run([ent, *options, str(data)], capture_output=True, check=True).stdout
     env = {k: v for k, v in os.environ.items() if k != "ENTITYWORKS_DB"}
-    done = subprocess.run([sys.executable, "-m", "entityworks", "entropy", str(data), *options],
-                          cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "entityworks", "entropy", str(data), *options],
+        cwd=tmp_path,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines(keepends=True)
     if "-t" not in options:
@@ -283,7 +347,8 @@ def test_schema_ddl_and_migrate(tmp_path, monkeypatch):
     assert run("schema", "diff", "--db", db).stdout == "no differences\n"
 
     module = tmp_path / "mygame_models.py"
-    module.write_text(textwrap.dedent('''
+    module.write_text(
+        textwrap.dedent("""
         from dataclasses import dataclass
         from entityworks import table
 
@@ -299,7 +364,8 @@ def test_schema_ddl_and_migrate(tmp_path, monkeypatch):
             id: int | None
             name: str
             theme: str = "stone"
-        '''))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     from mygame_models import Level  # type: ignore[import-not-found]
 
@@ -308,8 +374,9 @@ def test_schema_ddl_and_migrate(tmp_path, monkeypatch):
     store.insert_many([Level(None, f"l{i}") for i in range(5)])
     out = run("schema", "diff", "--dataclass", "mygame_models:LevelV2", "--db", db).stdout
     assert out.startswith("add column levels.theme")
-    applied = run("schema", "diff", "--dataclass", "mygame_models:LevelV2", "--apply",
-                  "--db", db).stdout
+    applied = run(
+        "schema", "diff", "--dataclass", "mygame_models:LevelV2", "--apply", "--db", db
+    ).stdout
     assert "applied 1 operation(s); rows kept" in applied
     rows = as_json("levels", "--db", db)
     assert [r["theme"] for r in rows] == ["stone"] * 5
@@ -325,9 +392,15 @@ def bad_files(tmp_path_factory: pytest.TempPathFactory, catalog_db: str) -> dict
     text = xml.read_text().replace("<width>30</width>", "<width>wide</width>", 1)
     tampered = folder / "tampered.xml"
     tampered.write_text(text)
-    return {"db": catalog_db, "puzzle": str(bad_puzzle), "xsd": str(xsd),
-            "tampered": str(tampered), "missing": str(folder / "missing.txt"),
-            "nodb": str(folder / "nothing.db"), "out": str(folder / "out.xml")}
+    return {
+        "db": catalog_db,
+        "puzzle": str(bad_puzzle),
+        "xsd": str(xsd),
+        "tampered": str(tampered),
+        "missing": str(folder / "missing.txt"),
+        "nodb": str(folder / "nothing.db"),
+        "out": str(folder / "out.xml"),
+    }
 
 
 BAD = [
@@ -339,8 +412,10 @@ BAD = [
     (["query", "maps", "--db", "{nodb}"], "no database at"),
     (["query", "maps", "--db", "nosuchdriver://host/db"], "nosuchdriver"),
     (["generate", "caves", "-p", "colour=1", "--db", "{db}"], "has no parameter 'colour'"),
-    (["generate", "caves", "-p", "close_cell_prob=300", "--db", "{db}"],
-     "close_cell_prob must be <= 100"),
+    (
+        ["generate", "caves", "-p", "close_cell_prob=300", "--db", "{db}"],
+        "close_cell_prob must be <= 100",
+    ),
     (["generate", "caves", "-p", "broken", "--db", "{db}"], "is not KEY=VALUE"),
     (["generate", "volcano", "--db", "{db}"], "'volcano' is not one of"),
     (["generate", "caves", "--count", "0", "--db", "{db}"], "--count"),
@@ -350,8 +425,10 @@ BAD = [
     (["render", "999", "--ascii", "-", "--db", "{db}"], "no map with id 999"),
     (["render", "1", "--scheme", "getmapimage", "--db", "{db}"], "--scheme sets the PNG"),
     (["export-xml", "nope", "{out}", "--db", "{db}"], "no table 'nope'"),
-    (["import-xml", "{tampered}", "--xsd", "{xsd}", "--db", "{nodb}"],
-     "row 4 (line 6), column 'width'"),
+    (
+        ["import-xml", "{tampered}", "--xsd", "{xsd}", "--db", "{nodb}"],
+        "row 4 (line 6), column 'width'",
+    ),
     (["import-xml", "{missing}", "--xsd", "{xsd}", "--db", "{db}"], "does not exist"),
     (["schema", "diff", "--dataclass", "no_such_module:X", "--db", "{db}"], "cannot import"),
     (["schema", "nope", "--db", "{db}"], "no table 'nope'"),
@@ -378,7 +455,8 @@ def test_bad_input_in_a_real_process(bad_files):
     assert done.stderr.splitlines() == [
         "error: table 'maps' has no column 'colour'; columns are: id, kind, generator, "
         "parameters, seed, width, height, open_ratio, region_count, largest_region, "
-        "created_at, build_success, rooms_asked, rooms_built, connected, grid"]
+        "created_at, build_success, rooms_asked, rooms_built, connected, grid"
+    ]
     missing = run_process("sudoku", "euler96", bad_files["missing"])
     assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
     assert "Traceback" not in missing.stderr
@@ -389,11 +467,31 @@ def test_several_processes_fill_one_new_catalog(tmp_path):
     inserts serialise on SQLite's lock and every map arrives."""
     db = str(tmp_path / "shared.db")
     command = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "entityworks"]
-    procs = [subprocess.Popen(command + ["generate", "dungeon", "-n", "4", "--width", "40",
-                                         "--height", "30", "--seed", str(10 * i),
-                                         "--workers", "1", "--db", db],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for i in range(3)]
+    procs = [
+        subprocess.Popen(
+            command
+            + [
+                "generate",
+                "dungeon",
+                "-n",
+                "4",
+                "--width",
+                "40",
+                "--height",
+                "30",
+                "--seed",
+                str(10 * i),
+                "--workers",
+                "1",
+                "--db",
+                db,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
     for proc in procs:
         _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -407,6 +505,7 @@ def test_query_in_not_in_like_and_count(catalog_db):
     import sqlite3
 
     with sqlite3.connect(catalog_db) as raw:
+
         def count(sql: str, *params: object) -> int:
             return int(raw.execute(f"SELECT count(*) FROM maps WHERE {sql}", params).fetchone()[0])
 
@@ -414,14 +513,26 @@ def test_query_in_not_in_like_and_count(catalog_db):
             (["-w", "kind in caves,islands"], count("kind IN (?, ?)", "caves", "islands")),
             (["-w", "kind not in caves"], count("kind NOT IN (?)", "caves")),
             (["-w", "kind LIKE isl%"], count("kind LIKE ?", "isl%")),
-            (["-w", "kind like %v%", "-w", "id in 1,2,99"],
-             count("kind LIKE ? AND id IN (1, 2, 99)", "%v%")),
+            (
+                ["-w", "kind like %v%", "-w", "id in 1,2,99"],
+                count("kind LIKE ? AND id IN (1, 2, 99)", "%v%"),
+            ),
             ([], count("1")),
         ]
     for args, expected in cases:
         assert run("query", "maps", "--db", catalog_db, *args, "--count").stdout == f"{expected}\n"
-    ids = run("query", "maps", "--db", catalog_db, "-w", "kind not in caves", "-c", "id",
-              "--format", "csv").stdout.split()[1:]
+    ids = run(
+        "query",
+        "maps",
+        "--db",
+        catalog_db,
+        "-w",
+        "kind not in caves",
+        "-c",
+        "id",
+        "--format",
+        "csv",
+    ).stdout.split()[1:]
     assert len(ids) == cases[1][1] and ids
     bad = run("query", "maps", "--db", catalog_db, "-w", "id in 1,x", ok=False)
     assert bad.exit_code == 2 and "'x' is not a valid int for column 'id'" in bad.output
@@ -433,9 +544,19 @@ def _complete(line: str, cwd: Path, word: int = -1, **env: str) -> list[str]:
     """What bash completion offers for word ``word`` (default: the last) of ``line``."""
     words = line.split()
     done = subprocess.run(
-        [sys.executable, "-m", "entityworks"], cwd=cwd, capture_output=True, text=True,
-        timeout=120, env={**os.environ, "_ENTITYWORKS_COMPLETE": "bash_complete",
-                          "COMP_WORDS": line, "COMP_CWORD": str(word % len(words)), **env})
+        [sys.executable, "-m", "entityworks"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "_ENTITYWORKS_COMPLETE": "bash_complete",
+            "COMP_WORDS": line,
+            "COMP_CWORD": str(word % len(words)),
+            **env,
+        },
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return [item.split(",", 1)[1] for item in done.stdout.splitlines() if item]
 
@@ -444,16 +565,21 @@ def test_table_names_complete_from_the_database_without_touching_it(catalog_db, 
     import sqlite3
 
     with sqlite3.connect(catalog_db) as raw:
-        tables = sorted(r[0] for r in raw.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")
-            if not r[0].startswith(("sqlite_", "entityworks_")))
+        tables = sorted(
+            r[0]
+            for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not r[0].startswith(("sqlite_", "entityworks_"))
+        )
     before = Path(catalog_db).stat().st_mtime_ns
     assert _complete(f"entityworks query --db {catalog_db} ma", tmp_path) == [
-        t for t in tables if t.startswith("ma")]
-    assert "maps_caves" in _complete(f"entityworks export-xml maps_c --db={catalog_db}",
-                                     tmp_path, word=2)
+        t for t in tables if t.startswith("ma")
+    ]
+    assert "maps_caves" in _complete(
+        f"entityworks export-xml maps_c --db={catalog_db}", tmp_path, word=2
+    )
     assert _complete("entityworks parquet s", tmp_path, ENTITYWORKS_DB=catalog_db) == [
-        t for t in tables if t.startswith("s")]
+        t for t in tables if t.startswith("s")
+    ]
     assert _complete("entityworks query m", tmp_path) == []  # no ./entityworks.db: nothing
     assert list(tmp_path.iterdir()) == [] and Path(catalog_db).stat().st_mtime_ns == before
 
@@ -472,8 +598,7 @@ def test_table_completion_gives_up_on_a_server_that_never_answers(scheme, tmp_pa
         silent.listen(8)
         port = silent.getsockname()[1]
         start = time.monotonic()
-        offered = _complete(f"entityworks query --db {scheme}://u@127.0.0.1:{port}/db m",
-                            tmp_path)
+        offered = _complete(f"entityworks query --db {scheme}://u@127.0.0.1:{port}/db m", tmp_path)
         took = time.monotonic() - start
     assert offered == []
     # without the timeout psycopg waits forever and PyMySQL 10 s (its default)

@@ -61,12 +61,12 @@ def test_round_trip_and_header(name: str, tmp_path: Path) -> None:
     assert blob[:4] == codec.MAGIC and int.from_bytes(blob[5:13], "little") == len(data)
     distinct = len(set(data))
     if blob[4] == codec.PACKED:  # width, symbol count - 1 and the symbol table follow
-        head = blob[codec.HEADER_SIZE:]
+        head = blob[codec.HEADER_SIZE :]
         assert head[0] == codec.code_width(distinct) and head[1] + 1 == distinct
         assert head[2 : 2 + distinct] == bytes(sorted(set(data)))
         assert len(blob) < codec.HEADER_SIZE + len(data)  # else it would be stored raw
     else:
-        assert blob[codec.HEADER_SIZE:] == data
+        assert blob[codec.HEADER_SIZE :] == data
     result = run("codec", "decompress", str(packed), str(back))
     assert result.exit_code == 0, result.output
     assert back.read_bytes() == data
@@ -118,8 +118,9 @@ def test_the_output_never_overwrites_the_input(tmp_path: Path) -> None:
     for target in (source, tmp_path / "." / "in.txt"):
         refused(run("codec", "compress", str(source), str(target)), "is the input file")
     os.link(source, tmp_path / "other-name.txt")
-    refused(run("codec", "compress", str(source), str(tmp_path / "other-name.txt")),
-            "is the input file")
+    refused(
+        run("codec", "compress", str(source), str(tmp_path / "other-name.txt")), "is the input file"
+    )
     blob = tmp_path / "in.ewbp"
     blob.write_bytes(codec.pack(b"xyz"))
     refused(run("codec", "decompress", str(blob), str(blob)), "is the input file")
@@ -127,12 +128,12 @@ def test_the_output_never_overwrites_the_input(tmp_path: Path) -> None:
 
 
 def test_bad_paths_are_one_line(tmp_path: Path) -> None:
-    refused(run("codec", "compress", str(tmp_path / "missing"), str(tmp_path / "o")),
-            "cannot read")
+    refused(run("codec", "compress", str(tmp_path / "missing"), str(tmp_path / "o")), "cannot read")
     refused(run("codec", "compress", str(tmp_path), str(tmp_path / "o")), "is a directory")
     (tmp_path / "in").write_bytes(b"abc")
-    refused(run("codec", "compress", str(tmp_path / "in"), str(tmp_path / "no" / "o")),
-            "does not exist")
+    refused(
+        run("codec", "compress", str(tmp_path / "in"), str(tmp_path / "no" / "o")), "does not exist"
+    )
     refused(run("codec", "compress", str(tmp_path / "in"), str(tmp_path)), "is a directory")
     assert files_in(tmp_path) == {"in"}
 
@@ -141,10 +142,14 @@ def test_max_size_refuses_large_inputs_and_writes_nothing(tmp_path: Path) -> Non
     source = tmp_path / "in.txt"
     source.write_bytes(b"AC" * 600)
     out = tmp_path / "out.ewbp"
-    refused(run("codec", "compress", str(source), str(out), "--max-size", "1K"),
-            f"{source}: more than 1,024 bytes, the size limit (raise it with --max-size)")
-    refused(run("codec", "compress", "-", str(out), "--max-size", "1K", input=b"AC" * 600),
-            "<stdin>: more than 1,024 bytes")
+    refused(
+        run("codec", "compress", str(source), str(out), "--max-size", "1K"),
+        f"{source}: more than 1,024 bytes, the size limit (raise it with --max-size)",
+    )
+    refused(
+        run("codec", "compress", "-", str(out), "--max-size", "1K", input=b"AC" * 600),
+        "<stdin>: more than 1,024 bytes",
+    )
     assert files_in(tmp_path) == {"in.txt"}
     assert run("codec", "compress", str(source), str(out), "--max-size", "1200").exit_code == 0
     assert run("codec", "compress", str(source), str(out), "--max-size", "0").exit_code == 0
@@ -154,8 +159,10 @@ def test_max_size_refuses_large_inputs_and_writes_nothing(tmp_path: Path) -> Non
 def test_paths_that_look_like_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("-in.txt").write_bytes(b"GATTACA" * 20)
-    refused(run("codec", "compress", "-in.txt", "out"),
-            "no such option: -in.txt (for a file whose name starts with '-', put '--'")
+    refused(
+        run("codec", "compress", "-in.txt", "out"),
+        "no such option: -in.txt (for a file whose name starts with '-', put '--'",
+    )
     assert run("codec", "compress", "--", "-in.txt", "-out.ewbp").exit_code == 0
     assert run("codec", "decompress", "./-out.ewbp", "./-back.txt").exit_code == 0
     assert Path("-back.txt").read_bytes() == b"GATTACA" * 20
@@ -173,8 +180,9 @@ def test_the_real_command_round_trips_and_refuses(tmp_path: Path) -> None:
     source.write_bytes(data)
 
     def call(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*command(), "codec", *args], capture_output=True, text=True,
-                              env=env, timeout=120)
+        return subprocess.run(
+            [*command(), "codec", *args], capture_output=True, text=True, env=env, timeout=120
+        )
 
     done = call("compress", str(source), str(tmp_path / "level.ewbp"))
     assert done.returncode == 0, done.stderr

@@ -51,8 +51,12 @@ class Tagged:  # an Optional child list: XML and Arrow cannot tell None from []
 
 
 ORDERS = [
-    Order(1, "ann", [Line("a", 1, decimal.Decimal("1.50")), Line("b", 2, decimal.Decimal("0.25"))],
-          [Note("fragile")]),
+    Order(
+        1,
+        "ann",
+        [Line("a", 1, decimal.Decimal("1.50")), Line("b", 2, decimal.Decimal("0.25"))],
+        [Note("fragile")],
+    ),
     Order(2, "bob", [], []),
     Order(3, "cy", [Line("c", 3, decimal.Decimal("10"))], []),
 ]
@@ -65,17 +69,23 @@ def run(*args: str) -> Result:
 def rows(path: Path) -> list[tuple[str, list[tuple[str, str | None]]]]:
     """The row elements of an XML document: their tag and columns, in document order."""
     root = etree.parse(str(path)).getroot()
-    return [(str(row.tag), [(str(c.tag), c.text) for c in row]) for row in root
-            if isinstance(row.tag, str)]
+    return [
+        (str(row.tag), [(str(c.tag), c.text) for c in row])
+        for row in root
+        if isinstance(row.tag, str)
+    ]
 
 
 def xsd_tables(path: Path) -> dict[str, list[str]]:
     """The tables an XSD declares and their columns."""
     xs = "{http://www.w3.org/2001/XMLSchema}"
     tree = etree.parse(str(path))
-    return {str(e.get("name")): [str(c.get("name")) for c in e.iterfind(
-                f"{xs}complexType/{xs}sequence/{xs}element")]
-            for e in tree.iterfind(f".//{xs}choice/{xs}element")}
+    return {
+        str(e.get("name")): [
+            str(c.get("name")) for c in e.iterfind(f"{xs}complexType/{xs}sequence/{xs}element")
+        ]
+        for e in tree.iterfind(f".//{xs}choice/{xs}element")
+    }
 
 
 @pytest.fixture
@@ -86,8 +96,9 @@ def orders(backend_url: str) -> str:
     return backend_url
 
 
-def test_export_xml_carries_the_child_rows_as_the_python_api_does(tmp_path: Path,
-                                                                   orders: str) -> None:
+def test_export_xml_carries_the_child_rows_as_the_python_api_does(
+    tmp_path: Path, orders: str
+) -> None:
     api_xml, api_xsd = tmp_path / "api.xml", tmp_path / "api.xsd"
     with Store(orders) as store:
         store.export_xml(Order, api_xml, api_xsd, order_by="id")
@@ -109,8 +120,7 @@ def test_export_xml_carries_the_child_rows_as_the_python_api_does(tmp_path: Path
     assert len(rows(cli_one)) == 1 + 2 + 1
 
 
-def test_parquet_carries_the_child_rows_as_the_python_api_does(tmp_path: Path,
-                                                              orders: str) -> None:
+def test_parquet_carries_the_child_rows_as_the_python_api_does(tmp_path: Path, orders: str) -> None:
     with Store(orders) as store:
         api = store.to_arrow(Order, order_by="id")
     out = tmp_path / "cli.parquet"
@@ -121,7 +131,10 @@ def test_parquet_carries_the_child_rows_as_the_python_api_does(tmp_path: Path,
     by_id: list[dict[str, Any]] = sorted(read.to_pylist(), key=lambda r: r["id"])
     assert by_id == api.to_pylist()
     assert [(item["sku"], item["qty"]) for r in by_id for item in r["lines"]] == [
-        ("a", 1), ("b", 2), ("c", 3)]  # the child rows are there (not only equal to the API's)
+        ("a", 1),
+        ("b", 2),
+        ("c", 3),
+    ]  # the child rows are there (not only equal to the API's)
     assert [r["notes"] for r in by_id] == [[{"text": "fragile"}], [], []]
     assert read.schema.field("lines").type == api.schema.field("lines").type
 
@@ -132,14 +145,26 @@ def test_schema_show_lists_the_child_tables(orders: str) -> None:
     lines = result.stdout.splitlines()
     assert any(line.strip().startswith("lines: child table orders_lines") for line in lines)
     assert any(line.strip().startswith("notes: child table orders_notes") for line in lines)
-    columns = [line.split()[0] for line in lines[1:] if not line.strip().endswith(")")
-               and "child table" not in line]
-    assert columns == ["id", "customer", "parent_key", "position", "sku", "qty",
-                       "price", "parent_key", "position", "text"]
+    columns = [
+        line.split()[0]
+        for line in lines[1:]
+        if not line.strip().endswith(")") and "child table" not in line
+    ]
+    assert columns == [
+        "id",
+        "customer",
+        "parent_key",
+        "position",
+        "sku",
+        "qty",
+        "price",
+        "parent_key",
+        "position",
+        "text",
+    ]
 
 
-def test_what_the_python_api_refuses_the_command_line_refuses(tmp_path: Path,
-                                                              orders: str) -> None:
+def test_what_the_python_api_refuses_the_command_line_refuses(tmp_path: Path, orders: str) -> None:
     """An Optional child list: Store.export_xml and to_arrow refuse it, naming the field;
     the commands refuse it the same way (never an export without the child rows)."""
     from entityworks import SchemaError
@@ -151,8 +176,10 @@ def test_what_the_python_api_refuses_the_command_line_refuses(tmp_path: Path,
             store.export_xml(Tagged, tmp_path / "api.xml")
         with pytest.raises(SchemaError, match="tags: an Optional child list") as api_arrow:
             store.to_arrow(Tagged)
-    for args, api in ((["export-xml", "tagged", str(tmp_path / "cli.xml")], api_xml),
-                      (["parquet", "tagged", str(tmp_path / "cli.parquet")], api_arrow)):
+    for args, api in (
+        (["export-xml", "tagged", str(tmp_path / "cli.xml")], api_xml),
+        (["parquet", "tagged", str(tmp_path / "cli.parquet")], api_arrow),
+    ):
         result = run(*args, "--db", orders)
         assert result.exit_code == 2, result.stdout
         assert "tags: an Optional child list" in result.stderr
@@ -181,8 +208,9 @@ class Tree:  # children of children: found and rebuilt, refused where the API re
     branches: list[Branch] = field(default_factory=list)
 
 
-def test_children_of_children_are_found_and_refused_as_the_api_does(tmp_path: Path,
-                                                                    orders: str) -> None:
+def test_children_of_children_are_found_and_refused_as_the_api_does(
+    tmp_path: Path, orders: str
+) -> None:
     from entityworks import SchemaError
     from entityworks.sql.exchange.children import with_child_tables
 
@@ -192,8 +220,9 @@ def test_children_of_children_are_found_and_refused_as_the_api_does(tmp_path: Pa
         store.insert_many(trees)
         rebuilt = with_child_tables(store, store.reflect("trees"))
         got = list(store.select(rebuilt, order_by="id"))
-        assert [(t.id, [(b.c, [leaf.g for leaf in b.leaves]) for b in t.branches])
-                for t in got] == [(1, [("x", [1, 2]), ("y", [])]), (2, [])]
+        assert [
+            (t.id, [(b.c, [leaf.g for leaf in b.leaves]) for b in t.branches]) for t in got
+        ] == [(1, [("x", [1, 2]), ("y", [])]), (2, [])]
         with pytest.raises(SchemaError, match="child tables of their own") as api:
             store.export_xml(Tree, tmp_path / "api.xml")
     result = run("export-xml", "trees", str(tmp_path / "cli.xml"), "--db", orders)

@@ -17,15 +17,17 @@ from entityworks.cli.group import cli
 
 def commands() -> Iterator[tuple[list[str], click.Command]]:
     """(argument path, command) for the group and every command below it."""
-    def walk(command: click.Command, path: list[str],
-             ctx: click.Context) -> Iterator[tuple[list[str], click.Command]]:
+
+    def walk(
+        command: click.Command, path: list[str], ctx: click.Context
+    ) -> Iterator[tuple[list[str], click.Command]]:
         yield path, command
         if isinstance(command, click.Group):
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
                 assert sub is not None
-                yield from walk(sub, [*path, name], click.Context(sub, info_name=name,
-                                                                   parent=ctx))
+                yield from walk(sub, [*path, name], click.Context(sub, info_name=name, parent=ctx))
+
     yield from walk(cli, [], click.Context(cli, info_name="entityworks"))
 
 
@@ -40,7 +42,8 @@ def examples(text: str) -> list[str]:
         line = re.sub(r"^Examples?\b[^:]*:\s*", "", line.strip())
         words = line.split()
         if (len(words) > 1 and words[0] == "entityworks" and words[1] in COMMAND_NAMES) or (
-                "| entityworks " in line):
+            "| entityworks " in line
+        ):
             found.append(line)
     return found
 
@@ -54,7 +57,8 @@ def test_the_commands_have_examples() -> None:
     total = sum(len(examples(source_text(command))) for _, command in commands())
     assert total >= 20
     assert examples("Example: entityworks query maps --count\nSee 'entityworks demo'.") == [
-        "entityworks query maps --count"]
+        "entityworks query maps --count"
+    ]
 
 
 @pytest.mark.parametrize("columns", [60, 80])
@@ -62,8 +66,9 @@ def test_every_help_example_is_printed_verbatim(columns: int) -> None:
     runner = CliRunner()
     for path, command in commands():
         wanted = examples(source_text(command))
-        result = runner.invoke(cli, [*path, "--help"], env={"COLUMNS": str(columns)},
-                               terminal_width=columns)
+        result = runner.invoke(
+            cli, [*path, "--help"], env={"COLUMNS": str(columns)}, terminal_width=columns
+        )
         assert result.exit_code == 0, result.output
         shown = [line.strip() for line in result.output.splitlines()]
         missing = [example for example in wanted if example not in shown]

@@ -48,8 +48,11 @@ class Copy:  # Order under the name import-xml --table copy gives it
     lines: list[Line] = field(default_factory=list)
 
 
-ORDERS = [Order(1, "ann", [Line("a", 1), Line("b", 2)]), Order(2, "bob", []),
-          Order(3, "cy", [Line("c", 3)])]
+ORDERS = [
+    Order(1, "ann", [Line("a", 1), Line("b", 2)]),
+    Order(2, "bob", []),
+    Order(3, "cy", [Line("c", 3)]),
+]
 
 
 def run(*args: str) -> Result:
@@ -71,8 +74,10 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
         with engine.connect() as conn:
             metadata = sa.MetaData()
             metadata.reflect(conn)
-            return {name: sorted(map(tuple, conn.execute(sa.select(t)).all()), key=repr)
-                    for name, t in metadata.tables.items()}
+            return {
+                name: sorted(map(tuple, conn.execute(sa.select(t)).all()), key=repr)
+                for name, t in metadata.tables.items()
+            }
     finally:
         engine.dispose()
 
@@ -82,22 +87,24 @@ def raw_rows(url: str, name: str, order: str) -> list[tuple[Any, ...]]:
     try:
         with engine.connect() as conn:
             t = sa.Table(name, sa.MetaData(), autoload_with=conn)
-            return [tuple(r) for r in conn.execute(sa.select(t).order_by(*[
-                t.c[c] for c in order.split(",")]))]
+            return [
+                tuple(r)
+                for r in conn.execute(sa.select(t).order_by(*[t.c[c] for c in order.split(",")]))
+            ]
     finally:
         engine.dispose()
 
 
 def test_table_option_puts_the_rows_and_child_rows_into_that_table(
-        tmp_path: Path, backend_url: str) -> None:
+    tmp_path: Path, backend_url: str
+) -> None:
     xml, xsd = tmp_path / "orders.xml", tmp_path / "orders.xsd"
     write_xml(Order, ORDERS, xml, xsd)
     with Store(backend_url) as store:  # the XSD's own table exists, with other rows
         store.create(Order)
         store.insert_many([Order(9, "zed", [Line("z", 9)])])
     before = snapshot(backend_url)
-    result = run("import-xml", str(xml), "--xsd", str(xsd), "--table", "copy",
-                 "--db", backend_url)
+    result = run("import-xml", str(xml), "--xsd", str(xsd), "--table", "copy", "--db", backend_url)
     assert result.exit_code == 0, result.stderr
     assert "into copy, 3 rows of copy_lines" in result.stdout
     after = snapshot(backend_url)
@@ -106,26 +113,33 @@ def test_table_option_puts_the_rows_and_child_rows_into_that_table(
     recorded = before.pop("entityworks_schema")
     assert set(recorded) <= set(after["entityworks_schema"])
     assert {r[0] for r in set(after["entityworks_schema"]) - set(recorded)} == {
-        "copy", "copy_lines"}
+        "copy",
+        "copy_lines",
+    }
     assert {k: v for k, v in after.items() if k in before} == before  # orders untouched
     assert raw_rows(backend_url, "copy", "id") == [(1, "ann"), (2, "bob"), (3, "cy")]
     assert raw_rows(backend_url, "copy_lines", "parent_key,position") == [
-        (1, 0, "a", 1), (1, 1, "b", 2), (3, 0, "c", 3)]
+        (1, 0, "a", 1),
+        (1, 1, "b", 2),
+        (3, 0, "c", 3),
+    ]
     with Store(backend_url) as store:  # the Python API reads the renamed table whole
-        assert [(o.id, o.customer, o.lines) for o in store.select(Copy, order_by="id")] \
-            == [(o.id, o.customer, o.lines) for o in ORDERS]
+        assert [(o.id, o.customer, o.lines) for o in store.select(Copy, order_by="id")] == [
+            (o.id, o.customer, o.lines) for o in ORDERS
+        ]
 
     inline = tmp_path / "inline.xml"  # the document's own schema, renamed the same way
     write_xml(Order, ORDERS[:1], inline, inline_schema=True)
     result = run("import-xml", str(inline), "--table", "copy2", "--db", backend_url)
     assert result.exit_code == 0, result.stderr
     assert raw_rows(backend_url, "copy2_lines", "parent_key,position") == [
-        (1, 0, "a", 1), (1, 1, "b", 2)]
+        (1, 0, "a", 1),
+        (1, 1, "b", 2),
+    ]
     assert snapshot(backend_url)["orders"] == before["orders"]
 
 
-def test_table_option_is_refused_where_it_cannot_apply(tmp_path: Path,
-                                                       backend_url: str) -> None:
+def test_table_option_is_refused_where_it_cannot_apply(tmp_path: Path, backend_url: str) -> None:
     from tests.entityworks.xml.test_dataset import FLAT_XML, shop_xsd
 
     xml, xsd = tmp_path / "shop.xml", tmp_path / "shop.xsd"
@@ -134,18 +148,30 @@ def test_table_option_is_refused_where_it_cannot_apply(tmp_path: Path,
     with Store(backend_url) as store:
         store.create(Order)
     before = snapshot(backend_url)
-    refused(run("import-xml", str(xml), "--xsd", str(xsd), "--table", "orders",
-                "--db", backend_url), "--table names one table, but the XSD describes a "
-                                      "DataSet")
+    refused(
+        run("import-xml", str(xml), "--xsd", str(xsd), "--table", "orders", "--db", backend_url),
+        "--table names one table, but the XSD describes a DataSet",
+    )
     with Store(backend_url) as store:  # a DiffGram changes the tables its rows name
         store.create(Customer)
         store.insert_many([Customer(1, "ann")])
-        store.export_dataset([Customer], tmp_path / "changes.xml", tmp_path / "changes.xsd",
-                             diffgram=True)
+        store.export_dataset(
+            [Customer], tmp_path / "changes.xml", tmp_path / "changes.xsd", diffgram=True
+        )
     before = snapshot(backend_url)
-    refused(run("import-xml", str(tmp_path / "changes.xml"), "--xsd",
-                str(tmp_path / "changes.xsd"), "--table", "orders", "--db", backend_url),
-            "--table does not apply to a DiffGram")
+    refused(
+        run(
+            "import-xml",
+            str(tmp_path / "changes.xml"),
+            "--xsd",
+            str(tmp_path / "changes.xsd"),
+            "--table",
+            "orders",
+            "--db",
+            backend_url,
+        ),
+        "--table does not apply to a DiffGram",
+    )
     assert snapshot(backend_url) == before
 
 
@@ -210,13 +236,15 @@ def _documents(tmp_path: Path) -> dict[str, tuple[Path, Path | None]]:
     xml, xsd = out["version"]  # the same table, its name spelled with an XML escape
     for path in (xml, xsd):
         spelled = tmp_path / f"encoded{path.suffix}"
-        spelled.write_text(path.read_text().replace("entityworks_version",
-                                                    "entityworks_x005F_version"))
+        spelled.write_text(
+            path.read_text().replace("entityworks_version", "entityworks_x005F_version")
+        )
     out["encoded"] = (tmp_path / "encoded.xml", tmp_path / "encoded.xsd")
     scratch = Store(tmp_path / "scratch.db")  # a DataSet with an internal table
     users = table("users")(dataclasses.make_dataclass("Users", [("id", int), ("name", str)]))
-    internal = table("alembic_version")(dataclasses.make_dataclass(
-        "Alembic", [("id", int), ("note", str)]))
+    internal = table("alembic_version")(
+        dataclasses.make_dataclass("Alembic", [("id", int), ("note", str)])
+    )
     scratch.create(users)
     scratch.create(internal)
     scratch.insert_many([users(1, "u")])
@@ -230,8 +258,9 @@ def _documents(tmp_path: Path) -> dict[str, tuple[Path, Path | None]]:
 
 
 @pytest.mark.parametrize("catalog", [False, True], ids=["user-db", "catalog"])
-def test_internal_tables_are_refused_through_every_name(tmp_path: Path, backend_url: str,
-                                                       catalog: bool) -> None:
+def test_internal_tables_are_refused_through_every_name(
+    tmp_path: Path, backend_url: str, catalog: bool
+) -> None:
     """Security: an XSD, a DataSet, a DiffGram or an option that names an internal table
     (the bug: an XSD naming entityworks_version, with --table, wrote a second revision into
     it and broke 'migrate') is refused and leaves the database and 'migrate' unchanged."""
@@ -253,8 +282,14 @@ def test_internal_tables_are_refused_through_every_name(tmp_path: Path, backend_
         (("shaped", "--table", "other"), "shape of an Alembic version table"),
         (("dataset",), "'alembic_version' is an internal table"),
     ]
-    for table_name in ("entityworks_version", "ENTITYWORKS_Version", "alembic_version",
-                       "entityworks_schema", "sqlite_sequence", "SQLITE_MASTER"):
+    for table_name in (
+        "entityworks_version",
+        "ENTITYWORKS_Version",
+        "alembic_version",
+        "entityworks_schema",
+        "sqlite_sequence",
+        "SQLITE_MASTER",
+    ):
         cases.append((("customers", "--table", table_name), "is an internal table"))
     for (name, *options), message in cases:
         for doc in (name, f"{name}-inline"):

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def strict(text: str) -> object:
     """json.loads that refuses the NaN / Infinity tokens Python would otherwise accept."""
+
     def refuse(token: str) -> object:
         raise AssertionError(f"non-standard JSON token {token}")
 
@@ -62,8 +63,14 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     generate_into(store, "caves", 2, seed=3, params={"width": 30, "height": 20})
     store.insert_many([analyse_entropy(io.BytesIO(b"\x00" * 1000), name="zeros")[0]])
     store.create(Reading)
-    store.insert_many([Reading(1, -math.inf, b"\x00\xff", "é ✓"), Reading(2, math.inf, b""),
-                       Reading(3, -0.0, b"abc", None), Reading(4, 0.1, b"z", "x")])
+    store.insert_many(
+        [
+            Reading(1, -math.inf, b"\x00\xff", "é ✓"),
+            Reading(2, math.inf, b""),
+            Reading(3, -0.0, b"abc", None),
+            Reading(4, 0.1, b"z", "x"),
+        ]
+    )
     store.close()
     return path
 
@@ -85,15 +92,17 @@ def test_grids_are_nested_lists_and_the_rest_parses_strictly(db):
 
 
 def test_base64_grids_rebuild_exactly(db):
-    out = run("query", "maps", "--format", "jsonl", "--arrays", "base64", "-c", "id,grid",
-              "--db", str(db)).stdout
+    out = run(
+        "query", "maps", "--format", "jsonl", "--arrays", "base64", "-c", "id,grid", "--db", str(db)
+    ).stdout
     lines = out.splitlines()
     store = Store(db)
     for line in lines:
         row = strict(line)
         grid = row["grid"]
         array = np.frombuffer(base64.b64decode(grid["base64"]), grid["dtype"]).reshape(
-            grid["shape"])
+            grid["shape"]
+        )
         expected = store.get(MapRecord, row["id"]).grid
         assert array.dtype == expected.dtype and np.array_equal(array, expected)
     store.close()
@@ -101,8 +110,7 @@ def test_base64_grids_rebuild_exactly(db):
 
 
 def test_non_finite_floats_bytes_and_text(db):
-    rows = strict(run("query", "reading", "--format", "json", "-o", "id", "--db",
-                      str(db)).stdout)
+    rows = strict(run("query", "reading", "--format", "json", "-o", "id", "--db", str(db)).stdout)
     assert [r["value"] for r in rows] == ["-INF", "INF", -0.0, 0.1]
     assert math.copysign(1, rows[2]["value"]) == -1  # the sign of zero survives
     assert [base64.b64decode(r["raw"]) for r in rows] == [b"\x00\xff", b"", b"abc", b"z"]
@@ -110,8 +118,11 @@ def test_non_finite_floats_bytes_and_text(db):
     assert [float(r["value"]) for r in rows[:2]] == [-math.inf, math.inf]
     empty = run("query", "reading", "-w", "id=99", "--format", "json", "--db", str(db)).stdout
     # JSON Lines of no rows: no line at all (an empty line is no JSON value)
-    assert strict(empty) == [] and run("query", "reading", "-w", "id=99", "--format", "jsonl",
-                                       "--db", str(db)).stdout == ""
+    assert (
+        strict(empty) == []
+        and run("query", "reading", "-w", "id=99", "--format", "jsonl", "--db", str(db)).stdout
+        == ""
+    )
 
 
 def test_csv_json_cells_are_standard_json(db):
@@ -128,16 +139,28 @@ def test_jq_reads_the_output(db):
     command = [str(script)] if script.exists() else [sys.executable, "-m", "entityworks"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for args, program, expected in (
-            (["query", "maps", "-c", "id,grid", "-o", "id", "--format", "json"],
-             ["[.[] | .grid | length]"], [20, 20]),
-            (["query", "reading", "-o", "id", "--format", "jsonl"], ["-s", "[.[] | .value]"],
-             ["-INF", "INF", -0, 0.1]),
-            (["query", "entropy_reports", "--format", "json"], [".[0].distribution[0]"],
-             1000)):
-        produced = subprocess.run([*command, *args, "--db", str(db)], capture_output=True,
-                                  env=env, timeout=120, check=True)
-        filtered = subprocess.run([jq, "-c", *program], input=produced.stdout,
-                                  capture_output=True, timeout=60)
+        (
+            ["query", "maps", "-c", "id,grid", "-o", "id", "--format", "json"],
+            ["[.[] | .grid | length]"],
+            [20, 20],
+        ),
+        (
+            ["query", "reading", "-o", "id", "--format", "jsonl"],
+            ["-s", "[.[] | .value]"],
+            ["-INF", "INF", -0, 0.1],
+        ),
+        (["query", "entropy_reports", "--format", "json"], [".[0].distribution[0]"], 1000),
+    ):
+        produced = subprocess.run(
+            [*command, *args, "--db", str(db)],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=True,
+        )
+        filtered = subprocess.run(
+            [jq, "-c", *program], input=produced.stdout, capture_output=True, timeout=60
+        )
         assert filtered.returncode == 0, filtered.stderr
         assert json.loads(filtered.stdout) == expected, filtered.stdout
 
@@ -167,18 +190,27 @@ def test_every_registry_type_has_its_xml_text():
         "bytes": b"\x00\xff",
         "view": memoryview(b"hi"),
         "floats": [math.nan, math.inf, -math.inf, -0.0, 1e308],
-        "enum": Colour.RED, "int_enum": Level.LOW,
+        "enum": Colour.RED,
+        "int_enum": Level.LOW,
         "numpy": [np.int64(5), np.float32(0.5), np.bool_(True)],
         "keys": {3: "int key", Colour.RED: "enum key", dt.date(2026, 1, 2): "date key"},
         "tuple": (1, "a"),
     }
     text = dumps(value)
     assert strict(text) == {
-        "decimal": "1.50", "naive": "2026-01-02T03:04:05.000006",
-        "aware": "2026-01-02T03:04:05-05:30", "date": "2026-01-02",
-        "time": "23:59:59.500000", "duration": "P1DT2H0M0.5S", "negative": "-P0DT0H0M0.000001S",
-        "uuid": "00000000-0000-0000-0000-000000000007", "bytes": "AP8=", "view": "aGk=",
-        "floats": ["NaN", "INF", "-INF", -0.0, 1e308], "enum": "red", "int_enum": 1,
+        "decimal": "1.50",
+        "naive": "2026-01-02T03:04:05.000006",
+        "aware": "2026-01-02T03:04:05-05:30",
+        "date": "2026-01-02",
+        "time": "23:59:59.500000",
+        "duration": "P1DT2H0M0.5S",
+        "negative": "-P0DT0H0M0.000001S",
+        "uuid": "00000000-0000-0000-0000-000000000007",
+        "bytes": "AP8=",
+        "view": "aGk=",
+        "floats": ["NaN", "INF", "-INF", -0.0, 1e308],
+        "enum": "red",
+        "int_enum": 1,
         "numpy": [5, 0.5, True],
         "keys": {"3": "int key", "red": "enum key", "2026-01-02": "date key"},
         "tuple": [1, "a"],
@@ -195,7 +227,8 @@ def test_arrays_lists_and_base64():
     packed = json_value(fortran, arrays="base64")
     assert packed["dtype"] == ">i4" and packed["shape"] == [2, 3]
     rebuilt = np.frombuffer(base64.b64decode(packed["base64"]), packed["dtype"]).reshape(
-        packed["shape"])
+        packed["shape"]
+    )
     assert np.array_equal(rebuilt, fortran)
     complex_ = np.array([1 + 2j])
     with pytest.raises(ValueError, match="no JSON list form; use base64"):
@@ -215,6 +248,7 @@ def test_unknown_types_are_refused_not_guessed():
 
 def test_rows_json_layout():
     assert rows_json(["a", "b"], [(1, math.inf), (2, None)]) == (
-        '[\n  {"a": 1, "b": "INF"},\n  {"a": 2, "b": null}\n]')
+        '[\n  {"a": 1, "b": "INF"},\n  {"a": 2, "b": null}\n]'
+    )
     assert rows_json(["a"], [(1,), (2,)], lines=True) == '{"a": 1}\n{"a": 2}'
     assert rows_json(["a"], []) == "[]"

@@ -47,13 +47,13 @@ def rows(url: str, table: str) -> list[tuple[object, ...]]:
     try:
         with engine.connect() as conn:
             quoted = conn.dialect.identifier_preparer.quote(table)
-            return [tuple(r) for r in conn.execute(sa.text(f"SELECT * FROM {quoted} "
-                                                           "ORDER BY 1"))]
+            return [tuple(r) for r in conn.execute(sa.text(f"SELECT * FROM {quoted} ORDER BY 1"))]
     finally:
         engine.dispose()
 
 
 # -- import-xml finds the XSD beside the document -------------------------------------------
+
 
 def test_export_then_import_without_xsd_round_trips(backend_url: str, tmp_path: Path) -> None:
     source = f"sqlite:///{tmp_path / 'source.db'}"
@@ -127,14 +127,14 @@ def test_without_a_file_beside_the_refusal_stays(tmp_path: Path) -> None:
     assert not (tmp_path / "copy.db").exists()
 
 
-def test_standard_input_is_not_matched_to_a_file(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_standard_input_is_not_matched_to_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     doc = tmp_path / "doc.xml"
     write_xml(Token, [Token(1, "one")], doc, tmp_path / "doc.xsd")
     monkeypatch.chdir(tmp_path)  # a '-.xsd' here would be a guess: it is not read
     (tmp_path / "-.xsd").write_bytes((tmp_path / "doc.xsd").read_bytes())
-    result = CliRunner().invoke(cli, ["import-xml", "-", "--db", "copy.db"],
-                                input=doc.read_bytes())
+    result = CliRunner().invoke(cli, ["import-xml", "-", "--db", "copy.db"], input=doc.read_bytes())
     assert result.exit_code == 2 and "--xsd" in result.stderr
 
 
@@ -159,8 +159,8 @@ def test_the_help_says_where_the_default_xsd_comes_from() -> None:
 
 # -- copy of a database that holds no catalog -------------------------------------------------
 
-def test_copy_of_a_non_catalog_database_says_what_to_run(backend_url: str,
-                                                         tmp_path: Path) -> None:
+
+def test_copy_of_a_non_catalog_database_says_what_to_run(backend_url: str, tmp_path: Path) -> None:
     with Store(backend_url) as store:
         store.create(Token)
         store.insert_many([Token(1, "one")])
@@ -188,13 +188,21 @@ def test_the_commands_copy_suggests_work(tmp_path: Path) -> None:
     advice = result.stderr.split("import the file: ", 1)[1].strip()
     assert "TABLE..." in advice
     command = advice.replace("TABLE...", "token")
-    done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
-                          timeout=120)
+    done = subprocess.run(
+        command,
+        shell=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(tmp_path / "copy.db") as conn:
         assert conn.execute("SELECT id, label FROM token ORDER BY id").fetchall() == [
-            (1, "one"), (2, "two")]
+            (1, "one"),
+            (2, "two"),
+        ]
 
 
 def test_copy_refuses_a_dangling_link_as_target(tmp_path: Path) -> None:
@@ -211,6 +219,7 @@ def test_copy_refuses_a_dangling_link_as_target(tmp_path: Path) -> None:
 
 
 # -- the root help, by section ------------------------------------------------------------
+
 
 def sections(help_text: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}

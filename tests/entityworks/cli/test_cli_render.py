@@ -56,14 +56,23 @@ def blocks(pixels: np.ndarray, block: int, shape: tuple[int, int]) -> np.ndarray
 
 
 @pytest.mark.parametrize("block", [1, 3, 5])
-def test_getmapimage_colours_pixel_by_pixel(catalog_db: Path, tmp_path: Path,
-                                            block: int) -> None:
+def test_getmapimage_colours_pixel_by_pixel(catalog_db: Path, tmp_path: Path, block: int) -> None:
     """GetMapImage fills the C#'s 1 cells (cave floor) with Color.Black on a new Bitmap, whose
     pixels start as transparent black (ARGB 0): floor (0,0,0,255), rock (0,0,0,0)."""
     grid = grid_of(catalog_db, 1)
     target = tmp_path / "orig.png"
-    done = run("render", "1", "--png", str(target), "--scheme", "getmapimage", "--block",
-               str(block), "--db", str(catalog_db))
+    done = run(
+        "render",
+        "1",
+        "--png",
+        str(target),
+        "--scheme",
+        "getmapimage",
+        "--block",
+        str(block),
+        "--db",
+        str(catalog_db),
+    )
     assert done.exit_code == 0, done.output
     with Image.open(target) as image:
         assert image.format == "PNG" and image.mode == "RGBA"
@@ -85,8 +94,18 @@ def test_default_scheme_unchanged_and_stdout(catalog_db: Path, tmp_path: Path) -
         squares = blocks(np.asarray(image)[..., None], 2, grid.shape)
     assert (squares[grid == 1] == render.WALL_SHADE).all()
     assert (squares[grid == 0] == render.FLOOR_SHADE).all()
-    original = run("render", "2", "--png", "-", "--block", "2", "--scheme", "getmapimage",
-                   "--db", str(catalog_db))
+    original = run(
+        "render",
+        "2",
+        "--png",
+        "-",
+        "--block",
+        "2",
+        "--scheme",
+        "getmapimage",
+        "--db",
+        str(catalog_db),
+    )
     with Image.open(io.BytesIO(original.stdout_bytes)) as image:
         alpha = np.asarray(image)[::2, ::2, 3]
     assert np.array_equal(alpha == 255, grid == 0)
@@ -101,7 +120,8 @@ def test_scheme_without_png_is_refused(catalog_db: Path) -> None:
     done = run("render", "1", "--scheme", "getmapimage", "--db", str(catalog_db))
     assert done.exit_code == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
-        "error: cli render: --scheme sets the PNG's colours: add --png PATH (or --png -)"]
+        "error: cli render: --scheme sets the PNG's colours: add --png PATH (or --png -)"
+    ]
     bad = run("render", "1", "--png", "-", "--scheme", "sepia", "--db", str(catalog_db))
     assert bad.exit_code == 2 and "'sepia' is not one of" in bad.stderr
 
@@ -119,9 +139,13 @@ def test_render_without_outputs_prints_the_ascii_map(catalog_db: Path) -> None:
 def test_the_real_command_prints_the_map(catalog_db: Path) -> None:
     script = Path(sys.executable).parent / "entityworks"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "entityworks"]
-    done = subprocess.run([*command, "render", "2", "--db", str(catalog_db)],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [*command, "render", "2", "--db", str(catalog_db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0 and done.stderr == ""
     lines = done.stdout.splitlines()
     assert len(lines) == 21 and all(len(line) == 40 for line in lines)  # cellular: 40x21

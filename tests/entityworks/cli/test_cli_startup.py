@@ -18,18 +18,37 @@ import pytest
 import entityworks
 
 ROOT = Path(__file__).resolve().parents[3]
-HEAVY = ("pandas", "pyarrow", "scipy", "PIL", "lxml", "alembic", "numba", "sqlalchemy",
-         "numpy", "dask", "datasette")
+HEAVY = (
+    "pandas",
+    "pyarrow",
+    "scipy",
+    "PIL",
+    "lxml",
+    "alembic",
+    "numba",
+    "sqlalchemy",
+    "numpy",
+    "dask",
+    "datasette",
+)
 
 
 def loaded_after(code: str) -> list[str]:
     """Top-level packages of HEAVY present in sys.modules after running ``code``."""
-    probe = (f"import sys\n{code}\nimport json\n"
-             f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & "
-             f"set({list(HEAVY)!r}))))")
+    probe = (
+        f"import sys\n{code}\nimport json\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & "
+        f"set({list(HEAVY)!r}))))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -39,29 +58,46 @@ def test_importing_the_cli_loads_no_heavy_module():
     assert loaded_after("import entityworks") == []
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["query", "--help"],
-                                  ["generate", "--help"], ["sudoku", "solve", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["--version"],
+        ["query", "--help"],
+        ["generate", "--help"],
+        ["sudoku", "solve", "--help"],
+    ],
+)
 def test_help_and_version_load_no_heavy_module(args):
-    code = ("from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
-            f"result = CliRunner().invoke(cli, {args!r})\n"
-            "assert result.exit_code == 0, result.output\n")
+    code = (
+        "from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
+        f"result = CliRunner().invoke(cli, {args!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+    )
     assert loaded_after(code) == []
-
 
 
 def test_a_command_loads_only_its_own_module():
     """The root group imports a command's module when the command is looked up, no other."""
-    code = ("from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
-            "result = CliRunner().invoke(cli, ['query', '--help'])\n"
-            "assert result.exit_code == 0, result.output\n"
-            "print(' '.join(m for m in sys.modules if m.startswith('entityworks.cli.')))")
-    done = subprocess.run([sys.executable, "-c", "import sys\n" + code], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
-                          check=False)
+    code = (
+        "from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
+        "result = CliRunner().invoke(cli, ['query', '--help'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('entityworks.cli.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     loaded = {m.rpartition(".")[2] for m in done.stdout.strip().splitlines()[-1].split()}
-    assert loaded == {"catalog", "controls", "errors", "group", "options", "output",
-                      "stores"}, loaded
+    assert loaded == {"catalog", "controls", "errors", "group", "options", "output", "stores"}, (
+        loaded
+    )
 
 
 def test_every_command_is_found_under_its_own_name():
@@ -72,15 +108,18 @@ def test_every_command_is_found_under_its_own_name():
     for name in COMMANDS:
         assert cli.commands[name].name == name
 
+
 def test_query_loads_only_what_it_needs(tmp_path):
     from entityworks.catalog import generate_into, open_catalog
 
     db = tmp_path / "c.db"
     generate_into(open_catalog(db), "cellular", 1, seed=1)
-    code = ("from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
-            f"result = CliRunner().invoke(cli, ['query', 'maps', '--db', {str(db)!r}])\n"
-            "assert result.exit_code == 0, result.output\n"
-            "assert '<ndarray 40x21 uint8>' in result.output, result.output\n")
+    code = (
+        "from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
+        f"result = CliRunner().invoke(cli, ['query', 'maps', '--db', {str(db)!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert '<ndarray 40x21 uint8>' in result.output, result.output\n"
+    )
     assert loaded_after(code) == ["numpy", "sqlalchemy"]
 
 
@@ -120,10 +159,15 @@ def _python_is_up(pid: int) -> bool:
 def _interrupt(tmp_path: Path, delay: float) -> tuple[int, str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("ENTITYWORKS_TRACEBACK", None)
-    proc = subprocess.Popen(_command() + ["generate", "caves", "--count", "200", "--workers",
-                                          "1", "--db", str(tmp_path / "c.db")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=tmp_path)
+    proc = subprocess.Popen(
+        _command()
+        + ["generate", "caves", "--count", "200", "--workers", "1", "--db", str(tmp_path / "c.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     deadline = time.monotonic() + 30
     while not _python_is_up(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.0005)
@@ -180,15 +224,22 @@ def test_a_sqlite_query_loads_no_other_sql_dialect(tmp_path):
 
     db = tmp_path / "c.db"
     generate_into(open_catalog(db), "dungeon", 1, seed=1, params={"width": 30, "height": 20})
-    probe = ("import sys, json\nfrom click.testing import CliRunner\n"
-             "from entityworks.cli import cli\n"
-             f"result = CliRunner().invoke(cli, ['query', 'maps_corridors', '--db', {str(db)!r}])\n"
-             "assert result.exit_code == 0, result.output\n"
-             "print(json.dumps(sorted(m for m in sys.modules "
-             "if m.startswith('sqlalchemy.dialects.'))))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
-                          check=False)
+    probe = (
+        "import sys, json\nfrom click.testing import CliRunner\n"
+        "from entityworks.cli import cli\n"
+        f"result = CliRunner().invoke(cli, ['query', 'maps_corridors', '--db', {str(db)!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.startswith('sqlalchemy.dialects.'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     loaded = {m.split(".")[2] for m in json.loads(done.stdout.strip().splitlines()[-1])}
     assert "sqlite" in loaded
@@ -199,13 +250,17 @@ def test_an_interrupt_inside_cpython_s_own_start_up_is_recognised() -> None:
     """What CPython printed when SIGINT landed in its stream set-up (seen in CI): no
     KeyboardInterrupt in the text, no entityworks frame; an interrupt that reached our code
     is not mistaken for it."""
-    inside = ("Fatal Python error: init_sys_streams: can't initialize sys standard streams\n"
-              "Python runtime state: core initialized\nTraceback (most recent call last):\n"
-              '  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\n'
-              '  File "<frozen io>", line 111, in <module>\n'
-              "TypeError: expected a message argument\n")
+    inside = (
+        "Fatal Python error: init_sys_streams: can't initialize sys standard streams\n"
+        "Python runtime state: core initialized\nTraceback (most recent call last):\n"
+        '  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\n'
+        '  File "<frozen io>", line 111, in <module>\n'
+        "TypeError: expected a message argument\n"
+    )
     assert _before_entityworks(inside)
-    ours = ("Traceback (most recent call last):\n"
-            '  File "/x/entityworks/cli/group.py", line 3, in main\nKeyboardInterrupt\n')
+    ours = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/entityworks/cli/group.py", line 3, in main\nKeyboardInterrupt\n'
+    )
     assert not _before_entityworks(ours)
     assert not _before_entityworks("error: aborted\n")

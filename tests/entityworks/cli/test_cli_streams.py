@@ -29,9 +29,8 @@ from entityworks.errors import EntityworksError, InputTooLarge, OutputPathError
 from entityworks.files import input_path, open_output, stdout_output
 
 ROOT = Path(__file__).resolve().parents[3]
-PUZZLE = ("003020600900305001001806400008102900700000008006708200002609500800203009"
-          "005010300")
-EULER = "Grid 01\n" + "\n".join(PUZZLE[i:i + 9] for i in range(0, 81, 9)) + "\n"
+PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
+EULER = "Grid 01\n" + "\n".join(PUZZLE[i : i + 9] for i in range(0, 81, 9)) + "\n"
 
 
 @dataclass
@@ -96,8 +95,9 @@ def maps_of(db: Path) -> list[MapRecord]:
 # -- standard output: whole or nothing ---------------------------------------------------
 
 
-def test_export_xml_to_stdout_round_trips_through_import_from_stdin(catalog_db, tmp_path,
-                                                                     private_tmp):
+def test_export_xml_to_stdout_round_trips_through_import_from_stdin(
+    catalog_db, tmp_path, private_tmp
+):
     out = ok(run("export-xml", "maps", "-", "--inline-schema", "--db", str(catalog_db)))
     assert out.stdout_bytes.startswith(b"<?xml") and b"<xs:schema" in out.stdout_bytes
     assert "exported 2 rows of maps to stdout" in out.stderr
@@ -106,7 +106,8 @@ def test_export_xml_to_stdout_round_trips_through_import_from_stdin(catalog_db, 
     assert done.stdout.startswith("imported 2 rows from stdin into maps")
     original, back = maps_of(catalog_db), maps_of(copy)
     assert [(m.seed, m.grid.tobytes()) for m in back] == [
-        (m.seed, m.grid.tobytes()) for m in original]
+        (m.seed, m.grid.tobytes()) for m in original
+    ]
     assert list(private_tmp.iterdir()) == []  # the stdin copy is gone
     assert not (Path.cwd() / "-").exists()
 
@@ -116,25 +117,47 @@ def test_a_dataset_of_several_tables_goes_through_a_pipe(catalog_db, tmp_path, p
     source.write_bytes(catalog_db.read_bytes())
     ok(run("sudoku", "solve", "-", "-j", "1", "--db", str(source), input=PUZZLE + "\n"))
     ok(run("entropy", "-", "--db", str(source), input=bytes(range(256)) * 40))
-    out = ok(run("export-xml", "sudoku_puzzles", "entropy_reports", "-", "--inline-schema",
-                 "--db", str(source)))
-    assert ("exported 1 rows of sudoku_puzzles, 1 rows of entropy_reports to stdout"
-            in out.stderr)
+    out = ok(
+        run(
+            "export-xml",
+            "sudoku_puzzles",
+            "entropy_reports",
+            "-",
+            "--inline-schema",
+            "--db",
+            str(source),
+        )
+    )
+    assert "exported 1 rows of sudoku_puzzles, 1 rows of entropy_reports to stdout" in out.stderr
     copy = tmp_path / "copy.db"
     done = ok(run("import-xml", "-", "--db", str(copy), input=out.stdout_bytes))
-    assert done.stdout.startswith("imported 1 rows of sudoku_puzzles, 1 rows of "
-                                  "entropy_reports from stdin")
+    assert done.stdout.startswith(
+        "imported 1 rows of sudoku_puzzles, 1 rows of entropy_reports from stdin"
+    )
     for table in ("sudoku_puzzles", "entropy_reports"):
-        rows = [json.loads(ok(run("query", table, "--format", "json", "--db", str(db))).stdout)
-                for db in (source, copy)]
+        rows = [
+            json.loads(ok(run("query", table, "--format", "json", "--db", str(db))).stdout)
+            for db in (source, copy)
+        ]
         assert rows[0] == rows[1] and len(rows[0]) == 1, table
     # maps own child rows (rooms, corridors...), which a DataSet cannot carry: refused, and
     # nothing reaches stdout
     gone = run("export-xml", "maps", "sudoku_puzzles", "-", "--db", str(source))
     refused(gone, "'maps' has child tables")
     assert gone.stdout_bytes == b""
-    refused(run("export-xml", "maps", "sudoku_puzzles", "-", "-w", "id=1", "--db",
-                str(tmp_path / "none.db")), "--where and --order-by apply to one table")
+    refused(
+        run(
+            "export-xml",
+            "maps",
+            "sudoku_puzzles",
+            "-",
+            "-w",
+            "id=1",
+            "--db",
+            str(tmp_path / "none.db"),
+        ),
+        "--where and --order-by apply to one table",
+    )
     assert not (tmp_path / "none.db").exists() and list(private_tmp.iterdir()) == []
 
 
@@ -142,11 +165,12 @@ def test_import_xml_takes_the_xsd_from_stdin(catalog_db, tmp_path, private_tmp):
     xml = tmp_path / "maps.xml"
     ok(run("export-xml", "maps", str(xml), "--db", str(catalog_db)))
     xsd = xml.with_suffix(".xsd").read_bytes()
-    done = ok(run("import-xml", str(xml), "--xsd", "-", "--db", str(tmp_path / "c.db"),
-                  input=xsd))
+    done = ok(run("import-xml", str(xml), "--xsd", "-", "--db", str(tmp_path / "c.db"), input=xsd))
     assert "imported 2 rows from" in done.stdout
-    refused(run("import-xml", "-", "--xsd", "-", "--db", str(tmp_path / "d.db"), input=xsd),
-            "can be read only once")
+    refused(
+        run("import-xml", "-", "--xsd", "-", "--db", str(tmp_path / "d.db"), input=xsd),
+        "can be read only once",
+    )
     assert not (tmp_path / "d.db").exists() and list(private_tmp.iterdir()) == []
 
 
@@ -160,8 +184,7 @@ def test_a_refused_export_to_stdout_prints_nothing(tmp_path):
         result = run(*args, "--db", str(db))
         refused(result, "row 3000, column 'text'")
         assert result.stdout_bytes == b""  # not the 3000 good rows before the bad one
-    refused(run("export-xml", "note", "-", "--xsd", "-", "--db", str(db)),
-            "use --inline-schema")
+    refused(run("export-xml", "note", "-", "--xsd", "-", "--db", str(db)), "use --inline-schema")
 
 
 def test_parquet_and_png_to_stdout(catalog_db, tmp_path):
@@ -171,34 +194,53 @@ def test_parquet_and_png_to_stdout(catalog_db, tmp_path):
     png = ok(run("render", "1", "--png", "-", "--block", "2", "--db", str(catalog_db)))
     assert Image.open(io.BytesIO(png.stdout_bytes)).size == (80, 60)
     assert "map 1 (dungeon 40x30) -> stdout" in png.stderr
-    ok(run("render", "1", "--png", str(tmp_path / "m.png"), "--block", "2", "--db",
-           str(catalog_db)))
+    ok(
+        run(
+            "render", "1", "--png", str(tmp_path / "m.png"), "--block", "2", "--db", str(catalog_db)
+        )
+    )
     assert (tmp_path / "m.png").read_bytes() == png.stdout_bytes
-    refused(run("render", "1", "--png", "-", "--ascii", "-", "--db", str(catalog_db)),
-            "only one of --png and --ascii")
-    refused(run("render", "1", "--tiled", "-", "--db", str(catalog_db)),
-            "needs a file path")
+    refused(
+        run("render", "1", "--png", "-", "--ascii", "-", "--db", str(catalog_db)),
+        "only one of --png and --ascii",
+    )
+    refused(run("render", "1", "--tiled", "-", "--db", str(catalog_db)), "needs a file path")
 
 
 def test_render_files_go_through_the_files_module(catalog_db, tmp_path):
     """--ascii and --tiled files appear whole, and a symlink or FIFO target is refused."""
     link = tmp_path / "link.txt"
     link.symlink_to(tmp_path / "elsewhere.txt")
-    refused(run("render", "1", "--ascii", str(link), "--db", str(catalog_db)),
-            "symbolic link")
+    refused(run("render", "1", "--ascii", str(link), "--db", str(catalog_db)), "symbolic link")
     assert not (tmp_path / "elsewhere.txt").exists()
     os.mkfifo(tmp_path / "t_tiles.png")
-    refused(run("render", "1", "--tiled", str(tmp_path / "t.json"), "--db", str(catalog_db)),
-            "FIFO")
+    refused(
+        run("render", "1", "--tiled", str(tmp_path / "t.json"), "--db", str(catalog_db)), "FIFO"
+    )
     assert not (tmp_path / "t.json").exists()
-    done = ok(run("render", "1", "--ascii", str(tmp_path / "a.txt"), "--tiled",
-                  str(tmp_path / "u.json"), "--db", str(catalog_db)))
+    done = ok(
+        run(
+            "render",
+            "1",
+            "--ascii",
+            str(tmp_path / "a.txt"),
+            "--tiled",
+            str(tmp_path / "u.json"),
+            "--db",
+            str(catalog_db),
+        )
+    )
     text = (tmp_path / "a.txt").read_text()
     assert len(text.splitlines()) == 30 and set(text) <= set("#.<>*\n")
     assert Image.open(tmp_path / "u_tiles.png").size == (32, 16)
     assert "map 1 -> " in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "a.txt", "link.txt", "t_tiles.png", "u.json", "u_tiles.png"]
+        "a.txt",
+        "link.txt",
+        "t_tiles.png",
+        "u.json",
+        "u_tiles.png",
+    ]
 
 
 # -- standard input: read once, bounded, nothing left behind -----------------------------
@@ -207,23 +249,56 @@ def test_render_files_go_through_the_files_module(catalog_db, tmp_path):
 def test_stdin_over_max_size_is_refused_and_leaves_nothing(catalog_db, tmp_path, private_tmp):
     out = ok(run("export-xml", "maps", "-", "--inline-schema", "--db", str(catalog_db)))
     size = len(out.stdout_bytes)
-    refused(run("import-xml", "-", "--max-size", str(size - 1), "--db", str(tmp_path / "x.db"),
-                input=out.stdout_bytes), f"<stdin>: more than {size - 1:,} bytes")
+    refused(
+        run(
+            "import-xml",
+            "-",
+            "--max-size",
+            str(size - 1),
+            "--db",
+            str(tmp_path / "x.db"),
+            input=out.stdout_bytes,
+        ),
+        f"<stdin>: more than {size - 1:,} bytes",
+    )
     assert not (tmp_path / "x.db").exists() and list(private_tmp.iterdir()) == []
-    ok(run("import-xml", "-", "--max-size", str(size), "--db", str(tmp_path / "x.db"),
-           input=out.stdout_bytes))
+    ok(
+        run(
+            "import-xml",
+            "-",
+            "--max-size",
+            str(size),
+            "--db",
+            str(tmp_path / "x.db"),
+            input=out.stdout_bytes,
+        )
+    )
     xml = tmp_path / "m.xml"
     xml.write_bytes(out.stdout_bytes)
-    refused(run("import-xml", str(xml), "--max-size", "1K", "--db", str(tmp_path / "y.db")),
-            "more than the size limit of 1,024")
+    refused(
+        run("import-xml", str(xml), "--max-size", "1K", "--db", str(tmp_path / "y.db")),
+        "more than the size limit of 1,024",
+    )
 
 
 def test_broken_stdin_names_stdin(catalog_db, tmp_path, private_tmp):
     ok(run("export-xml", "maps", str(tmp_path / "m.xml"), "--db", str(catalog_db)))
-    refused(run("import-xml", "-", "--db", str(tmp_path / "b.db"), input=b"<rows><row>"),
-            "no inline schema")
-    refused(run("import-xml", "-", "--xsd", str(tmp_path / "m.xsd"), "--db",
-                str(tmp_path / "b.db"), input=b"<DocumentElement><maps><id>1"), "<stdin>")
+    refused(
+        run("import-xml", "-", "--db", str(tmp_path / "b.db"), input=b"<rows><row>"),
+        "no inline schema",
+    )
+    refused(
+        run(
+            "import-xml",
+            "-",
+            "--xsd",
+            str(tmp_path / "m.xsd"),
+            "--db",
+            str(tmp_path / "b.db"),
+            input=b"<DocumentElement><maps><id>1",
+        ),
+        "<stdin>",
+    )
     refused(run("codegen", "-", input=b"not xml"), "XSD '<stdin>' is not well-formed")
     assert not (tmp_path / "b.db").exists() and list(private_tmp.iterdir()) == []
 
@@ -252,8 +327,13 @@ def test_import_xml_reads_a_fifo_once(catalog_db, tmp_path):
 
     thread = threading.Thread(target=feed, daemon=True)
     thread.start()
-    done = subprocess.run([*command(), "import-xml", str(fifo), "--db", str(tmp_path / "f.db")],
-                          capture_output=True, text=True, env=env(), timeout=120)
+    done = subprocess.run(
+        [*command(), "import-xml", str(fifo), "--db", str(tmp_path / "f.db")],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=120,
+    )
     thread.join(5)
     assert done.returncode == 0, done.stderr
     assert f"imported 2 rows from {fifo} into maps" in done.stdout
@@ -265,12 +345,20 @@ def test_import_xml_reads_a_fifo_once(catalog_db, tmp_path):
 
 def test_a_real_pipe_from_export_to_import(catalog_db, tmp_path):
     copy = tmp_path / "piped.db"
-    export = subprocess.Popen([*command(), "export-xml", "maps", "-", "--inline-schema",
-                               "--db", str(catalog_db)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env())
-    imported = subprocess.run([*command(), "import-xml", "-", "--db", str(copy)],
-                              stdin=export.stdout, capture_output=True, text=True, env=env(),
-                              timeout=120)
+    export = subprocess.Popen(
+        [*command(), "export-xml", "maps", "-", "--inline-schema", "--db", str(catalog_db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env(),
+    )
+    imported = subprocess.run(
+        [*command(), "import-xml", "-", "--db", str(copy)],
+        stdin=export.stdout,
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=120,
+    )
     export.stdout.close()  # type: ignore[union-attr]
     assert export.wait(timeout=120) == 0
     assert export.stderr.read() == b"exported 2 rows of maps to stdout\n"  # type: ignore[union-attr]
@@ -283,17 +371,26 @@ def test_a_full_stdout_is_one_error_line(catalog_db):
         pytest.skip("no /dev/full")
     for args in (["export-xml", "maps", "-"], ["parquet", "maps", "-"]):
         with open("/dev/full", "wb") as full:
-            done = subprocess.run([*command(), *args, "--db", str(catalog_db)], stdout=full,
-                                  stderr=subprocess.PIPE, text=True, env=env(), timeout=120)
+            done = subprocess.run(
+                [*command(), *args, "--db", str(catalog_db)],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env(),
+                timeout=120,
+            )
         assert done.returncode == 2
-        assert done.stderr == ("error: cannot write to standard output: No space left on "
-                               "device\n")
+        assert done.stderr == ("error: cannot write to standard output: No space left on device\n")
 
 
 def test_a_reader_that_leaves_early_ends_the_export_quietly(catalog_db):
-    done = subprocess.run(f"{' '.join(command())} export-xml maps - --db {catalog_db} "
-                          "| head -c 10", shell=True, capture_output=True, env=env(),
-                          timeout=120)
+    done = subprocess.run(
+        f"{' '.join(command())} export-xml maps - --db {catalog_db} | head -c 10",
+        shell=True,
+        capture_output=True,
+        env=env(),
+        timeout=120,
+    )
     assert done.stdout == b"<?xml vers"
     assert b"Traceback" not in done.stderr
 
@@ -317,9 +414,9 @@ def test_stdout_output_writes_only_on_success_and_spills_to_disk(monkeypatch):
     assert sink.getvalue() == b"y" * 5000
 
 
-def test_open_output_sends_dash_to_stdout_and_files_through_atomic_output(tmp_path,
-                                                                        monkeypatch,
-                                                                        capfdbinary):
+def test_open_output_sends_dash_to_stdout_and_files_through_atomic_output(
+    tmp_path, monkeypatch, capfdbinary
+):
     with open_output(tmp_path / "f.bin") as f:
         f.write(b"file")
     assert (tmp_path / "f.bin").read_bytes() == b"file"

@@ -29,18 +29,20 @@ SHOWN = "odd\\x1b]52;c;aGk=\\x07name"
 
 #: Per backend: the DDL of two tables and the declared types the command must show.
 DDL = {
-    "sqlite": ('CREATE TABLE people (id INTEGER PRIMARY KEY, name VARCHAR(20), '
-               'score WEIRD TYPE, note)',
-               [("id", "INTEGER"), ("name", "VARCHAR(20)"), ("score", "WEIRD TYPE"),
-                ("note", "")]),
-    "postgresql": ("CREATE TABLE people (id BIGINT PRIMARY KEY, name VARCHAR(20), "
-                   "score NUMERIC(10, 2), note TEXT)",
-                   [("id", "BIGINT"), ("name", "VARCHAR(20)"), ("score", "NUMERIC(10, 2)"),
-                    ("note", "TEXT")]),
-    "mysql": ("CREATE TABLE people (id BIGINT PRIMARY KEY, name VARCHAR(20), "
-              "score DECIMAL(10, 2), note TEXT)",
-              [("id", "BIGINT"), ("name", "VARCHAR(20)"), ("score", "DECIMAL(10, 2)"),
-               ("note", "TEXT")]),
+    "sqlite": (
+        "CREATE TABLE people (id INTEGER PRIMARY KEY, name VARCHAR(20), score WEIRD TYPE, note)",
+        [("id", "INTEGER"), ("name", "VARCHAR(20)"), ("score", "WEIRD TYPE"), ("note", "")],
+    ),
+    "postgresql": (
+        "CREATE TABLE people (id BIGINT PRIMARY KEY, name VARCHAR(20), "
+        "score NUMERIC(10, 2), note TEXT)",
+        [("id", "BIGINT"), ("name", "VARCHAR(20)"), ("score", "NUMERIC(10, 2)"), ("note", "TEXT")],
+    ),
+    "mysql": (
+        "CREATE TABLE people (id BIGINT PRIMARY KEY, name VARCHAR(20), "
+        "score DECIMAL(10, 2), note TEXT)",
+        [("id", "BIGINT"), ("name", "VARCHAR(20)"), ("score", "DECIMAL(10, 2)"), ("note", "TEXT")],
+    ),
 }
 
 
@@ -56,8 +58,10 @@ def build(url: str, rows: int = 3) -> str:
         with engine.begin() as conn:
             conn.execute(sa.text(DDL[kind][0]))
             for i in range(rows):
-                conn.execute(sa.text("INSERT INTO people (id, name) VALUES (:i, :n)"),
-                             {"i": i + 1, "n": f"p{i}"})
+                conn.execute(
+                    sa.text("INSERT INTO people (id, name) VALUES (:i, :n)"),
+                    {"i": i + 1, "n": f"p{i}"},
+                )
             odd = conn.dialect.identifier_preparer.quote(ESC_NAME)
             column = conn.dialect.identifier_preparer.quote("line\nbreak")
             conn.execute(sa.text(f"CREATE TABLE {odd} ({column} INTEGER)"))
@@ -91,7 +95,8 @@ def test_lists_user_tables_with_counts_and_declared_types(backend_url: str) -> N
         return " ".join(text.replace(",", ", ").split()).replace(" ,", ",")
 
     assert [(c["name"], norm(c["type"])) for c in by_name["people"]["columns"]] == [
-        (n, norm(t)) for n, t in DDL[kind][1]]
+        (n, norm(t)) for n, t in DDL[kind][1]
+    ]
     assert [c["name"] for c in by_name[ESC_NAME]["columns"]] == ["line\nbreak"]
     # no raw control character reaches the terminal, in any format
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
@@ -120,10 +125,10 @@ def test_the_text_and_csv_formats_escape_names(backend_url: str) -> None:
 
 def test_internal_tables_only_with_all(backend_url: str) -> None:
     open_catalog(backend_url).close()  # the catalog's tables and its entityworks_version
-    shown = {t["table"] for t in json.loads(run("--format", "json", "--db",
-                                                backend_url).stdout)}
-    every = {t["table"] for t in json.loads(run("--all", "--format", "json", "--db",
-                                                backend_url).stdout)}
+    shown = {t["table"] for t in json.loads(run("--format", "json", "--db", backend_url).stdout)}
+    every = {
+        t["table"] for t in json.loads(run("--all", "--format", "json", "--db", backend_url).stdout)
+    }
     engine = sa.create_engine(backend_url)
     try:
         actual = set(sa.inspect(engine).get_table_names())
@@ -142,8 +147,11 @@ def test_an_empty_database_lists_nothing(tmp_path: Path) -> None:
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()
-            if p.is_file() and not p.name.endswith(("-wal", "-shm"))}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+    }
 
 
 def test_a_sqlite_file_is_only_read(tmp_path: Path) -> None:
@@ -167,8 +175,7 @@ def test_a_missing_file_is_refused_and_not_created(tmp_path: Path, form: str) ->
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_dangling_link_is_refused_and_nothing_appears_where_it_points(
-        tmp_path: Path) -> None:
+def test_a_dangling_link_is_refused_and_nothing_appears_where_it_points(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (tmp_path / "link.db").symlink_to(outside / "target.db")

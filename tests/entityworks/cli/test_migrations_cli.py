@@ -35,19 +35,22 @@ BIN = Path(sys.executable).parent
 
 def _env(url: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"ENTITYWORKS_DB": url, "PYTHONUNBUFFERED": "1",
-                "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-                "PYTHONPATH": str(ROOT)})  # the test modules' own classes (tests.*)
+    env.update(
+        {
+            "ENTITYWORKS_DB": url,
+            "PYTHONUNBUFFERED": "1",
+            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+            "PYTHONPATH": str(ROOT),
+        }
+    )  # the test modules' own classes (tests.*)
     env.pop("ENTITYWORKS_TRACEBACK", None)
     return env
-
-
 
 
 # -- migrations init ------------------------------------------------------------------------
 
 
-MODELS = '''
+MODELS = """
 from dataclasses import dataclass
 
 from entityworks import table
@@ -63,7 +66,7 @@ class Shelf:
 @dataclass
 class Clash:
     version_num: str
-'''
+"""
 
 
 @pytest.fixture
@@ -80,12 +83,23 @@ def _cli(*args: str) -> Any:
 
 
 def test_init_writes_an_alembic_environment(project: Path) -> None:
-    result = _cli("migrations", "init", "db/migrations", "--model", "shelves:Shelf",
-                  "--db", "sqlite:///shelves.db")
+    result = _cli(
+        "migrations",
+        "init",
+        "db/migrations",
+        "--model",
+        "shelves:Shelf",
+        "--db",
+        "sqlite:///shelves.db",
+    )
     assert result.exit_code == 0, result.output
     folder = project / "db" / "migrations"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "alembic.ini", "env.py", "script.py.mako", "versions"]
+        "alembic.ini",
+        "env.py",
+        "script.py.mako",
+        "versions",
+    ]
     env_py = (folder / "env.py").read_text()
     assert "from shelves import Shelf" in env_py and "MODELS = [Shelf]" in env_py
     ini = (folder / "alembic.ini").read_text()
@@ -95,29 +109,47 @@ def test_init_writes_an_alembic_environment(project: Path) -> None:
     elsewhere = project / "elsewhere"
     elsewhere.mkdir()
     env = _env(f"sqlite:///{project / 'shelves.db'}")
-    for args in (["revision", "--autogenerate", "--rev-id", "s1", "-m", "shelves"],
-                 ["upgrade", "head"], ["check"]):
-        done = subprocess.run([str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), *args],
-                              cwd=elsewhere, env=env, capture_output=True, text=True,
-                              timeout=300)
+    for args in (
+        ["revision", "--autogenerate", "--rev-id", "s1", "-m", "shelves"],
+        ["upgrade", "head"],
+        ["check"],
+    ):
+        done = subprocess.run(
+            [str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), *args],
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, (args, done.stdout, done.stderr)
     store = Store(project / "shelves.db")
     assert set(store.table_names()) == {"alembic_version", "shelf"}
     store.close()
-    offline = subprocess.run([str(BIN / "alembic"), "-c", str(folder / "alembic.ini"),
-                              "upgrade", "head", "--sql"], cwd=project, env=env,
-                             capture_output=True, text=True, timeout=300)
+    offline = subprocess.run(
+        [str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), "upgrade", "head", "--sql"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert offline.returncode == 0 and "CREATE TABLE shelf" in offline.stdout
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--model", "shelves"], "expected MODULE:CLASS"),
-    (["--model", "nowhere:Shelf"], "cannot import 'nowhere'"),
-    (["--model", "shelves:Missing"], "has no class 'Missing'"),
-    (["--model", "shelves:Clash"], "Alembic's version table"),
-    (["--model", "shelves:Shelf", "--db", "postgresql+psycopg://u:secret@h/d"],
-     "a URL with a password is not written"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "shelves"], "expected MODULE:CLASS"),
+        (["--model", "nowhere:Shelf"], "cannot import 'nowhere'"),
+        (["--model", "shelves:Missing"], "has no class 'Missing'"),
+        (["--model", "shelves:Clash"], "Alembic's version table"),
+        (
+            ["--model", "shelves:Shelf", "--db", "postgresql+psycopg://u:secret@h/d"],
+            "a URL with a password is not written",
+        ),
+    ],
+)
 def test_init_refusals_write_nothing(project: Path, args: list[str], message: str) -> None:
     result = _cli("migrations", "init", "migrations", *args)
     assert result.exit_code == 2
@@ -168,7 +200,7 @@ class LevelV1:
 class LevelRenamed:
     id: int | None
     name: str
-    remark: str = column(default="none", index=True, max_length=20)   # note -> remark
+    remark: str = column(default="none", index=True, max_length=20)  # note -> remark
     theme: str = "stone"
 
 
@@ -182,8 +214,7 @@ class LevelRetyped:
 
 def _populate(store: Store) -> None:
     store.create(LevelV1)
-    store.insert_many([LevelV1(None, f"level {i}", "easy" if i % 2 else None)
-                       for i in range(1, 7)])
+    store.insert_many([LevelV1(None, f"level {i}", "easy" if i % 2 else None) for i in range(1, 7)])
 
 
 MODULE = "from tests.entityworks.cli.test_migrations_cli import LevelV1, LevelRenamed\n"
@@ -203,9 +234,13 @@ def test_rename_keeps_the_data(backend_url: str) -> None:
     renames = parse_renames(["levels.note=remark"])
     operations = diff(store, LevelRenamed, renames=renames)
     assert describe(operations[0]) == (
-        "alter column levels.note: rename to remark, set NOT NULL, set DEFAULT 'none'")
-    assert not any(isinstance(o, (ops.DropColumnOp, ops.AddColumnOp)) and (
-        getattr(o, "column_name", None) == "note") for o in operations)
+        "alter column levels.note: rename to remark, set NOT NULL, set DEFAULT 'none'"
+    )
+    assert not any(
+        isinstance(o, (ops.DropColumnOp, ops.AddColumnOp))
+        and (getattr(o, "column_name", None) == "note")
+        for o in operations
+    )
     done = apply(store, LevelRenamed, renames=renames)
     assert done.rows == {"levels": 6}
     assert diff(store, LevelRenamed) == []
@@ -213,7 +248,7 @@ def test_rename_keeps_the_data(backend_url: str) -> None:
     assert [r.remark for r in rows] == ["easy", "none"] * 3  # NULLs took the default
     assert {r.theme for r in rows} == {"stone"}
     with pytest.raises(WriteError):  # the length rule moved along (each server words it
-        store.insert(LevelRenamed(None, "long", "x" * 21))   # its own way)
+        store.insert(LevelRenamed(None, "long", "x" * 21))  # its own way)
     assert store.count(LevelRenamed) == 6
     store.close()
 
@@ -238,27 +273,37 @@ def test_check_exit_status(backend_url: str, models: str) -> None:
     store = Store(backend_url)
     _populate(store)
     store.close()
-    clean = _cli("schema", "diff", "--dataclass", f"{models}:LevelV1", "--check",
-                 "--db", backend_url)
+    clean = _cli(
+        "schema", "diff", "--dataclass", f"{models}:LevelV1", "--check", "--db", backend_url
+    )
     assert clean.exit_code == 0 and clean.stdout == "no differences\n"
     spec = f"{models}:LevelRenamed"
     plain = _cli("schema", "diff", "--dataclass", spec, "--db", backend_url)
     assert plain.exit_code == 0 and plain.stdout.splitlines()[-1].startswith("drift: ")
     checked = _cli("schema", "diff", "--dataclass", spec, "--check", "--db", backend_url)
     assert checked.exit_code == 1 and checked.stdout == plain.stdout
-    both = _cli("schema", "diff", "--dataclass", spec, "--check", "--apply", "--db",
-                backend_url)
+    both = _cli("schema", "diff", "--dataclass", spec, "--check", "--apply", "--db", backend_url)
     assert both.exit_code == 2 and "exclude each other" in both.stderr
-    renamed = _cli("schema", "diff", "--dataclass", spec, "--rename", "note=remark",
-                   "--apply", "--db", backend_url)
+    renamed = _cli(
+        "schema",
+        "diff",
+        "--dataclass",
+        spec,
+        "--rename",
+        "note=remark",
+        "--apply",
+        "--db",
+        backend_url,
+    )
     assert renamed.exit_code == 0, renamed.stderr
     assert "rows kept (levels: 6)" in renamed.stdout
     after = _cli("schema", "diff", "--dataclass", spec, "--check", "--db", backend_url)
     assert after.exit_code == 0 and after.stdout == "no differences\n"
 
 
-def test_apply_refuses_an_alembic_managed_database(backend_url: str, models: str,
-                                                   tmp_path: Path) -> None:
+def test_apply_refuses_an_alembic_managed_database(
+    backend_url: str, models: str, tmp_path: Path
+) -> None:
     """--apply would leave `alembic upgrade head` failing on a duplicate column: refused,
     and Alembic stays in charge (its upgrade and check are clean afterwards)."""
     folder = tmp_path / "migrations"
@@ -266,16 +311,22 @@ def test_apply_refuses_an_alembic_managed_database(backend_url: str, models: str
     init_migrations(folder, [f"{models}:LevelV1"])
 
     def alembic(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), *args],
-                              cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run(
+            [str(BIN / "alembic"), "-c", str(folder / "alembic.ini"), *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     assert alembic("revision", "--autogenerate", "--rev-id", "r1", "-m", "v1").returncode == 0
     assert alembic("upgrade", "head").returncode == 0
     store = Store(backend_url)
     store.insert(LevelV1(None, "one"))
-    result = _cli("schema", "diff", "--dataclass", f"{models}:LevelRenamed", "--apply",
-                  "--db", backend_url)
+    result = _cli(
+        "schema", "diff", "--dataclass", f"{models}:LevelRenamed", "--apply", "--db", backend_url
+    )
     assert result.exit_code == 2 and result.stdout == ""
     assert "managed by Alembic (version table alembic_version: r1)" in result.stderr
     assert "alembic revision --autogenerate" in result.stderr
@@ -284,7 +335,10 @@ def test_apply_refuses_an_alembic_managed_database(backend_url: str, models: str
     with store.engine.connect() as conn:
         assert managed_by_alembic(conn) == {"alembic_version": ("r1",)}
     assert [c["name"] for c in sa.inspect(store.engine).get_columns("levels")] == [
-        "id", "name", "note"] or store.dialect.name == "sqlite"
+        "id",
+        "name",
+        "note",
+    ] or store.dialect.name == "sqlite"
     done = alembic("upgrade", "head")
     checked = alembic("check")
     assert done.returncode == 0 and checked.returncode == 0, checked.stderr
@@ -292,21 +346,24 @@ def test_apply_refuses_an_alembic_managed_database(backend_url: str, models: str
     store.close()
 
 
-def test_apply_refuses_catalog_tables_under_revisions(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_apply_refuses_catalog_tables_under_revisions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "cat.db"
     open_catalog(db).close()
     (tmp_path / "maps_models.py").write_text(
         "from dataclasses import dataclass\nfrom entityworks import table\n\n"
         "@table('sudoku_puzzles')\n@dataclass\nclass Puzzles:\n    id: int | None\n"
-        "    puzzle: str\n", encoding="utf-8")
+        "    puzzle: str\n",
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    result = _cli("schema", "diff", "--dataclass", "maps_models:Puzzles", "--apply",
-                  "--db", str(db))
+    result = _cli(
+        "schema", "diff", "--dataclass", "maps_models:Puzzles", "--apply", "--db", str(db)
+    )
     assert result.exit_code == 2 and "entityworks migrate" in result.stderr
     store = Store(db)
-    assert "clues" in {c["name"] for c in sa.inspect(store.engine).get_columns(
-        "sudoku_puzzles")}
+    assert "clues" in {c["name"] for c in sa.inspect(store.engine).get_columns("sudoku_puzzles")}
     store.close()
 
 

@@ -111,8 +111,9 @@ def test_csv_escapes_decode_to_the_stored_text(notes: str):
     assert shown[f"osc52 {OSC52}"] == "osc52 \\x1b]52;c;aGVsbG8=\\x07"
     # an escaped control and the same escape typed literally never look alike
     assert shown["esc \x1b alone"] == "esc \\x1b alone"
-    assert shown["literal \\x1b and \\u2028 and \\\\"] == \
-        "literal \\\\x1b and \\\\u2028 and \\\\\\\\"
+    assert (
+        shown["literal \\x1b and \\u2028 and \\\\"] == "literal \\\\x1b and \\\\u2028 and \\\\\\\\"
+    )
 
 
 def table_column(out: str, name: str) -> list[str]:
@@ -121,7 +122,7 @@ def table_column(out: str, name: str) -> list[str]:
     starts = [i for i, ch in enumerate(rule) if ch == "-" and (i == 0 or rule[i - 1] == " ")]
     ends = [*(s - 2 for s in starts[1:]), None]
     index = [header[s:e].strip() for s, e in zip(starts, ends, strict=True)].index(name)
-    return [line[starts[index]:ends[index]].rstrip() for line in body]
+    return [line[starts[index] : ends[index]].rstrip() for line in body]
 
 
 def test_table_escapes_decode_to_the_stored_text(notes: str):
@@ -161,7 +162,9 @@ def test_tmux_shows_the_escapes_and_its_clipboard_stays_empty(pane: Pane, tmp_pa
     assert "copy\\x1b]52;c;aGVsbG8=\\x07me\\u202eevil" in screen
     assert pane.tmux("list-buffers") == ""
     # the oracle works: the same bytes printed raw do reach tmux's clipboard
-    pane.type(f"printf '{OSC52.replace(chr(27), chr(92) + '033').replace(chr(7), chr(92) + 'a')}'"
-              f"; echo; echo again")
+    pane.type(
+        f"printf '{OSC52.replace(chr(27), chr(92) + '033').replace(chr(7), chr(92) + 'a')}'"
+        f"; echo; echo again"
+    )
     pane.wait_for(lambda text: text.rstrip().endswith(PROMPT.rstrip()) and "\nagain" in text)
     assert "hello" in pane.tmux("show-buffer")

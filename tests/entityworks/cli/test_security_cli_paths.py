@@ -31,8 +31,9 @@ def catalog_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("name", ["--root", "--load-extension=x.db", "-h"])
-def test_a_file_named_like_an_option_is_served_as_a_database(name: str, catalog_copy: Path,
-                                                              tmp_path: Path) -> None:
+def test_a_file_named_like_an_option_is_served_as_a_database(
+    name: str, catalog_copy: Path, tmp_path: Path
+) -> None:
     need_datasette()
     shutil.copyfile(catalog_copy, tmp_path / name)
     # what the option would load, were it read as one: a file that is no shared library
@@ -62,10 +63,12 @@ def test_a_file_named_like_an_option_is_served_as_a_database(name: str, catalog_
     assert "auth-token" not in log and "Traceback" not in log
 
 
-@pytest.mark.parametrize(("name", "decoy"), [("a#b.db", "a"), ("c?d.db", "c"),
-                                              ("e%41f.db", "eAf.db")])
+@pytest.mark.parametrize(
+    ("name", "decoy"), [("a#b.db", "a"), ("c?d.db", "c"), ("e%41f.db", "eAf.db")]
+)
 def test_a_path_datasette_would_open_as_another_file_is_refused(
-        name: str, decoy: str, catalog_copy: Path, tmp_path: Path) -> None:
+    name: str, decoy: str, catalog_copy: Path, tmp_path: Path
+) -> None:
     """Datasette opens "file:PATH?mode=ro" unquoted: for "a#b.db" it would open, and
     create, the file "a" and serve it empty. browse says so instead of starting."""
     need_datasette()
@@ -73,11 +76,16 @@ def test_a_path_datasette_would_open_as_another_file_is_refused(
     try:
         result = subprocess.run(
             [sys.executable, "-m", "entityworks", "browse", name, "--port", str(free_port())],
-            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"browse {name} started a server")
     assert result.returncode == 2
     assert result.stderr == (
         f"error: {name}: Datasette cannot open a file whose path holds '#', '?' or '%' and "
-        "two hex digits (it would open another file); rename or copy it\n")
+        "two hex digits (it would open another file); rename or copy it\n"
+    )
     assert not (tmp_path / decoy).exists()

@@ -41,8 +41,15 @@ from entityworks.migrate import (
     head,
 )
 
-CATALOG_TABLES = {"maps", "maps_caves", "maps_rooms", "maps_corridors", "sudoku_puzzles",
-                  "sudoku_entries", "entropy_reports"}
+CATALOG_TABLES = {
+    "maps",
+    "maps_caves",
+    "maps_rooms",
+    "maps_corridors",
+    "sudoku_puzzles",
+    "sudoku_entries",
+    "entropy_reports",
+}
 
 
 @table("levels")
@@ -58,9 +65,9 @@ class LevelV1:
 class LevelV2:
     id: int | None
     name: str
-    note: str = "none"          # was Optional: becomes NOT NULL, NULLs filled from the default
-    theme: str = "stone"        # new NOT NULL field with a default
-    depth: int | None = None    # new nullable field
+    note: str = "none"  # was Optional: becomes NOT NULL, NULLs filled from the default
+    theme: str = "stone"  # new NOT NULL field with a default
+    depth: int | None = None  # new nullable field
 
 
 @table("levels")
@@ -94,8 +101,7 @@ def url(request: pytest.FixtureRequest, tmp_path) -> str:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'm.db'}"
         return
-    server = request.getfixturevalue("pg_url" if request.param == "postgresql"
-                                     else "mariadb_url")
+    server = request.getfixturevalue("pg_url" if request.param == "postgresql" else "mariadb_url")
     _drop_all(server)
     yield server
     _drop_all(server)
@@ -111,8 +117,7 @@ def _drop_all(url: str) -> None:
 
 def _populate(store: Store) -> None:
     store.create(LevelV1)
-    store.insert_many([LevelV1(None, f"level {i}", None if i % 2 else "kept")
-                       for i in range(20)])
+    store.insert_many([LevelV1(None, f"level {i}", None if i % 2 else "kept") for i in range(20)])
 
 
 def test_upgrade_creates_the_catalog_through_its_revisions(url):
@@ -318,12 +323,25 @@ def _old_records(old) -> list:
     out = []
     for kind, seed in [("dungeon", 3), ("caves", 4), ("islands", 5), ("dungeon", 6)]:
         new = build_map(kind, seed, {"width": 40, "height": 30})
-        out.append(old.MapRecord(
-            None, new.kind, new.generator, new.parameters, new.seed, new.width, new.height,
-            new.grid, new.open_ratio, new.region_count, new.largest_region, new.created_at,
-            caves=[old.MapCave(**dataclasses.asdict(c)) for c in new.caves],
-            rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in new.rooms],
-            corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in new.corridors]))
+        out.append(
+            old.MapRecord(
+                None,
+                new.kind,
+                new.generator,
+                new.parameters,
+                new.seed,
+                new.width,
+                new.height,
+                new.grid,
+                new.open_ratio,
+                new.region_count,
+                new.largest_region,
+                new.created_at,
+                caves=[old.MapCave(**dataclasses.asdict(c)) for c in new.caves],
+                rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in new.rooms],
+                corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in new.corridors],
+            )
+        )
     # grids that are not the catalog's usual 0/1 uint8 must survive the re-encoding too
     # (of the row's own size: a grid whose shape is not the row's is refused on read)
     out[-1].grid = (np.arange(30 * 40, dtype=np.int16).reshape(30, 40) % 13) - 5
@@ -348,8 +366,9 @@ def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
     assert upgrade_catalog(store, "0001_catalog") == "0001_catalog"
     before = _old_records(old)
     store.insert_many(before)
-    sudoku = old.SudokuPuzzle(None, "t", "p", "1" + "0" * 80, None, 1, 0, None, None,
-                              before[0].created_at)
+    sudoku = old.SudokuPuzzle(
+        None, "t", "p", "1" + "0" * 80, None, 1, 0, None, None, before[0].created_at
+    )
     store.insert(sudoku)
     expected = {r.id: r for r in before}
 
@@ -361,10 +380,27 @@ def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
     for key, was in expected.items():
         now = after[key]
         assert now.grid.dtype == was.grid.dtype and np.array_equal(now.grid, was.grid)
-        assert (now.kind, now.seed, now.parameters, now.width, now.height, now.open_ratio,
-                now.region_count, now.largest_region, now.created_at) == (
-            was.kind, was.seed, was.parameters, was.width, was.height, was.open_ratio,
-            was.region_count, was.largest_region, was.created_at)
+        assert (
+            now.kind,
+            now.seed,
+            now.parameters,
+            now.width,
+            now.height,
+            now.open_ratio,
+            now.region_count,
+            now.largest_region,
+            now.created_at,
+        ) == (
+            was.kind,
+            was.seed,
+            was.parameters,
+            was.width,
+            was.height,
+            was.open_ratio,
+            was.region_count,
+            was.largest_region,
+            was.created_at,
+        )
         assert [c.path for c in now.corridors] == [c.path for c in was.corridors]
         assert [c.length for c in now.corridors] == [c.length for c in was.corridors]
         assert len(now.rooms) == len(was.rooms) and len(now.caves) == len(was.caves)
@@ -377,14 +413,19 @@ def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
     assert [bytes(b)[0] for b in raw] == [1, 1, 1, 2]  # two-valued packed; 12 values: zlib
     assert len(bytes(raw[0])) < 40 * 30 / 4
     assert paths and all(isinstance(p, bytes | memoryview) for p in paths)
-    assert {"ix_maps_kind_width_height_region_count_open_ratio",
-            "ix_maps_region_count_open_ratio_width_height",
-            "ix_maps_kind_largest_region"} <= indexes  # as revision 0007 leaves them
+    assert {
+        "ix_maps_kind_width_height_region_count_open_ratio",
+        "ix_maps_region_count_open_ratio_width_height",
+        "ix_maps_kind_largest_region",
+    } <= indexes  # as revision 0007 leaves them
     assert fresh.count(SudokuPuzzleNow) == 1
     if fresh.dialect.name == "sqlite":  # child tables clustered by their key
         with fresh.engine.connect() as conn:
-            sql = dict(conn.execute(sa.text(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")).all())
+            sql = dict(
+                conn.execute(
+                    sa.text("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+                ).all()
+            )
         for child in ("maps_caves", "maps_rooms", "maps_corridors", "maps_placements"):
             assert "WITHOUT ROWID" in sql[child] and "STRICT" in sql[child], sql[child]
         assert "WITHOUT ROWID" not in sql["maps"]
@@ -396,8 +437,11 @@ def test_0005_migrates_a_populated_catalog_in_place_and_back(url):
     assert sorted(rows) == sorted(expected)
     if back.dialect.name == "sqlite":
         with back.engine.connect() as conn:
-            sql = dict(conn.execute(sa.text(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")).all())
+            sql = dict(
+                conn.execute(
+                    sa.text("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+                ).all()
+            )
         assert "WITHOUT ROWID" not in sql["maps_rooms"] + sql["maps_corridors"]
     for key, was in expected.items():
         assert np.array_equal(rows[key].grid, was.grid)
@@ -420,8 +464,7 @@ def _map_indexes(url: str) -> dict[str, list[str]]:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            return {ix["name"]: ix["column_names"]
-                    for ix in sa.inspect(conn).get_indexes("maps")}
+            return {ix["name"]: ix["column_names"] for ix in sa.inspect(conn).get_indexes("maps")}
     finally:
         engine.dispose()
 
@@ -455,8 +498,9 @@ def _maps_at_0007(kinds_and_seeds: list[tuple[str, int]]) -> list[MapAt0007]:
     out = []
     for kind, seed in kinds_and_seeds:
         new = build_map(kind, seed, {"width": 40, "height": 30})
-        out.append(MapAt0007(**{f.name: getattr(new, f.name)
-                                for f in dataclasses.fields(MapAt0007)}))
+        out.append(
+            MapAt0007(**{f.name: getattr(new, f.name) for f in dataclasses.fields(MapAt0007)})
+        )
     return out
 
 
@@ -468,12 +512,25 @@ def test_0007_swaps_the_indexes_and_keeps_every_row(url):
     maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("islands", 5)])
     store.insert_many(maps)
     expected = {m.id: m for m in Store(url).select(MapAt0007)}
-    old = {"ix_maps_kind_width_height": ["kind", "width", "height"],
-           "ix_maps_region_count_open_ratio": ["region_count", "open_ratio"]}
-    new = {"ix_maps_kind_width_height_region_count_open_ratio":
-           ["kind", "width", "height", "region_count", "open_ratio"],
-           "ix_maps_region_count_open_ratio_width_height":
-           ["region_count", "open_ratio", "width", "height"]}
+    old = {
+        "ix_maps_kind_width_height": ["kind", "width", "height"],
+        "ix_maps_region_count_open_ratio": ["region_count", "open_ratio"],
+    }
+    new = {
+        "ix_maps_kind_width_height_region_count_open_ratio": [
+            "kind",
+            "width",
+            "height",
+            "region_count",
+            "open_ratio",
+        ],
+        "ix_maps_region_count_open_ratio_width_height": [
+            "region_count",
+            "open_ratio",
+            "width",
+            "height",
+        ],
+    }
     assert old.items() <= _map_indexes(url).items()
 
     assert upgrade_catalog(store) == head()  # through 0007 (and the revisions after it)
@@ -486,7 +543,11 @@ def test_0007_swaps_the_indexes_and_keeps_every_row(url):
         was = expected[m.id]
         assert np.array_equal(m.grid, was.grid) and m.grid.dtype == was.grid.dtype
         assert (m.corridors, m.rooms, m.caves, m.open_ratio) == (
-            was.corridors, was.rooms, was.caves, was.open_ratio)
+            was.corridors,
+            was.rooms,
+            was.caves,
+            was.open_ratio,
+        )
 
     _downgrade(after, "0006_server_defaults")
     assert current(after) == "0006_server_defaults"
@@ -496,6 +557,7 @@ def test_0007_swaps_the_indexes_and_keeps_every_row(url):
     assert sorted(m.id for m in back.select(MapAt0007)) == sorted(expected)
     for s in (store, after, back):
         s.close()
+
 
 # -- issue 10 item 1: child tables keep every row through an applied change ---------------------
 
@@ -517,7 +579,7 @@ class KidsV1:
 
 @table("levels")
 @dataclass
-class KidsDefaulted:          # a new NOT NULL field with a default (SQLite rebuilds the table)
+class KidsDefaulted:  # a new NOT NULL field with a default (SQLite rebuilds the table)
     id: int | None
     name: str
     note: str | None = None
@@ -527,7 +589,7 @@ class KidsDefaulted:          # a new NOT NULL field with a default (SQLite rebu
 
 @table("levels")
 @dataclass
-class KidsOptional:           # name becomes Optional (SQLite rebuilds the table)
+class KidsOptional:  # name becomes Optional (SQLite rebuilds the table)
     id: int | None
     name: str | None
     note: str | None = None
@@ -549,8 +611,10 @@ KIDS = {"defaulted": KidsDefaulted, "optional": KidsOptional, "both": KidsBoth}
 
 def _populate_kids(store: Store) -> list[KidsV1]:
     store.create(KidsV1)
-    levels = [KidsV1(None, f"level {i}", None if i % 2 else "kept",
-                     [Spot(i, j) for j in range(i % 4)]) for i in range(12)]
+    levels = [
+        KidsV1(None, f"level {i}", None if i % 2 else "kept", [Spot(i, j) for j in range(i % 4)])
+        for i in range(12)
+    ]
     store.insert_many(levels)
     return levels
 
@@ -587,12 +651,14 @@ def test_schema_diff_apply_cli_keeps_child_rows(url, change, tmp_path, monkeypat
     levels = _populate_kids(store)
     store.close()
     module = tmp_path / "kids_models.py"
-    module.write_text("from tests.entityworks.migrate.test_migrate import "
-                      "KidsDefaulted, KidsOptional, KidsBoth\n")
+    module.write_text(
+        "from tests.entityworks.migrate.test_migrate import KidsDefaulted, KidsOptional, KidsBoth\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = f"kids_models:{KIDS[change].__name__}"
-    result = CliRunner().invoke(cli, ["schema", "diff", "--dataclass", spec, "--apply",
-                                      "--db", url], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["schema", "diff", "--dataclass", spec, "--apply", "--db", url], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr + result.stdout
     assert "rows kept (levels: 12, levels_spots: 18)" in result.stdout
     _kept(url, KIDS[change], levels)
@@ -656,12 +722,15 @@ def test_migrate_does_not_import_the_catalog():
     import entityworks.migrate as migrate
 
     tree = ast.parse(Path(migrate.__file__).read_text())
-    imported = {getattr(n, "module", None) or "" for n in ast.walk(tree)
-                if isinstance(n, ast.ImportFrom)}
+    imported = {
+        getattr(n, "module", None) or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+    }
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not {m for m in imported if "catalog" in m}
-    code = ("import sys, entityworks.migrate; "
-            "assert 'entityworks.catalog' not in sys.modules, 'catalog imported'")
+    code = (
+        "import sys, entityworks.migrate; "
+        "assert 'entityworks.catalog' not in sys.modules, 'catalog imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -689,8 +758,7 @@ def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
     maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("dungeon", 6)])
     store.insert_many(maps)
     puzzle = sudoku.generate(30, seed=1)
-    store.insert(SudokuPuzzleNow(None, "old.txt", "Grid 01", puzzle.puzzle, puzzle.solution,
-                                 30, 1))
+    store.insert(SudokuPuzzleNow(None, "old.txt", "Grid 01", puzzle.puzzle, puzzle.solution, 30, 1))
     expected = {m.id: m for m in Store(url).select(MapAt0007)}
     assert "build_success" not in _columns(url, "maps")
 
@@ -705,16 +773,27 @@ def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
         now = rows[key]
         assert np.array_equal(now.grid, was.grid) and now.grid.dtype == was.grid.dtype
         assert (now.rooms, now.corridors, now.caves, now.seed, now.created_at) == (
-            was.rooms, was.corridors, was.caves, was.seed, was.created_at)
+            was.rooms,
+            was.corridors,
+            was.caves,
+            was.seed,
+            was.created_at,
+        )
         assert (now.build_success, now.rooms_asked, now.rooms_built, now.connected) == (
-            None, None, None, None)
+            None,
+            None,
+            None,
+            None,
+        )
     fresh = build_map("dungeon", 3, {"width": 40, "height": 30, "rooms": 40})
     after.insert(fresh)
     back = after.get(MapRecord, fresh.id)
     assert (back.build_success, back.rooms_asked, back.connected) == (False, 40, True)
     assert back.rooms_built == len(back.rooms) == len(fresh.rooms)
-    entries = [sudoku.NamedPuzzle("Grid 01", puzzle.puzzle, 1),
-               sudoku.NamedPuzzle("Grid 02", puzzle.puzzle, 11)]
+    entries = [
+        sudoku.NamedPuzzle("Grid 01", puzzle.puzzle, 1),
+        sudoku.NamedPuzzle("Grid 02", puzzle.puzzle, 11),
+    ]
     done = store_sudokus(after, "old.txt", entries, [sudoku.solve(puzzle.puzzle)] * 2)
     assert (done.stored, done.entries) == (0, 2) and after.count(SudokuEntry) == 2
 
@@ -723,7 +802,8 @@ def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
     assert "sudoku_entries" not in Store(url).table_names()
     assert _columns(url, "maps")[-1] == "grid"
     assert not {"build_success", "rooms_asked", "rooms_built", "connected"} & set(
-        _columns(url, "maps"))
+        _columns(url, "maps")
+    )
     down = Store(url)
     kept = {m.id: m for m in down.select(MapAt0007)}
     assert kept.keys() == expected.keys() | {fresh.id}
@@ -746,20 +826,28 @@ def _catalog_of_0_2_3(path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.executescript(CATALOG_0_2_3.read_text(encoding="utf-8"))
         # -0.0 in two ANY float columns, which keep its sign
-        conn.execute("UPDATE maps_caves SET centroid_x = ? WHERE parent_key = 3 AND "
-                     "position = 0", (-0.0,))
+        conn.execute(
+            "UPDATE maps_caves SET centroid_x = ? WHERE parent_key = 3 AND position = 0", (-0.0,)
+        )
         conn.execute("UPDATE entropy_reports SET serial_correlation = ?", (-0.0,))
     conn.close()
 
 
 def _declared(path: Path) -> dict[tuple[str, str], str]:
     with sqlite3.connect(path) as conn:
-        tables = [n for (n,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
-            f"({', '.join('?' * len(CATALOG_TABLES | {'maps_placements'}))})",
-            sorted(CATALOG_TABLES | {"maps_placements"}))]
-        out = {(t, c): d for t in tables for _, c, d, *_ in conn.execute(
-            "SELECT * FROM pragma_table_info(?)", (t,))}
+        tables = [
+            n
+            for (n,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+                f"({', '.join('?' * len(CATALOG_TABLES | {'maps_placements'}))})",
+                sorted(CATALOG_TABLES | {"maps_placements"}),
+            )
+        ]
+        out = {
+            (t, c): d
+            for t in tables
+            for _, c, d, *_ in conn.execute("SELECT * FROM pragma_table_info(?)", (t,))
+        }
     conn.close()
     return out
 
@@ -771,15 +859,24 @@ def _everything(path: Path) -> dict[str, Any]:
 
     store = Store(path)
     try:
-        maps = [(dataclasses.replace(m, grid=None),
-                 (m.grid.shape, str(m.grid.dtype), m.grid.tobytes()),
-                 [math.copysign(1.0, c.centroid_x) for c in m.caves])
-                for m in store.select(MapRecord, order_by="id")]
-        reports = [(r, math.copysign(1.0, r.serial_correlation))
-                   for r in store.select(EntropyRecord, order_by="id")]
-        return {"maps": maps, "reports": reports,
-                "puzzles": list(store.select(SudokuPuzzleNow, order_by="id")),
-                "entries": list(store.select(SudokuEntry, order_by="id"))}
+        maps = [
+            (
+                dataclasses.replace(m, grid=None),
+                (m.grid.shape, str(m.grid.dtype), m.grid.tobytes()),
+                [math.copysign(1.0, c.centroid_x) for c in m.caves],
+            )
+            for m in store.select(MapRecord, order_by="id")
+        ]
+        reports = [
+            (r, math.copysign(1.0, r.serial_correlation))
+            for r in store.select(EntropyRecord, order_by="id")
+        ]
+        return {
+            "maps": maps,
+            "reports": reports,
+            "puzzles": list(store.select(SudokuPuzzleNow, order_by="id")),
+            "entries": list(store.select(SudokuEntry, order_by="id")),
+        }
     finally:
         store.close()
 
@@ -788,12 +885,15 @@ def _text_bound(path: Path) -> tuple[list[int], int, int]:
     """What other tools find with values bound as text: maps of width '30', rooms of map
     '1', caves of map '3'."""
     with sqlite3.connect(path) as conn:
-        wide = [i for (i,) in conn.execute("SELECT id FROM maps WHERE width = ? ORDER BY id",
-                                           ("30",))]
-        rooms = conn.execute("SELECT count(*) FROM maps_rooms WHERE parent_key = ?",
-                             ("1",)).fetchone()[0]
-        caves = conn.execute("SELECT count(*) FROM maps_caves WHERE parent_key = ?",
-                             ("3",)).fetchone()[0]
+        wide = [
+            i for (i,) in conn.execute("SELECT id FROM maps WHERE width = ? ORDER BY id", ("30",))
+        ]
+        rooms = conn.execute(
+            "SELECT count(*) FROM maps_rooms WHERE parent_key = ?", ("1",)
+        ).fetchone()[0]
+        caves = conn.execute(
+            "SELECT count(*) FROM maps_caves WHERE parent_key = ?", ("3",)
+        ).fetchone()[0]
     conn.close()
     return wide, rooms, caves
 
@@ -817,11 +917,13 @@ def test_0009_gives_a_catalog_of_0_2_3_type_affinity_and_keeps_every_row(tmp_pat
     assert declared[("maps_caves", "centroid_x")] == "REAL"
     assert declared[("maps_caves", "centroid_x__negzero")] == "INTEGER"
     with sqlite3.connect(path) as conn:
-        ddl = " ".join(s for (s,) in conn.execute("SELECT sql FROM sqlite_master WHERE sql "
-                                                  "IS NOT NULL"))
+        ddl = " ".join(
+            s for (s,) in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
+        )
         columns = [c for _, c, *_ in conn.execute("SELECT * FROM pragma_table_info('maps')")]
-        negzero = conn.execute("SELECT parent_key, position FROM maps_caves WHERE "
-                               "centroid_x__negzero = 1").fetchall()
+        negzero = conn.execute(
+            "SELECT parent_key, position FROM maps_caves WHERE centroid_x__negzero = 1"
+        ).fetchall()
     conn.close()
     assert "typeof" not in ddl and "WITHOUT ROWID" in ddl
     assert columns[columns.index("open_ratio") + 1] == "open_ratio__negzero"
@@ -864,8 +966,11 @@ def test_0009_lets_datasette_filter_an_upgraded_catalog_of_0_2_3(tmp_path):
         rooms = await ds.client.get("/old/maps_rooms.json?parent_key=1&_shape=array")
         kinds = await ds.client.get("/old/maps.json?kind=caves&_shape=array&_col=id")
         assert maps.status_code == rooms.status_code == kinds.status_code == 200
-        return ([r["id"] for r in maps.json()], [r["parent_key"] for r in rooms.json()],
-                [r["id"] for r in kinds.json()])
+        return (
+            [r["id"] for r in maps.json()],
+            [r["parent_key"] for r in rooms.json()],
+            [r["id"] for r in kinds.json()],
+        )
 
     assert asyncio.run(found()) == ([], [], [3])  # 0.2.3: only the text filter worked
     store = Store(path)

@@ -43,17 +43,22 @@ class After:
 
 
 RENAMES = {"price": "cost", "at": "when", "level": "height"}
-ROWS = [Before(1, D("1.50"), dt.datetime(2024, 3, 1, 9, 15, tzinfo=EAST), -0.0),
-        Before(2, D("-0.0100"), dt.datetime(1999, 12, 31, 23, 59, tzinfo=dt.UTC), 2.5),
-        Before(3, None, None, None)]
+ROWS = [
+    Before(1, D("1.50"), dt.datetime(2024, 3, 1, 9, 15, tzinfo=EAST), -0.0),
+    Before(2, D("-0.0100"), dt.datetime(1999, 12, 31, 23, 59, tzinfo=dt.UTC), 2.5),
+    Before(3, None, None, None),
+]
 
 
 def exact(row: After) -> tuple[object, ...]:
     """A row with what equality ignores: a Decimal's exponent, a datetime's offset, the
     sign of a zero."""
-    return (row.id, None if row.cost is None else row.cost.as_tuple(),
-            None if row.when is None else (row.when, row.when.utcoffset()),
-            None if row.height is None else repr(row.height))
+    return (
+        row.id,
+        None if row.cost is None else row.cost.as_tuple(),
+        None if row.when is None else (row.when, row.when.utcoffset()),
+        None if row.height is None else repr(row.height),
+    )
 
 
 EXPECTED = [exact(After(r.id, r.price, r.at, r.level)) for r in ROWS]
@@ -73,8 +78,9 @@ def test_a_renamed_field_keeps_its_companions_and_their_values(store: Store) -> 
     url = store.engine.url.render_as_string(hide_password=False)
     before = columns(url)
     planned = [describe(op) for op in diff(store, [After], renames=RENAMES)]
-    assert all(line.startswith("alter column account.") and "rename to" in line
-               for line in planned), planned  # nothing dropped, nothing added
+    assert all(
+        line.startswith("alter column account.") and "rename to" in line for line in planned
+    ), planned  # nothing dropped, nothing added
     apply(store, [After], renames=RENAMES)
     after = columns(url)
     moved = {"price": "cost", "at": "when", "level": "height"}
@@ -93,10 +99,24 @@ def test_the_command_renames_the_companions_too(tmp_path: Path) -> None:
     with Store(path) as store:
         store.create(Before)
         store.insert_many(ROWS)
-    result = CliRunner().invoke(cli, [
-        "schema", "diff", "--db", str(path), "--dataclass",
-        f"{__name__}:After", "--rename", "price=cost", "--rename", "at=when",
-        "--rename", "level=height", "--apply"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "schema",
+            "diff",
+            "--db",
+            str(path),
+            "--dataclass",
+            f"{__name__}:After",
+            "--rename",
+            "price=cost",
+            "--rename",
+            "at=when",
+            "--rename",
+            "level=height",
+            "--apply",
+        ],
+    )
     assert result.exit_code == 0, result.output
     with closing(sqlite3.connect(path)) as conn:
         names = [r[1] for r in conn.execute("PRAGMA table_info(account)")]
@@ -107,17 +127,17 @@ def test_the_command_renames_the_companions_too(tmp_path: Path) -> None:
         assert [exact(r) for r in store.select(After, order_by="id")] == EXPECTED
 
 
-def test_a_rename_that_would_drop_a_companion_of_an_older_layout_is_refused(
-        tmp_path: Path) -> None:
+def test_a_rename_that_would_drop_a_companion_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     """A SQLite table of the earlier Decimal layout (the key under the field's name, the
     exponent in ``price__scale``) has no counterpart of its scale beside the renamed
     field's text: the rename is refused rather than lose the exponents."""
     path = tmp_path / "old.db"
     with closing(sqlite3.connect(path)) as conn:
-        conn.execute("CREATE TABLE account (id INTEGER NOT NULL PRIMARY KEY, price TEXT, "
-                      "price__scale INTEGER)")
-        conn.execute("INSERT INTO account VALUES (1, '00000000000000000000000000000000001.5',"
-                     " 2)")
+        conn.execute(
+            "CREATE TABLE account (id INTEGER NOT NULL PRIMARY KEY, price TEXT, "
+            "price__scale INTEGER)"
+        )
+        conn.execute("INSERT INTO account VALUES (1, '00000000000000000000000000000000001.5', 2)")
         conn.commit()
 
     @table("account")

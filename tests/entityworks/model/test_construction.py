@@ -64,7 +64,7 @@ class Slotted:
 
 @dataclass(frozen=True)
 class Frozen:
-    id: int | None       # generated on insert, written back into the frozen instance
+    id: int | None  # generated on insert, written back into the frozen instance
     name: str
     at: dt.datetime = STAMP
     items: list[SlotItem] = field(default_factory=list)
@@ -90,7 +90,7 @@ class Marker:
 class Area:
     w: int
     h: int
-    area: int = field(init=False)      # computed by __post_init__, no default
+    area: int = field(init=False)  # computed by __post_init__, no default
 
     def __post_init__(self) -> None:
         self.area = self.w * self.h
@@ -121,7 +121,7 @@ class Scaled:
 
 
 @dataclass
-class ChildFirst:              # the child list is not the last field
+class ChildFirst:  # the child list is not the last field
     id: int
     items: list[SlotItem] = field(default_factory=list)
     _: KW_ONLY
@@ -135,12 +135,15 @@ def _computed(i: int) -> Computed:
 
 
 SAMPLES: dict[type, list[Any]] = {
-    KwOnly: [KwOnly(id=i, name=f"k{i}", at=STAMP, items=[KwItem(x=i), KwItem(x=9, note="n")])
-             for i in range(3)],
+    KwOnly: [
+        KwOnly(id=i, name=f"k{i}", at=STAMP, items=[KwItem(x=i), KwItem(x=9, note="n")])
+        for i in range(3)
+    ],
     Slotted: [Slotted(i, f"s{i}", [SlotItem(i, 2)] * (i % 3)) for i in range(3)],
     Frozen: [Frozen(i, f"f{i}", STAMP, [SlotItem(1, i)]) for i in range(1, 4)],
-    AllAtOnce: [AllAtOnce(id=i, label="a", at=STAMP, items=[KwItem(x=i, note="z")])
-                for i in range(3)],
+    AllAtOnce: [
+        AllAtOnce(id=i, label="a", at=STAMP, items=[KwItem(x=i, note="z")]) for i in range(3)
+    ],
     Marker: [Marker(i, name=f"m{i}", size=i * 2) for i in range(3)],
     Computed: [_computed(i) for i in range(3)],
     Scaled: [Scaled(i, "abcd"[: i + 1], scale=10) for i in range(3)],
@@ -229,12 +232,15 @@ class HasBadChild:
     items: list[NeedsSecret] = field(default_factory=list)
 
 
-@pytest.mark.parametrize("cls,field_name", [(NeedsSecret, "secret"),
-                                            (HasBadChild, "secret")])
+@pytest.mark.parametrize("cls,field_name", [(NeedsSecret, "secret"), (HasBadChild, "secret")])
 def test_initvar_without_default_is_refused_before_anything_is_written(
-        store: Store, tmp_path: Path, cls: type, field_name: str) -> None:
-    with pytest.raises(SchemaError, match=rf"NeedsSecret\.{field_name}: an InitVar without "
-                                          "a default") as info:
+    store: Store, tmp_path: Path, cls: type, field_name: str
+) -> None:
+    with pytest.raises(
+        SchemaError,
+        match=rf"NeedsSecret\.{field_name}: an InitVar without "
+        "a default",
+    ) as info:
         store.create(cls)
     assert info.value.field == field_name
     assert store.table_names() == []
@@ -251,7 +257,7 @@ def test_unset_init_false_field_is_a_clear_write_error(store: Store) -> None:
     @dataclass
     class Lazy:
         id: int
-        cache: int = field(init=False)   # nobody sets it
+        cache: int = field(init=False)  # nobody sets it
 
     store.create(Lazy)
     with pytest.raises(WriteError, match=r"row 1.*Lazy\.cache is not set") as info:
@@ -294,8 +300,11 @@ class Odd:
 @pytest.mark.parametrize("cls", [*CLASSES, Odd], ids=[*IDS, "Odd"])
 def test_fields_getter_reads_what_getattr_reads(cls: type) -> None:
     objs = SAMPLES.get(cls) or [Odd()]
-    names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) \
+    names = (
+        [f.name for f in dataclasses.fields(cls)]
+        if dataclasses.is_dataclass(cls)
         else ["__private", "plain", "computed"]
+    )
     for obj in objs:
         for chosen in (names, names[:1], names[::-1], []):
             want = tuple(getattr(obj, n) for n in chosen)
@@ -335,7 +344,7 @@ class Badge:
 @dataclass
 class Wearer:
     id: int
-    badge: Badge                      # a nested dataclass, stored as JSON in one column
+    badge: Badge  # a nested dataclass, stored as JSON in one column
     spare: Badge | None = None
 
 

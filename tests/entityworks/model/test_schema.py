@@ -1,6 +1,5 @@
 """Schema inference: names, order, nullability, keys, child tables and the errors."""
 
-
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
@@ -205,7 +204,9 @@ def test_entity_is_table_over_dataclass():
     assert schema.name == "parcels" and schema.indexes == (("carrier", "grams"),)
     assert schema.primary_key is not None and schema.primary_key.name == "id"
     assert [(c.name, c.index, c.max_length) for c in schema.columns][:2] == [
-        ("id", False, None), ("carrier", True, 20)]
+        ("id", False, None),
+        ("carrier", True, 20),
+    ]
 
     @entity()
     class LooseEnd:

@@ -71,9 +71,10 @@ def test_a_registration_makes_the_cached_schema_stale() -> None:
     assert table_schema(Price, reg).column("amount").info.name == "int"  # int's, by MRO
     _custom(reg, "cents")
     assert table_schema(Price, reg).column("amount").info.name == "cents"
-    reg.register_factory(lambda tp: tp is Cents,
-                         lambda tp, r: dataclasses.replace(r.lookup(int), name="factory",
-                                                           python_type=Cents))
+    reg.register_factory(
+        lambda tp: tp is Cents,
+        lambda tp, r: dataclasses.replace(r.lookup(int), name="factory", python_type=Cents),
+    )
     _custom(reg, "exact again")  # an exact entry wins over a factory
     assert table_schema(Price, reg).column("amount").info.name == "exact again"
     assert table_schema(Price).column("amount").info.name == "int"  # the default: untouched
@@ -121,29 +122,44 @@ def test_table_renames_a_class_reflected_before() -> None:
 
 
 def _python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
-@pytest.mark.parametrize("first", ["", "import entityworks; entityworks.registry; ",
-                                   "from entityworks import registry; ",
-                                   "from entityworks import Store; "])
+@pytest.mark.parametrize(
+    "first",
+    [
+        "",
+        "import entityworks; entityworks.registry; ",
+        "from entityworks import registry; ",
+        "from entityworks import Store; ",
+    ],
+)
 def test_import_entityworks_registry_as_gives_the_module(first: str) -> None:
-    out = _python(f"{first}import entityworks.registry as r\n"
-                  "import types, entityworks\n"
-                  "print(isinstance(r, types.ModuleType), r.__name__,"
-                  " entityworks.registry is r)")
+    out = _python(
+        f"{first}import entityworks.registry as r\n"
+        "import types, entityworks\n"
+        "print(isinstance(r, types.ModuleType), r.__name__,"
+        " entityworks.registry is r)"
+    )
     assert out == "True entityworks.registry True"
 
 
 def test_every_public_name_imports_from_the_package() -> None:
     names = ", ".join(entityworks.__all__)
-    out = _python(f"from entityworks import {names}\n"
-                  "from entityworks import registry\n"
-                  "print(registry.lookup(int).name, type(registry.copy()).__name__)")
+    out = _python(
+        f"from entityworks import {names}\n"
+        "from entityworks import registry\n"
+        "print(registry.lookup(int).name, type(registry.copy()).__name__)"
+    )
     assert out == "int TypeRegistry"
     for name in entityworks.__all__:
         assert getattr(entityworks, name) is not None, name

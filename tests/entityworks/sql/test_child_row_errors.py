@@ -57,31 +57,41 @@ def _steps(bad: Step) -> list[Step]:
 
 def _counts(store: Store, *tables: str) -> list[int]:
     with store.connection() as conn:
-        return [int(conn.execute(sa.select(sa.func.count()).select_from(sa.table(t)))
-                    .scalar_one()) for t in tables]
+        return [
+            int(conn.execute(sa.select(sa.func.count()).select_from(sa.table(t))).scalar_one())
+            for t in tables
+        ]
 
 
-@pytest.mark.parametrize(("bad", "column", "why"), [
-    (Step("1000", "x"), "n", "expected an int, got str"),
-    (Step(2**70, "x"), "n", "outside the signed 64-bit range"),
-    (Step(5, 12), "label", "expected a str"),
-], ids=["text in an int", "int beyond 64 bits", "int in a str"])
+@pytest.mark.parametrize(
+    ("bad", "column", "why"),
+    [
+        (Step("1000", "x"), "n", "expected an int, got str"),
+        (Step(2**70, "x"), "n", "outside the signed 64-bit range"),
+        (Step(5, 12), "label", "expected a str"),
+    ],
+    ids=["text in an int", "int beyond 64 bits", "int in a str"],
+)
 @pytest.mark.parametrize("how", ["insert", "insert_many"])
-def test_a_bad_child_value_is_named_with_its_table_and_index(store: Store, how: str, bad: Step,
-                                                             column: str, why: str) -> None:
+def test_a_bad_child_value_is_named_with_its_table_and_index(
+    store: Store, how: str, bad: Step, column: str, why: str
+) -> None:
     store.create(Run)
     if how == "insert":
         call: Any = lambda: store.insert(Run(None, "one", _steps(bad)))  # noqa: E731
         owner = 0
     else:
-        call = lambda: store.insert_many([Run(None, "fine", [Step(1, "a")]),  # noqa: E731
-                                          Run(None, "second", _steps(bad))])
+        call = lambda: store.insert_many(  # noqa: E731
+            [Run(None, "fine", [Step(1, "a")]), Run(None, "second", _steps(bad))]
+        )
         owner = 1
     with pytest.raises(ValueEncodingError) as caught:
         call()
     text = str(caught.value)
-    assert (f"row {owner} (ew_child_runs_steps item {BAD} of row {owner}, "
-            f"Run.steps[{BAD}]), column {column!r}") in text, text
+    assert (
+        f"row {owner} (ew_child_runs_steps item {BAD} of row {owner}, "
+        f"Run.steps[{BAD}]), column {column!r}"
+    ) in text, text
     assert why in text, text
     assert caught.value.row == owner and caught.value.column == column
     assert _counts(store, "ew_child_runs", "ew_child_runs_steps") == [0, 0]
@@ -96,8 +106,9 @@ def test_a_bad_grandchild_value_is_named_with_its_table_and_index(store: Store) 
     text = str(caught.value)
     assert "ew_child_plans_stages_leaves item 1 of row 1" in text, text
     assert "Stage.leaves[1]" in text and "column 'weight'" in text, text
-    assert _counts(store, "ew_child_plans", "ew_child_plans_stages",
-                   "ew_child_plans_stages_leaves") == [0, 0, 0]
+    assert _counts(
+        store, "ew_child_plans", "ew_child_plans_stages", "ew_child_plans_stages_leaves"
+    ) == [0, 0, 0]
 
 
 def test_a_child_value_the_database_refuses_is_named_too(store: Store) -> None:

@@ -60,19 +60,24 @@ class RenamedBeside:
     price__scale: int = 0
 
 
-CLASHES = [(ScaleBeside, "price", "price__scale"), (KeyBeside, "price", "price__key"),
-           (OffsetBeside, "at", "at__offset"), (SignBeside, "level", "level__negzero"),
-           (RenamedBeside, "cost", "price__scale")]
+CLASHES = [
+    (ScaleBeside, "price", "price__scale"),
+    (KeyBeside, "price", "price__key"),
+    (OffsetBeside, "at", "at__offset"),
+    (SignBeside, "level", "level__negzero"),
+    (RenamedBeside, "cost", "price__scale"),
+]
 
 
-@pytest.mark.parametrize(("cls", "owner", "clash"), CLASHES,
-                         ids=[c.__name__ for c, _, _ in CLASHES])
+@pytest.mark.parametrize(
+    ("cls", "owner", "clash"), CLASHES, ids=[c.__name__ for c, _, _ in CLASHES]
+)
 def test_a_field_named_like_a_companion_is_refused_on_every_backend(
-        store: Store, cls: type, owner: str, clash: str) -> None:
+    store: Store, cls: type, owner: str, clash: str
+) -> None:
     """Refused when the class becomes a table, whichever backend has that companion, and
     naming both fields; nothing is created."""
-    for call in (lambda: store.create(cls), lambda: table_schema(cls),
-                 lambda: to_arrow(cls, [])):
+    for call in (lambda: store.create(cls), lambda: table_schema(cls), lambda: to_arrow(cls, [])):
         with pytest.raises(InvalidNameError) as caught:
             call()
         assert f"{owner!r}" in str(caught.value) and f"{clash!r}" in str(caught.value)
@@ -95,6 +100,7 @@ def test_an_ordinary_double_underscore_field_is_accepted(store: Store) -> None:
 
 
 # -- two fields, one column -------------------------------------------------------------------
+
 
 @dataclass
 class Shared:
@@ -125,6 +131,7 @@ def test_two_fields_sharing_a_column_name_both_fields_and_the_column(store: Stor
 
 
 # -- a composite UNIQUE constraint: the error names its columns ------------------------------
+
 
 @table("pairs", unique=[("a", "b")])
 @dataclass
@@ -163,8 +170,10 @@ def test_a_composite_unique_clash_names_its_columns(store: Store) -> None:
 def test_a_composite_key_clash_names_the_key_columns(store: Store) -> None:
     store.create(Slot)
     store.insert(Slot(1, 2, "a"))
-    for attempt in (lambda: store.insert(Slot(1, 2, "b")),
-                    lambda: store.insert_many([Slot(3, 3), Slot(1, 2)])):
+    for attempt in (
+        lambda: store.insert(Slot(1, 2, "b")),
+        lambda: store.insert_many([Slot(3, 3), Slot(1, 2)]),
+    ):
         with pytest.raises(WriteError) as caught:
             attempt()
         assert caught.value.column == "shelf, place", str(caught.value)

@@ -44,10 +44,19 @@ UTC2 = dt.timezone(dt.timedelta(hours=2))
 
 
 def _items() -> list[Item]:
-    return [Item(None, "o1", "A", 1, decimal.Decimal("1.50"),
-                 dt.datetime(2026, 1, 1, 12, 0, tzinfo=UTC2), "first"),
-            Item(None, "o1", "A", 2, decimal.Decimal("-0.10"), None, None),
-            Item(None, "o2", "B", 1, decimal.Decimal("7"), None, "third")]
+    return [
+        Item(
+            None,
+            "o1",
+            "A",
+            1,
+            decimal.Decimal("1.50"),
+            dt.datetime(2026, 1, 1, 12, 0, tzinfo=UTC2),
+            "first",
+        ),
+        Item(None, "o1", "A", 2, decimal.Decimal("-0.10"), None, None),
+        Item(None, "o2", "B", 1, decimal.Decimal("7"), None, "third"),
+    ]
 
 
 def test_sql_names_differ_python_names_stay(store: Store) -> None:
@@ -58,8 +67,7 @@ def test_sql_names_differ_python_names_stay(store: Store) -> None:
         owner_names = [c["name"] for c in inspector.get_columns("cn_owner")]
         [fk] = inspector.get_foreign_keys("cn_item")
         pk = inspector.get_pk_constraint("cn_item")["constrained_columns"]
-    assert {"item_id", "owner_code", "shelf_name", "slot_no", "unit_price", "remark"} <= set(
-        names)
+    assert {"item_id", "owner_code", "shelf_name", "slot_no", "unit_price", "remark"} <= set(names)
     assert "seen_at" in names and not {"id", "owner", "shelf", "note"} & set(names)
     assert "Owner Code" in owner_names and pk == ["item_id"]
     assert fk["constrained_columns"] == ["owner_code"]
@@ -72,8 +80,7 @@ def test_sql_names_differ_python_names_stay(store: Store) -> None:
     assert list(store.select(Item, order_by="id")) == items
     assert store.get(Item, 2) == items[1]
     # filters, order, relations, projections and updates by field name
-    assert [i.id for i in store.select(Item, where=(col("shelf") == "A") & {"note": None})
-            ] == [2]
+    assert [i.id for i in store.select(Item, where=(col("shelf") == "A") & {"note": None})] == [2]
     assert [i.id for i in store.select(Item, order_by=["-price"])] == [3, 1, 2]
     assert store.count(Item, where={"owner.label": "two"}) == 1
     assert list(store.select(Item, columns=["shelf", "slot"], where={"id": 3})) == [("B", 1)]
@@ -83,7 +90,10 @@ def test_sql_names_differ_python_names_stay(store: Store) -> None:
     store.update(items[0])
     store.upsert(Item(3, "o2", "C", 9, decimal.Decimal("8"), None, "third"))
     assert list(store.select(Item, order_by="id")) == [
-        items[0], items[1], Item(3, "o2", "C", 9, decimal.Decimal("8"), None, "third")]
+        items[0],
+        items[1],
+        Item(3, "o2", "C", 9, decimal.Decimal("8"), None, "third"),
+    ]
     # errors name the field
     with pytest.raises(WriteError) as err:
         store.insert(Item(None, "o1", "Z", 1, note="first"))

@@ -54,9 +54,11 @@ class Sensor:
     probes: list[Probe]
 
 
-ROWS = [Reading(1, D("1.50"), 2.5, dt.datetime(2024, 1, 1, 12, tzinfo=TWO)),
-        Reading(2, D("-3.250"), 0.0, dt.datetime(2024, 5, 6, 7, 8, tzinfo=TWO)),
-        Reading(3, None, None, None)]
+ROWS = [
+    Reading(1, D("1.50"), 2.5, dt.datetime(2024, 1, 1, 12, tzinfo=TWO)),
+    Reading(2, D("-3.250"), 0.0, dt.datetime(2024, 5, 6, 7, 8, tzinfo=TWO)),
+    Reading(3, None, None, None),
+]
 
 
 class Raw:
@@ -157,15 +159,23 @@ def assert_refused(found: dict[str, BaseException | str | None], column: str) ->
 #: (companion column, value another tool writes into row 2): what no write of entityworks
 #: stores there. Each applies where the backend has that companion.
 BAD_COMPANIONS = [
-    ("at__offset", -841), ("at__offset", 841), ("at__offset", 5000), ("at__offset", -2000),
-    ("amount__scale", 99), ("amount__scale", -3), ("amount__scale", 31),
+    ("at__offset", -841),
+    ("at__offset", 841),
+    ("at__offset", 5000),
+    ("at__offset", -2000),
+    ("amount__scale", 99),
+    ("amount__scale", -3),
+    ("amount__scale", 31),
     ("amount__scale", 1),  # -3.250 would lose a digit
-    ("level__negzero", 2), ("level__negzero", 0), ("level__negzero", -1),
+    ("level__negzero", 2),
+    ("level__negzero", 0),
+    ("level__negzero", -1),
 ]
 
 
 def test_a_companion_no_write_stores_is_refused_naming_row_and_column(
-        readings: tuple[Store, Raw], backend_url: str, tmp_path: Path) -> None:
+    readings: tuple[Store, Raw], backend_url: str, tmp_path: Path
+) -> None:
     store, raw = readings
     live = raw.columns("reading")
     tried = 0
@@ -180,8 +190,7 @@ def test_a_companion_no_write_stores_is_refused_naming_row_and_column(
             assert_refused(refusals(store, backend_url, tmp_path), field)
             # the other rows, and the other columns of this one, still read
             assert store.get(Reading, 1) == ROWS[0]
-            assert [r for r, in store.select(Reading, columns=["id"], order_by="id")] == [
-                1, 2, 3]
+            assert [r for (r,) in store.select(Reading, columns=["id"], order_by="id")] == [1, 2, 3]
         finally:
             raw.set("reading", column, before, 2)
         assert list(store.select(Reading, order_by="id")) == ROWS
@@ -189,7 +198,8 @@ def test_a_companion_no_write_stores_is_refused_naming_row_and_column(
 
 
 def test_a_negative_zero_mark_beside_a_nonzero_float_is_refused(
-        readings: tuple[Store, Raw], backend_url: str, tmp_path: Path) -> None:
+    readings: tuple[Store, Raw], backend_url: str, tmp_path: Path
+) -> None:
     """``level__negzero = 1`` beside 2.5 once read as -0.0 on MariaDB; beside a zero it is
     the sign entityworks keeps (every other tool reads 0, equal to -0.0)."""
     store, raw = readings
@@ -205,22 +215,30 @@ def test_a_negative_zero_mark_beside_a_nonzero_float_is_refused(
 
 
 def test_an_offset_moving_the_instant_past_year_9999_is_refused(
-        readings: tuple[Store, Raw], backend_url: str, tmp_path: Path) -> None:
+    readings: tuple[Store, Raw], backend_url: str, tmp_path: Path
+) -> None:
     store, raw = readings
     store.update(Reading(2, None, None, dt.datetime(9999, 12, 31, 23, 0, tzinfo=dt.UTC)))
     raw.set("reading", "at__offset", 840, 2)
     assert_refused(refusals(store, backend_url, tmp_path), "at")
 
 
-@pytest.mark.parametrize(("column", "value", "expected"), [
-    ("at__offset", -600, dt.datetime(2024, 5, 5, 19, 8, tzinfo=dt.timezone(-dt.timedelta(
-        hours=10)))),
-    ("at__offset", None, dt.datetime(2024, 5, 6, 5, 8, tzinfo=dt.UTC)),
-    ("amount__scale", 5, D("-3.25000")),
-    ("amount__scale", None, None),  # as the column holds it: checked below
-])
+@pytest.mark.parametrize(
+    ("column", "value", "expected"),
+    [
+        (
+            "at__offset",
+            -600,
+            dt.datetime(2024, 5, 5, 19, 8, tzinfo=dt.timezone(-dt.timedelta(hours=10))),
+        ),
+        ("at__offset", None, dt.datetime(2024, 5, 6, 5, 8, tzinfo=dt.UTC)),
+        ("amount__scale", 5, D("-3.25000")),
+        ("amount__scale", None, None),  # as the column holds it: checked below
+    ],
+)
 def test_a_companion_edit_within_range_reads_the_value_every_tool_sees(
-        readings: tuple[Store, Raw], column: str, value: Any, expected: Any) -> None:
+    readings: tuple[Store, Raw], column: str, value: Any, expected: Any
+) -> None:
     """Another offset shows the same instant; another scale within what the value holds
     writes the same number: one value for every tool, read exactly as the companion says."""
     store, raw = readings
@@ -240,6 +258,7 @@ def test_a_companion_edit_within_range_reads_the_value_every_tool_sees(
 
 # -- a SQLite Decimal's two homes: the text other tools read, the key entityworks compares --
 
+
 @pytest.fixture
 def sqlite_readings(tmp_path: Path) -> Iterator[tuple[Store, Raw, str]]:
     url = f"sqlite:///{tmp_path / 'r.db'}"
@@ -253,35 +272,45 @@ def sqlite_readings(tmp_path: Path) -> Iterator[tuple[Store, Raw, str]]:
             raw.close()
 
 
-@pytest.mark.parametrize("edit", [
-    {"amount": "9.5"},                # the text says another number than the key
-    {"amount": "-3.2"},
-    {"amount": None},                 # the text gone, the key left
-    {"amount__key": None},            # the key gone, the text left
-    {"amount__key": decimal_key(D("7"))},
-    {"amount__key": "zzz"},           # no key at all
-    {"amount": "garbage"},
-    {"amount": " -3.25"},             # not plain decimal text
-    {"amount": "-3.25e0"},
-    {"amount": "-3.2\u0665"},         # an Arabic-Indic digit: no number to SQLite
-], ids=repr)
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"amount": "9.5"},  # the text says another number than the key
+        {"amount": "-3.2"},
+        {"amount": None},  # the text gone, the key left
+        {"amount__key": None},  # the key gone, the text left
+        {"amount__key": decimal_key(D("7"))},
+        {"amount__key": "zzz"},  # no key at all
+        {"amount": "garbage"},
+        {"amount": " -3.25"},  # not plain decimal text
+        {"amount": "-3.25e0"},
+        {"amount": "-3.2\u0665"},  # an Arabic-Indic digit: no number to SQLite
+    ],
+    ids=repr,
+)
 def test_sqlite_text_and_key_that_disagree_are_refused(
-        sqlite_readings: tuple[Store, Raw, str], tmp_path: Path, edit: dict[str, Any]) -> None:
+    sqlite_readings: tuple[Store, Raw, str], tmp_path: Path, edit: dict[str, Any]
+) -> None:
     store, raw, url = sqlite_readings
     for column, value in edit.items():
         raw.set("reading", column, value, 2)
     assert_refused(refusals(store, url, tmp_path), "amount")
 
 
-@pytest.mark.parametrize(("edit", "expected"), [
-    ({"amount": "-3.25000"}, D("-3.25000")),   # the same number with more places
-    ({"amount": "-3.25"}, D("-3.25")),
-    ({"amount": "-3.250", "amount__key": decimal_key(D("-3.25"))}, D("-3.250")),
-    ({"amount": "7.125", "amount__key": decimal_key(D("7.125"))}, D("7.125")),  # both
-    ({"amount": None, "amount__key": None}, None),
-], ids=repr)
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        ({"amount": "-3.25000"}, D("-3.25000")),  # the same number with more places
+        ({"amount": "-3.25"}, D("-3.25")),
+        ({"amount": "-3.250", "amount__key": decimal_key(D("-3.25"))}, D("-3.250")),
+        ({"amount": "7.125", "amount__key": decimal_key(D("7.125"))}, D("7.125")),  # both
+        ({"amount": None, "amount__key": None}, None),
+    ],
+    ids=repr,
+)
 def test_sqlite_text_and_key_that_agree_read_as_the_text(
-        sqlite_readings: tuple[Store, Raw, str], edit: dict[str, Any], expected: Any) -> None:
+    sqlite_readings: tuple[Store, Raw, str], edit: dict[str, Any], expected: Any
+) -> None:
     """What sqlite3, Datasette and pandas read (the text) is what entityworks reads,
     exponent included, and what its filters compare (the key)."""
     store, raw, _ = sqlite_readings
@@ -296,8 +325,7 @@ def test_sqlite_text_and_key_that_agree_read_as_the_text(
         assert [r.id for r in store.select(Reading, where={"amount": expected})] == [2]
 
 
-def test_a_child_row_that_disagrees_is_named_by_its_parent_and_position(
-        tmp_path: Path) -> None:
+def test_a_child_row_that_disagrees_is_named_by_its_parent_and_position(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with Store(path) as store:
         store.create(Sensor)
@@ -314,8 +342,12 @@ def test_a_child_row_that_disagrees_is_named_by_its_parent_and_position(
 # -- the property: any edit of a companion reads as what every tool sees, or is refused -----
 
 EDITS = st.one_of(st.none(), st.integers(-2000, 2000), st.sampled_from([0, 1, 30, 31, 840]))
-TEXTS = st.one_of(st.none(), st.from_regex(r"-?[0-9]{1,4}(\.[0-9]{0,4})?", fullmatch=True),
-                  st.text(max_size=6), st.sampled_from(["-3.25", "-3.250", "-03.25", "1.50"]))
+TEXTS = st.one_of(
+    st.none(),
+    st.from_regex(r"-?[0-9]{1,4}(\.[0-9]{0,4})?", fullmatch=True),
+    st.text(max_size=6),
+    st.sampled_from(["-3.25", "-3.250", "-03.25", "1.50"]),
+)
 
 
 def _other_tools(raw: Raw, column: str) -> Any:
@@ -334,11 +366,15 @@ def _other_tools(raw: Raw, column: str) -> Any:
     return value
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_property_any_companion_edit_reads_what_every_tool_sees_or_is_refused(
-        readings: tuple[Store, Raw], data: st.DataObject) -> None:
+    readings: tuple[Store, Raw], data: st.DataObject
+) -> None:
     store, raw = readings
     live = raw.columns("reading")
     companions = [c for c in live if "__" in c]

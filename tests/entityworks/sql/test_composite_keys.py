@@ -34,10 +34,12 @@ class Stock:
 
 
 def _rows() -> list[Stock]:
-    return [Stock("s1", "apple", dt.date(2026, 1, 1), 3, "A", 1),
-            Stock("s1", "apple", dt.date(2026, 1, 2), 5, "A", 2),
-            Stock("s1", "pear", dt.date(2026, 1, 1), 7, "B", 1),
-            Stock("s2", "apple", dt.date(2026, 1, 1), 9, "B", 2)]
+    return [
+        Stock("s1", "apple", dt.date(2026, 1, 1), 3, "A", 1),
+        Stock("s1", "apple", dt.date(2026, 1, 2), 5, "A", 2),
+        Stock("s1", "pear", dt.date(2026, 1, 1), 7, "B", 1),
+        Stock("s2", "apple", dt.date(2026, 1, 1), 9, "B", 2),
+    ]
 
 
 def test_composite_key_crud(store: Store) -> None:
@@ -59,8 +61,12 @@ def test_composite_key_crud(store: Store) -> None:
     with pytest.raises(NotFoundError, match="store_code, sku, day"):
         store.update(Stock("s3", "fig", dt.date(2026, 1, 1)))
     # upsert: one row replaced, one new, decided on the whole key
-    store.upsert_many([Stock("s1", "pear", dt.date(2026, 1, 1), 70, "B", 1),
-                       Stock("s1", "pear", dt.date(2026, 1, 3), 1, "C", 1)])
+    store.upsert_many(
+        [
+            Stock("s1", "pear", dt.date(2026, 1, 1), 70, "B", 1),
+            Stock("s1", "pear", dt.date(2026, 1, 3), 1, "C", 1),
+        ]
+    )
     assert store.count(Stock) == 5
     assert store.get(Stock, ("s1", "pear", dt.date(2026, 1, 1))).count == 70
     # delete by instance and by filter
@@ -68,7 +74,10 @@ def test_composite_key_crud(store: Store) -> None:
     assert store.get(Stock, key) is None
     assert store.delete(Stock, where={"store_code": "s2"}) == 1
     assert sorted((s.sku, s.day.day) for s in store.select(Stock)) == [
-        ("apple", 1), ("pear", 1), ("pear", 3)]
+        ("apple", 1),
+        ("pear", 1),
+        ("pear", 3),
+    ]
     back = store.reflect("ck_stock")  # a reflected class keeps the composite key
     assert [c.name for c in store.schema(back).key_columns] == ["store_code", "sku", "day"]
 
@@ -78,8 +87,12 @@ def test_composite_key_refusals(store: Store) -> None:
     store.insert_many(_rows())
     # a duplicate key: the row and the key's columns are named, nothing is written
     with pytest.raises(WriteError) as err:
-        store.insert_many([Stock("s3", "fig", dt.date(2026, 1, 1), 1, "Z", 1),
-                           Stock("s1", "apple", dt.date(2026, 1, 1), 1, "Z", 2)])
+        store.insert_many(
+            [
+                Stock("s3", "fig", dt.date(2026, 1, 1), 1, "Z", 1),
+                Stock("s1", "apple", dt.date(2026, 1, 1), 1, "Z", 2),
+            ]
+        )
     assert err.value.row == 1
     assert store.count(Stock) == 4
     # the composite unique constraint
@@ -102,8 +115,7 @@ def test_composite_key_refusals(store: Store) -> None:
 
 def test_composite_key_migrations(backend_url: str) -> None:
     metadata = metadata_for(Stock)
-    assert [c.name for c in metadata.tables["ck_stock"].primary_key] == [
-        "store_code", "sku", "day"]
+    assert [c.name for c in metadata.tables["ck_stock"].primary_key] == ["store_code", "sku", "day"]
     with Store(backend_url) as store:
         store.create(Stock)
         assert diff(store, Stock) == []
@@ -174,13 +186,16 @@ def test_composite_key_tables_through_xml_and_arrow(tmp_path) -> None:
         assert store.export_xml(Stock, tmp_path / "s.xml", tmp_path / "s.xsd") == 4
         store.delete(Stock, where={})
         assert store.import_xml(Stock, tmp_path / "s.xml", tmp_path / "s.xsd") == 4
-        assert sorted(store.select(Stock), key=lambda s: (s.store_code, s.sku, s.day)) == \
-            sorted(_rows(), key=lambda s: (s.store_code, s.sku, s.day))
+        assert sorted(store.select(Stock), key=lambda s: (s.store_code, s.sku, s.day)) == sorted(
+            _rows(), key=lambda s: (s.store_code, s.sku, s.day)
+        )
         # a document repeating a key is refused whole, by the XSD's composite xs:unique
         text = (tmp_path / "s.xml").read_text(encoding="utf-8")
         rows = text.split("<ck_stock>")
-        doubled = text.replace("</DocumentElement>", "<ck_stock>" + rows[1].split(
-            "</ck_stock>")[0] + "</ck_stock></DocumentElement>")
+        doubled = text.replace(
+            "</DocumentElement>",
+            "<ck_stock>" + rows[1].split("</ck_stock>")[0] + "</ck_stock></DocumentElement>",
+        )
         (tmp_path / "bad.xml").write_text(doubled, encoding="utf-8")
         store.delete(Stock, where={})
         with pytest.raises(EntityworksError, match="duplicate value"):

@@ -33,12 +33,15 @@ class Chapter:
 def test_str_key_with_a_child_table(store: Store, cls: type) -> None:
     store.create(cls)
     key = "title" if cls is Book else "code"
-    rows = [cls(**{key: "Caves", "pages": [Page(1, "a"), Page(2, "b")]}),
-            cls(**{key: "caves", "pages": [Page(1, "c")]}),
-            cls(**{key: "é" * 12, "pages": []})]
+    rows = [
+        cls(**{key: "Caves", "pages": [Page(1, "a"), Page(2, "b")]}),
+        cls(**{key: "caves", "pages": [Page(1, "c")]}),
+        cls(**{key: "é" * 12, "pages": []}),
+    ]
     store.insert_many(rows)
     assert sorted(store.select(cls), key=lambda r: getattr(r, key)) == sorted(
-        rows, key=lambda r: getattr(r, key))
+        rows, key=lambda r: getattr(r, key)
+    )
     store.upsert(cls(**{key: "caves", "pages": [Page(9, "z")]}))
     assert store.get(cls, "Caves") == rows[0]
     assert store.get(cls, "caves").pages == [Page(9, "z")]
@@ -81,8 +84,9 @@ class Dragon:
 Scales = make_dataclass("Scales", [("id", int), ("colour_\U00020000", str)])
 
 
-@pytest.mark.parametrize("cls,what", [(Dragon, "table name 'niveau_🐉'"),
-                                      (Scales, "column name 'colour_\U00020000'")])
+@pytest.mark.parametrize(
+    "cls,what", [(Dragon, "table name 'niveau_🐉'"), (Scales, "column name 'colour_\U00020000'")]
+)
 def test_emoji_names(store: Store, cls: type, what: str) -> None:
     if store.dialect.name not in ("mysql", "mariadb"):
         store.create(cls)  # SQLite and PostgreSQL hold such names
@@ -109,8 +113,8 @@ def test_mariadb_refuses_ddl_inside_a_transaction(mariadb_url: str) -> None:
         with pytest.raises(EntityworksError, match="inside transaction"):
             with store.transaction():
                 store.insert(Book("kept?", [Page(1, "p")]))
-                store.create(Book)      # exists: nothing to do, allowed
-                store.create(Chapter)   # would commit the insert above
+                store.create(Book)  # exists: nothing to do, allowed
+                store.create(Chapter)  # would commit the insert above
         assert store.count(Book) == 0 and "chapter" not in store.table_names()
         with pytest.raises(EntityworksError, match="inside transaction"):
             with store.transaction():

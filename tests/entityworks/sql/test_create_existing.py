@@ -59,8 +59,11 @@ def refusal(url: str, cls: type) -> str:
 
 
 def test_other_columns_are_named_and_nothing_is_created(backend_url: str) -> None:
-    plain_sql(backend_url, "CREATE TABLE gadget (id INTEGER PRIMARY KEY, title INTEGER, "
-                           "name VARCHAR(20), made TIMESTAMP)")
+    plain_sql(
+        backend_url,
+        "CREATE TABLE gadget (id INTEGER PRIMARY KEY, title INTEGER, "
+        "name VARCHAR(20), made TIMESTAMP)",
+    )
     message = refusal(backend_url, Gadget)
     assert "Gadget: table 'gadget' exists" in message
     assert "missing column(s) price" in message  # the Decimal field's column(s)
@@ -70,11 +73,14 @@ def test_other_columns_are_named_and_nothing_is_created(backend_url: str) -> Non
     assert tables(backend_url) == {"gadget"}  # the child table was not created either
 
 
-@pytest.mark.parametrize("columns, named", [
-    ("id INTEGER PRIMARY KEY", "missing column(s) title"),
-    ("id INTEGER PRIMARY KEY, title TEXT, colour TEXT", "extra column(s) colour"),
-    ("id VARCHAR(20) PRIMARY KEY, title TEXT", "other type(s): id is VARCHAR(20)"),
-])
+@pytest.mark.parametrize(
+    "columns, named",
+    [
+        ("id INTEGER PRIMARY KEY", "missing column(s) title"),
+        ("id INTEGER PRIMARY KEY, title TEXT, colour TEXT", "extra column(s) colour"),
+        ("id VARCHAR(20) PRIMARY KEY, title TEXT", "other type(s): id is VARCHAR(20)"),
+    ],
+)
 def test_each_kind_of_difference_alone(backend_url: str, columns: str, named: str) -> None:
     @dataclass
     class Note:
@@ -93,8 +99,11 @@ def test_a_matching_table_of_other_origin_is_kept(backend_url: str) -> None:
         id: int
         title: str
 
-    plain_sql(backend_url, "CREATE TABLE note (id INTEGER PRIMARY KEY, title VARCHAR(200))",
-              "INSERT INTO note (id, title) VALUES (1, 'kept')")
+    plain_sql(
+        backend_url,
+        "CREATE TABLE note (id INTEGER PRIMARY KEY, title VARCHAR(200))",
+        "INSERT INTO note (id, title) VALUES (1, 'kept')",
+    )
     store = Store(backend_url)
     try:
         store.create(Note)
@@ -112,8 +121,7 @@ def test_tables_entityworks_made_are_kept(backend_url: str) -> None:
     try:
         again.create(AllTypes)
         again.create(Gadget)
-        again.insert(Gadget(1, "x", decimal.Decimal("1.50"), dt.datetime(2026, 1, 2),
-                            [Part("a")]))
+        again.insert(Gadget(1, "x", decimal.Decimal("1.50"), dt.datetime(2026, 1, 2), [Part("a")]))
         assert again.get(Gadget, 1).parts == [Part("a")]
     finally:
         again.close()

@@ -22,9 +22,11 @@ from entityworks.sql.scripts import statement_templates
 from ..strategies import decimals
 
 D = decimal.Decimal
-FAST = settings(max_examples=25, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FAST = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @dataclass
@@ -77,6 +79,7 @@ def exact(value: D | None) -> tuple[object, ...] | None:
 
 # -- a Decimal key: equal by value, the stored form is the last one written ----------------
 
+
 def test_upsert_over_an_equal_key_keeps_the_new_exponent(store: Store) -> None:
     store.create(Price)
     store.insert(Price(D("1.5"), "old"))
@@ -87,7 +90,9 @@ def test_upsert_over_an_equal_key_keeps_the_new_exponent(store: Store) -> None:
     assert store.count(Price) == 1
     store.upsert_many([Price(D("1.500"), "bulk"), Price(D("2"), "two")])
     assert [(exact(p.amount), p.label) for p in store.select(Price, order_by="amount")] == [
-        (exact(D("1.500")), "bulk"), (exact(D("2")), "two")]
+        (exact(D("1.500")), "bulk"),
+        (exact(D("2")), "two"),
+    ]
 
 
 def test_update_of_an_instance_keeps_the_new_exponent(store: Store) -> None:
@@ -147,8 +152,9 @@ def test_the_upsert_template_keeps_the_new_exponent(backend_url: str) -> None:
     engine = sa.create_engine(backend_url)
     try:
         with engine.begin() as conn:
-            conn.exec_driver_sql(templates.upsert or "",
-                                 templates.parameters(Price(D("1.50"), "new")))
+            conn.exec_driver_sql(
+                templates.upsert or "", templates.parameters(Price(D("1.50"), "new"))
+            )
     finally:
         engine.dispose()
     with closing(Store(backend_url)) as store:
@@ -160,7 +166,8 @@ def test_the_upsert_template_keeps_the_new_exponent(backend_url: str) -> None:
 @FAST
 @given(pairs=st.lists(equal_pairs(), min_size=1, max_size=4))
 def test_property_upsert_of_equal_keys_replaces_the_representation(
-        store: Store, pairs: list[tuple[D, D]]) -> None:
+    store: Store, pairs: list[tuple[D, D]]
+) -> None:
     store.create(Price)
     store.delete(Price, where={})
     olds = {first: first for first, _ in pairs}  # one row per value
@@ -204,8 +211,18 @@ def test_a_unique_decimal_is_unique_by_value(store: Store) -> None:
 
 # -- SQLite: the column named after the field is the number other tools read ---------------
 
-WRITTEN = [D("-1.5"), D("2.25"), D("-0.01"), D("1.50"), D("0.0000001"), D("0"), D("100"),
-           D("-" + "9" * 35), D("0." + "3" * 30), D("12345678901234567890.1234567890")]
+WRITTEN = [
+    D("-1.5"),
+    D("2.25"),
+    D("-0.01"),
+    D("1.50"),
+    D("0.0000001"),
+    D("0"),
+    D("100"),
+    D("-" + "9" * 35),
+    D("0." + "3" * 30),
+    D("12345678901234567890.1234567890"),
+]
 
 
 def sqlite_money(path: Path, values: list[D]) -> list[Money]:
@@ -221,18 +238,20 @@ def test_sqlite3_and_pandas_read_the_numbers_entityworks_wrote(tmp_path: Path) -
     rows = sqlite_money(path, WRITTEN)
     with closing(sqlite3.connect(path)) as conn:  # no entityworks from here on
         raw = conn.execute("SELECT id, amount, note FROM money ORDER BY id").fetchall()
-        declared = {name: kind for _cid, name, kind, *_ in
-                    conn.execute("PRAGMA table_info(money)")}
+        declared = {name: kind for _cid, name, kind, *_ in conn.execute("PRAGMA table_info(money)")}
         frame = pd.read_sql("SELECT id, amount, note FROM money ORDER BY id", conn)
     assert declared["amount"] == declared["note"] == "TEXT"  # no REAL affinity: every digit
-    assert [(i, exact(D(str(a))), None if n is None else exact(D(str(n))))
-            for i, a, n in raw] == [(m.id, exact(m.amount), exact(m.note)) for m in rows]
+    assert [(i, exact(D(str(a))), None if n is None else exact(D(str(n)))) for i, a, n in raw] == [
+        (m.id, exact(m.amount), exact(m.note)) for m in rows
+    ]
     assert [exact(D(str(v))) for v in frame["amount"]] == [exact(m.amount) for m in rows]
     assert [None if pd.isna(v) else exact(D(str(v))) for v in frame["note"]] == [
-        exact(m.note) for m in rows]
+        exact(m.note) for m in rows
+    ]
     with closing(Store(path)) as store:  # and entityworks reads the exact Decimals back
-        assert [(exact(m.amount), exact(m.note)) for m in store.select(Money, order_by="id")
-                ] == [(exact(m.amount), exact(m.note)) for m in rows]
+        assert [(exact(m.amount), exact(m.note)) for m in store.select(Money, order_by="id")] == [
+            (exact(m.amount), exact(m.note)) for m in rows
+        ]
 
 
 def test_sqlite_sum_over_the_column_is_the_sum(tmp_path: Path) -> None:
@@ -271,8 +290,10 @@ def test_sqlite_text_changed_by_another_tool_is_read_or_refused(tmp_path: Path) 
     path = tmp_path / "m.db"
     sqlite_money(path, [D("1.5"), D("2.5"), D("3.5"), D("4.5")])
     with closing(sqlite3.connect(path)) as conn:
-        conn.executemany("UPDATE money SET amount = ? WHERE id = ?",
-                         [("1.500", 0), ("9.5", 1), ("garbage", 2), (None, 3)])
+        conn.executemany(
+            "UPDATE money SET amount = ? WHERE id = ?",
+            [("1.500", 0), ("9.5", 1), ("garbage", 2), (None, 3)],
+        )
         conn.commit()
     with closing(Store(path)) as store:
         got = store.get(Money, 0)
@@ -302,13 +323,15 @@ OLD_DDL = [
         PRIMARY KEY (amount)) STRICT""",
 ]
 #: Rows as the earlier layout wrote them: the sortable key, then the number of decimals.
-OLD_MONEY = [(1, "00000000000000000000000000000000001.5", 2,
-              "-99999999999999999999999999999999999.98~", 3),
-             (2, "-99999999999999999999999999999999998.4~", 1, None, None),
-             (3, "00000000000000000000000000000000002.25", 2,
-              "00000000000000000000000000000000100", 0)]
-OLD_PRICE = [("00000000000000000000000000000000001.5", 2, "a"),
-             ("-99999999999999999999999999999999997~", 0, "b")]
+OLD_MONEY = [
+    (1, "00000000000000000000000000000000001.5", 2, "-99999999999999999999999999999999999.98~", 3),
+    (2, "-99999999999999999999999999999999998.4~", 1, None, None),
+    (3, "00000000000000000000000000000000002.25", 2, "00000000000000000000000000000000100", 0),
+]
+OLD_PRICE = [
+    ("00000000000000000000000000000000001.5", 2, "a"),
+    ("-99999999999999999999999999999999997~", 0, "b"),
+]
 
 
 def old_database(path: Path) -> None:
@@ -325,18 +348,22 @@ def test_a_table_of_the_earlier_layout_reads_and_writes(tmp_path: Path) -> None:
     old_database(path)
     with closing(Store(path)) as store:
         assert [(m.id, exact(m.amount), exact(m.note)) for m in store.select(Money)] == [
-            (1, exact(D("1.50")), exact(D("-0.010"))), (2, exact(D("-1.5")), None),
-            (3, exact(D("2.25")), exact(D("100")))]
+            (1, exact(D("1.50")), exact(D("-0.010"))),
+            (2, exact(D("-1.5")), None),
+            (3, exact(D("2.25")), exact(D("100"))),
+        ]
         assert [exact(p.amount) for p in store.select(Price, order_by="amount")] == [
-            exact(D("-2")), exact(D("1.50"))]
+            exact(D("-2")),
+            exact(D("1.50")),
+        ]
         store.insert(Money(4, D("-0.5"), D("7.000")))
         store.upsert(Price(D("1.500"), "upserted"))
         store.update(Money(2, D("-1.50"), None))
         got = store.get(Price, D("1.5"))
-        assert got is not None and (exact(got.amount), got.label) == (
-            exact(D("1.500")), "upserted")
-        assert [m.id for m in store.select(Money, where=col("amount") < D("0"),
-                                           order_by="amount")] == [2, 4]
+        assert got is not None and (exact(got.amount), got.label) == (exact(D("1.500")), "upserted")
+        assert [
+            m.id for m in store.select(Money, where=col("amount") < D("0"), order_by="amount")
+        ] == [2, 4]
         assert [m.id for m in store.select(Money, order_by="-note")] == [3, 4, 1, 2]
         assert exact(store.get(Money, 2).amount) == exact(D("-1.50"))  # type: ignore[union-attr]
         assert not migrate.diff(store, [Money, Price])  # no other layout is proposed
@@ -349,19 +376,30 @@ def test_a_table_of_the_earlier_layout_reads_and_writes(tmp_path: Path) -> None:
 
 # -- ORDER BY and filters against a Python oracle, on every backend --------------------------
 
-COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-           "==": operator.eq, "!=": operator.ne}
+COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
 
 
 @FAST
-@given(values=st.lists(decimals(), min_size=1, max_size=8),
-       probes=st.lists(decimals(), min_size=2, max_size=3))
-def test_property_order_by_and_filters_match_python(store: Store, values: list[D],
-                                                     probes: list[D]) -> None:
+@given(
+    values=st.lists(decimals(), min_size=1, max_size=8),
+    probes=st.lists(decimals(), min_size=2, max_size=3),
+)
+def test_property_order_by_and_filters_match_python(
+    store: Store, values: list[D], probes: list[D]
+) -> None:
     store.create(Money)
     store.delete(Money, where={})
-    rows = [Money(i, v, None if i % 3 == 0 else v.copy_negate() if v else v)
-            for i, v in enumerate(values)]
+    rows = [
+        Money(i, v, None if i % 3 == 0 else v.copy_negate() if v else v)
+        for i, v in enumerate(values)
+    ]
     store.insert_many(rows)
 
     def ids(where: object) -> list[int]:
@@ -369,25 +407,38 @@ def test_property_order_by_and_filters_match_python(store: Store, values: list[D
 
     ordered = list(store.select(Money, order_by=["amount", "id"]))
     assert [(m.id, exact(m.amount)) for m in ordered] == [
-        (m.id, exact(m.amount)) for m in sorted(rows, key=lambda m: (m.amount, m.id))]
+        (m.id, exact(m.amount)) for m in sorted(rows, key=lambda m: (m.amount, m.id))
+    ]
     backwards = list(store.select(Money, order_by=["-note", "id"]))
     by_id = sorted(rows, key=lambda m: m.id)  # descending, NULLs last, ties by id:
-    assert [m.id for m in backwards] == [m.id for m in [  # (a stable sort keeps ties' order)
-        *sorted((m for m in by_id if m.note is not None), key=lambda m: m.note, reverse=True),
-        *(m for m in by_id if m.note is None)]]
+    assert [m.id for m in backwards] == [
+        m.id
+        for m in [  # (a stable sort keeps ties' order)
+            *sorted((m for m in by_id if m.note is not None), key=lambda m: m.note, reverse=True),
+            *(m for m in by_id if m.note is None),
+        ]
+    ]
     for probe in [*probes, values[0], rescaled(values[-1], 30)]:
         for op, py in COMPARE.items():
             wanted = sorted(m.id for m in rows if py(m.amount, probe))
-            assert ids(getattr(operator, {"==": "eq", "!=": "ne"}.get(op, py.__name__))(
-                col("amount"), probe)) == wanted, (op, probe)
+            assert (
+                ids(
+                    getattr(operator, {"==": "eq", "!=": "ne"}.get(op, py.__name__))(
+                        col("amount"), probe
+                    )
+                )
+                == wanted
+            ), (op, probe)
         assert ids({"amount": probe}) == sorted(m.id for m in rows if m.amount == probe)
     low, high = sorted(probes[:2])
     assert ids(col("amount").between(low, high)) == sorted(
-        m.id for m in rows if low <= m.amount <= high)
+        m.id for m in rows if low <= m.amount <= high
+    )
     chosen = [probes[0], rescaled(values[0], 30)]
     assert ids(col("amount").in_(chosen)) == sorted(m.id for m in rows if m.amount in chosen)
     assert ids(col("note").not_in(chosen)) == sorted(
-        m.id for m in rows if m.note is not None and m.note not in chosen)
+        m.id for m in rows if m.note is not None and m.note not in chosen
+    )
 
 
 @dataclass
@@ -398,7 +449,8 @@ class Cash:
 
 @pytest.mark.parametrize("kind", ["sqlite", "mariadb"])
 def test_a_scale_column_added_to_a_filled_table_keeps_its_values(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """A table from before the exponent was kept (by an earlier version or another tool):
     ``schema diff --apply`` adds the companion column, whose DEFAULT (the field default's
     scale) must not become the scale of the rows already there."""

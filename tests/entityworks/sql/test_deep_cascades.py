@@ -27,8 +27,9 @@ def chain(tables: int, last: str = "cascade", optional_last: bool = False) -> li
         fields: list[Any] = [("id", int)]
         if classes:
             action = last if i == tables - 1 else "cascade"
-            kind = int | None if action == "set null" or (optional_last and i == tables - 1) \
-                else int
+            kind = (
+                int | None if action == "set null" or (optional_last and i == tables - 1) else int
+            )
             fields.append(("up", kind, column(references=classes[-1], on_delete=action)))
         cls = make_dataclass(f"Link{i:02d}", fields)
         cls.__module__ = __name__
@@ -66,14 +67,18 @@ def test_set_null_as_the_fifteenth_level_is_applied_up_to_fourteen(store: Store)
 
 
 @pytest.mark.parametrize("last", ["cascade", "set null"])
-def test_fifteen_levels_are_refused_on_every_backend(store: Store, backend_url: str,
-                                                     last: str) -> None:
+def test_fifteen_levels_are_refused_on_every_backend(
+    store: Store, backend_url: str, last: str
+) -> None:
     classes = chain(MAX_CASCADE_LEVELS + 2, last=last)
     fill(store, classes[:-1])
     bottom = classes[-1]
-    with pytest.raises(SchemaError, match=r"Link15\.up: deleting a row of 'link00' would act "
-                                          r"through 15 foreign keys.*link14 <- link15\).*"
-                                          r"MariaDB applies at most 14") as caught:
+    with pytest.raises(
+        SchemaError,
+        match=r"Link15\.up: deleting a row of 'link00' would act "
+        r"through 15 foreign keys.*link14 <- link15\).*"
+        r"MariaDB applies at most 14",
+    ) as caught:
         store.create(bottom)
     assert caught.value.cls is bottom and caught.value.field == "up"
     with pytest.raises(SchemaError, match="15 foreign keys"):
@@ -89,22 +94,32 @@ def test_a_child_table_is_a_level_too(store: Store) -> None:
         n: int
 
     classes = chain(MAX_CASCADE_LEVELS)  # 13 foreign keys
-    bottom = make_dataclass("Bottom", [
-        ("id", int), ("up", int, column(references=classes[-1], on_delete="cascade")),
-        ("leaves", list[Leaf], field(default_factory=list))])
+    bottom = make_dataclass(
+        "Bottom",
+        [
+            ("id", int),
+            ("up", int, column(references=classes[-1], on_delete="cascade")),
+            ("leaves", list[Leaf], field(default_factory=list)),
+        ],
+    )
     bottom.__module__ = __name__
-    with pytest.raises(SchemaError, match=r"Bottom\.leaves: .* through 15 foreign "
-                                          r"keys.*link13 <- bottom <- bottom_leaves\)"):
+    with pytest.raises(
+        SchemaError,
+        match=r"Bottom\.leaves: .* through 15 foreign "
+        r"keys.*link13 <- bottom <- bottom_leaves\)",
+    ):
         store.create(bottom)
 
 
 def test_restrict_ends_a_chain(store: Store) -> None:
     classes = chain(MAX_CASCADE_LEVELS + 1)
-    stop = make_dataclass("Stop", [
-        ("id", int), ("up", int, column(references=classes[-1], on_delete="restrict"))])
+    stop = make_dataclass(
+        "Stop", [("id", int), ("up", int, column(references=classes[-1], on_delete="restrict"))]
+    )
     stop.__module__ = __name__
-    below = make_dataclass("Below", [
-        ("id", int), ("up", int, column(references=stop, on_delete="cascade"))])
+    below = make_dataclass(
+        "Below", [("id", int), ("up", int, column(references=stop, on_delete="cascade"))]
+    )
     below.__module__ = __name__
     fill(store, classes)
     store.create(stop)
@@ -125,7 +140,8 @@ def test_mariadb_itself_stops_at_fifteen_levels(mariadb_url: str) -> None:
                 for i in range(1, levels + 1):
                     conn.exec_driver_sql(
                         f"CREATE TABLE t{i} (id INT PRIMARY KEY, up INT, FOREIGN KEY (up) "
-                        f"REFERENCES t{i - 1} (id) ON DELETE CASCADE)")
+                        f"REFERENCES t{i - 1} (id) ON DELETE CASCADE)"
+                    )
                 conn.exec_driver_sql("INSERT INTO t0 VALUES (1)")
                 for i in range(1, levels + 1):
                     conn.exec_driver_sql(f"INSERT INTO t{i} VALUES (1, 1)")

@@ -18,17 +18,32 @@ from entityworks import Store, WriteError, col, column, primary_key
 from entityworks.catalog import TABLES, SudokuPuzzle, open_catalog
 from entityworks.migrate import diff, head
 
-VARIANTS = ["caves", "CAVES", "Caves", "cavés", "caves ", "caves  ", " caves", "cave",
-            "cavesx", "ß", "ss", "\u00e9", "e\u0301", "\uff21", "a"]
+VARIANTS = [
+    "caves",
+    "CAVES",
+    "Caves",
+    "cavés",
+    "caves ",
+    "caves  ",
+    " caves",
+    "cave",
+    "cavesx",
+    "ß",
+    "ss",
+    "\u00e9",
+    "e\u0301",
+    "\uff21",
+    "a",
+]
 
 
 @dataclass
 class Word:
     id: int
-    w: str | None                                         # LONGTEXT on MariaDB
-    short: str | None = column(max_length=20)             # VARCHAR(20)
-    indexed: str | None = column(index=True)              # key text (VARCHAR(255))
-    tags: list[str] | None = None                          # JSON text
+    w: str | None  # LONGTEXT on MariaDB
+    short: str | None = column(max_length=20)  # VARCHAR(20)
+    indexed: str | None = column(index=True)  # key text (VARCHAR(255))
+    tags: list[str] | None = None  # JSON text
 
 
 @dataclass
@@ -63,19 +78,30 @@ for name in ("w", "short", "indexed"):
         (f"{name} == ss", {name: "ss"}, lambda v: v == "ss"),
         (f"{name} != caves", col(name) != "caves", lambda v: v is not None and v != "caves"),
         (f"{name} is None", {name: None}, lambda v: v is None),
-        (f"{name} in", col(name).in_(["Caves", "é", "a"]),
-         lambda v: v in ("Caves", "é", "a")),
-        (f"{name} not in", col(name).not_in(["caves", "CAVES"]),
-         lambda v: v is not None and v not in ("caves", "CAVES")),
+        (f"{name} in", col(name).in_(["Caves", "é", "a"]), lambda v: v in ("Caves", "é", "a")),
+        (
+            f"{name} not in",
+            col(name).not_in(["caves", "CAVES"]),
+            lambda v: v is not None and v not in ("caves", "CAVES"),
+        ),
         (f"{name} > caves", col(name) > "caves", lambda v: v is not None and v > "caves"),
         (f"{name} <= caves", col(name) <= "caves", lambda v: v is not None and v <= "caves"),
-        (f"{name} between", col(name).between("Caves", "caves "),
-         lambda v: v is not None and "Caves" <= v <= "caves "),
-        (f"{name} like cave%", col(name).like("cave%"),
-         lambda v: v is not None and v.startswith("cave")),
+        (
+            f"{name} between",
+            col(name).between("Caves", "caves "),
+            lambda v: v is not None and "Caves" <= v <= "caves ",
+        ),
+        (
+            f"{name} like cave%",
+            col(name).like("cave%"),
+            lambda v: v is not None and v.startswith("cave"),
+        ),
         (f"{name} like C%", col(name).like("C%"), lambda v: v is not None and v.startswith("C")),
-        (f"{name} like caves_", col(name).like("caves_"),
-         lambda v: v is not None and len(v) == 6 and v.startswith("caves")),
+        (
+            f"{name} like caves_",
+            col(name).like("caves_"),
+            lambda v: v is not None and len(v) == 6 and v.startswith("caves"),
+        ),
     ]
 
 
@@ -87,8 +113,9 @@ def words(store: Store) -> Store:
 
 
 @pytest.mark.parametrize("label,where,expected", FILTERS, ids=[f[0] for f in FILTERS])
-def test_filters_select_what_python_selects(words: Store, label: str, where: Any,
-                                            expected: Callable[[Any], bool]) -> None:
+def test_filters_select_what_python_selects(
+    words: Store, label: str, where: Any, expected: Callable[[Any], bool]
+) -> None:
     column_name = label.split()[0]
     want = sorted(w.id for w in _words() if expected(getattr(w, column_name)))
     assert sorted(w.id for w in words.select(Word, where=where)) == want
@@ -113,20 +140,31 @@ def test_text_keys_are_exact_for_get_upsert_and_unique(store: Store) -> None:
     store.insert_many([Tag("Apple", 1), Tag("apple ", 2)])
     assert store.get(Tag, "apple") is None
     assert store.get(Tag, "Apple") == Tag("Apple", 1)
-    store.upsert(Tag("apple", 3))                 # a new key: Apple stays as it was
+    store.upsert(Tag("apple", 3))  # a new key: Apple stays as it was
     store.upsert(Tag("äpple", 4))
-    store.insert(Tag("APPLE", 5))                 # no clash with Apple or apple
+    store.insert(Tag("APPLE", 5))  # no clash with Apple or apple
     assert sorted((t.name, t.n) for t in store.select(Tag)) == [
-        ("APPLE", 5), ("Apple", 1), ("apple", 3), ("apple ", 2), ("äpple", 4)]
-    store.upsert(Tag("apple ", 9))                # the key with a trailing space, exactly
+        ("APPLE", 5),
+        ("Apple", 1),
+        ("apple", 3),
+        ("apple ", 2),
+        ("äpple", 4),
+    ]
+    store.upsert(Tag("apple ", 9))  # the key with a trailing space, exactly
     assert store.get(Tag, "apple ") == Tag("apple ", 9) and store.get(Tag, "apple").n == 3
 
 
 def test_unique_text_column_is_exact(store: Store) -> None:
     store.create(SudokuPuzzle)
     puzzle = "1" * 81
-    store.insert_many([SudokuPuzzle(None, "s", "a", "abc"), SudokuPuzzle(None, "s", "b", "ABC"),
-                       SudokuPuzzle(None, "s", "c", "abc "), SudokuPuzzle(None, "s", "d", puzzle)])
+    store.insert_many(
+        [
+            SudokuPuzzle(None, "s", "a", "abc"),
+            SudokuPuzzle(None, "s", "b", "ABC"),
+            SudokuPuzzle(None, "s", "c", "abc "),
+            SudokuPuzzle(None, "s", "d", puzzle),
+        ]
+    )
     assert store.count(SudokuPuzzle) == 4
     assert [p.name for p in store.select(SudokuPuzzle, where={"puzzle": "abc"})] == ["a"]
 
@@ -135,28 +173,35 @@ def test_str_key_with_a_child_table(store: Store) -> None:
     """A ``str`` key with a child table works on every backend (MariaDB used to refuse the
     LONGTEXT ``parent_key`` and leave the parent table behind), with exact keys."""
     store.create(Shelf)
-    store.insert_many([Shelf("top", [Note("a"), Note("b")]), Shelf("Top", [Note("c")]),
-                       Shelf("top ", [])])
+    store.insert_many(
+        [Shelf("top", [Note("a"), Note("b")]), Shelf("Top", [Note("c")]), Shelf("top ", [])]
+    )
     assert store.get(Shelf, "top") == Shelf("top", [Note("a"), Note("b")])
     assert store.get(Shelf, "Top") == Shelf("Top", [Note("c")])
     store.upsert(Shelf("top", [Note("z")]))
     assert store.get(Shelf, "Top").notes == [Note("c")]
     store.delete(Shelf("Top"))
-    assert sorted((s.label, len(s.notes)) for s in store.select(Shelf)) == [("top", 1),
-                                                                            ("top ", 0)]
+    assert sorted((s.label, len(s.notes)) for s in store.select(Shelf)) == [("top", 1), ("top ", 0)]
 
 
 # -- existing MariaDB catalogs: revision 0003 converts them -------------------------------------
 
 
 def _collations(conn: sa.Connection) -> dict[tuple[str, str], str]:
-    columns = sa.table("COLUMNS", sa.column("TABLE_SCHEMA"), sa.column("TABLE_NAME"),
-                       sa.column("COLUMN_NAME"), sa.column("COLLATION_NAME"),
-                       schema="information_schema")
-    stmt = (sa.select(columns.c.TABLE_NAME, columns.c.COLUMN_NAME, columns.c.COLLATION_NAME)
-            .where(columns.c.TABLE_SCHEMA == sa.func.database())
-            .where(columns.c.COLLATION_NAME.is_not(None))
-            .where(columns.c.TABLE_NAME != "entityworks_version"))
+    columns = sa.table(
+        "COLUMNS",
+        sa.column("TABLE_SCHEMA"),
+        sa.column("TABLE_NAME"),
+        sa.column("COLUMN_NAME"),
+        sa.column("COLLATION_NAME"),
+        schema="information_schema",
+    )
+    stmt = (
+        sa.select(columns.c.TABLE_NAME, columns.c.COLUMN_NAME, columns.c.COLLATION_NAME)
+        .where(columns.c.TABLE_SCHEMA == sa.func.database())
+        .where(columns.c.COLLATION_NAME.is_not(None))
+        .where(columns.c.TABLE_NAME != "entityworks_version")
+    )
     return {(t, c): coll for t, c, coll in conn.execute(stmt)}
 
 
@@ -176,17 +221,35 @@ def _maps_as_at_0001(count: int, seed: int) -> list[Any]:
     out = []
     for i in range(count):
         m = build_map("dungeon", seed + i, {})
-        out.append(old.MapRecord(
-            None, m.kind, m.generator, m.parameters, m.seed, m.width, m.height, m.grid,
-            m.open_ratio, m.region_count, m.largest_region, m.created_at,
-            rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in m.rooms],
-            corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in m.corridors]))
+        out.append(
+            old.MapRecord(
+                None,
+                m.kind,
+                m.generator,
+                m.parameters,
+                m.seed,
+                m.width,
+                m.height,
+                m.grid,
+                m.open_ratio,
+                m.region_count,
+                m.largest_region,
+                m.created_at,
+                rooms=[old.MapRoom(**dataclasses.asdict(r)) for r in m.rooms],
+                corridors=[old.MapCorridor(**dataclasses.asdict(c)) for c in m.corridors],
+            )
+        )
     return out
 
 
 def _plain(m: Any) -> tuple[Any, ...]:
-    return (m.id, m.kind, [dataclasses.asdict(r) for r in m.rooms],
-            [dataclasses.asdict(c) for c in m.corridors], [dataclasses.asdict(c) for c in m.caves])
+    return (
+        m.id,
+        m.kind,
+        [dataclasses.asdict(r) for r in m.rooms],
+        [dataclasses.asdict(c) for c in m.corridors],
+        [dataclasses.asdict(c) for c in m.caves],
+    )
 
 
 def test_revision_0003_converts_a_populated_mariadb_catalog(mariadb_url: str) -> None:
@@ -200,17 +263,19 @@ def test_revision_0003_converts_a_populated_mariadb_catalog(mariadb_url: str) ->
         with store.engine.begin() as conn:  # as revision 0001/0002 left them before 0003
             for name in sa.inspect(conn).get_table_names():
                 if name != "entityworks_version":
-                    conn.exec_driver_sql(f"ALTER TABLE `{name}` CONVERT TO CHARACTER SET "
-                                         "utf8mb4 COLLATE utf8mb4_general_ci")
+                    conn.exec_driver_sql(
+                        f"ALTER TABLE `{name}` CONVERT TO CHARACTER SET "
+                        "utf8mb4 COLLATE utf8mb4_general_ci"
+                    )
             assert set(_collations(conn).values()) == {"utf8mb4_general_ci"}
         # maps as the revisions before 0004 stored them (.npy grids, JSON corridor paths)
         store.insert_many(_maps_as_at_0001(3, seed=5))
-        store.insert_many([SudokuPuzzle(None, "s", "one", "abc"),
-                           SudokuPuzzle(None, "s", "two", "xyz")])
+        store.insert_many(
+            [SudokuPuzzle(None, "s", "one", "abc"), SudokuPuzzle(None, "s", "two", "xyz")]
+        )
         with pytest.raises(WriteError):  # the old collation: 'ABC' clashes with 'abc'
             store.insert(SudokuPuzzle(None, "s", "three", "ABC"))
-        maps_before = sorted(store.select(_revision("0001_catalog").MapRecord),
-                             key=lambda m: m.id)
+        maps_before = sorted(store.select(_revision("0001_catalog").MapRecord), key=lambda m: m.id)
         puzzles_before = sorted(store.select(SudokuPuzzle), key=lambda p: p.id)
         assert sum(len(m.rooms) for m in maps_before) > 0
 
@@ -220,10 +285,9 @@ def test_revision_0003_converts_a_populated_mariadb_catalog(mariadb_url: str) ->
         fresh = Store(mariadb_url)
         maps_after = sorted(fresh.select(TABLES["maps"]), key=lambda m: m.id)
         assert [_plain(m) for m in maps_after] == [_plain(m) for m in maps_before]
-        assert all((a.grid == b.grid).all() for a, b in zip(maps_after, maps_before,
-                                                            strict=True))
+        assert all((a.grid == b.grid).all() for a, b in zip(maps_after, maps_before, strict=True))
         assert sorted(fresh.select(SudokuPuzzle), key=lambda p: p.id) == puzzles_before
-        fresh.insert(SudokuPuzzle(None, "s", "three", "ABC"))   # exact now
+        fresh.insert(SudokuPuzzle(None, "s", "three", "ABC"))  # exact now
         assert [p.name for p in fresh.select(SudokuPuzzle, where={"puzzle": "abc"})] == ["one"]
         assert diff(fresh, list(TABLES.values())) == []
         fresh.close()
@@ -259,15 +323,20 @@ def test_reflected_mariadb_table_keeps_its_own_collation(mariadb_url: str) -> No
     store = Store(mariadb_url)
     try:
         with store.engine.begin() as conn:
-            conn.exec_driver_sql("CREATE TABLE legacy (id INT PRIMARY KEY, w VARCHAR(20)) "
-                                 "CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci")
-            conn.execute(sa.table("legacy", sa.column("id"), sa.column("w")).insert(),
-                         [{"id": i, "w": w} for i, w in enumerate(["caves", "CAVES", "caves "])])
+            conn.exec_driver_sql(
+                "CREATE TABLE legacy (id INT PRIMARY KEY, w VARCHAR(20)) "
+                "CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
+            )
+            conn.execute(
+                sa.table("legacy", sa.column("id"), sa.column("w")).insert(),
+                [{"id": i, "w": w} for i, w in enumerate(["caves", "CAVES", "caves "])],
+            )
         legacy = store.reflect("legacy")
         assert sorted(r.id for r in store.select(legacy, where={"w": "caves"})) == [0, 1, 2]
         with store.engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE legacy CONVERT TO CHARACTER SET utf8mb4 "
-                                 "COLLATE utf8mb4_nopad_bin")
+            conn.exec_driver_sql(
+                "ALTER TABLE legacy CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin"
+            )
         assert [r.id for r in store.select(legacy, where={"w": "caves"})] == [0]
     finally:
         store.close()

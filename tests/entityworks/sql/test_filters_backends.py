@@ -32,19 +32,105 @@ class Text:
 
 
 #: Text that LIKE's specials, case, accents, surrogate pairs, spaces and NUL can tell apart.
-VALUES = ["", "a", "A", "ab", "aB", "Ab", "abc", "a%b", "a_b", "a\\b", "a\\", "\\", "\\\\",
-          "%", "_", "%%", "100%", "x_y", " ", "a ", " a", "é", "e", "É", "ß", "ss", "😀",
-          "😀x", "a\nb", "\n", "a\x00b", "\x00", "%\x00", "a\x00"]
+VALUES = [
+    "",
+    "a",
+    "A",
+    "ab",
+    "aB",
+    "Ab",
+    "abc",
+    "a%b",
+    "a_b",
+    "a\\b",
+    "a\\",
+    "\\",
+    "\\\\",
+    "%",
+    "_",
+    "%%",
+    "100%",
+    "x_y",
+    " ",
+    "a ",
+    " a",
+    "é",
+    "e",
+    "É",
+    "ß",
+    "ss",
+    "😀",
+    "😀x",
+    "a\nb",
+    "\n",
+    "a\x00b",
+    "\x00",
+    "%\x00",
+    "a\x00",
+]
 
 #: Valid patterns (Python source: "\\" is one backslash).
-PATTERNS = ["", "%", "_", "__", "a", "A", "a%", "A%", "%b", "%B", "a_b", "a%b", "_b", "%%",
-            "a\\%b", "a\\_b", "a\\\\b", "a\\\\", "\\\\", "\\\\%", "%\\\\", "%\\\\%", "\\%",
-            "\\_", "%\\%", "%\\%%", "%\\_%", "100\\%", "é", "_", "e%", "É%", "ß", "😀_",
-            "😀%", "_x", "a%\\\\%", "%\n%", "a_", "a __", "% ", " %", "a%%b%", "%a%a%"]
+PATTERNS = [
+    "",
+    "%",
+    "_",
+    "__",
+    "a",
+    "A",
+    "a%",
+    "A%",
+    "%b",
+    "%B",
+    "a_b",
+    "a%b",
+    "_b",
+    "%%",
+    "a\\%b",
+    "a\\_b",
+    "a\\\\b",
+    "a\\\\",
+    "\\\\",
+    "\\\\%",
+    "%\\\\",
+    "%\\\\%",
+    "\\%",
+    "\\_",
+    "%\\%",
+    "%\\%%",
+    "%\\_%",
+    "100\\%",
+    "é",
+    "_",
+    "e%",
+    "É%",
+    "ß",
+    "😀_",
+    "😀%",
+    "_x",
+    "a%\\\\%",
+    "%\n%",
+    "a_",
+    "a __",
+    "% ",
+    " %",
+    "a%%b%",
+    "%a%a%",
+]
 
 #: Patterns outside the rule: a backslash escaping anything else, a trailing one, NUL.
-INVALID = ["\\", "%\\", "a\\", "a\\b", "\\a", "%\\n", "\\\\\\", "a\x00", "\x00", "\\\x00",
-           "100\\ %"]
+INVALID = [
+    "\\",
+    "%\\",
+    "a\\",
+    "a\\b",
+    "\\a",
+    "%\\n",
+    "\\\\\\",
+    "a\x00",
+    "\x00",
+    "\\\x00",
+    "100\\ %",
+]
 
 
 def like_oracle(pattern: str, text: str) -> bool:
@@ -80,9 +166,12 @@ def ids(rows: Any) -> list[int]:
 
 def every_use(store: Store, cls: type, values: dict[str, Any]) -> list[Callable[[Any], Any]]:
     """select, count, delete and update, each given a filter."""
-    return [lambda w: list(store.select(cls, where=w)), lambda w: store.count(cls, where=w),
-            lambda w: store.delete(cls, where=w),
-            lambda w: store.update(cls, values=values, where=w)]
+    return [
+        lambda w: list(store.select(cls, where=w)),
+        lambda w: store.count(cls, where=w),
+        lambda w: store.delete(cls, where=w),
+        lambda w: store.update(cls, values=values, where=w),
+    ]
 
 
 class Statements:
@@ -119,7 +208,8 @@ def test_like_selects_what_the_rule_selects(texts: tuple[Store, list[Text]]) -> 
         # NOT keeps SQL's three-valued logic: NULL text is in neither answer
         assert ids(store.select(Text, where=~where)) == not_expected, pattern
         assert ids(store.select(Text, where=where | {"s": None})) == sorted(
-            [*expected, rows[-1].id]), pattern
+            [*expected, rows[-1].id]
+        ), pattern
 
 
 def test_like_deletes_what_the_rule_selects(texts: tuple[Store, list[Text]]) -> None:
@@ -140,9 +230,11 @@ def test_like_matches_text_holding_nul(texts: tuple[Store, list[Text]]) -> None:
     by_value = {r.s: r.id for r in rows}
     assert ids(store.select(Text, where=col("s").like("a"))) == [by_value["a"]]
     assert ids(store.select(Text, where=col("s").like("a_b"))) == sorted(
-        by_value[v] for v in ("a%b", "a_b", "a\\b", "a\nb", "a\x00b"))
+        by_value[v] for v in ("a%b", "a_b", "a\\b", "a\nb", "a\x00b")
+    )
     assert ids(store.select(Text, where=col("s").like("_"))) == sorted(
-        by_value[v] for v in VALUES if len(v) == 1)
+        by_value[v] for v in VALUES if len(v) == 1
+    )
     two = [v for v in VALUES if len(v) == 2 and v[0] == "a"]
     assert "a\x00" in two
     assert store.delete(Text, where=col("s").like("a_")) == len(two)
@@ -150,7 +242,8 @@ def test_like_matches_text_holding_nul(texts: tuple[Store, list[Text]]) -> None:
 
 
 def test_a_nul_filter_value_agrees_or_is_refused_before_any_sql(
-        texts: tuple[Store, list[Text]]) -> None:
+    texts: tuple[Store, list[Text]],
+) -> None:
     """SQLite and MariaDB compare text holding NUL as stored; PostgreSQL's text cannot hold
     it, so a filter with one is a FilterError before any SQL (not the driver's error)."""
     store, rows = texts
@@ -164,8 +257,11 @@ def test_a_nul_filter_value_agrees_or_is_refused_before_any_sql(
     try:
         for where in filters:
             for call in every_use(store, Text, {"s": "changed"}):
-                with pytest.raises(FilterError, match=r"Text: the filter value 'a\\x00b' holds "
-                                                      r"NUL \(0x00\), which PostgreSQL"):
+                with pytest.raises(
+                    FilterError,
+                    match=r"Text: the filter value 'a\\x00b' holds "
+                    r"NUL \(0x00\), which PostgreSQL",
+                ):
                     call(where)
     finally:
         watch.close()
@@ -175,7 +271,8 @@ def test_a_nul_filter_value_agrees_or_is_refused_before_any_sql(
 
 @pytest.mark.parametrize("pattern", INVALID)
 def test_a_pattern_outside_the_rule_is_refused_before_any_sql(
-        texts: tuple[Store, list[Text]], pattern: str) -> None:
+    texts: tuple[Store, list[Text]], pattern: str
+) -> None:
     store, rows = texts
     watch = Statements(store)
     try:
@@ -200,8 +297,10 @@ def test_the_sqlite_fallback_matcher_follows_the_rule() -> None:
     """The Python matcher SQLite uses for text holding NUL, on long and awkward input."""
 
     @settings(max_examples=300, deadline=None, database=None)
-    @given(st.lists(st.sampled_from(TOKENS), max_size=8).map("".join),
-           st.text(alphabet="aAé%_\\\x00\n", max_size=30))
+    @given(
+        st.lists(st.sampled_from(TOKENS), max_size=8).map("".join),
+        st.text(alphabet="aAé%_\\\x00\n", max_size=30),
+    )
     def check(pattern: str, text: str) -> None:
         assert like_matches(pattern, text) is like_oracle(pattern, text), (pattern, text)
 
@@ -221,9 +320,12 @@ def test_like_property_against_the_oracle(store: Store) -> None:
     store.create(Text)
     store.insert_many([Text(i, v) for i, v in enumerate(values)])
 
-    @settings(max_examples=60, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                     HealthCheck.too_slow])
+    @settings(
+        max_examples=60,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(st.lists(st.sampled_from(TOKENS), max_size=5).map("".join))
     def check(pattern: str) -> None:
         expected = [i for i, v in enumerate(values) if like_oracle(pattern, v)]
@@ -233,6 +335,7 @@ def test_like_property_against_the_oracle(store: Store) -> None:
 
 
 # -- child lists --------------------------------------------------------------------------
+
 
 @dataclass
 class Shelf:
@@ -249,8 +352,12 @@ class Library:
 
 
 def libraries() -> list[Library]:
-    return [Library(1, "none"), Library(2, "empty", []), Library(3, "one", [Shelf("x")]),
-            Library(4, "two", [Shelf("x"), Shelf("y")], [Shelf("hall")])]
+    return [
+        Library(1, "none"),
+        Library(2, "empty", []),
+        Library(3, "one", [Shelf("x")]),
+        Library(4, "two", [Shelf("x"), Shelf("y")], [Shelf("hall")]),
+    ]
 
 
 @pytest.fixture
@@ -270,11 +377,19 @@ def test_an_optional_child_list_compares_with_none(library: Store) -> None:
     assert list(store.select(Library, order_by="id")) == libraries()[1:]
 
 
-@pytest.mark.parametrize("where", [
-    {"shelves": []}, {"shelves": [Shelf("x")]}, col("shelves") == [],
-    col("shelves") != [Shelf("x")], col("shelves").in_([[], None]),
-    col("shelves").not_in([[]]), col("shelves") > [],
-], ids=["{[]}", "{[x]}", "==[]", "!=[x]", "in", "not_in", ">"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"shelves": []},
+        {"shelves": [Shelf("x")]},
+        col("shelves") == [],
+        col("shelves") != [Shelf("x")],
+        col("shelves").in_([[], None]),
+        col("shelves").not_in([[]]),
+        col("shelves") > [],
+    ],
+    ids=["{[]}", "{[x]}", "==[]", "!=[x]", "in", "not_in", ">"],
+)
 def test_an_optional_child_list_refuses_other_values(library: Store, where: Any) -> None:
     store = library
     watch = Statements(store)
@@ -300,6 +415,7 @@ def test_a_plain_child_list_is_refused_by_name(library: Store) -> None:
 
 # -- columns stored encoded -----------------------------------------------------------------
 
+
 @dataclass
 class Pos:
     x: float
@@ -321,15 +437,33 @@ class Doc:
 
 
 def docs() -> list[Doc]:
-    return [Doc(1, {"a": 1, "b": 2}, ["x", "y"], {"n": 1.0}, (1, 2), Pos(1.0, -0.0),
-                np.array([1, 2]), np.ones((2, 3), dtype=bool), [[0, 0], [0, 1]]),
-            Doc(2)]
+    return [
+        Doc(
+            1,
+            {"a": 1, "b": 2},
+            ["x", "y"],
+            {"n": 1.0},
+            (1, 2),
+            Pos(1.0, -0.0),
+            np.array([1, 2]),
+            np.ones((2, 3), dtype=bool),
+            [[0, 0], [0, 1]],
+        ),
+        Doc(2),
+    ]
 
 
 #: Each encoded column with a value equal (in Python) to row 1's.
-EQUAL_TO_ROW_1 = {"meta": {"b": 2, "a": 1}, "tags": ["x", "y"], "loose": {"n": 1},
-                  "pair": (1, 2), "pos": Pos(1.0, 0.0), "grid": np.array([1, 2]),
-                  "packed": np.ones((2, 3), dtype=bool), "path": [[0, 0], [0, 1]]}
+EQUAL_TO_ROW_1 = {
+    "meta": {"b": 2, "a": 1},
+    "tags": ["x", "y"],
+    "loose": {"n": 1},
+    "pair": (1, 2),
+    "pos": Pos(1.0, 0.0),
+    "grid": np.array([1, 2]),
+    "packed": np.ones((2, 3), dtype=bool),
+    "path": [[0, 0], [0, 1]],
+}
 
 
 @pytest.fixture
@@ -352,12 +486,19 @@ def test_an_encoded_column_refuses_comparison_by_value(documents: Store, name: s
     value = EQUAL_TO_ROW_1[name]
     watch = Statements(store)
     try:
-        for where in ({name: value}, col(name) == value, col(name) != value,
-                      col(name).in_([value]), col(name).not_in([value]), col(name) < value,
-                      col(name).between(value, value)):
+        for where in (
+            {name: value},
+            col(name) == value,
+            col(name) != value,
+            col(name).in_([value]),
+            col(name).not_in([value]),
+            col(name) < value,
+            col(name).between(value, value),
+        ):
             for call in every_use(store, Doc, {"tags": ["z"]}):
-                with pytest.raises(FilterError,
-                                   match=rf"Doc\.{name} \(.*\) is .*cannot compare it by value"):
+                with pytest.raises(
+                    FilterError, match=rf"Doc\.{name} \(.*\) is .*cannot compare it by value"
+                ):
                     call(where)
         assert watch.seen == []
     finally:

@@ -27,8 +27,12 @@ class Thing:
     d: D | None
 
 
-ROWS = [Thing(1, 1, "a", D("1.5")), Thing(2, 2, "b", D("2")), Thing(3, None, None, None),
-        Thing(4, 1, "a", D("1.50"))]
+ROWS = [
+    Thing(1, 1, "a", D("1.5")),
+    Thing(2, 2, "b", D("2")),
+    Thing(3, None, None, None),
+    Thing(4, 1, "a", D("1.50")),
+]
 VALUES = {"n": [1, 2], "s": ["a", "b"], "d": [D("1.5"), D("2")]}
 
 
@@ -58,8 +62,7 @@ def things(store: Store) -> Store:
 @pytest.mark.parametrize("field", ["n", "s", "d"])
 @pytest.mark.parametrize("op", ["in", "not_in"])
 @pytest.mark.parametrize("which", [(), (None,), (0,), (0, None), (1,), (1, None), (0, 1, None)])
-def test_none_in_a_value_list(things: Store, field: str, op: str, which: tuple[Any, ...]
-                              ) -> None:
+def test_none_in_a_value_list(things: Store, field: str, op: str, which: tuple[Any, ...]) -> None:
     values = [None if i is None else VALUES[field][i] for i in which]
     expr = col(field).in_(values) if op == "in" else col(field).not_in(values)
     found = {t.id for t in things.select(Thing, where=expr)}
@@ -75,8 +78,7 @@ def test_the_shortcuts_agree(things: Store) -> None:
 
     assert ids(col("n").in_([None])) == ids(col("n").is_null()) == ids({"n": None}) == {3}
     assert ids(col("s").not_in([None])) == ids(col("s").is_not_null()) == {1, 2, 4}
-    assert ids(col("n").not_in([1, None])) == ids(col("n").not_in([1])) == \
-        ids(col("n") != 1) == {2}
+    assert ids(col("n").not_in([1, None])) == ids(col("n").not_in([1])) == ids(col("n") != 1) == {2}
 
 
 def test_plain_sql_would_match_nothing() -> None:

@@ -78,17 +78,28 @@ def hints(cls: type) -> dict[str, typing.Any]:
     return {f.name: f.type for f in dataclasses.fields(cls)}
 
 
-def test_reflection_gives_back_the_types_the_xsd_declared(store: Store,
-                                                          dotnet_files: tuple[Path, Path]
-                                                          ) -> None:
+def test_reflection_gives_back_the_types_the_xsd_declared(
+    store: Store, dotnet_files: tuple[Path, Path]
+) -> None:
     xml, xsd = dotnet_files
     cls = read_xsd(xsd)
     assert store.import_xml(cls, xml, xsd) == 2
     reflected = store.reflect("item")
-    assert hints(reflected) == hints(cls) == {
-        "id": int, "uid": uuid.UUID | None, "label": str | None,
-        "price": decimal.Decimal | None, "ok": bool | None, "small": int | None,
-        "span": dt.timedelta | None, "at": AwareDatetime | None, "ratio": float | None}
+    assert (
+        hints(reflected)
+        == hints(cls)
+        == {
+            "id": int,
+            "uid": uuid.UUID | None,
+            "label": str | None,
+            "price": decimal.Decimal | None,
+            "ok": bool | None,
+            "small": int | None,
+            "span": dt.timedelta | None,
+            "at": AwareDatetime | None,
+            "ratio": float | None,
+        }
+    )
     assert reflected.__dataset__ == "Shop"
     first = store.get(reflected, 1)
     assert first.uid == uuid.UUID("0f8fad5b-d9cb-469f-a165-70867728950e")
@@ -100,48 +111,62 @@ def test_reflection_gives_back_the_types_the_xsd_declared(store: Store,
     # types (xs:short, xs:float, Guid), MaxLength, Caption, AutoIncrement, the default
     assert xsd_bytes(reflected) == xsd_bytes(cls)
     text = xsd_bytes(reflected).decode()
-    for spelling in ('type="xs:short"', 'type="xs:float"', 'msdata:AutoIncrement="true"',
-                     'msdata:Caption="Label"', '<xs:maxLength value="8"/>', 'default="true"',
-                     'name="Shop"'):
+    for spelling in (
+        'type="xs:short"',
+        'type="xs:float"',
+        'msdata:AutoIncrement="true"',
+        'msdata:Caption="Label"',
+        '<xs:maxLength value="8"/>',
+        'default="true"',
+        'name="Shop"',
+    ):
         assert spelling in text, spelling
 
 
-def test_export_of_the_reflected_table_reads_back_equal(tmp_path: Path,
-                                                        dotnet_files: tuple[Path, Path]
-                                                        ) -> None:
+def test_export_of_the_reflected_table_reads_back_equal(
+    tmp_path: Path, dotnet_files: tuple[Path, Path]
+) -> None:
     xml, xsd = dotnet_files
     db = tmp_path / "shop.db"
-    result = CliRunner().invoke(cli, ["import-xml", str(xml), "--xsd", str(xsd), "--db",
-                                      str(db)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["import-xml", str(xml), "--xsd", str(xsd), "--db", str(db)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     out = tmp_path / "back.xml"
-    result = CliRunner().invoke(cli, ["export-xml", "item", str(out), "--db", str(db)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["export-xml", "item", str(out), "--db", str(db)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     assert out.read_text().splitlines()[1] == "<Shop>"
     cls = read_xsd(xsd)
     assert [dataclasses.astuple(r) for r in read_xml(cls, out, tmp_path / "back.xsd")] == [
-        dataclasses.astuple(r) for r in read_xml(cls, xml, xsd)]
-    query = CliRunner().invoke(cli, ["query", "item", "--db", str(db), "--format", "json"],
-                               catch_exceptions=False)
+        dataclasses.astuple(r) for r in read_xml(cls, xml, xsd)
+    ]
+    query = CliRunner().invoke(
+        cli, ["query", "item", "--db", str(db), "--format", "json"], catch_exceptions=False
+    )
     assert '"uid": "0f8fad5b-d9cb-469f-a165-70867728950e"' in query.stdout
 
 
 def test_values_beyond_the_dotnet_type_are_refused_at_export(
-        tmp_path: Path, dotnet_files: tuple[Path, Path]) -> None:
+    tmp_path: Path, dotnet_files: tuple[Path, Path]
+) -> None:
     _xml, xsd = dotnet_files
     cls = read_xsd(xsd)
-    for change, message in (({"small": 40_000}, "out of the range of xs:short"),
-                            ({"label": "too long by far"}, "maxLength 8"),
-                            ({"ratio": 0.123456789}, "single-precision")):
+    for change, message in (
+        ({"small": 40_000}, "out of the range of xs:short"),
+        ({"label": "too long by far"}, "maxLength 8"),
+        ({"ratio": 0.123456789}, "single-precision"),
+    ):
         row = cls(**{**{f.name: None for f in dataclasses.fields(cls)}, "id": 1, **change})
         with pytest.raises(ValueError, match=message):
             write_xml(cls, [row], tmp_path / "x.xml")
         assert not (tmp_path / "x.xml").exists()
 
 
-def test_nothing_is_recorded_for_a_refused_import(store: Store,
-                                                  dotnet_files: tuple[Path, Path]) -> None:
+def test_nothing_is_recorded_for_a_refused_import(
+    store: Store, dotnet_files: tuple[Path, Path]
+) -> None:
     xml, xsd = dotnet_files
     xml.write_text(DOTNET_XML.replace("<small>-32768</small>", "<small>99999</small>"))
     with pytest.raises(XMLImportError, match="small"):
@@ -150,7 +175,8 @@ def test_nothing_is_recorded_for_a_refused_import(store: Store,
 
 
 def test_a_record_that_no_longer_matches_the_table_is_ignored(
-        tmp_path: Path, dotnet_files: tuple[Path, Path]) -> None:
+    tmp_path: Path, dotnet_files: tuple[Path, Path]
+) -> None:
     xml, xsd = dotnet_files
     store = Store(tmp_path / "s.db")
     cls = read_xsd(xsd)
@@ -181,8 +207,10 @@ class Route:
 
 
 def test_reflection_rebuilds_child_tables(tmp_path: Path) -> None:
-    routes = [Route(uuid.UUID(int=1), "a", [Step(dt.timedelta(seconds=5), None)]),
-              Route(uuid.UUID(int=2), "b")]
+    routes = [
+        Route(uuid.UUID(int=1), "a", [Step(dt.timedelta(seconds=5), None)]),
+        Route(uuid.UUID(int=2), "b"),
+    ]
     write_xml(Route, routes, tmp_path / "r.xml", tmp_path / "r.xsd")
     store = Store(tmp_path / "r.db")
     store.import_xml(read_xsd(tmp_path / "r.xsd"), tmp_path / "r.xml", tmp_path / "r.xsd")

@@ -41,9 +41,19 @@ class House:
 
 def _houses() -> list[House]:
     return [
-        House(None, "a", [Room(1, 2, [Door("front", [Knob("red", 1), Knob("blue")]),
-                                      Door("back")], [Knob("tag")]),
-                          Room(3, 4)]),
+        House(
+            None,
+            "a",
+            [
+                Room(
+                    1,
+                    2,
+                    [Door("front", [Knob("red", 1), Knob("blue")]), Door("back")],
+                    [Knob("tag")],
+                ),
+                Room(3, 4),
+            ],
+        ),
         House(None, "b"),
         House(None, "c", [Room(5, 6, [Door("only", [Knob("green", 3)])])]),
     ]
@@ -52,8 +62,13 @@ def _houses() -> list[House]:
 def test_nested_round_trip(store: Store) -> None:
     store.create(House)
     names = set(store.table_names())
-    assert {"nc_house", "nc_house_rooms", "nc_house_rooms_doors",
-            "nc_house_rooms_doors_knobs", "nc_house_rooms_tags"} <= names
+    assert {
+        "nc_house",
+        "nc_house_rooms",
+        "nc_house_rooms_doors",
+        "nc_house_rooms_doors_knobs",
+        "nc_house_rooms_tags",
+    } <= names
     with store.engine.connect() as conn:
         inspector = sa.inspect(conn)
         pk = inspector.get_pk_constraint("nc_house_rooms_doors_knobs")["constrained_columns"]
@@ -80,8 +95,10 @@ def test_nested_round_trip(store: Store) -> None:
     assert store.delete(House, where={"name": "b"}) == 1
     with store.engine.connect() as conn:
         for name in ("nc_house_rooms", "nc_house_rooms_doors", "nc_house_rooms_doors_knobs"):
-            assert conn.execute(sa.select(sa.func.count()).select_from(
-                sa.table(name))).scalar_one() == 0
+            assert (
+                conn.execute(sa.select(sa.func.count()).select_from(sa.table(name))).scalar_one()
+                == 0
+            )
     assert list(store.select(House)) == [houses[2]]
 
 
@@ -97,8 +114,12 @@ def test_nested_write_error_names_the_parent_row(store: Store) -> None:
         store.insert_many(bad)
     assert store.count(House) == 0
     with store.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(
-            sa.table("nc_house_rooms_doors"))).scalar_one() == 0
+        assert (
+            conn.execute(
+                sa.select(sa.func.count()).select_from(sa.table("nc_house_rooms_doors"))
+            ).scalar_one()
+            == 0
+        )
 
 
 def test_nested_migrations(backend_url: str) -> None:
@@ -138,9 +159,12 @@ class Case:
 
 def test_optional_child_lists_keep_none_apart_from_empty(store: Store) -> None:
     store.create(Case)
-    cases = [Case(1), Case(2, [], None), Case(3, [Shelf("a"), Shelf("b", []),
-                                                  Shelf("c", [Knob("k", 1)])], [Knob("s")]),
-             Case(4, None, [])]
+    cases = [
+        Case(1),
+        Case(2, [], None),
+        Case(3, [Shelf("a"), Shelf("b", []), Shelf("c", [Knob("k", 1)])], [Knob("s")]),
+        Case(4, None, []),
+    ]
     store.insert_many(cases)
     back = list(store.select(Case, order_by="id"))
     assert back == cases
@@ -182,5 +206,6 @@ def test_a_table_of_its_generated_key_alone_takes_new_keys(store: Store) -> None
     one = store.insert(Hall(None, [Door("d", [Knob("red")])]))
     keys = [h.id for h in halls] + [one.id]
     assert all(isinstance(k, int) and k > 0 for k in keys) and len(set(keys)) == 4
-    assert sorted(store.select(Hall), key=lambda h: h.id) == sorted([*halls, one],
-                                                                    key=lambda h: h.id)
+    assert sorted(store.select(Hall), key=lambda h: h.id) == sorted(
+        [*halls, one], key=lambda h: h.id
+    )

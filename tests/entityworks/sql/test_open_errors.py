@@ -60,8 +60,10 @@ def cli_error(url: str) -> str:
 def test_sqlite_folder_missing(tmp_path: Path, call: str, form: str) -> None:
     path = tmp_path / "nowhere" / "levels.db"
     message = refused(path if form == "path" else f"sqlite:///{path}", call)
-    assert message == (f"cannot open SQLite database {path}: the folder {path.parent} does "
-                       f"not exist; create it first (mkdir -p {path.parent})")
+    assert message == (
+        f"cannot open SQLite database {path}: the folder {path.parent} does "
+        f"not exist; create it first (mkdir -p {path.parent})"
+    )
     assert not path.parent.exists()
 
 
@@ -77,8 +79,9 @@ def test_sqlite_not_a_database(tmp_path: Path, call: str) -> None:
 
 
 def test_sqlite_a_folder(tmp_path: Path) -> None:
-    assert refused(tmp_path, "count") == (f"cannot open SQLite database {tmp_path}: it is a "
-                                          f"folder, not a file")
+    assert refused(tmp_path, "count") == (
+        f"cannot open SQLite database {tmp_path}: it is a folder, not a file"
+    )
 
 
 def test_sqlite_cli(tmp_path: Path) -> None:
@@ -113,9 +116,11 @@ def test_postgresql_unknown_database(pg_url: str, call: str) -> None:
     url, name = _missing(pg_url, password="pw-Sekrit-9931")
     message = refused(url, call)
     shown = sa.make_url(url).render_as_string(hide_password=True)
-    assert message == (f"database {name!r} does not exist on the PostgreSQL server of "
-                       f"{shown}; create it first (createdb {name}, or CREATE DATABASE "
-                       f"\"{name}\" in psql)")
+    assert message == (
+        f"database {name!r} does not exist on the PostgreSQL server of "
+        f"{shown}; create it first (createdb {name}, or CREATE DATABASE "
+        f'"{name}" in psql)'
+    )
     assert "Sekrit" not in message
     assert name not in _databases(pg_url)
     line = cli_error(url)
@@ -126,8 +131,10 @@ def test_postgresql_unknown_database(pg_url: str, call: str) -> None:
 def test_mariadb_unknown_database(mariadb_url: str, call: str) -> None:
     url, name = _missing(mariadb_url)
     message = refused(url, call)
-    assert message == (f"database {name!r} does not exist on the MariaDB server of {url}; "
-                       f"create it first (CREATE DATABASE `{name}` in the mariadb client)")
+    assert message == (
+        f"database {name!r} does not exist on the MariaDB server of {url}; "
+        f"create it first (CREATE DATABASE `{name}` in the mariadb client)"
+    )
     assert name not in _databases(mariadb_url)
     line = cli_error(url)
     assert line == f"error: {message}" and "1049" not in line

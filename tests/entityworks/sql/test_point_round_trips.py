@@ -116,8 +116,9 @@ def test_postgresql_general_get_reads_without_a_server_side_cursor(pg_store: Sto
     finally:
         sa.event.remove(store.engine, "before_cursor_execute", seen)
     assert len([s for s in statements if "SELECT" in s]) == 1, statements
-    assert not any("DECLARE" in s or "FETCH" in s or s.strip() == "SELECT 1"
-                   for s in statements), statements
+    assert not any("DECLARE" in s or "FETCH" in s or s.strip() == "SELECT 1" for s in statements), (
+        statements
+    )
 
 
 def test_sqlite_one_statement_per_call(tmp_path: Path) -> None:
@@ -134,8 +135,14 @@ def test_sqlite_one_statement_per_call(tmp_path: Path) -> None:
         assert store.delete(Item, where={"id": 2}) == 1
         assert store.delete(Item(item.id, "x", Decimal(0))) == 1
         _point(store).set_trace_callback(None)
-        assert [s.split()[0] for s in sent] == ["SELECT", "INSERT", "UPDATE", "UPDATE",
-                                                "DELETE", "DELETE"], sent
+        assert [s.split()[0] for s in sent] == [
+            "SELECT",
+            "INSERT",
+            "UPDATE",
+            "UPDATE",
+            "DELETE",
+            "DELETE",
+        ], sent
         assert store.count(Item) == 0
     finally:
         store.close()
@@ -162,15 +169,15 @@ def test_mariadb_one_statement_per_call(maria_store: Store) -> None:
     assert store.get(Item, item.id) == Item(item.id, "big axe", Decimal("2.75"), "sharp")
 
 
-def test_key_equality_where_takes_the_point_path_with_the_same_results(
-        store: Store) -> None:
+def test_key_equality_where_takes_the_point_path_with_the_same_results(store: Store) -> None:
     store.create(Item)
     items = [store.insert(Item(None, f"n{i}", Decimal(i).scaleb(-2))) for i in range(1, 5)]
     assert store.delete(Item, where={"id": items[0].id}) == 1
     assert store._point.local.point is not None  # the point path ran
     assert store.delete(Item, where={"id": 999}) == 0
-    assert store.update(Item, {"name": "m", "price": Decimal("9.90")},
-                        where={"id": items[1].id}) == 1
+    assert (
+        store.update(Item, {"name": "m", "price": Decimal("9.90")}, where={"id": items[1].id}) == 1
+    )
     assert store.update(Item, {"name": "m"}, where={"id": 999}) == 0
     assert store.get(Item, items[1].id) == Item(items[1].id, "m", Decimal("9.90"))
     # not exactly the key (another column, a second condition, a list): the general path
@@ -178,7 +185,9 @@ def test_key_equality_where_takes_the_point_path_with_the_same_results(
     assert store.delete(Item, where={"id": items[3].id, "name": "other"}) == 0
     assert store.update(Item, {"note": "x"}, where=col("id").in_([items[1].id, items[3].id])) == 2
     assert sorted((i.id, i.name, i.note) for i in store.select(Item)) == [
-        (items[1].id, "m", "x"), (items[3].id, "n4", "x")]
+        (items[1].id, "m", "x"),
+        (items[3].id, "n4", "x"),
+    ]
     with pytest.raises(NotFoundError):
         store.update(Item(999, "none", Decimal(0)))
 
@@ -188,8 +197,7 @@ def _kill_postgresql(url: str, pids: list[int]) -> None:
     try:
         with engine.connect() as conn:
             for pid in pids:
-                assert conn.execute(sa.text("SELECT pg_terminate_backend(:p)"),
-                                    {"p": pid}).scalar()
+                assert conn.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar()
     finally:
         engine.dispose()
 
@@ -200,8 +208,7 @@ def _pool_pids(store: Store) -> list[int]:
         return [conn.connection.dbapi_connection.info.backend_pid]  # type: ignore[union-attr]
 
 
-def test_postgresql_recovers_a_killed_connection_after_idle(pg_store: Store,
-                                                            pg_url: str) -> None:
+def test_postgresql_recovers_a_killed_connection_after_idle(pg_store: Store, pg_url: str) -> None:
     store = pg_store
     store._point.ping_after_idle = 0.2
     item = store.insert(Item(None, "axe", Decimal("2.50")))
@@ -227,8 +234,9 @@ def test_postgresql_recovers_a_killed_connection_after_idle(pg_store: Store,
     assert sorted(i.name for i in store.select(Item)) == ["axe", "bow", "cap"]
 
 
-def test_mariadb_recovers_a_killed_connection_after_idle(maria_store: Store,
-                                                         mariadb_url: str) -> None:
+def test_mariadb_recovers_a_killed_connection_after_idle(
+    maria_store: Store, mariadb_url: str
+) -> None:
     store = maria_store
     store._point.ping_after_idle = 0.2
     item = store.insert(Item(None, "axe", Decimal("2.50")))

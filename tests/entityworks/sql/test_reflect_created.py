@@ -31,8 +31,7 @@ from entityworks.sql.logical import TABLE
 from tests.entityworks.strategies import AllTypes, Inner, Item, Mood, Rank, same
 
 #: What a field of AllTypes comes back as when its type has no name another program knows.
-STORED_AS: dict[str, Any] = {"mood": str, "rank": int | None, "inner": dict,
-                             "onested": dict | None}
+STORED_AS: dict[str, Any] = {"mood": str, "rank": int | None, "inner": dict, "onested": dict | None}
 
 
 def hints(cls: type) -> dict[str, Any]:
@@ -40,20 +39,41 @@ def hints(cls: type) -> dict[str, Any]:
 
 
 def sample() -> AllTypes:
-    aware = dt.datetime(2024, 2, 29, 23, 59, 59, 123456,
-                        tzinfo=dt.timezone(dt.timedelta(hours=-3, minutes=-30)))
+    aware = dt.datetime(
+        2024, 2, 29, 23, 59, 59, 123456, tzinfo=dt.timezone(dt.timedelta(hours=-3, minutes=-30))
+    )
     return AllTypes(
-        id=7, i=-(2**63), oi=None, flag=True, f=-0.0, of=1.5e308, s="a\r\nb", os=None,
-        raw=b"\x00\xff", dec=decimal.Decimal("-1.2300"), naive=dt.datetime(1, 1, 1),
-        aware=aware, day=dt.date(9999, 12, 31), clock=dt.time(23, 59, 59, 999999),
-        span=dt.timedelta(days=-3, microseconds=1), uid=uuid.UUID(int=5), mood=Mood.SPACED,
-        rank=Rank.LOW, tags=["x", ""], meta={"k": [1, 2.5, None]}, pair=(1, -2),
+        id=7,
+        i=-(2**63),
+        oi=None,
+        flag=True,
+        f=-0.0,
+        of=1.5e308,
+        s="a\r\nb",
+        os=None,
+        raw=b"\x00\xff",
+        dec=decimal.Decimal("-1.2300"),
+        naive=dt.datetime(1, 1, 1),
+        aware=aware,
+        day=dt.date(9999, 12, 31),
+        clock=dt.time(23, 59, 59, 999999),
+        span=dt.timedelta(days=-3, microseconds=1),
+        uid=uuid.UUID(int=5),
+        mood=Mood.SPACED,
+        rank=Rank.LOW,
+        tags=["x", ""],
+        meta={"k": [1, 2.5, None]},
+        pair=(1, -2),
         inner=Inner(3, dt.date(2000, 1, 2), None),
         arr=np.asfortranarray(np.arange(6, dtype=">i8").reshape(2, 3)),
-        odec=decimal.Decimal("0.000"), oaware=None, counts={-1: "minus"},
-        pairs=[(1, 2)], amounts=[decimal.Decimal("1E-30")], onested=None,
-        items=[Item("one", None, aware, decimal.Decimal("10.50")),
-               Item("two", 2.5, None, None)])
+        odec=decimal.Decimal("0.000"),
+        oaware=None,
+        counts={-1: "minus"},
+        pairs=[(1, 2)],
+        amounts=[decimal.Decimal("1E-30")],
+        onested=None,
+        items=[Item("one", None, aware, decimal.Decimal("10.50")), Item("two", 2.5, None, None)],
+    )
 
 
 def test_reflect_gives_the_types_of_the_class_that_created_the_table(store: Store) -> None:
@@ -84,8 +104,7 @@ def test_rows_read_through_the_reflected_class_equal_those_written(store: Store)
         elif f.name == "inner":
             assert seen == {"x": 3, "when": "2000-01-02", "note": None}
         elif f.name == "items":
-            assert [dataclasses.astuple(i) for i in seen] == [
-                dataclasses.astuple(i) for i in value]
+            assert [dataclasses.astuple(i) for i in seen] == [dataclasses.astuple(i) for i in value]
         else:
             assert same(value, seen), (f.name, value, seen)
 
@@ -126,20 +145,33 @@ def test_child_tables_of_child_tables_and_an_optional_list(store: Store) -> None
     assert hints(leaf) == hints(Leaf)
 
     at = dt.datetime(2020, 5, 6, 7, 8, 9, tzinfo=dt.timezone(dt.timedelta(hours=5)))
-    trees = [Tree(uuid.UUID(int=1), "a", [Branch(uuid.UUID(int=2), [
-                 Leaf(at, decimal.Decimal("1.10")), Leaf(at, None)], dt.time(1))]),
-             Tree(uuid.UUID(int=3), "b", None, dt.date(2001, 1, 1)),
-             Tree(uuid.UUID(int=4), "c", [])]
+    trees = [
+        Tree(
+            uuid.UUID(int=1),
+            "a",
+            [
+                Branch(
+                    uuid.UUID(int=2),
+                    [Leaf(at, decimal.Decimal("1.10")), Leaf(at, None)],
+                    dt.time(1),
+                )
+            ],
+        ),
+        Tree(uuid.UUID(int=3), "b", None, dt.date(2001, 1, 1)),
+        Tree(uuid.UUID(int=4), "c", []),
+    ]
     store.insert_many(trees)
     back = sorted(store.select(reflected), key=lambda t: t.id)
-    assert [(t.id, t.label, t.planted) for t in back] == [(t.id, t.title, t.planted)
-                                                         for t in trees]
-    assert [t.branches is None for t in back] == [True if t.branches is None else False
-                                                  for t in trees]
+    assert [(t.id, t.label, t.planted) for t in back] == [(t.id, t.title, t.planted) for t in trees]
+    assert [t.branches is None for t in back] == [
+        True if t.branches is None else False for t in trees
+    ]
     (first,) = back[0].branches
     assert (first.uid, first.clock) == (uuid.UUID(int=2), dt.time(1))
     assert [(lf.at, lf.at.utcoffset(), lf.weight) for lf in first.leaves] == [
-        (at, dt.timedelta(hours=5), decimal.Decimal("1.10")), (at, dt.timedelta(hours=5), None)]
+        (at, dt.timedelta(hours=5), decimal.Decimal("1.10")),
+        (at, dt.timedelta(hours=5), None),
+    ]
     assert str(first.leaves[0].weight) == "1.10"
     assert back[2].branches == []
 
@@ -193,33 +225,53 @@ class Paint:
 
 
 def test_cli_export_and_parquet_of_a_created_table_equal_the_python_api(
-        backend_url: str, tmp_path: Path) -> None:
-    rows = [Paint(uuid.UUID(int=9), Colour.BLUE, decimal.Decimal("12.340"),
-                  dt.datetime(2021, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=2))),
-                  dt.timedelta(days=-1, seconds=5), dt.time(12, 0, 0, 1), [(1, 2), (3, -4)])]
+    backend_url: str, tmp_path: Path
+) -> None:
+    rows = [
+        Paint(
+            uuid.UUID(int=9),
+            Colour.BLUE,
+            decimal.Decimal("12.340"),
+            dt.datetime(2021, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+            dt.timedelta(days=-1, seconds=5),
+            dt.time(12, 0, 0, 1),
+            [(1, 2), (3, -4)],
+        )
+    ]
     with Store(backend_url) as store:
         store.create(Paint)
         store.insert_many(rows)
         store.export_xml(Paint, tmp_path / "api.xml", tmp_path / "api.xsd")
         api_table = store.to_arrow(Paint)
     runner = CliRunner()
-    result = runner.invoke(cli, ["export-xml", "paint", str(tmp_path / "cli.xml"),
-                                 "--db", backend_url], catch_exceptions=False)
+    result = runner.invoke(
+        cli,
+        ["export-xml", "paint", str(tmp_path / "cli.xml"), "--db", backend_url],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "cli.xml").read_bytes() == (tmp_path / "api.xml").read_bytes()
     assert (tmp_path / "cli.xsd").read_bytes() == (tmp_path / "api.xsd").read_bytes()
-    result = runner.invoke(cli, ["parquet", "paint", str(tmp_path / "cli.parquet"),
-                                 "--db", backend_url], catch_exceptions=False)
+    result = runner.invoke(
+        cli,
+        ["parquet", "paint", str(tmp_path / "cli.parquet"), "--db", backend_url],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     cli_table = pq.read_table(tmp_path / "cli.parquet")
     assert cli_table.schema.remove_metadata() == api_table.schema.remove_metadata()
     assert cli_table.to_pylist() == api_table.to_pylist()
-    result = runner.invoke(cli, ["query", "paint", "--format", "jsonl", "--db", backend_url],
-                           catch_exceptions=False)
+    result = runner.invoke(
+        cli, ["query", "paint", "--format", "jsonl", "--db", backend_url], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     (seen,) = [json.loads(line) for line in result.stdout.splitlines()]
     assert (seen["id"], seen["colour"], seen["price"], seen["codes"]) == (
-        str(uuid.UUID(int=9)), "blue", "12.340", [[1, 2], [3, -4]])
+        str(uuid.UUID(int=9)),
+        "blue",
+        "12.340",
+        [[1, 2], [3, -4]],
+    )
     # the logical schema's table is internal: 'tables' lists the user's tables only
     result = runner.invoke(cli, ["tables", "--db", backend_url], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
@@ -233,8 +285,7 @@ class Shelf:
     price: decimal.Decimal
 
 
-def test_a_field_made_optional_by_a_migration_reflects_optional_with_its_type(
-        store: Store) -> None:
+def test_a_field_made_optional_by_a_migration_reflects_optional_with_its_type(store: Store) -> None:
     from entityworks import migrate
 
     store.create(Shelf)

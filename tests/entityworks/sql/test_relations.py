@@ -71,8 +71,9 @@ def _fill(store: Store) -> None:
     store.create(Review)  # creates publisher, author, book (and its child table) first
     store.insert_many([Publisher(1, "North"), Publisher(2, "South")])
     store.insert_many([Author(1, "Ann", 1), Author(2, "Bob", 2), Author(3, "Cy", None)])
-    store.insert_many([Book("b1", "One", 1, [Note("n")]), Book("b2", "Two", 2),
-                       Book("b3", "Three", 1)])
+    store.insert_many(
+        [Book("b1", "One", 1, [Note("n")]), Book("b2", "Two", 2), Book("b3", "Three", 1)]
+    )
 
 
 def test_create_orders_by_dependency_and_makes_real_foreign_keys(store: Store) -> None:
@@ -124,8 +125,7 @@ def test_on_delete_actions(store: Store) -> None:
 
 def test_filter_through_relations(store: Store) -> None:
     _fill(store)
-    titles = [b.title for b in store.select(Book, where={"author.name": "Ann"},
-                                             order_by="title")]
+    titles = [b.title for b in store.select(Book, where={"author.name": "Ann"}, order_by="title")]
     assert titles == ["One", "Three"]
     assert store.count(Book, where={"author_id.name": "Bob"}) == 1
     # two steps, with expressions, combined with the table's own columns
@@ -145,8 +145,9 @@ def test_filter_through_relations(store: Store) -> None:
 def test_self_reference(store: Store) -> None:
     store.create(Employee)
     store.insert_many([Employee(1, "Boss"), Employee(2, "Mid", 1), Employee(3, "Low", 2)])
-    assert [e.name for e in store.select(Employee, where={"manager.manager.name": "Boss"})
-            ] == ["Low"]
+    assert [e.name for e in store.select(Employee, where={"manager.manager.name": "Boss"})] == [
+        "Low"
+    ]
     with pytest.raises(WriteError) as err:
         store.insert(Employee(4, "Lost", 9))
     assert err.value.column == "manager_id"
@@ -158,10 +159,12 @@ def test_relations_refused_clearly() -> None:
     with pytest.raises(SchemaError, match="dataclass type"):
         column(references=42)  # type: ignore[arg-type]
     with pytest.raises(SchemaError, match="Optional"):
+
         @dataclass
         class Bad:
             id: int
             author_id: int = column(references=Author, on_delete="set null", default=0)
+
         Store("sqlite://").table(Bad)
 
     @dataclass
@@ -252,10 +255,13 @@ def test_export_dataset_carries_declared_relations(tmp_path) -> None:
         store.export_dataset([Publisher, Author], tmp_path / "d.xml", tmp_path / "d.xsd")
     data = read_dataset(tmp_path / "d.xsd")
     assert [(r.parent, r.parent_column, r.child, r.child_column) for r in data.relations] == [
-        ("rel_publisher", "id", "rel_author", "publisher_id")]
+        ("rel_publisher", "id", "rel_author", "publisher_id")
+    ]
     with Store(tmp_path / "b.db") as store:
         assert store.import_dataset(tmp_path / "d.xml", tmp_path / "d.xsd") == {
-            "rel_publisher": 2, "rel_author": 3}
+            "rel_publisher": 2,
+            "rel_author": 3,
+        }
         with store.engine.connect() as conn:
             [fk] = sa.inspect(conn).get_foreign_keys("rel_author")
         assert fk["referred_table"] == "rel_publisher"
@@ -273,8 +279,9 @@ def test_annotated_marker(store: Store) -> None:
     _fill(store)
     store.create(Loan)
     with store.engine.connect() as conn:
-        fks = {fk["constrained_columns"][0]: fk for fk in
-               sa.inspect(conn).get_foreign_keys("rel_loan")}
+        fks = {
+            fk["constrained_columns"][0]: fk for fk in sa.inspect(conn).get_foreign_keys("rel_loan")
+        }
     assert fks["book_isbn"]["referred_table"] == "rel_book"
     assert fks["reader_id"]["referred_table"] == "rel_author"
     store.insert_many([Loan(1, "b1", 2), Loan(2, "b2")])

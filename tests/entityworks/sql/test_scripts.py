@@ -62,8 +62,13 @@ def test_templates_hold_placeholders_only(dialect: str) -> None:
     t = statement_templates(Level, dialect)
     # Where a column would lose a Decimal's exponent, a companion column keeps it (on
     # SQLite the plain text, under the column name ``price``; the key is ``price__key``).
-    scale = (["price__text"] if dialect == "sqlite"
-             else ["price__scale"] if dialect in ("mysql", "mariadb", "mssql") else [])
+    scale = (
+        ["price__text"]
+        if dialect == "sqlite"
+        else ["price__scale"]
+        if dialect in ("mysql", "mariadb", "mssql")
+        else []
+    )
     columns = ["id", "name", "price", *scale, "made", "uid", "flag"]
     assert t.columns == tuple(columns) and t.key == ("id",)
     assert placeholders(t.insert) == columns
@@ -96,8 +101,14 @@ def test_a_table_without_key_gets_insert_only() -> None:
 
 
 def sample(key: int, name: str) -> Level:
-    return Level(key, name, decimal.Decimal("12.50"), dt.datetime(2024, 5, 6, 7, 8, 9, 123456),
-                 uuid.UUID(int=key), key % 2 == 0)
+    return Level(
+        key,
+        name,
+        decimal.Decimal("12.50"),
+        dt.datetime(2024, 5, 6, 7, 8, 9, 123456),
+        uuid.UUID(int=key),
+        key % 2 == 0,
+    )
 
 
 def exercise(execute: sa.Connection | sqlite3.Connection, dialect: str, url: str) -> None:
@@ -123,8 +134,12 @@ def exercise(execute: sa.Connection | sqlite3.Connection, dialect: str, url: str
     execute.commit()
     with Store(url) as store:  # what the templates wrote is what the Store reads
         first = store.get(Level, 1)
-        assert first == Level(**{**sample(1, HOSTILE + " again").__dict__,
-                                 "rooms": [Room("hall", 9.5), Room("yard", -0.0)]})
+        assert first == Level(
+            **{
+                **sample(1, HOSTILE + " again").__dict__,
+                "rooms": [Room("hall", 9.5), Room("yard", -0.0)],
+            }
+        )
         assert math.copysign(1.0, first.rooms[1].area) == -1.0  # -0.0 kept its sign
         assert first.price.as_tuple() == decimal.Decimal("12.50").as_tuple()
         assert store.get(Level, 2) == changed
@@ -160,8 +175,14 @@ def test_mssql_script_keeps_precision_and_uses_current_types():
     from tests.entityworks.sql.test_store import Everything
 
     script = create_script(Everything, "mssql")
-    for fragment in ("name NVARCHAR(max) NOT NULL", "amount NUMERIC(38, 10)",
-                     "at DATETIME2(6)", "aware DATETIMEOFFSET(6)", "day DATE NOT NULL",
-                     "clock TIME(6)", "grid VARBINARY(max)"):
+    for fragment in (
+        "name NVARCHAR(max) NOT NULL",
+        "amount NUMERIC(38, 10)",
+        "at DATETIME2(6)",
+        "aware DATETIMEOFFSET(6)",
+        "day DATE NOT NULL",
+        "clock TIME(6)",
+        "grid VARBINARY(max)",
+    ):
         assert fragment in script
     assert "NTEXT" not in script and "IMAGE" not in script

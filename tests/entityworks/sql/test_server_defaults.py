@@ -46,7 +46,7 @@ class Defaulted:
     f: float = 0.1
     tiny: float = 1e-300
     huge: float = 1.7976931348623157e308
-    s: str = "it's 50% \\ \"q\" \n\t é 🎉 %(x)s :x ?"
+    s: str = 'it\'s 50% \\ "q" \n\t é 🎉 %(x)s :x ?'
     empty: str = ""
     d: Decimal = Decimal("-1.50")
     d0: Decimal = Decimal("0E-7")
@@ -57,8 +57,9 @@ class Defaulted:
     midnight: dt.time = dt.time(0, 0)
     stamp: dt.datetime = dt.datetime(2020, 1, 2, 3, 4, 5, 6)
     whole: dt.datetime = dt.datetime(2020, 1, 1)
-    aware: AwareDatetime = dt.datetime(2020, 1, 1, 1, 30, tzinfo=dt.timezone(
-        dt.timedelta(hours=5, minutes=30)))
+    aware: AwareDatetime = dt.datetime(
+        2020, 1, 1, 1, 30, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))
+    )
     span: dt.timedelta = dt.timedelta(days=-1, seconds=1, microseconds=7)
     key: uuid.UUID = uuid.UUID("12345678-1234-5678-1234-567812345678")
     maybe: str | None = "x"
@@ -153,10 +154,12 @@ FIELDS = 8
 
 
 def _model(values: list[Any], kind: type, n: int) -> type:
-    fields = [("id", int | None)] + [(f"v{i}", kind, field(default=v))
-                                      for i, v in enumerate(values)]
-    return table(f"prop_{kind.__name__}_{n}")(dataclasses.make_dataclass(
-        f"Prop{kind.__name__}{n}", fields))
+    fields = [("id", int | None)] + [
+        (f"v{i}", kind, field(default=v)) for i, v in enumerate(values)
+    ]
+    return table(f"prop_{kind.__name__}_{n}")(
+        dataclasses.make_dataclass(f"Prop{kind.__name__}{n}", fields)
+    )
 
 
 _examples = iter(range(10**6))
@@ -169,15 +172,21 @@ def _floats(draw: st.DrawFn) -> float:
     return x if math.isfinite(x) else draw(st.floats(allow_nan=False, allow_infinity=False))
 
 
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                 HealthCheck.too_slow])
-@given(floats=st.lists(_floats(), min_size=FIELDS, max_size=FIELDS),
-       texts=st.lists(st.text(max_size=40), min_size=FIELDS, max_size=FIELDS),
-       ints=st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=FIELDS,
-                     max_size=FIELDS))
-def test_filled_defaults_equal_the_python_defaults(store: Store, floats: list[float],
-                                                   texts: list[str], ints: list[int]) -> None:
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    floats=st.lists(_floats(), min_size=FIELDS, max_size=FIELDS),
+    texts=st.lists(st.text(max_size=40), min_size=FIELDS, max_size=FIELDS),
+    ints=st.lists(
+        st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=FIELDS, max_size=FIELDS
+    ),
+)
+def test_filled_defaults_equal_the_python_defaults(
+    store: Store, floats: list[float], texts: list[str], ints: list[int]
+) -> None:
     """Property: whatever literal default a field has, a row the database fills holds that
     exact value, or the column has no DEFAULT (and the value is one the rules refuse)."""
     n = next(_examples)
@@ -212,8 +221,11 @@ def _fill_row(store: Store, cls: type, t: sa.Table, filler: Any) -> Any:
 
 def _refused(value: Any, dialect: str) -> bool:
     if isinstance(value, float):
-        return (not math.isfinite(value) or (value == 0 and math.copysign(1, value) < 0)
-                or dialect == "sqlite")  # SQLite's parser rounds a few
+        return (
+            not math.isfinite(value)
+            or (value == 0 and math.copysign(1, value) < 0)
+            or dialect == "sqlite"
+        )  # SQLite's parser rounds a few
     if isinstance(value, str):
         return "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value)
     return False
@@ -236,7 +248,7 @@ class LevelStone:
 class LevelIce:
     id: int | None
     name: str
-    theme: str = "ice's"         # a changed literal default
+    theme: str = "ice's"  # a changed literal default
     depth: int = 1
 
 
@@ -245,7 +257,7 @@ class LevelIce:
 class LevelMade:
     id: int | None
     name: str
-    theme: str = field(default_factory=lambda: "stone")   # no DEFAULT any more
+    theme: str = field(default_factory=lambda: "stone")  # no DEFAULT any more
     depth: int = 1
 
 
@@ -269,14 +281,18 @@ def test_a_changed_default_is_drift_and_applies(store: Store) -> None:
         _fill_by_database(store, LevelMade, 101, name="newer")
     # ... and the way back: a table made without DEFAULTs gains them
     assert [describe(o) for o in diff(store, LevelStone)] == [
-        "alter column levels.theme: set DEFAULT 'stone'"]
+        "alter column levels.theme: set DEFAULT 'stone'"
+    ]
 
 
 def test_scripts_show_the_default_and_templates_write_every_column() -> None:
     # SQLAlchemy 2.0.45 (our floor) writes MariaDB's negative default without parentheses,
     # later versions with them: MariaDB reads both the same
-    for dialect, spelled in (("sqlite", ("DEFAULT (-10)",)), ("postgresql", ("DEFAULT -10",)),
-                             ("mysql", ("DEFAULT (-10)", "DEFAULT -10"))):
+    for dialect, spelled in (
+        ("sqlite", ("DEFAULT (-10)",)),
+        ("postgresql", ("DEFAULT -10",)),
+        ("mysql", ("DEFAULT (-10)", "DEFAULT -10")),
+    ):
         script = create_script(Defaulted, dialect)
         assert any(s in script for s in spelled) and "DEFAULT 'red'" in script
         assert "absent" in script and "DEFAULT NULL" not in script
@@ -287,13 +303,22 @@ def test_scripts_show_the_default_and_templates_write_every_column() -> None:
         assert params["color"] == "red" and params["n"] == -10
 
 
-@pytest.mark.parametrize(("reflected", "mysql", "value"), [
-    ("'it''s'::text", False, "it's"), ("(10)", False, "10"), ("'-5'::integer", False, "-5"),
-    ("'2020-01-01 00:00:00'::timestamp without time zone", False, "2020-01-01 00:00:00"),
-    ("'a\\'b\\\\c\\nd'", True, "a'b\\c\nd"), ("NULL", True, None), (None, False, None),
-    ("nextval('t_id_seq'::regclass)", False, "nextval('t_id_seq'::regclass)"),
-    ("'x'::character varying(20)", False, "x"), ("((('x')))", False, "x"),
-])
-def test_reflected_defaults_are_parsed(reflected: str | None, mysql: bool,
-                                       value: str | None) -> None:
+@pytest.mark.parametrize(
+    ("reflected", "mysql", "value"),
+    [
+        ("'it''s'::text", False, "it's"),
+        ("(10)", False, "10"),
+        ("'-5'::integer", False, "-5"),
+        ("'2020-01-01 00:00:00'::timestamp without time zone", False, "2020-01-01 00:00:00"),
+        ("'a\\'b\\\\c\\nd'", True, "a'b\\c\nd"),
+        ("NULL", True, None),
+        (None, False, None),
+        ("nextval('t_id_seq'::regclass)", False, "nextval('t_id_seq'::regclass)"),
+        ("'x'::character varying(20)", False, "x"),
+        ("((('x')))", False, "x"),
+    ],
+)
+def test_reflected_defaults_are_parsed(
+    reflected: str | None, mysql: bool, value: str | None
+) -> None:
     assert parse_reflected(reflected, backslashes=mysql) == value

@@ -44,8 +44,7 @@ class Rack:
 
 def _declared(path: Path, name: str) -> dict[str, str]:
     with sqlite3.connect(path) as conn:
-        return {n: t for _, n, t, *_ in conn.execute(
-            "SELECT * FROM pragma_table_info(?)", (name,))}
+        return {n: t for _, n, t, *_ in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +63,7 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_no_catalog_column_is_declared_any(catalog):
     with sqlite3.connect(catalog) as conn:
-        tables = [n for (n,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     declared = {t: _declared(catalog, t) for t in tables}
     assert declared["maps"]["width"] == "INTEGER" and declared["maps"]["kind"] == "TEXT"
     assert declared["maps"]["open_ratio"] == "REAL"
@@ -78,30 +76,36 @@ def test_sqlite3_equality_bound_as_text_finds_the_rows(catalog):
         wide = conn.execute("SELECT id FROM maps WHERE width = ? ORDER BY id", ("60",)).fetchall()
         assert wide == conn.execute("SELECT id FROM maps WHERE width = 60 ORDER BY id").fetchall()
         assert [i for (i,) in wide] == [1, 2]
-        rooms = conn.execute("SELECT count(*) FROM maps_rooms WHERE parent_key = ?",
-                             ("3",)).fetchone()[0]
-        assert rooms == conn.execute("SELECT count(*) FROM maps_rooms WHERE parent_key = 3"
-                                     ).fetchone()[0] > 0
+        rooms = conn.execute(
+            "SELECT count(*) FROM maps_rooms WHERE parent_key = ?", ("3",)
+        ).fetchone()[0]
+        assert (
+            rooms
+            == conn.execute("SELECT count(*) FROM maps_rooms WHERE parent_key = 3").fetchone()[0]
+            > 0
+        )
         # a join on the foreign key, and the key compared with text in the same statement
         joined = conn.execute(
             "SELECT maps.id, count(*) FROM maps JOIN maps_rooms ON maps_rooms.parent_key = "
-            "maps.id WHERE maps.id = ? GROUP BY maps.id", ("3",)).fetchall()
+            "maps.id WHERE maps.id = ? GROUP BY maps.id",
+            ("3",),
+        ).fetchall()
         assert joined == [(3, rooms)]
         seed = conn.execute("SELECT seed FROM maps WHERE id = 3").fetchone()[0]
-        assert conn.execute("SELECT id FROM maps WHERE seed = ?", (str(seed),)).fetchall() \
-            == [(3,)]
+        assert conn.execute("SELECT id FROM maps WHERE seed = ?", (str(seed),)).fetchall() == [(3,)]
         ratio = conn.execute("SELECT open_ratio FROM maps WHERE id = 1").fetchone()[0]
-        assert (1,) in conn.execute("SELECT id FROM maps WHERE open_ratio = ?",
-                                    (repr(ratio),)).fetchall()
+        assert (1,) in conn.execute(
+            "SELECT id FROM maps WHERE open_ratio = ?", (repr(ratio),)
+        ).fetchall()
 
 
 def test_pandas_read_sql_with_a_text_parameter(catalog):
     pd = pytest.importorskip("pandas")
     with sqlite3.connect(catalog) as conn:
-        frame = pd.read_sql("SELECT id, width FROM maps WHERE width = ? ORDER BY id", conn,
-                            params=("70",))
-        rooms = pd.read_sql("SELECT * FROM maps_rooms WHERE parent_key = ?", conn,
-                            params=("1",))
+        frame = pd.read_sql(
+            "SELECT id, width FROM maps WHERE width = ? ORDER BY id", conn, params=("70",)
+        )
+        rooms = pd.read_sql("SELECT * FROM maps_rooms WHERE parent_key = ?", conn, params=("1",))
     assert frame["id"].tolist() == [3] and frame["width"].tolist() == [70]
     assert len(rooms) > 0 and set(rooms["parent_key"]) == {1}
 
@@ -115,15 +119,21 @@ def test_every_door_reads_the_same_rows_as_the_store(catalog):
     finally:
         store.close()
     with sqlite3.connect(catalog) as conn:
-        assert by_store == [i for (i,) in conn.execute(
-            "SELECT id FROM maps WHERE width = ? ORDER BY id", ("60",))]
+        assert by_store == [
+            i for (i,) in conn.execute("SELECT id FROM maps WHERE width = ? ORDER BY id", ("60",))
+        ]
 
 
 # -- exactness: the Store refuses what the affinity would convert --------------------------
 
 
-BAD = [("count", "12", "int"), ("label", 12, "str"), ("level", "1.5", "float"),
-       ("count", 1.0, "int"), ("label", b"x", "str")]
+BAD = [
+    ("count", "12", "int"),
+    ("label", 12, "str"),
+    ("level", "1.5", "float"),
+    ("count", 1.0, "int"),
+    ("label", b"x", "str"),
+]
 
 
 def _good(i: int | None = None) -> Gauge:
@@ -146,13 +156,19 @@ def test_wrong_types_are_refused_on_every_write_path(store, field, value, kind):
     store.create(Gauge)
     paths = {  # name: (write, the row the error names)
         "insert": (lambda: store.insert(_bad(field, value)), 0),
-        "insert_many": (lambda: store.insert_many([_good() for _ in range(130)]
-                                                  + [_bad(field, value)]), 130),
-        "insert_many keyed": (lambda: store.insert_many([_good(i) for i in range(1, 70)]
-                                                        + [_bad(field, value, 70)]), 69),
+        "insert_many": (
+            lambda: store.insert_many([_good() for _ in range(130)] + [_bad(field, value)]),
+            130,
+        ),
+        "insert_many keyed": (
+            lambda: store.insert_many([_good(i) for i in range(1, 70)] + [_bad(field, value, 70)]),
+            69,
+        ),
         "upsert": (lambda: store.upsert(_bad(field, value, 1)), 0),
-        "upsert_many": (lambda: store.upsert_many([_good(i) for i in range(1, 5)]
-                                                  + [_bad(field, value, 5)]), 4),
+        "upsert_many": (
+            lambda: store.upsert_many([_good(i) for i in range(1, 5)] + [_bad(field, value, 5)]),
+            4,
+        ),
     }
     for name, (write, row) in paths.items():
         with pytest.raises(ValueEncodingError) as caught:
@@ -174,8 +190,10 @@ def test_wrong_types_are_refused_in_encoded_rows(store, field, value, kind):
     store.create(Gauge)
     batch = encode_rows([_good() for _ in range(3)])
     at = [name for name, _ in batch.layout].index(field)
-    rows = [tuple(value if j == at else v for j, v in enumerate(r)) if i == 2 else r
-            for i, r in enumerate(batch.rows)]
+    rows = [
+        tuple(value if j == at else v for j, v in enumerate(r)) if i == 2 else r
+        for i, r in enumerate(batch.rows)
+    ]
     planted = EncodedRows(batch.cls, batch.layout, rows, batch.children)
     with pytest.raises(ValueEncodingError) as caught:
         store.insert_encoded(planted)
@@ -188,10 +206,13 @@ def test_encoded_rows_of_a_child_list_are_checked(store):
     batch = encode_rows([Rack(1, "a", [Gauge(None, 1, 0.5, "x"), Gauge(None, 2, 0.5, "y")])])
     child = batch.children[0]
     at = 1 + [name for name, _ in child.layout].index("count")  # after the position
-    bad_rows = [child.rows[0], tuple("7" if j == at else v
-                                     for j, v in enumerate(child.rows[1]))]
-    planted = EncodedRows(batch.cls, batch.layout, batch.rows, (
-        type(child)(child.field, child.layout, bad_rows, child.counts),))
+    bad_rows = [child.rows[0], tuple("7" if j == at else v for j, v in enumerate(child.rows[1]))]
+    planted = EncodedRows(
+        batch.cls,
+        batch.layout,
+        batch.rows,
+        (type(child)(child.field, child.layout, bad_rows, child.counts),),
+    )
     with pytest.raises(ValueEncodingError) as caught:
         store.insert_encoded(planted)
     assert caught.value.column == "count"
@@ -208,12 +229,15 @@ class Keyed:
 def test_a_key_of_another_type_is_refused_on_every_write_path(store):
     # SQLite's rowid (INTEGER PRIMARY KEY) turns '14' into 14: the Store refuses it first
     store.create(Keyed)
-    for write in (lambda: store.insert(Keyed("14", "a")),
-                  lambda: store.insert_many([Keyed(1, "a"), Keyed("14", "b")]),
-                  lambda: store.upsert(Keyed("14", "a")),
-                  lambda: store.upsert_many([Keyed(1, "a"), Keyed("14", "b")]),
-                  lambda: store.insert_encoded(EncodedRows(
-                      Keyed, encode_rows([Keyed(1, "a")]).layout, [("14", "a")], ()))):
+    for write in (
+        lambda: store.insert(Keyed("14", "a")),
+        lambda: store.insert_many([Keyed(1, "a"), Keyed("14", "b")]),
+        lambda: store.upsert(Keyed("14", "a")),
+        lambda: store.upsert_many([Keyed(1, "a"), Keyed("14", "b")]),
+        lambda: store.insert_encoded(
+            EncodedRows(Keyed, encode_rows([Keyed(1, "a")]).layout, [("14", "a")], ())
+        ),
+    ):
         with pytest.raises(ValueEncodingError) as caught:
             write()
         assert caught.value.column == "id"
@@ -239,8 +263,10 @@ def _signs(values: list[float | None]) -> list[float | None]:
 def test_negative_zero_comes_back_on_every_write_path(store):
     store.create(Gauge)
     store.insert(Gauge(1, 1, -0.0, "a", -0.0))
-    store.insert_many([Gauge(2, 1, -0.0, "b", None), Gauge(3, 1, 0.0, "c", -0.0)]
-                      + [Gauge(i, 1, -0.0 if i % 2 else 0.0, "x") for i in range(4, 200)])
+    store.insert_many(
+        [Gauge(2, 1, -0.0, "b", None), Gauge(3, 1, 0.0, "c", -0.0)]
+        + [Gauge(i, 1, -0.0 if i % 2 else 0.0, "x") for i in range(4, 200)]
+    )
     store.insert_encoded(encode_rows([Gauge(200, 1, -0.0, "d", -0.0)]))
     store.upsert(Gauge(201, 1, -0.0, "e"))
     store.upsert_many([Gauge(202, 1, -0.0, "f"), Gauge(3, 1, -0.0, "c", 0.0)])
@@ -251,8 +277,9 @@ def test_negative_zero_comes_back_on_every_write_path(store):
     assert _signs([got[1].level, got[1].spare]) == [-1.0, -1.0]
     assert _signs([got[2].level, got[2].spare]) == [-1.0, -1.0]
     assert _signs([got[3].level, got[3].spare]) == [-1.0, 1.0]
-    assert [_signs([got[i].level])[0] for i in range(4, 200)] == \
-        [-1.0 if i % 2 else 1.0 for i in range(4, 200)]
+    assert [_signs([got[i].level])[0] for i in range(4, 200)] == [
+        -1.0 if i % 2 else 1.0 for i in range(4, 200)
+    ]
     assert _signs([got[i].level for i in (200, 201, 202, 203)]) == [-1.0] * 4
     assert _signs([got[200].spare, got[203].spare]) == [-1.0, -1.0]
     # the Arrow door in and out: the sign kept
@@ -282,9 +309,12 @@ def test_nan_and_infinities(store):
         assert store.get(Gauge, 1) == Gauge(1, 1, math.inf, "a", -math.inf)
     # a nullable column: SQLite would store NaN as NULL, so it is refused there
     if name == "sqlite":
-        for write in (lambda: store.insert(Gauge(2, 1, 0.5, "b", math.nan)),
-                      lambda: store.insert_many([Gauge(i, 1, 0.5, "b", math.nan if i == 9
-                                                       else None) for i in range(2, 20)])):
+        for write in (
+            lambda: store.insert(Gauge(2, 1, 0.5, "b", math.nan)),
+            lambda: store.insert_many(
+                [Gauge(i, 1, 0.5, "b", math.nan if i == 9 else None) for i in range(2, 20)]
+            ),
+        ):
             with pytest.raises(ValueEncodingError) as caught:
                 write()
             assert caught.value.column == "spare"
@@ -307,9 +337,15 @@ def test_the_sqlite_columns_have_affinity_and_a_sign_companion(tmp_path):
     store.create(Gauge)
     store.close()
     declared = _declared(tmp_path / "t.db", "gauges")
-    assert declared == {"id": "INTEGER", "count": "INTEGER", "level": "REAL",
-                        "level__negzero": "INTEGER", "label": "TEXT", "spare": "REAL",
-                        "spare__negzero": "INTEGER"}
+    assert declared == {
+        "id": "INTEGER",
+        "count": "INTEGER",
+        "level": "REAL",
+        "level__negzero": "INTEGER",
+        "label": "TEXT",
+        "spare": "REAL",
+        "spare__negzero": "INTEGER",
+    }
     with sqlite3.connect(tmp_path / "t.db") as conn:
         checks = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'gauges'").fetchone()
     assert "typeof" not in checks[0]
@@ -349,5 +385,10 @@ def test_a_table_of_0_2_3_is_read_and_written_exactly(tmp_path):
     assert sorted(got) == [1, 2, 3, 4, 5]
     assert _signs([got[i].level for i in (1, 2, 4, 5)]) == [-1.0] * 4
     assert got[2].count == 1 and type(got[2].count) is int and got[3].level == 1.0
-    assert _declared(path, "gauges") == {"id": "INTEGER", "count": "ANY", "level": "ANY",
-                                         "label": "ANY", "spare": "ANY"}  # no companion
+    assert _declared(path, "gauges") == {
+        "id": "INTEGER",
+        "count": "ANY",
+        "level": "ANY",
+        "label": "ANY",
+        "spare": "ANY",
+    }  # no companion

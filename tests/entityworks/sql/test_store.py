@@ -79,16 +79,28 @@ class Everything:
 
 def make(i: int | None = None, **changes) -> Everything:
     base = Everything(
-        id=i, name=f"n{i}", ratio=0.25, note=None, flag=True,
+        id=i,
+        name=f"n{i}",
+        ratio=0.25,
+        note=None,
+        flag=True,
         amount=decimal.Decimal("12345678901234567890.123456789"),
-        at=dt.datetime(2021, 2, 3, 4, 5, 6, 789), aware=dt.datetime(
-            2021, 2, 3, 4, 5, 6, 7, tzinfo=dt.timezone(dt.timedelta(hours=-7))),
-        day=dt.date(1999, 12, 31), clock=dt.time(23, 59, 59, 999999),
-        span=dt.timedelta(days=-3, seconds=7, microseconds=11), uid=uuid.uuid4(),
-        kind=Kind.CAVE, level=Level.HIGH, tags=[1, "two", None, 3.5], attrs={"a": {"b": [1]}},
-        pair=(1, "x"), grid=np.arange(12, dtype=np.uint8).reshape(3, 4),
-        meta=Meta("ann", dt.date(2000, 1, 1), 0.5), blob=bytes(range(256)),
-        rooms=[Room(1, 2), Room(3, 4, "exit")])
+        at=dt.datetime(2021, 2, 3, 4, 5, 6, 789),
+        aware=dt.datetime(2021, 2, 3, 4, 5, 6, 7, tzinfo=dt.timezone(dt.timedelta(hours=-7))),
+        day=dt.date(1999, 12, 31),
+        clock=dt.time(23, 59, 59, 999999),
+        span=dt.timedelta(days=-3, seconds=7, microseconds=11),
+        uid=uuid.uuid4(),
+        kind=Kind.CAVE,
+        level=Level.HIGH,
+        tags=[1, "two", None, 3.5],
+        attrs={"a": {"b": [1]}},
+        pair=(1, "x"),
+        grid=np.arange(12, dtype=np.uint8).reshape(3, 4),
+        meta=Meta("ann", dt.date(2000, 1, 1), 0.5),
+        blob=bytes(range(256)),
+        rooms=[Room(1, 2), Room(3, 4, "exit")],
+    )
     return dataclasses.replace(base, **changes)
 
 
@@ -133,8 +145,10 @@ class Cave:
 @pytest.fixture
 def caves(store):
     store.create(Cave)
-    rows = [Cave(i, "cave" if i % 2 else "dungeon", 40 + i, i / 10, None if i % 3 == 0 else i)
-            for i in range(1, 11)]
+    rows = [
+        Cave(i, "cave" if i % 2 else "dungeon", 40 + i, i / 10, None if i % 3 == 0 else i)
+        for i in range(1, 11)
+    ]
     store.insert_many(rows)
     return rows
 
@@ -143,15 +157,19 @@ def test_filters_order_limit_offset(store, caves):
     ids = lambda it: [c.id for c in it]  # noqa: E731
     assert ids(store.select(Cave, where={"kind": "cave"}, order_by="id")) == [1, 3, 5, 7, 9]
     assert ids(store.select(Cave, where={"seed": None}, order_by="id")) == [3, 6, 9]
-    assert ids(store.select(Cave, where=(col("width") >= 44) & (col("width") < 47),
-                            order_by="-width")) == [6, 5, 4]
+    assert ids(
+        store.select(Cave, where=(col("width") >= 44) & (col("width") < 47), order_by="-width")
+    ) == [6, 5, 4]
     assert ids(store.select(Cave, where=col("id").in_([2, 4, 99]), order_by="id")) == [2, 4]
     assert ids(store.select(Cave, where=col("ratio").between(0.2, 0.4), order_by="id")) == [2, 3, 4]
-    assert ids(store.select(Cave, where=(col("id") == 1) | (col("id") == 10),
-                            order_by="id")) == [1, 10]
+    assert ids(store.select(Cave, where=(col("id") == 1) | (col("id") == 10), order_by="id")) == [
+        1,
+        10,
+    ]
     assert ids(store.select(Cave, where=~(col("id") > 2), order_by="id")) == [1, 2]
-    assert ids(store.select(Cave, where=col("kind").like("dun%") & {"seed": None},
-                            order_by="id")) == [6]
+    assert ids(
+        store.select(Cave, where=col("kind").like("dun%") & {"seed": None}, order_by="id")
+    ) == [6]
     assert ids(store.select(Cave, order_by="id", limit=3, offset=4)) == [5, 6, 7]
     assert ids(store.select(Cave, order_by="id", offset=8)) == [9, 10]
     assert ids(store.select(Cave, order_by=["kind", "-id"], limit=2)) == [9, 7]
@@ -277,15 +295,20 @@ def test_mixed_classes_refused(store, caves):
 
 def test_reflect_existing_table(store):
     metadata = sa.MetaData()
-    sa.Table("legacy_items", metadata,
-             sa.Column("item_no", sa.Integer, primary_key=True, autoincrement=False),
-             sa.Column("title", sa.String(50), nullable=False),
-             sa.Column("price", sa.Float),
-             sa.Column("added", sa.DateTime))
+    sa.Table(
+        "legacy_items",
+        metadata,
+        sa.Column("item_no", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("title", sa.String(50), nullable=False),
+        sa.Column("price", sa.Float),
+        sa.Column("added", sa.DateTime),
+    )
     metadata.create_all(store.engine)
     with store.engine.begin() as conn:
-        conn.execute(metadata.tables["legacy_items"].insert(),
-                     [{"item_no": 1, "title": "lamp", "price": 9.5, "added": None}])
+        conn.execute(
+            metadata.tables["legacy_items"].insert(),
+            [{"item_no": 1, "title": "lamp", "price": 9.5, "added": None}],
+        )
     Legacy = store.reflect("legacy_items")
     fields = {f.name: f for f in dataclasses.fields(Legacy)}
     assert list(fields) == ["item_no", "title", "price", "added"]
@@ -334,8 +357,7 @@ def test_new_file_opened_while_another_connection_writes_it_waits(tmp_path):
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     with pytest.raises(sqlite3.OperationalError) as busy:  # SQLite's own answer
-        sqlite3.connect(path, timeout=5, isolation_level=None).execute(
-            "PRAGMA journal_mode=WAL")
+        sqlite3.connect(path, timeout=5, isolation_level=None).execute("PRAGMA journal_mode=WAL")
     assert busy.value.sqlite_errorcode == sqlite3.SQLITE_BUSY
     released = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
     released.start()
@@ -389,8 +411,12 @@ def test_children_load_on_an_in_memory_database():
 
 def test_reflected_double_is_a_float(store):
     metadata = sa.MetaData()
-    sa.Table("measures", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("v", sa.Double, nullable=False))
+    sa.Table(
+        "measures",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("v", sa.Double, nullable=False),
+    )
     metadata.create_all(store.engine)
     Measures = store.reflect("measures")
     assert store.schema(Measures).column("v").info.python_type is float
@@ -414,8 +440,7 @@ def test_max_length_is_enforced_everywhere(store):
     assert store.count(Code) == 1
     if store.dialect.name == "sqlite":
         with store.engine.connect() as conn:
-            ddl = conn.exec_driver_sql(
-                "SELECT sql FROM sqlite_master WHERE name = 'code'").scalar()
+            ddl = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'code'").scalar()
         assert ddl.rstrip().endswith("STRICT")
 
 

@@ -44,8 +44,11 @@ def _state(store: Store) -> tuple[list[Path], list[tuple[int, int, int]]]:
     parents = sorted(store.select(Path), key=lambda p: p.id)
     child = store.table(Path).metadata.tables["path_steps"]
     with store.connection() as conn:  # the outer transaction's connection when inside one
-        rows = conn.execute(sa.select(child.c.parent_key, child.c.position, child.c.x)
-                            .order_by(child.c.parent_key, child.c.position)).all()
+        rows = conn.execute(
+            sa.select(child.c.parent_key, child.c.position, child.c.x).order_by(
+                child.c.parent_key, child.c.position
+            )
+        ).all()
     return parents, [tuple(r) for r in rows]
 
 
@@ -60,24 +63,55 @@ def _failing_calls(store: Store) -> list[tuple[str, object]]:
     """(name, call) pairs: each call fails after it has written something."""
     bad_child = [Step(7), Step("x")]  # type: ignore[arg-type] # a str in an int column
     return [
-        ("insert_many batch_size=2", lambda: store.insert_many(
-            [Path(10 + i, f"p{i}") for i in range(5)] + [Path(1, "dup")], batch_size=2)),
-        ("insert_many generated keys", lambda: store.insert_many(
-            [Path(None, "g1"), Path(None, "g2"), Path(2, "dup")], batch_size=1)),
+        (
+            "insert_many batch_size=2",
+            lambda: store.insert_many(
+                [Path(10 + i, f"p{i}") for i in range(5)] + [Path(1, "dup")], batch_size=2
+            ),
+        ),
+        (
+            "insert_many generated keys",
+            lambda: store.insert_many(
+                [Path(None, "g1"), Path(None, "g2"), Path(2, "dup")], batch_size=1
+            ),
+        ),
         ("insert with bad child", lambda: store.insert(Path(20, "c", bad_child))),
         # SQLite inserts 64 rows to a statement: a refusal inside the second of them
-        ("insert_many, a clash among many", lambda: store.insert_many(
-            [Path(1 if i == 99 else 100 + i, f"p{i}") for i in range(200)])),
-        ("insert_many, a bad child among many", lambda: store.insert_many(
-            [Path(300, "many", [Step(i) for i in range(150)] + [Step("x")]  # type: ignore[list-item]
-                  + [Step(i) for i in range(20)])])),
-        ("insert child batches", lambda: store.insert_many(
-            [Path(30, "a", [Step(1)] * 3), Path(31, "b", [Step(1), Step("x")])],  # type: ignore[list-item]
-            batch_size=2)),
+        (
+            "insert_many, a clash among many",
+            lambda: store.insert_many(
+                [Path(1 if i == 99 else 100 + i, f"p{i}") for i in range(200)]
+            ),
+        ),
+        (
+            "insert_many, a bad child among many",
+            lambda: store.insert_many(
+                [
+                    Path(
+                        300,
+                        "many",
+                        [Step(i) for i in range(150)]
+                        + [Step("x")]  # type: ignore[list-item]
+                        + [Step(i) for i in range(20)],
+                    )
+                ]
+            ),
+        ),
+        (
+            "insert child batches",
+            lambda: store.insert_many(
+                [Path(30, "a", [Step(1)] * 3), Path(31, "b", [Step(1), Step("x")])],  # type: ignore[list-item]
+                batch_size=2,
+            ),
+        ),
         ("upsert with bad child", lambda: store.upsert(Path(1, "changed", bad_child))),
-        ("upsert_many batch_size=1", lambda: store.upsert_many(
-            [Path(1, "new one", [Step(9)]), Path(2, "new two"), Path(3, None)],  # type: ignore[arg-type]
-            batch_size=1)),
+        (
+            "upsert_many batch_size=1",
+            lambda: store.upsert_many(
+                [Path(1, "new one", [Step(9)]), Path(2, "new two"), Path(3, None)],  # type: ignore[arg-type]
+                batch_size=1,
+            ),
+        ),
         ("update with bad child", lambda: store.update(Path(2, "changed", bad_child))),
     ]
 
@@ -107,8 +141,17 @@ def test_a_refusal_among_many_rows_names_its_row(paths: Store) -> None:
         paths.insert_many([Path(1 if i == 99 else 100 + i, f"p{i}") for i in range(200)])
     assert refused.value.row == 99
     with pytest.raises(EntityworksError, match="row 0") as refused:  # a str in an int
-        paths.insert_many([Path(300, "many", [Step(i) for i in range(150)] + [Step("x")]  # type: ignore[list-item]
-                                + [Step(i) for i in range(20)])])
+        paths.insert_many(
+            [
+                Path(
+                    300,
+                    "many",
+                    [Step(i) for i in range(150)]
+                    + [Step("x")]  # type: ignore[list-item]
+                    + [Step(i) for i in range(20)],
+                )
+            ]
+        )
     assert refused.value.column == "x"  # type: ignore[attr-defined]
     assert [p.id for p in paths.select(Path)] == [1, 2]
 
@@ -124,9 +167,16 @@ def test_failed_write_outside_transaction_changes_nothing(paths: Store, name: st
 def test_failed_delete_keeps_the_children(paths: Store) -> None:
     """A parent another table still references cannot go; its child rows stay with it."""
     store = paths
-    guard = sa.Table("path_guard", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True),
-                     sa.Column("path_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-                               sa.ForeignKey(store.table(Path).c.id)))
+    guard = sa.Table(
+        "path_guard",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column(
+            "path_id",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            sa.ForeignKey(store.table(Path).c.id),
+        ),
+    )
     with store.engine.begin() as conn:
         guard.create(conn)
         conn.execute(guard.insert(), [{"id": 1, "path_id": 1}])
@@ -178,16 +228,21 @@ def _puzzles(store: Store) -> list[Puzzle]:
 ORIGINAL = [Puzzle(1, "abc", 1), Puzzle(2, "def", 2)]
 
 
-@pytest.mark.parametrize("rows", [
-    [Puzzle(3, "abc", 9)],                          # new key, unique text of row 1
-    [Puzzle(2, "abc", 9)],                          # existing key 2, unique text of row 1
-    [Puzzle(1, "x", 5), Puzzle(4, "def", 9)],       # second row clashes with row 2
-    [Puzzle(5, "same", 1), Puzzle(6, "same", 2)],   # two new rows clash with each other
-    [Puzzle(1, "def", 9), Puzzle(2, "abc", 9)],     # a swap clashes on the first row
-], ids=["new-key", "other-key", "second-row", "within-call", "swap"])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [Puzzle(3, "abc", 9)],  # new key, unique text of row 1
+        [Puzzle(2, "abc", 9)],  # existing key 2, unique text of row 1
+        [Puzzle(1, "x", 5), Puzzle(4, "def", 9)],  # second row clashes with row 2
+        [Puzzle(5, "same", 1), Puzzle(6, "same", 2)],  # two new rows clash with each other
+        [Puzzle(1, "def", 9), Puzzle(2, "abc", 9)],  # a swap clashes on the first row
+    ],
+    ids=["new-key", "other-key", "second-row", "within-call", "swap"],
+)
 @pytest.mark.parametrize("batch_size", [1, 1000])
-def test_unique_clash_in_upsert_is_refused(puzzles: Store, rows: list[Puzzle],
-                                           batch_size: int) -> None:
+def test_unique_clash_in_upsert_is_refused(
+    puzzles: Store, rows: list[Puzzle], batch_size: int
+) -> None:
     with pytest.raises(WriteError) as info:
         puzzles.upsert_many(rows, batch_size=batch_size)
     assert info.value.table == "puzzle" and "nothing was written" in str(info.value)
@@ -201,11 +256,14 @@ def test_unique_clash_in_upsert_is_refused(puzzles: Store, rows: list[Puzzle],
 
 
 def test_upsert_by_key_still_updates_and_inserts(puzzles: Store) -> None:
-    puzzles.upsert(Puzzle(1, "abc", 10))          # same unique value on its own row: fine
+    puzzles.upsert(Puzzle(1, "abc", 10))  # same unique value on its own row: fine
     puzzles.upsert(Puzzle(2, "changed", 20))
     puzzles.upsert_many([Puzzle(3, "def", 30), Puzzle(1, "abc2", 11)])  # freed value reused
-    assert _puzzles(puzzles) == [Puzzle(1, "abc2", 11), Puzzle(2, "changed", 20),
-                                 Puzzle(3, "def", 30)]
+    assert _puzzles(puzzles) == [
+        Puzzle(1, "abc2", 11),
+        Puzzle(2, "changed", 20),
+        Puzzle(3, "def", 30),
+    ]
 
 
 @dataclass

@@ -50,8 +50,10 @@ class Item:
 
 
 def _items() -> list[Item]:
-    return [Item(None, f"item-{i}", decimal.Decimal(f"{i}.5"), float(i), note=None,
-                 tags=[Tag(f"t{i}")]) for i in range(6)]
+    return [
+        Item(None, f"item-{i}", decimal.Decimal(f"{i}.5"), float(i), note=None, tags=[Tag(f"t{i}")])
+        for i in range(6)
+    ]
 
 
 def _snapshot(store: Store) -> list[Item]:
@@ -69,9 +71,17 @@ def items(store: Store) -> Store:
 def test_update_by_filter_sets_exact_values_on_matching_rows(items: Store) -> None:
     before = _snapshot(items)
     seen = dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC_PLUS_2)
-    count = items.update(Item, values={"price": decimal.Decimal("1.2300"), "weight": -0.0,
-                                       "seen": seen, "note": "cheap", "active": False},
-                         where=col("id") <= 3)
+    count = items.update(
+        Item,
+        values={
+            "price": decimal.Decimal("1.2300"),
+            "weight": -0.0,
+            "seen": seen,
+            "note": "cheap",
+            "active": False,
+        },
+        where=col("id") <= 3,
+    )
     assert count == 3
     after = _snapshot(items)
     for old, new in zip(before, after, strict=True):
@@ -80,22 +90,33 @@ def test_update_by_filter_sets_exact_values_on_matching_rows(items: Store) -> No
             assert new.price.as_tuple() == decimal.Decimal("1.2300").as_tuple()  # exponent kept
             assert new.weight == 0.0 and math.copysign(1.0, new.weight) < 0
             assert new.seen == seen and new.seen.utcoffset() == dt.timedelta(hours=2)
-            assert (new.note, new.active, new.name, new.tags) == ("cheap", False, old.name,
-                                                                  old.tags)
+            assert (new.note, new.active, new.name, new.tags) == (
+                "cheap",
+                False,
+                old.name,
+                old.tags,
+            )
         else:
             assert new == old
 
 
 def test_update_by_filter_reads_back_like_an_inserted_row(items: Store) -> None:
-    values = {"price": decimal.Decimal("-12.34500"), "seen": dt.datetime(
-        2001, 2, 3, 4, 5, 6, tzinfo=dt.timezone(dt.timedelta(hours=-9, minutes=-30)))}
+    values = {
+        "price": decimal.Decimal("-12.34500"),
+        "seen": dt.datetime(
+            2001, 2, 3, 4, 5, 6, tzinfo=dt.timezone(dt.timedelta(hours=-9, minutes=-30))
+        ),
+    }
     items.update(Item, values=values, where={"name": "item-2"})
     inserted = items.insert(Item(None, "fresh", **values))  # type: ignore[arg-type]
     updated = items.select(Item, where={"name": "item-2"})
     [row] = list(updated)
     [fresh] = list(items.select(Item, where={"id": inserted.id}))
     assert (row.price.as_tuple(), row.seen, row.seen.utcoffset()) == (
-        fresh.price.as_tuple(), fresh.seen, fresh.seen.utcoffset())
+        fresh.price.as_tuple(),
+        fresh.seen,
+        fresh.seen.utcoffset(),
+    )
 
 
 def test_update_by_filter_counts_matched_rows_even_when_unchanged(items: Store) -> None:
@@ -111,15 +132,19 @@ def test_update_every_row_needs_an_explicit_empty_filter(items: Store) -> None:
     assert items.count(Item, where={"note": "all"}) == 6
 
 
-@pytest.mark.parametrize(("values", "column_name"), [
-    ({"note": "ok", "weight": "heavy"}, "weight"),
-    ({"price": 1.5}, "price"),                      # a float is not an exact Decimal
-    ({"active": 1}, "active"),
-    ({"name": None}, "name"),                       # NOT NULL
-    ({"seen": dt.datetime(2020, 1, 1)}, "seen"),   # naive in an aware column
-])
-def test_update_refuses_a_wrong_value_naming_its_column(items: Store, values: dict,
-                                                        column_name: str) -> None:
+@pytest.mark.parametrize(
+    ("values", "column_name"),
+    [
+        ({"note": "ok", "weight": "heavy"}, "weight"),
+        ({"price": 1.5}, "price"),  # a float is not an exact Decimal
+        ({"active": 1}, "active"),
+        ({"name": None}, "name"),  # NOT NULL
+        ({"seen": dt.datetime(2020, 1, 1)}, "seen"),  # naive in an aware column
+    ],
+)
+def test_update_refuses_a_wrong_value_naming_its_column(
+    items: Store, values: dict, column_name: str
+) -> None:
     before = _snapshot(items)
     with pytest.raises(ValueEncodingError, match=repr(column_name)) as info:
         items.update(Item, values=values, where={})
@@ -196,30 +221,49 @@ def _same_value(a: object, b: object) -> bool:
 
 def test_select_columns_decodes_every_type_as_instances_hold_it(store: Store) -> None:
     store.create(Everything)
-    objs = [make(None), make(None, note="n", ratio=-0.0, amount=decimal.Decimal("-1.500")),
-            make(None, aware=dt.datetime(2020, 6, 1, 12, tzinfo=UTC_PLUS_2))]
+    objs = [
+        make(None),
+        make(None, note="n", ratio=-0.0, amount=decimal.Decimal("-1.500")),
+        make(None, aware=dt.datetime(2020, 6, 1, 12, tzinfo=UTC_PLUS_2)),
+    ]
     store.insert_many(objs)
     full = list(store.select(Everything, order_by="id"))
     names = [f.name for f in dataclasses.fields(Everything) if f.name != "rooms"]
     for name in names:
         got = list(store.select(Everything, order_by="id", columns=[name]))
         assert all(len(row) == 1 for row in got)
-        assert all(_same_value(row[0], getattr(obj, name)) for row, obj in
-                   zip(got, full, strict=True)), name
+        assert all(
+            _same_value(row[0], getattr(obj, name)) for row, obj in zip(got, full, strict=True)
+        ), name
     dicts = list(store.select(Everything, order_by="id", as_dict=True))
     assert [list(d) for d in dicts] == [names] * 3
-    assert all(_same_value(d[n], getattr(obj, n))
-               for d, obj in zip(dicts, full, strict=True) for n in names)
+    assert all(
+        _same_value(d[n], getattr(obj, n))
+        for d, obj in zip(dicts, full, strict=True)
+        for n in names
+    )
 
 
 def test_select_columns_with_filters_order_and_limits(items: Store) -> None:
-    rows = list(items.select(Item, where=col("id") > 1, order_by="-id", limit=3, offset=1,
-                             columns=["name", "price", "id"]))
-    assert rows == [("item-4", decimal.Decimal("4.5"), 5), ("item-3", decimal.Decimal("3.5"), 4),
-                    ("item-2", decimal.Decimal("2.5"), 3)]
+    rows = list(
+        items.select(
+            Item,
+            where=col("id") > 1,
+            order_by="-id",
+            limit=3,
+            offset=1,
+            columns=["name", "price", "id"],
+        )
+    )
+    assert rows == [
+        ("item-4", decimal.Decimal("4.5"), 5),
+        ("item-3", decimal.Decimal("3.5"), 4),
+        ("item-2", decimal.Decimal("2.5"), 3),
+    ]
     assert all(type(row) is tuple for row in rows)
-    dicts = list(items.select(Item, where={"name": "item-0"}, columns=["note", "active"],
-                              as_dict=True))
+    dicts = list(
+        items.select(Item, where={"name": "item-0"}, columns=["note", "active"], as_dict=True)
+    )
     assert dicts == [{"note": None, "active": True}]
     batches = list(items.rows(Item, order_by="id", columns=["weight"]))
     assert [row for batch in batches for row in batch] == [(float(i),) for i in range(6)]
@@ -251,20 +295,25 @@ SECRET = "private-value-8d1f"
 
 
 def _messages(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
-    return [r.getMessage() for r in caplog.records
-            if r.name.startswith("entityworks") and r.levelno == level]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("entityworks") and r.levelno == level
+    ]
 
 
 def test_sql_logging_shows_bulk_statements_but_values_only_at_debug(
-        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
     store.create(Note)
     caplog.set_level(logging.INFO, logger="entityworks")
     store.insert_many([Note(i, f"{SECRET}-{i}") for i in range(1, 51)])
     info = _messages(caplog, logging.INFO)
-    how = {"sqlite": "executemany", "postgresql": "COPY"}.get(store.dialect.name,
-                                                              "executemany")
-    assert any(("INSERT INTO" in m or "COPY" in m) and "note" in m and f"[{how}, 50 rows]" in m
-               for m in info), info
+    how = {"sqlite": "executemany", "postgresql": "COPY"}.get(store.dialect.name, "executemany")
+    assert any(
+        ("INSERT INTO" in m or "COPY" in m) and "note" in m and f"[{how}, 50 rows]" in m
+        for m in info
+    ), info
     assert not any(SECRET in r.getMessage() for r in caplog.records)
     caplog.clear()
     caplog.set_level(logging.DEBUG, logger="entityworks")
@@ -273,15 +322,17 @@ def test_sql_logging_shows_bulk_statements_but_values_only_at_debug(
     assert list(store.select(Note, where={"id": 1}, columns=["text"])) == [(SECRET,)]
     info = _messages(caplog, logging.INFO)
     debug = _messages(caplog, logging.DEBUG)
-    assert any(m.startswith("UPDATE note SET") or m.startswith("UPDATE `note` SET")
-               for m in info), info
+    assert any(
+        m.startswith("UPDATE note SET") or m.startswith("UPDATE `note` SET") for m in info
+    ), info
     assert any("SELECT" in m and "note" in m for m in info)
     assert not any(SECRET in m for m in info)
     assert any(f"{SECRET}-55" in m for m in debug) and any(f"'{SECRET}'" in m for m in debug)
 
 
 def test_sql_logging_sees_sqlite_single_row_calls_and_keeps_their_fast_path(
-        sqlite_store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    sqlite_store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
     store = sqlite_store
     caplog.set_level(logging.INFO, logger="entityworks.sql")
     store.create(Note)
@@ -296,7 +347,8 @@ def test_sql_logging_sees_sqlite_single_row_calls_and_keeps_their_fast_path(
 
 
 def test_sql_logging_of_a_refused_batch_and_its_replay(
-        sqlite_store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    sqlite_store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
     store = sqlite_store
     store.create(Note)
     store.insert(Note(3, "taken"))
@@ -328,20 +380,20 @@ def _adopted_engine(backend_url: str) -> sa.Engine:
     if backend_url.startswith("sqlite"):
         return sa.create_engine(backend_url, connect_args={"check_same_thread": False})
     if backend_url.startswith("mysql"):
-        return sa.create_engine(sa.make_url(backend_url).update_query_dict(
-            {"charset": "utf8mb4"}))
+        return sa.create_engine(sa.make_url(backend_url).update_query_dict({"charset": "utf8mb4"}))
     return sa.create_engine(backend_url)
 
 
 def _session_settings(conn: sa.Connection) -> tuple:
     name = conn.dialect.name
     if name == "sqlite":
-        return (conn.exec_driver_sql("PRAGMA foreign_keys").scalar(),
-                conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
-                conn.exec_driver_sql("PRAGMA busy_timeout").scalar())
+        return (
+            conn.exec_driver_sql("PRAGMA foreign_keys").scalar(),
+            conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
+            conn.exec_driver_sql("PRAGMA busy_timeout").scalar(),
+        )
     if name in ("mysql", "mariadb"):
-        mode, collation = conn.exec_driver_sql(
-            "SELECT @@sql_mode, @@collation_connection").one()
+        mode, collation = conn.exec_driver_sql("SELECT @@sql_mode, @@collation_connection").one()
         return ("STRICT_ALL_TABLES" in mode and "NO_AUTO_VALUE_ON_ZERO" in mode, collation)
     return ()
 
@@ -383,8 +435,9 @@ def test_store_on_a_given_engine_sets_up_its_connections(backend_url: str) -> No
 def test_store_on_an_in_memory_engine_needs_one_connection() -> None:
     with pytest.raises(ConfigurationError, match="StaticPool"):
         Store(engine=sa.create_engine("sqlite://"))
-    engine = sa.create_engine("sqlite://", poolclass=StaticPool,
-                              connect_args={"check_same_thread": False})
+    engine = sa.create_engine(
+        "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+    )
     with engine.begin() as conn:  # the user's own table, in the one in-memory database
         conn.exec_driver_sql("CREATE TABLE mine (x INTEGER)")
     store = Store(engine=engine)
@@ -416,8 +469,13 @@ def test_engine_options_reach_the_engine(backend_url: str) -> None:
     if backend_url.startswith("sqlite"):
         options = {"pool_size": 3, "max_overflow": 0, "pool_timeout": 4.5}
     else:
-        options = {"pool_size": 3, "max_overflow": 1, "pool_timeout": 4.5,
-                   "pool_recycle": 60, "pool_pre_ping": False}
+        options = {
+            "pool_size": 3,
+            "max_overflow": 1,
+            "pool_timeout": 4.5,
+            "pool_recycle": 60,
+            "pool_pre_ping": False,
+        }
     store = Store(backend_url, engine_options=options)
     try:
         assert store.engine.pool.size() == 3
@@ -429,19 +487,22 @@ def test_engine_options_reach_the_engine(backend_url: str) -> None:
         store.close()
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"pool_size": "3"}, "'pool_size' must be an int >= 0, got '3'"),
-    ({"pool_size": -1}, "'pool_size' must be an int >= 0"),
-    ({"max_overflow": 1.5}, "'max_overflow' must be an int >= -1"),
-    ({"pool_timeout": float("nan")}, "'pool_timeout' must be a number"),
-    ({"pool_pre_ping": 1}, "'pool_pre_ping' must be True or False"),
-    ({"connect_args": [("timeout", 1)]}, "'connect_args' must be a dict"),
-    ({"echo": True}, "Store\\(echo=True\\)"),
-    ({"bogus_option": 1}, "bogus_option"),
-    ({"isolation_level": "SERIALIZABLE"}, "SQLite"),
-    ({"connect_args": {"timeout": 1}}, "busy_timeout"),
-    ([("pool_size", 1)], "must be a dict"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"pool_size": "3"}, "'pool_size' must be an int >= 0, got '3'"),
+        ({"pool_size": -1}, "'pool_size' must be an int >= 0"),
+        ({"max_overflow": 1.5}, "'max_overflow' must be an int >= -1"),
+        ({"pool_timeout": float("nan")}, "'pool_timeout' must be a number"),
+        ({"pool_pre_ping": 1}, "'pool_pre_ping' must be True or False"),
+        ({"connect_args": [("timeout", 1)]}, "'connect_args' must be a dict"),
+        ({"echo": True}, "Store\\(echo=True\\)"),
+        ({"bogus_option": 1}, "bogus_option"),
+        ({"isolation_level": "SERIALIZABLE"}, "SQLite"),
+        ({"connect_args": {"timeout": 1}}, "busy_timeout"),
+        ([("pool_size", 1)], "must be a dict"),
+    ],
+)
 def test_engine_options_are_checked(tmp_path, options: object, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         Store(tmp_path / "x.db", engine_options=options)  # type: ignore[arg-type]
@@ -491,7 +552,10 @@ def test_update_to_a_missing_reference_names_the_column(store: Store) -> None:
         store.update(Book, values={"shelf_id": 99, "title": "moved"}, where={})
     assert info.value.column == "shelf_id"
     assert [(b.title, b.shelf_id) for b in store.select(Book, order_by="id")] == [
-        ("x", 2), ("y", 2), ("z", None)]
+        ("x", 2),
+        ("y", 2),
+        ("z", None),
+    ]
 
 
 @dataclass
@@ -504,13 +568,20 @@ class Renamed:
 def test_update_and_columns_use_field_names_of_renamed_columns(store: Store) -> None:
     store.create(Renamed)
     store.insert_many([Renamed(1, "a", decimal.Decimal("1.50")), Renamed(2, "b")])
-    assert store.update(Renamed, values={"title": "z", "price": decimal.Decimal("2.000")},
-                        where=col("title") == "a") == 1
+    assert (
+        store.update(
+            Renamed,
+            values={"title": "z", "price": decimal.Decimal("2.000")},
+            where=col("title") == "a",
+        )
+        == 1
+    )
     rows = list(store.select(Renamed, columns=["price", "title"], order_by="id"))
     assert rows == [(decimal.Decimal("2.000"), "z"), (decimal.Decimal("0"), "b")]
     assert rows[0][0].as_tuple() == decimal.Decimal("2.000").as_tuple()
     assert list(store.select(Renamed, where={"id": 2}, as_dict=True)) == [
-        {"id": 2, "title": "b", "price": decimal.Decimal("0")}]
+        {"id": 2, "title": "b", "price": decimal.Decimal("0")}
+    ]
 
 
 def test_a_mariadb_engine_without_utf8mb4_is_refused_at_first_use(mariadb_url: str) -> None:
@@ -524,8 +595,9 @@ def test_a_mariadb_engine_without_utf8mb4_is_refused_at_first_use(mariadb_url: s
     finally:
         store.close()
         engine.dispose()
-    explicit = sa.create_engine(sa.make_url(mariadb_url).update_query_dict(
-        {"charset": "latin1"}))  # asked for in the URL: the same as Store(url) allows
+    explicit = sa.create_engine(
+        sa.make_url(mariadb_url).update_query_dict({"charset": "latin1"})
+    )  # asked for in the URL: the same as Store(url) allows
     store = Store(engine=explicit)
     try:
         store.create(Note)
@@ -535,8 +607,9 @@ def test_a_mariadb_engine_without_utf8mb4_is_refused_at_first_use(mariadb_url: s
         explicit.dispose()
 
 
-def test_echo_shows_the_bulk_statements_too(backend_url: str,
-                                            caplog: pytest.LogCaptureFixture) -> None:
+def test_echo_shows_the_bulk_statements_too(
+    backend_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     store = Store(backend_url, echo=True)
     try:
         store.create(Note)

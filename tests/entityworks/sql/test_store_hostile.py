@@ -22,7 +22,7 @@ from entityworks import (
 
 HOSTILE = [
     "plain",
-    "it's \"quoted\" `ticked`",
+    'it\'s "quoted" `ticked`',
     "a; DROP TABLE note; --",
     "/* comment */ SELECT 1",
     "' OR '1'='1",
@@ -69,8 +69,11 @@ def test_nul_bytes(store):
 def test_statements_never_carry_values(store):
     """Every statement the driver sees is SQLAlchemy-built text with placeholders only."""
     seen: list[str] = []
-    sa.event.listen(store.engine, "before_cursor_execute",
-                    lambda conn, cursor, statement, *a: seen.append(statement))
+    sa.event.listen(
+        store.engine,
+        "before_cursor_execute",
+        lambda conn, cursor, statement, *a: seen.append(statement),
+    )
     store.create(Note)
     marker = "MARKER'); DELETE FROM note; --"
     store.insert(Note(1, marker))
@@ -126,19 +129,34 @@ class Sample:
 
 
 def _samples(dialect: str):
-    text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"
-                                 if dialect == "postgresql" else ""), max_size=40)
+    text = st.text(
+        st.characters(codec="utf-8", exclude_characters="\x00" if dialect == "postgresql" else ""),
+        max_size=40,
+    )
     finite = dialect == "mariadb"
     floats = st.floats(allow_nan=not finite, allow_infinity=not finite)
-    decimals = st.decimals(allow_nan=False, allow_infinity=False, places=6,
-                           min_value=-10**20, max_value=10**20)
+    decimals = st.decimals(
+        allow_nan=False, allow_infinity=False, places=6, min_value=-(10**20), max_value=10**20
+    )
     times = st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 1, 1))
-    aware = st.datetimes(min_value=dt.datetime(1971, 1, 1), max_value=dt.datetime(2999, 1, 1),
-                         timezones=st.sampled_from([dt.UTC, dt.timezone(
-                             dt.timedelta(hours=5, minutes=30))]))
-    row = st.builds(Sample, id=st.just(0), i=st.integers(-2**63, 2**63 - 1), f=floats,
-                    s=text, o=st.none() | text, b=st.booleans(), by=st.binary(max_size=64),
-                    d=decimals, t=times, a=st.none() | aware)
+    aware = st.datetimes(
+        min_value=dt.datetime(1971, 1, 1),
+        max_value=dt.datetime(2999, 1, 1),
+        timezones=st.sampled_from([dt.UTC, dt.timezone(dt.timedelta(hours=5, minutes=30))]),
+    )
+    row = st.builds(
+        Sample,
+        id=st.just(0),
+        i=st.integers(-(2**63), 2**63 - 1),
+        f=floats,
+        s=text,
+        o=st.none() | text,
+        b=st.booleans(),
+        by=st.binary(max_size=64),
+        d=decimals,
+        t=times,
+        a=st.none() | aware,
+    )
     return st.lists(row, max_size=8)
 
 
@@ -156,9 +174,11 @@ def test_property_insert_then_select_gives_equal_objects(store, dialect_hint):
     if dialect == "mysql":
         dialect = "mariadb"
 
-    @settings(max_examples=40, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                     HealthCheck.too_slow])
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(_samples(dialect))
     def check(rows):
         for i, r in enumerate(rows):
@@ -176,6 +196,7 @@ def test_property_insert_then_select_gives_equal_objects(store, dialect_hint):
 
 def test_nan_in_sqlite_not_null_float_is_refused(tmp_path):
     with Store(tmp_path / "n.db") as s:
+
         @dataclass
         class F:
             id: int

@@ -47,8 +47,9 @@ def store(tmp_path):
 def _rows(store: Store) -> list[tuple]:
     with store.engine.connect() as conn:
         # the fields' own columns (a float's sign-of-zero companion left out)
-        return [tuple(r) for r in conn.execute(
-            sa.text("SELECT id, name, weight FROM item ORDER BY id"))]
+        return [
+            tuple(r) for r in conn.execute(sa.text("SELECT id, name, weight FROM item ORDER BY id"))
+        ]
 
 
 def test_round_trip_by_key(store):
@@ -101,8 +102,7 @@ def test_child_tables_and_listeners_take_the_general_path(store):
     assert store.get(Tagged, tagged.id).tags == [Tag("a"), Tag("b")]
     assert store.delete(tagged) == 1 and store.get(Tagged, tagged.id) is None
     seen: list[str] = []
-    sa.event.listen(store.engine, "before_cursor_execute",
-                    lambda *args: seen.append(args[2]))
+    sa.event.listen(store.engine, "before_cursor_execute", lambda *args: seen.append(args[2]))
     store.insert(Item(None, "heard"))
     store.get(Item, 1)
     assert any(s.startswith("INSERT INTO item") for s in seen)
@@ -158,8 +158,9 @@ def _counted(store: Store) -> list[str]:
     events do not see the raw cursor's statements: sqlite3's trace callback sees them all.)
     """
     statements: list[str] = []
-    sa.event.listen(store.engine, "connect",
-                    lambda dbapi, _record: dbapi.set_trace_callback(statements.append))
+    sa.event.listen(
+        store.engine, "connect", lambda dbapi, _record: dbapi.set_trace_callback(statements.append)
+    )
     return statements
 
 

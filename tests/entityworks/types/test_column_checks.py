@@ -35,18 +35,26 @@ class SubInt(int):
 
 decimals = st.one_of(
     st.decimals(allow_nan=True, allow_infinity=True),
-    st.decimals(places=2, min_value=-10**9, max_value=10**9),
-    st.sampled_from([decimal.Decimal("-0"), decimal.Decimal("-0.00"), decimal.Decimal("1E+2"),
-                     decimal.Decimal("0E-31"), decimal.Decimal("1" * 36),
-                     decimal.Decimal("0." + "1" * 30), decimal.Decimal("0")]))
+    st.decimals(places=2, min_value=-(10**9), max_value=10**9),
+    st.sampled_from(
+        [
+            decimal.Decimal("-0"),
+            decimal.Decimal("-0.00"),
+            decimal.Decimal("1E+2"),
+            decimal.Decimal("0E-31"),
+            decimal.Decimal("1" * 36),
+            decimal.Decimal("0." + "1" * 30),
+            decimal.Decimal("0"),
+        ]
+    ),
+)
 VALUES: dict[type, st.SearchStrategy[Any]] = {
     int: st.one_of(st.integers(), st.booleans(), st.floats(), st.builds(SubInt, st.integers())),
     float: st.one_of(st.floats(), st.integers(), st.booleans()),
     str: st.one_of(st.text(), st.builds(SubStr, st.text()), st.just("\ud800"), st.binary()),
     bool: st.one_of(st.booleans(), st.integers(0, 1)),
     decimal.Decimal: decimals,
-    dt.datetime: st.one_of(st.datetimes(), st.datetimes(timezones=st.just(UTC)),
-                           st.dates()),
+    dt.datetime: st.one_of(st.datetimes(), st.datetimes(timezones=st.just(UTC)), st.dates()),
 }
 
 
@@ -89,8 +97,9 @@ def test_decimal_facts_are_the_value_by_value_facts(values: list[decimal.Decimal
         return
     assert facts is not None
     exponents = [int(v.as_tuple().exponent) for v in values]  # all finite: they passed
-    assert facts.integer == max(len(v.as_tuple().digits) + e
-                                for v, e in zip(values, exponents, strict=True))
+    assert facts.integer == max(
+        len(v.as_tuple().digits) + e for v, e in zip(values, exponents, strict=True)
+    )
     assert facts.scale == -min(exponents)
     assert facts.exponent == (exponents[0] if len(set(exponents)) == 1 else None)
     assert columns.scale_column(values) == [-e for e in exponents]
@@ -107,9 +116,17 @@ class Row:
 
 
 def _rows(n: int) -> list[Row]:
-    return [Row(i, i / 7, f"text {i}", None if i % 3 == 0 else f"n{i}",
-                dt.datetime(2024, 1, 1) + dt.timedelta(seconds=i * 3601, microseconds=i),
-                decimal.Decimal(i * 37 - 500).scaleb(-(i % 4))) for i in range(n)]
+    return [
+        Row(
+            i,
+            i / 7,
+            f"text {i}",
+            None if i % 3 == 0 else f"n{i}",
+            dt.datetime(2024, 1, 1) + dt.timedelta(seconds=i * 3601, microseconds=i),
+            decimal.Decimal(i * 37 - 500).scaleb(-(i % 4)),
+        )
+        for i in range(n)
+    ]
 
 
 SPOILERS: list[tuple[str, Any, str]] = [
@@ -125,8 +142,9 @@ SPOILERS: list[tuple[str, Any, str]] = [
 
 
 @pytest.mark.parametrize(("field", "bad", "says"), SPOILERS)
-def test_a_bad_value_in_a_good_column_is_refused_with_its_row(field: str, bad: Any,
-                                                              says: str) -> None:
+def test_a_bad_value_in_a_good_column_is_refused_with_its_row(
+    field: str, bad: Any, says: str
+) -> None:
     rows = _rows(60)
     setattr(rows[41], field, bad)
     for write in (lambda: to_arrow(Row, rows), lambda: write_xml(Row, rows, io.BytesIO())):

@@ -47,17 +47,30 @@ def unchanged_by(check: Any, values: list[Any]) -> bool:
 
 
 ANY_VALUE = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=5),
-    st.decimals(allow_nan=True, allow_infinity=True), st.datetimes(),
-    st.datetimes(timezones=st.just(dt.UTC)), st.just(Small.ONE), st.just(Text("x")),
-    st.just("\ud800"), st.just(D("-0")), st.just(D("1E+2")), st.just(D("1E-7")),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.datetimes(),
+    st.datetimes(timezones=st.just(dt.UTC)),
+    st.just(Small.ONE),
+    st.just(Text("x")),
+    st.just("\ud800"),
+    st.just(D("-0")),
+    st.just(D("1E+2")),
+    st.just(D("1E-7")),
 )
 
-PAIRS = [(columns.int_column, scalars.check_int), (columns.float_column, scalars.check_float),
-         (columns.bool_column, scalars.check_bool), (columns.str_column, scalars.check_str),
-         (columns.decimal_column, scalars.check_decimal),
-         (columns.naive_datetime_column, scalars.check_datetime)]
+PAIRS = [
+    (columns.int_column, scalars.check_int),
+    (columns.float_column, scalars.check_float),
+    (columns.bool_column, scalars.check_bool),
+    (columns.str_column, scalars.check_str),
+    (columns.decimal_column, scalars.check_decimal),
+    (columns.naive_datetime_column, scalars.check_datetime),
+]
 
 
 @settings(max_examples=100, deadline=None)
@@ -69,37 +82,46 @@ def test_a_passing_column_is_what_the_rule_leaves_unchanged(values: list[Any]) -
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.decimals(allow_nan=False, allow_infinity=False)),
-                max_size=10))
+@given(
+    st.lists(st.one_of(st.none(), st.decimals(allow_nan=False, allow_infinity=False)), max_size=10)
+)
 def test_decimal_column_passes_plain_valid_values(values: list[Any]) -> None:
     present = [v for v in values if v is not None]
     if unchanged_by(scalars.check_decimal, values) and all(
-            "E" not in str(v) and len(str(v)) <= 30 for v in present):
+        "E" not in str(v) and len(str(v)) <= 30 for v in present
+    ):
         assert columns.decimal_column(values)
 
 
-ONE_EXPONENT = st.integers(min_value=-10**36, max_value=10**36) | st.sampled_from(
-    [0, 10**35 - 1, 10**35, -(10**35)])
+ONE_EXPONENT = st.integers(min_value=-(10**36), max_value=10**36) | st.sampled_from(
+    [0, 10**35 - 1, 10**35, -(10**35)]
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(min_value=-34, max_value=3), st.lists(ONE_EXPONENT, min_size=1, max_size=8),
-       st.lists(st.sampled_from([None, "-0", "NaN", "Infinity", "1E+1"]), max_size=2))
-def test_decimal_column_of_one_exponent_is_the_rule(exponent: int, coefficients: list[int],
-                                                    odd: list[str | None]) -> None:
+@given(
+    st.integers(min_value=-34, max_value=3),
+    st.lists(ONE_EXPONENT, min_size=1, max_size=8),
+    st.lists(st.sampled_from([None, "-0", "NaN", "Infinity", "1E+1"]), max_size=2),
+)
+def test_decimal_column_of_one_exponent_is_the_rule(
+    exponent: int, coefficients: list[int], odd: list[str | None]
+) -> None:
     """A column of one exponent (the money column) is answered exactly, both ways; odd
     values (None, -0, NaN, infinity, another exponent) mixed in are never passed wrongly."""
     values: list[Any] = [D(f"{n}E{exponent}") for n in coefficients]
     assert columns.decimal_column(values) == unchanged_by(scalars.check_decimal, values)
     for extra in odd:
-        values.insert(len(values) // 2, None if extra is None
-                      else D(f"{extra}E{exponent}") if extra == "-0" else D(extra))
+        values.insert(
+            len(values) // 2,
+            None if extra is None else D(f"{extra}E{exponent}") if extra == "-0" else D(extra),
+        )
     if columns.decimal_column(values):
         assert unchanged_by(scalars.check_decimal, values), values
 
 
 def test_common_columns_pass() -> None:
-    assert columns.int_column([1, 2, None, -2**63, 2**63 - 1])
+    assert columns.int_column([1, 2, None, -(2**63), 2**63 - 1])
     assert not columns.int_column([2**63])
     assert not columns.int_column([True])
     assert columns.float_column([1.0, -0.0, math.nan, None])
@@ -114,7 +136,8 @@ def test_common_columns_pass() -> None:
 
 
 DECIMALS = st.decimals(allow_nan=False, allow_infinity=False).filter(
-    lambda d: unchanged_by(scalars.check_decimal, [d]))
+    lambda d: unchanged_by(scalars.check_decimal, [d])
+)
 
 
 @settings(max_examples=100, deadline=None)
@@ -123,23 +146,36 @@ def test_decimal_keys_and_back(values: list[Any]) -> None:
     keys = sqltypes.decimal_keys(values)
     assert keys == [None if v is None else sqltypes.decimal_key(v) for v in values]
     assert sqltypes.decimals_from_keys(keys) == [
-        None if k is None else sqltypes.decimal_from_key(k) for k in keys]
+        None if k is None else sqltypes.decimal_from_key(k) for k in keys
+    ]
     assert columns.decimal_text_column(values) == [
-        None if v is None else decimal_text(v) for v in values]
+        None if v is None else decimal_text(v) for v in values
+    ]
     assert columns.scale_column(values) == [
-        None if v is None else -v.as_tuple().exponent for v in values]
+        None if v is None else -v.as_tuple().exponent for v in values
+    ]
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(DECIMALS, st.one_of(
-    st.none(), st.text(alphabet="0123456789.-E ", max_size=8),
-    DECIMALS.map(str), DECIMALS.map(lambda d: format(d, "f")))), max_size=8))
+@given(
+    st.lists(
+        st.tuples(
+            DECIMALS,
+            st.one_of(
+                st.none(),
+                st.text(alphabet="0123456789.-E ", max_size=8),
+                DECIMALS.map(str),
+                DECIMALS.map(lambda d: format(d, "f")),
+            ),
+        ),
+        max_size=8,
+    )
+)
 def test_decimals_as_written_is_the_per_value_join(pairs: list[tuple[Any, Any]]) -> None:
     values = [v for v, _ in pairs]
     texts = [t for _, t in pairs]
     # the join sees the number read from the key: the text of the same number, or another
-    texts = [format(v, "f") if i % 2 and t is not None else t
-             for i, (v, t) in enumerate(pairs)]
+    texts = [format(v, "f") if i % 2 and t is not None else t for i, (v, t) in enumerate(pairs)]
     one = scalars._decimal_as_written
     got = _outcome(lambda: columns.decimals_as_written(values, texts, one))
     want = _outcome(lambda: [one(v, t) for v, t in zip(values, texts, strict=True)])
@@ -174,9 +210,16 @@ def written_oracle(value: D, text: Any) -> D | None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(DECIMALS, st.one_of(st.none(), st.text(alphabet="0123456789.-E+ n", max_size=12),
-                           DECIMALS.map(str), DECIMALS.map(lambda d: format(d, "f")),
-                           st.sampled_from(["-0", "-0.00", "0.0", "", "-", ".", "1.", ".5"])))
+@given(
+    DECIMALS,
+    st.one_of(
+        st.none(),
+        st.text(alphabet="0123456789.-E+ n", max_size=12),
+        DECIMALS.map(str),
+        DECIMALS.map(lambda d: format(d, "f")),
+        st.sampled_from(["-0", "-0.00", "0.0", "", "-", ".", "1.", ".5"]),
+    ),
+)
 def test_decimal_as_written_is_its_rule(value: D, text: Any) -> None:
     # the number read from the key: never -0 (the key of any zero reads as 0)
     same = D(text) if isinstance(text, str) and _parses(text) else value
@@ -200,7 +243,8 @@ def _parses(text: str) -> bool:
 @given(st.lists(st.one_of(st.none(), st.floats(allow_nan=True)), max_size=8))
 def test_negative_zero_column(values: list[Any]) -> None:
     assert columns.negative_zero_column(values) == [
-        None if v is None else scalars._negative_zero(v) for v in values]
+        None if v is None else scalars._negative_zero(v) for v in values
+    ]
     assert columns.has_nan(values) == any(v is not None and v != v for v in values)
 
 
@@ -208,11 +252,12 @@ def test_decimals_as_written_common_and_odd_texts() -> None:
     one = scalars._decimal_as_written
     values = [D("1.5"), D("-2"), D("0"), D("3")]
     for texts, expected in (
-            (["1.50", "-2.000", "0.00", "3"], ["1.50", "-2.000", "0.00", "3"]),  # fast path
-            (["1.50", "-2.000", "-0.00", "3"], ["1.50", "-2.000", "0.00", "3"]),  # a zero
-            (["1.50", "-2.000", "0.00", "4"], None),     # another number: refused
-            (["1.50", "-2.000", "0.00", "3E+0"], None),  # not plain text: refused
-            (["1.50", None, "0.00", "3"], None)):        # a missing text: refused
+        (["1.50", "-2.000", "0.00", "3"], ["1.50", "-2.000", "0.00", "3"]),  # fast path
+        (["1.50", "-2.000", "-0.00", "3"], ["1.50", "-2.000", "0.00", "3"]),  # a zero
+        (["1.50", "-2.000", "0.00", "4"], None),  # another number: refused
+        (["1.50", "-2.000", "0.00", "3E+0"], None),  # not plain text: refused
+        (["1.50", None, "0.00", "3"], None),
+    ):  # a missing text: refused
         got = _outcome(partial(columns.decimals_as_written, values, texts, one))
         want = _outcome(partial(map, one, values, texts))
         assert got == want == expected, texts

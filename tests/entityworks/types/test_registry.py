@@ -34,9 +34,19 @@ def point_info() -> TypeInfo:
         x, y = t.split(",")
         return Point(int(x), int(y))
 
-    return TypeInfo("Point", Point, sa.Text, lambda: __import__("pyarrow").string(),
-                    "xs:string", to_text, from_text, to_db=to_text, from_db=from_text,
-                    to_arrow=to_text, from_arrow=from_text)
+    return TypeInfo(
+        "Point",
+        Point,
+        sa.Text,
+        lambda: __import__("pyarrow").string(),
+        "xs:string",
+        to_text,
+        from_text,
+        to_db=to_text,
+        from_db=from_text,
+        to_arrow=to_text,
+        from_arrow=from_text,
+    )
 
 
 def test_user_type_round_trips_through_a_store(tmp_path):

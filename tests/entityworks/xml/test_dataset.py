@@ -65,9 +65,11 @@ ORDERS = """<xs:element name="orders" MANY>
 
 def shop_xsd(nested: bool) -> str:
     orders = ORDERS.replace("MANY", 'minOccurs="0" maxOccurs="unbounded"' if nested else "")
-    return (SHOP_XSD.replace("ISNESTED", 'msdata:IsNested="true"' if nested else "")
-            .replace("NESTED", orders if nested else "")
-            .replace("FLAT", "" if nested else orders))
+    return (
+        SHOP_XSD.replace("ISNESTED", 'msdata:IsNested="true"' if nested else "")
+        .replace("NESTED", orders if nested else "")
+        .replace("FLAT", "" if nested else orders)
+    )
 
 
 FLAT_XML = """<Shop>
@@ -100,33 +102,43 @@ def files(tmp_path: Path, nested: bool, xml: str | None = None) -> tuple[Path, P
 def rows(store: Store, data_name: str) -> list[tuple]:
     cls = store.reflect(data_name)
     key = dataclasses.fields(cls)[0].name
-    return [dataclasses.astuple(r) for r in sorted(store.select(cls),
-                                                   key=lambda r: getattr(r, key))]
+    return [
+        dataclasses.astuple(r) for r in sorted(store.select(cls), key=lambda r: getattr(r, key))
+    ]
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
-def test_read_dataset_gives_a_class_per_table_and_the_relation(tmp_path: Path,
-                                                               nested: bool) -> None:
+def test_read_dataset_gives_a_class_per_table_and_the_relation(
+    tmp_path: Path, nested: bool
+) -> None:
     _xml, xsd = files(tmp_path, nested)
     data = read_dataset(xsd)
     assert data.name == "Shop" and list(data.tables) == ["customers", "orders"]
     (relation,) = data.relations
-    assert (relation.name, relation.parent, relation.parent_column, relation.child,
-            relation.child_column, relation.nested) == (
-        "customer_orders", "customers", "id", "orders", "customer_id", nested)
+    assert (
+        relation.name,
+        relation.parent,
+        relation.parent_column,
+        relation.child,
+        relation.child_column,
+        relation.nested,
+    ) == ("customer_orders", "customers", "id", "orders", "customer_id", nested)
     field = {f.name: f for f in dataclasses.fields(data["orders"])}["customer_id"]
     assert field.metadata["references"] == "customers.id"
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
-def test_a_dataset_imports_into_tables_with_a_foreign_key(store: Store, tmp_path: Path,
-                                                          nested: bool) -> None:
+def test_a_dataset_imports_into_tables_with_a_foreign_key(
+    store: Store, tmp_path: Path, nested: bool
+) -> None:
     xml, xsd = files(tmp_path, nested)
     assert store.import_dataset(xml, xsd) == {"customers": 2, "orders": 3}
     assert rows(store, "customers") == [(1, "Ada"), (2, None)]
     assert rows(store, "orders") == [
         (10, 1, decimal.Decimal("9.50"), dt.datetime(2024, 5, 1, 8, tzinfo=dt.UTC)),
-        (11, 1, None, None), (12, 2, decimal.Decimal("3"), None)]
+        (11, 1, None, None),
+        (12, 2, decimal.Decimal("3"), None),
+    ]
     with store.engine.connect() as conn:
         (fk,) = sa.inspect(conn).get_foreign_keys("orders")
     assert (fk["referred_table"], fk["constrained_columns"]) == ("customers", ["customer_id"])
@@ -137,8 +149,7 @@ def test_a_dataset_imports_into_tables_with_a_foreign_key(store: Store, tmp_path
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
-def test_export_writes_the_same_dataset_back(store: Store, tmp_path: Path,
-                                             nested: bool) -> None:
+def test_export_writes_the_same_dataset_back(store: Store, tmp_path: Path, nested: bool) -> None:
     xml, xsd = files(tmp_path, nested)
     store.import_dataset(xml, xsd)
     out = tmp_path / "back.xml"
@@ -154,9 +165,10 @@ def test_export_writes_the_same_dataset_back(store: Store, tmp_path: Path,
 
 def test_an_orphan_or_a_bad_row_imports_nothing(store: Store, tmp_path: Path) -> None:
     before = set(store.table_names())
-    for nested, bad in ((False, FLAT_XML.replace("<customer_id>2</customer_id>",
-                                                 "<customer_id>7</customer_id>")),
-                        (True, NESTED_XML.replace("<total>3</total>", "<total>x</total>"))):
+    for nested, bad in (
+        (False, FLAT_XML.replace("<customer_id>2</customer_id>", "<customer_id>7</customer_id>")),
+        (True, NESTED_XML.replace("<total>3</total>", "<total>x</total>")),
+    ):
         xml, xsd = files(tmp_path, nested, bad)
         with pytest.raises(XMLImportError):
             store.import_dataset(xml, xsd)
@@ -168,36 +180,58 @@ def test_the_command_imports_a_dataset_and_exports_it_nested(tmp_path: Path) -> 
     xml, xsd = files(tmp_path, False)
     db = tmp_path / "shop.db"
     runner = CliRunner()
-    done = runner.invoke(cli, ["import-xml", str(xml), "--xsd", str(xsd), "--db", str(db)],
-                         catch_exceptions=False)
+    done = runner.invoke(
+        cli, ["import-xml", str(xml), "--xsd", str(xsd), "--db", str(db)], catch_exceptions=False
+    )
     assert done.exit_code == 0, done.stderr
     assert "2 rows of customers, 3 rows of orders" in done.stdout
     out = tmp_path / "nested.xml"
-    done = runner.invoke(cli, ["export-xml", "customers", "orders", str(out), "--nested",
-                               "--dataset", "Store", "--db", str(db)], catch_exceptions=False)
+    done = runner.invoke(
+        cli,
+        [
+            "export-xml",
+            "customers",
+            "orders",
+            str(out),
+            "--nested",
+            "--dataset",
+            "Store",
+            "--db",
+            str(db),
+        ],
+        catch_exceptions=False,
+    )
     assert done.exit_code == 0, done.stderr
     assert out.read_text().splitlines()[1] == "<Store>"
     data = read_dataset(out.with_suffix(".xsd"))
     assert data.name == "Store" and data.relations[0].nested
-    done = runner.invoke(cli, ["export-xml", "customers", "orders", str(out), "-w", "id=1",
-                               "--db", str(db)])
+    done = runner.invoke(
+        cli, ["export-xml", "customers", "orders", str(out), "-w", "id=1", "--db", str(db)]
+    )
     assert done.exit_code == 2 and "exported whole" in done.stderr
 
 
 def test_an_optional_key_part_and_cycles_are_refused(tmp_path: Path) -> None:
     xsd = tmp_path / "k.xsd"
-    xsd.write_text(shop_xsd(False).replace(
-        '<xs:field xpath="order_id" />', '<xs:field xpath="order_id" /><xs:field '
-        'xpath="customer_id" />'))
+    xsd.write_text(
+        shop_xsd(False).replace(
+            '<xs:field xpath="order_id" />',
+            '<xs:field xpath="order_id" /><xs:field xpath="customer_id" />',
+        )
+    )
     # customer_id may be missing (minOccurs=0), which no key part may be (.NET's primary
     # key columns never allow DBNull); a composite key of required columns imports (below)
-    with pytest.raises(SchemaError, match="customer_id: a part of a composite key cannot be "
-                                          "Optional"):
+    with pytest.raises(
+        SchemaError, match="customer_id: a part of a composite key cannot be Optional"
+    ):
         table_schema(read_dataset(xsd)["orders"])
-    xsd.write_text(shop_xsd(False).replace(
-        "</xs:element>\n</xs:schema>",
-        '<xs:keyref name="back" refer="orders_Constraint1"><xs:selector xpath=".//customers"'
-        ' /><xs:field xpath="id" /></xs:keyref></xs:element>\n</xs:schema>'))
+    xsd.write_text(
+        shop_xsd(False).replace(
+            "</xs:element>\n</xs:schema>",
+            '<xs:keyref name="back" refer="orders_Constraint1"><xs:selector xpath=".//customers"'
+            ' /><xs:field xpath="id" /></xs:keyref></xs:element>\n</xs:schema>',
+        )
+    )
     with pytest.raises(XMLImportError, match="cycle"):
         read_dataset(xsd)
 
@@ -221,14 +255,19 @@ def test_datasets_from_our_own_classes(tmp_path: Path) -> None:
     data = dataset_of([Book, Author], name="Library")
     assert list(data.tables) == ["authors", "books"]  # parents first
     out = tmp_path / "lib.xml"
-    write_dataset(data, {"authors": [(1, "Le Guin")], "books": [(7, 1, "Lathe"),
-                                                                (8, 1, "Dispossessed")]},
-                  out, tmp_path / "lib.xsd", nested=True)
+    write_dataset(
+        data,
+        {"authors": [(1, "Le Guin")], "books": [(7, 1, "Lathe"), (8, 1, "Dispossessed")]},
+        out,
+        tmp_path / "lib.xsd",
+        nested=True,
+    )
     store = Store(tmp_path / "lib.db")
     assert store.import_dataset(out, tmp_path / "lib.xsd") == {"authors": 1, "books": 2}
     with pytest.raises(XMLImportError, match="no parent row"):
-        write_dataset(data, {"authors": [], "books": [(7, 1, "x")]}, tmp_path / "o.xml",
-                      nested=True)
+        write_dataset(
+            data, {"authors": [], "books": [(7, 1, "x")]}, tmp_path / "o.xml", nested=True
+        )
     assert not (tmp_path / "o.xml").exists()
 
 
@@ -243,8 +282,9 @@ class Tree:
     leaves: list[Leaf] = dataclasses.field(default_factory=list)
 
 
-def test_a_table_with_child_rows_is_refused_not_exported_without_them(store: Store,
-                                                                       tmp_path: Path) -> None:
+def test_a_table_with_child_rows_is_refused_not_exported_without_them(
+    store: Store, tmp_path: Path
+) -> None:
     """A DataSet holds flat tables: exporting a table whose rows own child rows, by class or
     by name (reflection knows no child lists), once wrote the parents alone."""
     store.create(Tree)
@@ -257,16 +297,19 @@ def test_a_table_with_child_rows_is_refused_not_exported_without_them(store: Sto
         assert list(out.iterdir()) == []
 
 
-def test_the_command_refuses_a_catalog_dataset_that_would_drop_child_rows(tmp_path: Path
-                                                                          ) -> None:
+def test_the_command_refuses_a_catalog_dataset_that_would_drop_child_rows(tmp_path: Path) -> None:
     db = tmp_path / "c.db"
     runner = CliRunner()
-    made = runner.invoke(cli, ["generate", "caves", "--count", "1", "--width", "30",
-                               "--height", "20", "--db", str(db)])
+    made = runner.invoke(
+        cli,
+        ["generate", "caves", "--count", "1", "--width", "30", "--height", "20", "--db", str(db)],
+    )
     assert made.exit_code == 0, made.output
     out = tmp_path / "levels.xml"
-    result = runner.invoke(cli, ["export-xml", "maps", "entropy_reports", str(out),
-                                 "--dataset", "Levels", "--db", str(db)])
+    result = runner.invoke(
+        cli,
+        ["export-xml", "maps", "entropy_reports", str(out), "--dataset", "Levels", "--db", str(db)],
+    )
     assert result.exit_code == 2
     assert "'maps' has child tables (maps_caves" in result.output
     assert not out.exists() and not out.with_suffix(".xsd").exists()
@@ -298,8 +341,7 @@ def test_composite_keys_round_trip_through_a_dataset(store: Store, tmp_path: Pat
         assert copy.import_dataset(xml, xsd) == {"line": 3, "label": 1}
         lines = read_dataset(xsd)["line"]
         back = copy.select(lines, order_by=["order", "pos"])
-        assert [(r.order, r.pos, r.sku) for r in back] == [(1, 1, "a"), (1, 2, "b"),
-                                                              (2, 1, "c")]
+        assert [(r.order, r.pos, r.sku) for r in back] == [(1, 1, "a"), (1, 2, "b"), (2, 1, "c")]
         assert copy.get(lines, (1, 2)).sku == "b"
         # a DiffGram matches rows by a single-column key: refused, naming why
         gram = tmp_path / "g.xml"
@@ -351,15 +393,21 @@ ORG_XSD = """<?xml version="1.0" standalone="yes"?>
 def org(tmp_path: Path, staff: list[tuple[int, int | None, int | None]]) -> tuple[Path, Path]:
     xml, xsd = tmp_path / "org.xml", tmp_path / "org.xsd"
     xsd.write_text(ORG_XSD)
-    cells = ["<staff>" + f"<id>{i}</id>" + ("" if b is None else f"<boss_id>{b}</boss_id>")
-             + ("" if m is None else f"<mentor_id>{m}</mentor_id>") + "</staff>"
-             for i, b, m in staff]
+    cells = [
+        "<staff>"
+        + f"<id>{i}</id>"
+        + ("" if b is None else f"<boss_id>{b}</boss_id>")
+        + ("" if m is None else f"<mentor_id>{m}</mentor_id>")
+        + "</staff>"
+        for i, b, m in staff
+    ]
     xml.write_text("<Org>\n" + "\n".join(cells) + "\n</Org>\n")
     return xml, xsd
 
 
 def test_a_self_referencing_table_imports_children_before_their_parents(
-        store: Store, tmp_path: Path) -> None:
+    store: Store, tmp_path: Path
+) -> None:
     """Rows before the rows they refer to (System.Data reads them so: it checks constraints
     once the document is read) import on every backend, into a table whose own foreign keys
     the database enforces; a long chain listed children first, a row that is its own boss,
@@ -372,14 +420,15 @@ def test_a_self_referencing_table_imports_children_before_their_parents(
     with store.engine.connect() as conn:
         keys = sa.inspect(conn).get_foreign_keys("staff")
     assert sorted((fk["constrained_columns"], fk["referred_table"]) for fk in keys) == [
-        (["boss_id"], "staff"), (["mentor_id"], "staff")]
+        (["boss_id"], "staff"),
+        (["mentor_id"], "staff"),
+    ]
     cls = store.reflect("staff")
     with pytest.raises(WriteError):  # the database keeps the reference, as .NET does
         store.insert(cls(9_999, 8_888, None))
 
 
-def test_rows_that_refer_to_each_other_are_refused_clearly(store: Store,
-                                                            tmp_path: Path) -> None:
+def test_rows_that_refer_to_each_other_are_refused_clearly(store: Store, tmp_path: Path) -> None:
     """A cycle of rows (no order lets a foreign key checked row by row take them) is
     refused before anything is created, naming the row, the table and the column."""
     xml, xsd = org(tmp_path, [(1, None, None), (2, 3, None), (3, 4, None), (4, 2, 1)])
@@ -392,8 +441,9 @@ def test_rows_that_refer_to_each_other_are_refused_clearly(store: Store,
     assert store.table_names() == []
 
 
-def test_a_row_the_database_refuses_is_named_by_table_and_column(store: Store,
-                                                                  tmp_path: Path) -> None:
+def test_a_row_the_database_refuses_is_named_by_table_and_column(
+    store: Store, tmp_path: Path
+) -> None:
     """A foreign key only the database knows (the table has it from an earlier import, the
     document's XSD has no relation): the error names the document's row, the table and the
     column on every backend (SQLite's own message names no column), in one clean sentence."""
@@ -405,14 +455,15 @@ def test_a_row_the_database_refuses_is_named_by_table_and_column(store: Store,
     end = text.index("</xs:element>", text.index("</xs:complexType>", start)) + 13
     start_key, end_key = text.index("<xs:unique"), text.index("</xs:unique>") + 12
     start_ref, end_ref = text.index("<xs:keyref"), text.index("</xs:keyref>") + 12
-    alone.write_text(text[:start] + text[end:start_key] + text[end_key:start_ref]
-                     + text[end_ref:])
+    alone.write_text(text[:start] + text[end:start_key] + text[end_key:start_ref] + text[end_ref:])
     data = read_dataset(alone)
     assert list(data.tables) == ["orders"] and not data.relations
     orders = tmp_path / "orders.xml"
-    orders.write_text("<Shop><orders><order_id>20</order_id><customer_id>1</customer_id>"
-                      "</orders><orders><order_id>21</order_id><customer_id>99</customer_id>"
-                      "</orders></Shop>")
+    orders.write_text(
+        "<Shop><orders><order_id>20</order_id><customer_id>1</customer_id>"
+        "</orders><orders><order_id>21</order_id><customer_id>99</customer_id>"
+        "</orders></Shop>"
+    )
     with pytest.raises(XMLImportError) as info:
         store.import_dataset(orders, alone)
     message = str(info.value)
@@ -423,14 +474,16 @@ def test_a_row_the_database_refuses_is_named_by_table_and_column(store: Store,
 
 
 @pytest.mark.parametrize("case", ["contradicting", "missing"])
-def test_a_nested_row_refers_to_its_enclosing_row(store: Store, tmp_path: Path,
-                                                  case: str) -> None:
+def test_a_nested_row_refers_to_its_enclosing_row(store: Store, tmp_path: Path, case: str) -> None:
     """As in System.Data (see test_dotnet_interop), a nested row's reference is the key of
     the row it sits in, whatever its own element says or when it has none."""
     own = "<orders><order_id>11</order_id><customer_id>1</customer_id></orders>"
     assert own in NESTED_XML
-    row = ("<orders><order_id>11</order_id><customer_id>2</customer_id></orders>"
-           if case == "contradicting" else "<orders><order_id>11</order_id></orders>")
+    row = (
+        "<orders><order_id>11</order_id><customer_id>2</customer_id></orders>"
+        if case == "contradicting"
+        else "<orders><order_id>11</order_id></orders>"
+    )
     xml, xsd = files(tmp_path, True, NESTED_XML.replace(own, row))
     assert store.import_dataset(xml, xsd) == {"customers": 2, "orders": 3}
     assert [r[:2] for r in rows(store, "orders")] == [(10, 1), (11, 1), (12, 2)]
@@ -447,21 +500,25 @@ def test_a_nested_row_before_its_parents_key_is_refused(store: Store, tmp_path: 
     xsd_text = text[:start] + text[end:]
     xsd_text = xsd_text.replace(key, orders + key)
     xml = NESTED_XML.replace("<customers><id>1</id><name>Ada</name>", "<customers>")
-    xml = xml.replace("</orders>\n  </customers>\n  <customers><id>2</id>",
-                      "</orders><id>1</id><name>Ada</name>\n  </customers>\n  <customers>")
+    xml = xml.replace(
+        "</orders>\n  </customers>\n  <customers><id>2</id>",
+        "</orders><id>1</id><name>Ada</name>\n  </customers>\n  <customers>",
+    )
     xml = xml.replace("<total>3</total></orders>", "<total>3</total></orders><id>2</id>")
     xml_path, xsd = files(tmp_path, True, xml)
     xsd.write_text(xsd_text)
-    with pytest.raises(XMLImportError, match="row 1 .*column 'customer_id'.*'id' does not "
-                                             "come before it") as info:
+    with pytest.raises(
+        XMLImportError, match="row 1 .*column 'customer_id'.*'id' does not come before it"
+    ) as info:
         store.import_dataset(xml_path, xsd)
     assert info.value.row == 1
     assert store.table_names() == []
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
-def test_a_column_named_like_a_table_is_a_column(store: Store, tmp_path: Path,
-                                                 nested: bool) -> None:
+def test_a_column_named_like_a_table_is_a_column(
+    store: Store, tmp_path: Path, nested: bool
+) -> None:
     """An ``orders`` column named ``customers`` (like the table beside it): its element is a
     value of its order row, never a row of ``customers`` (which failed to decode, or would
     be counted as a customer)."""
@@ -473,4 +530,7 @@ def test_a_column_named_like_a_table_is_a_column(store: Store, tmp_path: Path,
     assert store.import_dataset(xml_path, xsd_path) == {"customers": 2, "orders": 3}
     assert rows(store, "customers") == [(1, "Ada"), (2, None)]
     assert [r[:3] for r in rows(store, "orders")] == [
-        (10, 1, decimal.Decimal("9.50")), (11, 1, None), (12, 2, decimal.Decimal("3"))]
+        (10, 1, decimal.Decimal("9.50")),
+        (11, 1, None),
+        (12, 2, decimal.Decimal("3")),
+    ]

@@ -18,9 +18,11 @@ from entityworks.xml.xsd import write_xsd, xsd_bytes
 
 from ..strategies import XML_FORBIDDEN, AllTypes, assert_same_rows, rows
 
-FAST = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @dataclass
@@ -59,8 +61,13 @@ def test_every_registry_type_round_trips_exactly(tmp_path: Path, data: list[AllT
 
 
 def test_none_empty_and_whitespace_strings_are_distinct(tmp_path: Path) -> None:
-    data = [Person(1, None, 1), Person(2, "", 2), Person(3, "  \t", 3), Person(4, "\r\n", 4),
-            Person(5, " x ", 5)]
+    data = [
+        Person(1, None, 1),
+        Person(2, "", 2),
+        Person(3, "  \t", 3),
+        Person(4, "\r\n", 4),
+        Person(5, " x ", 5),
+    ]
     write_xml(Person, data, tmp_path / "p.xml", tmp_path / "p.xsd")
     text = (tmp_path / "p.xml").read_text()
     assert '<name xml:space="preserve">  \t</name>' in text
@@ -76,10 +83,12 @@ def test_our_pair_validates_strictly_with_lxml(tmp_path: Path) -> None:
     assert schema.validate(etree.parse(str(tmp_path / "p.xml"))), schema.error_log
 
 
-@pytest.mark.parametrize("bad, column", [("a\x00b", "name"), ("\x1b[0m", "name"),
-                                         ("\ufffe", "name")])
+@pytest.mark.parametrize(
+    "bad, column", [("a\x00b", "name"), ("\x1b[0m", "name"), ("\ufffe", "name")]
+)
 def test_characters_xml_cannot_hold_are_refused_with_row_and_column(
-        tmp_path: Path, bad: str, column: str) -> None:
+    tmp_path: Path, bad: str, column: str
+) -> None:
     data = people(4)
     data[2].name = bad
     with pytest.raises(ValueEncodingError) as info:
@@ -90,11 +99,16 @@ def test_characters_xml_cannot_hold_are_refused_with_row_and_column(
 
 
 @FAST
-@given(row=st.integers(0, 5), prefix=st.text(max_size=5).filter(
-    lambda t: not any(c in XML_FORBIDDEN or "\ud800" <= c <= "\udfff" for c in t)),
-    bad=st.sampled_from(XML_FORBIDDEN))
+@given(
+    row=st.integers(0, 5),
+    prefix=st.text(max_size=5).filter(
+        lambda t: not any(c in XML_FORBIDDEN or "\ud800" <= c <= "\udfff" for c in t)
+    ),
+    bad=st.sampled_from(XML_FORBIDDEN),
+)
 def test_any_forbidden_character_is_refused_before_a_file_exists(
-        tmp_path: Path, row: int, prefix: str, bad: str) -> None:
+    tmp_path: Path, row: int, prefix: str, bad: str
+) -> None:
     data = people(6)
     data[row].name = prefix + bad
     target = tmp_path / f"{row}.xml"
@@ -141,19 +155,23 @@ def corrupt(tmp_path: Path, old: str, new: str) -> tuple[Path, Path]:
     return xml, xsd
 
 
-@pytest.mark.parametrize("old, new, row, column, message", [
-    ("<age>8</age>", "<age>eight</age>", 4, "age", None),
-    ("<age>8</age>", "<age>1_0</age>", 4, "age", None),
-    ("<age>8</age>", "", 4, "age", None),
-    ("<score>1.25</score>", "", 5, "score", None),
-    ("<age>8</age>", "<age>8</age><extra>1</extra>", 4, "extra", None),
-    ("<id>4</id><name>p4</name>", "<name>p4</name><id>4</id>", 4, "id", None),
-    ("<id>4</id>", "<id>2</id>", 4, "id", "duplicate value 2"),
-    ("<age>8</age>", "<age>99999999999999999999</age>", 4, "age", None),
-    ("<score>1.0</score>", "<score>1,0</score>", 4, "score", None),
-])
-def test_invalid_documents_name_row_and_column(tmp_path: Path, old: str, new: str, row: int,
-                                               column: str, message: str | None) -> None:
+@pytest.mark.parametrize(
+    "old, new, row, column, message",
+    [
+        ("<age>8</age>", "<age>eight</age>", 4, "age", None),
+        ("<age>8</age>", "<age>1_0</age>", 4, "age", None),
+        ("<age>8</age>", "", 4, "age", None),
+        ("<score>1.25</score>", "", 5, "score", None),
+        ("<age>8</age>", "<age>8</age><extra>1</extra>", 4, "extra", None),
+        ("<id>4</id><name>p4</name>", "<name>p4</name><id>4</id>", 4, "id", None),
+        ("<id>4</id>", "<id>2</id>", 4, "id", "duplicate value 2"),
+        ("<age>8</age>", "<age>99999999999999999999</age>", 4, "age", None),
+        ("<score>1.0</score>", "<score>1,0</score>", 4, "score", None),
+    ],
+)
+def test_invalid_documents_name_row_and_column(
+    tmp_path: Path, old: str, new: str, row: int, column: str, message: str | None
+) -> None:
     # the row and column are ours; the reason is the schema validator's (libxml2's wording,
     # which changes between versions), except a duplicate key, which we report
     xml, xsd = corrupt(tmp_path, old, new)
@@ -190,8 +208,12 @@ def test_import_writes_nothing_when_any_row_is_bad(tmp_path: Path) -> None:
     data = [Person(i, f"n{i}", i) for i in range(1, 12_001)]
     write_xml(Person, data, xml, xsd)
     text = xml.read_text()
-    xml.write_text(text.replace("<id>11000</id><name>n11000</name><age>11000</age>",
-                                "<id>11000</id><name>n11000</name><age>x</age>"))
+    xml.write_text(
+        text.replace(
+            "<id>11000</id><name>n11000</name><age>11000</age>",
+            "<id>11000</id><name>n11000</name><age>x</age>",
+        )
+    )
     with pytest.raises(XMLImportError) as info:
         store.import_xml(Person, xml, xsd)
     assert (info.value.row, info.value.column) == (11000, "age")
@@ -209,12 +231,10 @@ def test_import_conflicting_with_existing_rows_names_the_row(tmp_path: Path) -> 
     assert store.count(Person) == 1
 
 
-def test_store_export_streams_a_query_and_import_restores_it(tmp_path: Path,
-                                                            store: Store) -> None:
+def test_store_export_streams_a_query_and_import_restores_it(tmp_path: Path, store: Store) -> None:
     store.create(Person)
     store.insert_many(people(50))
-    count = store.export_xml(Person, tmp_path / "p.xml", tmp_path / "p.xsd",
-                             where=col("age") >= 40)
+    count = store.export_xml(Person, tmp_path / "p.xml", tmp_path / "p.xsd", where=col("age") >= 40)
     assert count == 31
     store.delete(Person, where={})
     assert store.import_xml(Person, tmp_path / "p.xml", tmp_path / "p.xsd") == 31
@@ -222,8 +242,11 @@ def test_store_export_streams_a_query_and_import_restores_it(tmp_path: Path,
 
 
 def test_child_tables_are_sibling_rows_with_a_keyref(tmp_path: Path) -> None:
-    houses = [House(1, "Elm", [Room("hall", 12), Room("attic", None)], dt.date(1901, 2, 3)),
-              House(2, "Oak"), House(3, "Ash", [Room("", 1)])]
+    houses = [
+        House(1, "Elm", [Room("hall", 12), Room("attic", None)], dt.date(1901, 2, 3)),
+        House(2, "Oak"),
+        House(3, "Ash", [Room("", 1)]),
+    ]
     write_xml(House, houses, tmp_path / "h.xml", tmp_path / "h.xsd")
     text = (tmp_path / "h.xml").read_text()
     assert "<house_rooms><parent_key>1</parent_key><position>1</position>" in text
@@ -238,8 +261,9 @@ def test_child_tables_are_sibling_rows_with_a_keyref(tmp_path: Path) -> None:
 def test_a_child_row_pointing_at_no_parent_is_refused(tmp_path: Path) -> None:
     write_xml(House, [House(1, "Elm", [Room("hall", 1)])], tmp_path / "h.xml", tmp_path / "h.xsd")
     path = tmp_path / "h.xml"
-    path.write_text(path.read_text().replace("<parent_key>1</parent_key>",
-                                             "<parent_key>9</parent_key>"))
+    path.write_text(
+        path.read_text().replace("<parent_key>1</parent_key>", "<parent_key>9</parent_key>")
+    )
     with pytest.raises(XMLImportError, match="refers to no row") as info:
         read_xml(House, path, tmp_path / "h.xsd")
     assert (info.value.row, info.value.column) == (2, "parent_key")
@@ -257,7 +281,8 @@ def test_pretty_printed_documents_with_comments_import(tmp_path: Path) -> None:
     (tmp_path / "p.xml").write_text(
         '<?xml version="1.0"?>\n<!-- hand written -->\n<DocumentElement>\n  <person>\n'
         "    <id> 7 </id>\n    <age>+3</age>\n    <score>1E3</score>\n  </person>\n"
-        "</DocumentElement>\n")
+        "</DocumentElement>\n"
+    )
     assert read_xml(Person, tmp_path / "p.xml", xsd) == [Person(7, None, 3, 1000.0)]
 
 
@@ -294,8 +319,13 @@ def test_decimals_keep_every_digit(tmp_path: Path) -> None:
         id: int
         amount: decimal.Decimal
 
-    values = [decimal.Decimal("0." + "1" * 30), decimal.Decimal("-" + "9" * 35),
-              decimal.Decimal("1E-30"), decimal.Decimal("0"), decimal.Decimal("1.500")]
+    values = [
+        decimal.Decimal("0." + "1" * 30),
+        decimal.Decimal("-" + "9" * 35),
+        decimal.Decimal("1E-30"),
+        decimal.Decimal("0"),
+        decimal.Decimal("1.500"),
+    ]
     data = [Money(i, v) for i, v in enumerate(values)]
     write_xml(Money, data, tmp_path / "m.xml", tmp_path / "m.xsd")
     assert read_xml(Money, tmp_path / "m.xml", tmp_path / "m.xsd") == data

@@ -31,9 +31,11 @@ from entityworks.xml.xsd import MAX_COLUMNS, MAX_TABLES, read_xsd, xsd_bytes
 
 from ..strategies import XML_FORBIDDEN, decimals, same_array_values
 
-SWEEP = settings(max_examples=150, deadline=None,
-                 suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                        HealthCheck.too_slow])
+SWEEP = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 PACKAGE = Path(__file__).resolve().parents[3] / "entityworks"
 
 
@@ -46,13 +48,13 @@ def exact(a: Any, b: Any) -> bool:
     if isinstance(a, decimal.Decimal):
         return a.as_tuple() == b.as_tuple()
     if isinstance(a, dt.datetime | dt.time):
-        return a == b and a.utcoffset() == b.utcoffset() and (a.tzinfo is None) == (
-            b.tzinfo is None)
+        return (
+            a == b and a.utcoffset() == b.utcoffset() and (a.tzinfo is None) == (b.tzinfo is None)
+        )
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and a.shape == b.shape and same_array_values(a, b)
     if dataclasses.is_dataclass(a):
-        return all(exact(getattr(a, f.name), getattr(b, f.name))
-                   for f in dataclasses.fields(a))
+        return all(exact(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     if isinstance(a, list | tuple):
         return len(a) == len(b) and all(map(exact, a, b))
     return a == b
@@ -67,6 +69,7 @@ def round_trip(cls: type, rows: list[Any], tmp_path: Path, name: str = "r") -> l
 
 
 # -- item 6: values that used to come back different ----------------------------------------
+
 
 @dataclass
 class Reading:
@@ -98,8 +101,11 @@ class Grid:
 def test_arrays_keep_nan_and_the_sign_of_zero(tmp_path: Path) -> None:
     """A 0-d NaN array once compared unequal to itself in the suite; the round trip must keep
     NaN, -0.0 and the 0-d shape, checked here explicitly rather than left to chance."""
-    rows = [Grid(1, np.array(math.nan)), Grid(2, np.array([-0.0, 0.0, math.nan, -math.inf])),
-            Grid(3, np.array(-0.0))]
+    rows = [
+        Grid(1, np.array(math.nan)),
+        Grid(2, np.array([-0.0, 0.0, math.nan, -math.inf])),
+        Grid(3, np.array(-0.0)),
+    ]
     back = round_trip(Grid, rows, tmp_path)
     assert back[0].cells.shape == () and math.isnan(back[0].cells)
     assert list(np.signbit(back[1].cells)) == [True, False, False, True]
@@ -111,8 +117,9 @@ def test_a_bad_child_item_is_named_by_the_row_that_owns_it(tmp_path: Path) -> No
     """Child rows are formatted numbered on their own; the error once said row 0 (the first
     child row) for an item of row 1."""
     rows = [Probe(1, 1.0, None), Probe(2, 2.0, None, [Reading(1.0), Reading("x")])]  # type: ignore[arg-type]
-    with pytest.raises(ValueEncodingError, match=r"^row 1, column 'value' of readings\[1\]: "
-                                                 ) as info:
+    with pytest.raises(
+        ValueEncodingError, match=r"^row 1, column 'value' of readings\[1\]: "
+    ) as info:
         write_xml(Probe, rows, tmp_path / "p.xml", tmp_path / "p.xsd")
     assert (info.value.row, info.value.column) == (1, "value")
     assert list(tmp_path.iterdir()) == []
@@ -125,10 +132,26 @@ class Money:
     child: list[Reading] = field(default_factory=list)
 
 
-DECIMALS = ["1.50", "0E-7", "0.00", "-0.00", "-0", "123456789.000000000", "1E-40",
-            "-12345678901234567890.123456789012345678901234567890", "1E+2", "0E+3", "-7E+1",
-            "1E+100000000", "1E-100000000", "0." + "0" * 1000 + "1", "9" * 1001, "NaN",
-            "-Infinity", "sNaN"]
+DECIMALS = [
+    "1.50",
+    "0E-7",
+    "0.00",
+    "-0.00",
+    "-0",
+    "123456789.000000000",
+    "1E-40",
+    "-12345678901234567890.123456789012345678901234567890",
+    "1E+2",
+    "0E+3",
+    "-7E+1",
+    "1E+100000000",
+    "1E-100000000",
+    "0." + "0" * 1000 + "1",
+    "9" * 1001,
+    "NaN",
+    "-Infinity",
+    "sNaN",
+]
 
 
 def decimal_rule(value: decimal.Decimal) -> str | None:
@@ -142,7 +165,8 @@ def decimal_rule(value: decimal.Decimal) -> str | None:
 
 @pytest.mark.parametrize("text", DECIMALS)
 def test_a_decimal_round_trips_exactly_or_export_refuses_it_as_the_registry_does(
-        tmp_path: Path, text: str) -> None:
+    tmp_path: Path, text: str
+) -> None:
     value = decimal.Decimal(text)
     reason = decimal_rule(value)
     if reason is None:
@@ -200,13 +224,29 @@ XML_TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters=
 
 
 @SWEEP
-@given(st.lists(st.builds(
-    Everything, id=st.just(0), f=st.floats(), dec=decimals(), naive=st.datetimes(),
-    aware=st.datetimes(dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=XML_OFFSETS),
-    day=st.dates(), clock=st.times(), raw=st.binary(),
-    span=st.timedeltas(dt.timedelta(days=-106_000_000), dt.timedelta(days=106_000_000)),
-    uid=st.uuids(), flag=st.booleans(), text=XML_TEXT,
-    big=st.integers(-(2**63), 2**63 - 1)), max_size=4))
+@given(
+    st.lists(
+        st.builds(
+            Everything,
+            id=st.just(0),
+            f=st.floats(),
+            dec=decimals(),
+            naive=st.datetimes(),
+            aware=st.datetimes(
+                dt.datetime(2, 1, 1), dt.datetime(9998, 12, 31), timezones=XML_OFFSETS
+            ),
+            day=st.dates(),
+            clock=st.times(),
+            raw=st.binary(),
+            span=st.timedeltas(dt.timedelta(days=-106_000_000), dt.timedelta(days=106_000_000)),
+            uid=st.uuids(),
+            flag=st.booleans(),
+            text=XML_TEXT,
+            big=st.integers(-(2**63), 2**63 - 1),
+        ),
+        max_size=4,
+    )
+)
 def test_every_xml_text_codec_is_exact(tmp_path: Path, rows: list[Everything]) -> None:
     for n, row in enumerate(rows):
         row.id = n
@@ -222,6 +262,7 @@ def test_an_int_in_a_float_field_must_be_exact_as_a_float(tmp_path: Path) -> Non
 
 
 # -- item 7: import and the Store accept the same values; export writes only those ----------
+
 
 @dataclass
 class Stamp:
@@ -243,13 +284,13 @@ class Clock:
 
 def document(tmp_path: Path, table: str, column_xml: str) -> Path:
     path = tmp_path / f"{table}.xml"
-    path.write_text(f"<DocumentElement><{table}><id>1</id>{column_xml}</{table}>"
-                    "</DocumentElement>")
+    path.write_text(f"<DocumentElement><{table}><id>1</id>{column_xml}</{table}></DocumentElement>")
     return path
 
 
-@pytest.mark.parametrize("text", ["2020-01-01T00:00:00+05:00", "2020-01-01T00:00:00Z",
-                                  "2020-01-01T00:00:00.5-00:00"])
+@pytest.mark.parametrize(
+    "text", ["2020-01-01T00:00:00+05:00", "2020-01-01T00:00:00Z", "2020-01-01T00:00:00.5-00:00"]
+)
 def test_a_naive_column_refuses_an_offset_like_the_store(tmp_path: Path, text: str) -> None:
     aware = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     store = Store(tmp_path / "s.db")
@@ -275,15 +316,23 @@ def test_a_time_column_refuses_an_offset_but_reads_dotnet_datetimes(tmp_path: Pa
     assert read_xml(Clock, path) == [Clock(1, dt.time(12, 30, 1, 5))]
 
 
-@pytest.mark.parametrize("offset", [dt.timedelta(hours=-19, minutes=-46),
-                                    dt.timedelta(hours=14, minutes=1),
-                                    dt.timedelta(minutes=5, seconds=30),
-                                    dt.timedelta(microseconds=1)])
-def test_an_offset_xml_cannot_hold_is_refused_at_export(tmp_path: Path,
-                                                       offset: dt.timedelta) -> None:
+@pytest.mark.parametrize(
+    "offset",
+    [
+        dt.timedelta(hours=-19, minutes=-46),
+        dt.timedelta(hours=14, minutes=1),
+        dt.timedelta(minutes=5, seconds=30),
+        dt.timedelta(microseconds=1),
+    ],
+)
+def test_an_offset_xml_cannot_hold_is_refused_at_export(
+    tmp_path: Path, offset: dt.timedelta
+) -> None:
     tz = dt.timezone(offset)
-    rows = [AwareStamp(1, dt.datetime(2020, 1, 1, tzinfo=dt.UTC)),
-            AwareStamp(2, dt.datetime(2020, 1, 1, tzinfo=tz))]
+    rows = [
+        AwareStamp(1, dt.datetime(2020, 1, 1, tzinfo=dt.UTC)),
+        AwareStamp(2, dt.datetime(2020, 1, 1, tzinfo=tz)),
+    ]
     with pytest.raises(ValueEncodingError, match="offset") as info:
         write_xml(AwareStamp, rows, tmp_path / "a.xml", tmp_path / "a.xsd")
     assert (info.value.row, info.value.column) == (1, "at")
@@ -291,14 +340,15 @@ def test_an_offset_xml_cannot_hold_is_refused_at_export(tmp_path: Path,
 
 
 @pytest.mark.parametrize("minutes", [-14 * 60, -(9 * 60 + 30), 0, 5 * 60 + 45, 14 * 60])
-def test_every_offset_xml_holds_round_trips_with_its_offset(tmp_path: Path,
-                                                            minutes: int) -> None:
+def test_every_offset_xml_holds_round_trips_with_its_offset(tmp_path: Path, minutes: int) -> None:
     tz = dt.timezone(dt.timedelta(minutes=minutes))
-    round_trip(AwareStamp, [AwareStamp(1, dt.datetime(2020, 2, 29, 23, 59, 59, 1, tzinfo=tz))],
-               tmp_path)
+    round_trip(
+        AwareStamp, [AwareStamp(1, dt.datetime(2020, 2, 29, 23, 59, 59, 1, tzinfo=tz))], tmp_path
+    )
 
 
 # -- item 12: XSDs and documents that used to raise internal errors -------------------------
+
 
 @dataclass
 class Note:
@@ -324,10 +374,16 @@ def test_a_pattern_libxml2_cannot_evaluate_is_a_clear_error(tmp_path: Path) -> N
     column = '<xs:element name="text" type="xs:string" minOccurs="0"/>'
     text = xsd_bytes(Note).decode()
     assert column in text
-    xsd.write_text(text.replace(column, (
-        '<xs:element name="text" minOccurs="0"><xs:simpleType><xs:restriction '
-        'base="xs:string"><xs:pattern value="(a|aa)*c"/></xs:restriction></xs:simpleType>'
-        "</xs:element>")))
+    xsd.write_text(
+        text.replace(
+            column,
+            (
+                '<xs:element name="text" minOccurs="0"><xs:simpleType><xs:restriction '
+                'base="xs:string"><xs:pattern value="(a|aa)*c"/></xs:restriction></xs:simpleType>'
+                "</xs:element>"
+            ),
+        )
+    )
     store = Store(tmp_path / "n.db")
     for attempt in (lambda: read_xml(Note, xml, xsd), lambda: store.import_xml(Note, xml, xsd)):
         with pytest.raises(XMLImportError, match="could not be checked") as info:
@@ -358,8 +414,9 @@ def test_orphan_child_rows_are_refused_without_a_keyref(tmp_path: Path) -> None:
     xsd.write_text(without_constraints(xsd_bytes(House).decode()))
     assert "keyref" not in xsd.read_text()
     assert len(read_xml(House, xml, xsd)) == 2  # still readable as it is
-    xml.write_text(xml.read_text().replace("<parent_key>2</parent_key>",
-                                           "<parent_key>7</parent_key>"))
+    xml.write_text(
+        xml.read_text().replace("<parent_key>2</parent_key>", "<parent_key>7</parent_key>")
+    )
     with pytest.raises(XMLImportError, match="refers to no row") as info:
         read_xml(House, xml, xsd)
     assert (info.value.row, info.value.column) == (4, "parent_key")
@@ -382,25 +439,35 @@ def test_duplicate_parents_and_positions_are_refused_without_constraints(tmp_pat
 
 # -- item 13: resource bounds ---------------------------------------------------------------
 
+
 def wide_xsd(columns: int, tables: int = 1) -> str:
     rows = "".join(
         f'<xs:element name="t{t}"><xs:complexType><xs:sequence>'
-        + "".join(f'<xs:element name="c{i}" type="xs:long" minOccurs="0"/>'
-                  for i in range(columns))
-        + "</xs:sequence></xs:complexType></xs:element>" for t in range(tables))
-    return ('<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" '
-            'xmlns:msdata="urn:schemas-microsoft-com:xml-msdata"><xs:element name="D" '
-            'msdata:IsDataSet="true" msdata:MainDataTable="t0"><xs:complexType>'
-            f'<xs:choice minOccurs="0" maxOccurs="unbounded">{rows}</xs:choice>'
-            "</xs:complexType></xs:element></xs:schema>")
+        + "".join(f'<xs:element name="c{i}" type="xs:long" minOccurs="0"/>' for i in range(columns))
+        + "</xs:sequence></xs:complexType></xs:element>"
+        for t in range(tables)
+    )
+    return (
+        '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" '
+        'xmlns:msdata="urn:schemas-microsoft-com:xml-msdata"><xs:element name="D" '
+        'msdata:IsDataSet="true" msdata:MainDataTable="t0"><xs:complexType>'
+        f'<xs:choice minOccurs="0" maxOccurs="unbounded">{rows}</xs:choice>'
+        "</xs:complexType></xs:element></xs:schema>"
+    )
 
 
-@pytest.mark.parametrize("columns, tables, message", [
-    (100_000, 1, "bytes allowed"), (MAX_COLUMNS + 1, 1, f"at most {MAX_COLUMNS} per table"),
-    (1, MAX_TABLES + 1, f"more than {MAX_TABLES} tables"),
-    (MAX_COLUMNS, 5, "columns in all")])
+@pytest.mark.parametrize(
+    "columns, tables, message",
+    [
+        (100_000, 1, "bytes allowed"),
+        (MAX_COLUMNS + 1, 1, f"at most {MAX_COLUMNS} per table"),
+        (1, MAX_TABLES + 1, f"more than {MAX_TABLES} tables"),
+        (MAX_COLUMNS, 5, "columns in all"),
+    ],
+)
 def test_oversized_schemas_are_refused_before_anything_is_compiled(
-        tmp_path: Path, columns: int, tables: int, message: str) -> None:
+    tmp_path: Path, columns: int, tables: int, message: str
+) -> None:
     xsd = tmp_path / "wide.xsd"
     xsd.write_text(wide_xsd(columns, tables))
     (tmp_path / "w.xml").write_text("<DocumentElement><t0><c0>1</c0></t0></DocumentElement>")
@@ -427,6 +494,7 @@ def test_export_refuses_a_class_import_would_refuse(tmp_path: Path) -> None:
 
 
 # -- one module's job: the table (was xmlio) <-> xsd import cycle is cut -------------------
+
 
 def imported_modules(module: str) -> set[str]:
     tree = ast.parse((PACKAGE / "xml" / f"{module}.py").read_text())

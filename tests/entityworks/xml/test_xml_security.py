@@ -81,8 +81,7 @@ def setup(tmp_path: Path) -> tuple[Store, Path]:
 def refused(store: Store, xsd: Path, xml: Path, match: str | None = None) -> XMLImportError:
     """Both readers refuse with our error (``match``: entityworks' own wording, never the
     parser's); the secret never shows; no row added."""
-    for attempt in (lambda: read_xml(Note, xml, xsd),
-                    lambda: store.import_xml(Note, xml, xsd)):
+    for attempt in (lambda: read_xml(Note, xml, xsd), lambda: store.import_xml(Note, xml, xsd)):
         with pytest.raises(XMLImportError) as info:
             attempt()
         if match is not None:
@@ -101,17 +100,21 @@ def document(tmp_path: Path, text: str, name: str = "evil.xml") -> Path:
 ROWS = "<note><id>1</id><text>&x;</text></note>"
 
 
-def test_external_entity_file(tmp_path: Path, setup: tuple[Store, Path],
-                              secret_file: Path) -> None:
-    xml = document(tmp_path, f'<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY x SYSTEM '
-                             f'"file://{secret_file}">]>\n<DocumentElement>{ROWS}'
-                             "</DocumentElement>")
+def test_external_entity_file(tmp_path: Path, setup: tuple[Store, Path], secret_file: Path) -> None:
+    xml = document(
+        tmp_path,
+        f'<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY x SYSTEM '
+        f'"file://{secret_file}">]>\n<DocumentElement>{ROWS}'
+        "</DocumentElement>",
+    )
     refused(*setup, xml, DTD_REFUSED)
 
 
 def test_external_entity_http(tmp_path: Path, setup: tuple[Store, Path], server: str) -> None:
-    xml = document(tmp_path, f'<!DOCTYPE d [<!ENTITY x SYSTEM "{server}/x">]>'
-                             f"<DocumentElement>{ROWS}</DocumentElement>")
+    xml = document(
+        tmp_path,
+        f'<!DOCTYPE d [<!ENTITY x SYSTEM "{server}/x">]><DocumentElement>{ROWS}</DocumentElement>',
+    )
     refused(*setup, xml, DTD_REFUSED)
 
 
@@ -124,50 +127,68 @@ def test_billion_laughs(tmp_path: Path, setup: tuple[Store, Path]) -> None:
     # 10**9 "lol"s (3 GB) if expanded: refused without expanding, so the process's peak memory
     # barely moves, and the error does not carry the expansion either
     entities = '<!ENTITY l0 "lol">' + "".join(
-        f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
-    xml = document(tmp_path, f"<!DOCTYPE d [{entities}]><DocumentElement><note><id>1</id>"
-                             "<text>&l9;</text></note></DocumentElement>")
+        f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10)
+    )
+    xml = document(
+        tmp_path,
+        f"<!DOCTYPE d [{entities}]><DocumentElement><note><id>1</id>"
+        "<text>&l9;</text></note></DocumentElement>",
+    )
     before = peak_memory_mib()
     error = refused(*setup, xml, DTD_REFUSED)
     assert peak_memory_mib() - before < 256
     assert "lollol" not in str(error) and len(str(error)) < 1000
 
 
-def test_external_dtd(tmp_path: Path, setup: tuple[Store, Path], server: str,
-                      secret_file: Path) -> None:
+def test_external_dtd(
+    tmp_path: Path, setup: tuple[Store, Path], server: str, secret_file: Path
+) -> None:
     for system in (f"{server}/evil.dtd", f"file://{secret_file}"):
-        xml = document(tmp_path, f'<!DOCTYPE DocumentElement SYSTEM "{system}">'
-                                 f"<DocumentElement>{ROWS}</DocumentElement>")
+        xml = document(
+            tmp_path,
+            f'<!DOCTYPE DocumentElement SYSTEM "{system}">'
+            f"<DocumentElement>{ROWS}</DocumentElement>",
+        )
         refused(*setup, xml, DTD_REFUSED)
 
 
-def test_parameter_entities(tmp_path: Path, setup: tuple[Store, Path], server: str,
-                            secret_file: Path) -> None:
-    xml = document(tmp_path, f'<!DOCTYPE d [<!ENTITY % file SYSTEM "file://{secret_file}">'
-                             f'<!ENTITY % remote SYSTEM "{server}/p.dtd">%remote;%file;]>'
-                             f"<DocumentElement>{ROWS}</DocumentElement>")
+def test_parameter_entities(
+    tmp_path: Path, setup: tuple[Store, Path], server: str, secret_file: Path
+) -> None:
+    xml = document(
+        tmp_path,
+        f'<!DOCTYPE d [<!ENTITY % file SYSTEM "file://{secret_file}">'
+        f'<!ENTITY % remote SYSTEM "{server}/p.dtd">%remote;%file;]>'
+        f"<DocumentElement>{ROWS}</DocumentElement>",
+    )
     refused(*setup, xml, DTD_REFUSED)
 
 
-def test_xinclude(tmp_path: Path, setup: tuple[Store, Path], secret_file: Path,
-                  server: str) -> None:
-    include = ('<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{}" '
-               'parse="text"/>')
-    inside = document(tmp_path, "<DocumentElement><note><id>1</id><text>"
-                                f"{include.format(secret_file)}</text></note></DocumentElement>")
+def test_xinclude(
+    tmp_path: Path, setup: tuple[Store, Path], secret_file: Path, server: str
+) -> None:
+    include = '<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{}" parse="text"/>'
+    inside = document(
+        tmp_path,
+        "<DocumentElement><note><id>1</id><text>"
+        f"{include.format(secret_file)}</text></note></DocumentElement>",
+    )
     error = refused(*setup, inside, "XInclude is not processed")
     assert (error.row, error.column) == (1, "text")
-    between = document(tmp_path, "<DocumentElement><note><id>1</id></note>"
-                                 f"{include.format(server + '/x')}</DocumentElement>")
+    between = document(
+        tmp_path,
+        "<DocumentElement><note><id>1</id></note>"
+        f"{include.format(server + '/x')}</DocumentElement>",
+    )
     error = refused(*setup, between, "XInclude is not processed")
     assert error.row == 2
 
 
-def test_a_gigabyte_claiming_compressed_document(tmp_path: Path,
-                                                 setup: tuple[Store, Path]) -> None:
+def test_a_gigabyte_claiming_compressed_document(tmp_path: Path, setup: tuple[Store, Path]) -> None:
     # A small gzip member whose trailer claims 1 GiB of XML: refused before inflating a byte.
-    body = gzip.compress(b"<DocumentElement>" + b"<note><id>1</id></note>" * 10
-                         + b"</DocumentElement>")
+    body = gzip.compress(
+        b"<DocumentElement>" + b"<note><id>1</id></note>" * 10 + b"</DocumentElement>"
+    )
     bomb = body[:-4] + struct.pack("<I", 2**30)
     path = tmp_path / "bomb.xml"
     path.write_bytes(bomb)
@@ -186,15 +207,18 @@ def test_a_huge_text_node(tmp_path: Path, setup: tuple[Store, Path]) -> None:
 
 
 def test_deep_nesting(tmp_path: Path, setup: tuple[Store, Path]) -> None:
-    xml = document(tmp_path, "<DocumentElement>" + "<a>" * 300 + "</a>" * 300
-                             + "</DocumentElement>")
+    xml = document(
+        tmp_path, "<DocumentElement>" + "<a>" * 300 + "</a>" * 300 + "</DocumentElement>"
+    )
     refused(*setup, xml, "not well-formed|row 1")
 
 
 def test_invalid_utf8(tmp_path: Path, setup: tuple[Store, Path]) -> None:
     path = tmp_path / "bad.xml"
-    path.write_bytes(b'<?xml version="1.0" encoding="UTF-8"?><DocumentElement><note><id>1</id>'
-                     b"<text>caf\xc3\x28</text></note></DocumentElement>")
+    path.write_bytes(
+        b'<?xml version="1.0" encoding="UTF-8"?><DocumentElement><note><id>1</id>'
+        b"<text>caf\xc3\x28</text></note></DocumentElement>"
+    )
     error = refused(*setup, path, "not well-formed")
     assert "line 1" in str(error)
 
@@ -218,17 +242,27 @@ def test_hostile_xsd_is_refused(tmp_path: Path, secret_file: Path, server: str) 
     xml = tmp_path / "n.xml"
     write_xml(Note, [Note(1, "a")], xml)
     base = xsd_bytes(Note).decode()
-    doctype = base.replace("<xs:schema", f'<!DOCTYPE xs:schema [<!ENTITY x SYSTEM '
-                                         f'"file://{secret_file}">]>\n<xs:schema', 1)
-    include = base.replace('<xs:element name="DocumentElement"',
-                           f'<xs:include schemaLocation="{server}/a.xsd"/>'
-                           '<xs:element name="DocumentElement"', 1)
-    imported = base.replace('<xs:element name="DocumentElement"',
-                            f'<xs:import namespace="urn:x" schemaLocation="file://{secret_file}"/>'
-                            '<xs:element name="DocumentElement"', 1)
-    for name, text, match in (("doctype.xsd", doctype, "DOCTYPE"),
-                              ("include.xsd", include, "another schema"),
-                              ("import.xsd", imported, "another schema")):
+    doctype = base.replace(
+        "<xs:schema",
+        f'<!DOCTYPE xs:schema [<!ENTITY x SYSTEM "file://{secret_file}">]>\n<xs:schema',
+        1,
+    )
+    include = base.replace(
+        '<xs:element name="DocumentElement"',
+        f'<xs:include schemaLocation="{server}/a.xsd"/><xs:element name="DocumentElement"',
+        1,
+    )
+    imported = base.replace(
+        '<xs:element name="DocumentElement"',
+        f'<xs:import namespace="urn:x" schemaLocation="file://{secret_file}"/>'
+        '<xs:element name="DocumentElement"',
+        1,
+    )
+    for name, text, match in (
+        ("doctype.xsd", doctype, "DOCTYPE"),
+        ("include.xsd", include, "another schema"),
+        ("import.xsd", imported, "another schema"),
+    ):
         path = document(tmp_path, text, name)
         with pytest.raises(XMLImportError, match=match) as info:
             read_xml(Note, xml, path)

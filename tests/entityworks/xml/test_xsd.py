@@ -62,8 +62,9 @@ class Order:
 
 
 def columns(tree: etree._ElementTree, table_name: str) -> list[etree._Element]:
-    return tree.xpath(f"//xs:choice/xs:element[@name='{table_name}']//xs:sequence/xs:element",
-                      namespaces=NS)
+    return tree.xpath(
+        f"//xs:choice/xs:element[@name='{table_name}']//xs:sequence/xs:element", namespaces=NS
+    )
 
 
 def test_dataset_wrapper_and_row_shape() -> None:
@@ -85,9 +86,18 @@ def test_minoccurs_exactly_for_nullable_columns_and_dotnet_types() -> None:
     nullable = {name for name, c in cols.items() if c.get("minOccurs") == "0"}
     assert nullable == {"ratio", "price", "when", "seen", "day", "took", "uid"}
     assert {name: c.get("type") for name, c in cols.items()} == {
-        "key": "xs:string", "count": "xs:long", "ratio": "xs:double", "price": "xs:decimal",
-        "when": "xs:dateTime", "seen": "xs:dateTime", "day": "xs:date", "took": "xs:duration",
-        "uid": "xs:string", "blob": "xs:base64Binary", "ok": "xs:boolean"}
+        "key": "xs:string",
+        "count": "xs:long",
+        "ratio": "xs:double",
+        "price": "xs:decimal",
+        "when": "xs:dateTime",
+        "seen": "xs:dateTime",
+        "day": "xs:date",
+        "took": "xs:duration",
+        "uid": "xs:string",
+        "blob": "xs:base64Binary",
+        "ok": "xs:boolean",
+    }
     assert cols["uid"].get(f"{{{MSDATA_NS}}}DataType") == GUID
     assert cols["when"].get(f"{{{MSDATA_NS}}}DateTimeMode") == "Unspecified"
     assert cols["seen"].get(f"{{{MSDATA_NS}}}DateTimeMode") == "Utc"
@@ -121,7 +131,10 @@ def test_child_tables_are_siblings_with_key_and_keyref() -> None:
     names = tree.xpath("//xs:choice/xs:element/@name", namespaces=NS)
     assert names == ["order_x0020_table", "order_x0020_table_parts"]
     assert [c.get("name") for c in columns(tree, "order_x0020_table_parts")] == [
-        "parent_key", "position", "label"]
+        "parent_key",
+        "position",
+        "label",
+    ]
     (keyref,) = tree.xpath("//xs:keyref", namespaces=NS)
     assert keyref.get("refer") == "Constraint1"
     assert keyref.find(f"{{{XS_NS}}}selector").get("xpath") == ".//order_x0020_table_parts"
@@ -197,17 +210,21 @@ DOTNET_XSD = """<?xml version="1.0" standalone="yes"?>
 def test_read_xsd_of_a_dotnet_schema(tmp_path: Path) -> None:
     (tmp_path / "c.xsd").write_text(DOTNET_XSD)
     cls = read_xsd(tmp_path / "c.xsd")
-    assert typing.get_type_hints(cls) == {"Id": int, "Name": str | None,
-                                          "Weight": float | None, "Tiny": int | None}
+    assert typing.get_type_hints(cls) == {
+        "Id": int,
+        "Name": str | None,
+        "Weight": float | None,
+        "Tiny": int | None,
+    }
     (tmp_path / "c.xml").write_text(
         "<DocumentElement><Customer><Id>1</Id><Name>Ann</Name><Weight>1.5</Weight>"
-        "<Tiny>255</Tiny></Customer><Customer><Id>2</Id></Customer></DocumentElement>")
+        "<Tiny>255</Tiny></Customer><Customer><Id>2</Id></Customer></DocumentElement>"
+    )
     rows = read_xml(cls, tmp_path / "c.xml", tmp_path / "c.xsd")
-    assert [dataclasses.astuple(r) for r in rows] == [(1, "Ann", 1.5, 255),
-                                                      (2, None, None, None)]
+    assert [dataclasses.astuple(r) for r in rows] == [(1, "Ann", 1.5, 255), (2, None, None, None)]
     (tmp_path / "bad.xml").write_text(
-        "<DocumentElement><Customer><Id>1</Id><Name>toolong</Name></Customer>"
-        "</DocumentElement>")
+        "<DocumentElement><Customer><Id>1</Id><Name>toolong</Name></Customer></DocumentElement>"
+    )
     with pytest.raises(XMLImportError, match="row 1.*column 'Name'"):
         read_xml(cls, tmp_path / "bad.xml", tmp_path / "c.xsd")
 
@@ -220,7 +237,8 @@ def test_read_xsd_refuses_shapes_it_cannot_map(tmp_path: Path) -> None:
     path.write_text("<root/>")
     with pytest.raises(XMLImportError, match="not an XSD document"):
         read_xsd(path)
-    path.write_text(DOTNET_XSD.replace('<xs:sequence>', '<xs:sequence><xs:element name="x y" '
-                                       'type="xs:int"/>'))
+    path.write_text(
+        DOTNET_XSD.replace("<xs:sequence>", '<xs:sequence><xs:element name="x y" type="xs:int"/>')
+    )
     with pytest.raises(XMLImportError, match="not a valid Python field name"):
         read_xsd(path)

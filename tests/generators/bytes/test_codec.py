@@ -81,7 +81,7 @@ def legacy_blob(length: int, symbol: bytes = b"q") -> bytes:
 def test_a_claimed_length_the_blob_cannot_hold_is_refused_before_allocating() -> None:
     """24 crafted bytes claiming a terabyte (issue 10 item 13): refused at once, tiny peak."""
     crafted = [
-        legacy_blob(1 << 40),                                        # width 0, no payload
+        legacy_blob(1 << 40),  # width 0, no payload
         codec._header(codec.PACKED, 1 << 40, 0) + bytes((1, 1)) + b"ab" + b"\x00" * 8,
         codec._header(codec.PACKED, (1 << 64) - 1, 0) + bytes((7, 127)) + bytes(range(128)),
         codec._header(codec.RAW, 1 << 40, 0) + b"x" * 100,
@@ -110,12 +110,16 @@ def test_version_0_1_width_0_blobs_need_an_explicit_max_length() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(mode=st.sampled_from([codec.RAW, codec.PACKED, 2]),
-       length=st.one_of(st.integers(0, 64), st.integers(0, (1 << 64) - 1)),
-       width=st.integers(0, 8), count=st.integers(0, 255), body=st.binary(max_size=300))
-def test_no_blob_decodes_to_more_than_8_bytes_per_blob_byte(mode: int, length: int,
-                                                            width: int, count: int,
-                                                            body: bytes) -> None:
+@given(
+    mode=st.sampled_from([codec.RAW, codec.PACKED, 2]),
+    length=st.one_of(st.integers(0, 64), st.integers(0, (1 << 64) - 1)),
+    width=st.integers(0, 8),
+    count=st.integers(0, 255),
+    body=st.binary(max_size=300),
+)
+def test_no_blob_decodes_to_more_than_8_bytes_per_blob_byte(
+    mode: int, length: int, width: int, count: int, body: bytes
+) -> None:
     """Any header that passes its checksum, any body: refused, or at most 8x the blob."""
     blob = codec._header(mode, length, 0) + bytes((width, count)) + body
     try:

@@ -44,8 +44,9 @@ def fed_in_pieces(data: bytes, seed: int) -> entropy.DataEntropy:
     return counter
 
 
-def check_against_table(counter: entropy.DataEntropy, counts: list[int],
-                        fractions: list[str]) -> None:
+def check_against_table(
+    counter: entropy.DataEntropy, counts: list[int], fractions: list[str]
+) -> None:
     assert list(counter.counts) == counts
     order = expected_order(counts)
     assert list(counter.distribution()) == order

@@ -135,8 +135,9 @@ def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave
 
     # a file naming a symbol it does not define, or needing one nobody provides (both
     # authenticated, so that these checks, behind the HMAC's, are what refuses them)
-    files["sudoku_solve_text"].write_bytes(_sealed(
-        files["sudoku_solve_text"], json.dumps({"symbol": "no_such_kernel"}).encode(), code))
+    files["sudoku_solve_text"].write_bytes(
+        _sealed(files["sudoku_solve_text"], json.dumps({"symbol": "no_such_kernel"}).encode(), code)
+    )
     missing = code.replace(b"numba_gil_ensure", b"numba_gil_ensurX")
     assert missing != code
     files["fov_view"].write_bytes(_sealed(files["fov_view"], header, missing))

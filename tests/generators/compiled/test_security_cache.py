@@ -307,8 +307,9 @@ def test_every_compiled_function_keeps_numba_s_cache_in_the_private_folder(
 
     _use(monkeypatch, tmp_path / "cache", tmp_path / "user")
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(numba.config, "CACHE_LOCATOR_CLASSES", "UserProvidedCacheLocator",
-                        raising=False)  # numba >= 0.62 reads it; older ones have no such knob
+    monkeypatch.setattr(
+        numba.config, "CACHE_LOCATOR_CLASSES", "UserProvidedCacheLocator", raising=False
+    )  # numba >= 0.62 reads it; older ones have no such knob
     place = _private.folder()
     assert place is not None
     seen = 0
@@ -493,12 +494,13 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
         path.chmod(0o644)
     folder, index_files = shared / "generators-native", _numba_index_files(shared)
     q = shlex.quote
-    script = [f"mkdir {q(str(folder))} "
-              + " ".join(q(str(f)) for f in _numba_default_folders(shared)),
-              f"cp {q(str(stage / 'key'))} {q(str(folder / 'key'))}",
-              f"chmod 600 {q(str(folder / 'key'))}",
-              f"cp {q(str(stage / 'sudoku'))} {q(str(folder / names['sudoku_solve_text']))}",
-              f"cp {q(str(stage / 'fov'))} {q(str(folder / names['fov_view']))}"]
+    script = [
+        f"mkdir {q(str(folder))} " + " ".join(q(str(f)) for f in _numba_default_folders(shared)),
+        f"cp {q(str(stage / 'key'))} {q(str(folder / 'key'))}",
+        f"chmod 600 {q(str(folder / 'key'))}",
+        f"cp {q(str(stage / 'sudoku'))} {q(str(folder / names['sudoku_solve_text']))}",
+        f"cp {q(str(stage / 'fov'))} {q(str(folder / names['fov_view']))}",
+    ]
     script += [f"cp {q(str(stage / 'index'))} {q(str(index))}"
                for index in index_files]  # fmt: skip
     _as(as_root, "; ".join(script))
@@ -547,9 +549,14 @@ def test_a_link_planted_in_place_of_the_folder_is_not_followed_as_root(
     for target in targets:
         target.mkdir(mode=0o700)
     q = shlex.quote
-    _as(as_root, f"ln -s {q(str(targets[0]))} {q(str(shared / 'generators-native'))}; "
-                 + "; ".join(f"ln -s {q(str(targets[1]))} {q(str(folder))}"
-                             for folder in _numba_default_folders(shared)))
+    _as(
+        as_root,
+        f"ln -s {q(str(targets[0]))} {q(str(shared / 'generators-native'))}; "
+        + "; ".join(
+            f"ln -s {q(str(targets[1]))} {q(str(folder))}"
+            for folder in _numba_default_folders(shared)
+        ),
+    )
     before = {**_snapshot(shared), **_snapshot(targets[0]), **_snapshot(targets[1])}
     env = {"NUMBA_CACHE_DIR": str(shared), "XDG_CACHE_HOME": str(tmp_path / "user"),
            "HOME": str(tmp_path / "home")}  # fmt: skip

@@ -319,8 +319,12 @@ def test_connect_reports_a_breakout_and_a_map_with_one_cave() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "name"),
-    [({"corridor_max": 2}, "corridor_max"), ({"breakout": -1}, "breakout"),
-     ({"lower_limit": -2}, "lower_limit"), ({"seed": -1}, "seed")],
+    [
+        ({"corridor_max": 2}, "corridor_max"),
+        ({"breakout": -1}, "breakout"),
+        ({"lower_limit": -2}, "lower_limit"),
+        ({"seed": -1}, "seed"),
+    ],
 )
 def test_connect_names_a_bad_parameter(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):

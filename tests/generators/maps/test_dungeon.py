@@ -33,8 +33,9 @@ def _check_layout(result: dungeon.Dungeon) -> None:
     for a, b in itertools.combinations(result.rooms, 2):
         assert _gap(a, b) >= params["room_distance"], (a, b)  # never overlap, keep apart
     # the positions are the same corridors, cell by cell, as indices into grid.ravel()
-    assert [[divmod(p, width)[::-1] for p in path] for path in result.corridor_positions] \
-        == result.corridors
+    assert [
+        [divmod(p, width)[::-1] for p in path] for path in result.corridor_positions
+    ] == result.corridors
     assert all(type(p) is int for path in result.corridor_positions for p in path)
     for path in result.corridors:
         for (x0, y0), (x1, y1) in zip(path, path[1:], strict=False):
@@ -167,9 +168,17 @@ def test_room_width_and_height_have_their_own_bounds(method: str) -> None:
     widths: set[int] = set()
     heights: set[int] = set()
     for seed in range(12):
-        result = dungeon.generate(width=120, height=90, method=method, rooms=10,
-                                  room_min_width=9, room_max_width=14, room_min_height=2,
-                                  room_max_height=4, seed=seed)
+        result = dungeon.generate(
+            width=120,
+            height=90,
+            method=method,
+            rooms=10,
+            room_min_width=9,
+            room_max_width=14,
+            room_min_height=2,
+            room_max_height=4,
+            seed=seed,
+        )
         if not result.rooms:
             continue
         _check_layout(result)
@@ -183,8 +192,9 @@ def test_room_min_and_max_still_bound_both_sides_and_old_seeds_are_unchanged() -
     """Setting the per-axis bounds to the shared ones changes nothing, map for map."""
     for seed in range(6):
         shared = dungeon.generate(room_min=4, room_max=9, seed=seed)
-        split = dungeon.generate(room_min_width=4, room_max_width=9, room_min_height=4,
-                                 room_max_height=9, seed=seed)
+        split = dungeon.generate(
+            room_min_width=4, room_max_width=9, room_min_height=4, room_max_height=9, seed=seed
+        )
         assert np.array_equal(shared.grid, split.grid) and shared.rooms == split.rooms
         assert {r.width for r in shared.rooms} <= set(range(4, 10))
         assert (shared.params["room_min_width"], shared.params["room_max_height"]) == (4, 9)

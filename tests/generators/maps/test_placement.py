@@ -26,8 +26,10 @@ def _clear_by_hand(grid: np.ndarray, x: int, y: int, r: int) -> bool:
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.uint8, st.tuples(st.integers(1, 14), st.integers(1, 14)),
-              elements=st.integers(0, 1)), st.integers(0, 3))
+@given(
+    arrays(np.uint8, st.tuples(st.integers(1, 14), st.integers(1, 14)), elements=st.integers(0, 1)),
+    st.integers(0, 3),
+)
 def test_clear_cells_matches_a_cell_by_cell_check(grid: np.ndarray, r: int) -> None:
     mask = placement.clear_cells(grid, r)
     height, width = grid.shape

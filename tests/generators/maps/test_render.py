@@ -210,7 +210,7 @@ def test_thumbnail_fits_the_box_and_keeps_the_wall_share(grid: np.ndarray, box: 
         # a pixel is as light as its share of floor: all floor white, all wall black
         for py in range(image.size[1]):
             for px in range(image.size[0]):
-                part = grid[py * factor:(py + 1) * factor, px * factor:(px + 1) * factor]
+                part = grid[py * factor : (py + 1) * factor, px * factor : (px + 1) * factor]
                 floor = int((part == 0).sum())
                 assert abs(int(pixels[py, px]) - round(255 * floor / factor**2)) <= 1
 
@@ -219,9 +219,14 @@ def test_overlay_draws_corridors_rooms_caves_and_placements() -> None:
     grid = np.ones((20, 30), dtype=np.uint8)
     grid[2:8, 2:10] = 0
     grid[5, 10:20] = 0
-    image = render.overlay_image(grid, block=4, rooms=[(2, 2, 8, 6)], caves=[(14, 10, 5, 5)],
-                                 corridors=[[(x, 5) for x in range(10, 20)]],
-                                 placements=[(4, 4)])
+    image = render.overlay_image(
+        grid,
+        block=4,
+        rooms=[(2, 2, 8, 6)],
+        caves=[(14, 10, 5, 5)],
+        corridors=[[(x, 5) for x in range(10, 20)]],
+        placements=[(4, 4)],
+    )
     rgb = np.asarray(image)
     assert image.size == (120, 80)
     assert tuple(rgb[5 * 4 + 2, 15 * 4 + 2]) == render.OVERLAY_CORRIDOR

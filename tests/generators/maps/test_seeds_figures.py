@@ -57,10 +57,12 @@ def mono_draws(tmp_path: Path) -> list[list[int]]:
     source = tmp_path / "Draws.cs"
     source.write_text(PROGRAM, encoding="utf-8")
     exe = tmp_path / "Draws.exe"
-    subprocess.run(["mcs", "-nologo", f"-out:{exe}", str(source)], check=True,
-                   capture_output=True, timeout=300)
-    out = subprocess.run(["mono", str(exe)], check=True, capture_output=True, text=True,
-                         timeout=300).stdout
+    subprocess.run(
+        ["mcs", "-nologo", f"-out:{exe}", str(source)], check=True, capture_output=True, timeout=300
+    )
+    out = subprocess.run(
+        ["mono", str(exe)], check=True, capture_output=True, text=True, timeout=300
+    ).stdout
     return [[int(v) for v in line.split()] for line in out.splitlines()]
 
 

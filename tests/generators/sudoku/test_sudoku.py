@@ -445,7 +445,10 @@ def test_guided_chunks_cover_the_job_in_order_and_shrink_towards_the_end() -> No
     assert capped.take(3) == (0, 3) and capped.take() == (3, 3 + solver._MIN_CHUNK)
     fixed = solver._Chunks(10, 4, 2)  # a given batch size is kept, whatever the cap
     assert [fixed.take(1), fixed.take(), fixed.take(), fixed.take()] == [
-        (0, 4), (4, 8), (8, 10), None
+        (0, 4),
+        (4, 8),
+        (8, 10),
+        None,
     ]
 
 

@@ -11,13 +11,7 @@ from generators.maps import caves, cellular, render
 from generators.view import fov
 from generators.view.explore import STEPS, Explorer
 
-ROOMS = render.from_ascii(
-    "##########\n"
-    "#....#...#\n"
-    "#....#...#\n"
-    "#........#\n"
-    "##########"
-)
+ROOMS = render.from_ascii("##########\n#....#...#\n#....#...#\n#........#\n##########")
 
 
 def test_fov_module_re_exports_the_class() -> None:
@@ -88,8 +82,9 @@ def test_random_walks_stay_on_floor_and_never_forget(steps: list, seed: int) -> 
     for dx, dy in steps:
         x, y = walker.position
         moved = walker.move(dx, dy)
-        assert moved == (grid[y + dy, x + dx] == 0 if 0 <= x + dx < 40 and 0 <= y + dy < 30
-                         else False)
+        assert moved == (
+            grid[y + dy, x + dx] == 0 if 0 <= x + dx < 40 and 0 <= y + dy < 30 else False
+        )
         x, y = walker.position
         assert grid[y, x] == 0 and walker.visible[y, x]
         assert (walker.explored_mask >= seen).all()  # memory only grows

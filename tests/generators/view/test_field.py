@@ -129,8 +129,11 @@ calls = st.tuples(
 
 @settings(max_examples=120, deadline=None)
 @given(
-    grid=arrays(np.uint8, st.tuples(st.integers(1, 45), st.integers(1, 45)),
-                elements=st.sampled_from([0, 0, 0, 1])),  # fmt: skip
+    grid=arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 45), st.integers(1, 45)),
+        elements=st.sampled_from([0, 0, 0, 1]),
+    ),  # fmt: skip
     sequence=st.lists(calls, min_size=1, max_size=8),
 )
 def test_every_call_equals_the_one_shot_view(grid, sequence) -> None:

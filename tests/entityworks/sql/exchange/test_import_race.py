@@ -113,8 +113,10 @@ def documents(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
 
     def puzzles(first: int) -> list[SudokuPuzzle]:
         made = dt.datetime(2024, 1, 1)
-        return [SudokuPuzzle(i, "race", f"p{i}", f"{i:081d}", None, 0, 0, None, None, made)
-                for i in range(first, first + ROWS)]
+        return [
+            SudokuPuzzle(i, "race", f"p{i}", f"{i:081d}", None, 0, 0, None, None, made)
+            for i in range(first, first + ROWS)
+        ]
 
     sudoku, sudoku_xsd = tmp_path / "sudoku.xml", tmp_path / "sudoku.xsd"
     write_xml(SudokuPuzzle, puzzles(1), sudoku, sudoku_xsd)
@@ -124,9 +126,14 @@ def documents(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
     last_puzzle = f"<puzzle>{2 * ROWS:081d}</puzzle>"
     assert text.count(last_puzzle) == 1
     repeated.write_text(text.replace(last_puzzle, f"<puzzle>{ROWS + 1:081d}</puzzle>"))
-    return {"cli": (good, xsd), "api": (good, xsd), "catalog": (sudoku, sudoku_xsd),
-            "bad cli": (value, xsd), "bad api": (twice, keyless),
-            "bad catalog": (repeated, sudoku_xsd)}
+    return {
+        "cli": (good, xsd),
+        "api": (good, xsd),
+        "catalog": (sudoku, sudoku_xsd),
+        "bad cli": (value, xsd),
+        "bad api": (twice, keyless),
+        "bad catalog": (repeated, sudoku_xsd),
+    }
 
 
 def database_url(backend_url: str, tmp_path: Path, n: int) -> str:
@@ -157,8 +164,9 @@ def wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 300) -> s
     return path.read_text()
 
 
-def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], mode: str,
-                catalog: set[str]) -> None:
+def check_round(
+    url: str, n: int, good: dict[str, Any], bad: dict[str, Any], mode: str, catalog: set[str]
+) -> None:
     where = f"round {n} ({mode})"
     assert good["status"] == 0, (where, good)
     assert good["out"].startswith(f"imported {ROWS} rows"), (where, good)
@@ -173,12 +181,14 @@ def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], mod
             expected = {"token", "entityworks_schema"} if mode != "catalog" else catalog
             assert tables == expected, (where, tables)
             quoted = conn.dialect.identifier_preparer.quote(table)
-            count, low, high = conn.execute(sa.text(
-                f"SELECT count(*), min(id), max(id) FROM {quoted}")).one()
+            count, low, high = conn.execute(
+                sa.text(f"SELECT count(*), min(id), max(id) FROM {quoted}")
+            ).one()
             assert (count, low, high) == (ROWS, 1, ROWS), where  # the good rows, all of them
             if mode != "catalog":
-                recorded = conn.execute(sa.text("SELECT count(*) FROM entityworks_schema "
-                                                "WHERE table_name = 'token'")).scalar()
+                recorded = conn.execute(
+                    sa.text("SELECT count(*) FROM entityworks_schema WHERE table_name = 'token'")
+                ).scalar()
                 assert recorded == 3, where  # the table and its two columns
     finally:
         engine.dispose()
@@ -190,7 +200,8 @@ def check_round(url: str, n: int, good: dict[str, Any], bad: dict[str, Any], mod
 
 @pytest.mark.slow
 def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
-        backend_url: str, tmp_path: Path) -> None:
+    backend_url: str, tmp_path: Path
+) -> None:
     docs = documents(tmp_path)
     with open_catalog(tmp_path / "catalog.db") as fresh:  # the tables a new catalog has
         catalog = set(fresh.table_names())
@@ -199,9 +210,16 @@ def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
     runner = tmp_path / "racer.py"
     runner.write_text(RUNNER)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = {role: subprocess.Popen([sys.executable, str(runner), str(work), role, str(ROUNDS)],
-                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True) for role in ("good", "bad")}
+    procs = {
+        role: subprocess.Popen(
+            [sys.executable, str(runner), str(work), role, str(ROUNDS)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for role in ("good", "bad")
+    }
     try:
         for role, proc in procs.items():
             wait_for(work / f"ready-{role}", proc)
@@ -209,14 +227,17 @@ def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
             mode = MODES[n % len(MODES)]
             how = "api" if mode == "api" else "cli"
             url = database_url(backend_url, tmp_path, n)
-            task = {role: {"how": how, "db": url, "xml": str(docs[name][0]),
-                           "xsd": str(docs[name][1])}
-                    for role, name in (("good", mode), ("bad", f"bad {mode}"))}
+            task = {
+                role: {"how": how, "db": url, "xml": str(docs[name][0]), "xsd": str(docs[name][1])}
+                for role, name in (("good", mode), ("bad", f"bad {mode}"))
+            }
             go = work / f"go-{n}.tmp"
             go.write_text(json.dumps(task))
             go.rename(work / f"go-{n}")  # both start now
-            results = {role: json.loads(wait_for(work / f"done-{n}-{role}", proc))
-                       for role, proc in procs.items()}
+            results = {
+                role: json.loads(wait_for(work / f"done-{n}-{role}", proc))
+                for role, proc in procs.items()
+            }
             check_round(url, n, results["good"], results["bad"], mode, catalog)
     finally:
         for proc in procs.values():
@@ -224,8 +245,7 @@ def test_a_refused_import_never_takes_away_what_a_concurrent_one_committed(
             proc.communicate()
 
 
-def test_a_killed_import_into_a_new_file_leaves_nothing_the_next_one_keeps(
-        tmp_path: Path) -> None:
+def test_a_killed_import_into_a_new_file_leaves_nothing_the_next_one_keeps(tmp_path: Path) -> None:
     """An import into a new SQLite file works on a private ``.NAME.<token>.importing`` file;
     killed (SIGKILL), it leaves that file behind. The next import into the same name removes
     it -- but never the file of an import still running, whose lock is held."""
@@ -237,8 +257,17 @@ def test_a_killed_import_into_a_new_file_leaves_nothing_the_next_one_keeps(
     write_xml(Token, rows, xml, xsd)
     target = tmp_path / "new.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "entityworks", "import-xml", str(xml), "--xsd", str(xsd),
-               "--db", str(target)]
+    command = [
+        sys.executable,
+        "-m",
+        "entityworks",
+        "import-xml",
+        str(xml),
+        "--xsd",
+        str(xsd),
+        "--db",
+        str(target),
+    ]
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     found: list[Path] = []
@@ -260,8 +289,13 @@ def test_a_killed_import_into_a_new_file_leaves_nothing_the_next_one_keeps(
     try:
         small_xml = tmp_path / "small.xml"
         write_xml(Token, rows[:50], small_xml, xsd)
-        done = subprocess.run([*command[:4], str(small_xml), *command[5:]], env=env,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [*command[:4], str(small_xml), *command[5:]],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         assert "imported 50 rows" in done.stdout
         left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".new.db"))

@@ -55,8 +55,11 @@ def documents(folder: Path) -> dict[str, tuple[Path, Path]]:
     tokens = (folder / "tokens.xml", folder / "tokens.xsd")
     write_xml(Token, [Token(1, "one"), Token(2, "two")], *tokens)
     puzzles = (folder / "puzzles.xml", folder / "puzzles.xsd")
-    write_xml(SudokuPuzzle, [SudokuPuzzle(1, "t", "p1", "0" * 81, None, 0, 0, None, None,
-                                          dt.datetime(2024, 1, 1))], *puzzles)
+    write_xml(
+        SudokuPuzzle,
+        [SudokuPuzzle(1, "t", "p1", "0" * 81, None, 0, 0, None, None, dt.datetime(2024, 1, 1))],
+        *puzzles,
+    )
     baskets = (folder / "baskets.xml", folder / "baskets.xsd")
     write_xml(Basket, [Basket(1, [Item(1, "apple"), Item(2, "pear")])], *baskets)
     return {"token": tokens, "catalog": puzzles, "children": baskets}
@@ -69,10 +72,12 @@ def cli_import(xml: Path, xsd: Path, db: str) -> tuple[int, str, str]:
 
 # -- a dangling symbolic link at --db ---------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", ["token", "catalog", "children"])
 @pytest.mark.parametrize("form", ["path", "url"])
 def test_the_command_refuses_a_dangling_link_and_creates_nothing_where_it_points(
-        tmp_path: Path, case: str, form: str) -> None:
+    tmp_path: Path, case: str, form: str
+) -> None:
     docs = documents(tmp_path)
     work, outside = tmp_path / "work", tmp_path / "outside"
     work.mkdir()
@@ -91,7 +96,8 @@ def test_the_command_refuses_a_dangling_link_and_creates_nothing_where_it_points
 
 @pytest.mark.parametrize("door", ["import_xml", "import_dataset"])
 def test_the_api_refuses_a_dangling_link_and_creates_nothing_where_it_points(
-        tmp_path: Path, door: str) -> None:
+    tmp_path: Path, door: str
+) -> None:
     xml, xsd = documents(tmp_path)["children"]
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -117,12 +123,14 @@ def test_a_link_to_an_existing_database_is_still_imported_into(tmp_path: Path) -
     assert status == 0, err
     with sqlite3.connect(real) as conn:  # read by sqlite3 itself, not by us
         assert conn.execute("SELECT id, label FROM token ORDER BY id").fetchall() == [
-            (1, "one"), (2, "two")]
+            (1, "one"),
+            (2, "two"),
+        ]
 
 
 # -- left-over .importing files -----------------------------------------------------------------
 
-STALE = '''
+STALE = """
 import os, sqlite3, sys
 from pathlib import Path
 from entityworks.sql.exchange.new_file import _private_file_beside
@@ -134,14 +142,19 @@ with sqlite3.connect(private) as conn:  # what an import had written when it was
     conn.execute("INSERT INTO half VALUES (1)")
 print(private)
 os._exit(0)  # like SIGKILL: no clean-up runs
-'''
+"""
 
 
 def stale_import(target: Path) -> Path:
     """The private file of an import into ``target`` whose process died (its pid is gone)."""
-    done = subprocess.run([sys.executable, "-c", STALE, str(target)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", STALE, str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     private = Path(done.stdout.strip())
     assert private.is_file() and Path(f"{private}.owner").is_file()
     return private
@@ -161,11 +174,9 @@ def import_through(door: str, tmp_path: Path, target: Path) -> None:
             assert store.import_xml(Token, *docs["token"]) == 2
     elif door == "dataset":
         with Store(target) as store:
-            assert store.import_dataset(*docs["children"]) == {"basket": 1,
-                                                                "basket_items": 2}
+            assert store.import_dataset(*docs["children"]) == {"basket": 1, "basket_items": 2}
     else:
-        status, out, err = cli_import(*docs["token" if door == "cli" else "catalog"],
-                                      str(target))
+        status, out, err = cli_import(*docs["token" if door == "cli" else "catalog"], str(target))
         assert status == 0, err
         assert out.startswith("imported ")
     assert target.is_file()
@@ -204,9 +215,16 @@ def record_for(planted: Path, **changes: object) -> dict[str, object]:
     info = planted.stat()
     token = planted.name.split(".")[-2]
     record: dict[str, object] = {
-        "entityworks": "import", "token": token, "uid": os.geteuid(),
-        "host": os.uname().nodename, "boot": new_file._boot_id(), "pid": os.getpid(),
-        "started": new_file._started(os.getpid()), "dev": info.st_dev, "ino": info.st_ino}
+        "entityworks": "import",
+        "token": token,
+        "uid": os.geteuid(),
+        "host": os.uname().nodename,
+        "boot": new_file._boot_id(),
+        "pid": os.getpid(),
+        "started": new_file._started(os.getpid()),
+        "dev": info.st_dev,
+        "ino": info.st_ino,
+    }
     record.update(changes)
     return record
 
@@ -220,22 +238,28 @@ def test_a_planted_file_without_an_owner_record_survives(tmp_path: Path, door: s
 
 
 def dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(proc.stdout)
 
 
-@pytest.mark.parametrize("forged", [
-    "a live process",          # our own pid and start time: an import still running
-    "another token",           # a record written for another file
-    "another inode",           # the file was replaced after its record was written
-    "another host",            # an import on another machine sharing the folder
-    "another user",            # a record in someone else's name
-    "not a record",            # any other file with the record's name
-    "a link",                  # the record is a symbolic link to one of ours
-])
-def test_a_file_whose_record_does_not_prove_it_ours_survives(tmp_path: Path,
-                                                             forged: str) -> None:
+@pytest.mark.parametrize(
+    "forged",
+    [
+        "a live process",  # our own pid and start time: an import still running
+        "another token",  # a record written for another file
+        "another inode",  # the file was replaced after its record was written
+        "another host",  # an import on another machine sharing the folder
+        "another user",  # a record in someone else's name
+        "not a record",  # any other file with the record's name
+        "a link",  # the record is a symbolic link to one of ours
+    ],
+)
+def test_a_file_whose_record_does_not_prove_it_ours_survives(tmp_path: Path, forged: str) -> None:
     planted = plant(tmp_path)
     owner = Path(f"{planted}.owner")
     gone = dead_pid()

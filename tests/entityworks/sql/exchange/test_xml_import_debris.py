@@ -158,8 +158,9 @@ def test_the_command_leaves_no_new_catalog_file(tmp_path: Path) -> None:
     generate_into(catalog, "caves", 3, seed=1, params={"width": 20, "height": 20})
     catalog.close()
     xml, xsd = tmp_path / "maps.xml", tmp_path / "maps.xsd"
-    result = CliRunner().invoke(cli, ["export-xml", "maps", str(xml), "--db", str(source)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["export-xml", "maps", str(xml), "--db", str(source)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     text = xml.read_text()
     xml.write_text(text.replace("<width>20</width>", "<width>twenty</width>", 1))
@@ -175,6 +176,7 @@ def test_the_command_leaves_no_new_catalog_file(tmp_path: Path) -> None:
 
 
 # -- MariaDB: an import killed half-way ---------------------------------------------------------
+
 
 @table("hub")
 @dataclass
@@ -201,6 +203,7 @@ class Memo:
 @pytest.fixture
 def mariadb(mariadb_url: str) -> Iterator[str]:
     """The session's MariaDB database, empty before and after the test."""
+
     def empty() -> None:
         engine = sa.create_engine(mariadb_url)
         try:
@@ -220,11 +223,23 @@ def state(url: str) -> tuple[dict[str, str], set[str]]:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            tables = dict(conn.execute(sa.text(
-                "SELECT table_name, table_comment FROM information_schema.tables "
-                "WHERE table_schema = DATABASE()")).all())
-            recorded = set() if "entityworks_schema" not in tables else set(conn.execute(
-                sa.text("SELECT DISTINCT table_name FROM entityworks_schema")).scalars())
+            tables = dict(
+                conn.execute(
+                    sa.text(
+                        "SELECT table_name, table_comment FROM information_schema.tables "
+                        "WHERE table_schema = DATABASE()"
+                    )
+                ).all()
+            )
+            recorded = (
+                set()
+                if "entityworks_schema" not in tables
+                else set(
+                    conn.execute(
+                        sa.text("SELECT DISTINCT table_name FROM entityworks_schema")
+                    ).scalars()
+                )
+            )
     finally:
         engine.dispose()
     return tables, recorded
@@ -251,9 +266,12 @@ def session_gone(url: str) -> None:
     deadline = time.monotonic() + 60
     try:
         with engine.connect() as conn:
-            while conn.execute(sa.text(
+            while conn.execute(
+                sa.text(
                     "SELECT count(*) FROM information_schema.processlist "
-                    "WHERE db = DATABASE() AND id <> CONNECTION_ID()")).scalar():
+                    "WHERE db = DATABASE() AND id <> CONNECTION_ID()"
+                )
+            ).scalar():
                 assert time.monotonic() < deadline, "the killed session stays"
                 time.sleep(0.05)
     finally:
@@ -263,16 +281,17 @@ def session_gone(url: str) -> None:
 MOMENTS = {
     # a table is there: the import is creating its tables
     "creating tables": "SELECT count(*) FROM information_schema.tables "
-                       "WHERE table_schema = DATABASE()",
+    "WHERE table_schema = DATABASE()",
     # the import's transaction writes the rows of its second table: tables all made
     "writing rows": "SELECT count(*) FROM information_schema.processlist "
-                    "WHERE db = DATABASE() AND info LIKE 'INSERT INTO spoke%'",
+    "WHERE db = DATABASE() AND info LIKE 'INSERT INTO spoke%'",
 }
 
 
 @pytest.mark.parametrize("moment", list(MOMENTS))
 def test_a_killed_dataset_import_leaves_nothing_a_later_import_trips_over(
-        mariadb: str, tmp_path: Path, moment: str) -> None:
+    mariadb: str, tmp_path: Path, moment: str
+) -> None:
     """MariaDB commits each CREATE TABLE: a DataSet import killed (SIGKILL) once its first
     table is there, or while it writes its rows, leaves empty tables. The next import on the
     database, whatever it imports, removes them (they are marked as an unfinished import's,
@@ -281,14 +300,24 @@ def test_a_killed_dataset_import_leaves_nothing_a_later_import_trips_over(
     shop = dataset_of([Hub, Spoke], name="Hubs")
     xml, xsd = tmp_path / "hubs.xml", tmp_path / "hubs.xsd"
     hubs, spokes = 2_000, 60_000
-    write_dataset(shop, {"hub": [(i, f"hub {i}") for i in range(hubs)],
-                         "spoke": [(i, i % hubs, f"spoke {i}") for i in range(spokes)]},
-                  xml, xsd)
-    script = ("import sys\nfrom entityworks import Store\n"
-              "Store(sys.argv[1]).import_dataset(sys.argv[2], sys.argv[3])\n")
-    proc = subprocess.Popen([sys.executable, "-c", script, mariadb, str(xml), str(xsd)],
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stderr=subprocess.PIPE)
+    write_dataset(
+        shop,
+        {
+            "hub": [(i, f"hub {i}") for i in range(hubs)],
+            "spoke": [(i, i % hubs, f"spoke {i}") for i in range(spokes)],
+        },
+        xml,
+        xsd,
+    )
+    script = (
+        "import sys\nfrom entityworks import Store\n"
+        "Store(sys.argv[1]).import_dataset(sys.argv[2], sys.argv[3])\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, mariadb, str(xml), str(xsd)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.PIPE,
+    )
     try:
         caught = when(mariadb, MOMENTS[moment], proc)
     finally:
