@@ -30,7 +30,7 @@ _MARIADB = ("mysql", "mariadb")
 
 
 def dialect_name(dialect: str | sa.Dialect | sa.Connection | sa.Engine | None) -> str:
-    """The backend name of ``dialect`` (a name, a Dialect, an Engine or a Connection)."""
+    """The backend name of ``dialect`` (a name, a Backend, an Engine or a Connection)."""
     if dialect is None:
         return DEFAULT_DIALECT
     if isinstance(dialect, str):

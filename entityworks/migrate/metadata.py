@@ -13,8 +13,8 @@ import sqlalchemy as sa
 
 from ..errors import EntityworksError
 from ..model.schema import table_schema
-from ..sql.dialects import for_name
-from ..sql.dialects.sqlite import SQLiteAny
+from ..sql.backends import for_name
+from ..sql.backends.sqlite import SQLiteAny
 from ..sql.tables import metadata_of
 from .dialects import dialect_name
 
@@ -64,7 +64,7 @@ def metadata_for(
     """The SQLAlchemy ``MetaData`` of your own dataclasses (child tables included), exactly as
     ``Store.create`` builds them: the ``target_metadata`` of an Alembic ``env.py``.
 
-    ``dialect`` is the backend the tables are for (a name, a Dialect, an Engine or a
+    ``dialect`` is the backend the tables are for (a name, a Backend, an Engine or a
     Connection): the scaffolded ``env.py`` (``entityworks migrations init``) passes Alembic's
     connection. Without it the tables are built for SQLite, whose options (STRICT, the length
     CHECK of ``max_length`` text) other backends ignore or do not compare.

@@ -905,7 +905,7 @@ def _check_companion_names(cls: type, columns: Sequence[Column]) -> None:
     # SQL dialect to import: the generator's workers build schemas without SQLAlchemy)
     if not any(COMPANION_SEPARATOR in name for c in columns for name in (c.name, c.sql_name)):
         return
-    from ..sql.dialects import names_where  # (SQL's names: the companions are for dialects)
+    from ..sql.backends import names_where  # (SQL's names: the companions are for dialects)
 
     targets = (*names_where(lambda _dialect: True), ARROW)
     owners: dict[str, tuple[Column, str]] = {}

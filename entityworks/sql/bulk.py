@@ -165,7 +165,7 @@ def insert_driver_rows(
 
 
 def raw_insert_sql(db: Database, model: BoundModel) -> str | None:
-    """The INSERT compiled for the driver's own ``executemany`` (``Dialect.raw_inserts``)
+    """The INSERT compiled for the driver's own ``executemany`` (``Backend.raw_inserts``)
     with positional parameters in the order of ``model.names``; ``None`` (SQLAlchemy's
     path) if the positional form differs from the dialect's own before its VALUES."""
     if "insert:raw" not in model.sql_cache:

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from ..errors import NoSuchTableError, SchemaError
 from ..model.schema import TableSchema, instance_builder, table_schema
 from ..registry import TypeRegistry
+from .backends import Backend, for_name
 from .bound import BoundModel, descendants
-from .dialects import Dialect, for_name
 from .rowcodec import row_codec
 from .tables import Live, build_tables, schema_of
 
@@ -42,7 +42,7 @@ class Database:
         self.registry = registry
         self.dialect: sa.Dialect = engine.dialect
         #: What the Store does differently on this database (see :mod:`.dialects`).
-        self.backend: Dialect = for_name(self.dialect.name)
+        self.backend: Backend = for_name(self.dialect.name)
         #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
         self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
         self.local: _Local = _Local()

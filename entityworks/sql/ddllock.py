@@ -7,7 +7,7 @@ PostgreSQL takes a transaction-level advisory lock, released when the surroundin
 transaction ends. MariaDB, whose DDL is not transactional, takes a named lock and
 releases it after committing what the block wrote. SQLite needs nothing: a writer holds
 the database's write lock from its first statement (``BEGIN IMMEDIATE``). Each lock is
-its dialect's (:meth:`entityworks.sql.dialects.base.Dialect.schema_lock`).
+its dialect's (:meth:`entityworks.sql.backends.base.Dialect.schema_lock`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import sqlalchemy as sa
 
-from .dialects import for_name
+from .backends import for_name
 
 #: How long a process waits for another's schema change before giving up.
 LOCK_SECONDS = 600

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from ..errors import ConfigurationError
-from .dialects import for_name
-from .dialects.base import CONFIGURING, has_ours, marked
+from .backends import for_name
+from .backends.base import CONFIGURING, has_ours, marked
 
 #: Options ``engine_options`` may hold, with the check of their value (create_engine's
 #: others are passed on as they are, and refused by it if unknown).

@@ -249,7 +249,7 @@ def _fetched(
         return
     raw = db.backend.raw_rows
     # A server-side cursor streams where the dialect has one that can share the connection
-    # with the child queries of the same rows (see Dialect.streams).
+    # with the child queries of the same rows (see Backend.streams).
     # Options for this statement only: ``Connection.execution_options`` would change the
     # connection itself, and a later SAVEPOINT would then be sent as a cursor.
     options: dict[str, Any] = {}

@@ -36,8 +36,8 @@ from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import has_nan, has_none
 from ..types.encoding import Processor, compose, rule, skip_none
-from .dialects import for_name
-from .dialects.sqlite import SQLiteAny
+from .backends import for_name
+from .backends.sqlite import SQLiteAny
 from .tables import table_companions
 
 #: Rows per chunk of :meth:`RowCodec.gated_chunks`: ~100 KB of tuples, which stay in the CPU

@@ -28,11 +28,11 @@ from ..model.schema import (
 from ..registry import TypeRegistry, encode_error
 from ..registry import registry as default_registry
 from . import sqltypes
-from .dialects import for_name, names_where
+from .backends import for_name, names_where
 from .rowcodec import row_codec
 from .tables import build_tables
 
-#: Dialect name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
+#: Backend name -> SQLAlchemy URL used only to load the dialect class (nothing connects).
 DIALECTS = {
     name: f"{name}+{for_name(name).script_driver}://"
     if for_name(name).script_driver

@@ -22,18 +22,18 @@ import sqlalchemy as sa
 
 from ..types.columns import has_none
 from ..types.values import require_aware
-from .dialects import Dialect, for_name, names_where
+from .backends import Backend, for_name, names_where
 
 #: Dialects that store an instant as naive UTC (MariaDB and MySQL).
-MYSQL_DIALECTS = names_where(lambda d: d.naive_utc)
+MYSQL_BACKENDS = names_where(lambda d: d.naive_utc)
 #: Dialects whose Decimal column does not keep the exponent it is given (SQLite's sortable key
 #: is normalised, DECIMAL(65, 30) and SQL Server's DECIMAL pad to their scale).
-SCALED_DECIMAL_DIALECTS = names_where(lambda d: not d.keeps_decimal_scale)
+SCALED_DECIMAL_BACKENDS = names_where(lambda d: not d.keeps_decimal_scale)
 #: Dialects whose STRICT tables know only INTEGER and REAL among numbers (SQLite).
 _STRICT = names_where(lambda d: d.strict_numbers)
 #: Dialects whose float column turns -0.0 into 0 (MariaDB in every DOUBLE expression,
 #: SQLite's REAL column when it stores the value): the sign goes into a companion.
-NEGATIVE_ZERO_DIALECTS = (*MYSQL_DIALECTS, *_STRICT)
+NEGATIVE_ZERO_BACKENDS = (*MYSQL_BACKENDS, *_STRICT)
 UTC = dt.UTC
 
 
@@ -57,7 +57,7 @@ class _Variants(sa.types.TypeDecorator[Any]):
     #: does) when it renames the column; these types have no constraint to name.
     name = None
 
-    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
         """This type on ``dialect`` when it is not ``impl`` there."""
         raise NotImplementedError
 
@@ -72,7 +72,7 @@ class LongText(_Variants):
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
     cache_ok: bool | None = True
 
-    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
         return dialect.long_text()
 
 
@@ -90,7 +90,7 @@ class KeyText(_Variants):
     def __repr__(self) -> str:  # what Alembic writes into a revision
         return f"{type(self).__name__}({self.key_length})"
 
-    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
         return dialect.key_text(self.key_length)
 
 
@@ -103,7 +103,7 @@ class BoundedText(_Variants):
     def __init__(self, length: int) -> None:
         super().__init__(length)
 
-    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
         length = cast(sa.String, self.impl_instance).length
         return dialect.bounded_text(length)  # type: ignore[arg-type]
 
@@ -114,7 +114,7 @@ class Blob(_Variants):
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.LargeBinary
     cache_ok: bool | None = True
 
-    def variant(self, dialect: Dialect) -> sa.types.TypeEngine[Any] | None:
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
         return dialect.blob()
 
 
@@ -331,7 +331,7 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
     cache_ok: bool | None = True
 
-    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+    def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         raise NotImplementedError
 
     def to_iso(self, value: Any) -> str:
@@ -393,7 +393,7 @@ class NaiveDateTime(_SQLiteText):
     def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
         return dt.datetime.fromisoformat if for_name(dialect.name).text_values else None
 
-    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+    def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.naive_datetime()
 
     def to_iso(self, value: dt.datetime) -> str:
@@ -408,7 +408,7 @@ class ISODate(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+    def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.date()
 
     def to_iso(self, value: Any) -> str:
@@ -426,7 +426,7 @@ class ISOTime(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+    def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.time()
 
     def to_iso(self, value: dt.time) -> str:
@@ -446,7 +446,7 @@ class UUIDType(_SQLiteText):
 
     cache_ok: bool | None = True
 
-    def native(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+    def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.uuid()
 
     def to_iso(self, value: Any) -> str:

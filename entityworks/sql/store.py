@@ -30,10 +30,10 @@ from ..model.schema import TableSchema
 from ..registry import TypeRegistry, the_registry
 from ..registry import registry as default_registry
 from . import ddl, existing, read, reflect, write
+from .backends import Backend
 from .bound import BoundModel
 from .bulk import BATCH
 from .database import Database
-from .dialects import Dialect
 from .engine import adopted_url, checked_options, configure_engine, make_engine, normalise_url
 from .log import store_logger, watch
 from .point import PointPath
@@ -177,8 +177,8 @@ class Store:
         return self._db.tables_with_references(model)
 
     @property
-    def backend(self) -> Dialect:
-        """What this store does differently on its kind of database (``sql.dialects``)."""
+    def backend(self) -> Backend:
+        """What this store does differently on its kind of database (``sql.backends``)."""
         return self._db.backend
 
     @property

@@ -49,8 +49,8 @@ from ..model.schema import (
 from ..registry import Companion
 from ..types import storage
 from . import sqltypes
-from .dialects import for_name
-from .dialects.sqlite import SQLiteAny
+from .backends import for_name
+from .backends.sqlite import SQLiteAny
 
 #: Existing tables: table name -> {column name: declared SQL type, upper case}.
 Live = Mapping[str, Mapping[str, str]]

@@ -646,9 +646,9 @@ def _decimal_companions(target: str) -> tuple[Companion, ...]:
         return (_PLAIN,)
     if target == ARROW:
         return (_SCALE,)
-    from ..sql.sqltypes import SCALED_DECIMAL_DIALECTS  # a SQL table's: SQLAlchemy is there
+    from ..sql.sqltypes import SCALED_DECIMAL_BACKENDS  # a SQL table's: SQLAlchemy is there
 
-    return (_SCALE,) if target in SCALED_DECIMAL_DIALECTS else ()
+    return (_SCALE,) if target in SCALED_DECIMAL_BACKENDS else ()
 
 
 def _float_companions(target: str) -> tuple[Companion, ...]:
@@ -656,9 +656,9 @@ def _float_companions(target: str) -> tuple[Companion, ...]:
     # stores it: the sign goes beside it.
     if target == ARROW:
         return ()
-    from ..sql.sqltypes import NEGATIVE_ZERO_DIALECTS  # a SQL table's: SQLAlchemy is there
+    from ..sql.sqltypes import NEGATIVE_ZERO_BACKENDS  # a SQL table's: SQLAlchemy is there
 
-    return (_NEGZERO,) if target in NEGATIVE_ZERO_DIALECTS else ()
+    return (_NEGZERO,) if target in NEGATIVE_ZERO_BACKENDS else ()
 
 
 # -- the built-in entries ----------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .base import Dialect
+from .base import Backend
 
 
 def _mssql() -> Any:
@@ -19,7 +19,7 @@ def _mssql() -> Any:
     return mssql
 
 
-class MSSQL(Dialect):
+class MSSQL(Backend):
     """Microsoft SQL Server."""
 
     name = "mssql"

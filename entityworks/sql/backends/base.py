@@ -1,4 +1,4 @@
-"""``Dialect``: what the Store does differently on one kind of database.
+"""``Backend``: what the Store does differently on one kind of database.
 
 Every backend difference of the Store's stages is a method or attribute here, overridden in
 the backend's module (:mod:`.sqlite`, :mod:`.postgresql`, :mod:`.mariadb`, :mod:`.mssql`), so
@@ -46,7 +46,7 @@ def has_ours(listeners: Any) -> bool:
     return any(getattr(fn, "_entityworks", False) for fn in listeners)
 
 
-class Dialect:
+class Backend:
     """A backend's differences, as the Store's stages use them (see the module)."""
 
     #: SQLAlchemy's dialect name.
@@ -269,7 +269,7 @@ def on_conflict(
 __all__ = [
     "CONFIGURING",
     "TYPEOF_CHECK",
-    "Dialect",
+    "Backend",
     "has_ours",
     "marked",
     "on_conflict",

@@ -10,13 +10,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .base import Dialect, on_conflict
+from .base import Backend, on_conflict
 
 #: The advisory lock key of entityworks' schema changes.
 LOCK_KEY = 0x656E74_6D6967
 
 
-class PostgreSQL(Dialect):
+class PostgreSQL(Backend):
     """PostgreSQL through psycopg 3."""
 
     name = "postgresql"

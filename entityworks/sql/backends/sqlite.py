@@ -21,7 +21,7 @@ from ..like import LIKE_FUNCTION, LikeMatch, like_matches
 from .base import (
     CONFIGURING,
     TYPEOF_CHECK,
-    Dialect,
+    Backend,
     has_ours,
     marked,
     on_conflict,
@@ -81,7 +81,7 @@ def memory(url: sa.URL) -> bool:
     return url.database in (None, "", ":memory:")
 
 
-class SQLite(Dialect):
+class SQLite(Backend):
     """SQLite through sqlite3 (pysqlite)."""
 
     name = "sqlite"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from ...errors import ConfigurationError, EntityworksError, InvalidNameError
-from .base import Dialect, setup_statement
+from .base import Backend, setup_statement
 
 if TYPE_CHECKING:
     from ...model.schema import TableSchema
@@ -43,7 +43,7 @@ def _mysql() -> Any:
     return mysql
 
 
-class MariaDB(Dialect):
+class MariaDB(Backend):
     """MariaDB or MySQL through PyMySQL (SQLAlchemy names them ``mariadb`` or ``mysql``)."""
 
     name = "mariadb"
