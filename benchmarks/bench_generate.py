@@ -157,7 +157,7 @@ def compiled() -> None:
     again (the command more of them than the ceiling's processes)."""
     import compileall
 
-    for package in ("entityworks", "generators", "migrations"):
+    for package in ("entityworks", "generators"):
         compileall.compile_dir(str(ROOT / package), quiet=1)
 
 

@@ -41,7 +41,7 @@ from _common import Mixed, Row8, alternate, line, make_mixed, make_rows, record 
 
 from entityworks import Store  # noqa: E402
 from entityworks.xml.table import read_xml, write_xml  # noqa: E402
-from entityworks.xml.xsd import xsd_bytes  # noqa: E402
+from entityworks.xml.xsdwrite import xsd_bytes  # noqa: E402
 
 LIMIT_MB = 500
 

@@ -24,6 +24,7 @@ from typing import Any
 
 MARKER = "<!-- types-table -->"
 CLI_MARKER = "<!-- cli-reference -->"
+LAYERS_MARKER = "<!-- layers -->"
 
 
 class Colour(enum.Enum):
@@ -282,7 +283,43 @@ def cli_reference() -> str:
     return "\n".join(_command_markdown(cli, ctx, 2))
 
 
+def layers() -> str:
+    """The import-linter contracts of ``pyproject.toml`` (what ``lint-imports`` checks in
+    CI), as the architecture page shows them: the layers top to bottom, then each
+    forbidden import. Read from the file, so the page cannot say what the tool does not."""
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    config = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    out: list[str] = []
+    for contract in config["contracts"]:
+        if contract["type"] == "layers":
+            name = contract["name"]
+            out.append(f"**{name}** (top to bottom; `a | b`: neither imports the other)")
+            out.append("")
+            out.append("```text")
+            for container in contract["containers"]:
+                for layer in contract["layers"]:
+                    names = [f"{container}.{part.strip()}" for part in layer.split("|")]
+                    out.append("  |  ".join(names))
+                    out.append("      ↓")
+                out.pop()
+            out.append("```")
+            out.append("")
+    out.append("| rule | these modules | never import |")
+    out.append("|---|---|---|")
+    for contract in config["contracts"]:
+        if contract["type"] == "forbidden":
+            sources = ", ".join(f"`{m}`" for m in contract["source_modules"])
+            forbidden = ", ".join(f"`{m}`" for m in contract["forbidden_modules"])
+            how = "" if contract.get("allow_indirect_imports") else " (directly or not)"
+            out.append(f"| {contract['name']} | {sources} | {forbidden}{how} |")
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    if LAYERS_MARKER in markdown:
+        markdown = markdown.replace(LAYERS_MARKER, layers())
     if MARKER in markdown:
         markdown = markdown.replace(MARKER, types_table())
     if CLI_MARKER in markdown:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .types.arrays import check_ndarray, ndarray_from_bytes, ndarray_to_bytes
-from .types.default import registry
+from .types.default import fill_default, registry
 from .types.encoding import encode_error
 from .types.json import NestedCodec, looking_up
 from .types.registry import (
@@ -26,6 +26,7 @@ from .types.registry import (
     Codec,
     Companion,
     Factory,
+    Target,
     TypeInfo,
     TypeMarker,
     TypeRegistry,
@@ -65,11 +66,6 @@ def the_registry(given: TypeRegistry | types.ModuleType) -> TypeRegistry:
     return given  # type: ignore[return-value]
 
 
-def register(info: TypeInfo, key: Any = None) -> TypeInfo:
-    """:meth:`TypeRegistry.register` on the default registry."""
-    return registry.register(info, key)
-
-
 @typing.overload
 def register_factory(
     predicate: Callable[[Any], bool], factory: None = None
@@ -94,7 +90,8 @@ def for_xsd(xsd_type: str, attributes: dict[str, str] | None = None) -> TypeInfo
 
 
 def companion_types(target: str) -> dict[str, Any]:
-    """:meth:`TypeRegistry.companion_types` on the default registry."""
+    """:meth:`TypeRegistry.companion_types` on the default registry (``target``: a
+    :class:`Target`, or the name of one the SQL layer declared, such as ``"mysql"``)."""
     return registry.companion_types(target)
 
 
@@ -109,8 +106,20 @@ def copy() -> TypeRegistry:
 
 
 def register_type(info: TypeInfo, key: Any = None) -> TypeInfo:
-    """Register a user type in the default registry (see :meth:`TypeRegistry.register`)."""
+    """Register a user type in the default registry: :meth:`TypeRegistry.register` on it
+    (``key``, default ``info.python_type``, selects the entry; any entry it had is replaced).
+    For a package's types, a plugin's ``register_types`` hook (:mod:`entityworks.hooks`)
+    fills every registry instead."""
     return registry.register(info, key)
+
+
+#: An alias of :func:`register_type` (the name of :meth:`TypeRegistry.register`, as the
+#: other functions here bear their method's name).
+register = register_type
+
+# The default registry is filled last, through the plugins' hooks (entityworks.hooks): a
+# plugin module loaded meanwhile may import this module and finds every name bound.
+fill_default()
 
 
 __all__ = [
@@ -128,6 +137,7 @@ __all__ = [
     "INT64_MIN",
     "MAX_UTC_OFFSET",
     "NestedCodec",
+    "Target",
     "TypeInfo",
     "TypeMarker",
     "TypeRegistry",

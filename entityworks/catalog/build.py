@@ -30,39 +30,28 @@ def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
     return ratio, int(stats.count), int(stats.largest)
 
 
-def _corridor(path: Sequence[tuple[int, int]]) -> MapCorridor:
-    (sx, sy), (ex, ey) = path[0], path[-1]
-    return MapCorridor(
-        len(path), int(sx), int(sy), int(ex), int(ey), [[int(x), int(y)] for x, y in path]
-    )
-
-
 def map_record(result: Any, *, kind: str | None = None, generator: str | None = None) -> MapRecord:
-    """Turn a ``generators`` result (caves, dungeon, islands, cellular) into a catalog row."""
-    grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
-    ratio, regions, largest = map_stats(grid)
-    caves = [MapCave(c.id, c.cells, *c.bbox, *c.centroid) for c in getattr(result, "caves", [])]
-    rooms = [MapRoom(r.x, r.y, r.width, r.height) for r in getattr(result, "rooms", [])]
-    corridors = [_corridor(p) for p in getattr(result, "corridors", []) if len(p)]
-    module = type(result).__module__
+    """Turn a ``generators`` result (caves, dungeon, islands, cellular) into a catalog row.
+
+    The values are :func:`map_values`' (the one statement of the row's fields and their
+    order: :data:`MAP_FIELDS`, :data:`CHILD_FIELDS`), named by their columns, so the objects
+    and the encoded rows of a result cannot differ."""
+    if generator is None:
+        generator = f"{type(result).__module__}.{type(result).__name__}"
+    row, children = map_values(result, kind=kind or result.kind, generator=generator)
+    caves, rooms, corridors = (CHILD_FIELDS[name] for name in ("caves", "rooms", "corridors"))
     return MapRecord(
-        None,
-        kind or result.kind,
-        generator or f"{module}.{type(result).__name__}",
-        dict(result.params),
-        result.seed,
-        int(grid.shape[1]),
-        int(grid.shape[0]),
-        ratio,
-        regions,
-        largest,
-        utc_now(),
-        *build_outcome(result, regions),
-        grid=grid,
-        caves=caves,
-        rooms=rooms,
-        corridors=corridors,
+        **dict(zip(MAP_FIELDS, row, strict=True)),
+        caves=[MapCave(**dict(zip(caves, c, strict=True))) for c in children["caves"]],
+        rooms=[MapRoom(**dict(zip(rooms, r, strict=True))) for r in children["rooms"]],
+        corridors=[_corridor(dict(zip(corridors, c, strict=True))) for c in children["corridors"]],
     )
+
+
+def _corridor(values: dict[str, Any]) -> MapCorridor:
+    """A corridor of :func:`map_values`, its path as the ``[x, y]`` lists of a MapCorridor."""
+    path = values.pop("path")
+    return MapCorridor(**values, path=[[int(x), int(y)] for x, y in path])
 
 
 def build_outcome(
@@ -190,9 +179,9 @@ def _encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) ->
     return encode_values(MapRecord, rows, {"caves": caves, "rooms": rooms, "corridors": corridors})
 
 
-#: ``maps`` columns in the order :func:`map_values` fills them (checked against the schema's
-#: own order when first used).
-_MAP_FIELDS = (
+#: ``maps`` columns in the order :func:`map_values` fills its rows (checked against the
+#: schema's own order when first used); :func:`map_record` names the values by them.
+MAP_FIELDS = (
     "id",
     "kind",
     "generator",
@@ -210,7 +199,8 @@ _MAP_FIELDS = (
     "connected",
     "grid",
 )
-_CHILD_FIELDS = {
+#: The same for the rows of each child list.
+CHILD_FIELDS = {
     "caves": ("number", "cells", "x", "y", "width", "height", "centroid_x", "centroid_y"),
     "rooms": ("x", "y", "width", "height"),
     "corridors": ("length", "start_x", "start_y", "end_x", "end_y", "path"),
@@ -221,19 +211,20 @@ _checked_fields = False
 def map_values(
     result: Any, *, kind: str, generator: str
 ) -> tuple[tuple[Any, ...], dict[str, list[tuple[Any, ...]]]]:
-    """:func:`map_record` as plain values: the ``maps`` row (in ``encode_values`` order)
-    and the caves, rooms and corridors as tuples; no placements (a new map has none).
+    """A generator's result as plain values: the ``maps`` row (in ``encode_values`` order,
+    :data:`MAP_FIELDS`) and the caves, rooms and corridors as tuples (:data:`CHILD_FIELDS`);
+    no placements (a new map has none). :func:`map_record` is made of them.
 
     A result that reports its own ``open_ratio``, ``regions`` and ``largest_region`` (every
     catalog generator's does) is not measured again."""
     global _checked_fields
     if not _checked_fields:  # the orders above are the schema's, or nothing is encoded
-        if fields(MapRecord) != _MAP_FIELDS or any(
-            fields(MapRecord, name) != order for name, order in _CHILD_FIELDS.items()
+        if fields(MapRecord) != MAP_FIELDS or any(
+            fields(MapRecord, name) != order for name, order in CHILD_FIELDS.items()
         ):
             raise EntityworksError(
                 "catalog.build's field orders differ from MapRecord's "
-                "columns: update _MAP_FIELDS and _CHILD_FIELDS"
+                "columns: update MAP_FIELDS and CHILD_FIELDS"
             )
         _checked_fields = True
     grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
@@ -286,13 +277,15 @@ def _positions_values(positions: Sequence[int], width: int) -> tuple[Any, ...]:
 
 def _corridor_values(path: Any) -> tuple[Any, ...]:
     """A corridor's values; the path as the generator made it when it is a list of pairs
-    (``pack_points`` stores it as it would the ``[x, y]`` lists of :func:`_corridor`)."""
+    (``pack_points`` stores it as it would the ``[x, y]`` lists of a MapCorridor)."""
     (sx, sy), (ex, ey) = path[0], path[-1]
     cells = path if type(path) is list else [[int(x), int(y)] for x, y in path]
     return len(path), int(sx), int(sy), int(ex), int(ey), cells
 
 
 __all__ = [
+    "CHILD_FIELDS",
+    "MAP_FIELDS",
     "MAX_MAP_CELLS",
     "build_chunk",
     "build_map",

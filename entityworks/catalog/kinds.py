@@ -1,17 +1,21 @@
 """The kinds of map the catalog generates, without importing any generator.
 
 Kept apart from :mod:`entityworks.catalog` (which needs NumPy and the Store) so that the
-command line can list kinds in ``--help`` and check ``generate KIND`` at start-up cost zero;
-a generator module is imported only when its function is asked for.
+command line can list kinds in ``--help`` and check ``generate KIND`` without them; a
+generator module is imported only when its function is asked for. The kinds themselves are
+registered by plugins (:mod:`entityworks.hooks`), the catalog's own by
+:mod:`entityworks.plugins.catalog`.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from .. import hooks
 
 
 @dataclass(frozen=True)
@@ -41,40 +45,35 @@ class MapKind:
         ]
 
 
-KINDS: dict[str, MapKind] = {
-    k.name: k
-    for k in (
-        MapKind(
-            "caves", "generators.maps.caves", help="cave systems joined by corridors [100x100]"
-        ),
-        MapKind(
-            "dungeon",
-            "generators.maps.dungeon",
-            help="rooms joined by corridors [150x150]",
-            chunk=32,
-        ),
-        MapKind(
-            "islands",
-            "generators.maps.islands",
-            (("island", True),),
-            "island maps [99x99]",
-            chunk=64,
-        ),
-        MapKind(
-            "labyrinth",
-            "generators.maps.islands",
-            (("island", False),),
-            "labyrinth maps [99x99]",
-            chunk=64,
-        ),
-        MapKind(
-            "cellular",
-            "generators.maps.cellular",
-            help="cellular-automaton caves, 4-5 rule [40x21]",
-            chunk=64,
-        ),
-    )
-}
+class Kinds(Mapping[str, MapKind]):
+    """Name -> :class:`MapKind` of every plugin (the ``register_map_kinds`` hook of
+    :mod:`entityworks.hooks`; the catalog's own come from :mod:`entityworks.plugins.catalog`),
+    asked for when first read and again after a plugin is registered."""
+
+    def __getitem__(self, name: str) -> MapKind:
+        return _kinds()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_kinds())
+
+    def __len__(self) -> int:
+        return len(_kinds())
+
+    def __repr__(self) -> str:
+        return f"Kinds({list(self)!r})"
+
+
+def _kinds() -> dict[str, MapKind]:
+    kinds = hooks.map_kinds()
+    for name, kind in kinds.items():
+        if not isinstance(kind, MapKind):
+            raise TypeError(f"map kind {name!r} from a plugin is not a MapKind: {kind!r}")
+    return kinds
+
+
+#: The map kinds of every plugin, the catalog's first: caves, dungeon, islands, labyrinth,
+#: cellular.
+KINDS: Mapping[str, MapKind] = Kinds()
 
 
 def map_kind(name: str) -> MapKind:
@@ -87,4 +86,4 @@ def map_kind(name: str) -> MapKind:
         ) from None
 
 
-__all__ = ["KINDS", "MapKind", "map_kind"]
+__all__ = ["KINDS", "Kinds", "MapKind", "map_kind"]

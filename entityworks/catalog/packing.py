@@ -14,8 +14,9 @@ A corridor is a list of ``[x, y]`` cells, each a 4-neighbour of the one before;
 Both forms start with a tag byte, so new forms can be added without breaking old blobs.
 
 The two forms are types of their own, :data:`PackedGrid` and :data:`PointPath`, marked with
-:data:`PACKED` and :data:`POINTS`: :func:`register` adds their entries to a type registry,
-and importing this module adds them to the default one (the core registry knows no maps).
+:data:`PACKED` and :data:`POINTS`. The catalog plugin (:mod:`entityworks.plugins.catalog`)
+adds their entries to every registry the hooks fill, the default one among them, and
+:func:`register` to any other; importing this module changes no registry.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import numpy as np
 from ..errors import EntityworksError
 from ..types import storage
 from ..types.arrays import ndarray_from_bytes
-from ..types.default import registry as default_registry
 from ..types.json import json_text
 from ..types.registry import TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
 from ..types.scalars import bytes_from_text, bytes_to_text
@@ -807,7 +807,17 @@ def _has_marker(tp: Any, marker: TypeMarker) -> bool:
     )
 
 
-def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
+def is_packed_grid(tp: Any) -> bool:
+    """True for an annotation marked :data:`PACKED` (:data:`PackedGrid`)."""
+    return _has_marker(tp, PACKED)
+
+
+def is_point_path(tp: Any) -> bool:
+    """True for an annotation marked :data:`POINTS` (:data:`PointPath`)."""
+    return _has_marker(tp, POINTS)
+
+
+def packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[np.ndarray, PACKED]``: bit-packed bytes in SQL and Arrow, base64 of the
     same bytes in XML (plain ``.npy`` bytes are read too)."""
     return TypeInfo(
@@ -827,7 +837,7 @@ def _packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     )
 
 
-def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
+def point_path_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     """``Annotated[list[list[int]], POINTS]``: steps packed in SQL, JSON text in XML and
     Arrow (as a plain ``list[list[int]]`` would be)."""
     return TypeInfo(
@@ -849,14 +859,12 @@ def _points_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
 
 
 def register(registry: TypeRegistry) -> None:
-    """Add the entries of :data:`PackedGrid` and :data:`PointPath` to ``registry`` (done for
-    the default registry when this module is imported; call it for a registry copied before,
-    or built from ``TypeRegistry()``)."""
-    registry.register_factory(lambda tp: _has_marker(tp, PACKED), _packed_grid_info)
-    registry.register_factory(lambda tp: _has_marker(tp, POINTS), _points_info)
-
-
-register(default_registry)
+    """Add the entries of :data:`PackedGrid` and :data:`PointPath` to ``registry``, one built
+    without the catalog plugin (``TypeRegistry()``, ``types.default.default_registry()``).
+    Registries filled by the hooks have them already: the catalog plugin
+    (:mod:`entityworks.plugins.catalog`) adds them, without importing this module."""
+    registry.register_factory(is_packed_grid, packed_grid_info)
+    registry.register_factory(is_point_path, point_path_info)
 
 
 __all__ = [
@@ -872,9 +880,13 @@ __all__ = [
     "PointPath",
     "check_grid_shape",
     "grid_shape",
+    "is_packed_grid",
+    "is_point_path",
     "pack_grid",
     "pack_points",
     "pack_points_many",
+    "packed_grid_info",
+    "point_path_info",
     "register",
     "unpack_grid",
     "unpack_points",

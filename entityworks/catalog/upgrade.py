@@ -7,6 +7,8 @@ never needs: the catalog hands its classes to ``migrate``, and ``migrate`` never
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -15,9 +17,29 @@ from ..sql.store import Store
 from ..sql.tables import metadata_of
 from .models import TABLES
 
-#: The newest revision in ``migrations/versions``, which a new catalog is created at (a test
-#: checks that it is Alembic's head).
-HEAD = "0009_sqlite_affinity"
+#: The catalog's revision files (the Alembic script directory's ``versions``).
+REVISIONS = Path(__file__).resolve().parents[1] / "_migrations" / "versions"
+_ASSIGNED = re.compile(r"^(down_revision|revision)\s*(?::[^=]*)?=\s*(.*)$", re.MULTILINE)
+
+
+def newest_revision(folder: Path = REVISIONS) -> str:
+    """The revision of ``folder`` that no other one follows, read from the files' text
+    (``revision = ...``, ``down_revision = ...``) without importing Alembic."""
+    revisions: set[str] = set()
+    followed: set[str] = set()
+    for path in folder.glob("*.py"):
+        for name, value in _ASSIGNED.findall(path.read_text(encoding="utf-8")):
+            ids = re.findall(r"[\"']([^\"']+)[\"']", value)
+            (revisions if name == "revision" else followed).update(ids)
+    heads = revisions - followed
+    if len(heads) != 1:  # Alembic would refuse them too
+        raise RuntimeError(f"{folder}: expected one newest revision, found {sorted(heads)}")
+    return heads.pop()
+
+
+#: The newest revision, which a new catalog is created at (a test checks that it is
+#: Alembic's head).
+HEAD = newest_revision()
 #: The catalog's Alembic version table (``migrate.VERSION_TABLE``, checked by a test).
 VERSION_TABLE = "entityworks_version"
 
@@ -35,14 +57,15 @@ def open_catalog(url: str | os.PathLike[str] | Store) -> Store:
 
 
 def _created_at_head(store: Store) -> bool:
-    """Create the catalog's tables and its version row at :data:`HEAD` in a SQLite
-    database that has no table; False, with nothing done, for any other database. A
-    new catalog is the usual start of ``generate``: this is a tenth of running and
-    importing Alembic's chain."""
+    """Create the catalog's tables and its version row at :data:`HEAD` in a database that
+    has no table and whose first write holds all of it (``Backend.serial_writes``: SQLite);
+    False, with nothing done, for any other database. A new catalog is the usual start of
+    ``generate``: this is a tenth of running and importing Alembic's chain."""
     engine = store.engine
-    if engine.dialect.name != "sqlite" or store.table_names():
+    backend = store.backend
+    if not backend.serial_writes or store.table_names():
         return False  # (a catalog that exists is read, not locked, to find that out)
-    metadata = metadata_of(TABLES.values(), "sqlite")  # as migrate.target_metadata
+    metadata = metadata_of(TABLES.values(), backend.name)  # as migrate.target_metadata
     schema_table(metadata)
     version = sa.Table(
         VERSION_TABLE,

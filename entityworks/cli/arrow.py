@@ -53,7 +53,7 @@ def parquet(
     Example:
       entityworks parquet maps maps.parquet -w kind=caves --db levels.db
     """
-    from ..arrow import write_parquet_table
+    from ..arrow.write import write_parquet_table
     from ..files import check_output_path, is_stdio, stdout_output
     from ..sql.exchange.children import with_child_tables
 

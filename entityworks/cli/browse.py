@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import EntityworksError
+from ..sql.backends.light import FILE_TITLE, is_database_file
 from ..sql.urls import redact
 
 
@@ -52,16 +53,15 @@ def browse(database: str, port: int, host: str, open_browser: bool) -> None:
 
     if "://" in database:
         raise click.BadParameter(
-            "Datasette browses SQLite files; copy the catalog into one first: entityworks "
+            f"Datasette browses {FILE_TITLE} files; copy the catalog into one first: entityworks "
             f"copy --from {redact(database)} --to catalog.db",
             param_hint="DB",
         )
     path = Path(database)
     if not path.is_file():
         raise EntityworksError(f"no database at {database}")
-    with open(path, "rb") as fh:
-        if fh.read(16) != b"SQLite format 3\x00":
-            raise EntityworksError(f"{database} is not an SQLite database")
+    if not is_database_file(path):
+        raise EntityworksError(f"{database} is not an {FILE_TITLE} database")
     where = str(path.absolute())
     if re.search(r"[#?]|%[0-9A-Fa-f]{2}", where):
         # Datasette opens "file:PATH?mode=ro" unquoted: it would open (and create) another

@@ -17,6 +17,7 @@ import click
 
 from ..catalog.kinds import KINDS
 from ..errors import EntityworksError
+from ..sql.backends.light import FILE_TITLE
 from ..sql.urls import display_db
 from .options import (
     check_db,
@@ -290,7 +291,7 @@ def query(
     required=True,
     callback=check_db,
     metavar="URL",
-    help="The catalog to read (SQLite path or SQLAlchemy URL).",
+    help=f"The catalog to read ({FILE_TITLE} path or SQLAlchemy URL).",
 )
 @click.option(
     "--to",
@@ -298,7 +299,7 @@ def query(
     required=True,
     callback=check_db,
     metavar="URL",
-    help="Where to write it; an SQLite path makes a file Datasette can browse.",
+    help=f"Where to write it; an {FILE_TITLE} path makes a file Datasette can browse.",
 )
 @progress_option
 def copy_command(source: str, target: str, progress: bool | None) -> None:
@@ -338,12 +339,12 @@ def copy_command(source: str, target: str, progress: bool | None) -> None:
 
 
 def _copy_target(target: str) -> str:
-    """``--to``, refused when it is an SQLite path holding a symbolic link to nothing (the
-    new catalog would be created wherever it points)."""
+    """``--to``, refused when it is a database file's path holding a symbolic link to nothing
+    (the new catalog would be created wherever it points)."""
     from ..files import refuse_dangling_link
-    from .stores import sqlite_path
+    from .stores import file_path
 
-    path = sqlite_path(target)
+    path = file_path(target)
     if path is not None:
         refuse_dangling_link(path, "the catalog")
     return target

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import EntityworksError
+from ..sql.backends import driver_errors, driver_message
 from ..sql.urls import redact
 
 
@@ -26,11 +27,6 @@ class Aborted(BaseException):
 def _sa_error() -> tuple[type[BaseException], ...]:
     sa_exc = sys.modules.get("sqlalchemy.exc")
     return (sa_exc.SQLAlchemyError,) if sa_exc is not None else ()
-
-
-def _dbapi_error() -> tuple[type[BaseException], ...]:
-    sqlite3 = sys.modules.get("sqlite3")
-    return (sqlite3.Error,) if sqlite3 is not None else ()
 
 
 def is_user_error(exc: BaseException) -> bool:
@@ -45,7 +41,7 @@ def is_user_error(exc: BaseException) -> bool:
             RecursionError,
             MemoryError,
             *_sa_error(),
-            *_dbapi_error(),
+            *driver_errors(),  # the drivers' own, once a backend has run
         ),
     )
 
@@ -58,7 +54,9 @@ def error_message(exc: BaseException) -> str:
             text = f"{exc.ctx.command_path}: {text}"
     elif _sa_error() and isinstance(exc, _sa_error()):
         orig = getattr(exc, "orig", None)
-        text = _driver_text(orig) if orig is not None else str(exc)
+        # a driver's error as a sentence: PyMySQL's (1045, "Access denied ...") becomes
+        # "Access denied ... (MariaDB error 1045)" (Backend.driver_message)
+        text = driver_message(orig) if orig is not None else str(exc)
         text = text.split("\n[SQL:")[0]
         text = text.split("\n(Background on this error")[0]
     elif isinstance(exc, RecursionError):
@@ -69,20 +67,6 @@ def error_message(exc: BaseException) -> str:
         text = str(exc)
     text = " ".join(text.split()) or type(exc).__name__
     return redact(text)
-
-
-def _driver_text(orig: BaseException) -> str:
-    """A driver's error as a sentence: PyMySQL's ``(1045, "Access denied ...")`` becomes
-    ``Access denied ... (MariaDB error 1045)``."""
-    args = orig.args
-    if (
-        len(args) == 2
-        and isinstance(args[0], int)
-        and isinstance(args[1], str)
-        and type(orig).__module__.startswith(("pymysql", "MySQLdb"))
-    ):
-        return f"{args[1]} (MariaDB error {args[0]})"
-    return str(orig)
 
 
 def fail(exc: BaseException) -> NoReturn:

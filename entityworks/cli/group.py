@@ -1,19 +1,22 @@
 """The root ``entityworks`` group: its help, ``--version``, and where each command lives.
 
-Commands are loaded lazily: the group knows each command's module by name (:data:`COMMANDS`)
-and imports it the first time the command is looked up, so ``entityworks query`` imports the
-catalog commands' module and no other. ``--help`` lists every command, so it imports every
-command module; that stays cheap because a command module imports only click, the standard
-library and light modules at its top, and what a command needs (SQLAlchemy, NumPy, pyarrow,
-lxml, ...) inside its function::
+Commands come from plugins (:mod:`entityworks.hooks`: the ``register_commands`` hook; the
+built-in ones from :mod:`entityworks.plugins.commands`) as ``module:attribute`` names, and are
+loaded lazily: the group imports a command's module the first time the command is looked up,
+so ``entityworks query`` imports the catalog commands' module and no other, and
+``entityworks --version`` asks no plugin at all. ``--help`` lists every command, so it imports
+every command module; that stays cheap because a command module imports only click, the
+standard library and light modules at its top, and what a command needs (SQLAlchemy, NumPy,
+pyarrow, lxml, ...) inside its function::
 
     @click.command()
     @db_option
     def mycommand(db: str) -> None:
         from ..sql.store import Store            # SQLAlchemy, NumPy: only when the command runs
 
-A new command goes into the module of its family and gets one line in :data:`COMMANDS` and
-a place in :data:`SECTIONS` (the headings of ``entityworks --help``: what it works on).
+A new command goes into the module of its family, gets one line in the built-in commands
+table (``entityworks.plugins.commands.COMMANDS``, also :data:`COMMANDS` here) and a place in
+:data:`SECTIONS` (the headings of ``entityworks --help``: what it works on).
 ``tests/entityworks/cli/test_cli_startup.py`` fails when start-up pulls in a heavy library.
 The command modules never import this one: the group depends on them, not the other way.
 """
@@ -21,39 +24,16 @@ The command modules never import this one: the group depends on them, not the ot
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
 
 import click
 
 from .. import __version__
 from .errors import Group
 
-#: Each command's name -> ``module:attribute`` of its click command, modules in this package.
-COMMANDS: dict[str, str] = {
-    "browse": "browse:browse",
-    "codec": "codec:codec",
-    "codegen": "xml:codegen",
-    "copy": "catalog:copy_command",
-    "ddl": "schema:ddl",
-    "demo": "catalog:demo",
-    "entropy": "puzzles:entropy",
-    "export-xml": "xml:export_xml",
-    "generate": "catalog:generate",
-    "import-xml": "xml:import_xml",
-    "migrate": "schema:migrate",
-    "migrations": "schema:migrations",
-    "parquet": "arrow:parquet",
-    "place": "maps:place",
-    "play": "maps:play",
-    "query": "catalog:query",
-    "render": "maps:render",
-    "schema": "schema:schema",
-    "sudoku": "puzzles:sudoku",
-    "tables": "tables:tables",
-}
-
 #: How ``entityworks --help`` groups the commands, each section in this order. A command in
-#: no section (one added at run time) is listed under "Other commands".
+#: no section (a plugin's, or one added at run time) is listed under "Other commands".
 SECTIONS: dict[str, tuple[str, ...]] = {
     "Any table": (
         "tables",
@@ -71,32 +51,68 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def __getattr__(name: str) -> Any:
+    """:data:`COMMANDS`, the built-in commands' table, read from their plugin when asked for
+    (so that importing the command line registers no plugin)."""
+    if name == "COMMANDS":
+        from ..plugins.commands import COMMANDS
+
+        return COMMANDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class LazyCommands(MutableMapping[str, click.Command]):
     """A group's ``commands`` that imports a command's module on first access.
 
-    Names, membership and ``len`` need no import; reading a command imports its module. A
-    command added at run time (``cli.add_command``) is kept as given.
+    ``places`` maps each name to ``module:attribute``; without it, the plugins' commands
+    (:func:`entityworks.hooks.commands`), asked for when first needed and again after a
+    plugin is registered. Names, membership and ``len`` need no import of a command module;
+    reading a command imports its module. A command added at run time (``cli.add_command``)
+    is kept as given.
     """
 
-    def __init__(self, places: dict[str, str]) -> None:
-        self.places: dict[str, str] = dict(places)
-        self.loaded: dict[str, click.Command] = {}
+    def __init__(self, places: Mapping[str, str] | None = None) -> None:
+        self.given: dict[str, str] | None = None if places is None else dict(places)
+        #: Each command read: its place when it was imported, and the command.
+        self.loaded: dict[str, tuple[str, click.Command]] = {}
+        self.added: dict[str, str] = {}
+        self.removed: set[str] = set()
+
+    @property
+    def places(self) -> dict[str, str]:
+        """Each command's name -> ``module:attribute`` (``""`` for one added at run time)."""
+        if self.given is not None:
+            table = self.given
+        else:
+            from .. import hooks
+
+            table = hooks.commands()
+        places = {**table, **self.added}
+        for name in self.removed:
+            places.pop(name, None)
+        return places
 
     def __getitem__(self, name: str) -> click.Command:
-        if name not in self.loaded:
-            module, _, attribute = self.places[name].partition(":")  # KeyError: no command
-            command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
-            if not isinstance(command, click.Command):  # pragma: no cover - a wrong table
-                raise TypeError(f"{self.places[name]} is not a click command")
-            self.loaded[name] = command
-        return self.loaded[name]
+        place = self.places[name]  # KeyError: no command
+        known = self.loaded.get(name)
+        if known is None or (place and known[0] != place):
+            module, _, attribute = place.partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{place} is not a click command")
+            known = self.loaded[name] = (place, command)
+        return known[1]
 
     def __setitem__(self, name: str, command: click.Command) -> None:
-        self.loaded[name] = command
-        self.places.setdefault(name, "")
+        self.loaded[name] = ("", command)
+        self.removed.discard(name)
+        self.added[name] = ""
 
     def __delitem__(self, name: str) -> None:
-        del self.places[name]
+        if name not in self.places:
+            raise KeyError(name)
+        self.removed.add(name)
+        self.added.pop(name, None)
         self.loaded.pop(name, None)
 
     def __contains__(self, name: object) -> bool:
@@ -136,7 +152,7 @@ class RootGroup(Group):
 
 @click.group(
     cls=RootGroup,
-    commands=LazyCommands(COMMANDS),
+    commands=LazyCommands(),
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, package_name="entityworks")

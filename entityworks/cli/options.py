@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import FilterError
+from ..sql.backends.light import FILE_TITLE
 from ..sql.urls import redact, remember_password
 
 if TYPE_CHECKING:
@@ -28,15 +29,6 @@ if TYPE_CHECKING:
 DEFAULT_DB = "entityworks.db"
 
 
-#: Drivers to suggest when a URL names a dialect without one (or with one not installed).
-SUGGESTED_DRIVERS = {
-    "mysql": "mysql+pymysql",
-    "mariadb": "mariadb+pymysql",
-    "postgresql": "postgresql+psycopg",
-    "postgres": "postgresql+psycopg",
-}
-
-
 def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
     """Refuse a URL whose dialect is unknown or whose driver is not installed, up front."""
     if value is None or "://" not in value:
@@ -44,60 +36,50 @@ def check_db(_ctx: Any, _param: Any, value: str | None) -> str | None:
     remember_password(value)
     import sqlalchemy as sa
 
+    from ..sql import backends
+
+    url = None
     try:
         url = sa.make_url(value)
         url.get_dialect().import_dbapi()
     except ImportError as exc:
         hint = ""
         scheme = value.partition("://")[0]
-        better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
+        better, extra = _suggestion(url)
         if better and better != scheme:
-            hint = f"; use {better}://... (the extra entityworks[{_extra(better)}] installs it)"
+            hint = f"; use {better}://... (the extra entityworks[{extra}] installs it)"
         raise click.BadParameter(
             f"the driver for {scheme!r} is not installed ({exc}){hint}", param_hint="--db"
         ) from None
     except sa.exc.NoSuchModuleError:
         scheme = value.partition("://")[0]
-        better = SUGGESTED_DRIVERS.get(scheme.partition("+")[0])
-        hint = (
-            f"use {better}://..."
-            if better
-            else "use sqlite:///PATH, postgresql+psycopg://USER@HOST/DB or "
-            "mysql+pymysql://USER@HOST/DB (or a plain SQLite file path)"
-        )
+        better, _ = _suggestion(url)
+        if better:
+            hint = f"use {better}://..."
+        else:
+            *some, last = backends.url_examples()
+            hint = f"use {', '.join(some)} or {last} (or a plain {FILE_TITLE} file path)"
         raise click.BadParameter(
             f"{scheme}:// is not a database scheme SQLAlchemy knows; {hint}", param_hint="--db"
         ) from None
     except (sa.exc.ArgumentError, ValueError) as exc:
         raise click.BadParameter(redact(str(exc)), param_hint="--db") from None
-    _check_charset(url)
+    refused = backends.for_name(url.get_backend_name()).refused_url(url)
+    if refused is not None:
+        raise click.BadParameter(refused, param_hint="--db")
     return value
 
 
-def _extra(driver: str) -> str:
-    return "postgres" if driver.startswith("postgres") else "mariadb"
+def _suggestion(url: sa.URL | None) -> tuple[str, str]:
+    """The scheme to suggest for ``url``'s dialect, with the driver entityworks installs,
+    and the extra that installs it ("" and "": none)."""
+    from ..sql import backends
 
-
-def _check_charset(url: sa.URL) -> None:
-    """``?charset=`` of a MySQL/MariaDB URL must name a character set the driver knows."""
-    if url.get_backend_name() not in ("mysql", "mariadb") or "charset" not in url.query:
-        return
-    charset = url.query["charset"]
-    names = [charset] if isinstance(charset, str) else list(charset)
-    if url.get_driver_name() == "pymysql":
-        from pymysql.charset import charset_by_name
-
-        for name in names:
-            try:
-                known = charset_by_name(name) is not None
-            except (KeyError, AttributeError):
-                known = False
-            if not known:
-                raise click.BadParameter(
-                    f"unknown MySQL character set {name!r} in ?charset= "
-                    f"(entityworks uses utf8mb4 when none is given)",
-                    param_hint="--db",
-                )
+    written = url.get_backend_name() if url is not None else ""
+    backend = backends.for_written_name(written)
+    if backend is None:
+        return "", ""
+    return backend.suggested_scheme(written), backend.driver_extra
 
 
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -107,7 +89,7 @@ def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         envvar="ENTITYWORKS_DB",
         show_default=True,
         callback=check_db,
-        help="SQLite file path or SQLAlchemy URL (env: ENTITYWORKS_DB).",
+        help=f"{FILE_TITLE} file path or SQLAlchemy URL (env: ENTITYWORKS_DB).",
     )(fn)
 
 

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..sql.backends.light import FILE_BACKEND, FILE_TITLE, TITLES
 from ..sql.urls import display_db
 from .errors import Group
 from .options import DEFAULT_DB, check_db, db_option
-from .stores import check_writable_table, complete_table, open_store, resolve_table, sqlite_path
+from .stores import check_writable_table, complete_table, file_path, open_store, resolve_table
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -54,12 +55,14 @@ def schema_show(table_name: str, db: str) -> None:
     """
     from .. import catalog
     from ..model.schema import table_schema
+    from ..sql.backends import file_backend
     from ..sql.store import Store
 
     if table_name in catalog.TABLES:
-        path = sqlite_path(db)
+        path = file_path(db)
         missing = path is not None and not path.exists()
-        store = Store("sqlite://") if missing else open_store(db)
+        # no file: the types of the database a file would hold, nothing created
+        store = Store(file_backend().memory_url()) if missing else open_store(db)
         cls = catalog.TABLES[table_name]
     else:
         from ..sql.exchange.children import with_child_tables
@@ -266,9 +269,9 @@ def _schema_class(table_name: str, db: str) -> type:
 @click.option(
     "--dialect",
     "-d",
-    default="sqlite",
+    default=FILE_BACKEND,
     show_default=True,
-    type=click.Choice(["sqlite", "postgresql", "mysql", "mariadb", "mssql"]),
+    type=click.Choice(list(TITLES)),
 )
 @click.option(
     "--templates",
@@ -306,7 +309,7 @@ def ddl(table_name: str, dialect: str, templates: bool, db: str) -> None:
     envvar="ENTITYWORKS_DB",
     show_default=True,
     callback=check_db,
-    help="SQLite file path or SQLAlchemy URL.",
+    help=f"{FILE_TITLE} file path or SQLAlchemy URL.",
 )
 @click.option(
     "--revision",

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import EntityworksError, UnknownTableError
+from ..sql.backends.light import INTERNAL_PREFIXES as INTERNAL_PREFIXES
+from ..sql.backends.light import file_table_names
 from ..sql.urls import display_db
 
 if TYPE_CHECKING:
@@ -22,26 +24,29 @@ if TYPE_CHECKING:
     from ..sql.store import Store
 
 #: Tables the command line never writes into: the catalog's revision table, Alembic's default
-#: one and SQLite's own (``sqlite_sequence``, ``sqlite_stat1``...).
+#: one, and those the database file keeps for itself (:data:`INTERNAL_PREFIXES`).
 INTERNAL_TABLES = ("entityworks_version", "alembic_version", "entityworks_schema")
-INTERNAL_PREFIXES = ("sqlite_",)
 
 
-def sqlite_path(db: str) -> Path | None:
-    """The file of an SQLite ``--db`` (None for a server or an in-memory database)."""
+def file_path(db: str) -> Path | None:
+    """The database file ``--db`` names (None for a server or an in-memory database): a
+    plain path, or the file of a URL whose backend keeps its database in one."""
     if "://" not in db:
         return Path(db) if db not in ("", ":memory:") else None
-    if not db.startswith("sqlite"):
-        return None
-    from sqlalchemy import make_url
+    from sqlalchemy import exc, make_url
 
-    database = make_url(db).database
-    return Path(database) if database not in (None, "", ":memory:") else None
+    from ..sql.backends import for_name
+
+    try:
+        url = make_url(db)
+    except exc.ArgumentError:  # not a URL: opening it says so
+        return None
+    return for_name(url.get_backend_name()).database_file(url)
 
 
 def open_store(db: str, *, must_exist: bool = False) -> Store:
-    """A Store for ``--db``; with ``must_exist`` a missing SQLite file is an error."""
-    path = sqlite_path(db)
+    """A Store for ``--db``; with ``must_exist`` a missing database file is an error."""
+    path = file_path(db)
     if must_exist and path is not None and not path.exists():
         raise EntityworksError(f"no database at {path}")
     if path is not None and path.exists() and not path.is_file():
@@ -60,11 +65,12 @@ def open_catalog(db: str) -> Store:
 
 
 def check_writable_table(name: str) -> None:
-    """Refuse writing into an internal table (schema revisions, SQLite's own tables)."""
+    """Refuse writing into an internal table (schema revisions, the database's own tables)."""
     if name.lower() in INTERNAL_TABLES or name.lower().startswith(INTERNAL_PREFIXES):
+        internal = [*INTERNAL_TABLES, *(f"{prefix}*" for prefix in INTERNAL_PREFIXES)]
         raise EntityworksError(
             f"{name!r} is an internal table; entityworks does not write "
-            f"into it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*)"
+            f"into it (internal: {', '.join(internal)})"
         )
 
 
@@ -92,7 +98,7 @@ def complete_table(
     ctx: click.Context, _param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """Shell completion of a TABLE argument: the tables of the database ``--db`` (or
-    ``ENTITYWORKS_DB``, or the default file) names. An SQLite file is opened read-only, so
+    ``ENTITYWORKS_DB``, or the default file) names. A database file is opened read-only, so
     completing never creates or changes a database; any failure completes nothing."""
     import click
     from click.shell_completion import CompletionItem
@@ -139,31 +145,19 @@ COMPLETION_TIMEOUT = 2
 
 
 def _table_names_read_only(db: str) -> list[str]:
-    path = sqlite_path(db)
-    if path is not None:
-        import sqlite3
-
-        if not path.is_file():
-            return []
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        with sqlite3.connect(uri, uri=True, timeout=1) as conn:
-            rows: list[Any] = conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-            ).fetchall()
-        return [r[0] for r in rows]
+    path = file_path(db)
+    if path is not None:  # read without SQLAlchemy
+        return file_table_names(path, timeout=1) if path.is_file() else []
     if "://" not in db:
         return []
     import sqlalchemy as sa
 
+    from ..sql.backends import for_name
+
     url = sa.make_url(db)
     # a server that accepts and never answers must not hang the user's shell
-    waits = {
-        "postgresql": {"connect_timeout": COMPLETION_TIMEOUT},
-        "mysql": {"connect_timeout": COMPLETION_TIMEOUT, "read_timeout": COMPLETION_TIMEOUT},
-    }
-    engine = sa.create_engine(
-        url, pool_pre_ping=False, connect_args=waits.get(url.get_backend_name(), {})
-    )
+    waits = for_name(url.get_backend_name()).quick_connect_args(COMPLETION_TIMEOUT)
+    engine = sa.create_engine(url, pool_pre_ping=False, connect_args=waits)
     try:
         return sa.inspect(engine).get_table_names()
     finally:

@@ -75,13 +75,13 @@ def tables(counts: bool, columns: bool, show_all: bool, fmt: str, db: str) -> No
 
 
 def open_read_only(db: str) -> Store:
-    """A Store that cannot change ``db``: an SQLite file opened with ``mode=ro`` (refused if
+    """A Store that cannot change ``db``: a database file opened read-only (refused if
     missing or not a regular file); a server database as it is (only read here)."""
     from ..errors import EntityworksError
-    from .stores import sqlite_path
+    from .stores import file_path
 
-    path = sqlite_path(db)
-    if path is None or str(path).startswith("file:"):  # a server, memory or an SQLite URI
+    path = file_path(db)
+    if path is None or str(path).startswith("file:"):  # a server, memory or a file URI
         from .stores import open_store
 
         return open_store(db)
@@ -89,19 +89,15 @@ def open_read_only(db: str) -> Store:
         raise EntityworksError(f"no database at {path} ('tables' only reads: nothing was created)")
     if not path.is_file():
         raise EntityworksError(f"{path} is not a database file")
-    import sqlalchemy as sa
-
+    from ..sql.backends import file_backend
     from ..sql.store import Store
 
-    return Store(
-        sa.URL.create(
-            "sqlite", database=path.resolve().as_uri(), query={"mode": "ro", "uri": "true"}
-        )
-    )
+    return Store(file_backend().read_only_url(path))
 
 
 def _internal(name: str) -> bool:
-    from .stores import INTERNAL_PREFIXES, INTERNAL_TABLES
+    from ..sql.backends.light import INTERNAL_PREFIXES
+    from .stores import INTERNAL_TABLES
 
     return name.lower() in INTERNAL_TABLES or name.lower().startswith(INTERNAL_PREFIXES)
 
@@ -133,40 +129,12 @@ def list_tables(
 
 
 def _declared_columns(conn: sa.Connection, inspector: Any, name: str) -> list[tuple[str, str]]:
-    """``(column, declared type)`` in table order, as the database itself declares it.
+    """``(column, declared type)`` in table order, as the database itself declares it (SQLite:
+    as written in CREATE TABLE; see ``Backend.declared_columns``). Names are bound parameters
+    everywhere."""
+    from ..sql.backends import for_name
 
-    SQLite keeps each column's type as written (SQLAlchemy's reflection would give its
-    affinity instead): ``pragma_table_xinfo``. MariaDB's ``information_schema`` has the
-    declared ``COLUMN_TYPE`` (SQLAlchemy reads ``SHOW CREATE TABLE``, and loses a column
-    whose name holds a line break). PostgreSQL: SQLAlchemy's reflection of its catalog.
-    Names are bound parameters everywhere."""
-    import sqlalchemy as sa
-
-    if conn.dialect.name == "sqlite":
-        rows: Sequence[Any] = conn.execute(
-            sa.select(sa.column("name"), sa.column("type"), sa.column("hidden"))
-            .select_from(sa.func.pragma_table_xinfo(name))
-            .order_by(sa.column("cid"))
-        ).all()
-        return [(str(n), str(t or "")) for n, t, hidden in rows if hidden != 1]
-    if conn.dialect.name in ("mysql", "mariadb"):
-        rows = conn.execute(
-            sa.text(
-                "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
-                "WHERE TABLE_SCHEMA = DATABASE() AND BINARY TABLE_NAME = BINARY :name "
-                "ORDER BY ORDINAL_POSITION"
-            ),
-            {"name": name},
-        ).all()
-        return [(str(n), str(t)) for n, t in rows]
-    declared = []
-    for column in inspector.get_columns(name):
-        try:
-            text = column["type"].compile(dialect=conn.dialect)
-        except sa.exc.SQLAlchemyError:  # a type SQLAlchemy reflects but cannot name
-            text = "?"
-        declared.append((str(column["name"]), str(text)))
-    return declared
+    return for_name(conn.dialect.name).declared_columns(conn, inspector, name)
 
 
 def format_tables(

@@ -165,7 +165,7 @@ def codegen(xsd_file: str) -> None:
     """
     from ..files import input_path
     from ..xml.codegen import codegen as generate
-    from ..xml.xsd import MAX_XSD_BYTES
+    from ..xml.xsdwrite import MAX_XSD_BYTES
 
     with input_path(
         xsd_file, max_bytes=MAX_XSD_BYTES, hint="the largest XSD entityworks reads"
@@ -270,7 +270,8 @@ def _import_xml(
     from ..model.schema import table_schema
     from ..sql.exchange.xml import import_into, import_store
     from ..xml.diffgram import diffgram_tables, is_diffgram
-    from ..xml.xsd import dataclass_for, decode_name, is_dataset, load_inline_xsd, load_xsd
+    from ..xml.xsd import dataclass_for, is_dataset, load_inline_xsd, load_xsd
+    from ..xml.xsdwrite import decode_name
 
     if is_diffgram(xml_file):  # .NET's WriteXml(..., XmlWriteMode.DiffGram): changes
         if table_name is not None:

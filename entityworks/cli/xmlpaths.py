@@ -24,7 +24,7 @@ def xsd_beside(xml_file: str, xsd: str | None) -> str | None:
     if candidate == document or not _regular(document) or not _regular(candidate):
         return None  # a FIFO or a device is read only once, by the import itself
     from ..xml.parser import inline_schema
-    from ..xml.xsd import MAX_XSD_BYTES
+    from ..xml.xsdwrite import MAX_XSD_BYTES
 
     if inline_schema(document, MAX_XSD_BYTES) is not None:
         return None

@@ -1,5 +1,22 @@
-"""What entityworks needs from sqlalchemy that sqlalchemy has no public API for (see :mod:`entityworks.compat`)."""
+"""What entityworks needs from sqlalchemy that sqlalchemy has no public API for (see
+:mod:`entityworks.compat`)."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+from typing import Any
+
+__all__: list[str] = ["dialect_twin"]
+
+
+def dialect_twin(dialect: Any, paramstyle: str, attributes: Sequence[str]) -> Any:
+    """A new dialect of ``dialect``'s class compiling with ``paramstyle`` placeholders,
+    given the ``attributes`` the original learnt on connecting (its server's version...)
+    and, where the dialect has it, the private ``_backslash_escapes`` (whether the server
+    reads a backslash in a literal as an escape), which SQLAlchemy offers no public way
+    to read or pass."""
+    twin = type(dialect)(paramstyle=paramstyle)
+    for attribute in (*attributes, "_backslash_escapes"):
+        if hasattr(dialect, attribute):
+            setattr(twin, attribute, getattr(dialect, attribute))
+    return twin

@@ -1,10 +1,11 @@
 """Migrations: the catalog's Alembic revisions, and schema drift between a dataclass and a table.
 
-:func:`upgrade` runs the revisions in the ``migrations`` package up to head on any database
-(no ``alembic.ini`` needed). :func:`diff` compares dataclasses with the live tables through
-Alembic's autogenerate and returns Alembic operations; :func:`apply` runs the ones that keep
-data (new table, new column, nullability change), filling a new NOT NULL column of a populated
-table from the field's default, so a dataclass that gained a field migrates without losing rows.
+:func:`upgrade` runs the catalog's revisions (``entityworks/_migrations``, shipped in the
+package) up to head on any database (no ``alembic.ini`` needed). :func:`diff` compares
+dataclasses with the live tables through Alembic's autogenerate and returns Alembic
+operations; :func:`apply` runs the ones that keep data (new table, new column, nullability
+change), filling a new NOT NULL column of a populated table from the field's default, so a
+dataclass that gained a field migrates without losing rows.
 
 This face only re-exports. One module per job: :mod:`.revisions` (the catalog's revisions),
 :mod:`.versions` (version tables), :mod:`.metadata` (tables as entityworks builds them),

@@ -250,7 +250,11 @@ def _add_column(
 ) -> None:
     column = op.column
     # The column's own CHECKs come along (SQLite's typeof check of an ANY column).
-    checks = [c._copy() for c in column.constraints if isinstance(c, sa.CheckConstraint)]
+    checks = [
+        sa.CheckConstraint(c.sqltext, name=c.name)
+        for c in column.constraints
+        if isinstance(c, sa.CheckConstraint)
+    ]
     default = (
         column.server_default.arg if isinstance(column.server_default, sa.DefaultClause) else None
     )

@@ -20,7 +20,8 @@ from alembic.migration import MigrationContext
 from alembic.operations import ops
 
 from ..errors import SchemaError
-from ..model.defaults import parse_reflected
+from ..sql.backends.sqlite import SQLiteAny
+from ..sql.defaults import parse_reflected
 
 #: The backend tables are built for when none is named (its options, such as STRICT and
 #: the length CHECK of ``max_length`` text, other backends ignore or do not compare).
@@ -55,6 +56,32 @@ def failed_change_outcome(dialect: sa.Dialect) -> str:
     if rolls_back_ddl(dialect):
         return "nothing was changed"
     return "MariaDB committed the schema change (it cannot roll DDL back)"
+
+
+def collates_text(dialect: sa.Dialect) -> bool:
+    """True where text columns carry a collation of their own, which the catalog sets to one
+    that compares exactly (MariaDB: binary, no pad); other backends compare text exactly."""
+    return dialect.name in _MARIADB
+
+
+def places_added_columns(dialect: sa.Dialect) -> bool:
+    """True where ``ALTER TABLE ... ADD COLUMN`` can place the column ``AFTER`` another
+    (MariaDB); elsewhere a column is appended, or the table rebuilt (:func:`rebuilds_tables`)."""
+    return dialect.name in _MARIADB
+
+
+def rebuilt_table_options(dialect: str | sa.Dialect, *, clustered: bool = False) -> dict[str, bool]:
+    """The options a catalog table keeps when it is rebuilt on ``dialect``: STRICT, and
+    ``WITHOUT ROWID`` when ``clustered`` (SQLite); none elsewhere."""
+    if not rebuilds_tables(dialect):
+        return {}
+    return {"sqlite_strict": True, "sqlite_with_rowid": not clustered}
+
+
+def declared_integer() -> sa.types.TypeEngine[Any]:
+    """An integer column as the catalog declared it up to revision 0008 (frozen: revisions
+    use it as the existing type): BIGINT, INTEGER where tables are rebuilt (SQLite)."""
+    return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def hides_text_defaults(dialect: sa.Dialect) -> bool:
@@ -135,6 +162,32 @@ def rename_checks(conn: sa.Connection, batch: Any, target: sa.Table, old: str, c
         batch.create_check_constraint(made.name, sa.text(str(sql)))
 
 
+def checks_typeof(dialect: sa.Dialect) -> bool:
+    """True where catalogs of entityworks 0.2.3 declared columns ``ANY`` with a ``CHECK`` on
+    ``typeof`` (SQLite), which revision 0009 declares by their type name instead."""
+    return rebuilds_tables(dialect)
+
+
+def without_rowid(conn: sa.Connection, table: str) -> bool:
+    """True when ``table`` was created ``WITHOUT ROWID`` (SQLite; the table name is bound)."""
+    if not rebuilds_tables(conn.dialect):
+        return False
+    sql = conn.execute(
+        sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"),
+        {"name": table},
+    ).scalar()
+    return bool(re.search(r"\bWITHOUT\s+ROWID\b", str(sql or ""), re.IGNORECASE))
+
+
+def declared_any(column: Any) -> bool:
+    """True for a reflected column (an inspector's ``get_columns`` entry) declared ``ANY``
+    (SQLAlchemy reflects the name as NUMERIC, SQLite's affinity for it, unless the engine is
+    the Store's)."""
+    return isinstance(column["type"], sa.Numeric | SQLiteAny) and not isinstance(
+        column["type"], sa.Float
+    )
+
+
 def typeof_differs(context: MigrationContext, table: str, old: str, wanted: sa.Column[Any]) -> bool:
     """On SQLite, an int and a str column are both ANY; their ``typeof`` CHECKs differ."""
     if not rebuilds_tables(context.dialect) or context.connection is None:
@@ -165,7 +218,7 @@ _MARIADB_COLUMNS = sa.table(
 )
 
 
-def mariadb_column_default(conn: sa.Connection, table: str, column: str) -> str | None:
+def shown_column_default(conn: sa.Connection, table: str, column: str) -> str | None:
     """MariaDB's own text of a column's DEFAULT (``'NULL'`` for a nullable column without
     one), which SQLAlchemy's parser of SHOW CREATE TABLE misses for text with quotes."""
     c = _MARIADB_COLUMNS.c
@@ -176,7 +229,7 @@ def mariadb_column_default(conn: sa.Connection, table: str, column: str) -> str 
     return None if value is None else str(value)
 
 
-def mariadb_shown_as(ours: str, shown: str) -> bool:
+def shown_as(ours: str, shown: str) -> bool:
     """True when MariaDB's metadata ``shown`` is how it displays ``ours``: it writes each
     character beyond U+FFFF of a DEFAULT as ``?`` (one, or one per UTF-8 byte), though the
     rows get the character itself."""
@@ -190,7 +243,7 @@ def mariadb_shown_as(ours: str, shown: str) -> bool:
     return re.fullmatch(pattern, ours) is not None
 
 
-def mariadb_unseen_defaults(
+def unseen_defaults(
     context: MigrationContext, metadata: sa.MetaData, found: Sequence[ops.MigrateOperation]
 ) -> list[ops.AlterColumnOp]:
     """DEFAULTs SQLAlchemy cannot read on MariaDB (text with a quote or backslash), where the
@@ -236,16 +289,23 @@ def mariadb_unseen_defaults(
 __all__ = [
     "DEFAULT_DIALECT",
     "check_foreign_keys",
+    "checks_typeof",
+    "collates_text",
+    "declared_any",
+    "declared_integer",
     "dialect_name",
     "failed_change_outcome",
     "hides_text_defaults",
-    "mariadb_column_default",
-    "mariadb_shown_as",
-    "mariadb_unseen_defaults",
+    "places_added_columns",
     "rebuilds_tables",
+    "rebuilt_table_options",
     "rename_checks",
     "rolls_back_ddl",
     "schema_transaction",
+    "shown_as",
+    "shown_column_default",
     "sqlite_foreign_keys",
     "typeof_differs",
+    "unseen_defaults",
+    "without_rowid",
 ]

@@ -57,7 +57,7 @@ def diff_tables(
     script = produce_migrations(context, metadata)
     found = _flatten(script.upgrade_ops.ops) if script.upgrade_ops else []
     if dialects.hides_text_defaults(conn.dialect):
-        found += dialects.mariadb_unseen_defaults(context, metadata, found)
+        found += dialects.unseen_defaults(context, metadata, found)
     return _renamed(context, metadata, found, renames) if renames else found
 
 

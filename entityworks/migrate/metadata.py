@@ -14,9 +14,8 @@ import sqlalchemy as sa
 from ..errors import EntityworksError
 from ..model.schema import table_schema
 from ..sql.backends import for_name
-from ..sql.backends.sqlite import SQLiteAny
 from ..sql.tables import metadata_of
-from .dialects import dialect_name
+from .dialects import declared_any, dialect_name
 
 
 def target_metadata(
@@ -44,18 +43,10 @@ def _layouts(conn: sa.Connection, classes: Sequence[type]) -> dict[str, dict[str
             continue
         checked = backend.stored_types(inspector, name) if backend.strict_tables else {}
         out[name] = {
-            c["name"]: "ANY" if c["name"] in checked and _declared_any(c) else ""
+            c["name"]: "ANY" if c["name"] in checked and declared_any(c) else ""
             for c in inspector.get_columns(name)
         }
     return out
-
-
-def _declared_any(column: Any) -> bool:
-    """True for a reflected column declared ``ANY`` (SQLAlchemy reflects the name as
-    NUMERIC, SQLite's affinity for it, unless the engine is the Store's)."""
-    return isinstance(column["type"], sa.Numeric | SQLiteAny) and not isinstance(
-        column["type"], sa.Float
-    )
 
 
 def metadata_for(

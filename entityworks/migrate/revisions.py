@@ -1,4 +1,4 @@
-"""The catalog's Alembic revisions (the ``migrations`` package): where they are, the revision
+"""The catalog's Alembic revisions (``entityworks/_migrations``): where they are, the revision
 a database is at, upgrading or downgrading to one, and the helpers revision files create
 tables with.
 
@@ -26,25 +26,18 @@ from .diff import describe, diff_tables
 from .metadata import table_names, target_metadata
 from .versions import VERSION_TABLE
 
-#: Where the ``migrations`` package is when it cannot be imported (beside ``entityworks``).
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+#: The catalog's Alembic script directory, shipped inside the package
+#: (``entityworks/_migrations``: ``env.py``, ``script.py.mako``, ``alembic.ini``, ``versions/``).
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "_migrations"
 
 
 def migrations_dir() -> Path:
-    """The folder of the ``migrations`` package (the Alembic script directory)."""
-    try:
-        import migrations
-    except ImportError:  # pragma: no cover - the package ships with entityworks
-        return MIGRATIONS_DIR
-    for entry in getattr(migrations, "__path__", []):
-        folder = Path(entry)
-        if (folder / "env.py").is_file():
-            return folder.resolve()
+    """The folder of the catalog's revisions (the Alembic script directory)."""
     return MIGRATIONS_DIR
 
 
 def alembic_config() -> Config:
-    """A programmatic Alembic config pointing at the ``migrations`` package."""
+    """A programmatic Alembic config pointing at the catalog's script directory."""
     folder = migrations_dir()
     config = Config()
     config.set_main_option("script_location", str(folder))
@@ -59,7 +52,7 @@ def current(target: Store | str | Path) -> str | None:
 
 
 def head() -> str:
-    """The newest revision in ``migrations/versions``."""
+    """The newest revision in ``entityworks/_migrations/versions``."""
     from alembic.script import ScriptDirectory
 
     revision = ScriptDirectory.from_config(alembic_config()).get_current_head()
@@ -176,27 +169,10 @@ def create_tables(classes: Sequence[type], only: Collection[str] | None = None) 
 
     metadata = target_metadata(classes, op.get_context().dialect.name)
     for table in metadata.sorted_tables:
-        if only is not None and table.name not in only:
-            continue
-        items: list[Any] = [c._copy() for c in table.columns]
-        items += [c._copy() for c in table.constraints if isinstance(c, sa.CheckConstraint)]
-        items += [
-            sa.ForeignKeyConstraint(
-                [e.parent.name for e in fk.elements],
-                [e.target_fullname for e in fk.elements],
-                name=fk.name,
-                ondelete=fk.ondelete,
-                onupdate=fk.onupdate,
-            )
-            for fk in table.foreign_key_constraints
-        ]
-        # composite indexes (those of ``index=True`` columns come with the columns)
-        items += [
-            sa.Index(ix.name, *[c.name for c in ix.columns])
-            for ix in table.indexes
-            if not getattr(ix, "_column_flag", False)
-        ]
-        op.create_table(table.name, *items, **dict(table.dialect_kwargs))
+        if only is None or table.name in only:
+            # the table as built (a MetaData of its own, made for this call): its CREATE
+            # TABLE, then its indexes, as Alembic's create_table runs them, live or as SQL
+            op.get_context().impl.create_table(table)
 
 
 def drop_tables(classes: Sequence[type], only: Collection[str] | None = None) -> None:

@@ -22,9 +22,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import sqlalchemy as sa
-
 from ..errors import EntityworksError
+from ..sql.engine import normalise_url
 from .metadata import table_names
 from .versions import VERSION_TABLE
 
@@ -78,7 +77,7 @@ def init_migrations(
             "Alembic's version table needs; rename it with @table(...)"
         )
     if url is not None:
-        parsed = sa.make_url(url if "://" in url else f"sqlite:///{url}")
+        parsed = normalise_url(url)  # a plain path names an SQLite file
         if parsed.password:
             raise EntityworksError(
                 "a URL with a password is not written to alembic.ini; "

@@ -9,17 +9,13 @@ child table holding a foreign key to the parent and the item's position.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import keyword
-import re
 import typing
-import unicodedata
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, dataclass_transform, get_args, get_origin, overload
+from typing import Any, TypeVar, dataclass_transform, get_args, get_origin
 
-from ..errors import InvalidNameError, SchemaError, UnknownColumnError, UnsupportedTypeError
+from ..errors import SchemaError, UnknownColumnError, UnsupportedTypeError
 from ..registry import (
     TypeInfo,
     TypeMarker,
@@ -29,7 +25,9 @@ from ..registry import (
     the_registry,
     unwrap_optional,
 )
-from .construct import check_constructible, instance_builder
+from ..types.construct import check_constructible, instance_builder
+from .fields import FOREIGN_KEY, References, column, primary_key
+from .names import check_companion_names, check_name, check_unique_names, snake_case
 
 #: ``Annotated[int, PK]`` marks the primary key without ``field(metadata=...)``.
 PK = TypeMarker("PK")
@@ -61,213 +59,8 @@ def refuse_nested_children(schema: TableSchema, where: str) -> None:
             )
 
 
-MAX_NAME_BYTES = 63  # PostgreSQL's limit; MariaDB allows 64
-_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f./\\`]")
-
-
-#: ``on_delete`` choices of :func:`column` ``(references=...)``: what deleting a referenced
-#: row does to the rows referring to it. ``"no action"`` and ``"restrict"`` refuse the delete.
-ON_DELETE = ("no action", "restrict", "cascade", "set null")
-
-#: Field metadata key of a foreign key made by ``column(references=...)``.
-FOREIGN_KEY = "foreign_key"
-
-#: Field metadata key for a column's own XSD spelling, kept from the schema it was read from
-#: (``read_xsd``) so that writing it again gives .NET the same DataType:
-#: ``{"type": "xs:short", "attributes": {"msdata:Caption": "..."}, "default": "0"}``. It lives
-#: here, with the other field metadata keys, because the SQL side records it too
-#: (:mod:`entityworks.sql.logical`) and must not depend on the XML package for it.
-XSD_METADATA = "xsd"
-
-
-_T = TypeVar("_T")
 _M = TypeVar("_M")
 _C = TypeVar("_C")
-
-
-# The overloads tell type checkers what ``dataclasses.field`` tells them: a field given a
-# ``default`` or ``default_factory`` has that value's type, and otherwise ``column()`` is no
-# value at all (``Any``), so ``name: str = column(unique=True)`` type-checks as a ``str``.
-@overload
-def column(
-    *,
-    default: _T,
-    primary_key: bool = ...,
-    unique: bool = ...,
-    index: bool = ...,
-    max_length: int | None = ...,
-    references: type | str | None = ...,
-    on_delete: str | None = ...,
-    name: str | None = ...,
-    init: bool = ...,
-    repr: bool = ...,
-    hash: bool | None = ...,
-    compare: bool = ...,
-    metadata: Mapping[Any, Any] | None = ...,
-    kw_only: bool = ...,
-) -> _T: ...
-@overload
-def column(
-    *,
-    default_factory: Callable[[], _T],
-    primary_key: bool = ...,
-    unique: bool = ...,
-    index: bool = ...,
-    max_length: int | None = ...,
-    references: type | str | None = ...,
-    on_delete: str | None = ...,
-    name: str | None = ...,
-    init: bool = ...,
-    repr: bool = ...,
-    hash: bool | None = ...,
-    compare: bool = ...,
-    metadata: Mapping[Any, Any] | None = ...,
-    kw_only: bool = ...,
-) -> _T: ...
-@overload
-def column(
-    *,
-    primary_key: bool = ...,
-    unique: bool = ...,
-    index: bool = ...,
-    max_length: int | None = ...,
-    references: type | str | None = ...,
-    on_delete: str | None = ...,
-    name: str | None = ...,
-    init: bool = ...,
-    repr: bool = ...,
-    hash: bool | None = ...,
-    compare: bool = ...,
-    metadata: Mapping[Any, Any] | None = ...,
-    kw_only: bool = ...,
-) -> Any: ...
-def column(
-    *,
-    primary_key: bool = False,
-    unique: bool = False,
-    index: bool = False,
-    max_length: int | None = None,
-    references: type | str | None = None,
-    on_delete: str | None = None,
-    name: str | None = None,
-    **field_kwargs: Any,
-) -> Any:
-    """A ``dataclasses.field`` carrying column options.
-
-    ``max_length`` bounds a ``str`` column (VARCHAR) so it can be indexed everywhere.
-    ``references=Author`` makes the column a foreign key to the primary key of ``Author``'s
-    table; ``on_delete`` (one of :data:`ON_DELETE`, default ``"no action"``) says what
-    deleting an author does to the rows referring to it. A class not defined yet (the
-    class itself, for a tree) is named by a string: ``references="Employee"``.
-    ``name`` is the column's name in the database when it differs from the field's (the
-    Python side, filters, XML and Arrow keep the field's name).
-    """
-    metadata = dict(field_kwargs.pop("metadata", None) or {})
-    metadata.update({"primary_key": primary_key, "unique": unique, "index": index})
-    if max_length is not None:
-        metadata["max_length"] = max_length
-    if name is not None:
-        metadata["column_name"] = check_name(name, "column name")
-    if references is not None or on_delete is not None:
-        metadata[FOREIGN_KEY] = _foreign_key(references, on_delete)
-    return dataclasses.field(metadata=metadata, **field_kwargs)
-
-
-def _foreign_key(references: Any, on_delete: Any) -> tuple[type | str, str]:
-    """``(target, action)`` of a foreign key, checked; SchemaError names what is wrong."""
-    if not (
-        isinstance(references, str)
-        and references.isidentifier()
-        or isinstance(references, type)
-        and dataclasses.is_dataclass(references)
-    ):
-        raise SchemaError(
-            f"column(references=...) takes a dataclass type (or the name "
-            f"of one in the same module), got {references!r}"
-        )
-    action = "no action" if on_delete is None else on_delete
-    if not isinstance(action, str) or action.lower() not in ON_DELETE:
-        raise SchemaError(
-            f"column(on_delete=...) must be one of "
-            f"{', '.join(map(repr, ON_DELETE))}; got {on_delete!r}"
-        )
-    return references, action.lower()
-
-
-class References:
-    """``author_id: Annotated[int, References(Author, on_delete="cascade")]``: the
-    ``Annotated`` form of ``column(references=Author, on_delete="cascade")``."""
-
-    __slots__ = ("foreign_key",)
-
-    def __init__(self, target: type | str, *, on_delete: str | None = None) -> None:
-        self.foreign_key: tuple[type | str, str] = _foreign_key(target, on_delete)
-
-    def __repr__(self) -> str:
-        target, action = self.foreign_key
-        name = target if isinstance(target, str) else target.__qualname__
-        return f"References({name}, on_delete={action!r})"
-
-
-# The same overloads as column()'s: ``primary_key(max_length=20)`` (which a MariaDB text key
-# needs) and every other column option type-check. Under ``@entity`` checkers take a
-# ``primary_key()`` without a default as no default, as the runtime does; under a plain
-# ``@dataclass`` they recognise ``dataclasses.field`` alone and count any other call as a
-# default (a field without one may not follow it there), which no typing of ours can change.
-@overload
-def primary_key(
-    *,
-    default: _T,
-    unique: bool = ...,
-    index: bool = ...,
-    max_length: int | None = ...,
-    references: type | str | None = ...,
-    on_delete: str | None = ...,
-    name: str | None = ...,
-    init: bool = ...,
-    repr: bool = ...,
-    hash: bool | None = ...,
-    compare: bool = ...,
-    metadata: Mapping[Any, Any] | None = ...,
-    kw_only: bool = ...,
-) -> _T: ...
-@overload
-def primary_key(
-    *,
-    default_factory: Callable[[], _T],
-    unique: bool = ...,
-    index: bool = ...,
-    max_length: int | None = ...,
-    references: type | str | None = ...,
-    on_delete: str | None = ...,
-    name: str | None = ...,
-    init: bool = ...,
-    repr: bool = ...,
-    hash: bool | None = ...,
-    compare: bool = ...,
-    metadata: Mapping[Any, Any] | None = ...,
-    kw_only: bool = ...,
-) -> _T: ...
-@overload
-def primary_key(
-    *,
-    unique: bool = ...,
-    index: bool = ...,
-    max_length: int | None = ...,
-    references: type | str | None = ...,
-    on_delete: str | None = ...,
-    name: str | None = ...,
-    init: bool = ...,
-    repr: bool = ...,
-    hash: bool | None = ...,
-    compare: bool = ...,
-    metadata: Mapping[Any, Any] | None = ...,
-    kw_only: bool = ...,
-) -> Any: ...
-def primary_key(**options: Any) -> Any:
-    """Mark a field as the primary key: ``id: int | None = primary_key(default=None)``;
-    takes :func:`column`'s options (``primary_key(max_length=20)``)."""
-    return column(primary_key=True, **options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,13 +229,6 @@ def _relation_name(field: str) -> str:
     return field[:-3] if field.endswith("_id") and len(field) > 3 else field
 
 
-def snake_case(name: str) -> str:
-    """``LevelMap`` -> ``level_map``; ``HTTPLog`` -> ``http_log``."""
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
-    return s.lower()
-
-
 def table(
     name: str,
     *,
@@ -527,62 +313,6 @@ def entity(
         )(made)
 
     return apply
-
-
-def index_name(table: str, columns: Sequence[str], prefix: str = "ix") -> str:
-    """The name of a composite index: ``ix_<table>_<columns>`` (``prefix`` ``fk``: a foreign
-    key, ``uq``: a unique constraint), shortened with a digest when it would exceed the
-    longest name every backend accepts."""
-    name = f"{prefix}_{table}_{'_'.join(columns)}"
-    if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
-        return name
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
-    return f"{prefix}_{digest}_{name.encode('utf-8')[:40].decode('utf-8', 'ignore')}"
-
-
-def check_name(name: str, what: str, cls: Any = None, field: str | None = None) -> str:
-    """Refuse names no supported database can hold (quoting takes care of the rest)."""
-    problem = None
-    if not isinstance(name, str) or not name:
-        problem = "it is empty"
-    elif len(name.encode("utf-8")) > MAX_NAME_BYTES:
-        problem = f"it is longer than {MAX_NAME_BYTES} bytes"
-    elif _FORBIDDEN.search(name):
-        problem = "it contains a control character, '.', '/', '\\' or '`'"
-    elif name != name.strip():
-        problem = "it starts or ends with whitespace"
-    elif name.lower().startswith("sqlite_"):
-        problem = "names starting with 'sqlite_' are reserved by SQLite"
-    elif "table" in what and name.lower().startswith("pg_"):
-        problem = (
-            "table names starting with 'pg_' are reserved by PostgreSQL (its system "
-            "catalogs would hide the table)"
-        )
-    if problem:
-        owner = f" ({cls.__qualname__}.{field})" if cls is not None and field else ""
-        raise InvalidNameError(f"invalid {what} {name!r}{owner}: {problem}", cls=cls, field=field)
-    return name
-
-
-def unusable_field_name(name: str) -> str | None:
-    """Why a dataclass built from a table or an XSD cannot have a field called ``name``
-    (a column's name), or None when it can.
-
-    Besides names that are no identifiers: Python NFKC-normalises identifiers, so a field
-    called ``µ`` (MICRO SIGN) or ``ﬁx`` (a ligature) could be neither set by ``__init__`` nor
-    read as an attribute, both of which see ``μ`` and ``fix``. Such columns are refused,
-    as other names no field can have, rather than renamed: XML and Arrow carry field names,
-    which would then differ from the database's.
-    """
-    if not name.isidentifier() or keyword.iskeyword(name):
-        return "not a Python identifier, so no dataclass field can hold it"
-    normal = unicodedata.normalize("NFKC", name)
-    if normal != name:
-        return (
-            f"Python reads this name as {normal!r} (it normalises identifiers, NFKC), so "
-            "no dataclass field can hold it"
-        )
-    return None
 
 
 def table_name(cls: type) -> str:
@@ -755,8 +485,8 @@ def _build(cls: type, name: str, reg: TypeRegistry, parent: TableSchema | None) 
         for i, c in enumerate(columns):
             if c.name == "id":
                 columns[i] = dataclasses.replace(c, primary_key=True)
-    _check_unique_names(cls, columns)
-    _check_companion_names(cls, columns)
+    check_unique_names(cls, columns)
+    check_companion_names(cls, columns)
     for c in columns:
         if c.primary_key and c.info.python_type is float:
             raise SchemaError(
@@ -864,82 +594,11 @@ def _has_marker(annotation: Any, marker: TypeMarker) -> bool:
     return inner is not annotation and _has_marker(inner, marker)
 
 
-def _check_unique_names(cls: type, columns: Sequence[Column]) -> None:
-    """Refuse two fields whose columns have one name (``column(name="y")`` beside a field
-    ``y``), or names only case tells apart, naming both fields and their columns."""
-    seen: dict[str, Column] = {}
-    for c in columns:
-        folded = c.sql_name.casefold()
-        first = seen.get(folded)
-        if first is None:
-            seen[folded] = c
-            continue
-        if first.sql_name == c.sql_name:
-            problem = f"both have the column {c.sql_name!r}"
-        else:
-            problem = (
-                f"have the columns {first.sql_name!r} and {c.sql_name!r}, which differ "
-                "only in case: SQLite and MariaDB cannot tell them apart"
-            )
-        renamed = next((x.name for x in (c, first) if x.column_name is not None), None)
-        fix = (
-            "rename one of them"
-            if renamed is None
-            else f"give {renamed!r} another column(name=...)"
-        )
-        raise InvalidNameError(
-            f"{cls.__qualname__}: fields {first.name!r} and {c.name!r} {problem}; {fix}",
-            cls=cls,
-            field=c.name,
-        )
-
-
-def _check_companion_names(cls: type, columns: Sequence[Column]) -> None:
-    """Refuse a field named like a companion column of another field (``at__offset`` beside
-    an aware ``at``, ``price__scale`` or ``price__key`` beside a Decimal ``price``): some
-    backend's table would have two columns of that name, so the class is refused here, the
-    same on every backend and format, naming both fields."""
-    from ..registry import ARROW, COMPANION_SEPARATOR
-
-    # a clash needs a column named ``base__suffix``: without one, nothing to look up (and no
-    # SQL dialect to import: the generator's workers build schemas without SQLAlchemy)
-    if not any(COMPANION_SEPARATOR in name for c in columns for name in (c.name, c.sql_name)):
-        return
-    from ..sql.backends import names_where  # (SQL's names: the companions are for dialects)
-
-    targets = (*names_where(lambda _dialect: True), ARROW)
-    owners: dict[str, tuple[Column, str]] = {}
-    for c in columns:
-        for target in targets:
-            for part in c.info.companions_for(target):
-                suffixes = [part.suffix, *(older.suffix for older in part.older)]
-                if part.own is not None:
-                    suffixes.append(part.own)
-                for suffix in suffixes:
-                    for base in (c.name, c.sql_name):
-                        owners.setdefault(
-                            f"{base}{COMPANION_SEPARATOR}{suffix}".casefold(), (c, part.keeps)
-                        )
-    for c in columns:
-        for name in (c.name, c.sql_name):
-            found = owners.get(name.casefold())
-            if found is not None and found[0] is not c:
-                owner, keeps = found
-                raise InvalidNameError(
-                    f"{cls.__qualname__}: fields {owner.name!r} and {c.name!r}: {name!r} is "
-                    f"the name of the column that keeps {keeps} of {owner.name!r} "
-                    f"({owner.info.name}) on some backend; rename {c.name!r}",
-                    cls=cls,
-                    field=c.name,
-                )
-
-
 def _describe(tp: Any) -> str:
     return tp.__qualname__ if isinstance(tp, type) else repr(tp)
 
 
 __all__ = [
-    "ON_DELETE",
     "PK",
     "References",
     "ChildTable",
@@ -948,8 +607,6 @@ __all__ = [
     "column",
     "instance_builder",
     "primary_key",
-    "snake_case",
     "table",
     "table_schema",
-    "unusable_field_name",
 ]

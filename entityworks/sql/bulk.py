@@ -1,26 +1,30 @@
-"""Bulk writing: instances encoded to SQL rows and sent in batches by the dialect's fastest
-path (SQLite's ``executemany`` on the raw cursor, inserts 64 rows to a statement, PostgreSQL's
-binary COPY, SQLAlchemy's ``executemany`` elsewhere), with the compiled INSERT and upsert
-statements cached per model.
+"""Bulk writing: the one encoder of rows, and :class:`Rows`, the batch a backend writes.
 
-Kept apart from :mod:`~entityworks.sql.write`, which decides what to write (keys, child
-rows, updates, deletes); this module only moves rows.
+Every write (``insert``, ``insert_many``, ``upsert(_many)``, ``insert_encoded`` and the
+catalog's) goes objects -> encoded rows -> ``backend.write_rows`` (or
+``backend.insert_generated`` for rows whose key the database generates). The backend owns
+the execution strategy, as SQLAlchemy's dialects own ``do_executemany``: it asks the
+:class:`Rows` for the form it sends (rows bound for its driver, checked rows, dicts for
+SQLAlchemy, the instances themselves) and for the compiled statements, and runs them
+through :meth:`Rows.guard`, which locates and names a refused row.
+
+Kept apart from :mod:`~entityworks.sql.write`, which decides what to write (batches,
+keys, child rows, updates, deletes); this module only encodes and hands over rows.
 """
 
 from __future__ import annotations
 
-import decimal
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import chain, islice
+from itertools import chain
 from typing import Any
 
 import sqlalchemy as sa
 
 from .._gcpause import paused_gc
 from ..errors import EntityworksError
-from ..model.construct import column_getter, fields_getter
 from ..registry import encode_error
+from ..types.construct import column_getter, fields_getter
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
 from .locate import (
@@ -32,9 +36,10 @@ from .locate import (
     refused,
     unique_clash,
 )
-from .log import INFO, logged, sql_logger
+from .log import INFO, listened, logged, sql_logger
 from .rowcodec import GateRefused
 
+#: Rows per batch of ``insert_many`` / ``upsert_many``: what is held in memory at once.
 BATCH = 20_000
 
 
@@ -49,76 +54,106 @@ def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
     return inner
 
 
-def encode_rows(
-    model: BoundModel, objs: list[Any], number: RowNumber, encoders: list[Processor]
+def _identity(row: Any) -> Any:
+    return row
+
+
+def encode(
+    model: BoundModel,
+    items: Sequence[Any],
+    number: RowNumber,
+    processors: list[Processor] | None = None,
+    *,
+    schema_rows: bool = False,
 ) -> list[Sequence[Any]]:
-    """SQL rows of ``objs``: each schema column through its encoder, then the companions."""
-    getter = row_getter(model)
-    active = [(i, e) for i, e in enumerate(encoders) if e is not None]
+    """The SQL rows of ``items``: instances (or child rows ``(parent_key, position, item)``),
+    or schema rows already through the registry (``schema_rows``: encoded elsewhere).
+
+    ``processors`` None: the bulk form, a column at a time (``RowCodec.fast_columns``: a
+    type test per value at C speed, the costly parts of a rule only where a type has
+    them). Otherwise each schema column through ``processors[i]`` (``codec.checked``,
+    ``codec.registry``...), row by row. Either way a refused value raises its
+    :func:`encode_error`, naming the field and the row (``number(i)``); the companions
+    follow each column (``codec.spread``).
+    """
+    getter = _identity if schema_rows else row_getter(model)
+    if processors is None:
+        steps = model.codec.fast_columns
+        if not items or not any(steps):
+            return list(items) if schema_rows else list(map(getter, items))
+        # Tuples by the ten thousand, holding plain values: the collector's passes over
+        # them would find nothing (see entityworks._gcpause).
+        with paused_gc():
+            if schema_rows or model.schema.parent is not None:
+                columns: list[Sequence[Any]] = list(zip(*map(getter, items), strict=True))
+            else:  # each column straight from the instances
+                columns = [column_getter(model.fields[i])(items) for i in model.field_index]
+            try:
+                encoded = model.codec.encode_columns(columns)
+            except Exception:  # noqa: BLE001 - row by row below names the value
+                return _each_row(model, items, getter, number, model.encoders)
+            return list(zip(*encoded, strict=True))
+    return _each_row(model, items, getter, number, processors)
+
+
+def _each_row(
+    model: BoundModel,
+    items: Sequence[Any],
+    getter: Callable[[Any], Sequence[Any]],
+    number: RowNumber,
+    processors: list[Processor],
+) -> list[Sequence[Any]]:
+    """:func:`encode`, row by row; the first refused value named by the complete checks."""
+    active = [(i, e) for i, e in enumerate(processors) if e is not None]
     spread = model.codec.spread
     if not active and spread is None:
-        return list(map(getter, objs))
+        return [tuple(getter(item)) for item in items]
     rows: list[Sequence[Any]] = []
     try:
-        for obj in objs:
-            values = getter(obj)
+        for item in items:
+            values = getter(item)
             row = list(values)
             for i, enc in active:
                 row[i] = enc(row[i])
             rows.append(row if spread is None else spread(values, row))
     except Exception as exc:
         index = len(rows)
-        row = list(getter(objs[index]))
+        row = list(getter(items[index]))
         for i, check in [*active, *enumerate(model.codec.checked)]:
             try:
                 if check is not None:
                     check(row[i])
             except Exception as inner:
                 raise encode_error(model.fields[i], row[i], inner, number(index)) from None
-        raise encode_error("?", objs[index], exc, number(index)) from None
+        raise encode_error("?", items[index], exc, number(index)) from None
     return rows
 
 
-def encode_fast(model: BoundModel, objs: list[Any], number: RowNumber) -> list[Sequence[Any]]:
-    """``encode_rows(model, objs, number, model.encoders)``, a column at a time.
-
-    The rows are turned into columns (``zip(*rows)``), each column checked and encoded as a
-    whole (``RowCodec.fast_columns``: a type test per value at C speed, the costly parts of
-    a rule only where a type has them), and turned back into rows. When a column holds a
-    value its rule refuses, :func:`encode_rows` encodes the batch again row by row: it
-    names the class, field and row, as it always did.
-    """
-    steps = model.codec.fast_columns
-    if not objs or not any(steps):
-        return list(map(row_getter(model), objs))
-    # Tuples by the ten thousand, holding plain values: the collector's passes over them
-    # would find nothing (see entityworks._gcpause) and cost a third of the encoding.
-    with paused_gc():
-        if model.schema.parent is None:  # each column straight from the instances
-            columns: list[Sequence[Any]] = [
-                column_getter(model.fields[i])(objs) for i in model.field_index
-            ]
-        else:  # child rows: (parent key, positions..., item)
-            columns = list(zip(*map(row_getter(model), objs), strict=True))
-        try:
-            encoded = model.codec.encode_columns(columns)
-        except Exception:
-            return encode_rows(model, objs, number, model.encoders)
-        return list(zip(*encoded, strict=True))
+def as_dicts(model: BoundModel, objs: Sequence[Any], number: RowNumber) -> list[dict[str, Any]]:
+    """Rows as column -> value dicts, encoded by the registry (SQLAlchemy does the rest)."""
+    names = model.names
+    rows = encode(model, objs, number, model.registry_encoders)
+    return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 def insert_sql(db: Database, model: BoundModel) -> str:
-    sql: str = cached_statement(db, model, "insert", lambda: model.table.insert())
-    return sql
+    """The one-row INSERT of ``model``, compiled with positional parameters in the order
+    of ``model.names`` (a driver's own ``execute``)."""
+    return positional(db, model, "insert", model.table.insert)
 
 
-#: Rows per statement of :func:`insert_driver_rows`: one INSERT of many rows runs one
-#: prepared statement for all of them, about a third less work for SQLite than as many
-#: one-row executions (measured on a catalog's corridor rows).
-ROWS_PER_INSERT = 64
-#: Parameters a statement may hold on the oldest SQLite the driver may link (999; 32766
-#: since 3.32).
-_SQLITE_PARAMETERS = 999
+def positional(db: Database, model: BoundModel, kind: str, build: Callable[[], Any]) -> str:
+    """The statement ``build()`` compiled for the store's dialect, its parameters those of
+    one SQL row in the order of ``model.names`` (cached per model as ``kind``)."""
+    key = f"compiled:{kind}"
+    cached = model.sql_cache.get(key)
+    if cached is None:
+        compiled = build().compile(dialect=db.dialect, column_keys=model.names)
+        order = [compiled.binds[name].key for name in compiled.positiontup or []]
+        if order != model.names:  # pragma: no cover - guards the driver paths
+            raise EntityworksError(f"unexpected parameter order {order}")
+        cached = model.sql_cache[key] = compiled.string
+    return cached
 
 
 def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
@@ -138,355 +173,263 @@ def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
     return model.sql_cache[kind] or None
 
 
-def insert_driver_rows(
-    db: Database, cursor: Any, model: BoundModel, rows: Iterable[Sequence[Any]], count: int
-) -> None:
-    """Insert the ``count`` SQL rows of ``rows`` (bound for the driver, a list or a stream)
-    with the driver's own cursor (SQLite): as many as fill whole statements of
-    :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way, the rest one row per
-    execution. A refused row fails its statement; the caller's savepoint undoes the call,
-    and the caller finds the row with the one-row statement."""
-    per = min(ROWS_PER_INSERT, _SQLITE_PARAMETERS // max(1, len(model.names)))
-    whole = count // per if per > 1 else 0
-    statement = multi_insert_sql(db, model, per) if whole else None
-    single = insert_sql(db, model)
-    # logged as the one-row statement it repeats (the rows listed only at DEBUG)
-    how = "executemany" if statement is None else f"executemany, {per} to a statement"
-    rest = iter(logged(single, rows, how, db.engine))
-    if statement is not None:
-        cursor.executemany(
-            statement, (tuple(chain.from_iterable(islice(rest, per))) for _ in range(whole))
-        )
-        whole *= per
-    else:
-        whole = 0
-    if whole < count:
-        cursor.executemany(single, rest)
-
-
-def raw_insert_sql(db: Database, model: BoundModel) -> str | None:
-    """The INSERT compiled for the driver's own ``executemany`` (``Backend.raw_inserts``)
-    with positional parameters in the order of ``model.names``; ``None`` (SQLAlchemy's
-    path) if the positional form differs from the dialect's own before its VALUES."""
-    if "insert:raw" not in model.sql_cache:
-        dialect = db.dialect
-        positional = type(dialect)(paramstyle="format")  # type: ignore[call-arg]
-        for attribute in (
-            "is_mariadb",
-            "server_version_info",
-            "_backslash_escapes",
-            "default_schema_name",
-        ):
-            if hasattr(dialect, attribute):
-                setattr(positional, attribute, getattr(dialect, attribute))
-        insert = model.table.insert()
-        compiled = insert.compile(dialect=positional, column_keys=model.names)
-        own = insert.compile(dialect=dialect, column_keys=model.names).string
-        order = [compiled.binds[name].key for name in compiled.positiontup or []]
-        same = (
-            order == model.names
-            and compiled.string.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
-        )
-        model.sql_cache["insert:raw"] = compiled.string if same else ""
-    return model.sql_cache["insert:raw"] or None
-
-
 def upsert_sql(db: Database, model: BoundModel) -> sa.Executable:
-    table = model.table
-    keys = [c.name for c in model.schema.require_keys("upsert")]
-    others = [n for n in model.names if n not in keys]
-    restated = restated_keys(db, model)
-
-    def build() -> sa.Executable:
-        return db.backend.upsert(table, keys, others, restated)
-
-    stmt: sa.Executable = cached_statement(db, model, "upsert", build)
-    return stmt
-
-
-def cached_statement(db: Database, model: BoundModel, kind: str, build: Callable[[], Any]) -> Any:
-    """The statement for ``kind``: compiled SQL text on SQLite, the construct elsewhere."""
-    if kind in model.sql_cache:
-        return model.sql_cache[kind]
-    stmt = build()
-    if db.backend.raw_rows:
-        compiled = stmt.compile(dialect=db.dialect, column_keys=model.names)
-        order = list(compiled.positiontup or [])
-        expected = [compiled.binds[name].key for name in order]
-        if expected != model.names:  # pragma: no cover - guards the raw fast path
-            raise EntityworksError(f"unexpected parameter order {expected}")
-        value: Any = compiled.string
-    else:
-        value = stmt
-    model.sql_cache[kind] = value
-    return value
-
-
-def write_rows(
-    db: Database,
-    conn: sa.Connection,
-    model: BoundModel,
-    objs: list[Any],
-    number: RowNumber,
-    statement: Any,
-    kind: str,
-    batch_size: int,
-    *,
-    instances: bool = True,
-) -> None:
-    """Write ``objs`` with the fastest path the dialect offers, in batches.
-
-    ``number(i)`` is the caller's row number of ``objs[i]``, used in error messages.
-    ``instances``: try one COPY straight from the instances first (PostgreSQL).
-    """
-    raw_rows = db.backend.raw_rows
-    engine = db.engine
-    copy = kind == "insert" and db.backend.copies
-    streamed = raw_rows and not any(model.encoders) and model.codec.spread is None
-    if streamed:
-        # rows streamed from the objects hold nothing in memory: one executemany (one
-        # savepoint, one cursor) instead of one per batch, a tenth of a Row8 insert's
-        # time beyond the driver's own
-        batch_size = max(batch_size, len(objs))
-    for start in range(0, len(objs), batch_size):
-        part = objs if start == 0 and batch_size >= len(objs) else objs[start : start + batch_size]
-        at: RowNumber = lambda i, s=start: number(s + i)  # type: ignore[misc]  # noqa: E731
-        if raw_rows:
-            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-            if not streamed:
-                rows: Any = encode_fast(model, part, at)
-            else:  # stream straight from the objects (SQLite's CHECKs refuse bad types)
-                rows = map(row_getter(model), part)
-            if len(part) == 1:
-                rows = list(rows)  # compared with its checked form if refused
-            if kind == "insert":  # whole statements of many rows, then one row each
-                count = len(part)
-                error = refused(
-                    db,
-                    conn,
-                    lambda r=rows, c=cursor, n=count: (  # type: ignore[misc]
-                        insert_driver_rows(db, c, model, r, n)
-                    ),
-                )
-            else:
-                error = refused(
-                    db,
-                    conn,
-                    lambda r=rows, c=cursor: c.executemany(  # type: ignore[misc]
-                        statement, logged(statement, r, "executemany", engine)
-                    ),
-                )
-            if error is not None:
-                # Refused: check every value in Python, which names a value of the wrong
-                # type (or converts what typing allows, an int in a float field), then
-                # write again, locating the row if the database still refuses.
-                checked = encode_rows(model, part, at, model.codec.checked)
-                if len(part) == 1 and identical(rows[0], checked[0]):
-                    # the one row, refused as the checks leave it: named, not run again
-                    values = dict(zip(model.names, checked[0], strict=True))
-                    raise refusal(
-                        db, conn, model, error_text(error), 0, values, at, bound=True
-                    ) from error
-                guard(
-                    db,
-                    conn,
-                    model,
-                    lambda r=checked, c=cursor: c.executemany(  # type: ignore[misc]
-                        statement, logged(statement, r, "executemany", engine)
-                    ),
-                    at,
-                    raw=(statement, lambda r=checked: r),  # type: ignore[misc]
-                )
-        elif copy:
-            if start == 0 and instances and copy_instances(db, conn, model, objs):
-                return
-            rows = encode_fast(model, part, at)
-            if not (
-                model.codec.gates_pass(rows)
-                and attempt(db, conn, lambda r=rows: copy_rows(db, conn, model, [r]))  # type: ignore[misc]
-            ):
-                # Refused: every value through the complete checks, then an ordinary
-                # INSERT that locates the row the database still refuses.
-                dicts = as_dicts(model, part, at)
-                insert = model.table.insert()
-                guard(
-                    db,
-                    conn,
-                    model,
-                    lambda d=dicts, i=insert: conn.execute(i, d),  # type: ignore[misc]
-                    at,
-                    replay=(insert, dicts),
-                )
-        else:
-            sql = (
-                raw_insert_sql(db, model) if (kind == "insert" and db.backend.raw_inserts) else None
-            )
-            if sql is not None:
-                # the driver's executemany, its rows encoded a column at a time; refused,
-                # the batch goes through SQLAlchemy below, which locates the row
-                encoded = encode_fast(model, part, at)
-                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-                try:
-                    if attempt(
-                        db,
-                        conn,
-                        lambda r=encoded, c=cursor, s=sql: c.executemany(  # type: ignore[misc]
-                            s, logged(s, r, "executemany", engine)
-                        ),
-                    ):
-                        continue
-                finally:
-                    cursor.close()
-            dicts = as_dicts(model, part, at)
-            explain = (
-                partial(unique_clash, db)
-                if kind == "upsert" and db.backend.upsert_guarded
-                else None
-            )
-            guard(
-                db,
-                conn,
-                model,
-                lambda d=dicts: conn.execute(statement, d),  # type: ignore[misc]
-                at,
-                replay=(statement, dicts),
-                explain=explain,
-            )
-
-
-def as_dicts(model: BoundModel, objs: list[Any], number: RowNumber) -> list[dict[str, Any]]:
-    """Rows as column -> value dicts, encoded by the registry (SQLAlchemy does the rest)."""
-    rows = encode_rows(model, objs, number, model.registry_encoders)
-    names = model.names
-    return [dict(zip(names, row, strict=True)) for row in rows]
-
-
-def copy_keys_gated(db: Database, model: BoundModel) -> bool:
-    """True when :func:`copy_instances` applies on this dialect and its gate checks the
-    primary key (an int key: exactly an int, never None) on every row."""
-    key = model.schema.primary_key
-    if not db.backend.copies or key is None:
-        return False
-    index = model.codec.fields.index(key.name)
-    return any(i == index and not nullable for i, _kind, nullable in model.codec.gates)
-
-
-def copy_instances(db: Database, conn: sa.Connection, model: BoundModel, objs: list[Any]) -> bool:
-    """Write every instance in one binary COPY when the table's values go to psycopg as
-    they are once checked (no bind processor, no companion: ``RowCodec.copy_checks``).
-    The rows are read from the objects and checked (the gated columns hold their exact
-    types, the others pass their type's ``check_column``) a chunk at a time while psycopg
-    sends them, so that the client
-    works while the server writes; False, with nothing written (the COPY is abandoned
-    at the first chunk that fails), leaves the batches to the checked path."""
-    codec = model.codec
-    if model.schema.parent is not None or codec.copy_types is None or codec.copy_checks is None:
-        return False
-    chunks = codec.gated_chunks(objs, row_getter(model))
-    try:  # the first chunk before any statement: a key to generate is usually there
-        first = next(chunks, [])
-    except GateRefused:
-        return False
-    return attempt(db, conn, lambda: copy_rows(db, conn, model, chain((first,), chunks)))
-
-
-#: A binary COPY stream's header (signature, flags, no extension) and trailer, from
-#: PostgreSQL's documentation of the format.
-_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
-_COPY_TRAILER = b"\xff\xff"
-
-
-def _binary_rows(copy: Any) -> tuple[Callable[[Any, Any, bytearray], None], Any] | None:
-    """psycopg's own row formatter of a binary COPY (the C function ``write_row`` calls)
-    and its transformer, or ``None`` where this psycopg lays them out otherwise."""
-    try:
-        from psycopg import _copy_base
-
-        fmt = _copy_base.format_row_binary
-        tx = copy.formatter.transformer
-    except (ImportError, AttributeError):
-        return None
-    return fmt, tx
-
-
-def copy_rows(
-    db: Database, conn: sa.Connection, model: BoundModel, chunks: Iterable[Sequence[Sequence[Any]]]
-) -> None:
-    """One COPY of the rows of ``chunks`` (an iterable of row lists).
-
-    A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
-    calls) into one buffer and writes that: the same bytes, without two Python calls per
-    row (a sixth of the client's time on the Mixed row)."""
-    preparer = db.dialect.identifier_preparer
-    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
-    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
-    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
-    types = model.codec.copy_types
-    if types is not None:  # binary: psycopg dumps each value as its column's exact type
-        sql += " (FORMAT BINARY)"
-    if db.engine.echo or sql_logger.isEnabledFor(INFO):
-        chunks = [logged(sql, list(chain.from_iterable(chunks)), "COPY", db.engine)]
-    raw = conn.connection.dbapi_connection
-    with raw.cursor() as cursor:  # type: ignore[union-attr]
-        with cursor.copy(sql) as copy:
-            if types is not None:
-                copy.set_types(types)
-            direct = _binary_rows(copy) if types is not None else None
-            parts = iter(chunks)
-            if direct is not None:
-                fmt, tx = direct
-                # the first chunk is formatted before anything is sent: a psycopg whose
-                # private formatter takes other arguments (a TypeError at once) falls back
-                # to its public write_row, which also raises again for a value it refuses
-                first = next(parts, None)
-                out = bytearray(_COPY_HEADER)
-                try:
-                    for row in first or ():
-                        fmt(row, tx, out)
-                except TypeError:
-                    parts = chain([first] if first is not None else [], parts)
-                else:
-                    send = copy.write
-                    send(out)
-                    for part in parts:
-                        out = bytearray()
-                        for row in part:
-                            fmt(row, tx, out)
-                        send(out)
-                    send(_COPY_TRAILER)
-                    return
-            write = copy.write_row
-            for part in parts:
-                for row in part:
-                    write(row)
+    """The upsert statement of ``model`` (its backend's), built once."""
+    if "upsert" not in model.sql_cache:
+        keys = [c.name for c in model.schema.require_keys("upsert")]
+        others = [n for n in model.names if n not in keys]
+        restated = restated_keys(db, model)
+        model.sql_cache["upsert"] = db.backend.upsert(model.table, keys, others, restated)  # type: ignore[assignment]
+    return model.sql_cache["upsert"]  # type: ignore[return-value]
 
 
 def restated_keys(db: Database, model: BoundModel) -> list[str]:
-    """Key columns an upsert or ``update(obj)`` sets although they match the row: a
-    Decimal key equals the row's by value (1.5 = 1.50), and where the column itself keeps
-    the scale (PostgreSQL's NUMERIC) the row takes the one just written, as its other
-    columns do. (Elsewhere a companion column holds it, which is set anyway.)"""
-    if not db.backend.keeps_decimal_scale:
-        return []
-    return [c.name for c in model.schema.key_columns if c.info.python_type is decimal.Decimal]
+    """Key columns an upsert or ``update(obj)`` sets although they match the row (see
+    ``Backend.restated_keys``)."""
+    return db.backend.restated_keys(model.schema.key_columns)
+
+
+class Rows:
+    """One batch of rows of one table, handed to the backend that writes it.
+
+    ``items`` are instances (child rows: ``(parent_key, *positions, item)``) or, with
+    ``schema_rows``, schema rows already through the registry (``insert_encoded``).
+    ``number(i)`` is the caller's row number of ``items[i]`` in errors; ``kind`` is
+    ``"insert"`` or ``"upsert"``. Each form of the rows is encoded once, when a backend
+    first asks for it.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        conn: sa.Connection,
+        model: BoundModel,
+        items: Sequence[Any],
+        number: RowNumber,
+        kind: str = "insert",
+        *,
+        schema_rows: bool = False,
+    ) -> None:
+        self.db = db
+        self.conn = conn
+        self.model = model
+        self.items = items
+        self.number = number
+        self.kind = kind
+        self.schema_rows = schema_rows
+        self._bound: list[Sequence[Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    # -- the rows, in the form the backend sends ------------------------------------------
+    @property
+    def cache(self) -> dict[str, Any]:
+        """The model's cache of compiled statements (a backend may keep its own there)."""
+        return self.model.sql_cache
+
+    def instances(self) -> Sequence[Any] | None:
+        """The instances themselves (top-level rows made of objects), else None."""
+        if self.schema_rows or self.model.schema.parent is not None:
+            return None
+        return self.items
+
+    def bound(self) -> list[Sequence[Any]]:
+        """SQL rows as the driver takes them: the bulk checks (a column at a time) and the
+        bind processors applied; the driver or the database refuses the rest itself."""
+        if self._bound is None:
+            if self.schema_rows:
+                rows = self.model.codec.exact_rows(self.items, self.number)  # type: ignore[arg-type]
+                self._bound = encode(
+                    self.model, rows, self.number, self.model.codec.encoded_bound, schema_rows=True
+                )
+            else:
+                self._bound = encode(self.model, self.items, self.number)
+        return self._bound
+
+    def streamed(self) -> Iterable[Sequence[Any]] | None:
+        """The SQL rows read straight from the objects when nothing needs encoding (the
+        database refuses a value of another type itself), else None."""
+        model = self.model
+        if self.schema_rows or any(model.encoders) or model.codec.spread is not None:
+            return None
+        return map(row_getter(model), self.items)
+
+    def checked(self) -> list[Sequence[Any]]:
+        """SQL rows through the complete checks (which name a value of the wrong type, and
+        convert what typing allows) and the bind processors: what a refused batch is
+        written again with."""
+        if self.schema_rows:
+            return self.bound()
+        return encode(self.model, self.items, self.number, self.model.codec.checked)
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """Rows as column -> value dicts, encoded by the registry, for SQLAlchemy (which
+        binds them)."""
+        if not self.schema_rows:
+            return as_dicts(self.model, self.items, self.number)
+        rows = self.model.codec.exact_rows(self.items, self.number)  # type: ignore[arg-type]
+        encoded = encode(self.model, rows, self.number, self.model.codec.encoded, schema_rows=True)
+        names = self.model.names
+        return [dict(zip(names, row, strict=True)) for row in encoded]
+
+    def key_index(self) -> int:
+        """The SQL row index of the primary key (a single key)."""
+        return self.model.names.index(self.model.schema.primary_key.name)  # type: ignore[union-attr]
+
+    def with_keys(self, keys: Sequence[Any]) -> Rows:
+        """These rows with the keys ``keys`` (reserved by the backend) in place of None:
+        set on the instances too, as an inserted row's generated key is."""
+        name = self.model.schema.primary_key.name  # type: ignore[union-attr]
+        if self.schema_rows:
+            at = self.model.fields.index(name)
+            items: Sequence[Any] = [
+                (*row[:at], key, *row[at + 1 :]) for row, key in zip(self.items, keys, strict=True)
+            ]
+        else:
+            for obj, key in zip(self.items, keys, strict=True):
+                object.__setattr__(obj, name, key)
+            items = self.items
+        return Rows(
+            self.db,
+            self.conn,
+            self.model,
+            items,
+            self.number,
+            self.kind,
+            schema_rows=self.schema_rows,
+        )
+
+    # -- statements ----------------------------------------------------------------------
+    def statement(self) -> Any:
+        """The SQLAlchemy statement of this batch (an INSERT, or the backend's upsert)."""
+        if self.kind == "upsert":
+            return upsert_sql(self.db, self.model)
+        return self.model.table.insert()
+
+    def compiled(self, rows: int = 1) -> str | None:
+        """The statement compiled for the driver's own cursor, positional in the order of
+        ``model.names``: the INSERT of ``rows`` rows (None where that form differs), or
+        the upsert (``rows`` 1)."""
+        if rows > 1:
+            return multi_insert_sql(self.db, self.model, rows)
+        return positional(self.db, self.model, self.kind, self.statement)
+
+    def compiled_for(self, dialect: sa.Dialect) -> tuple[str, str]:
+        """The INSERT compiled for ``dialect`` (a positional twin of the store's) and for
+        the store's own dialect: a backend compares their text before VALUES."""
+        insert = self.model.table.insert()
+        names = self.model.names
+        compiled = insert.compile(dialect=dialect, column_keys=names)
+        order = [compiled.binds[name].key for name in compiled.positiontup or []]
+        own = insert.compile(dialect=self.db.dialect, column_keys=names).string
+        return (compiled.string if order == names else ""), own
+
+    @property
+    def dialect(self) -> sa.Dialect:
+        return self.db.dialect
+
+    # -- running them --------------------------------------------------------------------
+    def cursor(self) -> Any:
+        """A cursor of the driver connection under the batch's connection."""
+        return self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+
+    def logging(self) -> bool:
+        """True when statements are logged (or echoed): rows sent are then listed."""
+        return bool(self.db.engine.echo) or sql_logger.isEnabledFor(INFO)
+
+    def listened(self) -> bool:
+        """True when someone listens to SQLAlchemy's cursor events: a backend then sends
+        the rows through SQLAlchemy, so that they see every statement."""
+        return listened(self.db.engine)
+
+    def logged(self, sql: str, rows: Any, how: str) -> Any:
+        """``rows``, logged as sent by ``how`` with ``sql`` (see :func:`.log.logged`)."""
+        return logged(sql, rows, how, self.db.engine)
+
+    def attempt(self, action: Callable[[], Any]) -> bool:
+        """Run ``action`` in a savepoint: False, with nothing kept, if it is refused."""
+        return attempt(self.db, self.conn, action)
+
+    def refused(self, action: Callable[[], Any]) -> BaseException | None:
+        """:meth:`attempt`, giving the refusal (None: ``action`` was kept)."""
+        return refused(self.db, self.conn, action)
+
+    def guard(
+        self,
+        action: Callable[[], Any],
+        *,
+        raw: tuple[str, Callable[[], list[Any]]] | None = None,
+        replay: tuple[Any, list[dict[str, Any]]] | None = None,
+        clash: bool = False,
+    ) -> Any:
+        """Run ``action`` in a savepoint; a refusal is located (``raw``: the one-row SQL
+        and the driver's rows; ``replay``: the statement and SQLAlchemy's dicts) and
+        raised as a :class:`WriteError` naming row and column. ``clash``: explain an
+        upsert guard's error (another unique index, see :func:`.locate.unique_clash`)."""
+        return guard(
+            self.db,
+            self.conn,
+            self.model,
+            action,
+            self.number,
+            raw=raw,
+            replay=replay,
+            explain=partial(unique_clash, self.db) if clash else None,
+        )
+
+    def checked_again(
+        self,
+        error: BaseException,
+        sent: Sequence[Sequence[Any]],
+        send: Callable[[list[Sequence[Any]]], Any],
+        sql: str,
+    ) -> Any:
+        """After the database refused the bound rows ``sent`` (``error``): check every
+        value in Python, which names a value of the wrong type (or converts what typing
+        allows, an int in a float field), then ``send`` the checked rows again, locating
+        the row with the one-row ``sql`` if the database still refuses."""
+        checked = self.checked()
+        if len(sent) == 1 and identical(sent[0], checked[0]):
+            # the one row, refused as the checks leave it: named, not run again
+            values = dict(zip(self.model.names, checked[0], strict=True))
+            raise refusal(
+                self.db,
+                self.conn,
+                self.model,
+                error_text(error),
+                0,
+                values,
+                self.number,
+                bound=True,
+            ) from error
+        return self.guard(lambda: send(checked), raw=(sql, lambda: checked))
+
+    def gated_chunks(self) -> Iterator[Sequence[Sequence[Any]]] | None:
+        """The schema rows of the instances in chunks, each checked by the codec's gates
+        (their exact types) as it is taken (see ``RowCodec.gated_chunks``); None when the
+        rows are not instances or the first chunk fails its gates already."""
+        objs = self.instances()
+        codec = self.model.codec
+        if objs is None or codec.copy_types is None or codec.copy_checks is None:
+            return None
+        chunks = codec.gated_chunks(objs, row_getter(self.model))
+        try:  # the first chunk before any statement: a key to generate is usually there
+            first = next(chunks, [])
+        except GateRefused:
+            return None
+        return chain((first,), chunks)
 
 
 __all__ = [
     "BATCH",
-    "ROWS_PER_INSERT",
+    "Rows",
     "as_dicts",
-    "cached_statement",
-    "copy_instances",
-    "copy_keys_gated",
-    "copy_rows",
-    "encode_fast",
-    "encode_rows",
-    "insert_driver_rows",
+    "encode",
     "insert_sql",
     "multi_insert_sql",
-    "raw_insert_sql",
+    "positional",
     "restated_keys",
     "row_getter",
     "upsert_sql",
-    "write_rows",
 ]

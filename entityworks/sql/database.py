@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from ..errors import NoSuchTableError, SchemaError
 from ..model.schema import TableSchema, instance_builder, table_schema
 from ..registry import TypeRegistry
-from .backends import Backend, for_name
+from .backends import Backend, for_name, names_where
 from .bound import BoundModel, descendants
 from .rowcodec import row_codec
 from .tables import Live, build_tables, schema_of
@@ -33,16 +33,23 @@ class _Local(threading.local):
 class Database:
     """One Store's engine, connections and bound classes, shared by its stages.
 
-    ``name`` is how messages name the store (``Store('sqlite:///x.db')``).
+    ``name`` is how messages name the store (``Store('sqlite:///x.db')``). ``backend``: the
+    engine's, when the caller has it (else looked up here, once).
     """
 
-    def __init__(self, url: sa.URL, engine: sa.Engine, registry: TypeRegistry) -> None:
+    def __init__(
+        self,
+        url: sa.URL,
+        engine: sa.Engine,
+        registry: TypeRegistry,
+        backend: Backend | None = None,
+    ) -> None:
         self.url = url
         self.engine = engine
         self.registry = registry
         self.dialect: sa.Dialect = engine.dialect
-        #: What the Store does differently on this database (see :mod:`.dialects`).
-        self.backend: Backend = for_name(self.dialect.name)
+        #: What the Store does differently on this database (see :mod:`.backends`).
+        self.backend: Backend = backend if backend is not None else for_name(self.dialect.name)
         #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
         self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
         self.local: _Local = _Local()
@@ -72,12 +79,12 @@ class Database:
                 # columns (build_tables refuses a cycle before this could recurse forever)
                 targets = {c.references for c in schema.columns} - {None, cls}
                 metadata = self.metadata
-                build_tables(schema, sa.MetaData(), self.dialect.name, {}, self.schema)
+                build_tables(schema, sa.MetaData(), self.backend, {}, self.schema)
                 for target in targets:
                     self.model(target)  # type: ignore[arg-type]
                 refuse_deep_cascades(schema, self.schema)
                 self._release_names(schema)
-                build_tables(schema, metadata, self.dialect.name, self._live(schema), self.schema)
+                build_tables(schema, metadata, self.backend, self._live(schema), self.schema)
                 self.models[cls] = self._make_model(schema, metadata)
             return self.models[cls]
 
@@ -207,7 +214,7 @@ class Database:
         try:
             yield
         except (sa.exc.DBAPIError, self.dbapi_error) as exc:
-            table = _missing_table(model, exc)
+            table = _missing_table(self.backend, model, exc)
             if table is None:
                 raise
             root = model.schema.root
@@ -226,7 +233,8 @@ class Database:
 
 #: The most foreign keys one delete may act through, one below another: InnoDB (MariaDB)
 #: refuses a delete whose ON DELETE CASCADE / SET NULL reaches rows 15 levels down, which
-#: SQLite and PostgreSQL apply; entityworks refuses such a schema on every backend.
+#: SQLite and PostgreSQL apply; entityworks refuses such a schema on every backend. (The
+#: least of the backends' ``max_cascade_levels``.)
 MAX_CASCADE_LEVELS = 14
 _ACTS = ("cascade", "set null")
 
@@ -274,7 +282,7 @@ def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSch
             raise SchemaError(
                 f"{cls.__qualname__}.{field}: deleting a row of {chain[-1].name!r} "
                 f"would act through {len(chain) - 1} foreign keys, one table below another "
-                f"({path}); MariaDB applies at most {MAX_CASCADE_LEVELS}, so entityworks "
+                f"({path}); {_limited_by()} applies at most {MAX_CASCADE_LEVELS}, so entityworks "
                 f"refuses such a chain on every backend: end it sooner with "
                 f"on_delete='no action' or 'restrict' (and delete the rows below first)",
                 cls=cls,
@@ -282,26 +290,25 @@ def refuse_deep_cascades(schema: TableSchema, resolve: Callable[[type], TableSch
             )
 
 
-def _missing_table(model: BoundModel, exc: BaseException) -> str | None:
-    """The table of ``model``'s tree that ``exc`` says does not exist (SQLite's "no such
-    table", PostgreSQL's undefined table 42P01, MariaDB's 1146 / 42S02), else None."""
+def _limited_by() -> str:
+    """How messages name the backend whose limit :data:`MAX_CASCADE_LEVELS` is."""
+    limits = {
+        for_name(name).title
+        for name in names_where(lambda backend: backend.max_cascade_levels == MAX_CASCADE_LEVELS)
+    }
+    return " and ".join(sorted(limits)) or "a backend"
+
+
+def _missing_table(backend: Backend, model: BoundModel, exc: BaseException) -> str | None:
+    """The table of ``model``'s tree that ``exc`` says does not exist (as ``backend`` tells
+    such an error), else None."""
     orig = getattr(exc, "orig", None) or exc
-    message = str(orig)
-    codes = {getattr(orig, "sqlstate", None), orig.args[0] if orig.args else None}
-    if not ("no such table: " in message or codes & {"42P01", "42S02", 1146}):
+    if not backend.missing_table(orig):
         return None
     root = model.schema.root
     names = sorted([root.name, *(t.name for t in root.descendants)], key=len, reverse=True)
     for name in names:  # the longest first: a child's name starts with its parent's
-        if any(
-            form in message
-            for form in (
-                f"no such table: {name}",
-                f"no such table: main.{name}",
-                f'relation "{name}" does not exist',
-                f".{name}' doesn't exist",
-            )
-        ):
+        if backend.names_missing(orig, name):
             return name
     return model.schema.name
 

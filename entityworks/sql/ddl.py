@@ -75,8 +75,8 @@ def _create_one_by_one(db: Database, model: BoundModel, tables: list[sa.Table]) 
         return
     if db.in_transaction:
         raise EntityworksError(
-            f"cannot create table {missing[0].name!r} inside transaction(): MariaDB would "
-            "commit the open transaction; create the tables before it"
+            f"cannot create table {missing[0].name!r} inside transaction(): "
+            f"{db.backend.title} would commit the open transaction; create the tables before it"
         )
     created: list[sa.Table] = []
     with db.engine.connect() as conn, schema_lock(conn):
@@ -110,7 +110,7 @@ def drop(db: Database, cls: type) -> None:
             if any(inspector.has_table(t.name) for t in tables):
                 raise EntityworksError(
                     f"cannot drop table {model.schema.name!r} inside transaction(): "
-                    "MariaDB would commit the open transaction; drop it outside"
+                    f"{db.backend.title} would commit the open transaction; drop it outside"
                 )
         return
     try:

@@ -7,7 +7,7 @@ PostgreSQL takes a transaction-level advisory lock, released when the surroundin
 transaction ends. MariaDB, whose DDL is not transactional, takes a named lock and
 releases it after committing what the block wrote. SQLite needs nothing: a writer holds
 the database's write lock from its first statement (``BEGIN IMMEDIATE``). Each lock is
-its dialect's (:meth:`entityworks.sql.backends.base.Dialect.schema_lock`).
+its backend's (:meth:`entityworks.sql.backends.base.Backend.schema_lock`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,17 @@ from contextlib import contextmanager
 import sqlalchemy as sa
 
 from .backends import for_name
+from .backends.base import Backend
 
 #: How long a process waits for another's schema change before giving up.
 LOCK_SECONDS = 600
 
 
 @contextmanager
-def schema_lock(conn: sa.Connection) -> Iterator[None]:
-    """Hold the database's schema-change lock while the block runs (see the module)."""
-    with for_name(conn.dialect.name).schema_lock(conn, LOCK_SECONDS):
+def schema_lock(conn: sa.Connection, backend: Backend | None = None) -> Iterator[None]:
+    """Hold the database's schema-change lock while the block runs (see the module);
+    ``backend``: ``conn``'s, when the caller has it."""
+    if backend is None:
+        backend = for_name(conn.dialect.name)
+    with backend.schema_lock(conn, LOCK_SECONDS):
         yield

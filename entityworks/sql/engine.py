@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from ..errors import ConfigurationError
-from .backends import for_name
-from .backends.base import CONFIGURING, has_ours, marked
+from .backends import file_backend, for_name, names_where, url_examples
+from .backends.base import CONFIGURING, Backend, has_ours, marked
 
 #: Options ``engine_options`` may hold, with the check of their value (create_engine's
 #: others are passed on as they are, and refused by it if unknown).
@@ -49,16 +49,24 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
-def checked_options(options: Mapping[str, Any] | None, url: sa.URL) -> dict[str, Any]:
+def backend_of_url(url: sa.URL) -> Backend:
+    """The Backend of ``url``'s dialect (the one lookup a Store makes)."""
+    return for_name(url.get_backend_name())
+
+
+def checked_options(
+    options: Mapping[str, Any] | None, url: sa.URL, backend: Backend | None = None
+) -> dict[str, Any]:
     """``engine_options`` checked before anything is created: each known option's value,
-    no option the Store sets itself, nothing that would break its transactions."""
+    no option the Store sets itself, nothing that would break its transactions
+    (``backend``: ``url``'s, when the caller has it)."""
     if options is None:
         return {}
     if not isinstance(options, Mapping):
         raise ConfigurationError(
             f"engine_options must be a dict of create_engine options, got {options!r}"
         )
-    dialect = for_name(url.get_backend_name())
+    dialect = backend if backend is not None else backend_of_url(url)
     checked: dict[str, Any] = {}
     for name, value in options.items():
         if not isinstance(name, str):
@@ -98,21 +106,19 @@ _AUTOCOMMIT = (
 )
 
 
-def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
+def _create_engine(url: sa.URL, kwargs: dict[str, Any], backend: Backend) -> sa.Engine:
     """``sa.create_engine`` with its refusals of bad options as a ConfigurationError."""
     try:
         return sa.create_engine(url, **kwargs)
     except sa.exc.NoSuchModuleError:
         raise ConfigurationError(
-            f"no SQLAlchemy dialect for {url.render_as_string(hide_password=True)}; {_URL_FORMS}"
+            f"no SQLAlchemy dialect for {url.render_as_string(hide_password=True)}; {_url_forms()}"
         ) from None
     except ModuleNotFoundError as exc:
-        extra = {"postgresql": "postgres", "mysql": "mariadb", "mariadb": "mariadb"}.get(
-            url.get_backend_name()
-        )
+        extra = backend.driver_extra
         hint = f' (pip install "entityworks[{extra}]")' if extra else ""
         raise ConfigurationError(
-            f"the driver for {url.drivername}:// is not installed: {exc.name}{hint}; {_URL_FORMS}"
+            f"the driver for {url.drivername}:// is not installed: {exc.name}{hint}; {_url_forms()}"
         ) from None
     except (TypeError, ValueError, sa.exc.ArgumentError) as exc:
         raise ConfigurationError(
@@ -121,8 +127,9 @@ def _create_engine(url: sa.URL, kwargs: dict[str, Any]) -> sa.Engine:
         ) from exc
 
 
-def adopted_url(engine: Any) -> sa.URL:
-    """The URL of an engine given to ``Store(engine=...)``, once the engine is checked."""
+def adopted_url(engine: Any, backend: Backend | None = None) -> sa.URL:
+    """The URL of an engine given to ``Store(engine=...)``, once the engine is checked
+    (``backend``: the engine's, when the caller has it)."""
     if not isinstance(engine, sa.Engine):
         kind = type(engine).__qualname__
         hint = (
@@ -131,7 +138,7 @@ def adopted_url(engine: Any) -> sa.URL:
             else ""
         )
         raise ConfigurationError(f"engine= takes a sqlalchemy.Engine, got {kind}{hint}")
-    dialect = for_name(engine.dialect.name)
+    dialect = backend if backend is not None else for_name(engine.dialect.name)
     refused = dialect.refused_driver(engine)
     if refused is not None:
         raise ConfigurationError(refused)
@@ -191,13 +198,15 @@ def ping_idle(engine: sa.Engine, after: float = PING_AFTER_IDLE) -> None:
             event.listen(engine, "checkout", checkout)
 
 
-def refuse_unopenable(engine: sa.Engine) -> None:
+def refuse_unopenable(engine: sa.Engine, backend: Backend | None = None) -> None:
     """Make a database that cannot be opened (a PostgreSQL or MariaDB database that does not
     exist, an SQLite file in a missing folder or that is not a database) a
     :class:`ConfigurationError` saying which database and what to do, whichever call first
     connects; other connection errors stay the driver's. Engines that connect through a
-    ``creator`` of their own keep its errors."""
-    backend = for_name(engine.dialect.name)
+    ``creator`` of their own keep its errors. (``backend``: the engine's, when the caller
+    has it.)"""
+    if backend is None:
+        backend = for_name(engine.dialect.name)
 
     def do_connect(dialect: sa.Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
         try:
@@ -233,7 +242,12 @@ def _refuse(reason: str | None, exc: BaseException) -> None:
 
 
 def configure_engine(
-    engine: sa.Engine, busy_timeout: float, *, adopted: bool, pings: bool = False
+    engine: sa.Engine,
+    busy_timeout: float,
+    *,
+    adopted: bool,
+    pings: bool = False,
+    backend: Backend | None = None,
 ) -> None:
     """Give ``engine`` the Store's per-dialect connection set-up, once however many Stores
     share it: SQLite pragmas and transactions that the Store begins itself; MariaDB's strict
@@ -242,10 +256,12 @@ def configure_engine(
 
     The store's own engines set up each new connection. An engine given to
     ``Store(engine=...)`` may hold connections made before: each is set up when it is first
-    checked out (its pool record remembers it).
+    checked out (its pool record remembers it). (``backend``: the engine's, when the caller
+    has it.)
     """
-    backend = for_name(engine.dialect.name)
-    refuse_unopenable(engine)
+    if backend is None:
+        backend = for_name(engine.dialect.name)
+    refuse_unopenable(engine, backend)
     if pings and backend.pings_idle:
         ping_idle(engine)
     setup = backend.connection_setup(engine, busy_timeout, adopted=adopted)
@@ -271,17 +287,17 @@ def configure_engine(
 
 
 def normalise_url(url: str | sa.URL | Path) -> sa.URL:
-    """``url`` as a SQLAlchemy URL; a plain path names an SQLite file."""
+    """``url`` as a SQLAlchemy URL; a plain path names a database file (SQLite's)."""
     if isinstance(url, sa.URL):
         return url
     text = str(url)
-    if "://" not in text:  # a plain path means an SQLite file
-        return sa.make_url(f"sqlite:///{text}")
+    if "://" not in text:  # a plain path means a database file
+        return sa.make_url(f"{file_backend().name}:///{text}")
     try:
         parsed = sa.make_url(text)
     except sa.exc.ArgumentError as exc:
-        raise ConfigurationError(f"not a database URL ({exc}); {_URL_FORMS}") from None
-    alias = _SCHEME_ALIASES.get(parsed.drivername)
+        raise ConfigurationError(f"not a database URL ({exc}); {_url_forms()}") from None
+    alias = _scheme_alias(parsed.drivername)
     if alias is not None:
         raise ConfigurationError(
             f"{parsed.drivername}:// is not a scheme SQLAlchemy knows: write "
@@ -290,33 +306,40 @@ def normalise_url(url: str | sa.URL | Path) -> sa.URL:
     return parsed
 
 
-#: Schemes other tools accept (libpq, Heroku, Django's dj-database-url) and what SQLAlchemy
-#: calls them.
-_SCHEME_ALIASES = {
-    "postgres": "postgresql+psycopg",
-    "postgres+psycopg": "postgresql+psycopg",
-    "pg": "postgresql+psycopg",
-    "maria": "mariadb+pymysql",
-    "sqlite3": "sqlite",
-}
-_URL_FORMS = (
-    "use sqlite:///PATH, postgresql+psycopg://USER@HOST:PORT/DB or "
-    "mysql+pymysql://USER@HOST:PORT/DB (or a plain file path for SQLite)"
-)
+def _scheme_alias(drivername: str) -> str | None:
+    """The scheme SQLAlchemy knows for one other tools write (libpq, Heroku, Django's
+    dj-database-url), which a backend lists among its ``scheme_aliases``; else None."""
+    for name in names_where(lambda backend: drivername in backend.scheme_aliases):
+        return for_name(name).scheme_aliases[drivername]
+    return None
 
 
-def make_engine(url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float) -> sa.Engine:
+def _url_forms() -> str:
+    """The URLs a message suggests: each backend's example, and a plain file path."""
+    *some, last = url_examples()
+    return f"use {', '.join(some)} or {last} (or a plain file path for {file_backend().title})"
+
+
+def make_engine(
+    url: sa.URL,
+    echo: bool,
+    options: dict[str, Any],
+    busy_timeout: float,
+    backend: Backend | None = None,
+) -> sa.Engine:
     """The store's own engine for ``url``; its connections are set up by
-    :func:`configure_engine`. ``options`` (checked) go to ``create_engine``."""
-    url, kwargs = for_name(url.get_backend_name()).engine_arguments(
-        url, echo, options, busy_timeout
-    )
-    return _create_engine(url, kwargs)
+    :func:`configure_engine`. ``options`` (checked) go to ``create_engine``. (``backend``:
+    ``url``'s, when the caller has it.)"""
+    if backend is None:
+        backend = backend_of_url(url)
+    url, kwargs = backend.engine_arguments(url, echo, options, busy_timeout)
+    return _create_engine(url, kwargs, backend)
 
 
 __all__ = [
     "PING_AFTER_IDLE",
     "adopted_url",
+    "backend_of_url",
     "checked_options",
     "configure_engine",
     "make_engine",

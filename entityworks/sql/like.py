@@ -3,7 +3,7 @@
 % and _ are wildcards and a backslash escapes %, _ and itself, on every backend. Kept apart
 from the filters because the SQLite dialect builds on it: its connection set-up registers
 :func:`like_matches` as a function, and it compiles :class:`LikeMatch` to call it for text
-holding NUL (see :mod:`.dialects.sqlite`).
+holding NUL (see :mod:`.backends.sqlite`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def like_tokens(pattern: str) -> tuple[str | int, ...]:
     for i, char in enumerate(pattern):
         if char == "\x00":
             raise ValueError(
-                "a pattern cannot hold NUL (PostgreSQL text cannot, and SQLite's "
+                "a pattern cannot hold NUL (some databases' text cannot, and others' "
                 "LIKE would stop at it)"
             )
         if escaped:

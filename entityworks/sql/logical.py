@@ -39,7 +39,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..model.schema import XSD_METADATA, TableSchema
+from ..model.fields import XSD_METADATA
+from ..model.schema import TableSchema
 from ..registry import COMPANION_SEPARATOR, AwareDatetime, TypeInfo, TypeRegistry
 from . import sqltypes
 
@@ -412,7 +413,7 @@ def _live_nullable(
     A field is nullable when its column and its companions are (a SQLite Decimal's text
     column is nullable beside its NOT NULL key column)."""
     live = {c["name"]: bool(c.get("nullable", True)) for c in sa.inspect(conn).get_columns(table)}
-    suffixes = registry.companion_types(conn.dialect.name)
+    suffixes = registry.companion_types(sqltypes.target_of(conn.dialect.name))
     out: dict[str, bool] = {}
     for r in columns:
         if r.column_name in live:
@@ -433,7 +434,7 @@ def _class_name(table: str) -> str:
 def _specs(
     columns: list[sa.Row[Any]], registry: TypeRegistry, nullable: dict[str, bool]
 ) -> list[Spec] | None:
-    from ..model.schema import unusable_field_name
+    from ..model.names import unusable_field_name
 
     specs: list[Spec] = []
     for r in columns:

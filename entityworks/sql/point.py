@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from ..errors import NotFoundError, WriteError
 from .bound import BoundModel, Processor, counting_from
-from .bulk import as_dicts, encode_rows, restated_keys
+from .bulk import as_dicts, encode, restated_keys
 from .database import Database
 from .filters import encode_value
 from .locate import BIND_ERRORS, error_text, identical, refusal
@@ -396,7 +396,7 @@ class PointPath:
         encoders = model.encoders if self._fast_writes else model.codec.checked
         try:
             statement = self._statement(model, "insert_generated" if generated else kind)
-            [row] = encode_rows(model, [obj], counting_from(0), encoders)
+            [row] = encode(model, [obj], counting_from(0), encoders)
             params = statement.params(row, row[model.names.index(key.name)])
         except Exception:
             return 0  # the general path names the column
@@ -405,7 +405,7 @@ class PointPath:
         except (self.db.dbapi_error, *BIND_ERRORS) as exc:
             # the general path's checks: they name a value of the wrong type, or convert
             # what typing allows (then the row is written with the converted values)
-            [row] = encode_rows(model, [obj], counting_from(0), model.codec.checked)
+            [row] = encode(model, [obj], counting_from(0), model.codec.checked)
             checked = statement.params(row, row[model.names.index(key.name)])
             if encoders is model.codec.checked or identical(params, checked):
                 raise self._refusal(model, obj, kind, generated, row, exc) from exc

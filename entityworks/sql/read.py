@@ -144,9 +144,7 @@ def _projected_batches(
     }
     for c in model.schema.columns:
         if c.name in wanted:
-            needed.update(
-                part.column(c.name) for part in table_companions(table, c, db.dialect.name)
-            )
+            needed.update(part.column(c.name) for part in table_companions(table, c, db.backend))
     stmt = stmt.with_only_columns(
         *(
             table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
@@ -179,7 +177,8 @@ def where_clause(db: Database, model: BoundModel, where: Any) -> sa.ColumnElemen
                 if held:
                     raise FilterError(
                         f"{model.schema.cls.__name__}: the filter value {held[0]!r} holds "
-                        "NUL (0x00), which PostgreSQL text cannot hold: no row can match"
+                        f"NUL (0x00), which {db.backend.title} text cannot hold: no row can "
+                        "match"
                     )
     return condition
 

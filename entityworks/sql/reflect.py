@@ -13,12 +13,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..errors import SchemaError, UnknownTableError
-from ..model.schema import snake_case, unusable_field_name
+from ..model.names import snake_case, unusable_field_name
 from ..registry import COMPANION_SEPARATOR
 from .database import Database
 from .logical import recorded_fields
-
-_TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
 
 
 def reflect(db: Database, table_name: str) -> type:
@@ -29,7 +27,7 @@ def reflect(db: Database, table_name: str) -> type:
             raise UnknownTableError(f"no table {table_name!r} in {db!r}")
         columns = inspector.get_columns(table_name)
         pk = inspector.get_pk_constraint(table_name).get("constrained_columns") or []
-        stored = db.backend.stored_types(inspector, table_name)
+        checked = db.backend.checked_python_types(inspector, table_name)
     # Our own tables: a companion column says what its field's type is (an ``offset``
     # beside a timestamp: AwareDatetime) and is not a field; an SQLite ANY column's
     # type is the one its CHECK on typeof names.
@@ -65,7 +63,7 @@ def reflect(db: Database, table_name: str) -> type:
             # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
             python_type = (
                 typed.get(c["name"])
-                or _TYPEOF_TYPES.get(stored.get(c["name"], ""))
+                or checked.get(c["name"])
                 or (float if isinstance(c["type"], sa.Float) else c["type"].python_type)
             )
         except NotImplementedError:

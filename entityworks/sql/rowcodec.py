@@ -37,40 +37,11 @@ from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import has_nan, has_none
 from ..types.encoding import Processor, compose, rule, skip_none
 from .backends import for_name
-from .backends.sqlite import SQLiteAny
 from .tables import table_companions
 
 #: Rows per chunk of :meth:`RowCodec.gated_chunks`: ~100 KB of tuples, which stay in the CPU
 #: cache between the type check and the write (4096 measured 35 % slower on 8 columns).
 CHUNK = 1024
-
-
-def refuse_nan(value: Any) -> Any:
-    if value != value:
-        raise ValueError(
-            "SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
-            "a NOT NULL column, where it is refused"
-        )
-    return value
-
-
-#: psycopg needs the exact PostgreSQL type of every column for a binary COPY; these are the
-#: SQL names SQLAlchemy compiles our types to.
-_COPY_TYPES = {
-    "BIGINT": "int8",
-    "INTEGER": "int4",
-    "SMALLINT": "int2",
-    "TEXT": "text",
-    "DOUBLE PRECISION": "float8",
-    "NUMERIC": "numeric",
-    "BOOLEAN": "bool",
-    "BYTEA": "bytea",
-    "DATE": "date",
-    "TIME WITHOUT TIME ZONE": "time",
-    "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
-    "TIMESTAMP WITH TIME ZONE": "timestamptz",
-    "UUID": "uuid",
-}
 
 
 @dataclass(frozen=True)
@@ -285,6 +256,8 @@ def _column_step(
 
     def column_at_a_time(column: Sequence[Any]) -> list[Sequence[Any]]:
         if not checked_column(column) or (post_column is not None and not post_column(column)):
+            if countOf(column, None) == len(column):  # keys to generate: nothing to check
+                return [column, *([None] * len(column) for _ in parts)]
             return per_value(column)
         main = column if store is None or fast is None else store(column)
         return [main, *companions(column)] if parts else [main]
@@ -292,25 +265,21 @@ def _column_step(
     return column_at_a_time
 
 
-def _copy_types(table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
-    names = []
-    for c in table.columns:
-        name = _COPY_TYPES.get(c.type.compile(dialect=dialect).upper())
-        if name is None:
-            return None
-        names.append(name)
-    return names
-
-
 def _fast(
-    c: Column, strict: bool, binary_copy: bool, checked: Processor, any_column: bool
+    c: Column,
+    strict: bool,
+    binary_copy: bool,
+    checked: Processor,
+    any_column: bool,
+    stored: str | None,
+    refusal: Processor,
 ) -> Processor:
     info = c.info
     if strict:
-        if info.sqlite_typeof is not None and any_column:
+        if stored is not None and any_column:
             # ANY + CHECK (typeof) refuses every other type (a table of 0.2.3 and before)
-            if info.sqlite_typeof == "real" and c.nullable:
-                return skip_none(refuse_nan)  # NaN would pass as NULL
+            if refusal is not None:
+                return skip_none(refusal)  # NaN would pass as NULL
             return None
         # INTEGER, REAL, TEXT (the rowid key too) convert: the rule, a column at a time on
         # the bulk paths, value by value on the point path
@@ -318,11 +287,6 @@ def _fast(
     if binary_copy and info.native in (int, str, float):
         return None  # psycopg's binary dumpers refuse other types (but see ``gates``)
     return checked
-
-
-def _no_nan(values: Sequence[Any]) -> bool:
-    """True when a column holds no NaN (which SQLite would store as NULL)."""
-    return not has_nan(values)
 
 
 def _without(
@@ -351,7 +315,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     strict = backend.strict_tables
     # by key: a column's field name (``column(name=...)`` gives the SQL column another name)
     impls = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
-    copy_types = _copy_types(table, dialect) if backend.copies else None
+    copy_types = backend.copy_types(table, dialect)
     fields = [c.name for c in schema.columns]
     names = [c.key for c in table.columns]
     fast, checked, registry, decoders = [], [], [], []
@@ -367,17 +331,18 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     for c in schema.columns:
         info = c.info
         bind = impls[c.name].bind_processor(dialect)
-        if strict and info.sqlite_typeof is not None:
-            bind = None  # sqlite3 binds these itself
-        any_column = isinstance(table.c[c.name].type, SQLiteAny)
-        if info.sqlite_typeof is not None and not any_column:
+        stored = backend.stored_as(info)
+        if strict and stored is not None:
+            bind = None  # the driver binds these itself
+        any_column = backend.keeps_values(table.c[c.name].type)
+        if stored is not None and not any_column:
             converting.append((fields.index(c.name), info))  # INTEGER, REAL, TEXT convert
         to_db = rule(info)
         post: Processor = None  # the dialect's own checks, which follow the registry's
         post_column: Callable[[Sequence[Any]], bool] | None = None
-        if strict and info.sqlite_typeof == "real" and c.nullable:
-            post = refuse_nan
-            post_column = _no_nan
+        refusal = backend.value_refusal(info, c.nullable)
+        if refusal is not None:
+            post, post_column = refusal
         # (a REAL column drops the sign of -0.0: its ``__negzero`` companion keeps it, and
         # a table without one refuses -0.0 through ``missing`` below)
         to_db = compose(to_db, post)
@@ -396,13 +361,23 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         full = skip_none(compose(to_db, bind))
         registry.append(skip_none(to_db))
         checked.append(full)
-        fast.append(_fast(c, strict, copy_types is not None, full, any_column))
+        fast.append(
+            _fast(
+                c,
+                strict,
+                copy_types is not None,
+                full,
+                any_column,
+                stored,
+                refusal[0] if refusal is not None else None,
+            )
+        )
         # a column at a time: exact when the rule is the registry's whole codec and no
         # check of the dialect's own follows it (or that check has a column form)
         exact = (
             info.check_column is not None
             and rule(info) is info.check
-            and (post is None or (post is refuse_nan and post_column is not None))
+            and (post is None or (refusal is not None and post is refusal[0]))
         )
         store = _bind_column(impl, bind, dialect) if exact else None
         steps.append(
@@ -451,7 +426,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     gates: list[tuple[int, type, bool]] = [
         (i, c.info.native, c.nullable and not c.primary_key)
         for i, c in enumerate(schema.columns)
-        if backend.copies and fast[i] is None and c.info.native in (int, float)
+        if copy_types is not None and fast[i] is None and c.info.native in (int, float)
     ]
     locate = _locator(schema, table, decoders, plan)
     read = _read(active, plan if any_parts else None, locate)

@@ -29,6 +29,7 @@ from ..registry import TypeRegistry, encode_error
 from ..registry import registry as default_registry
 from . import sqltypes
 from .backends import for_name, names_where
+from .backends.base import Backend
 from .rowcodec import row_codec
 from .tables import build_tables
 
@@ -39,31 +40,38 @@ DIALECTS = {
     else f"{name}://"
     for name in names_where(lambda _d: True)
 }
-_ALIASES = {"postgres": "postgresql", "sqlserver": "mssql"}
+#: Other names of a dialect (``sqlserver``) -> its name, as each backend lists them.
+_ALIASES = {alias: name for name in DIALECTS for alias in for_name(name).dialect_aliases}
 
 
 def dialect_for(name: str, paramstyle: str | None = None) -> sa.Dialect:
     """A dialect object for ``name`` with a named placeholder style (``named``/``pyformat``)."""
+    return _offline(name, paramstyle)[0]
+
+
+def _offline(name: str, paramstyle: str | None = None) -> tuple[sa.Dialect, Backend]:
+    """:func:`dialect_for`, and the Backend of that dialect."""
     key = _ALIASES.get(name.lower(), name.lower())
     if key not in DIALECTS:
         raise EntityworksError(f"unknown dialect {name!r}; choose one of {', '.join(DIALECTS)}")
-    style = paramstyle or for_name(key).native_paramstyle
+    backend = for_name(key)
+    style = paramstyle or backend.native_paramstyle
     if style not in ("named", "pyformat"):
         raise EntityworksError(
             f"paramstyle must be 'named' or 'pyformat', got {style!r}: "
             "templates always use named placeholders"
         )
     dialect = sa.make_url(DIALECTS[key]).get_dialect()(paramstyle=style)  # type: ignore[call-arg]
-    for_name(dialect.name).prepare_offline(dialect)
-    return dialect
+    backend.prepare_offline(dialect)
+    return dialect, backend
 
 
 def _tables(
-    cls: type, dialect: sa.Dialect, registry: TypeRegistry
+    cls: type, backend: Backend, registry: TypeRegistry
 ) -> tuple[TableSchema, list[sa.Table]]:
     schema = table_schema(cls, registry)
     metadata = sa.MetaData()
-    build_tables(schema, metadata, dialect.name)
+    build_tables(schema, metadata, backend)
     refuse_nested_children(schema, "SQL statement templates")
     names = [schema.name] + [child.schema.name for child in schema.children]
     return schema, [metadata.tables[n] for n in names]
@@ -77,8 +85,8 @@ def create_script(
     registry: TypeRegistry = default_registry,
 ) -> str:
     """The CREATE TABLE (and CREATE INDEX) statements of ``cls`` and its child tables."""
-    d = dialect_for(dialect)
-    _schema, tables = _tables(cls, d, registry)
+    d, backend = _offline(dialect)
+    _schema, tables = _tables(cls, backend, registry)
     statements: list[Any] = []
     for table in tables:
         statements.append(CreateTable(table, if_not_exists=if_not_exists))
@@ -129,16 +137,22 @@ def statement_templates(
     style of the dialect's usual driver (sqlite3: named, psycopg / PyMySQL: pyformat,
     SQL Server: named, for ``sqlalchemy.text``).
     """
-    d = dialect_for(dialect, paramstyle)
-    schema, tables = _tables(cls, d, registry)
+    d, backend = _offline(dialect, paramstyle)
+    schema, tables = _tables(cls, backend, registry)
     root = _templates(
-        schema, tables[0], d, [c.name for c in schema.key_columns], _encoder(schema, tables[0], d)
+        schema,
+        tables[0],
+        d,
+        backend,
+        [c.name for c in schema.key_columns],
+        _encoder(schema, tables[0], d),
     )
     children = {
         child.field: _templates(
             child.schema,
             table,
             d,
+            backend,
             [PARENT_COLUMN, POSITION_COLUMN],
             _encoder(child.schema, table, d),
         )
@@ -158,6 +172,7 @@ def _templates(
     schema: TableSchema,
     table: sa.Table,
     d: sa.Dialect,
+    backend: Backend,
     key: list[str],
     encoder: Callable[[Any], dict[str, Any]] | None,
 ) -> StatementTemplates:
@@ -171,7 +186,7 @@ def _templates(
         delete = _compile(table.delete().where(condition), d)
         if others:
             update = _compile(table.update().where(condition), d, others)
-        upsert = _upsert(table, key, others, names, d)
+        upsert = _upsert(table, key, others, names, d, backend)
     style = d.paramstyle
     return StatementTemplates(
         schema.name,
@@ -190,9 +205,13 @@ def _templates(
 
 
 def _upsert(
-    table: sa.Table, key: list[str], others: list[str], names: list[str], d: sa.Dialect
+    table: sa.Table,
+    key: list[str],
+    others: list[str],
+    names: list[str],
+    d: sa.Dialect,
+    backend: Backend,
 ) -> str:
-    backend = for_name(d.name)
     # a NUMERIC key equal by value takes the scale just written, as the Store's upsert
     restated = [
         k

@@ -20,31 +20,38 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
+from ..types import storage
 from ..types.columns import has_none
+from ..types.registry import Target, declare_target
 from ..types.values import require_aware
 from .backends import Backend, for_name, names_where
 
-#: Dialects that store an instant as naive UTC (MariaDB and MySQL).
-MYSQL_BACKENDS = names_where(lambda d: d.naive_utc)
-#: Dialects whose Decimal column does not keep the exponent it is given (SQLite's sortable key
-#: is normalised, DECIMAL(65, 30) and SQL Server's DECIMAL pad to their scale).
-SCALED_DECIMAL_BACKENDS = names_where(lambda d: not d.keeps_decimal_scale)
-#: Dialects whose STRICT tables know only INTEGER and REAL among numbers (SQLite).
-_STRICT = names_where(lambda d: d.strict_numbers)
-#: Dialects whose float column turns -0.0 into 0 (MariaDB in every DOUBLE expression,
-#: SQLite's REAL column when it stores the value): the sign goes into a companion.
-NEGATIVE_ZERO_BACKENDS = (*MYSQL_BACKENDS, *_STRICT)
 UTC = dt.UTC
 
 
+def _with_variants(
+    generic: sa.types.TypeEngine[Any],
+    variant: Callable[[Backend], sa.types.TypeEngine[Any] | None],
+) -> sa.types.TypeEngine[Any]:
+    """``generic`` with ``variant(backend)`` on each backend that has one (a plain
+    ``with_variant``: Alembic writes it into a revision as it is)."""
+    for name in names_where(lambda backend: variant(backend) is not None):
+        form = variant(for_name(name))
+        assert form is not None
+        generic = generic.with_variant(form, name)
+    return generic
+
+
 def big_integer() -> sa.types.TypeEngine[Any]:
-    """BIGINT, but INTEGER on SQLite so that an integer key is the rowid (autoincrement)."""
-    return sa.BigInteger().with_variant(sa.Integer(), *_STRICT)
+    """BIGINT, or the backend's own (INTEGER where an integer key must be the rowid to be
+    generated)."""
+    return _with_variants(sa.BigInteger(), methodcaller("big_integer"))
 
 
 def small_integer() -> sa.types.TypeEngine[Any]:
-    """SMALLINT (INTEGER on SQLite, whose STRICT tables know no SMALLINT): companion values."""
-    return sa.SmallInteger().with_variant(sa.Integer(), *_STRICT)
+    """SMALLINT, or the backend's own (INTEGER where STRICT tables know no SMALLINT):
+    companion values."""
+    return _with_variants(sa.SmallInteger(), methodcaller("small_integer"))
 
 
 class _Variants(sa.types.TypeDecorator[Any]):
@@ -134,13 +141,13 @@ def bounded_text(length: int) -> sa.types.TypeEngine[Any]:
 
 
 def double() -> sa.types.TypeEngine[Any]:
-    """DOUBLE PRECISION; REAL on SQLite (the name its STRICT tables accept)."""
-    return sa.Double().with_variant(sa.REAL(), *_STRICT)
+    """DOUBLE PRECISION, or the backend's own (REAL, the name STRICT tables accept)."""
+    return _with_variants(sa.Double(), methodcaller("double"))
 
 
 def boolean() -> sa.types.TypeEngine[Any]:
-    """BOOLEAN; INTEGER 0/1 on SQLite."""
-    return sa.Boolean().with_variant(sa.Integer(), *_STRICT)
+    """BOOLEAN, or the backend's own (INTEGER 0/1 where there is no BOOLEAN)."""
+    return _with_variants(sa.Boolean(), methodcaller("boolean"))
 
 
 def binary() -> sa.types.TypeEngine[Any]:
@@ -165,16 +172,92 @@ def uuid_type() -> sa.types.TypeEngine[Any]:
     return UUIDType()
 
 
-class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
-    """Decimal as a number: NUMERIC on PostgreSQL, DECIMAL(65, 30) on MariaDB, sortable text
-    on SQLite.
+class _PerBackend(sa.types.TypeDecorator[Any]):
+    """A type whose values are bound and read differently per backend: the functions are
+    chosen once per dialect (:meth:`binder`, :meth:`reader`), in the bind and result
+    processors SQLAlchemy keeps per dialect and column type, never value by value."""
 
-    SQLite has no decimal storage (REAL would round), so it keeps :func:`decimal_key`: text that
-    sorts and compares like the numbers, so that filters, ORDER BY, keys and UNIQUE mean the
-    same on every backend. Where the column loses the exponent a companion column keeps it: on
-    SQLite the plain decimal text (:func:`decimal_text`), which takes the field's column name
-    so that other tools read the number (the key column is ``<name>__key``); on MariaDB the
-    ``scale``.
+    cache_ok: bool | None = True
+
+    def binder(self, backend: Backend) -> Callable[[Any], Any] | None:
+        """What a non-None value becomes when bound on ``backend`` (``None``: itself)."""
+        return None
+
+    def reader(self, backend: Backend) -> Callable[[Any], Any] | None:
+        """What a non-None stored value read on ``backend`` becomes (``None``: itself)."""
+        return None
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        fn = self.binder(for_name(dialect.name))
+        return value if value is None or fn is None else fn(value)
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
+        fn = self.reader(for_name(dialect.name))
+        return value if value is None or fn is None else fn(value)
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        fn = self.binder(for_name(dialect.name))
+        impl = self.impl_instance.bind_processor(dialect)
+        if fn is None:
+            return impl
+        if impl is None:
+            return partial(_unless_none, fn)
+        return partial(_then, fn, impl)
+
+    def result_processor(self, dialect: sa.Dialect, coltype: Any) -> Callable[[Any], Any] | None:
+        fn = self.reader(for_name(dialect.name))
+        impl = self.impl_instance.result_processor(dialect, coltype)
+        if fn is None:
+            return impl
+        if impl is None:
+            return partial(_unless_none, fn)
+        return partial(_after, fn, impl)
+
+
+def _unless_none(fn: Callable[[Any], Any], value: Any) -> Any:
+    return None if value is None else fn(value)
+
+
+def _then(fn: Callable[[Any], Any], impl: Callable[[Any], Any], value: Any) -> Any:
+    """``impl`` of ``fn`` of a bound value (``None`` not given to ``fn``)."""
+    return impl(None if value is None else fn(value))
+
+
+def _after(fn: Callable[[Any], Any], impl: Callable[[Any], Any], value: Any) -> Any:
+    """``fn`` of ``impl`` of a read value (``None`` not given to ``fn``)."""
+    value = impl(value)
+    return None if value is None else fn(value)
+
+
+def _require_decimal(value: Any) -> decimal.Decimal:
+    if not isinstance(value, decimal.Decimal):
+        raise ValueError(f"expected a Decimal, got {type(value).__name__}")
+    return value
+
+
+def _decimal_key_of(value: Any) -> str:
+    return decimal_key(_require_decimal(value))
+
+
+def _decimal_of_key(value: Any) -> decimal.Decimal:
+    return value if isinstance(value, decimal.Decimal) else decimal_from_key(value)
+
+
+def _decimal_of(value: Any) -> decimal.Decimal:
+    return value if isinstance(value, decimal.Decimal) else decimal.Decimal(value)
+
+
+class ExactDecimal(_PerBackend):
+    """Decimal as a number: the backend's exact decimal column (NUMERIC, DECIMAL(65, 30)),
+    or sortable text where there is none.
+
+    A backend without decimal storage (whose REAL would round: ``Backend.text_values``)
+    keeps :func:`decimal_key`: text that sorts and compares like the numbers, so that
+    filters, ORDER BY, keys and UNIQUE mean the same on every backend. Where the column
+    loses the exponent a companion column keeps it (see ``types.entries``): beside a key
+    the plain decimal text (:func:`decimal_text`), which takes the field's column name so
+    that other tools read the number (the key column is ``<name>__key``); beside a padded
+    DECIMAL the ``scale``.
     """
 
     impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Numeric
@@ -186,23 +269,11 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
             sa.Text() if backend.text_values else backend.exact_decimal()
         )
 
-    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None:
-            return None
-        if not isinstance(value, decimal.Decimal):
-            raise ValueError(f"expected a Decimal, got {type(value).__name__}")
-        if for_name(dialect.name).text_values:
-            return decimal_key(value)
-        return value
+    def binder(self, backend: Backend) -> Callable[[Any], Any]:
+        return _decimal_key_of if backend.text_values else _require_decimal
 
-    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None or isinstance(value, decimal.Decimal):
-            return value
-        return (
-            decimal_from_key(value)
-            if for_name(dialect.name).text_values
-            else decimal.Decimal(value)
-        )
+    def reader(self, backend: Backend) -> Callable[[Any], Any]:
+        return _decimal_of_key if backend.text_values else _decimal_of
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked Decimals (``None``: the
@@ -212,14 +283,14 @@ class ExactDecimal(sa.types.TypeDecorator[decimal.Decimal]):
         return _impl_column(self, dialect)
 
     def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
-        """The result processor of a whole column (raw SQLite rows: the keys)."""
+        """The result processor of a whole column (raw rows of a text backend: the keys)."""
         if for_name(dialect.name).text_values:
             return decimals_from_keys
         return None
 
     def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
-        """The result processor of one value of a raw SQLite row (a key, never None: the
-        caller skips those), without SQLAlchemy's wrapper around ``process_result_value``."""
+        """The result processor of one value of a raw row (a key, never None: the caller
+        skips those), without SQLAlchemy's wrapper around ``process_result_value``."""
         return decimal_from_key if for_name(dialect.name).text_values else None
 
 
@@ -322,8 +393,9 @@ def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
     ]
 
 
-class _SQLiteText(sa.types.TypeDecorator[Any]):
-    """A native type elsewhere, ISO 8601 text on SQLite (sortable, exact, STRICT-friendly).
+class _TextOrNative(_PerBackend):
+    """A native type, or ISO 8601 text on a backend without one (``Backend.text_values``:
+    sortable, exact, STRICT-friendly).
 
     Subclasses name the native type (``native``) and the text form (``to_iso``/``from_iso``).
     """
@@ -346,15 +418,11 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
             return dialect.type_descriptor(sa.Text())
         return dialect.type_descriptor(self.native(backend))
 
-    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None or not for_name(dialect.name).text_values:
-            return value
-        return self.to_iso(value)
+    def binder(self, backend: Backend) -> Callable[[Any], Any] | None:
+        return self.to_iso if backend.text_values else None
 
-    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None or not for_name(dialect.name).text_values:
-            return value
-        return self.from_iso(value)
+    def reader(self, backend: Backend) -> Callable[[Any], Any] | None:
+        return self.from_iso if backend.text_values else None
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked values (``None``: bound as
@@ -364,18 +432,19 @@ class _SQLiteText(sa.types.TypeDecorator[Any]):
         return partial(_each, self.to_iso)
 
     def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
-        """The result processor of a whole column (raw SQLite rows: the ISO text)."""
+        """The result processor of a whole column (raw rows of a text backend: the ISO
+        text)."""
         if not for_name(dialect.name).text_values:
             return None
         return partial(_each, self.from_iso)
 
     def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
-        """The result processor of one value of a raw SQLite row (the ISO text, never
-        None: the caller skips those), without SQLAlchemy's wrapper."""
+        """The result processor of one value of a raw row (the ISO text, never None: the
+        caller skips those), without SQLAlchemy's wrapper."""
         return self.from_iso if for_name(dialect.name).text_values else None
 
 
-class NaiveDateTime(_SQLiteText):
+class NaiveDateTime(_TextOrNative):
     """Naive timestamp with microseconds on every backend."""
 
     cache_ok: bool | None = True
@@ -403,7 +472,7 @@ class NaiveDateTime(_SQLiteText):
         return dt.datetime.fromisoformat(text)
 
 
-class ISODate(_SQLiteText):
+class ISODate(_TextOrNative):
     """DATE; ``YYYY-MM-DD`` on SQLite."""
 
     cache_ok: bool | None = True
@@ -421,7 +490,7 @@ class ISODate(_SQLiteText):
         return dt.date.fromisoformat(text)
 
 
-class ISOTime(_SQLiteText):
+class ISOTime(_TextOrNative):
     """TIME with microseconds; ``HH:MM:SS.ffffff`` on SQLite."""
 
     cache_ok: bool | None = True
@@ -436,7 +505,7 @@ class ISOTime(_SQLiteText):
         return dt.time.fromisoformat(text)
 
 
-class UUIDType(_SQLiteText):
+class UUIDType(_TextOrNative):
     """Native UUID on PostgreSQL, 32 hex digits (CHAR(32)) on MariaDB, canonical text on SQLite.
 
     Every form sorts like the 128-bit number, as Python orders UUIDs. MariaDB's own UUID type
@@ -462,8 +531,10 @@ class UUIDType(_SQLiteText):
         return uuid.UUID(text)
 
 
-class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
-    """An instant: TIMESTAMPTZ on PostgreSQL, UTC DATETIME(6) on MariaDB, UTC ISO text on SQLite.
+class AwareDateTime(_PerBackend):
+    """An instant: the backend's time zone timestamp (TIMESTAMPTZ), a UTC DATETIME(6) where
+    instants are naive UTC (``Backend.naive_utc``), UTC ISO text where there is no
+    timestamp type (``Backend.text_values``).
 
     The column holds the instant alone, in UTC, so that filters and ORDER BY compare instants
     as Python does; the value's own UTC offset is kept in an ``offset`` companion column.
@@ -478,22 +549,67 @@ class AwareDateTime(sa.types.TypeDecorator[dt.datetime]):
             sa.Text() if backend.text_values else backend.aware_datetime()
         )
 
-    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None:
-            return None
-        utc = require_aware(value).astimezone(UTC)
-        backend = for_name(dialect.name)
+    def binder(self, backend: Backend) -> Callable[[Any], Any]:
         if backend.text_values:
-            return utc.isoformat(timespec="microseconds")
-        if backend.naive_utc:
-            return utc.replace(tzinfo=None)
-        return utc
+            return _utc_text
+        return _naive_utc if backend.naive_utc else _utc
 
-    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = dt.datetime.fromisoformat(value)
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+    def reader(self, backend: Backend) -> Callable[[Any], Any]:
+        return _instant
+
+
+def _utc(value: Any) -> dt.datetime:
+    return require_aware(value).astimezone(UTC)
+
+
+def _utc_text(value: Any) -> str:
+    return _utc(value).isoformat(timespec="microseconds")
+
+
+def _naive_utc(value: Any) -> dt.datetime:
+    return _utc(value).replace(tzinfo=None)
+
+
+def _instant(value: Any) -> dt.datetime:
+    """A stored instant (ISO text, a naive UTC or an aware datetime) as an aware UTC one."""
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+#: What each storage type name of the registry's entries makes (see ``types.storage``).
+_STORAGE: dict[str, Callable[[], sa.types.TypeEngine[Any]]] = {
+    "big_integer": big_integer,
+    "small_integer": small_integer,
+    "boolean": boolean,
+    "double": double,
+    "text": text,
+    "binary": binary,
+    "json_text": json_text,
+    "date": date,
+    "time": time,
+    "uuid_type": uuid_type,
+    "ExactDecimal": ExactDecimal,
+    "NaiveDateTime": NaiveDateTime,
+    "AwareDateTime": AwareDateTime,
+}
+
+
+def target_of(dialect_name: str) -> Target:
+    """The type layer's :class:`~entityworks.types.registry.Target` of SQLAlchemy's dialect
+    ``dialect_name``: what its backend keeps, which decides the companions."""
+    return for_name(dialect_name).storage_target(dialect_name)
+
+
+def _declare() -> None:
+    """Give the type layer this layer's side: what each storage type name makes, and the
+    backends' targets under their dialect names (for callers that pass a name)."""
+    for name, maker in _STORAGE.items():
+        storage.provide(name, maker)
+    for dialect_name in names_where(lambda _backend: True):
+        declare_target(target_of(dialect_name))
+
+
+_declare()

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from .encoded import EncodedRows
 
 T = TypeVar("T")
+#: The database ``Store()`` opens: this file in the current directory (a plain path names a
+#: database file, see :func:`~entityworks.sql.engine.normalise_url`).
+DEFAULT_DATABASE = "entityworks.db"
 
 
 class Store:
@@ -103,7 +106,7 @@ class Store:
             self._own_engine = False
             self.engine: sa.Engine = engine
         else:
-            self.url = normalise_url("sqlite:///entityworks.db" if url is None else url)
+            self.url = normalise_url(DEFAULT_DATABASE if url is None else url)
             self._own_engine = True
             self.engine = make_engine(
                 self.url, echo, checked_options(engine_options, self.url), busy_timeout

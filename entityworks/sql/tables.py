@@ -9,7 +9,8 @@ table. Affinity also converts what is written (``'12'`` into 12, 12 into ``'12'`
 0.0), so the database does not hold exactness for us: the Store checks the values of the
 columns that receive them without a codec (int, float, str: ``TypeInfo.sqlite_typeof``) itself,
 a whole column at a time on the bulk paths (see ``rowcodec``), and a float's sign of zero goes
-into a ``__negzero`` companion, as on MariaDB.
+into a ``__negzero`` companion, as on MariaDB. (What a table looks like on one backend, its
+options, CHECKs and older column forms, is the backend's: see ``Backend.table_options``.)
 
 Tables written by entityworks 0.2.3 and before declared those columns ``ANY`` with a ``CHECK``
 on ``typeof`` (which refused other types but compared no text with numbers); given their
@@ -28,32 +29,32 @@ refuses the values that would need it rather than lose what it would keep.
 
 from __future__ import annotations
 
-import sqlite3
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from ..errors import InvalidNameError, SchemaError
-from ..model.defaults import column_defaults, field_default
-from ..model.schema import (
-    PARENT_COLUMN,
-    Column,
-    TableSchema,
-    check_name,
-    index_name,
-    table_schema,
-)
+from ..model.defaults import field_default
+from ..model.names import check_name, index_name
+from ..model.schema import PARENT_COLUMN, Column, TableSchema, table_schema
 from ..registry import Companion
 from ..types import storage
 from . import sqltypes
 from .backends import for_name
-from .backends.sqlite import SQLiteAny
+from .backends.base import Backend
+from .defaults import column_defaults
 
 #: Existing tables: table name -> {column name: declared SQL type, upper case}.
 Live = Mapping[str, Mapping[str, str]]
+#: The backend tables are built for: its Backend, or SQLAlchemy's name of its dialect.
+On = Backend | str
+
+
+def backend_of(on: On) -> Backend:
+    """The Backend of ``on`` (looked up when given by its dialect's name)."""
+    return on if isinstance(on, Backend) else for_name(on)
 
 
 def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
@@ -66,12 +67,13 @@ def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
             return sqltypes.bounded_text(column.max_length)
         if column.primary_key or column.unique or column.index or keyed:
             return sqltypes.key_text()
-    return column.info.sql()
+    made: sa.types.TypeEngine[Any] = column.info.sql()
+    return made
 
 
-def companions(column: Column, dialect: str) -> tuple[Companion, ...]:
+def companions(column: Column, dialect: On) -> tuple[Companion, ...]:
     """The companion columns ``column`` has on ``dialect`` (usually none) in a new table."""
-    return column.info.companions_for(dialect)
+    return column.info.companions_for(dialect if isinstance(dialect, str) else dialect.name)
 
 
 def _older(parts: tuple[Companion, ...]) -> tuple[Companion, ...]:
@@ -79,7 +81,7 @@ def _older(parts: tuple[Companion, ...]) -> tuple[Companion, ...]:
 
 
 def layout(
-    column: Column, dialect: str, live: Mapping[str, str] | None
+    column: Column, dialect: On, live: Mapping[str, str] | None
 ) -> tuple[str, tuple[Companion, ...]]:
     """The SQL name of ``column``'s own column and its companions on ``dialect``.
 
@@ -98,25 +100,16 @@ def layout(
     return own.own_column(name), parts
 
 
-def table_companions(table: sa.Table, column: Column, dialect: str) -> tuple[Companion, ...]:
+def table_companions(table: sa.Table, column: Column, dialect: On) -> tuple[Companion, ...]:
     """The companions ``column`` has in ``table`` as it was built (see :func:`layout`);
     ``table`` may lack some of them (see the module docstring)."""
-    parts = companions(column, dialect)
-    if keeps_sign(table, column):
+    backend = backend_of(dialect)
+    parts = companions(column, backend)
+    if keeps_sign(table, column, backend):
         parts = tuple(p for p in parts if not p.any_keeps)
     if any(p.own is not None for p in parts) and table.c[column.name].name == column.sql_name:
         return _older(parts)
     return parts
-
-
-def is_rowid(column: Column, schema: TableSchema) -> bool:
-    """True for an integer key SQLite keeps as the rowid (it must be declared INTEGER)."""
-    return (
-        column.primary_key
-        and schema.parent is None
-        and not schema.composite
-        and column.info.sqlite_typeof == "integer"
-    )
 
 
 #: How a referenced dataclass becomes its schema (the Store passes its own, with its registry).
@@ -135,7 +128,7 @@ def schema_of(table: sa.Table) -> TableSchema | None:
 def build_tables(
     schema: TableSchema,
     metadata: sa.MetaData,
-    dialect: str,
+    dialect: On,
     live: Live | None = None,
     resolve: Resolve | None = None,
     *,
@@ -151,20 +144,27 @@ def build_tables(
     have, without proposing another layout.
     """
     return _build_tree(
-        schema, metadata, dialect, live or {}, resolve or table_schema, (), layouts or {}
+        schema,
+        metadata,
+        backend_of(dialect),
+        live or {},
+        resolve or table_schema,
+        (),
+        layouts or {},
     )
 
 
 def metadata_of(
-    classes: Iterable[type], dialect: str, *, layouts: Live | None = None
+    classes: Iterable[type], dialect: On, *, layouts: Live | None = None
 ) -> sa.MetaData:
     """The tables of ``classes`` (child tables and the tables their foreign keys refer to
     included) as :func:`build_tables` builds them for ``dialect``, each table once."""
     metadata = sa.MetaData()
+    backend = backend_of(dialect)
     for cls in classes:
         schema = table_schema(cls)
         if built_for(metadata, schema) is None:  # not built already as a referenced table
-            build_tables(schema, metadata, dialect, layouts=layouts)
+            build_tables(schema, metadata, backend, layouts=layouts)
     return metadata
 
 
@@ -179,7 +179,7 @@ def built_for(metadata: sa.MetaData, schema: TableSchema) -> sa.Table | None:
 def _build_tree(
     schema: TableSchema,
     metadata: sa.MetaData,
-    dialect: str,
+    backend: Backend,
     live: Live,
     resolve: Resolve,
     stack: tuple[type, ...],
@@ -201,12 +201,12 @@ def _build_tree(
             )
         target_schema = resolve(target)
         if built_for(metadata, target_schema) is None:
-            _build_tree(target_schema, metadata, dialect, {}, resolve, stack, layouts)
+            _build_tree(target_schema, metadata, backend, {}, resolve, stack, layouts)
     root = _build_one(
-        schema, metadata, dialect, live.get(schema.name), resolve, layouts.get(schema.name)
+        schema, metadata, backend, live.get(schema.name), resolve, layouts.get(schema.name)
     )
     for child in schema.descendants:  # parents first: a foreign key needs its target
-        _build_one(child, metadata, dialect, live.get(child.name), resolve, layouts.get(child.name))
+        _build_one(child, metadata, backend, live.get(child.name), resolve, layouts.get(child.name))
     return root
 
 
@@ -244,13 +244,12 @@ def referenced_key(
 def _build_one(
     schema: TableSchema,
     metadata: sa.MetaData,
-    dialect: str,
+    backend: Backend,
     live: Mapping[str, str] | None,
     resolve: Resolve,
     existing: Mapping[str, str] | None = None,
 ) -> sa.Table:
     is_child = schema.parent is not None
-    strict = for_name(dialect).strict_tables
     links = set(schema.column_names[: schema.links])  # (parent_key, position_1..., position)
     items: list[sa.schema.SchemaItem] = []
     taken = {c.sql_name.casefold() for c in schema.columns}
@@ -266,23 +265,14 @@ def _build_one(
             kwargs["primary_key"] = True
             kwargs["autoincrement"] = False
         unique = c.unique or (is_child and c.primary_key)
-        typeof = legacy_any(c, schema, live if live is not None else existing) if strict else None
-        checks: list[sa.schema.SchemaItem] = []
-        if typeof:
-            # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
-            # NULL passes here and NOT NULL decides, so adding a column can fill it later.
-            # (This form costs SQLite a third less than ``typeof(x) IN (..., 'null')``.)
-            name = _quote(c.sql_name)
-            checks.append(
-                sa.CheckConstraint(
-                    f"typeof({name}) = '{typeof}' OR {name} IS NULL", name=f"type_{c.sql_name}"
-                )
-            )
-        type_ = SQLiteAny() if typeof else sql_type(c, c.name in keyed)
+        # a column an older entityworks declared otherwise keeps that form (and its CHECKs)
+        older = backend.older_column(c, schema, live if live is not None else existing)
+        checks: list[sa.schema.SchemaItem] = [] if older is None else older[1]
+        type_ = sql_type(c, c.name in keyed) if older is None else older[0]
         foreign: sa.ForeignKey | None = None
         if c.references is not None:
             target, key = referenced_key(c, schema, resolve)
-            if not typeof and c.max_length is None:
+            if older is None and c.max_length is None:
                 type_ = sql_type(key)  # the key's own type (VARCHAR on MariaDB, collation)
             if target is schema:
                 spec: str | sa.Column[Any] = f"{schema.name}.{key.name}"
@@ -294,12 +284,12 @@ def _build_one(
             foreign = sa.ForeignKey(
                 spec, ondelete=ondelete, name=index_name(schema.name, [c.sql_name], "fk")
             )
-        if is_child and c.name == PARENT_COLUMN and not typeof:
+        if is_child and c.name == PARENT_COLUMN and older is None:
             # The parent's key type exactly (a str key is VARCHAR on MariaDB, which cannot
             # put LONGTEXT in a key, and a foreign key needs the same collation).
             type_ = sql_type(schema.root.primary_key)  # type: ignore[arg-type]
-        own_name, parts = layout(c, dialect, live if live is not None else existing)
-        if typeof:  # an ANY column of an older table keeps what these would
+        own_name, parts = layout(c, backend, live if live is not None else existing)
+        if older is not None and backend.keeps_values(type_):  # keeps what these would
             parts = tuple(p for p in parts if not p.any_keeps)
         if own_name != c.sql_name:
             check_name(own_name, "column name", schema.cls, c.name)
@@ -310,9 +300,9 @@ def _build_one(
                     cls=schema.cls,
                     field=c.name,
                 )
-        # a literal field default is also the column's DDL DEFAULT (see entityworks.model.defaults)
+        # a literal field default is also the column's DDL DEFAULT (see entityworks.sql.defaults)
         default, companion_defaults = column_defaults(
-            c, field_default(schema, c), type_, dialect, parts
+            c, field_default(schema, c), type_, backend.name, parts
         )
         # ``key``: the field's name, which every statement and row uses; the SQL has the other
         col = sa.Column(
@@ -355,15 +345,8 @@ def _build_one(
                     server_default=companion_defaults.get(part.suffix),
                 )
             )
-        if strict and c.max_length is not None:
-            # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
-            items.append(
-                sa.CheckConstraint(sa.func.length(col) <= c.max_length, name=f"length_{c.sql_name}")
-            )
-    options: dict[str, Any] = {"sqlite_strict": True} if strict and strict_ok(items) else {}
-    if strict and is_child and schema.root.compact_children:
-        options["sqlite_with_rowid"] = False
-    table = sa.Table(schema.name, metadata, *items, **options)
+        items.extend(backend.column_checks(c, col))
+    table = sa.Table(schema.name, metadata, *items, **backend.table_options(schema, items))
     _SCHEMAS[table] = schema
     if schema.depth > 1:  # a child of a child: its parent row is (parent_key, positions...)
         parent = schema.parent
@@ -390,45 +373,8 @@ def _build_one(
     return table
 
 
-def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | None) -> str | None:
-    """The ``typeof`` of ``column`` when its existing table (``live``) declares it ``ANY``
-    with our ``CHECK`` on ``typeof`` (entityworks 0.2.3 and before), else ``None``: a new
-    column gets its natural type (see the module docstring)."""
-    typeof = column.info.sqlite_typeof
-    if typeof is None or live is None or live.get(column.sql_name) != "ANY":
-        return None
-    if is_rowid(column, schema):
-        return None  # declared INTEGER in any case (the rowid)
-    return typeof
-
-
-def keeps_sign(table: sa.Table, column: Column) -> bool:
-    """True when ``column``'s SQL column in ``table`` is SQLite's ``ANY``, which keeps what a
-    column with type affinity loses (the sign of -0.0): its field needs no companion for
-    that (``Companion.any_keeps``)."""
-    return isinstance(table.c[column.name].type, SQLiteAny)
-
-
-def _quote(name: str) -> str:
-    """An SQLite identifier in double quotes (for the text of a column's CHECK)."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-#: Column type names an SQLite STRICT table accepts.
-STRICT_TYPES = frozenset({"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY"})
-
-
-def strict_ok(items: list[sa.schema.SchemaItem]) -> bool:
-    """True when SQLite supports STRICT and every column type has a STRICT name.
-
-    A user-registered type with another SQL name keeps an ordinary table.
-    """
-    if sqlite3.sqlite_version_info < (3, 37, 0):
-        return False
-    dialect = sqlite_dialect.dialect()
-    names = [
-        i.type.compile(dialect=dialect).split("(")[0].upper()
-        for i in items
-        if isinstance(i, sa.Column)
-    ]
-    return all(name in STRICT_TYPES for name in names)
+def keeps_sign(table: sa.Table, column: Column, backend: Backend) -> bool:
+    """True when ``column``'s SQL column in ``table`` keeps each value as bound (SQLite's
+    ``ANY``), and so what a column with type affinity loses (the sign of -0.0): its field
+    needs no companion for that (``Companion.any_keeps``)."""
+    return backend.keeps_values(table.c[column.name].type)

@@ -5,7 +5,8 @@ file shows as its path, a server as its URL with the password replaced by ``***`
 texts come from drivers too, and some embed the URL or a connection string, so
 :func:`redact` removes any ``user:password@`` part of a URL, ``password=...`` pairs, and every
 password seen by :func:`remember_password` (what the command line calls for each ``--db``),
-raw or URL-encoded, from any text before it is shown. Only the standard library is imported.
+raw or URL-encoded, from any text before it is shown. Only the standard library is imported
+(and :mod:`.backends.light`, which says which backend keeps its database in a file).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import re
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
+
+from .backends.light import FILE_BACKEND
 
 MASK = "***"
 _SECRETS: set[str] = set()
@@ -61,8 +64,9 @@ def redact(text: str) -> str:
 
 
 def display_db(db: Any) -> str:
-    """How a database is named in output: an SQLite file by its path, anything else by its URL
-    without the password. ``db`` is a path, a URL (text or SQLAlchemy), or a Store."""
+    """How a database is named in output: a database file (SQLite's) by its path, anything
+    else by its URL without the password. ``db`` is a path, a URL (text or SQLAlchemy), or a
+    Store."""
     url = getattr(db, "url", db)  # a Store
     if isinstance(url, str | os.PathLike):
         text = os.fspath(url)
@@ -76,7 +80,11 @@ def display_db(db: Any) -> str:
         except Exception:  # noqa: BLE001 - unparsable: show it masked as text
             return redact(text)
     backend = getattr(url, "get_backend_name", None)
-    if backend is not None and backend() == "sqlite" and url.database not in (None, "", ":memory:"):
+    if (
+        backend is not None
+        and backend() == FILE_BACKEND
+        and url.database not in (None, "", ":memory:")
+    ):
         return str(url.database)
     if hasattr(url, "render_as_string"):
         remember_password(url)

@@ -24,8 +24,8 @@ from operator import countOf
 from typing import Any, get_args, get_origin
 
 from ..errors import SchemaError, UnsupportedTypeError
-from ..model.construct import check_constructible, instance_builder
 from . import storage
+from .construct import check_constructible, instance_builder
 from .registry import TypeInfo, TypeRegistry, pyarrow_module, type_name, unwrap_optional
 from .scalars import check_bool, check_float, check_int, check_str, int_from_text, refused
 

@@ -14,8 +14,15 @@ XSD type name and the value codecs:
   values. The codecs of the built-in entries apply it themselves, except for the five
   ``native`` types (bool, int, float, str, bytes), whose values bulk paths hand to drivers
   untouched: writers call ``check`` for any value that is not exactly of the native type.
-* ``companions`` name the hidden columns (or Arrow fields) that keep what a backend's own
+* ``companions`` name the hidden columns (or Arrow fields) that keep what a storage's own
   column type loses: an aware datetime's UTC offset, a Decimal's exponent, the sign of -0.0.
+  They are asked with a :class:`Target`, which says what the storage keeps (its
+  capabilities), never which database it is: the SQL layer passes its backends' targets,
+  the Arrow layer :data:`ARROW`.
+
+What a type becomes in SQL is the SQL layer's to decide: ``sql`` is a function giving its
+column type, and the built-in entries give a :class:`~.storage.StorageType`, a name that
+:mod:`entityworks.sql` resolves through its own table. This module imports nothing of SQL.
 
 Lookup goes: exact type, then ``typing.Annotated`` markers, then the MRO, then predicate
 factories (Enum subclasses, nested dataclasses, JSON containers, NumPy arrays), newest first.
@@ -32,13 +39,11 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args, get_origin
+from itertools import product
+from typing import Any, get_args, get_origin
 
 from ..errors import UnsupportedTypeError
 from . import storage
-
-if TYPE_CHECKING:
-    import sqlalchemy as sa
 
 Codec = Callable[[Any], Any] | None
 
@@ -61,7 +66,8 @@ class Companion:
     join: Callable[[Any, Any], Any]
     #: What it keeps, for error messages: "the UTC offset".
     keeps: str
-    sql: Callable[[], sa.types.TypeEngine[Any]] = storage.small_integer
+    #: The companion's SQL column type (a function giving it; see :attr:`TypeInfo.sql`).
+    sql: Callable[[], Any] = storage.small_integer
     arrow: Callable[[], Any] | None = None
     #: Set when this companion is the column other tools read (a SQLite Decimal's plain
     #: text): it takes the field's SQL column name, and the field's own column, the one
@@ -92,8 +98,85 @@ class Companion:
         return f"{name}{COMPANION_SEPARATOR}{self.own}"
 
 
-#: Target names for :meth:`TypeInfo.companions_for`: SQL dialect names, and this one.
-ARROW = "arrow"
+class Target(str):
+    """Where a type's values are stored, as the type layer sees it: a name and what that
+    storage keeps of a value, which decides the type's companions (see
+    :meth:`TypeInfo.companions_for`).
+
+    The SQL layer gives each backend one (named after its SQLAlchemy dialect), the Arrow
+    layer :data:`ARROW`. A ``str`` equal to its name, so that ``companions`` functions
+    written when targets were plain names (``target == "mysql"``) keep working; the
+    built-in entries read the capabilities only.
+    """
+
+    keeps_decimal_scale: bool
+    keeps_negative_zero: bool
+    decimal_as_key: bool
+
+    def __new__(
+        cls,
+        name: str,
+        *,
+        keeps_decimal_scale: bool = True,
+        keeps_negative_zero: bool = True,
+        decimal_as_key: bool = False,
+    ) -> Target:
+        made = super().__new__(cls, name)
+        #: A decimal column keeps the exponent of the value written (``1.50`` stays
+        #: ``1.50``); else a companion keeps it.
+        made.keeps_decimal_scale = keeps_decimal_scale
+        #: A float column keeps the sign of ``-0.0``; else a companion keeps it.
+        made.keeps_negative_zero = keeps_negative_zero
+        #: Decimals are stored as a sortable key (text that compares like the numbers,
+        #: normalised): the plain decimal text, exponent kept, goes beside it and takes the
+        #: field's column name, so that other tools read the number.
+        made.decimal_as_key = decimal_as_key
+        return made
+
+    def capabilities(self) -> tuple[bool, bool, bool]:
+        """What this target keeps, as a tuple (two targets with one behave alike)."""
+        return (self.keeps_decimal_scale, self.keeps_negative_zero, self.decimal_as_key)
+
+    def __repr__(self) -> str:
+        flags = ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in ("keeps_decimal_scale", "keeps_negative_zero", "decimal_as_key")
+        )
+        return f"Target({str(self)!r}, {flags})"
+
+
+#: The Arrow target (a :class:`Target` named ``"arrow"``): Arrow's ``decimal256(p, s)``
+#: pads every value to its column's scale; its doubles keep ``-0.0``.
+ARROW = Target("arrow", keeps_decimal_scale=False)
+
+#: Targets by name, for callers that still pass a name (``companion_types("mysql")``):
+#: the SQL layer declares its backends' targets here (:func:`declare_target`).
+_TARGETS: dict[str, Target] = {str(ARROW): ARROW}
+
+
+def declare_target(target: Target) -> Target:
+    """Make ``target`` the one its name stands for (the SQL layer declares its backends')."""
+    _TARGETS[str(target)] = target
+    return target
+
+
+def as_target(target: str) -> Target:
+    """``target`` itself when it is a :class:`Target`; else the target declared under that
+    name, or one that keeps everything (a storage nobody declared: no companions)."""
+    if isinstance(target, Target):
+        return target
+    found = _TARGETS.get(target)
+    return found if found is not None else Target(target)
+
+
+def every_target() -> tuple[Target, ...]:
+    """The declared targets and one of each combination of capabilities: every set of
+    companions a type can have, whichever backends are loaded (for name clashes)."""
+    combinations = tuple(
+        Target("", keeps_decimal_scale=a, keeps_negative_zero=b, decimal_as_key=c)
+        for a, b, c in product((True, False), repeat=3)
+    )
+    return (*_TARGETS.values(), *combinations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +185,11 @@ class TypeInfo:
 
     name: str
     python_type: Any
-    sql: Callable[[], sa.types.TypeEngine[Any]]
+    #: The SQL column type: a function giving a SQLAlchemy type (user entries:
+    #: ``lambda: sa.LargeBinary()``), or a :class:`~.storage.StorageType` naming one that
+    #: :mod:`entityworks.sql` makes (the built-in entries: building the registry and
+    #: encoding rows then never imports SQLAlchemy).
+    sql: Callable[[], Any]
     arrow: Callable[[], Any]
     xsd: str
     to_text: Callable[[Any], str]
@@ -138,10 +225,10 @@ class TypeInfo:
     #: tables of entityworks 0.2.3 and before declared them ``ANY`` with a ``CHECK`` on
     #: ``typeof`` (see ``entityworks.sql.tables``).
     sqlite_typeof: str | None = None
-    #: ``companions(target)``: the hidden columns a SQL dialect (``"sqlite"``,
-    #: ``"postgresql"``, ``"mysql"``...) or :data:`ARROW` needs to keep every value of this
-    #: type exactly.
-    companions: Callable[[str], tuple[Companion, ...]] | None = None
+    #: ``companions(target)``: the hidden columns a storage (a :class:`Target`: a SQL
+    #: backend's, or :data:`ARROW`) needs to keep every value of this type exactly, decided
+    #: by what the target keeps.
+    companions: Callable[[Target], tuple[Companion, ...]] | None = None
     #: True when ``to_db``, ``to_arrow`` and ``to_text`` apply ``check`` themselves (every
     #: built-in entry's codecs do), so writers need not call it first.
     checked_codecs: bool = False
@@ -166,8 +253,9 @@ class TypeInfo:
     to_text_column: Callable[[Sequence[Any]], list[str]] | None = None
 
     def companions_for(self, target: str) -> tuple[Companion, ...]:
-        """The companions of this type on ``target`` (a dialect name or :data:`ARROW`)."""
-        return self.companions(target) if self.companions is not None else ()
+        """The companions of this type on ``target`` (a :class:`Target`, or the name of a
+        declared one: see :func:`as_target`)."""
+        return self.companions(as_target(target)) if self.companions is not None else ()
 
     def checked(self, value: Any) -> Any:
         """``value`` after ``check`` (unchanged when the type has no rule)."""
@@ -287,12 +375,14 @@ class TypeRegistry:
         return best[1]
 
     def companion_types(self, target: str) -> dict[str, Any]:
-        """Column suffix -> the type whose companion column has it, on ``target`` (for
+        """Column suffix -> the type whose companion column has it, on ``target`` (a
+        :class:`Target` or a declared one's name; for
         reflection): a companion's suffix, the suffix of a field column beside a companion
         that took its name, and those of older layouts."""
         kinds: dict[str, Any] = {}
+        resolved = as_target(target)
         for info in self._exact.values():
-            for part in info.companions_for(target):
+            for part in info.companions_for(resolved):
                 suffixes = [part.suffix] if part.own is None else [part.own]
                 suffixes += [older.suffix for older in part.older]
                 for suffix in suffixes:

@@ -1,22 +1,25 @@
 """The SQL storage types the registry's entries name, made when a table is built.
 
-An entry's ``sql`` is a function giving its SQLAlchemy type (:mod:`entityworks.sql.sqltypes`).
-The built-in entries name them here instead of importing that module, so that building the
-registry, and encoding rows with it, never imports SQLAlchemy: a catalog's worker processes,
-forked before the writer opens its database, only encode.
+An entry's ``sql`` is a function giving its SQLAlchemy type. The built-in entries give a
+:class:`StorageType` instead: a name, which the SQL layer resolves through its own table
+(:mod:`entityworks.sql.sqltypes` declares what each name makes with :func:`provide`). So
+building the registry, and encoding rows with it, never imports SQLAlchemy (a catalog's
+worker processes, forked before the writer opens its database, only encode), and this
+layer never imports the SQL one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-if TYPE_CHECKING:
-    import sqlalchemy as sa
+#: Storage name -> what makes its SQL column type (filled by the SQL layer: :func:`provide`).
+_MAKERS: dict[str, Callable[[], Any]] = {}
 
 
 class StorageType:
-    """The storage type ``name`` of :mod:`entityworks.sql.sqltypes` (a function or a type
-    class there): calling this calls that, importing the module then."""
+    """The storage type ``name``: calling this makes the SQL column type the SQL layer
+    declared for the name (:func:`provide`)."""
 
     __slots__ = ("name",)
     name: str
@@ -24,11 +27,14 @@ class StorageType:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __call__(self) -> sa.types.TypeEngine[Any]:
-        from ..sql import sqltypes
-
-        made: sa.types.TypeEngine[Any] = getattr(sqltypes, self.name)()
-        return made
+    def __call__(self) -> Any:
+        maker = _MAKERS.get(self.name)
+        if maker is None:
+            raise LookupError(
+                f"no SQL type for the storage type {self.name!r}: the SQL layer "
+                "(entityworks.sql.sqltypes) declares them when it is imported"
+            )
+        return maker()
 
     def __repr__(self) -> str:
         return f"StorageType({self.name!r})"
@@ -41,6 +47,13 @@ class StorageType:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (named, (self.name,))
+
+
+def provide(name: str, maker: Callable[[], Any]) -> StorageType:
+    """Declare what the storage type ``name`` makes (the SQL layer's side of the table);
+    a later declaration replaces an earlier one."""
+    _MAKERS[name] = maker
+    return named(name)
 
 
 def named(name: str) -> StorageType:
@@ -86,6 +99,7 @@ aware_datetime: StorageType = _NAMED["AwareDateTime"]
 
 __all__ = [
     "StorageType",
+    "provide",
     "aware_datetime",
     "big_integer",
     "binary",

@@ -117,23 +117,15 @@ class CatalogReader:
         self._lock = threading.Lock()
 
     def store(self, path: str | Path) -> Any:
-        from urllib.parse import quote
-
-        import sqlalchemy as sa
-
+        from ..sql.backends import file_backend
         from ..sql.store import Store
 
         key = str(Path(path).resolve())
         with self._lock:
             found = self._stores.get(key)
             if found is None:
-                # An SQLite URI, its '#', '?' and '%' quoted (else "a#b.db" opens the file
-                # "a"); a URL object, as SQLAlchemy would unquote them in a URL string.
-                found = Store(
-                    sa.URL.create(
-                        "sqlite", database=f"file:{quote(key)}", query={"mode": "ro", "uri": "true"}
-                    )
-                )
+                # read-only, and '#', '?' and '%' in the path name this file, no other
+                found = Store(file_backend().read_only_url(Path(key)))
                 self._stores[key] = found
             return found
 

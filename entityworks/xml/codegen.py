@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SchemaError
-from ..model.schema import snake_case, table_name
+from ..model.names import snake_case
+from ..model.schema import table_name
 from ..registry import AWARE, TypeRegistry
 from ..registry import registry as default_registry
 from .dataset import dataset_for

@@ -37,15 +37,8 @@ from ..registry import TypeRegistry
 from ..registry import registry as default_registry
 from .reader import Reader, TablePlan, table_plan
 from .writer import RowFormatter, write_document
-from .xsd import (
-    XsdModel,
-    dataclass_for_table,
-    dataset_xsd_tree,
-    decode_name,
-    encode_name,
-    load_inline_xsd,
-    load_xsd,
-)
+from .xsd import XsdModel, dataclass_for_table, load_inline_xsd, load_xsd
+from .xsdwrite import dataset_xsd_tree, decode_name, encode_name
 
 #: Field metadata key of a column that refers to another table's key: ``"customers.id"``.
 REFERENCES = "references"

@@ -41,14 +41,8 @@ from .parser import (
     syntax_error,
 )
 from .reader import Reader, TablePlan, table_plan
-from .xsd import (
-    XsdModel,
-    dataset_xsd_tree,
-    decode_name,
-    encode_name,
-    load_xsd,
-    parse_xsd_tree,
-)
+from .xsd import XsdModel, load_xsd, parse_xsd_tree
+from .xsdwrite import dataset_xsd_tree, decode_name, encode_name
 
 MSDATA_NS = "urn:schemas-microsoft-com:xml-msdata"
 _BEFORE = f"{{{DIFFGRAM_NS}}}before"

@@ -32,16 +32,8 @@ from .parser import (
 from .parser import (
     root_name as document_root,
 )
-from .xsd import (
-    XsdModel,
-    decode_name,
-    encode_name,
-    load_inline_xsd,
-    load_xsd,
-    model_for,
-    row_schema,
-    validation_schema,
-)
+from .xsd import XsdModel, load_inline_xsd, load_xsd, model_for, row_schema, validation_schema
+from .xsdwrite import decode_name, encode_name
 
 #: Rows per batch, read or written.
 BATCH = 5_000

@@ -21,7 +21,7 @@ from ..registry import TypeRegistry
 from ..registry import registry as default_registry
 from .reader import BATCH, Reader, instances
 from .writer import RowFormatter, Target, write_document
-from .xsd import check_schema_limits, dataset_name, xsd_bytes, xsd_tree
+from .xsdwrite import check_schema_limits, dataset_name, xsd_bytes, xsd_tree
 
 T = TypeVar("T")
 

@@ -26,7 +26,7 @@ from ..files import atomic_output, check_output_path, write_bytes
 from ..model.schema import TableSchema
 from ..registry import INT64_MAX, INT64_MIN, encode_error
 from .parser import DIFFGRAM_NS, DIFFGRAM_ROOT
-from .xsd import column_xsd, encode_name, value_check
+from .xsdwrite import column_xsd, encode_name, value_check
 
 # Characters XML 1.0 cannot represent at all (not even as character references).
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -21,20 +21,16 @@ numba: they take NumPy arrays as object addresses.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import inspect
-import os
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numba
 from llvmlite import ir
-from numba.core import caching, sigutils, types
+from numba.core import types
 from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
-from generators._compiled import private
+from generators._compiled import numba_compat, private
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,71 +46,28 @@ def jit(function: F) -> F:
     if isinstance(compiled, Dispatcher):  # under NUMBA_DISABLE_JIT: the function itself
         cache = _private_cache(function)
         if cache is not None:
-            cast(Any, compiled)._cache = cache  # what ``enable_caching`` sets, our locator
+            numba_compat.use_cache(compiled, cache)
     return cast(F, compiled)
 
 
 def cfunc(signature: Any, function: Callable[..., Any], cache: bool) -> Any:
     """``numba.cfunc(signature)(function)``, compiled now, with numba's disk cache kept in
     the private folder when ``cache`` (and there is such a folder)."""
-    from numba.core.ccallback import CFunc
-
-    normalize: Any = sigutils.normalize_signature
-    compiled: Any = CFunc(function, normalize(signature), locals={}, options={})
-    if cache:
-        found = _private_cache(function)
-        if found is not None:
-            compiled._cache = found
-    compiled.compile()
-    return compiled
+    return numba_compat.compiled_cfunc(
+        signature, function, _private_cache(function) if cache else None
+    )
 
 
 def _private_cache(function: Callable[..., Any]) -> Any:
-    """numba's cache for ``function`` in the private folder, or None (compile uncached)."""
-    try:
-        make: Any = _PrivateCache
-        return make(function)
-    except Exception:  # noqa: BLE001 - no private folder, or another numba's cache layout
+    """numba's cache for ``function`` under ``numba/`` in the private folder, or None
+    (compile uncached)."""
+    place = private.folder()
+    if place is None:
         return None
-
-
-class _PrivateLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
-    """numba's cache files of one source file, under ``numba/`` in the private folder."""
-
-    def __init__(self, function: Callable[..., Any], source: str, root: str) -> None:
-        self._py_file = source
-        self._lineno = function.__code__.co_firstlineno
-        folder = os.path.dirname(os.path.abspath(source))  # as numba names it, per folder
-        digest = hashlib.sha1(folder.encode(), usedforsecurity=False).hexdigest()
-        self._cache_path = os.path.join(root, f"{os.path.basename(folder)}_{digest}")
-
-    def get_cache_path(self) -> str:
-        return self._cache_path
-
-
-class _PrivateImpl(caching.CompileResultCacheImpl):
-    """numba's ``CacheImpl`` with :class:`_PrivateLocator` as its only locator (numba's
-    would also honour ``NUMBA_CACHE_LOCATOR_CLASSES``, and its defaults, which read any
-    folder)."""
-
-    def __init__(self, function: Callable[..., Any]) -> None:
-        place = private.folder()
-        if place is None:
-            raise RuntimeError("no private cache folder")
-        source = inspect.getfile(function)
-        self._lineno = function.__code__.co_firstlineno
-        self._locator = _PrivateLocator(function, source, str(place.path / "numba"))
-        self._locator.ensure_cache_path()
-        module = os.path.splitext(os.path.basename(source))[0]
-        name_base: Any = self.get_filename_base
-        self._filename_base = name_base(f"{module}.{function.__qualname__}",
-                                        getattr(sys, "abiflags", ""))  # fmt: skip
-
-
-class _PrivateCache(caching.FunctionCache):
-    """numba's per-function cache, kept where :class:`_PrivateImpl` says."""
-
-    _impl_class = _PrivateImpl
+    try:
+        return numba_compat.function_cache(function, str(place.path / "numba"))
+    except Exception:  # noqa: BLE001 - another numba's cache layout
+        return None
 
 
 def _array_data(typingctx: Any, address: Any) -> Any:

@@ -31,12 +31,10 @@ replaced instead.
 
 from __future__ import annotations
 
-import builtins
 import ctypes
 import hashlib
 import hmac
 import importlib
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -50,7 +48,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generators._compiled import private
+from generators._compiled import numba_compat, private
 
 #: First bytes of a kernel file; the format number changes when the layout does. The
 #: HMAC-SHA256 of the rest (see :func:`_seal`) follows, then a JSON header line, then code.
@@ -167,7 +165,7 @@ def _name(spec: Kernel) -> str | None:
         parts += [f"{name}={os.environ.get(name, '')}" for name in _CODEGEN_ENV]
         for part in parts:
             digest.update(part.encode() + b"\0")
-        for module in (*spec.sources, __name__):
+        for module in (*spec.sources, __name__, numba_compat.__name__):
             found = importlib.util.find_spec(module)
             if found is None or found.origin is None:
                 return None
@@ -201,13 +199,12 @@ def _keep(place: private.Folder, name: str, compiled: Any) -> bool:
     """Write the machine code of a freshly compiled ``cfunc`` next to its symbol name;
     False when there is none to write (a ``cfunc`` numba loaded from its own cache).
 
-    numba has no public call for a kernel's object code: this emits it from the optimised
-    module that the ``cfunc``'s code library holds, and keeps nothing when that is not
-    there (another numba) or when the result is not an object file :func:`_load` can check.
+    numba has no public call for a kernel's object code (:func:`.numba_compat.object_code`
+    emits it): nothing is kept when there is none (another numba) or when the result is not
+    an object file :func:`_load` can check.
     """
     try:
-        library = compiled._library
-        code = library.codegen._tm.emit_object(library._final_module)
+        code = numba_compat.object_code(compiled)
         header = json.dumps({"symbol": compiled.native_name}).encode()
     except Exception:  # noqa: BLE001 - an internal layout this numba does not have
         return True  # nothing to gain from compiling again
@@ -269,53 +266,14 @@ _helpers_registered = False
 
 
 def _register_numba_helpers(ll: Any) -> None:
-    """Give LLVM the addresses of numba's C helpers, as numba's CPU target does when it
-    starts, without importing numba: its three helper extensions are loaded on their own.
-
-    The kernels call them on their error paths (raising, reporting) and for memory
-    (reference counts, allocation); loading the runtime extension also sets up numba's
-    memory system, so those calls work exactly as under numba.
-    """
+    """Give LLVM the addresses of numba's C helpers once per process, without importing
+    numba (:func:`.numba_compat.register_helpers`). The kernels call them on their error
+    paths (raising, reporting) and for memory (reference counts, allocation), which then
+    work exactly as under numba."""
     global _helpers_registered
-    if _helpers_registered:
-        return
-    found = importlib.util.find_spec("numba")
-    if found is None or found.origin is None:
-        raise ImportError("numba is not installed")
-    root = Path(found.origin).parent
-    helperlib = _extension("numba._helperlib", root / "_helperlib")
-    dynfunc = _extension("numba._dynfunc", root / "_dynfunc")
-    runtime = _extension(
-        "numba.core.runtime._nrt_python", root / "core" / "runtime" / "_nrt_python"
-    )
-    ll.add_symbol("_Py_NoneStruct", id(None))
-    for module in (helperlib, dynfunc):
-        for name, address in module.c_helpers.items():
-            ll.add_symbol("numba_" + name, address)
-    for value in vars(builtins).values():
-        if isinstance(value, type) and issubclass(value, BaseException):
-            ll.add_symbol("PyExc_" + value.__name__, id(value))
-    for name, address in runtime.c_helpers.items():
-        ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
-    _helpers_registered = True
-
-
-def _extension(name: str, stem: Path) -> Any:
-    """The extension module ``name`` from the file ``stem`` + this Python's suffix, loaded
-    without importing its package (the same module object numba gets later, if it does)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = stem.with_name(stem.name + suffix)
-        if path.is_file():
-            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-            spec = importlib.util.spec_from_loader(name, loader, origin=str(path))
-            if spec is None:
-                break
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-            return module
-    raise ImportError(f"no extension module {stem.name} in {stem.parent}")
+    if not _helpers_registered:
+        numba_compat.register_helpers(ll)
+        _helpers_registered = True
 
 
 def _elf_symbols(code: bytes) -> tuple[set[str], set[str]] | None:

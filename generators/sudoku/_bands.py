@@ -395,7 +395,7 @@ def _band_branch(F):  # type: ignore[no-untyped-def]
     best_1 = 0
     best_2 = 0
     # The band and stack scans below are written out twice on purpose: one compiled helper
-    # returning (total, pattern, digit) for both measured about 8 % slower on top95.
+    # returning (total, pattern, digit) for both is slower (see benchmarks/bench_sudoku.py).
     for b in range(3):
         if F[27 + b] == 0:
             continue

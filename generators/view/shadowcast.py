@@ -73,7 +73,7 @@ QUADRANTS = np.array([
 
 #: Windows larger than this (cells) are checked for 0/1 values by NumPy's vectorised max
 #: before the view; smaller ones by the compiled view itself, which is faster up to about
-#: this size (measured) and saves a call.
+#: this size (benchmarks/bench_maps.py --fov) and saves a call.
 _NUMPY_CHECK = 40_000
 
 _Args = tuple[np.ndarray, int, int, bool, int, int, int, int, int, int, int, int, bool, bool, bool]
@@ -211,8 +211,8 @@ def _everyday(grid: object, origin: object, radius: object, light_walls: object,
     """The everyday view in one go: a C-contiguous ``uint8`` map, an ``(x, y)`` tuple of
     ints inside it, an int radius whose window the compiled view checks itself, real
     bools. Returns ``(mask, corner)`` (the full-size mask when ``whole``), or None for any
-    other call, which :func:`_check` then validates and explains. At a few microseconds a
-    view, the general path's checks and packing were a third of the time."""
+    other call, which :func:`_check` then validates and explains: at a few microseconds a
+    view, the general path's checks and packing would dominate."""
     if not (type(grid) is np.ndarray and grid.dtype is _UINT8 and type(origin) is tuple
             and type(radius) is int and type(light_walls) is bool and type(symmetric) is bool
             and type(ties) is bool and len(origin) == 2 and radius >= 0

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from entityworks import AwareDatetime, Store, ValueEncodingError, arrow, col
+from entityworks import AwareDatetime, Store, ValueEncodingError, col
 from entityworks.arrow import (
     arrow_schema,
     from_arrow,
@@ -26,6 +26,7 @@ from entityworks.arrow import (
     to_pandas,
     write_parquet,
 )
+from entityworks.arrow import write as arrow_write
 
 from .strategies import AllTypes, assert_same_rows, rows
 
@@ -120,12 +121,12 @@ def test_chunks_of_rows_make_the_table_of_all_rows_at_once(data: list[AllTypes])
     """to_arrow converts a few thousand rows at a time: with chunks of 2 rows the table
     (each decimal column's fitted type included) is the one made of all rows at once."""
     whole = to_arrow(AllTypes, data)
-    original = arrow.ROWS_PER_CHUNK
+    original = arrow_write.ROWS_PER_CHUNK
     try:
-        arrow.ROWS_PER_CHUNK = 2
+        arrow_write.ROWS_PER_CHUNK = 2
         chunked = to_arrow(AllTypes, data)
     finally:
-        arrow.ROWS_PER_CHUNK = original
+        arrow_write.ROWS_PER_CHUNK = original
     assert chunked.schema.equals(whole.schema, check_metadata=True)
     assert repr(chunked.to_pylist()) == repr(whole.to_pylist())  # NaN too, which != itself
     assert all(c.num_chunks == 1 for c in chunked.columns)
@@ -133,7 +134,7 @@ def test_chunks_of_rows_make_the_table_of_all_rows_at_once(data: list[AllTypes])
 
 
 def test_a_bad_value_in_a_later_chunk_is_named_by_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(arrow, "ROWS_PER_CHUNK", 2)
+    monkeypatch.setattr(arrow_write, "ROWS_PER_CHUNK", 2)
     good = [Reading(i, "a", 1.0, i, True, None) for i in range(7)]
     bad = [*good[:5], Reading(5, "b", 1.0, "three", True, None), good[6]]  # type: ignore[arg-type]
     with pytest.raises(ValueEncodingError, match="row 5, column 'count'"):

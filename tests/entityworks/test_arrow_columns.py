@@ -41,8 +41,8 @@ from entityworks.arrow import (
     to_arrow,
     to_pandas,
     write_parquet,
-    write_parquet_table,
 )
+from entityworks.arrow.write import write_parquet_table
 from entityworks.model.schema import table_schema
 
 from .strategies import AllTypes, Item, assert_same_rows, rows, same

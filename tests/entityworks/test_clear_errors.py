@@ -40,7 +40,8 @@ from entityworks.cli import cli
 from entityworks.xml.codegen import codegen
 from entityworks.xml.dataset import dataset_of, dataset_xsd_bytes, read_dataset
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import read_xsd, write_xsd, xsd_bytes
+from entityworks.xml.xsd import read_xsd, write_xsd
+from entityworks.xml.xsdwrite import xsd_bytes
 
 from .sql.test_logical import DOTNET_XSD
 from .xml.test_dataset import FLAT_XML, shop_xsd

@@ -288,7 +288,7 @@ def test_wheel_carries_every_package_its_data_and_entry_points(tmp_path: Path) -
         entries.read_string(archive.read(entry_points).decode())
     packaged = {n for n in names if ".dist-info/" not in n}
     shipped = set()
-    for package in ("entityworks", "generators", "migrations"):
+    for package in ("entityworks", "generators"):
         shipped |= {
             p.relative_to(ROOT).as_posix()
             for p in (ROOT / package).rglob("*")
@@ -298,16 +298,51 @@ def test_wheel_carries_every_package_its_data_and_entry_points(tmp_path: Path) -
     assert {
         "entityworks/py.typed",
         "generators/py.typed",
-        "migrations/alembic.ini",
-        "migrations/script.py.mako",
+        "entityworks/_migrations/alembic.ini",
+        "entityworks/_migrations/script.py.mako",
+        "entityworks/_migrations/env.py",
         "entityworks/web/plugin/templates/row.html",
         "entityworks/web/plugin/static/entityworks.css",
         "entityworks_launch.py",
     } <= packaged
     assert packaged - shipped == {"entityworks_launch.py"}  # nothing else: no tests, docs
+    # the catalog's revisions ship inside entityworks: no top-level ``migrations`` (or any
+    # other name) that would shadow a project's own package
+    assert {n.split("/", 1)[0] for n in packaged} == {"entityworks", "generators",
+                                                      "entityworks_launch.py"}  # fmt: skip
+    revisions = sorted(
+        p.name for p in (ROOT / "entityworks" / "_migrations" / "versions").glob("0*.py")
+    )
+    assert revisions and {f"entityworks/_migrations/versions/{r}" for r in revisions} <= packaged
+    [top_level] = [n for n in names if n.endswith(".dist-info/top_level.txt")] or [None]
+    if top_level is not None:
+        with zipfile.ZipFile(wheel) as archive:
+            listed = set(archive.read(top_level).decode().split())
+        assert listed == {"entityworks", "generators", "entityworks_launch"}
     assert dict(entries["console_scripts"]) == {"entityworks": "entityworks_launch:main"}
     assert dict(entries["datasette"]) == {"entityworks": "entityworks.web.plugin"}
     [editable] = out.glob("entityworks-*editable*.whl")
     with zipfile.ZipFile(editable) as archive:
         [pth] = [n for n in archive.namelist() if n.endswith(".pth")]
         assert archive.read(pth).decode().split() == [str(source)]
+
+
+def test_catalog_revisions_live_inside_the_package() -> None:
+    """The catalog's Alembic script directory is ``entityworks/_migrations`` (issue 30): found
+    beside the package's own modules, with its environment, template, ini and revisions, and
+    no top-level ``migrations`` folder left in the checkout to shadow a project's own."""
+    from alembic.script import ScriptDirectory
+
+    import entityworks
+    from entityworks.migrate import MIGRATIONS_DIR, alembic_config, head
+    from entityworks.migrate.revisions import migrations_dir
+
+    folder = Path(entityworks.__file__).resolve().parent / "_migrations"
+    assert migrations_dir() == MIGRATIONS_DIR == folder
+    for name in ("env.py", "script.py.mako", "alembic.ini"):
+        assert (folder / name).is_file(), name
+    script = ScriptDirectory.from_config(alembic_config())
+    assert Path(script.dir).resolve() == folder
+    assert script.get_current_head() == head()
+    assert all(Path(r.path).parent == folder / "versions" for r in script.walk_revisions())
+    assert not (ROOT / "migrations").exists()

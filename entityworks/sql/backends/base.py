@@ -8,19 +8,24 @@ with nothing special: transactional DDL, streamed reads, SQLAlchemy's ``executem
 
 from __future__ import annotations
 
+import decimal
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
+from ...types.registry import Target
 from ..log import INFO, log_statement, sql_logger
+from .light import TITLES
 
 if TYPE_CHECKING:
-    from ...model.schema import TableSchema
+    from ...model.schema import Column, TableSchema
 
 #: Held while listeners are added, so that Stores made at once on one engine add them once.
 CONFIGURING = threading.Lock()
@@ -44,6 +49,54 @@ def marked(fn: Callable[..., Any]) -> Callable[..., Any]:
 def has_ours(listeners: Any) -> bool:
     """True when one of ``listeners`` is the Store's."""
     return any(getattr(fn, "_entityworks", False) for fn in listeners)
+
+
+class RowWriter(Protocol):
+    """What a backend's ``write_rows`` and ``insert_generated`` are given: one batch of rows
+    of one table, in the forms the backend may send, with its statements and the guard
+    that names a refused row (``entityworks.sql.bulk.Rows``)."""
+
+    conn: sa.Connection
+    model: Any
+    kind: str
+
+    def __len__(self) -> int: ...
+    @property
+    def cache(self) -> dict[str, Any]: ...
+    @property
+    def dialect(self) -> sa.Dialect: ...
+    def instances(self) -> Sequence[Any] | None: ...
+    def bound(self) -> list[Sequence[Any]]: ...
+    def streamed(self) -> Iterable[Sequence[Any]] | None: ...
+    def checked(self) -> list[Sequence[Any]]: ...
+    def dicts(self) -> list[dict[str, Any]]: ...
+    def key_index(self) -> int: ...
+    def with_keys(self, keys: Sequence[Any]) -> RowWriter: ...
+    def statement(self) -> Any: ...
+    def compiled(self, rows: int = 1) -> str | None: ...
+    def compiled_for(self, dialect: sa.Dialect) -> tuple[str, str]: ...
+    def cursor(self) -> Any: ...
+    def logging(self) -> bool: ...
+    def listened(self) -> bool: ...
+    def logged(self, sql: str, rows: Any, how: str) -> Any: ...
+    def attempt(self, action: Callable[[], Any]) -> bool: ...
+    def refused(self, action: Callable[[], Any]) -> BaseException | None: ...
+    def guard(
+        self,
+        action: Callable[[], Any],
+        *,
+        raw: tuple[str, Callable[[], list[Any]]] | None = None,
+        replay: tuple[Any, list[dict[str, Any]]] | None = None,
+        clash: bool = False,
+    ) -> Any: ...
+    def checked_again(
+        self,
+        error: BaseException,
+        sent: Sequence[Sequence[Any]],
+        send: Callable[[list[Sequence[Any]]], Any],
+        sql: str,
+    ) -> Any: ...
+    def gated_chunks(self) -> Iterator[Sequence[Sequence[Any]]] | None: ...
 
 
 class Backend:
@@ -101,6 +154,79 @@ class Backend:
     #: A connection idle for a while is pinged before it is used again (a server that
     #: restarted meanwhile has closed it); not an SQLite file, which has no server.
     pings_idle: bool = True
+
+    # -- command line (cli, web, catalog upgrade) -------------------------------------------
+    #: Dialect names other tools write in URLs for this backend, which SQLAlchemy does not
+    #: know (``postgres``).
+    url_aliases: tuple[str, ...] = ()
+    #: The driver entityworks suggests in a URL ("": none), and the extra of
+    #: ``entityworks[...]`` that installs it.
+    suggested_driver: str = ""
+    driver_extra: str = ""
+    #: An example of a URL of this backend, as ``--db``'s refusals list them ("": none).
+    url_example: str = ""
+    #: A write transaction holds the whole database from its first statement, so a second
+    #: writer waits for it to end (the catalog is then created at its head in one).
+    serial_writes: bool = False
+
+    @property
+    def title(self) -> str:
+        """How messages name this database."""
+        return TITLES.get(self.name, self.name)
+
+    def suggested_scheme(self, written: str) -> str:
+        """The URL scheme to suggest for one whose dialect is written ``written`` (a name of
+        this backend, or one of its :attr:`url_aliases`); "" for none."""
+        if not self.suggested_driver:
+            return ""
+        dialect = self.name if written in self.url_aliases else written
+        return f"{dialect}+{self.suggested_driver}"
+
+    def refused_url(self, url: sa.URL) -> str | None:
+        """Why ``url`` cannot serve, found before connecting (an unknown character set, say),
+        or None."""
+        return None
+
+    def database_file(self, url: sa.URL) -> Path | None:
+        """The file that holds the database of ``url`` (None: a server's, or one in memory)."""
+        return None
+
+    def read_only_url(self, path: Path) -> sa.URL:
+        """A URL that opens the database file at ``path`` read-only: never created, never
+        changed."""
+        raise EntityworksError(f"{self.title} keeps no database in a file")
+
+    def memory_url(self) -> sa.URL:
+        """A URL of an empty database in memory (to compile and show this backend's SQL)."""
+        raise EntityworksError(f"{self.title} has no database in memory")
+
+    def quick_connect_args(self, seconds: int) -> dict[str, Any]:
+        """``connect_args`` that give up after ``seconds`` on a server that does not answer
+        (shell completion must never hang)."""
+        return {}
+
+    def declared_columns(
+        self, conn: sa.Connection, inspector: Any, table_name: str
+    ) -> list[tuple[str, str]]:
+        """``(column, declared type)`` of a table in its order, as the database declares it
+        (the default: SQLAlchemy's reflection, each type compiled back)."""
+        declared = []
+        for column in inspector.get_columns(table_name):
+            try:
+                text = column["type"].compile(dialect=conn.dialect)
+            except sa.exc.SQLAlchemyError:  # a type SQLAlchemy reflects but cannot name
+                text = "?"
+            declared.append((str(column["name"]), str(text)))
+        return declared
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        """The driver's own errors that reach the caller unwrapped (the raw-cursor paths),
+        among the modules already imported: bad input, like SQLAlchemy's errors."""
+        return ()
+
+    def driver_message(self, error: BaseException) -> str | None:
+        """The driver's ``error`` as a sentence, when its text needs one (None: as it is)."""
+        return None
 
     # -- engine --------------------------------------------------------------------------
     def engine_arguments(
@@ -181,6 +307,57 @@ class Backend:
         ``seconds`` for it (see ``ddllock``)."""
         yield
 
+    # -- engine and tables ------------------------------------------------------------------
+    #: URL schemes other tools write for this database (libpq, Heroku, Django's
+    #: dj-database-url) that SQLAlchemy does not know -> the scheme it knows (see
+    #: ``engine.normalise_url``).
+    scheme_aliases: Mapping[str, str] = MappingProxyType({})
+    #: Other names ``entityworks sql-script --dialect`` takes for it (``postgres``).
+    dialect_aliases: tuple[str, ...] = ()
+    #: The most foreign keys one delete may act through here, one table below another
+    #: (None: no limit of its own); entityworks refuses a deeper chain on every backend.
+    max_cascade_levels: int | None = None
+
+    def older_column(
+        self, column: Column, schema: TableSchema, live: Mapping[str, str] | None
+    ) -> tuple[sa.types.TypeEngine[Any], list[sa.schema.SchemaItem]] | None:
+        """The type and CHECKs of ``column`` when its existing table (``live``: column ->
+        declared type) declares it as an older entityworks did, which this one keeps
+        (SQLite's ``ANY`` with a CHECK on ``typeof``); None: the column's own type."""
+        return None
+
+    def keeps_values(self, type_: sa.types.TypeEngine[Any]) -> bool:
+        """True for a column type that stores each value exactly as bound (SQLite's ``ANY``):
+        its field needs no companion for what type affinity loses (``Companion.any_keeps``)."""
+        return False
+
+    def column_checks(self, column: Column, col: sa.Column[Any]) -> list[sa.schema.SchemaItem]:
+        """The CHECKs a table adds for ``column`` (its SQL column ``col``), after the column
+        and its companions (SQLite: the length of ``max_length`` text)."""
+        return []
+
+    def table_options(
+        self, schema: TableSchema, items: Sequence[sa.schema.SchemaItem]
+    ) -> dict[str, Any]:
+        """The dialect options of ``schema``'s ``Table`` with the columns and constraints
+        ``items`` (SQLite: STRICT, and WITHOUT ROWID for a compact root's child tables)."""
+        return {}
+
+    def checked_python_types(self, inspector: Any, table_name: str) -> dict[str, type]:
+        """Column -> the Python type a CHECK holds its values to (SQLite's ANY columns), for
+        reflection."""
+        return {}
+
+    def missing_table(self, error: BaseException) -> bool:
+        """True when the driver's ``error`` says a table does not exist (the default: the
+        SQLSTATEs of an undefined table)."""
+        codes = {getattr(error, "sqlstate", None), error.args[0] if error.args else None}
+        return bool(codes & {"42P01", "42S02"})
+
+    def names_missing(self, error: BaseException, name: str) -> bool:
+        """True when ``error`` (see :meth:`missing_table`) names the table ``name``."""
+        return False
+
     # -- column types (None: the generic type) ---------------------------------------------
     def long_text(self) -> sa.types.TypeEngine[Any] | None:
         """Unbounded text."""
@@ -222,6 +399,41 @@ class Backend:
 
         return postgresql.TIMESTAMP(timezone=True)
 
+    # -- types --
+    #: A float column keeps the sign of -0.0 (else a companion column keeps it).
+    keeps_negative_zero: bool = True
+
+    def storage_target(self, name: str | None = None) -> Target:
+        """What the type layer is told of this backend (its companions depend on it), as
+        the target named ``name`` (default: this backend's name)."""
+        return Target(
+            self.name if name is None else name,
+            keeps_decimal_scale=self.keeps_decimal_scale,
+            keeps_negative_zero=self.keeps_negative_zero,
+            decimal_as_key=self.text_values,
+        )
+
+    def big_integer(self) -> sa.types.TypeEngine[Any] | None:
+        """A 64-bit integer (None: BIGINT)."""
+        return None
+
+    def small_integer(self) -> sa.types.TypeEngine[Any] | None:
+        """A small integer, for companion columns (None: SMALLINT)."""
+        return None
+
+    def double(self) -> sa.types.TypeEngine[Any] | None:
+        """A double-precision float (None: DOUBLE PRECISION)."""
+        return None
+
+    def boolean(self) -> sa.types.TypeEngine[Any] | None:
+        """A boolean (None: BOOLEAN)."""
+        return None
+
+    def reads_float_literal(self, text: str, value: float) -> bool:
+        """True when this database reads the literal ``text`` (Python's ``repr``) as exactly
+        ``value`` (a DEFAULT is only written when it does)."""
+        return True
+
     # -- scripts (entityworks sql-script) ------------------------------------------------
     def prepare_offline(self, dialect: sa.Dialect) -> None:
         """Set up a dialect object that compiles scripts without connecting."""
@@ -248,10 +460,123 @@ class Backend:
         """True for a value this backend alone cannot store and names no column for."""
         return False
 
+    # -- writing (pipeline) ----------------------------------------------------------------
+    def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
+        """Write one batch (``rows.kind``: an insert or an upsert) in one savepoint, by
+        this backend's fastest way; a refused row raises the WriteError naming it. The
+        default: SQLAlchemy's ``executemany`` of the registry's values."""
+        stmt = rows.statement()
+        dicts = rows.dicts()
+        rows.guard(
+            lambda: conn.execute(stmt, dicts),
+            replay=(stmt, dicts),
+            clash=rows.kind == "upsert" and self.upsert_guarded,
+        )
+
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
+        """Insert one batch of rows whose single key is None and return the keys the
+        database gave them, in order, in one round trip per batch where the backend can
+        know them. The default: ``INSERT ... RETURNING`` sorted by parameter order
+        (SQLAlchemy's insertmanyvalues)."""
+        table = rows.model.table
+        name = rows.model.schema.primary_key.name
+        stmt = table.insert().returning(table.c[name], sort_by_parameter_order=True)
+        dicts = rows.dicts()
+        for d in dicts:
+            d.pop(name)
+        if not dicts[0] and self.key_only_rows_one_by_one:
+            # rows of the key alone: SQLAlchemy would send VALUES (DEFAULT), (DEFAULT),
+            # which NO_AUTO_VALUE_ON_ZERO makes two rows of key 0; one row at a time is
+            # VALUES (), which takes the next value (a rare shape)
+            one = table.insert().returning(table.c[name])
+            return [conn.execute(one).scalar_one() for _ in dicts]
+        found = rows.guard(lambda: conn.execute(stmt, dicts).all(), replay=(stmt, dicts))
+        return [k for (k,) in found]
+
+    def stored_as(self, info: Any) -> str | None:
+        """The storage class (``integer``, ``real``, ``text``) of a type whose values the
+        driver binds as they are and a column of that class could convert (``'12'`` into
+        12), so that rows encoded elsewhere are checked again; None for other types."""
+        stored: str | None = info.sqlite_typeof
+        return stored
+
+    def value_refusal(
+        self, info: Any, nullable: bool
+    ) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], bool]] | None:
+        """This backend's own check of a value of ``info``'s type, after the registry's
+        (a value it would store as another), and its form for a whole column (True: the
+        column passes); None where there is none."""
+        return None
+
+    def copy_types(self, table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
+        """The driver's type names of ``table``'s columns for a binary COPY, or None (no
+        COPY, or a column it cannot carry)."""
+        return None
+
+    def restated_keys(self, key_columns: Sequence[Any]) -> list[str]:
+        """Key columns an upsert or ``update(obj)`` sets although they match the row: a
+        Decimal key equals the row's by value (1.5 = 1.50), and where the column itself
+        keeps the scale (PostgreSQL's NUMERIC) the row takes the one just written, as its
+        other columns do. (Elsewhere a companion column holds it, which is set anyway.)"""
+        if not self.keeps_decimal_scale:
+            return []
+        return [c.name for c in key_columns if c.info.python_type is decimal.Decimal]
+
     def streams(self, children: bool) -> bool:
         """Reads use a server-side cursor (``children``: the rows' child tables are read
         on the same connection meanwhile)."""
         return True
+
+    # -- exchange --
+    #: Files beside a database file that belong to it (its journals), removed with it.
+    file_companions: tuple[str, ...] = ()
+
+    def plain_file(self, url: sa.URL) -> str | None:
+        """The path of the database file ``url`` names, when it is a plain file that an
+        import may create (None: a server's database, one in memory, a URI)."""
+        return None
+
+    def seal_file(self, path: Path) -> None:
+        """Make a new database file whole on its own before it is linked into place (its
+        journal folded into it)."""
+
+    def take_named_lock(self, conn: sa.Connection, name: str, seconds: int) -> bool:
+        """Take the server-wide lock ``name`` for this session, waiting up to ``seconds``;
+        False when another session kept it (imports where DDL commits at once)."""
+        raise EntityworksError(f"{self.title} has no named locks")
+
+    def release_named_lock(self, conn: sa.Connection, name: str) -> None:
+        """Release the named lock ``name`` this session holds."""
+        raise EntityworksError(f"{self.title} has no named locks")
+
+    def named_lock_free(self, conn: sa.Connection, name: str) -> bool:
+        """True when no session holds the named lock ``name``."""
+        raise EntityworksError(f"{self.title} has no named locks")
+
+    def commented_tables(self, conn: sa.Connection, prefix: str) -> list[tuple[str, str]]:
+        """``(table, comment)`` of the tables whose comment starts with ``prefix``."""
+        inspector = sa.inspect(conn)
+        found = []
+        for name in inspector.get_table_names():
+            text = inspector.get_table_comment(name).get("text") or ""
+            if text.startswith(prefix):
+                found.append((name, text))
+        return found
+
+    def table_references(self, conn: sa.Connection) -> list[tuple[str, str]]:
+        """``(table, table it refers to)`` of every foreign key of the database."""
+        inspector = sa.inspect(conn)
+        return [
+            (name, fk["referred_table"])
+            for name in inspector.get_table_names()
+            for fk in inspector.get_foreign_keys(name)
+        ]
+
+    @contextmanager
+    def tables_write_locked(self, conn: sa.Connection, names: Sequence[str]) -> Iterator[None]:
+        """Hold the tables ``names`` against every other session while the block runs,
+        once each open transaction that wrote to them has ended."""
+        yield
 
 
 def on_conflict(
@@ -270,6 +595,7 @@ __all__ = [
     "CONFIGURING",
     "TYPEOF_CHECK",
     "Backend",
+    "RowWriter",
     "has_ours",
     "marked",
     "on_conflict",

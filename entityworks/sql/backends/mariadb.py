@@ -6,14 +6,17 @@ other unique indexes, and no NaN or infinity in a DOUBLE.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from ...compat.sqlalchemy import dialect_twin
 from ...errors import ConfigurationError, EntityworksError, InvalidNameError
-from .base import Backend, setup_statement
+from .base import Backend, RowWriter, setup_statement
 
 if TYPE_CHECKING:
     from ...model.schema import TableSchema
@@ -27,6 +30,14 @@ COLLATION = "utf8mb4_nopad_bin"
 LOCK_NAME = "entityworks_schema_change"
 #: The server's error number for a database that does not exist (ER_BAD_DB_ERROR).
 UNKNOWN_DATABASE = 1049
+#: About the bytes of one multi-row INSERT of generated keys (the server's
+#: max_allowed_packet is 16 MiB by default, at least 1 MiB; escaping may double a text).
+INSERT_BYTES = 400_000
+#: Most placeholders one statement may hold on MariaDB (a prepared statement's limit).
+_MAX_PARAMETERS = 65_535
+#: ``innodb_autoinc_lock_mode`` per engine: 0 and 1 give the rows of one multi-row INSERT
+#: consecutive keys, 2 ("interleaved") may not.
+_LOCK_MODES: weakref.WeakKeyDictionary[sa.Engine, int] = weakref.WeakKeyDictionary()
 
 
 def _connection_charset(dbapi_connection: Any) -> str | None:
@@ -56,6 +67,74 @@ class MariaDB(Backend):
     raw_inserts = True
     script_driver = "pymysql"
     native_paramstyle = "pyformat"
+
+    # -- engine and tables ------------------------------------------------------------------
+    scheme_aliases = MappingProxyType({"maria": "mariadb+pymysql"})
+    #: InnoDB refuses a delete whose ON DELETE CASCADE / SET NULL reaches rows 15 levels down.
+    max_cascade_levels: int | None = 14
+
+    def missing_table(self, error: BaseException) -> bool:
+        codes = {getattr(error, "sqlstate", None), error.args[0] if error.args else None}
+        return bool(codes & {"42S02", 1146})  # ER_NO_SUCH_TABLE
+
+    def names_missing(self, error: BaseException, name: str) -> bool:
+        return f".{name}' doesn't exist" in str(error)
+
+    # -- command line (cli, web, catalog upgrade) -------------------------------------------
+    suggested_driver = "pymysql"
+    driver_extra = "mariadb"
+    url_example = "mysql+pymysql://USER@HOST/DB"
+    #: The modules of the drivers whose errors are ``(code, message)``.
+    coded_drivers = ("pymysql", "MySQLdb")
+
+    def refused_url(self, url: sa.URL) -> str | None:
+        """``?charset=`` must name a character set the driver knows."""
+        if "charset" not in url.query or url.get_driver_name() != "pymysql":
+            return None
+        from pymysql.charset import charset_by_name
+
+        charset = url.query["charset"]
+        for name in [charset] if isinstance(charset, str) else list(charset):
+            try:
+                known = charset_by_name(name) is not None
+            except (KeyError, AttributeError):
+                known = False
+            if not known:
+                return (
+                    f"unknown MySQL character set {name!r} in ?charset= "
+                    f"(entityworks uses {CHARSET} when none is given)"
+                )
+        return None
+
+    def quick_connect_args(self, seconds: int) -> dict[str, Any]:
+        return {"connect_timeout": seconds, "read_timeout": seconds}
+
+    def declared_columns(
+        self, conn: sa.Connection, inspector: Any, table_name: str
+    ) -> list[tuple[str, str]]:
+        # information_schema has the declared COLUMN_TYPE (SQLAlchemy reads SHOW CREATE
+        # TABLE, and loses a column whose name holds a line break); the name is bound
+        rows = conn.execute(
+            sa.text(
+                "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = DATABASE() AND BINARY TABLE_NAME = BINARY :name "
+                "ORDER BY ORDINAL_POSITION"
+            ),
+            {"name": table_name},
+        ).all()
+        return [(str(n), str(t)) for n, t in rows]
+
+    def driver_message(self, error: BaseException) -> str | None:
+        # PyMySQL's (1045, "Access denied ...") as "Access denied ... (MariaDB error 1045)"
+        args = error.args
+        if (
+            len(args) == 2
+            and isinstance(args[0], int)
+            and isinstance(args[1], str)
+            and type(error).__module__.startswith(self.coded_drivers)
+        ):
+            return f"{args[1]} ({self.title} error {args[0]})"
+        return None
 
     def engine_arguments(
         self, url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
@@ -124,6 +203,10 @@ class MariaDB(Backend):
 
     def aware_datetime(self) -> sa.types.TypeEngine[Any]:
         return _mysql().DATETIME(fsp=6)  # type: ignore[no-any-return]
+
+    # -- types --
+    #: Every DOUBLE expression turns -0.0 into 0.
+    keeps_negative_zero = False
 
     def check_names(self, schema: TableSchema) -> None:
         """MariaDB identifiers hold characters up to U+FFFF only (no emoji): refuse others
@@ -209,5 +292,146 @@ class MariaDB(Backend):
         # its server-side cursor cannot share the connection with the child queries
         return not children
 
+    # -- exchange --
+    def take_named_lock(self, conn: sa.Connection, name: str, seconds: int) -> bool:
+        got = conn.execute(
+            sa.select(sa.func.get_lock(sa.bindparam("n", name), sa.bindparam("s", seconds)))
+        ).scalar()
+        return got == 1
 
-__all__ = ["CHARSET", "COLLATION", "LOCK_NAME", "MariaDB"]
+    def release_named_lock(self, conn: sa.Connection, name: str) -> None:
+        conn.execute(sa.select(sa.func.release_lock(sa.bindparam("n", name))))
+
+    def named_lock_free(self, conn: sa.Connection, name: str) -> bool:
+        free = conn.execute(sa.select(sa.func.is_free_lock(sa.bindparam("n", name)))).scalar()
+        return free == 1
+
+    def commented_tables(self, conn: sa.Connection, prefix: str) -> list[tuple[str, str]]:
+        # one query (SQLAlchemy's reflection reads SHOW CREATE TABLE table by table)
+        rows = conn.execute(
+            sa.text(
+                "SELECT table_name, table_comment FROM information_schema.tables "
+                "WHERE table_schema = DATABASE() AND table_comment LIKE :marked"
+            ),
+            {"marked": prefix + "%"},
+        ).all()
+        # LIKE narrows (a wildcard in the prefix matches more); the prefix itself decides
+        return [(str(n), str(c)) for n, c in rows if str(c).startswith(prefix)]
+
+    def table_references(self, conn: sa.Connection) -> list[tuple[str, str]]:
+        rows = conn.execute(
+            sa.text(
+                "SELECT table_name, referenced_table_name FROM "
+                "information_schema.referential_constraints "
+                "WHERE constraint_schema = DATABASE()"
+            )
+        ).all()
+        return [(str(child), str(parent)) for child, parent in rows]
+
+    @contextmanager
+    def tables_write_locked(self, conn: sa.Connection, names: Sequence[str]) -> Iterator[None]:
+        """``LOCK TABLES ... WRITE``, which waits for every transaction that has written to
+        them and keeps other sessions out until ``UNLOCK TABLES``."""
+        quote = conn.dialect.identifier_preparer.quote
+        conn.exec_driver_sql("LOCK TABLES " + ", ".join(f"{quote(n)} WRITE" for n in names))
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql("UNLOCK TABLES")
+
+    # -- writing (pipeline) ----------------------------------------------------------------
+    def _raw_insert(self, rows: RowWriter) -> str | None:
+        """The INSERT compiled for PyMySQL's own ``executemany`` (``%s`` placeholders in
+        the order of ``model.names``), or None where its text before VALUES differs from
+        the store's dialect's."""
+        cache = rows.cache
+        if "mariadb:insert" not in cache:
+            twin = dialect_twin(
+                rows.dialect,
+                "format",
+                ("is_mariadb", "server_version_info", "default_schema_name"),
+            )
+            compiled, own = rows.compiled_for(twin)
+            same = compiled and compiled.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
+            cache["mariadb:insert"] = compiled if same else ""
+        return cache["mariadb:insert"] or None
+
+    def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
+        """An insert: PyMySQL's ``executemany`` (multi-row INSERTs) of the rows encoded a
+        column at a time; refused, SQLAlchemy's, which locates the row. Upserts: the
+        default, its guard's error explained."""
+        sql = self._raw_insert(rows) if rows.kind == "insert" else None
+        if sql is not None:
+            bound = rows.bound()
+            cursor = rows.cursor()
+            try:
+                if rows.attempt(
+                    lambda: cursor.executemany(sql, rows.logged(sql, bound, "executemany"))
+                ):
+                    return
+            finally:
+                cursor.close()
+        super().write_rows(conn, rows)
+
+    def _consecutive(self, conn: sa.Connection) -> int:
+        """The step between the keys of one multi-row INSERT's rows, or 0 where they may
+        not be consecutive (``innodb_autoinc_lock_mode`` 2)."""
+        engine = conn.engine
+        mode = _LOCK_MODES.get(engine)
+        if mode is None:
+            mode = _LOCK_MODES[engine] = int(
+                conn.exec_driver_sql("SELECT @@innodb_autoinc_lock_mode").scalar_one()
+            )
+        if mode not in (0, 1):
+            return 0
+        return int(conn.exec_driver_sql("SELECT @@auto_increment_increment").scalar_one())
+
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
+        """Multi-row INSERTs of about :data:`INSERT_BYTES` each (one for most batches), the
+        key NULL and every value a bound parameter: under ``innodb_autoinc_lock_mode`` 0 or
+        1 the rows of one such INSERT get consecutive keys (``auto_increment_increment``
+        apart) from ``LAST_INSERT_ID()``, which PyMySQL reads as the cursor's ``lastrowid``.
+        Elsewhere, or for a refused batch (then located), the default ``INSERT ...
+        RETURNING``."""
+        sql = self._raw_insert(rows)
+        step = self._consecutive(conn) if sql is not None else 0
+        if sql is None or not step:
+            return super().insert_generated(conn, rows)
+        head, _, values = sql.partition(" VALUES ")
+        width = max(1, values.count("%s"))
+        per = max(1, _MAX_PARAMETERS // width)
+        bound = rows.bound()
+        keys: list[Any] = []
+        statements: dict[int, str] = {}
+
+        def send() -> None:
+            cursor = rows.cursor()
+            try:
+                chunk: list[Any] = []
+                size = 0
+                for row in rows.logged(sql, bound, "multi-row INSERT"):
+                    chunk.append(row)
+                    size += sum(len(v) if type(v) in (str, bytes) else 24 for v in row)
+                    if len(chunk) == per or size >= INSERT_BYTES:
+                        flush(cursor, chunk)
+                        chunk, size = [], 0
+                if chunk:
+                    flush(cursor, chunk)
+            finally:
+                cursor.close()
+
+        def flush(cursor: Any, chunk: list[Any]) -> None:
+            count = len(chunk)
+            statement = statements.get(count)
+            if statement is None:
+                statement = statements[count] = f"{head} VALUES {','.join([values] * count)}"
+            cursor.execute(statement, [v for row in chunk for v in row])
+            first = cursor.lastrowid
+            keys.extend(range(first, first + step * count, step))
+
+        if rows.attempt(send):
+            return keys
+        return super().insert_generated(conn, rows)
+
+
+__all__ = ["CHARSET", "COLLATION", "INSERT_BYTES", "LOCK_NAME", "MariaDB"]

@@ -26,6 +26,9 @@ class MSSQL(Backend):
     keeps_decimal_scale = False
     script_driver = "pyodbc"
 
+    # -- engine and tables ------------------------------------------------------------------
+    dialect_aliases = ("sqlserver",)
+
     def prepare_offline(self, dialect: sa.Dialect) -> None:
         # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;
         # script for SQL Server 2016 and later.

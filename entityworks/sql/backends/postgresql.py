@@ -4,16 +4,89 @@ lock as a transaction-level advisory lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
+from types import MappingProxyType
 from typing import Any
 
 import sqlalchemy as sa
 
-from .base import Backend, on_conflict
+from ...compat import psycopg as psycopg_compat
+from .base import Backend, RowWriter, on_conflict
 
 #: The advisory lock key of entityworks' schema changes.
 LOCK_KEY = 0x656E74_6D6967
+#: A binary COPY stream's header (signature, flags, no extension) and trailer, from
+#: PostgreSQL's documentation of the format.
+COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+COPY_TRAILER = b"\xff\xff"
+#: psycopg needs the exact PostgreSQL type of every column for a binary COPY; these are the
+#: SQL names SQLAlchemy compiles our types to.
+COPY_TYPES = {
+    "BIGINT": "int8",
+    "INTEGER": "int4",
+    "SMALLINT": "int2",
+    "TEXT": "text",
+    "DOUBLE PRECISION": "float8",
+    "NUMERIC": "numeric",
+    "BOOLEAN": "bool",
+    "BYTEA": "bytea",
+    "DATE": "date",
+    "TIME WITHOUT TIME ZONE": "time",
+    "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
+    "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "UUID": "uuid",
+}
+
+
+def copy_rows(rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
+    """One COPY of the SQL rows of ``chunks`` (an iterable of row lists).
+
+    A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
+    calls, see :func:`entityworks.compat.psycopg.binary_row_formatter`) into one buffer
+    and writes that: the same bytes, without two Python calls per row."""
+    model = rows.model
+    preparer = rows.dialect.identifier_preparer
+    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
+    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
+    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
+    types = model.codec.copy_types
+    if types is not None:  # binary: psycopg dumps each value as its column's exact type
+        sql += " (FORMAT BINARY)"
+    if rows.logging():
+        chunks = [rows.logged(sql, list(chain.from_iterable(chunks)), "COPY")]
+    with rows.cursor() as cursor, cursor.copy(sql) as copy:
+        if types is not None:
+            copy.set_types(types)
+        direct = psycopg_compat.binary_row_formatter(copy) if types is not None else None
+        parts = iter(chunks)
+        if direct is not None:
+            fmt, tx = direct
+            # the first chunk is formatted before anything is sent: a psycopg whose
+            # private formatter takes other arguments (a TypeError at once) falls back
+            # to its public write_row, which also raises again for a value it refuses
+            first = next(parts, None)
+            out = bytearray(COPY_HEADER)
+            try:
+                for row in first or ():
+                    fmt(row, tx, out)
+            except TypeError:
+                parts = chain([first] if first is not None else [], parts)
+            else:
+                send = copy.write
+                send(out)
+                for part in parts:
+                    out = bytearray()
+                    for row in part:
+                        fmt(row, tx, out)
+                    send(out)
+                send(COPY_TRAILER)
+                return
+        write = copy.write_row
+        for part in parts:
+            for row in part:
+                write(row)
 
 
 class PostgreSQL(Backend):
@@ -24,6 +97,31 @@ class PostgreSQL(Backend):
     text_holds_nul = False
     script_driver = "psycopg"
     native_paramstyle = "pyformat"
+
+    # -- engine and tables ------------------------------------------------------------------
+    scheme_aliases = MappingProxyType(
+        {
+            "postgres": "postgresql+psycopg",
+            "postgres+psycopg": "postgresql+psycopg",
+            "pg": "postgresql+psycopg",
+        }
+    )
+    dialect_aliases = ("postgres",)
+
+    def missing_table(self, error: BaseException) -> bool:
+        return getattr(error, "sqlstate", None) == "42P01"  # undefined_table
+
+    def names_missing(self, error: BaseException, name: str) -> bool:
+        return f'relation "{name}" does not exist' in str(error)
+
+    # -- command line (cli, web, catalog upgrade) -------------------------------------------
+    url_aliases = ("postgres",)
+    suggested_driver = "psycopg"
+    driver_extra = "postgres"
+    url_example = "postgresql+psycopg://USER@HOST/DB"
+
+    def quick_connect_args(self, seconds: int) -> dict[str, Any]:
+        return {"connect_timeout": seconds}
 
     @contextmanager
     def schema_lock(self, conn: sa.Connection, seconds: int) -> Iterator[None]:
@@ -71,6 +169,65 @@ class PostgreSQL(Backend):
     def point_connection(self, dbapi_connection: Any) -> None:
         dbapi_connection.autocommit = True  # psycopg: no BEGIN before a one-row statement
 
+    # -- writing (pipeline) ----------------------------------------------------------------
+    def copy_types(self, table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
+        names = []
+        for c in table.columns:
+            name = COPY_TYPES.get(c.type.compile(dialect=dialect).upper())
+            if name is None:
+                return None
+            names.append(name)
+        return names
+
+    def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
+        """An insert by binary COPY: straight from the instances where every value goes to
+        psycopg as it is once checked (a chunk checked while the previous one is sent),
+        else of the bound rows whose gated columns hold their exact types; refused, an
+        ordinary INSERT of the checked values, which locates the row. Upserts: the
+        default ``executemany``."""
+        if rows.kind != "insert":
+            super().write_rows(conn, rows)
+            return
+        chunks = rows.gated_chunks()
+        if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
+            return
+        bound = rows.bound()
+        if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
+            return
+        super().write_rows(conn, rows)
+
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
+        """The keys reserved first, in one ``SELECT array_agg(nextval(...)) FROM
+        generate_series`` (the sequence's own values: other sessions may take keys
+        meanwhile), then the rows written with them as keys given (one COPY)."""
+        model = rows.model
+        name = model.schema.primary_key.name
+        sequence = rows.cache.get("postgresql:sequence")
+        if sequence is None:
+            sequence = rows.cache["postgresql:sequence"] = (
+                conn.execute(
+                    sa.select(
+                        sa.func.pg_get_serial_sequence(model.table.name, model.table.c[name].name)
+                    )
+                ).scalar_one_or_none()
+                or ""
+            )
+        if not sequence:  # an identity or default of another kind
+            return super().insert_generated(conn, rows)
+        series = sa.func.generate_series(1, sa.bindparam("n", type_=sa.Integer)).table_valued()
+        # one row, one array: a row per key would cost more to fetch than the COPY
+        reserve = sa.select(
+            sa.func.array_agg(sa.func.nextval(sa.bindparam("seq", type_=sa.Text)))
+        ).select_from(series)
+        keys = list(conn.execute(reserve, {"n": len(rows), "seq": sequence}).scalar_one())
+        keyed = rows.with_keys(keys)
+        try:
+            self.write_rows(conn, keyed)
+        except BaseException:
+            rows.with_keys([None] * len(keys))  # the instances as they were given
+            raise
+        return keys
+
     def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:
         # libpq reports a missing database as a connection failure, without a SQLSTATE
         name = url.database or url.username or ""
@@ -84,4 +241,4 @@ class PostgreSQL(Backend):
         )
 
 
-__all__ = ["LOCK_KEY", "PostgreSQL"]
+__all__ = ["COPY_HEADER", "COPY_TRAILER", "LOCK_KEY", "PostgreSQL", "copy_rows"]

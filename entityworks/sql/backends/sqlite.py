@@ -5,9 +5,16 @@ the ANY columns, held by a CHECK on ``typeof``, of tables entityworks 0.2.3 wrot
 
 from __future__ import annotations
 
+import functools
+import sqlite3
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
+from itertools import chain, islice
+from operator import ne
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -22,6 +29,7 @@ from .base import (
     CONFIGURING,
     TYPEOF_CHECK,
     Backend,
+    RowWriter,
     has_ours,
     marked,
     on_conflict,
@@ -29,7 +37,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from ...model.schema import TableSchema
+    from ...model.schema import Column, TableSchema
 
 
 class SQLiteAny(sa.types.UserDefinedType[Any]):
@@ -76,9 +84,113 @@ def switch_to_wal(cursor: Any, busy_timeout: float) -> None:
         pause = min(pause * 2, 0.05)
 
 
+#: Rows per statement of :func:`insert_driver_rows`: one INSERT of many rows runs one
+#: prepared statement for all of them, less work for SQLite than as many one-row
+#: executions (see the benchmark record).
+ROWS_PER_INSERT = 64
+#: Parameters a statement may hold on the oldest SQLite the driver may link (999; 32766
+#: since 3.32).
+SQLITE_PARAMETERS = 999
+#: SQLite's largest rowid: past it, a NULL key gets a random unused one.
+MAX_ROWID = 2**63 - 1
+
+
+def refuse_nan(value: Any) -> Any:
+    """A float SQLite can store: NaN would become NULL."""
+    if value != value:
+        raise ValueError(
+            "SQLite cannot store NaN (it would become NULL); use PostgreSQL or "
+            "a NOT NULL column, where it is refused"
+        )
+    return value
+
+
+def no_nan(values: Sequence[Any]) -> bool:
+    """True when a column holds no NaN (which SQLite would store as NULL)."""
+    return not any(map(ne, values, values))
+
+
+def insert_driver_rows(
+    rows: RowWriter, cursor: Any, sql_rows: Iterable[Sequence[Any]], count: int
+) -> None:
+    """Insert the ``count`` SQL rows of ``sql_rows`` (bound for the driver, a list or a
+    stream) with the driver's own cursor: as many as fill whole statements of
+    :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way, the rest one row per
+    execution."""
+    per = min(ROWS_PER_INSERT, SQLITE_PARAMETERS // max(1, len(rows.model.names)))
+    whole = count // per if per > 1 else 0
+    statement = rows.compiled(per) if whole else None
+    single = rows.compiled()
+    assert single is not None
+    # logged as the one-row statement it repeats (the rows listed only at DEBUG)
+    how = "executemany" if statement is None else f"executemany, {per} to a statement"
+    rest = iter(rows.logged(single, sql_rows, how))
+    if statement is not None:
+        cursor.executemany(
+            statement, (tuple(chain.from_iterable(islice(rest, per))) for _ in range(whole))
+        )
+        whole *= per
+    else:
+        whole = 0
+    if whole < count:
+        cursor.executemany(single, rest)
+
+
 def memory(url: sa.URL) -> bool:
     """True for an in-memory database (one connection: one database)."""
     return url.database in (None, "", ":memory:")
+
+
+# -- engine and tables ----------------------------------------------------------------------
+#: Column type names a STRICT table accepts.
+STRICT_TYPES = frozenset({"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY"})
+#: The storage classes (``typeof``) of an ANY column's CHECK, as Python types.
+TYPEOF_TYPES: dict[str, type] = {"integer": int, "real": float, "text": str}
+
+
+def is_rowid(column: Column, schema: TableSchema) -> bool:
+    """True for an integer key SQLite keeps as the rowid (it must be declared INTEGER)."""
+    return (
+        column.primary_key
+        and schema.parent is None
+        and not schema.composite
+        and column.info.sqlite_typeof == "integer"
+    )
+
+
+def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | None) -> str | None:
+    """The ``typeof`` of ``column`` when its existing table (``live``) declares it ``ANY``
+    with our ``CHECK`` on ``typeof`` (entityworks 0.2.3 and before), else ``None``: a new
+    column gets its natural type (see ``entityworks.sql.tables``)."""
+    typeof = column.info.sqlite_typeof
+    if typeof is None or live is None or live.get(column.sql_name) != "ANY":
+        return None
+    if is_rowid(column, schema):
+        return None  # declared INTEGER in any case (the rowid)
+    return typeof
+
+
+def quote(name: str) -> str:
+    """An SQLite identifier in double quotes (for the text of a column's CHECK)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def strict_ok(items: Sequence[sa.schema.SchemaItem]) -> bool:
+    """True when SQLite supports STRICT and every column type has a STRICT name.
+
+    A user-registered type with another SQL name keeps an ordinary table.
+    """
+    if sqlite3.sqlite_version_info < (3, 37, 0):
+        return False
+    from sqlalchemy.dialects import sqlite
+
+    dialect = sqlite.dialect()
+    names = [
+        i.type.compile(dialect=dialect).split("(")[0].upper()
+        for i in items
+        if isinstance(i, sa.Column)
+    ]
+    return all(name in STRICT_TYPES for name in names)
 
 
 class SQLite(Backend):
@@ -94,6 +206,38 @@ class SQLite(Backend):
     keeps_decimal_scale: bool = False
     no_limit: int | None = -1
     pings_idle = False
+
+    # -- command line (cli, web, catalog upgrade) -------------------------------------------
+    url_example = "sqlite:///PATH"
+    serial_writes = True
+
+    def database_file(self, url: sa.URL) -> Path | None:
+        return None if memory(url) else Path(str(url.database))
+
+    def read_only_url(self, path: Path) -> sa.URL:
+        # an SQLite URI ('#', '?' and '%' quoted: else "a#b.db" opens the file "a"), in a
+        # URL object, as SQLAlchemy would unquote them in a URL string
+        return sa.URL.create(
+            "sqlite", database=path.resolve().as_uri(), query={"mode": "ro", "uri": "true"}
+        )
+
+    def memory_url(self) -> sa.URL:
+        return sa.make_url("sqlite://")
+
+    def declared_columns(
+        self, conn: sa.Connection, inspector: Any, table_name: str
+    ) -> list[tuple[str, str]]:
+        # each column's type as written (SQLAlchemy's reflection gives its affinity instead)
+        rows: Sequence[Any] = conn.execute(
+            sa.select(sa.column("name"), sa.column("type"), sa.column("hidden"))
+            .select_from(sa.func.pragma_table_xinfo(table_name))
+            .order_by(sa.column("cid"))
+        ).all()
+        return [(str(n), str(t or "")) for n, t, hidden in rows if hidden != 1]
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        driver = sys.modules.get("sqlite3")
+        return (driver.Error,) if driver is not None else ()
 
     def engine_arguments(
         self, url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float
@@ -197,6 +341,25 @@ class SQLite(Backend):
     def bounded_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
         return sa.Text()  # STRICT tables know no VARCHAR (a CHECK keeps the length)
 
+    # -- types --
+    #: A REAL column stores -0.0 as 0.
+    keeps_negative_zero = False
+
+    def big_integer(self) -> sa.types.TypeEngine[Any] | None:
+        return sa.Integer()  # an integer key is the rowid (generated) only as INTEGER
+
+    def small_integer(self) -> sa.types.TypeEngine[Any] | None:
+        return sa.Integer()  # STRICT tables know no SMALLINT
+
+    def double(self) -> sa.types.TypeEngine[Any] | None:
+        return sa.REAL()  # the name STRICT tables accept
+
+    def boolean(self) -> sa.types.TypeEngine[Any] | None:
+        return sa.Integer()  # 0/1
+
+    def reads_float_literal(self, text: str, value: float) -> bool:
+        return _reads_float(text, value)
+
     def point_path(self, url: sa.URL) -> bool:
         return not memory(url) and "mode=memory" not in str(url)
 
@@ -262,6 +425,59 @@ class SQLite(Backend):
             if (m := TYPEOF_CHECK.search(check.get("sqltext") or ""))
         }
 
+    # -- engine and tables ------------------------------------------------------------------
+    scheme_aliases = MappingProxyType({"sqlite3": "sqlite"})
+
+    def older_column(
+        self, column: Column, schema: TableSchema, live: Mapping[str, str] | None
+    ) -> tuple[sa.types.TypeEngine[Any], list[sa.schema.SchemaItem]] | None:
+        typeof = legacy_any(column, schema, live)
+        if typeof is None:
+            return None
+        # On the column itself, so that an added column (ALTER TABLE ADD) keeps it too;
+        # NULL passes here and NOT NULL decides, so adding a column can fill it later.
+        # (This form costs SQLite a third less than ``typeof(x) IN (..., 'null')``.)
+        name = quote(column.sql_name)
+        check = sa.CheckConstraint(
+            f"typeof({name}) = '{typeof}' OR {name} IS NULL", name=f"type_{column.sql_name}"
+        )
+        return SQLiteAny(), [check]
+
+    def keeps_values(self, type_: sa.types.TypeEngine[Any]) -> bool:
+        return isinstance(type_, SQLiteAny)
+
+    def column_checks(self, column: Column, col: sa.Column[Any]) -> list[sa.schema.SchemaItem]:
+        if column.max_length is None:
+            return []
+        # SQLite's TEXT has no length; keep VARCHAR(n)'s promise with a CHECK.
+        return [
+            sa.CheckConstraint(
+                sa.func.length(col) <= column.max_length, name=f"length_{column.sql_name}"
+            )
+        ]
+
+    def table_options(
+        self, schema: TableSchema, items: Sequence[sa.schema.SchemaItem]
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {"sqlite_strict": True} if strict_ok(items) else {}
+        if schema.parent is not None and schema.root.compact_children:
+            options["sqlite_with_rowid"] = False
+        return options
+
+    def checked_python_types(self, inspector: Any, table_name: str) -> dict[str, type]:
+        return {
+            column: TYPEOF_TYPES[typeof]
+            for column, typeof in self.stored_types(inspector, table_name).items()
+            if typeof in TYPEOF_TYPES
+        }
+
+    def missing_table(self, error: BaseException) -> bool:
+        return "no such table: " in str(error)
+
+    def names_missing(self, error: BaseException, name: str) -> bool:
+        message = str(error)
+        return f"no such table: {name}" in message or f"no such table: main.{name}" in message
+
     def upsert(
         self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
     ) -> sa.Executable:
@@ -272,10 +488,139 @@ class SQLite(Backend):
     def streams(self, children: bool) -> bool:
         return False
 
+    # -- exchange --
+    file_companions = ("-wal", "-shm", "-journal")
+
+    def plain_file(self, url: sa.URL) -> str | None:
+        path = url.database
+        if not path or path == ":memory:" or path.startswith("file:"):
+            return None
+        return path
+
+    def seal_file(self, path: Path) -> None:
+        """Its write-ahead log checkpointed into it and removed (the Store turns WAL on
+        again when it opens the file)."""
+        from ...errors import EntityworksError
+
+        with closing(sqlite3.connect(path)) as conn:
+            mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+        if mode != "delete":
+            raise EntityworksError(
+                f"could not complete the new database {path.name}: its journal stays in "
+                f"{mode!r} mode"
+            )
+
+    # -- writing (pipeline) ----------------------------------------------------------------
+    def value_refusal(
+        self, info: Any, nullable: bool
+    ) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], bool]] | None:
+        # a nullable REAL column would store NaN as NULL
+        if info.sqlite_typeof == "real" and nullable:
+            return refuse_nan, no_nan
+        return None
+
+    def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
+        """The raw cursor's ``executemany`` (64 rows to an INSERT), the rows read straight
+        from the objects where nothing needs encoding (the STRICT table's types refuse
+        the rest); a refused batch is checked in Python and written again."""
+        if rows.listened():  # SQLAlchemy's executemany: its listeners see the rows
+            super().write_rows(conn, rows)
+            return
+        self._send(rows, rows.streamed() or rows.bound())
+
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
+        """NULL makes SQLite pick the rowid. In the write transaction no one else
+        inserts, and SQLite gives each NULL key one more than the largest rowid (with
+        AUTOINCREMENT, than the largest ever used): the rows of one ``executemany`` get
+        consecutive keys ending at ``last_insert_rowid()``. Only past the largest rowid
+        would it pick random ones, which the table's present largest key rules out
+        beforehand (then one ``INSERT ... RETURNING`` per row)."""
+        model = rows.model
+        key = model.schema.primary_key
+        if (
+            model.table.c[key.name].type.compile(dialect=rows.dialect) != "INTEGER"
+            or rows.listened()
+        ):
+            return super().insert_generated(conn, rows)  # not the rowid, or listened to
+        cache = rows.cache
+        if "sqlite:largest" not in cache:
+            table = model.table
+            cache["sqlite:largest"] = str(
+                sa.select(sa.func.max(table.c[key.name])).compile(dialect=rows.dialect)
+            )
+            cache["sqlite:last"] = str(
+                sa.select(sa.func.last_insert_rowid()).compile(dialect=rows.dialect)
+            )
+        cursor = rows.cursor()
+        largest = cursor.execute(cache["sqlite:largest"]).fetchone()[0]
+        count = len(rows)
+        if largest is not None and (type(largest) is not int or largest > MAX_ROWID - count):
+            return self._one_by_one(rows)
+        self._send(rows, rows.bound())
+        last: int = cursor.execute(cache["sqlite:last"]).fetchone()[0]
+        return list(range(last - count + 1, last + 1))
+
+    def _send(self, rows: RowWriter, first: Iterable[Sequence[Any]]) -> None:
+        """Write the SQL rows ``first`` in one savepoint; refused, again with the rows
+        through the complete checks, which name the value or the row."""
+        cursor = rows.cursor()
+        count = len(rows)
+        sql = rows.compiled()
+        assert sql is not None
+        if rows.kind == "insert":
+
+            def send(sql_rows: Iterable[Sequence[Any]]) -> None:
+                insert_driver_rows(rows, cursor, sql_rows, count)
+
+        else:
+
+            def send(sql_rows: Iterable[Sequence[Any]]) -> None:
+                cursor.executemany(sql, rows.logged(sql, sql_rows, "executemany"))
+
+        if count == 1:
+            first = list(first)  # compared with its checked form if refused
+        error = rows.refused(lambda: send(first))
+        if error is not None:
+            rows.checked_again(error, first, send, sql)  # type: ignore[arg-type]
+
+    def _one_by_one(self, rows: RowWriter) -> list[int]:
+        """Insert the rows one ``INSERT ... RETURNING`` each; the rowids SQLite gave them."""
+        model = rows.model
+        table = model.table
+        sql = rows.cache.get("sqlite:returning")
+        if sql is None:
+            compiled = (
+                table.insert()
+                .returning(table.c[model.schema.primary_key.name])
+                .compile(dialect=rows.dialect, column_keys=model.names)
+            )
+            if [
+                compiled.binds[b].key for b in compiled.positiontup or []
+            ] != model.names:  # pragma: no cover - guards the raw path
+                raise ValueError("unexpected parameter order")
+            sql = rows.cache["sqlite:returning"] = compiled.string
+        cursor = rows.cursor()
+        sql_rows = rows.bound()
+        return rows.guard(  # type: ignore[no-any-return]
+            lambda: [
+                cursor.execute(sql, r).fetchone()[0] for r in rows.logged(sql, sql_rows, "execute")
+            ],
+            raw=(sql, lambda: sql_rows),
+        )
+
     def script_upsert(
         self, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
     ) -> sa.Executable | None:
         return self.upsert(table, keys, others, restated)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads_float(text: str, value: float) -> bool:
+    """True when SQLite turns ``text`` into exactly ``value`` (its parser rounds a few
+    17-digit floats differently from Python)."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        got = conn.execute("SELECT CAST(? AS REAL)", (text,)).fetchone()[0]
+    return isinstance(got, float) and got == value and repr(got) == repr(value)
 
 
 @compiles(LikeMatch, "sqlite")
@@ -307,4 +652,15 @@ def _same_name_in_case(schema: TableSchema, name: str, tables: list[str]) -> Non
         )
 
 
-__all__ = ["SQLite", "SQLiteAny", "memory"]
+__all__ = [
+    "ROWS_PER_INSERT",
+    "STRICT_TYPES",
+    "TYPEOF_TYPES",
+    "SQLite",
+    "SQLiteAny",
+    "insert_driver_rows",
+    "is_rowid",
+    "legacy_any",
+    "memory",
+    "strict_ok",
+]

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
-from ...arrow import arrow_schema, rows_to_arrow, to_arrow
+from ...arrow import arrow_schema, to_arrow
+from ...arrow.write import rows_to_arrow
+from .facade import StoreFacade
 from .progress import counted, counted_batches
-
-if TYPE_CHECKING:
-    from ..store import Store
 
 
 def store_to_arrow(
-    store: Store,
+    store: StoreFacade,
     cls: type,
     *,
     where: Any = None,

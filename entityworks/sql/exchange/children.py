@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 
 from ...errors import SchemaError
-from ...model.schema import PARENT_COLUMN, POSITION_COLUMN, unusable_field_name
-
-if TYPE_CHECKING:
-    from ..store import Store
+from ...model.names import unusable_field_name
+from ...model.schema import PARENT_COLUMN, POSITION_COLUMN
+from .facade import StoreFacade
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +64,7 @@ def _find(inspector: Any, names: list[str], parent: str, depth: int) -> tuple[Ch
     return tuple(found)
 
 
-def child_tables(store: Store, table: str) -> tuple[ChildTableFound, ...]:
+def child_tables(store: StoreFacade, table: str) -> tuple[ChildTableFound, ...]:
     """The child tables of ``table`` (and theirs) that the database holds."""
     names = sorted(store.table_names())
     if not any(name.startswith(f"{table}_") for name in names):
@@ -74,7 +73,7 @@ def child_tables(store: Store, table: str) -> tuple[ChildTableFound, ...]:
         return _find(sa.inspect(conn), names, table, 1)
 
 
-def with_child_tables(store: Store, cls: type) -> type:
+def with_child_tables(store: StoreFacade, cls: type) -> type:
     """``cls`` (a class reflected from a stored table) with a ``list[Item]`` field for each
     child table the database holds for it, its items reflected from that table; ``cls``
     itself when it has its child tables already or the table has none.
@@ -95,7 +94,7 @@ def with_child_tables(store: Store, cls: type) -> type:
     return rebuilt
 
 
-def _rebuild(store: Store, cls: type, found: tuple[ChildTableFound, ...], skip: int) -> type:
+def _rebuild(store: StoreFacade, cls: type, found: tuple[ChildTableFound, ...], skip: int) -> type:
     """``cls`` without its first ``skip`` fields (a child table's links), with a list field
     per child table in ``found``; a column named as a child field (an Optional list's
     presence) becomes that field, ``list[Item] | None``."""

@@ -1,6 +1,10 @@
 """Imports where DDL commits at once (MariaDB): tables created for an import are marked
 as that import's until it is done, so that a failed or killed import leaves nothing of its
 own, and nothing another writer committed is ever dropped (:func:`import_committed_ddl`).
+
+What this needs of the database (named locks, table comments, its foreign keys, tables
+locked against other sessions) are methods of the store's
+:class:`~entityworks.sql.backends.base.Backend`.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import sqlalchemy as sa
 from ...errors import EntityworksError, SchemaError
 from .. import logical
 from ..ddllock import LOCK_SECONDS, schema_lock
+from .facade import StoreFacade
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..backends.base import Backend
 
 T = TypeVar("T")
 
@@ -30,7 +35,7 @@ _TOKEN = re.compile(r"entityworks_import_[0-9a-f]{32}")
 
 
 def import_committed_ddl(
-    store: Store,
+    store: StoreFacade,
     tables: Sequence[sa.Table],
     *,
     validate: Callable[[], None] | None,
@@ -53,12 +58,14 @@ def import_committed_ddl(
     - the logical schema is written in the rows' transaction, so it is there exactly when
       they are. ``validate`` reads the document before any table is created.
     """
+    backend = store.backend
     if store.in_transaction:  # inside Store.transaction()
         missing = sorted({t.name for t in tables} - set(store.table_names()))
         if missing:
             raise EntityworksError(
-                f"cannot create table {missing[0]!r} inside transaction(): MariaDB would "
-                "commit the open transaction; import outside it, or create the tables first"
+                f"cannot create table {missing[0]!r} inside transaction(): {backend.title} "
+                "would commit the open transaction; import outside it, or create the "
+                "tables first"
             )
         with store.transaction():
             return insert()
@@ -69,14 +76,14 @@ def import_committed_ddl(
         held: list[str] = []
         try:
             for name in names:
-                _get_lock(conn, name, tables)
+                _get_lock(backend, conn, name, tables)
                 held.append(name)
             return _locked_import(store, conn, tables, token, validate, record, insert)
         finally:
             try:
                 conn.rollback()
                 for name in reversed(held):
-                    conn.execute(sa.select(sa.func.release_lock(sa.bindparam("n", name))))
+                    backend.release_named_lock(conn, name)
                 conn.commit()
             except Exception:  # a broken session: its locks went with it; never reuse it
                 conn.invalidate()
@@ -88,11 +95,8 @@ def _table_lock(database: str, table: str) -> str:
     return f"entityworks_table_{digest}"
 
 
-def _get_lock(conn: sa.Connection, name: str, tables: Sequence[sa.Table]) -> None:
-    got = conn.execute(
-        sa.select(sa.func.get_lock(sa.bindparam("n", name), sa.bindparam("s", LOCK_SECONDS)))
-    ).scalar()
-    if got != 1:
+def _get_lock(backend: Backend, conn: sa.Connection, name: str, tables: Sequence[sa.Table]) -> None:
+    if not backend.take_named_lock(conn, name, LOCK_SECONDS):
         listed = ", ".join(repr(t.name) for t in tables)
         raise EntityworksError(
             f"another import into {listed} has run for over {LOCK_SECONDS}"
@@ -101,7 +105,7 @@ def _get_lock(conn: sa.Connection, name: str, tables: Sequence[sa.Table]) -> Non
 
 
 def _locked_import(
-    store: Store,
+    store: StoreFacade,
     conn: sa.Connection,
     tables: Sequence[sa.Table],
     token: str,
@@ -109,8 +113,9 @@ def _locked_import(
     record: Callable[[set[str]], None],
     insert: Callable[[], T],
 ) -> T:
+    backend = store.backend
     with schema_lock(conn):
-        remove_import_debris(conn)
+        remove_import_debris(backend, conn)
     existing = set(sa.inspect(conn).get_table_names())
     conn.commit()
     if validate is not None and any(t.name not in existing for t in tables):
@@ -132,7 +137,7 @@ def _locked_import(
             try:
                 conn.rollback()
                 with schema_lock(conn):
-                    _drop_if_empty(conn, created)
+                    _drop_if_empty(backend, conn, created)
             except Exception:  # the import's own error is the one to tell; the tables
                 pass  # keep their mark, and the next import removes them if still empty
         raise
@@ -143,7 +148,11 @@ def _locked_import(
 
 
 def _create_pending(
-    store: Store, conn: sa.Connection, tables: Sequence[sa.Table], token: str, created: list[str]
+    store: StoreFacade,
+    conn: sa.Connection,
+    tables: Sequence[sa.Table],
+    token: str,
+    created: list[str],
 ) -> None:
     """Create the missing ``tables`` (and ``entityworks_schema``), marked as this import's
     until it is done; ``created`` lists them as they come. Called under the schema lock."""
@@ -165,32 +174,22 @@ def _create_pending(
         created.append(table.name)
 
 
-def remove_import_debris(conn: sa.Connection) -> None:
+def remove_import_debris(backend: Backend, conn: sa.Connection) -> None:
     """Drop what imports that died left (MariaDB): tables still marked :data:`PENDING` whose
     import's lock is free, if they are empty; a marked table that holds rows is kept as an
     ordinary table. Called under the schema lock."""
-    marked = conn.execute(
-        sa.text(
-            "SELECT table_name, table_comment FROM information_schema.tables "
-            "WHERE table_schema = DATABASE() AND table_comment LIKE :marked"
-        ),
-        {"marked": PENDING + "%"},
-    ).all()
     dead = [
         name
-        for name, comment in marked
+        for name, comment in backend.commented_tables(conn, PENDING)
         if _TOKEN.fullmatch(comment[len(PENDING) :])
-        and conn.execute(
-            sa.select(sa.func.is_free_lock(sa.bindparam("n", comment[len(PENDING) :])))
-        ).scalar()
-        == 1
+        and backend.named_lock_free(conn, comment[len(PENDING) :])
     ]
     conn.commit()
     if dead:
-        _drop_if_empty(conn, dead)
+        _drop_if_empty(backend, conn, dead)
 
 
-def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
+def _drop_if_empty(backend: Backend, conn: sa.Connection, names: Sequence[str]) -> None:
     """Drop those of the marked tables ``names`` that hold no row (and their logical schema);
     unmark the others. Empty is seen under ``LOCK TABLES ... WRITE``, which waits for every
     transaction that has written to them, and keeps new writes out until they are gone. A
@@ -200,13 +199,11 @@ def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
     names = sorted(set(names) & existing)
     if not names:
         return
-    quote = conn.dialect.identifier_preparer.quote
     locked = [
         *names,
         *([logical.TABLE] if logical.TABLE in existing and logical.TABLE not in names else []),
     ]
-    conn.exec_driver_sql("LOCK TABLES " + ", ".join(f"{quote(n)} WRITE" for n in locked))
-    try:
+    with backend.tables_write_locked(conn, locked):
         empty = {
             n
             for n in names
@@ -215,15 +212,7 @@ def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
             is None
         }
         references = [
-            (child, parent)
-            for child, parent in conn.execute(
-                sa.text(
-                    "SELECT table_name, referenced_table_name FROM "
-                    "information_schema.referential_constraints "
-                    "WHERE constraint_schema = DATABASE()"
-                )
-            )
-            if child != parent
+            (child, parent) for child, parent in backend.table_references(conn) if child != parent
         ]
         drop = set(empty)
         while True:  # a table that a kept one refers to is kept
@@ -244,8 +233,6 @@ def _drop_if_empty(conn: sa.Connection, names: Sequence[str]) -> None:
             conn.execute(sa.schema.DropTable(schema_rows))
             drop.add(logical.TABLE)
         conn.commit()
-    finally:
-        conn.exec_driver_sql("UNLOCK TABLES")
     for name in sorted(set(names) - drop):
         conn.execute(sa.schema.DropTableComment(sa.Table(name, sa.MetaData())))
     conn.commit()

@@ -10,9 +10,10 @@ away (as for :func:`.xml.import_store`). Export writes the tables from one snaps
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -28,34 +29,36 @@ from ...xml.dataset import (
     numbered_rows,
     write_dataset,
 )
-from ...xml.reader import row_builder
 from ...xml.xsd import load_inline_xsd, load_xsd
 from .. import logical
 from ..ddllock import schema_lock
 from ..tables import build_tables
 from .children import child_tables
 from .committed_ddl import import_committed_ddl
+from .facade import StoreFacade
 from .internal import refuse_internal, refuse_internal_names
-from .new_file import into_new_sqlite_file, new_sqlite_file
+from .new_file import into_new_file, new_database_file
+from .rows import insert_rows
 from .xml import insert_error, sibling
 
-if TYPE_CHECKING:
-    from ..store import Store
+#: Table name -> its schema (of the Store that imports), in the DataSet's order.
+Schemas = Mapping[str, TableSchema]
 
 
-def _metadata(store: Store, data: DataSet) -> tuple[sa.MetaData, list[sa.Table]]:
+def _metadata(
+    store: StoreFacade, data: DataSet, schemas: Schemas
+) -> tuple[sa.MetaData, list[sa.Table]]:
     """The DataSet's tables with their foreign keys, built as the Store builds tables."""
     metadata = sa.MetaData()
     built = []
-    for cls in data.tables.values():
-        schema = store.schema(cls)
+    for schema in schemas.values():
         if schema.children:
             raise SchemaError(
                 f"{schema.cls.__qualname__} has child tables; a DataSet's "
                 "tables relate through foreign keys instead",
                 cls=schema.cls,
             )
-        built.append(build_tables(schema, metadata, store.dialect.name))
+        built.append(build_tables(schema, metadata, store.backend))
     for r in data.relations:
         child = metadata.tables[r.child]
         child.append_constraint(
@@ -126,7 +129,7 @@ def _parents_first_rows(
 
 
 def import_dataset(
-    store: Store,
+    store: StoreFacade,
     xml_path: str | Path,
     xsd_path: str | Path | None = None,
     *,
@@ -137,14 +140,15 @@ def import_dataset(
     The schema comes from ``xsd_path``, else from the document itself (inline). Missing
     tables are created, with foreign keys for the relations; nothing is created or written
     if anything is refused, and nothing another writer made is taken away (as for
-    :func:`.xml.import_store`).
+    :func:`.xml.import_store`). The rows go from the reader's decoded values to the Store's
+    encoded-row path, with no instance built per row (see :mod:`.rows`).
     """
     with paused_gc():  # every row is held: collections would walk them again and again
         return _import_dataset(store, xml_path, xsd_path, data)
 
 
 def _import_dataset(
-    store: Store, xml_path: str | Path, xsd_path: str | Path | None, data: DataSet | None
+    store: StoreFacade, xml_path: str | Path, xsd_path: str | Path | None, data: DataSet | None
 ) -> dict[str, int]:
     model = load_xsd(xsd_path) if xsd_path is not None else load_inline_xsd(xml_path)
     if model is None:
@@ -155,39 +159,39 @@ def _import_dataset(
     schemas = {name: store.schema(cls) for name, cls in data.tables.items()}
     refuse_internal(schemas.values())
     rows, numbers = numbered_rows(dataset_reader(schemas, model, xml_path))
-    for name, cls in data.tables.items():
+    for name, schema in schemas.items():
         rows[name], numbers[name] = _parents_first_rows(
-            data, name, store.schema(cls), rows.get(name, []), numbers.get(name, []), xml_path
+            data, name, schema, rows.get(name, []), numbers.get(name, []), xml_path
         )
-    new_file = new_sqlite_file(store.url)
+    new_file = new_database_file(store.url)
     if new_file is not None:
 
         def fill(path: Path) -> dict[str, int]:
-            with sibling(store, path) as new:
+            with closing(sibling(store, path)) as new:
                 return _import_transactional(new, data, rows, numbers, xml_path)
 
-        done = into_new_sqlite_file(new_file, fill)
+        done = into_new_file(new_file, fill)
         if done is not None:
             return done
-    if not store.backend.transactional_ddl:  # CREATE TABLE commits at once (MariaDB)
-        _, built = _metadata(store, data)
+    if not store.backend.transactional_ddl:  # CREATE TABLE commits at once
+        _, built = _metadata(store, data, schemas)
 
         def record(created: set[str]) -> None:
             with store.connection(write=True) as conn:  # the rows' transaction
-                _record(conn, store, data, created)
+                _record(conn, data, schemas, created)
 
         return import_committed_ddl(
             store,
             built,
             validate=None,
             record=record,
-            insert=lambda: _insert(store, data, rows, numbers, xml_path),
+            insert=lambda: _insert(store, data, schemas, rows, numbers, xml_path),
         )
     return _import_transactional(store, data, rows, numbers, xml_path)
 
 
 def _import_transactional(
-    store: Store,
+    store: StoreFacade,
     data: DataSet,
     rows: dict[str, list[Any]],
     numbers: dict[str, list[int]],
@@ -195,49 +199,52 @@ def _import_transactional(
 ) -> dict[str, int]:
     """Create the missing tables and insert every row in one transaction (SQLite,
     PostgreSQL: DDL is rolled back with the rows)."""
-    metadata, built = _metadata(store, data)
+    # this store's schemas (a new file's store has its own)
+    schemas = {name: store.schema(cls) for name, cls in data.tables.items()}
+    metadata, built = _metadata(store, data, schemas)
     with store.transaction():
         with store.connection(write=True) as conn, schema_lock(conn):
             existing = set(sa.inspect(conn).get_table_names())
             missing = [t for t in built if t.name not in existing]
             metadata.create_all(conn, tables=missing, checkfirst=True)
             if missing:
-                _record(conn, store, data, {t.name for t in missing})
-        return _insert(store, data, rows, numbers, xml_path)
+                _record(conn, data, schemas, {t.name for t in missing})
+        return _insert(store, data, schemas, rows, numbers, xml_path)
 
 
-def _record(conn: sa.Connection, store: Store, data: DataSet, names: set[str]) -> None:
-    for name, cls in data.tables.items():
+def _record(conn: sa.Connection, data: DataSet, schemas: Schemas, names: set[str]) -> None:
+    for name, schema in schemas.items():
         if name in names:
             facts = {
                 "relations": [
                     dataclasses.asdict(r) for r in data.relations if name in (r.parent, r.child)
                 ]
             }
-            logical.record(conn, store.schema(cls), dataset=data.name, facts=facts)
+            logical.record(conn, schema, dataset=data.name, facts=facts)
 
 
 def _insert(
-    store: Store,
+    store: StoreFacade,
     data: DataSet,
+    schemas: Schemas,
     rows: dict[str, list[Any]],
     numbers: dict[str, list[int]],
     xml_path: str | Path,
 ) -> dict[str, int]:
-    """Insert the tables parents first (so the foreign keys hold); an error names the
-    document's row, the table and the column."""
+    """Insert the tables parents first (so the foreign keys hold), as decoded values through
+    the encoded-row path; an error names the document's row, the table and the column."""
     counts = {}
-    for name, cls in data.tables.items():
-        objs = row_builder(store.schema(cls))(rows.get(name, []))
+    for name, schema in schemas.items():
+        values = rows.get(name, [])
         done = 0
-        for batch in _chunks(objs):
+        for batch in _chunks(values):
             try:
-                store.insert_many(batch)
+                insert_rows(store, schema, batch)
             except WriteError as exc:
                 i = None if exc.row is None else done + exc.row
                 column = None
                 if i is not None and exc.column is None and "foreign key" in str(exc).lower():
-                    column = _broken_reference(store, data, name, objs[i])
+                    column = _broken_reference(store, data, schemas, name, values[i])
                 raise insert_error(
                     exc,
                     xml_path,
@@ -250,10 +257,12 @@ def _insert(
     return counts
 
 
-def _broken_reference(store: Store, data: DataSet, name: str, obj: Any) -> str | None:
+def _broken_reference(
+    store: StoreFacade, data: DataSet, schemas: Schemas, name: str, row: tuple[Any, ...]
+) -> str | None:
     """The column of a refused row whose value no row of the table it refers to holds
     (SQLite does not say which foreign key failed), by the table's live foreign keys."""
-    schema = store.schema(data.tables[name])
+    schema = schemas[name]
     with store.connection() as conn:  # the import's transaction: its earlier rows count
         for fk in sa.inspect(conn).get_foreign_keys(name):
             target = data.tables.get(fk["referred_table"]) or store.reflect(
@@ -262,7 +271,7 @@ def _broken_reference(store: Store, data: DataSet, name: str, obj: Any) -> str |
             column = schema.by_sql_name(fk["constrained_columns"][0])
             if len(fk["constrained_columns"]) != 1 or target is None or column is None:
                 continue
-            value = getattr(obj, column.name)
+            value = row[schema.column_names.index(column.name)]
             referred = store.schema(target).by_sql_name(fk["referred_columns"][0])
             if value is None or referred is None:
                 continue
@@ -275,12 +284,12 @@ def _broken_reference(store: Store, data: DataSet, name: str, obj: Any) -> str |
     return None
 
 
-def _chunks(objs: list[Any], size: int = 20_000) -> Iterator[list[Any]]:
-    for start in range(0, len(objs), size):
-        yield objs[start : start + size]
+def _chunks(rows: list[Any], size: int = 20_000) -> Iterator[list[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
 
 
-def _refuse_child_tables(store: Store, classes: list[type]) -> None:
+def _refuse_child_tables(store: StoreFacade, classes: list[type]) -> None:
     """A DataSet holds flat tables: a table whose rows own child rows (a ``list[Item]``
     field, or a reflected table's ``<table>_<field>`` child tables) would lose them, so it is
     refused before anything is written."""
@@ -299,7 +308,7 @@ def _refuse_child_tables(store: Store, classes: list[type]) -> None:
 
 
 def export_dataset(
-    store: Store,
+    store: StoreFacade,
     tables: Sequence[type | str],
     xml_path: Any,
     xsd_path: str | Path | None = None,

@@ -31,7 +31,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -43,10 +43,9 @@ from ...xml.reader import row_builder
 from ...xml.xsd import is_dataset, load_xsd
 from .. import logical
 from ..filters import col, compile_where
+from .facade import StoreFacade
 from .internal import refuse_internal
-
-if TYPE_CHECKING:
-    from ..store import Store
+from .rows import insert_rows
 
 _CHUNK = 500
 
@@ -61,7 +60,7 @@ class Changes:
     unchanged: int = 0
 
 
-def _recorded_relations(store: Store, table: str) -> list[dict[str, Any]]:
+def _recorded_relations(store: StoreFacade, table: str) -> list[dict[str, Any]]:
     with store.connection() as conn:
         rows = logical.recorded(conn, table)
     facts: dict[str, Any] = next(
@@ -70,7 +69,7 @@ def _recorded_relations(store: Store, table: str) -> list[dict[str, Any]]:
     return list(facts.get("relations", []))
 
 
-def _reflected(store: Store, path: Path) -> DataSet:
+def _reflected(store: StoreFacade, path: Path) -> DataSet:
     """The DataSet of the tables the DiffGram's rows belong to, with every table related to
     them (as recorded when they were imported), from the database itself."""
     dataset, names = peek_diffgram(path)
@@ -140,7 +139,7 @@ def _difference(stored: tuple[Any, ...], row: tuple[Any, ...], names: list[str])
     return None
 
 
-def _lock(store: Store, cls: type, where: Any) -> None:
+def _lock(store: StoreFacade, cls: type, where: Any) -> None:
     """Lock the stored rows the checks read until the transaction ends (PostgreSQL,
     MariaDB: ``SELECT ... FOR UPDATE``), so that no other writer changes them between the
     check and the write. SQLite locks the whole database for the first write instead, and
@@ -186,7 +185,7 @@ def _conflict(
 
 
 def _plan_table(
-    store: Store,
+    store: StoreFacade,
     cls: type,
     table: str,
     name: str,
@@ -351,15 +350,18 @@ def _plan_table(
     return plan
 
 
-def _write(store: Store, data: DataSet, plans: dict[str, _Plan], name: str) -> None:
+def _write(store: StoreFacade, data: DataSet, plans: dict[str, _Plan], name: str) -> None:
     order = [t for t in data.tables if t in plans]
     step, table, rows = "", "", []  # what was being written, for the error
     try:
         with store.transaction():
-            for table in order:  # parents first
+            for table in order:  # parents first: decoded values, no instances
                 step, rows = "insert", plans[table].inserts
-                store.insert_many(row_builder(store.schema(data.tables[table]))(rows))
+                if rows:
+                    insert_rows(store, store.schema(data.tables[table]), rows)
             for table in order:
+                # a whole row replaced by its key, as update(obj) writes it (a Decimal key
+                # takes the scale of the current row): one instance per updated row
                 step = "update"
                 built = row_builder(store.schema(data.tables[table]))(plans[table].updates)
                 for n, obj in enumerate(built):
@@ -386,7 +388,7 @@ def _write(store: Store, data: DataSet, plans: dict[str, _Plan], name: str) -> N
 
 
 def import_diffgram(
-    store: Store, xml_path: str | Path, xsd_path: str | Path | None = None
+    store: StoreFacade, xml_path: str | Path, xsd_path: str | Path | None = None
 ) -> dict[str, Changes]:
     """Apply a DiffGram to the tables of ``store`` in one transaction (see the module).
 
@@ -399,7 +401,7 @@ def import_diffgram(
 
 
 def _import_diffgram(
-    store: Store, xml_path: str | Path, xsd_path: str | Path | None
+    store: StoreFacade, xml_path: str | Path, xsd_path: str | Path | None
 ) -> dict[str, Changes]:
     path = Path(xml_path)
     if xsd_path is not None:

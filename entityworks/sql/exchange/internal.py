@@ -14,14 +14,18 @@ from collections.abc import Iterable
 
 from ...errors import SchemaError
 from ...model.schema import TableSchema
+from ..backends.light import INTERNAL_PREFIXES
 
 #: The catalog's revision table (:data:`entityworks.migrate.VERSION_TABLE`), Alembic's
 #: default one (a user's own migrations), and the logical schema (:data:`..logical.TABLE`).
 INTERNAL_TABLES = ("entityworks_version", "alembic_version", "entityworks_schema")
-#: SQLite's own tables (``sqlite_sequence``, ``sqlite_stat1``, ``sqlite_master``...).
-INTERNAL_PREFIXES = ("sqlite_",)
+#: SQLite's own tables (``sqlite_sequence``, ``sqlite_stat1``, ``sqlite_master``...) are
+#: those named with one of :data:`INTERNAL_PREFIXES` (the backend's, re-exported here).
 #: The one column of an Alembic version table.
 VERSION_COLUMN = "version_num"
+
+
+_PREFIXED = [f"{prefix}*" for prefix in INTERNAL_PREFIXES]
 
 
 def is_internal(name: str) -> bool:
@@ -36,7 +40,7 @@ def refuse_internal_names(names: Iterable[str]) -> None:
         if is_internal(name):
             raise SchemaError(
                 f"{name!r} is an internal table; entityworks does not write into "
-                f"it (internal: {', '.join(INTERNAL_TABLES)}, sqlite_*); "
+                f"it (internal: {', '.join([*INTERNAL_TABLES, *_PREFIXED])}); "
                 "nothing was imported"
             )
 

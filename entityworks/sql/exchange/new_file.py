@@ -1,5 +1,5 @@
-"""An import into an SQLite file that does not exist yet fills a private new file and links
-it into place only once the import has succeeded (:func:`into_new_sqlite_file`): a refused
+"""An import into a database file (SQLite's) that does not exist yet fills a private new file
+and links it into place only once the import has succeeded (:func:`into_new_file`): a refused
 import then leaves no file behind, and never deletes one another process made meanwhile.
 
 An import that is killed leaves its private file behind; the next import into the same name
@@ -11,6 +11,11 @@ and its process is gone (not running, a zombie, or a later process reusing the i
 nobody holds the file's lock. Anything else (a file someone planted, another import's file)
 is left as it is. A dangling symbolic link at the database's path is refused: SQLite would
 create the new database wherever it points.
+
+Which URLs name such a file, the files beside it that belong to it (its journals), and how
+it is made whole before it is linked are its :class:`~entityworks.sql.backends.base.Backend`'s
+(:meth:`~.base.Backend.plain_file`, :attr:`~.base.Backend.file_companions`,
+:meth:`~.base.Backend.seal_file`).
 """
 
 from __future__ import annotations
@@ -22,47 +27,57 @@ import secrets
 import socket
 import stat
 from collections.abc import Callable
-from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from ...errors import EntityworksError
 from ...files import refuse_dangling_link
+from ..backends import file_backend, for_name
+from ..backends.base import Backend
 
 T = TypeVar("T")
 
 
-def _sqlite_path(url: Any) -> str | None:
-    """The file an SQLite URL or plain path names (``None``: memory, URI or another DBMS)."""
+@dataclass(frozen=True)
+class NewFile:
+    """A database file that does not exist yet, and the backend that keeps it."""
+
+    path: Path
+    backend: Backend
+
+
+def _plain_file(url: Any) -> tuple[str, Backend] | None:
+    """The database file a URL or plain path names, and its backend (``None``: a server's
+    database, one in memory, a URI)."""
     if isinstance(url, str) and "://" in url:
         url = sa.make_url(url)
-    if isinstance(url, str | os.PathLike):
-        path: str | None = os.fspath(url)
-    elif url.get_backend_name() == "sqlite":
-        path = url.database
+    if isinstance(url, str | os.PathLike):  # a plain path: a database file
+        backend = file_backend()
+        url = sa.URL.create(backend.name, database=os.fspath(url))
     else:
-        return None
-    if not path or path == ":memory:" or path.startswith("file:"):
-        return None
-    return path
+        backend = for_name(url.get_backend_name())
+    path = backend.plain_file(url)
+    return None if path is None else (path, backend)
 
 
-def new_sqlite_file(url: Any) -> Path | None:
-    """The file of an SQLite URL or path if it does not exist yet.
+def new_database_file(url: Any) -> NewFile | None:
+    """The database file a URL or path names if it does not exist yet.
 
     A symbolic link there that points to nothing is refused (``OutputPathError``): opening
     it would create the database wherever the link points."""
-    path = _sqlite_path(url)
-    if path is None:
+    found = _plain_file(url)
+    if found is None:
         return None
+    path, backend = found
     refuse_dangling_link(path)
-    return None if os.path.lexists(path) else Path(path)
+    return None if os.path.lexists(path) else NewFile(Path(path), backend)
 
 
-def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
-    """Run ``fill`` on a private new database file beside ``path``, then link it into place.
+def into_new_file(new: NewFile, fill: Callable[[Path], T]) -> T | None:
+    """Run ``fill`` on a private new database file beside ``path`` (``new.path``), then link
+    it into place.
 
     SQLite makes its file when it connects, and another process may open and fill a new file
     before a refused import could take it away again: deleting it then destroys what that
@@ -75,21 +90,22 @@ def into_new_sqlite_file(path: Path, fill: Callable[[Path], T]) -> T | None:
     record beside it (see the module docstring), so that the next import into ``path`` can
     prove a left-over file is the stale one of a killed import of this user, and remove it.
     """
-    _remove_abandoned(path)
+    path, companions = new.path, new.backend.file_companions
+    _remove_abandoned(path, companions)
     try:
         private, held = _private_file_beside(path)
     except OSError:
-        return None  # SQLite will tell why, on the ordinary path
+        return None  # the database will tell why, on the ordinary path
     try:
         result = fill(private)
-        _seal(private)
+        new.backend.seal_file(private)
         try:
             os.link(private, path)
         except OSError:  # FileExistsError: another process made the database meanwhile
             return None
         return result
     finally:
-        _unlink_database(private)
+        _unlink_database(private, companions)
         _owner_path(private).unlink(missing_ok=True)
         os.close(held)
 
@@ -239,7 +255,7 @@ def _ours_and_stale(record: dict[str, Any] | None, token: str) -> bool:
     )
 
 
-def _remove_abandoned(path: Path) -> None:
+def _remove_abandoned(path: Path, companions: tuple[str, ...]) -> None:
     """Remove the private files of imports into ``path`` that were killed: those whose owner
     record proves them a stale one of ours (see the module docstring) and whose lock nobody
     holds. Best effort: never an error; a file that cannot be proved ours stays."""
@@ -261,11 +277,13 @@ def _remove_abandoned(path: Path) -> None:
         private = owner.with_name(owner.name[: -len(_OWNER_SUFFIX)])
         creating = private.with_name(private.name[: -len("importing")] + "creating")
         # killed before the rename, the file still has its first name
-        if _remove_if_recorded(private, record) and _remove_if_recorded(creating, record):
+        if _remove_if_recorded(private, record, companions) and _remove_if_recorded(
+            creating, record, companions
+        ):
             owner.unlink(missing_ok=True)
 
 
-def _remove_if_recorded(private: Path, record: dict[str, Any]) -> bool:
+def _remove_if_recorded(private: Path, record: dict[str, Any], companions: tuple[str, ...]) -> bool:
     """Remove ``private`` (and its journal files) if it is the very file ``record`` names and
     nobody holds its lock; True when it is gone (or was never made)."""
     import fcntl
@@ -291,7 +309,7 @@ def _remove_if_recorded(private: Path, record: dict[str, Any]) -> bool:
         now = os.lstat(private)
         if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
             return False  # replaced meanwhile
-        _unlink_database(private)
+        _unlink_database(private, companions)
         return True
     except OSError:
         return False
@@ -299,22 +317,9 @@ def _remove_if_recorded(private: Path, record: dict[str, Any]) -> bool:
         os.close(fd)
 
 
-def _unlink_database(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+def _unlink_database(path: Path, companions: tuple[str, ...]) -> None:
+    for suffix in ("", *companions):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def _seal(path: Path) -> None:
-    """Make the database file whole on its own: its write-ahead log checkpointed into it and
-    removed (the Store turns WAL on again when it opens the file)."""
-    import sqlite3
-
-    with closing(sqlite3.connect(path)) as conn:
-        mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
-    if mode != "delete":
-        raise EntityworksError(
-            f"could not complete the new database {path.name}: its journal stays in {mode!r} mode"
-        )
-
-
-__all__ = ["into_new_sqlite_file", "new_sqlite_file"]
+__all__ = ["NewFile", "into_new_file", "new_database_file"]

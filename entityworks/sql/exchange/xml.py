@@ -12,29 +12,29 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._gcpause import paused_gc
 from ...errors import WriteError, XMLImportError
 from ...model.schema import TableSchema, table_schema
-from ...xml.reader import BATCH, Reader, instances
+from ...xml.reader import BATCH, Reader
 from ...xml.table import write_xml, write_xml_rows
 from ...xml.writer import Target
 from .. import logical
 from ..ddllock import schema_lock
 from .committed_ddl import import_committed_ddl
+from .facade import StoreFacade
 from .internal import refuse_internal, refuse_internal_names
-from .new_file import into_new_sqlite_file, new_sqlite_file
+from .new_file import into_new_file, new_database_file
 from .progress import BatchHook, Progress, counted, counted_batches
-
-if TYPE_CHECKING:
-    from ..store import Store
+from .rows import ChildRows, builds_plainly, insert_rows, instances
 
 
 def export_store(
-    store: Store,
+    store: StoreFacade,
     cls: type,
     xml_path: Target,
     xsd_path: str | Path | None = None,
@@ -50,7 +50,7 @@ def export_store(
     if schema.children:  # child rows come with their parents, through instances
         # One connection for the parents' cursor and the child queries it triggers.
         with store.transaction():
-            objs: Iterable[Any] = store.select(cls, where=where, order_by=order_by)
+            objs: Iterator[Any] = store.select(cls, where=where, order_by=order_by)
             return write_xml(
                 cls,
                 objs if progress is None else counted(objs, progress),
@@ -73,7 +73,7 @@ def export_store(
 
 
 def import_store(
-    store: Store,
+    store: StoreFacade,
     cls: type,
     xml_path: str | Path,
     xsd_path: str | Path | None = None,
@@ -86,10 +86,14 @@ def import_store(
 
     A refused document writes nothing, and never undoes what another writer did: the class
     and the XSD are checked before the database is touched; a missing table is created in
-    the import's own transaction (SQLite, PostgreSQL); a new SQLite file is filled under a
-    private name and linked into place only once the import has succeeded
-    (:func:`.new_file.into_new_sqlite_file`); MariaDB, whose DDL commits at once, goes
-    through :func:`.committed_ddl.import_committed_ddl`.
+    the import's own transaction (transactional DDL); a database file that does not exist
+    yet is filled under a private name and linked into place only once the import has
+    succeeded (:func:`.new_file.into_new_file`); where DDL commits at once (MariaDB) the
+    import goes through :func:`.committed_ddl.import_committed_ddl`.
+
+    The rows go from the reader's decoded values to the Store's encoded-row path, with no
+    instance built per row (see :mod:`.rows`); ``on_batch`` is handed instances, built for
+    it once their batch is inserted.
 
     ``source`` is the XSD's and the document's name for the table when its rows go into the
     table of ``cls`` under another name (``import-xml --table``). An internal table (see
@@ -102,23 +106,27 @@ def import_store(
     if reader is None or reader.schema is not schema:
         # the XSD: no database touched yet
         reader = Reader(schema, xml_path, xsd_path, table=source)
-    new_file = new_sqlite_file(store.url)
+    new_file = new_database_file(store.url)
     if new_file is not None:
 
         def fill(path: Path) -> int:
-            with sibling(store, path) as new:
+            with closing(sibling(store, path)) as new:
                 return _import_transactional(new, cls, reader, xml_path, on_batch)
 
-        done = into_new_sqlite_file(new_file, fill)
+        done = into_new_file(new_file, fill)
         if done is not None:
             return done
-    if not store.backend.transactional_ddl:  # CREATE TABLE commits at once (MariaDB)
+    if not store.backend.transactional_ddl:  # CREATE TABLE commits at once
         return _import_committed_ddl(store, cls, reader, xml_path, on_batch)
     return _import_transactional(store, cls, reader, xml_path, on_batch)
 
 
 def _import_transactional(
-    store: Store, cls: type, reader: Reader, xml_path: str | Path, on_batch: BatchHook | None = None
+    store: StoreFacade,
+    cls: type,
+    reader: Reader,
+    xml_path: str | Path,
+    on_batch: BatchHook | None = None,
 ) -> int:
     """Create what is missing and insert, all in one transaction (transactional DDL)."""
     schema = reader.schema
@@ -131,28 +139,73 @@ def _import_transactional(
         store.create(cls)  # rolled back with the rows on any error
         if missing:
             _record(store, schema, reader)
-        return _insert_batches(store, instances(schema, reader, BATCH), xml_path, on_batch=on_batch)
+        return _insert_batches(store, schema, _row_batches(schema, reader), xml_path, on_batch)
+
+
+def _row_batches(
+    schema: TableSchema, reader: Reader, batch: int = BATCH
+) -> Iterator[tuple[list[tuple[Any, ...]], ChildRows]]:
+    """The document's rows of ``schema`` in batches of decoded values, each with its child
+    rows (per child field, per row, in list order): what the reader gives, no instances.
+
+    Without child tables the batches stream as the reader reads them; with them, every row
+    is read first (a child row may come after its parent's batch), as
+    :func:`entityworks.xml.reader.instances` does.
+    """
+    if not schema.children:
+        for _, rows in reader.batches():
+            yield rows, {}
+        return
+    parents: list[tuple[Any, ...]] = []
+    items: dict[str, list[tuple[Any, ...]]] = {child.field: [] for child in schema.children}
+    fields = {child.schema.name: child.field for child in schema.children}
+    for plan, rows in reader.batches():
+        if plan.schema is schema:
+            parents.extend(rows)
+        else:
+            items[fields[plan.schema.name]].extend(rows)
+    at = schema.column_names.index(schema.require_key("child rows").name)
+    owner = {row[at]: i for i, row in enumerate(parents)}
+    owned: dict[str, list[list[tuple[Any, ...]]]] = {}
+    for child in schema.children:
+        lists: list[list[tuple[Any, ...]]] = [[] for _ in parents]
+        # in list order: by the position the document gives (its order among equal ones)
+        for row in sorted(items[child.field], key=lambda r: r[1]):
+            lists[owner[row[0]]].append(row)
+        owned[child.field] = lists
+    for start in range(0, len(parents), batch):
+        yield (
+            parents[start : start + batch],
+            {field: lists[start : start + batch] for field, lists in owned.items()},
+        )
 
 
 def _validate(schema: TableSchema, reader: Reader) -> None:
-    """Read the whole document once, keeping nothing (the reader can read it again)."""
-    for _ in instances(schema, reader, BATCH):
-        pass
+    """Read the whole document once, keeping nothing (the reader can read it again); the
+    instances are built too where building them may refuse a row (see :mod:`.rows`)."""
+    plain = builds_plainly(schema)
+    for rows, children in _row_batches(schema, reader):
+        if not plain:
+            instances(schema, rows, children)
 
 
-def _missing_tables(store: Store, schema: TableSchema) -> set[str]:
+def _missing_tables(store: StoreFacade, schema: TableSchema) -> set[str]:
     names = {schema.name, *(child.schema.name for child in schema.children)}
     return names - set(store.table_names())
 
 
-def _record(store: Store, schema: TableSchema, reader: Reader) -> None:
+def _record(store: StoreFacade, schema: TableSchema, reader: Reader) -> None:
     """Keep the logical schema of tables this import creates (see :mod:`..logical`)."""
     with store.connection(write=True) as conn:  # the import's own transaction
         logical.record(conn, schema, dataset=reader.root_name)
 
 
 def _import_committed_ddl(
-    store: Store, cls: type, reader: Reader, xml_path: str | Path, on_batch: BatchHook | None = None
+    store: StoreFacade,
+    cls: type,
+    reader: Reader,
+    xml_path: str | Path,
+    on_batch: BatchHook | None = None,
 ) -> int:
     schema = reader.schema
     own = {schema.name, *(child.schema.name for child in schema.children)}
@@ -167,47 +220,32 @@ def _import_committed_ddl(
         validate=lambda: _validate(schema, reader),
         record=record,
         insert=lambda: _insert_batches(
-            store, instances(schema, reader, BATCH), xml_path, on_batch=on_batch
+            store, schema, _row_batches(schema, reader), xml_path, on_batch
         ),
     )
 
 
 def _insert_batches(
-    store: Store,
-    batches: Iterable[list[Any]],
+    store: StoreFacade,
+    schema: TableSchema,
+    batches: Iterator[tuple[list[tuple[Any, ...]], ChildRows]],
     xml_path: str | Path,
-    numbers: Sequence[int] | None = None,
-    *,
     on_batch: BatchHook | None = None,
 ) -> int:
-    """Insert ``batches`` (rows numbered from 1, or by ``numbers`` in the document)."""
+    """Insert ``batches`` of decoded rows (numbered from 1 in the document's order)."""
     with paused_gc():  # the rows hold plain values: nothing for the collector to find
-        return _insert_each(store, batches, xml_path, numbers, on_batch)
-
-
-def _insert_each(
-    store: Store,
-    batches: Iterable[list[Any]],
-    xml_path: str | Path,
-    numbers: Sequence[int] | None,
-    on_batch: BatchHook | None = None,
-) -> int:
-    count = 0
-    for batch in batches:
-        try:
-            store.insert_many(batch)
-        except WriteError as exc:
-            raise insert_error(
-                exc,
-                xml_path,
-                None
-                if exc.row is None
-                else (numbers[count + exc.row] if numbers is not None else count + exc.row + 1),
-            ) from exc
-        count += len(batch)
-        if on_batch is not None:
-            on_batch(batch)
-    return count
+        count = 0
+        for rows, children in batches:
+            try:
+                objs = insert_rows(store, schema, rows, children, built=on_batch is not None)
+            except WriteError as exc:
+                raise insert_error(
+                    exc, xml_path, None if exc.row is None else count + exc.row + 1
+                ) from exc
+            count += len(rows)
+            if on_batch is not None and objs is not None:
+                on_batch(objs)
+        return count
 
 
 _WRITE_PREFIX = re.compile(r"[^:]*: (?:row \d+|a row)")  # the Store's "table: row N"
@@ -239,14 +277,15 @@ def insert_error(
     return XMLImportError(f"{Path(xml_path).name}: {where}: {detail}", row=row, column=column)
 
 
-def sibling(store: Store, path: Path) -> Store:
-    """A Store like ``store`` (its class, registry and busy timeout) on another SQLite file:
-    the private new file an import fills before it takes the database's name."""
-    return type(store)(path, registry=store.registry, busy_timeout=store.busy_timeout)
+def sibling(store: StoreFacade, path: Path) -> StoreFacade:
+    """A Store like ``store`` (its class, registry and busy timeout) on another database
+    file: the private new file an import fills before it takes the database's name."""
+    opener: Callable[..., StoreFacade] = type(store)
+    return opener(path, registry=store.registry, busy_timeout=store.busy_timeout)
 
 
 def import_into(
-    open_store: Callable[[str], Store],
+    open_store: Callable[[str], StoreFacade],
     db: str,
     cls: type,
     xml_path: str | Path,
@@ -258,9 +297,9 @@ def import_into(
     """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
     catalog's runs its migrations); returns the row count.
 
-    When ``db`` names an SQLite file that does not exist yet, the whole document is read
+    When ``db`` names a database file that does not exist yet, the whole document is read
     before ``open_store`` runs, and then the opener and the import run on a private new
-    file that becomes ``db`` only once the import has succeeded (:func:`into_new_sqlite_file`).
+    file that becomes ``db`` only once the import has succeeded (:func:`into_new_file`).
     ``source``: as for :func:`import_store`.
     """
     schema = table_schema(cls)
@@ -269,7 +308,7 @@ def import_into(
         refuse_internal_names([source])
     # the XSD, before any database is opened
     reader = Reader(schema, xml_path, xsd_path, table=source)
-    new_file = new_sqlite_file(db)
+    new_file = new_database_file(db)
     if new_file is not None:
         _validate(schema, reader)
 
@@ -282,7 +321,7 @@ def import_into(
             finally:
                 store.close()
 
-        done = into_new_sqlite_file(new_file, fill)
+        done = into_new_file(new_file, fill)
         if done is not None:
             return done
     store = open_store(db)

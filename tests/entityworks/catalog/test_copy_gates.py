@@ -217,20 +217,22 @@ def test_formatted_chunks_store_what_write_row_stores(pg: Store, monkeypatch: An
     """The COPY formats each chunk with psycopg's row formatter into one buffer; psycopg's
     own ``write_row`` (the path taken where that formatter is laid out otherwise) stores
     the same rows: the same values of the same types, -0.0, infinities and NaN included."""
-    import entityworks.sql.bulk as bulk
+    import entityworks.compat.psycopg as compat
 
     rows = _rows(3 * CHUNK + 7)
     rows[1].value, rows[2].value, rows[3].value, rows[4].spare = -0.0, math.inf, math.nan, -0.0
     used: list[Any] = []
-    found = bulk._binary_rows
-    monkeypatch.setattr(bulk, "_binary_rows", lambda copy: used.append(found(copy)) or used[-1])
+    found = compat.binary_row_formatter
+    monkeypatch.setattr(
+        compat, "binary_row_formatter", lambda copy: used.append(found(copy)) or used[-1]
+    )
     stored = []
     for _ in range(2):
         pg.insert_many(rows)
         stored.append([repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")])
         pg.drop(Reading)
         pg.create(Reading)
-        monkeypatch.setattr(bulk, "_binary_rows", lambda copy: None)
+        monkeypatch.setattr(compat, "binary_row_formatter", lambda copy: None)
     try:  # psycopg 3.1 has no such formatter: there write_row is the only path
         from psycopg import _copy_base
 
@@ -246,13 +248,13 @@ def test_a_formatter_taking_other_arguments_falls_back_to_write_row(
 ) -> None:
     """A psycopg whose private formatter has another signature fails on the first row,
     before anything is sent: the COPY then goes through write_row and stores every row."""
-    import entityworks.sql.bulk as bulk
+    import entityworks.compat.psycopg as compat
 
     def other_signature(row: Any, tx: Any, out: bytearray, extra: Any) -> None:
         raise AssertionError("never called with three arguments")
 
     rows = _rows(2 * CHUNK + 3)
-    monkeypatch.setattr(bulk, "_binary_rows", lambda copy: (other_signature, None))
+    monkeypatch.setattr(compat, "binary_row_formatter", lambda copy: (other_signature, None))
     pg.insert_many(rows)
     assert [repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")] == [
         repr(dataclasses.astuple(r)) for r in rows

@@ -29,8 +29,8 @@ from entityworks import (
     write_parquet,
     write_xml,
 )
-from entityworks.model.construct import column_getter, fields_getter
 from entityworks.model.schema import instance_builder
+from entityworks.types.construct import column_getter, fields_getter
 
 STAMP = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
 

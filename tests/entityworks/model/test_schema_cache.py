@@ -15,8 +15,9 @@ import pytest
 
 import entityworks
 from entityworks import table, table_schema
-from entityworks.model import construct, schema
+from entityworks.model import schema
 from entityworks.registry import TypeRegistry, registry
+from entityworks.types import construct
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -17,7 +17,8 @@ from entityworks import AwareDatetime, Store, XMLImportError
 from entityworks.cli import cli
 from entityworks.sql.logical import TABLE
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import read_xsd, xsd_bytes
+from entityworks.xml.xsd import read_xsd
+from entityworks.xml.xsdwrite import xsd_bytes
 
 GUID = "System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089"
 DOTNET_XSD = f"""<?xml version="1.0" standalone="yes"?>

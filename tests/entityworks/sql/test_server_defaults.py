@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from entityworks import AwareDatetime, Store, create_script, statement_templates, table
 from entityworks.migrate import apply, describe, diff, target_metadata
-from entityworks.model.defaults import MAX_TEXT_DEFAULT, parse_reflected
+from entityworks.sql.defaults import MAX_TEXT_DEFAULT, parse_reflected
 
 
 class Color(enum.Enum):
@@ -130,8 +130,8 @@ def test_sqlite_float_literals_are_checked() -> None:
         x = struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]
         if math.isfinite(x) and not (x == 0 and math.copysign(1, x) < 0):
             values.append(x)
-    from entityworks.model.defaults import server_default
     from entityworks.model.schema import table_schema
+    from entityworks.sql.defaults import server_default
     from entityworks.sql.tables import sql_type
 
     @dataclass

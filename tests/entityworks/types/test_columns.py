@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from entityworks.sql import sqltypes
-from entityworks.types import columns, scalars
+from entityworks.types import columns, entries, scalars
 from entityworks.types.values import decimal_text
 
 D = decimal.Decimal
@@ -176,7 +176,7 @@ def test_decimals_as_written_is_the_per_value_join(pairs: list[tuple[Any, Any]])
     texts = [t for _, t in pairs]
     # the join sees the number read from the key: the text of the same number, or another
     texts = [format(v, "f") if i % 2 and t is not None else t for i, (v, t) in enumerate(pairs)]
-    one = scalars._decimal_as_written
+    one = entries._decimal_as_written
     got = _outcome(lambda: columns.decimals_as_written(values, texts, one))
     want = _outcome(lambda: [one(v, t) for v, t in zip(values, texts, strict=True)])
     assert got == want  # the same values with their exponents, or both refused
@@ -226,7 +226,7 @@ def test_decimal_as_written_is_its_rule(value: D, text: Any) -> None:
     for number in (value, same if same else D(0)):
         want = written_oracle(number, text)
         try:
-            got = scalars._decimal_as_written(number, text)
+            got = entries._decimal_as_written(number, text)
         except ValueError:
             assert want is None, (number, text)
         else:
@@ -243,13 +243,13 @@ def _parses(text: str) -> bool:
 @given(st.lists(st.one_of(st.none(), st.floats(allow_nan=True)), max_size=8))
 def test_negative_zero_column(values: list[Any]) -> None:
     assert columns.negative_zero_column(values) == [
-        None if v is None else scalars._negative_zero(v) for v in values
+        None if v is None else entries._negative_zero(v) for v in values
     ]
     assert columns.has_nan(values) == any(v is not None and v != v for v in values)
 
 
 def test_decimals_as_written_common_and_odd_texts() -> None:
-    one = scalars._decimal_as_written
+    one = entries._decimal_as_written
     values = [D("1.5"), D("-2"), D("0"), D("3")]
     for texts, expected in (
         (["1.50", "-2.000", "0.00", "3"], ["1.50", "-2.000", "0.00", "3"]),  # fast path

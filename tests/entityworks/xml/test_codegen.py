@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from entityworks import AwareDatetime, XMLImportError, column, table, table_schema
 from entityworks.cli import cli
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import read_xsd, write_xsd, xsd_bytes
+from entityworks.xml.xsd import read_xsd, write_xsd
+from entityworks.xml.xsdwrite import xsd_bytes
 
 from ..sql.test_logical import DOTNET_XML, DOTNET_XSD
 

@@ -14,7 +14,8 @@ from lxml import etree
 
 from entityworks import Store, ValueEncodingError, XMLImportError, col
 from entityworks.xml.table import iter_xml, read_xml, write_xml
-from entityworks.xml.xsd import write_xsd, xsd_bytes
+from entityworks.xml.xsd import write_xsd
+from entityworks.xml.xsdwrite import xsd_bytes
 
 from ..strategies import XML_FORBIDDEN, AllTypes, assert_same_rows, rows
 

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from entityworks import AwareDatetime, SchemaError, Store, ValueEncodingError, XMLImportError
 from entityworks.registry import check_decimal
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import MAX_COLUMNS, MAX_TABLES, read_xsd, xsd_bytes
+from entityworks.xml.xsd import read_xsd
+from entityworks.xml.xsdwrite import MAX_COLUMNS, MAX_TABLES, xsd_bytes
 
 from ..strategies import XML_FORBIDDEN, decimals, same_array_values
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from entityworks import Store, XMLImportError
 from entityworks.cli import cli
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import MAX_XSD_BYTES, read_inline_xsd, xsd_bytes
+from entityworks.xml.xsd import read_inline_xsd
+from entityworks.xml.xsdwrite import MAX_XSD_BYTES, xsd_bytes
 
 
 @dataclass

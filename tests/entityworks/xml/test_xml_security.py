@@ -16,7 +16,8 @@ import pytest
 
 from entityworks import Store, XMLImportError
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import read_xsd, xsd_bytes
+from entityworks.xml.xsd import read_xsd
+from entityworks.xml.xsdwrite import xsd_bytes
 
 SECRET = "TOP-SECRET-7c1f"
 

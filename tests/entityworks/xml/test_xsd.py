@@ -18,15 +18,8 @@ from lxml import etree
 from entityworks import AwareDatetime, SchemaError, XMLImportError, primary_key, registry, table
 from entityworks.registry import unwrap_optional
 from entityworks.xml.table import read_xml, write_xml
-from entityworks.xml.xsd import (
-    MSDATA_NS,
-    XS_NS,
-    decode_name,
-    encode_name,
-    read_xsd,
-    write_xsd,
-    xsd_tree,
-)
+from entityworks.xml.xsd import read_xsd, write_xsd
+from entityworks.xml.xsdwrite import MSDATA_NS, XS_NS, decode_name, encode_name, xsd_tree
 
 from ..strategies import AllTypes
 

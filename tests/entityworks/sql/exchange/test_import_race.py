@@ -31,7 +31,7 @@ import sqlalchemy as sa
 
 from entityworks.catalog import SudokuPuzzle, open_catalog
 from entityworks.xml.table import write_xml
-from entityworks.xml.xsd import xsd_bytes
+from entityworks.xml.xsdwrite import xsd_bytes
 
 ROOT = Path(__file__).resolve().parents[4]
 ROWS = 20_000

@@ -26,7 +26,7 @@ from entityworks.catalog import open_catalog
 from entityworks.cli import cli
 from entityworks.xml.dataset import dataset_of, write_dataset
 from entityworks.xml.table import write_xml
-from entityworks.xml.xsd import xsd_bytes
+from entityworks.xml.xsdwrite import xsd_bytes
 
 ROOT = Path(__file__).resolve().parents[4]
 

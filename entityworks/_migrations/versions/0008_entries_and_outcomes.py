@@ -29,6 +29,11 @@ from sqlalchemy.schema import CreateColumn
 
 from entityworks.catalog.packing import PackedGrid
 from entityworks.migrate import drop_tables, target_metadata
+from entityworks.migrate.dialects import (
+    places_added_columns,
+    rebuilds_tables,
+    rebuilt_table_options,
+)
 from entityworks.model.schema import column, primary_key, table
 
 revision = "0008_entries_and_outcomes"
@@ -118,40 +123,25 @@ def _maps(cls: type) -> sa.Table:
 def _create_entries() -> None:
     """``sudoku_entries`` exactly as entityworks builds it, its composite unique included."""
     built = target_metadata([SudokuEntry], _dialect()).tables["sudoku_entries"]
-    items: list[Any] = [c._copy() for c in built.columns]
-    for constraint in built.constraints:
-        if isinstance(constraint, sa.CheckConstraint):
-            items.append(constraint._copy())
-        elif isinstance(constraint, sa.UniqueConstraint):
-            items.append(
-                sa.UniqueConstraint(*[c.name for c in constraint.columns], name=constraint.name)
-            )
-        elif isinstance(constraint, sa.ForeignKeyConstraint):
-            items.append(
-                sa.ForeignKeyConstraint(
-                    [e.parent.name for e in constraint.elements],
-                    [e.target_fullname for e in constraint.elements],
-                    name=constraint.name,
-                    ondelete=constraint.ondelete,
-                )
-            )
-    op.create_table(built.name, *items, **dict(built.dialect_kwargs))
+    op.get_context().impl.create_table(built)  # CREATE TABLE, then its index
 
 
 def upgrade() -> None:
     _create_entries()
-    name = _dialect()
+    dialect = op.get_context().dialect
     after = _maps(MapsAfter)
     new = [after.c[n] for n in NEW_COLUMNS]
-    if name == "sqlite":
+    if rebuilds_tables(dialect):
         copy_from = _maps(MapsBefore) if op.get_context().as_sql else None
         with op.batch_alter_table(
-            "maps", recreate="always", copy_from=copy_from, table_kwargs={"sqlite_strict": True}
+            "maps",
+            recreate="always",
+            copy_from=copy_from,
+            table_kwargs=rebuilt_table_options(dialect),
         ) as batch:
             for c in new:
-                batch.add_column(c._copy(), insert_before="grid")
-    elif name in ("mysql", "mariadb"):
-        dialect = op.get_context().dialect
+                batch.add_column(c, insert_before="grid")  # Alembic adds a copy
+    elif places_added_columns(dialect):
         quote = dialect.identifier_preparer.quote
         previous = "created_at"
         for c in new:  # identifiers quoted and types rendered by the dialect: no values
@@ -160,7 +150,7 @@ def upgrade() -> None:
             previous = c.name
     else:  # PostgreSQL appends columns: the grid moves behind the new ones
         for c in new:
-            op.add_column("maps", c._copy())
+            op.add_column("maps", c)  # Alembic adds a copy
         blob = after.c["grid"].type
         op.add_column("maps", sa.Column("grid_moved", blob, nullable=True))
         op.execute("UPDATE maps SET grid_moved = grid")
@@ -171,11 +161,15 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if _dialect() == "sqlite":
+    dialect = op.get_context().dialect
+    if rebuilds_tables(dialect):
         offline = op.get_context().as_sql
         copy_from = _maps(MapsAfter) if offline else None
         with op.batch_alter_table(
-            "maps", recreate="always", copy_from=copy_from, table_kwargs={"sqlite_strict": True}
+            "maps",
+            recreate="always",
+            copy_from=copy_from,
+            table_kwargs=rebuilt_table_options(dialect),
         ) as batch:
             if not offline:  # reflected as table CHECKs, which would outlive their columns
                 checks = {

@@ -11,6 +11,7 @@ The database is, first found: a connection handed over by :mod:`entityworks.migr
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import context
@@ -24,6 +25,7 @@ from entityworks.migrate import (
     render_item,
     target_metadata,
 )
+from entityworks.migrate.dialects import rebuilds_tables
 
 config = context.config
 
@@ -50,7 +52,7 @@ def _url() -> str:
     return given
 
 
-def _configure(**kwargs: object) -> None:
+def _configure(**kwargs: Any) -> None:
     context.configure(
         version_table=VERSION_TABLE,
         include_name=include_tables(_classes()),
@@ -68,7 +70,7 @@ def run_offline() -> None:
         url=url,
         target_metadata=target_metadata(_classes(), url.get_backend_name()),
         literal_binds=True,
-        render_as_batch=url.get_backend_name() == "sqlite",
+        render_as_batch=rebuilds_tables(url.get_backend_name()),
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -79,7 +81,7 @@ def _run(connection: sa.Connection) -> None:
     _configure(
         connection=connection,
         target_metadata=target_metadata(_classes(), name),
-        render_as_batch=name == "sqlite",
+        render_as_batch=rebuilds_tables(name),
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -36,6 +36,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from entityworks.migrate.dialects import checks_typeof, rebuilt_table_options, without_rowid
+
 revision = "0009_sqlite_affinity"
 down_revision = "0008_entries_and_outcomes"
 branch_labels = None
@@ -60,7 +62,7 @@ NEGZERO = "__negzero"
 
 
 def _online() -> bool:
-    return op.get_context().dialect.name == "sqlite" and not op.get_context().as_sql
+    return checks_typeof(op.get_context().dialect) and not op.get_context().as_sql
 
 
 def _quote(name: str) -> str:
@@ -90,14 +92,6 @@ def _checked_any(conn: sa.Connection, table: str) -> dict[str, str]:
         ):
             out[found.group(1)] = found.group(2)
     return out
-
-
-def _without_rowid(conn: sa.Connection, table: str) -> bool:
-    sql = conn.execute(
-        sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"),
-        {"name": table},
-    ).scalar()
-    return bool(re.search(r"\bWITHOUT\s+ROWID\b", str(sql or ""), re.IGNORECASE))
 
 
 def _keys(conn: sa.Connection, table: str) -> list[str]:
@@ -141,10 +135,7 @@ def _set_where_keys(
 
 
 def _options(conn: sa.Connection, table: str) -> dict[str, Any]:
-    options: dict[str, Any] = {"sqlite_strict": True}
-    if _without_rowid(conn, table):
-        options["sqlite_with_rowid"] = False
-    return options
+    return rebuilt_table_options(conn.dialect, clustered=without_rowid(conn, table))
 
 
 def upgrade() -> None:

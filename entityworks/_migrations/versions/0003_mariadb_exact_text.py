@@ -24,6 +24,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from entityworks.migrate.dialects import collates_text
+
 revision = "0003_mariadb_exact_text"
 down_revision = "0002_map_placements"
 branch_labels = None
@@ -65,7 +67,7 @@ def _text_collations(conn: sa.Connection, table: str) -> set[str]:
 
 def _convert(collation: str | None) -> None:
     conn = op.get_bind()
-    if conn.dialect.name not in ("mysql", "mariadb"):
+    if not collates_text(conn.dialect):
         return
     quote = conn.dialect.identifier_preparer.quote
     live = set(sa.inspect(conn).get_table_names())

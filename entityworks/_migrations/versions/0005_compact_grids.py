@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from entityworks.catalog.packing import pack_grid, pack_points, unpack_grid, unpack_points
+from entityworks.migrate.dialects import dialect_name, rebuilds_tables, rebuilt_table_options
 from entityworks.sql import sqltypes
 
 revision = "0005_compact_grids"
@@ -124,9 +125,10 @@ def _swap_column(
         )
     else:
         _recode(table, key, name, temporary, old_type, new_type, convert)
-    sqlite = op.get_context().dialect.name == "sqlite"
     copy_from = None
-    if sqlite and op.get_context().as_sql:  # no database to reflect: the 0001 shape
+    if (
+        rebuilds_tables(op.get_context().dialect) and op.get_context().as_sql
+    ):  # no database to reflect: the 0001 shape
         copy_from = _table_at("0001_catalog", table)
         copy_from.append_column(sa.Column(temporary, new_type, nullable=True))
     with op.batch_alter_table(
@@ -137,15 +139,13 @@ def _swap_column(
 
 
 def _options(clustered: bool) -> dict[str, bool]:
-    if op.get_context().dialect.name != "sqlite":
-        return {}
-    return {"sqlite_strict": True, "sqlite_with_rowid": not clustered}
+    return rebuilt_table_options(op.get_context().dialect, clustered=clustered)
 
 
 def _cluster_children(clustered: bool) -> None:
     """SQLite: rebuild the other child tables of maps ``WITHOUT ROWID`` (clustered by
     ``(parent_key, position)``: no separate index repeating the key), or back."""
-    if op.get_context().dialect.name != "sqlite":
+    if not rebuilds_tables(op.get_context().dialect):
         return
     for name, born in CHILDREN:
         copy_from = _table_at(born, name) if op.get_context().as_sql else None
@@ -156,7 +156,8 @@ def _cluster_children(clustered: bool) -> None:
 
 
 def _table_at(revision_id: str, name: str) -> sa.Table:
-    """Table ``name`` as revision ``revision_id`` created it on SQLite (for offline SQL)."""
+    """Table ``name`` as revision ``revision_id`` created it where tables are rebuilt
+    (SQLite; for offline SQL)."""
     from alembic.script import ScriptDirectory
 
     from entityworks.model.schema import table_schema
@@ -165,7 +166,7 @@ def _table_at(revision_id: str, name: str) -> sa.Table:
     module = ScriptDirectory.from_config(op.get_context().config).get_revision(revision_id).module
     metadata = sa.MetaData()
     for cls in getattr(module, "TABLES", None) or [module.MapRecord]:
-        build_tables(table_schema(cls), metadata, "sqlite")
+        build_tables(table_schema(cls), metadata, dialect_name(op.get_context().dialect))
     return metadata.tables[name]
 
 

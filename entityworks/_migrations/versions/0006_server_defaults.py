@@ -18,6 +18,12 @@ import sqlalchemy as sa
 from alembic import context, op
 
 from entityworks.migrate import target_metadata
+from entityworks.migrate.dialects import (
+    declared_integer,
+    dialect_name,
+    rebuilds_tables,
+    rebuilt_table_options,
+)
 from entityworks.model.schema import column, primary_key, table
 
 revision = "0006_server_defaults"
@@ -50,17 +56,17 @@ class SudokuPuzzle:
 
 
 def _set(defaults: dict) -> None:
-    sqlite = op.get_context().dialect.name == "sqlite"
-    integer = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-    kwargs: dict[str, object] = {"sqlite_strict": True} if sqlite else {}
-    if sqlite and context.is_offline_mode():
-        kwargs["copy_from"] = target_metadata([SudokuPuzzle], "sqlite").tables[TABLE]
+    dialect = op.get_context().dialect
+    integer = declared_integer()
+    copy_from = None
+    if rebuilds_tables(dialect) and context.is_offline_mode():
+        copy_from = target_metadata([SudokuPuzzle], dialect_name(dialect)).tables[TABLE]
     with op.batch_alter_table(
         TABLE,
         recreate="auto",
-        table_kwargs={k: v for k, v in kwargs.items() if k != "copy_from"},
-        copy_from=kwargs.get("copy_from"),
-    ) as batch:  # type: ignore[arg-type]
+        table_kwargs=rebuilt_table_options(dialect),
+        copy_from=copy_from,
+    ) as batch:
         for column, default in defaults.items():
             batch.alter_column(
                 column, existing_type=integer, existing_nullable=False, server_default=default

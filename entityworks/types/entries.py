@@ -1,0 +1,523 @@
+"""The built-in scalar types' registry entries: for int, float, str, bool, bytes, Decimal,
+datetime (naive and aware), date, time, timedelta and UUID, the entry that names its value
+rule, XML lexical forms and storage codecs (all in :mod:`.scalars`), the companion columns
+that keep what a backend loses, and the factory of Enum entries. :func:`register` adds them
+to a registry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import enum
+import math
+import re
+import reprlib
+import uuid
+from typing import Any
+
+from ..errors import UnsupportedTypeError
+from . import columns, storage, values
+from .registry import Companion, Target, TypeInfo, TypeRegistry, pyarrow_module
+from .scalars import (
+    AWARE,
+    DECIMAL_ARROW_PRECISION,
+    DECIMAL_FRACTION_DIGITS,
+    DECIMAL_INTEGER_DIGITS,
+    AwareDatetime,
+    as_uuid,
+    aware_datetime_from_text,
+    aware_datetime_to_text,
+    aware_to_utc,
+    bool_from_text,
+    bytes_from_text,
+    bytes_to_text,
+    check_aware_datetime,
+    check_bool,
+    check_bytes,
+    check_date,
+    check_datetime,
+    check_decimal,
+    check_float,
+    check_int,
+    check_str,
+    check_time,
+    check_timedelta,
+    check_uuid,
+    date_from_text,
+    date_to_text,
+    decimal_from_arrow,
+    decimal_from_text,
+    decimal_from_valid_text,
+    decimal_to_text,
+    float_from_text,
+    float_to_text,
+    int_from_text,
+    micros_to_timedelta,
+    naive_datetime_from_text,
+    naive_datetime_from_valid_text,
+    offset_minutes,
+    time_from_text,
+    timedelta_from_text,
+    timedelta_to_db,
+    timedelta_to_text,
+    uuid_to_text,
+    with_offset,
+)
+
+# -- companions: what a backend's own column type loses ------------------------------------
+
+
+def _negative_zero(value: float) -> int | None:
+    return 1 if value == 0.0 and math.copysign(1.0, value) < 0 else None
+
+
+def _signed_zero(value: Any, negative: Any) -> Any:
+    """``value`` with the sign ``negative`` (the companion) keeps: 1 beside a zero is -0.0,
+    NULL leaves the value as it is; anything else is no sign entityworks writes."""
+    if negative is None:
+        return value
+    if negative == 1 and value == 0.0 and type(negative) is not bool:
+        return -0.0
+    raise ValueError(
+        f"the negative-zero mark {negative!r} beside {value!r}: entityworks "
+        "writes 1 beside a zero only (NULL otherwise)"
+    )
+
+
+def _with_stored_scale(value: decimal.Decimal, scale: Any) -> decimal.Decimal:
+    """``value`` with the digits after the point its scale companion holds (``None``: as it
+    is): a scale no write stores (not an int from 0 to 30) or one that would cut a digit the
+    column holds raises ValueError."""
+    if scale is None:
+        return value
+    if type(scale) is not int or not 0 <= scale <= DECIMAL_FRACTION_DIGITS:
+        raise ValueError(
+            f"the scale {scale!r} is no number of digits after the point "
+            f"entityworks writes (0 to {DECIMAL_FRACTION_DIGITS})"
+        )
+    return values.with_scale(value, scale)
+
+
+def _decimal_as_written(value: decimal.Decimal, text: Any) -> decimal.Decimal:
+    """The Decimal of ``text``, the plain decimal text SQLite's column holds (what other
+    tools read), when it is the number of ``value``, read from the sortable key beside it
+    (what filters, keys and ORDER BY compare); else ValueError: the two columns disagree
+    (another tool changed one of them) and no value would be the same for every tool."""
+    if type(text) is str and len(text) <= 30 and not text.translate(columns.NOT_PLAIN):
+        # plain decimal text (the usual case): its Decimal passes the rule unless it is -0
+        try:
+            written = decimal.Decimal(text)
+        except ArithmeticError:  # "", "-", "1.2.3"
+            raise ValueError(f"its text {text!r} is no decimal number") from None
+        if written == value:
+            return written if written or text[0] != "-" else written.copy_abs()
+        raise ValueError(f"its text {text!r} and its key ({value}) are different numbers")
+    if type(text) is not str:
+        what = "NULL" if text is None else f"{reprlib.repr(text)}, a {type(text).__name__}"
+        raise ValueError(
+            f"its text is {what} beside the key {value}: entityworks writes the plain decimal text"
+        )
+    if not _PLAIN_DECIMAL.fullmatch(text):
+        raise ValueError(f"its text {reprlib.repr(text)} is no plain decimal number")
+    number = decimal.Decimal(text)
+    if number.is_zero():
+        number = number.copy_abs()  # "-0.000": a zero by every reading
+    shown = reprlib.repr(text)
+    try:
+        written = check_decimal(number)
+    except ValueError:  # (what the pattern leaves: too many digits)
+        raise ValueError(
+            f"its text {shown} has more than {DECIMAL_INTEGER_DIGITS} digits "
+            f"before the point or {DECIMAL_FRACTION_DIGITS} after"
+        ) from None
+    if written != value:
+        raise ValueError(f"its text {shown} and its key ({value}) are different numbers")
+    return written
+
+
+#: The decimal text SQLite and every other tool read as that number (ASCII digits only).
+_PLAIN_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+
+
+_OFFSET = Companion(
+    "offset",
+    offset_minutes,
+    with_offset,
+    "the UTC offset",
+    storage.small_integer,
+    lambda: pyarrow_module().int16(),
+)
+_SCALE = Companion(
+    "scale",
+    lambda d: -d.as_tuple().exponent,
+    _with_stored_scale,
+    "the exponent",
+    arrow=lambda: pyarrow_module().int8(),
+    split_column=columns.scale_column,
+)
+#: SQLite has no decimal type: the column named after the field holds the plain decimal
+#: text (``-1.50``, exponent kept), which ``sqlite3``, Datasette and pandas show and SQL's
+#: ``sum()`` adds; entityworks compares, keys and orders by the sortable key
+#: (``sqltypes.decimal_key``) in ``<name>__key``. Tables written before keep the key under
+#: the field's name and the exponent in ``<name>__scale``.
+_PLAIN = Companion(
+    "text",
+    values.decimal_text,
+    _decimal_as_written,
+    "the exponent",
+    storage.text,
+    own="key",
+    older=(_SCALE,),
+    split_column=columns.decimal_text_column,
+    join_column=lambda mains, texts: columns.decimals_as_written(mains, texts, _decimal_as_written),
+)
+_NEGZERO = Companion(
+    "negzero",
+    _negative_zero,
+    _signed_zero,
+    "the sign of -0.0",
+    split_column=columns.negative_zero_column,
+    any_keeps=True,
+)
+
+
+def _aware_companions(target: Target) -> tuple[Companion, ...]:
+    # A time zone column type, a UTC one and Arrow's timestamp keep the instant, never the
+    # offset.
+    return (_OFFSET,)
+
+
+def _decimal_companions(target: Target) -> tuple[Companion, ...]:
+    # A NUMERIC that keeps the scale it is given needs nothing; one that pads to its scale
+    # (DECIMAL(65, 30), Arrow's decimal256(p, s)) gets the exponent beside it; a sortable key
+    # is normalised: the plain text beside it keeps the exponent.
+    if target.decimal_as_key:
+        return (_PLAIN,)
+    return () if target.keeps_decimal_scale else (_SCALE,)
+
+
+def _float_companions(target: Target) -> tuple[Companion, ...]:
+    # A float column that turns -0.0 into 0 (in every DOUBLE expression, or when a REAL
+    # column stores it) gets the sign beside it.
+    return () if target.keeps_negative_zero else (_NEGZERO,)
+
+
+# -- the built-in entries ----------------------------------------------------------------
+
+_INT_ALIASES = (
+    "xs:int",
+    "xs:short",
+    "xs:byte",
+    "xs:unsignedByte",
+    "xs:unsignedShort",
+    "xs:unsignedInt",
+    "xs:unsignedLong",
+    "xs:integer",
+    "xs:nonNegativeInteger",
+    "xs:positiveInteger",
+    "xs:negativeInteger",
+    "xs:nonPositiveInteger",
+)
+_MSDATA_GUID = (
+    "System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089"
+)
+
+
+def _bool_from_valid_text(text: str) -> bool:
+    return text.strip() in ("true", "1")
+
+
+def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
+    pa = pyarrow_module
+    return [
+        (
+            bool,
+            TypeInfo(
+                "bool",
+                bool,
+                storage.boolean,
+                lambda: pa().bool_(),
+                "xs:boolean",
+                lambda b: "true" if check_bool(b) else "false",
+                bool_from_text,
+                from_valid_text=_bool_from_valid_text,
+                from_db=bool,
+                plain_text=True,
+                check=check_bool,
+                native=bool,
+                check_column=columns.bool_column,
+                to_text_column=columns.bool_texts,
+            ),
+        ),
+        (
+            int,
+            TypeInfo(
+                "int",
+                int,
+                storage.big_integer,
+                lambda: pa().int64(),
+                "xs:long",
+                str,
+                int_from_text,
+                autoincrement=True,
+                xsd_aliases=_INT_ALIASES,
+                from_valid_text=int,
+                plain_text=True,
+                check=check_int,
+                native=int,
+                sqlite_typeof="integer",
+                check_column=columns.int_column,
+                to_text_column=columns.int_texts,
+            ),
+        ),
+        (
+            float,
+            TypeInfo(
+                "float",
+                float,
+                storage.double,
+                lambda: pa().float64(),
+                "xs:double",
+                float_to_text,
+                float_from_text,
+                xsd_aliases=("xs:float",),
+                from_valid_text=float,
+                plain_text=True,
+                check=check_float,
+                native=float,
+                sqlite_typeof="real",
+                companions=_float_companions,
+                check_column=columns.float_column,
+                to_text_column=columns.float_texts,
+            ),
+        ),
+        (
+            str,
+            TypeInfo(
+                "str",
+                str,
+                storage.text,
+                lambda: pa().string(),
+                "xs:string",
+                str,
+                str,
+                xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
+                check=check_str,
+                native=str,
+                sqlite_typeof="text",
+                check_column=columns.str_column,
+                to_text_column=columns.str_texts,
+            ),
+        ),
+        (
+            bytes,
+            TypeInfo(
+                "bytes",
+                bytes,
+                storage.binary,
+                lambda: pa().binary(),
+                "xs:base64Binary",
+                bytes_to_text,
+                bytes_from_text,
+                from_db=bytes,
+                plain_text=True,
+                check=check_bytes,
+                native=bytes,
+                check_column=columns.exact_type(bytes),
+            ),
+        ),
+        (
+            decimal.Decimal,
+            TypeInfo(
+                "Decimal",
+                decimal.Decimal,
+                storage.exact_decimal,
+                lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
+                "xs:decimal",
+                decimal_to_text,
+                decimal_from_text,
+                to_db=check_decimal,
+                to_arrow=check_decimal,
+                from_arrow=decimal_from_arrow,
+                from_valid_text=decimal_from_valid_text,
+                plain_text=True,
+                check=check_decimal,
+                checked_codecs=True,
+                check_column=columns.decimal_column,
+                to_text_column=columns.decimal_texts,
+                companions=_decimal_companions,
+            ),
+        ),
+        (
+            dt.datetime,
+            TypeInfo(
+                "datetime",
+                dt.datetime,
+                storage.naive_datetime,
+                lambda: pa().timestamp("us"),
+                "xs:dateTime",
+                lambda v: check_datetime(v).isoformat(),
+                naive_datetime_from_text,
+                from_valid_text=naive_datetime_from_valid_text,
+                to_db=check_datetime,
+                to_arrow=check_datetime,
+                plain_text=True,
+                check=check_datetime,
+                checked_codecs=True,
+                check_column=columns.naive_datetime_column,
+                to_text_column=columns.datetime_texts,
+                # .NET would otherwise read a naive value as local time and shift it.
+                xsd_attributes={"msdata:DateTimeMode": "Unspecified"},
+            ),
+        ),
+        (
+            AWARE,
+            TypeInfo(
+                "AwareDatetime",
+                AwareDatetime,
+                storage.aware_datetime,
+                lambda: pa().timestamp("us", tz="UTC"),
+                "xs:dateTime",
+                aware_datetime_to_text,
+                aware_datetime_from_text,
+                to_db=check_aware_datetime,
+                to_arrow=aware_to_utc,
+                plain_text=True,
+                check=check_aware_datetime,
+                companions=_aware_companions,
+                checked_codecs=True,
+                xsd_attributes={"msdata:DateTimeMode": "Utc"},
+            ),
+        ),
+        (
+            dt.date,
+            TypeInfo(
+                "date",
+                dt.date,
+                storage.date,
+                lambda: pa().date32(),
+                "xs:date",
+                date_to_text,
+                date_from_text,
+                to_db=check_date,
+                to_arrow=check_date,
+                plain_text=True,
+                check=check_date,
+                checked_codecs=True,
+            ),
+        ),
+        (
+            dt.time,
+            TypeInfo(
+                "time",
+                dt.time,
+                storage.time,
+                lambda: pa().time64("us"),
+                "xs:time",
+                lambda v: check_time(v).isoformat(),
+                time_from_text,
+                to_db=check_time,
+                to_arrow=check_time,
+                plain_text=True,
+                check=check_time,
+                checked_codecs=True,
+            ),
+        ),
+        (
+            dt.timedelta,
+            TypeInfo(
+                "timedelta",
+                dt.timedelta,
+                storage.big_integer,
+                lambda: pa().duration("us"),
+                "xs:duration",
+                timedelta_to_text,
+                timedelta_from_text,
+                to_db=timedelta_to_db,
+                from_db=micros_to_timedelta,
+                to_arrow=check_timedelta,
+                plain_text=True,
+                check=check_timedelta,
+                checked_codecs=True,
+            ),
+        ),
+        (
+            uuid.UUID,
+            TypeInfo(
+                "UUID",
+                uuid.UUID,
+                storage.uuid_type,
+                lambda: pa().string(),
+                "xs:string",
+                uuid_to_text,
+                lambda t: uuid.UUID(t.strip()),
+                to_db=check_uuid,
+                from_db=as_uuid,
+                to_arrow=uuid_to_text,
+                from_arrow=uuid.UUID,
+                plain_text=True,
+                check=check_uuid,
+                checked_codecs=True,
+                xsd_attributes={"msdata:DataType": _MSDATA_GUID},
+            ),
+        ),
+    ]
+
+
+# -- enums: stored as their values --------------------------------------------------------
+
+
+def _is_enum(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, enum.Enum)
+
+
+def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
+    """An Enum of int or str values: stored, written and read as its value's type."""
+    value_types = {type(m.value) for m in tp}
+    if len(value_types) != 1 or next(iter(value_types)) not in (int, str):
+        raise UnsupportedTypeError(
+            f"Enum {tp.__qualname__} must have values all of one type, int or str "
+            f"(found {sorted(t.__name__ for t in value_types)})",
+            type_=tp,
+        )
+    base = registry.lookup(next(iter(value_types)))
+
+    def check(member: Any) -> Any:
+        if not isinstance(member, tp):
+            raise ValueError(f"{member!r} is not a member of {tp.__qualname__}")
+        return member
+
+    def to_value(member: Any) -> Any:
+        return check(member).value
+
+    def from_text(text: str) -> enum.Enum:
+        return tp(base.from_text(text))
+
+    return TypeInfo(
+        tp.__qualname__,
+        tp,
+        base.sql,
+        base.arrow,
+        base.xsd,
+        lambda m: base.to_text(to_value(m)),
+        from_text,
+        to_db=to_value,
+        from_db=tp,
+        to_arrow=to_value,
+        from_arrow=tp,
+        plain_text=base.plain_text,
+        check=check,
+        checked_codecs=True,
+    )
+
+
+def register(registry: TypeRegistry) -> None:
+    """Add the built-in scalar entries to ``registry``."""
+    for key, info in _builtin_entries():
+        registry.register(info, key)
+
+
+def register_enums(registry: TypeRegistry) -> None:
+    """Add the factory of Enum subclasses to ``registry``."""
+    registry.register_factory(_is_enum, _enum_info)
