@@ -93,6 +93,23 @@ def encode(
             except Exception:  # noqa: BLE001 - row by row below names the value
                 return _each_row(model, items, getter, number, model.encoders)
             return list(zip(*encoded, strict=True))
+    if schema_rows and items:
+        # rows encoded elsewhere: each column through its processor, then the companions,
+        # a column at a time; a refused value is named by the row-by-row pass below
+        codec = model.codec
+        spread_columns = codec.spread_columns
+        with paused_gc():
+            columns = list(zip(*items, strict=True))
+            try:
+                main: list[Sequence[Any]] = [
+                    column if p is None else list(map(p, column))
+                    for column, p in zip(columns, processors, strict=True)
+                ]
+                sql = main if spread_columns is None else spread_columns(columns, main)
+            except Exception:  # noqa: BLE001 - row by row below names the value
+                pass
+            else:
+                return list(zip(*sql, strict=True))
     return _each_row(model, items, getter, number, processors)
 
 

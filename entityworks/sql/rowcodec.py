@@ -85,6 +85,11 @@ class RowCodec:
     #: columns turn ``'12'`` into 12; PostgreSQL casts it): rows encoded elsewhere
     #: (``entityworks.sql.encoded``), by anyone, are checked again (:meth:`exact_rows`).
     converting: list[tuple[int, TypeInfo]] = field(default_factory=list)
+    #: ``spread`` a column at a time: (schema columns of field values, their encoded
+    #: forms) -> the SQL columns, each followed by its companions.
+    spread_columns: (
+        Callable[[Sequence[Sequence[Any]], list[Sequence[Any]]], list[Sequence[Any]]] | None
+    ) = None
 
     def encode_columns(self, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         """The SQL columns of the schema ``columns`` (each through ``fast_columns``).
@@ -447,6 +452,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         steps,
         copy_checks if copy_types is not None else None,
         converting,
+        _spread_columns(plan) if any_parts else None,
     )
 
 
@@ -470,6 +476,30 @@ def _spread(
         return out
 
     return spread
+
+
+def _spread_columns(
+    plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]],
+) -> Callable[[Sequence[Sequence[Any]], list[Sequence[Any]]], list[Sequence[Any]]]:
+    steps = [(parts, info) for _main, _extra, parts, info in plan]
+
+    def spread_columns(
+        values: Sequence[Sequence[Any]], encoded: list[Sequence[Any]]
+    ) -> list[Sequence[Any]]:
+        """:func:`_spread`'s SQL rows as columns: each encoded column, then the companions
+        of its field values."""
+        out: list[Sequence[Any]] = []
+        for (parts, info), column, main in zip(steps, values, encoded, strict=True):
+            out.append(main)
+            if parts:
+                check = info.checked
+                checked = [None if v is None else check(v) for v in column]
+                for p in parts:
+                    split = p.split
+                    out.append([None if v is None else split(v) for v in checked])
+        return out
+
+    return spread_columns
 
 
 Plan = list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]]
