@@ -149,7 +149,7 @@ def encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) -> 
 
     The rows come straight from the generator's results (:func:`map_values`), with no
     ``MapRecord`` and no corridor lists of ``[x, y]`` lists in between (for a dungeon those
-    cost about a third of the generation itself); each value still goes through its
+    would cost a large part of the generation itself); each value still goes through its
     column's registry rule, so the rows equal ``encode_rows(build_chunk(...))``.
 
     A chunk is built with the collector paused: its passes over a generator's lists and

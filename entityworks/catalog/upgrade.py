@@ -60,7 +60,7 @@ def _created_at_head(store: Store) -> bool:
     """Create the catalog's tables and its version row at :data:`HEAD` in a database that
     has no table and whose first write holds all of it (``Backend.serial_writes``: SQLite);
     False, with nothing done, for any other database. A new catalog is the usual start of
-    ``generate``: this is a tenth of running and importing Alembic's chain."""
+    ``generate``: this is much cheaper than running and importing Alembic's chain."""
     engine = store.engine
     backend = store.backend
     if not backend.serial_writes or store.table_names():

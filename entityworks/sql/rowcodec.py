@@ -40,7 +40,8 @@ from .backends import for_name
 from .tables import table_companions
 
 #: Rows per chunk of :meth:`RowCodec.gated_chunks`: ~100 KB of tuples, which stay in the CPU
-#: cache between the type check and the write (4096 measured 35 % slower on 8 columns).
+#: cache between the type check and the write (larger chunks are slower; see
+#: benchmarks/bench_store.py).
 CHUNK = 1024
 
 

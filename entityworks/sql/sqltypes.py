@@ -57,7 +57,7 @@ def small_integer() -> sa.types.TypeEngine[Any]:
 class _Variants(sa.types.TypeDecorator[Any]):
     """A generic type (``impl``) with other forms on some dialects, built when a statement
     is first compiled for one of them: a ``with_variant`` would import the MariaDB and SQL
-    Server dialects (a sixth of a second) in every process, a SQLite-only one included."""
+    Server dialects in every process, a SQLite-only one included."""
 
     cache_ok: bool | None = True
     #: Alembic reads ``name`` of a column type that takes schema events (as a TypeDecorator

@@ -213,8 +213,8 @@ class _Chunks:
 def _solutions(puzzles: Iterable[Puzzle], grids: Iterable[str], unique: Iterable[bool | None],
                nodes: Iterable[int], guesses: Iterable[int]) -> list[Solution | None]:  # fmt: skip
     """``Solution`` objects built field by field, bypassing the frozen dataclass's
-    ``__init__`` (one ``object.__setattr__`` call per field): equal objects at a quarter of
-    the cost, which is most of what one thread of :func:`solve_many` does alone."""
+    ``__init__`` (one ``object.__setattr__`` call per field): equal objects, much cheaper,
+    and that is most of what one thread of :func:`solve_many` does alone."""
     make = object.__new__
     built: list[Solution | None] = []
     rows = zip(puzzles, grids, unique, nodes, guesses, strict=False)  # unique may repeat None
