@@ -34,9 +34,9 @@ import pluggy
 PROJECT = "entityworks"
 
 #: Marks the hook specifications below.
-hookspec = pluggy.HookspecMarker(PROJECT)
+hookspec: pluggy.HookspecMarker = pluggy.HookspecMarker(PROJECT)
 #: Marks a plugin's implementation of a hook: ``@hookimpl`` above a function named as the hook.
-hookimpl = pluggy.HookimplMarker(PROJECT)
+hookimpl: pluggy.HookimplMarker = pluggy.HookimplMarker(PROJECT)
 
 #: The built-in plugins, registered (under these names) before any installed one: the
 #: built-in types (scalars, JSON containers, NumPy arrays, Enums, nested dataclasses), the

@@ -200,7 +200,7 @@ MAP_FIELDS = (
     "grid",
 )
 #: The same for the rows of each child list.
-CHILD_FIELDS = {
+CHILD_FIELDS: dict[str, tuple[str, ...]] = {
     "caves": ("number", "cells", "x", "y", "width", "height", "centroid_x", "centroid_y"),
     "rooms": ("x", "y", "width", "height"),
     "corridors": ("length", "start_x", "start_y", "end_x", "end_y", "path"),

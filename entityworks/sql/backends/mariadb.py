@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -69,7 +69,7 @@ class MariaDB(Backend):
     native_paramstyle = "pyformat"
 
     # -- engine and tables ------------------------------------------------------------------
-    scheme_aliases = MappingProxyType({"maria": "mariadb+pymysql"})
+    scheme_aliases: Mapping[str, str] = MappingProxyType({"maria": "mariadb+pymysql"})
     #: InnoDB refuses a delete whose ON DELETE CASCADE / SET NULL reaches rows 15 levels down.
     max_cascade_levels: int | None = 14
 
@@ -85,7 +85,7 @@ class MariaDB(Backend):
     driver_extra = "mariadb"
     url_example = "mysql+pymysql://USER@HOST/DB"
     #: The modules of the drivers whose errors are ``(code, message)``.
-    coded_drivers = ("pymysql", "MySQLdb")
+    coded_drivers: tuple[str, ...] = ("pymysql", "MySQLdb")
 
     def refused_url(self, url: sa.URL) -> str | None:
         """``?charset=`` must name a character set the driver knows."""

@@ -27,7 +27,7 @@ class MSSQL(Backend):
     script_driver = "pyodbc"
 
     # -- engine and tables ------------------------------------------------------------------
-    dialect_aliases = ("sqlserver",)
+    dialect_aliases: tuple[str, ...] = ("sqlserver",)
 
     def prepare_offline(self, dialect: sa.Dialect) -> None:
         # Offline, SQLAlchemy assumes SQL Server 2000 and renders DATE and TIME as DATETIME;

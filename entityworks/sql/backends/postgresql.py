@@ -4,7 +4,7 @@ lock as a transaction-level advisory lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from types import MappingProxyType
@@ -99,14 +99,14 @@ class PostgreSQL(Backend):
     native_paramstyle = "pyformat"
 
     # -- engine and tables ------------------------------------------------------------------
-    scheme_aliases = MappingProxyType(
+    scheme_aliases: Mapping[str, str] = MappingProxyType(
         {
             "postgres": "postgresql+psycopg",
             "postgres+psycopg": "postgresql+psycopg",
             "pg": "postgresql+psycopg",
         }
     )
-    dialect_aliases = ("postgres",)
+    dialect_aliases: tuple[str, ...] = ("postgres",)
 
     def missing_table(self, error: BaseException) -> bool:
         return getattr(error, "sqlstate", None) == "42P01"  # undefined_table
@@ -115,7 +115,7 @@ class PostgreSQL(Backend):
         return f'relation "{name}" does not exist' in str(error)
 
     # -- command line (cli, web, catalog upgrade) -------------------------------------------
-    url_aliases = ("postgres",)
+    url_aliases: tuple[str, ...] = ("postgres",)
     suggested_driver = "psycopg"
     driver_extra = "postgres"
     url_example = "postgresql+psycopg://USER@HOST/DB"

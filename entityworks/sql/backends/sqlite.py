@@ -426,7 +426,7 @@ class SQLite(Backend):
         }
 
     # -- engine and tables ------------------------------------------------------------------
-    scheme_aliases = MappingProxyType({"sqlite3": "sqlite"})
+    scheme_aliases: Mapping[str, str] = MappingProxyType({"sqlite3": "sqlite"})
 
     def older_column(
         self, column: Column, schema: TableSchema, live: Mapping[str, str] | None
@@ -489,7 +489,7 @@ class SQLite(Backend):
         return False
 
     # -- exchange --
-    file_companions = ("-wal", "-shm", "-journal")
+    file_companions: tuple[str, ...] = ("-wal", "-shm", "-journal")
 
     def plain_file(self, url: sa.URL) -> str | None:
         path = url.database
