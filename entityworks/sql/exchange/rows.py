@@ -25,7 +25,7 @@ from typing import Any
 from ...errors import ValueEncodingError
 from ...model.schema import TableSchema
 from ...xml.reader import row_builder
-from ..encoded import EncodedRows, encode_values
+from ..encoded import encode_values
 from .facade import StoreFacade
 
 #: Per child list field: for each row, its child rows as the reader decodes them (the
@@ -120,10 +120,6 @@ def insert_rows(
         objs = instances(schema, rows, children)
         store.insert_many(objs)
         return objs
-    if any(not child.rows for child in batch.children):  # a child table with no row here
-        batch = EncodedRows(
-            batch.cls, batch.layout, batch.rows, tuple(c for c in batch.children if c.rows)
-        )
     keys = store.insert_encoded(batch)
     if not built:
         return None
