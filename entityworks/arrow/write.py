@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from operator import attrgetter, countOf
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -299,9 +301,23 @@ def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[A
         offsets.append(len(flat))
         owners.extend([first + i] * len(items))
     rows = [getter(o) if len(columns) != 1 else (getter(o),) for o in flat]
+    return _list_array(
+        child, [[r[j] for r in rows] for j in range(len(columns))], offsets, owners.__getitem__
+    )
+
+
+def _list_array(
+    child: TableSchema,
+    values: list[list[Any]],
+    offsets: list[int],
+    number: Callable[[int], int],
+) -> pa.Array[Any]:
+    """The ``list<struct>`` array of a child table: its items' values per field column
+    (``values``), each row's items from ``offsets[i]`` to ``offsets[i + 1]``; ``number``
+    gives the row that owns an item (for errors)."""
+    columns = child.field_columns
     arrays = [
-        encode_column(c, [r[j] for r in rows], number=owners.__getitem__)
-        for j, c in enumerate(columns)
+        encode_column(c, data, number=number) for c, data in zip(columns, values, strict=True)
     ]
     fields = [column_field(c) for c in columns]
     struct = (
@@ -309,7 +325,7 @@ def _child_array(child: TableSchema, lists: list[Any], first: int) -> pa.Array[A
             arrays, fields=[f.with_type(a.type) for f, a in zip(fields, arrays, strict=True)]
         )
         if columns
-        else pa.array([{}] * len(flat), type=pa.struct([]))
+        else pa.array([{}] * offsets[-1], type=pa.struct([]))
     )
     return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), struct)
 
@@ -433,6 +449,67 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
     return pa.Table.from_batches(record_batches, schema=target)
 
 
+def family_rows_to_arrow(
+    schema: TableSchema,
+    families: Iterable[tuple[Sequence[Sequence[Any]], Mapping[str, Sequence[Sequence[Any]]]]],
+    *,
+    registry: TypeRegistry = default_registry,
+) -> pa.Table:
+    """Batches of column tuples of a table with child lists (table column order), each with
+    its child rows (per list field, for each row, its rows of the child table, the link
+    columns first, in list order) -> ``pyarrow.Table``: the table :func:`to_arrow` makes of
+    the same rows as instances (one field per dataclass field, a child list as
+    ``list<struct>``, each column's type fitted to all of its values).
+
+    The rows are gathered a column at a time (no tuple nor instance kept per row) and
+    converted at the end, as :func:`to_arrow` converts a table with child lists at once.
+    """
+    layout = field_layout(schema)
+    at = {c.name: i for i, c in enumerate(schema.columns)}
+    own: dict[str, list[Any]] = {name: [] for name, column, _ in layout if column is not None}
+    lists = {child.field: child.schema for child in schema.children}
+    values: dict[str, list[list[Any]]] = {
+        name: [[] for _ in child.field_columns] for name, child in lists.items()
+    }
+    offsets: dict[str, list[int]] = {name: [0] for name in lists}
+    count = 0
+    with paused_gc():
+        for rows, children in families:
+            if not rows:
+                continue
+            columns = list(zip(*rows, strict=True))
+            for name, data in own.items():
+                data.extend(columns[at[name]])
+            for name, item_schema in lists.items():
+                owned = children.get(name) or [()] * len(rows)
+                ends = offsets[name]
+                end = ends[-1]
+                for items in owned:
+                    end += len(items)
+                    ends.append(end)
+                flat = [item for items in owned for item in items]
+                if flat:
+                    item_columns = list(zip(*flat, strict=True))[item_schema.links :]
+                    for data, item_values in zip(values[name], item_columns, strict=True):
+                        data.extend(item_values)
+            count += len(rows)
+        arrays = []
+        for name, column, child in layout:
+            if column is not None:
+                arrays.append(encode_column(column, own[name]))
+            else:
+                assert child is not None
+                ends = offsets[name]
+                arrays.append(_list_array(child, values[name], ends, partial(_owner, ends)))
+    target = _typed_as(arrow_schema(schema.cls, registry=registry), arrays)
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+def _owner(offsets: list[int], item: int) -> int:
+    """The row that owns child item ``item`` (each row's items start at its offset)."""
+    return bisect_right(offsets, item) - 1
+
+
 def to_pandas(
     cls: type, rows: Iterable[Any], *, registry: TypeRegistry = default_registry
 ) -> pd.DataFrame:
@@ -469,6 +546,7 @@ def write_parquet_table(table: pa.Table, path: str | Path, **options: Any) -> Pa
 __all__ = [
     "ROWS_PER_CHUNK",
     "encode_column",
+    "family_rows_to_arrow",
     "rows_to_arrow",
     "to_arrow",
     "to_pandas",

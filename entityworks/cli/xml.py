@@ -5,9 +5,9 @@ is applied) and ``codegen`` (dataclasses from an XSD).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -15,9 +15,6 @@ from ..sql.urls import display_db
 from .options import ByteSize, db_option, parse_where, progress_option
 from .output import progress_bar
 from .stores import check_writable_table, complete_table, open_catalog, open_store, resolve_table
-
-if TYPE_CHECKING:
-    from ..model.schema import TableSchema
 
 
 @click.command("export-xml")
@@ -249,15 +246,6 @@ def import_xml(
         )
 
 
-def _child_rows(schema: TableSchema, objs: Sequence[Any], tally: dict[str, int]) -> None:
-    """Add the child rows of ``objs`` (nested ones too) to ``tally``, per child table."""
-    for child in schema.children:
-        items = [item for obj in objs for item in (getattr(obj, child.field) or ())]
-        tally[child.schema.name] = tally.get(child.schema.name, 0) + len(items)
-        if child.schema.children:
-            _child_rows(child.schema, items, tally)
-
-
 def _import_xml(
     xml_file: Path,
     shown: str,
@@ -267,7 +255,6 @@ def _import_xml(
     progress: bool | None = None,
 ) -> None:
     from .. import catalog
-    from ..model.schema import table_schema
     from ..sql.exchange.xml import import_into, import_store
     from ..xml.diffgram import diffgram_tables, is_diffgram
     from ..xml.xsd import dataclass_for, is_dataset, load_inline_xsd, load_xsd
@@ -323,9 +310,10 @@ def _import_xml(
     children: dict[str, int] = {}
     with progress_bar(None, "rows", progress) as bar:
 
-        def on_batch(objs: Sequence[Any]) -> None:
-            bar.update(len(objs))
-            _child_rows(table_schema(type(objs[0])), objs, children)
+        def on_rows(count: int, child_rows: Mapping[str, int]) -> None:
+            bar.update(count)
+            for name, n in child_rows.items():
+                children[name] = children.get(name, 0) + n
 
         if target in catalog.TABLES:  # opening a catalog migrates it: nothing before the data
             count = import_into(
@@ -334,7 +322,7 @@ def _import_xml(
                 catalog.TABLES[target],
                 xml_file,
                 xsd,
-                on_batch=on_batch,
+                on_rows=on_rows,
                 source=renamed,
             )
             store = open_store(db)
@@ -346,6 +334,6 @@ def _import_xml(
                 if model is None
                 else dataclass_for(model, registry=store.registry, table=target)
             )
-            count = import_store(store, cls, xml_file, xsd, on_batch=on_batch, source=renamed)
+            count = import_store(store, cls, xml_file, xsd, on_rows=on_rows, source=renamed)
     more = "".join(f", {n} rows of {t}" for t, n in children.items() if n)
     click.echo(f"imported {count} rows from {shown} into {target}{more} ({display_db(store)})")

@@ -41,7 +41,7 @@ def _layouts(conn: sa.Connection, classes: Sequence[type]) -> dict[str, dict[str
     for name in sorted(table_names(classes)):
         if not inspector.has_table(name):
             continue
-        checked = backend.stored_types(inspector, name) if backend.strict_tables else {}
+        checked = backend.stored_types(inspector, name)  # {} where no CHECK holds a type
         out[name] = {
             c["name"]: "ANY" if c["name"] in checked and declared_any(c) else ""
             for c in inspector.get_columns(name)

@@ -15,8 +15,9 @@ keys, child rows, updates, deletes); this module only encodes and hands over row
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
-from itertools import chain
+from functools import lru_cache, partial
+from itertools import chain, repeat
+from operator import countOf
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,7 +25,7 @@ import sqlalchemy as sa
 from .._gcpause import paused_gc
 from ..errors import EntityworksError
 from ..registry import encode_error
-from ..types.construct import column_getter, fields_getter
+from ..types.construct import _plain_identifier, column_getter, fields_getter
 from .bound import BoundModel, Processor, RowNumber
 from .database import Database
 from .locate import (
@@ -56,6 +57,42 @@ def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
 
 def _identity(row: Any) -> Any:
     return row
+
+
+@lru_cache(maxsize=256)
+def _attribute_setter(name: str) -> Callable[[Sequence[Any], Iterable[Any]], None] | None:
+    """``(objs, values) -> None`` doing ``o.<name> = value`` for each pair, compiled like
+    :func:`~entityworks.types.construct.fields_getter` (Python specialises the store to
+    the instance's layout); None for a name that is not a plain identifier."""
+    if not _plain_identifier(name):
+        return None
+    namespace: dict[str, Any] = {}
+    exec(  # noqa: S102 - an identifier only
+        f"def set_all(objs, values):\n"
+        f"    for o, v in zip(objs, values, strict=True):\n"
+        f"        o.{name} = v\n",
+        namespace,
+    )
+    setter: Callable[[Sequence[Any], Iterable[Any]], None] = namespace["set_all"]
+    return setter
+
+
+#: ``object.__setattr__``, which a class without its own keeps.
+_OBJECT_SETATTR: Any = object.__setattr__
+
+
+def set_attribute(objs: Sequence[Any], name: str, values: Iterable[Any]) -> None:
+    """Set ``name`` on each of ``objs`` (instances of one class) to its value in ``values``
+    (as many), as ``object.__setattr__`` does: frozen dataclasses too. Where the class
+    keeps ``object``'s own ``__setattr__``, by a compiled loop of plain assignments (the
+    same operation)."""
+    if not objs:
+        return
+    fast = _attribute_setter(name) if type(objs[0]).__setattr__ is _OBJECT_SETATTR else None
+    if fast is not None:
+        fast(objs, values)
+    else:  # a C loop (a class's own __setattr__, such as a frozen one's, bypassed)
+        any(map(object.__setattr__, objs, repeat(name), values))
 
 
 def encode(
@@ -190,6 +227,25 @@ def multi_insert_sql(db: Database, model: BoundModel, rows: int) -> str | None:
     return model.sql_cache[kind] or None
 
 
+def keyless_insert_sql(db: Database, model: BoundModel, rows: int = 1) -> str | None:
+    """The INSERT of ``rows`` rows without the single key column (the database gives each
+    row its key), compiled, its positional parameters each row's ``model.names`` but the
+    key in turn; ``None`` where the compiled order differs."""
+    kind = f"keyless:{rows}"
+    if kind not in model.sql_cache:
+        key = model.schema.primary_key.name  # type: ignore[union-attr]
+        names = [n for n in model.names if n != key]
+        stmt = model.table.insert().values(
+            [{name: sa.bindparam(f"r{r}_{i}") for i, name in enumerate(names)} for r in range(rows)]
+        )
+        compiled = stmt.compile(dialect=db.dialect)
+        expected = [f"r{r}_{i}" for r in range(rows) for i in range(len(names))]
+        columns = [c.key for c in model.table.columns if c.key in names]
+        same = list(compiled.positiontup or []) == expected and columns == names
+        model.sql_cache[kind] = compiled.string if same else ""
+    return model.sql_cache[kind] or None
+
+
 def upsert_sql(db: Database, model: BoundModel) -> sa.Executable:
     """The upsert statement of ``model`` (its backend's), built once."""
     if "upsert" not in model.sql_cache:
@@ -235,6 +291,9 @@ class Rows:
         self.kind = kind
         self.schema_rows = schema_rows
         self._bound: list[Sequence[Any]] | None = None
+        #: True once :meth:`with_keys` set reserved keys on the instances (the caller
+        #: need not write them back again).
+        self.keys_written = False
 
     def __len__(self) -> int:
         return len(self.items)
@@ -290,6 +349,39 @@ class Rows:
         names = self.model.names
         return [dict(zip(names, row, strict=True)) for row in encoded]
 
+    def keyless(self) -> list[Sequence[Any]] | None:
+        """The rows of :meth:`bound`, their key column left out, for an INSERT that lets
+        the database give each row its key (:meth:`keyless_sql`): the bulk form, encoded a
+        column at a time. None where that form does not apply: rows that are not
+        instances, a table of the key alone, a key that is not None on every row, a value
+        the bulk encoding refuses (which :meth:`bound`, then :meth:`checked`, name)."""
+        objs = self.instances()
+        model = self.model
+        key = model.schema.primary_key
+        if (
+            not objs
+            or key is None
+            or model.schema.composite
+            or len(model.names) < 2  # the key alone: no INSERT without it
+            or keyless_insert_sql(self.db, model) is None
+        ):
+            return None
+        at = self.key_index()
+        with paused_gc():  # see encode
+            columns = [column_getter(model.fields[i])(objs) for i in model.field_index]
+            try:
+                encoded = model.codec.encode_columns(columns)
+            except Exception:  # noqa: BLE001 - bound() names the value
+                return None
+            if len(encoded) != len(model.names) or countOf(encoded[at], None) != len(objs):
+                return None
+            return list(zip(*encoded[:at], *encoded[at + 1 :], strict=True))
+
+    def keyless_sql(self, rows: int = 1) -> str | None:
+        """The INSERT of ``rows`` rows of :meth:`keyless` (positional, as :meth:`compiled`),
+        None where that form differs."""
+        return keyless_insert_sql(self.db, self.model, rows)
+
     def key_index(self) -> int:
         """The SQL row index of the primary key (a single key)."""
         return self.model.names.index(self.model.schema.primary_key.name)  # type: ignore[union-attr]
@@ -304,8 +396,10 @@ class Rows:
                 (*row[:at], key, *row[at + 1 :]) for row, key in zip(self.items, keys, strict=True)
             ]
         else:
-            for obj, key in zip(self.items, keys, strict=True):
-                object.__setattr__(obj, name, key)
+            if len(keys) != len(self.items):
+                raise ValueError(f"{len(keys)} keys for {len(self.items)} rows")
+            set_attribute(self.items, name, keys)
+            self.keys_written = True
             items = self.items
         return Rows(
             self.db,
@@ -444,9 +538,11 @@ __all__ = [
     "as_dicts",
     "encode",
     "insert_sql",
+    "keyless_insert_sql",
     "multi_insert_sql",
     "positional",
     "restated_keys",
     "row_getter",
+    "set_attribute",
     "upsert_sql",
 ]

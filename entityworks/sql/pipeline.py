@@ -26,7 +26,7 @@ from ..errors import ValueEncodingError, WriteError
 from ..model.schema import PARENT_COLUMN
 from ..registry import encode_error
 from .bound import BoundModel, RowNumber, counting_from, descendants, encoded_keys
-from .bulk import BATCH, Rows
+from .bulk import BATCH, Rows, set_attribute
 from .database import Database
 
 if TYPE_CHECKING:
@@ -117,9 +117,10 @@ def insert_rows(
         every = len(generated) == len(objs)
         chosen = objs if every else [objs[i] for i in generated]
         number: RowNumber = counting_from(start) if every else lambda i: start + generated[i]
-        new = backend.insert_generated(conn, Rows(db, conn, model, chosen, number))
-        # the keys written back a C loop at a time (frozen dataclasses too)
-        any(map(object.__setattr__, chosen, repeat(key.name), new))  # type: ignore[union-attr]
+        batch = Rows(db, conn, model, chosen, number)
+        new = backend.insert_generated(conn, batch)
+        if not batch.keys_written:  # (a backend that reserved them set them already)
+            set_attribute(chosen, key.name, new)  # type: ignore[union-attr]
         if len(generated) < len(objs):
             gen = set(generated)
             rest = [i for i in range(len(objs)) if i not in gen]

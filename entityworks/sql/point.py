@@ -102,12 +102,12 @@ class PointPath:
         _LIVE.add(self)  # a forked child opens connections of its own
         # PostgreSQL has no lastrowid: a generated key comes back with RETURNING
         self._returning = not getattr(db.dialect, "postfetch_lastrowid", True)
-        # rows read from the driver's cursor are decoded as SQLAlchemy would (SQLite's
-        # codec has its result processors already)
-        self._processed = db.backend.raw_rows
-        # the complete checks where the driver would convert a value of another type
-        # itself (psycopg sends a str for an int column as text, which the server casts)
-        self._fast_writes = db.backend.raw_rows
+        # rows read from the driver's cursor are decoded as SQLAlchemy would, unless the
+        # codec has its result processors already (see Backend.reads_raw_cursor)
+        self._processed = db.backend.reads_raw_cursor()
+        # the bulk path's encoders, or the complete checks first where the driver would
+        # convert a value of another type itself (see Backend.refuses_other_types)
+        self._fast_writes = db.backend.refuses_other_types()
 
     # -- connections ---------------------------------------------------------------------
     def close(self) -> None:

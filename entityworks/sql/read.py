@@ -102,6 +102,67 @@ def row_batches(
     return _projected_batches(db, model, stmt, _projected_names(model, columns))
 
 
+#: Per child table (a child's child: by the path ``field.field``), for each row of a batch,
+#: its rows of that table decoded (the link columns first), in list order.
+ChildRowLists = dict[str, list[list[tuple[Any, ...]]]]
+
+
+def family_batches(
+    db: Database,
+    cls: type,
+    where: Any = None,
+    order_by: Any = None,
+    limit: int | None = None,
+    offset: int | None = None,
+) -> Iterator[tuple[list[tuple[Any, ...]], ChildRowLists]]:
+    """Batches of decoded column tuples (as :func:`row_batches`), each with the child rows
+    of its rows (see :data:`ChildRowLists`), without building objects: what ``select``
+    builds its instances and their child lists from. The rows and their child queries share
+    one connection."""
+    model = db.model(cls)
+    stmt = _select_stmt(db, model, where, order_by, limit, offset)
+    return _family_batches(db, model, stmt)
+
+
+def _family_batches(
+    db: Database, model: BoundModel, stmt: sa.Select[*tuple[Any, ...]]
+) -> Iterator[tuple[list[tuple[Any, ...]], ChildRowLists]]:
+    with db.connection() as conn:
+        for batch in _batches(db, model, stmt, conn):
+            yield batch, _child_row_lists(db, model, batch, conn)
+
+
+def _paths(model: BoundModel, prefix: str = "") -> list[tuple[str, BoundModel]]:
+    """Every child table's model below ``model`` by its field path, parents first."""
+    out: list[tuple[str, BoundModel]] = []
+    for fname, child in model.children:
+        out.append((prefix + fname, child))
+        out.extend(_paths(child, f"{prefix}{fname}."))
+    return out
+
+
+def _child_row_lists(
+    db: Database, model: BoundModel, batch: Sequence[Sequence[Any]], conn: sa.Connection
+) -> ChildRowLists:
+    """The decoded child rows of ``batch``'s rows (see :data:`ChildRowLists`)."""
+    paths = _paths(model)
+    if not paths or not batch:
+        return {path: [[] for _ in batch] for path, _ in paths}
+    at = model.fields.index(model.schema.require_key("child rows").name)
+    keys = [row[at] for row in batch]
+    encoded = encoded_keys(model, keys)
+    out: ChildRowLists = {}
+    for path, child in paths:
+        # every level refers to the root row by its key (parent_key, the first column)
+        owned: dict[Any, list[tuple[Any, ...]]] = {key: [] for key in keys}
+        for start in range(0, len(encoded), 500):
+            for columns in _child_columns(db, child, encoded[start : start + 500], conn):
+                for key, run in groupby(zip(*columns, strict=True), itemgetter(0)):
+                    owned[key].extend(run)
+        out[path] = [owned[key] for key in keys]
+    return out
+
+
 def _projected_names(model: BoundModel, columns: Any) -> list[str]:
     """The checked column names of ``columns=`` (``None``: every field column)."""
     schema = model.schema
@@ -246,7 +307,7 @@ def _fetched(
         with db.connection() as own:
             yield from _fetched(db, model, stmt, own, stream=stream)
         return
-    raw = db.backend.raw_rows
+    raw = db.backend.reads_raw_cursor()
     # A server-side cursor streams where the dialect has one that can share the connection
     # with the child queries of the same rows (see Backend.streams).
     # Options for this statement only: ``Connection.execution_options`` would change the
@@ -380,7 +441,7 @@ def _child_columns(
     order = [table.c[n] for n in child.fields[: child.schema.links]]
     columns = child.codec.columns
     assert columns is not None
-    if not db.backend.raw_rows or db.engine.echo or listened(db.engine):
+    if not db.backend.reads_raw_cursor() or db.engine.echo or listened(db.engine):
         stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(keys)).order_by(*order)
         for batch in _batches(db, child, stmt, conn, decode=False):
             yield columns(batch)
@@ -430,4 +491,14 @@ def key_condition(model: BoundModel, key: Any) -> sa.ColumnElement[bool]:
     )
 
 
-__all__ = ["FETCH", "count", "get", "key_condition", "row_batches", "select", "where_clause"]
+__all__ = [
+    "FETCH",
+    "ChildRowLists",
+    "count",
+    "family_batches",
+    "get",
+    "key_condition",
+    "row_batches",
+    "select",
+    "where_clause",
+]

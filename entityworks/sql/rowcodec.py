@@ -271,30 +271,6 @@ def _column_step(
     return column_at_a_time
 
 
-def _fast(
-    c: Column,
-    strict: bool,
-    binary_copy: bool,
-    checked: Processor,
-    any_column: bool,
-    stored: str | None,
-    refusal: Processor,
-) -> Processor:
-    info = c.info
-    if strict:
-        if stored is not None and any_column:
-            # ANY + CHECK (typeof) refuses every other type (a table of 0.2.3 and before)
-            if refusal is not None:
-                return skip_none(refusal)  # NaN would pass as NULL
-            return None
-        # INTEGER, REAL, TEXT (the rowid key too) convert: the rule, a column at a time on
-        # the bulk paths, value by value on the point path
-        return checked
-    if binary_copy and info.native in (int, str, float):
-        return None  # psycopg's binary dumpers refuse other types (but see ``gates``)
-    return checked
-
-
 def _without(
     table: str, column: str, info: TypeInfo, missing: tuple[Companion, ...]
 ) -> Callable[[Any], Any]:
@@ -318,7 +294,6 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     """Build the row functions of ``schema`` (whose SQL table is ``table``) for ``dialect``."""
     name = dialect.name
     backend = for_name(name)
-    strict = backend.strict_tables
     # by key: a column's field name (``column(name=...)`` gives the SQL column another name)
     impls = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
     copy_types = backend.copy_types(table, dialect)
@@ -336,10 +311,9 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     converting: list[tuple[int, TypeInfo]] = []
     for c in schema.columns:
         info = c.info
-        bind = impls[c.name].bind_processor(dialect)
+        impl = impls[c.name]
         stored = backend.stored_as(info)
-        if strict and stored is not None:
-            bind = None  # the driver binds these itself
+        bind = backend.bind_processor(impl, dialect, stored)
         any_column = backend.keeps_values(table.c[c.name].type)
         if stored is not None and not any_column:
             converting.append((fields.index(c.name), info))  # INTEGER, REAL, TEXT convert
@@ -360,22 +334,18 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             to_db = compose(guard, to_db)
             post = compose(guard, post)
         encoded.append(skip_none(post))
-        impl = impls[c.name]
-        if backend.binds_bytes and isinstance(getattr(impl, "impl_instance", impl), sa.LargeBinary):
-            bind = None  # sqlite3 binds bytes as a BLOB itself (the processor wraps them)
         encoded_bound.append(skip_none(compose(post, bind)))
         full = skip_none(compose(to_db, bind))
         registry.append(skip_none(to_db))
         checked.append(full)
         fast.append(
-            _fast(
-                c,
-                strict,
-                copy_types is not None,
+            backend.fast_processor(
+                info,
                 full,
-                any_column,
-                stored,
                 refusal[0] if refusal is not None else None,
+                stored,
+                any_column,
+                copy_types is not None,
             )
         )
         # a column at a time: exact when the rule is the registry's whole codec and no
@@ -402,21 +372,15 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
         from_db = skip_none(info.from_db)
-        result = None
-        if backend.raw_rows:
-            # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too
-            # (a type of ours gives its own, without SQLAlchemy's wrapper around it).
-            own_value = getattr(impls[c.name], "result_value", None)
-            result = skip_none(own_value(dialect) if own_value is not None else None) or impls[
-                c.name
-            ].result_processor(dialect, None)
+        # rows read from the raw cursor: SQLAlchemy's processor too (see the backend)
+        result = backend.result_processor(impl, dialect)
+        if result is not None:
             from_db = compose(result, from_db)
         decoders.append((main, from_db))
         if info.from_db_many is not None:
             many[main] = (result, info.from_db_many)
         elif from_db is not None:  # a whole column at a time
-            own = getattr(impls[c.name], "result_column", None) if backend.raw_rows else None
-            whole = own(dialect) if own is not None else None
+            whole = backend.result_column(impl, dialect)
             if whole is not None and info.from_db is None:
                 whole_columns[main] = whole
             elif result is None and info.from_db is not None:

@@ -372,6 +372,23 @@ class Store:
         """
         return read.row_batches(self._db, cls, where, order_by, limit, offset, columns=columns)
 
+    def rows_with_children(
+        self,
+        cls: type,
+        where: Any = None,
+        order_by: Any = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Iterator[tuple[list[tuple[Any, ...]], dict[str, list[list[tuple[Any, ...]]]]]]:
+        """Batches of decoded column tuples, as :meth:`rows`, each with its rows' child rows
+        without building objects: per child table (by its list field; a child's child by
+        ``field.field``), for each row of the batch, its decoded rows of that table (their
+        ``parent_key`` and position columns first), in list order.
+
+        The building block of the XML and Arrow exports of a class with child lists.
+        """
+        return read.family_batches(self._db, cls, where, order_by, limit, offset)
+
     # -- XML and Arrow (thin: the work is in sql.exchange) -------------------------------
     def export_xml(
         self,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from itertools import compress, count, repeat
 from operator import countOf, is_not
@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, get_args, get_origin
 
 from lxml import etree
 
+from ..errors import ValueEncodingError
 from ..files import atomic_output, check_output_path, write_bytes
 from ..model.schema import TableSchema
 from ..registry import INT64_MAX, INT64_MIN, encode_error
@@ -253,6 +254,88 @@ class RowFormatter:
         return "".join(map(template.__mod__, zip(*texts, strict=True)))
 
 
+#: Per child list field, for each row of a batch: its child rows, the child table's columns
+#: in order (``parent_key``, ``position``, then the item's fields), in list order.
+ChildRows = Mapping[str, Sequence[Sequence[Sequence[Any]]]]
+
+_ROW_PREFIX = re.compile(r"row \d+, column '[^']*': ")
+
+
+class FamilyFormatter:
+    """Turns batches of column tuples of a table with child lists, each with its child rows
+    (see :data:`ChildRows`), into row elements: a batch's rows, then its rows of each child
+    table, the document ``write_xml`` makes of the same rows as instances (batch by batch).
+
+    A child row's ``parent_key`` is its owner's key and its ``position`` its index in the
+    owner's list, whatever the given row holds there, as an instance's list gives them.
+    """
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema: TableSchema = schema
+        self.parent: RowFormatter = RowFormatter(schema)
+        self.key: str = schema.require_key("an XML export with child rows").name
+        self._at = schema.column_names.index(self.key)
+        self.children = [
+            (child.field, child.schema.links, RowFormatter(child.schema))
+            for child in schema.children
+        ]
+        self.child_counts: list[int] = [0] * len(self.children)
+
+    def format(self, rows: Sequence[Sequence[Any]], children: ChildRows, first: int) -> str:
+        """Row elements for ``rows`` and their child rows; ``first`` is the index of
+        rows[0] for error messages (a child row's error names the row that owns it)."""
+        parts = [self.parent.format(rows, first)]
+        at = self._at
+        for n, (fname, links, formatter) in enumerate(self.children):
+            owned = children.get(fname) or [()] * len(rows)
+            out: list[tuple[Any, ...]] = []
+            for i, (row, items) in enumerate(zip(rows, owned, strict=True)):
+                if not items:
+                    continue
+                parent_key = row[at]
+                if parent_key is None:
+                    raise ValueEncodingError(
+                        f"row {first + i}, column {self.key!r}: the key is None, so its "
+                        f"{fname} rows could not refer to it",
+                        column=self.key,
+                        row=first + i,
+                    )
+                out.extend(
+                    (parent_key, position, *item[links:]) for position, item in enumerate(items)
+                )
+            try:
+                parts.append(formatter.format(out, self.child_counts[n]))
+            except ValueEncodingError as exc:
+                raise _owner_error(exc, owned, fname, first, self.child_counts[n]) from exc
+            self.child_counts[n] += len(out)
+        return "".join(parts)
+
+
+def _owner_error(
+    exc: ValueEncodingError,
+    owned: Sequence[Sequence[Any]],
+    fname: str,
+    first: int,
+    numbered_from: int,
+) -> ValueEncodingError:
+    """A child row's error, told by the row that owns it (the child rows are numbered on
+    their own while they are formatted)."""
+    if exc.row is None:
+        return exc
+    left = exc.row - numbered_from
+    for i, items in enumerate(owned):
+        if left < len(items):
+            detail = _ROW_PREFIX.sub("", str(exc), count=1)
+            return ValueEncodingError(
+                f"row {first + i}, column {exc.column!r} of {fname}[{left}]: {detail}",
+                column=exc.column,
+                row=first + i,
+                value=exc.value,
+            )
+        left -= len(items)
+    return exc
+
+
 #: Where a document goes: a path (written whole or not at all) or an open binary stream.
 Target = str | os.PathLike[str] | BinaryIO
 
@@ -320,4 +403,4 @@ def write_document(
             xsd_file.write(xsd[1]())  # type: ignore[index]
 
 
-__all__ = ["RowFormatter", "Target", "write_document"]
+__all__ = ["ChildRows", "FamilyFormatter", "RowFormatter", "Target", "write_document"]

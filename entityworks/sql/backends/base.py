@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
+from ...types.encoding import Processor, skip_none
 from ...types.registry import Target
 from ..log import INFO, log_statement, sql_logger
 from .light import TITLES
@@ -70,6 +71,8 @@ class RowWriter(Protocol):
     def streamed(self) -> Iterable[Sequence[Any]] | None: ...
     def checked(self) -> list[Sequence[Any]]: ...
     def dicts(self) -> list[dict[str, Any]]: ...
+    def keyless(self) -> list[Sequence[Any]] | None: ...
+    def keyless_sql(self, rows: int = 1) -> str | None: ...
     def key_index(self) -> int: ...
     def with_keys(self, keys: Sequence[Any]) -> RowWriter: ...
     def statement(self) -> Any: ...
@@ -114,21 +117,12 @@ class Backend:
     transactional_ddl: bool = True
     #: ``SELECT ... FOR UPDATE`` locks rows (SQLite locks the whole file at the first write).
     locks_rows: bool = True
-    #: Rows go to the raw driver cursor's ``executemany`` with the SQL compiled once, and
-    #: are read from it (SQLite: SQLAlchemy's per-row work would cost more than the row).
-    raw_rows: bool = False
     #: Rows are inserted by a binary COPY (PostgreSQL).
     copies: bool = False
     #: ``insert_many`` sends its rows (encoded a column at a time, bind processors
     #: applied) to the raw driver cursor's ``executemany`` with the INSERT compiled once;
     #: a refused batch goes again through SQLAlchemy, which locates the row (MariaDB).
     raw_inserts: bool = False
-    #: SQLite's STRICT tables: a column whose values have one storage class is ANY with a
-    #: CHECK on ``typeof`` (the driver binds such values itself), a length is a CHECK, and
-    #: child tables of a compact root are WITHOUT ROWID.
-    strict_tables: bool = False
-    #: The driver binds bytes itself (SQLAlchemy's processor would only wrap them).
-    binds_bytes: bool = False
     #: Decimals, dates, times, timestamps and UUIDs are stored as text (ISO 8601, the
     #: sortable decimal key): SQLite, which has no such types.
     text_values: bool = False
@@ -512,6 +506,79 @@ class Backend:
         """The driver's type names of ``table``'s columns for a binary COPY, or None (no
         COPY, or a column it cannot carry)."""
         return None
+
+    # -- the row codec (``rowcodec.row_codec``: once per table and column, never per value) --
+    def bind_processor(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect, stored: str | None
+    ) -> Processor:
+        """The bind processor the row codec applies to a column's encoded values (``impl``:
+        the column's type for ``dialect``; ``stored``: :meth:`stored_as` of its type);
+        None: the driver binds them as they are. The default: SQLAlchemy's."""
+        return impl.bind_processor(dialect)
+
+    def fast_processor(
+        self,
+        info: Any,
+        checked: Processor,
+        refusal: Processor,
+        stored: str | None,
+        any_column: bool,
+        binary_copy: bool,
+    ) -> Processor:
+        """What the bulk path applies to a column's values of type ``info``
+        (``RowCodec.fast``): ``checked``, the complete path (rule, codec, bind processor),
+        unless the driver or the database refuses every value of another type itself, at C
+        speed; then None (the values go untouched) or ``refusal``, the backend's own check
+        (:meth:`value_refusal`). ``stored``: :meth:`stored_as` of the type; ``any_column``:
+        :meth:`keeps_values` of the column's type; ``binary_copy``: the rows go by a binary
+        COPY, whose dumpers refuse another type than int, str and float (but see
+        ``RowCodec.gates``)."""
+        if binary_copy and info.native in (int, str, float):
+            return None
+        return checked
+
+    def reads_raw_cursor(self) -> bool:
+        """Rows are read from the raw driver cursor, decoded by the row codec alone, which
+        then applies SQLAlchemy's result processors itself (:meth:`result_processor`,
+        :meth:`result_column`); False: through SQLAlchemy's Result, whose processors need
+        the driver's column types."""
+        return False
+
+    def result_processor(self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> Processor:
+        """What the row codec applies to a value of a column (``impl``: its type for
+        ``dialect``) before the registry's decoder: None where rows come through
+        SQLAlchemy's Result (see :meth:`reads_raw_cursor`), else SQLAlchemy's result
+        processor (a type of ours gives its own, ``result_value``, without SQLAlchemy's
+        wrapper around it)."""
+        if not self.reads_raw_cursor():
+            return None
+        own = getattr(impl, "result_value", None)
+        processor: Processor = skip_none(
+            own(dialect) if own is not None else None
+        ) or impl.result_processor(dialect, None)
+        return processor
+
+    def result_column(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect
+    ) -> Callable[[Sequence[Any]], Sequence[Any]] | None:
+        """The decoder of a whole column of raw rows that a type of ours gives
+        (``result_column``), where rows are read from the raw cursor (see
+        :meth:`reads_raw_cursor`); None: none."""
+        own = getattr(impl, "result_column", None) if self.reads_raw_cursor() else None
+        column: Callable[[Sequence[Any]], Sequence[Any]] | None = (
+            own(dialect) if own is not None else None
+        )
+        return column
+
+    def refuses_other_types(self) -> bool:
+        """The database refuses a value of another type than its column's rather than
+        converting it, and the bulk path writes with the raw cursor: a one-row write may
+        send its values as the bulk path encodes them (``RowCodec.fast``), the complete
+        checks run only when it is refused, which is then reported as the raw path reports
+        it. False: the complete checks first, where the driver would convert a value of
+        another type itself (psycopg sends a str for an int column as text, which the
+        server casts)."""
+        return False
 
     def restated_keys(self, key_columns: Sequence[Any]) -> list[str]:
         """Key columns an upsert or ``update(obj)`` sets although they match the row: a

@@ -40,6 +40,20 @@ COPY_TYPES = {
 }
 
 
+#: Takes ``:n`` values of the sequence ``:seq``, one per row ``g`` of ``generate_series``,
+#: and answers in one row: when every value minus its row number is the same (consecutive,
+#: ascending: the usual case) that difference alone (no array); otherwise also the array
+#: of the values in row order. The series is read from a subquery (``OFFSET 0`` keeps it
+#: one): a function scan would store its rows first, and ``nextval`` beside
+#: ``generate_series`` in one select list runs once more than it has rows.
+RESERVE = sa.text(
+    "SELECT min(k - g), max(k - g), "
+    "CASE WHEN min(k - g) = max(k - g) THEN NULL ELSE array_agg(k) END "
+    "FROM (SELECT nextval(CAST(:seq AS regclass)) AS k, g "
+    "FROM (SELECT generate_series(1, :n) AS g OFFSET 0) AS series) AS s"
+).bindparams(sa.bindparam("seq", type_=sa.Text), sa.bindparam("n", type_=sa.Integer))
+
+
 def copy_rows(rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
     """One COPY of the SQL rows of ``chunks`` (an iterable of row lists).
 
@@ -197,9 +211,10 @@ class PostgreSQL(Backend):
         super().write_rows(conn, rows)
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
-        """The keys reserved first, in one ``SELECT array_agg(nextval(...)) FROM
-        generate_series`` (the sequence's own values: other sessions may take keys
-        meanwhile), then the rows written with them as keys given (one COPY)."""
+        """The keys reserved first, one ``nextval`` a row in one statement (the sequence's
+        own values: other sessions may take keys meanwhile), then the rows written with
+        them as keys given (one COPY). The statement answers with the first key when the
+        keys follow each other (an array of them all otherwise, see :data:`RESERVE`)."""
         model = rows.model
         name = model.schema.primary_key.name
         sequence = rows.cache.get("postgresql:sequence")
@@ -214,12 +229,10 @@ class PostgreSQL(Backend):
             )
         if not sequence:  # an identity or default of another kind
             return super().insert_generated(conn, rows)
-        series = sa.func.generate_series(1, sa.bindparam("n", type_=sa.Integer)).table_valued()
-        # one row, one array: a row per key would cost more to fetch than the COPY
-        reserve = sa.select(
-            sa.func.array_agg(sa.func.nextval(sa.bindparam("seq", type_=sa.Text)))
-        ).select_from(series)
-        keys = list(conn.execute(reserve, {"n": len(rows), "seq": sequence}).scalar_one())
+        count = len(rows)
+        low, _high, each = conn.execute(RESERVE, {"n": count, "seq": sequence}).one()
+        # the usual case, every key its row number apart: the first key gives them all
+        keys = list(range(low + 1, low + 1 + count)) if each is None else list(each)
         keyed = rows.with_keys(keys)
         try:
             self.write_rows(conn, keyed)

@@ -24,6 +24,7 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from ...errors import InvalidNameError
+from ...types.encoding import Processor, skip_none
 from ..like import LIKE_FUNCTION, LikeMatch, like_matches
 from .base import (
     CONFIGURING,
@@ -111,16 +112,21 @@ def no_nan(values: Sequence[Any]) -> bool:
 
 
 def insert_driver_rows(
-    rows: RowWriter, cursor: Any, sql_rows: Iterable[Sequence[Any]], count: int
+    rows: RowWriter,
+    cursor: Any,
+    sql_rows: Iterable[Sequence[Any]],
+    count: int,
+    compiled: Callable[[int], str | None] | None = None,
 ) -> None:
     """Insert the ``count`` SQL rows of ``sql_rows`` (bound for the driver, a list or a
     stream) with the driver's own cursor: as many as fill whole statements of
     :data:`ROWS_PER_INSERT` rows (fewer for a wide table) that way, the rest one row per
-    execution."""
+    execution. ``compiled``: the INSERT of n rows (by default ``rows.compiled``)."""
+    compiled = compiled or rows.compiled
     per = min(ROWS_PER_INSERT, SQLITE_PARAMETERS // max(1, len(rows.model.names)))
     whole = count // per if per > 1 else 0
-    statement = rows.compiled(per) if whole else None
-    single = rows.compiled()
+    statement = compiled(per) if whole else None
+    single = compiled(1)
     assert single is not None
     # logged as the one-row statement it repeats (the rows listed only at DEBUG)
     how = "executemany" if statement is None else f"executemany, {per} to a statement"
@@ -198,9 +204,6 @@ class SQLite(Backend):
 
     name = "sqlite"
     locks_rows = False
-    raw_rows = True
-    strict_tables = True
-    binds_bytes = True
     text_values = True
     strict_numbers = True
     keeps_decimal_scale: bool = False
@@ -519,6 +522,39 @@ class SQLite(Backend):
             return refuse_nan, no_nan
         return None
 
+    def bind_processor(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect, stored: str | None
+    ) -> Processor:
+        # STRICT tables: sqlite3 binds a value of one storage class itself, and bytes as a
+        # BLOB (SQLAlchemy's processor would only wrap them)
+        if stored is not None or isinstance(getattr(impl, "impl_instance", impl), sa.LargeBinary):
+            return None
+        return impl.bind_processor(dialect)
+
+    def fast_processor(
+        self,
+        info: Any,
+        checked: Processor,
+        refusal: Processor,
+        stored: str | None,
+        any_column: bool,
+        binary_copy: bool,
+    ) -> Processor:
+        if stored is not None and any_column:
+            # ANY + CHECK (typeof) refuses every other type (a table of 0.2.3 and before)
+            if refusal is not None:
+                return skip_none(refusal)  # NaN would pass as NULL
+            return None
+        # INTEGER, REAL, TEXT (the rowid key too) convert: the rule, a column at a time on
+        # the bulk paths, value by value on the point path
+        return checked
+
+    def reads_raw_cursor(self) -> bool:
+        return True  # SQLAlchemy's per-row work would cost more than the row
+
+    def refuses_other_types(self) -> bool:
+        return True  # STRICT tables (where a column converts, RowCodec.fast checks)
+
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """The raw cursor's ``executemany`` (64 rows to an INSERT), the rows read straight
         from the objects where nothing needs encoding (the STRICT table's types refuse
@@ -534,15 +570,20 @@ class SQLite(Backend):
         AUTOINCREMENT, than the largest ever used): the rows of one ``executemany`` get
         consecutive keys ending at ``last_insert_rowid()``. Only past the largest rowid
         would it pick random ones, which the table's present largest key rules out
-        beforehand (then one ``INSERT ... RETURNING`` per row)."""
+        beforehand (then one ``INSERT ... RETURNING`` per row). The INSERT leaves the key
+        column out (SQLite then picks the rowid as for NULL, with less work per row); a
+        refused batch is written again with NULL keys, which locates the row (a single
+        row is sent that way at once)."""
         model = rows.model
         key = model.schema.primary_key
-        if (
-            model.table.c[key.name].type.compile(dialect=rows.dialect) != "INTEGER"
-            or rows.listened()
-        ):
-            return super().insert_generated(conn, rows)  # not the rowid, or listened to
         cache = rows.cache
+        rowid = cache.get("sqlite:rowid")
+        if rowid is None:
+            rowid = cache["sqlite:rowid"] = str(
+                model.table.c[key.name].type.compile(dialect=rows.dialect) == "INTEGER"
+            )
+        if rowid != "True" or rows.listened():
+            return super().insert_generated(conn, rows)  # not the rowid, or listened to
         if "sqlite:largest" not in cache:
             table = model.table
             cache["sqlite:largest"] = str(
@@ -556,7 +597,11 @@ class SQLite(Backend):
         count = len(rows)
         if largest is not None and (type(largest) is not int or largest > MAX_ROWID - count):
             return self._one_by_one(rows)
-        self._send(rows, rows.bound())
+        keyless = rows.keyless() if count > 1 else None  # one row: refused, run once
+        if keyless is None or not rows.attempt(
+            lambda: insert_driver_rows(rows, cursor, keyless, count, rows.keyless_sql)
+        ):
+            self._send(rows, rows.bound())
         last: int = cursor.execute(cache["sqlite:last"]).fetchone()[0]
         return list(range(last - count + 1, last + 1))
 

@@ -8,9 +8,10 @@ from typing import Any
 import pyarrow as pa
 
 from ...arrow import arrow_schema, to_arrow
-from ...arrow.write import rows_to_arrow
+from ...arrow.write import family_rows_to_arrow, rows_to_arrow
 from .facade import StoreFacade
-from .progress import counted, counted_batches
+from .progress import counted, counted_batches, counted_families
+from .rows import builds_plainly
 
 
 def store_to_arrow(
@@ -26,12 +27,19 @@ def store_to_arrow(
     schema = store.schema(cls)
     # a class Arrow cannot hold is refused before its rows are read
     names = arrow_schema(cls, registry=store.registry).names
-    if schema.children:
+    if schema.children and not builds_plainly(schema):
+        # instances that may hold other values than their rows (a __post_init__...): the
+        # table is theirs, as to_arrow makes it
         with store.transaction():  # one connection for parents and the child queries
             objs: Iterable[Any] = store.select(cls, where=where, order_by=order_by)
             if progress is not None:
                 objs = counted(objs, progress)
             return to_arrow(cls, list(objs), registry=store.registry)
+    if schema.children:  # decoded rows with their child rows: no instance per row
+        families: Iterable[Any] = store.rows_with_children(cls, where=where, order_by=order_by)
+        if progress is not None:
+            families = counted_families(families, progress)
+        return family_rows_to_arrow(schema, families, registry=store.registry)
     batches: Iterable[Any] = store.rows(cls, where=where, order_by=order_by)
     if progress is not None:
         batches = counted_batches(batches, progress)

@@ -58,6 +58,9 @@ class StoreFacade(Protocol):
     def rows(
         self, cls: type, where: Any = None, order_by: Any = None
     ) -> Iterator[list[tuple[Any, ...]]]: ...
+    def rows_with_children(
+        self, cls: type, where: Any = None, order_by: Any = None
+    ) -> Iterator[tuple[list[tuple[Any, ...]], dict[str, list[list[tuple[Any, ...]]]]]]: ...
     def reflect(self, table_name: str) -> type: ...
 
 

@@ -6,13 +6,17 @@ more rows were read or written, or is handed each inserted batch (to count its c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 #: Told how many more top-level rows were read or written.
 Progress = Callable[[int], None]
 #: Given each batch of instances once it is inserted (a progress bar, child-row counts).
 BatchHook = Callable[[Sequence[Any]], None]
+#: Told, once each batch is inserted, its row count and its child rows per child table
+#: (by table name): a progress bar's counts, no instance built for them.
+RowsHook = Callable[[int, Mapping[str, int]], None]
+_Children = Mapping[str, Sequence[Sequence[Any]]]
 
 
 def counted(objs: Iterable[Any], progress: Progress, every: int = 1000) -> Iterator[Any]:
@@ -37,4 +41,14 @@ def counted_batches(
         progress(len(batch))
 
 
-__all__ = ["BatchHook", "Progress", "counted", "counted_batches"]
+def counted_families(
+    families: Iterable[tuple[Sequence[Any], _Children]], progress: Progress
+) -> Iterator[tuple[Sequence[Any], _Children]]:
+    """Batches of rows, each with its child rows (``Store.rows_with_children``), as they
+    are, telling ``progress`` each batch's row count after it is used."""
+    for rows, children in families:
+        yield rows, children
+        progress(len(rows))
+
+
+__all__ = ["BatchHook", "Progress", "RowsHook", "counted", "counted_batches", "counted_families"]

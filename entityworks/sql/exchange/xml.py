@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -20,16 +20,19 @@ from typing import Any
 from ..._gcpause import paused_gc
 from ...errors import WriteError, XMLImportError
 from ...model.schema import TableSchema, table_schema
+from ...registry import TypeRegistry
 from ...xml.reader import BATCH, Reader
 from ...xml.table import write_xml, write_xml_rows
-from ...xml.writer import Target
+from ...xml.writer import ChildRows as RowChildren
+from ...xml.writer import FamilyFormatter, Target, write_document
+from ...xml.xsdwrite import check_schema_limits, dataset_name, xsd_bytes, xsd_tree
 from .. import logical
 from ..ddllock import schema_lock
 from .committed_ddl import import_committed_ddl
 from .facade import StoreFacade
 from .internal import refuse_internal, refuse_internal_names
 from .new_file import into_new_file, new_database_file
-from .progress import BatchHook, Progress, counted, counted_batches
+from .progress import BatchHook, Progress, RowsHook, counted, counted_batches, counted_families
 from .rows import ChildRows, builds_plainly, insert_rows, instances
 
 
@@ -47,9 +50,10 @@ def export_store(
 ) -> int:
     """Stream a query's rows to XML (see :meth:`Store.export_xml`)."""
     schema = store.schema(cls)
-    if schema.children:  # child rows come with their parents, through instances
-        # One connection for the parents' cursor and the child queries it triggers.
-        with store.transaction():
+    if schema.children and not builds_plainly(schema):
+        # instances that may hold other values than their rows (a __post_init__...): the
+        # document is theirs, as write_xml makes it
+        with store.transaction():  # one connection for the parents and their child rows
             objs: Iterator[Any] = store.select(cls, where=where, order_by=order_by)
             return write_xml(
                 cls,
@@ -60,6 +64,19 @@ def export_store(
                 registry=store.registry,
                 inline_schema=inline_schema,
             )
+    if schema.children:  # decoded rows with their child rows: no instance per row
+        families: Iterable[Family] = store.rows_with_children(cls, where=where, order_by=order_by)
+        if progress is not None:
+            families = counted_families(families, progress)
+        return write_family_rows(
+            schema,
+            families,
+            xml_path,
+            xsd_path,
+            dataset=dataset,
+            registry=store.registry,
+            inline_schema=inline_schema,
+        )
     batches = store.rows(cls, where=where, order_by=order_by)
     return write_xml_rows(
         schema,
@@ -72,6 +89,70 @@ def export_store(
     )
 
 
+#: A batch of decoded rows and their child rows (see :data:`entityworks.xml.writer.ChildRows`).
+Family = tuple[Sequence[Sequence[Any]], RowChildren]
+
+
+def _rebatched(families: Iterable[Family], size: int) -> Iterator[Family]:
+    """``families`` (batches of rows, each with its child rows) in batches of ``size``
+    rows (the last may be shorter)."""
+    rows: list[Sequence[Any]] = []
+    children: dict[str, list[Sequence[Sequence[Any]]]] = {}
+    for batch, owned in families:
+        at = 0
+        while at < len(batch):
+            take = min(size - len(rows), len(batch) - at)
+            rows.extend(batch[at : at + take])
+            for fname, lists in owned.items():
+                children.setdefault(fname, []).extend(lists[at : at + take])
+            at += take
+            if len(rows) == size:
+                yield rows, children
+                rows, children = [], {}
+    if rows:
+        yield rows, children
+
+
+def write_family_rows(
+    schema: TableSchema,
+    families: Iterable[Family],
+    xml_path: Target,
+    xsd_path: str | Path | None = None,
+    *,
+    dataset: str | None = None,
+    registry: TypeRegistry,
+    inline_schema: bool = False,
+) -> int:
+    """Write batches of decoded rows of a table with child lists, each with its child rows
+    (see :data:`entityworks.xml.writer.ChildRows`), as :func:`entityworks.write_xml` writes
+    their instances: the same document, byte for byte (rows are written in the same batches
+    of :data:`~entityworks.xml.reader.BATCH`), and the same XSD. Returns the row count."""
+    check_schema_limits(schema)
+    dataset = dataset_name(schema.cls, dataset)
+    formatter = FamilyFormatter(schema)
+    count = 0
+
+    def chunks() -> Iterator[str]:
+        nonlocal count
+        for rows, children in _rebatched(families, BATCH):
+            yield formatter.format(rows, children, count)
+            count += len(rows)
+
+    xsd = (
+        None
+        if xsd_path is None
+        else (xsd_path, lambda: xsd_bytes(schema.cls, dataset=dataset, registry=registry))
+    )
+    inline = (
+        (lambda: xsd_tree(schema.cls, dataset=dataset, registry=registry).getroot())
+        if inline_schema
+        else None
+    )
+    with paused_gc():
+        write_document(xml_path, chunks(), dataset, xsd, inline)
+    return count
+
+
 def import_store(
     store: StoreFacade,
     cls: type,
@@ -81,6 +162,7 @@ def import_store(
     reader: Reader | None = None,
     on_batch: BatchHook | None = None,
     source: str | None = None,
+    on_rows: RowsHook | None = None,
 ) -> int:
     """Insert a validated XML file in one transaction (see :meth:`Store.import_xml`).
 
@@ -93,7 +175,8 @@ def import_store(
 
     The rows go from the reader's decoded values to the Store's encoded-row path, with no
     instance built per row (see :mod:`.rows`); ``on_batch`` is handed instances, built for
-    it once their batch is inserted.
+    it once their batch is inserted; ``on_rows`` is told each inserted batch's row count
+    and child rows per child table, with no instance built for it.
 
     ``source`` is the XSD's and the document's name for the table when its rows go into the
     table of ``cls`` under another name (``import-xml --table``). An internal table (see
@@ -111,14 +194,14 @@ def import_store(
 
         def fill(path: Path) -> int:
             with closing(sibling(store, path)) as new:
-                return _import_transactional(new, cls, reader, xml_path, on_batch)
+                return _import_transactional(new, cls, reader, xml_path, on_batch, on_rows)
 
         done = into_new_file(new_file, fill)
         if done is not None:
             return done
     if not store.backend.transactional_ddl:  # CREATE TABLE commits at once
-        return _import_committed_ddl(store, cls, reader, xml_path, on_batch)
-    return _import_transactional(store, cls, reader, xml_path, on_batch)
+        return _import_committed_ddl(store, cls, reader, xml_path, on_batch, on_rows)
+    return _import_transactional(store, cls, reader, xml_path, on_batch, on_rows)
 
 
 def _import_transactional(
@@ -127,6 +210,7 @@ def _import_transactional(
     reader: Reader,
     xml_path: str | Path,
     on_batch: BatchHook | None = None,
+    on_rows: RowsHook | None = None,
 ) -> int:
     """Create what is missing and insert, all in one transaction (transactional DDL)."""
     schema = reader.schema
@@ -139,7 +223,9 @@ def _import_transactional(
         store.create(cls)  # rolled back with the rows on any error
         if missing:
             _record(store, schema, reader)
-        return _insert_batches(store, schema, _row_batches(schema, reader), xml_path, on_batch)
+        return _insert_batches(
+            store, schema, _row_batches(schema, reader), xml_path, on_batch, on_rows
+        )
 
 
 def _row_batches(
@@ -206,6 +292,7 @@ def _import_committed_ddl(
     reader: Reader,
     xml_path: str | Path,
     on_batch: BatchHook | None = None,
+    on_rows: RowsHook | None = None,
 ) -> int:
     schema = reader.schema
     own = {schema.name, *(child.schema.name for child in schema.children)}
@@ -220,7 +307,7 @@ def _import_committed_ddl(
         validate=lambda: _validate(schema, reader),
         record=record,
         insert=lambda: _insert_batches(
-            store, schema, _row_batches(schema, reader), xml_path, on_batch
+            store, schema, _row_batches(schema, reader), xml_path, on_batch, on_rows
         ),
     )
 
@@ -231,8 +318,10 @@ def _insert_batches(
     batches: Iterator[tuple[list[tuple[Any, ...]], ChildRows]],
     xml_path: str | Path,
     on_batch: BatchHook | None = None,
+    on_rows: RowsHook | None = None,
 ) -> int:
     """Insert ``batches`` of decoded rows (numbered from 1 in the document's order)."""
+    tables = {child.field: child.schema.name for child in schema.children}
     with paused_gc():  # the rows hold plain values: nothing for the collector to find
         count = 0
         for rows, children in batches:
@@ -245,6 +334,15 @@ def _insert_batches(
             count += len(rows)
             if on_batch is not None and objs is not None:
                 on_batch(objs)
+            if on_rows is not None:
+                on_rows(
+                    len(rows),
+                    {
+                        tables[fname]: sum(map(len, owned))
+                        for fname, owned in children.items()
+                        if fname in tables
+                    },
+                )
         return count
 
 
@@ -293,6 +391,7 @@ def import_into(
     *,
     on_batch: BatchHook | None = None,
     source: str | None = None,
+    on_rows: RowsHook | None = None,
 ) -> int:
     """``open_store(db)`` then :func:`import_store`, for an opener that creates things (a
     catalog's runs its migrations); returns the row count.
@@ -300,7 +399,7 @@ def import_into(
     When ``db`` names a database file that does not exist yet, the whole document is read
     before ``open_store`` runs, and then the opener and the import run on a private new
     file that becomes ``db`` only once the import has succeeded (:func:`into_new_file`).
-    ``source``: as for :func:`import_store`.
+    ``source``, ``on_rows``: as for :func:`import_store`.
     """
     schema = table_schema(cls)
     refuse_internal([schema])
@@ -316,7 +415,14 @@ def import_into(
             store = open_store(os.fspath(path))
             try:
                 return import_store(
-                    store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch, source=source
+                    store,
+                    cls,
+                    xml_path,
+                    xsd_path,
+                    reader=reader,
+                    on_batch=on_batch,
+                    source=source,
+                    on_rows=on_rows,
                 )
             finally:
                 store.close()
@@ -327,10 +433,24 @@ def import_into(
     store = open_store(db)
     try:
         return import_store(
-            store, cls, xml_path, xsd_path, reader=reader, on_batch=on_batch, source=source
+            store,
+            cls,
+            xml_path,
+            xsd_path,
+            reader=reader,
+            on_batch=on_batch,
+            source=source,
+            on_rows=on_rows,
         )
     finally:
         store.close()
 
 
-__all__ = ["export_store", "import_into", "import_store", "insert_error", "sibling"]
+__all__ = [
+    "export_store",
+    "import_into",
+    "import_store",
+    "insert_error",
+    "sibling",
+    "write_family_rows",
+]

@@ -1,0 +1,162 @@
+"""The bulk paths of keys the database generates: the keys written back to the instances are
+the ones stored (read back with plain SQL), whatever the instances' class does with its
+attributes; SQLite's INSERT leaves the key column out and a refused batch is still named;
+PostgreSQL reserves the keys of a sequence that does not step by one too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from entityworks import Store, WriteError, column, table
+
+BATCH = 50
+
+
+@table("gk_plain")
+@dataclass
+class Plain:
+    id: int | None
+    n: int
+    name: str | None
+    weight: float
+
+
+@table("gk_slots")
+@dataclass(slots=True)
+class Slotted:
+    id: int | None
+    n: int
+
+
+@table("gk_frozen")
+@dataclass(frozen=True)
+class Frozen:
+    id: int | None
+    n: int
+
+
+@table("gk_watched")
+@dataclass
+class Watched:
+    """Its own ``__setattr__``: the generated key is set past it (as on a frozen class)."""
+
+    id: int | None
+    n: int
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "seen", [*getattr(self, "seen", []), name])
+
+
+@table("gk_unique")
+@dataclass
+class Unique:
+    id: int | None
+    code: str = column(unique=True)
+
+
+def _stored(store: Store, name: str, what: str = "n") -> dict[Any, int]:
+    """``what`` -> key of every row of table ``name``, read with plain SQL."""
+    with store.engine.connect() as conn:
+        rows = conn.execute(sa.text(f"SELECT {what}, id FROM {name}")).all()
+    return {value: key for value, key in rows}
+
+
+@pytest.mark.parametrize("cls", [Plain, Slotted, Frozen, Watched])
+def test_written_back_keys_are_the_stored_ones(store: Store, cls: type) -> None:
+    store.create(cls)
+    store.insert(cls(**{**_values(cls, 10_000), "id": None}))  # one row first
+    objs = [cls(**_values(cls, i)) for i in range(3 * BATCH + 7)]
+    assert store.insert_many(iter(objs), batch_size=BATCH) == len(objs)
+    stored = _stored(store, store.table(cls).name)
+    assert {o.n: o.id for o in objs} == {n: k for n, k in stored.items() if n != 10_000}
+    first = stored[10_000]
+    assert [o.id for o in objs] == list(range(first + 1, first + 1 + len(objs)))
+    if cls is Watched:  # made with id and n, the key set past its __setattr__
+        assert all(o.seen == ["id", "n"] for o in objs)
+
+
+def _values(cls: type, i: int) -> dict[str, Any]:
+    values: dict[str, Any] = {"id": None, "n": i}
+    if cls is Plain:
+        values |= {"name": None if i % 3 else f"name {i}", "weight": i / 4}
+    return values
+
+
+def test_sqlite_leaves_the_key_column_out(tmp_path) -> None:
+    store = Store(tmp_path / "keyless.db")
+    statements: list[str] = []
+    sa.event.listen(
+        store.engine, "connect", lambda dbapi, _record: dbapi.set_trace_callback(statements.append)
+    )
+    store.create(Plain)
+    objs = [Plain(None, i, f"name {i}", 0.5) for i in range(200)]
+    store.insert_many(objs, batch_size=100)
+    inserts = [s for s in statements if s.startswith("INSERT INTO gk_plain")]
+    assert inserts and all(s.startswith("INSERT INTO gk_plain (n, name, weight") for s in inserts)
+    assert {o.n: o.id for o in objs} == _stored(store, "gk_plain")
+    assert [o.id for o in objs] == list(range(1, 201))
+    store.close()
+
+
+@pytest.mark.parametrize("autoincrement", [False, True])
+def test_sqlite_keys_after_deleted_rows(tmp_path, autoincrement: bool) -> None:
+    """The rowids SQLite gives are the ones written back: the largest deleted key taken
+    again, unless the table says AUTOINCREMENT (a table made elsewhere)."""
+    import sqlite3
+
+    path = tmp_path / "deleted.db"
+    if autoincrement:
+        with sqlite3.connect(path) as conn:
+            conn.execute(
+                "CREATE TABLE gk_slots (id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER NOT NULL)"
+            )
+    store = Store(path)
+    try:
+        store.create(Slotted)
+        store.insert_many([Slotted(None, i) for i in range(10)])
+        store.delete(Slotted, where={"id": 10})
+        objs = [Slotted(None, 100 + i) for i in range(5)]
+        store.insert_many(objs)
+        first = 11 if autoincrement else 10
+        assert [o.id for o in objs] == list(range(first, first + 5))
+        assert {o.n: o.id for o in objs}.items() <= _stored(store, "gk_slots").items()
+    finally:
+        store.close()
+
+
+def test_a_row_refused_by_the_database_among_generated_keys_is_named(store: Store) -> None:
+    store.create(Unique)
+    store.insert(Unique(None, "taken"))
+    bad = 2 * BATCH + 9
+    objs = [Unique(None, "taken" if i == bad else f"code {i}") for i in range(4 * BATCH)]
+    with pytest.raises(WriteError) as info:
+        store.insert_many(objs, batch_size=BATCH)
+    assert info.value.row == bad
+    assert _stored(store, "gk_unique", "code") == {"taken": 1}
+    assert [o.id for o in objs[2 * BATCH :]] == [None] * (2 * BATCH)  # the refused batch
+
+
+def test_postgresql_keys_of_a_sequence_stepping_by_three(pg_url: str) -> None:
+    store = Store(pg_url)
+    try:
+        store.drop(Plain)
+        store.create(Plain)
+        with store.engine.begin() as conn:  # the serial's sequence, by PostgreSQL's naming
+            conn.execute(sa.text("SELECT setval('gk_plain_id_seq', 100)"))
+            conn.execute(sa.text("ALTER SEQUENCE gk_plain_id_seq INCREMENT BY 3"))
+        objs = [Plain(None, i, None, 1.0) for i in range(2 * BATCH + 3)]
+        store.insert_many(objs, batch_size=BATCH)
+        assert [o.id for o in objs] == list(range(103, 103 + 3 * len(objs), 3))
+        assert {o.n: o.id for o in objs} == _stored(store, "gk_plain")
+        more = [Plain(None, 1000 + i, None, 1.0) for i in range(5)]  # after the others
+        store.insert_many(more)
+        last = objs[-1].id
+        assert last is not None and [o.id for o in more] == list(range(last + 3, last + 18, 3))
+    finally:
+        store.drop(Plain)
+        store.close()
