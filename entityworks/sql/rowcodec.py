@@ -401,7 +401,8 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         any_parts = any_parts or bool(parts)
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
-        from_db = skip_none(info.from_db)
+        sql_codec = info.sql_codec
+        from_db = skip_none(sql_codec.decode)
         result = None
         if backend.raw_rows:
             # SQLite rows are read from the raw cursor: apply SQLAlchemy's processor too
@@ -412,15 +413,15 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             ].result_processor(dialect, None)
             from_db = compose(result, from_db)
         decoders.append((main, from_db))
-        if info.from_db_many is not None:
-            many[main] = (result, info.from_db_many)
+        if sql_codec.decode_many is not None:
+            many[main] = (result, sql_codec.decode_many)
         elif from_db is not None:  # a whole column at a time
             own = getattr(impls[c.name], "result_column", None) if backend.raw_rows else None
             whole = own(dialect) if own is not None else None
-            if whole is not None and info.from_db is None:
+            if whole is not None and sql_codec.decode is None:
                 whole_columns[main] = whole
-            elif result is None and info.from_db is not None:
-                whole_columns[main] = partial(_each, info.from_db)
+            elif result is None and sql_codec.decode is not None:
+                whole_columns[main] = partial(_each, sql_codec.decode)
             else:
                 whole_columns[main] = partial(_each, from_db)
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]
