@@ -1,13 +1,7 @@
 """The type registry itself: :class:`TypeRegistry` maps a Python type to a :class:`TypeInfo`.
 
-A :class:`TypeInfo` bundles, for one Python type, the SQLAlchemy type, the Arrow type, the
-XSD type name and the value codecs:
+A :class:`TypeInfo` says what one Python type *is*:
 
-* ``to_db`` / ``from_db`` turn a Python value into the *storage* value the SQLAlchemy type
-  accepts (an Enum into its value, an array into ``.npy`` bytes) and back. ``None`` means the
-  value passes through unchanged, which keeps the bulk paths fast.
-* ``to_text`` / ``from_text`` are the XML lexical forms (XSD 1.0 / .NET ``XmlConvert``).
-* ``to_arrow`` / ``from_arrow`` adapt values Arrow cannot hold natively.
 * ``check`` is the type's value rule, the one place that says which values a field of the
   type accepts (and the few conversions Python's typing allows, such as an ``int`` in a
   ``float`` field). Store, frames and XML all apply it, so they accept and refuse the same
@@ -20,8 +14,16 @@ XSD type name and the value codecs:
   capabilities), never which database it is: the SQL layer passes its backends' targets,
   the Arrow layer :data:`ARROW`.
 
-What a type becomes in SQL is the SQL layer's to decide: ``sql`` is a function giving its
-column type, and the built-in entries give a :class:`~.storage.StorageType`, a name that
+What it *becomes* in each format is a record per format (:mod:`.codecs`), each read by its
+format's package only: :class:`~.codecs.SqlCodec` (``info.sql_codec``: the column type and
+the storage codecs, an Enum into its value, an array into ``.npy`` bytes),
+:class:`~.codecs.ArrowCodec` (``info.arrow_codec``) and :class:`~.codecs.XmlCodec`
+(``info.xml_codec``: the XSD type and the lexical forms, XSD 1.0 / .NET ``XmlConvert``).
+The flat names of before the records (``info.to_db``, ``info.xsd``...) stay readable for
+users' code; entityworks reads the records.
+
+What a type becomes in SQL is the SQL layer's to decide: the column type is a function
+giving it, and the built-in entries give a :class:`~.storage.StorageType`, a name that
 :mod:`entityworks.sql` resolves through its own table. This module imports nothing of SQL.
 
 Lookup goes: exact type, then ``typing.Annotated`` markers, then the MRO, then predicate
@@ -35,6 +37,7 @@ grids), and :mod:`.default` puts them together.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -65,7 +68,8 @@ class Companion:
     join: Callable[[Any, Any], Any]
     #: What it keeps, for error messages: "the UTC offset".
     keeps: str
-    #: The companion's SQL column type (a function giving it; see :attr:`TypeInfo.sql`).
+    #: The companion's SQL column type (a function giving it; see
+    #: :attr:`~.codecs.SqlCodec.column_type`).
     sql: Callable[[], Any] = storage.small_integer
     arrow: Callable[[], Any] | None = None
     #: Set when this companion is the column other tools read (a SQLite Decimal's plain
@@ -204,21 +208,18 @@ _XML_KEYWORDS = {
 def _record(
     kind: type[Any], record: Any, given: dict[str, Any], names: dict[str, str], keyword: str
 ) -> Any:
-    """The codec record ``record`` when given, else one of type ``kind`` built of the flat
-    constructor arguments ``given`` (renamed by ``names``); a record and flat arguments of
-    its format other than their defaults together raise ``TypeError``."""
+    """The codec record ``record`` with the flat constructor arguments ``given`` that are
+    not at their defaults put in (renamed by ``names``), or, without ``record``, one of
+    type ``kind`` built of them."""
     flat = {
         names[k]: v
         for k, v in given.items()
         if v is not None and not (k in _FLAT_DEFAULTS and v == _FLAT_DEFAULTS[k])
     }
     if record is not None:
-        if flat:
-            shown = ", ".join(k for k in given if names[k] in flat)
-            raise TypeError(f"TypeInfo: {shown} given beside {keyword}=: put them in the record")
         if not isinstance(record, kind):
             raise TypeError(f"TypeInfo: {keyword}= takes a {kind.__name__}, not {record!r}")
-        return record
+        return dataclasses.replace(record, **flat) if flat else record
     missing = [k for k in given if k in _REQUIRED and given[k] is None]
     if missing:
         raise TypeError(f"TypeInfo: give {keyword}= or {', '.join(missing)}")
@@ -242,10 +243,13 @@ class TypeInfo:
     arrow_codec=ArrowCodec(...), xml_codec=XmlCodec(...), check=...)``) or, as before the
     records existed, of their fields as flat arguments (``TypeInfo(name, python_type, sql,
     arrow, xsd, to_text, from_text, to_db=..., ...)``, the same positional order and
-    keywords), which build the records; a record and flat arguments of the same format
-    together are refused (``TypeError``). The flat names stay readable as properties
-    (``info.to_db`` is ``info.sql_codec.encode``). ``sqlite_typeof=`` is accepted and
-    ignored: the SQLite backend derives a column's storage class from ``native``.
+    keywords), which build the records. Flat arguments given beside a record replace its
+    fields (so ``dataclasses.replace(info, from_db=Cents)`` works as it did), except those
+    left at their defaults (``None``, ``False``, ``()``): to clear a field, replace the
+    record (``dataclasses.replace(info.sql_codec, decode=None)``). The flat names stay
+    readable as properties (``info.to_db`` is ``info.sql_codec.encode``).
+    ``sqlite_typeof=`` is accepted and ignored: the SQLite backend derives a column's
+    storage class from ``native``.
 
     Two entries are equal when their fields (and records) are.
     """
@@ -483,6 +487,24 @@ class TypeRegistry:
         self._memo.clear()
         self.generation += 1
         return info
+
+    def register_codec(self, key: Any, codec: SqlCodec | ArrowCodec | XmlCodec) -> TypeInfo:
+        """Replace one format's record of the entry :meth:`lookup` gives for ``key`` (an
+        entry's ``sql_codec`` for a :class:`SqlCodec`, and so on) and register the result for
+        ``key``: a format's package or a plugin (in its ``register_types`` hook) says what a
+        type becomes in its format without restating the rest of the entry."""
+        info = self.lookup(key)
+        if isinstance(codec, SqlCodec):
+            changed = dataclasses.replace(info, sql_codec=codec)
+        elif isinstance(codec, ArrowCodec):
+            changed = dataclasses.replace(info, arrow_codec=codec)
+        elif isinstance(codec, XmlCodec):
+            changed = dataclasses.replace(info, xml_codec=codec)
+        else:
+            raise TypeError(
+                f"register_codec takes a SqlCodec, ArrowCodec or XmlCodec, not {codec!r}"
+            )
+        return self.register(changed, key)
 
     @typing.overload
     def register_factory(

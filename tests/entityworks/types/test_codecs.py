@@ -194,15 +194,27 @@ def test_records_build_the_same_entry() -> None:
     assert dataclasses.replace(made, arrow_codec=ArrowCodec(int)).to_arrow is None
 
 
-def test_a_record_and_flat_arguments_of_its_format_are_refused() -> None:
-    with pytest.raises(TypeError, match="to_db given beside sql_codec="):
-        TypeInfo("X", int, sql_codec=SqlCodec(sa.BigInteger), to_db=abs)
-    with pytest.raises(TypeError, match="plain_text given beside xml_codec="):
-        TypeInfo(
-            "X", int, sa.BigInteger, int, xml_codec=XmlCodec("xs:long", str, int), plain_text=True
-        )
+def test_flat_arguments_beside_a_record_replace_its_fields() -> None:
+    # as ``dataclasses.replace(integer, from_db=Cents)`` does (docs/how-to/plugins.md)
+    integer = registry.lookup(int)
+    cents = dataclasses.replace(integer, name="Cents", from_db=abs, from_text=float)
+    assert cents.sql_codec == dataclasses.replace(integer.sql_codec, decode=abs)
+    assert cents.xml_codec == dataclasses.replace(integer.xml_codec, from_text=float)
+    assert cents.arrow_codec is integer.arrow_codec
+    assert (cents.check, cents.native, cents.autoincrement) == (
+        integer.check,
+        int,
+        True,
+    )
+    # a flat argument at its default leaves the record's field
+    assert dataclasses.replace(integer, plain_text=False).xml_codec.plain_text is True
+
+
+def test_missing_or_wrong_records_are_refused() -> None:
     with pytest.raises(TypeError, match="give arrow_codec= or arrow"):
         TypeInfo("X", int, sa.BigInteger, xsd="xs:long", to_text=str, from_text=int)
+    with pytest.raises(TypeError, match="give xml_codec= or xsd, to_text, from_text"):
+        TypeInfo("X", int, sa.BigInteger, int)
     with pytest.raises(TypeError, match="takes a SqlCodec"):
         TypeInfo("X", int, sql_codec=ArrowCodec(int))  # type: ignore[arg-type]
 
@@ -251,3 +263,44 @@ def test_a_user_entry_built_of_records_round_trips_through_sqlite(tmp_path: Path
 @dataclasses.dataclass(frozen=True)
 class Hundredths:
     cents: int
+
+
+def test_register_codec_replaces_one_format_of_an_entry(tmp_path: Path) -> None:
+    @dataclasses.dataclass
+    class Wallet:
+        id: int
+        balance: Hundredths
+
+    local = registry.copy()
+    local.register(
+        TypeInfo(
+            "Hundredths",
+            Hundredths,
+            sql_codec=SqlCodec(
+                lambda: sa.BigInteger(), encode=lambda h: h.cents, decode=Hundredths
+            ),
+            arrow_codec=ArrowCodec(lambda: __import__("pyarrow").int64()),
+            xml_codec=XmlCodec("xs:long", lambda h: str(h.cents), lambda t: Hundredths(int(t))),
+        )
+    )
+    before = local.lookup(Hundredths)
+    text = SqlCodec(
+        lambda: sa.Text(), encode=lambda h: f"{h.cents}c", decode=lambda t: Hundredths(int(t[:-1]))
+    )
+    after = local.register_codec(Hundredths, text)
+    assert local.lookup(Hundredths) is after
+    assert after.sql_codec is text
+    assert (after.arrow_codec, after.xml_codec) == (before.arrow_codec, before.xml_codec)
+    path = tmp_path / "w.db"
+    with Store(f"sqlite:///{path}", registry=local) as store:
+        store.create(Wallet)
+        store.insert(Wallet(1, Hundredths(1234)))
+        assert store.get(Wallet, 1) == Wallet(1, Hundredths(1234))
+    import sqlite3
+
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT balance, typeof(balance) FROM wallet").fetchall() == [
+            ("1234c", "text")
+        ]
+    with pytest.raises(TypeError, match="takes a SqlCodec, ArrowCodec or XmlCodec"):
+        local.register_codec(Hundredths, "xs:long")  # type: ignore[arg-type]
