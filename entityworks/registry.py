@@ -17,14 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .types.arrays import check_ndarray, ndarray_from_bytes, ndarray_to_bytes
-from .types.codecs import ArrowCodec, SqlCodec, XmlCodec
+from .types.codecs import ArrowCodec, Codec, SqlCodec, XmlCodec
 from .types.default import fill_default, registry
 from .types.encoding import encode_error
 from .types.json import NestedCodec, looking_up
 from .types.registry import (
     ARROW,
     COMPANION_SEPARATOR,
-    Codec,
     Companion,
     Factory,
     Target,

@@ -205,31 +205,37 @@ _XML_KEYWORDS = {
 }
 
 
+class _Unset:
+    """The default of :class:`TypeInfo`'s flat arguments: not given."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+#: A flat argument of :class:`TypeInfo` left out (typed ``Any`` so that the arguments keep
+#: the types they always had).
+_UNSET: Any = _Unset()
+#: The flat arguments a record needs when it is not given itself.
+_REQUIRED = frozenset({"sql", "arrow", "xsd", "to_text", "from_text"})
+
+
 def _record(
     kind: type[Any], record: Any, given: dict[str, Any], names: dict[str, str], keyword: str
 ) -> Any:
-    """The codec record ``record`` with the flat constructor arguments ``given`` that are
-    not at their defaults put in (renamed by ``names``), or, without ``record``, one of
-    type ``kind`` built of them."""
-    flat = {
-        names[k]: v
-        for k, v in given.items()
-        if v is not None and not (k in _FLAT_DEFAULTS and v == _FLAT_DEFAULTS[k])
-    }
+    """The codec record ``record`` with the flat constructor arguments ``given`` that were
+    given put in (renamed by ``names``), or, without ``record``, one of type ``kind`` built
+    of them."""
+    flat = {names[k]: v for k, v in given.items() if v is not _UNSET}
     if record is not None:
         if not isinstance(record, kind):
             raise TypeError(f"TypeInfo: {keyword}= takes a {kind.__name__}, not {record!r}")
         return dataclasses.replace(record, **flat) if flat else record
-    missing = [k for k in given if k in _REQUIRED and given[k] is None]
+    missing = [k for k in given if k in _REQUIRED and given[k] in (_UNSET, None)]
     if missing:
         raise TypeError(f"TypeInfo: give {keyword}= or {', '.join(missing)}")
     return kind(**flat)
-
-
-#: The flat arguments each record needs when it is not given itself.
-_REQUIRED = frozenset({"sql", "arrow", "xsd", "to_text", "from_text"})
-#: The flat arguments whose default is not ``None``.
-_FLAT_DEFAULTS: dict[str, Any] = {"plain_text": False, "xsd_aliases": ()}
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -244,9 +250,7 @@ class TypeInfo:
     records existed, of their fields as flat arguments (``TypeInfo(name, python_type, sql,
     arrow, xsd, to_text, from_text, to_db=..., ...)``, the same positional order and
     keywords), which build the records. Flat arguments given beside a record replace its
-    fields (so ``dataclasses.replace(info, from_db=Cents)`` works as it did), except those
-    left at their defaults (``None``, ``False``, ``()``): to clear a field, replace the
-    record (``dataclasses.replace(info.sql_codec, decode=None)``). The flat names stay
+    fields (so ``dataclasses.replace(info, from_db=Cents)`` works as it did). The flat names stay
     readable as properties (``info.to_db`` is ``info.sql_codec.encode``).
     ``sqlite_typeof=`` is accepted and ignored: the SQLite backend derives a column's
     storage class from ``native``.
@@ -290,30 +294,30 @@ class TypeInfo:
         self,
         name: str,
         python_type: Any,
-        sql: Callable[[], Any] | None = None,
-        arrow: Callable[[], Any] | None = None,
-        xsd: str | None = None,
-        to_text: Callable[[Any], str] | None = None,
-        from_text: Callable[[str], Any] | None = None,
-        to_db: Codec = None,
-        from_db: Codec = None,
-        to_arrow: Codec = None,
-        from_arrow: Codec = None,
-        xsd_attributes: Mapping[str, str] | None = None,
+        sql: Callable[[], Any] = _UNSET,
+        arrow: Callable[[], Any] = _UNSET,
+        xsd: str = _UNSET,
+        to_text: Callable[[Any], str] = _UNSET,
+        from_text: Callable[[str], Any] = _UNSET,
+        to_db: Codec = _UNSET,
+        from_db: Codec = _UNSET,
+        to_arrow: Codec = _UNSET,
+        from_arrow: Codec = _UNSET,
+        xsd_attributes: Mapping[str, str] = _UNSET,
         autoincrement: bool = False,
-        xsd_aliases: tuple[str, ...] = (),
-        from_valid_text: Codec = None,
-        plain_text: bool = False,
+        xsd_aliases: tuple[str, ...] = _UNSET,
+        from_valid_text: Codec = _UNSET,
+        plain_text: bool = _UNSET,
         check: Codec = None,
         native: type | None = None,
         sqlite_typeof: str | None = None,
         companions: Callable[[Target], tuple[Companion, ...]] | None = None,
         checked_codecs: bool = False,
-        from_db_many: Callable[[Sequence[Any]], list[Any]] | None = None,
-        to_db_many: Callable[[Sequence[Any]], list[Any]] | None = None,
-        encoded_as: str | None = None,
+        from_db_many: Callable[[Sequence[Any]], list[Any]] | None = _UNSET,
+        to_db_many: Callable[[Sequence[Any]], list[Any]] | None = _UNSET,
+        encoded_as: str | None = _UNSET,
         check_column: Callable[[Sequence[Any]], bool] | None = None,
-        to_text_column: Callable[[Sequence[Any]], list[str]] | None = None,
+        to_text_column: Callable[[Sequence[Any]], list[str]] | None = _UNSET,
         *,
         sql_codec: SqlCodec | None = None,
         arrow_codec: ArrowCodec | None = None,
@@ -335,7 +339,7 @@ class TypeInfo:
             "from_text": from_text,
             "from_valid_text": from_valid_text,
             "plain_text": plain_text,
-            "xsd_attributes": None if xsd_attributes is None else dict(xsd_attributes),
+            "xsd_attributes": xsd_attributes if xsd_attributes is _UNSET else dict(xsd_attributes),
             "xsd_aliases": xsd_aliases,
             "to_text_column": to_text_column,
         }

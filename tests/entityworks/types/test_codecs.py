@@ -206,8 +206,12 @@ def test_flat_arguments_beside_a_record_replace_its_fields() -> None:
         int,
         True,
     )
-    # a flat argument at its default leaves the record's field
-    assert dataclasses.replace(integer, plain_text=False).xml_codec.plain_text is True
+    # any value given replaces the record's field, None and False too
+    assert dataclasses.replace(integer, plain_text=False).xml_codec.plain_text is False
+    exact = registry.lookup(decimal.Decimal)
+    assert exact.sql_codec.encode is not None
+    assert dataclasses.replace(exact, to_db=None).sql_codec.encode is None
+    assert dataclasses.replace(exact, to_db=None).arrow_codec is exact.arrow_codec
 
 
 def test_missing_or_wrong_records_are_refused() -> None:
