@@ -232,7 +232,7 @@ def _record(
         if not isinstance(record, kind):
             raise TypeError(f"TypeInfo: {keyword}= takes a {kind.__name__}, not {record!r}")
         return dataclasses.replace(record, **flat) if flat else record
-    missing = [k for k in given if k in _REQUIRED and given[k] in (_UNSET, None)]
+    missing = [k for k, v in given.items() if k in _REQUIRED and (v is _UNSET or v is None)]
     if missing:
         raise TypeError(f"TypeInfo: give {keyword}= or {', '.join(missing)}")
     return kind(**flat)
