@@ -144,7 +144,8 @@ def _row(name: str, annotation: Any, sample: Any, folder: Path) -> str:
         for c in (pschema.column(i) for i in range(len(pschema)))
         if c.path.split(".")[0] == "value"
     )
-    xsd = info.xsd + (" (.NET Guid)" if "msdata:DataType" in info.xsd_attributes else "")
+    xml = info.xml_codec
+    xsd = xml.xsd_type + (" (.NET Guid)" if "msdata:DataType" in xml.attributes else "")
     cells = [
         name,
         _sql(cls, "sqlite"),

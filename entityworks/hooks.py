@@ -53,8 +53,10 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 def register_types(registry: Any) -> None:
     """Add entries to ``registry``, a new :class:`~entityworks.registry.TypeRegistry` (the
     default registry is one: it is filled by this hook when ``entityworks.registry`` is
-    first imported), with ``registry.register(TypeInfo(...))`` and
-    ``registry.register_factory(predicate, factory)``.
+    first imported), with ``registry.register(TypeInfo(...))``,
+    ``registry.register_factory(predicate, factory)`` and, to change what an entry becomes
+    in one format only, ``registry.register_codec(key, SqlCodec(...))`` (or an
+    ``ArrowCodec``, an ``XmlCodec``).
 
     Called once per registry. The built-in types come first, so an entry of a plugin for a
     built-in type replaces it, and a plugin's factories are tried before the built-in ones.

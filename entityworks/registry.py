@@ -17,13 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .types.arrays import check_ndarray, ndarray_from_bytes, ndarray_to_bytes
+from .types.codecs import ArrowCodec, Codec, SqlCodec, XmlCodec
 from .types.default import fill_default, registry
 from .types.encoding import encode_error
 from .types.json import NestedCodec, looking_up
 from .types.registry import (
     ARROW,
     COMPANION_SEPARATOR,
-    Codec,
     Companion,
     Factory,
     Target,
@@ -127,6 +127,7 @@ __all__ = [
     "AWARE",
     "AwareDatetime",
     "COMPANION_SEPARATOR",
+    "ArrowCodec",
     "Codec",
     "Companion",
     "DECIMAL_ARROW_PRECISION",
@@ -137,10 +138,12 @@ __all__ = [
     "INT64_MIN",
     "MAX_UTC_OFFSET",
     "NestedCodec",
+    "SqlCodec",
     "Target",
     "TypeInfo",
     "TypeMarker",
     "TypeRegistry",
+    "XmlCodec",
     "check_aware_datetime",
     "check_bool",
     "check_bytes",

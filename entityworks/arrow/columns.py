@@ -47,13 +47,13 @@ def _column_type(c: Column) -> Any:
     a struct of the value and what its Arrow type loses (see ``struct_of``)."""
     parts = arrow_companions(c)
     if not parts:
-        return c.info.arrow()
+        return c.info.arrow_codec.arrow_type()
     clash = [p.suffix for p in parts if p.suffix == VALUE]
     if clash:  # pragma: no cover - a registry entry's mistake
         raise ValueEncodingError(
             f"column {c.name!r}: a companion may not be named {VALUE!r}", column=c.name
         )
-    return struct_of(c.info.arrow(), parts)
+    return struct_of(c.info.arrow_codec.arrow_type(), parts)
 
 
 def column_field(c: Column) -> pa.Field[Any]:

@@ -131,7 +131,7 @@ def _as_read(expected: Any, actual: Any) -> bool:
 
 
 def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
-    expected = column.info.arrow()
+    expected = column.info.arrow_codec.arrow_type()
     if pa.types.is_decimal(expected) and not _as_read(expected, array.type):
         expected = pa.string()  # a number of another type: read as its text
     if not _as_read(expected, array.type):
@@ -156,7 +156,7 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
         values = array.to_numpy().tolist()  # faster than to_pylist for numbers
     else:
         values = _fast_pylist(array)
-    decode = column.info.from_arrow
+    decode = column.info.arrow_codec.decode
     test = column.info.check_column
     if (
         decode is not None
@@ -283,7 +283,7 @@ def from_pandas(
                 and isinstance(series.dtype, pd.ArrowDtype)
             ):
                 arrays.append(pa.array(series))  # as it is: from_arrow reads it, scale kept
-            elif column is not None and pa.types.is_decimal(column.info.arrow()):
+            elif column is not None and pa.types.is_decimal(column.info.arrow_codec.arrow_type()):
                 arrays.append(_decimal_series(series))
             elif column is not None and arrow_companions(column):
                 arrays.append(

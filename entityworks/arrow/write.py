@@ -107,12 +107,13 @@ def _encode_values(
     """
     at = number or first.__add__
     info = column.info
-    arrow_type = info.arrow()
+    arrow_codec = info.arrow_codec
+    arrow_type = arrow_codec.arrow_type()
     native = info.native
     try:
         data = values
-        if info.to_arrow is not None:
-            encode = info.to_arrow
+        if arrow_codec.encode is not None:
+            encode = arrow_codec.encode
             data = [None if v is None else encode(v) for v in values]
         arrow_type = _fitted(arrow_type, data)
         array: pa.Array[Any] = _to_array(data, arrow_type)
@@ -135,10 +136,10 @@ def _encode_values(
                 continue
             if native is not None:
                 value = info.checked(value)
-            data.append(value if info.to_arrow is None else info.to_arrow(value))
+            data.append(value if arrow_codec.encode is None else arrow_codec.encode(value))
         except Exception as exc:
             raise encode_error(column.name, values[i], exc, at(i)) from None
-    arrow_type = _fitted(info.arrow(), data)
+    arrow_type = _fitted(arrow_codec.arrow_type(), data)
     try:
         converted: pa.Array[Any] = _to_array(data, arrow_type)
         return converted
@@ -166,10 +167,13 @@ def _checked_array(
     """
     info = column.info
     native = info.native
-    if native is None and (info.check_column is None or info.to_arrow not in (None, info.check)):
+    arrow_codec = info.arrow_codec
+    if native is None and (
+        info.check_column is None or arrow_codec.encode not in (None, info.check)
+    ):
         return None
     facts = None
-    arrow_type = info.arrow()
+    arrow_type = arrow_codec.arrow_type()
     if native is not None:  # Arrow counts the None: one pass for the type
         try:
             array: pa.Array[Any] = pa.array(values, type=arrow_type, from_pandas=False)

@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import EntityworksError
 from ..types import storage
 from ..types.arrays import ndarray_from_bytes
+from ..types.codecs import ArrowCodec, SqlCodec, XmlCodec
 from ..types.json import json_text
 from ..types.registry import TypeInfo, TypeMarker, TypeRegistry, pyarrow_module
 from ..types.scalars import bytes_from_text, bytes_to_text
@@ -823,17 +824,23 @@ def packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         "PackedGrid",
         tp,
-        storage.binary,
-        lambda: pyarrow_module().binary(),
-        "xs:base64Binary",
-        lambda a: bytes_to_text(pack_grid(a)),
-        lambda t: unpack_grid(bytes_from_text(t)),
-        to_db=pack_grid,
-        from_db=unpack_grid,
-        to_arrow=pack_grid,
-        from_arrow=unpack_grid,
-        plain_text=True,
-        encoded_as="packed bytes",
+        sql_codec=SqlCodec(
+            column_type=storage.binary,
+            encode=pack_grid,
+            decode=unpack_grid,
+            opaque_as="packed bytes",
+        ),
+        arrow_codec=ArrowCodec(
+            arrow_type=lambda: pyarrow_module().binary(),
+            encode=pack_grid,
+            decode=unpack_grid,
+        ),
+        xml_codec=XmlCodec(
+            xsd_type="xs:base64Binary",
+            to_text=lambda a: bytes_to_text(pack_grid(a)),
+            from_text=lambda t: unpack_grid(bytes_from_text(t)),
+            plain_text=True,
+        ),
     )
 
 
@@ -843,18 +850,24 @@ def point_path_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         "PointPath",
         tp,
-        storage.binary,
-        lambda: pyarrow_module().string(),
-        "xs:string",
-        _points_to_json,
-        _points_from_json,
-        to_db=pack_points,
-        from_db=unpack_points,
-        to_arrow=_points_to_json,
-        from_arrow=_points_from_json,
-        from_db_many=unpack_points_many,
-        to_db_many=pack_points_many,
-        encoded_as="packed bytes",
+        sql_codec=SqlCodec(
+            column_type=storage.binary,
+            encode=pack_points,
+            decode=unpack_points,
+            encode_many=pack_points_many,
+            decode_many=unpack_points_many,
+            opaque_as="packed bytes",
+        ),
+        arrow_codec=ArrowCodec(
+            arrow_type=lambda: pyarrow_module().string(),
+            encode=_points_to_json,
+            decode=_points_from_json,
+        ),
+        xml_codec=XmlCodec(
+            xsd_type="xs:string",
+            to_text=_points_to_json,
+            from_text=_points_from_json,
+        ),
     )
 
 

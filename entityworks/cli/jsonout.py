@@ -61,7 +61,7 @@ def _registry_text(value: Any) -> str:
         kind = AwareDatetime
     elif isinstance(value, bytearray | memoryview):
         value, kind = bytes(value), bytes
-    return default_registry.lookup(kind).to_text(value)
+    return default_registry.lookup(kind).xml_codec.to_text(value)
 
 
 def _array(array: Any, arrays: str) -> Any:

@@ -148,7 +148,7 @@ def parse_where(text: str, schema: TableSchema) -> Comparison:
 
 def _where_value(text: str, name: str, column: Any, raw: str) -> Any:
     try:
-        return column.info.from_text(raw)
+        return column.info.xml_codec.from_text(raw)
     except RecursionError:
         raise FilterError(f"--where for column {name!r}: the value is nested too deeply") from None
     except (ValueError, TypeError, ArithmeticError) as exc:

@@ -236,7 +236,8 @@ def _fill_nulls(
             f"field has no default; give the field a default or make it Optional"
         )
     info = table_schema(schemas[table]).column(_field_name(schemas[table], field)).info
-    value = info.to_db(default) if info.to_db is not None else default
+    to_db = info.sql_codec.encode
+    value = to_db(default) if to_db is not None else default
     typed = sa.table(table, sa.column(column.name, column.type))
     conn.execute(
         typed.update()

@@ -543,15 +543,17 @@ def _present(reg: TypeRegistry) -> TypeInfo:
     """The type of the column saying whether an Optional child list is None (NULL) or a list
     (TRUE, its items in the child table): stored as the registry's bool, read as a new
     empty list that the child rows then fill."""
+    flag = reg.lookup(bool)
     return dataclasses.replace(
-        reg.lookup(bool),
+        flag,
         name="child list present",
         python_type=list,
         check=_check_present,
-        to_db=lambda _items: True,
-        from_db=lambda _flag: [],
+        sql_codec=dataclasses.replace(
+            flag.sql_codec, encode=lambda _items: True, decode=lambda _flag: []
+        ),
+        xml_codec=dataclasses.replace(flag.xml_codec, plain_text=False),
         native=None,
-        plain_text=False,
         checked_codecs=False,
     )
 

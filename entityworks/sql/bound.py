@@ -74,7 +74,7 @@ def key_label(model: BoundModel) -> str | None:
 
 def encoded_keys(model: BoundModel, keys: list[Any]) -> list[Any]:
     """Parent keys as stored, for the ``parent_key`` column of child tables."""
-    to_db = model.schema.primary_key.info.to_db  # type: ignore[union-attr]
+    to_db = model.schema.primary_key.info.sql_codec.encode  # type: ignore[union-attr]
     return [to_db(k) for k in keys] if to_db else keys
 
 

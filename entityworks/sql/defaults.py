@@ -101,7 +101,8 @@ def server_default(
     if d is None:
         return None
     try:
-        value = column.info.to_db(default) if column.info.to_db is not None else default
+        to_db = column.info.sql_codec.encode
+        value = to_db(default) if to_db is not None else default
         bind = type_.dialect_impl(d).bind_processor(d)
         stored = bind(value) if bind is not None else value
     except Exception:  # the Store would refuse to write it: no DEFAULT either

@@ -117,9 +117,10 @@ class _Column:
         fn = rule(info)
         self.value = skip_none(fn)
         # the rule is the check alone: a column it passes unchanged needs no call per value
-        self.check_column = info.check_column if info.to_db is None else None
+        sql_codec = info.sql_codec
+        self.check_column = info.check_column if sql_codec.encode is None else None
         # the rule is the codec alone: a column of non-None values may go at once
-        self.many = info.to_db_many if fn is info.to_db and fn is not None else None
+        self.many = sql_codec.encode_many if fn is sql_codec.encode and fn is not None else None
 
     def encode(self, name: str, values: Sequence[Any]) -> Sequence[Any]:
         """``values`` encoded (the same sequence when nothing changes); a refused value

@@ -176,10 +176,10 @@ def _encoded_form(column: Column) -> str | None:
     order, ``1`` and ``1.0``, ``-0.0``, a Decimal's exponent, a datetime's offset), and an
     array's equality is no single truth value."""
     info = column.info
-    if info.sql in (storage.json_text, sqltypes.json_text):
+    if info.sql_codec.column_type in (storage.json_text, sqltypes.json_text):
         return "stored as JSON text"
-    if info.encoded_as is not None:
-        return f"stored as {info.encoded_as}"
+    if info.sql_codec.opaque_as is not None:
+        return f"stored as {info.sql_codec.opaque_as}"
     tp = info.python_type
     numpy = sys.modules.get("numpy")  # an ndarray annotation has imported it
     if numpy is not None and (tp is numpy.ndarray or typing.get_origin(tp) is numpy.ndarray):
@@ -336,9 +336,10 @@ def encode_value(column: Any, value: Any) -> Any:
     info = column.info
     try:
         checked = _filter_value(info, value)
-        if info.python_type is decimal.Decimal or info.to_db is None:
+        to_db = info.sql_codec.encode
+        if info.python_type is decimal.Decimal or to_db is None:
             return checked  # (a Decimal's to_db is its storage rule, which a filter is not)
-        return info.to_db(checked)
+        return to_db(checked)
     except Exception as exc:
         raise encode_error(column.name, value, exc) from None
 

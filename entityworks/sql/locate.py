@@ -322,7 +322,7 @@ def _column_from_types(model: BoundModel, values: dict[str, Any]) -> str | None:
     for c in model.schema.columns:
         value = values.get(c.name)
         expected = c.info.python_type
-        if value is None or c.info.to_db is not None or not isinstance(expected, type):
+        if value is None or c.info.sql_codec.encode is not None or not isinstance(expected, type):
             continue
         if expected is float and isinstance(value, int):
             continue

@@ -371,20 +371,21 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         any_parts = any_parts or bool(parts)
         main = names.index(c.name)
         plan.append((main, [names.index(p.column(c.name)) for p in parts], parts, info))
-        from_db = skip_none(info.from_db)
+        sql_codec = info.sql_codec
+        from_db = skip_none(sql_codec.decode)
         # rows read from the raw cursor: SQLAlchemy's processor too (see the backend)
         result = backend.result_processor(impl, dialect)
         if result is not None:
             from_db = compose(result, from_db)
         decoders.append((main, from_db))
-        if info.from_db_many is not None:
-            many[main] = (result, info.from_db_many)
+        if sql_codec.decode_many is not None:
+            many[main] = (result, sql_codec.decode_many)
         elif from_db is not None:  # a whole column at a time
             whole = backend.result_column(impl, dialect)
-            if whole is not None and info.from_db is None:
+            if whole is not None and sql_codec.decode is None:
                 whole_columns[main] = whole
-            elif result is None and info.from_db is not None:
-                whole_columns[main] = partial(_each, info.from_db)
+            elif result is None and sql_codec.decode is not None:
+                whole_columns[main] = partial(_each, sql_codec.decode)
             else:
                 whole_columns[main] = partial(_each, from_db)
     binds: list[Processor] = [impls[n].bind_processor(dialect) for n in names]

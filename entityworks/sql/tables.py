@@ -7,7 +7,7 @@ with a value bound as text (Datasette's ``?width=60``, ``parent_key = '3'`` in t
 shell, ``pandas.read_sql`` with a string parameter) find the rows, as they do in any SQLite
 table. Affinity also converts what is written (``'12'`` into 12, 12 into ``'12'``, -0.0 into
 0.0), so the database does not hold exactness for us: the Store checks the values of the
-columns that receive them without a codec (int, float, str: ``TypeInfo.sqlite_typeof``) itself,
+columns that receive them without a codec (int, float, str: ``backends.base.storage_class``) itself,
 a whole column at a time on the bulk paths (see ``rowcodec``), and a float's sign of zero goes
 into a ``__negzero`` companion, as on MariaDB. (What a table looks like on one backend, its
 options, CHECKs and older column forms, is the backend's: see ``Backend.table_options``.)
@@ -62,12 +62,13 @@ def sql_type(column: Column, keyed: bool = False) -> sa.types.TypeEngine[Any]:
 
     ``keyed``: the column is part of a composite index or unique constraint.
     """
-    if column.info.python_type is str or column.info.sql in (storage.text, sqltypes.text):
+    column_type = column.info.sql_codec.column_type
+    if column.info.python_type is str or column_type in (storage.text, sqltypes.text):
         if column.max_length is not None:
             return sqltypes.bounded_text(column.max_length)
         if column.primary_key or column.unique or column.index or keyed:
             return sqltypes.key_text()
-    made: sa.types.TypeEngine[Any] = column.info.sql()
+    made: sa.types.TypeEngine[Any] = column_type()
     return made
 
 

@@ -1,7 +1,10 @@
-"""The type layer: what each Python type is in SQL, Arrow and XML, and which values it accepts.
+"""The type layer: what each Python type is and which values it accepts, and the records of
+what it becomes in SQL, Arrow and XML (one per format, each read by its format's package).
 
 * :mod:`.registry`: :class:`~.registry.TypeRegistry`, :class:`~.registry.TypeInfo`,
   companions, markers and lookup; it knows no particular type.
+* :mod:`.codecs`: the per-format records an entry holds: :class:`~.codecs.SqlCodec`,
+  :class:`~.codecs.ArrowCodec`, :class:`~.codecs.XmlCodec`.
 * :mod:`.scalars`: int, float, str, bool, bytes, Decimal, the datetimes, UUID and Enum.
 * :mod:`.json`: list, dict and tuple fields and nested dataclasses, stored as JSON text.
 * :mod:`.arrays`: NumPy arrays, stored as ``.npy`` bytes.

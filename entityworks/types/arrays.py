@@ -11,6 +11,7 @@ import math
 from typing import Any, get_origin
 
 from . import storage
+from .codecs import ArrowCodec, SqlCodec, XmlCodec
 from .registry import TypeInfo, TypeRegistry, pyarrow_module
 from .scalars import bytes_from_text, bytes_to_text, refused
 
@@ -79,16 +80,22 @@ def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         "ndarray",
         tp,
-        storage.binary,
-        lambda: pyarrow_module().binary(),
-        "xs:base64Binary",
-        lambda a: bytes_to_text(ndarray_to_bytes(a)),
-        lambda t: ndarray_from_bytes(bytes_from_text(t)),
-        to_db=ndarray_to_bytes,
-        from_db=ndarray_from_bytes,
-        to_arrow=ndarray_to_bytes,
-        from_arrow=ndarray_from_bytes,
-        plain_text=True,
+        sql_codec=SqlCodec(
+            column_type=storage.binary,
+            encode=ndarray_to_bytes,
+            decode=ndarray_from_bytes,
+        ),
+        arrow_codec=ArrowCodec(
+            arrow_type=lambda: pyarrow_module().binary(),
+            encode=ndarray_to_bytes,
+            decode=ndarray_from_bytes,
+        ),
+        xml_codec=XmlCodec(
+            xsd_type="xs:base64Binary",
+            to_text=lambda a: bytes_to_text(ndarray_to_bytes(a)),
+            from_text=lambda t: ndarray_from_bytes(bytes_from_text(t)),
+            plain_text=True,
+        ),
         check=check_ndarray,
         checked_codecs=True,
     )

@@ -16,7 +16,7 @@ the value rules. They are registered as ``TypeInfo.check_column``.
 
 The column forms that follow a passing test are here too, with the same contract (equal,
 value for value, to the per-value functions applied to checked values): the companions'
-(``Companion.split_column`` / ``join_column``), the lexical forms (``TypeInfo.to_text_column``)
+(``Companion.split_column`` / ``join_column``), the lexical forms (``XmlCodec.to_text_column``)
 and, for a Decimal column, its :class:`DecimalFacts` (the Arrow writer fits its decimal type
 from them). :mod:`.scalars` registers each with its type.
 """
@@ -256,7 +256,7 @@ def decimals_as_written(
     return [v if v is None else one(v, t) for v, t in zip(values, texts, strict=True)]
 
 
-# -- lexical forms a column at a time (``TypeInfo.to_text_column``) -------------------------
+# -- lexical forms a column at a time (``XmlCodec.to_text_column``) -------------------------
 # Each takes a list of values that passed the type's column test and gives ``to_text`` of
 # every one, the same strings, with the per-value work at C speed.
 

@@ -36,11 +36,12 @@ def skip_none(fn: Processor) -> Processor:
 
 def rule(info: TypeInfo) -> Processor:
     """The registry's rule and codec of ``info`` in one function (``None``: nothing to do)."""
-    if info.to_db is None:
+    to_db = info.sql_codec.encode
+    if to_db is None:
         return info.check
     if info.check is None or info.checked_codecs:
-        return info.to_db
-    return compose(info.check, info.to_db)
+        return to_db
+    return compose(info.check, to_db)
 
 
 def encode_error(

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UnsupportedTypeError
 from . import columns, storage, values
+from .codecs import ArrowCodec, SqlCodec, XmlCodec
 from .registry import Companion, Target, TypeInfo, TypeRegistry, pyarrow_module
 from .scalars import (
     AWARE,
@@ -236,18 +237,24 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "bool",
                 bool,
-                storage.boolean,
-                lambda: pa().bool_(),
-                "xs:boolean",
-                lambda b: "true" if check_bool(b) else "false",
-                bool_from_text,
-                from_valid_text=_bool_from_valid_text,
-                from_db=bool,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.boolean,
+                    decode=bool,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().bool_(),
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:boolean",
+                    to_text=lambda b: "true" if check_bool(b) else "false",
+                    from_text=bool_from_text,
+                    from_valid_text=_bool_from_valid_text,
+                    plain_text=True,
+                    to_text_column=columns.bool_texts,
+                ),
                 check=check_bool,
                 native=bool,
                 check_column=columns.bool_column,
-                to_text_column=columns.bool_texts,
             ),
         ),
         (
@@ -255,20 +262,25 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "int",
                 int,
-                storage.big_integer,
-                lambda: pa().int64(),
-                "xs:long",
-                str,
-                int_from_text,
+                sql_codec=SqlCodec(
+                    column_type=storage.big_integer,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().int64(),
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:long",
+                    to_text=str,
+                    from_text=int_from_text,
+                    from_valid_text=int,
+                    plain_text=True,
+                    aliases=_INT_ALIASES,
+                    to_text_column=columns.int_texts,
+                ),
                 autoincrement=True,
-                xsd_aliases=_INT_ALIASES,
-                from_valid_text=int,
-                plain_text=True,
                 check=check_int,
                 native=int,
-                sqlite_typeof="integer",
                 check_column=columns.int_column,
-                to_text_column=columns.int_texts,
             ),
         ),
         (
@@ -276,20 +288,25 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "float",
                 float,
-                storage.double,
-                lambda: pa().float64(),
-                "xs:double",
-                float_to_text,
-                float_from_text,
-                xsd_aliases=("xs:float",),
-                from_valid_text=float,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.double,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().float64(),
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:double",
+                    to_text=float_to_text,
+                    from_text=float_from_text,
+                    from_valid_text=float,
+                    plain_text=True,
+                    aliases=("xs:float",),
+                    to_text_column=columns.float_texts,
+                ),
                 check=check_float,
                 native=float,
-                sqlite_typeof="real",
                 companions=_float_companions,
                 check_column=columns.float_column,
-                to_text_column=columns.float_texts,
             ),
         ),
         (
@@ -297,17 +314,22 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "str",
                 str,
-                storage.text,
-                lambda: pa().string(),
-                "xs:string",
-                str,
-                str,
-                xsd_aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
+                sql_codec=SqlCodec(
+                    column_type=storage.text,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().string(),
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:string",
+                    to_text=str,
+                    from_text=str,
+                    aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
+                    to_text_column=columns.str_texts,
+                ),
                 check=check_str,
                 native=str,
-                sqlite_typeof="text",
                 check_column=columns.str_column,
-                to_text_column=columns.str_texts,
             ),
         ),
         (
@@ -315,13 +337,19 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "bytes",
                 bytes,
-                storage.binary,
-                lambda: pa().binary(),
-                "xs:base64Binary",
-                bytes_to_text,
-                bytes_from_text,
-                from_db=bytes,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.binary,
+                    decode=bytes,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().binary(),
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:base64Binary",
+                    to_text=bytes_to_text,
+                    from_text=bytes_from_text,
+                    plain_text=True,
+                ),
                 check=check_bytes,
                 native=bytes,
                 check_column=columns.exact_type(bytes),
@@ -332,20 +360,28 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "Decimal",
                 decimal.Decimal,
-                storage.exact_decimal,
-                lambda: pa().decimal256(DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS),
-                "xs:decimal",
-                decimal_to_text,
-                decimal_from_text,
-                to_db=check_decimal,
-                to_arrow=check_decimal,
-                from_arrow=decimal_from_arrow,
-                from_valid_text=decimal_from_valid_text,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.exact_decimal,
+                    encode=check_decimal,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().decimal256(
+                        DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS
+                    ),
+                    encode=check_decimal,
+                    decode=decimal_from_arrow,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:decimal",
+                    to_text=decimal_to_text,
+                    from_text=decimal_from_text,
+                    from_valid_text=decimal_from_valid_text,
+                    plain_text=True,
+                    to_text_column=columns.decimal_texts,
+                ),
                 check=check_decimal,
                 checked_codecs=True,
                 check_column=columns.decimal_column,
-                to_text_column=columns.decimal_texts,
                 companions=_decimal_companions,
             ),
         ),
@@ -354,21 +390,27 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "datetime",
                 dt.datetime,
-                storage.naive_datetime,
-                lambda: pa().timestamp("us"),
-                "xs:dateTime",
-                lambda v: check_datetime(v).isoformat(),
-                naive_datetime_from_text,
-                from_valid_text=naive_datetime_from_valid_text,
-                to_db=check_datetime,
-                to_arrow=check_datetime,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.naive_datetime,
+                    encode=check_datetime,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().timestamp("us"),
+                    encode=check_datetime,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:dateTime",
+                    to_text=lambda v: check_datetime(v).isoformat(),
+                    from_text=naive_datetime_from_text,
+                    from_valid_text=naive_datetime_from_valid_text,
+                    plain_text=True,
+                    # .NET would otherwise read a naive value as local time and shift it.
+                    attributes={"msdata:DateTimeMode": "Unspecified"},
+                    to_text_column=columns.datetime_texts,
+                ),
                 check=check_datetime,
                 checked_codecs=True,
                 check_column=columns.naive_datetime_column,
-                to_text_column=columns.datetime_texts,
-                # .NET would otherwise read a naive value as local time and shift it.
-                xsd_attributes={"msdata:DateTimeMode": "Unspecified"},
             ),
         ),
         (
@@ -376,18 +418,24 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "AwareDatetime",
                 AwareDatetime,
-                storage.aware_datetime,
-                lambda: pa().timestamp("us", tz="UTC"),
-                "xs:dateTime",
-                aware_datetime_to_text,
-                aware_datetime_from_text,
-                to_db=check_aware_datetime,
-                to_arrow=aware_to_utc,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.aware_datetime,
+                    encode=check_aware_datetime,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().timestamp("us", tz="UTC"),
+                    encode=aware_to_utc,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:dateTime",
+                    to_text=aware_datetime_to_text,
+                    from_text=aware_datetime_from_text,
+                    plain_text=True,
+                    attributes={"msdata:DateTimeMode": "Utc"},
+                ),
                 check=check_aware_datetime,
                 companions=_aware_companions,
                 checked_codecs=True,
-                xsd_attributes={"msdata:DateTimeMode": "Utc"},
             ),
         ),
         (
@@ -395,14 +443,20 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "date",
                 dt.date,
-                storage.date,
-                lambda: pa().date32(),
-                "xs:date",
-                date_to_text,
-                date_from_text,
-                to_db=check_date,
-                to_arrow=check_date,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.date,
+                    encode=check_date,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().date32(),
+                    encode=check_date,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:date",
+                    to_text=date_to_text,
+                    from_text=date_from_text,
+                    plain_text=True,
+                ),
                 check=check_date,
                 checked_codecs=True,
             ),
@@ -412,14 +466,20 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "time",
                 dt.time,
-                storage.time,
-                lambda: pa().time64("us"),
-                "xs:time",
-                lambda v: check_time(v).isoformat(),
-                time_from_text,
-                to_db=check_time,
-                to_arrow=check_time,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.time,
+                    encode=check_time,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().time64("us"),
+                    encode=check_time,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:time",
+                    to_text=lambda v: check_time(v).isoformat(),
+                    from_text=time_from_text,
+                    plain_text=True,
+                ),
                 check=check_time,
                 checked_codecs=True,
             ),
@@ -429,15 +489,21 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "timedelta",
                 dt.timedelta,
-                storage.big_integer,
-                lambda: pa().duration("us"),
-                "xs:duration",
-                timedelta_to_text,
-                timedelta_from_text,
-                to_db=timedelta_to_db,
-                from_db=micros_to_timedelta,
-                to_arrow=check_timedelta,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.big_integer,
+                    encode=timedelta_to_db,
+                    decode=micros_to_timedelta,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().duration("us"),
+                    encode=check_timedelta,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:duration",
+                    to_text=timedelta_to_text,
+                    from_text=timedelta_from_text,
+                    plain_text=True,
+                ),
                 check=check_timedelta,
                 checked_codecs=True,
             ),
@@ -447,19 +513,25 @@ def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
             TypeInfo(
                 "UUID",
                 uuid.UUID,
-                storage.uuid_type,
-                lambda: pa().string(),
-                "xs:string",
-                uuid_to_text,
-                lambda t: uuid.UUID(t.strip()),
-                to_db=check_uuid,
-                from_db=as_uuid,
-                to_arrow=uuid_to_text,
-                from_arrow=uuid.UUID,
-                plain_text=True,
+                sql_codec=SqlCodec(
+                    column_type=storage.uuid_type,
+                    encode=check_uuid,
+                    decode=as_uuid,
+                ),
+                arrow_codec=ArrowCodec(
+                    arrow_type=lambda: pa().string(),
+                    encode=uuid_to_text,
+                    decode=uuid.UUID,
+                ),
+                xml_codec=XmlCodec(
+                    xsd_type="xs:string",
+                    to_text=uuid_to_text,
+                    from_text=lambda t: uuid.UUID(t.strip()),
+                    plain_text=True,
+                    attributes={"msdata:DataType": _MSDATA_GUID},
+                ),
                 check=check_uuid,
                 checked_codecs=True,
-                xsd_attributes={"msdata:DataType": _MSDATA_GUID},
             ),
         ),
     ]
@@ -482,6 +554,7 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
             type_=tp,
         )
     base = registry.lookup(next(iter(value_types)))
+    base_codec = base.xml_codec
 
     def check(member: Any) -> Any:
         if not isinstance(member, tp):
@@ -492,21 +565,27 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
         return check(member).value
 
     def from_text(text: str) -> enum.Enum:
-        return tp(base.from_text(text))
+        return tp(base_codec.from_text(text))
 
     return TypeInfo(
         tp.__qualname__,
         tp,
-        base.sql,
-        base.arrow,
-        base.xsd,
-        lambda m: base.to_text(to_value(m)),
-        from_text,
-        to_db=to_value,
-        from_db=tp,
-        to_arrow=to_value,
-        from_arrow=tp,
-        plain_text=base.plain_text,
+        sql_codec=SqlCodec(
+            column_type=base.sql_codec.column_type,
+            encode=to_value,
+            decode=tp,
+        ),
+        arrow_codec=ArrowCodec(
+            arrow_type=base.arrow_codec.arrow_type,
+            encode=to_value,
+            decode=tp,
+        ),
+        xml_codec=XmlCodec(
+            xsd_type=base_codec.xsd_type,
+            to_text=lambda m: base_codec.to_text(to_value(m)),
+            from_text=from_text,
+            plain_text=base_codec.plain_text,
+        ),
         check=check,
         checked_codecs=True,
     )

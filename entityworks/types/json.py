@@ -25,6 +25,7 @@ from typing import Any, get_args, get_origin
 
 from ..errors import SchemaError, UnsupportedTypeError
 from . import storage
+from .codecs import ArrowCodec, SqlCodec, XmlCodec
 from .construct import check_constructible, instance_builder
 from .registry import TypeInfo, TypeRegistry, pyarrow_module, type_name, unwrap_optional
 from .scalars import check_bool, check_float, check_int, check_str, int_from_text, refused
@@ -152,7 +153,7 @@ class _JsonShape:
         if depth > _MAX_JSON_DEPTH:
             raise ValueError(f"JSON nested deeper than {_MAX_JSON_DEPTH} levels")
         if kind == "text":
-            return self.info.to_text(self.info.checked(value))
+            return self.info.xml_codec.to_text(self.info.checked(value))
         if kind == "dict":
             if not isinstance(value, dict):
                 raise refused("a dict", value)
@@ -191,7 +192,7 @@ class _JsonShape:
         if kind == "text":
             if type(data) is not str:
                 raise refused("text", data)
-            return self.info.checked(self.info.from_text(data))
+            return self.info.checked(self.info.xml_codec.from_text(data))
         if kind == "dict":
             if type(data) is not dict:
                 raise refused("an object", data)
@@ -243,15 +244,21 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         type_name(tp),
         tp,
-        storage.json_text,
-        lambda: pyarrow_module().string(),
-        "xs:string",
-        dumps,
-        loads,
-        to_db=dumps,
-        from_db=loads,
-        to_arrow=dumps,
-        from_arrow=loads,
+        sql_codec=SqlCodec(
+            column_type=storage.json_text,
+            encode=dumps,
+            decode=loads,
+        ),
+        arrow_codec=ArrowCodec(
+            arrow_type=lambda: pyarrow_module().string(),
+            encode=dumps,
+            decode=loads,
+        ),
+        xml_codec=XmlCodec(
+            xsd_type="xs:string",
+            to_text=dumps,
+            from_text=loads,
+        ),
         check=check,
         checked_codecs=True,
     )
@@ -269,15 +276,21 @@ def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         tp.__qualname__,
         tp,
-        storage.json_text,
-        lambda: pyarrow_module().string(),
-        "xs:string",
-        codec.dumps,
-        codec.loads,
-        to_db=codec.dumps,
-        from_db=codec.loads,
-        to_arrow=codec.dumps,
-        from_arrow=codec.loads,
+        sql_codec=SqlCodec(
+            column_type=storage.json_text,
+            encode=codec.dumps,
+            decode=codec.loads,
+        ),
+        arrow_codec=ArrowCodec(
+            arrow_type=lambda: pyarrow_module().string(),
+            encode=codec.dumps,
+            decode=codec.loads,
+        ),
+        xml_codec=XmlCodec(
+            xsd_type="xs:string",
+            to_text=codec.dumps,
+            from_text=codec.loads,
+        ),
         check=codec.check,
         checked_codecs=True,
     )
@@ -364,7 +377,9 @@ class NestedCodec:
                 continue
             try:
                 value = info.checked(value)
-                out[name] = value if info.python_type in _JSON_NATIVE else info.to_text(value)
+                out[name] = (
+                    value if info.python_type in _JSON_NATIVE else info.xml_codec.to_text(value)
+                )
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"{self.cls.__qualname__}.{name}: {exc}") from None
         return out
@@ -385,7 +400,7 @@ class NestedCodec:
                 elif type(value) is not str:
                     raise refused(f"text for {self.cls.__qualname__}.{name}", value)
                 else:
-                    value = info.checked(info.from_text(value))
+                    value = info.checked(info.xml_codec.from_text(value))
                 kwargs[name] = value
         if len(kwargs) == len(self.fields):  # the shared builder (kw_only, init=False...)
             return self.build(*kwargs.values())

@@ -1,13 +1,7 @@
 """The type registry itself: :class:`TypeRegistry` maps a Python type to a :class:`TypeInfo`.
 
-A :class:`TypeInfo` bundles, for one Python type, the SQLAlchemy type, the Arrow type, the
-XSD type name and the value codecs:
+A :class:`TypeInfo` says what one Python type *is*:
 
-* ``to_db`` / ``from_db`` turn a Python value into the *storage* value the SQLAlchemy type
-  accepts (an Enum into its value, an array into ``.npy`` bytes) and back. ``None`` means the
-  value passes through unchanged, which keeps the bulk paths fast.
-* ``to_text`` / ``from_text`` are the XML lexical forms (XSD 1.0 / .NET ``XmlConvert``).
-* ``to_arrow`` / ``from_arrow`` adapt values Arrow cannot hold natively.
 * ``check`` is the type's value rule, the one place that says which values a field of the
   type accepts (and the few conversions Python's typing allows, such as an ``int`` in a
   ``float`` field). Store, frames and XML all apply it, so they accept and refuse the same
@@ -20,8 +14,16 @@ XSD type name and the value codecs:
   capabilities), never which database it is: the SQL layer passes its backends' targets,
   the Arrow layer :data:`ARROW`.
 
-What a type becomes in SQL is the SQL layer's to decide: ``sql`` is a function giving its
-column type, and the built-in entries give a :class:`~.storage.StorageType`, a name that
+What it *becomes* in each format is a record per format (:mod:`.codecs`), each read by its
+format's package only: :class:`~.codecs.SqlCodec` (``info.sql_codec``: the column type and
+the storage codecs, an Enum into its value, an array into ``.npy`` bytes),
+:class:`~.codecs.ArrowCodec` (``info.arrow_codec``) and :class:`~.codecs.XmlCodec`
+(``info.xml_codec``: the XSD type and the lexical forms, XSD 1.0 / .NET ``XmlConvert``).
+The flat names of before the records (``info.to_db``, ``info.xsd``...) stay readable for
+users' code; entityworks reads the records.
+
+What a type becomes in SQL is the SQL layer's to decide: the column type is a function
+giving it, and the built-in entries give a :class:`~.storage.StorageType`, a name that
 :mod:`entityworks.sql` resolves through its own table. This module imports nothing of SQL.
 
 Lookup goes: exact type, then ``typing.Annotated`` markers, then the MRO, then predicate
@@ -35,17 +37,17 @@ grids), and :mod:`.default` puts them together.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import product
 from typing import Any, get_args, get_origin
 
 from ..errors import UnsupportedTypeError
 from . import storage
-
-Codec = Callable[[Any], Any] | None
+from .codecs import ArrowCodec, Codec, SqlCodec, XmlCodec
 
 #: Joins a field's column name and a companion's suffix: ``at`` + ``offset`` -> ``at__offset``.
 COMPANION_SEPARATOR = "__"
@@ -66,7 +68,8 @@ class Companion:
     join: Callable[[Any, Any], Any]
     #: What it keeps, for error messages: "the UTC offset".
     keeps: str
-    #: The companion's SQL column type (a function giving it; see :attr:`TypeInfo.sql`).
+    #: The companion's SQL column type (a function giving it; see
+    #: :attr:`~.codecs.SqlCodec.column_type`).
     sql: Callable[[], Any] = storage.small_integer
     arrow: Callable[[], Any] | None = None
     #: Set when this companion is the column other tools read (a SQLite Decimal's plain
@@ -179,78 +182,183 @@ def every_target() -> tuple[Target, ...]:
     return (*_TARGETS.values(), *combinations)
 
 
-@dataclass(frozen=True, slots=True)
+#: The keywords of :class:`TypeInfo` that build its :class:`SqlCodec` (constructor keyword ->
+#: the record's field), its :class:`ArrowCodec` and its :class:`XmlCodec`.
+_SQL_KEYWORDS = {
+    "sql": "column_type",
+    "to_db": "encode",
+    "from_db": "decode",
+    "to_db_many": "encode_many",
+    "from_db_many": "decode_many",
+    "encoded_as": "opaque_as",
+}
+_ARROW_KEYWORDS = {"arrow": "arrow_type", "to_arrow": "encode", "from_arrow": "decode"}
+_XML_KEYWORDS = {
+    "xsd": "xsd_type",
+    "to_text": "to_text",
+    "from_text": "from_text",
+    "from_valid_text": "from_valid_text",
+    "plain_text": "plain_text",
+    "xsd_attributes": "attributes",
+    "xsd_aliases": "aliases",
+    "to_text_column": "to_text_column",
+}
+
+
+class _Unset:
+    """The default of :class:`TypeInfo`'s flat arguments: not given."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+#: A flat argument of :class:`TypeInfo` left out (typed ``Any`` so that the arguments keep
+#: the types they always had).
+_UNSET: Any = _Unset()
+#: The flat arguments a record needs when it is not given itself.
+_REQUIRED = frozenset({"sql", "arrow", "xsd", "to_text", "from_text"})
+
+
+def _record(
+    kind: type[Any], record: Any, given: dict[str, Any], names: dict[str, str], keyword: str
+) -> Any:
+    """The codec record ``record`` with the flat constructor arguments ``given`` that were
+    given put in (renamed by ``names``), or, without ``record``, one of type ``kind`` built
+    of them."""
+    flat = {names[k]: v for k, v in given.items() if v is not _UNSET}
+    if record is not None:
+        if not isinstance(record, kind):
+            raise TypeError(f"TypeInfo: {keyword}= takes a {kind.__name__}, not {record!r}")
+        return dataclasses.replace(record, **flat) if flat else record
+    missing = [k for k, v in given.items() if k in _REQUIRED and (v is _UNSET or v is None)]
+    if missing:
+        raise TypeError(f"TypeInfo: give {keyword}= or {', '.join(missing)}")
+    return kind(**flat)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class TypeInfo:
-    """Everything the layers need to know about one Python type."""
+    """One Python type: what it is and which values it accepts (``check``), and what it
+    becomes in each format, one codec record per format (:class:`SqlCodec`,
+    :class:`ArrowCodec`, :class:`XmlCodec`; see :mod:`.codecs`). Each format's package reads
+    its own record only.
+
+    Built either of the records (``TypeInfo(name, python_type, sql_codec=SqlCodec(...),
+    arrow_codec=ArrowCodec(...), xml_codec=XmlCodec(...), check=...)``) or, as before the
+    records existed, of their fields as flat arguments (``TypeInfo(name, python_type, sql,
+    arrow, xsd, to_text, from_text, to_db=..., ...)``, the same positional order and
+    keywords), which build the records. Flat arguments given beside a record replace its
+    fields (so ``dataclasses.replace(info, from_db=Cents)`` works as it did). The flat names stay
+    readable as properties (``info.to_db`` is ``info.sql_codec.encode``).
+    ``sqlite_typeof=`` is accepted and ignored: the SQLite backend derives a column's
+    storage class from ``native``.
+
+    Two entries are equal when their fields (and records) are.
+    """
 
     name: str
     python_type: Any
-    #: The SQL column type: a function giving a SQLAlchemy type (user entries:
-    #: ``lambda: sa.LargeBinary()``), or a :class:`~.storage.StorageType` naming one that
-    #: :mod:`entityworks.sql` makes (the built-in entries: building the registry and
-    #: encoding rows then never imports SQLAlchemy).
-    sql: Callable[[], Any]
-    arrow: Callable[[], Any]
-    xsd: str
-    to_text: Callable[[Any], str]
-    from_text: Callable[[str], Any]
-    to_db: Codec = None
-    from_db: Codec = None
-    to_arrow: Codec = None
-    from_arrow: Codec = None
-    #: Extra attributes on the XSD element, e.g. ``msdata:DataType`` for .NET's Guid.
-    xsd_attributes: dict[str, str] = field(default_factory=dict)
-    #: True for types that can be a primary key generated by the database.
-    autoincrement: bool = False
-    #: Other XSD type names (as .NET writes them) that decode into this type, e.g. ``xs:int``.
-    xsd_aliases: tuple[str, ...] = ()
-    #: Decoder for text an XSD validator has already accepted as ``xsd`` (or an alias): it
-    #: may skip the lexical checks ``from_text`` makes. ``None`` means use ``from_text``.
-    from_valid_text: Codec = None
-    #: True when ``to_text`` never yields markup characters, control characters or
-    #: whitespace-only text, so the XML writer may skip escaping.
-    plain_text: bool = False
+    #: What it is in SQL (read by :mod:`entityworks.sql` only).
+    sql_codec: SqlCodec
+    #: What it is in Arrow (read by :mod:`entityworks.arrow` only).
+    arrow_codec: ArrowCodec
+    #: What it is in XML (read by :mod:`entityworks.xml` and the command line only).
+    xml_codec: XmlCodec
     #: The value rule: ``check(value)`` returns the non-None ``value`` as the field's own type
     #: (an ``int`` in a ``float`` field becomes a ``float``; a ``bool`` in an ``int`` field an
     #: ``int``) or raises ``TypeError`` / ``ValueError`` saying why it is refused. ``None``
     #: (user types) means the codecs alone decide.
-    check: Codec = None
-    #: For the types drivers and Arrow bind without a codec: values of exactly this type pass
-    #: ``check`` unchanged except for limits every backend enforces itself (the 64-bit range
-    #: of ``int``), so bulk paths may skip ``check`` for them.
-    native: type | None = None
-    #: SQLite storage class (``typeof``) of values bound without a codec. Their STRICT column
-    #: (INTEGER, REAL, TEXT) would silently convert ``'12'`` into 12 or 12 into ``'12'``, so
-    #: the Store checks such values itself (a whole column at a time on the bulk paths);
-    #: tables of entityworks 0.2.3 and before declared them ``ANY`` with a ``CHECK`` on
-    #: ``typeof`` (see ``entityworks.sql.tables``).
-    sqlite_typeof: str | None = None
-    #: ``companions(target)``: the hidden columns a storage (a :class:`Target`: a SQL
-    #: backend's, or :data:`ARROW`) needs to keep every value of this type exactly, decided
-    #: by what the target keeps.
-    companions: Callable[[Target], tuple[Companion, ...]] | None = None
-    #: True when ``to_db``, ``to_arrow`` and ``to_text`` apply ``check`` themselves (every
-    #: built-in entry's codecs do), so writers need not call it first.
-    checked_codecs: bool = False
-    #: ``from_db`` of a whole column at once (a list of non-NULL stored values -> a list of
-    #: equal values), for types whose values are read by the hundred and decode faster
-    #: together (packed point paths); ``None``: ``from_db`` value by value.
-    from_db_many: Callable[[Sequence[Any]], list[Any]] | None = None
-    #: ``to_db`` of a whole column at once (non-None values -> the list of what ``to_db``
-    #: gives each, equal), for types whose values are written by the hundred and encode
-    #: faster together (packed point paths); it may raise on a value ``to_db`` refuses, and
-    #: writers then apply ``to_db`` value by value to name it. ``None``: value by value.
-    to_db_many: Callable[[Sequence[Any]], list[Any]] | None = None
-    #: The stored form, when SQL cannot compare it by value ("packed bytes"): filters refuse
-    #: comparisons on such columns. JSON text and ``.npy`` bytes are known without it.
-    encoded_as: str | None = None
+    check: Codec
     #: ``check`` a whole column at a time: ``check_column(values)`` is True when every
     #: non-None value passes ``check`` unchanged; False only means "apply ``check`` value by
     #: value" (which converts or refuses). Bulk writers use it (see :mod:`.columns`).
-    check_column: Callable[[Sequence[Any]], bool] | None = None
-    #: ``to_text`` of a whole column of values ``check_column`` passed (a list without
-    #: ``None``): the same strings, a column at a time. ``None``: value by value.
-    to_text_column: Callable[[Sequence[Any]], list[str]] | None = None
+    check_column: Callable[[Sequence[Any]], bool] | None
+    #: For the types drivers and Arrow bind without a codec: values of exactly this type pass
+    #: ``check`` unchanged except for limits every backend enforces itself (the 64-bit range
+    #: of ``int``), so bulk paths may skip ``check`` for them.
+    native: type | None
+    #: True when the records' encoders (``SqlCodec.encode``, ``ArrowCodec.encode``,
+    #: ``XmlCodec.to_text``) apply ``check`` themselves (every built-in entry's do), so
+    #: writers need not call it first.
+    checked_codecs: bool
+    #: True for types that can be a primary key generated by the database.
+    autoincrement: bool
+    #: ``companions(target)``: the hidden columns a storage (a :class:`Target`: a SQL
+    #: backend's, or :data:`ARROW`) needs to keep every value of this type exactly, decided
+    #: by what the target keeps.
+    companions: Callable[[Target], tuple[Companion, ...]] | None
+
+    def __init__(
+        self,
+        name: str,
+        python_type: Any,
+        sql: Callable[[], Any] = _UNSET,
+        arrow: Callable[[], Any] = _UNSET,
+        xsd: str = _UNSET,
+        to_text: Callable[[Any], str] = _UNSET,
+        from_text: Callable[[str], Any] = _UNSET,
+        to_db: Codec = _UNSET,
+        from_db: Codec = _UNSET,
+        to_arrow: Codec = _UNSET,
+        from_arrow: Codec = _UNSET,
+        xsd_attributes: Mapping[str, str] = _UNSET,
+        autoincrement: bool = False,
+        xsd_aliases: tuple[str, ...] = _UNSET,
+        from_valid_text: Codec = _UNSET,
+        plain_text: bool = _UNSET,
+        check: Codec = None,
+        native: type | None = None,
+        sqlite_typeof: str | None = None,
+        companions: Callable[[Target], tuple[Companion, ...]] | None = None,
+        checked_codecs: bool = False,
+        from_db_many: Callable[[Sequence[Any]], list[Any]] | None = _UNSET,
+        to_db_many: Callable[[Sequence[Any]], list[Any]] | None = _UNSET,
+        encoded_as: str | None = _UNSET,
+        check_column: Callable[[Sequence[Any]], bool] | None = None,
+        to_text_column: Callable[[Sequence[Any]], list[str]] | None = _UNSET,
+        *,
+        sql_codec: SqlCodec | None = None,
+        arrow_codec: ArrowCodec | None = None,
+        xml_codec: XmlCodec | None = None,
+    ) -> None:
+        del sqlite_typeof  # accepted for compatibility: see the class's docstring
+        sql_flat = {
+            "sql": sql,
+            "to_db": to_db,
+            "from_db": from_db,
+            "to_db_many": to_db_many,
+            "from_db_many": from_db_many,
+            "encoded_as": encoded_as,
+        }
+        arrow_flat = {"arrow": arrow, "to_arrow": to_arrow, "from_arrow": from_arrow}
+        xml_flat = {
+            "xsd": xsd,
+            "to_text": to_text,
+            "from_text": from_text,
+            "from_valid_text": from_valid_text,
+            "plain_text": plain_text,
+            "xsd_attributes": xsd_attributes if xsd_attributes is _UNSET else dict(xsd_attributes),
+            "xsd_aliases": xsd_aliases,
+            "to_text_column": to_text_column,
+        }
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "python_type", python_type)
+        set_(self, "sql_codec", _record(SqlCodec, sql_codec, sql_flat, _SQL_KEYWORDS, "sql_codec"))
+        set_(
+            self,
+            "arrow_codec",
+            _record(ArrowCodec, arrow_codec, arrow_flat, _ARROW_KEYWORDS, "arrow_codec"),
+        )
+        set_(self, "xml_codec", _record(XmlCodec, xml_codec, xml_flat, _XML_KEYWORDS, "xml_codec"))
+        set_(self, "check", check)
+        set_(self, "check_column", check_column)
+        set_(self, "native", native)
+        set_(self, "checked_codecs", checked_codecs)
+        set_(self, "autoincrement", autoincrement)
+        set_(self, "companions", companions)
 
     def companions_for(self, target: str) -> tuple[Companion, ...]:
         """The companions of this type on ``target`` (a :class:`Target`, or the name of a
@@ -260,6 +368,92 @@ class TypeInfo:
     def checked(self, value: Any) -> Any:
         """``value`` after ``check`` (unchanged when the type has no rule)."""
         return self.check(value) if self.check is not None else value
+
+    # -- the flat names of the records' fields, for code written before the records --------
+    @property
+    def sql(self) -> Callable[[], Any]:
+        """:attr:`SqlCodec.column_type` of :attr:`sql_codec`."""
+        return self.sql_codec.column_type
+
+    @property
+    def to_db(self) -> Codec:
+        """:attr:`SqlCodec.encode` of :attr:`sql_codec`."""
+        return self.sql_codec.encode
+
+    @property
+    def from_db(self) -> Codec:
+        """:attr:`SqlCodec.decode` of :attr:`sql_codec`."""
+        return self.sql_codec.decode
+
+    @property
+    def to_db_many(self) -> Callable[[Sequence[Any]], list[Any]] | None:
+        """:attr:`SqlCodec.encode_many` of :attr:`sql_codec`."""
+        return self.sql_codec.encode_many
+
+    @property
+    def from_db_many(self) -> Callable[[Sequence[Any]], list[Any]] | None:
+        """:attr:`SqlCodec.decode_many` of :attr:`sql_codec`."""
+        return self.sql_codec.decode_many
+
+    @property
+    def encoded_as(self) -> str | None:
+        """:attr:`SqlCodec.opaque_as` of :attr:`sql_codec`."""
+        return self.sql_codec.opaque_as
+
+    @property
+    def arrow(self) -> Callable[[], Any]:
+        """:attr:`ArrowCodec.arrow_type` of :attr:`arrow_codec`."""
+        return self.arrow_codec.arrow_type
+
+    @property
+    def to_arrow(self) -> Codec:
+        """:attr:`ArrowCodec.encode` of :attr:`arrow_codec`."""
+        return self.arrow_codec.encode
+
+    @property
+    def from_arrow(self) -> Codec:
+        """:attr:`ArrowCodec.decode` of :attr:`arrow_codec`."""
+        return self.arrow_codec.decode
+
+    @property
+    def xsd(self) -> str:
+        """:attr:`XmlCodec.xsd_type` of :attr:`xml_codec`."""
+        return self.xml_codec.xsd_type
+
+    @property
+    def to_text(self) -> Callable[[Any], str]:
+        """:attr:`XmlCodec.to_text` of :attr:`xml_codec`."""
+        return self.xml_codec.to_text
+
+    @property
+    def from_text(self) -> Callable[[str], Any]:
+        """:attr:`XmlCodec.from_text` of :attr:`xml_codec`."""
+        return self.xml_codec.from_text
+
+    @property
+    def from_valid_text(self) -> Codec:
+        """:attr:`XmlCodec.from_valid_text` of :attr:`xml_codec`."""
+        return self.xml_codec.from_valid_text
+
+    @property
+    def plain_text(self) -> bool:
+        """:attr:`XmlCodec.plain_text` of :attr:`xml_codec`."""
+        return self.xml_codec.plain_text
+
+    @property
+    def xsd_attributes(self) -> Mapping[str, str]:
+        """:attr:`XmlCodec.attributes` of :attr:`xml_codec`."""
+        return self.xml_codec.attributes
+
+    @property
+    def xsd_aliases(self) -> tuple[str, ...]:
+        """:attr:`XmlCodec.aliases` of :attr:`xml_codec`."""
+        return self.xml_codec.aliases
+
+    @property
+    def to_text_column(self) -> Callable[[Sequence[Any]], list[str]] | None:
+        """:attr:`XmlCodec.to_text_column` of :attr:`xml_codec`."""
+        return self.xml_codec.to_text_column
 
 
 class TypeMarker:
@@ -297,6 +491,24 @@ class TypeRegistry:
         self._memo.clear()
         self.generation += 1
         return info
+
+    def register_codec(self, key: Any, codec: SqlCodec | ArrowCodec | XmlCodec) -> TypeInfo:
+        """Replace one format's record of the entry :meth:`lookup` gives for ``key`` (an
+        entry's ``sql_codec`` for a :class:`SqlCodec`, and so on) and register the result for
+        ``key``: a format's package or a plugin (in its ``register_types`` hook) says what a
+        type becomes in its format without restating the rest of the entry."""
+        info = self.lookup(key)
+        if isinstance(codec, SqlCodec):
+            changed = dataclasses.replace(info, sql_codec=codec)
+        elif isinstance(codec, ArrowCodec):
+            changed = dataclasses.replace(info, arrow_codec=codec)
+        elif isinstance(codec, XmlCodec):
+            changed = dataclasses.replace(info, xml_codec=codec)
+        else:
+            raise TypeError(
+                f"register_codec takes a SqlCodec, ArrowCodec or XmlCodec, not {codec!r}"
+            )
+        return self.register(changed, key)
 
     @typing.overload
     def register_factory(
@@ -351,16 +563,17 @@ class TypeRegistry:
         """The entry whose XSD type (or alias) is ``xsd_type``, for reading foreign schemas.
 
         ``attributes`` are the element's ``msdata:*`` attributes: an entry whose own
-        ``xsd_attributes`` they contradict is skipped, and the entry matching most of them
+        ``XmlCodec.attributes`` they contradict is skipped, and the entry matching most of them
         wins (``msdata:DataType="System.Guid..."`` on ``xs:string`` selects UUID).
         """
         attributes = attributes or {}
         best: tuple[int, TypeInfo] | None = None
         for info in self._exact.values():
-            if xsd_type != info.xsd and xsd_type not in info.xsd_aliases:
+            codec = info.xml_codec
+            if not codec.accepts(xsd_type):
                 continue
             score = 0
-            for name, value in info.xsd_attributes.items():
+            for name, value in codec.attributes.items():
                 if name in attributes:
                     if attributes[name] != value:
                         break

@@ -131,10 +131,9 @@ def table_plan(schema: TableSchema, model: XsdModel, tag: str) -> TablePlan:
         i = names.index(name)
         index[column.name] = i
         info = schema.columns[i].info
-        fast = info.from_valid_text is not None and (
-            column.xsd_type == info.xsd or column.xsd_type in info.xsd_aliases
-        )
-        raw[i] = info.from_valid_text if fast else info.from_text
+        xml_codec = info.xml_codec
+        fast = xml_codec.from_valid_text is not None and xml_codec.accepts(column.xsd_type)
+        raw[i] = xml_codec.from_valid_text if fast else xml_codec.from_text
         decoders[i] = _empty_as_text(raw[i])  # type: ignore[arg-type]  # fast: set
     missing = [
         c.name for c in schema.columns if encode_name(c.name) not in index and not c.nullable

@@ -65,7 +65,7 @@ def _column_encoder(
     test or column text for the type. The encoder answers ``None`` when it cannot vouch for
     every value (a value the type test does not pass, text that needs escaping or is only
     whitespace): the value-by-value path then converts, escapes or names the row."""
-    test, texts_of = info.check_column, info.to_text_column
+    test, texts_of = info.check_column, info.xml_codec.to_text_column
     if test is None or texts_of is None:
         return None
     element = (open_tag + "%s" + close_tag).__mod__
@@ -119,14 +119,14 @@ class RowFormatter:
         self._templates: dict[tuple[bool, ...], str] = {}
         for c in schema.columns:
             ctag = encode_name(c.name)
-            inline = c.info.plain_text and not c.nullable
+            inline = c.info.xml_codec.plain_text and not c.nullable
             parts.append(f"<{ctag}>%s</{ctag}>" if inline else "%s")
             extra = value_check(column_xsd(schema, c), c.info.python_type)
             self.encoders.append(self._encoder(c.name, ctag, c.info, c.nullable, inline, extra))
             self._tagged.append(f"<{ctag}>%s</{ctag}>")
             self._inline.append(inline)
             self._bare.append(
-                _column_encoder(c.info, False, c.info.plain_text, True, "", "")
+                _column_encoder(c.info, False, c.info.xml_codec.plain_text, True, "", "")
                 if not inline and not c.nullable and extra is None
                 else None
             )
@@ -146,8 +146,8 @@ class RowFormatter:
     ) -> Callable[[Sequence[Any], int], list[str]]:
         cls = _runtime_class(info.python_type)
         allowed = {cls} | ({type(None)} if nullable else set()) | ({int} if cls is float else set())
-        to_text = info.to_text
-        plain = info.plain_text
+        to_text = info.xml_codec.to_text
+        plain = info.xml_codec.plain_text
         open_tag, close_tag = f"<{tag}>", f"</{tag}>"
         preserve = f'<{tag} xml:space="preserve">'
 

@@ -479,9 +479,9 @@ def _field_specs(
 def _spelling(column: XsdColumn, info: Any) -> dict[str, Any]:
     """What the XSD said that the registry would not write back by itself."""
     out: dict[str, Any] = {}
-    if column.xsd_type != info.xsd:
+    if column.xsd_type != info.xml_codec.xsd_type:
         out["type"] = column.xsd_type
-    if column.attributes != info.xsd_attributes:
+    if column.attributes != info.xml_codec.attributes:
         out["attributes"] = dict(column.attributes)
     if column.default is not None:
         out["default"] = column.default

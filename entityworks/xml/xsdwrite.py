@@ -153,10 +153,10 @@ def column_xsd(schema: TableSchema, column: Any) -> ColumnXsd:
     meta: dict[str, Any] = {}
     if column.name in _field_names(schema.cls):
         meta = dict(_field(schema.cls, column.name).metadata.get(XSD_METADATA) or {})
-    xsd_type = meta.get("type") or column.info.xsd
+    xsd_type = meta.get("type") or column.info.xml_codec.xsd_type
     attributes = meta.get("attributes")
     if attributes is None:
-        attributes = dict(column.info.xsd_attributes)
+        attributes = dict(column.info.xml_codec.attributes)
     return ColumnXsd(xsd_type, dict(attributes), column.max_length, meta.get("default"))
 
 

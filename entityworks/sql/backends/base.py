@@ -34,6 +34,21 @@ CONFIGURING = threading.Lock()
 TYPEOF_CHECK = re.compile(r"""typeof\(["`]?([^"`)]+)["`]?\)\s*(?:=|IN\s*\()\s*'(\w+)'""")
 
 
+#: The storage class (SQLite's ``typeof``) of the values drivers bind without a codec, by
+#: the registry entry's ``native`` type: a column of that class (INTEGER, REAL, TEXT) would
+#: convert a value of another type (``'12'`` into 12), so the Store checks such values
+#: itself. (A ``bool`` has none: its column is checked by its own codec; a BLOB converts
+#: nothing.)
+STORAGE_CLASSES: dict[type, str] = {int: "integer", float: "real", str: "text"}
+
+
+def storage_class(info: Any) -> str | None:
+    """The storage class of the values of ``info`` (a registry entry), from its ``native``
+    type (see :data:`STORAGE_CLASSES`); None for other types."""
+    native = info.native
+    return None if native is None else STORAGE_CLASSES.get(native)
+
+
 def setup_statement(cursor: Any, sql: str) -> None:
     """Run one statement of a connection's set-up (logged like every statement)."""
     if sql_logger.isEnabledFor(INFO):
@@ -491,8 +506,7 @@ class Backend:
         """The storage class (``integer``, ``real``, ``text``) of a type whose values the
         driver binds as they are and a column of that class could convert (``'12'`` into
         12), so that rows encoded elsewhere are checked again; None for other types."""
-        stored: str | None = info.sqlite_typeof
-        return stored
+        return storage_class(info)
 
     def value_refusal(
         self, info: Any, nullable: bool
@@ -660,6 +674,7 @@ def on_conflict(
 
 __all__ = [
     "CONFIGURING",
+    "STORAGE_CLASSES",
     "TYPEOF_CHECK",
     "Backend",
     "RowWriter",
@@ -667,4 +682,5 @@ __all__ = [
     "marked",
     "on_conflict",
     "setup_statement",
+    "storage_class",
 ]

@@ -35,6 +35,7 @@ from .base import (
     marked,
     on_conflict,
     setup_statement,
+    storage_class,
 )
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def is_rowid(column: Column, schema: TableSchema) -> bool:
         column.primary_key
         and schema.parent is None
         and not schema.composite
-        and column.info.sqlite_typeof == "integer"
+        and storage_class(column.info) == "integer"
     )
 
 
@@ -168,7 +169,7 @@ def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | No
     """The ``typeof`` of ``column`` when its existing table (``live``) declares it ``ANY``
     with our ``CHECK`` on ``typeof`` (entityworks 0.2.3 and before), else ``None``: a new
     column gets its natural type (see ``entityworks.sql.tables``)."""
-    typeof = column.info.sqlite_typeof
+    typeof = storage_class(column.info)
     if typeof is None or live is None or live.get(column.sql_name) != "ANY":
         return None
     if is_rowid(column, schema):
@@ -518,7 +519,7 @@ class SQLite(Backend):
         self, info: Any, nullable: bool
     ) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], bool]] | None:
         # a nullable REAL column would store NaN as NULL
-        if info.sqlite_typeof == "real" and nullable:
+        if storage_class(info) == "real" and nullable:
             return refuse_nan, no_nan
         return None
 
