@@ -350,11 +350,12 @@ class Rows:
         return [dict(zip(names, row, strict=True)) for row in encoded]
 
     def keyless(self) -> list[Sequence[Any]] | None:
-        """The rows of :meth:`bound`, their key column left out, for an INSERT that lets
-        the database give each row its key (:meth:`keyless_sql`): the bulk form, encoded a
-        column at a time. None where that form does not apply: rows that are not
-        instances, a table of the key alone, a key that is not None on every row, a value
-        the bulk encoding refuses (which :meth:`bound`, then :meth:`checked`, name)."""
+        """The rows of :meth:`bound`, their key column left out, for an INSERT or a COPY
+        that lets the database give each row its key (:meth:`keyless_sql`, which may be
+        None where the compiled INSERT differs): the bulk form, encoded a column at a
+        time. None where that form does not apply: rows that are not instances, a table
+        of the key alone, a key that is not None on every row, a value the bulk encoding
+        refuses (which :meth:`bound`, then :meth:`checked`, name)."""
         objs = self.instances()
         model = self.model
         key = model.schema.primary_key
@@ -363,7 +364,6 @@ class Rows:
             or key is None
             or model.schema.composite
             or len(model.names) < 2  # the key alone: no INSERT without it
-            or keyless_insert_sql(self.db, model) is None
         ):
             return None
         at = self.key_index()
@@ -516,15 +516,27 @@ class Rows:
             ) from error
         return self.guard(lambda: send(checked), raw=(sql, lambda: checked))
 
-    def gated_chunks(self) -> Iterator[Sequence[Sequence[Any]]] | None:
+    def gated_chunks(self, *, keyless: bool = False) -> Iterator[Sequence[Sequence[Any]]] | None:
         """The schema rows of the instances in chunks, each checked by the codec's gates
         (their exact types) as it is taken (see ``RowCodec.gated_chunks``); None when the
-        rows are not instances or the first chunk fails its gates already."""
+        rows are not instances or the first chunk fails its gates already. ``keyless``:
+        the rows without their single key (None on every row: the database gives it)."""
         objs = self.instances()
-        codec = self.model.codec
+        model = self.model
+        codec = model.codec
         if objs is None or codec.copy_types is None or codec.copy_checks is None:
             return None
-        chunks = codec.gated_chunks(objs, row_getter(self.model))
+        if keyless:
+            key = model.schema.primary_key
+            if key is None or model.schema.composite or model.schema.parent is not None:
+                return None
+            at = model.fields.index(key.name)
+            kept = tuple(model.fields[i] for i in model.field_index if model.fields[i] != key.name)
+            if not kept or at != self.key_index():
+                return None
+            chunks = codec.gated_chunks(objs, fields_getter(kept), without=at)
+        else:
+            chunks = codec.gated_chunks(objs, row_getter(model))
         try:  # the first chunk before any statement: a key to generate is usually there
             first = next(chunks, [])
         except GateRefused:

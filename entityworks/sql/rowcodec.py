@@ -133,11 +133,17 @@ class RowCodec:
             columns[i] = values
         return list(zip(*columns, strict=True))
 
-    def gates_pass(self, rows: Sequence[Sequence[Any]]) -> bool:
-        """True when every gated column of ``rows`` (SQL rows) holds only its exact type."""
+    def gates_pass(self, rows: Sequence[Sequence[Any]], *, without: int | None = None) -> bool:
+        """True when every gated column of ``rows`` (SQL rows) holds only its exact type;
+        ``without``: the index of the SQL column the rows leave out (a key to generate)."""
         total = len(rows)
         for i, kind, nullable in self.gates:
-            value = itemgetter(self.names.index(self.fields[i]))
+            at = self.names.index(self.fields[i])
+            if without is not None and at >= without:
+                if at == without:
+                    continue
+                at -= 1
+            value = itemgetter(at)
             found = countOf(map(type, map(value, rows)), kind)  # no list: C iterators only
             if found != total and not (
                 nullable and found + countOf(map(value, rows), None) == total
@@ -146,7 +152,12 @@ class RowCodec:
         return True
 
     def gated_chunks(
-        self, objs: Sequence[Any], getter: Callable[[Any], tuple[Any, ...]], size: int = CHUNK
+        self,
+        objs: Sequence[Any],
+        getter: Callable[[Any], tuple[Any, ...]],
+        size: int = CHUNK,
+        *,
+        without: int | None = None,
     ) -> Iterator[list[tuple[Any, ...]]]:
         """The schema rows of ``objs`` (instances of a top-level class, ``getter`` their
         row tuples) in chunks of ``size``, each yielded only after its gated columns were
@@ -154,10 +165,15 @@ class RowCodec:
         not. Lazy, so that a COPY checks chunk k + 1 while the server stores chunk k: each
         value is read once, for the check and the write, and the check costs no wall time
         before the first row is sent. Small chunks keep the tuples in the CPU cache. The
-        columns that ``copy_checks`` names must pass their check too."""
+        columns that ``copy_checks`` names must pass their check too. ``without``: the
+        index of the column ``getter`` leaves out (a key the database generates)."""
         gates = self.gates
         checks = self.copy_checks or ()
+        if without is not None:
+            gates = [(i - (i > without), k, n) for i, k, n in gates if i != without]
+            checks = [(i - (i > without), c) for i, c in checks if i != without]
         none = type(None)
+        fields = [f for i, f in enumerate(self.fields) if i != without]
         for start in range(0, len(objs), size):
             rows = list(map(getter, objs[start : start + size]))
             if gates or checks:
@@ -169,10 +185,10 @@ class RowCodec:
                     if found != total and not (
                         nullable and found + countOf(map(type, column), none) == total
                     ):
-                        raise GateRefused(self.fields[i], start)
+                        raise GateRefused(fields[i], start)
                 for i, check in checks:
                     if not check(columns[i]):
-                        raise GateRefused(self.fields[i], start)
+                        raise GateRefused(fields[i], start)
             yield rows
 
 

@@ -114,7 +114,9 @@ class RowWriter(Protocol):
         send: Callable[[list[Sequence[Any]]], Any],
         sql: str,
     ) -> Any: ...
-    def gated_chunks(self) -> Iterator[Sequence[Sequence[Any]]] | None: ...
+    def gated_chunks(
+        self, *, keyless: bool = False
+    ) -> Iterator[Sequence[Sequence[Any]]] | None: ...
 
 
 class Backend:

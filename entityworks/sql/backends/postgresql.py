@@ -54,18 +54,46 @@ RESERVE = sa.text(
 ).bindparams(sa.bindparam("seq", type_=sa.Text), sa.bindparam("n", type_=sa.Integer))
 
 
-def copy_rows(rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]]) -> None:
-    """One COPY of the SQL rows of ``chunks`` (an iterable of row lists).
+#: A sequence's shape: its first value, its step and how many values a session caches.
+SEQUENCE_SHAPE = sa.text(
+    "SELECT seqstart, seqincrement, seqcache FROM pg_catalog.pg_sequence "
+    "WHERE seqrelid = CAST(:seq AS regclass)"
+).bindparams(sa.bindparam("seq", type_=sa.Text))
+
+#: The last value any session took from a sequence (NULL before the first ``nextval``).
+LAST_VALUE = sa.text("SELECT pg_sequence_last_value(CAST(:seq AS regclass))").bindparams(
+    sa.bindparam("seq", type_=sa.Text)
+)
+
+#: The last value this session took from a sequence.
+CURRVAL = sa.text("SELECT currval(CAST(:seq AS regclass))").bindparams(
+    sa.bindparam("seq", type_=sa.Text)
+)
+
+
+class Interleaved(Exception):
+    """Another session took values of the sequence while a keyless COPY ran (its keys are
+    then not the consecutive run that follows the sequence's value before it)."""
+
+
+def copy_rows(
+    rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]], *, without: int | None = None
+) -> None:
+    """One COPY of the SQL rows of ``chunks`` (an iterable of row lists); ``without``: the
+    index of a column the rows leave out (the key, which the column's default gives).
 
     A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
     calls, see :func:`entityworks.compat.psycopg.binary_row_formatter`) into one buffer
     and writes that: the same bytes, without two Python calls per row."""
     model = rows.model
     preparer = rows.dialect.identifier_preparer
-    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
+    names = [n for i, n in enumerate(model.names) if i != without]
+    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in names)
     # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
     sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
     types = model.codec.copy_types
+    if types is not None and without is not None:
+        types = [t for i, t in enumerate(types) if i != without]
     if types is not None:  # binary: psycopg dumps each value as its column's exact type
         sql += " (FORMAT BINARY)"
     if rows.logging():
@@ -230,6 +258,9 @@ class PostgreSQL(Backend):
         if not sequence:  # an identity or default of another kind
             return super().insert_generated(conn, rows)
         count = len(rows)
+        keys = self._copy_keyless(conn, rows, sequence)
+        if keys is not None:
+            return keys
         low, _high, each = conn.execute(RESERVE, {"n": count, "seq": sequence}).one()
         # the usual case, every key its row number apart: the first key gives them all
         keys = list(range(low + 1, low + 1 + count)) if each is None else list(each)
@@ -239,6 +270,56 @@ class PostgreSQL(Backend):
         except BaseException:
             rows.with_keys([None] * len(keys))  # the instances as they were given
             raise
+        return keys
+
+    def _copy_keyless(
+        self, conn: sa.Connection, rows: RowWriter, sequence: str
+    ) -> list[Any] | None:
+        """The rows COPYed without their key, which the column's default takes from the
+        sequence while the rows stream (the server's ``nextval`` calls overlap the
+        client's encoding), and the keys then known from the sequence: when the values
+        it took during the COPY are exactly the ``len(rows)`` that follow its value
+        before, they are this batch's keys, in row order. Otherwise (another session took
+        some meanwhile, a sequence that steps by more than 1 or caches values per session,
+        a value a gate or the server refuses) the COPY is rolled back to its savepoint and
+        None returned: the caller reserves the keys first."""
+        shape = rows.cache.get("postgresql:sequence-shape")
+        if shape is None:
+            shape = rows.cache["postgresql:sequence-shape"] = tuple(
+                conn.execute(SEQUENCE_SHAPE, {"seq": sequence}).one()
+            )
+        start, step, cached = shape
+        codec = rows.model.codec
+        if step != 1 or cached != 1 or codec.copy_types is None:
+            return None
+        at = rows.key_index()
+        # straight from the instances, each chunk gated while the previous one is sent;
+        # else the rows encoded a column at a time, when their gated columns pass
+        chunks: Iterable[Sequence[Sequence[Any]]] | None = rows.gated_chunks(keyless=True)
+        if chunks is None:
+            keyless = rows.keyless()
+            if keyless is None or not codec.gates_pass(keyless, without=at):
+                return None
+            chunks = [keyless]
+        count = len(rows)
+        found: list[int] = []
+
+        def copy() -> None:
+            before = conn.execute(LAST_VALUE, {"seq": sequence}).scalar_one()
+            low = start - 1 if before is None else before
+            copy_rows(rows, chunks, without=at)
+            last = conn.execute(CURRVAL, {"seq": sequence}).scalar_one()
+            if last - count != low:
+                raise Interleaved(sequence)
+            found.append(low)
+
+        try:
+            if not rows.attempt(copy):
+                return None
+        except Interleaved:  # rolled back to the savepoint by ``attempt``
+            return None
+        keys = list(range(found[0] + 1, found[0] + 1 + count))
+        rows.with_keys(keys)
         return keys
 
     def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:

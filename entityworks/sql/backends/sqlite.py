@@ -598,7 +598,8 @@ class SQLite(Backend):
         count = len(rows)
         if largest is not None and (type(largest) is not int or largest > MAX_ROWID - count):
             return self._one_by_one(rows)
-        keyless = rows.keyless() if count > 1 else None  # one row: refused, run once
+        # one row: refused, run once
+        keyless = rows.keyless() if count > 1 and rows.keyless_sql() is not None else None
         if keyless is None or not rows.attempt(
             lambda: insert_driver_rows(rows, cursor, keyless, count, rows.keyless_sql)
         ):

@@ -160,3 +160,103 @@ def test_postgresql_keys_of_a_sequence_stepping_by_three(pg_url: str) -> None:
     finally:
         store.drop(Plain)
         store.close()
+
+
+def _copies(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The ``without`` of every COPY the PostgreSQL backend sends (the key column left out)."""
+    from entityworks.sql.backends import postgresql
+
+    seen: list[int | None] = []
+    real = postgresql.copy_rows
+
+    def spy(rows: Any, chunks: Any, *, without: int | None = None) -> None:
+        seen.append(without)
+        real(rows, chunks, without=without)
+
+    monkeypatch.setattr(postgresql, "copy_rows", spy)
+    return seen
+
+
+def _fresh(pg_url: str) -> Store:
+    store = Store(pg_url)
+    store.drop(Plain)
+    store.create(Plain)
+    return store
+
+
+def test_postgresql_copies_without_the_key_and_knows_the_keys(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sequence gives the keys during the COPY; the keys written back are the stored
+    ones, consecutive across batches, and no COPY carried the key column."""
+    copies = _copies(monkeypatch)
+    store = _fresh(pg_url)
+    try:
+        store.insert(Plain(None, 10_000, None, 1.0))
+        objs = [Plain(None, i, f"name {i}" if i % 2 else None, i / 8) for i in range(3 * BATCH + 1)]
+        store.insert_many(iter(objs), batch_size=BATCH)
+        assert copies and all(w == 0 for w in copies)  # the key is column 0
+        assert {o.n: o.id for o in objs} == {
+            n: k for n, k in _stored(store, "gk_plain").items() if n != 10_000
+        }
+        assert [o.id for o in objs] == list(range(2, 2 + len(objs)))
+        assert [(o.n, o.name, o.weight) for o in store.select(Plain, order_by="id")][1:] == [
+            (o.n, o.name, o.weight) for o in objs
+        ]
+    finally:
+        store.drop(Plain)
+        store.close()
+
+
+def test_postgresql_values_taken_during_the_copy_fall_back_to_reserved_keys(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trigger takes values of the same sequence while the rows are copied (as another
+    session would): the keyless COPY is rolled back and the keys reserved first instead,
+    and every key written back is still the stored one."""
+    copies = _copies(monkeypatch)
+    store = _fresh(pg_url)
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(
+                sa.text(
+                    "CREATE FUNCTION gk_take() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                    "IF NEW.n % 7 = 3 THEN PERFORM nextval('gk_plain_id_seq'); END IF; "
+                    "RETURN NEW; END $$"
+                )
+            )
+            conn.execute(
+                sa.text(
+                    "CREATE TRIGGER gk_take BEFORE INSERT ON gk_plain "
+                    "FOR EACH ROW EXECUTE FUNCTION gk_take()"
+                )
+            )
+        objs = [Plain(None, i, None, 0.25) for i in range(2 * BATCH)]
+        store.insert_many(objs, batch_size=BATCH)
+        assert None in copies and 0 in copies  # tried without the key, then with it
+        assert {o.n: o.id for o in objs} == _stored(store, "gk_plain")
+        assert store.count(Plain) == len(objs)
+    finally:
+        with store.engine.begin() as conn:
+            conn.execute(sa.text("DROP TABLE IF EXISTS gk_plain"))
+            conn.execute(sa.text("DROP FUNCTION IF EXISTS gk_take()"))
+        store.close()
+
+
+def test_postgresql_sequence_caching_values_reserves_the_keys(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sequence that caches values per session: its values during a COPY need not
+    follow its last value, so the keys are reserved first (never guessed)."""
+    copies = _copies(monkeypatch)
+    store = _fresh(pg_url)
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(sa.text("ALTER SEQUENCE gk_plain_id_seq CACHE 10"))
+        objs = [Plain(None, i, None, 0.5) for i in range(BATCH + 5)]
+        store.insert_many(objs, batch_size=BATCH)
+        assert copies and all(w is None for w in copies)
+        assert {o.n: o.id for o in objs} == _stored(store, "gk_plain")
+    finally:
+        store.drop(Plain)
+        store.close()
