@@ -86,7 +86,8 @@ def main() -> None:
     from datasette.app import Datasette
     from datasette.plugins import pm
 
-    from entityworks.web import pictures, plugin
+    from entityworks.web import _pictures as pictures
+    from entityworks.web import plugin
 
     if not pm.is_registered(plugin):
         pm.register(plugin, name="entityworks")

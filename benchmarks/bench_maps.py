@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import alternate, best_of, record  # noqa: E402
 
 from generators.maps import caves, cellular, dungeon, islands  # noqa: E402
-from generators.maps.visits import random_fill, run_visits  # noqa: E402
+from generators.maps._visits import random_fill, run_visits  # noqa: E402
 from generators.view import fov  # noqa: E402
 from generators.view.field import FieldOfView  # noqa: E402
 

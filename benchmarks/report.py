@@ -35,7 +35,7 @@ PAGE = ROOT / "docs" / "explanation" / "performance.md"
 RUNS: dict[str, list[str]] = {
     "store": ["bench_store.py", "--rows", "200000", "--mariadb-rows", "100000", "--repeat", "5"],
     "point": ["bench_point.py"],
-    "pipeline": ["bench_pipeline.py", "--rows", "100000"],
+    "pipeline": ["bench_pipeline.py", "--rows", "100000", "--repeat", "5"],
     "frames": [
         "bench_frames.py",
         "--rows",

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from .._files import atomic_output
 from .._gcpause import paused_gc
 from ..errors import ValueEncodingError
-from ..files import atomic_output
 from ..model.schema import (
     Column,
     TableSchema,
@@ -533,13 +533,13 @@ def write_parquet(
 ) -> Path:
     """Write instances to a Parquet file (``options`` go to ``pyarrow.parquet.write_table``).
 
-    Only a regular file is written, whole or not at all (see :mod:`entityworks.files`).
+    Only a regular file is written, whole or not at all (see :mod:`entityworks._files`).
     """
     return write_parquet_table(to_arrow(cls, rows, registry=registry), path, **options)
 
 
 def write_parquet_table(table: pa.Table, path: str | Path, **options: Any) -> Path:
-    """Write an Arrow table to a Parquet file through :func:`entityworks.files.atomic_output`."""
+    """Write an Arrow table to a Parquet file through :func:`entityworks._files.atomic_output`."""
     import pyarrow.parquet as pq
 
     with atomic_output(path) as f:

@@ -5,9 +5,9 @@ any database the Store reaches, with their queries, placements, copies and schem
     save_maps(store, generate_maps("caves", count=20, seed=1))
     find_maps(store, kind="caves", width=(80, 120), open_ratio=(0.45, None), regions=1)
 
-One module per concept: :mod:`.models` (the tables), :mod:`.build` (one map from a generator),
-:mod:`.generate` (many maps, on processes or :mod:`.cluster`), :mod:`.queries`,
-:mod:`.placements`, :mod:`.copy`, :mod:`.puzzles`, :mod:`.entropy`, :mod:`.upgrade`; the
+One module per concept: :mod:`._models` (the tables), :mod:`._build` (one map from a generator),
+:mod:`._generate` (many maps, on processes or :mod:`.cluster`), :mod:`._queries`,
+:mod:`._placements`, :mod:`._copy`, :mod:`._puzzles`, :mod:`._entropy`, :mod:`._upgrade`; the
 column forms in :mod:`.packing`, the kinds in :mod:`.kinds`, the tour in :mod:`.demo`.
 
 This face is lazy (PEP 562): the command line imports :mod:`entityworks.catalog.kinds` to
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..errors import InputTooLarge
-    from .build import (
+    from ._build import (
         MAX_MAP_CELLS,
         build_map,
         build_outcome,
@@ -30,21 +30,21 @@ if TYPE_CHECKING:
         map_record,
         map_stats,
     )
-    from .copy import CopyStats, copy_catalog
-    from .entropy import (
+    from ._copy import CopyStats, copy_catalog
+    from ._entropy import (
         MAX_ENTROPY_BYTES,
         analyse_entropy,
         entropy_record,
         sha256_of,
         store_entropy,
     )
-    from .generate import (
+    from ._generate import (
         STORE_BATCH as STORE_BATCH,
     )
-    from .generate import (
+    from ._generate import (
         STORE_SECONDS as STORE_SECONDS,
     )
-    from .generate import (
+    from ._generate import (
         BuildSummary,
         GenerateStats,
         ShortBuild,
@@ -54,11 +54,10 @@ if TYPE_CHECKING:
         generate_maps,
         save_maps,
     )
-    from .kinds import KINDS, MapKind, map_kind
-    from .models import (
+    from ._models import (
         MAP_INDEXES as MAP_INDEXES,
     )
-    from .models import (
+    from ._models import (
         TABLES,
         EntropyRecord,
         MapCave,
@@ -70,18 +69,18 @@ if TYPE_CHECKING:
         SudokuPuzzle,
         table_class,
     )
-    from .models import (
+    from ._models import (
         check_catalog_table as check_catalog_table,
     )
-    from .placements import PLACEMENT_LABELS, place_on_map, placement_labels, store_placements
-    from .puzzles import EntryConflict, SudokuResult, store_sudokus
-    from .queries import (
+    from ._placements import PLACEMENT_LABELS, place_on_map, placement_labels, store_placements
+    from ._puzzles import EntryConflict, SudokuResult, store_sudokus
+    from ._queries import (
         SAMPLE_TRIES as SAMPLE_TRIES,
     )
-    from .queries import (
+    from ._queries import (
         Range as Range,
     )
-    from .queries import (
+    from ._queries import (
         find_maps,
         largest_maps,
         load_grid,
@@ -90,12 +89,13 @@ if TYPE_CHECKING:
         sample_maps,
         single_region_maps,
     )
-    from .upgrade import downgrade_catalog, open_catalog, upgrade_catalog
+    from ._upgrade import downgrade_catalog, open_catalog, upgrade_catalog
+    from .kinds import KINDS, MapKind, map_kind
 
 #: Where each name of this face lives (a module of this package, or ``..errors``).
 _HOMES: dict[str, tuple[str, ...]] = {
     "..errors": ("InputTooLarge",),
-    ".build": (
+    "._build": (
         "MAX_MAP_CELLS",
         "build_map",
         "build_outcome",
@@ -104,15 +104,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "map_record",
         "map_stats",
     ),
-    ".copy": ("CopyStats", "copy_catalog"),
-    ".entropy": (
+    "._copy": ("CopyStats", "copy_catalog"),
+    "._entropy": (
         "MAX_ENTROPY_BYTES",
         "analyse_entropy",
         "entropy_record",
         "sha256_of",
         "store_entropy",
     ),
-    ".generate": (
+    "._generate": (
         "STORE_BATCH",
         "STORE_SECONDS",
         "BuildSummary",
@@ -125,7 +125,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "save_maps",
     ),
     ".kinds": ("KINDS", "MapKind", "map_kind"),
-    ".models": (
+    "._models": (
         "MAP_INDEXES",
         "TABLES",
         "EntropyRecord",
@@ -139,9 +139,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "check_catalog_table",
         "table_class",
     ),
-    ".placements": ("PLACEMENT_LABELS", "place_on_map", "placement_labels", "store_placements"),
-    ".puzzles": ("EntryConflict", "SudokuResult", "store_sudokus"),
-    ".queries": (
+    "._placements": ("PLACEMENT_LABELS", "place_on_map", "placement_labels", "store_placements"),
+    "._puzzles": ("EntryConflict", "SudokuResult", "store_sudokus"),
+    "._queries": (
         "SAMPLE_TRIES",
         "Range",
         "find_maps",
@@ -152,7 +152,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "sample_maps",
         "single_region_maps",
     ),
-    ".upgrade": ("downgrade_catalog", "open_catalog", "upgrade_catalog"),
+    "._upgrade": ("downgrade_catalog", "open_catalog", "upgrade_catalog"),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 

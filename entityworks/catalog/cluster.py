@@ -23,8 +23,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..sql.encoded import EncodedRows, encode_rows
-from .build import build_chunk, build_map, check_parameters, encode_chunk
-from .models import MapRecord
+from ._build import build_chunk, build_map, check_parameters, encode_chunk
+from ._models import MapRecord
 
 #: Maps per task: big enough that scheduling costs little, small enough to balance.
 MAP_CHUNK = 16

@@ -830,11 +830,7 @@ def packed_grid_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
             decode=unpack_grid,
             opaque_as="packed bytes",
         ),
-        arrow_codec=ArrowCodec(
-            arrow_type=lambda: pyarrow_module().binary(),
-            encode=pack_grid,
-            decode=unpack_grid,
-        ),
+        arrow_codec=ArrowCodec(lambda: pyarrow_module().binary(), pack_grid, unpack_grid),
         xml_codec=XmlCodec(
             xsd_type="xs:base64Binary",
             to_text=lambda a: bytes_to_text(pack_grid(a)),
@@ -859,15 +855,9 @@ def point_path_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
             opaque_as="packed bytes",
         ),
         arrow_codec=ArrowCodec(
-            arrow_type=lambda: pyarrow_module().string(),
-            encode=_points_to_json,
-            decode=_points_from_json,
+            lambda: pyarrow_module().string(), _points_to_json, _points_from_json
         ),
-        xml_codec=XmlCodec(
-            xsd_type="xs:string",
-            to_text=_points_to_json,
-            from_text=_points_from_json,
-        ),
+        xml_codec=XmlCodec("xs:string", _points_to_json, _points_from_json),
     )
 
 

@@ -1,7 +1,7 @@
 """What the commands print: rows as a text table, CSV, JSON or JSON Lines (values shown the
 way ``query`` shows them), and the progress bar on stderr.
 
-JSON's standard forms are :mod:`.jsonout`'s; this module chooses between the formats.
+JSON's standard forms are :mod:`._jsonout`'s; this module chooses between the formats.
 
 Text in the table and CSV formats is shown with the backslash escapes of a Python or JSON
 string literal, so a stored value can never drive the terminal (an OSC 52 clipboard write, a
@@ -9,7 +9,7 @@ cursor move, a right-to-left override) and an escaped value is never mistaken fo
 a backslash is ``\\\\``, a tab, newline and carriage return ``\\t``, ``\\n``, ``\\r``, any other
 of :data:`TERMINAL_CONTROLS` ``\\xHH`` (up to U+00FF) or ``\\uHHHH``; all other text
 is itself. ``s.encode("latin-1", "backslashreplace").decode("unicode_escape")`` gives the
-stored text back. Grids, lists and dicts are shown as their JSON (:mod:`.jsonout`).
+stored text back. Grids, lists and dicts are shown as their JSON (:mod:`._jsonout`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .controls import TERMINAL_CONTROLS
+from ._controls import TERMINAL_CONTROLS
 
 _SHORT = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _TEXT_ESCAPES = {
@@ -36,7 +36,7 @@ def escape_text(text: str) -> str:
 def _cell(value: Any, width: int | None = None) -> str:
     """A non-NULL value as the table and CSV formats show it, cut to ``width`` characters
     (ending "...") never inside an escape; containers are their JSON text, which
-    :mod:`.jsonout` has escaped."""
+    :mod:`._jsonout` has escaped."""
     shown = str(display(value))
     text = shown if isinstance(value, dict | list | tuple) else escape_text(shown)
     if width is None or len(text) <= width:
@@ -67,7 +67,7 @@ def display(value: Any, *, text: bool = True) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list | tuple):
-        from .jsonout import dumps
+        from ._jsonout import dumps
 
         return dumps(value) if text else value
     if isinstance(value, dt.datetime | dt.date | dt.time):
@@ -87,9 +87,9 @@ def format_rows(
     columns: list[str], rows: list[tuple[Any, ...]], fmt: str, *, arrays: str = "lists"
 ) -> str:
     """Rows as an aligned text table, CSV, JSON (an array of objects, one per line) or JSON
-    Lines; JSON in the standard forms of :mod:`entityworks.cli.jsonout`."""
+    Lines; JSON in the standard forms of :mod:`entityworks.cli._jsonout`."""
     if fmt in ("json", "jsonl"):
-        from .jsonout import rows_json
+        from ._jsonout import rows_json
 
         return rows_json(columns, rows, arrays=arrays, lines=fmt == "jsonl")
     if fmt == "csv":

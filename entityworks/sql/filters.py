@@ -52,7 +52,7 @@ from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, encode_error
 from ..types import storage
 from . import sqltypes
-from .like import LikeMatch, like_tokens
+from ._like import LikeMatch, like_tokens
 from .tables import schema_of
 
 

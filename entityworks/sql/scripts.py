@@ -28,9 +28,9 @@ from ..model.schema import (
 from ..registry import TypeRegistry, encode_error
 from ..registry import registry as default_registry
 from . import sqltypes
+from ._rowcodec import row_codec
 from .backends import for_name, names_where
 from .backends.base import Backend
-from .rowcodec import row_codec
 from .tables import build_tables
 
 #: Backend name -> SQLAlchemy URL used only to load the dialect class (nothing connects).

@@ -11,9 +11,9 @@ inside :meth:`Store.transaction`), and a failing row is located by replaying the
 savepoint that is then rolled back, so the error can name the row and column.
 
 The Store is the public face only; each stage lives in a module of its own, all working on
-the :class:`~entityworks.sql.database.Database` the Store holds: :mod:`.engine` (URL,
-options, connection set-up), :mod:`.read`, :mod:`.write` (with :mod:`.bulk` and
-:mod:`.locate`), :mod:`.point` (one-row calls on SQLite), :mod:`.ddl` and :mod:`.reflect`.
+the :class:`~entityworks.sql._database.Database` the Store holds: :mod:`.engine` (URL,
+options, connection set-up), :mod:`._read`, :mod:`._write` (with :mod:`._bulk` and
+:mod:`._locate`), :mod:`._point` (one-row calls on SQLite), :mod:`._ddl` and :mod:`._reflect`.
 """
 
 from __future__ import annotations
@@ -29,14 +29,18 @@ from ..errors import ConfigurationError
 from ..model.schema import TableSchema
 from ..registry import TypeRegistry, the_registry
 from ..registry import registry as default_registry
-from . import ddl, existing, read, reflect, write
+from . import _ddl as ddl
+from . import _existing as existing
+from . import _read as read
+from . import _reflect as reflect
+from . import _write as write
+from ._bound import BoundModel
+from ._bulk import BATCH
+from ._database import Database
+from ._log import store_logger, watch
+from ._point import PointPath
 from .backends import Backend
-from .bound import BoundModel
-from .bulk import BATCH
-from .database import Database
 from .engine import adopted_url, checked_options, configure_engine, make_engine, normalise_url
-from .log import store_logger, watch
-from .point import PointPath
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +68,7 @@ class Store:
     set-up (see :func:`entityworks.sql.engine.configure_engine`), and leaves it open on
     :meth:`close`. Options or engines that would break the Store's transactions raise
     :class:`ConfigurationError`. Statements are logged on ``entityworks.sql`` (see
-    :mod:`entityworks.sql.log`).
+    :mod:`entityworks.sql._log`).
 
     The Store connects when it is first used. A database that cannot be opened is then a
     :class:`ConfigurationError` naming it (without its password) and the fix: a PostgreSQL

@@ -132,7 +132,7 @@ def _builder(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     return build
 
 
-def _plain_identifier(name: str) -> bool:
+def plain_identifier(name: str) -> bool:
     """A name that means itself in source code: an identifier, not a keyword, and unchanged
     by the NFKC normalisation the compiler applies (``"\ufb01eld"`` would read ``field``)."""
     return (
@@ -153,7 +153,7 @@ def fields_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     names alone, each checked to be an identifier (a dataclass field always is); any other
     name falls back to attrgetter.
     """
-    if not all(map(_plain_identifier, names)):
+    if not all(map(plain_identifier, names)):
         if len(names) == 1:
             single = attrgetter(names[0])
             return lambda o: (single(o),)
@@ -167,7 +167,7 @@ def fields_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 def column_getter(name: str) -> Callable[[Iterable[Any]], list[Any]]:
     """``objs -> [o.<name> for o in objs]``: one field of every instance, compiled like
     :func:`fields_getter` (a fifth faster than ``list(map(attrgetter(name), objs))``)."""
-    if not _plain_identifier(name):
+    if not plain_identifier(name):
         get = attrgetter(name)
         return lambda objs: list(map(get, objs))
     getter: Callable[[Iterable[Any]], list[Any]] = eval(  # noqa: S307 - an identifier only
@@ -176,4 +176,10 @@ def column_getter(name: str) -> Callable[[Iterable[Any]], list[Any]]:
     return getter
 
 
-__all__ = ["check_constructible", "column_getter", "fields_getter", "instance_builder"]
+__all__ = [
+    "check_constructible",
+    "column_getter",
+    "fields_getter",
+    "instance_builder",
+    "plain_identifier",
+]

@@ -22,8 +22,8 @@ from typing import Any, BinaryIO, get_args, get_origin
 
 from lxml import etree
 
+from .._files import atomic_output, check_output_path, write_bytes
 from ..errors import ValueEncodingError
-from ..files import atomic_output, check_output_path, write_bytes
 from ..model.schema import TableSchema
 from ..registry import INT64_MAX, INT64_MIN, encode_error
 from .parser import DIFFGRAM_NS, DIFFGRAM_ROOT

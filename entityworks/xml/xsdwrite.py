@@ -25,8 +25,8 @@ from typing import Any
 
 from lxml import etree
 
+from .._files import write_bytes
 from ..errors import SchemaError, XMLImportError
-from ..files import write_bytes
 from ..model.fields import XSD_METADATA
 from ..model.schema import (
     PARENT_COLUMN,
@@ -373,7 +373,7 @@ def write_xsd(
 ) -> Path:
     """Write the XSD of ``cls`` in the .NET DataTable shape; returns the path.
 
-    Only a regular file is written, whole or not at all (see :mod:`entityworks.files`).
+    Only a regular file is written, whole or not at all (see :mod:`entityworks._files`).
     """
     return write_bytes(xsd_path, xsd_bytes(cls, dataset=dataset, registry=registry))
 

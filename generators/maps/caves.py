@@ -88,11 +88,11 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
+from generators._checks import check_bool, check_choice, check_grid, check_int
 from generators._compiled.jit import jit
-from generators.checks import check_bool, check_choice, check_grid, check_int
+from generators._seeds import DrawBuffer, SeedLike, make_rng
+from generators.maps._visits import random_fill, run_visits
 from generators.maps.regions import MapShape, label, open_ratio, region_stats
-from generators.maps.visits import random_fill, run_visits
-from generators.seeds import DrawBuffer, SeedLike, make_rng
 
 MODES = ("faithful", "fast")
 

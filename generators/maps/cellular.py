@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from generators._checks import check_choice, check_grid, check_int
 from generators._compiled.jit import jit
-from generators.checks import check_choice, check_grid, check_int
+from generators._seeds import SeedLike, make_rng
 from generators.maps.regions import MapShape, open_ratio, region_stats
-from generators.seeds import SeedLike, make_rng
 
 MODES = ("faithful", "synchronous")
 RULES = ("4-5", "roguebasin")

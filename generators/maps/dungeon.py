@@ -62,9 +62,9 @@ from typing import Any
 
 import numpy as np
 
-from generators.checks import check_choice, check_int
+from generators._checks import check_choice, check_int
+from generators._seeds import DrawBuffer, SeedLike, make_rng
 from generators.maps.regions import MapShape, open_ratio, region_stats
-from generators.seeds import DrawBuffer, SeedLike, make_rng
 
 METHODS = ("one_start_room", "connected_start_rooms")
 OUTCOMES = (

@@ -13,7 +13,7 @@ follow, uses ``p`` once, for the random fill before the visits, and never at a v
 ``docs/explanation/seeds.md`` measures both readings.
 
 ``mode="faithful"`` makes the visits one at a time, ``mode="fast"`` applies the same visit
-sequence in NumPy batches (see ``generators.maps.visits``).
+sequence in NumPy batches (see ``generators.maps._visits``).
 
 Deliberate differences from the C# original: NumPy's PCG64 instead of a clock-seeded
 ``System.Random``; the visited cell is one uniform draw over the map instead of x then y
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from generators.checks import check_bool, check_choice, check_int
+from generators._checks import check_bool, check_choice, check_int
+from generators._seeds import SeedLike, make_rng
+from generators.maps._visits import random_fill, run_visits
 from generators.maps.regions import MapShape, open_ratio, region_stats
-from generators.maps.visits import random_fill, run_visits
-from generators.seeds import SeedLike, make_rng
 
 MODES = ("faithful", "fast")
 

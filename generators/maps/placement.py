@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from generators.checks import check_grid, check_int
+from generators._checks import check_grid, check_int
+from generators._seeds import SeedLike, make_rng
 from generators.maps.regions import label
-from generators.seeds import SeedLike, make_rng
 
 Point = tuple[int, int]
 

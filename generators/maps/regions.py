@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from generators.checks import check_grid
+from generators._checks import check_grid
 
 _STRUCTURES = {
     4: np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool),

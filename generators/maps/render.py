@@ -36,7 +36,7 @@ from typing import IO, Any
 import numpy as np
 from PIL import Image, ImageDraw
 
-from generators.checks import check_choice, check_grid, check_int
+from generators._checks import check_choice, check_grid, check_int
 
 FLOOR_SHADE = 255
 WALL_SHADE = 0

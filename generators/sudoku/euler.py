@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from generators.checks import check_choice, check_int
+from generators._checks import check_choice, check_int
 
 METHODS = ("pairs", "halving")
 

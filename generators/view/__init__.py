@@ -1,7 +1,7 @@
 """What a player sees on a map: field of view, the walking player and the screen's window.
 
 :mod:`.fov` is the API (``visible``, ``visible_window``, ``FieldOfView``, ``Explorer``);
-:mod:`.shadowcast` computes one view, :mod:`.field` keeps one map's view between calls
+:mod:`._shadowcast` computes one view, :mod:`.field` keeps one map's view between calls
 (``FieldOfView``, also ``generators.view.FieldOfView``), :mod:`.explore` keeps a player's
 position and memory on top of it, and :mod:`.viewport` places the screen's window on the map.
 """

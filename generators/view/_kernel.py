@@ -1,7 +1,7 @@
-"""Compiled shadowcasting for :mod:`generators.view.shadowcast` (internal engine).
+"""Compiled shadowcasting for :mod:`generators.view._shadowcast` (internal engine).
 
 The two views, plain and symmetric, compiled by numba (see :mod:`generators._compiled.jit`),
-and their one C entry point (:func:`native_entry`), which :mod:`generators.view.shadowcast`
+and their one C entry point (:func:`native_entry`), which :mod:`generators.view._shadowcast`
 calls through :mod:`generators._compiled.native`: a fresh process loads its machine code
 without importing numba.
 """
@@ -16,7 +16,7 @@ from numba.np.numpy_support import carray
 
 from generators._compiled.jit import array_data, cfunc, jit
 from generators._compiled.jit import py_object as _object
-from generators.view.shadowcast import OCTANTS, QUADRANTS
+from generators.view._shadowcast import OCTANTS, QUADRANTS
 
 
 @jit

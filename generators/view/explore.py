@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.checks import check_bool, check_int
+from generators._checks import check_bool, check_int
 from generators.view.field import FieldOfView
 
 Point = tuple[int, int]
@@ -31,7 +31,7 @@ class Explorer:
     """A position on a map, its field of view and the cells seen so far.
 
     ``radius`` (``None``: unlimited), ``symmetric`` and ``light_walls`` are those of
-    :func:`generators.view.shadowcast.visible`; changing one recomputes the view. Positions are
+    :func:`generators.view._shadowcast.visible`; changing one recomputes the view. Positions are
     ``(x, y)``; the start must be a floor cell. The map is copied: later changes to
     ``grid`` do not reach the explorer.
     """

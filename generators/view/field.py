@@ -1,6 +1,6 @@
 """A field of view kept between calls: one map, many origins (a game loop, a server).
 
-:func:`generators.view.shadowcast.visible` takes the map on every call, so every call
+:func:`generators.view._shadowcast.visible` takes the map on every call, so every call
 checks the cells it reads for 0/1 values and allocates its result. A game computes the view
 of the same map after every step: :class:`FieldOfView` checks and copies the map once, into
 the layout the compiled view reads, keeps one full-size result and, per call, clears only
@@ -10,7 +10,7 @@ the window the previous view lit. A call is then the compiled view and little el
     seen = view.compute((x, y), 10)           # plain, like libtcod's FOV_SHADOW
     seen = view.compute((x, y), None, symmetric=True)
 
-The views are those of :func:`~generators.view.shadowcast.visible`, cell for cell, with the
+The views are those of :func:`~generators.view._shadowcast.visible`, cell for cell, with the
 same arguments. The result is the object's own buffer, read-only, overwritten by the next
 call (as libtcod's ``Map.fov``): copy it to keep it. :attr:`FieldOfView.bounds` is the
 window that may hold lit cells, for callers that only need that part (an explored-cells
@@ -28,8 +28,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from generators._checks import check_bool, check_grid, check_int
 from generators._compiled import native
-from generators.checks import check_bool, check_grid, check_int
 
 Point = tuple[int, int]
 
@@ -39,7 +39,7 @@ _KERNEL = native.Kernel(
     python="generators.view._kernel:python_field_entry",
     sources=(
         "generators.view._kernel",
-        "generators.view.shadowcast",
+        "generators.view._shadowcast",
         "generators._compiled.jit",
     ),  # fmt: skip
     restype=ctypes.c_int64,
@@ -69,7 +69,7 @@ class FieldOfView:
     or bool array (or nested lists); it is checked and copied once, so later changes to
     ``grid`` do not reach the view: use :meth:`set_wall` (a door opening) or make a new
     object. :meth:`compute` gives the view from an origin; the arguments and the result are
-    those of :func:`generators.view.shadowcast.visible`.
+    those of :func:`generators.view._shadowcast.visible`.
     """
 
     # ``_block`` names ``_cells``, ``_out`` and ``_lit`` by address: these slots keep them
@@ -136,7 +136,7 @@ class FieldOfView:
         ``radius`` is Euclidean (``dx*dx + dy*dy <= radius*radius``; ``None`` unlimited, 0
         the origin alone), ``light_walls`` shows the walls that light reaches,
         ``symmetric`` chooses the symmetric variant and ``libtcod_ties`` its libtcod
-        rounding, as in :func:`generators.view.shadowcast.visible`. A bad argument raises
+        rounding, as in :func:`generators.view._shadowcast.visible`. A bad argument raises
         ``ValueError`` naming it, and leaves the last view as it was.
         """
         # the everyday call (a tuple of ints on the map, an int or None, real bools) is

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.checks import check_grid, check_int
+from generators._checks import check_grid, check_int
 
 Point = tuple[int, int]
 

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from entityworks import OutputPathError, Store, ValueEncodingError, read_xml, write_parquet
+from entityworks._files import atomic_output, check_output_path
 from entityworks.cli import cli
-from entityworks.files import atomic_output, check_output_path
 from entityworks.xml.table import write_xml
 from entityworks.xml.xsd import write_xsd
 

@@ -80,7 +80,7 @@ def test_the_built_in_plugins_fill_the_tables() -> None:
     assert [manager.get_plugin(n) is not None for n in hooks.BUILTIN_PLUGINS] == [True] * 3
     assert list(KINDS) == ["caves", "dungeon", "islands", "labyrinth", "cellular"]
     assert {"query", "generate", "tables"} <= set(hooks.commands())
-    assert hooks.commands()["query"] == "entityworks.cli.catalog:query"
+    assert hooks.commands()["query"] == "entityworks.cli._catalog:query"
     from entityworks.catalog.packing import PackedGrid, PointPath
 
     assert face.lookup(PackedGrid).name == "PackedGrid"  # the catalog plugin's

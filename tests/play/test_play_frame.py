@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from entityworks.catalog import MapPlacement
-from entityworks.cli.play import BLANK, BRIGHT, DIM, PLAYER, frame, key_step, start_cell
+from entityworks.cli._play import BLANK, BRIGHT, DIM, PLAYER, frame, key_step, start_cell
 from generators.maps import render
 from generators.view import viewport
 from generators.view.explore import Explorer

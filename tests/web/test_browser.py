@@ -16,7 +16,7 @@ from PIL import Image
 
 from entityworks import Store
 from entityworks.catalog import load_map
-from entityworks.web import pictures
+from entityworks.web import _pictures as pictures
 
 WAIT_SECONDS = 30
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from entityworks.web import pictures
+from entityworks.web import _pictures as pictures
 from generators import sudoku
 from generators.maps import cellular, render
 

@@ -21,7 +21,7 @@ from PIL import Image
 
 from entityworks import Store
 from entityworks.catalog import EntropyRecord, SudokuPuzzle, load_grid, load_map
-from entityworks.web import pictures
+from entityworks.web import _pictures as pictures
 from generators.maps import render
 from tests.web.conftest import Server, need_datasette
 

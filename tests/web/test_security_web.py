@@ -29,7 +29,7 @@ from PIL import Image
 
 from entityworks import Store
 from entityworks.catalog import load_map
-from entityworks.web import pictures
+from entityworks.web import _pictures as pictures
 from tests.entityworks.catalog.test_security_blobs import bit_bomb
 from tests.web.conftest import Server, free_port, need_datasette
 

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from ...errors import EntityworksError
 from ...types.encoding import Processor, skip_none
 from ...types.registry import Target
-from ..log import INFO, log_statement, sql_logger
+from .._log import INFO, log_statement, sql_logger
 from .light import TITLES
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def has_ours(listeners: Any) -> bool:
 class RowWriter(Protocol):
     """What a backend's ``write_rows`` and ``insert_generated`` are given: one batch of rows
     of one table, in the forms the backend may send, with its statements and the guard
-    that names a refused row (``entityworks.sql.bulk.Rows``)."""
+    that names a refused row (``entityworks.sql._bulk.Rows``)."""
 
     conn: sa.Connection
     model: Any
@@ -277,7 +277,7 @@ class Backend:
 
     def point_path(self, url: sa.URL) -> bool:
         """One-row calls may run in one statement on a driver connection kept per thread
-        (see :mod:`..point`)."""
+        (see :mod:`.._point`)."""
         return False
 
     def point_connection(self, dbapi_connection: Any) -> None:

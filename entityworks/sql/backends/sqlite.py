@@ -25,7 +25,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from ...errors import InvalidNameError
 from ...types.encoding import Processor, skip_none
-from ..like import LIKE_FUNCTION, LikeMatch, like_matches
+from .._like import LIKE_FUNCTION, LikeMatch, like_matches
 from .base import (
     CONFIGURING,
     TYPEOF_CHECK,

@@ -5,7 +5,7 @@ The formats (:mod:`entityworks.xml`, :mod:`entityworks.arrow`) know nothing of d
 the :class:`~entityworks.sql.store.Store` delegates its ``export_xml``, ``import_xml``,
 ``export_dataset``, ``import_dataset``, ``import_diffgram`` and ``to_arrow`` here, and this
 package drives the formats' public API and the Store's public members, named by the
-Protocol :class:`.facade.StoreFacade` (nothing here imports the Store: it is the layer above).
+Protocol :class:`._facade.StoreFacade` (nothing here imports the Store: it is the layer above).
 Modules: ``xml`` (one table), ``dataset``, ``diffgram``, ``arrow``, and what imports share:
 ``rows`` (decoded rows written by the Store's encoded-row path, no instance per row),
 ``new_file`` (a refused import leaves no new database file) and ``committed_ddl`` (where DDL

@@ -9,9 +9,9 @@ import pyarrow as pa
 
 from ...arrow import arrow_schema, to_arrow
 from ...arrow.write import family_rows_to_arrow, rows_to_arrow
-from .facade import StoreFacade
-from .progress import counted, counted_batches, counted_families
-from .rows import builds_plainly
+from ._facade import StoreFacade
+from ._progress import counted, counted_batches, counted_families
+from ._rows import builds_plainly
 
 
 def store_to_arrow(

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from ...errors import SchemaError
 from ...model.names import unusable_field_name
 from ...model.schema import PARENT_COLUMN, POSITION_COLUMN
-from .facade import StoreFacade
+from ._facade import StoreFacade
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,12 +33,12 @@ from ...xml.xsd import load_inline_xsd, load_xsd
 from .. import logical
 from ..ddllock import schema_lock
 from ..tables import build_tables
+from ._committed_ddl import import_committed_ddl
+from ._facade import StoreFacade
+from ._internal import refuse_internal, refuse_internal_names
+from ._new_file import into_new_file, new_database_file
+from ._rows import insert_rows
 from .children import child_tables
-from .committed_ddl import import_committed_ddl
-from .facade import StoreFacade
-from .internal import refuse_internal, refuse_internal_names
-from .new_file import into_new_file, new_database_file
-from .rows import insert_rows
 from .xml import insert_error, sibling
 
 #: Table name -> its schema (of the Store that imports), in the DataSet's order.
@@ -141,7 +141,7 @@ def import_dataset(
     tables are created, with foreign keys for the relations; nothing is created or written
     if anything is refused, and nothing another writer made is taken away (as for
     :func:`.xml.import_store`). The rows go from the reader's decoded values to the Store's
-    encoded-row path, with no instance built per row (see :mod:`.rows`).
+    encoded-row path, with no instance built per row (see :mod:`._rows`).
     """
     with paused_gc():  # every row is held: collections would walk them again and again
         return _import_dataset(store, xml_path, xsd_path, data)

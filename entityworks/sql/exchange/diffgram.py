@@ -43,9 +43,9 @@ from ...xml.reader import row_builder
 from ...xml.xsd import is_dataset, load_xsd
 from .. import logical
 from ..filters import col, compile_where
-from .facade import StoreFacade
-from .internal import refuse_internal
-from .rows import insert_rows
+from ._facade import StoreFacade
+from ._internal import refuse_internal
+from ._rows import insert_rows
 
 _CHUNK = 500
 

@@ -4,8 +4,8 @@
 A refused document writes nothing, and never undoes what another writer did: the class
 and the XSD are checked before the database is touched; a missing table is created in the
 import's own transaction (SQLite, PostgreSQL); a new SQLite file is filled under a private
-name and linked into place only once the import has succeeded (:mod:`.new_file`); MariaDB,
-whose DDL commits at once, goes through :mod:`.committed_ddl`.
+name and linked into place only once the import has succeeded (:mod:`._new_file`); MariaDB,
+whose DDL commits at once, goes through :mod:`._committed_ddl`.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from ...xml.writer import FamilyFormatter, Target, write_document
 from ...xml.xsdwrite import check_schema_limits, dataset_name, xsd_bytes, xsd_tree
 from .. import logical
 from ..ddllock import schema_lock
-from .committed_ddl import import_committed_ddl
-from .facade import StoreFacade
-from .internal import refuse_internal, refuse_internal_names
-from .new_file import into_new_file, new_database_file
-from .progress import BatchHook, Progress, RowsHook, counted, counted_batches, counted_families
-from .rows import ChildRows, builds_plainly, insert_rows, instances
+from ._committed_ddl import import_committed_ddl
+from ._facade import StoreFacade
+from ._internal import refuse_internal, refuse_internal_names
+from ._new_file import into_new_file, new_database_file
+from ._progress import BatchHook, Progress, RowsHook, counted, counted_batches, counted_families
+from ._rows import ChildRows, builds_plainly, insert_rows, instances
 
 
 def export_store(
@@ -170,17 +170,17 @@ def import_store(
     and the XSD are checked before the database is touched; a missing table is created in
     the import's own transaction (transactional DDL); a database file that does not exist
     yet is filled under a private name and linked into place only once the import has
-    succeeded (:func:`.new_file.into_new_file`); where DDL commits at once (MariaDB) the
-    import goes through :func:`.committed_ddl.import_committed_ddl`.
+    succeeded (:func:`._new_file.into_new_file`); where DDL commits at once (MariaDB) the
+    import goes through :func:`._committed_ddl.import_committed_ddl`.
 
     The rows go from the reader's decoded values to the Store's encoded-row path, with no
-    instance built per row (see :mod:`.rows`); ``on_batch`` is handed instances, built for
+    instance built per row (see :mod:`._rows`); ``on_batch`` is handed instances, built for
     it once their batch is inserted; ``on_rows`` is told each inserted batch's row count
     and child rows per child table, with no instance built for it.
 
     ``source`` is the XSD's and the document's name for the table when its rows go into the
     table of ``cls`` under another name (``import-xml --table``). An internal table (see
-    :mod:`.internal`) is refused, whatever names it.
+    :mod:`._internal`) is refused, whatever names it.
     """
     schema = store.schema(cls)
     refuse_internal([schema])
@@ -268,7 +268,7 @@ def _row_batches(
 
 def _validate(schema: TableSchema, reader: Reader) -> None:
     """Read the whole document once, keeping nothing (the reader can read it again); the
-    instances are built too where building them may refuse a row (see :mod:`.rows`)."""
+    instances are built too where building them may refuse a row (see :mod:`._rows`)."""
     plain = builds_plainly(schema)
     for rows, children in _row_batches(schema, reader):
         if not plain:

@@ -45,7 +45,7 @@ from datasette import Forbidden, NotFound, Response
 from datasette import hookimpl as _datasette_hookimpl
 from datasette.utils import tilde_decode, tilde_encode
 
-from .. import pictures
+from .. import _pictures as pictures
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

@@ -27,8 +27,8 @@ from entityworks.catalog import (
     store_entropy,
     store_sudokus,
 )
-from entityworks.catalog import generate as catalog_generate
-from entityworks.catalog import queries as catalog_queries
+from entityworks.catalog import _generate as catalog_generate
+from entityworks.catalog import _queries as catalog_queries
 from generators import sudoku
 from generators.maps import caves, dungeon
 from generators.maps.regions import region_stats

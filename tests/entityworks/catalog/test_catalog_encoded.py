@@ -422,7 +422,7 @@ def test_pool_workers_run_at_the_writers_priority():
     # lost it to every other process of a shared machine instead
     from concurrent.futures import ProcessPoolExecutor
 
-    from entityworks.catalog import generate
+    from entityworks.catalog import _generate as generate
 
     with ProcessPoolExecutor(1, initializer=generate._worker_setup) as pool:
         worker = pool.submit(os.nice, 0).result()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from entityworks.catalog.upgrade import HEAD, REVISIONS, newest_revision
+from entityworks.catalog._upgrade import HEAD, REVISIONS, newest_revision
 
 
 def _revision(folder, file_name, revision, down):

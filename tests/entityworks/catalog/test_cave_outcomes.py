@@ -143,7 +143,7 @@ def test_refuse_short_rolls_back_caves_stored_before_a_split_one(
     tmp_path: Path, monkeypatch
 ) -> None:
     """One transaction: whole cave systems written in earlier batches go with the split one."""
-    from entityworks.catalog import generate as catalog_generate
+    from entityworks.catalog import _generate as catalog_generate
 
     params = {"width": 40, "height": 40, "breakout": 80}
     counts = {s: _regions(catalog.build_map("caves", s, dict(params)).grid) for s in range(1, 20)}

@@ -78,7 +78,7 @@ def test_generation_survives_a_killed_worker_and_equals_the_local_run(client, tm
         if not killed:  # after the first stored batch, while tasks are running
             killed.append(_kill_a_busy_worker(client))
 
-    from entityworks.catalog import generate
+    from entityworks.catalog import _generate as generate
 
     batch = generate.STORE_BATCH
     generate.STORE_BATCH = 8  # store often, so the kill lands mid-run

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from entityworks import Store, ValueEncodingError, WriteError, table
-from entityworks.sql.rowcodec import CHUNK
+from entityworks.sql._rowcodec import CHUNK
 
 NAME = f"copy_gates_{uuid.uuid4().hex[:8]}"
 

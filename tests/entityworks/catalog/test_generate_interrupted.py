@@ -22,8 +22,8 @@ import sqlalchemy as sa
 
 from entityworks import catalog
 from entityworks.catalog import MapRecord
-from entityworks.catalog import generate as catalog_generate
-from entityworks.catalog.build import encode_chunk
+from entityworks.catalog import _generate as catalog_generate
+from entityworks.catalog._build import encode_chunk
 from generators.maps import caves
 
 #: The worker building this seed dies (as under kill -9 or the OOM killer).

@@ -29,7 +29,7 @@ from entityworks.catalog import (
     map_stats,
     open_catalog,
 )
-from entityworks.catalog.build import build_chunk, encode_chunk
+from entityworks.catalog._build import build_chunk, encode_chunk
 from entityworks.catalog.packing import CellPath, pack_points, pack_points_many
 from entityworks.errors import ValueEncodingError, WriteError
 from entityworks.sql.encoded import EncodedRows, encode_rows, encode_values, fields
@@ -356,7 +356,7 @@ def test_workers_encode_without_sqlalchemy():
     one import of it happens in the writer while the workers generate, not before them."""
     code = (
         "import sys\n"
-        "from entityworks.catalog.generate import generate_encoded\n"
+        "from entityworks.catalog._generate import generate_encoded\n"
         "rows = list(generate_encoded('dungeon', 6, seed=1, workers=2, chunk=2,\n"
         "                             params={'width': 60, 'height': 40}))\n"
         "corridors = [c for r in rows for c in r.children if c.field == 'corridors']\n"

@@ -14,8 +14,8 @@ import sqlalchemy as sa
 
 from entityworks import Store
 from entityworks.catalog import TABLES, MapRecord, open_catalog, upgrade_catalog
-from entityworks.catalog import upgrade as catalog_upgrade
-from entityworks.catalog.upgrade import downgrade_catalog
+from entityworks.catalog import _upgrade as catalog_upgrade
+from entityworks.catalog._upgrade import downgrade_catalog
 from entityworks.migrate import VERSION_TABLE, current, diff, head
 
 

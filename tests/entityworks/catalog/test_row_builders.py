@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from entityworks.catalog.build import (
+from entityworks.catalog._build import (
     CHILD_FIELDS,
     MAP_FIELDS,
     build_outcome,
@@ -19,8 +19,8 @@ from entityworks.catalog.build import (
     map_stats,
     map_values,
 )
+from entityworks.catalog._models import MapRecord
 from entityworks.catalog.kinds import map_kind
-from entityworks.catalog.models import MapRecord
 from entityworks.sql.encoded import encode_rows, encode_values, fields
 
 KINDS = ["caves", "dungeon", "islands", "labyrinth", "cellular"]

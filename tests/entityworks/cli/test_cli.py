@@ -591,7 +591,7 @@ def test_table_completion_gives_up_on_a_server_that_never_answers(scheme, tmp_pa
     import socket
     import time
 
-    from entityworks.cli.stores import COMPLETION_TIMEOUT
+    from entityworks.cli._stores import COMPLETION_TIMEOUT
 
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))

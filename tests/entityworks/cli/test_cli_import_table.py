@@ -324,12 +324,12 @@ def test_internal_tables_are_refused_through_every_name(
 def test_the_internal_names_are_those_the_code_keeps_for_itself() -> None:
     """The import's list names the tables migrate, Alembic, the logical schema and the
     command line treat as internal (one list to grow when another bookkeeping table comes)."""
-    from entityworks.cli.stores import INTERNAL_PREFIXES as CLI_PREFIXES
-    from entityworks.cli.stores import INTERNAL_TABLES as CLI_TABLES
+    from entityworks.cli._stores import INTERNAL_PREFIXES as CLI_PREFIXES
+    from entityworks.cli._stores import INTERNAL_TABLES as CLI_TABLES
     from entityworks.migrate import VERSION_TABLE
     from entityworks.migrate.scaffold import USER_VERSION_TABLE
     from entityworks.sql import logical
-    from entityworks.sql.exchange.internal import INTERNAL_PREFIXES, INTERNAL_TABLES
+    from entityworks.sql.exchange._internal import INTERNAL_PREFIXES, INTERNAL_TABLES
 
     assert {VERSION_TABLE, USER_VERSION_TABLE, logical.TABLE} == set(INTERNAL_TABLES)
     assert set(CLI_TABLES) == set(INTERNAL_TABLES)

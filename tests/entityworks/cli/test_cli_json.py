@@ -27,7 +27,7 @@ from click.testing import CliRunner, Result
 from entityworks import Store
 from entityworks.catalog import MapRecord, analyse_entropy, generate_into, open_catalog
 from entityworks.cli import cli
-from entityworks.cli.jsonout import dumps, json_value, rows_json
+from entityworks.cli._jsonout import dumps, json_value, rows_json
 from entityworks.errors import UnsupportedTypeError
 
 ROOT = Path(__file__).resolve().parents[3]

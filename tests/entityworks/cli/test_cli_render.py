@@ -17,7 +17,7 @@ from PIL import Image
 from entityworks import Store
 from entityworks.catalog import MapRecord, generate_into, open_catalog
 from entityworks.cli import cli
-from entityworks.cli.maps import render as render_command
+from entityworks.cli._maps import render as render_command
 from generators.maps import render
 
 ROOT = Path(__file__).resolve().parents[3]

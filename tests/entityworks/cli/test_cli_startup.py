@@ -95,9 +95,8 @@ def test_a_command_loads_only_its_own_module():
     )
     assert done.returncode == 0, done.stderr
     loaded = {m.rpartition(".")[2] for m in done.stdout.strip().splitlines()[-1].split()}
-    assert loaded == {"catalog", "controls", "errors", "group", "options", "output", "stores"}, (
-        loaded
-    )
+    expected = {"_catalog", "_controls", "errors", "group", "options", "output", "_stores"}
+    assert loaded == expected, loaded
 
 
 def test_every_command_is_found_under_its_own_name():

@@ -23,10 +23,10 @@ from click.testing import CliRunner, Result
 from PIL import Image
 
 from entityworks import Store
+from entityworks._files import input_path, open_output, stdout_output
 from entityworks.catalog import MapRecord, generate_into, open_catalog
 from entityworks.cli import cli
 from entityworks.errors import EntityworksError, InputTooLarge, OutputPathError
-from entityworks.files import input_path, open_output, stdout_output
 
 ROOT = Path(__file__).resolve().parents[3]
 PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
@@ -399,7 +399,7 @@ def test_a_reader_that_leaves_early_ends_the_export_quietly(catalog_db):
 
 
 def test_stdout_output_writes_only_on_success_and_spills_to_disk(monkeypatch):
-    import entityworks.files as files
+    import entityworks._files as files
 
     monkeypatch.setattr(files, "STDOUT_MEMORY", 1000)
     sink = io.BytesIO()

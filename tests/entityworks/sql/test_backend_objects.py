@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy.schema import CreateTable
 
 from entityworks import AwareDatetime, table_schema
+from entityworks.sql._database import MAX_CASCADE_LEVELS
 from entityworks.sql.backends import for_name, names_where
-from entityworks.sql.database import MAX_CASCADE_LEVELS
 from entityworks.sql.scripts import dialect_for
 from entityworks.sql.tables import build_tables, table_companions
 

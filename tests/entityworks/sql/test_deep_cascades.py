@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from entityworks import SchemaError, Store, column
-from entityworks.sql.database import MAX_CASCADE_LEVELS
+from entityworks.sql._database import MAX_CASCADE_LEVELS
 
 
 def chain(tables: int, last: str = "cascade", optional_last: bool = False) -> list[type]:

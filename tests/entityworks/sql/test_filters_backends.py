@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from entityworks import FilterError, Store, col, column, table
 from entityworks.catalog.packing import PackedGrid, PointPath
-from entityworks.sql.like import like_matches
+from entityworks.sql._like import like_matches
 
 
 @table("fb_text")

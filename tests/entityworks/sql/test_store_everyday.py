@@ -369,7 +369,7 @@ def test_logs_never_show_a_password(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_the_package_logger_is_silent_by_default() -> None:
-    import entityworks.sql.log  # noqa: F401 - the Store imports it
+    import entityworks.sql._log  # noqa: F401 - the Store imports it
 
     handlers = logging.getLogger("entityworks").handlers
     assert any(isinstance(h, logging.NullHandler) for h in handlers)

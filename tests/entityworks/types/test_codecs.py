@@ -43,7 +43,7 @@ FLAT_ANYWHERE = frozenset(
 #: (``info``, ``column.info``, ``base``).
 FLAT_ON_ENTRIES = frozenset({"sql", "arrow", "xsd", "to_text", "from_text"})
 #: (module, attribute) pairs that read something else of that name: ``Store.to_arrow``.
-UNRELATED = frozenset({("sql/store.py", "to_arrow"), ("cli/arrow.py", "to_arrow")})
+UNRELATED = frozenset({("sql/store.py", "to_arrow"), ("cli/_arrow.py", "to_arrow")})
 
 
 def _flat_reads(text: str, module: str) -> list[str]:

@@ -186,7 +186,7 @@ def test_numba_s_debugging_mode_runs_the_view_as_python(tmp_path: Path, cave: Pa
 def test_the_file_name_follows_what_the_machine_code_depends_on(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from generators.view import shadowcast
+    from generators.view import _shadowcast as shadowcast
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     plain = _native._path(shadowcast._KERNEL)

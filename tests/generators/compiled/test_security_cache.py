@@ -453,7 +453,7 @@ def _kernel_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, 
     """The names the kernel files have for this configuration (public: the same digest in
     every process of this install), found here in a folder of the test's own."""
     from generators.sudoku import _engine as _sudoku_engine
-    from generators.view import shadowcast
+    from generators.view import _shadowcast as shadowcast
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "names"))
     names = {}

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from generators.maps import caves, regions
-from generators.maps import visits as _visits
+from generators.maps import _visits, caves, regions
 
 FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
 

@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from generators.maps import islands, regions
-from generators.maps import visits as _visits
+from generators.maps import _visits, islands, regions
 
 
 def test_rule_direction_island_versus_labyrinth() -> None:

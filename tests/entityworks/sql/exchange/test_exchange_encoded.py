@@ -18,7 +18,7 @@ import pytest
 
 from entityworks import Store, XMLImportError, column, table, write_xml
 from entityworks.model.schema import table_schema
-from entityworks.sql.exchange.rows import builds_plainly
+from entityworks.sql.exchange._rows import builds_plainly
 
 ROWS = 300  # a per-row instance would be built at least this many times
 

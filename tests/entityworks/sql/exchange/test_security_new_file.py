@@ -133,7 +133,7 @@ def test_a_link_to_an_existing_database_is_still_imported_into(tmp_path: Path) -
 STALE = """
 import os, sqlite3, sys
 from pathlib import Path
-from entityworks.sql.exchange.new_file import _private_file_beside
+from entityworks.sql.exchange._new_file import _private_file_beside
 
 private, held = _private_file_beside(Path(sys.argv[1]))
 with sqlite3.connect(private) as conn:  # what an import had written when it was killed
@@ -210,7 +210,7 @@ def kept(planted: Path) -> bool:
 
 def record_for(planted: Path, **changes: object) -> dict[str, object]:
     """An owner record like an import writes for ``planted``, with ``changes``."""
-    from entityworks.sql.exchange import new_file
+    from entityworks.sql.exchange import _new_file as new_file
 
     info = planted.stat()
     token = planted.name.split(".")[-2]
@@ -287,7 +287,7 @@ def test_a_record_for_a_dead_pid_later_reused_is_stale(tmp_path: Path) -> None:
     """The pid now names a live process that started at another time: the import that wrote
     the record is gone, so its file goes (this process stands for the later one)."""
     planted = plant(tmp_path)
-    from entityworks.sql.exchange import new_file
+    from entityworks.sql.exchange import _new_file as new_file
 
     started = new_file._started(os.getpid())
     if started is None:
