@@ -275,7 +275,7 @@ class FamilyFormatter:
         self.parent: RowFormatter = RowFormatter(schema)
         self.key: str = schema.require_key("an XML export with child rows").name
         self._at = schema.column_names.index(self.key)
-        self.children = [
+        self.children: list[tuple[str, int, RowFormatter]] = [
             (child.field, child.schema.links, RowFormatter(child.schema))
             for child in schema.children
         ]
