@@ -26,6 +26,8 @@ from .filters import compile_order_by, compile_where, encode_value
 from .tables import table_companions
 
 FETCH = 2_000
+#: Parent keys per child query (one IN list).
+CHILD_KEYS = 500
 
 
 def get(db: Database, point: PointPath, cls: type, key: Any) -> Any:
@@ -155,8 +157,9 @@ def _child_row_lists(
     for path, child in paths:
         # every level refers to the root row by its key (parent_key, the first column)
         owned: dict[Any, list[tuple[Any, ...]]] = {key: [] for key in keys}
-        for start in range(0, len(encoded), 500):
-            for columns in _child_columns(db, child, encoded[start : start + 500], conn):
+        for start in range(0, len(encoded), CHILD_KEYS):
+            chunk = encoded[start : start + CHILD_KEYS]
+            for columns in _child_columns(db, child, chunk, conn):
                 for key, run in groupby(zip(*columns, strict=True), itemgetter(0)):
                     owned[key].extend(run)
         out[path] = [owned[key] for key in keys]
@@ -402,8 +405,8 @@ def _load_children(
         offset = child.field_index[0] if child.field_index else len(child.fields)
         lists = sum(not c.optional for c in child.schema.children)
         items: dict[Any, Any] = {}
-        for start in range(0, len(encoded), 500):
-            chunk = encoded[start : start + 500]
+        for start in range(0, len(encoded), CHILD_KEYS):
+            chunk = encoded[start : start + CHILD_KEYS]
             for columns in _child_columns(db, child, chunk, conn):
                 size = len(columns[0])
                 values = columns[offset:]
