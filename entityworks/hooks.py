@@ -1,7 +1,9 @@
 """The declared extension points: what a plugin adds to entityworks, through pluggy.
 
-Three open tables are built from hooks, as Datasette and sqlite-utils build theirs: the type
-registry's entries (:func:`register_types`), the catalog's map kinds
+Four open tables are built from hooks, as Datasette and sqlite-utils build theirs: what the
+registry's types become in SQL, Arrow and XML (:func:`register_codecs`: each format's
+package says it for the built-in types), the type registry's entries
+(:func:`register_types`), the catalog's map kinds
 (:func:`register_map_kinds`) and the command families of ``entityworks``
 (:func:`register_commands`). entityworks' own entries come from its built-in plugin modules
 (:data:`BUILTIN_PLUGINS`); an installed package adds its own through the ``entityworks``
@@ -38,10 +40,20 @@ hookspec: pluggy.HookspecMarker = pluggy.HookspecMarker(PROJECT)
 #: Marks a plugin's implementation of a hook: ``@hookimpl`` above a function named as the hook.
 hookimpl: pluggy.HookimplMarker = pluggy.HookimplMarker(PROJECT)
 
+#: The formats' built-in plugins: what the built-in types become in SQL, Arrow and XML
+#: (their ``register_codecs``). Part of every registry the hooks fill, the core's included.
+BUILTIN_FORMATS: tuple[str, ...] = (
+    "entityworks.sql.codecs",
+    "entityworks.arrow.codecs",
+    "entityworks.xml.codecs",
+)
+
 #: The built-in plugins, registered (under these names) before any installed one: the
-#: built-in types (scalars, JSON containers, NumPy arrays, Enums, nested dataclasses), the
-#: catalog's column types and map kinds, the command families of ``entityworks``.
+#: formats' codecs (:data:`BUILTIN_FORMATS`), the built-in types (scalars, JSON containers,
+#: NumPy arrays, Enums, nested dataclasses), the catalog's column types and map kinds, the
+#: command families of ``entityworks``.
 BUILTIN_PLUGINS: tuple[str, ...] = (
+    *BUILTIN_FORMATS,
     "entityworks.plugins.types",
     "entityworks.plugins.catalog",
     "entityworks.plugins.commands",
@@ -49,6 +61,18 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 
 
 # -- the hooks ----------------------------------------------------------------------------
+@hookspec
+def register_codecs(registry: Any) -> None:
+    """Say what types become in a format: ``registry.register_codec_maker(SqlCodec, family,
+    maker)`` (or ``ArrowCodec``, ``XmlCodec``), where ``maker(**params)`` gives the format's
+    record for a type of the codec ``family`` (see
+    :meth:`~entityworks.registry.TypeRegistry.codecs`: ``"int"``, ``"json"``, ``"enum"``...).
+
+    Called once per registry, before :func:`register_types` (whose entries are made of
+    these records). The formats' built-in makers come first, so a plugin's maker for a
+    built-in family replaces it (JSON stored another way, say)."""
+
+
 @hookspec
 def register_types(registry: Any) -> None:
     """Add entries to ``registry``, a new :class:`~entityworks.registry.TypeRegistry` (the
@@ -115,8 +139,9 @@ def plugin_manager() -> pluggy.PluginManager:
             finally:
                 _loading = False
                 for registry, had in _filled_early:
-                    late = manager.subset_hook_caller("register_types", remove_plugins=had)
-                    late(registry=registry)
+                    for hook in ("register_codecs", "register_types"):
+                        late = manager.subset_hook_caller(hook, remove_plugins=had)
+                        late(registry=registry)
                 _filled_early.clear()
     return _manager
 
@@ -126,18 +151,21 @@ _Registry = TypeVar("_Registry")
 
 def add_types(registry: _Registry, only: Iterable[str] | None = None) -> _Registry:
     """Fill ``registry`` (a :class:`~entityworks.registry.TypeRegistry`) through
-    :func:`register_types`: with every plugin's types, or with those of the plugins named in
-    ``only``. Returns ``registry``."""
+    :func:`register_codecs`, then :func:`register_types`: with every plugin's codecs and
+    types, or with those of the plugins named in ``only`` and of the formats
+    (:data:`BUILTIN_FORMATS`). Returns ``registry``."""
     manager = plugin_manager()
     with _lock:
         if only is None:
+            manager.hook.register_codecs(registry=registry)
             manager.hook.register_types(registry=registry)
             if _loading:
                 _filled_early.append((registry, set(manager.get_plugins())))
         else:
-            keep = {manager.get_plugin(name) for name in only}
+            keep = {manager.get_plugin(name) for name in (*BUILTIN_FORMATS, *only)}
             others = set(manager.get_plugins()) - keep
-            manager.subset_hook_caller("register_types", remove_plugins=others)(registry=registry)
+            for hook in ("register_codecs", "register_types"):
+                manager.subset_hook_caller(hook, remove_plugins=others)(registry=registry)
     return registry
 
 
@@ -189,6 +217,7 @@ def commands() -> dict[str, str]:
 
 
 __all__ = [
+    "BUILTIN_FORMATS",
     "BUILTIN_PLUGINS",
     "PROJECT",
     "add_types",
@@ -197,6 +226,7 @@ __all__ = [
     "hookspec",
     "map_kinds",
     "plugin_manager",
+    "register_codecs",
     "register_commands",
     "register_map_kinds",
     "register_types",

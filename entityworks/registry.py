@@ -24,6 +24,8 @@ from .types.json import NestedCodec, looking_up
 from .types.registry import (
     ARROW,
     COMPANION_SEPARATOR,
+    CodecMaker,
+    CodecRecords,
     Companion,
     Factory,
     Target,
@@ -129,6 +131,8 @@ __all__ = [
     "COMPANION_SEPARATOR",
     "ArrowCodec",
     "Codec",
+    "CodecMaker",
+    "CodecRecords",
     "Companion",
     "DECIMAL_ARROW_PRECISION",
     "DECIMAL_FRACTION_DIGITS",

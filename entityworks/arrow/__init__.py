@@ -47,9 +47,36 @@ of the file): frames refuse it, naming its row and column.
 
 from __future__ import annotations
 
-from .columns import arrow_schema
-from .read import from_arrow, from_pandas, read_parquet
-from .write import to_arrow, to_pandas, write_parquet
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .columns import arrow_schema
+    from .read import from_arrow, from_pandas, read_parquet
+    from .write import to_arrow, to_pandas, write_parquet
+
+#: Public name -> the module defining it, imported when the name is first read: the
+#: package itself imports neither pyarrow nor the registry, so that its codec makers
+#: (:mod:`.codecs`) are loaded while the default registry is being filled.
+_LAZY = {
+    "arrow_schema": "columns",
+    "from_arrow": "read",
+    "from_pandas": "read",
+    "read_parquet": "read",
+    "to_arrow": "write",
+    "to_pandas": "write",
+    "write_parquet": "write",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "arrow_schema",

@@ -10,10 +10,8 @@ import io
 import math
 from typing import Any, get_origin
 
-from . import storage
-from .codecs import ArrowCodec, SqlCodec, XmlCodec
-from .registry import TypeInfo, TypeRegistry, pyarrow_module
-from .scalars import bytes_from_text, bytes_to_text, refused
+from .registry import TypeInfo, TypeRegistry
+from .scalars import refused
 
 
 def _is_ndarray(tp: Any) -> bool:
@@ -80,22 +78,7 @@ def _ndarray_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         "ndarray",
         tp,
-        sql_codec=SqlCodec(
-            column_type=storage.binary,
-            encode=ndarray_to_bytes,
-            decode=ndarray_from_bytes,
-        ),
-        arrow_codec=ArrowCodec(
-            arrow_type=lambda: pyarrow_module().binary(),
-            encode=ndarray_to_bytes,
-            decode=ndarray_from_bytes,
-        ),
-        xml_codec=XmlCodec(
-            xsd_type="xs:base64Binary",
-            to_text=lambda a: bytes_to_text(ndarray_to_bytes(a)),
-            from_text=lambda t: ndarray_from_bytes(bytes_from_text(t)),
-            plain_text=True,
-        ),
+        **registry.codecs("npy", to_bytes=ndarray_to_bytes, from_bytes=ndarray_from_bytes),
         check=check_ndarray,
         checked_codecs=True,
     )

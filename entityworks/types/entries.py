@@ -18,21 +18,12 @@ from typing import Any
 
 from ..errors import UnsupportedTypeError
 from . import columns, storage, values
-from .codecs import ArrowCodec, SqlCodec, XmlCodec
 from .registry import Companion, Target, TypeInfo, TypeRegistry, pyarrow_module
 from .scalars import (
     AWARE,
-    DECIMAL_ARROW_PRECISION,
     DECIMAL_FRACTION_DIGITS,
     DECIMAL_INTEGER_DIGITS,
     AwareDatetime,
-    as_uuid,
-    aware_datetime_from_text,
-    aware_datetime_to_text,
-    aware_to_utc,
-    bool_from_text,
-    bytes_from_text,
-    bytes_to_text,
     check_aware_datetime,
     check_bool,
     check_bytes,
@@ -45,24 +36,7 @@ from .scalars import (
     check_time,
     check_timedelta,
     check_uuid,
-    date_from_text,
-    date_to_text,
-    decimal_from_arrow,
-    decimal_from_text,
-    decimal_from_valid_text,
-    decimal_to_text,
-    float_from_text,
-    float_to_text,
-    int_from_text,
-    micros_to_timedelta,
-    naive_datetime_from_text,
-    naive_datetime_from_valid_text,
     offset_minutes,
-    time_from_text,
-    timedelta_from_text,
-    timedelta_to_db,
-    timedelta_to_text,
-    uuid_to_text,
     with_offset,
 )
 
@@ -206,334 +180,84 @@ def _float_companions(target: Target) -> tuple[Companion, ...]:
 
 # -- the built-in entries ----------------------------------------------------------------
 
-_INT_ALIASES = (
-    "xs:int",
-    "xs:short",
-    "xs:byte",
-    "xs:unsignedByte",
-    "xs:unsignedShort",
-    "xs:unsignedInt",
-    "xs:unsignedLong",
-    "xs:integer",
-    "xs:nonNegativeInteger",
-    "xs:positiveInteger",
-    "xs:negativeInteger",
-    "xs:nonPositiveInteger",
-)
-_MSDATA_GUID = (
-    "System.Guid, mscorlib, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089"
-)
+#: Each built-in scalar: its key, its name (which is its codec family:
+#: :meth:`TypeRegistry.codecs` gives what it becomes in SQL, Arrow and XML, as each format's
+#: package says) and what it is: its value rule and the facts bulk paths use.
+_SCALARS: list[tuple[Any, str, dict[str, Any]]] = [
+    (bool, "bool", {"check": check_bool, "native": bool, "check_column": columns.bool_column}),
+    (
+        int,
+        "int",
+        {
+            "check": check_int,
+            "native": int,
+            "check_column": columns.int_column,
+            "autoincrement": True,
+        },
+    ),
+    (
+        float,
+        "float",
+        {
+            "check": check_float,
+            "native": float,
+            "check_column": columns.float_column,
+            "companions": _float_companions,
+        },
+    ),
+    (str, "str", {"check": check_str, "native": str, "check_column": columns.str_column}),
+    (
+        bytes,
+        "bytes",
+        {"check": check_bytes, "native": bytes, "check_column": columns.exact_type(bytes)},
+    ),
+    (
+        decimal.Decimal,
+        "Decimal",
+        {
+            "check": check_decimal,
+            "checked_codecs": True,
+            "check_column": columns.decimal_column,
+            "companions": _decimal_companions,
+        },
+    ),
+    (
+        dt.datetime,
+        "datetime",
+        {
+            "check": check_datetime,
+            "checked_codecs": True,
+            "check_column": columns.naive_datetime_column,
+        },
+    ),
+    (
+        AWARE,
+        "AwareDatetime",
+        {
+            "check": check_aware_datetime,
+            "checked_codecs": True,
+            "companions": _aware_companions,
+        },
+    ),
+    (dt.date, "date", {"check": check_date, "checked_codecs": True}),
+    (dt.time, "time", {"check": check_time, "checked_codecs": True}),
+    (dt.timedelta, "timedelta", {"check": check_timedelta, "checked_codecs": True}),
+    (uuid.UUID, "UUID", {"check": check_uuid, "checked_codecs": True}),
+]
+
+#: The Python type each scalar's entry names (``AWARE`` is a marker for ``datetime``).
+_PYTHON_TYPES: dict[str, Any] = {"AwareDatetime": AwareDatetime}
 
 
-def _bool_from_valid_text(text: str) -> bool:
-    return text.strip() in ("true", "1")
-
-
-def _builtin_entries() -> list[tuple[Any, TypeInfo]]:
-    pa = pyarrow_module
+def _builtin_entries(registry: TypeRegistry) -> list[tuple[Any, TypeInfo]]:
+    """The built-in scalars' entries, of what each is and of the records ``registry``'s
+    codec makers give for its name."""
     return [
         (
-            bool,
-            TypeInfo(
-                "bool",
-                bool,
-                sql_codec=SqlCodec(
-                    column_type=storage.boolean,
-                    decode=bool,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().bool_(),
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:boolean",
-                    to_text=lambda b: "true" if check_bool(b) else "false",
-                    from_text=bool_from_text,
-                    from_valid_text=_bool_from_valid_text,
-                    plain_text=True,
-                    to_text_column=columns.bool_texts,
-                ),
-                check=check_bool,
-                native=bool,
-                check_column=columns.bool_column,
-            ),
-        ),
-        (
-            int,
-            TypeInfo(
-                "int",
-                int,
-                sql_codec=SqlCodec(
-                    column_type=storage.big_integer,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().int64(),
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:long",
-                    to_text=str,
-                    from_text=int_from_text,
-                    from_valid_text=int,
-                    plain_text=True,
-                    aliases=_INT_ALIASES,
-                    to_text_column=columns.int_texts,
-                ),
-                autoincrement=True,
-                check=check_int,
-                native=int,
-                check_column=columns.int_column,
-            ),
-        ),
-        (
-            float,
-            TypeInfo(
-                "float",
-                float,
-                sql_codec=SqlCodec(
-                    column_type=storage.double,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().float64(),
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:double",
-                    to_text=float_to_text,
-                    from_text=float_from_text,
-                    from_valid_text=float,
-                    plain_text=True,
-                    aliases=("xs:float",),
-                    to_text_column=columns.float_texts,
-                ),
-                check=check_float,
-                native=float,
-                companions=_float_companions,
-                check_column=columns.float_column,
-            ),
-        ),
-        (
-            str,
-            TypeInfo(
-                "str",
-                str,
-                sql_codec=SqlCodec(
-                    column_type=storage.text,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().string(),
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:string",
-                    to_text=str,
-                    from_text=str,
-                    aliases=("xs:normalizedString", "xs:token", "xs:anyURI"),
-                    to_text_column=columns.str_texts,
-                ),
-                check=check_str,
-                native=str,
-                check_column=columns.str_column,
-            ),
-        ),
-        (
-            bytes,
-            TypeInfo(
-                "bytes",
-                bytes,
-                sql_codec=SqlCodec(
-                    column_type=storage.binary,
-                    decode=bytes,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().binary(),
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:base64Binary",
-                    to_text=bytes_to_text,
-                    from_text=bytes_from_text,
-                    plain_text=True,
-                ),
-                check=check_bytes,
-                native=bytes,
-                check_column=columns.exact_type(bytes),
-            ),
-        ),
-        (
-            decimal.Decimal,
-            TypeInfo(
-                "Decimal",
-                decimal.Decimal,
-                sql_codec=SqlCodec(
-                    column_type=storage.exact_decimal,
-                    encode=check_decimal,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().decimal256(
-                        DECIMAL_ARROW_PRECISION, DECIMAL_FRACTION_DIGITS
-                    ),
-                    encode=check_decimal,
-                    decode=decimal_from_arrow,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:decimal",
-                    to_text=decimal_to_text,
-                    from_text=decimal_from_text,
-                    from_valid_text=decimal_from_valid_text,
-                    plain_text=True,
-                    to_text_column=columns.decimal_texts,
-                ),
-                check=check_decimal,
-                checked_codecs=True,
-                check_column=columns.decimal_column,
-                companions=_decimal_companions,
-            ),
-        ),
-        (
-            dt.datetime,
-            TypeInfo(
-                "datetime",
-                dt.datetime,
-                sql_codec=SqlCodec(
-                    column_type=storage.naive_datetime,
-                    encode=check_datetime,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().timestamp("us"),
-                    encode=check_datetime,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:dateTime",
-                    to_text=lambda v: check_datetime(v).isoformat(),
-                    from_text=naive_datetime_from_text,
-                    from_valid_text=naive_datetime_from_valid_text,
-                    plain_text=True,
-                    # .NET would otherwise read a naive value as local time and shift it.
-                    attributes={"msdata:DateTimeMode": "Unspecified"},
-                    to_text_column=columns.datetime_texts,
-                ),
-                check=check_datetime,
-                checked_codecs=True,
-                check_column=columns.naive_datetime_column,
-            ),
-        ),
-        (
-            AWARE,
-            TypeInfo(
-                "AwareDatetime",
-                AwareDatetime,
-                sql_codec=SqlCodec(
-                    column_type=storage.aware_datetime,
-                    encode=check_aware_datetime,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().timestamp("us", tz="UTC"),
-                    encode=aware_to_utc,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:dateTime",
-                    to_text=aware_datetime_to_text,
-                    from_text=aware_datetime_from_text,
-                    plain_text=True,
-                    attributes={"msdata:DateTimeMode": "Utc"},
-                ),
-                check=check_aware_datetime,
-                companions=_aware_companions,
-                checked_codecs=True,
-            ),
-        ),
-        (
-            dt.date,
-            TypeInfo(
-                "date",
-                dt.date,
-                sql_codec=SqlCodec(
-                    column_type=storage.date,
-                    encode=check_date,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().date32(),
-                    encode=check_date,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:date",
-                    to_text=date_to_text,
-                    from_text=date_from_text,
-                    plain_text=True,
-                ),
-                check=check_date,
-                checked_codecs=True,
-            ),
-        ),
-        (
-            dt.time,
-            TypeInfo(
-                "time",
-                dt.time,
-                sql_codec=SqlCodec(
-                    column_type=storage.time,
-                    encode=check_time,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().time64("us"),
-                    encode=check_time,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:time",
-                    to_text=lambda v: check_time(v).isoformat(),
-                    from_text=time_from_text,
-                    plain_text=True,
-                ),
-                check=check_time,
-                checked_codecs=True,
-            ),
-        ),
-        (
-            dt.timedelta,
-            TypeInfo(
-                "timedelta",
-                dt.timedelta,
-                sql_codec=SqlCodec(
-                    column_type=storage.big_integer,
-                    encode=timedelta_to_db,
-                    decode=micros_to_timedelta,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().duration("us"),
-                    encode=check_timedelta,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:duration",
-                    to_text=timedelta_to_text,
-                    from_text=timedelta_from_text,
-                    plain_text=True,
-                ),
-                check=check_timedelta,
-                checked_codecs=True,
-            ),
-        ),
-        (
-            uuid.UUID,
-            TypeInfo(
-                "UUID",
-                uuid.UUID,
-                sql_codec=SqlCodec(
-                    column_type=storage.uuid_type,
-                    encode=check_uuid,
-                    decode=as_uuid,
-                ),
-                arrow_codec=ArrowCodec(
-                    arrow_type=lambda: pa().string(),
-                    encode=uuid_to_text,
-                    decode=uuid.UUID,
-                ),
-                xml_codec=XmlCodec(
-                    xsd_type="xs:string",
-                    to_text=uuid_to_text,
-                    from_text=lambda t: uuid.UUID(t.strip()),
-                    plain_text=True,
-                    attributes={"msdata:DataType": _MSDATA_GUID},
-                ),
-                check=check_uuid,
-                checked_codecs=True,
-            ),
-        ),
+            key,
+            TypeInfo(name, _PYTHON_TYPES.get(name, key), **registry.codecs(name), **facts),
+        )
+        for key, name, facts in _SCALARS
     ]
 
 
@@ -554,7 +278,6 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
             type_=tp,
         )
     base = registry.lookup(next(iter(value_types)))
-    base_codec = base.xml_codec
 
     def check(member: Any) -> Any:
         if not isinstance(member, tp):
@@ -564,28 +287,10 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
     def to_value(member: Any) -> Any:
         return check(member).value
 
-    def from_text(text: str) -> enum.Enum:
-        return tp(base_codec.from_text(text))
-
     return TypeInfo(
         tp.__qualname__,
         tp,
-        sql_codec=SqlCodec(
-            column_type=base.sql_codec.column_type,
-            encode=to_value,
-            decode=tp,
-        ),
-        arrow_codec=ArrowCodec(
-            arrow_type=base.arrow_codec.arrow_type,
-            encode=to_value,
-            decode=tp,
-        ),
-        xml_codec=XmlCodec(
-            xsd_type=base_codec.xsd_type,
-            to_text=lambda m: base_codec.to_text(to_value(m)),
-            from_text=from_text,
-            plain_text=base_codec.plain_text,
-        ),
+        **registry.codecs("enum", enum=tp, base=base, to_value=to_value),
         check=check,
         checked_codecs=True,
     )
@@ -593,7 +298,7 @@ def _enum_info(tp: type[enum.Enum], registry: TypeRegistry) -> TypeInfo:
 
 def register(registry: TypeRegistry) -> None:
     """Add the built-in scalar entries to ``registry``."""
-    for key, info in _builtin_entries():
+    for key, info in _builtin_entries(registry):
         registry.register(info, key)
 
 

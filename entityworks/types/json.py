@@ -24,10 +24,8 @@ from operator import countOf
 from typing import Any, get_args, get_origin
 
 from ..errors import SchemaError, UnsupportedTypeError
-from . import storage
-from .codecs import ArrowCodec, SqlCodec, XmlCodec
 from .construct import check_constructible, instance_builder
-from .registry import TypeInfo, TypeRegistry, pyarrow_module, type_name, unwrap_optional
+from .registry import TypeInfo, TypeRegistry, type_name, unwrap_optional
 from .scalars import check_bool, check_float, check_int, check_str, int_from_text, refused
 
 _JSON_ORIGINS = (list, dict, tuple)
@@ -244,21 +242,7 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         type_name(tp),
         tp,
-        sql_codec=SqlCodec(
-            column_type=storage.json_text,
-            encode=dumps,
-            decode=loads,
-        ),
-        arrow_codec=ArrowCodec(
-            arrow_type=lambda: pyarrow_module().string(),
-            encode=dumps,
-            decode=loads,
-        ),
-        xml_codec=XmlCodec(
-            xsd_type="xs:string",
-            to_text=dumps,
-            from_text=loads,
-        ),
+        **registry.codecs("json", dumps=dumps, loads=loads),
         check=check,
         checked_codecs=True,
     )
@@ -276,21 +260,7 @@ def _nested_info(tp: type, registry: TypeRegistry) -> TypeInfo:
     return TypeInfo(
         tp.__qualname__,
         tp,
-        sql_codec=SqlCodec(
-            column_type=storage.json_text,
-            encode=codec.dumps,
-            decode=codec.loads,
-        ),
-        arrow_codec=ArrowCodec(
-            arrow_type=lambda: pyarrow_module().string(),
-            encode=codec.dumps,
-            decode=codec.loads,
-        ),
-        xml_codec=XmlCodec(
-            xsd_type="xs:string",
-            to_text=codec.dumps,
-            from_text=codec.loads,
-        ),
+        **registry.codecs("json", dumps=codec.dumps, loads=codec.loads),
         check=codec.check,
         checked_codecs=True,
     )

@@ -43,7 +43,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, get_args, get_origin
+from typing import Any, TypedDict, get_args, get_origin
 
 from ..errors import UnsupportedTypeError
 from . import storage
@@ -472,6 +472,26 @@ class TypeMarker:
 
 Factory = Callable[[Any, "TypeRegistry"], TypeInfo]
 
+#: A format's codec maker: the keyword parameters of a codec family (see
+#: :meth:`TypeRegistry.codecs`) -> that format's record.
+CodecMaker = Callable[..., SqlCodec | ArrowCodec | XmlCodec]
+
+#: The formats' records, by the keyword of :class:`TypeInfo` that takes each.
+_FORMATS: dict[type[Any], tuple[str, str]] = {
+    SqlCodec: ("sql_codec", "SQL"),
+    ArrowCodec: ("arrow_codec", "Arrow"),
+    XmlCodec: ("xml_codec", "XML"),
+}
+
+
+class CodecRecords(TypedDict):
+    """The three records of one type, as :class:`TypeInfo`'s keywords take them
+    (``TypeInfo(name, tp, **registry.codecs("int"), check=...)``)."""
+
+    sql_codec: SqlCodec
+    arrow_codec: ArrowCodec
+    xml_codec: XmlCodec
+
 
 class TypeRegistry:
     """Maps Python types to :class:`TypeInfo`; user types are added with :meth:`register`."""
@@ -480,6 +500,8 @@ class TypeRegistry:
         self._exact: dict[Any, TypeInfo] = {}
         self._factories: list[tuple[Callable[[Any], bool], Factory]] = []
         self._memo: dict[Any, TypeInfo] = {}
+        #: (record type, codec family) -> the format's maker (:meth:`register_codec_maker`).
+        self._makers: dict[tuple[type[Any], str], CodecMaker] = {}
         #: Counts registrations: what was built from the entries before (a cached table
         #: schema) is stale once it changes.
         self.generation: int = 0
@@ -510,6 +532,69 @@ class TypeRegistry:
             )
         return self.register(changed, key)
 
+    def register_codec_maker(
+        self, record: type[SqlCodec | ArrowCodec | XmlCodec], family: str, maker: CodecMaker
+    ) -> CodecMaker:
+        """Say what the types of codec family ``family`` become in one format: ``record``
+        (:class:`SqlCodec`, :class:`ArrowCodec` or :class:`XmlCodec`) names the format,
+        ``maker(**params)`` gives its record for a type of the family (see :meth:`codecs`).
+
+        Each format's package registers its makers for the built-in families in its
+        ``register_codecs`` hook (:mod:`entityworks.hooks`): what a type is stays in the type
+        layer, what it becomes in SQL, Arrow and XML in ``entityworks.sql.codecs``,
+        ``entityworks.arrow.codecs`` and ``entityworks.xml.codecs``. A later maker for the same
+        format and family replaces the earlier one (a plugin storing JSON another way), for the
+        entries made after it."""
+        if record not in _FORMATS:
+            raise TypeError(
+                f"register_codec_maker takes SqlCodec, ArrowCodec or XmlCodec, not {record!r}"
+            )
+        self._makers[(record, family)] = maker
+        self._memo.clear()
+        self.generation += 1
+        return maker
+
+    def codec_families(self) -> dict[str, tuple[str, ...]]:
+        """Codec family -> the formats (``"SQL"``, ``"Arrow"``, ``"XML"``) with a maker for it."""
+        families: dict[str, tuple[str, ...]] = {}
+        for record, (_keyword, label) in _FORMATS.items():
+            for kind, family in self._makers:
+                if kind is record:
+                    families[family] = (*families.get(family, ()), label)
+        return families
+
+    def codecs(self, family: str, **params: Any) -> CodecRecords:
+        """The records of a type of codec family ``family``, one per format, each made by the
+        maker its format registered (:meth:`register_codec_maker`) with ``params``.
+
+        The built-in families: each built-in scalar by its entry's name (``"int"``,
+        ``"Decimal"``, ``"AwareDatetime"``..., no parameters); ``"enum"`` (``enum``: the
+        Enum class, ``base``: the entry of its values' type, ``to_value``: member -> checked
+        value); ``"json"`` (``dumps``: value -> JSON text, ``loads``: JSON text -> value,
+        both checking); ``"npy"`` (``to_bytes`` / ``from_bytes``: an array and its ``.npy``
+        bytes). Raises :class:`UnsupportedTypeError` when a format has no maker for it."""
+        made: dict[str, Any] = {}
+        for record, (keyword, label) in _FORMATS.items():
+            maker = self._makers.get((record, family))
+            if maker is None:
+                raise UnsupportedTypeError(
+                    f"no {label} codec for the codec family {family!r}: the {label} layer "
+                    f"registers its makers through the register_codecs hook "
+                    f"(registry.register_codec_maker({record.__name__}, {family!r}, ...))",
+                    type_=family,
+                )
+            codec = maker(**params)
+            if not isinstance(codec, record):
+                raise TypeError(
+                    f"the {label} codec maker of {family!r} gave {codec!r}, not a {record.__name__}"
+                )
+            made[keyword] = codec
+        return CodecRecords(
+            sql_codec=made["sql_codec"],
+            arrow_codec=made["arrow_codec"],
+            xml_codec=made["xml_codec"],
+        )
+
     @typing.overload
     def register_factory(
         self, predicate: Callable[[Any], bool], factory: None = None
@@ -537,6 +622,7 @@ class TypeRegistry:
         other = TypeRegistry()
         other._exact = dict(self._exact)
         other._factories = list(self._factories)
+        other._makers = dict(self._makers)
         return other
 
     # -- lookup ---------------------------------------------------------------------------

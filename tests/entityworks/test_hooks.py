@@ -77,7 +77,8 @@ def plugin() -> Iterator[TestPlugin]:
 
 def test_the_built_in_plugins_fill_the_tables() -> None:
     manager = hooks.plugin_manager()
-    assert [manager.get_plugin(n) is not None for n in hooks.BUILTIN_PLUGINS] == [True] * 3
+    assert all(manager.get_plugin(n) is not None for n in hooks.BUILTIN_PLUGINS)
+    assert hooks.BUILTIN_PLUGINS[: len(hooks.BUILTIN_FORMATS)] == hooks.BUILTIN_FORMATS
     assert list(KINDS) == ["caves", "dungeon", "islands", "labyrinth", "cellular"]
     assert {"query", "generate", "tables"} <= set(hooks.commands())
     assert hooks.commands()["query"] == "entityworks.cli._catalog:query"

@@ -1,0 +1,81 @@
+"""What the built-in types become in SQL: the SQL layer's codec makers, one per codec family
+(:meth:`~entityworks.registry.TypeRegistry.codecs`), registered through the
+``register_codecs`` hook (:mod:`entityworks.hooks`).
+
+A column type here is a :class:`~entityworks.types.storage.StorageType`, a name that
+:mod:`.sqltypes` resolves when a table is built, so that filling a registry and encoding
+rows never import SQLAlchemy. Each backend then decides how a column of that type is bound
+and read (:mod:`.backends`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..hooks import hookimpl
+from ..types import storage
+from ..types.codecs import SqlCodec
+from ..types.registry import TypeInfo, TypeRegistry
+from ..types.scalars import (
+    as_uuid,
+    check_aware_datetime,
+    check_date,
+    check_datetime,
+    check_decimal,
+    check_time,
+    check_uuid,
+    micros_to_timedelta,
+    timedelta_to_db,
+)
+
+#: The built-in scalars' records, by codec family (the entry's name).
+SCALARS: dict[str, SqlCodec] = {
+    "bool": SqlCodec(column_type=storage.boolean, decode=bool),
+    "int": SqlCodec(column_type=storage.big_integer),
+    "float": SqlCodec(column_type=storage.double),
+    "str": SqlCodec(column_type=storage.text),
+    "bytes": SqlCodec(column_type=storage.binary, decode=bytes),
+    "Decimal": SqlCodec(column_type=storage.exact_decimal, encode=check_decimal),
+    "datetime": SqlCodec(column_type=storage.naive_datetime, encode=check_datetime),
+    "AwareDatetime": SqlCodec(column_type=storage.aware_datetime, encode=check_aware_datetime),
+    "date": SqlCodec(column_type=storage.date, encode=check_date),
+    "time": SqlCodec(column_type=storage.time, encode=check_time),
+    # microseconds in a BIGINT: every backend compares and sums them exactly
+    "timedelta": SqlCodec(
+        column_type=storage.big_integer, encode=timedelta_to_db, decode=micros_to_timedelta
+    ),
+    "UUID": SqlCodec(column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid),
+}
+
+
+def enum_codec(*, enum: type, base: TypeInfo, to_value: Callable[[Any], Any]) -> SqlCodec:
+    """An Enum stored as its value, in its value type's column."""
+    return SqlCodec(column_type=base.sql_codec.column_type, encode=to_value, decode=enum)
+
+
+def json_codec(*, dumps: Callable[[Any], str], loads: Callable[[str], Any]) -> SqlCodec:
+    """A JSON container or nested dataclass stored as its JSON text."""
+    return SqlCodec(column_type=storage.json_text, encode=dumps, decode=loads)
+
+
+def npy_codec(*, to_bytes: Callable[[Any], bytes], from_bytes: Callable[[bytes], Any]) -> SqlCodec:
+    """A NumPy array stored as its ``.npy`` bytes."""
+    return SqlCodec(column_type=storage.binary, encode=to_bytes, decode=from_bytes)
+
+
+def _scalar(codec: SqlCodec) -> Callable[[], SqlCodec]:
+    return lambda: codec
+
+
+@hookimpl(tryfirst=True)
+def register_codecs(registry: TypeRegistry) -> None:
+    """The SQL records of the built-in codec families."""
+    for family, codec in SCALARS.items():
+        registry.register_codec_maker(SqlCodec, family, _scalar(codec))
+    registry.register_codec_maker(SqlCodec, "enum", enum_codec)
+    registry.register_codec_maker(SqlCodec, "json", json_codec)
+    registry.register_codec_maker(SqlCodec, "npy", npy_codec)
+
+
+__all__ = ["SCALARS", "enum_codec", "json_codec", "npy_codec", "register_codecs"]
