@@ -480,13 +480,16 @@ class Store:
         xsd_path: str | Path | None = None,
         *,
         on_batch: Callable[[Sequence[Any]], None] | None = None,
+        on_rows: Callable[[int, Mapping[str, int]], None] | None = None,
     ) -> int:
         """Validate and insert an XML file in one transaction (all rows or none); returns
         the count of top-level rows. ``on_batch`` is handed each batch of instances once it
-        is inserted (for a progress bar, or to count child rows)."""
+        is inserted; ``on_rows(rows, children)`` is told each inserted batch's count of rows
+        and of child rows per child table (by its table name), with no instance built for it
+        (the cheaper way to drive a progress bar)."""
         from .exchange.xml import import_store
 
-        return import_store(self, cls, xml_path, xsd_path, on_batch=on_batch)
+        return import_store(self, cls, xml_path, xsd_path, on_batch=on_batch, on_rows=on_rows)
 
     def to_arrow(
         self,

@@ -271,3 +271,30 @@ def test_import_xml_counts_its_child_rows_without_instances(
     assert per_row(calls, 1_000) == {}
     with Store(backend_url) as store:
         assert store.count(store.reflect("houses_rooms")) == rooms
+
+
+def test_store_import_xml_tells_on_rows_its_counts_without_instances(
+    store: Store, tmp_path: Path
+) -> None:
+    want = houses()
+    write_xml(House, want, tmp_path / "h.xml", tmp_path / "h.xsd")
+    told: list[tuple[int, dict[str, int]]] = []
+    with built() as calls:
+        count = store.import_xml(
+            House, tmp_path / "h.xml", on_rows=lambda n, children: told.append((n, dict(children)))
+        )
+    assert count == ROWS == sum(n for n, _c in told)
+    assert len(told) > 1  # batch by batch, as a progress bar wants it
+    assert per_row(calls, 1_000) == {}
+    told_children: dict[str, int] = {}
+    for _n, children in told:
+        for name, rows in children.items():
+            told_children[name] = told_children.get(name, 0) + rows
+    assert told_children == {
+        "houses_rooms": sum(len(h.rooms) for h in want),
+        "houses_doors": sum(len(h.doors) for h in want),
+    }
+    # what was told is what the database holds
+    assert store.count(store.reflect("houses_rooms")) == told_children["houses_rooms"]
+    assert store.count(store.reflect("houses_doors")) == told_children["houses_doors"]
+    assert list(store.select(House, order_by="id")) == want
