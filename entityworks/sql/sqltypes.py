@@ -424,12 +424,16 @@ class _TextOrNative(_PerBackend):
     def reader(self, backend: Backend) -> Callable[[Any], Any] | None:
         return self.from_iso if backend.text_values else None
 
+    #: ``to_iso`` of a value its rule passed (of exactly the column's type), with no
+    #: Python call of its own (``None``: ``to_iso``).
+    checked_iso: Callable[[Any], str] | None = None
+
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked values (``None``: bound as
         they are)."""
         if not for_name(dialect.name).text_values:
             return _impl_column(self, dialect)
-        return partial(_each, self.to_iso)
+        return partial(_each, self.checked_iso or self.to_iso)
 
     def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The result processor of a whole column (raw rows of a text backend: the ISO
@@ -480,6 +484,8 @@ class ISODate(_TextOrNative):
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.date()
 
+    checked_iso = methodcaller("isoformat")
+
     def to_iso(self, value: Any) -> str:
         # A datetime's text would be stored, then never read back as a date.
         if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
@@ -497,6 +503,8 @@ class ISOTime(_TextOrNative):
 
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.time()
+
+    checked_iso = methodcaller("isoformat", "microseconds")
 
     def to_iso(self, value: dt.time) -> str:
         return value.isoformat(timespec="microseconds")
@@ -517,6 +525,8 @@ class UUIDType(_TextOrNative):
 
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.uuid()
+
+    checked_iso = str
 
     def to_iso(self, value: Any) -> str:
         import uuid
@@ -556,6 +566,40 @@ class AwareDateTime(_PerBackend):
 
     def reader(self, backend: Backend) -> Callable[[Any], Any]:
         return _instant
+
+    def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        """The bind processor of a whole column of checked aware datetimes (their rule has
+        passed: no second test of the offset), equal value for value to
+        :meth:`bind_processor`'s."""
+        backend = for_name(dialect.name)
+        if backend.text_values:
+            return _utc_text_column
+        first = _checked_naive_utc if backend.naive_utc else _AS_UTC
+        impl = self.impl_instance.bind_processor(dialect)
+        if impl is None:
+            return partial(_each, first)
+        return partial(_each, partial(_then, first, impl))
+
+
+#: A checked aware datetime's instant in UTC, and its ISO text (what :func:`_utc_text` gives).
+_AS_UTC = methodcaller("astimezone", UTC)
+_ISO_T_MICROSECONDS = methodcaller("isoformat", "T", "microseconds")
+
+
+def _checked_utc_text(value: dt.datetime) -> str:
+    return _ISO_T_MICROSECONDS(value.astimezone(UTC))
+
+
+def _utc_text_column(values: Sequence[Any]) -> list[Any]:
+    """:func:`_checked_utc_text` of each value of a column, ``None`` kept (no Python call
+    per value when there is no ``None``)."""
+    if countOf(map(type, values), type(None)):
+        return _each(_checked_utc_text, values)
+    return list(map(_ISO_T_MICROSECONDS, map(_AS_UTC, values)))
+
+
+def _checked_naive_utc(value: dt.datetime) -> dt.datetime:
+    return value.astimezone(UTC).replace(tzinfo=None)
 
 
 def _utc(value: Any) -> dt.datetime:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import filterfalse, repeat
@@ -95,6 +96,76 @@ def str_column(values: Sequence[Any]) -> bool:
 def naive_datetime_column(values: Sequence[Any]) -> bool:
     """Exactly ``datetime`` without a tzinfo (``check_datetime``)."""
     exact, present = _present(values, dt.datetime)
+    return exact and countOf(map(_TZINFO, present), None) == len(present)
+
+
+#: The offsets ``check_aware_datetime`` passes: whole minutes within ±14:00.
+_MINUTE = dt.timedelta(minutes=1)
+_MAX_OFFSET = dt.timedelta(hours=14)
+_AS_UTC_CHECK = dt.UTC
+
+
+def _fixed_offset_ok(zone: Any) -> bool:
+    """True for a ``datetime.timezone`` (one offset for every value) whose offset the rule
+    passes; anything else (``None``, a ``zoneinfo`` zone whose offset moves) is left to the
+    rule value by value."""
+    if type(zone) is not dt.timezone:
+        return False
+    offset = zone.utcoffset(None)
+    return not offset % _MINUTE and abs(offset) <= _MAX_OFFSET
+
+
+def aware_datetime_column(values: Sequence[Any]) -> bool:
+    """Exactly ``datetime``, each with a fixed-offset ``datetime.timezone`` of whole minutes
+    within ±14:00 whose UTC instant lies within the years 1-9999 (``check_aware_datetime``).
+
+    The offsets are tested once per zone, and the instants at the two ends only: the
+    earliest and the latest instants of the column are the only ones that could leave the
+    years 1-9999 in UTC."""
+    exact, present = _present(values, dt.datetime)
+    if not exact:
+        return False
+    if not present:
+        return True
+    if not all(map(_fixed_offset_ok, set(map(_TZINFO, present)))):
+        return False
+    try:
+        min(present).astimezone(_AS_UTC_CHECK)
+        max(present).astimezone(_AS_UTC_CHECK)
+    except OverflowError:
+        return False
+    return True
+
+
+def offset_minutes_column(values: Sequence[Any]) -> list[Any]:
+    """``offset_minutes`` of each checked aware datetime (``None`` staying ``None``): minutes
+    east of UTC, ``None`` for UTC itself; once per fixed-offset zone."""
+    if has_none(values):
+        return [None if v is None else _offset_minutes(v) for v in values]
+    zones = set(map(_TZINFO, values))
+    if not all(type(z) is dt.timezone for z in zones):
+        return list(map(_offset_minutes, values))
+    minutes = {z: z.utcoffset(None) // _MINUTE or None for z in zones}
+    return list(map(minutes.__getitem__, map(_TZINFO, values)))
+
+
+def _offset_minutes(value: dt.datetime) -> int | None:
+    return value.utcoffset() // _MINUTE or None  # type: ignore[operator]
+
+
+def uuid_column(values: Sequence[Any]) -> bool:
+    """Exactly ``uuid.UUID`` (``check_uuid``)."""
+    return _present(values, uuid.UUID)[0]
+
+
+def date_column(values: Sequence[Any]) -> bool:
+    """Exactly ``date`` (``check_date``: a ``datetime`` is refused there, not here)."""
+    return _present(values, dt.date)[0]
+
+
+def time_column(values: Sequence[Any]) -> bool:
+    """Exactly ``time`` without a tzinfo (``check_time``)."""
+    exact, present = _present(values, dt.time)
     return exact and countOf(map(_TZINFO, present), None) == len(present)
 
 
@@ -297,6 +368,8 @@ __all__ = [
     "INT64_MIN",
     "NOT_PLAIN",
     "DecimalFacts",
+    "aware_datetime_column",
+    "date_column",
     "bool_column",
     "bool_texts",
     "datetime_texts",
@@ -314,7 +387,10 @@ __all__ = [
     "int_texts",
     "naive_datetime_column",
     "negative_zero_column",
+    "offset_minutes_column",
     "scale_column",
     "str_column",
     "str_texts",
+    "time_column",
+    "uuid_column",
 ]

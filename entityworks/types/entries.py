@@ -122,6 +122,7 @@ _OFFSET = Companion(
     "the UTC offset",
     storage.small_integer,
     lambda: pyarrow_module().int16(),
+    split_column=columns.offset_minutes_column,
 )
 _SCALE = Companion(
     "scale",
@@ -237,12 +238,25 @@ _SCALARS: list[tuple[Any, str, dict[str, Any]]] = [
             "check": check_aware_datetime,
             "checked_codecs": True,
             "companions": _aware_companions,
+            "check_column": columns.aware_datetime_column,
         },
     ),
-    (dt.date, "date", {"check": check_date, "checked_codecs": True}),
-    (dt.time, "time", {"check": check_time, "checked_codecs": True}),
+    (
+        dt.date,
+        "date",
+        {"check": check_date, "checked_codecs": True, "check_column": columns.date_column},
+    ),
+    (
+        dt.time,
+        "time",
+        {"check": check_time, "checked_codecs": True, "check_column": columns.time_column},
+    ),
     (dt.timedelta, "timedelta", {"check": check_timedelta, "checked_codecs": True}),
-    (uuid.UUID, "UUID", {"check": check_uuid, "checked_codecs": True}),
+    (
+        uuid.UUID,
+        "UUID",
+        {"check": check_uuid, "checked_codecs": True, "check_column": columns.uuid_column},
+    ),
 ]
 
 #: The Python type each scalar's entry names (``AWARE`` is a marker for ``datetime``).

@@ -12,9 +12,12 @@ import decimal
 import enum
 import math
 import re
+import uuid
+import zoneinfo
 from functools import partial
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -261,3 +264,162 @@ def test_decimals_as_written_common_and_odd_texts() -> None:
         got = _outcome(partial(columns.decimals_as_written, values, texts, one))
         want = _outcome(partial(map, one, values, texts))
         assert got == want == expected, texts
+
+
+# -- aware datetimes, dates, times, UUIDs: the column tests and column forms (issue 31) -------
+
+_ZONES = st.one_of(
+    st.just(dt.UTC),
+    st.builds(dt.timezone, st.integers(-14 * 60, 14 * 60).map(lambda m: dt.timedelta(minutes=m))),
+    # what the rule refuses: seconds in the offset, beyond ±14:00
+    st.builds(dt.timezone, st.integers(-86_399, 86_399).map(lambda s: dt.timedelta(seconds=s))),
+    st.sampled_from(
+        [
+            zoneinfo.ZoneInfo("Europe/Paris"),
+            zoneinfo.ZoneInfo("America/St_Johns"),
+        ]
+    ),
+)
+
+
+class Stamp(dt.datetime):
+    pass
+
+
+class Day(dt.date):
+    pass
+
+
+class Ident(uuid.UUID):
+    pass
+
+
+AWARE_VALUES = st.one_of(
+    st.none(),
+    st.datetimes(timezones=_ZONES),
+    # the ends of the calendar, where a UTC instant leaves the years 1-9999
+    st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(1, 1, 2), timezones=_ZONES),
+    st.datetimes(
+        min_value=dt.datetime(9999, 12, 30),
+        max_value=dt.datetime(9999, 12, 31, 23, 59),
+        timezones=_ZONES,
+    ),
+    st.datetimes(),
+    st.dates(),
+    st.just(Stamp(2020, 1, 1, tzinfo=dt.UTC)),
+)
+OTHER_VALUES = st.one_of(
+    st.none(),
+    st.dates(),
+    st.datetimes(),
+    st.times(),
+    st.times(timezones=st.just(dt.UTC)),
+    st.just(Day(2020, 1, 1)),
+    st.uuids(),
+    st.just(Ident(int=7)),
+    st.just("2020-01-01"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(AWARE_VALUES, max_size=8))
+def test_aware_datetime_column_is_the_rule(values: list[Any]) -> None:
+    if columns.aware_datetime_column(values):
+        assert unchanged_by(scalars.check_aware_datetime, values), values
+        assert columns.offset_minutes_column(values) == [
+            None if v is None else scalars.offset_minutes(v) for v in values
+        ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(OTHER_VALUES, max_size=8))
+def test_date_time_and_uuid_columns_are_their_rules(values: list[Any]) -> None:
+    for column_check, check in (
+        (columns.date_column, scalars.check_date),
+        (columns.time_column, scalars.check_time),
+        (columns.uuid_column, scalars.check_uuid),
+    ):
+        if column_check(values):
+            assert unchanged_by(check, values), (column_check.__name__, values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.datetimes(timezones=_ZONES)), max_size=8))
+def test_offset_minutes_column_is_the_per_value_split(values: list[Any]) -> None:
+    checked = []
+    for v in values:
+        try:
+            checked.append(None if v is None else scalars.check_aware_datetime(v))
+        except ValueError:
+            return  # the split is only ever given checked values
+    assert columns.offset_minutes_column(checked) == [
+        None if v is None else scalars.offset_minutes(v) for v in checked
+    ]
+
+
+def test_the_common_columns_of_these_types_pass() -> None:
+    """The fast path must apply where it is meant to: fixed offsets, UTC, None."""
+    plus2 = dt.timezone(dt.timedelta(hours=2))
+    minus_330 = dt.timezone(-dt.timedelta(hours=3, minutes=30))
+    aware = [dt.datetime(2024, 1, 1, tzinfo=z) for z in (dt.UTC, plus2, minus_330)] + [None]
+    assert columns.aware_datetime_column(aware)
+    assert columns.offset_minutes_column(aware) == [None, 120, -210, None]
+    assert columns.date_column([dt.date(2024, 1, 1), None])
+    assert columns.time_column([dt.time(1, 2, 3, 4), None])
+    assert columns.uuid_column([uuid.UUID(int=1), None])
+    # and leaves to the rule what it cannot vouch for
+    assert not columns.aware_datetime_column([dt.datetime(2024, 1, 1)])
+    paris = dt.datetime(2024, 1, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Paris"))
+    assert not columns.aware_datetime_column([paris])
+    assert not columns.aware_datetime_column([dt.datetime(1, 1, 1, tzinfo=plus2)])
+    assert not columns.date_column([dt.datetime(2024, 1, 1)])
+    assert not columns.time_column([dt.time(1, tzinfo=dt.UTC)])
+    assert not columns.uuid_column([Ident(int=1)])
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), st.datetimes(timezones=_ZONES)), max_size=8))
+def test_aware_bind_column_is_the_per_value_bind(backend: str, values: list[Any]) -> None:
+    dialect = sqltypes_dialect(backend)
+    kind = sqltypes.AwareDateTime().dialect_impl(dialect)
+    checked = []
+    for v in values:
+        try:
+            checked.append(None if v is None else scalars.check_aware_datetime(v))
+        except ValueError:
+            return
+    per_value = kind.bind_processor(dialect)
+    assert per_value is not None
+    assert list(kind.bind_column(dialect)(checked)) == [per_value(v) for v in checked]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        (sqltypes.ISODate(), dt.date(2024, 2, 29)),
+        (sqltypes.ISOTime(), dt.time(23, 59, 59, 999_999)),
+        (sqltypes.ISOTime(), dt.time(0, 0)),
+        (sqltypes.UUIDType(), uuid.UUID(int=2**128 - 1)),
+    ],
+)
+def test_iso_bind_column_is_the_per_value_bind(backend: str, kind: Any, value: Any) -> None:
+    dialect = sqltypes_dialect(backend)
+    impl = kind.dialect_impl(dialect)
+    per_value = impl.bind_processor(dialect) or (lambda v: v)
+    column = impl.bind_column(dialect)
+    got = column([value, None]) if column is not None else [value, None]
+    assert list(got) == [per_value(value), per_value(None)]
+
+
+def sqltypes_dialect(name: str) -> Any:
+    import sqlalchemy as sa
+
+    return sa.create_engine(
+        {
+            "sqlite": "sqlite://",
+            "postgresql": "postgresql+psycopg://u@h/d",
+            "mariadb": "mysql+pymysql://u@h/d",
+        }[name]
+    ).dialect
