@@ -357,15 +357,28 @@ def decimal_keys(values: Sequence[Any]) -> list[Any]:
     Each value is written once, in C, with its sign (a space for a positive number) and
     35 + 30 digits (``format(v, " 067.30f")``: exact, since no value has more places),
     trailing zeros dropped; the nines' complement of the negative ones is taken for the
-    whole column in one ``str.translate``. Zeros go through :func:`decimal_key`."""
-    if has_none(values) or countOf(values, _ZERO):
-        return [None if v is None else decimal_key(v) for v in values]
+    whole column in one ``str.translate``. A negative zero's key is a zero's."""
+    if has_none(values):
+        keys = iter(_present_decimal_keys([v for v in values if v is not None]))
+        return [None if v is None else next(keys) for v in values]
+    return _present_decimal_keys(values)
+
+
+#: What ``format(v, " 067.30f")`` trimmed gives a zero of either sign, and a zero's key.
+_NEGATIVE_ZERO_TEXT = "-" + "0" * _KEY_DIGITS
+_ZERO_KEY = "0" * _KEY_DIGITS
+
+
+def _present_decimal_keys(values: Sequence[Any]) -> list[Any]:
     texts = [format(v, " 067.30f").rstrip("0").rstrip(".") for v in values]
     joined = "\n".join(texts)
     if "-" not in joined:
         return [t[1:] for t in texts]
     complements = joined.translate(_NINES).split("\n")
-    return [t[1:] if t[0] == " " else c + "~" for t, c in zip(texts, complements, strict=True)]
+    return [
+        t[1:] if t[0] == " " else _ZERO_KEY if t == _NEGATIVE_ZERO_TEXT else c + "~"
+        for t, c in zip(texts, complements, strict=True)
+    ]
 
 
 def decimal_from_key(key: str) -> decimal.Decimal:

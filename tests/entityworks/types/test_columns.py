@@ -159,6 +159,25 @@ def test_decimal_keys_and_back(values: list[Any]) -> None:
     ]
 
 
+ZEROS = st.sampled_from([D("0"), D("-0"), D("0E-4"), D("-0.000"), D("0E+3"), D("-0E-30")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(DECIMALS, ZEROS), min_size=1, max_size=10))
+def test_decimal_keys_of_a_column_without_none(values: list[Any]) -> None:
+    """The column path proper (a column holding None takes it for its other values)."""
+    assert sqltypes.decimal_keys(values) == list(map(sqltypes.decimal_key, values))
+    with_none = [None, *values, None]
+    assert sqltypes.decimal_keys(with_none) == [None, *map(sqltypes.decimal_key, values), None]
+
+
+def test_the_keys_of_zeros_are_one_key() -> None:
+    zeros = [D("0"), D("-0"), D("0E-4"), D("-0.000"), D("-1"), D("1.5")]
+    keys = sqltypes.decimal_keys(zeros)
+    assert len(set(keys[:4])) == 1 and keys[:4] == [sqltypes.decimal_key(D(0))] * 4
+    assert sorted(keys) == [keys[4], *keys[:4], keys[5]]  # -1 < 0 < 1.5
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(
