@@ -497,7 +497,7 @@ class ISODate(_TextOrNative):
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.date()
 
-    checked_iso = methodcaller("isoformat")
+    checked_iso: Callable[[Any], str] | None = methodcaller("isoformat")
 
     def to_iso(self, value: Any) -> str:
         # A datetime's text would be stored, then never read back as a date.
@@ -517,7 +517,7 @@ class ISOTime(_TextOrNative):
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.time()
 
-    checked_iso = methodcaller("isoformat", "microseconds")
+    checked_iso: Callable[[Any], str] | None = methodcaller("isoformat", "microseconds")
 
     def to_iso(self, value: dt.time) -> str:
         return value.isoformat(timespec="microseconds")
@@ -539,7 +539,7 @@ class UUIDType(_TextOrNative):
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.uuid()
 
-    checked_iso = str
+    checked_iso: Callable[[Any], str] | None = str
 
     def to_iso(self, value: Any) -> str:
         import uuid
