@@ -583,15 +583,17 @@ class AwareDateTime(_PerBackend):
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked aware datetimes (their rule has
         passed: no second test of the offset), equal value for value to
-        :meth:`bind_processor`'s."""
+        :meth:`bind_processor`'s (the same instants; ``None``: bound as they are)."""
         backend = for_name(dialect.name)
         if backend.text_values:
             return _utc_text_column
-        first = _checked_naive_utc if backend.naive_utc else _AS_UTC
         impl = self.impl_instance.bind_processor(dialect)
+        if not backend.naive_utc:
+            # a time zone column type takes any offset: the same instant, no conversion
+            return None if impl is None else partial(_each, impl)
         if impl is None:
-            return partial(_each, first)
-        return partial(_each, partial(_then, first, impl))
+            return partial(_each, _checked_naive_utc)
+        return partial(_each, partial(_then, _checked_naive_utc, impl))
 
 
 #: A checked aware datetime's instant in UTC, and its ISO text (what :func:`_utc_text` gives).

@@ -71,6 +71,12 @@ CURRVAL = sa.text("SELECT currval(CAST(:seq AS regclass))").bindparams(
 )
 
 
+#: Rows formatted into one buffer before it is sent during a binary COPY: small enough that
+#: the server parses a slice while the next is formatted, large enough that sending costs
+#: nothing per row.
+COPY_SLICE = 1024
+
+
 class Interleaved(Exception):
     """Another session took values of the sequence while a keyless COPY ran (its keys are
     then not the consecutive run that follows the sequence's value before it)."""
@@ -119,10 +125,12 @@ def copy_rows(
                 send = copy.write
                 send(out)
                 for part in parts:
-                    out = bytearray()
-                    for row in part:
-                        fmt(row, tx, out)
-                    send(out)
+                    # sent a slice at a time: the server parses one while the next is made
+                    for start in range(0, len(part), COPY_SLICE):
+                        out = bytearray()
+                        for row in part[start : start + COPY_SLICE]:
+                            fmt(row, tx, out)
+                        send(out)
                 send(COPY_TRAILER)
                 return
         write = copy.write_row

@@ -410,7 +410,15 @@ def test_aware_bind_column_is_the_per_value_bind(backend: str, values: list[Any]
             return
     per_value = kind.bind_processor(dialect)
     assert per_value is not None
-    assert list(kind.bind_column(dialect)(checked)) == [per_value(v) for v in checked]
+    column = kind.bind_column(dialect)
+    bound = checked if column is None else list(column(checked))
+    expected = [per_value(v) for v in checked]
+    assert bound == expected  # aware datetimes compare as instants
+    # and hold the same wall time where the stored form has no zone (text, naive UTC)
+    assert [type(b) for b in bound] == [type(e) for e in expected]
+    assert [getattr(b, "tzinfo", None) is None for b in bound] == [
+        getattr(e, "tzinfo", None) is None for e in expected
+    ]
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
