@@ -88,6 +88,15 @@ class Database:
                 self.models[cls] = self._make_model(schema, metadata)
             return self.models[cls]
 
+    def forget(self, cls: type) -> None:
+        """Unbind ``cls`` once its tables are dropped: it was bound to the layout they had
+        (an older one keeps its columns, see ``_live``), and is bound again, to what is
+        live then, when next used (a ``create`` then makes today's layout)."""
+        with self.lock:
+            model = self.models.pop(cls, None)
+            if model is not None:
+                self._release_names(model.schema)
+
     def _release_names(self, schema: TableSchema) -> None:
         """Free the names of ``schema``'s tables in the store's MetaData before they are
         built (again): another class may hold them (two classes for one table, e.g. before

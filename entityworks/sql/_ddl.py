@@ -122,6 +122,7 @@ def drop(db: Database, cls: type) -> None:
         raise SchemaError(
             f"cannot drop table {model.schema.name!r}: {error_text(exc)}", cls=model.cls
         ) from exc
+    db.forget(cls)  # bound again, to what is live, when next used
 
 
 def table_names(db: Database) -> list[str]:
