@@ -408,6 +408,8 @@ def test_aware_bind_column_is_the_per_value_bind(backend: str, values: list[Any]
             checked.append(None if v is None else scalars.check_aware_datetime(v))
         except ValueError:
             return
+    if not columns.aware_datetime_column(checked):
+        return  # the row codec binds such a column value by value (a zone whose offset moves)
     per_value = kind.bind_processor(dialect)
     assert per_value is not None
     column = kind.bind_column(dialect)
