@@ -53,14 +53,13 @@ import enum
 import json
 import os
 import random
-import sqlite3
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from datetime import time as dtime
 from decimal import Decimal
 from itertools import starmap
@@ -88,13 +87,12 @@ class Color(enum.Enum):
 _OFFSETS = [
     timezone(timedelta(hours=2)),
     timezone(-timedelta(hours=3, minutes=30)),
-    timezone.utc,
+    UTC,
 ]
 _BASE = datetime(2024, 1, 1)
 _DAY0 = date(1990, 1, 1)
 _COLORS = list(Color)
 US = timedelta(microseconds=1)
-UTC = timezone.utc
 MIDNIGHT = datetime(2000, 1, 1)
 
 
@@ -331,7 +329,9 @@ class SqlitePeer(Peer):
         super().__init__(row, table_name)
         specs = [SQLITE[tp] for _, tp in row.fields]
         self.conn = raw_sqlite(path)
-        cols = ", ".join(f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs))
+        cols = ", ".join(
+            f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs, strict=True)
+        )
         self.conn.execute(f"DROP TABLE IF EXISTS {table_name}")
         self.conn.execute(f"CREATE TABLE {table_name} (id INTEGER PRIMARY KEY, {cols})")
         names = ", ".join(self.columns)
@@ -386,7 +386,9 @@ class PostgresPeer(Peer):
         super().__init__(row, table_name)
         specs = [POSTGRES[tp] for _, tp in row.fields]
         self.conn = psycopg.connect(dsn)
-        cols = ", ".join(f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs))
+        cols = ", ".join(
+            f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs, strict=True)
+        )
         with self.conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {table_name}")
             cur.execute(f"CREATE TABLE {table_name} (id BIGSERIAL PRIMARY KEY, {cols})")
@@ -472,7 +474,9 @@ class MariadbPeer(Peer):
             charset="utf8mb4",
             autocommit=False,
         )
-        cols = ", ".join(f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs))
+        cols = ", ".join(
+            f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs, strict=True)
+        )
         with self.conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {table_name}")
             cur.execute(
@@ -606,93 +610,103 @@ class Backend:
             conn.execute(sa.text(f"{word} {store.table(cls).name}"))
 
 
+def time_given(backend: Backend, row: Row, peer: Peer, given: list[Any], repeat: int) -> None:
+    store, cls, n = backend.store, row.cls, len(given)
+    ours_t, peer_t = timed(
+        [
+            (lambda: backend.clear_ours(cls), lambda: store.insert_many(given)),
+            (peer.clear, lambda: peer.insert(given)),
+        ],
+        repeat,
+    )
+    _same(store.count(cls), n, "ours: count")
+    _same(peer.count(), n, "peer: count")
+    for k in _samples(n):
+        _same(store.get(cls, given[k].id), given[k], "ours: a stored row")
+        _same(peer.get(given[k].id), given[k], "peer: a stored row")
+    report(backend.name, "given", row.label, n, peer.name_given, ours_t, peer_t)
+
+
+def time_generated(backend: Backend, row: Row, peer: Peer, n: int, repeat: int) -> None:
+    store, cls = backend.store, row.cls
+    objs = row.make(n, keys=False)
+    ours_ids: list[int] = []
+
+    def reset_ours() -> None:
+        backend.clear_ours(cls)
+        for o in objs:
+            o.id = None
+
+    def reset_peer() -> None:
+        # ours ran just before: its keys, at the sampled positions
+        ours_ids[:] = [objs[k].id for k in _samples(n)]
+        peer.clear()
+        for o in objs:
+            o.id = None
+
+    ours_t, peer_t = timed(
+        [
+            (reset_ours, lambda: store.insert_many(objs)),
+            (reset_peer, lambda: peer.insert_generated(objs)),
+        ],
+        repeat,
+    )
+    _same(store.count(cls), n, "ours: count (generated)")
+    _same(peer.count(), n, "peer: count (generated)")
+    for k, key in zip(_samples(n), ours_ids, strict=True):
+        assert key is not None
+        _same(store.get(cls, key), replace(objs[k], id=key), "ours: generated row")
+        _same(peer.get(objs[k].id), objs[k], "peer: generated row")
+    report(backend.name, "generated", row.label, n, peer.name_generated, ours_t, peer_t)
+
+
+def time_select(backend: Backend, row: Row, peer: Peer, given: list[Any], repeat: int) -> None:
+    store, cls, n = backend.store, row.cls, len(given)
+    backend.clear_ours(cls)
+    peer.clear()
+    store.insert_many(given)
+    peer.insert(given)
+    got: dict[str, list[Any]] = {}
+
+    def ours_select() -> None:
+        got["ours"] = list(store.select(cls))
+
+    def peer_select() -> None:
+        got["peer"] = peer.select()
+
+    def nothing() -> None:  # the last run's objects freed outside the clock
+        got.clear()
+
+    ours_t, peer_t = timed([(nothing, ours_select), (nothing, peer_select)], repeat)
+    ours_select()
+    by_id = {o.id: o for o in got["ours"]}
+    theirs = {o.id: o for o in got["peer"]}
+    _same(len(by_id), n, "ours: objects read")
+    _same(len(theirs), n, "peer: objects read")
+    for k in _samples(n):
+        _same(by_id[given[k].id], given[k], "ours: an object read")
+        _same(theirs[given[k].id], given[k], "peer: an object read")
+    got.clear()
+    report(backend.name, "select", row.label, n, peer.name_select, ours_t, peer_t)
+
+
 def run_row(backend: Backend, row: Row, sizes: list[int], paths: list[str], repeat: int) -> None:
     store = backend.store
-    cls = row.cls
-    store.drop(cls)
-    store.create(cls)
+    store.drop(row.cls)
+    store.create(row.cls)
     peer = backend.peer(row)
     try:
         for n in sizes:
             given = row.make(n, keys=True)
             if "given" in paths:
-                ours_t, peer_t = timed(
-                    [
-                        (lambda: backend.clear_ours(cls), lambda: store.insert_many(given)),
-                        (peer.clear, lambda: peer.insert(given)),
-                    ],
-                    repeat,
-                )
-                _same(store.count(cls), n, "ours: count")
-                _same(peer.count(), n, "peer: count")
-                for k in _samples(n):
-                    _same(store.get(cls, given[k].id), given[k], "ours: a stored row")
-                    _same(peer.get(given[k].id), given[k], "peer: a stored row")
-                report(backend.name, "given", row.label, n, peer.name_given, ours_t, peer_t)
+                time_given(backend, row, peer, given, repeat)
             if "generated" in paths:
-                objs = row.make(n, keys=False)
-                ours_ids: list[int] = []
-
-                def reset_ours() -> None:
-                    backend.clear_ours(cls)
-                    for o in objs:
-                        o.id = None
-
-                def reset_peer() -> None:
-                    # ours ran just before: its keys, at the sampled positions
-                    ours_ids[:] = [objs[k].id for k in _samples(n)]
-                    peer.clear()
-                    for o in objs:
-                        o.id = None
-
-                ours_t, peer_t = timed(
-                    [
-                        (reset_ours, lambda: store.insert_many(objs)),
-                        (reset_peer, lambda: peer.insert_generated(objs)),
-                    ],
-                    repeat,
-                )
-                _same(store.count(cls), n, "ours: count (generated)")
-                _same(peer.count(), n, "peer: count (generated)")
-                for k, key in zip(_samples(n), ours_ids, strict=True):
-                    assert key is not None
-                    _same(store.get(cls, key), replace(objs[k], id=key), "ours: generated row")
-                    _same(peer.get(objs[k].id), objs[k], "peer: generated row")
-                report(
-                    backend.name, "generated", row.label, n, peer.name_generated, ours_t, peer_t
-                )
-                del objs
+                time_generated(backend, row, peer, n, repeat)
             if "select" in paths:
-                backend.clear_ours(cls)
-                peer.clear()
-                store.insert_many(given)
-                peer.insert(given)
-                got: dict[str, list[Any]] = {}
-
-                def ours_select() -> None:
-                    got["ours"] = list(store.select(cls))
-
-                def peer_select() -> None:
-                    got["peer"] = peer.select()
-
-                def nothing() -> None:
-                    got.clear()
-
-                ours_t, peer_t = timed([(nothing, ours_select), (nothing, peer_select)], repeat)
-                ours_select()
-                by_id = {o.id: o for o in got["ours"]}
-                theirs = {o.id: o for o in got["peer"]}
-                _same(len(by_id), n, "ours: objects read")
-                _same(len(theirs), n, "peer: objects read")
-                for k in _samples(n):
-                    _same(by_id[given[k].id], given[k], "ours: an object read")
-                    _same(theirs[given[k].id], given[k], "peer: an object read")
-                got.clear()
-                report(backend.name, "select", row.label, n, peer.name_select, ours_t, peer_t)
-            del given
+                time_select(backend, row, peer, given, repeat)
     finally:
         peer.close()
-        store.drop(cls)
+        store.drop(row.cls)
 
 
 def _csv(text: str) -> list[str]:
