@@ -50,7 +50,15 @@ RUNS: dict[str, list[str]] = {
     "sudoku": ["bench_sudoku.py", "--tdoku-only", "--tdoku", "1000", "--repeat", "3"],
     "entropy": ["bench_entropy.py", "--mb", "100"],
     "generate": ["bench_generate.py", "--rounds", "5"],
+    "matrix": ["bench_matrix.py", "--rows", "10000,100000", "--repeat", "3"],
 }
+
+#: Benchmarks whose figures are rendered as a matrix (``matrix_tables``), not one line each:
+#: the "behind" list counts their cells and leaves naming them to the matrix's own block.
+MATRICES = {"matrix"}
+
+#: How many of a backend's lowest cells the matrix block names.
+WORST = 3
 
 #: A figure within this band of the peer's is "level"; below it, "behind".
 LEVEL = 0.05
@@ -115,12 +123,81 @@ def _machine(records: list[dict[str, Any]]) -> str:
 
 
 def _behind(records: list[dict[str, Any]]) -> str:
-    late = [r for r in records if r["speed"] < 1 - LEVEL]
-    if not late:
-        return "Nowhere: every figure is level with its peer or ahead of it.\n"
-    return "".join(
+    late = [r for r in records if r["speed"] < 1 - LEVEL and r["bench"] not in MATRICES]
+    text = "".join(
         f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n" for r in late
     )
+    for name in sorted(MATRICES):
+        cells = [r for r in records if r["bench"] == name]
+        behind = [r for r in cells if r["speed"] < 1 - LEVEL]
+        if behind:
+            text += (
+                f"- The {name} of types, paths and backends: {len(behind)} of {len(cells)} "
+                f"cells, from {min(r['speed'] for r in behind):.2f}x (its worst cells are "
+                "named below it)\n"
+            )
+    return text or "Nowhere: every figure is level with its peer or ahead of it.\n"
+
+
+def _split_matrix(r: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(backend, path, row, size) of a matrix cell: its work is ``"<Backend> <path>"``,
+    its row ``"<type> <size>"``."""
+    backend, _, path = r["work"].partition(" ")
+    row, _, size = r["row"].rpartition(" ")
+    return backend, path, row, size
+
+
+def _ratio(speed: float) -> str:
+    return f"**{speed:.2f}x**" if speed < 1 - LEVEL else f"{speed:.2f}x"
+
+
+def matrix_tables(records: list[dict[str, Any]]) -> str:
+    """One table per backend (a row per type, a column per path and size, each cell our
+    speed over the peer's, bold when behind) and, per backend, its lowest cells."""
+    backends: list[str] = []
+    paths: list[str] = []
+    rows: list[str] = []
+    sizes: list[str] = []
+    cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for r in records:
+        key = _split_matrix(r)
+        for seen, value in zip((backends, paths, rows, sizes), key, strict=True):
+            if value not in seen:
+                seen.append(value)
+        cells[key] = r  # a cell measured twice: the later figure
+    columns = [(path, size) for path in paths for size in sizes]
+    out: list[str] = []
+    for backend in backends:
+        mine = {k: r for k, r in cells.items() if k[0] == backend}
+        peers = sorted({r["peer"] for r in mine.values()})
+        loads = [r["load"] for r in mine.values()]
+        out.append(
+            f"**{backend}** (our speed / the peer's; peers: {'; '.join(peers)}; "
+            f"load {min(loads):.2f}-{max(loads):.2f}):\n\n"
+        )
+        out.append("| type | " + " | ".join(f"{p}, {s}" for p, s in columns) + " |\n")
+        out.append("| --- |" + " ---: |" * len(columns) + "\n")
+        for row in rows:
+            got = [mine.get((backend, p, row, s)) for p, s in columns]
+            if not any(got):
+                continue
+            out.append(
+                f"| {_cell(row)} | "
+                + " | ".join(_ratio(r["speed"]) if r else "" for r in got)
+                + " |\n"
+            )
+        out.append("\n")
+    out.append("**The worst cells** (lowest ratios) of each backend:\n\n")
+    for backend in backends:
+        worst = sorted((r for k, r in cells.items() if k[0] == backend), key=lambda r: r["speed"])
+        named = "; ".join(
+            f"{_split_matrix(r)[1]}, {r['row']}: {r['speed']:.2f}x (ours "
+            f"{_value(r['ours_value'], r['unit'])}, {r['peer']} "
+            f"{_value(r['peer_value'], r['unit'])}, load {r['load']:.2f})"
+            for r in worst[:WORST]
+        )
+        out.append(f"- {backend}: {named}\n")
+    return "".join(out)
 
 
 def render(page: str, records: list[dict[str, Any]]) -> str:
@@ -139,7 +216,7 @@ def render(page: str, records: list[dict[str, Any]]) -> str:
                     f"no recorded figures for the {name!r} block; run "
                     f"`python benchmarks/report.py run --only {name}`"
                 )
-            body = table(mine)
+            body = matrix_tables(mine) if name in MATRICES else table(mine)
         return f"{match[1]}{body}{match[4]}"
 
     return _BLOCK.sub(block, page)
