@@ -43,17 +43,20 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import FilterError
 from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, encode_error
 from ..types import storage
-from . import sqltypes
-from ._like import LikeMatch, like_tokens
-from .tables import schema_of
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+# SQLAlchemy (and the modules built on it) is imported by the functions that compile a
+# filter into its expressions, not here: building a filter and checking its values
+# (``col``, ``encode_value``) needs none of it, and ``entityworks query`` on an SQLite file
+# builds its filters without SQLAlchemy (see :mod:`.filequery`).
 
 
 class Expr:
@@ -95,6 +98,10 @@ class Comparison(Expr):
     value: Any
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        import sqlalchemy as sa
+
+        from ._like import LikeMatch, like_tokens
+
         if "." in self.column:
             return self._through_relation(table, schema)
         column = _filtered_column(schema, self.column)
@@ -140,6 +147,8 @@ class Comparison(Expr):
     def _through_relation(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
         """``"author.name"``: the rows whose ``author_id`` refers to a row of the referenced
         table matching the rest of the path (``fk IN (SELECT key FROM target WHERE ...)``)."""
+        from .tables import schema_of
+
         head, _, rest = self.column.partition(".")
         column = schema.relation(head) or _by_key_suffix(table, schema, head)
         if column is None or not rest:
@@ -176,7 +185,11 @@ def _encoded_form(column: Column) -> str | None:
     order, ``1`` and ``1.0``, ``-0.0``, a Decimal's exponent, a datetime's offset), and an
     array's equality is no single truth value."""
     info = column.info
-    if info.sql_codec.column_type in (storage.json_text, sqltypes.json_text):
+    # an entry naming the SQL layer's own json_text has imported it
+    sqltypes = sys.modules.get("entityworks.sql.sqltypes")
+    if info.sql_codec.column_type is storage.json_text or (
+        sqltypes is not None and info.sql_codec.column_type is sqltypes.json_text
+    ):
         return "stored as JSON text"
     if info.sql_codec.opaque_as is not None:
         return f"stored as {info.sql_codec.opaque_as}"
@@ -232,6 +245,8 @@ class _Bool(Expr):
     parts: tuple[Expr, ...]
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        import sqlalchemy as sa
+
         compiled = [p.compile(table, schema) for p in self.parts]
         if self.kind == "not":
             return sa.not_(compiled[0])
@@ -243,6 +258,8 @@ class _Equal(Expr):
     mapping: tuple[tuple[str, Any], ...]
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        import sqlalchemy as sa
+
         parts = [Comparison(k, "==", v).compile(table, schema) for k, v in self.mapping]
         return sa.and_(*parts) if parts else sa.true()
 
