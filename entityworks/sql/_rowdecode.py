@@ -4,7 +4,7 @@ column and the stored value when one cannot be read.
 
 Split from :mod:`._rowcodec` (which builds these per table and dialect from SQLAlchemy's
 types) so that a reader that knows its decoders without SQLAlchemy (``entityworks query`` on
-an SQLite file, :mod:`.filequery`) decodes and refuses exactly as the Store does. Standard
+an SQLite file, :mod:`.backends.sqlitefile`) decodes and refuses exactly as the Store does. Standard
 library and the type layer only.
 """
 

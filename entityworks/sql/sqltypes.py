@@ -23,11 +23,21 @@ import sqlalchemy as sa
 from ..types import storage
 from ..types.columns import has_none
 from ..types.registry import Target, declare_target
-from ..types.values import require_aware
 from .backends import Backend, for_name, names_where
+from .textvalues import (
+    date_text,
+    decimal_key_of,
+    decimal_keys,
+    decimals_from_keys,
+    instant,
+    naive_text,
+    time_text,
+    utc,
+    utc_text,
+    uuid_text,
+)
 from .textvalues import decimal_from_key as decimal_from_key
 from .textvalues import decimal_key as decimal_key
-from .textvalues import decimal_keys, decimals_from_keys, instant
 
 UTC = dt.UTC
 
@@ -238,10 +248,6 @@ def _require_decimal(value: Any) -> decimal.Decimal:
     return value
 
 
-def _decimal_key_of(value: Any) -> str:
-    return decimal_key(_require_decimal(value))
-
-
 def _decimal_of_key(value: Any) -> decimal.Decimal:
     return value if isinstance(value, decimal.Decimal) else decimal_from_key(value)
 
@@ -273,7 +279,7 @@ class ExactDecimal(_PerBackend):
         )
 
     def binder(self, backend: Backend) -> Callable[[Any], Any]:
-        return _decimal_key_of if backend.text_values else _require_decimal
+        return decimal_key_of if backend.text_values else _require_decimal
 
     def reader(self, backend: Backend) -> Callable[[Any], Any]:
         return _decimal_of_key if backend.text_values else _decimal_of
@@ -395,7 +401,7 @@ class NaiveDateTime(_TextOrNative):
         return dialect.naive_datetime()
 
     def to_iso(self, value: dt.datetime) -> str:
-        return value.isoformat(sep=" ", timespec="microseconds")
+        return naive_text(value)
 
     def from_iso(self, text: str) -> dt.datetime:
         return dt.datetime.fromisoformat(text)
@@ -410,10 +416,7 @@ class ISODate(_TextOrNative):
         return dialect.date()
 
     def to_iso(self, value: Any) -> str:
-        # A datetime's text would be stored, then never read back as a date.
-        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-            raise ValueError(f"expected a date, got {type(value).__name__}")
-        return value.isoformat()
+        return date_text(value)
 
     def from_iso(self, text: str) -> dt.date:
         return dt.date.fromisoformat(text)
@@ -428,7 +431,7 @@ class ISOTime(_TextOrNative):
         return dialect.time()
 
     def to_iso(self, value: dt.time) -> str:
-        return value.isoformat(timespec="microseconds")
+        return time_text(value)
 
     def from_iso(self, text: str) -> dt.time:
         return dt.time.fromisoformat(text)
@@ -448,11 +451,7 @@ class UUIDType(_TextOrNative):
         return dialect.uuid()
 
     def to_iso(self, value: Any) -> str:
-        import uuid
-
-        if not isinstance(value, uuid.UUID):  # str(0) would be stored, then never read back
-            raise ValueError(f"expected a UUID, got {type(value).__name__}")
-        return str(value)
+        return uuid_text(value)
 
     def from_iso(self, text: str) -> Any:
         import uuid
@@ -480,23 +479,15 @@ class AwareDateTime(_PerBackend):
 
     def binder(self, backend: Backend) -> Callable[[Any], Any]:
         if backend.text_values:
-            return _utc_text
-        return _naive_utc if backend.naive_utc else _utc
+            return utc_text
+        return _naive_utc if backend.naive_utc else utc
 
     def reader(self, backend: Backend) -> Callable[[Any], Any]:
         return instant
 
 
-def _utc(value: Any) -> dt.datetime:
-    return require_aware(value).astimezone(UTC)
-
-
-def _utc_text(value: Any) -> str:
-    return _utc(value).isoformat(timespec="microseconds")
-
-
 def _naive_utc(value: Any) -> dt.datetime:
-    return _utc(value).replace(tzinfo=None)
+    return utc(value).replace(tzinfo=None)
 
 
 #: What each storage type name of the registry's entries makes (see ``types.storage``).

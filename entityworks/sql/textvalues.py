@@ -1,17 +1,22 @@
 """Values kept as text where a backend has no type for them (SQLite: ``Backend.text_values``),
 read back: the sortable decimal key, ISO 8601 text, UTC instants. Plain functions, which
-:mod:`.sqltypes` binds and reads with, and :mod:`.filequery` reads with without SQLAlchemy.
+:mod:`.sqltypes` binds and reads with, and :mod:`.backends.sqlitefile` reads with without
+SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from operator import countOf
 from typing import Any
 
 from ..types.columns import has_none
+from ..types.values import require_aware
 
 UTC = dt.UTC
 
@@ -97,4 +102,98 @@ def instant(value: Any) -> dt.datetime:
     return stamp.astimezone(UTC)
 
 
-__all__ = ["decimal_from_key", "decimal_key", "decimal_keys", "decimals_from_keys", "instant"]
+def decimal_key_of(value: Any) -> str:
+    """:func:`decimal_key` of a Decimal; ValueError for anything else."""
+    if not isinstance(value, decimal.Decimal):
+        raise ValueError(f"expected a Decimal, got {type(value).__name__}")
+    return decimal_key(value)
+
+
+def date_text(value: Any) -> str:
+    """``YYYY-MM-DD``; ValueError for anything but a date (a datetime's text would be stored,
+    then never read back as a date)."""
+    if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+        raise ValueError(f"expected a date, got {type(value).__name__}")
+    return value.isoformat()
+
+
+def time_text(value: dt.time) -> str:
+    """``HH:MM:SS.ffffff``."""
+    return value.isoformat(timespec="microseconds")
+
+
+def naive_text(value: dt.datetime) -> str:
+    """``YYYY-MM-DD HH:MM:SS.ffffff``."""
+    return value.isoformat(sep=" ", timespec="microseconds")
+
+
+def uuid_text(value: Any) -> str:
+    """The canonical text of a UUID; ValueError for anything else (``str(0)`` would be
+    stored, then never read back)."""
+    if not isinstance(value, uuid.UUID):
+        raise ValueError(f"expected a UUID, got {type(value).__name__}")
+    return str(value)
+
+
+def utc(value: Any) -> dt.datetime:
+    """An aware datetime as the same instant in UTC."""
+    return require_aware(value).astimezone(UTC)
+
+
+def utc_text(value: Any) -> str:
+    """An aware datetime as the ISO text of its instant in UTC, with microseconds."""
+    return utc(value).isoformat(timespec="microseconds")
+
+
+ColumnProcessor = Callable[[Sequence[Any]], Sequence[Any]]
+
+
+def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
+    """``fn`` of each value of a column, ``None`` kept."""
+    if has_none(values):
+        return [None if v is None else fn(v) for v in values]
+    return list(map(fn, values))
+
+
+@dataclass(frozen=True)
+class TextForm:
+    """How a storage type (by its name, :mod:`entityworks.types.storage`) is kept on a
+    backend that keeps it as text: ``bind`` turns a non-None value into what the driver gets,
+    ``read`` a non-None stored value into the value, ``read_column`` a whole column of them
+    (``None`` kept); ``None``: as it is. :mod:`.sqltypes` binds and reads with these."""
+
+    bind: Callable[[Any], Any] | None = None
+    read: Callable[[Any], Any] | None = None
+    read_column: ColumnProcessor | None = None
+
+
+#: The text forms of the storage types that have one; the others (integers, floats, text,
+#: JSON text, bytes, booleans as integers) go to and come from the driver as they are.
+TEXT_FORMS: dict[str, TextForm] = {
+    "date": TextForm(date_text, dt.date.fromisoformat, partial(_each, dt.date.fromisoformat)),
+    "time": TextForm(time_text, dt.time.fromisoformat, partial(_each, dt.time.fromisoformat)),
+    "uuid_type": TextForm(uuid_text, uuid.UUID, partial(_each, uuid.UUID)),
+    "NaiveDateTime": TextForm(
+        naive_text, dt.datetime.fromisoformat, partial(_each, dt.datetime.fromisoformat)
+    ),
+    "ExactDecimal": TextForm(decimal_key_of, decimal_from_key, decimals_from_keys),
+    "AwareDateTime": TextForm(utc_text, instant, None),
+}
+
+
+__all__ = [
+    "TEXT_FORMS",
+    "TextForm",
+    "date_text",
+    "decimal_from_key",
+    "decimal_key",
+    "decimal_key_of",
+    "decimal_keys",
+    "decimals_from_keys",
+    "instant",
+    "naive_text",
+    "time_text",
+    "utc",
+    "utc_text",
+    "uuid_text",
+]
