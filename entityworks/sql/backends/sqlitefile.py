@@ -129,13 +129,13 @@ class FileDatabase:
     def reflect(self, name: str, registry: TypeRegistry) -> type:
         """The dataclass :meth:`Store.reflect` makes for table ``name``; :class:`Elsewhere`
         where this module cannot tell what SQLAlchemy's inspector would say (an ``ANY``
-        column, a CHECK, a generated column, a declared type outside
+        column, a CHECK on typeof, a generated column, a declared type outside
         :func:`declared_type`), or where the Store would refuse the table (its message is
         the Store's)."""
         live = self.live(name)
-        sql = self._sql(name)
-        if any(hidden for *_rest, hidden in live) or "CHECK" in sql.upper():
-            raise Elsewhere(f"table {name!r}: generated columns or CHECKs")
+        # a CHECK on typeof types an ANY column (Backend.checked_python_types)
+        if any(hidden for *_rest, hidden in live) or "TYPEOF" in self._sql(name).upper():
+            raise Elsewhere(f"table {name!r}: generated columns or a CHECK on typeof")
         columns = [
             LiveColumn(n, nullable, t, partial(declared_type, t))
             for n, t, nullable, _pk, _h in live
@@ -160,7 +160,7 @@ class FileDatabase:
             raise Elsewhere(f"no table {schema.name!r}")
         live = self.live(schema.name)
         declared = {n: t.upper() for n, t, _nl, _pk, _h in live}
-        if any(t == "ANY" or "(" in t and t.startswith("ANY") for t in declared.values()):
+        if any(t.partition("(")[0].strip() == "ANY" for t in declared.values()):
             raise Elsewhere("an ANY column (a table of entityworks 0.2.3 and before)")
         if "TYPEOF" in self._sql(schema.name).upper():
             raise Elsewhere("a CHECK on typeof")
