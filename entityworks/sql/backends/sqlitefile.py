@@ -21,6 +21,9 @@ reads the same.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
@@ -174,48 +177,48 @@ class FileDatabase:
                 yield batch
 
 
+#: SQLAlchemy's SQLite type names (``ischema_names``) -> the Python type of their values.
+_NAMED: dict[str, type] = {
+    "BIGINT": int,
+    "INT": int,
+    "INTEGER": int,
+    "SMALLINT": int,
+    "BLOB": bytes,
+    "BOOL": bool,
+    "BOOLEAN": bool,
+    "CHAR": str,
+    "TEXT": str,
+    "VARCHAR": str,
+    "NVARCHAR": str,
+    "NCHAR": str,
+    "DATE": dt.date,
+    "DATE_CHAR": dt.date,
+    "DATETIME": dt.datetime,
+    "DATETIME_CHAR": dt.datetime,
+    "TIMESTAMP": dt.datetime,
+    "TIME": dt.time,
+    "TIME_CHAR": dt.time,
+    "DOUBLE": float,
+    "FLOAT": float,
+    "REAL": float,
+    "DECIMAL": decimal.Decimal,
+    "NUMERIC": decimal.Decimal,
+}
+
+
 def declared_type(declared: str) -> type:
     """The Python type SQLAlchemy's SQLite dialect reflects a column declared ``declared``
     as (its type-name table, then SQLite's affinity rules; a REAL is a float), for the
     declared types whose reading is known here; :class:`Elsewhere` for the others (types
     with arguments other than digits, JSON, no type at all)."""
-    import datetime as dt
-    import decimal
-    import re
-
     match = re.match(r"([\w ]+)(\(.*?\))?", declared.upper())
     name, args = (match.group(1), match.group(2)) if match else ("", None)
     if args is not None and not re.fullmatch(r"\(\s*\d+\s*(,\s*\d+\s*)?\)", args):
         raise Elsewhere(f"declared type {declared!r}")
-    named: dict[str, type] = {
-        "BIGINT": int,
-        "INT": int,
-        "INTEGER": int,
-        "SMALLINT": int,
-        "BLOB": bytes,
-        "BOOL": bool,
-        "BOOLEAN": bool,
-        "CHAR": str,
-        "TEXT": str,
-        "VARCHAR": str,
-        "NVARCHAR": str,
-        "NCHAR": str,
-        "DATE": dt.date,
-        "DATE_CHAR": dt.date,
-        "DATETIME": dt.datetime,
-        "DATETIME_CHAR": dt.datetime,
-        "TIMESTAMP": dt.datetime,
-        "TIME": dt.time,
-        "TIME_CHAR": dt.time,
-        "DOUBLE": float,
-        "FLOAT": float,
-        "REAL": float,
-        "DECIMAL": decimal.Decimal,
-        "NUMERIC": decimal.Decimal,
-    }
-    if name in named:
-        return named[name]
-    if name in ("JSON", "JSONB") or not name or "BLOB" in name:
+    if name in _NAMED:
+        return _NAMED[name]
+    # (ANY: the Store's own name for a type with no Python equivalent, see SQLiteAny)
+    if name in ("JSON", "JSONB", "ANY") or not name or "BLOB" in name:
         raise Elsewhere(f"declared type {declared!r}")
     if "INT" in name:
         return int

@@ -113,7 +113,7 @@ DECLARED = [
 ]
 #: Declared types the reader leaves to the Store (no Python type, JSON, arguments that are
 #: not numbers).
-LEFT = ["", "JSON", "MEDIUMBLOB", "VARCHAR(max)"]
+LEFT = ["", "JSON", "MEDIUMBLOB", "VARCHAR(max)", "ANY"]
 
 
 @pytest.mark.parametrize("declared", LEFT)
