@@ -91,10 +91,10 @@ class FileDatabase:
 
     def _names(self) -> list[str]:
         # what SQLAlchemy's inspector lists (case_sensitive_like on, as on the Store's)
-        rows = self.conn.execute(
+        rows = self._all(
             "SELECT name FROM sqlite_master WHERE type='table' "
             "AND name NOT LIKE 'sqlite~_%' ESCAPE '~' ORDER BY name"
-        ).fetchall()
+        )
         return [str(r[0]) for r in rows]
 
     def table_names(self) -> list[str]:
@@ -107,10 +107,10 @@ class FileDatabase:
 
     def live(self, name: str) -> list[tuple[str, str, bool, int, int]]:
         """``(name, declared type, nullable, position in the key, hidden)`` of each column."""
-        rows = self.conn.execute(
+        rows = self._all(
             'SELECT name, type, "notnull", pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid',
             (name,),
-        ).fetchall()
+        )
         return [(str(n), str(t or ""), not nn, int(pk), int(h)) for n, t, nn, pk, h in rows]
 
     def columns(self, name: str) -> list[tuple[str, bool]]:
@@ -119,11 +119,11 @@ class FileDatabase:
     def recorded(self, name: str) -> list[Recorded]:
         if TABLE not in self._tables:
             return []
-        rows = self.conn.execute(
+        rows = self._all(
             f"SELECT table_name, column_name, position, logical_type, nullable, primary_key, "
             f"max_length, details FROM {quote(TABLE)} WHERE table_name = ? ORDER BY position",
             (name,),
-        ).fetchall()
+        )
         return [
             Recorded(t, c, p, lt, bool(nl), bool(pk), ml, d) for t, c, p, lt, nl, pk, ml, d in rows
         ]
@@ -150,10 +150,8 @@ class FileDatabase:
             raise Elsewhere(str(exc)) from exc
 
     def _sql(self, name: str) -> str:
-        row = self.conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type='table' AND name = ?", (name,)
-        ).fetchone()
-        return str(row[0] or "") if row else ""
+        rows = self._all("SELECT sql FROM sqlite_master WHERE type='table' AND name = ?", (name,))
+        return str(rows[0][0] or "") if rows else ""
 
     # -- rows ----------------------------------------------------------------------------
     def bind(self, schema: TableSchema) -> FileTable:
@@ -169,12 +167,19 @@ class FileDatabase:
             raise Elsewhere("a CHECK on typeof")
         return FileTable(self, schema, declared)
 
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return [row for batch in self.fetch(sql, params) for row in batch]
+
     def fetch(self, sql: str, params: Sequence[Any]) -> Iterator[list[Any]]:
-        """The rows of ``sql``, a fetch at a time."""
-        with closing(self.conn.cursor()) as cursor:
-            cursor.execute(sql, params)
-            while batch := cursor.fetchmany(FETCH):
-                yield batch
+        """The rows of ``sql``, a fetch at a time; :class:`Elsewhere` for any error of the
+        database (locked, damaged...), which the Store's path then reports in its words."""
+        try:
+            with closing(self.conn.cursor()) as cursor:
+                cursor.execute(sql, params)
+                while batch := cursor.fetchmany(FETCH):
+                    yield batch
+        except sqlite3.Error as exc:
+            raise Elsewhere(str(exc)) from exc
 
 
 #: SQLAlchemy's SQLite type names (``ischema_names``) -> the Python type of their values.

@@ -428,6 +428,26 @@ def test_a_file_that_is_no_database_is_refused_the_same(tmp_path, monkeypatch):
     assert (fast.exit_code, fast.stderr) == (slow.exit_code, slow.stderr)
 
 
+def test_a_damaged_file_is_refused_the_same(tmp_path, monkeypatch):
+    db = tmp_path / "damaged.db"
+    with Store(db) as store:
+        store.create(Every)
+        store.insert_many(_every_rows() * 1 + [Every(i, "x" * 500) for i in range(10, 60)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(db.read_bytes())
+    data[4096 * 2 : 4096 * 2 + 2000] = b"\xff" * 2000  # a page of the table's rows
+    db.write_bytes(bytes(data))
+    for args in (["every"], ["every", "--count"], ["every", "-w", "name=x"]):
+        fast, slow, _read = run_both(db, args, monkeypatch)
+        assert (fast.exit_code, fast.stdout, fast.stderr) == (
+            slow.exit_code,
+            slow.stdout,
+            slow.stderr,
+        )
+        assert "Traceback" not in fast.stderr
+
+
 def test_a_row_another_tool_broke_is_refused_the_same(tmp_path, monkeypatch):
     db = tmp_path / "broken.db"
     with Store(db) as store:
