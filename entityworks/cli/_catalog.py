@@ -10,8 +10,9 @@ from __future__ import annotations
 import atexit
 import gc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,7 +20,15 @@ from ..catalog.kinds import KINDS
 from ..errors import EntityworksError
 from ..sql.backends.light import FILE_TITLE
 from ..sql.urls import display_db
-from ._stores import complete_table, open_catalog, open_store, resolve_table
+from ._stores import (
+    complete_table,
+    file_path,
+    open_catalog,
+    open_store,
+    refuse_missing,
+    resolve_file_table,
+    resolve_table,
+)
 from .options import (
     check_db,
     cluster_client,
@@ -32,6 +41,8 @@ from .options import (
 from .output import format_rows, progress_bar
 
 if TYPE_CHECKING:
+    from ..model.schema import TableSchema
+    from ..sql.filters import Comparison
     from ..sql.store import Store
 
 
@@ -248,27 +259,23 @@ def query(
       entityworks query maps --format json -c id,grid --limit 1 | jq '.[0].grid[0]'
       entityworks query maps -w 'kind in caves,islands' --count
     """
+    request = _Query(wheres, order_by, limit, offset, columns, fmt, arrays, count_only)
+    path = file_path(db) if READ_FILES_DIRECTLY and "://" not in db else None
+    if path is not None:
+        refuse_missing(path)
+        text = _from_file(path, db, table_name, request)
+        if text is not None:
+            _print(text, fmt)
+            return
     store = open_store(db, must_exist=True)
     click.get_current_context().call_on_close(store.close)  # its connections, not at exit
     cls = resolve_table(store, table_name)
     schema = store.schema(cls)
-    where = [parse_where(w, schema) for w in wheres]
+    where = request.filters(schema)
     if count_only:
-        if limit is not None or offset is not None or order_by or columns:
-            raise click.UsageError(
-                "--count counts every matching row: it takes no --limit, "
-                "--offset, --order-by or --columns"
-            )
-        click.echo(store.count(cls, where=where))
+        _print(str(store.count(cls, where=where)), fmt)
         return
-    names = schema.column_names
-    chosen = [c.strip() for c in (columns or "").split(",") if c.strip()]
-    picks = [names.index(schema.column(c).name) for c in chosen]
-    twice = sorted({names[i] for i in picks if picks.count(i) > 1})
-    if twice:  # a JSON object cannot hold one key twice
-        raise click.UsageError(
-            f"--columns names {', '.join(map(repr, twice))} more than once; name each column once"
-        )
+    picks = request.picks(schema)
     rows = [
         r
         for batch in store.rows(
@@ -276,12 +283,98 @@ def query(
         )
         for r in batch
     ]
-    if chosen:
-        rows = [tuple(r[i] for i in picks) for r in rows]
-        names = chosen
-    text = format_rows(names, rows, fmt, arrays=arrays)
+    _print(request.render(schema, rows, picks), fmt)
+
+
+#: ``query`` reads a database file itself (:mod:`entityworks.sql.backends.sqlitefile`, without
+#: SQLAlchemy) where it reads exactly as the Store would; False: always through the Store
+#: (the tests compare the two).
+READ_FILES_DIRECTLY = True
+
+
+@dataclass(frozen=True)
+class _Query:
+    """The options of one ``query``, checked the same way whichever path reads the rows."""
+
+    wheres: Sequence[str]
+    order_by: Sequence[str]
+    limit: int | None
+    offset: int | None
+    columns: str | None
+    fmt: str
+    arrays: str
+    count_only: bool
+
+    def filters(self, schema: TableSchema) -> list[Comparison]:
+        """The ``--where`` filters; a UsageError for ``--count`` with options it takes not."""
+        where = [parse_where(w, schema) for w in self.wheres]
+        if self.count_only and (
+            self.limit is not None or self.offset is not None or self.order_by or self.columns
+        ):
+            raise click.UsageError(
+                "--count counts every matching row: it takes no --limit, "
+                "--offset, --order-by or --columns"
+            )
+        return where
+
+    def picks(self, schema: TableSchema) -> list[int]:
+        """The positions of the ``--columns`` in the rows (empty: every column)."""
+        names = schema.column_names
+        chosen = self.chosen()
+        picks = [names.index(schema.column(c).name) for c in chosen]
+        twice = sorted({names[i] for i in picks if picks.count(i) > 1})
+        if twice:  # a JSON object cannot hold one key twice
+            raise click.UsageError(
+                f"--columns names {', '.join(map(repr, twice))} more than once; "
+                "name each column once"
+            )
+        return picks
+
+    def chosen(self) -> list[str]:
+        return [c.strip() for c in (self.columns or "").split(",") if c.strip()]
+
+    def render(self, schema: TableSchema, rows: list[tuple[Any, ...]], picks: list[int]) -> str:
+        names = schema.column_names
+        if picks:
+            rows = [tuple(r[i] for i in picks) for r in rows]
+            names = self.chosen()
+        return format_rows(names, rows, self.fmt, arrays=self.arrays)
+
+
+def _print(text: str, fmt: str) -> None:
+    """What ``query`` prints, the last thing it does."""
     if text or fmt != "jsonl":  # JSON Lines of no rows: no line at all (not an empty one)
         click.echo(text)
+    # The interpreter's last collection would walk the objects of every module imported
+    # (NumPy's, the registry's: a seventh of the whole command) to free memory the OS frees
+    # at exit anyway; the database file is closed, and nothing else waits for a finalizer.
+    atexit.register(gc.freeze)
+
+
+def _from_file(path: Path, db: str, table_name: str, request: _Query) -> str | None:
+    """What ``query`` prints, read from the database file at ``path`` without SQLAlchemy;
+    None where only the Store reads the table exactly (the caller then reads it so)."""
+    from ..model.schema import table_schema
+    from ..sql.backends.sqlitefile import Elsewhere, FileDatabase
+
+    try:
+        file = FileDatabase(path)
+    except Elsewhere:
+        return None
+    try:
+        cls = resolve_file_table(file, display_db(db), table_name)
+        schema = table_schema(cls)
+        where = request.filters(schema)
+        table = file.bind(schema)
+        if request.count_only:
+            return str(table.count(where))
+        picks = request.picks(schema)
+        rows = table.rows(where, list(request.order_by) or None, request.limit, request.offset)
+        return request.render(schema, rows, picks)
+    except Elsewhere:
+        return None
+    finally:
+        file.close()
 
 
 @click.command("copy")

@@ -9,6 +9,7 @@ a command first touches a database (SQLAlchemy is imported here, inside the func
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     import click
     from click.shell_completion import CompletionItem
 
+    from ..sql.backends.sqlitefile import FileDatabase
     from ..sql.store import Store
 
 #: Tables the command line never writes into: the catalog's revision table, Alembic's default
@@ -47,13 +49,19 @@ def file_path(db: str) -> Path | None:
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """A Store for ``--db``; with ``must_exist`` a missing database file is an error."""
     path = file_path(db)
-    if must_exist and path is not None and not path.exists():
-        raise EntityworksError(f"no database at {path}")
-    if path is not None and path.exists() and not path.is_file():
-        raise EntityworksError(f"{path} is not a database file")
+    if path is not None and (must_exist or path.exists()):
+        refuse_missing(path)
     from ..sql.store import Store
 
     return Store(db)
+
+
+def refuse_missing(path: Path) -> None:
+    """An error unless a database file is at ``path``."""
+    if not path.exists():
+        raise EntityworksError(f"no database at {path}")
+    if not path.is_file():
+        raise EntityworksError(f"{path} is not a database file")
 
 
 def open_catalog(db: str) -> Store:
@@ -77,21 +85,33 @@ def check_writable_table(name: str) -> None:
 def resolve_table(store: Store, name: str) -> type:
     """The dataclass for table ``name``: the catalog's own class, or one reflected from the
     live table."""
-    from .. import catalog
+    return _resolved(name, store.table_names(), display_db(store), store.reflect)
 
-    tables = store.table_names()
-    known = catalog.table_class(name)
+
+def resolve_file_table(db: FileDatabase, shown: str, name: str) -> type:
+    """:func:`resolve_table` on a database file read without SQLAlchemy (``shown``: how
+    messages name it); :class:`~entityworks.sql.backends.sqlitefile.Elsewhere` when only the Store
+    can tell."""
+    from ..registry import registry
+
+    return _resolved(name, db.table_names(), shown, lambda table: db.reflect(table, registry))
+
+
+def _resolved(name: str, tables: list[str], shown: str, reflect: Callable[[str], type]) -> type:
+    from ..catalog import table_class
+
+    known = table_class(name)
     if known is not None:
         if name not in tables:
             raise UnknownTableError(
-                f"no table {name!r} in {display_db(store)}; "
+                f"no table {name!r} in {shown}; "
                 f"run 'entityworks migrate' or generate something first"
             )
         return known
     if name not in tables:
         names = ", ".join(sorted(tables)) or "none"
         raise UnknownTableError(f"no table {name!r}; tables are: {names}")
-    return store.reflect(name)
+    return reflect(name)
 
 
 def complete_table(

@@ -2,19 +2,14 @@
 
 % and _ are wildcards and a backslash escapes %, _ and itself, on every backend. Kept apart
 from the filters because the SQLite dialect builds on it: its connection set-up registers
-:func:`like_matches` as a function, and it compiles :class:`LikeMatch` to call it for text
-holding NUL (see :mod:`.backends.sqlite`).
+:func:`like_matches` as a function, and it compiles :class:`~._likesql.LikeMatch` to call it
+for text holding NUL (see :mod:`.backends.sqlite`), as :mod:`.backends.sqlitefile` does without
+SQLAlchemy. Standard library only.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
-
-import sqlalchemy as sa
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.functions import FunctionElement
 
 # One rule on every backend: % and _ are wildcards and a backslash escapes %, _ and itself.
 # The pattern is validated here and sent with ESCAPE '\' (SQLite has no default escape,
@@ -92,19 +87,4 @@ def like_matches(pattern: str | None, text: str | None) -> bool | None:
     return all(token is _ANY for token in tokens[p:])
 
 
-class LikeMatch(FunctionElement[bool]):
-    """``text LIKE pattern ESCAPE '\\'`` (a validated pattern); a dialect may compile it
-    otherwise (SQLite: exact for text holding NUL too)."""
-
-    type: sa.Boolean = sa.Boolean()
-    name: str = "like"
-    inherit_cache: bool = True
-
-
-@compiles(LikeMatch)
-def _like_sql(element: LikeMatch, compiler: SQLCompiler, **kw: Any) -> str:
-    text, pattern = element.clauses
-    return f"({compiler.process(text.like(pattern, escape=chr(92)), **kw)})"
-
-
-__all__ = ["LIKE_FUNCTION", "LikeMatch", "like_matches", "like_tokens"]
+__all__ = ["LIKE_FUNCTION", "like_matches", "like_tokens"]

@@ -43,17 +43,20 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import FilterError
 from ..model.schema import Column, TableSchema
 from ..registry import DECIMAL_INTEGER_DIGITS, encode_error
 from ..types import storage
-from . import sqltypes
-from ._like import LikeMatch, like_tokens
-from .tables import schema_of
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+# SQLAlchemy (and the modules built on it) is imported by the functions that compile a
+# filter into its expressions, not here: building a filter and checking its values
+# (``col``, ``encode_value``) needs none of it, and ``entityworks query`` on an SQLite file
+# builds its filters without SQLAlchemy (see :mod:`.backends.sqlitefile`).
 
 
 class Expr:
@@ -95,14 +98,18 @@ class Comparison(Expr):
     value: Any
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        import sqlalchemy as sa
+
+        from ._likesql import LikeMatch
+
         if "." in self.column:
             return self._through_relation(table, schema)
-        column = _filtered_column(schema, self.column)
+        column = filtered_column(schema, self.column)
         target = table.c[column.name]
         if self.op in ("is_null", "is_not_null"):
             return target.is_(None) if self.op == "is_null" else target.is_not(None)
         if self.value is not None or self.op not in ("==", "!="):
-            _refuse_encoded(schema, column, self.op)
+            refuse_encoded(schema, column, self.op)
         if self.op in ("in", "not_in"):  # None: NULL, as == None (see col.in_)
             values = [_encode(column, v) for v in self.value if v is not None]
             null = len(values) < len(self.value)
@@ -117,17 +124,7 @@ class Comparison(Expr):
             low, high = (_encode(column, v) for v in self.value)
             return target.between(low, high)
         if self.op == "like":
-            if column.info.python_type is not str:
-                raise FilterError(
-                    f"{schema.cls.__qualname__}.{column.name}: like() needs a "
-                    f"text column; this one is {column.info.name}"
-                )
-            try:
-                like_tokens(self.value)
-            except ValueError as exc:
-                raise FilterError(
-                    f"{schema.cls.__qualname__}.{column.name}: like({_short(self.value)}): {exc}"
-                ) from None
+            check_like(schema, column, self.value)
             return LikeMatch(target, sa.literal(_encode(column, self.value), target.type))
         if self.value is None:
             if self.op == "==":
@@ -140,6 +137,10 @@ class Comparison(Expr):
     def _through_relation(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
         """``"author.name"``: the rows whose ``author_id`` refers to a row of the referenced
         table matching the rest of the path (``fk IN (SELECT key FROM target WHERE ...)``)."""
+        import sqlalchemy as sa
+
+        from .tables import schema_of
+
         head, _, rest = self.column.partition(".")
         column = schema.relation(head) or _by_key_suffix(table, schema, head)
         if column is None or not rest:
@@ -157,7 +158,7 @@ class Comparison(Expr):
         return table.c[column.name].in_(sa.select(key).where(inner))
 
 
-def _filtered_column(schema: TableSchema, name: str) -> Column:
+def filtered_column(schema: TableSchema, name: str) -> Column:
     """The column ``name`` of ``schema``; a FilterError for a plain child list (rows of
     another table, no column of this one), an UnknownColumnError for other names."""
     for child in schema.children:
@@ -170,13 +171,34 @@ def _filtered_column(schema: TableSchema, name: str) -> Column:
     return schema.column(name)
 
 
+def check_like(schema: TableSchema, column: Column, pattern: str) -> None:
+    """FilterError unless ``column`` holds text and ``pattern`` follows the LIKE rule."""
+    from ._like import like_tokens
+
+    if column.info.python_type is not str:
+        raise FilterError(
+            f"{schema.cls.__qualname__}.{column.name}: like() needs a "
+            f"text column; this one is {column.info.name}"
+        )
+    try:
+        like_tokens(pattern)
+    except ValueError as exc:
+        raise FilterError(
+            f"{schema.cls.__qualname__}.{column.name}: like({_short(pattern)}): {exc}"
+        ) from None
+
+
 def _encoded_form(column: Column) -> str | None:
     """How ``column`` stores its values when SQL cannot compare that form by value (JSON
     text, packed bytes), else None. Equal values may have several encoded forms (dict key
     order, ``1`` and ``1.0``, ``-0.0``, a Decimal's exponent, a datetime's offset), and an
     array's equality is no single truth value."""
     info = column.info
-    if info.sql_codec.column_type in (storage.json_text, sqltypes.json_text):
+    # an entry naming the SQL layer's own json_text has imported it
+    sqltypes = sys.modules.get("entityworks.sql.sqltypes")
+    if info.sql_codec.column_type is storage.json_text or (
+        sqltypes is not None and info.sql_codec.column_type is sqltypes.json_text
+    ):
         return "stored as JSON text"
     if info.sql_codec.opaque_as is not None:
         return f"stored as {info.sql_codec.opaque_as}"
@@ -187,7 +209,7 @@ def _encoded_form(column: Column) -> str | None:
     return None
 
 
-def _refuse_encoded(schema: TableSchema, column: Column, op: str) -> None:
+def refuse_encoded(schema: TableSchema, column: Column, op: str) -> None:
     """FilterError for a comparison other than with None on an Optional child list's
     presence column or on a column stored encoded (see the module's docstring)."""
     where = f"{schema.cls.__qualname__}.{column.name}"
@@ -232,6 +254,8 @@ class _Bool(Expr):
     parts: tuple[Expr, ...]
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        import sqlalchemy as sa
+
         compiled = [p.compile(table, schema) for p in self.parts]
         if self.kind == "not":
             return sa.not_(compiled[0])
@@ -243,6 +267,8 @@ class _Equal(Expr):
     mapping: tuple[tuple[str, Any], ...]
 
     def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        import sqlalchemy as sa
+
         parts = [Comparison(k, "==", v).compile(table, schema) for k, v in self.mapping]
         return sa.and_(*parts) if parts else sa.true()
 
@@ -384,6 +410,23 @@ def compile_where(
     return expr.compile(table, schema)
 
 
+def order_items(order_by: Any, schema: TableSchema) -> list[tuple[Column, bool]]:
+    """``order_by`` checked against ``schema``: its columns, each with True when descending
+    (see :func:`compile_order_by`)."""
+    if order_by is None:
+        return []
+    if not isinstance(order_by, Iterable):
+        raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
+    items = [order_by] if isinstance(order_by, str) else list(order_by)
+    out: list[tuple[Column, bool]] = []
+    for item in items:
+        if not isinstance(item, str) or not item.lstrip("-"):
+            raise FilterError(f"order_by takes column names ('-name' for descending), got {item!r}")
+        descending = item.startswith("-")
+        out.append((schema.column(item[1:] if descending else item), descending))
+    return out
+
+
 def compile_order_by(
     order_by: Any, table: sa.Table, schema: TableSchema
 ) -> list[sa.ColumnElement[Any]]:
@@ -393,18 +436,8 @@ def compile_order_by(
     SQLite and MariaDB do; PostgreSQL would do the opposite, and MariaDB has no NULLS FIRST):
     an Optional column is ordered by ``IS NULL`` first.
     """
-    if order_by is None:
-        return []
-    if not isinstance(order_by, Iterable):
-        raise FilterError(f"order_by takes a column name or a list of them, got {order_by!r}")
-    items = [order_by] if isinstance(order_by, str) else list(order_by)
     clauses: list[sa.ColumnElement[Any]] = []
-    for item in items:
-        if not isinstance(item, str) or not item.lstrip("-"):
-            raise FilterError(f"order_by takes column names ('-name' for descending), got {item!r}")
-        descending = item.startswith("-")
-        name = item[1:] if descending else item
-        column = schema.column(name)
+    for column, descending in order_items(order_by, schema):
         target = table.c[column.name]
         if column.nullable:
             nulls = target.is_(None)

@@ -23,8 +23,21 @@ import sqlalchemy as sa
 from ..types import storage
 from ..types.columns import has_none
 from ..types.registry import Target, declare_target
-from ..types.values import require_aware
 from .backends import Backend, for_name, names_where
+from .textvalues import (
+    date_text,
+    decimal_key_of,
+    decimal_keys,
+    decimals_from_keys,
+    instant,
+    naive_text,
+    time_text,
+    utc,
+    utc_text,
+    uuid_text,
+)
+from .textvalues import decimal_from_key as decimal_from_key
+from .textvalues import decimal_key as decimal_key
 
 UTC = dt.UTC
 
@@ -235,10 +248,6 @@ def _require_decimal(value: Any) -> decimal.Decimal:
     return value
 
 
-def _decimal_key_of(value: Any) -> str:
-    return decimal_key(_require_decimal(value))
-
-
 def _decimal_of_key(value: Any) -> decimal.Decimal:
     return value if isinstance(value, decimal.Decimal) else decimal_from_key(value)
 
@@ -270,7 +279,7 @@ class ExactDecimal(_PerBackend):
         )
 
     def binder(self, backend: Backend) -> Callable[[Any], Any]:
-        return _decimal_key_of if backend.text_values else _require_decimal
+        return decimal_key_of if backend.text_values else _require_decimal
 
     def reader(self, backend: Backend) -> Callable[[Any], Any]:
         return _decimal_of_key if backend.text_values else _decimal_of
@@ -317,93 +326,6 @@ def _impl_column(
     )
     fn = impl.bind_processor(dialect) if impl is not None else None
     return None if fn is None else partial(_each, fn)
-
-
-_ZERO = decimal.Decimal(0)
-_KEY_DIGITS = 35  # digits before the point in a key: DECIMAL(65, 30)'s 35
-_NINES = str.maketrans("0123456789", "9876543210")
-
-
-def decimal_key(value: decimal.Decimal) -> str:
-    """Text that sorts like the numbers and is equal for equal numbers (``1.5`` and ``1.50``).
-
-    The integer part is zero-padded to 35 digits and trailing zeros of the fraction dropped:
-    ``00…01.5``. A negative number is ``-`` and the nines' complement of those digits, ended by
-    ``~`` so that a longer fraction sorts first: ``-1.55 < -1.5 < -1 < 0``.
-    """
-    sign, digits, exponent = value.as_tuple()
-    if not value.is_finite() or not isinstance(exponent, int):
-        raise ValueError(f"{value} is not a finite number")
-    text = "".join(map(str, digits))
-    if exponent >= 0:
-        integer, fraction = text + "0" * exponent, ""
-    else:
-        text = text.rjust(-exponent, "0")
-        integer, fraction = text[:exponent], text[exponent:]
-    integer, fraction = integer.lstrip("0"), fraction.rstrip("0")
-    if len(integer) > _KEY_DIGITS:
-        raise ValueError(f"{value} has more than {_KEY_DIGITS} digits before the point")
-    integer = integer.rjust(_KEY_DIGITS, "0")
-    tail = "." + fraction if fraction else ""
-    if not sign or not (integer.strip("0") or fraction):
-        return integer + tail
-    return "-" + integer.translate(_NINES) + tail.translate(_NINES) + "~"
-
-
-def decimal_keys(values: Sequence[Any]) -> list[Any]:
-    """:func:`decimal_key` of each Decimal of a column (``None`` for None), the values
-    checked by the registry's rule (at most 35 digits before the point and 30 after).
-
-    Each value is written once, in C, with its sign (a space for a positive number) and
-    35 + 30 digits (``format(v, " 067.30f")``: exact, since no value has more places),
-    trailing zeros dropped; the nines' complement of the negative ones is taken for the
-    whole column in one ``str.translate``. A negative zero's key is a zero's."""
-    if has_none(values):
-        keys = iter(_present_decimal_keys([v for v in values if v is not None]))
-        return [None if v is None else next(keys) for v in values]
-    return _present_decimal_keys(values)
-
-
-#: What ``format(v, " 067.30f")`` trimmed gives a zero of either sign, and a zero's key.
-_NEGATIVE_ZERO_TEXT = "-" + "0" * _KEY_DIGITS
-_ZERO_KEY = "0" * _KEY_DIGITS
-
-
-def _present_decimal_keys(values: Sequence[Any]) -> list[Any]:
-    texts = [format(v, " 067.30f").rstrip("0").rstrip(".") for v in values]
-    joined = "\n".join(texts)
-    if "-" not in joined:
-        return [t[1:] for t in texts]
-    complements = joined.translate(_NINES).split("\n")
-    return [
-        t[1:] if t[0] == " " else _ZERO_KEY if t == _NEGATIVE_ZERO_TEXT else c + "~"
-        for t, c in zip(texts, complements, strict=True)
-    ]
-
-
-def decimal_from_key(key: str) -> decimal.Decimal:
-    """The number of a :func:`decimal_key` (plain decimal text, as older tables hold, too)."""
-    if key.startswith("-") and key.endswith("~"):
-        return decimal.Decimal("-" + key[1:-1].translate(_NINES))
-    return decimal.Decimal(key)
-
-
-def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
-    """:func:`decimal_from_key` of each key of a column (``None`` kept); a negative key's
-    nines' complement taken for the whole column in one ``str.translate``."""
-    if countOf(map(type, keys), str) != len(keys):
-        return [None if k is None else decimal_from_key(k) for k in keys]
-    joined = "\n".join(keys)
-    if "~" not in joined:
-        return list(map(decimal.Decimal, keys))
-    complements = joined.translate(_NINES).split("\n")
-    if len(complements) != len(keys):  # a key holding a line break (not one of ours)
-        return [decimal_from_key(k) for k in keys]
-    number = decimal.Decimal  # ``c[:-1]`` is ``"-" + c[1:-1]``: translate keeps the minus
-    return [
-        number(c[:-1]) if k[0] == "-" and k[-1] == "~" else number(k)
-        for k, c in zip(keys, complements, strict=True)
-    ]
 
 
 class _TextOrNative(_PerBackend):
@@ -483,7 +405,7 @@ class NaiveDateTime(_TextOrNative):
         return dialect.naive_datetime()
 
     def to_iso(self, value: dt.datetime) -> str:
-        return value.isoformat(sep=" ", timespec="microseconds")
+        return naive_text(value)
 
     def from_iso(self, text: str) -> dt.datetime:
         return dt.datetime.fromisoformat(text)
@@ -500,10 +422,7 @@ class ISODate(_TextOrNative):
     checked_iso: Callable[[Any], str] | None = methodcaller("isoformat")
 
     def to_iso(self, value: Any) -> str:
-        # A datetime's text would be stored, then never read back as a date.
-        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-            raise ValueError(f"expected a date, got {type(value).__name__}")
-        return value.isoformat()
+        return date_text(value)
 
     def from_iso(self, text: str) -> dt.date:
         return dt.date.fromisoformat(text)
@@ -520,7 +439,7 @@ class ISOTime(_TextOrNative):
     checked_iso: Callable[[Any], str] | None = methodcaller("isoformat", "microseconds")
 
     def to_iso(self, value: dt.time) -> str:
-        return value.isoformat(timespec="microseconds")
+        return time_text(value)
 
     def from_iso(self, text: str) -> dt.time:
         return dt.time.fromisoformat(text)
@@ -542,11 +461,7 @@ class UUIDType(_TextOrNative):
     checked_iso: Callable[[Any], str] | None = str
 
     def to_iso(self, value: Any) -> str:
-        import uuid
-
-        if not isinstance(value, uuid.UUID):  # str(0) would be stored, then never read back
-            raise ValueError(f"expected a UUID, got {type(value).__name__}")
-        return str(value)
+        return uuid_text(value)
 
     def from_iso(self, text: str) -> Any:
         import uuid
@@ -574,11 +489,11 @@ class AwareDateTime(_PerBackend):
 
     def binder(self, backend: Backend) -> Callable[[Any], Any]:
         if backend.text_values:
-            return _utc_text
-        return _naive_utc if backend.naive_utc else _utc
+            return utc_text
+        return _naive_utc if backend.naive_utc else utc
 
     def reader(self, backend: Backend) -> Callable[[Any], Any]:
-        return _instant
+        return instant
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked aware datetimes (their rule has
@@ -596,7 +511,7 @@ class AwareDateTime(_PerBackend):
         return partial(_each, partial(_then, _checked_naive_utc, impl))
 
 
-#: A checked aware datetime's instant in UTC, and its ISO text (what :func:`_utc_text` gives).
+#: A checked aware datetime's instant in UTC, and its ISO text (``textvalues.utc_text``'s).
 _AS_UTC = methodcaller("astimezone", UTC)
 _ISO_T_MICROSECONDS = methodcaller("isoformat", "T", "microseconds")
 
@@ -617,25 +532,8 @@ def _checked_naive_utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
-def _utc(value: Any) -> dt.datetime:
-    return require_aware(value).astimezone(UTC)
-
-
-def _utc_text(value: Any) -> str:
-    return _utc(value).isoformat(timespec="microseconds")
-
-
 def _naive_utc(value: Any) -> dt.datetime:
-    return _utc(value).replace(tzinfo=None)
-
-
-def _instant(value: Any) -> dt.datetime:
-    """A stored instant (ISO text, a naive UTC or an aware datetime) as an aware UTC one."""
-    if isinstance(value, str):
-        value = dt.datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    return utc(value).replace(tzinfo=None)
 
 
 #: What each storage type name of the registry's entries makes (see ``types.storage``).

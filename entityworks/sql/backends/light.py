@@ -39,6 +39,14 @@ def is_database_file(path: str | os.PathLike[str]) -> bool:
         return fh.read(len(FILE_HEADER)) == FILE_HEADER
 
 
+def quote(name: str) -> str:
+    """A database file's identifier in double quotes, a double quote inside doubled: SQLite's
+    rule, under which any text is a name (for the text of a column's CHECK, and
+    :mod:`entityworks.sql.backends.sqlitefile`'s statements, whose names are checked against the
+    table's columns first)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def file_table_names(path: Path, timeout: float) -> list[str]:
     """The tables of the database file at ``path``, opened read-only (never created or
     changed), waiting up to ``timeout`` seconds for a writer's lock."""
@@ -58,4 +66,5 @@ __all__ = [
     "TITLES",
     "file_table_names",
     "is_database_file",
+    "quote",
 ]

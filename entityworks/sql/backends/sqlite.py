@@ -25,7 +25,8 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from ...errors import InvalidNameError
 from ...types.encoding import Processor, skip_none
-from .._like import LIKE_FUNCTION, LikeMatch, like_matches
+from .._like import LIKE_FUNCTION, like_matches
+from .._likesql import LikeMatch
 from .base import (
     CONFIGURING,
     TYPEOF_CHECK,
@@ -37,6 +38,7 @@ from .base import (
     setup_statement,
     storage_class,
 )
+from .light import quote
 
 if TYPE_CHECKING:
     from ...model.schema import Column, TableSchema
@@ -175,11 +177,6 @@ def legacy_any(column: Column, schema: TableSchema, live: Mapping[str, str] | No
     if is_rowid(column, schema):
         return None  # declared INTEGER in any case (the rowid)
     return typeof
-
-
-def quote(name: str) -> str:
-    """An SQLite identifier in double quotes (for the text of a column's CHECK)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def strict_ok(items: Sequence[sa.schema.SchemaItem]) -> bool:

@@ -119,7 +119,8 @@ def test_query_loads_only_what_it_needs(tmp_path):
         "assert result.exit_code == 0, result.output\n"
         "assert '<ndarray 40x21 uint8>' in result.output, result.output\n"
     )
-    assert loaded_after(code) == ["numpy", "sqlalchemy"]
+    # an SQLite file is read without SQLAlchemy (entityworks.sql.backends.sqlitefile)
+    assert loaded_after(code) == ["numpy"]
 
 
 def test_the_lazy_package_keeps_its_api():
@@ -226,6 +227,8 @@ def test_a_sqlite_query_loads_no_other_sql_dialect(tmp_path):
     probe = (
         "import sys, json\nfrom click.testing import CliRunner\n"
         "from entityworks.cli import cli\n"
+        # through the Store (the query of a file reads it without SQLAlchemy)
+        "import entityworks.cli._catalog as command\ncommand.READ_FILES_DIRECTLY = False\n"
         f"result = CliRunner().invoke(cli, ['query', 'maps_corridors', '--db', {str(db)!r}])\n"
         "assert result.exit_code == 0, result.output\n"
         "print(json.dumps(sorted(m for m in sys.modules "
@@ -243,6 +246,44 @@ def test_a_sqlite_query_loads_no_other_sql_dialect(tmp_path):
     loaded = {m.split(".")[2] for m in json.loads(done.stdout.strip().splitlines()[-1])}
     assert "sqlite" in loaded
     assert not loaded & {"mysql", "mssql", "postgresql", "oracle"}, loaded
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--limit", "2"],
+        ["-w", "kind=cellular", "--format", "json", "-c", "id,kind"],
+        ["-w", "kind in cellular,caves", "-o", "-open_ratio", "--format", "csv"],
+        ["-w", "kind like cell%", "--count"],
+    ],
+)
+def test_a_query_of_a_database_file_imports_no_sqlalchemy(tmp_path, args):
+    """``entityworks query`` on an SQLite file, in a fresh interpreter: the rows printed,
+    and no SQLAlchemy module loaded (checked through ``sys.modules``)."""
+    from entityworks.catalog import generate_into, open_catalog
+
+    db = tmp_path / "c.db"
+    generate_into(open_catalog(db), "cellular", 2, seed=1)
+    probe = (
+        "import sys, json\nfrom click.testing import CliRunner\n"
+        "from entityworks.cli import cli\n"
+        f"result = CliRunner().invoke(cli, ['query', 'maps', '--db', {str(db)!r}, *{args!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(json.dumps([result.output, sorted(m for m in sys.modules "
+        "if m.split('.')[0] == 'sqlalchemy')]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    output, sqlalchemy = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sqlalchemy == []
+    assert "cellular" in output or output.strip() == "2"
 
 
 def test_an_interrupt_inside_cpython_s_own_start_up_is_recognised() -> None:
