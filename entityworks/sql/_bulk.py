@@ -398,8 +398,7 @@ class Rows:
         else:
             if len(keys) != len(self.items):
                 raise ValueError(f"{len(keys)} keys for {len(self.items)} rows")
-            set_attribute(self.items, name, keys)
-            self.keys_written = True
+            self.set_keys(keys)
             items = self.items
         return Rows(
             self.db,
@@ -410,6 +409,19 @@ class Rows:
             self.kind,
             schema_rows=self.schema_rows,
         )
+
+    def set_keys(self, keys: Sequence[Any], start: int = 0) -> None:
+        """Set the keys ``keys`` on the instances from ``items[start]`` on (as many as
+        keys), as :meth:`with_keys` does, and mark the batch's keys written: a backend may
+        set them a part at a time (while the rows are sent), and undo them all with None."""
+        if self.schema_rows:
+            raise ValueError("keys are set on instances only")
+        objs = self.items
+        if start < 0 or start + len(keys) > len(objs):
+            raise ValueError(f"{len(keys)} keys from row {start} of {len(objs)}")
+        part = objs if start == 0 and len(keys) == len(objs) else objs[start : start + len(keys)]
+        set_attribute(part, self.model.schema.primary_key.name, keys)  # type: ignore[union-attr]
+        self.keys_written = True
 
     # -- statements ----------------------------------------------------------------------
     def statement(self) -> Any:

@@ -386,7 +386,7 @@ class MariaDB(Backend):
             return 0
         return int(conn.exec_driver_sql("SELECT @@auto_increment_increment").scalar_one())
 
-    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """Multi-row INSERTs of about :data:`INSERT_BYTES` each (one for most batches), the
         key NULL and every value a bound parameter: under ``innodb_autoinc_lock_mode`` 0 or
         1 the rows of one such INSERT get consecutive keys (``auto_increment_increment``

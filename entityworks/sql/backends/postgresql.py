@@ -54,21 +54,37 @@ RESERVE = sa.text(
 ).bindparams(sa.bindparam("seq", type_=sa.Text), sa.bindparam("n", type_=sa.Integer))
 
 
-#: A sequence's shape: its first value, its step and how many values a session caches.
-SEQUENCE_SHAPE = sa.text(
-    "SELECT seqstart, seqincrement, seqcache FROM pg_catalog.pg_sequence "
-    "WHERE seqrelid = CAST(:seq AS regclass)"
-).bindparams(sa.bindparam("seq", type_=sa.Text))
-
-#: The last value any session took from a sequence (NULL before the first ``nextval``).
-LAST_VALUE = sa.text("SELECT pg_sequence_last_value(CAST(:seq AS regclass))").bindparams(
-    sa.bindparam("seq", type_=sa.Text)
+#: A sequence's step, how many values a session caches, its first value and the last value
+#: any session took (NULL before the first ``nextval``), in one row: read before each
+#: keyless COPY (``{}``: the place of the sequence's name).
+_SEQUENCE_STATE = (
+    "SELECT seqincrement, seqcache, seqstart, pg_catalog.pg_sequence_last_value(seqrelid) "
+    "FROM pg_catalog.pg_sequence WHERE seqrelid = CAST({} AS regclass)"
 )
-
 #: The last value this session took from a sequence.
-CURRVAL = sa.text("SELECT currval(CAST(:seq AS regclass))").bindparams(
-    sa.bindparam("seq", type_=sa.Text)
+_CURRVAL = "SELECT currval(CAST({} AS regclass))"
+
+#: Each as SQLAlchemy's statement and as the driver's own cursor takes it.
+SEQUENCE_STATE = (
+    sa.text(_SEQUENCE_STATE.format(":seq")).bindparams(sa.bindparam("seq", type_=sa.Text)),
+    _SEQUENCE_STATE.format("%s"),
 )
+CURRVAL = (
+    sa.text(_CURRVAL.format(":seq")).bindparams(sa.bindparam("seq", type_=sa.Text)),
+    _CURRVAL.format("%s"),
+)
+
+
+def sequence_row(rows: RowWriter, query: tuple[sa.TextClause, str], sequence: str) -> Any:
+    """The row (None: no row) of ``query`` about ``sequence``: by the driver's own cursor
+    (one round trip, no SQLAlchemy statement), or through SQLAlchemy when its statements
+    are logged or listened to."""
+    statement, sql = query
+    if rows.logging() or rows.listened():
+        return rows.conn.execute(statement, {"seq": sequence}).first()
+    with rows.cursor() as cursor:
+        cursor.execute(sql, (sequence,))
+        return cursor.fetchone()
 
 
 #: Rows formatted into one buffer before it is sent during a binary COPY: small enough that
@@ -79,7 +95,8 @@ COPY_SLICE = 1024
 
 class Interleaved(Exception):
     """Another session took values of the sequence while a keyless COPY ran (its keys are
-    then not the consecutive run that follows the sequence's value before it)."""
+    then not the consecutive run that follows the sequence's value before it), or the
+    sequence's shape (a step other than 1, values cached per session) cannot tell them."""
 
 
 def copy_rows(
@@ -246,11 +263,13 @@ class PostgreSQL(Backend):
             return
         super().write_rows(conn, rows)
 
-    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
-        """The keys reserved first, one ``nextval`` a row in one statement (the sequence's
-        own values: other sessions may take keys meanwhile), then the rows written with
-        them as keys given (one COPY). The statement answers with the first key when the
-        keys follow each other (an array of them all otherwise, see :data:`RESERVE`)."""
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
+        """The rows COPYed without their key, the keys known from the sequence afterwards
+        (see :meth:`_copy_keyless`); where they cannot be known so, the keys reserved
+        first, one ``nextval`` a row in one statement (the sequence's own values: other
+        sessions may take keys meanwhile), then the rows written with them as keys given
+        (one COPY). That statement answers with the first key when the keys follow each
+        other (an array of them all otherwise, see :data:`RESERVE`)."""
         model = rows.model
         name = model.schema.primary_key.name
         sequence = rows.cache.get("postgresql:sequence")
@@ -282,52 +301,80 @@ class PostgreSQL(Backend):
 
     def _copy_keyless(
         self, conn: sa.Connection, rows: RowWriter, sequence: str
-    ) -> list[Any] | None:
+    ) -> Sequence[Any] | None:
         """The rows COPYed without their key, which the column's default takes from the
         sequence while the rows stream (the server's ``nextval`` calls overlap the
         client's encoding), and the keys then known from the sequence: when the values
         it took during the COPY are exactly the ``len(rows)`` that follow its value
         before, they are this batch's keys, in row order. Otherwise (another session took
         some meanwhile, a sequence that steps by more than 1 or caches values per session,
-        a value a gate or the server refuses) the COPY is rolled back to its savepoint and
-        None returned: the caller reserves the keys first."""
-        shape = rows.cache.get("postgresql:sequence-shape")
-        if shape is None:
-            shape = rows.cache["postgresql:sequence-shape"] = tuple(
-                conn.execute(SEQUENCE_SHAPE, {"seq": sequence}).one()
-            )
-        start, step, cached = shape
+        a value a gate or the server refuses) the COPY is rolled back to its savepoint, the
+        instances' keys are None again and None is returned: the caller reserves the keys
+        first.
+
+        The sequence's shape and its last value are read in one statement inside the
+        savepoint, just before the COPY (a shape found unfit is remembered). Rows taken
+        straight from the instances get their expected keys a chunk at a time once the
+        chunk is sent, while the server stores the rows; the keys stand only once the
+        sequence confirms them."""
+        unfit = "postgresql:sequence-unfit"
         codec = rows.model.codec
-        if step != 1 or cached != 1 or codec.copy_types is None:
+        if codec.copy_types is None or rows.cache.get(unfit) == sequence:
             return None
         at = rows.key_index()
+        count = len(rows)
         # straight from the instances, each chunk gated while the previous one is sent;
         # else the rows encoded a column at a time, when their gated columns pass
         chunks: Iterable[Sequence[Sequence[Any]]] | None = rows.gated_chunks(keyless=True)
+        streamed = chunks is not None
         if chunks is None:
             keyless = rows.keyless()
             if keyless is None or not codec.gates_pass(keyless, without=at):
                 return None
             chunks = [keyless]
-        count = len(rows)
         found: list[int] = []
 
+        def keyed(low: int, parts: Iterable[Sequence[Sequence[Any]]]) -> Iterator[Any]:
+            # each chunk's expected keys set once it is formatted and sent (the next one
+            # is asked for then), while the server stores it
+            done = 0
+            for part in parts:
+                yield part
+                size = len(part)
+                rows.set_keys(range(low + 1 + done, low + 1 + done + size), done)
+                done += size
+
         def copy() -> None:
-            before = conn.execute(LAST_VALUE, {"seq": sequence}).scalar_one()
+            state = sequence_row(rows, SEQUENCE_STATE, sequence)
+            if state is None or state[0] != 1 or state[1] != 1:  # step, cache
+                rows.cache[unfit] = sequence
+                raise Interleaved(sequence)
+            start, before = state[2], state[3]
             low = start - 1 if before is None else before
-            copy_rows(rows, chunks, without=at)
-            last = conn.execute(CURRVAL, {"seq": sequence}).scalar_one()
+            copy_rows(rows, keyed(low, chunks) if streamed else chunks, without=at)
+            (last,) = sequence_row(rows, CURRVAL, sequence)
             if last - count != low:
                 raise Interleaved(sequence)
             found.append(low)
 
+        def undone() -> None:  # the instances' keys as they were given
+            if rows.keys_written:
+                rows.set_keys([None] * count)
+                rows.keys_written = False
+
         try:
-            if not rows.attempt(copy):
-                return None
+            kept = rows.attempt(copy)
         except Interleaved:  # rolled back to the savepoint by ``attempt``
+            kept = False
+        except BaseException:
+            undone()
+            raise
+        if not kept:
+            undone()
             return None
-        keys = list(range(found[0] + 1, found[0] + 1 + count))
-        rows.with_keys(keys)
+        keys = range(found[0] + 1, found[0] + 1 + count)
+        if not streamed:
+            rows.set_keys(keys)
         return keys
 
     def unopenable(self, exc: BaseException, url: sa.URL, shown: str) -> str | None:

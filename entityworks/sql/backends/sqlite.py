@@ -562,7 +562,7 @@ class SQLite(Backend):
             return
         self._send(rows, rows.streamed() or rows.bound())
 
-    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> list[Any]:
+    def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """NULL makes SQLite pick the rowid. In the write transaction no one else
         inserts, and SQLite gives each NULL key one more than the largest rowid (with
         AUTOINCREMENT, than the largest ever used): the rows of one ``executemany`` get

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from entityworks import Store, WriteError, column, table
+from entityworks import Store, ValueEncodingError, WriteError, column, table
 
 BATCH = 50
 
@@ -260,3 +260,28 @@ def test_postgresql_sequence_caching_values_reserves_the_keys(
     finally:
         store.drop(Plain)
         store.close()
+
+
+def test_a_field_unset_in_a_later_chunk_leaves_every_key_unset(store: Store) -> None:
+    """A field missing on a row far into the batch (past the rows a bulk path may have sent
+    and given keys already): the WriteError names it, nothing is stored and no instance
+    keeps a key."""
+    store.create(Plain)
+    objs = [Plain(None, i, None, 0.5) for i in range(3_000)]
+    del objs[2_500].n
+    with pytest.raises(WriteError) as info:
+        store.insert_many(objs)
+    assert info.value.row == 2_500
+    assert [o.id for o in objs] == [None] * len(objs)
+    assert _stored(store, "gk_plain") == {}
+
+
+def test_a_value_refused_in_a_later_chunk_leaves_every_key_unset(store: Store) -> None:
+    """A value of the wrong type far into the batch: named, nothing stored, every key None."""
+    store.create(Plain)
+    objs = [Plain(None, i, None, 0.5) for i in range(3_000)]
+    objs[2_500].n = "many"  # type: ignore[assignment]
+    with pytest.raises(ValueEncodingError, match="row 2500, column 'n'"):
+        store.insert_many(objs)
+    assert [o.id for o in objs] == [None] * len(objs)
+    assert _stored(store, "gk_plain") == {}
