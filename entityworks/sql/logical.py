@@ -205,7 +205,7 @@ class ConnectionSource:
 
     def __init__(self, conn: sa.Connection) -> None:
         self.conn = conn
-        self.inspector = sa.inspect(conn)
+        self.inspector: sa.Inspector = sa.inspect(conn)
         self.target: Target | str = sqltypes.target_of(conn.dialect.name)
 
     def has_table(self, name: str) -> bool:

@@ -79,7 +79,7 @@ class FileDatabase:
     def __init__(self, path: Path, busy_timeout: float = 30.0) -> None:
         uri = f"{path.resolve().as_uri()}?mode=ro"
         try:
-            self.conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout)
+            self.conn: sqlite3.Connection = sqlite3.connect(uri, uri=True, timeout=busy_timeout)
             self.conn.execute("PRAGMA case_sensitive_like=ON")  # as the Store's connections
             self.conn.create_function(LIKE_FUNCTION, 2, like_matches, deterministic=True)
             self._tables = self._names()
@@ -302,9 +302,12 @@ class FileTable:
         readers = Readers(schema, schema.name, keys)
         for entry in entries:
             readers.add(*entry)
-        _read, self.columns = readers.readers()
-        self.table = quote(schema.name)
-        self.select = ", ".join(map(quote, select))
+        _read, columns = readers.readers()
+        #: The rows' decoder, a column at a time (the Store's own).
+        self.columns: Callable[[Sequence[Sequence[Any]]], list[Sequence[Any]]] = columns
+        #: The table's and the read columns' SQL names, quoted.
+        self.table: str = quote(schema.name)
+        self.select: str = ", ".join(map(quote, select))
 
     # -- statements ----------------------------------------------------------------------
     def _value(self, column: Column, value: Any) -> Any:
