@@ -84,12 +84,22 @@ def fail(exc: BaseException) -> NoReturn:
 
 
 def aborted() -> NoReturn:
-    """Ctrl-C: one line and status 1; further Ctrl-C while the process ends are ignored."""
+    """Ctrl-C: one line and status 1; further Ctrl-C while the process ends are ignored, and
+    so are the errors of finalizers of objects the interrupt left half made (a library's
+    ``__del__`` would print "Exception ignored in ..." and its traceback as the interpreter
+    ends: llvmlite's, when the interrupt lands while numba compiles), unless
+    ``ENTITYWORKS_TRACEBACK=1`` asks for them."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not os.environ.get("ENTITYWORKS_TRACEBACK"):
+        sys.unraisablehook = _ignored
     click.echo("error: aborted", err=True)
     sys.exit(1)
+
+
+def _ignored(_unraisable: Any) -> None:
+    """An ``unraisablehook`` that says nothing (see :func:`aborted`)."""
 
 
 #: click >= 8.2 raises this for a group called without a command (older ones print the help)

@@ -217,6 +217,41 @@ def test_ctrl_c_early_in_a_command_is_one_line(tmp_path, delay):
     assert (status, err) == (1, "error: aborted\n"), (status, out, err)
 
 
+_HALF_MADE = """
+from entityworks.cli.errors import aborted
+
+
+class HalfMade:
+    # an object an interrupt left half made: its finalizer fails (llvmlite's did)
+    def __del__(self):
+        raise AttributeError("'HalfMade' object has no attribute '_as_parameter_'")
+
+
+held = HalfMade()  # finalized as the interpreter ends
+aborted()
+"""
+
+
+@pytest.mark.parametrize("traceback", [False, True])
+def test_an_interrupt_ends_quietly_despite_a_failing_finalizer(traceback):
+    """Ctrl-C that lands while a library builds an object (numba compiling): the object's
+    finalizer fails as the interpreter ends, which Python would print as "Exception ignored
+    in ..." and a traceback after ``error: aborted``; only ENTITYWORKS_TRACEBACK shows it."""
+    env = {**os.environ}
+    env.pop("ENTITYWORKS_TRACEBACK", None)
+    if traceback:
+        env["ENTITYWORKS_TRACEBACK"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", _HALF_MADE], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 1
+    if traceback:
+        assert done.stderr.startswith("error: aborted\n")
+        assert "Exception ignored" in done.stderr and "_as_parameter_" in done.stderr
+    else:
+        assert done.stderr == "error: aborted\n"
+
+
 def test_a_sqlite_query_loads_no_other_sql_dialect(tmp_path):
     """The MariaDB, SQL Server and PostgreSQL forms of the column types are built only when
     a statement is compiled for those dialects (``sqltypes._Variants``)."""
