@@ -72,18 +72,12 @@ def npy_codec(
     return ArrowCodec(arrow_type=lambda: pa().binary(), encode=to_bytes, decode=from_bytes)
 
 
-def _scalar(codec: ArrowCodec) -> Callable[[], ArrowCodec]:
-    return lambda: codec
-
-
 @hookimpl(tryfirst=True)
 def register_codecs(registry: TypeRegistry) -> None:
     """The Arrow records of the built-in codec families."""
-    for family, codec in SCALARS.items():
-        registry.register_codec_maker(ArrowCodec, family, _scalar(codec))
-    registry.register_codec_maker(ArrowCodec, "enum", enum_codec)
-    registry.register_codec_maker(ArrowCodec, "json", json_codec)
-    registry.register_codec_maker(ArrowCodec, "npy", npy_codec)
+    registry.register_codec_makers(
+        ArrowCodec, SCALARS, {"enum": enum_codec, "json": json_codec, "npy": npy_codec}
+    )
 
 
 __all__ = ["SCALARS", "enum_codec", "json_codec", "npy_codec", "register_codecs"]

@@ -64,18 +64,12 @@ def npy_codec(*, to_bytes: Callable[[Any], bytes], from_bytes: Callable[[bytes],
     return SqlCodec(column_type=storage.binary, encode=to_bytes, decode=from_bytes)
 
 
-def _scalar(codec: SqlCodec) -> Callable[[], SqlCodec]:
-    return lambda: codec
-
-
 @hookimpl(tryfirst=True)
 def register_codecs(registry: TypeRegistry) -> None:
     """The SQL records of the built-in codec families."""
-    for family, codec in SCALARS.items():
-        registry.register_codec_maker(SqlCodec, family, _scalar(codec))
-    registry.register_codec_maker(SqlCodec, "enum", enum_codec)
-    registry.register_codec_maker(SqlCodec, "json", json_codec)
-    registry.register_codec_maker(SqlCodec, "npy", npy_codec)
+    registry.register_codec_makers(
+        SqlCodec, SCALARS, {"enum": enum_codec, "json": json_codec, "npy": npy_codec}
+    )
 
 
 __all__ = ["SCALARS", "enum_codec", "json_codec", "npy_codec", "register_codecs"]

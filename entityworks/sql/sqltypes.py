@@ -15,7 +15,7 @@ import datetime as dt
 import decimal
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import countOf, methodcaller
+from operator import methodcaller
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -523,7 +523,7 @@ def _checked_utc_text(value: dt.datetime) -> str:
 def _utc_text_column(values: Sequence[Any]) -> list[Any]:
     """:func:`_checked_utc_text` of each value of a column, ``None`` kept (no Python call
     per value when there is no ``None``)."""
-    if countOf(map(type, values), type(None)):
+    if has_none(values):
         return _each(_checked_utc_text, values)
     return list(map(_ISO_T_MICROSECONDS, map(_AS_UTC, values)))
 

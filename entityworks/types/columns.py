@@ -33,6 +33,8 @@ from itertools import filterfalse, repeat
 from operator import attrgetter, countOf, eq, ne
 from typing import Any
 
+from .scalars import offset_minutes
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _NONE = type(None)
 _ZERO = decimal.Decimal(0)  # compared with Decimals, faster than the int 0
@@ -141,16 +143,12 @@ def offset_minutes_column(values: Sequence[Any]) -> list[Any]:
     """``offset_minutes`` of each checked aware datetime (``None`` staying ``None``): minutes
     east of UTC, ``None`` for UTC itself; once per fixed-offset zone."""
     if has_none(values):
-        return [None if v is None else _offset_minutes(v) for v in values]
+        return [None if v is None else offset_minutes(v) for v in values]
     zones = set(map(_TZINFO, values))
     if not all(type(z) is dt.timezone for z in zones):
-        return list(map(_offset_minutes, values))
+        return list(map(offset_minutes, values))
     minutes = {z: z.utcoffset(None) // _MINUTE or None for z in zones}
     return list(map(minutes.__getitem__, map(_TZINFO, values)))
-
-
-def _offset_minutes(value: dt.datetime) -> int | None:
-    return value.utcoffset() // _MINUTE or None  # type: ignore[operator]
 
 
 def uuid_column(values: Sequence[Any]) -> bool:

@@ -554,6 +554,19 @@ class TypeRegistry:
         self.generation += 1
         return maker
 
+    def register_codec_makers(
+        self,
+        record: type[SqlCodec | ArrowCodec | XmlCodec],
+        scalars: Mapping[str, SqlCodec | ArrowCodec | XmlCodec],
+        makers: Mapping[str, CodecMaker],
+    ) -> None:
+        """:meth:`register_codec_maker` for each of a format's families: ``scalars`` (family
+        -> the one record of a family without parameters) and ``makers`` (family -> maker)."""
+        for family, codec in scalars.items():
+            self.register_codec_maker(record, family, _constant(codec))
+        for family, maker in makers.items():
+            self.register_codec_maker(record, family, maker)
+
     def codec_families(self) -> dict[str, tuple[str, ...]]:
         """Codec family -> the formats (``"SQL"``, ``"Arrow"``, ``"XML"``) with a maker for it."""
         families: dict[str, tuple[str, ...]] = {}
@@ -720,6 +733,11 @@ class TypeRegistry:
                 if base in self._exact and base is not object:
                     return self._exact[base]
         return None
+
+
+def _constant(codec: SqlCodec | ArrowCodec | XmlCodec) -> CodecMaker:
+    """The maker of a family without parameters: always ``codec``."""
+    return lambda: codec
 
 
 def _hashable(x: Any) -> bool:

@@ -201,18 +201,12 @@ def npy_codec(*, to_bytes: Callable[[Any], bytes], from_bytes: Callable[[bytes],
     )
 
 
-def _scalar(codec: XmlCodec) -> Callable[[], XmlCodec]:
-    return lambda: codec
-
-
 @hookimpl(tryfirst=True)
 def register_codecs(registry: TypeRegistry) -> None:
     """The XML records of the built-in codec families."""
-    for family, codec in SCALARS.items():
-        registry.register_codec_maker(XmlCodec, family, _scalar(codec))
-    registry.register_codec_maker(XmlCodec, "enum", enum_codec)
-    registry.register_codec_maker(XmlCodec, "json", json_codec)
-    registry.register_codec_maker(XmlCodec, "npy", npy_codec)
+    registry.register_codec_makers(
+        XmlCodec, SCALARS, {"enum": enum_codec, "json": json_codec, "npy": npy_codec}
+    )
 
 
 __all__ = [
