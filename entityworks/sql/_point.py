@@ -125,23 +125,21 @@ class PointPath:
         """The driver connection this thread keeps for one-row calls, or None when they
         take the general path: an in-memory database, a class with child tables, inside
         ``Store.transaction()``, or while SQL is echoed or listened to."""
-        if (
-            not self.usable
-            or model.children
-            or self.db.in_transaction
-            or self.db.engine.echo
-            or listened(self.db.engine)
-        ):
+        db = self.db
+        if not self.usable or model.children or db.in_transaction:
+            return None
+        engine = db.engine
+        if engine.echo or listened(engine):
             return None
         local: Any = self.local
-        now = monotonic()
         if local.point_generation != self._generation:
-            raw = self._open(now)
-        else:
-            raw = local.point
-            if self._pings and now - local.point_used > self.ping_after_idle:
+            return self._open(monotonic())
+        raw = local.point
+        if self._pings:  # only idleness asks for the time
+            now = monotonic()
+            if now - local.point_used > self.ping_after_idle:
                 raw = self._ping(raw, now)
-        local.point_used = now
+            local.point_used = now
         return raw
 
     def _open(self, now: float) -> Any:
@@ -396,7 +394,7 @@ class PointPath:
         encoders = model.encoders if self._fast_writes else model.codec.checked
         try:
             statement = self._statement(model, "insert_generated" if generated else kind)
-            [row] = encode(model, [obj], counting_from(0), encoders)
+            row = self._encoder(model, encoders is model.encoders)(obj)
             params = statement.params(row, row[model.names.index(key.name)])
         except Exception:
             return 0  # the general path names the column
@@ -418,6 +416,27 @@ class PointPath:
             object.__setattr__(obj, key.name, new)
         count: int = cursor.rowcount
         return 1 + max(count, 0)
+
+    def _encoder(self, model: BoundModel, fast: bool) -> Callable[[Any], Sequence[Any]]:
+        """``obj -> SQL row`` of one instance of ``model`` through its fast encoders (or
+        the complete checks), compiled once per class (see ``RowCodec.row_encoder``)."""
+        cache_key = "point:row" if fast else "point:row-checked"
+        cached = model.sql_cache.get(cache_key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        processors = model.encoders if fast else model.codec.checked
+        attributes = [model.fields[i] for i in model.field_index]
+        encoder: Callable[[Any], Sequence[Any]] | None = None
+        if model.schema.parent is None:
+            encoder = model.codec.row_encoder(attributes, processors)
+        if encoder is None:
+
+            def encoder(obj: Any) -> Sequence[Any]:
+                [row] = encode(model, [obj], counting_from(0), processors)
+                return row
+
+        model.sql_cache[cache_key] = encoder  # type: ignore[assignment]
+        return encoder
 
     def delete_key(self, model: BoundModel, key: Any) -> int:
         """Delete the row of ``model`` whose key is ``key``: 0 when the general path must

@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import has_nan
+from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
 from ._rowdecode import ColumnFn, Readers, each
 from .backends import for_name
@@ -91,6 +92,37 @@ class RowCodec:
     spread_columns: (
         Callable[[Sequence[Sequence[Any]], list[Sequence[Any]]], list[Sequence[Any]]] | None
     ) = None
+    #: Per schema column: its index among the SQL columns, its companions' indexes, the
+    #: companions and the column's type (what ``spread`` and ``read`` are made from).
+    plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = field(default_factory=list)
+
+    def row_encoder(
+        self, attributes: Sequence[str], processors: Sequence[Processor]
+    ) -> Callable[[Any], list[Any]] | None:
+        """``obj -> SQL row`` of one instance whose schema columns are its attributes
+        ``attributes`` (in schema order), each through ``processors[i]`` and followed by
+        its companions: what ``encode`` and ``spread`` give for a one-item batch, in one
+        compiled function (the point path's writes). None when an attribute is no plain
+        identifier (the caller takes the general path)."""
+        if not all(map(plain_identifier, attributes)):
+            return None
+        names: dict[str, Any] = {}
+        items: list[str] = []
+        for i, (attribute, enc) in enumerate(zip(attributes, processors, strict=True)):
+            parts = self.plan[i][2] if self.plan else ()
+            value = f"(v{i} := o.{attribute})" if parts else f"o.{attribute}"
+            if enc is not None:
+                names[f"e{i}"] = enc
+                value = f"e{i}({value})"
+            items.append(value)
+            if parts:
+                names[f"c{i}"] = self.plan[i][3].checked
+                for j, part in enumerate(parts):
+                    names[f"s{i}_{j}"] = part.split
+                    items.append(f"(None if v{i} is None else s{i}_{j}(c{i}(v{i})))")
+        source = f"lambda o: [{', '.join(items)}]"
+        encoder: Callable[[Any], list[Any]] = eval(source, names)  # noqa: S307 - identifiers only
+        return encoder
 
     def encode_columns(self, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         """The SQL columns of the schema ``columns`` (each through ``fast_columns``).
@@ -417,6 +449,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         copy_checks if copy_types is not None else None,
         converting,
         _spread_columns(plan) if any_parts else None,
+        plan,
     )
 
 

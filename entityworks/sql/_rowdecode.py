@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from operator import countOf, itemgetter
+from operator import countOf
 from typing import Any
 
 from ..errors import StoredValueError
@@ -156,57 +156,72 @@ def _refusal(locate: Locate, rows: Sequence[Sequence[Any]]) -> StoredValueError 
 
 
 def row_reader(
-    active: list[tuple[int, Callable[[Any], Any]]], plan: Plan | None, locate: Locate
+    active: list[tuple[int, Callable[[Any], Any]]],
+    plan: Plan | None,
+    locate: Locate,
+    width: int | None = None,
 ) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
+    """SQL row -> schema row: each field column through its decoder (``active``: SQL
+    index, decoder), its companions joined to it (``plan``; None: no companions, then
+    ``width`` SQL columns, each a field's); None when there is nothing to do. A row that
+    cannot be read is refused by ``locate``.
+
+    One compiled function per table (as :func:`~entityworks.types.construct.fields_getter`
+    is): the expression of each schema value in place, no list, loop or index per value.
+    Its source holds indexes and generated names alone."""
+    if plan is None and not active:
+        return None
+    decoders = dict(active)
+    names: dict[str, Any] = {"locate": locate}
+
+    def value(i: int) -> str:
+        if i in decoders:
+            names[f"d{i}"] = decoders[i]
+            return f"d{i}(row[{i}])"
+        return f"row[{i}]"
+
+    items: list[str] = []
     if plan is None:
-        if not active:
-            return None
-
-        def decode(row: Sequence[Any]) -> tuple[Any, ...]:
-            values = list(row)
-            try:
-                for i, dec in active:
-                    values[i] = dec(values[i])
-            except Exception as exc:
-                error = locate(row)
-                if error is None:
-                    raise
-                raise error from exc
-            return tuple(values)
-
-        return decode
-    # the columns with companions, joined in place; then the schema row in one C call
-    joins = [
-        (main, pairs, _owned(pairs))
-        for main, pairs in (
-            (main, list(zip(extra, parts, strict=True))) for main, extra, parts, _ in plan if parts
-        )
-    ]
-    mains = [main for main, _extra, _parts, _info in plan]
-    pick = itemgetter(*mains) if len(mains) > 1 else lambda v: (v[mains[0]],)
-
-    def read(row: Sequence[Any]) -> tuple[Any, ...]:
-        values = list(row)
-        try:
-            for i, dec in active:
-                values[i] = dec(values[i])
-            for main, parts, owned in joins:
-                value = values[main]
-                if value is not None:
-                    for j, part in parts:
-                        value = part.join(value, values[j])
-                    values[main] = value
-                elif owned and countOf([values[j] for j in owned], None) != len(owned):
-                    raise Unread
-        except Exception as exc:
-            error = locate(row)
-            if error is None:
-                raise
-            raise error from exc
-        out: tuple[Any, ...] = pick(values)
-        return out
-
+        items = [value(i) for i in range(width if width is not None else len(decoders))]
+    else:
+        for main, extra, parts, _info in plan:
+            if not parts:
+                items.append(value(main))
+                continue
+            names[f"j{main}"] = _joiner(parts)
+            items.append(f"j{main}({', '.join(value(i) for i in (main, *extra))})")
+    source = (
+        "def read(row):\n"
+        "    try:\n"
+        f"        return ({''.join(item + ', ' for item in items)})\n"
+        "    except Exception as exc:\n"
+        "        error = locate(row)\n"
+        "        if error is None:\n"
+        "            raise\n"
+        "        raise error from exc\n"
+    )
+    exec(source, names)  # noqa: S102 - indexes and generated names only
+    read: Callable[[Sequence[Any]], tuple[Any, ...]] = names["read"]
     return read
+
+
+def _joiner(parts: Sequence[Companion]) -> Callable[..., Any]:
+    """``(value, *companions) -> value``: a field's decoded value with its companions
+    joined (each ``Companion.join``); beside a NULL value, the companions other tools read
+    instead (``Companion.own``) must be NULL too, else :class:`Unread`."""
+    owned = [k for k, part in enumerate(parts) if part.own is not None]
+    pairs = list(enumerate(parts))
+
+    def join(value: Any, *companions: Any) -> Any:
+        if value is not None:
+            for k, part in pairs:
+                value = part.join(value, companions[k])
+            return value
+        if owned and countOf([companions[k] for k in owned], None) != len(owned):
+            raise Unread
+        return None
+
+    return join
 
 
 def column_reader(
@@ -354,6 +369,6 @@ class Readers:
         plan = self.plan if any_parts else None
         locate = locator(self.schema, self.table_name, self.sql_names, self.decoders, self.plan)
         return (
-            row_reader(active, plan, locate),
+            row_reader(active, plan, locate, len(self.decoders)),
             column_reader(len(self.plan), active, self.many, self.whole, plan, locate),
         )
