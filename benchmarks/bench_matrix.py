@@ -1,7 +1,8 @@
 """The type matrix: every built-in registry type x bulk path x backend x size, against the raw
 driver storing the type the backend's natural way.
 
-    python benchmarks/bench_matrix.py [--paths given,generated,select] [--types int,UUID,wide]
+    python benchmarks/bench_matrix.py [--paths given,generated,select,iterate]
+                                      [--types int,UUID,wide]
                                       [--backends sqlite,postgresql,mariadb]
                                       [--rows 10000,100000] [--repeat 3]
                                       [--postgres URL] [--mariadb URL]
@@ -21,7 +22,9 @@ clock, best of ``--repeat``:
   which the peer reads ``max(id)`` in the same transaction and writes the keys back to its
   objects as consecutive numbers (it assumes no other writer; ours checks);
 * ``select -> objects`` (``list(Store.select(cls))``) against ``fetchall`` and building the
-  same objects.
+  same objects;
+* ``iterate select`` (``for obj in Store.select(cls)``, nothing kept) against ``fetchmany``
+  of 2,000 rows after ``fetchmany``, building each batch's objects.
 
 The peer stores each type the backend's natural way and converts inside its clock:
 
@@ -310,6 +313,10 @@ class Peer:
     def select(self) -> list[Any]:
         raise NotImplementedError
 
+    def iterate(self) -> int:
+        """Every row as an object, ``fetchmany`` after ``fetchmany``, none kept: how many."""
+        raise NotImplementedError
+
     def count(self) -> int:
         raise NotImplementedError
 
@@ -366,6 +373,14 @@ class SqlitePeer(Peer):
 
     def select(self) -> list[Any]:
         return self.build(self.conn.execute(self.sql_select).fetchall())
+
+    def iterate(self) -> int:
+        cur = self.conn.execute(self.sql_select)
+        n = 0
+        while rows := cur.fetchmany(FETCH):
+            for _obj in self.build(rows):
+                n += 1
+        return n
 
     def count(self) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
@@ -439,6 +454,16 @@ class PostgresPeer(Peer):
             out = self.build(cur.fetchall())
         self.conn.commit()
         return out
+
+    def iterate(self) -> int:
+        n = 0
+        with self.conn.cursor() as cur:
+            cur.execute(self.sql_select)
+            while rows := cur.fetchmany(FETCH):
+                for _obj in self.build(rows):
+                    n += 1
+        self.conn.commit()
+        return n
 
     def count(self) -> int:
         with self.conn.cursor() as cur:
@@ -525,6 +550,16 @@ class MariadbPeer(Peer):
         self.conn.commit()
         return out
 
+    def iterate(self) -> int:
+        n = 0
+        with self.conn.cursor() as cur:
+            cur.execute(self.sql_select)
+            while rows := cur.fetchmany(FETCH):
+                for _obj in self.build(rows):
+                    n += 1
+        self.conn.commit()
+        return n
+
     def count(self) -> int:
         with self.conn.cursor() as cur:
             cur.execute(f"SELECT count(*) FROM {self.table}")
@@ -547,7 +582,10 @@ PATHS = {
     "given": "insert_many keys given",
     "generated": "insert_many keys generated",
     "select": "select -> objects",
+    "iterate": "iterate select",
 }
+#: Rows per ``fetchmany`` of the peers' iteration (the Store's own batch: ``_read.FETCH``).
+FETCH = 2_000
 
 
 def size_label(n: int) -> str:
@@ -690,6 +728,31 @@ def time_select(backend: Backend, row: Row, peer: Peer, given: list[Any], repeat
     report(backend.name, "select", row.label, n, peer.name_select, ours_t, peer_t)
 
 
+def time_iterate(backend: Backend, row: Row, peer: Peer, given: list[Any], repeat: int) -> None:
+    store, cls, n = backend.store, row.cls, len(given)
+    backend.clear_ours(cls)
+    peer.clear()
+    store.insert_many(given)
+    peer.insert(given)
+    counted: dict[str, int] = {}
+
+    def ours_iterate() -> None:
+        k = 0
+        for _obj in store.select(cls):
+            k += 1
+        counted["ours"] = k
+
+    def peer_iterate() -> None:
+        counted["peer"] = peer.iterate()
+
+    ours_t, peer_t = timed([(counted.clear, ours_iterate), (counted.clear, peer_iterate)], repeat)
+    ours_iterate()
+    peer_iterate()
+    _same(counted["ours"], n, "ours: objects iterated")
+    _same(counted["peer"], n, "peer: objects iterated")
+    report(backend.name, "iterate", row.label, n, "fetchmany + build", ours_t, peer_t)
+
+
 def run_row(backend: Backend, row: Row, sizes: list[int], paths: list[str], repeat: int) -> None:
     store = backend.store
     store.drop(row.cls)
@@ -704,6 +767,8 @@ def run_row(backend: Backend, row: Row, sizes: list[int], paths: list[str], repe
                 time_generated(backend, row, peer, n, repeat)
             if "select" in paths:
                 time_select(backend, row, peer, given, repeat)
+            if "iterate" in paths:
+                time_iterate(backend, row, peer, given, repeat)
     finally:
         peer.close()
         store.drop(row.cls)
@@ -715,7 +780,7 @@ def _csv(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--paths", default=",".join(PATHS), help="given,generated,select")
+    parser.add_argument("--paths", default=",".join(PATHS), help=",".join(PATHS))
     parser.add_argument(
         "--types", default=",".join(ROWS), help=f"rows, comma-separated: {', '.join(ROWS)}"
     )
