@@ -123,7 +123,9 @@ def aware_datetime_column(values: Sequence[Any]) -> bool:
 
     The offsets are tested once per zone, and the instants at the two ends only: the
     earliest and the latest instants of the column are the only ones that could leave the
-    years 1-9999 in UTC."""
+    years 1-9999 in UTC. Where every year is within 2-9998 (an offset moves a time by less
+    than a day), none can, and the ends are not looked for: comparing datetimes of
+    different zones costs two ``utcoffset`` calls each."""
     exact, present = _present(values, dt.datetime)
     if not exact:
         return False
@@ -131,12 +133,18 @@ def aware_datetime_column(values: Sequence[Any]) -> bool:
         return True
     if not all(map(_fixed_offset_ok, set(map(_TZINFO, present)))):
         return False
+    years = list(map(_YEAR, present))
+    if min(years) > dt.MINYEAR and max(years) < dt.MAXYEAR:
+        return True
     try:
         min(present).astimezone(_AS_UTC_CHECK)
         max(present).astimezone(_AS_UTC_CHECK)
     except OverflowError:
         return False
     return True
+
+
+_YEAR = attrgetter("year")
 
 
 def offset_minutes_column(values: Sequence[Any]) -> list[Any]:
