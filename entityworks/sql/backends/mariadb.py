@@ -106,6 +106,12 @@ class MariaDB(Backend):
                 )
         return None
 
+    def begin_read_only(self, conn: sa.Connection) -> None:
+        # the session's too: inside START TRANSACTION READ ONLY alone, DDL commits
+        # implicitly and runs (the driver runs one statement a call: no multi-statements)
+        conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
+        conn.exec_driver_sql("START TRANSACTION READ ONLY")
+
     def quick_connect_args(self, seconds: int) -> dict[str, Any]:
         return {"connect_timeout": seconds, "read_timeout": seconds}
 
