@@ -413,7 +413,7 @@ class Target:
         except InputError as exc:
             reason = str(exc)
         except (ValueError, TypeError, ArithmeticError) as exc:
-            reason = f"{raw!r} is not a {info.name} ({exc})"
+            reason = f"{raw!r} is not a valid {info.name} ({exc})"
         except RecursionError:
             reason = "the value is nested too deeply"
         raise InputError(f"row {number}, column {name!r}: {reason}", row=number, column=name)
@@ -450,7 +450,7 @@ def _json_value(raw: Any, python_type: type, info: Any) -> Any:
     elif isinstance(raw, str):
         return info.xml_codec.from_text(raw)
     shown = "a JSON float" if isinstance(raw, JsonFloat) else f"a JSON {_json_name(raw)}"
-    raise InputError(f"{shown} ({_short(raw)}) is not a {info.name}")
+    raise InputError(f"{shown} ({_short(raw)}) does not fit a column of type {info.name}")
 
 
 def _json_name(raw: Any) -> str:

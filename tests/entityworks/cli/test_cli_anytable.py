@@ -41,7 +41,7 @@ def run(*args: str, input: str | None = None) -> Result:
 
 def write_file(folder: Path, fmt: str, records: list[dict[str, Any]] = PEOPLE) -> Path:
     """``records`` as a file of ``fmt`` (CSV and TSV: NULL as an empty cell)."""
-    path = folder / f"people.{ {'nl': 'jsonl'}.get(fmt, fmt)}"
+    path = folder / f"people.{ {'nl': 'jsonl'}.get(fmt, fmt) }"
     if fmt in ("csv", "tsv"):
         buffer = io.StringIO()
         writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
@@ -127,7 +127,9 @@ def test_sql_with_parameters_prints_what_sqlite_utils_query_prints(tmp_path: Pat
     db = tmp_path / "theirs.db"
     sqlite_utils("insert", str(db), "people", str(write_file(tmp_path, "json")), "--pk", "id")
     query = "SELECT id, name, score FROM people WHERE visits >= :least AND name <> :skip"
-    theirs = json.loads(sqlite_utils("query", str(db), query, "-p", "least", "0", "-p", "skip", "x"))
+    theirs = json.loads(
+        sqlite_utils("query", str(db), query, "-p", "least", "0", "-p", "skip", "x")
+    )
     result = run("sql", query, "-p", "least=0", "-p", "skip=x", "--format", "json", "--db", str(db))
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == theirs and len(theirs) == 2
