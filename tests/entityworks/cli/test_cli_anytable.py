@@ -427,3 +427,64 @@ def test_a_large_json_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert large.stat().st_size > 45_000_000
     grown = _peak_kib(large, tmp_path / "a.db") - _peak_kib(small, tmp_path / "b.db")
     assert grown * 1024 < large.stat().st_size / 4, grown
+
+
+def test_insert_into_a_table_sqlite_utils_made(tmp_path: Path) -> None:
+    """The table's own types decide (no key, no companion columns: the file's rows are
+    added as sqlite-utils adds them to its own copy)."""
+    first = write_file(tmp_path, "json", PEOPLE[:2])
+    later = write_file(tmp_path, "csv", PEOPLE[2:])
+    theirs, ours = tmp_path / "theirs.db", tmp_path / "ours.db"
+    for db in (theirs, ours):
+        sqlite_utils("insert", str(db), "people", str(first))
+    sqlite_utils("insert", str(theirs), "people", str(later), "--csv")
+    result = run("insert", "people", str(later), "--db", str(ours))
+    assert result.exit_code == 0, result.output
+    mine, peer = sqlite_rows(ours, "people"), sqlite_rows(theirs, "people")
+    assert mine[:3] == peer[:3]
+    # the one difference: an empty cell in an INTEGER column is NULL here; sqlite-utils
+    # stores the empty text there (no type detection for an existing table)
+    assert mine[3][6:8] == (None, "null") and peer[3][6:8] == ("", "text")
+    assert mine[3][:6] + mine[3][8:] == peer[3][:6] + peer[3][8:]
+    minus_zero = write_file(tmp_path, "nl", [dict(PEOPLE[0], id=7, score=-0.0)])
+    line = one_error_line(run("insert", "people", str(minus_zero), "--db", str(ours)))
+    assert "row 1" in line and "'score'" in line  # its REAL column cannot keep the sign
+    assert len(sqlite_rows(ours, "people")) == len(PEOPLE)
+
+
+def test_rows_of_a_table_no_dataclass_can_hold(backend_url: str) -> None:
+    engine = sa.create_engine(backend_url)
+    try:
+        with engine.begin() as conn:
+            odd = conn.dialect.identifier_preparer.quote("first name")
+            conn.execute(sa.text(f"CREATE TABLE odd (id INTEGER PRIMARY KEY, {odd} VARCHAR(20))"))
+            conn.execute(sa.text(f"INSERT INTO odd (id, {odd}) VALUES (1, :n)"), {"n": "ann"})
+    finally:
+        engine.dispose()
+    result = run("rows", "odd", "--format", "json", "--db", backend_url)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"id": 1, "first name": "ann"}]
+
+
+def test_upsert_needs_a_key_and_json_needs_distinct_names(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    source = write_file(tmp_path, "csv", [{k: v for k, v in r.items()} for r in PEOPLE])
+    keyless = tmp_path / "keyless.csv"
+    keyless.write_text("a,b\n1,2\n", encoding="utf-8")
+    one_error_line(run("insert", "pairs", str(keyless), "--upsert", "--db", str(db)))
+    assert not db.exists()
+    assert run("insert", "people", str(source), "--db", str(db)).exit_code == 0
+    line = one_error_line(
+        run("sql", "SELECT id, name AS id FROM people", "--format", "json", "--db", str(db))
+    )
+    assert "'id'" in line
+    table = run("sql", "SELECT id, name AS id FROM people", "--db", str(db))
+    assert table.exit_code == 0
+
+
+def test_a_progress_bar_on_request(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    source = write_file(tmp_path, "nl")
+    result = run("insert", "people", str(source), "--progress", "--db", str(db))
+    assert result.exit_code == 0, result.output
+    assert f"{len(PEOPLE)}rows" in result.stderr.replace(" ", "")
