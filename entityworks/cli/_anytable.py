@@ -456,9 +456,9 @@ def _batch(write: Callable[..., int], batch: list[Any], numbers: list[int]) -> i
 
 def _given_class(spec: str, table_name: str) -> type:
     from ..model.schema import table_name as name_of
-    from ._schema import _load_class
+    from .options import load_class
 
-    cls = _load_class(spec)
+    cls = load_class(spec)
     if name_of(cls) != table_name:
         raise click.BadParameter(
             f"{spec} is the class of table {name_of(cls)!r}, not {table_name!r}",
