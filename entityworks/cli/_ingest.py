@@ -351,25 +351,28 @@ class Target:
     cls: type
     schema: TableSchema
     fields: dict[str, tuple[str, Any]]  # column name -> (field name, TypeInfo)
-    required: frozenset[str]  # columns without a default
+    defaults: frozenset[str]  # columns whose field has a default: left out when absent
+    required: frozenset[str]  # columns that need a value: neither NULL nor a generated key
 
     @classmethod
     def of(cls, target: type, schema: TableSchema) -> Target:
         import dataclasses
 
-        defaults = {
+        given = {
             f.name
             for f in dataclasses.fields(target)
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         }
         fields = {}
-        required = set()
+        defaults, required = set(), set()
         for c in schema.columns:
             shown = c.column_name or c.name
             fields[shown] = (c.name, c.info)
-            if c.name in defaults:
+            if c.name in given:
+                defaults.add(shown)
+            elif not c.nullable and not (c.primary_key and c.info.autoincrement):
                 required.add(shown)
-        return cls(target, schema, fields, frozenset(required))
+        return cls(target, schema, fields, frozenset(defaults), frozenset(required))
 
     def check_columns(self, names: Sequence[str], number: int | None = None) -> None:
         """Refuse a column the table has not, or (CSV header) a missing required one."""
@@ -384,19 +387,19 @@ class Target:
             )
 
     def instance(self, number: int, record: dict[str, Any], text_input: bool) -> Any:
-        if not text_input:
-            self.check_columns(list(record), number)
+        self.check_columns(list(record), number)
         values: dict[str, Any] = {}
         for name, (field_name, info) in self.fields.items():
-            if name not in record:
-                if name in self.required:
-                    raise InputError(
-                        f"row {number}, column {name!r}: no value, and the column has no default",
-                        row=number,
-                        column=name,
-                    )
-                continue
-            values[field_name] = self.value(number, name, info, record[name], text_input)
+            if name in record:
+                values[field_name] = self.value(number, name, info, record[name], text_input)
+            elif name in self.required:
+                raise InputError(
+                    f"row {number}, column {name!r}: no value, and the column takes no NULL",
+                    row=number,
+                    column=name,
+                )
+            elif name not in self.defaults:
+                values[field_name] = None  # NULL, or a key generated
         try:
             return self.cls(**values)
         except (TypeError, ValueError) as exc:

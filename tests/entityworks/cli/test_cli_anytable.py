@@ -16,6 +16,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 
 from entityworks.cli import cli
 
@@ -488,3 +491,74 @@ def test_a_progress_bar_on_request(tmp_path: Path) -> None:
     result = run("insert", "people", str(source), "--progress", "--db", str(db))
     assert result.exit_code == 0, result.output
     assert f"{len(PEOPLE)}rows" in result.stderr.replace(" ", "")
+
+
+def test_a_column_the_table_has_not_refuses_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    assert run("insert", "people", str(write_file(tmp_path, "csv")), "--db", str(db)).exit_code == 0
+    extra = tmp_path / "extra.csv"
+    extra.write_text("id,name,colour\n9,zed,red\n", encoding="utf-8")
+    line = one_error_line(run("insert", "people", str(extra), "--db", str(db)))
+    assert "'colour'" in line
+    assert len(sqlite_rows(db, "people")) == len(PEOPLE)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    objects=st.lists(st.dictionaries(st.text(max_size=5), _JSON_VALUES, max_size=4), max_size=6),
+    space=st.sampled_from(["", " ", "\n", " \r\n\t "]),
+    chunk=st.integers(min_value=1, max_value=40),
+)
+def test_the_streamed_json_reader_reads_what_json_loads_reads(
+    objects: list[dict[str, Any]], space: str, chunk: int
+) -> None:
+    """The oracle: the json module reading the whole file at once; the reader sees it a few
+    characters at a time (every cut between chunks)."""
+    from entityworks.cli import _ingest
+
+    text = "[" + space + ("," + space).join(json.dumps(o) for o in objects) + space + "]"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "x.json"
+        path.write_text(space + text + space, encoding="utf-8")
+        old = _ingest._CHUNK
+        _ingest._CHUNK = chunk
+        try:
+            got = [record for _, record in _ingest.records(path, "json")]
+        finally:
+            _ingest._CHUNK = old
+    assert got == json.loads(text)
+
+
+def test_an_absent_value_is_null_unless_the_column_takes_none(backend_url: str) -> None:
+    engine = sa.create_engine(backend_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                sa.text(
+                    "CREATE TABLE things (id INTEGER PRIMARY KEY, label VARCHAR(20) NOT NULL, "
+                    "size INTEGER)"
+                )
+            )
+    finally:
+        engine.dispose()
+    folder = Path(tempfile.mkdtemp())
+    ok = folder / "ok.jsonl"
+    ok.write_text('{"id": 1, "label": "a"}\n{"id": 2, "label": "b", "size": 3}\n', "utf-8")
+    result = run("insert", "things", str(ok), "--db", backend_url)
+    assert result.exit_code == 0, result.output
+    bad = folder / "bad.jsonl"
+    bad.write_text('{"id": 3, "label": "c"}\n{"id": 4, "size": 1}\n', "utf-8")
+    line = one_error_line(run("insert", "things", str(bad), "--db", backend_url))
+    assert "row 2" in line and "'label'" in line
+    shown = run("sql", "SELECT id, label, size FROM things ORDER BY id", "--format", "json",
+                "--db", backend_url)  # fmt: skip
+    assert json.loads(shown.stdout) == [
+        {"id": 1, "label": "a", "size": None},
+        {"id": 2, "label": "b", "size": 3},
+    ]
