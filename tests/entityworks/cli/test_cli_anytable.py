@@ -387,7 +387,8 @@ def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
 
 def test_a_password_is_never_shown(tmp_path: Path) -> None:
     url = "postgresql+psycopg://someone:s3cr3tpw@127.0.0.1:1/nothing"
-    for args in (["sql", "SELECT 1"], ["rows", "people"]):
+    source = write_file(tmp_path, "nl")
+    for args in (["sql", "SELECT 1"], ["rows", "people"], ["insert", "people", str(source)]):
         line = one_error_line(run(*args, "--db", url))
         assert "s3cr3tpw" not in line
 
