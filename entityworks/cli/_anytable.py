@@ -168,7 +168,7 @@ def sql(statement: str, params: Sequence[str], fmt: str, arrays: str, db: str) -
         url = sa.make_url(db)
     backend = for_name(url.get_backend_name())
     engine = sa.create_engine(
-        url, poolclass=sa.pool.NullPool, connect_args=backend.read_only_connect_args()
+        url, poolclass=sa.pool.NullPool, connect_args=backend.read_only_connect_args(url)
     )
     try:
         with engine.connect() as conn:

@@ -210,10 +210,11 @@ class Backend:
         changed."""
         raise EntityworksError(f"{self.title} keeps no database in a file")
 
-    def read_only_connect_args(self) -> dict[str, Any]:
-        """``connect_args`` of a connection that runs one statement of the user's, read-only
-        (``entityworks sql``): what keeps the driver from running several statements in one
-        call (a second one could end the read-only transaction)."""
+    def read_only_connect_args(self, url: sa.URL) -> dict[str, Any]:
+        """``connect_args`` of a connection to ``url`` that runs one statement of the user's,
+        read-only (``entityworks sql``): what keeps the driver from running several
+        statements in one call (a second one could end the read-only transaction), whatever
+        the URL asks for."""
         return {}
 
     def begin_read_only(self, conn: sa.Connection) -> None:

@@ -187,7 +187,7 @@ class PostgreSQL(Backend):
     driver_extra = "postgres"
     url_example = "postgresql+psycopg://USER@HOST/DB"
 
-    def read_only_connect_args(self) -> dict[str, Any]:
+    def read_only_connect_args(self, url: sa.URL) -> dict[str, Any]:
         # every statement prepared: a prepared statement is one statement (without
         # parameters psycopg sends the simple protocol, which runs "...; COMMIT; ...")
         return {"prepare_threshold": 0}

@@ -220,6 +220,18 @@ def test_sql_refuses_every_write(backend_url: str, tmp_path: Path) -> None:
         "SELECT 1; COMMIT; DROP TABLE people",
     ]:
         one_error_line(run("sql", statement, "--db", backend_url))
+    if backend_url.startswith("mysql"):  # a URL asking the driver for multi-statements
+        many = sa.make_url(backend_url).update_query_dict({"client_flag": str(1 << 16)})
+        shown = many.render_as_string(hide_password=False)
+        one_error_line(run("sql", "SELECT 1; COMMIT; DROP TABLE people", "--db", shown))
+        one_error_line(
+            run(
+                "sql",
+                "SELECT 1; SET SESSION TRANSACTION READ WRITE; DROP TABLE people",
+                "--db",
+                shown,
+            )
+        )
     assert table_names(backend_url) == before
     assert read_back(backend_url, "people") == PEOPLE
 
