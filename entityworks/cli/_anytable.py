@@ -173,7 +173,10 @@ def sql(statement: str, params: Sequence[str], fmt: str, arrays: str, db: str) -
     try:
         with engine.connect() as conn:
             backend.begin_read_only(conn)
-            result = conn.execute(sa.text(statement), values)
+            # a server-side cursor: rows streamed; on PostgreSQL the statement becomes
+            # DECLARE ... CURSOR FOR, which takes a query only (no COPY TO a server file)
+            streamed = conn.execution_options(stream_results=True)
+            result = streamed.execute(sa.text(statement), values)
             columns = list(result.keys()) if result.returns_rows else []
             found = [tuple(r) for r in result] if result.returns_rows else []
             conn.rollback()

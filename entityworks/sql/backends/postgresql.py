@@ -193,6 +193,8 @@ class PostgreSQL(Backend):
         return {"prepare_threshold": 0}
 
     def begin_read_only(self, conn: sa.Connection) -> None:
+        # COPY ... TO a file or PROGRAM runs in a read-only transaction: 'sql' runs the
+        # statement in a server-side cursor, which takes a query only
         conn.exec_driver_sql("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         conn.exec_driver_sql("SET TRANSACTION READ ONLY")
 

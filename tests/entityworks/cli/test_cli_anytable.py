@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,12 @@ def test_sql_refuses_every_write(backend_url: str, tmp_path: Path) -> None:
         "SELECT 1; COMMIT; DROP TABLE people",
     ]:
         one_error_line(run("sql", statement, "--db", backend_url))
+    if backend_url.startswith("postgresql"):  # COPY TO writes in a read-only transaction
+        # where the server may write (tmp_path is the test's user's only)
+        target = Path(tempfile.gettempdir()) / f"ew-copy-{uuid.uuid4().hex}.txt"
+        one_error_line(run("sql", f"COPY (SELECT 1) TO '{target}'", "--db", backend_url))
+        one_error_line(run("sql", f"COPY people TO PROGRAM 'touch {target}'", "--db", backend_url))
+        assert not target.exists()
     if backend_url.startswith("mysql"):  # a URL asking the driver for multi-statements
         many = sa.make_url(backend_url).update_query_dict({"client_flag": str(1 << 16)})
         shown = many.render_as_string(hide_password=False)
