@@ -4,8 +4,12 @@ and ``sql`` runs one read-only statement with bound parameters.
 
 ``sql`` is read-only by the database's own rule, never by reading the statement: an SQLite
 file opened ``mode=ro`` with ``PRAGMA query_only`` (and ATTACH refused), a PostgreSQL or
-MariaDB session and transaction set READ ONLY, and a driver that runs one statement a call
-(:meth:`~entityworks.sql.backends.base.Backend.begin_read_only`).
+MariaDB session and transaction set READ ONLY, a driver that runs one statement a call
+(:meth:`~entityworks.sql.backends.base.Backend.begin_read_only`,
+:meth:`~entityworks.sql.backends.base.Backend.read_only_connect_args`), and a server-side
+cursor (on PostgreSQL a query only: no ``COPY ... TO``). What a privileged account may write
+to the server's files through a query (a superuser's ``lo_export``, MariaDB's ``INTO
+OUTFILE``) is the account's to forbid.
 """
 
 from __future__ import annotations
@@ -148,7 +152,8 @@ def sql(statement: str, params: Sequence[str], fmt: str, arrays: str, db: str) -
     value of '-p name=VALUE' (a colon that is no parameter is written '\\:'). Nothing can
     write: an SQLite file is opened read-only (PRAGMA query_only, ATTACH refused), a
     PostgreSQL or MariaDB session and transaction are READ ONLY, and one statement runs,
-    so the database refuses a write whatever the statement says.
+    so the database refuses a write whatever the statement says (files a privileged
+    account may write on the server, as with INTO OUTFILE, are the account's to forbid).
 
     \b
     Examples:
