@@ -93,7 +93,7 @@ def rows(
     """
     from ._tables import open_read_only
 
-    store = open_read_only(db)
+    store = open_read_only(db, "rows")
     try:
         columns, found = _table_rows(store, table_name, limit, offset)
     finally:
@@ -328,6 +328,7 @@ def _insert(
         store = open_store(db)
     try:
         exists = store is not None and table_name in store.table_names()
+        total: int | None = None  # rows, when a first reading counted them
         if dataclass_spec is not None:
             cls = _given_class(dataclass_spec, table_name)
             detected = False
@@ -339,7 +340,15 @@ def _insert(
             _check_key(cls, pks)
             detected = False
         else:
-            types = detect(records(path, fmt), text_input)
+            seen = [0]
+
+            def counted() -> Iterator[tuple[int, dict[str, Any]]]:
+                for item in records(path, fmt):
+                    seen[0] += 1
+                    yield item
+
+            types = detect(counted(), text_input)
+            total = seen[0]
             if not types:
                 raise EntityworksError(f"{path.name}: no rows, so no columns to make a table of")
             cls = _detected_class(table_name, types, pks)
@@ -347,7 +356,7 @@ def _insert(
         from ..model.schema import table_schema
 
         target = Target.of(cls, table_schema(cls))
-        if upsert and target.schema.primary_key is None:
+        if upsert and not target.schema.key_columns:
             raise EntityworksError(
                 f"--upsert replaces rows by their key; table {table_name!r} has none "
                 "(give one with --pk when the table is made)"
@@ -368,6 +377,7 @@ def _insert(
             create=not exists,
             upsert=upsert,
             progress=progress,
+            total=total,
         )
     except BaseException:
         if store is not None:
@@ -411,6 +421,7 @@ def _write(
     create: bool,
     upsert: bool,
     progress: bool | None,
+    total: int | None,
 ) -> int:
     """All rows in one transaction, in batches; the table made first when ``create``."""
     from .output import progress_bar
@@ -422,7 +433,7 @@ def _write(
         if create:  # before the transaction: MariaDB's DDL would commit it
             store.create(target.cls)
             made = True
-        with store.transaction(), progress_bar(None, "rows", progress) as bar:
+        with store.transaction(), progress_bar(total, "rows", progress) as bar:
             batch: list[Any] = []
             numbers: list[int] = []
             for number, obj in _instances(target, path, fmt, text_input):
