@@ -396,7 +396,20 @@ def _insert(
 
 
 def _remove_database(path: Path) -> None:
-    """A database file this command created, removed after a refusal (and its journals)."""
+    """A database file this command created, removed after a refusal (and its journals),
+    unless another writer made a table in it meanwhile."""
+    from ..sql.backends.light import file_table_names
+    from ._stores import INTERNAL_PREFIXES, INTERNAL_TABLES
+
+    try:
+        names = file_table_names(path, timeout=1)
+    except Exception:  # locked by another writer, or unreadable: keep it
+        return
+    if any(
+        n.lower() not in INTERNAL_TABLES and not n.lower().startswith(INTERNAL_PREFIXES)
+        for n in names
+    ):
+        return
     for suffix in ("", "-wal", "-shm", "-journal"):
         try:
             Path(str(path) + suffix).unlink()
@@ -447,7 +460,8 @@ def _write(
                 count += _batch(write, batch, numbers)
                 bar.update(len(batch))
     except BaseException:
-        if made:  # nothing written: not the new table either
+        # nothing written: not the new table either, unless another writer's rows are in it
+        if made and store.count(target.cls) == 0:
             store.drop(target.cls)
         raise
     return count
