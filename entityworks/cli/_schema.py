@@ -8,8 +8,6 @@ They mirror :mod:`entityworks.model`, :mod:`entityworks.sql.scripts` and
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +18,7 @@ from ..sql.backends.light import FILE_BACKEND, FILE_TITLE, TITLES
 from ..sql.urls import display_db
 from ._stores import check_writable_table, complete_table, file_path, open_store, resolve_table
 from .errors import Group
-from .options import DEFAULT_DB, check_db, db_option
+from .options import DEFAULT_DB, check_db, db_option, load_class
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -117,26 +115,6 @@ def _print_columns(
         _print_columns(child.schema, metadata, dialect, indent + "    ")
 
 
-def _load_class(spec: str) -> type:
-    import importlib
-
-    module_name, _, attr = spec.partition(":")
-    if not attr:
-        raise click.BadParameter(f"{spec!r} is not MODULE:CLASS", param_hint="--dataclass")
-    if os.getcwd() not in sys.path:  # modules next to the user, as with ``python -m``
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise click.BadParameter(
-            f"cannot import {module_name!r}: {exc}", param_hint="--dataclass"
-        ) from None
-    cls = getattr(module, attr, None)
-    if not isinstance(cls, type):
-        raise click.BadParameter(f"{module_name!r} has no class {attr!r}", param_hint="--dataclass")
-    return cls
-
-
 @schema.command("diff")
 @click.argument("tables", nargs=-1, metavar="[TABLE]...")
 @click.option(
@@ -209,7 +187,7 @@ def _schema_diff(
     from ..model.schema import table_schema
 
     classes = (
-        [_load_class(s) for s in dataclasses_]
+        [load_class(s) for s in dataclasses_]
         or [catalog.check_catalog_table(t) for t in tables]
         or list(catalog.TABLES.values())
     )

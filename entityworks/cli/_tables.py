@@ -74,9 +74,9 @@ def tables(counts: bool, columns: bool, show_all: bool, fmt: str, db: str) -> No
     click.echo(format_tables(found, fmt, counts=counts, columns=columns))
 
 
-def open_read_only(db: str) -> Store:
+def open_read_only(db: str, command: str = "tables") -> Store:
     """A Store that cannot change ``db``: a database file opened read-only (refused if
-    missing or not a regular file); a server database as it is (only read here)."""
+    missing or not a regular file); a server database as it is (only read by ``command``)."""
     from ..errors import EntityworksError
     from ._stores import file_path
 
@@ -86,7 +86,9 @@ def open_read_only(db: str) -> Store:
 
         return open_store(db)
     if not path.exists():
-        raise EntityworksError(f"no database at {path} ('tables' only reads: nothing was created)")
+        raise EntityworksError(
+            f"no database at {path} ('{command}' only reads: nothing was created)"
+        )
     if not path.is_file():
         raise EntityworksError(f"{path} is not a database file")
     from ..sql.backends import file_backend

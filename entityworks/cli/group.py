@@ -37,6 +37,9 @@ from .errors import Group
 SECTIONS: dict[str, tuple[str, ...]] = {
     "Any table": (
         "tables",
+        "rows",
+        "sql",
+        "insert",
         "schema",
         "query",
         "export-xml",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +178,28 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
             ) from None
         params[key.strip()] = value
     return params
+
+
+def load_class(spec: str) -> type:
+    """The class ``--dataclass MODULE:CLASS`` names, imported (the current directory first
+    on the path, as with ``python -m``)."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    if not attr:
+        raise click.BadParameter(f"{spec!r} is not MODULE:CLASS", param_hint="--dataclass")
+    if os.getcwd() not in sys.path:  # modules next to the user, as with ``python -m``
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise click.BadParameter(
+            f"cannot import {module_name!r}: {exc}", param_hint="--dataclass"
+        ) from None
+    cls = getattr(module, attr, None)
+    if not isinstance(cls, type):
+        raise click.BadParameter(f"{module_name!r} has no class {attr!r}", param_hint="--dataclass")
+    return cls
 
 
 if TYPE_CHECKING:

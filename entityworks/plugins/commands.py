@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
         "export-xml": "_xml:export_xml",
         "generate": "_catalog:generate",
         "import-xml": "_xml:import_xml",
+        "insert": "_anytable:insert",
         "migrate": "_schema:migrate",
         "migrations": "_schema:migrations",
         "parquet": "_arrow:parquet",
@@ -31,7 +32,9 @@ COMMANDS: dict[str, str] = {
         "play": "_maps:play",
         "query": "_catalog:query",
         "render": "_maps:render",
+        "rows": "_anytable:rows",
         "schema": "_schema:schema",
+        "sql": "_anytable:sql",
         "sudoku": "_puzzles:sudoku",
         "tables": "_tables:tables",
     }.items()

@@ -210,6 +210,18 @@ class Backend:
         changed."""
         raise EntityworksError(f"{self.title} keeps no database in a file")
 
+    def read_only_connect_args(self, url: sa.URL) -> dict[str, Any]:
+        """``connect_args`` of a connection to ``url`` that runs one statement of the user's,
+        read-only (``entityworks sql``): what keeps the driver from running several
+        statements in one call (a second one could end the read-only transaction), whatever
+        the URL asks for."""
+        return {}
+
+    def begin_read_only(self, conn: sa.Connection) -> None:
+        """Make the session and transaction of ``conn`` read-only by the database's own rule
+        (never by reading the statement); a backend that has none refuses."""
+        raise EntityworksError(f"entityworks knows no read-only transaction on {self.title}")
+
     def memory_url(self) -> sa.URL:
         """A URL of an empty database in memory (to compile and show this backend's SQL)."""
         raise EntityworksError(f"{self.title} has no database in memory")

@@ -40,6 +40,11 @@ _MAX_PARAMETERS = 65_535
 _LOCK_MODES: weakref.WeakKeyDictionary[sa.Engine, int] = weakref.WeakKeyDictionary()
 
 
+#: MySQL client capability flags (the same in every driver: the protocol's own numbers).
+_FOUND_ROWS = 1 << 1
+_MULTI_STATEMENTS = 1 << 16
+
+
 def _connection_charset(dbapi_connection: Any) -> str | None:
     """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
     name = getattr(dbapi_connection, "character_set_name", None)
@@ -105,6 +110,21 @@ class MariaDB(Backend):
                     f"(entityworks uses {CHARSET} when none is given)"
                 )
         return None
+
+    def read_only_connect_args(self, url: sa.URL) -> dict[str, Any]:
+        # the client flags the URL gives (client_flag=...), less MULTI_STATEMENTS, plus the
+        # FOUND_ROWS SQLAlchemy adds (these connect_args replace its value)
+        try:
+            given = int(str(url.query.get("client_flag", 0)))
+        except ValueError:
+            given = 0
+        return {"client_flag": (given & ~_MULTI_STATEMENTS) | _FOUND_ROWS}
+
+    def begin_read_only(self, conn: sa.Connection) -> None:
+        # the session's too: inside START TRANSACTION READ ONLY alone, DDL commits
+        # implicitly and runs (the driver runs one statement a call: no multi-statements)
+        conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
+        conn.exec_driver_sql("START TRANSACTION READ ONLY")
 
     def quick_connect_args(self, seconds: int) -> dict[str, Any]:
         return {"connect_timeout": seconds, "read_timeout": seconds}

@@ -187,6 +187,17 @@ class PostgreSQL(Backend):
     driver_extra = "postgres"
     url_example = "postgresql+psycopg://USER@HOST/DB"
 
+    def read_only_connect_args(self, url: sa.URL) -> dict[str, Any]:
+        # every statement prepared: a prepared statement is one statement (without
+        # parameters psycopg sends the simple protocol, which runs "...; COMMIT; ...")
+        return {"prepare_threshold": 0}
+
+    def begin_read_only(self, conn: sa.Connection) -> None:
+        # COPY ... TO a file or PROGRAM runs in a read-only transaction: 'sql' runs the
+        # statement in a server-side cursor, which takes a query only
+        conn.exec_driver_sql("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+
     def quick_connect_args(self, seconds: int) -> dict[str, Any]:
         return {"connect_timeout": seconds}
 

@@ -197,6 +197,15 @@ def strict_ok(items: Sequence[sa.schema.SchemaItem]) -> bool:
     return all(name in STRICT_TYPES for name in names)
 
 
+def _no_attach(action: int, *_args: Any) -> int:
+    """An SQLite authorizer that refuses ATTACH and DETACH (see ``begin_read_only``)."""
+    return (
+        sqlite3.SQLITE_DENY
+        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH)
+        else sqlite3.SQLITE_OK
+    )
+
+
 class SQLite(Backend):
     """SQLite through sqlite3 (pysqlite)."""
 
@@ -221,6 +230,14 @@ class SQLite(Backend):
         return sa.URL.create(
             "sqlite", database=path.resolve().as_uri(), query={"mode": "ro", "uri": "true"}
         )
+
+    def begin_read_only(self, conn: sa.Connection) -> None:
+        # with a file opened mode=ro (read_only_url); the driver runs one statement a call.
+        # ATTACH would create the file it names (and could open it read-write): refused by
+        # SQLite's authorizer, as DETACH
+        conn.exec_driver_sql("PRAGMA query_only = ON")
+        dbapi_connection: Any = conn.connection.dbapi_connection
+        dbapi_connection.set_authorizer(_no_attach)
 
     def memory_url(self) -> sa.URL:
         return sa.make_url("sqlite://")
