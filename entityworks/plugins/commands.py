@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
         "schema": "_schema:schema",
         "sudoku": "_puzzles:sudoku",
         "tables": "_tables:tables",
+        "verify": "_catalog:verify",
     }.items()
 }
 
