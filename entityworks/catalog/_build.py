@@ -61,8 +61,6 @@ def map_record(
     and the encoded rows of a result cannot differ."""
     if generator is None:
         generator = f"{type(result).__module__}.{type(result).__name__}"
-    if version is None:
-        version = package_version(type(result).__module__)
     row, children = map_values(
         result, kind=kind or result.kind, generator=generator, version=version
     )
@@ -247,7 +245,9 @@ def map_values(
     """A generator's result as plain values: the ``maps`` row (in ``encode_values`` order,
     :data:`MAP_FIELDS`) and the caves, rooms and corridors as tuples (:data:`CHILD_FIELDS`);
     no placements (a new map has none). :func:`map_record` is made of them. ``version`` is
-    the row's ``generator_version``; its ``grid_sha256`` is the grid's (:func:`grid_sha256`).
+    the row's ``generator_version`` (by default the version of the package that made
+    ``result``, :func:`~.kinds.package_version`); its ``grid_sha256`` is the grid's
+    (:func:`grid_sha256`).
 
     A result that reports its own ``open_ratio``, ``regions`` and ``largest_region`` (every
     catalog generator's does) is not measured again."""
@@ -262,6 +262,8 @@ def map_values(
             )
         _checked_fields = True
     grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
+    if version is None:
+        version = package_version(type(result).__module__)
     # Every catalog generator measures the grid it returns with the functions map_stats
     # applies (region_stats(grid, 4), open_ratio): its figures are taken, not measured again
     # (a dungeon's labelling is a twentieth of its generation).

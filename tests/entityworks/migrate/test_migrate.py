@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.operations import ops
 
-from entityworks import SchemaError, Store, WriteError, table
+from entityworks import SchemaError, Store, WriteError, col, table
 from entityworks.catalog import (
     TABLES,
     MapCave,
@@ -1018,3 +1018,65 @@ def test_0009_lets_datasette_filter_an_upgraded_catalog_of_0_2_3(tmp_path):
     upgrade_catalog(store)
     store.close()
     assert asyncio.run(found()) == ([1, 2, 3], [1], [3])
+
+
+# -- revision 0010: provenance (generator version and grid hash, solver version) ------------
+
+
+def test_0010_keeps_every_row_and_fill_records_what_the_generator_rebuilds(url):
+    """A catalog filled at revision 0009 keeps every map and puzzle through the upgrade
+    (new columns NULL, grid still last); ``verify_catalog`` counts those maps as stored
+    without provenance, ``fill=True`` records the installed generator's version and the
+    grid's hash on those it rebuilds exactly, and not on a map whose grid was changed."""
+    import hashlib
+
+    import generators
+    from entityworks.catalog import build_map, verify_catalog
+
+    store = Store(url)
+    assert upgrade_catalog(store, "0009_sqlite_affinity") == "0009_sqlite_affinity"
+    made = [build_map(kind, seed, {"width": 30, "height": 20}) for kind, seed in
+            [("dungeon", 1), ("cellular", 2), ("dungeon", 3)]]  # fmt: skip
+    store.insert_many(
+        MapAt0009(**{f.name: getattr(m, f.name) for f in dataclasses.fields(MapAt0009)})
+        for m in made
+    )
+    store.insert(SudokuPuzzleAt0009(None, "old.txt", "Grid 01", "1" * 81, None, 81, 0))
+    ids = [m.id for m in store.select(MapAt0009, order_by="id")]
+    # the third map's grid replaced by the first's (same size), before the upgrade
+    first = store.get(MapAt0009, ids[0])
+    store.update(MapAt0009, {"grid": first.grid}, where=col("id") == ids[2])
+    store.close()
+
+    store = Store(url)
+    assert upgrade_catalog(store) == head() and diff(store, list(TABLES.values())) == []
+    columns = _columns(url, "maps")
+    assert columns[-3:] == ["generator_version", "grid_sha256", "grid"]
+    assert _columns(url, "sudoku_puzzles")[-1] == "solver_version"
+    rows = store.select(MapRecord, order_by="id")
+    assert [(m.id, m.generator_version, m.grid_sha256) for m in rows] == [
+        (i, None, None) for i in ids
+    ]
+    assert [p.solver_version for p in store.select(SudokuPuzzleNow)] == [None]
+
+    report = verify_catalog(store)
+    assert report.unrecorded == 2 and report.filled == 0
+    assert [(f.map_id, f.problem) for f in report.findings] == [(ids[2], "regenerated")]
+    assert verify_catalog(store, fill=True).filled == 2
+    kept = {m.id: m for m in store.select(MapRecord)}
+    for m in made[:2]:
+        grid = np.ascontiguousarray(m.grid, dtype=np.uint8)
+        digest = hashlib.sha256(b"%dx%d\n" % grid.shape + grid.tobytes()).hexdigest()
+        row = kept[ids[made.index(m)]]
+        assert (row.generator_version, row.grid_sha256) == (generators.__version__, digest)
+    assert (kept[ids[2]].generator_version, kept[ids[2]].grid_sha256) == (None, None)
+    again = verify_catalog(store)
+    assert again.unrecorded == 0 and [f.map_id for f in again.findings] == [ids[2]]
+
+    _downgrade(store, "0009_sqlite_affinity")
+    assert "generator_version" not in _columns(url, "maps")
+    assert "solver_version" not in _columns(url, "sudoku_puzzles")
+    assert _columns(url, "maps")[-1] == "grid"
+    assert [m.id for m in Store(url).select(MapAt0009, order_by="id")] == ids
+    assert upgrade_catalog(store) == head() and diff(store, list(TABLES.values())) == []
+    store.close()
