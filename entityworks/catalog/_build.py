@@ -40,7 +40,7 @@ def grid_sha256(grid: np.ndarray) -> str:
     if cells.ndim != 2:
         raise ValueError(f"a map grid has two dimensions, got shape {cells.shape}")
     digest = hashlib.sha256(b"%dx%d\n" % cells.shape)
-    digest.update(memoryview(cells).cast("B"))
+    digest.update(cells.tobytes())
     return digest.hexdigest()
 
 

@@ -86,24 +86,32 @@ class VerifyReport:
         return len({f.map_id for f in self.findings})
 
     def __str__(self) -> str:
-        """The summary line: ``verified 12 maps: 10 as made, 2 differ (1 edited, ...)``."""
+        return self.summary()
+
+    def summary(self, where: str | None = None) -> str:
+        """The summary line: ``verified 12 maps in levels.db: 10 as made, 2 differ (1
+        edited, 1 version)``, and what ``fill`` did or could do."""
         counts: dict[str, int] = {}
         for f in self.findings:
             counts[f.problem] = counts.get(f.problem, 0) + 1
-        text = f"verified {self.checked} maps: {self.checked - self.differing} as made"
+        text = f"verified {_maps(self.checked)}" + ("" if where is None else f" in {where}")
+        text += f": {self.checked - self.differing} as made"
         if self.findings:
-            text += f", {self.differing} differ (" + ", ".join(
-                f"{n} {problem}" for problem, n in counts.items()
-            )
-            text += ")"
+            verb = "differs" if self.differing == 1 else "differ"
+            listed = ", ".join(f"{n} {problem}" for problem, n in counts.items())
+            text += f", {self.differing} {verb} ({listed})"
         if self.filled:
-            text += f"; provenance recorded for {self.filled}"
+            text += f"; provenance recorded for {_maps(self.filled)}"
         if self.unrecorded:
             text += (
-                f"; {self.unrecorded} rebuilt exactly but stored without provenance "
-                f"(--fill records it)"
+                f"; {_maps(self.unrecorded)} stored without provenance, rebuilt exactly "
+                "(fill records it)"
             )
         return text
+
+
+def _maps(n: int) -> str:
+    return f"{n} map" if n == 1 else f"{n} maps"
 
 
 def verify_catalog(
@@ -174,6 +182,7 @@ def _verify_one(
     edited = stored_hash is not None and stored_hash != held
     spec = KINDS.get(kind)
     installed = None if spec is None else spec.generator_version()
+    kind_module = "" if spec is None else spec.module
     rebuilt: str | None = None
     why = None
     if spec is None:
@@ -207,7 +216,7 @@ def _verify_one(
         out.append(
             finding(
                 "regenerated",
-                f"{spec.module} {installed} builds another grid from its seed and parameters "  # type: ignore[union-attr]
+                f"{kind_module} {installed} builds another grid from its seed and parameters "
                 f"(hash {str(rebuilt)[:12]}..., stored {expected[:12]}...): the generator "
                 "changed",
             )

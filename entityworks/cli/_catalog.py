@@ -448,7 +448,7 @@ def verify(wheres: Sequence[str], fill: bool, progress: bool | None, db: str) ->
         report = catalog.verify_catalog(store, where, fill=fill, progress=bar.update)
     for finding in report.findings:
         click.echo(escape_text(str(finding)))
-    click.echo(f"{report} in {display_db(store)}")
+    click.echo(report.summary(display_db(store)).replace("(fill records", "(--fill records"))
     if not report.ok:
         raise SystemExit(1)
 

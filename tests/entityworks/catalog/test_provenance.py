@@ -37,7 +37,9 @@ PARAMS = {"width": 30, "height": 20}
 def _digest(grid: np.ndarray) -> str:
     """The documented hash, computed here from the generator's own grid."""
     cells = np.ascontiguousarray(grid, dtype=np.uint8)
-    return hashlib.sha256(f"{cells.shape[0]}x{cells.shape[1]}\n".encode() + cells.tobytes()).hexdigest()
+    return hashlib.sha256(
+        f"{cells.shape[0]}x{cells.shape[1]}\n".encode() + cells.tobytes()
+    ).hexdigest()
 
 
 def _raw(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:

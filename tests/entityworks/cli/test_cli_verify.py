@@ -62,7 +62,7 @@ def test_verify_exit_status_and_lines(backend_url):
     assert lines[2].startswith("verified 3 maps") and "2 differ" in lines[2]
 
     only = run_process("verify", "-w", "seed=7", "--no-progress", "--db", backend_url)
-    assert only.returncode == 0 and only.stdout.startswith("verified 1 maps")
+    assert only.returncode == 0 and only.stdout.startswith("verified 1 map ")
 
     # another version in the catalog: generate refuses, stores nothing; --mix-versions stores
     refused = _generate(backend_url, "--seed", "20")

@@ -143,7 +143,9 @@ MapAt0009 = _frozen(
     indexes=MAP_INDEXES,
     compact_children=True,
 )
-SudokuPuzzleAt0009 = _frozen(SudokuPuzzleNow, "SudokuPuzzleAt0009", "sudoku_puzzles", {"solver_version"})
+SudokuPuzzleAt0009 = _frozen(
+    SudokuPuzzleNow, "SudokuPuzzleAt0009", "sudoku_puzzles", {"solver_version"}
+)
 
 
 def _populate(store: Store) -> None:
