@@ -7,7 +7,8 @@ any database the Store reaches, with their queries, placements, copies and schem
 
 One module per concept: :mod:`._models` (the tables), :mod:`._build` (one map from a generator),
 :mod:`._generate` (many maps, on processes or :mod:`.cluster`), :mod:`._queries`,
-:mod:`._placements`, :mod:`._copy`, :mod:`._puzzles`, :mod:`._entropy`, :mod:`._upgrade`; the
+:mod:`._placements`, :mod:`._copy`, :mod:`._puzzles`, :mod:`._entropy`, :mod:`._upgrade`,
+:mod:`._verify` (regenerating maps to prove how they were made); the
 column forms in :mod:`.packing`, the kinds in :mod:`.kinds`, the tour in :mod:`.demo`.
 
 This face is lazy (PEP 562): the command line imports :mod:`entityworks.catalog.kinds` to
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         build_outcome,
         check_parameters,
         decode_grid,
+        grid_sha256,
         map_record,
         map_stats,
     )
@@ -90,6 +92,13 @@ if TYPE_CHECKING:
         single_region_maps,
     )
     from ._upgrade import downgrade_catalog, open_catalog, upgrade_catalog
+    from ._verify import (
+        Finding,
+        MixedVersions,
+        VerifyReport,
+        check_versions,
+        verify_catalog,
+    )
     from .kinds import KINDS, MapKind, map_kind
 
 #: Where each name of this face lives (a module of this package, or ``..errors``).
@@ -101,6 +110,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "build_outcome",
         "check_parameters",
         "decode_grid",
+        "grid_sha256",
         "map_record",
         "map_stats",
     ),
@@ -153,6 +163,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "single_region_maps",
     ),
     "._upgrade": ("downgrade_catalog", "open_catalog", "upgrade_catalog"),
+    "._verify": ("Finding", "MixedVersions", "VerifyReport", "check_versions", "verify_catalog"),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -175,6 +186,7 @@ __all__ = [
     "TABLES",
     "BuildSummary",
     "EntropyRecord",
+    "Finding",
     "GenerateStats",
     "InputTooLarge",
     "MapCave",
@@ -185,11 +197,13 @@ __all__ = [
     "MapRoom",
     "MAX_ENTROPY_BYTES",
     "MAX_MAP_CELLS",
+    "MixedVersions",
     "ShortBuild",
     "SudokuEntry",
     "WorkerLost",
     "SudokuPuzzle",
     "SudokuResult",
+    "VerifyReport",
     "CopyStats",
     "EntryConflict",
     "PLACEMENT_LABELS",
@@ -197,6 +211,7 @@ __all__ = [
     "build_map",
     "build_outcome",
     "check_parameters",
+    "check_versions",
     "copy_catalog",
     "decode_grid",
     "downgrade_catalog",
@@ -205,6 +220,7 @@ __all__ = [
     "generate_encoded",
     "generate_into",
     "generate_maps",
+    "grid_sha256",
     "largest_maps",
     "load_grid",
     "load_map",
@@ -224,4 +240,5 @@ __all__ = [
     "store_sudokus",
     "table_class",
     "upgrade_catalog",
+    "verify_catalog",
 ]

@@ -7,6 +7,7 @@ or on a Dask worker (:mod:`._generate`, :mod:`.cluster`): both sit on top of thi
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from .._gcpause import paused_gc
 from ..errors import EntityworksError
 from ..sql.encoded import EncodedRows, encode_values, fields
 from ._models import MapCave, MapCorridor, MapRecord, MapRoom, utc_now
-from .kinds import map_kind
+from .kinds import map_kind, package_version
 from .packing import CellPath, check_grid_shape, grid_shape, unpack_grid
 
 
@@ -30,15 +31,39 @@ def map_stats(grid: np.ndarray) -> tuple[float, int, int]:
     return ratio, int(stats.count), int(stats.largest)
 
 
-def map_record(result: Any, *, kind: str | None = None, generator: str | None = None) -> MapRecord:
+def grid_sha256(grid: np.ndarray) -> str:
+    """The hash a map keeps of its grid (``maps.grid_sha256``): the SHA-256, in hex, of
+    ``b"<height>x<width>\\n"`` followed by the grid's cells as bytes (``uint8``, row after
+    row, C order). The shape is part of it, so two grids of the same cells in other shapes
+    differ; it does not depend on how the catalog packs grids."""
+    cells = np.ascontiguousarray(grid, dtype=np.uint8)
+    if cells.ndim != 2:
+        raise ValueError(f"a map grid has two dimensions, got shape {cells.shape}")
+    digest = hashlib.sha256(b"%dx%d\n" % cells.shape)
+    digest.update(cells.tobytes())
+    return digest.hexdigest()
+
+
+def map_record(
+    result: Any,
+    *,
+    kind: str | None = None,
+    generator: str | None = None,
+    version: str | None = None,
+) -> MapRecord:
     """Turn a ``generators`` result (caves, dungeon, islands, cellular) into a catalog row.
+
+    ``version`` (the row's ``generator_version``) defaults to the version of the package
+    that made ``result`` (:func:`~.kinds.package_version`).
 
     The values are :func:`map_values`' (the one statement of the row's fields and their
     order: :data:`MAP_FIELDS`, :data:`CHILD_FIELDS`), named by their columns, so the objects
     and the encoded rows of a result cannot differ."""
     if generator is None:
         generator = f"{type(result).__module__}.{type(result).__name__}"
-    row, children = map_values(result, kind=kind or result.kind, generator=generator)
+    row, children = map_values(
+        result, kind=kind or result.kind, generator=generator, version=version
+    )
     caves, rooms, corridors = (CHILD_FIELDS[name] for name in ("caves", "rooms", "corridors"))
     return MapRecord(
         **dict(zip(MAP_FIELDS, row, strict=True)),
@@ -133,7 +158,7 @@ def build_map(kind: str, seed: int | None, params: dict[str, Any]) -> MapRecord:
     """Generate one map of ``kind`` and return its catalog row (runs in worker processes)."""
     spec = map_kind(kind)
     result = spec.function()(**params, **dict(spec.fixed), seed=seed)
-    return map_record(result, kind=kind, generator=spec.module)
+    return map_record(result, kind=kind, generator=spec.module, version=spec.generator_version())
 
 
 def build_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) -> list[MapRecord]:
@@ -164,13 +189,17 @@ def _encode_chunk(kind: str, seeds: list[int | None], params: dict[str, Any]) ->
     spec = map_kind(kind)
     function = spec.function()
     fixed = dict(spec.fixed)
+    version = spec.generator_version()
     rows = []
     caves: list[list[tuple[Any, ...]]] = []
     rooms: list[list[tuple[Any, ...]]] = []
     corridors: list[list[tuple[Any, ...]]] = []
     for seed in seeds:
         row, children = map_values(
-            function(**params, **fixed, seed=seed), kind=kind, generator=spec.module
+            function(**params, **fixed, seed=seed),
+            kind=kind,
+            generator=spec.module,
+            version=version,
         )
         rows.append(row)
         caves.append(children["caves"])
@@ -197,6 +226,8 @@ MAP_FIELDS = (
     "rooms_asked",
     "rooms_built",
     "connected",
+    "generator_version",
+    "grid_sha256",
     "grid",
 )
 #: The same for the rows of each child list.
@@ -209,11 +240,14 @@ _checked_fields = False
 
 
 def map_values(
-    result: Any, *, kind: str, generator: str
+    result: Any, *, kind: str, generator: str, version: str | None = None
 ) -> tuple[tuple[Any, ...], dict[str, list[tuple[Any, ...]]]]:
     """A generator's result as plain values: the ``maps`` row (in ``encode_values`` order,
     :data:`MAP_FIELDS`) and the caves, rooms and corridors as tuples (:data:`CHILD_FIELDS`);
-    no placements (a new map has none). :func:`map_record` is made of them.
+    no placements (a new map has none). :func:`map_record` is made of them. ``version`` is
+    the row's ``generator_version`` (by default the version of the package that made
+    ``result``, :func:`~.kinds.package_version`); its ``grid_sha256`` is the grid's
+    (:func:`grid_sha256`).
 
     A result that reports its own ``open_ratio``, ``regions`` and ``largest_region`` (every
     catalog generator's does) is not measured again."""
@@ -228,6 +262,8 @@ def map_values(
             )
         _checked_fields = True
     grid = np.ascontiguousarray(result.grid, dtype=np.uint8)
+    if version is None:
+        version = package_version(type(result).__module__)
     # Every catalog generator measures the grid it returns with the functions map_stats
     # applies (region_stats(grid, 4), open_ratio): its figures are taken, not measured again
     # (a dungeon's labelling is a twentieth of its generation).
@@ -250,6 +286,8 @@ def map_values(
         largest,
         utc_now(),
         *build_outcome(result, regions),
+        version,
+        grid_sha256(grid),
         grid,
     )
     caves = [(c.id, c.cells, *c.bbox, *c.centroid) for c in getattr(result, "caves", [])]
@@ -293,6 +331,7 @@ __all__ = [
     "check_parameters",
     "decode_grid",
     "encode_chunk",
+    "grid_sha256",
     "map_record",
     "map_stats",
     "map_values",

@@ -258,6 +258,7 @@ def generate_into(
     progress: Callable[[int], None] | None = None,
     client: Any = None,
     refuse_short: bool = False,
+    mix_versions: bool = False,
 ) -> GenerateStats:
     """Generate ``count`` maps on ``workers`` processes (or on the Dask cluster of
     ``client``) and store them in batches as they arrive, in seed order.
@@ -274,6 +275,11 @@ def generate_into(
     writes, once per map: a seed already stored by this call is never stored again, even if
     a cluster were to deliver a re-run task's result twice.
     ``progress(n)`` is called after each stored batch with the number of maps it held.
+
+    Each map records its generator's version (``generator_version``) and its grid's hash.
+    A catalog holding maps of another version of the same generator is refused before
+    anything is written (:class:`~._verify.MixedVersions`, see
+    :func:`~._verify.check_versions`), unless ``mix_versions``.
 
     The workers build each map's rows too (:func:`generate_encoded`): this process only
     writes them, so that it keeps up with the workers. The Store must use the default
@@ -297,6 +303,7 @@ def generate_into(
         # imported here, after the workers forked: they only encode, and never need
         # SQLAlchemy, which this process then imports while they generate
         from ..sql.store import Store
+        from ._verify import check_versions
 
         if not isinstance(store, Store):
             store = store()
@@ -306,6 +313,8 @@ def generate_into(
                 "generate_into stores rows encoded with the default type "
                 "registry; open the catalog's Store without registry="
             )
+        if not mix_versions and not in_transaction and not seeds:  # before the first write
+            check_versions(store, kind)
         if refuse_short and not in_transaction:
             whole.enter_context(store.transaction())
             in_transaction = True

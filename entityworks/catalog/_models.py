@@ -95,6 +95,12 @@ class MapRecord:
     ``rooms_built`` (NULL for caves) and ``connected``. A failed build is stored as what it
     is, not as a map that looks like any other.
 
+    Its provenance (revision ``0010_provenance``): ``generator_version``, the version of the
+    generator that built it (:meth:`~.kinds.MapKind.generator_version`), and ``grid_sha256``,
+    the SHA-256 of its grid (:func:`~._build.grid_sha256`) as built. Both are NULL for maps
+    stored before that revision until ``verify --fill`` records them
+    (:func:`~._verify.verify_catalog`).
+
     ``grid.shape`` is always ``(height, width)``: a map whose grid is of another size is
     refused when it is built, read or written (:class:`~.packing.GridShapeMismatch`).
 
@@ -117,6 +123,8 @@ class MapRecord:
     rooms_asked: int | None = None
     rooms_built: int | None = None
     connected: bool | None = None
+    generator_version: str | None = column(default=None, index=True, max_length=64)
+    grid_sha256: str | None = None
     grid: PackedGrid = field(kw_only=True)
     caves: list[MapCave] = field(default_factory=list)
     rooms: list[MapRoom] = field(default_factory=list)
@@ -139,7 +147,9 @@ class SudokuPuzzle:
     """A puzzle (81 chars, ``0`` = blank) with its solution; the puzzle text is unique.
 
     ``solution_count`` is 0, 1 or 2 (2 meaning "more than one"); ``difficulty`` counts the
-    solver's guesses (0: singles alone solve it) and ``nodes`` the states it expanded.
+    solver's guesses (0: singles alone solve it) and ``nodes`` the states it expanded;
+    ``solver_version`` is the version of the solver (``generators.__version__``) that found
+    those figures (NULL for puzzles stored before revision ``0010_provenance``).
     ``source`` and ``name`` are those of the first entry that brought the puzzle; every
     entry of every file is a :class:`SudokuEntry`.
     """
@@ -154,6 +164,7 @@ class SudokuPuzzle:
     difficulty: int | None = None
     nodes: int | None = None
     created_at: dt.datetime = field(default_factory=utc_now)
+    solver_version: str | None = None
 
 
 @entity("sudoku_entries", unique=[("source", "position")])

@@ -50,8 +50,11 @@ def store_sudokus(
     are, so storing a file again adds nothing. An entry recorded for ``source`` at the same
     position with another puzzle (another file of the same name) raises
     :class:`EntryConflict` and nothing is written. Puzzles without a solution are stored
-    with ``solution=None``.
+    with ``solution=None``. Each solved puzzle records the solver's version
+    (``generators.__version__``) beside its guesses and nodes.
     """
+    from generators import __version__ as solver_version
+
     fresh: dict[str, SudokuPuzzle] = {}
     unsolved = []
     for entry, solution in zip(entries, solutions, strict=True):
@@ -71,6 +74,7 @@ def store_sudokus(
             count,
             None if solution is None else solution.guesses,
             None if solution is None else solution.nodes,
+            solver_version=None if solution is None else solver_version,
         )
     known = list(fresh)
     ids: dict[str, int] = {}

@@ -31,9 +31,18 @@ class MapKind:
     #: messages, packing the chunk's rows at once, the collector's pass after it) to stay
     #: small beside the builds, few enough for the last tasks of a run to end close together.
     chunk: int = 8
+    #: The version recorded with each map of this kind (``maps.generator_version``); None:
+    #: the version of the package the generator module belongs to (:func:`package_version`).
+    version: str | None = None
 
     def function(self) -> Callable[..., Any]:
         return importlib.import_module(self.module).generate  # type: ignore[no-any-return]
+
+    def generator_version(self) -> str | None:
+        """The version each map of this kind records: :attr:`version` if the kind gives
+        one, else the ``__version__`` (or installed distribution version) of the generator
+        module's top-level package: ``generators.__version__`` for the catalog's own kinds."""
+        return self.version if self.version is not None else package_version(self.module)
 
     def parameters(self) -> list[str]:
         """Names the generator accepts (besides ``seed``) that are not fixed by the kind."""
@@ -43,6 +52,21 @@ class MapKind:
             for p in inspect.signature(self.function()).parameters
             if p != "seed" and p not in fixed
         ]
+
+
+def package_version(module: str) -> str | None:
+    """The version of the top-level package of ``module`` (``generators.maps.caves`` ->
+    ``generators.__version__``), or of its installed distribution; None when it has none."""
+    top = module.partition(".")[0]
+    version = getattr(importlib.import_module(top), "__version__", None)
+    if isinstance(version, str):
+        return version
+    from importlib import metadata
+
+    try:
+        return metadata.version(top)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 class Kinds(Mapping[str, MapKind]):
@@ -86,4 +110,4 @@ def map_kind(name: str) -> MapKind:
         ) from None
 
 
-__all__ = ["KINDS", "Kinds", "MapKind", "map_kind"]
+__all__ = ["KINDS", "Kinds", "MapKind", "map_kind", "package_version"]

@@ -91,6 +91,12 @@ _KINDS_HELP = "\b\nKinds (defaults in brackets):\n" + "\n".join(
     help="Store nothing and fail if any build falls short (a dungeon with fewer "
     "rooms than asked or a split floor).",
 )
+@click.option(
+    "--mix-versions",
+    is_flag=True,
+    help="Store the maps even if the catalog holds maps of another version of the "
+    "same generator (refused by default).",
+)
 @progress_option
 @db_option
 def generate(
@@ -103,16 +109,20 @@ def generate(
     workers: int,
     cluster: str | None,
     refuse_short: bool,
+    mix_versions: bool,
     progress: bool | None,
     db: str,
 ) -> None:
-    """Generate maps into the catalog; every row keeps the seed that rebuilds it.
+    """Generate maps into the catalog; every row keeps the seed that rebuilds it, the
+    generator's version and its grid's SHA-256 (see 'verify').
 
     A map has at most 4096x4096 cells. Nothing is created when a parameter is refused.
     Each dungeon row records its build's outcome (build_success, rooms_asked, rooms_built,
     connected), each caves row whether its floor is one region (build_success, connected),
     and a line sums them up. With --refuse-short a short build refuses the whole batch. If
     a worker process dies, the maps built are kept and the error says how to build the rest.
+    A catalog holding maps of another version of the same generator is refused, nothing
+    stored, unless --mix-versions.
 
     \b
     Example:
@@ -144,9 +154,17 @@ def generate(
                 progress=bar.update,
                 client=client,
                 refuse_short=refuse_short,
+                mix_versions=mix_versions,
             )
     except catalog.ShortBuild as exc:
         raise click.ClickException(f"{exc} (--refuse-short)") from None
+    except catalog.MixedVersions as exc:
+        for store in opened:
+            store.close()
+        raise click.ClickException(
+            str(exc).replace("mix_versions=True / --mix-versions", "--mix-versions")
+            + "; nothing was stored"
+        ) from None
     except catalog.WorkerLost as exc:
         for store in opened:
             store.close()
@@ -375,6 +393,64 @@ def _from_file(path: Path, db: str, table_name: str, request: _Query) -> str | N
         return None
     finally:
         file.close()
+
+
+@click.command()
+@click.option(
+    "--where",
+    "-w",
+    "wheres",
+    multiple=True,
+    metavar="EXPR",
+    help="Only the maps matching this filter, as in 'query maps' (repeatable, all apply).",
+)
+@click.option(
+    "--fill",
+    is_flag=True,
+    help="Record the installed generator's version and the grid's hash on each map it "
+    "rebuilds exactly whose row has none (stored before they were recorded) or another "
+    "version; maps that differ are not changed.",
+)
+@progress_option
+@db_option
+def verify(wheres: Sequence[str], fill: bool, progress: bool | None, db: str) -> None:
+    """Rebuild each map from its kind, seed and parameters and report those that differ.
+
+    One line per finding: 'edited' (the grid does not match the hash it was stored with),
+    'version' (built by another generator version than the installed one), 'regenerated'
+    (the installed generator builds another grid: it changed), 'unverifiable' (no seed,
+    kind not installed, parameters refused). Then a summary line. The exit status is 1
+    when any map differs, 0 otherwise.
+
+    \b
+    Examples:
+      entityworks verify --db levels.db
+      entityworks verify -w kind=caves -w 'id>=100' --db levels.db
+      entityworks verify --fill --db levels.db
+    """
+    from .. import catalog
+    from .output import escape_text
+
+    store = open_store(db, must_exist=True)
+    click.get_current_context().call_on_close(store.close)
+    from ..migrate.versions import VERSION_TABLE
+
+    if VERSION_TABLE not in store.table_names():
+        raise click.ClickException(
+            f"{display_db(store)} holds no level catalog (no {VERSION_TABLE} table): "
+            "'verify' checks the maps 'generate' stores"
+        )
+    catalog.open_catalog(store)  # upgraded to the revision that records provenance
+    schema = store.schema(catalog.MapRecord)
+    where = [parse_where(w, schema) for w in wheres]
+    total = store.count(catalog.MapRecord, where=where)
+    with progress_bar(total, "map", progress) as bar:
+        report = catalog.verify_catalog(store, where, fill=fill, progress=bar.update)
+    for finding in report.findings:
+        click.echo(escape_text(str(finding)))
+    click.echo(report.summary(display_db(store)).replace("(fill records", "(--fill records"))
+    if not report.ok:
+        raise SystemExit(1)
 
 
 @click.command("copy")

@@ -49,7 +49,17 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "codegen",
         "migrations",
     ),
-    "Level catalog": ("demo", "generate", "render", "place", "play", "browse", "copy", "migrate"),
+    "Level catalog": (
+        "demo",
+        "generate",
+        "verify",
+        "render",
+        "place",
+        "play",
+        "browse",
+        "copy",
+        "migrate",
+    ),
     "Puzzles and bytes": ("sudoku", "entropy", "codec"),
 }
 

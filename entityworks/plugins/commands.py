@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
         "sql": "_anytable:sql",
         "sudoku": "_puzzles:sudoku",
         "tables": "_tables:tables",
+        "verify": "_catalog:verify",
     }.items()
 }
 

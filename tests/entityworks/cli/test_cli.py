@@ -455,7 +455,8 @@ def test_bad_input_in_a_real_process(bad_files):
     assert done.stderr.splitlines() == [
         "error: table 'maps' has no column 'colour'; columns are: id, kind, generator, "
         "parameters, seed, width, height, open_ratio, region_count, largest_region, "
-        "created_at, build_success, rooms_asked, rooms_built, connected, grid"
+        "created_at, build_success, rooms_asked, rooms_built, connected, generator_version, "
+        "grid_sha256, grid"
     ]
     missing = run_process("sudoku", "euler96", bad_files["missing"])
     assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.operations import ops
 
-from entityworks import SchemaError, Store, WriteError, table
+from entityworks import SchemaError, Store, WriteError, col, table
 from entityworks.catalog import (
     TABLES,
     MapCave,
@@ -30,6 +30,7 @@ from entityworks.catalog import (
     upgrade_catalog,
 )
 from entityworks.catalog import SudokuPuzzle as SudokuPuzzleNow
+from entityworks.catalog._models import MAP_INDEXES
 from entityworks.catalog.packing import PackedGrid
 from entityworks.migrate import (
     VERSION_TABLE,
@@ -115,6 +116,38 @@ def _drop_all(url: str) -> None:
     engine.dispose()
 
 
+def _frozen(cls: type, name: str, table_name: str, drop: set[str], **options: Any) -> type:
+    """``cls`` without the fields ``drop`` (a table as an older revision holds it)."""
+    from entityworks import entity
+
+    namespace: dict[str, Any] = {"__module__": cls.__module__, "__annotations__": {}}
+    for f in dataclasses.fields(cls):
+        if f.name in drop:
+            continue
+        kwargs: dict[str, Any] = {"metadata": f.metadata, "kw_only": f.kw_only}
+        if f.default is not dataclasses.MISSING:
+            kwargs["default"] = f.default
+        if f.default_factory is not dataclasses.MISSING:
+            kwargs["default_factory"] = f.default_factory
+        namespace["__annotations__"][f.name] = f.type
+        namespace[f.name] = field(**kwargs)
+    return entity(table_name, **options)(type(name, (), namespace))
+
+
+#: ``maps`` and ``sudoku_puzzles`` as revisions 0008 and 0009 hold them (no provenance).
+MapAt0009 = _frozen(
+    MapRecord,
+    "MapAt0009",
+    "maps",
+    {"generator_version", "grid_sha256"},
+    indexes=MAP_INDEXES,
+    compact_children=True,
+)
+SudokuPuzzleAt0009 = _frozen(
+    SudokuPuzzleNow, "SudokuPuzzleAt0009", "sudoku_puzzles", {"solver_version"}
+)
+
+
 def _populate(store: Store) -> None:
     store.create(LevelV1)
     store.insert_many([LevelV1(None, f"level {i}", None if i % 2 else "kept") for i in range(20)])
@@ -123,7 +156,7 @@ def _populate(store: Store) -> None:
 def test_upgrade_creates_the_catalog_through_its_revisions(url):
     store = Store(url)
     assert current(store) is None
-    assert upgrade_catalog(store) == head() == "0009_sqlite_affinity"
+    assert upgrade_catalog(store) == head() == "0010_provenance"
     assert CATALOG_TABLES | {VERSION_TABLE, "entityworks_schema"} <= set(store.table_names())
     assert diff(store, list(TABLES.values())) == []  # the revision matches the dataclasses
     assert upgrade_catalog(store) == head()  # idempotent
@@ -758,14 +791,24 @@ def test_0008_adds_entries_and_outcomes_and_keeps_every_row(url):
     maps = _maps_at_0007([("dungeon", 3), ("caves", 4), ("dungeon", 6)])
     store.insert_many(maps)
     puzzle = sudoku.generate(30, seed=1)
-    store.insert(SudokuPuzzleNow(None, "old.txt", "Grid 01", puzzle.puzzle, puzzle.solution, 30, 1))
+    store.insert(
+        SudokuPuzzleAt0009(None, "old.txt", "Grid 01", puzzle.puzzle, puzzle.solution, 30, 1)
+    )
     expected = {m.id: m for m in Store(url).select(MapAt0007)}
     assert "build_success" not in _columns(url, "maps")
 
     assert upgrade_catalog(store) == head()
     assert diff(store, list(TABLES.values())) == []
     columns = _columns(url, "maps")
-    assert columns[-5:] == ["build_success", "rooms_asked", "rooms_built", "connected", "grid"]
+    assert columns[-7:] == [
+        "build_success",
+        "rooms_asked",
+        "rooms_built",
+        "connected",
+        "generator_version",  # revision 0010
+        "grid_sha256",
+        "grid",
+    ]
     after = Store(url)
     rows = {m.id: m for m in after.select(MapRecord)}
     assert rows.keys() == expected.keys()
@@ -865,7 +908,7 @@ def _everything(path: Path) -> dict[str, Any]:
                 (m.grid.shape, str(m.grid.dtype), m.grid.tobytes()),
                 [math.copysign(1.0, c.centroid_x) for c in m.caves],
             )
-            for m in store.select(MapRecord, order_by="id")
+            for m in store.select(MapAt0009, order_by="id")
         ]
         reports = [
             (r, math.copysign(1.0, r.serial_correlation))
@@ -874,7 +917,7 @@ def _everything(path: Path) -> dict[str, Any]:
         return {
             "maps": maps,
             "reports": reports,
-            "puzzles": list(store.select(SudokuPuzzleNow, order_by="id")),
+            "puzzles": list(store.select(SudokuPuzzleAt0009, order_by="id")),
             "entries": list(store.select(SudokuEntry, order_by="id")),
         }
     finally:
@@ -908,7 +951,7 @@ def test_0009_gives_a_catalog_of_0_2_3_type_affinity_and_keeps_every_row(tmp_pat
     assert before["maps"][2][2][0] == -1.0 and before["reports"][0][1] == -1.0
     assert {d for d in _declared(path).values()} >= {"ANY"}
 
-    assert upgrade_catalog(store) == head() == "0009_sqlite_affinity"
+    assert upgrade_catalog(store) == head() == "0010_provenance"
     assert diff(store, list(TABLES.values())) == []
     store.close()
     declared = _declared(path)
@@ -977,3 +1020,65 @@ def test_0009_lets_datasette_filter_an_upgraded_catalog_of_0_2_3(tmp_path):
     upgrade_catalog(store)
     store.close()
     assert asyncio.run(found()) == ([1, 2, 3], [1], [3])
+
+
+# -- revision 0010: provenance (generator version and grid hash, solver version) ------------
+
+
+def test_0010_keeps_every_row_and_fill_records_what_the_generator_rebuilds(url):
+    """A catalog filled at revision 0009 keeps every map and puzzle through the upgrade
+    (new columns NULL, grid still last); ``verify_catalog`` counts those maps as stored
+    without provenance, ``fill=True`` records the installed generator's version and the
+    grid's hash on those it rebuilds exactly, and not on a map whose grid was changed."""
+    import hashlib
+
+    import generators
+    from entityworks.catalog import build_map, verify_catalog
+
+    store = Store(url)
+    assert upgrade_catalog(store, "0009_sqlite_affinity") == "0009_sqlite_affinity"
+    made = [build_map(kind, seed, {"width": 30, "height": 20}) for kind, seed in
+            [("dungeon", 1), ("cellular", 2), ("dungeon", 3)]]  # fmt: skip
+    store.insert_many(
+        MapAt0009(**{f.name: getattr(m, f.name) for f in dataclasses.fields(MapAt0009)})
+        for m in made
+    )
+    store.insert(SudokuPuzzleAt0009(None, "old.txt", "Grid 01", "1" * 81, None, 81, 0))
+    ids = [m.id for m in store.select(MapAt0009, order_by="id")]
+    # the third map's grid replaced by the first's (same size), before the upgrade
+    first = store.get(MapAt0009, ids[0])
+    store.update(MapAt0009, {"grid": first.grid}, where=col("id") == ids[2])
+    store.close()
+
+    store = Store(url)
+    assert upgrade_catalog(store) == head() and diff(store, list(TABLES.values())) == []
+    columns = _columns(url, "maps")
+    assert columns[-3:] == ["generator_version", "grid_sha256", "grid"]
+    assert _columns(url, "sudoku_puzzles")[-1] == "solver_version"
+    rows = store.select(MapRecord, order_by="id")
+    assert [(m.id, m.generator_version, m.grid_sha256) for m in rows] == [
+        (i, None, None) for i in ids
+    ]
+    assert [p.solver_version for p in store.select(SudokuPuzzleNow)] == [None]
+
+    report = verify_catalog(store)
+    assert report.unrecorded == 2 and report.filled == 0
+    assert [(f.map_id, f.problem) for f in report.findings] == [(ids[2], "regenerated")]
+    assert verify_catalog(store, fill=True).filled == 2
+    kept = {m.id: m for m in store.select(MapRecord)}
+    for m in made[:2]:
+        grid = np.ascontiguousarray(m.grid, dtype=np.uint8)
+        digest = hashlib.sha256(b"%dx%d\n" % grid.shape + grid.tobytes()).hexdigest()
+        row = kept[ids[made.index(m)]]
+        assert (row.generator_version, row.grid_sha256) == (generators.__version__, digest)
+    assert (kept[ids[2]].generator_version, kept[ids[2]].grid_sha256) == (None, None)
+    again = verify_catalog(store)
+    assert again.unrecorded == 0 and [f.map_id for f in again.findings] == [ids[2]]
+
+    _downgrade(store, "0009_sqlite_affinity")
+    assert "generator_version" not in _columns(url, "maps")
+    assert "solver_version" not in _columns(url, "sudoku_puzzles")
+    assert _columns(url, "maps")[-1] == "grid"
+    assert [m.id for m in Store(url).select(MapAt0009, order_by="id")] == ids
+    assert upgrade_catalog(store) == head() and diff(store, list(TABLES.values())) == []
+    store.close()

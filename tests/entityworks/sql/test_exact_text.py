@@ -7,6 +7,7 @@ comparison of the same values, so agreeing with Python means agreeing with each 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from entityworks import Store, WriteError, col, column, primary_key
+from entityworks import Store, WriteError, col, column, entity, primary_key
 from entityworks.catalog import TABLES, SudokuPuzzle, open_catalog
+from entityworks.catalog._models import utc_now
 from entityworks.migrate import diff, head
 
 VARIANTS = [
@@ -252,6 +254,22 @@ def _plain(m: Any) -> tuple[Any, ...]:
     )
 
 
+@entity("sudoku_puzzles")
+class PuzzleBefore0010:
+    """``sudoku_puzzles`` before revision 0010 (no ``solver_version``)."""
+
+    id: int | None = primary_key()
+    source: str
+    name: str
+    puzzle: str = column(unique=True)
+    solution: str | None = None
+    clues: int = 0
+    solution_count: int = 0
+    difficulty: int | None = None
+    nodes: int | None = None
+    created_at: dt.datetime = field(default_factory=utc_now)
+
+
 def test_revision_0003_converts_a_populated_mariadb_catalog(mariadb_url: str) -> None:
     from entityworks.catalog import upgrade_catalog
     from tests.entityworks.conftest import _drop_everything
@@ -271,12 +289,12 @@ def test_revision_0003_converts_a_populated_mariadb_catalog(mariadb_url: str) ->
         # maps as the revisions before 0004 stored them (.npy grids, JSON corridor paths)
         store.insert_many(_maps_as_at_0001(3, seed=5))
         store.insert_many(
-            [SudokuPuzzle(None, "s", "one", "abc"), SudokuPuzzle(None, "s", "two", "xyz")]
+            [PuzzleBefore0010(None, "s", "one", "abc"), PuzzleBefore0010(None, "s", "two", "xyz")]
         )
         with pytest.raises(WriteError):  # the old collation: 'ABC' clashes with 'abc'
-            store.insert(SudokuPuzzle(None, "s", "three", "ABC"))
+            store.insert(PuzzleBefore0010(None, "s", "three", "ABC"))
         maps_before = sorted(store.select(_revision("0001_catalog").MapRecord), key=lambda m: m.id)
-        puzzles_before = sorted(store.select(SudokuPuzzle), key=lambda p: p.id)
+        puzzles_before = sorted(store.select(PuzzleBefore0010), key=lambda p: p.id)
         assert sum(len(m.rooms) for m in maps_before) > 0
 
         assert upgrade_catalog(store) == head()  # 0003 and the revisions after it
@@ -286,7 +304,7 @@ def test_revision_0003_converts_a_populated_mariadb_catalog(mariadb_url: str) ->
         maps_after = sorted(fresh.select(TABLES["maps"]), key=lambda m: m.id)
         assert [_plain(m) for m in maps_after] == [_plain(m) for m in maps_before]
         assert all((a.grid == b.grid).all() for a, b in zip(maps_after, maps_before, strict=True))
-        assert sorted(fresh.select(SudokuPuzzle), key=lambda p: p.id) == puzzles_before
+        assert sorted(fresh.select(PuzzleBefore0010), key=lambda p: p.id) == puzzles_before
         fresh.insert(SudokuPuzzle(None, "s", "three", "ABC"))  # exact now
         assert [p.name for p in fresh.select(SudokuPuzzle, where={"puzzle": "abc"})] == ["one"]
         assert diff(fresh, list(TABLES.values())) == []
