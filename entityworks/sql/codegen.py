@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import types
+import typing
 import unicodedata
 import warnings
 from collections.abc import Sequence
@@ -178,6 +179,7 @@ def _table_class(store: Store, conn: sa.Connection, table: str) -> type:
         length = getattr(c["type"], "length", None)
         if (
             field is not None
+            and str in (field.type, *typing.get_args(field.type))  # not a UUID's CHAR(32)
             and isinstance(c["type"], sa.String)
             and isinstance(length, int)
             and field.metadata.get("max_length") is None
