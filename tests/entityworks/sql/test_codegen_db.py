@@ -561,3 +561,59 @@ def test_generated_modules_pass_mypy_strict_and_pyright(tmp_path: Path) -> None:
         done = _mypy(out)
         assert done.returncode == 0, done.stdout + done.stderr
         assert _errors(_pyright(out)) == []
+
+
+# -- tables made by SQLModel -------------------------------------------------------------
+
+
+def made_by_sqlmodel(url: str) -> None:
+    sqlmodel = pytest.importorskip("sqlmodel")
+
+    class Base(sqlmodel.SQLModel):
+        metadata = sa.MetaData()
+
+    class Team(Base, table=True):
+        id: int | None = sqlmodel.Field(default=None, primary_key=True)
+        name: str = sqlmodel.Field(max_length=50, unique=True)
+
+    class Hero(Base, table=True):
+        id: int | None = sqlmodel.Field(default=None, primary_key=True)
+        name: str = sqlmodel.Field(max_length=50, index=True)
+        age: int | None = None
+        power: float = 0.0
+        active: bool = True
+        born: dt.date | None = None
+        seen: dt.datetime | None = None
+        team_id: int | None = sqlmodel.Field(default=None, foreign_key="team.id")
+
+    engine = sa.create_engine(url)
+    try:
+        Base.metadata.create_all(engine)
+        with sqlmodel.Session(engine) as session:
+            team = Team(name="Avengers")
+            session.add(team)
+            session.commit()
+            session.refresh(team)
+            session.add(Hero(name="Ann", age=30, power=0.1, born=dt.date(1990, 5, 17),
+                             seen=dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC), team_id=team.id))
+            session.add(Hero(name="Bob", active=False))
+            session.commit()
+    finally:
+        engine.dispose()
+
+
+def test_tables_made_by_sqlmodel_round_trip(
+    backend_url: str, second_url: str, tmp_path: Path
+) -> None:
+    made_by_sqlmodel(backend_url)
+    module = generated(backend_url, tmp_path)
+    hero = {c.name: c for c in table_schema(module.Hero).columns}
+    assert hero["team_id"].references is module.Team and hero["id"].primary_key
+    assert hero["name"].max_length == 50 and not hero["name"].nullable
+    assert hero["born"].python_type is dt.date
+    # SQLModel's datetimes are TIMESTAMP WITH TIME ZONE where there is one (PostgreSQL)
+    aware = backend_url.startswith("postgresql")
+    assert hero["seen"].info.name == ("AwareDatetime" if aware else "datetime")
+    assert hero["power"].python_type is float and hero["age"].nullable
+    assert table_schema(module.Team).columns[1].unique
+    round_trip(backend_url, second_url, module)
