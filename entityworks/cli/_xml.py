@@ -192,8 +192,10 @@ def codegen(sources: Sequence[str], db: str | None) -> None:
     from ..xml.codegen import codegen as generate
     from ..xml.xsdwrite import MAX_XSD_BYTES
 
-    xsd_file = click.Path(exists=True, dir_okay=False, allow_dash=True).convert(
-        sources[0], None, click.get_current_context()
+    xsd_file = str(  # checked as the argument was when it was FILE.xsd alone
+        click.Path(exists=True, dir_okay=False, allow_dash=True).convert(
+            sources[0], None, click.get_current_context()
+        )
     )
     with input_path(
         xsd_file, max_bytes=MAX_XSD_BYTES, hint="the largest XSD entityworks reads"

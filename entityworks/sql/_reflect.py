@@ -20,7 +20,8 @@ from .logical import ConnectionSource
 from .reflection import LiveColumn, reflected_class
 
 
-def _python_type(type_: Any) -> Any:
+def column_python_type(type_: Any) -> Any:
+    """The Python type of a reflected column's values."""
     # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
     if isinstance(type_, sa.Float):
         return float
@@ -41,7 +42,7 @@ def reflect(db: Database, table_name: str) -> type:
                 c["name"],
                 bool(c.get("nullable", True)),
                 str(c["type"]),
-                partial(_python_type, c["type"]),
+                partial(column_python_type, c["type"]),
             )
             for c in inspector.get_columns(table_name)
         ]
@@ -52,4 +53,4 @@ def reflect(db: Database, table_name: str) -> type:
         )
 
 
-__all__ = ["reflect"]
+__all__ = ["column_python_type", "reflect"]

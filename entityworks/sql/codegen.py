@@ -35,8 +35,8 @@ from ..model.fields import FOREIGN_KEY, ON_DELETE
 from ..model.names import check_name, unusable_field_name
 from ..registry import COMPANION_SEPARATOR
 from ..xml.codegen import classes_in_order, source_for
-from ._reflect import _python_type
-from .exchange._internal import is_internal
+from ._reflect import column_python_type
+from .exchange.internal import is_internal
 from .exchange.children import child_tables, with_child_tables
 from .logical import ConnectionSource
 from .logicalread import Recorded
@@ -129,7 +129,7 @@ def _renamed_class(store: Store, conn: sa.Connection, table: str, names: dict[st
             names[c["name"]],
             bool(c.get("nullable", True)),
             str(c["type"]),
-            partial(_python_type, c["type"]),
+            partial(column_python_type, c["type"]),
         )
         for c in live
     ]
@@ -185,9 +185,7 @@ def _table_class(store: Store, conn: sa.Connection, table: str) -> type:
             and field.metadata.get("max_length") is None
         ):
             lengths[field.name] = {"max_length": length}
-    by_column = {
-        f.metadata.get("column_name", f.name): f.name for f in dataclasses.fields(cls)
-    }
+    by_column = {f.metadata.get("column_name", f.name): f.name for f in dataclasses.fields(cls)}
     single = [
         (uc.get("column_names") or [], "unique") for uc in inspector.get_unique_constraints(table)
     ] + [
@@ -203,7 +201,7 @@ def _table_class(store: Store, conn: sa.Connection, table: str) -> type:
 
 
 def _foreign_keys(
-    conn: sa.Connection, table: str, cls: type, classes: dict[str, type]
+    store: Store, conn: sa.Connection, table: str, cls: type, classes: dict[str, type]
 ) -> dict[str, dict[str, Any]]:
     """Field -> ``{FOREIGN_KEY: (class, action)}`` for each foreign key of ``table`` that
     entityworks can declare: one column, to the one-column primary key of a table among
@@ -211,18 +209,16 @@ def _foreign_keys(
     inspector = sa.inspect(conn)
     by_column = {f.metadata.get("column_name", f.name): f.name for f in dataclasses.fields(cls)}
     found: dict[str, dict[str, Any]] = {}
-    for fk in inspector.get_foreign_keys(table):
-        target = classes.get(fk.get("referred_table") or "")
-        constrained = fk.get("constrained_columns") or []
-        if target is None or len(constrained) != 1 or constrained[0] not in by_column:
+    for columns, referred, referred_columns, action in store.backend.foreign_keys(
+        conn, inspector, table
+    ):
+        target = classes.get(referred)
+        if target is None or len(columns) != 1 or columns[0] not in by_column:
             continue
-        pk = inspector.get_pk_constraint(fk["referred_table"]).get("constrained_columns") or []
-        if list(fk.get("referred_columns") or []) != pk or len(pk) != 1:
+        pk = inspector.get_pk_constraint(referred).get("constrained_columns") or []
+        if referred_columns != pk or len(pk) != 1 or action not in ON_DELETE:
             continue
-        action = str((fk.get("options") or {}).get("ondelete") or "no action").lower()
-        if action not in ON_DELETE:
-            continue
-        found[by_column[constrained[0]]] = {FOREIGN_KEY: (target, action)}
+        found[by_column[columns[0]]] = {FOREIGN_KEY: (target, action)}
     return found
 
 
@@ -278,12 +274,13 @@ def _codegen(store: Store, tables: Sequence[str] | None) -> str:
             if name in classes:
                 continue
             classes[name] = _table_class(store, conn, name)
-            for fk in inspector.get_foreign_keys(name):
-                referred = fk.get("referred_table")
-                if referred and referred in existing and referred not in classes:
+            for _columns, referred, _to, _action in store.backend.foreign_keys(
+                conn, inspector, name
+            ):
+                if referred in existing and referred not in classes:
                     pending.append(referred)
         for name, cls in classes.items():
-            _with_metadata(cls, _foreign_keys(conn, name, cls, classes))
+            _with_metadata(cls, _foreign_keys(store, conn, name, cls, classes))
     if not classes:
         raise SchemaError("the database holds no table to write a class for")
     return source_for(classes_in_order(list(classes.values())), origin="a database")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import functools
 import importlib.util
 import itertools
 import subprocess
@@ -337,8 +338,17 @@ def made_by_plain_sql(url: str) -> None:
                 "INSERT INTO customer VALUES (1, 'Ann', 'ann@example.org'), (2, 'Bob', NULL)"
             )
             params = [
-                (10, 1, decimal.Decimal("19.99"), 3, 0.5, True, dt.date(2024, 1, 31),
-                 dt.datetime(2024, 1, 31, 9, 15, 0, 250000), b"\x01\x02"),
+                (
+                    10,
+                    1,
+                    decimal.Decimal("19.99"),
+                    3,
+                    0.5,
+                    True,
+                    dt.date(2024, 1, 31),
+                    dt.datetime(2024, 1, 31, 9, 15, 0, 250000),
+                    b"\x01\x02",
+                ),
                 (11, 2, None, None, None, False, None, None, None),
             ]
             invoice = sa.table(  # bound through the driver's own conversions
@@ -366,6 +376,7 @@ def test_a_database_made_by_plain_sql_round_trips(
     module = generated(backend_url, tmp_path)
     invoice = {c.name: c for c in table_schema(module.Invoice).columns}
     assert invoice["customer_id"].references is module.Customer
+    assert invoice["customer_id"].on_delete == "cascade"
     assert invoice["unit_price"].sql_name == "unit price"
     assert invoice["class_"].sql_name == "class" and invoice["f_2nd"].sql_name == "2nd"
     exact = float if backend_url.startswith("sqlite") else decimal.Decimal
@@ -403,7 +414,11 @@ def test_sqlite_numeric_reals_refused(tmp_path: Path) -> None:
     assert table_schema(module.Price).columns[1].python_type is decimal.Decimal
     with Store(url) as store, pytest.raises(StoredValueError) as caught:
         list(store.select(module.Price))
-    assert (caught.value.table, caught.value.key, caught.value.column) == ("price", "id=1", "amount")
+    assert (caught.value.table, caught.value.key, caught.value.column) == (
+        "price",
+        "id=1",
+        "amount",
+    )
 
 
 # -- a database made by sqlite-utils -----------------------------------------------------
@@ -566,7 +581,10 @@ def test_generated_modules_pass_mypy_strict_and_pyright(tmp_path: Path) -> None:
 # -- tables made by SQLModel -------------------------------------------------------------
 
 
-def made_by_sqlmodel(url: str) -> None:
+@functools.cache
+def sqlmodel_classes() -> tuple[Any, Any, Any, Any]:
+    """SQLModel, and a model of two tables declared with it (once: SQLModel keeps a
+    registry of class names)."""
     sqlmodel = pytest.importorskip("sqlmodel")
 
     class Base(sqlmodel.SQLModel):
@@ -586,6 +604,11 @@ def made_by_sqlmodel(url: str) -> None:
         seen: dt.datetime | None = None
         team_id: int | None = sqlmodel.Field(default=None, foreign_key="team.id")
 
+    return sqlmodel, Base, Team, Hero
+
+
+def made_by_sqlmodel(url: str) -> None:
+    sqlmodel, Base, Team, Hero = sqlmodel_classes()  # noqa: N806 - classes
     engine = sa.create_engine(url)
     try:
         Base.metadata.create_all(engine)
@@ -594,8 +617,16 @@ def made_by_sqlmodel(url: str) -> None:
             session.add(team)
             session.commit()
             session.refresh(team)
-            session.add(Hero(name="Ann", age=30, power=0.1, born=dt.date(1990, 5, 17),
-                             seen=dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC), team_id=team.id))
+            session.add(
+                Hero(
+                    name="Ann",
+                    age=30,
+                    power=0.1,
+                    born=dt.date(1990, 5, 17),
+                    seen=dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+                    team_id=team.id,
+                )
+            )
             session.add(Hero(name="Bob", active=False))
             session.commit()
     finally:
