@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from ..errors import SchemaError, UnknownTableError
+from ..errors import EntityworksError, SchemaError, UnknownTableError
 from ..model.fields import FOREIGN_KEY, ON_DELETE
 from ..model.names import check_name, unusable_field_name
 from ..registry import COMPANION_SEPARATOR
@@ -235,14 +235,15 @@ def _descendants(store: Store, table: str) -> set[str]:
 
 def codegen_from_db(db: Store | str | Path, tables: Sequence[str] | None = None) -> str:
     """Python source of ``@entity`` dataclasses for the tables of ``db`` (a Store, an
-    SQLAlchemy URL or a database file): those named in ``tables``, or every table but the
+    SQLAlchemy URL or a database file, only read: a missing file is refused, never
+    created): those named in ``tables``, or every table but the
     internal ones (entityworks', Alembic's, the database's own) and the child tables that
     become list fields. A table referred to by a foreign key of a named one is written too.
     :class:`UnknownTableError` for a named table the database does not hold,
     :class:`SchemaError` for one whose columns have no Python type."""
     from .store import Store
 
-    store = db if isinstance(db, Store) else Store(db)
+    store = db if isinstance(db, Store) else Store(_read_only(db))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sa.exc.SAWarning)  # "did not recognize type ..."
@@ -250,6 +251,26 @@ def codegen_from_db(db: Store | str | Path, tables: Sequence[str] | None = None)
     finally:
         if store is not db:
             store.close()
+
+
+def _read_only(db: str | Path) -> str | sa.URL:
+    """``db`` opened so that nothing is created or changed: a database file read-only (a
+    missing one refused), a server's database as it is (only read)."""
+    from . import backends
+
+    if isinstance(db, Path) or "://" not in db:
+        path: Path | None = Path(db)
+        backend = backends.file_backend()
+    else:
+        url = sa.make_url(db)
+        backend = backends.for_name(url.get_backend_name())
+        path = backend.database_file(url)
+        if path is None or str(path).startswith("file:"):  # a server, memory or a URI
+            return db
+    assert path is not None
+    if not path.is_file():
+        raise EntityworksError(f"no database file at {path} (nothing was created)")
+    return backend.read_only_url(path)
 
 
 def _codegen(store: Store, tables: Sequence[str] | None) -> str:

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from entityworks import (
     AwareDatetime,
+    EntityworksError,
     InvalidNameError,
     Store,
     StoredValueError,
@@ -277,6 +278,24 @@ def test_a_database_made_by_entityworks_round_trips(
     round_trip(backend_url, second_url, module)
 
 
+def test_child_tables_are_found_by_their_shape(
+    backend_url: str, second_url: str, tmp_path: Path
+) -> None:
+    """Without the types recorded beside them (another tool copied the tables), child
+    tables are still list fields and companions still one field: their shape says so."""
+    made_by_entityworks(backend_url)
+    engine = sa.create_engine(backend_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE entityworks_schema")
+    engine.dispose()
+    module = generated(backend_url, tmp_path)
+    order = table_schema(module.ShopOrder)
+    assert [c.field for c in order.children] == ["lines"]
+    assert [c.field for c in order.children[0].schema.children] == ["notes"]
+    assert {c.name: c.info.name for c in order.columns}["placed"] == "AwareDatetime"
+    round_trip(backend_url, second_url, module)
+
+
 # -- a database made by plain SQL --------------------------------------------------------
 
 PLAIN_TYPES = {
@@ -399,6 +418,13 @@ def test_named_tables_bring_the_tables_they_refer_to(backend_url: str, tmp_path:
     assert [c.__name__ for c in classes_of(module)] == ["Customer"]
     with pytest.raises(UnknownTableError):
         codegen_from_db(backend_url, ["no_such_table"])
+
+
+def test_a_missing_database_file_is_not_created(tmp_path: Path) -> None:
+    for db in (tmp_path / "missing.db", f"sqlite:///{tmp_path / 'missing.db'}"):
+        with pytest.raises(EntityworksError):
+            codegen_from_db(db)
+        assert not (tmp_path / "missing.db").exists()
 
 
 def test_sqlite_numeric_reals_refused(tmp_path: Path) -> None:
