@@ -36,8 +36,8 @@ from ..model.names import check_name, unusable_field_name
 from ..registry import COMPANION_SEPARATOR
 from ..xml.codegen import classes_in_order, source_for
 from ._reflect import column_python_type
-from .exchange.internal import is_internal
 from .exchange.children import child_tables, with_child_tables
+from .exchange.internal import is_internal
 from .logical import ConnectionSource
 from .logicalread import Recorded
 from .reflection import LiveColumn, reflected_class

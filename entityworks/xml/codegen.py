@@ -55,6 +55,7 @@ _NAMES: dict[Any, tuple[str, str] | str] = {
 #: Every name the generated module imports: its key (the name it has when nothing clashes)
 #: -> the import statement's two parts.
 _IMPORTS: dict[str, tuple[str, str]] = {
+    "builtins": ("import", "builtins"),
     "decimal": ("import", "decimal"),
     "dt": ("import", "datetime"),
     "uuid": ("import", "uuid"),
@@ -86,7 +87,7 @@ class _Names:
 
     def imports(self) -> list[str]:
         lines = []
-        for key in ("dt", "decimal", "uuid"):  # datetime, decimal, uuid
+        for key in ("builtins", "dt", "decimal", "uuid"):  # builtins, datetime, decimal, uuid
             if key in self.aliases:
                 module = _IMPORTS[key][1]
                 alias = self.aliases[key]
@@ -106,6 +107,12 @@ class _Names:
         return lines
 
 
+def _builtin(name: str, names: _Names) -> str:
+    """A builtin type as an annotation: ``str``, or ``builtins.str`` when a field or a
+    class is called ``str`` (type checkers would take the field for the type in its class)."""
+    return f"{names('builtins')}.{name}" if name in names.taken else name
+
+
 def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -115,12 +122,14 @@ def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
         return names("AwareDatetime")
     if origin is list and typing.get_args(tp):
         (item,) = typing.get_args(tp)
-        return f"list[{classes.get(item) or _annotation(item, classes, names)}]"
+        return (
+            f"{_builtin('list', names)}[{classes.get(item) or _annotation(item, classes, names)}]"
+        )
     spelling = _NAMES.get(tp)
     if isinstance(spelling, tuple):
         return f"{names(spelling[0])}.{spelling[1]}"
     if spelling is not None:
-        return spelling
+        return _builtin(spelling, names)
     raise ValueError(f"no source spelling for the type {tp!r}")
 
 
