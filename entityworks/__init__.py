@@ -63,6 +63,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "table",
         "table_schema",
     ),
+    "sql.codegen": ("codegen_from_db",),
     "sql.scripts": ("StatementTemplates", "create_script", "statement_templates"),
     "sql.store": ("Store",),
     "xml.table": ("read_xml", "write_xml"),
@@ -118,6 +119,7 @@ if TYPE_CHECKING:
         table_schema,
     )
     from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
+    from .sql.codegen import codegen_from_db
     from .sql.filters import col
     from .sql.scripts import StatementTemplates, create_script, statement_templates
     from .sql.store import Store
@@ -172,6 +174,7 @@ __all__ = [
     "WriteError",
     "XMLImportError",
     "arrow_schema",
+    "codegen_from_db",
     "col",
     "column",
     "create_script",

@@ -13,7 +13,7 @@ import click
 
 from ..sql.urls import display_db
 from ._stores import check_writable_table, complete_table, open_catalog, open_store, resolve_table
-from .options import ByteSize, db_option, parse_where, progress_option
+from .options import ByteSize, check_db, db_option, parse_where, progress_option
 from .output import progress_bar
 
 
@@ -147,23 +147,56 @@ def export_xml(
 
 
 @click.command()
-@click.argument(
-    "xsd_file", metavar="FILE.xsd", type=click.Path(exists=True, dir_okay=False, allow_dash=True)
+@click.argument("sources", nargs=-1, metavar="FILE.xsd | --db URL [TABLE...]")
+@click.option(
+    "--db",
+    "db",
+    default=None,
+    callback=check_db,
+    help="Write the classes of this database's tables instead (a file path or an "
+    "SQLAlchemy URL; only read: a database file is opened read-only).",
 )
-def codegen(xsd_file: str) -> None:
-    """Print Python dataclasses for the tables of an XSD (ours or one written by .NET).
+def codegen(sources: Sequence[str], db: str | None) -> None:
+    """Print Python dataclasses for the tables of an XSD, or of an existing database.
 
-    Types, Optional fields, the key, maxLength and the XSD spelling .NET needs back are kept;
-    child tables become list fields. FILE.xsd may be '-' (standard input).
+    From an XSD (ours or one written by .NET): types, Optional fields, the key, maxLength
+    and the XSD spelling .NET needs back are kept; child tables become list fields.
+    FILE.xsd may be '-' (standard input).
+
+    With --db: the tables named (default: every table but the internal ones), and those
+    their foreign keys refer to, from any database (SQLite, PostgreSQL, MariaDB; made by
+    entityworks or not): types from the column types, Optional from nullability, the
+    primary key, foreign keys, a string column's length; child tables as entityworks
+    makes them become list fields and its companion columns one field. A column whose name
+    is no Python identifier gets a field of its own name with column(name=...).
 
     \b
-    Example:
+    Examples:
       entityworks codegen shop.xsd > shop_model.py
+      entityworks codegen --db legacy.db > legacy_model.py
+      entityworks codegen --db postgresql+psycopg://me@host/shop orders customers
     """
+    if db is not None:
+        from ..sql.codegen import codegen_from_db
+        from ._tables import open_read_only
+
+        store = open_read_only(db)
+        try:
+            click.echo(codegen_from_db(store, list(sources) or None), nl=False)
+        finally:
+            store.close()
+        return
+    if len(sources) != 1:
+        raise click.UsageError("give one FILE.xsd, or --db URL (and optionally its TABLEs)")
     from .._files import input_path
     from ..xml.codegen import codegen as generate
     from ..xml.xsdwrite import MAX_XSD_BYTES
 
+    xsd_file = str(  # checked as the argument was when it was FILE.xsd alone
+        click.Path(exists=True, dir_okay=False, allow_dash=True).convert(
+            sources[0], None, click.get_current_context()
+        )
+    )
     with input_path(
         xsd_file, max_bytes=MAX_XSD_BYTES, hint="the largest XSD entityworks reads"
     ) as path:

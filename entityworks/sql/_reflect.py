@@ -14,14 +14,21 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..errors import UnknownTableError
+from ..registry import AwareDatetime
 from ._database import Database
 from .logical import ConnectionSource
 from .reflection import LiveColumn, reflected_class
 
 
-def _python_type(type_: Any) -> type:
+def column_python_type(type_: Any) -> Any:
+    """The Python type of a reflected column's values."""
     # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
-    return float if isinstance(type_, sa.Float) else type_.python_type
+    if isinstance(type_, sa.Float):
+        return float
+    # a timestamp with time zone (PostgreSQL's timestamptz) reads as aware datetimes
+    if isinstance(type_, sa.DateTime) and type_.timezone:
+        return AwareDatetime
+    return type_.python_type
 
 
 def reflect(db: Database, table_name: str) -> type:
@@ -35,7 +42,7 @@ def reflect(db: Database, table_name: str) -> type:
                 c["name"],
                 bool(c.get("nullable", True)),
                 str(c["type"]),
-                partial(_python_type, c["type"]),
+                partial(column_python_type, c["type"]),
             )
             for c in inspector.get_columns(table_name)
         ]
@@ -46,4 +53,4 @@ def reflect(db: Database, table_name: str) -> type:
         )
 
 
-__all__ = ["reflect"]
+__all__ = ["column_python_type", "reflect"]

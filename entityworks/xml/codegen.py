@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SchemaError
+from ..model.fields import FOREIGN_KEY
 from ..model.names import snake_case
 from ..model.schema import table_name
 from ..registry import AWARE, TypeRegistry
@@ -54,6 +55,7 @@ _NAMES: dict[Any, tuple[str, str] | str] = {
 #: Every name the generated module imports: its key (the name it has when nothing clashes)
 #: -> the import statement's two parts.
 _IMPORTS: dict[str, tuple[str, str]] = {
+    "builtins": ("import", "builtins"),
     "decimal": ("import", "decimal"),
     "dt": ("import", "datetime"),
     "uuid": ("import", "uuid"),
@@ -85,7 +87,7 @@ class _Names:
 
     def imports(self) -> list[str]:
         lines = []
-        for key in ("dt", "decimal", "uuid"):  # datetime, decimal, uuid
+        for key in ("builtins", "dt", "decimal", "uuid"):  # builtins, datetime, decimal, uuid
             if key in self.aliases:
                 module = _IMPORTS[key][1]
                 alias = self.aliases[key]
@@ -105,6 +107,12 @@ class _Names:
         return lines
 
 
+def _builtin(name: str, names: _Names) -> str:
+    """A builtin type as an annotation: ``str``, or ``builtins.str`` when a field or a
+    class is called ``str`` (type checkers would take the field for the type in its class)."""
+    return f"{names('builtins')}.{name}" if name in names.taken else name
+
+
 def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -114,12 +122,14 @@ def _annotation(tp: Any, classes: dict[type, str], names: _Names) -> str:
         return names("AwareDatetime")
     if origin is list and typing.get_args(tp):
         (item,) = typing.get_args(tp)
-        return f"list[{classes.get(item) or _annotation(item, classes, names)}]"
+        return (
+            f"{_builtin('list', names)}[{classes.get(item) or _annotation(item, classes, names)}]"
+        )
     spelling = _NAMES.get(tp)
     if isinstance(spelling, tuple):
         return f"{names(spelling[0])}.{spelling[1]}"
     if spelling is not None:
-        return spelling
+        return _builtin(spelling, names)
     raise ValueError(f"no source spelling for the type {tp!r}")
 
 
@@ -136,8 +146,20 @@ def _field_source(f: dataclasses.Field[Any], classes: dict[type, str], names: _N
     args = []
     if meta.pop("primary_key", False):
         args.append("primary_key=True")
+    for option in ("unique", "index"):
+        if meta.pop(option, False):
+            args.append(f"{option}=True")
     if meta.get("max_length") is not None:
         args.append(f"max_length={meta.pop('max_length')!r}")
+    foreign_key = meta.pop(FOREIGN_KEY, None)
+    if foreign_key is not None:  # a target class is written by the name it has here
+        target, action = foreign_key
+        written = target if isinstance(target, str) else classes[target]
+        args.append(f"references={written!r}")
+        if action != "no action":
+            args.append(f"on_delete={action!r}")
+    if meta.get("column_name") is not None:  # a column no field can be called
+        args.append(f"name={meta.pop('column_name')!r}")
     meta = {k: v for k, v in meta.items() if v not in (None, False, {})}
     if meta:
         args.append(f"metadata={meta!r}")
@@ -161,16 +183,29 @@ def _class_source(cls: type, classes: dict[type, str], names: _Names) -> str:
     return "\n".join(lines)
 
 
-def _classes_in_order(cls: type) -> list[type]:
-    """Child item classes first (they are referred to), then the main class."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    items = [
-        typing.get_args(hints[f.name])[0]
-        for f in dataclasses.fields(cls)
-        if typing.get_origin(hints[f.name]) is list
-        and dataclasses.is_dataclass(typing.get_args(hints[f.name])[0])
-    ]
-    return [*items, cls]
+def classes_in_order(classes: list[type]) -> list[type]:
+    """``classes`` with the item classes of their list fields (and theirs), each item class
+    before the class that refers to it, each class once."""
+    ordered: list[type] = []
+
+    def visit(cls: type) -> None:
+        if cls in ordered:
+            return
+        hints = typing.get_type_hints(cls, include_extras=True)
+        for f in dataclasses.fields(cls):
+            hint = hints[f.name]
+            args = [a for a in typing.get_args(hint) if a is not type(None)]
+            if typing.get_origin(hint) in (typing.Union, types.UnionType) and args:
+                hint = args[0]  # list[Item] | None
+            if typing.get_origin(hint) is list:
+                (item,) = typing.get_args(hint)
+                if isinstance(item, type) and dataclasses.is_dataclass(item):
+                    visit(item)
+        ordered.append(cls)
+
+    for cls in classes:
+        visit(cls)
+    return ordered
 
 
 def _python_name(name: str, taken: set[str]) -> str:
@@ -197,9 +232,9 @@ def _check_fields(cls: type) -> None:
             )
 
 
-def source_for(classes: list[type]) -> str:
-    """Module source defining ``classes`` (dependencies first); SchemaError for a field
-    no class body can define."""
+def source_for(classes: list[type], *, origin: str = "an XSD") -> str:
+    """Module source defining ``classes`` (dependencies first), made from ``origin`` (as the
+    module's docstring says it); SchemaError for a field no class body can define."""
     classes_named: dict[type, str] = {}
     taken: set[str] = set()
     for cls in classes:
@@ -209,7 +244,7 @@ def source_for(classes: list[type]) -> str:
     names = _Names(taken | fields)
     body = "\n\n\n".join(_class_source(cls, classes_named, names) for cls in classes)
     imports = ["from __future__ import annotations", "", *names.imports()]
-    header = '"""Generated by entityworks codegen from an XSD; edit freely."""'
+    header = f'"""Generated by entityworks codegen from {origin}; edit freely."""'
     return "\n".join([header, "", *imports, "", "", body, ""])
 
 
@@ -219,7 +254,7 @@ def codegen(xsd_path: str | Path, *, registry: TypeRegistry = default_registry) 
     model = load_xsd(xsd_path)
     if is_dataset(model):
         return source_for(list(dataset_for(model, registry=registry).tables.values()))
-    return source_for(_classes_in_order(dataclass_for(model, registry=registry)))
+    return source_for(classes_in_order([dataclass_for(model, registry=registry)]))
 
 
-__all__ = ["codegen", "source_for"]
+__all__ = ["classes_in_order", "codegen", "source_for"]

@@ -245,6 +245,22 @@ class Backend:
             declared.append((str(column["name"]), str(text)))
         return declared
 
+    def foreign_keys(
+        self, conn: sa.Connection, inspector: Any, table_name: str
+    ) -> list[tuple[list[str], str, list[str], str]]:
+        """A table's foreign keys as ``(columns, referred table, referred columns, on
+        delete)``, the action in lower case (``"no action"`` when none is declared); the
+        default: SQLAlchemy's reflection."""
+        return [
+            (
+                list(fk.get("constrained_columns") or []),
+                str(fk.get("referred_table") or ""),
+                list(fk.get("referred_columns") or []),
+                str((fk.get("options") or {}).get("ondelete") or "no action").lower(),
+            )
+            for fk in inspector.get_foreign_keys(table_name)
+        ]
+
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         """The driver's own errors that reach the caller unwrapped (the raw-cursor paths),
         among the modules already imported: bad input, like SQLAlchemy's errors."""

@@ -253,6 +253,35 @@ class SQLite(Backend):
         ).all()
         return [(str(n), str(t or "")) for n, t, hidden in rows if hidden != 1]
 
+    def foreign_keys(
+        self, conn: sa.Connection, inspector: Any, table_name: str
+    ) -> list[tuple[list[str], str, list[str], str]]:
+        # SQLAlchemy reads ON DELETE from a FOREIGN KEY clause only, not from a column's
+        # own REFERENCES ... ON DELETE CASCADE; the pragma knows both
+        rows: Sequence[Any] = conn.execute(
+            sa.select(
+                sa.column("id"),
+                sa.column("seq"),
+                sa.column("table"),
+                sa.column("from"),
+                sa.column("to"),
+                sa.column("on_delete"),
+            )
+            .select_from(sa.func.pragma_foreign_key_list(table_name))
+            .order_by(sa.column("id"), sa.column("seq"))
+        ).all()
+        keys: dict[int, tuple[list[str], str, list[str], str]] = {}
+        for key, _seq, referred, column, to, on_delete in rows:
+            found = keys.setdefault(key, ([], str(referred), [], str(on_delete).lower()))
+            found[0].append(str(column))
+            if to is not None:
+                found[2].append(str(to))
+        for _columns, referred, to, _action in keys.values():
+            if not to:  # REFERENCES t without columns: t's primary key
+                pk = inspector.get_pk_constraint(referred).get("constrained_columns") or []
+                to.extend(pk)
+        return list(keys.values())
+
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         driver = sys.modules.get("sqlite3")
         return (driver.Error,) if driver is not None else ()

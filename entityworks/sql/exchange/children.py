@@ -98,7 +98,7 @@ def _rebuild(store: StoreFacade, cls: type, found: tuple[ChildTableFound, ...], 
     """``cls`` without its first ``skip`` fields (a child table's links), with a list field
     per child table in ``found``; a column named as a child field (an Optional list's
     presence) becomes that field, ``list[Item] | None``."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)  # AwareDatetime kept
     optional = {child.field for child in found}
     specs: list[tuple[str, Any, Any]] = []
     for f in dataclasses.fields(cls)[skip:]:

@@ -35,10 +35,10 @@ from ..ddllock import schema_lock
 from ..tables import build_tables
 from ._committed_ddl import import_committed_ddl
 from ._facade import StoreFacade
-from ._internal import refuse_internal, refuse_internal_names
 from ._new_file import into_new_file, new_database_file
 from ._rows import insert_rows
 from .children import child_tables
+from .internal import refuse_internal, refuse_internal_names
 from .xml import insert_error, sibling
 
 #: Table name -> its schema (of the Store that imports), in the DataSet's order.

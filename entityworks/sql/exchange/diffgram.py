@@ -44,8 +44,8 @@ from ...xml.xsd import is_dataset, load_xsd
 from .. import logical
 from ..filters import col, compile_where
 from ._facade import StoreFacade
-from ._internal import refuse_internal
 from ._rows import insert_rows
+from .internal import refuse_internal
 
 _CHUNK = 500
 

@@ -30,10 +30,10 @@ from .. import logical
 from ..ddllock import schema_lock
 from ._committed_ddl import import_committed_ddl
 from ._facade import StoreFacade
-from ._internal import refuse_internal, refuse_internal_names
 from ._new_file import into_new_file, new_database_file
 from ._progress import BatchHook, Progress, RowsHook, counted, counted_batches, counted_families
 from ._rows import ChildRows, builds_plainly, insert_rows, instances
+from .internal import refuse_internal, refuse_internal_names
 
 
 def export_store(
@@ -180,7 +180,7 @@ def import_store(
 
     ``source`` is the XSD's and the document's name for the table when its rows go into the
     table of ``cls`` under another name (``import-xml --table``). An internal table (see
-    :mod:`._internal`) is refused, whatever names it.
+    :mod:`.internal`) is refused, whatever names it.
     """
     schema = store.schema(cls)
     refuse_internal([schema])

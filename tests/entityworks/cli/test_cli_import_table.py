@@ -329,7 +329,7 @@ def test_the_internal_names_are_those_the_code_keeps_for_itself() -> None:
     from entityworks.migrate import VERSION_TABLE
     from entityworks.migrate.scaffold import USER_VERSION_TABLE
     from entityworks.sql import logical
-    from entityworks.sql.exchange._internal import INTERNAL_PREFIXES, INTERNAL_TABLES
+    from entityworks.sql.exchange.internal import INTERNAL_PREFIXES, INTERNAL_TABLES
 
     assert {VERSION_TABLE, USER_VERSION_TABLE, logical.TABLE} == set(INTERNAL_TABLES)
     assert set(CLI_TABLES) == set(INTERNAL_TABLES)
