@@ -4,9 +4,11 @@ alone with older companion columns beside it."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 from collections.abc import Callable
+from functools import partial
 from operator import countOf
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -96,10 +98,32 @@ def _decode_with(
         try:
             values = [v if v is None else join(v, p) for v, p in zip(values, stored, strict=True)]
         except Exception as exc:
-            raise ValueEncodingError(
-                f"column {column.name!r}: cannot decode: {exc}", column=column.name
-            ) from None
+            raise _refused(column.name, values, exc, partial(_join_at, join, stored)) from None
     return values
+
+
+def _join_at(join: Callable[[Any, Any], Any], stored: list[Any], value: Any, row: int) -> Any:
+    return join(value, stored[row])
+
+
+def _refused(
+    name: str, values: list[Any], exc: Exception, decode: Callable[[Any, int], Any]
+) -> ValueEncodingError:
+    """The error of a column whose values ``decode`` refused, naming the first refused
+    value's row (found again value by value)."""
+    for row, value in enumerate(values):
+        if value is None:
+            continue
+        try:
+            decode(value, row)
+        except Exception as inner:  # noqa: BLE001 - named below
+            return ValueEncodingError(
+                f"row {row}, column {name!r}: cannot decode: {inner}",
+                column=name,
+                row=row,
+                value=value,
+            )
+    return ValueEncodingError(f"column {name!r}: cannot decode: {exc}", column=name)
 
 
 def _split_again(part: Companion, values: list[Any]) -> list[Any] | None:
@@ -172,9 +196,8 @@ def _decode_column(column: Column, array: pa.ChunkedArray[Any] | pa.Array[Any]) 
         try:
             values = [None if v is None else decode(v) for v in values]
         except Exception as exc:
-            raise ValueEncodingError(
-                f"column {column.name!r}: cannot decode: {exc}", column=column.name
-            ) from None
+            one = decode
+            raise _refused(column.name, values, exc, lambda v, _i: one(v)) from None
     return values
 
 
@@ -253,6 +276,36 @@ def from_arrow(
         return list(map(build, *columns))
 
 
+def value_columns(
+    schema: TableSchema, table: pa.Table, *, may_lack: str | None = None
+) -> dict[str, list[Any]]:
+    """Each field column's values decoded from ``table``, by field name: what
+    :func:`from_arrow` makes instances of, without the instances (the Store's columnar
+    writes). Child lists are not read; ``may_lack``: a field whose column may be absent
+    (a key the database generates), then left out."""
+    missing = [c.name for c in schema.field_columns if c.name not in table.column_names]
+    if missing and missing != [may_lack]:
+        first = next(n for n in missing if n != may_lack)
+        raise ValueEncodingError(
+            f"the table has no column {first!r} for "
+            f"{schema.cls.__qualname__}; it has {table.column_names}",
+            column=first,
+        )
+    older = older_names(schema.field_columns, set(table.column_names))
+    out: dict[str, list[Any]] = {}
+    with paused_gc():
+        for c in schema.field_columns:
+            if c.name in missing:
+                continue
+            array = table.column(c.name)
+            if c.name == may_lack and array.null_count:
+                if array.null_count == len(array):
+                    continue  # every key generated
+                c = dataclasses.replace(c, nullable=True)  # some keys generated
+            out[c.name] = _decode_field(c, array, lambda n: table.column(n) if n in older else None)
+    return out
+
+
 def from_pandas(
     cls: type[T], frame: pd.DataFrame, *, registry: TypeRegistry = default_registry
 ) -> list[T]:
@@ -263,6 +316,19 @@ def from_pandas(
     aware datetime column that is not an ``ArrowDtype`` struct (``datetime64[ns, tz]``, or
     objects) keeps each value's own offset; a Decimal one each value's exponent.
     """
+    return from_arrow(cls, pandas_table(cls, frame, registry=registry), registry=registry)
+
+
+def pandas_table(
+    cls: type,
+    frame: pd.DataFrame,
+    *,
+    registry: TypeRegistry = default_registry,
+    may_lack: str | None = None,
+) -> pa.Table:
+    """``frame`` as the Arrow table :func:`from_arrow` reads for ``cls`` (see
+    :func:`from_pandas`, which reads it); ``may_lack``: a field whose column may be absent
+    (then absent from the table too)."""
     import pandas as pd
 
     schema = table_schema(cls, registry)
@@ -271,6 +337,8 @@ def from_pandas(
     arrays, names = [], []
     for f in target:
         if f.name not in frame.columns:
+            if f.name == may_lack:
+                continue
             raise ValueEncodingError(
                 f"the DataFrame has no column {f.name!r} for {cls.__qualname__}", column=f.name
             )
@@ -308,7 +376,7 @@ def from_pandas(
                 f"column {name!r}: cannot convert to {companion_type(part)}: {exc}", column=name
             ) from None
         names.append(name)
-    return from_arrow(cls, pa.Table.from_arrays(arrays, names=names), registry=registry)
+    return pa.Table.from_arrays(arrays, names=names)
 
 
 def _missing(value: Any) -> bool:
@@ -357,5 +425,7 @@ def read_parquet(
 __all__ = [
     "from_arrow",
     "from_pandas",
+    "pandas_table",
     "read_parquet",
+    "value_columns",
 ]

@@ -228,7 +228,7 @@ def insert_encoded(db: Database, batch: EncodedRows) -> list[Any]:
         )  # pragma: no cover - refused by schema
     children = dict(model.children)
     with db.connection(write=True) as conn:
-        keys = _write_encoded(db, conn, model, batch.rows, counting_from(0))
+        keys = write_encoded(db, conn, model, batch.rows, counting_from(0))
         for part in batch.children:
             child = children[part.field]
             links = child.schema.links
@@ -240,11 +240,11 @@ def insert_encoded(db: Database, batch: EncodedRows) -> list[Any]:
             rows = list(map(add, prefixes, part.rows))
             starts = list(accumulate(part.counts, initial=0))
             # a child row's number in errors: its owner's
-            _write_encoded(db, conn, child, rows, lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
+            write_encoded(db, conn, child, rows, lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
     return keys
 
 
-def _write_encoded(
+def write_encoded(
     db: Database,
     conn: sa.Connection,
     model: BoundModel,
@@ -470,4 +470,5 @@ __all__ = [
     "one_class",
     "unset_fields_named",
     "upsert_many",
+    "write_encoded",
 ]
