@@ -2,11 +2,13 @@
 
 ``Store.insert_arrow`` / ``insert_pandas`` / ``insert_parquet`` read their input a batch
 at a time (a Parquet file by record batches: bounded memory), decode each field's Arrow
-column as :func:`~entityworks.arrow.from_arrow` does, put each column through its
-registry rule and codec (:func:`~entityworks.sql.encoded.encode_columns`, a column at a
-time: the same values ``insert_many`` of the instances would store, refused where it
-would refuse them) and hand the rows to the one write pipeline (``write_encoded``: the
-backend's bulk writer, a binary COPY on PostgreSQL). The whole call is one transaction: a
+column as :func:`~entityworks.arrow.from_arrow` does (the values it would build the
+instances of) and hand the rows of those values to the one write pipeline
+(``write_encoded`` with ``values``): each column encoded and checked a column at a time by
+the same ``RowCodec.fast_columns`` as ``insert_many``'s rows of instances, so the same
+values are stored, or refused where it would refuse them, and the backend's bulk writer
+(``executemany`` on SQLite, a binary COPY on PostgreSQL, multi-row INSERTs on MariaDB)
+sends them. The whole call is one transaction: a
 refused row writes nothing and its error names the class, the row (its index in the
 whole input) and the column.
 
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EntityworksError, WriteError
 from ._bound import BoundModel, counting_from
-from ._bulk import BATCH
+from ._bulk import BATCH, ColumnRows
 from ._database import Database
 from ._pipeline import write_encoded
 
@@ -93,7 +95,6 @@ def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH)
     """Write the rows of ``data`` (see :func:`_as_tables`) into ``cls``'s table in one
     transaction, ``batch_size`` rows at a time; returns the row count."""
     from ..arrow.read import value_columns
-    from .encoded import encode_columns
 
     model = _columnar_model(db, cls)
     schema = model.schema
@@ -104,11 +105,15 @@ def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH)
         for part in parts:
             try:
                 columns = value_columns(schema, part, may_lack=may_lack)
-                rows = encode_columns(schema, columns, part.num_rows, count)
             except EntityworksError as exc:
                 raise _named(exc, cls, count) from None
-            write_encoded(db, conn, model, rows, counting_from(count))
-            count += len(rows)
+            size = part.num_rows
+            absent = [None] * size  # a key the database generates
+            rows = ColumnRows([columns.get(c.name, absent) for c in schema.columns], size)
+            # checked, encoded and written as insert_many's rows of instances are (its
+            # errors name the row in the whole input)
+            write_encoded(db, conn, model, rows, counting_from(count), values=True)
+            count += size
     return count
 
 
