@@ -159,12 +159,17 @@ def insert_pandas(db: Database, cls: type, frame: pd.DataFrame, *, batch_size: i
 def insert_parquet(db: Database, cls: type, path: str | Path, *, batch_size: int = BATCH) -> int:
     """Write the rows of the Parquet file ``path``, read a record batch at a time."""
     import pyarrow.parquet as pq
+    from pyarrow import ArrowException
 
     from ..arrow.columns import arrow_schema, older_names
 
     model = _columnar_model(db, cls)
     names = [f.name for f in arrow_schema(cls, registry=db.registry)]
-    with pq.ParquetFile(str(path)) as file:
+    try:
+        opened = pq.ParquetFile(str(path))
+    except (ArrowException, ValueError) as exc:
+        raise WriteError(f"{path}: not a Parquet file ({exc})", table=model.schema.name) from None
+    with opened as file:
         available = set(file.schema_arrow.names)
         older = older_names(model.schema.field_columns, available)
         wanted = [*(n for n in names if n in available), *older]
