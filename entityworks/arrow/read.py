@@ -42,6 +42,7 @@ T = TypeVar("T")
 _datetime = datetime.datetime
 _NoneType = type(None)
 _MAX_SCALE = DECIMAL_FRACTION_DIGITS
+_UTC_NAMES = ("UTC", "+00:00", "Etc/UTC")
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 
@@ -210,6 +211,12 @@ def _fast_pylist(array: pa.ChunkedArray[Any] | pa.Array[Any]) -> list[Any]:
         values: list[Any] = array.to_numpy(zero_copy_only=False).tolist()
         if countOf(map(type, values), _datetime) + array.null_count == len(values):
             return values  # (beyond datetime's years NumPy gives ints: pyarrow then says why)
+    elif pa.types.is_timestamp(kind) and kind.unit == "us" and kind.tz in _UTC_NAMES:
+        # UTC instants: NumPy's naive datetimes made aware, 4x sooner than to_pylist's
+        values = array.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False).tolist()
+        if countOf(map(type, values), _datetime) + array.null_count == len(values):
+            utc = datetime.UTC
+            return [None if v is None else v.replace(tzinfo=utc) for v in values]
     elif pa.types.is_decimal(kind):
         texts = array.cast(pa.string()).to_pylist()
         if not array.null_count:
