@@ -606,12 +606,20 @@ class Rows:
         (their exact types) as it is taken (see ``RowCodec.gated_chunks``); None when the
         rows are not instances or the first chunk fails its gates already. ``keyless``:
         the rows without their single key (None on every row: the database gives it)."""
-        objs = self.instances()
+        objs = self.items if self.value_rows else self.instances()
         model = self.model
         codec = model.codec
         if objs is None or codec.copy_types is None or codec.copy_checks is None:
             return None
-        if keyless:
+        if keyless and self.value_rows:  # the rows of values without their key
+            key = model.schema.primary_key
+            if key is None or model.schema.composite or len(model.fields) < 2:
+                return None
+            at = model.fields.index(key.name)
+            if at != self.key_index():
+                return None
+            chunks = codec.gated_column_chunks(_columns_of(objs), without=at)
+        elif keyless:
             key = model.schema.primary_key
             if key is None or model.schema.composite or model.schema.parent is not None:
                 return None
@@ -621,7 +629,11 @@ class Rows:
                 return None
             chunks = codec.gated_chunks(objs, fields_getter(kept), without=at)
         else:
-            chunks = codec.gated_chunks(objs, row_getter(model))
+            chunks = (
+                codec.gated_column_chunks(_columns_of(objs))
+                if self.value_rows
+                else codec.gated_chunks(objs, row_getter(model))
+            )
         try:  # the first chunk before any statement: a key to generate is usually there
             first = next(chunks, [])
         except GateRefused:

@@ -122,10 +122,9 @@ class _Column:
         # the rule is the codec alone: a column of non-None values may go at once
         self.many = sql_codec.encode_many if fn is sql_codec.encode and fn is not None else None
 
-    def encode(self, name: str, values: Sequence[Any], start: int = 0) -> Sequence[Any]:
+    def encode(self, name: str, values: Sequence[Any]) -> Sequence[Any]:
         """``values`` encoded (the same sequence when nothing changes); a refused value
-        raises its :func:`encode_error`, naming its row (``start`` plus its index in
-        ``values``)."""
+        raises its :func:`encode_error`, naming its row (its index in ``values``)."""
         if self.value is None or not values:
             return values
         if self.check_column is not None and self.check_column(values):
@@ -141,7 +140,7 @@ class _Column:
             try:
                 out.append(fn(value))
             except (TypeError, ValueError, OverflowError) as exc:
-                raise encode_error(name, value, exc, start + number) from None
+                raise encode_error(name, value, exc, number) from None
         return out
 
 
@@ -302,32 +301,6 @@ def encode_values(
     return EncodedRows(cls, layout(schema), out, tuple(encoded))
 
 
-def encode_columns(
-    schema: TableSchema, columns: Mapping[str, Sequence[Any]], rows: int, start: int = 0
-) -> list[tuple[Any, ...]]:
-    """The encoded schema rows (as :func:`encode_values` makes them) of ``rows`` rows given
-    a column at a time: ``columns[name]`` holds a top-level table's field values (a column
-    left out is ``None`` on every row: a key to generate). A column passes its registry rule
-    and codec a column at a time; a refused value is named by its row (``start`` plus its
-    index) and column."""
-    out: list[Sequence[Any]] = []
-    for c, enc in zip(schema.columns, _encoders(schema, 0), strict=True):
-        given = columns.get(c.name)
-        if given is None:
-            out.append([None] * rows)
-        elif len(given) != rows:
-            raise WriteError(
-                f"{schema.name}: column {c.name!r} has {len(given)} values, not {rows}",
-                table=schema.name,
-                column=c.name,
-            )
-        else:
-            out.append(enc.encode(c.name, given, start))
-    if not out:
-        return [() for _ in range(rows)]
-    return list(zip(*out, strict=True))
-
-
 def fields(
     cls: type, child: str | None = None, registry: TypeRegistry | None = None
 ) -> tuple[str, ...]:
@@ -351,12 +324,4 @@ def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)
 
 
-__all__ = [
-    "EncodedChild",
-    "EncodedRows",
-    "encode_columns",
-    "encode_rows",
-    "encode_values",
-    "fields",
-    "layout",
-]
+__all__ = ["EncodedChild", "EncodedRows", "encode_rows", "encode_values", "fields", "layout"]
