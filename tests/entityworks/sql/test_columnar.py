@@ -341,3 +341,25 @@ def test_a_missing_column_is_refused(sqlite_store: Store) -> None:
         sqlite_store.insert_arrow(ReadingCopy, table.drop_columns(["sensor"]))
     assert caught.value.column == "sensor"
     assert sqlite_store.count(ReadingCopy) == 0
+
+
+def test_a_plain_pandas_frame_without_its_keys(store: Store) -> None:
+    import pandas as pd
+
+    store.create(Reading)
+    store.create(ReadingCopy)
+    objs = readings(12)
+    for o in objs:
+        o.level = 0.25 if o.level is None else o.level  # a NumPy float column has no None
+    store.insert_many([dataclasses.replace(o, id=None) for o in objs])
+    frame = pd.DataFrame(
+        {
+            "sensor": [o.sensor for o in objs],
+            "at": [o.at for o in objs],  # objects: each keeps its own offset
+            "value": [o.value for o in objs],  # Decimals: each keeps its exponent
+            "level": [o.level for o in objs],
+            "note": [o.note for o in objs],
+        }
+    )
+    assert store.insert_pandas(ReadingCopy, frame, batch_size=5) == 12
+    assert_same_tables(raw_rows(store, Reading), raw_rows(store, ReadingCopy))
