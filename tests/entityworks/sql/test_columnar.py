@@ -363,3 +363,21 @@ def test_a_plain_pandas_frame_without_its_keys(store: Store) -> None:
     )
     assert store.insert_pandas(ReadingCopy, frame, batch_size=5) == 12
     assert_same_tables(raw_rows(store, Reading), raw_rows(store, ReadingCopy))
+
+
+def test_insert_parquet_holds_one_batch(sqlite_store: Store, tmp_path: Path) -> None:
+    """The Python objects alive at once are one batch's, whatever the file's size."""
+    import tracemalloc
+
+    path = tmp_path / "big.parquet"
+    write_parquet(ReadingCopy, copies(readings(20_000)), path)
+    pq.write_table(pq.read_table(path), path, row_group_size=1000)
+    sqlite_store.create(ReadingCopy)
+    peaks = {}
+    for size in (500, 20_000):
+        sqlite_store.delete(ReadingCopy, where={})
+        tracemalloc.start()
+        assert sqlite_store.insert_parquet(ReadingCopy, path, batch_size=size) == 20_000
+        peaks[size] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks[500] * 5 < peaks[20_000], peaks
