@@ -381,3 +381,36 @@ def test_insert_parquet_holds_one_batch(sqlite_store: Store, tmp_path: Path) -> 
         peaks[size] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peaks[500] * 5 < peaks[20_000], peaks
+
+
+def test_rows_sent_through_sqlalchemy_when_listened_to(store: Store) -> None:
+    """With a cursor listener on the engine, SQLite's rows go through SQLAlchemy's own
+    ``executemany`` (the listener sees them): still the rows insert_many stores, on
+    every backend."""
+    import sqlalchemy as sa
+
+    store.create(Reading)
+    store.create(ReadingCopy)
+    objs = readings(9)
+    seen: list[str] = []
+
+    def listen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    sa.event.listen(store.engine, "before_cursor_execute", listen)
+    try:
+        store.insert_many(objs)
+        store.insert_arrow(ReadingCopy, to_arrow(ReadingCopy, copies(objs)), batch_size=4)
+        assert_same_tables(raw_rows(store, Reading), raw_rows(store, ReadingCopy))
+        # (keys given do not move PostgreSQL's sequence, for insert_many as here: the
+        # generated keys go into an empty table)
+        store.delete(ReadingCopy, where={})
+        keyless = to_arrow(ReadingCopy, copies(objs[:3])).drop_columns(["id"])
+        assert store.insert_arrow(ReadingCopy, keyless) == 3
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", listen)
+    if store.dialect.name == "sqlite":  # (PostgreSQL's COPY is no cursor execute)
+        assert any("reading_copy" in s.lower() and "insert" in s.lower() for s in seen)
+    assert [r[1:] for r in raw_rows(store, ReadingCopy)] == [
+        r[1:] for r in raw_rows(store, Reading)[:3]
+    ]
