@@ -23,7 +23,7 @@ from ..model.schema import (
     instance_builder,
     table_schema,
 )
-from ..registry import DECIMAL_FRACTION_DIGITS, Companion, TypeRegistry
+from ..registry import DECIMAL_FRACTION_DIGITS, Companion, TypeRegistry, with_offset
 from ..registry import registry as default_registry
 from .columns import (
     VALUE,
@@ -43,6 +43,7 @@ _datetime = datetime.datetime
 _NoneType = type(None)
 _MAX_SCALE = DECIMAL_FRACTION_DIGITS
 _UTC_NAMES = ("UTC", "+00:00", "Etc/UTC")
+_MAX_OFFSET_MINUTES = 14 * 60  # the offsets ``with_offset`` takes
 _NUMPY_FAST = (pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 
@@ -81,8 +82,13 @@ def _decode_with(
     parts: list[pa.ChunkedArray[Any] | pa.Array[Any] | None],
 ) -> list[Any]:
     """A column's values, joined with its companions' arrays (``None``: field absent)."""
+    companions = arrow_companions(column)
+    if len(parts) == 1 and parts[0] is not None and companions[0].join is with_offset:
+        local = _aware_in_arrow(column, array, parts[0])
+        if local is not None:
+            return local
     values = _decode_column(column, array)
-    for part, extra in zip(arrow_companions(column), parts, strict=True):
+    for part, extra in zip(companions, parts, strict=True):
         if extra is None:
             continue
         if extra.type != companion_type(part):
@@ -101,6 +107,65 @@ def _decode_with(
         except Exception as exc:
             raise _refused(column.name, values, exc, partial(_join_at, join, stored)) from None
     return values
+
+
+def _aware_in_arrow(
+    column: Column,
+    array: pa.ChunkedArray[Any] | pa.Array[Any],
+    offsets: pa.ChunkedArray[Any] | pa.Array[Any],
+) -> list[Any] | None:
+    """The aware datetimes of UTC instants ``array`` at their ``offsets`` (minutes east of
+    UTC, null for UTC), as ``with_offset`` joins them, each wall time computed by Arrow and
+    only its zone set in Python; ``None`` where the general path must say what is wrong or
+    decide (another type, an offset no write stores, a wall time outside the years 1-9999,
+    a null in a column that is not Optional)."""
+    kind = array.type
+    if not (
+        pa.types.is_timestamp(kind)
+        and kind.unit == "us"
+        and kind.tz in _UTC_NAMES
+        and pa.types.is_integer(offsets.type)
+        and len(offsets) == len(array)
+        and (column.nullable or not array.null_count)
+    ):
+        return None
+    import pyarrow.compute as pc
+
+    minutes: Any = offsets.cast(pa.int64())  # (pyarrow-stubs type compute calls narrowly)
+    if minutes.null_count < len(minutes):
+        largest = pc.max(pc.abs(minutes)).as_py()
+        if largest > _MAX_OFFSET_MINUTES:
+            return None
+    try:
+        shift = pc.multiply(pc.fill_null(minutes, 0), 60_000_000)
+        micros = array.cast(pa.timestamp("us")).cast(pa.int64())
+        walls: Any = pc.add_checked(micros, shift).cast(pa.timestamp("us"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
+        return None
+    given: list[int | None] = minutes.to_pylist()
+    zones: dict[int | None, datetime.tzinfo] = {None: datetime.UTC}
+    for offset in set(given) - {None}:
+        zones[offset] = datetime.timezone(datetime.timedelta(minutes=offset))  # type: ignore[arg-type]
+    try:
+        if not walls.null_count:
+            # each datetime made at C speed from its fields, with its zone
+            fields = [
+                f(walls).to_numpy().tolist()
+                for f in (pc.year, pc.month, pc.day, pc.hour, pc.minute, pc.second)
+            ]
+            sub = pc.add(pc.multiply(pc.millisecond(walls), 1000), pc.microsecond(walls))
+            return list(
+                map(_datetime, *fields, sub.to_numpy().tolist(), map(zones.__getitem__, given))
+            )
+        values = walls.to_numpy(zero_copy_only=False).tolist()
+        if countOf(map(type, values), _datetime) + walls.null_count != len(values):
+            return None  # (beyond datetime's years NumPy gives ints)
+        return [
+            None if wall is None else wall.replace(tzinfo=zones[offset])
+            for wall, offset in zip(values, given, strict=True)
+        ]
+    except (ValueError, OverflowError):  # a wall time outside the years 1-9999
+        return None
 
 
 def _join_at(join: Callable[[Any, Any], Any], stored: list[Any], value: Any, row: int) -> Any:

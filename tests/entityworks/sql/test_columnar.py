@@ -414,3 +414,48 @@ def test_rows_sent_through_sqlalchemy_when_listened_to(store: Store) -> None:
     assert [r[1:] for r in raw_rows(store, ReadingCopy)] == [
         r[1:] for r in raw_rows(store, Reading)[:3]
     ]
+
+
+@dataclass
+class Instants:
+    id: int
+    at: AwareDatetime | None
+
+
+def test_aware_datetimes_read_back_at_the_edges() -> None:
+    """The wall times Arrow computes for aware datetimes (``from_arrow``, the lane's
+    decoding) at the ends of the years 1-9999, with nulls, equal the objects written; an
+    offset no write stores is still refused with its row."""
+    from entityworks.arrow import from_arrow
+
+    def at(minutes: int) -> dt.timezone:
+        return dt.timezone(dt.timedelta(minutes=minutes))
+
+    values = [
+        dt.datetime(1, 1, 1, 14, 0, tzinfo=at(840)),
+        dt.datetime(9999, 12, 31, 9, 59, 59, 999_999, tzinfo=at(-840)),
+        dt.datetime(2024, 2, 29, 23, 30, 0, 1, tzinfo=at(345)),
+        dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=at(-1)),
+    ]
+    for objs in (
+        [Instants(i, v) for i, v in enumerate(values)],
+        [Instants(i, None if i % 2 else v) for i, v in enumerate(values)],
+    ):
+        back = from_arrow(Instants, to_arrow(Instants, objs))
+        assert all(same(a.at, b.at) for a, b in zip(objs, back, strict=True))
+    table = to_arrow(Instants, [Instants(i, v) for i, v in enumerate(values)])
+    column = table.column("at").combine_chunks()
+    offsets = pa.array([840, -840, 345, None, 900], pa.int16())
+    odd = pa.StructArray.from_arrays([column.field("value"), offsets], names=["value", "offset"])
+    with pytest.raises(ValueEncodingError) as caught:
+        from_arrow(Instants, table.set_column(1, "at", odd))
+    assert caught.value.row == 4 and caught.value.column == "at"
+    # the last instant of the years 1-9999 at +14:00 would be in the year 10000
+    last = pa.array([None, dt.datetime(9999, 12, 31, 23, tzinfo=dt.UTC)], pa.timestamp("us", "UTC"))
+    late = pa.StructArray.from_arrays(
+        [last, pa.array([None, 840], pa.int16())], ["value", "offset"]
+    )
+    with pytest.raises(ValueEncodingError) as caught:
+        from_arrow(Instants, pa.table({"id": [0, 1], "at": late}))
+    assert caught.value.row == 1 and caught.value.column == "at"
