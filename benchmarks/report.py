@@ -51,6 +51,7 @@ RUNS: dict[str, list[str]] = {
     "entropy": ["bench_entropy.py", "--mb", "100"],
     "generate": ["bench_generate.py", "--rounds", "5"],
     "matrix": ["bench_matrix.py", "--rows", "10000,100000", "--repeat", "3"],
+    "columnar": ["bench_columnar.py", "--rows", "100000", "--repeat", "3"],
 }
 
 #: Benchmarks whose figures are rendered as a matrix (``matrix_tables``), not one line each:

@@ -1,5 +1,6 @@
-"""The Arrow command, mirroring :mod:`entityworks.arrow`: ``parquet`` writes a table (child
-rows as nested lists) to a Parquet file or standard output.
+"""The Arrow commands, mirroring :mod:`entityworks.arrow`: ``parquet`` writes a table (child
+rows as nested lists) to a Parquet file or standard output; ``import-parquet`` writes a
+Parquet file's rows into a table (``Store.insert_parquet``: no object per row).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Literal
 
 import click
 
-from ._stores import complete_table, open_store, resolve_table
+from ._stores import check_writable_table, complete_table, open_store, resolve_table
 from .options import db_option, parse_where, progress_option
 from .output import progress_bar
 
@@ -78,3 +79,37 @@ def parquet(
         f"to {'stdout' if to_stdout else out}",
         err=to_stdout,
     )
+
+
+@click.command("import-parquet")
+@click.argument("parquet_file", metavar="IN.parquet", type=click.Path(exists=True, dir_okay=False))
+@click.argument("table_name", metavar="TABLE", shell_complete=complete_table)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=20_000,
+    show_default=True,
+    help="Rows read from the file and written at a time (what is held in memory).",
+)
+@db_option
+def import_parquet(parquet_file: str, table_name: str, batch_size: int, db: str) -> None:
+    """Insert the rows of a Parquet file into an existing table, in one transaction.
+
+    The file's columns are the table's fields as 'entityworks parquet' writes them (the
+    key column may be left out for the database to number the rows); they are written
+    without a Python object per row (Store.insert_parquet), streamed a batch at a time.
+    Each value is stored exactly or the whole file is refused: nothing is written and the
+    error names the row and column. A table with child tables is refused (its rows need
+    objects: Store.insert_many).
+
+    \b
+    Example:
+      entityworks import-parquet readings.parquet readings --db copy.db
+    """
+    check_writable_table(table_name)
+    store = open_store(db, must_exist=True)
+    from ..sql.exchange.children import with_child_tables
+
+    cls = with_child_tables(store, resolve_table(store, table_name))
+    count = store.insert_parquet(cls, parquet_file, batch_size=batch_size)
+    click.echo(f"inserted {count} rows into {table_name} from {parquet_file}")

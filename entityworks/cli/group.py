@@ -45,6 +45,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "export-xml",
         "import-xml",
         "parquet",
+        "import-parquet",
         "ddl",
         "codegen",
         "migrations",

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
         "entropy": "_puzzles:entropy",
         "export-xml": "_xml:export_xml",
         "generate": "_catalog:generate",
+        "import-parquet": "_arrow:import_parquet",
         "import-xml": "_xml:import_xml",
         "insert": "_anytable:insert",
         "migrate": "_schema:migrate",

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 from itertools import chain, repeat
 from operator import countOf
-from typing import Any
+from typing import Any, overload
 
 import sqlalchemy as sa
 
@@ -57,6 +57,48 @@ def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
 
 def _identity(row: Any) -> Any:
     return row
+
+
+class ColumnRows(Sequence[tuple[Any, ...]]):
+    """Schema rows held a column at a time (the columnar lane's batches): the bulk
+    encoding takes the columns as they are, and a row tuple is made only where one is
+    asked for (a refused row located, a key reserved)."""
+
+    def __init__(self, columns: Sequence[Sequence[Any]], size: int) -> None:
+        self.columns = list(columns)
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Any, ...]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Any, ...]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[Any, ...] | list[tuple[Any, ...]]:
+        if isinstance(index, slice):
+            return list(zip(*(c[index] for c in self.columns), strict=True))
+        if not -self.size <= index < self.size:
+            raise IndexError(index)
+        return tuple(c[index] for c in self.columns)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        if not self.columns:
+            return iter([()] * self.size)
+        return zip(*self.columns, strict=True)
+
+    def take(self, indexes: Sequence[int]) -> ColumnRows:
+        """The rows at ``indexes``, in that order."""
+        return ColumnRows([[c[i] for i in indexes] for c in self.columns], len(indexes))
+
+
+def _columns_of(items: Sequence[Any]) -> list[Sequence[Any]]:
+    """The columns of schema rows (as they are when the rows are :class:`ColumnRows`)."""
+    if isinstance(items, ColumnRows):
+        return items.columns
+    return list(zip(*items, strict=True))
 
 
 @lru_cache(maxsize=256)
@@ -102,6 +144,7 @@ def encode(
     processors: list[Processor] | None = None,
     *,
     schema_rows: bool = False,
+    values: bool = False,
 ) -> list[Sequence[Any]]:
     """The SQL rows of ``items``: instances (or child rows ``(parent_key, position, item)``),
     or schema rows already through the registry (``schema_rows``: encoded elsewhere).
@@ -111,8 +154,10 @@ def encode(
     them). Otherwise each schema column through ``processors[i]`` (``codec.checked``,
     ``codec.registry``...), row by row. Either way a refused value raises its
     :func:`encode_error`, naming the field and the row (``number(i)``); the companions
-    follow each column (``codec.spread``).
+    follow each column (``codec.spread``). ``values``: schema rows of field values, as
+    instances hold them (``Rows.value_rows``), encoded as the instances' rows are.
     """
+    schema_rows = schema_rows or values  # (either way a row is a tuple of the columns)
     getter = _identity if schema_rows else row_getter(model)
     if processors is None:
         steps = model.codec.fast_columns
@@ -121,8 +166,10 @@ def encode(
         # Tuples by the ten thousand, holding plain values: the collector's passes over
         # them would find nothing (see entityworks._gcpause).
         with paused_gc():
-            if schema_rows or model.schema.parent is not None:
-                columns: list[Sequence[Any]] = list(zip(*map(getter, items), strict=True))
+            if schema_rows:
+                columns: list[Sequence[Any]] = _columns_of(items)
+            elif model.schema.parent is not None:
+                columns = list(zip(*map(getter, items), strict=True))
             else:  # each column straight from the instances
                 columns = [column_getter(model.fields[i])(items) for i in model.field_index]
             try:
@@ -136,7 +183,7 @@ def encode(
         codec = model.codec
         spread_columns = codec.spread_columns
         with paused_gc():
-            columns = list(zip(*items, strict=True))
+            columns = _columns_of(items)
             try:
                 main: list[Sequence[Any]] = [
                     column if p is None else list(map(p, column))
@@ -266,7 +313,9 @@ class Rows:
     """One batch of rows of one table, handed to the backend that writes it.
 
     ``items`` are instances (child rows: ``(parent_key, *positions, item)``) or, with
-    ``schema_rows``, schema rows already through the registry (``insert_encoded``).
+    ``schema_rows``, schema rows already through the registry (``insert_encoded``), or,
+    with ``value_rows``, schema rows of field values as instances would hold them (the
+    columnar lane: encoded and checked as the instances' rows are, a column at a time).
     ``number(i)`` is the caller's row number of ``items[i]`` in errors; ``kind`` is
     ``"insert"`` or ``"upsert"``. Each form of the rows is encoded once, when a backend
     first asks for it.
@@ -282,6 +331,7 @@ class Rows:
         kind: str = "insert",
         *,
         schema_rows: bool = False,
+        value_rows: bool = False,
     ) -> None:
         self.db = db
         self.conn = conn
@@ -290,6 +340,7 @@ class Rows:
         self.number = number
         self.kind = kind
         self.schema_rows = schema_rows
+        self.value_rows = value_rows
         self._bound: list[Sequence[Any]] | None = None
         #: True once :meth:`with_keys` set reserved keys on the instances (the caller
         #: need not write them back again).
@@ -306,7 +357,7 @@ class Rows:
 
     def instances(self) -> Sequence[Any] | None:
         """The instances themselves (top-level rows made of objects), else None."""
-        if self.schema_rows or self.model.schema.parent is not None:
+        if self.schema_rows or self.value_rows or self.model.schema.parent is not None:
             return None
         return self.items
 
@@ -319,6 +370,8 @@ class Rows:
                 self._bound = encode(
                     self.model, rows, self.number, self.model.codec.encoded_bound, schema_rows=True
                 )
+            elif self.value_rows:  # the instances' bulk encoding, of their values
+                self._bound = encode(self.model, self.items, self.number, values=True)
             else:
                 self._bound = encode(self.model, self.items, self.number)
         return self._bound
@@ -329,6 +382,8 @@ class Rows:
         model = self.model
         if self.schema_rows or any(model.encoders) or model.codec.spread is not None:
             return None
+        if self.value_rows:
+            return iter(self.items)
         return map(row_getter(model), self.items)
 
     def checked(self) -> list[Sequence[Any]]:
@@ -337,11 +392,21 @@ class Rows:
         written again with."""
         if self.schema_rows:
             return self.bound()
+        if self.value_rows:
+            return encode(
+                self.model, self.items, self.number, self.model.codec.checked, values=True
+            )
         return encode(self.model, self.items, self.number, self.model.codec.checked)
 
     def dicts(self) -> list[dict[str, Any]]:
         """Rows as column -> value dicts, encoded by the registry, for SQLAlchemy (which
         binds them)."""
+        if self.value_rows:
+            names = self.model.names
+            values = encode(
+                self.model, self.items, self.number, self.model.registry_encoders, values=True
+            )
+            return [dict(zip(names, row, strict=True)) for row in values]
         if not self.schema_rows:
             return as_dicts(self.model, self.items, self.number)
         rows = self.model.codec.exact_rows(self.items, self.number)  # type: ignore[arg-type]
@@ -359,6 +424,8 @@ class Rows:
         objs = self.instances()
         model = self.model
         key = model.schema.primary_key
+        if self.value_rows:
+            objs = self.items
         if (
             not objs
             or key is None
@@ -368,7 +435,10 @@ class Rows:
             return None
         at = self.key_index()
         with paused_gc():  # see encode
-            columns = [column_getter(model.fields[i])(objs) for i in model.field_index]
+            if self.value_rows:
+                columns: list[Sequence[Any]] = _columns_of(objs)
+            else:
+                columns = [column_getter(model.fields[i])(objs) for i in model.field_index]
             try:
                 encoded = model.codec.encode_columns(columns)
             except Exception:  # noqa: BLE001 - bound() names the value
@@ -390,7 +460,7 @@ class Rows:
         """These rows with the keys ``keys`` (reserved by the backend) in place of None:
         set on the instances too, as an inserted row's generated key is."""
         name = self.model.schema.primary_key.name  # type: ignore[union-attr]
-        if self.schema_rows:
+        if self.schema_rows or self.value_rows:
             at = self.model.fields.index(name)
             items: Sequence[Any] = [
                 (*row[:at], key, *row[at + 1 :]) for row, key in zip(self.items, keys, strict=True)
@@ -408,12 +478,15 @@ class Rows:
             self.number,
             self.kind,
             schema_rows=self.schema_rows,
+            value_rows=self.value_rows,
         )
 
     def set_keys(self, keys: Sequence[Any], start: int = 0) -> None:
         """Set the keys ``keys`` on the instances from ``items[start]`` on (as many as
         keys), as :meth:`with_keys` does, and mark the batch's keys written: a backend may
         set them a part at a time (while the rows are sent), and undo them all with None."""
+        if self.value_rows:
+            return  # no instances to set them on: the caller is given the keys
         if self.schema_rows:
             raise ValueError("keys are set on instances only")
         objs = self.items
@@ -533,12 +606,20 @@ class Rows:
         (their exact types) as it is taken (see ``RowCodec.gated_chunks``); None when the
         rows are not instances or the first chunk fails its gates already. ``keyless``:
         the rows without their single key (None on every row: the database gives it)."""
-        objs = self.instances()
+        objs = self.items if self.value_rows else self.instances()
         model = self.model
         codec = model.codec
         if objs is None or codec.copy_types is None or codec.copy_checks is None:
             return None
-        if keyless:
+        if keyless and self.value_rows:  # the rows of values without their key
+            key = model.schema.primary_key
+            if key is None or model.schema.composite or len(model.fields) < 2:
+                return None
+            at = model.fields.index(key.name)
+            if at != self.key_index():
+                return None
+            chunks = codec.gated_column_chunks(_columns_of(objs), without=at)
+        elif keyless:
             key = model.schema.primary_key
             if key is None or model.schema.composite or model.schema.parent is not None:
                 return None
@@ -548,7 +629,11 @@ class Rows:
                 return None
             chunks = codec.gated_chunks(objs, fields_getter(kept), without=at)
         else:
-            chunks = codec.gated_chunks(objs, row_getter(model))
+            chunks = (
+                codec.gated_column_chunks(_columns_of(objs))
+                if self.value_rows
+                else codec.gated_chunks(objs, row_getter(model))
+            )
         try:  # the first chunk before any statement: a key to generate is usually there
             first = next(chunks, [])
         except GateRefused:
@@ -558,6 +643,7 @@ class Rows:
 
 __all__ = [
     "BATCH",
+    "ColumnRows",
     "Rows",
     "as_dicts",
     "encode",

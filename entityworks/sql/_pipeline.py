@@ -26,7 +26,7 @@ from ..errors import ValueEncodingError, WriteError
 from ..model.schema import PARENT_COLUMN
 from ..registry import encode_error
 from ._bound import BoundModel, RowNumber, counting_from, descendants, encoded_keys
-from ._bulk import BATCH, Rows, set_attribute
+from ._bulk import BATCH, ColumnRows, Rows, set_attribute
 from ._database import Database
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ def insert_encoded(db: Database, batch: EncodedRows) -> list[Any]:
         )  # pragma: no cover - refused by schema
     children = dict(model.children)
     with db.connection(write=True) as conn:
-        keys = _write_encoded(db, conn, model, batch.rows, counting_from(0))
+        keys = write_encoded(db, conn, model, batch.rows, counting_from(0))
         for part in batch.children:
             child = children[part.field]
             links = child.schema.links
@@ -240,28 +240,33 @@ def insert_encoded(db: Database, batch: EncodedRows) -> list[Any]:
             rows = list(map(add, prefixes, part.rows))
             starts = list(accumulate(part.counts, initial=0))
             # a child row's number in errors: its owner's
-            _write_encoded(db, conn, child, rows, lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
+            write_encoded(db, conn, child, rows, lambda i, s=starts: bisect_right(s, i) - 1)  # type: ignore[misc]
     return keys
 
 
-def _write_encoded(
+def write_encoded(
     db: Database,
     conn: sa.Connection,
     model: BoundModel,
-    rows: list[tuple[Any, ...]],
+    rows: Sequence[tuple[Any, ...]],
     number: RowNumber,
+    *,
+    values: bool = False,
 ) -> list[Any]:
     """Write encoded schema rows; the keys of a top-level table's rows (generated where
-    ``None``), else ``[]``."""
+    ``None``), else ``[]``. ``values``: rows of field values as instances hold them (the
+    columnar lane), encoded and checked here as the instances' rows are."""
     if not rows:
         return []
     key = model.schema.primary_key if model.schema.parent is None else None
     backend = db.backend
     if key is None:
-        backend.write_rows(conn, Rows(db, conn, model, rows, number, schema_rows=True))
+        backend.write_rows(
+            conn, Rows(db, conn, model, rows, number, schema_rows=not values, value_rows=values)
+        )
         return []
     at = model.fields.index(key.name)
-    keys = [row[at] for row in rows]
+    keys = list(rows.columns[at]) if isinstance(rows, ColumnRows) else [row[at] for row in rows]
     generated = [i for i, k in enumerate(keys) if k is None]
     if generated and not key.autoincrement:
         raise WriteError(
@@ -277,9 +282,10 @@ def _write_encoded(
                 db,
                 conn,
                 model,
-                [rows[i] for i in generated],
+                _taken(rows, generated),
                 lambda i: number(generated[i]),
-                schema_rows=True,
+                schema_rows=not values,
+                value_rows=values,
             ),
         )
         for i, k in zip(generated, new, strict=True):
@@ -293,12 +299,22 @@ def _write_encoded(
                 db,
                 conn,
                 model,
-                [rows[i] for i in given] if chosen else rows,
+                _taken(rows, given) if chosen else rows,
                 (lambda i: number(given[i])) if chosen else number,
-                schema_rows=True,
+                schema_rows=not values,
+                value_rows=values,
             ),
         )
     return keys
+
+
+def _taken(rows: Sequence[tuple[Any, ...]], indexes: Sequence[int]) -> Sequence[tuple[Any, ...]]:
+    """The rows at ``indexes`` (all of them: ``rows`` itself)."""
+    if len(indexes) == len(rows):
+        return rows
+    if isinstance(rows, ColumnRows):
+        return rows.take(indexes)
+    return [rows[i] for i in indexes]
 
 
 def insert_children(
@@ -470,4 +486,5 @@ __all__ = [
     "one_class",
     "unset_fields_named",
     "upsert_many",
+    "write_encoded",
 ]

@@ -223,6 +223,36 @@ class RowCodec:
                         raise GateRefused(fields[i], start)
             yield rows
 
+    def gated_column_chunks(
+        self, columns: Sequence[Sequence[Any]], size: int = CHUNK, *, without: int | None = None
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """:meth:`gated_chunks` of schema rows held a column at a time (the columnar
+        lane's): each chunk's columns gated and checked as they are sliced, then made
+        rows. ``without``: the index of a column left out (a key the database generates)."""
+        gates = self.gates
+        checks = self.copy_checks or ()
+        if without is not None:
+            columns = [c for i, c in enumerate(columns) if i != without]
+            gates = [(i - (i > without), k, n) for i, k, n in gates if i != without]
+            checks = [(i - (i > without), c) for i, c in checks if i != without]
+        none = type(None)
+        fields = [f for i, f in enumerate(self.fields) if i != without]
+        total = len(columns[0]) if columns else 0
+        for start in range(0, total, size):
+            part = [c[start : start + size] for c in columns]
+            count = len(part[0])
+            for i, kind, nullable in gates:
+                column = part[i]
+                found = countOf(map(type, column), kind)
+                if found != count and not (
+                    nullable and found + countOf(map(type, column), none) == count
+                ):
+                    raise GateRefused(fields[i], start)
+            for i, check in checks:
+                if not check(part[i]):
+                    raise GateRefused(fields[i], start)
+            yield list(zip(*part, strict=True))
+
 
 class GateRefused(Exception):
     """A value of a gated column is not exactly of its column's type (the bulk path stops

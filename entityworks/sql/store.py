@@ -251,6 +251,37 @@ class Store:
         """
         return write.insert_encoded(self._db, batch)
 
+    def insert_arrow(self, cls: type, data: Any, *, batch_size: int = BATCH) -> int:
+        """Write Arrow rows into ``cls``'s table without an instance per row; returns the
+        row count.
+
+        ``data``: a ``pyarrow.Table``, a ``RecordBatch``, a ``RecordBatchReader`` or any
+        iterable of record batches, read ``batch_size`` rows at a time. Its columns are
+        what :func:`entityworks.to_arrow` writes (and :func:`entityworks.from_arrow`
+        reads); the key column may be left out, or null, for the database to generate.
+        Each value is stored as ``insert_many`` would store the instance holding it, or
+        refused as it would refuse it: one transaction, and :class:`WriteError` or
+        :class:`ValueEncodingError` names the class, row and column. A class with child
+        lists is refused (use ``insert_many``).
+        """
+        from ._columnar import insert_arrow
+
+        return insert_arrow(self._db, cls, data, batch_size=batch_size)
+
+    def insert_pandas(self, cls: type, frame: pd.DataFrame, *, batch_size: int = BATCH) -> int:
+        """:meth:`insert_arrow` of a ``pandas.DataFrame``, its columns read as
+        :func:`entityworks.from_pandas` reads them; returns the row count."""
+        from ._columnar import insert_pandas
+
+        return insert_pandas(self._db, cls, frame, batch_size=batch_size)
+
+    def insert_parquet(self, cls: type, path: str | Path, *, batch_size: int = BATCH) -> int:
+        """:meth:`insert_arrow` of a Parquet file, streamed ``batch_size`` rows at a time
+        (memory bounded by a batch, whatever the file's size); returns the row count."""
+        from ._columnar import insert_parquet
+
+        return insert_parquet(self._db, cls, path, batch_size=batch_size)
+
     def upsert(self, obj: T) -> T:
         """Insert ``obj`` or, if its key exists, replace that row (and its child rows)."""
         write.upsert_many(self._db, [obj])
