@@ -563,6 +563,18 @@ class Backend:
         the driver's column types."""
         return False
 
+    #: Reads run on a driver cursor of the backend's own (:meth:`read_cursor`), the
+    #: statement compiled once per read and its parameters bound as SQLAlchemy binds them,
+    #: unless SQLAlchemy's echo or a listener must see it; False: the statement goes
+    #: through SQLAlchemy and the rows come from the cursor of its result (SQLite, whose
+    #: reads never stream: see :meth:`streams`).
+    reads_own_cursor: bool = False
+
+    def read_cursor(self, dbapi_connection: Any, stream: bool) -> Any:
+        """A driver cursor for one read (``stream``: a server-side cursor, which holds one
+        fetch at a time in memory, where the read can be big)."""
+        return dbapi_connection.cursor()
+
     def result_processor(self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> Processor:
         """What the row codec applies to a value of a column (``impl``: its type for
         ``dialect``) before the registry's decoder: None where rows come through
