@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import chain, groupby, repeat, starmap, takewhile
+from itertools import chain, groupby, repeat, starmap
 from operator import itemgetter
 from typing import Any
 
@@ -374,8 +374,16 @@ def _own_cursor(
                 raise sa.exc.DBAPIError.instance(
                     sql, params, exc, db.dbapi_error, dialect=db.dialect
                 ) from exc
-        # (PyMySQL's buffered cursor ends with (), its others and psycopg's with [])
-        yield from takewhile(bool, iter(partial(cursor.fetchmany, FETCH), None))
+        # a fetch of fewer rows than asked for is the last (no empty fetch after it: a
+        # round trip on a server-side cursor)
+        while True:
+            batch = cursor.fetchmany(FETCH)
+            if len(batch) < FETCH:
+                if batch:
+                    yield batch
+                return
+            yield batch
+            del batch  # the caller may free it while the next one is fetched
     finally:
         cursor.close()
 

@@ -281,6 +281,33 @@ def scale_column(values: Sequence[Any]) -> list[Any]:
     return [None if v is None else -v.as_tuple().exponent for v in values]
 
 
+#: ``Decimal('1E-n')`` for each scale a write stores (0 to 30): what ``quantize`` takes.
+_EXPONENTS = {n: decimal.Decimal(1).scaleb(-n) for n in range(31)}
+#: An exact ``quantize``: cutting a digit other than a zero (Inexact) or holding more
+#: digits than any column does (InvalidOperation) raises.
+_EXACT = decimal.Context(prec=100, traps=[decimal.Inexact, decimal.InvalidOperation])
+
+
+def decimals_with_scales(
+    values: Sequence[Any], scales: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """``one(value, scale)`` (the value written with ``scale`` digits after the point:
+    padded, or trimmed of zeros a column added) for whole columns. The common case, no
+    None and every scale one a write stores, is one exact ``quantize`` per value at C
+    speed; anything else (a digit it would cut included) goes value by value, where
+    ``one`` names what is wrong."""
+    if not has_none(values) and countOf(map(type, scales), int) == len(scales):
+        exponents = list(map(_EXPONENTS.get, scales))
+        if not has_none(exponents):
+            try:
+                return list(
+                    map(decimal.Decimal.quantize, values, exponents, repeat(None), repeat(_EXACT))
+                )
+            except (ArithmeticError, TypeError):
+                pass
+    return [v if v is None else one(v, s) for v, s in zip(values, scales, strict=True)]
+
+
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
     """``format(v, "f")`` of each Decimal (``None`` for None): ``values.decimal_text``.
     A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""

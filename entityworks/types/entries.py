@@ -131,6 +131,9 @@ _SCALE = Companion(
     "the exponent",
     arrow=lambda: pyarrow_module().int8(),
     split_column=columns.scale_column,
+    join_column=lambda mains, scales: columns.decimals_with_scales(
+        mains, scales, _with_stored_scale
+    ),
 )
 #: SQLite has no decimal type: the column named after the field holds the plain decimal
 #: text (``-1.50``, exponent kept), which ``sqlite3``, Datasette and pandas show and SQL's
