@@ -452,3 +452,29 @@ def sqltypes_dialect(name: str) -> Any:
             "mariadb": "mysql+pymysql://u@h/d",
         }[name]
     ).dialect
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(
+                st.none(),
+                DECIMALS,
+                # as a padded DECIMAL(65, 30) column gives them back
+                DECIMALS.map(lambda d: d.quantize(D(1).scaleb(-30), context=decimal.Context(prec=100))),
+            ),
+            st.one_of(st.none(), st.integers(min_value=-2, max_value=33), st.just("4"), st.just(True)),
+        ),
+        max_size=8,
+    )
+)
+def test_decimals_with_scales_is_the_per_value_join(pairs: list[tuple[Any, Any]]) -> None:
+    """MariaDB's scale companion joined a column at a time: the same values with the same
+    exponents as the rule value by value, or refused where it refuses."""
+    values = [v for v, _ in pairs]
+    scales = [s for _, s in pairs]
+    one = entries._with_stored_scale
+    got = _outcome(lambda: columns.decimals_with_scales(values, scales, one))
+    want = _outcome(lambda: [v if v is None else one(v, s) for v, s in pairs])
+    assert got == want
