@@ -388,7 +388,7 @@ def _own_cursor(
         cursor.close()
 
 
-def _compiled(db: Database, stmt: sa.Executable) -> tuple[str, dict[str, Any]]:
+def _compiled(db: Database, stmt: sa.Select[Any]) -> tuple[str, dict[str, Any]]:
     """The SQL of ``stmt`` for the driver, and its parameters by name as SQLAlchemy
     binds them: each through its type's bind processor, an IN list's values each as one
     parameter (rendered in the SQL, as SQLAlchemy renders them before it executes)."""

@@ -297,7 +297,7 @@ def decimals_with_scales(
     speed; anything else (a digit it would cut included) goes value by value, where
     ``one`` names what is wrong."""
     if not has_none(values) and countOf(map(type, scales), int) == len(scales):
-        exponents = list(map(_EXPONENTS.get, scales))
+        exponents: list[Any] = list(map(_EXPONENTS.get, scales))
         if not has_none(exponents):
             try:
                 return list(

@@ -300,15 +300,12 @@ class MariaDB(Backend):
     def read_cursor(self, dbapi_connection: Any, stream: bool) -> Any:
         if not stream:
             return super().read_cursor(dbapi_connection, stream)
-        # unbuffered: rows read from the socket as they are fetched
+        # unbuffered: rows read from the socket as they are fetched (another driver: its
+        # default cursor)
         if type(dbapi_connection).__module__.startswith("pymysql"):
             from pymysql.cursors import SSCursor
 
             return dbapi_connection.cursor(SSCursor)
-        if type(dbapi_connection).__module__.startswith("MySQLdb"):  # mysqlclient
-            from MySQLdb.cursors import SSCursor as ClientSSCursor
-
-            return dbapi_connection.cursor(ClientSSCursor)
         return super().read_cursor(dbapi_connection, stream)
 
     # -- exchange --

@@ -266,7 +266,11 @@ class PostgreSQL(Backend):
 
     def read_cursor(self, dbapi_connection: Any, stream: bool) -> Any:
         # a named cursor: DECLARE, then a FETCH per fetchmany (the transaction is open)
-        return dbapi_connection.cursor(f"ew_read_{next(_CURSORS)}") if stream else super().read_cursor(dbapi_connection, stream)
+        return (
+            dbapi_connection.cursor(f"ew_read_{next(_CURSORS)}")
+            if stream
+            else super().read_cursor(dbapi_connection, stream)
+        )
 
     def result_processor(self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> Processor:
         """SQLAlchemy's result processor of the column as its Result would choose it: by

@@ -15,8 +15,8 @@ from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
-import pymysql.cursors
 import psycopg
+import pymysql.cursors
 import pytest
 import sqlalchemy as sa
 
@@ -66,7 +66,7 @@ OFFSETS = [timezone(timedelta(hours=2)), timezone(-timedelta(hours=3, minutes=30
 def _every(n: int) -> list[Every]:
     out = []
     for i in range(1, n + 1):
-        aware = datetime(2024, 3, 1, 12, 30, 15, 123456 + i) .replace(tzinfo=OFFSETS[i % 3])
+        aware = datetime(2024, 3, 1, 12, 30, 15, 123456 + i).replace(tzinfo=OFFSETS[i % 3])
         out.append(
             Every(
                 id=i,
@@ -261,7 +261,8 @@ def test_echo_sends_reads_through_sqlalchemy(
         for a, b in zip(got, written[:10], strict=True):
             _same(a, b)
         assert any(
-            r.name.startswith("sqlalchemy.engine") and "raw_every" in r.getMessage()
+            r.name.startswith("sqlalchemy.engine")
+            and "raw_every" in r.getMessage()
             and r.getMessage().lstrip().upper().startswith("SELECT")
             for r in caplog.records
         )
@@ -299,7 +300,8 @@ def test_the_sql_logger_logs_reads_from_our_cursor(
     assert [o.id for o in got] == [2, 3, 4, 5]
     assert spy.cursors
     assert any(
-        r.name == "entityworks.sql" and "raw_every" in r.getMessage()
+        r.name == "entityworks.sql"
+        and "raw_every" in r.getMessage()
         and r.getMessage().lstrip().upper().startswith("SELECT")
         for r in caplog.records
     )

@@ -462,9 +462,13 @@ def sqltypes_dialect(name: str) -> Any:
                 st.none(),
                 DECIMALS,
                 # as a padded DECIMAL(65, 30) column gives them back
-                DECIMALS.map(lambda d: d.quantize(D(1).scaleb(-30), context=decimal.Context(prec=100))),
+                DECIMALS.map(
+                    lambda d: d.quantize(D(1).scaleb(-30), context=decimal.Context(prec=100))
+                ),
             ),
-            st.one_of(st.none(), st.integers(min_value=-2, max_value=33), st.just("4"), st.just(True)),
+            st.one_of(
+                st.none(), st.integers(min_value=-2, max_value=33), st.just("4"), st.just(True)
+            ),
         ),
         max_size=8,
     )
