@@ -365,27 +365,25 @@ def _own_cursor(
         return
     if sql_logger.isEnabledFor(INFO):
         log_statement(sql, values=params)
-    cursor = db.backend.read_cursor(conn.connection.dbapi_connection, streamed)
+    # outside Store.transaction() the read's own transaction ends right after it
+    batches = db.backend.read_batches(
+        conn.connection.dbapi_connection, sql, params, FETCH, streamed, db.in_transaction
+    )
     try:
         with db.reading(model):
             try:
-                cursor.execute(sql, params)
+                first = next(batches, None)
             except db.dbapi_error as exc:  # reported as SQLAlchemy reports it
                 raise sa.exc.DBAPIError.instance(
                     sql, params, exc, db.dbapi_error, dialect=db.dialect
                 ) from exc
-        # a fetch of fewer rows than asked for is the last (no empty fetch after it: a
-        # round trip on a server-side cursor)
-        while True:
-            batch = cursor.fetchmany(FETCH)
-            if len(batch) < FETCH:
-                if batch:
-                    yield batch
-                return
-            yield batch
-            del batch  # the caller may free it while the next one is fetched
+        if first is None:
+            return
+        yield first
+        del first  # the caller may free it while the next one is fetched
+        yield from batches
     finally:
-        cursor.close()
+        batches.close()
 
 
 def _compiled(db: Database, stmt: sa.Select[Any]) -> tuple[str, dict[str, Any]]:

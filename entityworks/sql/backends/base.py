@@ -11,7 +11,7 @@ from __future__ import annotations
 import decimal
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
@@ -574,6 +574,35 @@ class Backend:
         """A driver cursor for one read (``stream``: a server-side cursor, which holds one
         fetch at a time in memory, where the read can be big)."""
         return dbapi_connection.cursor()
+
+    def read_batches(
+        self,
+        dbapi_connection: Any,
+        sql: str,
+        params: Any,
+        size: int,
+        stream: bool,
+        kept: bool = True,
+    ) -> Generator[Sequence[Sequence[Any]], None, None]:
+        """The rows of ``sql`` as the driver gives them, ``size`` at a time (``stream``:
+        never more than that in memory), on a cursor of :meth:`read_cursor`; ``kept``: the
+        transaction goes on after the read (False: it ends right after, which frees what
+        the read leaves open). A fetch of fewer rows than asked for is the last: no empty
+        fetch after it, which on a server-side cursor is a round trip. Errors are the
+        driver's."""
+        cursor = self.read_cursor(dbapi_connection, stream)
+        try:
+            cursor.execute(sql, params)
+            while True:
+                batch = cursor.fetchmany(size)
+                if len(batch) < size:
+                    if batch:
+                        yield batch
+                    return
+                yield batch
+                del batch  # the caller may free it while the next one is fetched
+        finally:
+            cursor.close()
 
     def result_processor(self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> Processor:
         """What the row codec applies to a value of a column (``impl``: its type for

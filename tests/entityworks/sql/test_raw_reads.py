@@ -133,23 +133,28 @@ class Spy:
     def __init__(self) -> None:
         self.cursors: list[Any] = []
         self.fetched: list[int] = []
+        self.sent: list[str] = []
 
     def wrap(self, cursor: Any) -> Any:
         self.cursors.append(cursor)
-        return _Counted(cursor, self.fetched)
+        return _Counted(cursor, self)
 
 
 class _Counted:
     """A driver cursor whose fetches are counted (the driver's own attributes are
     read-only)."""
 
-    def __init__(self, cursor: Any, fetched: list[int]) -> None:
+    def __init__(self, cursor: Any, spy: Spy) -> None:
         self._cursor = cursor
-        self._fetched = fetched
+        self._spy = spy
+
+    def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        self._spy.sent.append(sql)
+        return self._cursor.execute(sql, *args, **kwargs)
 
     def fetchmany(self, size: int) -> Any:
         rows = self._cursor.fetchmany(size)
-        self._fetched.append(len(rows))
+        self._spy.fetched.append(len(rows))
         return rows
 
     def __getattr__(self, name: str) -> Any:
@@ -228,12 +233,17 @@ def test_a_big_read_streams_from_a_server_side_cursor(server: Store, spy: Spy) -
         Many(i, Decimal(i).scaleb(-3), base + timedelta(seconds=i)) for i in range(1, n + 1)
     )
     spy.cursors.clear()
+    spy.sent.clear()
     rows = server.select(Many, order_by="id")
     first = next(rows)
     assert first == Many(1, Decimal("0.001"), base + timedelta(seconds=1))
     assert spy.fetched == [_read.FETCH]  # one fetch so far, not the whole table
     [cursor] = spy.cursors
-    assert isinstance(cursor, psycopg.ServerCursor | pymysql.cursors.SSCursor)
+    if isinstance(cursor, psycopg.Cursor):  # a server-side cursor: DECLARE, one FETCH
+        assert [s.split()[0] for s in spy.sent] == ["DECLARE", "FETCH"]
+        assert f"FETCH FORWARD {_read.FETCH} " in spy.sent[1]
+    else:  # PyMySQL's unbuffered cursor reads the rows from the socket as it fetches
+        assert isinstance(cursor, pymysql.cursors.SSCursor)
     rest = list(rows)
     assert len(rest) == n - 1
     assert rest[-1].price == Decimal(n).scaleb(-3)
@@ -305,3 +315,23 @@ def test_the_sql_logger_logs_reads_from_our_cursor(
         and r.getMessage().lstrip().upper().startswith("SELECT")
         for r in caplog.records
     )
+
+
+def test_a_read_left_half_way_leaves_the_transaction_usable(server: Store, spy: Spy) -> None:
+    n = 2 * _read.FETCH + 5
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    server.insert_many(Many(i, Decimal("1.0"), base) for i in range(1, n + 1))
+    with server.transaction() as tx:
+        rows = tx.select(Many, order_by="id")
+        assert next(rows).id == 1
+        del rows  # left after one fetch: its cursor closed, the transaction goes on
+        assert sum(1 for _ in tx.select(Many)) == n
+        tx.insert(Many(n + 1, Decimal("2.50"), base))
+        again = tx.select(Many, where=col("id") > n - 2, order_by="id")
+        assert [o.id for o in again] == [n - 1, n, n + 1]
+    rows = server.select(Many, order_by="id")
+    assert next(rows).id == 1
+    del rows  # outside a transaction: the read's own ends with it
+    assert server.count(Many) == n + 1
+    assert server.get(Many, n + 1) == Many(n + 1, Decimal("2.50"), base)
+    assert server.get(Many, n + 1).price.as_tuple().exponent == -2  # type: ignore[union-attr]
