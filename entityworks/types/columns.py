@@ -308,6 +308,34 @@ def decimals_with_scales(
     return [v if v is None else one(v, s) for v, s in zip(values, scales, strict=True)]
 
 
+#: The time zone of each offset the offset companion holds (``None``: UTC itself).
+_ZONES: dict[Any, dt.timezone] = {
+    None: dt.UTC,
+    **{m: dt.timezone(dt.timedelta(minutes=m)) for m in range(-14 * 60, 14 * 60 + 1)},
+}
+
+
+def with_offsets(
+    instants: Sequence[Any], minutes: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """``one(instant, minutes)`` (the UTC instant shown at its offset: ``with_offset``) for
+    whole columns. The common case, no None instant and every offset one a write stores,
+    is one ``astimezone`` per value at C speed; anything else goes value by value, where
+    ``one`` names what is wrong."""
+    total = len(minutes)
+    if (
+        not has_none(instants)
+        and countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total
+    ):
+        zones: list[Any] = list(map(_ZONES.get, minutes))
+        if not has_none(zones):
+            try:
+                return list(map(dt.datetime.astimezone, instants, zones))
+            except (ArithmeticError, TypeError, ValueError):
+                pass
+    return [v if v is None else one(v, m) for v, m in zip(instants, minutes, strict=True)]
+
+
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
     """``format(v, "f")`` of each Decimal (``None`` for None): ``values.decimal_text``.
     A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""

@@ -123,6 +123,7 @@ _OFFSET = Companion(
     storage.small_integer,
     lambda: pyarrow_module().int16(),
     split_column=columns.offset_minutes_column,
+    join_column=lambda instants, minutes: columns.with_offsets(instants, minutes, with_offset),
 )
 _SCALE = Companion(
     "scale",
