@@ -310,13 +310,18 @@ def _fetched(
         with db.connection() as own:
             yield from _fetched(db, model, stmt, own, stream=stream)
         return
-    raw = db.backend.reads_raw_cursor()
+    backend = db.backend
+    raw = backend.reads_raw_cursor()
     # A server-side cursor streams where the dialect has one that can share the connection
     # with the child queries of the same rows (see Backend.streams).
+    streamed = stream and backend.streams(bool(model.children))
+    if backend.reads_own_cursor:
+        yield from _own_cursor(db, model, stmt, conn, streamed)
+        return
     # Options for this statement only: ``Connection.execution_options`` would change the
     # connection itself, and a later SAVEPOINT would then be sent as a cursor.
     options: dict[str, Any] = {}
-    if stream and db.backend.streams(bool(model.children)):
+    if streamed:
         options = {"stream_results": True, "max_row_buffer": FETCH}
     with db.reading(model):
         result = conn.execute(stmt, execution_options=options)
@@ -329,6 +334,80 @@ def _fetched(
         yield from iter(partial(fetch, FETCH), [])
     finally:
         result.close()
+
+
+def _own_cursor(
+    db: Database,
+    model: BoundModel,
+    stmt: sa.Select[*tuple[Any, ...]],
+    conn: sa.Connection,
+    streamed: bool,
+) -> Iterator[Sequence[Sequence[Any]]]:
+    """Rows of ``stmt`` from a driver cursor of the backend's own (``streamed``: a
+    server-side one), as the driver gives them, a fetch at a time; the row codec applies
+    the result processors SQLAlchemy's Result would (``Backend.result_processor``).
+
+    The statement is compiled here and its parameters bound as SQLAlchemy binds them.
+    Under ``echo`` or a cursor listener it is sent through SQLAlchemy, which reports it,
+    as text: its Result then has no column types, so it hands the driver's values on as
+    they are."""
+    sql, params = _compiled(db, stmt)
+    if db.engine.echo or listened(db.engine):
+        options: dict[str, Any] = (
+            {"stream_results": True, "max_row_buffer": FETCH} if streamed else {}
+        )
+        with db.reading(model):
+            result = conn.exec_driver_sql(sql, params, execution_options=options)
+        try:
+            yield from iter(partial(result.fetchmany, FETCH), [])
+        finally:
+            result.close()
+        return
+    if sql_logger.isEnabledFor(INFO):
+        log_statement(sql, values=params)
+    # outside Store.transaction() the read's own transaction ends right after it
+    batches = db.backend.read_batches(
+        conn.connection.dbapi_connection, sql, params, FETCH, streamed, db.in_transaction
+    )
+    try:
+        with db.reading(model):
+            try:
+                first = next(batches, None)
+            except db.dbapi_error as exc:  # reported as SQLAlchemy reports it
+                raise sa.exc.DBAPIError.instance(
+                    sql, params, exc, db.dbapi_error, dialect=db.dialect
+                ) from exc
+        if first is None:
+            return
+        yield first
+        del first  # the caller may free it while the next one is fetched
+        yield from batches
+    finally:
+        batches.close()
+
+
+def _compiled(db: Database, stmt: sa.Select[Any]) -> tuple[str, dict[str, Any]]:
+    """The SQL of ``stmt`` for the driver, and its parameters by name as SQLAlchemy
+    binds them: each through its type's bind processor, an IN list's values each as one
+    parameter (rendered in the SQL, as SQLAlchemy renders them before it executes)."""
+    dialect = db.dialect
+    compiled = stmt.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+    if compiled.positiontup is not None:  # pragma: no cover - backends that bind by name
+        raise EntityworksError(f"{db.backend.title}: reads bind parameters by name")
+    binds = compiled.binds
+    escaped = compiled.escaped_bind_names
+    params: dict[str, Any] = {}
+    for name, value in compiled.construct_params(escape_names=False).items():
+        bind = binds.get(name)
+        if bind is None:  # one value of an IN list: ``<name>_<n>``
+            base, _, _n = name.rpartition("_")
+            bind = binds[base]
+            name = f"{escaped.get(base, base)}_{_n}"
+        else:
+            name = escaped.get(name, name)
+        processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        params[name] = value if processor is None else processor(value)
+    return compiled.string, params
 
 
 def _iterate(
@@ -457,15 +536,23 @@ def _child_columns(
             .where(table.c[PARENT_COLUMN].in_([sa.bindparam(f"k{i}") for i in range(size)]))
             .order_by(*order)
         )
-        sql = stmt.compile(dialect=db.dialect).string
+        compiled = stmt.compile(dialect=db.dialect)
+        sql = compiled.string
         child.sql_cache[f"children:{size}"] = sql
+        if compiled.positiontup is None:  # bound by name: k0, k1, ... as escaped
+            escaped = compiled.escaped_bind_names
+            child.sql_cache[f"children:{size}:names"] = [  # type: ignore[assignment]
+                escaped.get(f"k{i}", f"k{i}") for i in range(size)
+            ]
     bind = child.codec.encoded_bound[child.fields.index(PARENT_COLUMN)]
-    params = [*keys, *[keys[-1]] * (size - len(keys))]
+    values = [*keys, *[keys[-1]] * (size - len(keys))]
     if bind is not None:  # the driver gets the keys as SQLAlchemy would bind them
-        params = list(map(bind, params))
+        values = list(map(bind, values))
+    names: Any = child.sql_cache.get(f"children:{size}:names")
+    params: Any = values if names is None else dict(zip(names, values, strict=True))
     if sql_logger.isEnabledFor(INFO):
         log_statement(sql, values=params)
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    cursor = db.backend.read_cursor(conn.connection.dbapi_connection, False)
     try:
         with db.reading(child):
             cursor.execute(sql, params)

@@ -15,7 +15,7 @@ import datetime as dt
 import decimal
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import methodcaller
+from operator import attrgetter, countOf, methodcaller
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -292,10 +292,11 @@ class ExactDecimal(_PerBackend):
         return _impl_column(self, dialect)
 
     def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
-        """The result processor of a whole column (raw rows of a text backend: the keys)."""
+        """The result processor of a whole column (raw rows of a text backend: the keys;
+        elsewhere the driver's Decimals, passed as they are)."""
         if for_name(dialect.name).text_values:
             return decimals_from_keys
-        return None
+        return _decimals_column
 
     def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
         """The result processor of one value of a raw row (a key, never None: the caller
@@ -495,6 +496,14 @@ class AwareDateTime(_PerBackend):
     def reader(self, backend: Backend) -> Callable[[Any], Any]:
         return instant
 
+    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        """The result processor of a whole column of a timestamp column (the driver's
+        datetimes: naive UTC, or aware in the session's time zone), :func:`instant` of
+        each; None on a text backend (its ISO text goes value by value)."""
+        if for_name(dialect.name).text_values:
+            return None
+        return _instants_column
+
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked aware datetimes (their rule has
         passed: no second test of the offset), equal value for value to
@@ -509,6 +518,36 @@ class AwareDateTime(_PerBackend):
         if impl is None:
             return partial(_each, _checked_naive_utc)
         return partial(_each, partial(_then, _checked_naive_utc, impl))
+
+
+_NONE = type(None)
+_TZINFO = attrgetter("tzinfo")
+_UTCOFFSET = methodcaller("utcoffset")
+_AS_AWARE_UTC = methodcaller("replace", tzinfo=UTC)
+_ZERO = dt.timedelta(0)
+
+
+def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
+    """:func:`instant` of each datetime of a column, ``None`` kept. The driver gives a
+    column in one zone: naive UTC (MariaDB's DATETIME) or the session's (PostgreSQL's
+    TIMESTAMPTZ, usually UTC); such a column takes UTC as its tzinfo at C speed."""
+    if values and not has_none(values):
+        total = len(values)
+        zone = values[0].tzinfo
+        if countOf(map(_TZINFO, values), zone) == total and (
+            zone is None or countOf(map(_UTCOFFSET, values), _ZERO) == total
+        ):
+            return list(map(_AS_AWARE_UTC, values))
+    return [None if v is None else instant(v) for v in values]
+
+
+def _decimals_column(values: Sequence[Any]) -> Sequence[Any]:
+    """The driver's Decimals of a column as they are (anything else: ``Decimal`` of it,
+    ``None`` kept)."""
+    total = len(values)
+    if countOf(map(type, values), decimal.Decimal) + countOf(map(type, values), _NONE) == total:
+        return values
+    return [None if v is None else _decimal_of(v) for v in values]
 
 
 #: A checked aware datetime's instant in UTC, and its ISO text (``textvalues.utc_text``'s).

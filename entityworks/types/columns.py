@@ -289,6 +289,61 @@ def scale_column(values: Sequence[Any]) -> list[Any]:
     return [None if v is None else -v.as_tuple().exponent for v in values]
 
 
+#: ``Decimal('1E-n')`` for each scale a write stores (0 to 30): what ``quantize`` takes.
+_EXPONENTS = {n: decimal.Decimal(1).scaleb(-n) for n in range(31)}
+#: An exact ``quantize``: cutting a digit other than a zero (Inexact) or holding more
+#: digits than any column does (InvalidOperation) raises.
+_EXACT = decimal.Context(prec=100, traps=[decimal.Inexact, decimal.InvalidOperation])
+
+
+def decimals_with_scales(
+    values: Sequence[Any], scales: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """``one(value, scale)`` (the value written with ``scale`` digits after the point:
+    padded, or trimmed of zeros a column added) for whole columns. The common case, no
+    None and every scale one a write stores, is one exact ``quantize`` per value at C
+    speed; anything else (a digit it would cut included) goes value by value, where
+    ``one`` names what is wrong."""
+    if not has_none(values) and countOf(map(type, scales), int) == len(scales):
+        exponents: list[Any] = list(map(_EXPONENTS.get, scales))
+        if not has_none(exponents):
+            try:
+                return list(
+                    map(decimal.Decimal.quantize, values, exponents, repeat(None), repeat(_EXACT))
+                )
+            except (ArithmeticError, TypeError):
+                pass
+    return [v if v is None else one(v, s) for v, s in zip(values, scales, strict=True)]
+
+
+#: The time zone of each offset the offset companion holds (``None``: UTC itself).
+_ZONES: dict[Any, dt.timezone] = {
+    None: dt.UTC,
+    **{m: dt.timezone(dt.timedelta(minutes=m)) for m in range(-14 * 60, 14 * 60 + 1)},
+}
+
+
+def with_offsets(
+    instants: Sequence[Any], minutes: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """``one(instant, minutes)`` (the UTC instant shown at its offset: ``with_offset``) for
+    whole columns. The common case, no None instant and every offset one a write stores,
+    is one ``astimezone`` per value at C speed; anything else goes value by value, where
+    ``one`` names what is wrong."""
+    total = len(minutes)
+    if (
+        not has_none(instants)
+        and countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total
+    ):
+        zones: list[Any] = list(map(_ZONES.get, minutes))
+        if not has_none(zones):
+            try:
+                return list(map(dt.datetime.astimezone, instants, zones))
+            except (ArithmeticError, TypeError, ValueError):
+                pass
+    return [v if v is None else one(v, m) for v, m in zip(instants, minutes, strict=True)]
+
+
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
     """``format(v, "f")`` of each Decimal (``None`` for None): ``values.decimal_text``.
     A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""

@@ -123,6 +123,7 @@ _OFFSET = Companion(
     storage.small_integer,
     lambda: pyarrow_module().int16(),
     split_column=columns.offset_minutes_column,
+    join_column=lambda instants, minutes: columns.with_offsets(instants, minutes, with_offset),
 )
 _SCALE = Companion(
     "scale",
@@ -131,6 +132,9 @@ _SCALE = Companion(
     "the exponent",
     arrow=lambda: pyarrow_module().int8(),
     split_column=columns.scale_column,
+    join_column=lambda mains, scales: columns.decimals_with_scales(
+        mains, scales, _with_stored_scale
+    ),
 )
 #: SQLite has no decimal type: the column named after the field holds the plain decimal
 #: text (``-1.50``, exponent kept), which ``sqlite3``, Datasette and pandas show and SQL's

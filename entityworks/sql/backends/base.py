@@ -11,7 +11,7 @@ from __future__ import annotations
 import decimal
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
@@ -590,6 +590,47 @@ class Backend:
         :meth:`result_column`); False: through SQLAlchemy's Result, whose processors need
         the driver's column types."""
         return False
+
+    #: Reads run on a driver cursor of the backend's own (:meth:`read_cursor`), the
+    #: statement compiled once per read and its parameters bound as SQLAlchemy binds them,
+    #: unless SQLAlchemy's echo or a listener must see it; False: the statement goes
+    #: through SQLAlchemy and the rows come from the cursor of its result (SQLite, whose
+    #: reads never stream: see :meth:`streams`).
+    reads_own_cursor: bool = False
+
+    def read_cursor(self, dbapi_connection: Any, stream: bool) -> Any:
+        """A driver cursor for one read (``stream``: a server-side cursor, which holds one
+        fetch at a time in memory, where the read can be big)."""
+        return dbapi_connection.cursor()
+
+    def read_batches(
+        self,
+        dbapi_connection: Any,
+        sql: str,
+        params: Any,
+        size: int,
+        stream: bool,
+        kept: bool = True,
+    ) -> Generator[Sequence[Sequence[Any]], None, None]:
+        """The rows of ``sql`` as the driver gives them, ``size`` at a time (``stream``:
+        never more than that in memory), on a cursor of :meth:`read_cursor`; ``kept``: the
+        transaction goes on after the read (False: it ends right after, which frees what
+        the read leaves open). A fetch of fewer rows than asked for is the last: no empty
+        fetch after it, which on a server-side cursor is a round trip. Errors are the
+        driver's."""
+        cursor = self.read_cursor(dbapi_connection, stream)
+        try:
+            cursor.execute(sql, params)
+            while True:
+                batch = cursor.fetchmany(size)
+                if len(batch) < size:
+                    if batch:
+                        yield batch
+                    return
+                yield batch
+                del batch  # the caller may free it while the next one is fetched
+        finally:
+            cursor.close()
 
     def result_processor(self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> Processor:
         """What the row codec applies to a value of a column (``impl``: its type for

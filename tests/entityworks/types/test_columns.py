@@ -452,3 +452,91 @@ def sqltypes_dialect(name: str) -> Any:
             "mariadb": "mysql+pymysql://u@h/d",
         }[name]
     ).dialect
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(
+                st.none(),
+                DECIMALS,
+                # as a padded DECIMAL(65, 30) column gives them back
+                DECIMALS.map(
+                    lambda d: d.quantize(D(1).scaleb(-30), context=decimal.Context(prec=100))
+                ),
+            ),
+            st.one_of(
+                st.none(), st.integers(min_value=-2, max_value=33), st.just("4"), st.just(True)
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_decimals_with_scales_is_the_per_value_join(pairs: list[tuple[Any, Any]]) -> None:
+    """MariaDB's scale companion joined a column at a time: the same values with the same
+    exponents as the rule value by value, or refused where it refuses."""
+    values = [v for v, _ in pairs]
+    scales = [s for _, s in pairs]
+    one = entries._with_stored_scale
+    got = _outcome(lambda: columns.decimals_with_scales(values, scales, one))
+    want = _outcome(lambda: [v if v is None else one(v, s) for v, s in pairs])
+    assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.datetimes(timezones=st.just(dt.UTC))),
+            st.one_of(
+                st.none(),
+                st.integers(min_value=-900, max_value=900),
+                st.just(True),
+                st.just("60"),
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_with_offsets_is_the_per_value_join(pairs: list[tuple[Any, Any]]) -> None:
+    """The offset companion joined a column at a time: the same instants at the same
+    offsets as the rule value by value, or refused where it refuses."""
+    instants = [v for v, _ in pairs]
+    minutes = [m for _, m in pairs]
+    one = scalars.with_offset
+
+    def shown(read: Any) -> list[Any] | None:
+        try:
+            return [None if v is None else (v, v.utcoffset()) for v in read()]
+        except ValueError:
+            return None
+
+    got = shown(lambda: columns.with_offsets(instants, minutes, one))
+    want = shown(lambda: [v if v is None else one(v, m) for v, m in pairs])
+    assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.datetimes(),
+            st.datetimes(timezones=st.just(dt.UTC)),
+            st.datetimes(timezones=st.just(zoneinfo.ZoneInfo("Etc/UTC"))),
+            st.datetimes(timezones=st.just(zoneinfo.ZoneInfo("Europe/Paris"))),
+        ),
+        max_size=8,
+    )
+)
+def test_instants_of_a_column_are_instant_of_each(values: list[Any]) -> None:
+    """What a driver gives for a timestamp column, made UTC instants a column at a time:
+    the same as the rule value by value, with UTC's own tzinfo."""
+    from entityworks.sql.textvalues import instant
+
+    got = sqltypes._instants_column(values)
+    want = [None if v is None else instant(v) for v in values]
+    assert [None if v is None else (v, v.tzinfo) for v in got] == [
+        None if v is None else (v, v.tzinfo) for v in want
+    ]
