@@ -65,6 +65,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
     "sql.scripts": ("StatementTemplates", "create_script", "statement_templates"),
     "sql.store": ("Store",),
+    "sql.asyncstore": ("AsyncStore",),
     "xml.table": ("read_xml", "write_xml"),
     "xml.xsd": ("read_xsd", "write_xsd"),
 }
@@ -120,6 +121,7 @@ if TYPE_CHECKING:
     from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
     from .sql.filters import col
     from .sql.scripts import StatementTemplates, create_script, statement_templates
+    from .sql.asyncstore import AsyncStore
     from .sql.store import Store
     from .xml.table import read_xml, write_xml
     from .xml.xsd import read_xsd, write_xsd
@@ -160,6 +162,7 @@ __all__ = [
     "SchemaError",
     "StatementTemplates",
     "References",
+    "AsyncStore",
     "Store",
     "StoredValueError",
     "TableSchema",

@@ -160,6 +160,9 @@ class PostgreSQL(Backend):
     """PostgreSQL through psycopg 3."""
 
     name = "postgresql"
+    asyncio_drivers: Mapping[str, str] = MappingProxyType(
+        {"": "psycopg_async", "psycopg": "psycopg_async", "psycopg2": "psycopg_async"}
+    )
     copies = True
     text_holds_nul = False
     script_driver = "psycopg"
@@ -231,7 +234,8 @@ class PostgreSQL(Backend):
         return isinstance(value, str) and "\x00" in value
 
     def point_path(self, url: sa.URL) -> bool:
-        return True
+        # asyncio: the point path's connection kept per thread is a sync driver's
+        return not self.on_asyncio
 
     def point_connection(self, dbapi_connection: Any) -> None:
         dbapi_connection.autocommit = True  # psycopg: no BEGIN before a one-row statement
@@ -251,8 +255,9 @@ class PostgreSQL(Backend):
         psycopg as it is once checked (a chunk checked while the previous one is sent),
         else of the bound rows whose gated columns hold their exact types; refused, an
         ordinary INSERT of the checked values, which locates the row. Upserts: the
-        default ``executemany``."""
-        if rows.kind != "insert":
+        default ``executemany``, as are inserts on asyncio: psycopg's async COPY is a
+        coroutine the adapted cursor does not offer."""
+        if rows.kind != "insert" or self.on_asyncio:
             super().write_rows(conn, rows)
             return
         chunks = rows.gated_chunks()
@@ -282,7 +287,8 @@ class PostgreSQL(Backend):
                 ).scalar_one_or_none()
                 or ""
             )
-        if not sequence:  # an identity or default of another kind
+        if not sequence or self.on_asyncio:  # an identity or default of another kind; or
+            # asyncio, where no COPY serves (see write_rows): INSERT ... RETURNING
             return super().insert_generated(conn, rows)
         count = len(rows)
         keys = self._copy_keyless(conn, rows, sequence)
