@@ -193,7 +193,11 @@ class AsyncStore:
 
     async def _run(self, fn: Callable[..., R], *args: Any, **kw: Any) -> R:
         async with self._connection() as (conn, joined):
-            return await conn.run_sync(self._in_call, joined, fn, *args, **kw)
+            try:
+                return await conn.run_sync(self._in_call, joined, fn, *args, **kw)
+            except Exception as exc:
+                await _cancelled(conn, joined, exc)
+                raise
 
     # -- DDL -----------------------------------------------------------------------------
     async def create(self, cls: type) -> sa.Table:
@@ -366,6 +370,20 @@ class AsyncStore:
                 close = getattr(rows, "close", None)
                 if close is not None:  # a generator left early: end its read here
                     await conn.run_sync(self._in_call, joined, close)
+
+
+async def _cancelled(conn: AsyncConnection, joined: bool, exc: Exception) -> None:
+    """Raise CancelledError for ``exc`` if the calling task is being cancelled: the error
+    then comes of the cancellation (aiomysql closes a connection cancelled during a
+    statement, and the rollback fails on it), which is what the task must end with. A
+    connection lent to the call alone is invalidated (its state is unknown; the server
+    rolls back what it had not committed); a transaction's is left to its rollback."""
+    task = asyncio.current_task()
+    if task is None or not task.cancelling():
+        return
+    if not joined:
+        await conn.invalidate()
+    raise asyncio.CancelledError() from exc
 
 
 def _take(rows: Iterator[Any]) -> list[Any]:

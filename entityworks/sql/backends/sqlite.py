@@ -551,10 +551,9 @@ class SQLite(Backend):
         return checked
 
     def reads_raw_cursor(self) -> bool:
-        # SQLAlchemy's per-row work would cost more than the row; on asyncio the raw paths
-        # speak sqlite3's API (execute returning the cursor), which aiosqlite's adapted
-        # cursor does not: rows come through SQLAlchemy's Result there
-        return not self.on_asyncio
+        # SQLAlchemy's per-row work would cost more than the row (on asyncio too: the
+        # cursor is then SQLAlchemy's adapted aiosqlite one, whose fetches are buffered)
+        return True
 
     def refuses_other_types(self) -> bool:
         return True  # STRICT tables (where a column converts, RowCodec.fast checks)
@@ -562,8 +561,9 @@ class SQLite(Backend):
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """The raw cursor's ``executemany`` (64 rows to an INSERT), the rows read straight
         from the objects where nothing needs encoding (the STRICT table's types refuse
-        the rest); a refused batch is checked in Python and written again. On asyncio
-        (aiosqlite), SQLAlchemy's executemany (see :meth:`reads_raw_cursor`)."""
+        the rest); a refused batch is checked in Python and written again. On asyncio,
+        SQLAlchemy's ``executemany``: aiosqlite would run the raw path's row generators
+        in its own thread, while other tasks run."""
         if rows.listened() or self.on_asyncio:  # SQLAlchemy's: its listeners see the rows
             super().write_rows(conn, rows)
             return
@@ -588,7 +588,7 @@ class SQLite(Backend):
                 model.table.c[key.name].type.compile(dialect=rows.dialect) == "INTEGER"
             )
         if rowid != "True" or rows.listened() or self.on_asyncio:
-            # not the rowid, listened to, or on asyncio (see reads_raw_cursor)
+            # not the rowid, listened to, or on asyncio (see write_rows)
             return super().insert_generated(conn, rows)
         if "sqlite:largest" not in cache:
             table = model.table
