@@ -119,9 +119,9 @@ if TYPE_CHECKING:
         table_schema,
     )
     from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
+    from .sql.asyncstore import AsyncStore
     from .sql.filters import col
     from .sql.scripts import StatementTemplates, create_script, statement_templates
-    from .sql.asyncstore import AsyncStore
     from .sql.store import Store
     from .xml.table import read_xml, write_xml
     from .xml.xsd import read_xsd, write_xsd

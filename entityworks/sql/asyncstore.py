@@ -104,9 +104,7 @@ class AsyncStore:
         backend = sync_backend.for_asyncio()
         options = checked_options(engine_options, mapped, backend)
         #: SQLAlchemy's asyncio engine; its ``sync_engine`` is what the pipeline sees.
-        self.engine: AsyncEngine = make_async_engine(
-            mapped, echo, options, busy_timeout, backend
-        )
+        self.engine: AsyncEngine = make_async_engine(mapped, echo, options, busy_timeout, backend)
         sync = self.engine.sync_engine
         configure_engine(
             sync,
@@ -356,7 +354,9 @@ class AsyncStore:
             as_dict=as_dict,
         )
 
-    async def _stream(self, make: Callable[..., Iterator[Any]], *args: Any, **kw: Any) -> AsyncIterator[Any]:
+    async def _stream(
+        self, make: Callable[..., Iterator[Any]], *args: Any, **kw: Any
+    ) -> AsyncIterator[Any]:
         async with self._connection() as (conn, joined):
             rows = await conn.run_sync(self._in_call, joined, make, *args, **kw)
             try:

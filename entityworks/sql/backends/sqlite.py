@@ -201,7 +201,9 @@ class SQLite(Backend):
     """SQLite through sqlite3 (pysqlite)."""
 
     name = "sqlite"
-    asyncio_drivers: Mapping[str, str] = MappingProxyType({"": "aiosqlite", "pysqlite": "aiosqlite"})
+    asyncio_drivers: Mapping[str, str] = MappingProxyType(
+        {"": "aiosqlite", "pysqlite": "aiosqlite"}
+    )
     locks_rows = False
     text_values = True
     strict_numbers = True
