@@ -17,10 +17,11 @@ other's transaction.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from contextvars import ContextVar
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
+_NOTHING = object()
 #: Rows an ``async for`` over :meth:`AsyncStore.select` takes from the pipeline per step
 #: (one trip through the greenlet bridge each).
 STREAM_BATCH = 1_000
@@ -120,6 +122,7 @@ class AsyncStore:
         # no backend keeps a point connection on asyncio (see Backend.point_path): every
         # call takes the general path, on the connection lent to it
         self._point = PointPath(self._db)
+        self._binding = asyncio.Lock()
         self._transaction: ContextVar[tuple[asyncio.Task[Any] | None, AsyncConnection] | None] = (
             ContextVar(f"entityworks_async_transaction_{id(self)}", default=None)
         )
@@ -197,6 +200,31 @@ class AsyncStore:
                 await _cancelled(conn, joined, exc)
                 raise
 
+    async def _bound(self, cls: Any) -> None:
+        """Bind ``cls`` to the database before a call uses it, one task at a time: binding
+        reads the live tables (other tasks run while it waits), and the Database's lock,
+        a thread's, does not keep apart the tasks one thread runs. A class that cannot be
+        bound is left to the call, which reports it as the Store does."""
+        if not isinstance(cls, type) or cls in self._db.models:
+            return
+        async with self._binding:
+            if cls not in self._db.models:
+                with contextlib.suppress(Exception):
+                    await self._run(self._db.model, cls)
+
+    async def _bound_first(self, objs: Iterable[Any]) -> Iterable[Any]:
+        """``objs`` (as it was, or re-chained after a peek), their class bound first."""
+        if isinstance(objs, Sequence):
+            if objs:
+                await self._bound(type(objs[0]))
+            return objs
+        rows = iter(objs)
+        first = next(rows, _NOTHING)
+        if first is _NOTHING:
+            return ()
+        await self._bound(type(first))
+        return chain([first], rows)
+
     # -- DDL -----------------------------------------------------------------------------
     async def create(self, cls: type) -> sa.Table:
         """Create the table of ``cls`` and its child tables if they do not exist (as
@@ -206,11 +234,14 @@ class AsyncStore:
             existing.refuse_other_tables(self._db, self._db.model(cls))
             return ddl.create(self._db, cls)
 
+        await self._bound(cls)
         return await self._run(create)
 
     async def drop(self, cls: type) -> None:
         """Drop the table of ``cls`` and its child tables if they exist."""
-        await self._run(ddl.drop, self._db, cls)
+        await self._bound(cls)
+        async with self._binding:  # unbound at the end: no task binds it meanwhile
+            await self._run(ddl.drop, self._db, cls)
 
     async def table_names(self) -> list[str]:
         """Names of the tables in the database."""
@@ -243,6 +274,7 @@ class AsyncStore:
     # -- writing -------------------------------------------------------------------------
     async def insert(self, obj: T) -> T:
         """Insert one instance (and its child rows); a generated key is set on ``obj``."""
+        await self._bound(type(obj))
         await self._run(write.insert_many, self._db, [obj])
         return obj
 
@@ -250,16 +282,19 @@ class AsyncStore:
         """Insert instances of one dataclass in one transaction; returns the row count. If
         any row fails, nothing is written and :class:`WriteError` names the row index and
         the column."""
-        return await self._run(write.insert_many, self._db, objs, batch_size=batch_size)
+        rows = await self._bound_first(objs)
+        return await self._run(write.insert_many, self._db, rows, batch_size=batch_size)
 
     async def upsert(self, obj: T) -> T:
         """Insert ``obj`` or, if its key exists, replace that row (and its child rows)."""
+        await self._bound(type(obj))
         await self._run(write.upsert_many, self._db, [obj])
         return obj
 
     async def upsert_many(self, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:
         """Insert-or-replace by primary key, in one transaction; returns the row count."""
-        return await self._run(write.upsert_many, self._db, objs, batch_size=batch_size)
+        rows = await self._bound_first(objs)
+        return await self._run(write.upsert_many, self._db, rows, batch_size=batch_size)
 
     @overload
     async def update(self, target: type, values: Mapping[str, Any], *, where: Any) -> int: ...
@@ -272,21 +307,25 @@ class AsyncStore:
     ) -> int | None:
         """Write every field of an instance to the row with its key, or, given a class, set
         ``values`` on the rows matching ``where`` (as :meth:`Store.update`)."""
+        await self._bound(target if isinstance(target, type) else type(target))
         return await self._run(write.update, self._db, self._point, target, values, where=where)
 
     async def delete(self, target: Any, *, where: Any = None) -> int:
         """Delete one instance (by its key) or, given a class, the rows matching ``where``
         (required: ``where={}`` deletes every row)."""
+        await self._bound(target if isinstance(target, type) else type(target))
         return await self._run(write.delete, self._db, self._point, target, where=where)
 
     # -- reading -------------------------------------------------------------------------
     async def get(self, cls: type[T], key: Any) -> T | None:
         """The instance whose primary key is ``key``, or ``None``."""
+        await self._bound(cls)
         found: T | None = await self._run(read.get, self._db, self._point, cls, key)
         return found
 
     async def count(self, cls: type, where: Any = None) -> int:
         """Number of rows matching ``where``."""
+        await self._bound(cls)
         return await self._run(read.count, self._db, cls, where)
 
     @overload
@@ -343,6 +382,7 @@ class AsyncStore:
         :meth:`Store.select`. The rows come through one connection, given back when the
         iteration ends."""
         return self._stream(
+            cls,
             read.select,
             self._db,
             cls,
@@ -355,8 +395,9 @@ class AsyncStore:
         )
 
     async def _stream(
-        self, make: Callable[..., Iterator[Any]], *args: Any, **kw: Any
+        self, cls: type, make: Callable[..., Iterator[Any]], *args: Any, **kw: Any
     ) -> AsyncIterator[Any]:
+        await self._bound(cls)
         async with self._connection() as (conn, joined):
             rows = await conn.run_sync(self._in_call, joined, make, *args, **kw)
             try:

@@ -351,3 +351,26 @@ def test_errors_of_a_select_arrive_at_its_first_step(url: str) -> None:
                     pass
 
     run(main())
+
+
+def test_tasks_that_first_use_a_class_at_once_bind_it_once(url: str) -> None:
+    with Store(url) as sync:  # the tables exist; this AsyncStore has bound no class yet
+        sync.create(Path)
+        sync.create(Point)
+
+    async def main() -> list[Any]:
+        async with AsyncStore(url, engine_options={"pool_size": 8}) as store:
+            return await asyncio.gather(
+                *(store.insert_many(paths(5, 10 * k)) for k in range(6)),
+                *(store.insert(Point(k, k)) for k in range(6)),
+                *(store.count(Path) for _ in range(3)),
+                store.insert_many(iter([Point(100, 1), Point(101, 2)])),
+            )
+
+    results = run(main())
+    assert results[:6] == [5] * 6
+    assert results[6:12] == [Point(k, k) for k in range(6)]
+    assert results[-1] == 2
+    with Store(url) as sync:
+        assert sync.count(Path) == 30 == rows_in(url, "path")
+        assert sync.count(Point) == 8
