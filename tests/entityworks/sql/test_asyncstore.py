@@ -27,8 +27,11 @@ from entityworks import (
 )
 from entityworks.sql.asyncstore import STREAM_BATCH
 
-pytest.importorskip("aiosqlite")
-pytest.importorskip("aiomysql")
+for _driver in ("aiosqlite", "aiomysql", "greenlet"):
+    pytest.importorskip(
+        _driver,
+        reason=f"{_driver} is not installed (pip install -e '.[async]'; the test extra has it)",
+    )
 
 
 @dataclass
@@ -92,6 +95,20 @@ def test_the_url_is_mapped_to_the_backends_asyncio_driver(url: str) -> None:
 async def _backend_name(url: str) -> str:
     async with AsyncStore(url) as store:
         return store.url.get_backend_name()
+
+
+def test_a_path_or_a_url_naming_the_asyncio_driver_is_taken(tmp_path: Any) -> None:
+    async def main(given: Any) -> int:
+        async with AsyncStore(given) as store:
+            assert store.url.get_driver_name() == "aiosqlite"
+            await store.create(Point)
+            await store.insert(Point(1, 2))
+            return await store.count(Point)
+
+    assert run(main(tmp_path / "a.db")) == 1
+    with pytest.raises(WriteError):  # the same file: key 1 is taken
+        run(main(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}"))
+    assert rows_in(f"sqlite:///{tmp_path / 'a.db'}", "point") == 1
 
 
 def test_a_url_of_another_asyncio_driver_is_refused_before_connecting() -> None:
@@ -374,3 +391,37 @@ def test_tasks_that_first_use_a_class_at_once_bind_it_once(url: str) -> None:
     with Store(url) as sync:
         assert sync.count(Path) == 30 == rows_in(url, "path")
         assert sync.count(Point) == 8
+
+
+def test_a_task_cancelled_inside_its_transaction_keeps_nothing_of_it(url: str) -> None:
+    produced = 0
+
+    def many() -> Iterator[Point]:
+        nonlocal produced
+        for i in range(10, 200_000):
+            produced += 1
+            yield Point(i, i)
+
+    async def main() -> tuple[bool, int]:
+        async with AsyncStore(url) as store:
+            await store.create(Point)
+
+            async def work() -> None:
+                async with store.transaction():
+                    await store.insert(Point(1, 1))
+                    await store.insert_many(many(), batch_size=500)
+
+            task = asyncio.create_task(work())
+            while produced < 2_000:
+                await asyncio.sleep(0.001)
+            task.cancel()
+            try:
+                await task
+                cancelled = False
+            except asyncio.CancelledError:
+                cancelled = True
+            return cancelled, await store.count(Point)
+
+    cancelled, after = run(main())
+    assert cancelled
+    assert after == 0 == rows_in(url, "point")
