@@ -127,9 +127,10 @@ def _create_engine(
     kwargs: dict[str, Any],
     backend: Backend,
     create: Callable[..., Any] = sa.create_engine,
+    extra: str | None = None,
 ) -> Any:
     """``create`` (``sa.create_engine``) with its refusals of bad options as a
-    ConfigurationError."""
+    ConfigurationError (``extra``: the one that installs the driver, if not the backend's)."""
     try:
         return create(url, **kwargs)
     except sa.exc.NoSuchModuleError:
@@ -137,7 +138,7 @@ def _create_engine(
             f"no SQLAlchemy dialect for {url.render_as_string(hide_password=True)}; {_url_forms()}"
         ) from None
     except ModuleNotFoundError as exc:
-        extra = backend.driver_extra
+        extra = backend.driver_extra if extra is None else extra
         hint = f' (pip install "entityworks[{extra}]")' if extra else ""
         raise ConfigurationError(
             f"the driver for {url.drivername}:// is not installed: {exc.name}{hint}; {_url_forms()}"
@@ -368,7 +369,7 @@ def make_async_engine(
     from sqlalchemy.ext.asyncio import create_async_engine
 
     url, kwargs = backend.engine_arguments(url, echo, options, busy_timeout)
-    engine: AsyncEngine = _create_engine(url, kwargs, backend, create_async_engine)
+    engine: AsyncEngine = _create_engine(url, kwargs, backend, create_async_engine, "async")
     return engine
 
 

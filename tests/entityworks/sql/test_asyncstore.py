@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import decimal
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,14 @@ def test_a_path_or_a_url_naming_the_asyncio_driver_is_taken(tmp_path: Any) -> No
     with pytest.raises(WriteError):  # the same file: key 1 is taken
         run(main(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}"))
     assert rows_in(f"sqlite:///{tmp_path / 'a.db'}", "point") == 1
+
+
+def test_a_missing_asyncio_driver_names_the_extra_that_installs_it(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "aiosqlite", None)  # import aiosqlite: not installed
+    with pytest.raises(ConfigurationError, match=r"entityworks\[async\]"):
+        AsyncStore(tmp_path / "x.db")
 
 
 def test_a_url_of_another_asyncio_driver_is_refused_before_connecting() -> None:
