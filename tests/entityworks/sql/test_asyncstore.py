@@ -291,6 +291,9 @@ def test_a_failed_transaction_keeps_nothing_and_a_nested_one_is_a_savepoint(url:
                 with pytest.raises(WriteError):
                     await store.insert_many([Point(4, 4), Point(2, 0)])
                 await store.insert(Point(5, 5))
+                inside = [p async for p in store.select(Point, order_by="id")]
+                assert inside == [Point(2, 2), Point(5, 5)]
+                assert await store.get(Point, 5) == Point(5, 5)
             assert not store.in_transaction
             return [p async for p in store.select(Point, order_by="id")]
 
