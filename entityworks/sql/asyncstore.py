@@ -50,7 +50,7 @@ from .engine import (
 )
 
 if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncTransaction
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -194,11 +194,7 @@ class AsyncStore:
 
     async def _run(self, fn: Callable[..., R], *args: Any, **kw: Any) -> R:
         async with self._connection() as (conn, joined):
-            try:
-                return await conn.run_sync(self._in_call, joined, fn, *args, **kw)
-            except Exception as exc:
-                await _cancelled(conn, joined, exc)
-                raise
+            return await self._step(conn, joined, fn, *args, **kw)
 
     async def _bound(self, cls: Any) -> None:
         """Bind ``cls`` to the database before a call uses it, one task at a time: binding
@@ -254,17 +250,26 @@ class AsyncStore:
         or the task's cancellation) none. Nested use becomes a savepoint."""
         outer = self._joined()
         if outer is not None:
-            async with outer.begin_nested():
+            savepoint = await outer.begin_nested()
+            try:
                 yield self
+            except BaseException:
+                await _rolled_back(savepoint, outer)
+                raise
+            await savepoint.commit()
             return
         async with self.engine.connect() as conn:
             await conn.execution_options(entityworks_write=True)
-            async with conn.begin():
-                token = self._transaction.set((asyncio.current_task(), conn))
-                try:
-                    yield self
-                finally:
-                    self._transaction.reset(token)
+            transaction = await conn.begin()
+            token = self._transaction.set((asyncio.current_task(), conn))
+            try:
+                yield self
+            except BaseException:
+                await _rolled_back(transaction, conn)
+                raise
+            finally:
+                self._transaction.reset(token)
+            await transaction.commit()
 
     @property
     def in_transaction(self) -> bool:
@@ -399,32 +404,53 @@ class AsyncStore:
     ) -> AsyncIterator[Any]:
         await self._bound(cls)
         async with self._connection() as (conn, joined):
-            rows = await conn.run_sync(self._in_call, joined, make, *args, **kw)
+            rows = await self._step(conn, joined, make, *args, **kw)
             try:
                 while True:
-                    batch = await conn.run_sync(self._in_call, joined, _take, rows)
+                    batch = await self._step(conn, joined, _take, rows)
                     if not batch:
                         return
                     for item in batch:
                         yield item
             finally:
                 close = getattr(rows, "close", None)
-                if close is not None:  # a generator left early: end its read here
-                    await conn.run_sync(self._in_call, joined, close)
+                if close is not None and not conn.invalidated:
+                    await self._step(conn, joined, close)  # a generator left early: end it
+
+    async def _step(
+        self, conn: AsyncConnection, joined: bool, fn: Callable[..., R], *args: Any, **kw: Any
+    ) -> R:
+        try:
+            return await conn.run_sync(self._in_call, joined, fn, *args, **kw)
+        except Exception as exc:
+            await _cancelled(conn, exc)
+            raise
 
 
-async def _cancelled(conn: AsyncConnection, joined: bool, exc: Exception) -> None:
+async def _cancelled(conn: AsyncConnection, exc: Exception) -> None:
     """Raise CancelledError for ``exc`` if the calling task is being cancelled: the error
     then comes of the cancellation (aiomysql closes a connection cancelled during a
-    statement, and the rollback fails on it), which is what the task must end with. A
-    connection lent to the call alone is invalidated (its state is unknown; the server
-    rolls back what it had not committed); a transaction's is left to its rollback."""
+    statement; psycopg's is left inside its COPY), and the task must end with it. The
+    connection, in a state no one knows, is invalidated: the server rolls back what it had
+    not committed (the whole transaction() the call was part of)."""
     task = asyncio.current_task()
     if task is None or not task.cancelling():
         return
-    if not joined:
-        await conn.invalidate()
+    await conn.invalidate()
     raise asyncio.CancelledError() from exc
+
+
+async def _rolled_back(transaction: AsyncTransaction, conn: AsyncConnection) -> None:
+    """Roll back a transaction() (or its savepoint) that an exception ends; on a
+    connection invalidated meanwhile there is nothing to roll back (the server does), and
+    a rollback that fails while the task is being cancelled ends as :func:`_cancelled`."""
+    if conn.invalidated:
+        return
+    try:
+        await transaction.rollback()
+    except Exception as exc:
+        await _cancelled(conn, exc)
+        raise
 
 
 def _take(rows: Iterator[Any]) -> list[Any]:

@@ -5,7 +5,7 @@ lock as a transaction-level advisory lock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from itertools import chain
 from types import MappingProxyType
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
+from ...compat.sqlalchemy import awaited
 from .base import Backend, RowWriter, on_conflict
 
 #: The advisory lock key of entityworks' schema changes.
@@ -82,7 +83,7 @@ def sequence_row(rows: RowWriter, query: tuple[sa.TextClause, str], sequence: st
     statement, sql = query
     if rows.logging() or rows.listened():
         return rows.conn.execute(statement, {"seq": sequence}).first()
-    with rows.cursor() as cursor:
+    with closing(rows.cursor()) as cursor:
         cursor.execute(sql, (sequence,))
         return cursor.fetchone()
 
@@ -99,8 +100,54 @@ class Interleaved(Exception):
     sequence's shape (a step other than 1, values cached per session) cannot tell them."""
 
 
+class _AwaitedCopy:
+    """psycopg's ``AsyncCopy`` with the calls :func:`copy_rows` makes as sync ones, each
+    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore)."""
+
+    def __init__(self, copy: Any) -> None:
+        self._copy = copy
+        self.formatter = copy.formatter
+
+    def set_types(self, types: Sequence[str]) -> None:
+        self._copy.set_types(types)
+
+    def write(self, buffer: bytes | bytearray) -> None:
+        awaited(self._copy.write(buffer))
+
+    def write_row(self, row: Sequence[Any]) -> None:
+        awaited(self._copy.write_row(row))
+
+
+@contextmanager
+def copying(rows: RowWriter, sql: str, on_asyncio: bool) -> Iterator[Any]:
+    """psycopg's COPY of ``sql`` on the batch's connection: its ``Copy``, or on asyncio its
+    ``AsyncCopy`` on the psycopg connection under SQLAlchemy's adapted one (the same
+    connection and transaction), each call awaited (:class:`_AwaitedCopy`)."""
+    if not on_asyncio:
+        with rows.cursor() as cursor, cursor.copy(sql) as copy:
+            yield copy
+        return
+    driver: Any = rows.conn.connection.driver_connection
+    cursor = driver.cursor()
+    try:
+        manager = cursor.copy(sql)
+        copy = awaited(manager.__aenter__())
+        try:
+            yield _AwaitedCopy(copy)
+        except BaseException as exc:
+            awaited(manager.__aexit__(type(exc), exc, exc.__traceback__))
+            raise
+        awaited(manager.__aexit__(None, None, None))
+    finally:
+        awaited(cursor.close())
+
+
 def copy_rows(
-    rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]], *, without: int | None = None
+    rows: RowWriter,
+    chunks: Iterable[Sequence[Sequence[Any]]],
+    *,
+    without: int | None = None,
+    on_asyncio: bool = False,
 ) -> None:
     """One COPY of the SQL rows of ``chunks`` (an iterable of row lists); ``without``: the
     index of a column the rows leave out (the key, which the column's default gives).
@@ -121,7 +168,7 @@ def copy_rows(
         sql += " (FORMAT BINARY)"
     if rows.logging():
         chunks = [rows.logged(sql, list(chain.from_iterable(chunks)), "COPY")]
-    with rows.cursor() as cursor, cursor.copy(sql) as copy:
+    with copying(rows, sql, on_asyncio) as copy:
         if types is not None:
             copy.set_types(types)
         direct = psycopg_compat.binary_row_formatter(copy) if types is not None else None
@@ -255,16 +302,19 @@ class PostgreSQL(Backend):
         psycopg as it is once checked (a chunk checked while the previous one is sent),
         else of the bound rows whose gated columns hold their exact types; refused, an
         ordinary INSERT of the checked values, which locates the row. Upserts: the
-        default ``executemany``, as are inserts on asyncio: psycopg's async COPY is a
-        coroutine the adapted cursor does not offer."""
-        if rows.kind != "insert" or self.on_asyncio:
+        default ``executemany``. Under an AsyncStore the same, the COPY being psycopg's
+        async one, driven through SQLAlchemy's greenlet bridge (see :func:`copying`)."""
+        if rows.kind != "insert":
             super().write_rows(conn, rows)
             return
         chunks = rows.gated_chunks()
-        if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
+        asyncio = self.on_asyncio
+        if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks, on_asyncio=asyncio)):
             return
         bound = rows.bound()
-        if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
+        if rows.model.codec.gates_pass(bound) and rows.attempt(
+            lambda: copy_rows(rows, [bound], on_asyncio=asyncio)
+        ):
             return
         super().write_rows(conn, rows)
 
@@ -287,8 +337,7 @@ class PostgreSQL(Backend):
                 ).scalar_one_or_none()
                 or ""
             )
-        if not sequence or self.on_asyncio:  # an identity or default of another kind; or
-            # asyncio, where no COPY serves (see write_rows): INSERT ... RETURNING
+        if not sequence:  # an identity or default of another kind
             return super().insert_generated(conn, rows)
         count = len(rows)
         keys = self._copy_keyless(conn, rows, sequence)
@@ -357,7 +406,12 @@ class PostgreSQL(Backend):
                 raise Interleaved(sequence)
             start, before = state[2], state[3]
             low = start - 1 if before is None else before
-            copy_rows(rows, keyed(low, chunks) if streamed else chunks, without=at)
+            copy_rows(
+                rows,
+                keyed(low, chunks) if streamed else chunks,
+                without=at,
+                on_asyncio=self.on_asyncio,
+            )
             (last,) = sequence_row(rows, CURRVAL, sequence)
             if last - count != low:
                 raise Interleaved(sequence)

@@ -145,14 +145,6 @@ def insert_driver_rows(
         cursor.executemany(single, rest)
 
 
-def first_value(cursor: Any, sql: str, params: Sequence[Any] = ()) -> Any:
-    """The first column of the first row ``sql`` gives, on the driver's cursor (in two
-    calls: aiosqlite's adapted cursor, under an AsyncStore, does not return itself from
-    ``execute`` as sqlite3's does)."""
-    cursor.execute(sql, params)
-    return cursor.fetchone()[0]
-
-
 def memory(url: sa.URL) -> bool:
     """True for an in-memory database (one connection: one database)."""
     return url.database in (None, "", ":memory:")
@@ -572,9 +564,11 @@ class SQLite(Backend):
         """The raw cursor's ``executemany`` (64 rows to an INSERT), the rows read straight
         from the objects where nothing needs encoding (the STRICT table's types refuse
         the rest); a refused batch is checked in Python and written again. Under an
-        AsyncStore the same, through aiosqlite's adapted cursor: aiosqlite's thread then
-        draws the rows from the objects while the calling task waits."""
-        if rows.listened():  # SQLAlchemy's executemany: its listeners see the rows
+        AsyncStore, SQLAlchemy's ``executemany``: through aiosqlite's adapted cursor the
+        raw path ran in aiosqlite's thread, which a cancelled task cannot stop, and the
+        connection it left kept the write lock past the busy timeout (about one run in
+        ten of the cancellation test)."""
+        if rows.listened() or self.on_asyncio:  # SQLAlchemy's: its listeners see the rows
             super().write_rows(conn, rows)
             return
         self._send(rows, rows.streamed() or rows.bound())
@@ -597,8 +591,9 @@ class SQLite(Backend):
             rowid = cache["sqlite:rowid"] = str(
                 model.table.c[key.name].type.compile(dialect=rows.dialect) == "INTEGER"
             )
-        if rowid != "True" or rows.listened():
-            return super().insert_generated(conn, rows)  # not the rowid, or listened to
+        if rowid != "True" or rows.listened() or self.on_asyncio:
+            # not the rowid, listened to, or on asyncio (see write_rows)
+            return super().insert_generated(conn, rows)
         if "sqlite:largest" not in cache:
             table = model.table
             cache["sqlite:largest"] = str(
@@ -608,7 +603,7 @@ class SQLite(Backend):
                 sa.select(sa.func.last_insert_rowid()).compile(dialect=rows.dialect)
             )
         cursor = rows.cursor()
-        largest = first_value(cursor, cache["sqlite:largest"])
+        largest = cursor.execute(cache["sqlite:largest"]).fetchone()[0]
         count = len(rows)
         if largest is not None and (type(largest) is not int or largest > MAX_ROWID - count):
             return self._one_by_one(rows)
@@ -618,7 +613,7 @@ class SQLite(Backend):
             lambda: insert_driver_rows(rows, cursor, keyless, count, rows.keyless_sql)
         ):
             self._send(rows, rows.bound())
-        last: int = first_value(cursor, cache["sqlite:last"])
+        last: int = cursor.execute(cache["sqlite:last"]).fetchone()[0]
         return list(range(last - count + 1, last + 1))
 
     def _send(self, rows: RowWriter, first: Iterable[Sequence[Any]]) -> None:
@@ -663,7 +658,9 @@ class SQLite(Backend):
         cursor = rows.cursor()
         sql_rows = rows.bound()
         return rows.guard(  # type: ignore[no-any-return]
-            lambda: [first_value(cursor, sql, r) for r in rows.logged(sql, sql_rows, "execute")],
+            lambda: [
+                cursor.execute(sql, r).fetchone()[0] for r in rows.logged(sql, sql_rows, "execute")
+            ],
             raw=(sql, lambda: sql_rows),
         )
 
