@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import decimal
+import logging
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -437,3 +438,33 @@ def test_a_task_cancelled_inside_its_transaction_keeps_nothing_of_it(url: str) -
     cancelled, after = run(main())
     assert cancelled
     assert after == 0 == rows_in(url, "point")
+
+
+def test_postgresql_keeps_its_binary_copy_under_an_async_store(
+    pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def main() -> list[Point]:
+        async with AsyncStore(pg_url) as store:
+            await store.drop(Point)
+            await store.create(Point)
+            caplog.set_level(logging.INFO, logger="entityworks")
+            await store.insert_many([Point(i, i, f"t{i}") for i in range(50)])
+            got = [p async for p in store.select(Point, order_by="id")]
+            await store.drop(Point)
+            return got
+
+    got = run(main())
+    assert got == [Point(i, i, f"t{i}") for i in range(50)]
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("entityworks")]
+    assert any("COPY" in m and "[COPY, 50 rows]" in m for m in logged), logged
+
+
+def test_awaited_runs_a_coroutine_inside_the_greenlet_bridge(tmp_path: Any) -> None:
+    from entityworks.compat.sqlalchemy import awaited
+
+    async def main() -> int:
+        async with AsyncStore(tmp_path / "a.db") as store, store.engine.connect() as conn:
+            result: int = await conn.run_sync(lambda _c: awaited(asyncio.sleep(0, result=5)))
+            return result
+
+    assert run(main()) == 5
