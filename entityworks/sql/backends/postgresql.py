@@ -119,11 +119,12 @@ class _AwaitedCopy:
 
 
 @contextmanager
-def copying(rows: RowWriter, sql: str, on_asyncio: bool) -> Iterator[Any]:
-    """psycopg's COPY of ``sql`` on the batch's connection: its ``Copy``, or on asyncio its
-    ``AsyncCopy`` on the psycopg connection under SQLAlchemy's adapted one (the same
-    connection and transaction), each call awaited (:class:`_AwaitedCopy`)."""
-    if not on_asyncio:
+def copying(rows: RowWriter, sql: str) -> Iterator[Any]:
+    """psycopg's COPY of ``sql`` on the batch's connection: its ``Copy``, or on asyncio (an
+    AsyncStore's psycopg_async dialect) its ``AsyncCopy`` on the psycopg connection under
+    SQLAlchemy's adapted one (the same connection and transaction), each call awaited
+    (:class:`_AwaitedCopy`)."""
+    if not rows.dialect.is_async:
         with rows.cursor() as cursor, cursor.copy(sql) as copy:
             yield copy
         return
@@ -143,11 +144,7 @@ def copying(rows: RowWriter, sql: str, on_asyncio: bool) -> Iterator[Any]:
 
 
 def copy_rows(
-    rows: RowWriter,
-    chunks: Iterable[Sequence[Sequence[Any]]],
-    *,
-    without: int | None = None,
-    on_asyncio: bool = False,
+    rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]], *, without: int | None = None
 ) -> None:
     """One COPY of the SQL rows of ``chunks`` (an iterable of row lists); ``without``: the
     index of a column the rows leave out (the key, which the column's default gives).
@@ -168,7 +165,7 @@ def copy_rows(
         sql += " (FORMAT BINARY)"
     if rows.logging():
         chunks = [rows.logged(sql, list(chain.from_iterable(chunks)), "COPY")]
-    with copying(rows, sql, on_asyncio) as copy:
+    with copying(rows, sql) as copy:
         if types is not None:
             copy.set_types(types)
         direct = psycopg_compat.binary_row_formatter(copy) if types is not None else None
@@ -308,13 +305,10 @@ class PostgreSQL(Backend):
             super().write_rows(conn, rows)
             return
         chunks = rows.gated_chunks()
-        asyncio = self.on_asyncio
-        if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks, on_asyncio=asyncio)):
+        if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
             return
         bound = rows.bound()
-        if rows.model.codec.gates_pass(bound) and rows.attempt(
-            lambda: copy_rows(rows, [bound], on_asyncio=asyncio)
-        ):
+        if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
             return
         super().write_rows(conn, rows)
 
@@ -406,12 +400,7 @@ class PostgreSQL(Backend):
                 raise Interleaved(sequence)
             start, before = state[2], state[3]
             low = start - 1 if before is None else before
-            copy_rows(
-                rows,
-                keyed(low, chunks) if streamed else chunks,
-                without=at,
-                on_asyncio=self.on_asyncio,
-            )
+            copy_rows(rows, keyed(low, chunks) if streamed else chunks, without=at)
             (last,) = sequence_row(rows, CURRVAL, sequence)
             if last - count != low:
                 raise Interleaved(sequence)
