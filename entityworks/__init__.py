@@ -66,6 +66,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "sql.codegen": ("codegen_from_db",),
     "sql.scripts": ("StatementTemplates", "create_script", "statement_templates"),
     "sql.store": ("Store",),
+    "sql.asyncstore": ("AsyncStore",),
     "xml.table": ("read_xml", "write_xml"),
     "xml.xsd": ("read_xsd", "write_xsd"),
 }
@@ -119,6 +120,7 @@ if TYPE_CHECKING:
         table_schema,
     )
     from .registry import AWARE, AwareDatetime, TypeInfo, TypeRegistry, register_type
+    from .sql.asyncstore import AsyncStore
     from .sql.codegen import codegen_from_db
     from .sql.filters import col
     from .sql.scripts import StatementTemplates, create_script, statement_templates
@@ -162,6 +164,7 @@ __all__ = [
     "SchemaError",
     "StatementTemplates",
     "References",
+    "AsyncStore",
     "Store",
     "StoredValueError",
     "TableSchema",

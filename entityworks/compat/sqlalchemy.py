@@ -3,10 +3,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
 
-__all__: list[str] = ["dialect_twin"]
+T = TypeVar("T")
+
+__all__: list[str] = ["awaited", "dialect_twin"]
+
+
+def awaited(awaitable: Awaitable[T]) -> T:
+    """The result of ``awaitable``, awaited on the event loop from the sync code that
+    SQLAlchemy's greenlet bridge runs (``AsyncConnection.run_sync``), as SQLAlchemy's own
+    adapted asyncio drivers do: its ``await_`` (``await_only`` before 2.1), which it
+    documents no public name for."""
+    from sqlalchemy import util
+
+    bridge = getattr(util, "await_", None) or util.await_only
+    result: T = bridge(awaitable)
+    return result
 
 
 def dialect_twin(dialect: Any, paramstyle: str, attributes: Sequence[str]) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import sqlalchemy as sa
 
@@ -25,9 +26,39 @@ from .tables import Live, build_tables, schema_of
 
 class _Local(threading.local):
     """The calling thread's state: its ``transaction()`` connection, if any (a class
-    default, so that asking costs no AttributeError)."""
+    default, so that asking costs no AttributeError), and the connection an
+    :class:`~entityworks.sql.asyncstore.AsyncStore` lent for the call running now."""
 
     conn: sa.Connection | None = None
+    lent: sa.Connection | None = None
+
+
+class TaskLocal:
+    """The state of :class:`_Local` kept per asyncio task instead of per thread (one
+    thread runs every task of an event loop): ``ContextVar``s, which the greenlet that runs
+    a task's sync call (``AsyncConnection.run_sync``) shares with the task."""
+
+    def __init__(self) -> None:
+        self._conn: ContextVar[sa.Connection | None] = ContextVar(
+            "entityworks_transaction", default=None
+        )
+        self._lent: ContextVar[sa.Connection | None] = ContextVar("entityworks_lent", default=None)
+
+    @property
+    def conn(self) -> sa.Connection | None:
+        return self._conn.get()
+
+    @conn.setter
+    def conn(self, value: sa.Connection | None) -> None:
+        self._conn.set(value)
+
+    @property
+    def lent(self) -> sa.Connection | None:
+        return self._lent.get()
+
+    @lent.setter
+    def lent(self, value: sa.Connection | None) -> None:
+        self._lent.set(value)
 
 
 class Database:
@@ -43,6 +74,7 @@ class Database:
         engine: sa.Engine,
         registry: TypeRegistry,
         backend: Backend | None = None,
+        local: _Local | TaskLocal | None = None,
     ) -> None:
         self.url = url
         self.engine = engine
@@ -52,7 +84,8 @@ class Database:
         self.backend: Backend = backend if backend is not None else for_name(self.dialect.name)
         #: The driver's exception base class (``sqlite3.Error``, ``psycopg.Error``...).
         self.dbapi_error: type[Exception] = self.dialect.loaded_dbapi.Error
-        self.local: _Local = _Local()
+        #: The thread's state (``local``: an AsyncStore's, per task, see :class:`TaskLocal`).
+        self.local: _Local | TaskLocal = local if local is not None else _Local()
         self.models: dict[type, BoundModel] = {}
         #: One MetaData for every table of the store, so that tables can refer to each other.
         self.metadata: sa.MetaData = sa.MetaData()
@@ -185,7 +218,7 @@ class Database:
             with outer.begin_nested():
                 yield
             return
-        with self.engine.connect() as conn:
+        with self.connect() as conn:
             conn.execution_options(entityworks_write=True)
             with conn.begin():
                 self.local.conn = conn
@@ -210,11 +243,23 @@ class Database:
             else:
                 yield current
             return
-        with self.engine.connect() as conn:
+        with self.connect() as conn:
             if write:
                 conn.execution_options(entityworks_write=True)
             with conn.begin():
                 yield conn
+
+    @contextmanager
+    def connect(self) -> Iterator[sa.Connection]:
+        """A new connection of the engine (no transaction begun), closed afterwards; during
+        an AsyncStore's call, the connection it lent for that call (left open: the
+        AsyncStore closes it)."""
+        lent = self.local.lent
+        if lent is not None:
+            yield lent
+            return
+        with self.engine.connect() as conn:
+            yield conn
 
     @contextmanager
     def reading(self, model: BoundModel) -> Iterator[None]:
@@ -322,4 +367,4 @@ def _missing_table(backend: Backend, model: BoundModel, exc: BaseException) -> s
     return model.schema.name
 
 
-__all__ = ["MAX_CASCADE_LEVELS", "Database", "refuse_deep_cascades"]
+__all__ = ["MAX_CASCADE_LEVELS", "Database", "TaskLocal", "refuse_deep_cascades"]

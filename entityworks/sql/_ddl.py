@@ -79,7 +79,7 @@ def _create_one_by_one(db: Database, model: BoundModel, tables: list[sa.Table]) 
             f"{db.backend.title} would commit the open transaction; create the tables before it"
         )
     created: list[sa.Table] = []
-    with db.engine.connect() as conn, schema_lock(conn):
+    with db.connect() as conn, schema_lock(conn):
         # look again under the lock: another process may have created them meanwhile
         inspector = sa.inspect(conn)
         missing = [t for t in missing if not inspector.has_table(t.name)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -19,6 +19,9 @@ from sqlalchemy import event
 from ..errors import ConfigurationError
 from .backends import file_backend, for_name, names_where, url_examples
 from .backends.base import CONFIGURING, Backend, has_ours, marked
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 #: Options ``engine_options`` may hold, with the check of their value (create_engine's
 #: others are passed on as they are, and refused by it if unknown).
@@ -106,16 +109,36 @@ _AUTOCOMMIT = (
 )
 
 
-def _create_engine(url: sa.URL, kwargs: dict[str, Any], backend: Backend) -> sa.Engine:
-    """``sa.create_engine`` with its refusals of bad options as a ConfigurationError."""
+def checked_busy_timeout(busy_timeout: Any) -> float:
+    """``busy_timeout`` if it is a number of seconds a driver takes, else ConfigurationError."""
+    if (
+        isinstance(busy_timeout, bool)
+        or not isinstance(busy_timeout, int | float)
+        or not 0 <= busy_timeout < 2**31 / 1000
+    ):
+        raise ConfigurationError(
+            f"busy_timeout must be a number of seconds >= 0 (and finite), got {busy_timeout!r}"
+        )
+    return busy_timeout
+
+
+def _create_engine(
+    url: sa.URL,
+    kwargs: dict[str, Any],
+    backend: Backend,
+    create: Callable[..., Any] = sa.create_engine,
+    extra: str | None = None,
+) -> Any:
+    """``create`` (``sa.create_engine``) with its refusals of bad options as a
+    ConfigurationError (``extra``: the one that installs the driver, if not the backend's)."""
     try:
-        return sa.create_engine(url, **kwargs)
+        return create(url, **kwargs)
     except sa.exc.NoSuchModuleError:
         raise ConfigurationError(
             f"no SQLAlchemy dialect for {url.render_as_string(hide_password=True)}; {_url_forms()}"
         ) from None
     except ModuleNotFoundError as exc:
-        extra = backend.driver_extra
+        extra = backend.driver_extra if extra is None else extra
         hint = f' (pip install "entityworks[{extra}]")' if extra else ""
         raise ConfigurationError(
             f"the driver for {url.drivername}:// is not installed: {exc.name}{hint}; {_url_forms()}"
@@ -333,15 +356,31 @@ def make_engine(
     if backend is None:
         backend = backend_of_url(url)
     url, kwargs = backend.engine_arguments(url, echo, options, busy_timeout)
-    return _create_engine(url, kwargs, backend)
+    engine: sa.Engine = _create_engine(url, kwargs, backend)
+    return engine
+
+
+def make_async_engine(
+    url: sa.URL, echo: bool, options: dict[str, Any], busy_timeout: float, backend: Backend
+) -> AsyncEngine:
+    """An AsyncStore's engine for ``url`` (an asyncio driver's), made as
+    :func:`make_engine` makes the Store's; its ``sync_engine`` gets
+    :func:`configure_engine`'s set-up."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    url, kwargs = backend.engine_arguments(url, echo, options, busy_timeout)
+    engine: AsyncEngine = _create_engine(url, kwargs, backend, create_async_engine, "async")
+    return engine
 
 
 __all__ = [
     "PING_AFTER_IDLE",
     "adopted_url",
     "backend_of_url",
+    "checked_busy_timeout",
     "checked_options",
     "configure_engine",
+    "make_async_engine",
     "make_engine",
     "normalise_url",
     "ping_idle",

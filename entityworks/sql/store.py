@@ -40,7 +40,14 @@ from ._database import Database
 from ._log import store_logger, watch
 from ._point import PointPath
 from .backends import Backend
-from .engine import adopted_url, checked_options, configure_engine, make_engine, normalise_url
+from .engine import (
+    adopted_url,
+    checked_busy_timeout,
+    checked_options,
+    configure_engine,
+    make_engine,
+    normalise_url,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,14 +97,7 @@ class Store:
         busy_timeout: float = 30.0,
         echo: bool = False,
     ) -> None:
-        if (
-            isinstance(busy_timeout, bool)
-            or not isinstance(busy_timeout, int | float)
-            or not 0 <= busy_timeout < 2**31 / 1000
-        ):
-            raise ConfigurationError(
-                f"busy_timeout must be a number of seconds >= 0 (and finite), got {busy_timeout!r}"
-            )
+        checked_busy_timeout(busy_timeout)
         self.registry: TypeRegistry = the_registry(registry or default_registry)
         self.busy_timeout: float = busy_timeout
         if engine is not None:

@@ -8,6 +8,7 @@ with nothing special: transactional DDL, streamed reads, SQLAlchemy's ``executem
 
 from __future__ import annotations
 
+import copy
 import decimal
 import re
 import threading
@@ -182,6 +183,41 @@ class Backend:
     #: A write transaction holds the whole database from its first statement, so a second
     #: writer waits for it to end (the catalog is then created at its head in one).
     serial_writes: bool = False
+
+    # -- asyncio (AsyncStore) ----------------------------------------------------------------
+    #: The asyncio driver an AsyncStore runs this backend on, by the driver a URL names
+    #: ("": the dialect's default); a URL that names one of these asyncio drivers keeps it.
+    asyncio_drivers: Mapping[str, str] = MappingProxyType({})
+    #: True on the copy of this backend an AsyncStore's pipeline uses (:meth:`for_asyncio`):
+    #: its connections are SQLAlchemy's adapted asyncio driver connections, driven through
+    #: ``AsyncConnection.run_sync``.
+    on_asyncio: bool = False
+
+    def asyncio_url(self, url: sa.URL) -> sa.URL | str:
+        """``url`` with this backend's asyncio driver (see :attr:`asyncio_drivers`), or why
+        an AsyncStore cannot use it."""
+        _dialect, _, driver = url.drivername.partition("+")
+        if driver in self.asyncio_drivers.values():
+            return url
+        target = self.asyncio_drivers.get(driver)
+        if target is None:
+            known = sorted({d for d in self.asyncio_drivers.values()})
+            if not known:
+                return f"AsyncStore does not run on {self.title}"
+            return (
+                f"AsyncStore runs {self.title} on SQLAlchemy's asyncio driver "
+                f"{' or '.join(known)}, not {driver or 'the default driver'!r}: write "
+                f"{_with_driver(url, known[0]).render_as_string(hide_password=True)}"
+            )
+        return _with_driver(url, target)
+
+    def for_asyncio(self) -> Backend:
+        """This backend as an AsyncStore's pipeline uses it (:attr:`on_asyncio` set): each
+        backend decides there which of its driver-level paths still serve through the
+        adapted connection and which give way to SQLAlchemy's own."""
+        twin = copy.copy(self)
+        twin.on_asyncio = True
+        return twin
 
     @property
     def title(self) -> str:
@@ -732,6 +768,10 @@ class Backend:
         """Hold the tables ``names`` against every other session while the block runs,
         once each open transaction that wrote to them has ended."""
         yield
+
+
+def _with_driver(url: sa.URL, driver: str) -> sa.URL:
+    return url.set(drivername=f"{url.get_backend_name()}+{driver}")
 
 
 def on_conflict(

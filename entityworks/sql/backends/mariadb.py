@@ -46,8 +46,10 @@ _MULTI_STATEMENTS = 1 << 16
 
 
 def _connection_charset(dbapi_connection: Any) -> str | None:
-    """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says)."""
-    name = getattr(dbapi_connection, "character_set_name", None)
+    """The character set of a MySQL driver connection (``utf8mb4`` unless the URL says);
+    under an AsyncStore, of the aiomysql connection SQLAlchemy's adapted one wraps."""
+    driver = getattr(dbapi_connection, "driver_connection", dbapi_connection)
+    name = getattr(driver, "character_set_name", None)
     return name() if callable(name) else None
 
 
@@ -63,6 +65,9 @@ class MariaDB(Backend):
     """MariaDB or MySQL through PyMySQL (SQLAlchemy names them ``mariadb`` or ``mysql``)."""
 
     name = "mariadb"
+    asyncio_drivers: Mapping[str, str] = MappingProxyType(
+        {"": "aiomysql", "pymysql": "aiomysql", "mysqldb": "aiomysql"}
+    )
     transactional_ddl = False
     keeps_decimal_scale: bool = False
     no_limit: int | None = 2**64 - 1
@@ -294,7 +299,8 @@ class MariaDB(Backend):
         return isinstance(value, float) and not math.isfinite(value)
 
     def point_path(self, url: sa.URL) -> bool:
-        return True
+        # asyncio: the point path's connection kept per thread is a sync driver's
+        return not self.on_asyncio
 
     def point_connection(self, dbapi_connection: Any) -> None:
         dbapi_connection.autocommit(True)  # PyMySQL: each statement commits as it runs

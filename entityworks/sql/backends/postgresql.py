@@ -5,7 +5,7 @@ lock as a transaction-level advisory lock.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from itertools import chain, count
 from types import MappingProxyType
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
+from ...compat.sqlalchemy import awaited
 from ...types.encoding import Processor, skip_none
 from .base import Backend, RowWriter, on_conflict
 
@@ -83,7 +84,7 @@ def sequence_row(rows: RowWriter, query: tuple[sa.TextClause, str], sequence: st
     statement, sql = query
     if rows.logging() or rows.listened():
         return rows.conn.execute(statement, {"seq": sequence}).first()
-    with rows.cursor() as cursor:
+    with closing(rows.cursor()) as cursor:
         cursor.execute(sql, (sequence,))
         return cursor.fetchone()
 
@@ -98,6 +99,49 @@ class Interleaved(Exception):
     """Another session took values of the sequence while a keyless COPY ran (its keys are
     then not the consecutive run that follows the sequence's value before it), or the
     sequence's shape (a step other than 1, values cached per session) cannot tell them."""
+
+
+class _AwaitedCopy:
+    """psycopg's ``AsyncCopy`` with the calls :func:`copy_rows` makes as sync ones, each
+    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore)."""
+
+    def __init__(self, copy: Any) -> None:
+        self._copy = copy
+        self.formatter = copy.formatter
+
+    def set_types(self, types: Sequence[str]) -> None:
+        self._copy.set_types(types)
+
+    def write(self, buffer: bytes | bytearray) -> None:
+        awaited(self._copy.write(buffer))
+
+    def write_row(self, row: Sequence[Any]) -> None:
+        awaited(self._copy.write_row(row))
+
+
+@contextmanager
+def copying(rows: RowWriter, sql: str) -> Iterator[Any]:
+    """psycopg's COPY of ``sql`` on the batch's connection: its ``Copy``, or on asyncio (an
+    AsyncStore's psycopg_async dialect) its ``AsyncCopy`` on the psycopg connection under
+    SQLAlchemy's adapted one (the same connection and transaction), each call awaited
+    (:class:`_AwaitedCopy`)."""
+    if not rows.dialect.is_async:
+        with rows.cursor() as cursor, cursor.copy(sql) as copy:
+            yield copy
+        return
+    driver: Any = rows.conn.connection.driver_connection
+    cursor = driver.cursor()
+    try:
+        manager = cursor.copy(sql)
+        copy = awaited(manager.__aenter__())
+        try:
+            yield _AwaitedCopy(copy)
+        except BaseException as exc:
+            awaited(manager.__aexit__(type(exc), exc, exc.__traceback__))
+            raise
+        awaited(manager.__aexit__(None, None, None))
+    finally:
+        awaited(cursor.close())
 
 
 def copy_rows(
@@ -122,7 +166,7 @@ def copy_rows(
         sql += " (FORMAT BINARY)"
     if rows.logging():
         chunks = [rows.logged(sql, list(chain.from_iterable(chunks)), "COPY")]
-    with rows.cursor() as cursor, cursor.copy(sql) as copy:
+    with copying(rows, sql) as copy:
         if types is not None:
             copy.set_types(types)
         direct = psycopg_compat.binary_row_formatter(copy) if types is not None else None
@@ -189,6 +233,9 @@ class PostgreSQL(Backend):
     """PostgreSQL through psycopg 3."""
 
     name = "postgresql"
+    asyncio_drivers: Mapping[str, str] = MappingProxyType(
+        {"": "psycopg_async", "psycopg": "psycopg_async", "psycopg2": "psycopg_async"}
+    )
     copies = True
     text_holds_nul = False
     script_driver = "psycopg"
@@ -271,7 +318,8 @@ class PostgreSQL(Backend):
         return isinstance(value, str) and "\x00" in value
 
     def point_path(self, url: sa.URL) -> bool:
-        return True
+        # asyncio: the point path's connection kept per thread is a sync driver's
+        return not self.on_asyncio
 
     def point_connection(self, dbapi_connection: Any) -> None:
         dbapi_connection.autocommit = True  # psycopg: no BEGIN before a one-row statement
@@ -357,7 +405,8 @@ class PostgreSQL(Backend):
         psycopg as it is once checked (a chunk checked while the previous one is sent),
         else of the bound rows whose gated columns hold their exact types; refused, an
         ordinary INSERT of the checked values, which locates the row. Upserts: the
-        default ``executemany``."""
+        default ``executemany``. Under an AsyncStore the same, the COPY being psycopg's
+        async one, driven through SQLAlchemy's greenlet bridge (see :func:`copying`)."""
         if rows.kind != "insert":
             super().write_rows(conn, rows)
             return
