@@ -217,6 +217,10 @@ class Backend:
         adapted connection and which give way to SQLAlchemy's own."""
         twin = copy.copy(self)
         twin.on_asyncio = True
+        # reads: the rows of SQLAlchemy's result cursor (the adapted driver's), not a
+        # cursor of our own on the driver connection (psycopg's pipeline, PyMySQL's
+        # unbuffered cursor and binding by name are the sync drivers')
+        twin.reads_own_cursor = False
         return twin
 
     @property

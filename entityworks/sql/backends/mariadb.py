@@ -321,7 +321,9 @@ class MariaDB(Backend):
     reads_own_cursor = True
 
     def reads_raw_cursor(self) -> bool:
-        return True  # SQLAlchemy's Result costs a third of a read of small rows
+        # SQLAlchemy's Result costs a third of a read of small rows; under an AsyncStore
+        # its Result reads the adapted driver's rows (it buffers a streamed cursor's)
+        return not self.on_asyncio
 
     def read_cursor(self, dbapi_connection: Any, stream: bool) -> Any:
         if not stream:

@@ -328,7 +328,9 @@ class PostgreSQL(Backend):
     reads_own_cursor = True
 
     def reads_raw_cursor(self) -> bool:
-        return True  # SQLAlchemy's Result costs a third of a read of small rows
+        # SQLAlchemy's Result costs a third of a read of small rows; under an AsyncStore
+        # its Result reads the adapted driver's rows (it buffers a streamed cursor's)
+        return not self.on_asyncio
 
     def read_batches(
         self,
