@@ -96,6 +96,17 @@ class LongText(_Variants):
         return dialect.long_text()
 
 
+class JsonText(_Variants):
+    """JSON text: TEXT; the backend's JSON type where it has one (``Backend.json_type``),
+    which binds and reads the same text."""
+
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
+
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
+        return dialect.json_type() or dialect.long_text()
+
+
 class KeyText(_Variants):
     """Indexable text: TEXT; VARCHAR(length) on MariaDB, NVARCHAR(length) on SQL Server."""
 
@@ -169,8 +180,9 @@ def binary() -> sa.types.TypeEngine[Any]:
 
 
 def json_text() -> sa.types.TypeEngine[Any]:
-    """JSON kept as the exact text we wrote (key order and float spelling preserved)."""
-    return text()
+    """JSON: the backend's own JSON type for a new table (jsonb, MariaDB's JSON), else the
+    exact text we wrote (key order and float spelling preserved)."""
+    return JsonText()
 
 
 def date() -> sa.types.TypeEngine[Any]:

@@ -4,7 +4,8 @@ lock as a transaction-level advisory lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from types import MappingProxyType
@@ -174,6 +175,48 @@ class PostgreSQL(Backend):
         }
     )
     dialect_aliases: tuple[str, ...] = ("postgres",)
+
+    def json_type(self) -> sa.types.TypeEngine[Any] | None:
+        return JsonbText()
+
+    def connection_setup(
+        self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
+    ) -> Callable[[Any], None] | None:
+        def setup(dbapi_connection: Any) -> None:
+            # jsonb and json read as their text, which the registry's decoder reads (psycopg
+            # would parse it into Python objects first)
+            from psycopg.types.string import TextLoader
+
+            for name in ("jsonb", "json"):
+                dbapi_connection.adapters.register_loader(name, TextLoader)
+
+        return setup
+
+    def json_compare(
+        self, column: Any, path: tuple[str | int, ...], op: str, value: Any
+    ) -> sa.ColumnElement[bool]:
+        from ._json import path_text
+
+        # a jsonpath filter in strict mode: a value of another type, a missing key or an
+        # array where a scalar is asked for selects nothing (the last argument: silent)
+        shape = {bool: "boolean", str: "string"}.get(type(value), "number")
+        query = f'strict {path_text(path)} ? (@.type() == "{shape}" && @ {op} $v)'
+        return sa.func.jsonb_path_exists(
+            sa.cast(column, _jsonb()),
+            sa.cast(sa.literal(query, sa.Text()), _JsonPathType()),
+            sa.cast(sa.literal(json.dumps({"v": value}), sa.Text()), _jsonb()),
+            sa.true(),
+        )
+
+    def json_contains(
+        self, column: Any, path: tuple[str | int, ...], candidate: Any
+    ) -> sa.ColumnElement[bool]:
+        doc: Any = sa.cast(column, _jsonb())
+        if path:
+            steps = sa.literal([str(p) for p in path], postgresql_dialect().ARRAY(sa.Text()))
+            doc = doc.op("#>", return_type=_jsonb())(steps)
+        wanted = sa.cast(sa.literal(json.dumps(candidate), sa.Text()), _jsonb())
+        return doc.op("@>", return_type=sa.Boolean())(wanted)
 
     def missing_table(self, error: BaseException) -> bool:
         return getattr(error, "sqlstate", None) == "42P01"  # undefined_table
@@ -391,3 +434,44 @@ class PostgreSQL(Backend):
 
 
 __all__ = ["COPY_HEADER", "COPY_TRAILER", "LOCK_KEY", "PostgreSQL", "copy_rows"]
+
+
+class JsonbText(sa.types.UserDefinedType[Any]):
+    """PostgreSQL's jsonb, bound as the JSON text entityworks writes (cast to jsonb) and
+    read as jsonb's text (see :meth:`PostgreSQL.connection_setup`); what jsonb would not
+    give back exactly is refused or respelled first (``_json.jsonb_text``)."""
+
+    cache_ok = True
+    render_bind_cast = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONB"
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        from ._json import jsonb_text
+
+        return jsonb_text
+
+
+class _JsonPathType(sa.types.UserDefinedType[Any]):
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONPATH"
+
+
+class _JsonbCast(sa.types.UserDefinedType[Any]):
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONB"
+
+
+def _jsonb() -> sa.types.TypeEngine[Any]:
+    return _JsonbCast()
+
+
+def postgresql_dialect() -> Any:
+    from sqlalchemy.dialects import postgresql
+
+    return postgresql
