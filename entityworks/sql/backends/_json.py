@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -50,55 +48,21 @@ def _no_constant(name: str) -> Any:
     )
 
 
-def jsonb_text(text: str) -> str:
-    """``text`` (JSON written by entityworks) as PostgreSQL's jsonb keeps it exactly, or
-    ValueError: NaN and Infinity (no JSON), -0.0 (jsonb's NUMERIC has no sign of zero),
-    ``\\u0000`` (jsonb's text cannot hold NUL). A float jsonb would print without a point
-    (``1e+16`` as ``10000000000000000``, which reads back as an int) is written in full
-    with ``.0`` (``10000000000000000.0``), which jsonb keeps."""
-    if "\\u0000" in text and _NUL.search(text):
+def json_text_for_jsonb(text: str | None) -> str | None:
+    """``text`` (JSON written by entityworks) unless PostgreSQL's filters, which read it as
+    jsonb, could not: NaN and Infinity (no JSON at all) and NUL (``\\u0000``, which
+    jsonb's text cannot hold) raise ValueError."""
+    if text is not None and "\\u0000" in text and _NUL.search(text):
         raise ValueError(
-            "the text holds NUL (\\u0000), which PostgreSQL's jsonb cannot store; "
-            "keep such text out of JSON fields"
+            "the text holds NUL (\\u0000), which PostgreSQL's jsonb (what its JSON "
+            "filters read) cannot hold; keep such text out of JSON fields"
         )
-    whole: list[str] = []
-
-    def number(spelled: str) -> float:
-        if spelled.startswith("-") and float(spelled) == 0.0:
-            raise ValueError(
-                "-0.0 in a JSON value: PostgreSQL's jsonb keeps numbers as NUMERIC, "
-                "which has no negative zero (it would come back 0.0)"
-            )
-        if "e" in spelled or "E" in spelled:
-            mantissa, _e, exponent = spelled.lower().partition("e")
-            digits = len(mantissa.partition(".")[2])
-            if digits <= int(exponent):
-                whole.append(spelled)
-        return 0.0
-
-    json.loads(text, parse_float=number, parse_constant=_no_constant)
-    if not whole:
-        return text
-    marks: dict[str, str] = {}
-    tag = uuid.uuid4().hex
-
-    def mark(spelled: str) -> Any:
-        if spelled not in whole:
-            return float(spelled)
-        key = f"{tag}{len(marks)}"
-        marks[f'"{key}"'] = format(Decimal(spelled), "f") + ".0"
-        return key
-
-    data = json.loads(text, parse_float=mark)
-    out = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    for key, full in marks.items():
-        out = out.replace(key, full, 1)
-    return out
+    return refuse_constants(text)
 
 
-def refuse_constants(text: str) -> str:
-    """``text`` unless it holds NaN or Infinity, which no JSON type stores."""
-    if "NaN" in text or "Infinity" in text:
+def refuse_constants(text: str | None) -> str | None:
+    """``text`` unless it holds NaN or Infinity, which no JSON type stores (None: NULL)."""
+    if text is not None and ("NaN" in text or "Infinity" in text):
         json.loads(text, parse_constant=_no_constant)
     return text
 
@@ -186,7 +150,7 @@ __all__ = [
     "json1_compare",
     "json1_contains",
     "is_json",
-    "jsonb_text",
+    "json_text_for_jsonb",
     "kind",
     "path_text",
     "refuse_constants",

@@ -177,7 +177,7 @@ class PostgreSQL(Backend):
     dialect_aliases: tuple[str, ...] = ("postgres",)
 
     def json_type(self) -> sa.types.TypeEngine[Any] | None:
-        return JsonbText()
+        return PgJson()
 
     def connection_setup(
         self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
@@ -436,21 +436,23 @@ class PostgreSQL(Backend):
 __all__ = ["COPY_HEADER", "COPY_TRAILER", "LOCK_KEY", "PostgreSQL", "copy_rows"]
 
 
-class JsonbText(sa.types.UserDefinedType[Any]):
-    """PostgreSQL's jsonb, bound as the JSON text entityworks writes (cast to jsonb) and
-    read as jsonb's text (see :meth:`PostgreSQL.connection_setup`); what jsonb would not
-    give back exactly is refused or respelled first (``_json.jsonb_text``)."""
+class PgJson(sa.types.UserDefinedType[Any]):
+    """PostgreSQL's json: the JSON text entityworks writes, kept as it is (key order, number
+    spelling, -0.0: jsonb would sort the keys and drop the sign of zero), bound with a cast
+    to json and read as its text (see :meth:`PostgreSQL.connection_setup`). Filters read
+    it as jsonb (``CAST(col AS jsonb)``), which cannot hold NUL: text with ``\\u0000`` is
+    refused, as NaN and Infinity are (no JSON)."""
 
     cache_ok = True
     render_bind_cast = True
 
     def get_col_spec(self, **kw: Any) -> str:
-        return "JSONB"
+        return "JSON"
 
     def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
-        from ._json import jsonb_text
+        from ._json import json_text_for_jsonb
 
-        return jsonb_text
+        return json_text_for_jsonb
 
 
 class _JsonPathType(sa.types.UserDefinedType[Any]):
