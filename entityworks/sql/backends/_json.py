@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -81,21 +81,34 @@ COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 _JSON1_KINDS = {"number": ("integer", "real"), "text": ("text",), "bool": ("true", "false")}
 
 
-def json1_compare(column: Any, path: JsonPath, op: str, value: Any) -> sa.ColumnElement[bool]:
-    """SQLite: ``json_type`` says the kind, ``json_extract`` gives the SQL value."""
+def json1_compare(
+    column: Any, path: JsonPath, op: str, value: Any, *, definite: bool = False
+) -> sa.ColumnElement[bool]:
+    """SQLite: ``json_type`` says the kind, ``json_extract`` gives the SQL value. NULL
+    where the value is missing or of another kind (``definite``: false)."""
     where = sa.literal(path_text(path), sa.String())
     found = sa.func.json_type(column, where)
     what = kind(value)
     if what == "bool":
         same = found == ("true" if value else "false")
-        return sa.and_(found.in_(_JSON1_KINDS["bool"]), same if op == "==" else sa.not_(same))
+        return maybe(found, _JSON1_KINDS["bool"], same if op == "==" else sa.not_(same), definite)
     scalar = sa.func.json_extract(column, where)
     bound = sa.literal(value, sa.Double() if isinstance(value, float) else None)
-    return sa.and_(found.in_(_JSON1_KINDS[what]), COMPARE[op](scalar, bound))
+    return maybe(found, _JSON1_KINDS[what], COMPARE[op](scalar, bound), definite)
+
+
+def maybe(found: Any, kinds: Sequence[str], test: Any, definite: bool) -> sa.ColumnElement[bool]:
+    """``test`` where ``found`` (the JSON type at a path, NULL when missing) is one of
+    ``kinds``; else NULL (SQL's unknown: ``~`` keeps no such row either) or, ``definite``,
+    false (inside a containment)."""
+    if definite:
+        return sa.and_(sa.func.coalesce(found, "").in_(kinds), test)
+    return sa.case((found.in_(kinds), test))  # type: ignore[return-value]
 
 
 def _json1_shape(column: Any, path: JsonPath, shape: str) -> sa.ColumnElement[bool]:
-    return sa.func.json_type(column, sa.literal(path_text(path), sa.String())) == shape
+    found = sa.func.json_type(column, sa.literal(path_text(path), sa.String()))
+    return sa.func.coalesce(found, "") == shape
 
 
 def _json1_array_has(column: Any, path: JsonPath, value: Any) -> sa.ColumnElement[bool]:
@@ -114,15 +127,18 @@ def _json1_array_has(column: Any, path: JsonPath, value: Any) -> sa.ColumnElemen
 
 
 def json1_contains(column: Any, path: JsonPath, candidate: Any) -> sa.ColumnElement[bool]:
-    """SQLite: :func:`contained_parts` with JSON1's functions."""
-    return contained_parts(column, path, candidate, json1_compare, _json1_shape, _json1_array_has)
+    """SQLite: :func:`contained_parts` with JSON1's functions; NULL where ``path`` leads
+    nowhere."""
+    inside = contained_parts(column, path, candidate, json1_compare, _json1_shape, _json1_array_has)
+    found = sa.func.json_type(column, sa.literal(path_text(path), sa.String()))
+    return sa.case((found.is_not(None), inside))  # type: ignore[return-value]
 
 
 def contained_parts(
     column: Any,
     path: JsonPath,
     candidate: Any,
-    compare: Callable[[Any, JsonPath, str, Any], sa.ColumnElement[bool]],
+    compare: Callable[..., sa.ColumnElement[bool]],
     shape: Callable[[Any, JsonPath, str], sa.ColumnElement[bool]],
     array_has: Callable[[Any, JsonPath, Any], sa.ColumnElement[bool]],
 ) -> sa.ColumnElement[bool]:
@@ -130,7 +146,8 @@ def contained_parts(
     of the candidate with a value containing the candidate's, an array holds an equal
     element for each of the candidate's (scalars: the filter allows no other), a scalar is
     equal and of the same kind. ``shape(column, path, "object" | "array")``: the value at
-    ``path`` is one."""
+    ``path`` is one; ``compare(column, path, "==", value, definite=True)``: false where
+    the value is missing or of another kind."""
     if isinstance(candidate, dict):
         parts = [shape(column, path, "object")]
         for key, value in candidate.items():
@@ -138,7 +155,7 @@ def contained_parts(
             if isinstance(value, dict | list):
                 parts.append(contained_parts(column, at, value, compare, shape, array_has))
             else:
-                parts.append(compare(column, at, "==", value))
+                parts.append(compare(column, at, "==", value, definite=True))
         return sa.and_(*parts)
     return sa.and_(shape(column, path, "array"), *(array_has(column, path, v) for v in candidate))
 
@@ -152,6 +169,7 @@ __all__ = [
     "is_json",
     "json_text_for_jsonb",
     "kind",
+    "maybe",
     "path_text",
     "refuse_constants",
 ]

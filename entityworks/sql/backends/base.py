@@ -410,14 +410,21 @@ class Backend:
 
     # -- filters into JSON values (``col("meta")["size"] >= 3``; see filters.JsonItem) ----
     def json_compare(
-        self, column: Any, path: tuple[str | int, ...], op: str, value: Any
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
     ) -> sa.ColumnElement[bool]:
         """The rows whose JSON ``column`` holds at ``path`` a value of ``value``'s kind
-        (number, text, boolean) for which ``op`` (``==``, ``<``...) holds; a missing or
-        other-kind value matches nothing. The default: SQLite's JSON1 functions."""
+        (number, text, boolean) for which ``op`` (``==``, ``<``...) holds; NULL where the
+        value is missing or of another kind (``definite``: false). The default: SQLite's
+        JSON1 functions."""
         from ._json import json1_compare
 
-        return json1_compare(column, path, op, value)
+        return json1_compare(column, path, op, value, definite=definite)
 
     def json_contains(
         self, column: Any, path: tuple[str | int, ...], candidate: Any

@@ -187,38 +187,46 @@ class MariaDB(Backend):
         return MariaDBJson()
 
     def json_compare(
-        self, column: Any, path: tuple[str | int, ...], op: str, value: Any
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
     ) -> sa.ColumnElement[bool]:
-        from ._json import COMPARE, kind, path_text
+        from ._json import COMPARE, kind, maybe, path_text
 
         where = sa.literal(path_text(path), sa.String())
         found = sa.func.json_type(sa.func.json_extract(column, where))
-        scalar = sa.func.json_value(column, where)
         what = kind(value)
         if what == "bool":  # == and != only (the filter refuses the others)
-            holds = found == "BOOLEAN"
             same = sa.func.json_extract(column, where) == ("true" if value else "false")
-            return sa.and_(holds, same if op == "==" else sa.not_(same))
+            return maybe(found, ["BOOLEAN"], same if op == "==" else sa.not_(same), definite)
+        scalar = sa.func.json_value(column, where)
         if what == "number":
-            holds = found.in_(["INTEGER", "DOUBLE"])
             # a number as a DOUBLE (see the how-to: ints beyond 2**53 compare rounded)
             target: Any = sa.cast(scalar, sa.Double())
             bound: Any = sa.literal(float(value), sa.Double())
+            kinds = ["INTEGER", "DOUBLE"]
         else:
-            holds = found == "STRING"
             # text by its UTF-8 bytes: by code point, as Python compares str
             target = sa.cast(scalar, sa.LargeBinary())
             bound = sa.literal(value.encode(), sa.LargeBinary())
-        return sa.and_(holds, COMPARE[op](target, bound))
+            kinds = ["STRING"]
+        return maybe(found, kinds, COMPARE[op](target, bound), definite)
 
     def json_contains(
         self, column: Any, path: tuple[str | int, ...], candidate: Any
     ) -> sa.ColumnElement[bool]:
-        from ._json import contained_parts
+        from ._json import contained_parts, path_text
 
-        return contained_parts(
+        inside = contained_parts(
             column, path, candidate, self.json_compare, _json_shape, self._json_array_has
         )
+        where = sa.literal(path_text(path), sa.String())
+        found = sa.func.json_type(sa.func.json_extract(column, where))
+        return sa.case((found.is_not(None), inside))  # type: ignore[return-value]
 
     def _json_array_has(
         self, column: Any, path: tuple[str | int, ...], value: Any
@@ -507,7 +515,9 @@ def _json_shape(column: Any, path: tuple[str | int, ...], shape: str) -> sa.Colu
     from ._json import path_text
 
     where = sa.literal(path_text(path), sa.String())
-    return sa.func.json_type(sa.func.json_extract(column, where)) == shape.upper()
+    return sa.func.coalesce(sa.func.json_type(sa.func.json_extract(column, where)), "") == (
+        shape.upper()
+    )
 
 
 class _ArrayHas(sa.sql.expression.ColumnElement[bool]):

@@ -193,30 +193,45 @@ class PostgreSQL(Backend):
         return setup
 
     def json_compare(
-        self, column: Any, path: tuple[str | int, ...], op: str, value: Any
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
     ) -> sa.ColumnElement[bool]:
         from ._json import path_text
 
-        # a jsonpath filter in strict mode: a value of another type, a missing key or an
-        # array where a scalar is asked for selects nothing (the last argument: silent)
+        # jsonpath filters in strict mode, read as jsonb: a missing key or an index past
+        # the end selects nothing (the last argument: silent); a value of another type
+        # makes the comparison NULL, as a missing one does
         shape = {bool: "boolean", str: "string"}.get(type(value), "number")
-        query = f'strict {path_text(path)} ? (@.type() == "{shape}" && @ {op} $v)'
-        return sa.func.jsonb_path_exists(
-            sa.cast(column, _jsonb()),
-            sa.cast(sa.literal(query, sa.Text()), _JsonPathType()),
-            sa.cast(sa.literal(json.dumps({"v": value}), sa.Text()), _jsonb()),
-            sa.true(),
-        )
+        doc = sa.cast(column, _jsonb())
+        where = path_text(path)
+        holds = _path_exists(doc, f'strict {where} ? (@.type() == "{shape}")', {})
+        test = _path_exists(doc, f"strict {where} ? (@ {op} $v)", {"v": value})
+        if definite:
+            return sa.and_(holds, test)
+        return sa.case((holds, test))  # type: ignore[return-value]
 
     def json_contains(
         self, column: Any, path: tuple[str | int, ...], candidate: Any
     ) -> sa.ColumnElement[bool]:
+        from ._json import path_text
+
         doc: Any = sa.cast(column, _jsonb())
-        if path:
-            steps = sa.literal([str(p) for p in path], postgresql_dialect().ARRAY(sa.Text()))
-            doc = doc.op("#>", return_type=_jsonb())(steps)
+        if path:  # NULL where the path leads nowhere
+            query = sa.cast(sa.literal(f"strict {path_text(path)}", sa.Text()), _JsonPathType())
+            doc = sa.func.jsonb_path_query_first(
+                doc,
+                query,
+                sa.cast(sa.literal("{}", sa.Text()), _jsonb()),
+                sa.true(),
+                type_=_jsonb(),
+            )
         wanted = sa.cast(sa.literal(json.dumps(candidate), sa.Text()), _jsonb())
-        return doc.op("@>", return_type=sa.Boolean())(wanted)
+        return doc.op("@>", return_type=sa.Boolean())(wanted)  # type: ignore[no-any-return]
 
     def missing_table(self, error: BaseException) -> bool:
         return getattr(error, "sqlstate", None) == "42P01"  # undefined_table
@@ -469,11 +484,16 @@ class _JsonbCast(sa.types.UserDefinedType[Any]):
         return "JSONB"
 
 
+def _path_exists(doc: Any, query: str, variables: dict[str, Any]) -> sa.ColumnElement[bool]:
+    """``jsonb_path_exists(doc, query, variables, silent => true)``, all bound."""
+    return sa.func.jsonb_path_exists(  # type: ignore[no-any-return]
+        doc,
+        sa.cast(sa.literal(query, sa.Text()), _JsonPathType()),
+        sa.cast(sa.literal(json.dumps(variables), sa.Text()), _jsonb()),
+        sa.true(),
+        type_=sa.Boolean(),
+    )
+
+
 def _jsonb() -> sa.types.TypeEngine[Any]:
     return _JsonbCast()
-
-
-def postgresql_dialect() -> Any:
-    from sqlalchemy.dialects import postgresql
-
-    return postgresql
