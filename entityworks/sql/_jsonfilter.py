@@ -13,8 +13,9 @@ from .backends import for_name
 
 
 class JsonFilter(sa.sql.expression.ColumnElement[bool]):
-    """``column`` at ``path`` compared (``op``, ``value``) or containing ``value``
-    (``op`` ``"contains"``), as the dialect compiling it spells it."""
+    """``column`` at ``path`` compared (``how``: ``==``, ``<``..., with ``value``) or
+    containing ``value`` (``how``: ``"contains"``), as the dialect compiling it spells
+    it."""
 
     inherit_cache = False
     type = sa.Boolean()
@@ -22,7 +23,7 @@ class JsonFilter(sa.sql.expression.ColumnElement[bool]):
     def __init__(self, column: Any, path: tuple[str | int, ...], op: str, value: Any) -> None:
         self.column = column
         self.path = path
-        self.op = op
+        self.how = op
         self.value = value
 
     @property
@@ -32,9 +33,9 @@ class JsonFilter(sa.sql.expression.ColumnElement[bool]):
     def spelled(self, dialect_name: str) -> sa.ColumnElement[bool]:
         """This filter in SQLAlchemy's terms for the dialect ``dialect_name``."""
         backend = for_name(dialect_name)
-        if self.op == "contains":
+        if self.how == "contains":
             return backend.json_contains(self.column, self.path, self.value)
-        return backend.json_compare(self.column, self.path, self.op, self.value)
+        return backend.json_compare(self.column, self.path, self.how, self.value)
 
 
 @compiles(JsonFilter)

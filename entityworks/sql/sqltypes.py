@@ -180,8 +180,14 @@ def binary() -> sa.types.TypeEngine[Any]:
 
 
 def json_text() -> sa.types.TypeEngine[Any]:
-    """JSON: the backend's own JSON type for a new table (jsonb, MariaDB's JSON), else the
-    exact text we wrote (key order and float spelling preserved)."""
+    """JSON kept as the exact text we wrote (key order and float spelling preserved): the
+    column of JSON fields up to 0.x, which the catalog's revisions name."""
+    return text()
+
+
+def json_column() -> sa.types.TypeEngine[Any]:
+    """A JSON field's column: the backend's own JSON type for a new table (PostgreSQL's
+    json, MariaDB's JSON), else text; both keep the exact text we wrote."""
     return JsonText()
 
 
@@ -556,7 +562,7 @@ _STORAGE: dict[str, Callable[[], sa.types.TypeEngine[Any]]] = {
     "double": double,
     "text": text,
     "binary": binary,
-    "json_text": json_text,
+    "json_text": json_column,
     "date": date,
     "time": time,
     "uuid_type": uuid_type,

@@ -49,9 +49,12 @@ def storage_class(info: Any) -> str | None:
     return None if native is None else STORAGE_CLASSES.get(native)
 
 
-def _json_or_blank(type_: Any) -> str:
-    """``JSON`` for a reflected native JSON column type, else "" (not looked at)."""
-    return "JSON" if "JSON" in type(type_).__name__.upper() else ""
+def _json_or_text(type_: Any) -> str:
+    """``JSON`` for a reflected native JSON column type, ``TEXT`` for unbounded text (where
+    an older table keeps a JSON field), else "" (not looked at)."""
+    if "JSON" in type(type_).__name__.upper():
+        return "JSON"
+    return "TEXT" if isinstance(type_, sa.Text) else ""
 
 
 def setup_statement(cursor: Any, sql: str) -> None:
@@ -311,7 +314,7 @@ class Backend:
         declared type, "" when the type is not looked at; see ``tables.Live``)."""
         inspector = sa.inspect(conn)
         return {
-            name: {c["name"]: _json_or_blank(c["type"]) for c in inspector.get_columns(name)}
+            name: {c["name"]: _json_or_text(c["type"]) for c in inspector.get_columns(name)}
             for name in names
             if inspector.has_table(name)
         }
@@ -346,7 +349,7 @@ class Backend:
         JSON type); None: the column's own type."""
         from ._json import is_json
 
-        if live and live.get(column.sql_name) == "" and is_json(column.info):
+        if live and live.get(column.sql_name) == "TEXT" and is_json(column.info):
             if self.json_type() is not None and not self.json_as_text:  # an older table
                 return self.long_text() or sa.Text(), []
         return None
