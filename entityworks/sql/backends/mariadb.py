@@ -184,7 +184,7 @@ class MariaDB(Backend):
     json_as_text = True
 
     def json_type(self) -> sa.types.TypeEngine[Any] | None:
-        return MariaDBJson()
+        return _MariaDBJson()
 
     def json_compare(
         self,
@@ -495,7 +495,7 @@ class MariaDB(Backend):
 __all__ = ["CHARSET", "COLLATION", "INSERT_BYTES", "LOCK_NAME", "MariaDB"]
 
 
-class MariaDBJson(sa.types.UserDefinedType[Any]):
+class _MariaDBJson(sa.types.UserDefinedType[Any]):
     """MariaDB's JSON (LONGTEXT with a CHECK of ``JSON_VALID``): the JSON text entityworks
     writes, kept as it is (key order, float spelling); NaN and Infinity, which are no JSON,
     are refused before the server's CHECK would."""

@@ -177,7 +177,7 @@ class PostgreSQL(Backend):
     dialect_aliases: tuple[str, ...] = ("postgres",)
 
     def json_type(self) -> sa.types.TypeEngine[Any] | None:
-        return PgJson()
+        return _PgJson()
 
     def connection_setup(
         self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
@@ -451,7 +451,7 @@ class PostgreSQL(Backend):
 __all__ = ["COPY_HEADER", "COPY_TRAILER", "LOCK_KEY", "PostgreSQL", "copy_rows"]
 
 
-class PgJson(sa.types.UserDefinedType[Any]):
+class _PgJson(sa.types.UserDefinedType[Any]):
     """PostgreSQL's json: the JSON text entityworks writes, kept as it is (key order, number
     spelling, -0.0: jsonb would sort the keys and drop the sign of zero), bound with a cast
     to json and read as its text (see :meth:`PostgreSQL.connection_setup`). Filters read
