@@ -28,7 +28,9 @@ any SQL runs:
   compared with ``None`` only (``{"tags": None}``, ``col("tags") != None``, ``is_null()``,
   ``is_not_null()``). SQL would compare the encoded form, not the value (``{"b": 2, "a": 1}``
   would miss ``{"a": 1, "b": 2}``, ``[1.0]`` would miss ``[1]``), so any other comparison is
-  refused: select the rows and compare in Python.
+  refused: select the rows and compare in Python. Values *inside* a JSON column are
+  compared with ``col("meta")["size"] >= 3`` and ``col("tags").contains(["x"])``
+  (:class:`JsonItem`; ``docs/how-to/json-queries.md``).
 * An Optional child list (``shelves: list[Shelf] | None``) likewise: ``{"shelves": None}``
   keeps the rows whose list is None and ``!= None`` those that have a list (empty or not);
   any other value is refused (its items are rows of another table). A plain child list is
@@ -215,7 +217,9 @@ def _json_scalar(value: Any, what: str) -> Any:
         return value
     if type(value) is str:
         if "\x00" in value:
-            raise FilterError(f"{what}: text with NUL, which PostgreSQL's jsonb cannot hold")
+            raise FilterError(
+                f"{what}: text with NUL, which JSON filters cannot compare alike on every backend"
+            )
         return value
     raise FilterError(
         f"{what}: {_short(value)} is a {type(value).__name__}; a filter into JSON compares "
