@@ -66,10 +66,8 @@ def _one_item_batch(model: Any, processors: Any, obj: Any) -> Any:
     return encode(model, [obj], counting_from(0), processors)[0]
 
 
-# the store fixture serves every example (each test clears what it wrote)
 SETTINGS = settings(
-    max_examples=60,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None
 )
 
 
