@@ -20,6 +20,7 @@ from entityworks.sql._bound import counting_from
 from entityworks.sql._bulk import encode
 
 from ..strategies import AllTypes, rows, same
+from ..test_promise import storable
 
 #: Every registry type, without the child list (one-row calls of a class with child tables
 #: take the general path).
@@ -65,8 +66,10 @@ def _one_item_batch(model: Any, processors: Any, obj: Any) -> Any:
     return encode(model, [obj], counting_from(0), processors)[0]
 
 
+# the store fixture serves every example (each test clears what it wrote)
 SETTINGS = settings(
-    max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None
+    max_examples=60,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 
@@ -102,6 +105,8 @@ def test_the_compiled_row_is_the_batch_encoders_row(store: Store, objs, broken):
 def test_one_row_calls_give_back_every_type(store: Store, objs):
     store.create(Flat)
     store.delete(Flat, where={})
+    if not storable(store.engine.dialect.name, objs):  # NUL in PostgreSQL text and JSON
+        return
     objs = [flat(o, finite=True) for o in objs]
     for obj in objs:
         store.insert(obj)
