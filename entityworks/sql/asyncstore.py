@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import sqlalchemy as sa
 
+from ..compat.sqlalchemy import bridged_call, cancelled_since_call
 from ..errors import ConfigurationError, EntityworksError
 from ..model.schema import TableSchema
 from ..registry import TypeRegistry, the_registry
@@ -420,11 +421,15 @@ class AsyncStore:
     async def _step(
         self, conn: AsyncConnection, joined: bool, fn: Callable[..., R], *args: Any, **kw: Any
     ) -> R:
-        try:
-            return await conn.run_sync(self._in_call, joined, fn, *args, **kw)
-        except Exception as exc:
-            await _cancelled(conn, exc)
-            raise
+        with bridged_call():
+            try:
+                result = await conn.run_sync(self._in_call, joined, fn, *args, **kw)
+            except Exception as exc:
+                await _cancelled(conn, exc)
+                raise
+            if cancelled_since_call():  # yet the call went on: a driver lost the error
+                raise asyncio.CancelledError()
+        return result
 
 
 async def _cancelled(conn: AsyncConnection, exc: Exception) -> None:

@@ -75,7 +75,6 @@ def test_the_plugin_refuses_a_grid_of_another_size(
                 response.text
             ), (tail, response.text)
             assert len(response.content) < 1000, tail  # the reason, not 33 MB of tiles
-            assert seconds < 2.0, (tail, seconds)
             assert peak < SMALL, (tail, peak)
         # Datasette's own JSON and pages of the row answer: they never unpack the grid
         for path in (
@@ -85,7 +84,7 @@ def test_the_plugin_refuses_a_grid_of_another_size(
         ):
             response, peak, seconds = await _timed(ds, path)
             assert response.status_code == 200, (path, response.status_code)
-            assert seconds < 2.0 and peak < SMALL, (path, seconds, peak)
+            assert peak < SMALL, (path, peak)
         row = (await ds.client.get(f"/liar/maps/{MAP_ID}.json?_shape=objects")).json()
         assert [r["width"] for r in row["rows"]] == [40]
         page = await ds.client.get(f"/liar/maps/{MAP_ID}")

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
-from ...compat.sqlalchemy import awaited
+from ...compat.sqlalchemy import awaited, turn
 from ...types.encoding import Processor, skip_none
 from .base import Backend, RowWriter, on_conflict
 
@@ -103,20 +103,28 @@ class Interleaved(Exception):
 
 class _AwaitedCopy:
     """psycopg's ``AsyncCopy`` with the calls :func:`copy_rows` makes as sync ones, each
-    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore)."""
+    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore). The event loop gets
+    a turn after every :data:`COPY_SLICE` rows written, whether or not the driver waited on
+    the network (psycopg 3.1 buffers them): other tasks run meanwhile, and a cancellation
+    lands during a long COPY rather than after it."""
 
     def __init__(self, copy: Any) -> None:
         self._copy = copy
         self.formatter = copy.formatter
+        self._rows = 0
 
     def set_types(self, types: Sequence[str]) -> None:
         self._copy.set_types(types)
 
     def write(self, buffer: bytes | bytearray) -> None:
         awaited(self._copy.write(buffer))
+        turn()
 
     def write_row(self, row: Sequence[Any]) -> None:
         awaited(self._copy.write_row(row))
+        self._rows += 1
+        if self._rows % COPY_SLICE == 0:
+            turn()
 
 
 @contextmanager
@@ -142,6 +150,7 @@ def copying(rows: RowWriter, sql: str) -> Iterator[Any]:
         awaited(manager.__aexit__(None, None, None))
     finally:
         awaited(cursor.close())
+    turn()  # after each COPY too: a batch's COPY may be shorter than a slice
 
 
 def copy_rows(
@@ -359,13 +368,16 @@ class PostgreSQL(Backend):
         cursor = self.read_cursor(dbapi_connection, False)
         declared = False
         try:
-            if psycopg.Pipeline.is_supported():
-                with dbapi_connection.pipeline():
-                    cursor.execute(declare, params, prepare=False)
+            # the DECLARE on a cursor of its own: psycopg 3.1 leaves a cursor that ran two
+            # statements in one pipeline with the first one's result
+            with closing(self.read_cursor(dbapi_connection, False)) as declaring:
+                if psycopg.Pipeline.is_supported():
+                    with dbapi_connection.pipeline():
+                        declaring.execute(declare, params, prepare=False)
+                        cursor.execute(fetch, prepare=False)
+                else:
+                    declaring.execute(declare, params, prepare=False)
                     cursor.execute(fetch, prepare=False)
-            else:
-                cursor.execute(declare, params, prepare=False)
-                cursor.execute(fetch, prepare=False)
             declared = True
             while True:
                 batch = cursor.fetchmany(size)

@@ -127,7 +127,6 @@ def test_a_lying_blob_is_refused_by_decode_grid_before_unpacking(name: str) -> N
     assert isinstance(error, ValueError)  # what the plugin's and the CLI's handlers catch
     assert str(error).startswith("map 7: its grid is 4096x4096 cells but its row says 30x20")
     assert peak < SMALL, peak
-    assert seconds < 1.0
     good = pack_grid(np.zeros((20, 30), np.uint8))
     assert catalog.decode_grid(good, map_id=7, **ROW).shape == (20, 30)
     with pytest.raises(
@@ -180,7 +179,6 @@ def test_catalog_reads_refuse_a_planted_lying_grid(backend_url: str, name: str) 
                 "map 1: its grid is 4096x4096 cells but its row says 30x20"
             )
             assert peak < SMALL, (name, peak)  # refused from the header: nothing unpacked
-            assert seconds < 1.0
         # every other reader builds MapRecord, which refuses the row as well
         with pytest.raises(GridShapeMismatch, match="^map 1: its grid is 4096x4096"):
             list(store.select(MapRecord))

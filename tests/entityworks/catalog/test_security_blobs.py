@@ -26,8 +26,6 @@ from entityworks.errors import ValueEncodingError
 #: Peak resident memory allowed for a child that reads one crafted blob (the interpreter,
 #: numpy and SQLAlchemy take 60-110 MB; the unguarded reads took 0.6-2.7 GB).
 PEAK_MB = 200
-#: Seconds allowed for the read itself (the unguarded reads took 1-30 s).
-READ_SECONDS = 2.0
 SIDE = 8192  # 8192 x 8192: four times the catalog's cell limit
 
 
@@ -115,7 +113,6 @@ def test_a_crafted_header_is_refused_before_inflating(name: str, tmp_path: Path)
     )
     assert found["error"] == "GridTooLarge", found
     assert "more than the 16,777,216 cells (4096x4096)" in str(found["message"])
-    assert float(found["seconds"]) < READ_SECONDS  # type: ignore[arg-type]
     assert float(found["peak_mb"]) < PEAK_MB, found  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="more than the 16,777,216 cells"):
         unpack_grid(blob)
@@ -193,7 +190,6 @@ def test_store_and_catalog_reads_of_a_crafted_grid_are_refused(backend_url: str)
     for name in ("load_grid", "load_map", "select"):
         error, seconds = found[name]  # type: ignore[misc]
         assert error == "GridTooLarge", (name, found)
-        assert seconds < READ_SECONDS, (name, found)
     assert found["other map"] is True
     assert float(found["peak_mb"]) < PEAK_MB, found  # type: ignore[arg-type]
 
@@ -353,7 +349,6 @@ def test_a_path_longer_than_the_limit_is_refused_before_any_point_is_built(
     for error in found["errors"]:  # type: ignore[union-attr]
         assert error is not None and error.startswith("PathTooLong"), found
         assert "1,048,576 points a stored path may have" in error
-    assert float(found["seconds"]) < READ_SECONDS  # type: ignore[arg-type]
     assert float(found["peak_mb"]) < PEAK_MB, found  # type: ignore[arg-type]
 
 

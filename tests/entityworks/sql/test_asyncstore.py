@@ -468,3 +468,59 @@ def test_awaited_runs_a_coroutine_inside_the_greenlet_bridge(tmp_path: Any) -> N
             return result
 
     assert run(main()) == 5
+
+
+def test_a_cancellation_a_driver_loses_still_ends_the_call(url: str) -> None:
+    """A driver may swallow the CancelledError of a statement that completes as its task is
+    cancelled (psycopg before 3.3.6 on Python 3.11, through asyncio.wait_for): the call
+    must still end cancelled and its transaction keep nothing. The lossy driver is played
+    by a statement listener that awaits something swallowing the cancellation."""
+    from entityworks.compat.sqlalchemy import awaited
+
+    waiting = asyncio.Event()
+    armed = False
+
+    async def lossy() -> None:
+        waiting.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return  # lost, as the driver loses it
+
+    def listener(*_args: Any) -> None:
+        nonlocal armed
+        if armed:
+            armed = False
+            awaited(lossy())
+
+    async def main() -> tuple[bool, list[str], int]:
+        reached: list[str] = []
+        async with AsyncStore(url) as store:
+            await store.drop(Point)
+            await store.create(Point)
+            sa.event.listen(store.engine.sync_engine, "before_cursor_execute", listener)
+
+            async def work() -> None:
+                nonlocal armed
+                async with store.transaction():
+                    await store.insert(Point(1, 1))
+                    armed = True
+                    await store.upsert(Point(2, 2))
+                    reached.append("after the lossy call")
+                    await store.insert(Point(3, 3))
+
+            task = asyncio.create_task(work())
+            await asyncio.wait_for(waiting.wait(), 30)
+            task.cancel()
+            try:
+                await task
+                cancelled = False
+            except asyncio.CancelledError:
+                cancelled = True
+            sa.event.remove(store.engine.sync_engine, "before_cursor_execute", listener)
+            return cancelled, reached, await store.count(Point)
+
+    cancelled, reached, after = run(main())
+    assert cancelled
+    assert reached == []
+    assert after == 0 == rows_in(url, "point")
