@@ -22,7 +22,11 @@ HERE = Path(__file__).resolve().parent
 COMPILE = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 LINK: list[str] = []
 if os.environ.get("ENTITYWORKS_SANITIZE") == "1":
-    sanitize = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
+    sanitize = [
+        "-fsanitize=address,undefined",
+        "-fno-omit-frame-pointer",
+        "-fno-sanitize-recover=all",
+    ]
     COMPILE = [*(flag for flag in COMPILE if flag != "-O3"), "-O1", "-g", *sanitize]
     LINK = sanitize
 

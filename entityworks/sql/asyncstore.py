@@ -423,7 +423,7 @@ class AsyncStore:
     ) -> R:
         with bridged_call():
             try:
-                result = await conn.run_sync(self._in_call, joined, fn, *args, **kw)
+                result: R = await conn.run_sync(self._in_call, joined, fn, *args, **kw)
             except Exception as exc:
                 await _cancelled(conn, exc)
                 raise

@@ -67,8 +67,6 @@ def sqlite_rows(path: Path, table: str) -> list[tuple[Any, ...]]:
         return conn.execute(f'SELECT {cols} FROM "{table}" ORDER BY id').fetchall()
 
 
-
-
 def sqlite_utils(*args: str) -> str:
     from sqlite_utils.cli import cli as su_cli
 
