@@ -33,7 +33,7 @@ from .columns import (
     field_layout,
     older_names,
 )
-from .write import encode_column
+from .write import _encode_column  # a column at a time (private: see its docstring)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -427,7 +427,7 @@ def pandas_table(
                 arrays.append(_decimal_series(series))
             elif column is not None and arrow_companions(column):
                 arrays.append(
-                    encode_column(column, [None if _missing(v) else v for v in series.tolist()])
+                    _encode_column(column, [None if _missing(v) else v for v in series.tolist()])
                 )
             else:
                 arrays.append(

@@ -213,11 +213,15 @@ def _checked_array(
     return array, facts
 
 
-def encode_column(
+def _encode_column(
     column: Column, values: list[Any], first: int = 0, number: Callable[[int], int] | None = None
 ) -> pa.Array[Any]:
     """The array of one column (see ``columns._column_type``): its values', or a struct of them and
-    their companions'. Errors name row ``first + i``, or ``number(i)``."""
+    their companions'. Errors name row ``first + i``, or ``number(i)``.
+
+    Private to the arrow package (read.py uses it too): pyright reads ``pa.Array`` with a
+    second, unknown type argument under pandas-stubs 3.1, which a public signature cannot
+    state the same way for mypy."""
     fast = _checked_array(column, values)
     own = fast[0] if fast is not None else _encode_values(column, values, first, number)
     if pa.types.is_duration(own.type):
@@ -321,7 +325,7 @@ def _list_array(
     gives the row that owns an item (for errors)."""
     columns = child.field_columns
     arrays = [
-        encode_column(c, data, number=number) for c, data in zip(columns, values, strict=True)
+        _encode_column(c, data, number=number) for c, data in zip(columns, values, strict=True)
     ]
     fields = [column_field(c) for c in columns]
     struct = (
@@ -388,7 +392,7 @@ def to_arrow(
             for get, (_name, column, child) in zip(getters, layout, strict=True):
                 values = get(part)
                 if column is not None:
-                    arrays.append(encode_column(column, values, start))
+                    arrays.append(_encode_column(column, values, start))
                 else:
                     assert child is not None
                     arrays.append(_child_array(child, values, start))
@@ -425,7 +429,7 @@ def rows_to_arrow(schema: TableSchema, batches: Iterable[Sequence[Sequence[Any]]
         columns = list(zip(*batch, strict=True))
         encoded.append(
             [
-                encode_column(c, list(values), first)
+                _encode_column(c, list(values), first)
                 for c, values in zip(schema.columns, columns, strict=True)
             ]
         )
@@ -500,7 +504,7 @@ def family_rows_to_arrow(
         arrays = []
         for name, column, child in layout:
             if column is not None:
-                arrays.append(encode_column(column, own[name]))
+                arrays.append(_encode_column(column, own[name]))
             else:
                 assert child is not None
                 ends = offsets[name]
@@ -549,7 +553,6 @@ def write_parquet_table(table: pa.Table, path: str | Path, **options: Any) -> Pa
 
 __all__ = [
     "ROWS_PER_CHUNK",
-    "encode_column",
     "family_rows_to_arrow",
     "rows_to_arrow",
     "to_arrow",
