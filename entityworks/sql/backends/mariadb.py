@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
 
 from ...compat.sqlalchemy import dialect_twin
 from ...errors import ConfigurationError, EntityworksError, InvalidNameError
@@ -203,6 +204,63 @@ class MariaDB(Backend):
     def long_text(self) -> sa.types.TypeEngine[Any] | None:
         # LONGTEXT: TEXT stops at 64 KiB
         return _mysql().LONGTEXT(charset=CHARSET, collation=COLLATION)  # type: ignore[no-any-return]
+
+    #: JSON is LONGTEXT with a CHECK: a text column of an older table is bound alike
+    json_as_text = True
+
+    def json_type(self) -> sa.types.TypeEngine[Any] | None:
+        return _MariaDBJson()
+
+    def json_compare(
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
+    ) -> sa.ColumnElement[bool]:
+        from ._json import COMPARE, kind, maybe, path_text
+
+        where = sa.literal(path_text(path), sa.String())
+        found = sa.func.json_type(sa.func.json_extract(column, where))
+        what = kind(value)
+        if what == "bool":  # == and != only (the filter refuses the others)
+            same = sa.func.json_extract(column, where) == ("true" if value else "false")
+            return maybe(found, ["BOOLEAN"], same if op == "==" else sa.not_(same), definite)
+        scalar = sa.func.json_value(column, where)
+        if what == "number":
+            # a number as a DOUBLE (see the how-to: ints beyond 2**53 compare rounded)
+            target: Any = sa.cast(scalar, sa.Double())
+            bound: Any = sa.literal(float(value), sa.Double())
+            kinds = ["INTEGER", "DOUBLE"]
+        else:
+            # text by its UTF-8 bytes: by code point, as Python compares str
+            target = sa.cast(scalar, sa.LargeBinary())
+            bound = sa.literal(value.encode(), sa.LargeBinary())
+            kinds = ["STRING"]
+        return maybe(found, kinds, COMPARE[op](target, bound), definite)
+
+    def json_contains(
+        self, column: Any, path: tuple[str | int, ...], candidate: Any
+    ) -> sa.ColumnElement[bool]:
+        from ._json import contained_parts, path_text
+
+        inside = contained_parts(
+            column, path, candidate, self.json_compare, _json_shape, self._json_array_has
+        )
+        where = sa.literal(path_text(path), sa.String())
+        found = sa.func.json_type(sa.func.json_extract(column, where))
+        return sa.case((found.is_not(None), inside))
+
+    def _json_array_has(
+        self, column: Any, path: tuple[str | int, ...], value: Any
+    ) -> sa.ColumnElement[bool]:
+        """The array at ``path`` has an element of ``value``'s kind equal to it (by
+        JSON_TABLE over the array; JSON_CONTAINS would also look into nested arrays)."""
+        from ._json import path_text
+
+        return _ArrayHas(column, sa.literal(path_text(path) + "[*]", sa.String()), value)
 
     def key_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
         # VARCHAR: MariaDB cannot index LONGTEXT
@@ -479,3 +537,73 @@ class MariaDB(Backend):
 
 
 __all__ = ["CHARSET", "COLLATION", "INSERT_BYTES", "LOCK_NAME", "MariaDB"]
+
+
+class _MariaDBJson(sa.types.UserDefinedType[Any]):
+    """MariaDB's JSON (LONGTEXT with a CHECK of ``JSON_VALID``): the JSON text entityworks
+    writes, kept as it is (key order, float spelling); NaN and Infinity, which are no JSON,
+    are refused before the server's CHECK would."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSON"
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        from ._json import refuse_constants
+
+        return refuse_constants
+
+
+def _json_shape(column: Any, path: tuple[str | int, ...], shape: str) -> sa.ColumnElement[bool]:
+    from ._json import path_text
+
+    where = sa.literal(path_text(path), sa.String())
+    return sa.func.coalesce(sa.func.json_type(sa.func.json_extract(column, where)), "") == (
+        shape.upper()
+    )
+
+
+class _ArrayHas(sa.sql.expression.ColumnElement[bool]):
+    """``EXISTS (SELECT 1 FROM JSON_TABLE(doc, path COLUMNS (v JSON PATH '$')) ...)``:
+    an element of the array at ``path`` (ending in ``[*]``) of ``value``'s kind equal to
+    it; ``value`` is a bound parameter."""
+
+    inherit_cache = False
+    type = sa.Boolean()
+
+    def __init__(self, doc: Any, path: Any, value: Any) -> None:
+        self.doc = doc
+        self.path = path
+        self.value = value
+
+
+@compiles(_ArrayHas, "mariadb")
+@compiles(_ArrayHas, "mysql")
+def _array_has_sql(element: _ArrayHas, compiler: Any, **kw: Any) -> str:
+    from ._json import kind
+
+    doc = compiler.process(element.doc, **kw)
+    path = compiler.process(element.path, **kw)
+    value = element.value
+    what = kind(value)
+    if what == "bool":
+        test = "JSON_TYPE(ew_items.v) = 'BOOLEAN' AND ew_items.v = " + (
+            "'true'" if value else "'false'"
+        )
+    elif what == "number":
+        bound = compiler.process(sa.literal(float(value), sa.Double()), **kw)
+        test = (
+            "JSON_TYPE(ew_items.v) IN ('INTEGER', 'DOUBLE') AND "
+            f"CAST(ew_items.v AS DOUBLE) = {bound}"
+        )
+    else:
+        bound = compiler.process(sa.literal(value.encode(), sa.LargeBinary()), **kw)
+        test = (
+            "JSON_TYPE(ew_items.v) = 'STRING' AND "
+            f"CAST(JSON_UNQUOTE(ew_items.v) AS BINARY) = {bound}"
+        )
+    return (
+        f"EXISTS (SELECT 1 FROM JSON_TABLE({doc}, {path} COLUMNS "
+        f"(v JSON PATH '$')) AS ew_items WHERE {test})"
+    )
