@@ -62,6 +62,29 @@ def _mysql() -> Any:
     return mysql
 
 
+def _json_found(column: Any, path: tuple[str | int, ...]) -> Any:
+    """``JSON_TYPE`` of what ``path`` leads to in ``column``, NULL where it leads nowhere.
+    MariaDB reads an index into a value that is no array as an index into an array of that
+    value alone (``$.size[0]`` of ``{"size": false}`` is ``false``): an index counts only
+    where the value before it is an array, as in Python and on the other backends."""
+    from ._json import path_text
+
+    found: Any = sa.func.json_type(
+        sa.func.json_extract(column, sa.literal(path_text(path), sa.String()))
+    )
+    arrays = [
+        sa.func.json_type(
+            sa.func.json_extract(column, sa.literal(path_text(path[:i]), sa.String()))
+        )
+        == "ARRAY"
+        for i, step in enumerate(path)
+        if isinstance(step, int)
+    ]
+    if arrays:
+        found = sa.case((sa.and_(*arrays), found))
+    return found
+
+
 class MariaDB(Backend):
     """MariaDB or MySQL through PyMySQL (SQLAlchemy names them ``mariadb`` or ``mysql``)."""
 
@@ -223,7 +246,7 @@ class MariaDB(Backend):
         from ._json import COMPARE, kind, maybe, path_text
 
         where = sa.literal(path_text(path), sa.String())
-        found = sa.func.json_type(sa.func.json_extract(column, where))
+        found = _json_found(column, path)
         what = kind(value)
         if what == "bool":  # == and != only (the filter refuses the others)
             same = sa.func.json_extract(column, where) == ("true" if value else "false")
@@ -244,13 +267,12 @@ class MariaDB(Backend):
     def json_contains(
         self, column: Any, path: tuple[str | int, ...], candidate: Any
     ) -> sa.ColumnElement[bool]:
-        from ._json import contained_parts, path_text
+        from ._json import contained_parts
 
         inside = contained_parts(
             column, path, candidate, self.json_compare, _json_shape, self._json_array_has
         )
-        where = sa.literal(path_text(path), sa.String())
-        found = sa.func.json_type(sa.func.json_extract(column, where))
+        found = _json_found(column, path)
         return sa.case((found.is_not(None), inside))
 
     def _json_array_has(
@@ -556,12 +578,7 @@ class _MariaDBJson(sa.types.UserDefinedType[Any]):
 
 
 def _json_shape(column: Any, path: tuple[str | int, ...], shape: str) -> sa.ColumnElement[bool]:
-    from ._json import path_text
-
-    where = sa.literal(path_text(path), sa.String())
-    return sa.func.coalesce(sa.func.json_type(sa.func.json_extract(column, where)), "") == (
-        shape.upper()
-    )
+    return sa.func.coalesce(_json_found(column, path), "") == shape.upper()
 
 
 class _ArrayHas(sa.sql.expression.ColumnElement[bool]):
