@@ -40,6 +40,8 @@ COPY_TYPES = {
     "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
     "TIMESTAMP WITH TIME ZONE": "timestamptz",
     "UUID": "uuid",
+    # json's binary form is its text (json_recv): our JSON text goes as text, unparsed
+    "JSON": "text",
 }
 
 
