@@ -28,6 +28,36 @@ def is_json(info: Any) -> bool:
     return (getattr(made, "name", None) or getattr(made, "__name__", None)) == "json_text"
 
 
+def is_text(info: Any) -> bool:
+    """True for a registry entry stored as plain text (``str``)."""
+    made = info.sql_codec.column_type
+    return (getattr(made, "name", None) or getattr(made, "__name__", None)) == "text"
+
+
+class CheckedJson(sa.types.TypeDecorator[Any]):
+    """A str field's text on a JSON column (``native``, the backend's JSON type): checked
+    to be JSON before it is bound (the database's own refusal names no column), then bound
+    as the column's JSON."""
+
+    impl = sa.types.Text
+    cache_ok = True
+
+    def __init__(self, native: sa.types.TypeEngine[Any]) -> None:
+        super().__init__()
+        self.native = native
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        return dialect.type_descriptor(self.native)
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        if isinstance(value, str):
+            try:
+                json.loads(value, parse_constant=_no_constant)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"the text is no JSON, which the column holds ({exc})") from None
+        return value
+
+
 def path_text(path: JsonPath) -> str:
     """``path`` as the JSON path ``$."a"[0]`` all three backends read (keys were checked by
     the filter: no ``"``, backslash or control character)."""

@@ -415,11 +415,19 @@ class Backend:
         declared type) declares it as an older entityworks did, which this one keeps
         (SQLite's ``ANY`` with a CHECK on ``typeof``; JSON as text where new tables have a
         JSON type); None: the column's own type."""
-        from ._json import is_json
+        from ._json import CheckedJson, is_json, is_text
 
-        if live and live.get(column.sql_name) == "TEXT" and is_json(column.info):
+        found = live.get(column.sql_name) if live else None
+        if found == "TEXT" and is_json(column.info):
             if self.json_type() is not None and not self.json_as_text:  # an older table
                 return self.long_text() or sa.Text(), []
+        if found == "JSON" and is_text(column.info) and not column.primary_key:
+            # a str field on a JSON column (a class read from an XSD, or written for the
+            # table by hand): its text is bound as the column's JSON, which the database
+            # checks (PostgreSQL casts no text to json by itself)
+            native = self.json_type()
+            if native is not None:
+                return CheckedJson(native), []
         return None
 
     def keeps_values(self, type_: sa.types.TypeEngine[Any]) -> bool:

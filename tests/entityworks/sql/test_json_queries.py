@@ -6,6 +6,7 @@ Python-side evaluation of the same predicate over the stored objects selects.
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import sqlite3
@@ -458,3 +459,98 @@ def test_an_older_text_column_keeps_working_and_migrates(
         with engine.begin() as conn:
             conn.execute(sa.text("DROP TABLE IF EXISTS jq_item"))
         engine.dispose()
+
+
+@table("jq_doc")
+@dataclass
+class DocText:
+    """Doc's table read as text: what a class built from an XSD, or written for the table
+    by hand, has for its JSON columns."""
+
+    id: int
+    meta: str
+    tags: str
+    counts: str
+    pair: str
+    inner: str | None
+
+
+def test_a_str_field_on_a_json_column_writes_json_or_is_refused(store: Store) -> None:
+    """A str field mapped onto an existing JSON column binds its text as the column's JSON
+    (PostgreSQL casts no text to json by itself): inserts, updates and upserts through it
+    read back through the JSON class, and text that is no JSON is refused naming the
+    column, with nothing written."""
+    from entityworks import WriteError
+
+    store.drop(Doc)
+    store.create(Doc)
+    store.insert(Doc(1, {"a": 1}, ["x"], {1: "a"}, (1,), Inner(1, "n", 0.5)))
+    as_text = next(iter(store.select(DocText, where={"id": 1})))
+    assert as_text.tags == '["x"]' and as_text.inner is not None
+    store.update(DocText(1, '{"a": 2}', '["y", "z"]', '{"1": "b"}', "[2, 3]", None))
+    store.upsert(DocText(2, "{}", "[]", "{}", "[]", as_text.inner))
+    with store.transaction():
+        store.update(DocText, values={"tags": '["w"]'}, where={"id": 2})
+    assert store.get(Doc, 1) == Doc(1, {"a": 2}, ["y", "z"], {1: "b"}, (2, 3), None)
+    assert store.get(Doc, 2) == Doc(2, {}, ["w"], {}, (), Inner(1, "n", 0.5))
+    if _dialect(store) != "sqlite":  # SQLite keeps JSON as text, which any text is
+        with pytest.raises(WriteError) as refused:
+            store.insert_many(
+                [DocText(3, "{}", "[]", "{}", "[]", None), DocText(4, "{", "[]", "{}", "[]", None)]
+            )
+        assert refused.value.column == "meta"
+        assert store.count(Doc) == 2
+
+
+@table("jq_spaced")
+@dataclass
+class Spaced:
+    id: int
+    meta: dict[str, str]
+
+
+def test_text_read_out_of_json_compares_exactly(store: Store) -> None:
+    """Trailing spaces and case count inside JSON as in Python, whatever the JSON column's
+    collation (MariaDB creates its JSON columns utf8mb4_bin, which pads)."""
+    store.drop(Spaced)
+    store.create(Spaced)
+    names = ["x ", "x", "X", "x\t", "\u00e9", "e\u0301"]
+    rows = [Spaced(i, {"n": n}) for i, n in enumerate(names)]
+    store.insert_many(rows)
+    for op in (operator.eq, operator.lt, operator.ge):
+        for probe in ("x", "x ", "X"):
+            got = sorted(r.id for r in store.select(Spaced, where=op(col("meta")["n"], probe)))
+            assert got == [r.id for r in rows if op(r.meta["n"], probe)], (op, probe)
+
+
+def test_another_tool_s_json_columns_reflect_as_json_text(store: Store) -> None:
+    """A table made by plain SQL with the database's JSON types (PostgreSQL json and jsonb,
+    MariaDB JSON) reflects with str fields holding the JSON text, which writes back as
+    JSON; text that is no JSON is refused naming its column."""
+    from entityworks import WriteError
+
+    dialect = _dialect(store)
+    kinds = {"postgresql": ("json", "jsonb"), "mariadb": ("JSON", "JSON")}.get(
+        dialect, ("TEXT", "TEXT")
+    )
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS jq_theirs")
+        conn.exec_driver_sql(
+            f"CREATE TABLE jq_theirs (id INTEGER PRIMARY KEY, a {kinds[0]}, b {kinds[1]})"
+        )
+        conn.exec_driver_sql("""INSERT INTO jq_theirs VALUES (1, '{"k": [1, 2]}', '["x"]')""")
+    theirs = store.reflect("jq_theirs")
+    [row] = store.select(theirs)
+    assert isinstance(row.a, str) and isinstance(row.b, str)
+    assert json.loads(row.a) == {"k": [1, 2]} and json.loads(row.b) == ["x"]
+    store.update(theirs(1, '{"k": []}', '{"y": null}'))
+    store.insert(theirs(2, "[]", "3"))
+    got = {r.id: (json.loads(r.a), json.loads(r.b)) for r in store.select(theirs)}
+    assert got == {1: ({"k": []}, {"y": None}), 2: ([], 3)}
+    if dialect != "sqlite":
+        with pytest.raises(WriteError) as refused:
+            store.insert(theirs(3, "[]", "{nope"))
+        assert refused.value.column == "b"
+        assert store.count(theirs) == 2
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE jq_theirs")
