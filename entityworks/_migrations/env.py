@@ -20,6 +20,7 @@ from entityworks import Store
 from entityworks.migrate import (
     VERSION_TABLE,
     compare_server_default,
+    compare_type,
     include_tables,
     migration_connection,
     render_item,
@@ -56,7 +57,7 @@ def _configure(**kwargs: Any) -> None:
     context.configure(
         version_table=VERSION_TABLE,
         include_name=include_tables(_classes()),
-        compare_type=True,
+        compare_type=compare_type,
         compare_server_default=compare_server_default,
         render_item=render_item,
         **kwargs,

@@ -23,6 +23,7 @@ from .diff import check_clean, describe, diff
 from .diff import parse_renames as parse_renames
 from .hooks import alembic_options as alembic_options
 from .hooks import compare_server_default as compare_server_default
+from .hooks import compare_type as compare_type
 from .hooks import render_item as render_item
 from .metadata import include_tables, table_names, target_metadata
 from .metadata import metadata_for as metadata_for

@@ -21,7 +21,7 @@ from ..sql.store import Store
 from ..sql.tables import schema_of, table_companions
 from . import dialects
 from .connection import opened
-from .hooks import compare_server_default
+from .hooks import compare_server_default, compare_type
 from .metadata import default_text, include_tables, sql_column, target_metadata
 from .versions import VERSION_TABLE
 
@@ -41,7 +41,7 @@ def _context(conn: sa.Connection, classes: Sequence[type]) -> MigrationContext:
         conn,
         opts={
             "include_name": include_tables(classes),
-            "compare_type": True,
+            "compare_type": compare_type,
             "compare_server_default": compare_server_default,
             "version_table": VERSION_TABLE,
         },

@@ -20,6 +20,27 @@ from . import dialects
 from .metadata import default_text, include_tables, metadata_for
 
 
+def compare_type(
+    context: MigrationContext,
+    inspected_column: Any,
+    metadata_column: Any,
+    inspected_type: Any,
+    metadata_type: Any,
+) -> bool | None:
+    """Alembic's type comparison, except that a JSON field's column (the database's JSON
+    type in a new table) is no change from the text column an older table keeps its JSON
+    in, nor from a JSON column: both hold the same text. Converting one is a revision of
+    its own (``docs/how-to/json-queries.md``). None: Alembic's own comparison."""
+    from ..sql.sqltypes import JsonText
+
+    if isinstance(metadata_type, JsonText) and (
+        isinstance(inspected_type, sa.Text | sa.JSON)
+        or "JSON" in type(inspected_type).__name__.upper()
+    ):
+        return False
+    return None
+
+
 def compare_server_default(
     context: MigrationContext,
     inspected_column: sa.Column[Any],
@@ -181,7 +202,7 @@ def alembic_options(
     return {
         "target_metadata": metadata_for(*models, dialect=dialect),
         "include_name": include_tables(models),
-        "compare_type": True,
+        "compare_type": compare_type,
         "compare_server_default": compare_server_default,
         "render_item": render_item,
         "render_as_batch": dialects.rebuilds_tables(name),
@@ -189,4 +210,4 @@ def alembic_options(
     }
 
 
-__all__ = ["alembic_options", "compare_server_default", "render_item"]
+__all__ = ["alembic_options", "compare_server_default", "compare_type", "render_item"]

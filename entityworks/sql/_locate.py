@@ -301,6 +301,7 @@ _COLUMN_PATTERNS = [
     re.compile(r"for column [`'\"](?:[^`'\"]+[`'\"]\.[`'\"])*([^`'\"]+)[`'\"]"),
     re.compile(r"for key '(?:[^'.]+\.)?([^']+)'"),  # mariadb duplicates
     re.compile(r"FOREIGN KEY \(`([^`]+)`\)"),  # mariadb references
+    re.compile(r"CONSTRAINT `(?:[^`.]+\.)?([^`]+)` failed"),  # mariadb CHECK (a JSON column's)
 ]
 
 

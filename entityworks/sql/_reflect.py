@@ -22,6 +22,10 @@ from .reflection import LiveColumn, reflected_class
 
 def column_python_type(type_: Any) -> Any:
     """The Python type of a reflected column's values."""
+    # a native JSON column (PostgreSQL's json and jsonb) reads as its JSON text, which a
+    # str field writes back as the column's JSON (see Backend.older_column)
+    if isinstance(type_, sa.JSON):
+        return str
     # MariaDB's DOUBLE is a Numeric that defaults to Decimal; a float is a float.
     if isinstance(type_, sa.Float):
         return float

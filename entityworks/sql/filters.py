@@ -28,7 +28,9 @@ any SQL runs:
   compared with ``None`` only (``{"tags": None}``, ``col("tags") != None``, ``is_null()``,
   ``is_not_null()``). SQL would compare the encoded form, not the value (``{"b": 2, "a": 1}``
   would miss ``{"a": 1, "b": 2}``, ``[1.0]`` would miss ``[1]``), so any other comparison is
-  refused: select the rows and compare in Python.
+  refused: select the rows and compare in Python. Values *inside* a JSON column are
+  compared with ``col("meta")["size"] >= 3`` and ``col("tags").contains(["x"])``
+  (:class:`JsonItem`; ``docs/how-to/json-queries.md``).
 * An Optional child list (``shelves: list[Shelf] | None``) likewise: ``{"shelves": None}``
   keeps the rows whose list is None and ``!= None`` those that have a list (empty or not);
   any other value is refused (its items are rows of another table). A plain child list is
@@ -156,6 +158,172 @@ class Comparison(Expr):
         assert target_schema is not None  # built with the table that refers to it
         inner = Comparison(rest, self.op, self.value).compile(key.table, target_schema)
         return table.c[column.name].in_(sa.select(key).where(inner))
+
+
+@dataclass(frozen=True, eq=False)
+class JsonComparison(Expr):
+    """A value inside a JSON column compared with a number, a text or a boolean
+    (``col("meta")["size"] >= 3``): see :meth:`col.__getitem__`."""
+
+    column: str
+    path: tuple[str | int, ...]
+    op: str
+    value: Any
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        from ._jsonfilter import JsonFilter
+
+        column = _json_column(schema, self.column)
+        return JsonFilter(table.c[column.name], self.path, self.op, self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class JsonContains(Expr):
+    """A JSON column (or a value inside it) containing ``candidate``:
+    ``col("tags").contains(["x"])``, ``col("meta").contains({"k": 1})``."""
+
+    column: str
+    path: tuple[str | int, ...]
+    candidate: Any
+
+    def compile(self, table: sa.Table, schema: TableSchema) -> sa.ColumnElement[bool]:
+        from ._jsonfilter import JsonFilter
+
+        column = _json_column(schema, self.column)
+        return JsonFilter(table.c[column.name], self.path, "contains", self.candidate)
+
+
+def _json_column(schema: TableSchema, name: str) -> Column:
+    """The column ``name``, which must hold JSON (a list, dict, tuple or nested
+    dataclass field)."""
+    if "." in name:
+        raise FilterError(f"{name!r}: a filter into JSON takes a column of the class itself")
+    column = filtered_column(schema, name)
+    if _encoded_form(column) != "stored as JSON text":
+        raise FilterError(
+            f"{schema.cls.__qualname__}.{column.name} ({column.info.name}) holds no JSON: "
+            "[...] and contains() filter into list, dict, tuple and nested dataclass fields"
+        )
+    return column
+
+
+def _json_scalar(value: Any, what: str) -> Any:
+    """``value`` if a filter into JSON can compare it (str, int, finite float, bool)."""
+    if isinstance(value, bool) or type(value) is int:
+        return value
+    if type(value) is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise FilterError(f"{what}: {value!r} is no JSON number")
+        return value
+    if type(value) is str:
+        if "\x00" in value:
+            raise FilterError(
+                f"{what}: text with NUL, which JSON filters cannot compare alike on every backend"
+            )
+        return value
+    raise FilterError(
+        f"{what}: {_short(value)} is a {type(value).__name__}; a filter into JSON compares "
+        "a str, an int, a float or a bool"
+    )
+
+
+def _json_candidate(value: Any, what: str, depth: int = 0) -> Any:
+    """``value`` if contains() takes it: a dict (str keys) of scalars, lists of scalars and
+    such dicts, or a list of scalars."""
+    if depth > 50:
+        raise FilterError(f"{what}: nested too deeply")
+    if type(value) is dict:
+        for key, item in value.items():
+            _json_key(key, what)
+            if type(item) is dict or type(item) is list:
+                _json_candidate(item, what, depth + 1)
+            else:
+                _json_scalar(item, what)
+        return value
+    if type(value) is list:
+        for item in value:
+            _json_scalar(item, f"{what} (a list in contains() holds scalars)")
+        return value
+    raise FilterError(f"{what}: contains() takes a dict or a list, got {_short(value)}")
+
+
+def _json_key(key: Any, what: str) -> Any:
+    if type(key) is int and key >= 0:
+        return key
+    if type(key) is not str:
+        raise FilterError(
+            f"{what}: {key!r} is no key (a str) or array index (an int from 0) of a JSON value"
+        )
+    if any(ch in key for ch in '"\\') or any(ord(ch) < 32 for ch in key):
+        raise FilterError(
+            f"{what}: the key {key!r} holds a quote, a backslash or a control character, "
+            "which a JSON path of every backend cannot name alike"
+        )
+    return key
+
+
+class JsonItem:
+    """A value inside a JSON column, for filters: ``col("meta")["a"]["b"]``,
+    ``col("tags")[0]``. Compared with ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=`` (a
+    bool: ``==`` and ``!=`` only) it keeps the rows whose value there is of the compared
+    value's kind (a number, a text, a boolean) and compares so; a missing key, an index
+    past the end or a value of another kind keeps no row, whatever the comparison (SQL's
+    NULL)."""
+
+    __slots__ = ("column", "path")
+
+    def __init__(self, column: str, path: tuple[str | int, ...]) -> None:
+        self.column: str = column
+        self.path: tuple[str | int, ...] = path
+
+    def __getitem__(self, key: str | int) -> JsonItem:
+        return JsonItem(self.column, (*self.path, _json_key(key, self._name())))
+
+    def _name(self) -> str:
+        return f"col({self.column!r})" + "".join(f"[{p!r}]" for p in self.path)
+
+    def _compare(self, op: str, value: Any) -> JsonComparison:
+        what = self._name()
+        if value is None:
+            raise FilterError(
+                f"{what} {op} None: a filter into JSON compares values; a missing key "
+                "matches nothing (filter the column itself with None)"
+            )
+        _json_scalar(value, what)
+        if isinstance(value, bool) and op not in ("==", "!="):
+            raise FilterError(f"{what} {op} {value!r}: booleans compare with == and != only")
+        return JsonComparison(self.column, self.path, op, value)
+
+    def __eq__(self, value: Any) -> JsonComparison:  # type: ignore[override]
+        return self._compare("==", value)
+
+    def __ne__(self, value: Any) -> JsonComparison:  # type: ignore[override]
+        return self._compare("!=", value)
+
+    def __lt__(self, value: Any) -> JsonComparison:
+        return self._compare("<", value)
+
+    def __le__(self, value: Any) -> JsonComparison:
+        return self._compare("<=", value)
+
+    def __gt__(self, value: Any) -> JsonComparison:
+        return self._compare(">", value)
+
+    def __ge__(self, value: Any) -> JsonComparison:
+        return self._compare(">=", value)
+
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
+    def contains(self, candidate: Any) -> JsonContains:
+        """The rows whose value here contains ``candidate``, as PostgreSQL's ``@>`` means
+        it: a dict holds each of the candidate's keys with a value containing the
+        candidate's; a list holds an equal element (of the same kind) for each of the
+        candidate's, in any order; a number equals a number (``1 == 1.0``), a text a
+        text, a boolean a boolean. A candidate is a dict (str keys) whose values are
+        scalars, dicts or lists, or a list of scalars."""
+        return JsonContains(
+            self.column, self.path, _json_candidate(candidate, f"{self._name()}.contains()")
+        )
 
 
 def filtered_column(schema: TableSchema, name: str) -> Column:
@@ -329,6 +497,17 @@ class col:  # noqa: N801 - reads as a function in filters: col("x") >= 1
 
     def is_null(self) -> Comparison:
         return Comparison(self.name, "is_null", None)
+
+    def __getitem__(self, key: str | int) -> JsonItem:
+        """A value inside this JSON column (a list, dict, tuple or nested dataclass field):
+        ``col("meta")["size"] >= 3``, ``col("meta")["a"]["b"] == "x"``, ``col("tags")[0]``
+        (see :class:`JsonItem`)."""
+        return JsonItem(self.name, ())[key]
+
+    def contains(self, candidate: Any) -> JsonContains:
+        """The rows whose JSON column contains ``candidate`` (a dict or a list; see
+        :meth:`JsonItem.contains`): ``col("tags").contains(["x"])``."""
+        return JsonItem(self.name, ()).contains(candidate)
 
     def is_not_null(self) -> Comparison:
         return Comparison(self.name, "is_not_null", None)

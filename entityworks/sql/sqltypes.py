@@ -96,6 +96,17 @@ class LongText(_Variants):
         return dialect.long_text()
 
 
+class JsonText(_Variants):
+    """JSON text: TEXT; the backend's JSON type where it has one (``Backend.json_type``),
+    which binds and reads the same text."""
+
+    impl: sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]] = sa.Text
+    cache_ok: bool | None = True
+
+    def variant(self, dialect: Backend) -> sa.types.TypeEngine[Any] | None:
+        return dialect.json_type() or dialect.long_text()
+
+
 class KeyText(_Variants):
     """Indexable text: TEXT; VARCHAR(length) on MariaDB, NVARCHAR(length) on SQL Server."""
 
@@ -169,8 +180,15 @@ def binary() -> sa.types.TypeEngine[Any]:
 
 
 def json_text() -> sa.types.TypeEngine[Any]:
-    """JSON kept as the exact text we wrote (key order and float spelling preserved)."""
+    """JSON kept as the exact text we wrote (key order and float spelling preserved): the
+    column of JSON fields up to 0.x, which the catalog's revisions name."""
     return text()
+
+
+def json_column() -> sa.types.TypeEngine[Any]:
+    """A JSON field's column: the backend's own JSON type for a new table (PostgreSQL's
+    json, MariaDB's JSON), else text; both keep the exact text we wrote."""
+    return JsonText()
 
 
 def date() -> sa.types.TypeEngine[Any]:
@@ -583,7 +601,7 @@ _STORAGE: dict[str, Callable[[], sa.types.TypeEngine[Any]]] = {
     "double": double,
     "text": text,
     "binary": binary,
-    "json_text": json_text,
+    "json_text": json_column,
     "date": date,
     "time": time,
     "uuid_type": uuid_type,

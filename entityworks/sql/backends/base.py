@@ -50,6 +50,14 @@ def storage_class(info: Any) -> str | None:
     return None if native is None else STORAGE_CLASSES.get(native)
 
 
+def _json_or_text(type_: Any) -> str:
+    """``JSON`` for a reflected native JSON column type, ``TEXT`` for unbounded text (where
+    an older table keeps a JSON field), else "" (not looked at)."""
+    if "JSON" in type(type_).__name__.upper():
+        return "JSON"
+    return "TEXT" if isinstance(type_, sa.Text) else ""
+
+
 def setup_statement(cursor: Any, sql: str) -> None:
     """Run one statement of a connection's set-up (logged like every statement)."""
     if sql_logger.isEnabledFor(INFO):
@@ -374,7 +382,7 @@ class Backend:
         declared type, "" when the type is not looked at; see ``tables.Live``)."""
         inspector = sa.inspect(conn)
         return {
-            name: {c["name"]: "" for c in inspector.get_columns(name)}
+            name: {c["name"]: _json_or_text(c["type"]) for c in inspector.get_columns(name)}
             for name in names
             if inspector.has_table(name)
         }
@@ -405,7 +413,21 @@ class Backend:
     ) -> tuple[sa.types.TypeEngine[Any], list[sa.schema.SchemaItem]] | None:
         """The type and CHECKs of ``column`` when its existing table (``live``: column ->
         declared type) declares it as an older entityworks did, which this one keeps
-        (SQLite's ``ANY`` with a CHECK on ``typeof``); None: the column's own type."""
+        (SQLite's ``ANY`` with a CHECK on ``typeof``; JSON as text where new tables have a
+        JSON type); None: the column's own type."""
+        from ._json import CheckedJson, is_json, is_text
+
+        found = live.get(column.sql_name) if live else None
+        if found == "TEXT" and is_json(column.info):
+            if self.json_type() is not None and not self.json_as_text:  # an older table
+                return self.long_text() or sa.Text(), []
+        if found == "JSON" and is_text(column.info) and not column.primary_key:
+            # a str field on a JSON column (a class read from an XSD, or written for the
+            # table by hand): its text is bound as the column's JSON, which the database
+            # checks (PostgreSQL casts no text to json by itself)
+            native = self.json_type()
+            if native is not None:
+                return CheckedJson(native), []
         return None
 
     def keeps_values(self, type_: sa.types.TypeEngine[Any]) -> bool:
@@ -456,6 +478,42 @@ class Backend:
     def blob(self) -> sa.types.TypeEngine[Any] | None:
         """Unbounded bytes."""
         return None
+
+    #: The JSON type binds and reads the JSON text as a text column does (MariaDB's JSON is
+    #: LONGTEXT with a CHECK), so a text column of an older table keeps it too.
+    json_as_text: bool = False
+
+    def json_type(self) -> sa.types.TypeEngine[Any] | None:
+        """The column type of a new table's JSON field (None: text, as SQLite keeps it)."""
+        return None
+
+    # -- filters into JSON values (``col("meta")["size"] >= 3``; see filters.JsonItem) ----
+    def json_compare(
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
+    ) -> sa.ColumnElement[bool]:
+        """The rows whose JSON ``column`` holds at ``path`` a value of ``value``'s kind
+        (number, text, boolean) for which ``op`` (``==``, ``<``...) holds; NULL where the
+        value is missing or of another kind (``definite``: false). The default: SQLite's
+        JSON1 functions."""
+        from ._json import json1_compare
+
+        return json1_compare(column, path, op, value, definite=definite)
+
+    def json_contains(
+        self, column: Any, path: tuple[str | int, ...], candidate: Any
+    ) -> sa.ColumnElement[bool]:
+        """The rows whose JSON ``column`` holds at ``path`` a value containing
+        ``candidate`` (a dict or list of scalars, checked by the filter), as PostgreSQL's
+        ``@>`` means it. The default: SQLite's JSON1 functions."""
+        from ._json import json1_contains
+
+        return json1_contains(column, path, candidate)
 
     def exact_decimal(self) -> sa.types.TypeEngine[Any]:
         """A decimal number kept exactly."""

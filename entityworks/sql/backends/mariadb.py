@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
 
 from ...compat.sqlalchemy import dialect_twin
 from ...errors import ConfigurationError, EntityworksError, InvalidNameError
@@ -59,6 +60,29 @@ def _mysql() -> Any:
     from sqlalchemy.dialects import mysql
 
     return mysql
+
+
+def _json_found(column: Any, path: tuple[str | int, ...]) -> Any:
+    """``JSON_TYPE`` of what ``path`` leads to in ``column``, NULL where it leads nowhere.
+    MariaDB reads an index into a value that is no array as an index into an array of that
+    value alone (``$.size[0]`` of ``{"size": false}`` is ``false``): an index counts only
+    where the value before it is an array, as in Python and on the other backends."""
+    from ._json import path_text
+
+    found: Any = sa.func.json_type(
+        sa.func.json_extract(column, sa.literal(path_text(path), sa.String()))
+    )
+    arrays = [
+        sa.func.json_type(
+            sa.func.json_extract(column, sa.literal(path_text(path[:i]), sa.String()))
+        )
+        == "ARRAY"
+        for i, step in enumerate(path)
+        if isinstance(step, int)
+    ]
+    if arrays:
+        found = sa.case((sa.and_(*arrays), found))
+    return found
 
 
 class MariaDB(Backend):
@@ -203,6 +227,62 @@ class MariaDB(Backend):
     def long_text(self) -> sa.types.TypeEngine[Any] | None:
         # LONGTEXT: TEXT stops at 64 KiB
         return _mysql().LONGTEXT(charset=CHARSET, collation=COLLATION)  # type: ignore[no-any-return]
+
+    #: JSON is LONGTEXT with a CHECK: a text column of an older table is bound alike
+    json_as_text = True
+
+    def json_type(self) -> sa.types.TypeEngine[Any] | None:
+        return _MariaDBJson()
+
+    def json_compare(
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
+    ) -> sa.ColumnElement[bool]:
+        from ._json import COMPARE, kind, maybe, path_text
+
+        where = sa.literal(path_text(path), sa.String())
+        found = _json_found(column, path)
+        what = kind(value)
+        if what == "bool":  # == and != only (the filter refuses the others)
+            same = sa.func.json_extract(column, where) == ("true" if value else "false")
+            return maybe(found, ["BOOLEAN"], same if op == "==" else sa.not_(same), definite)
+        scalar = sa.func.json_value(column, where)
+        if what == "number":
+            # a number as a DOUBLE (see the how-to: ints beyond 2**53 compare rounded)
+            target: Any = sa.cast(scalar, sa.Double())
+            bound: Any = sa.literal(float(value), sa.Double())
+            kinds = ["INTEGER", "DOUBLE"]
+        else:
+            # text by its UTF-8 bytes: by code point, as Python compares str
+            target = sa.cast(scalar, sa.LargeBinary())
+            bound = sa.literal(value.encode(), sa.LargeBinary())
+            kinds = ["STRING"]
+        return maybe(found, kinds, COMPARE[op](target, bound), definite)
+
+    def json_contains(
+        self, column: Any, path: tuple[str | int, ...], candidate: Any
+    ) -> sa.ColumnElement[bool]:
+        from ._json import contained_parts
+
+        inside = contained_parts(
+            column, path, candidate, self.json_compare, _json_shape, self._json_array_has
+        )
+        found = _json_found(column, path)
+        return sa.case((found.is_not(None), inside))
+
+    def _json_array_has(
+        self, column: Any, path: tuple[str | int, ...], value: Any
+    ) -> sa.ColumnElement[bool]:
+        """The array at ``path`` has an element of ``value``'s kind equal to it (by
+        JSON_TABLE over the array; JSON_CONTAINS would also look into nested arrays)."""
+        from ._json import path_text
+
+        return _ArrayHas(column, sa.literal(path_text(path) + "[*]", sa.String()), value)
 
     def key_text(self, length: int) -> sa.types.TypeEngine[Any] | None:
         # VARCHAR: MariaDB cannot index LONGTEXT
@@ -479,3 +559,68 @@ class MariaDB(Backend):
 
 
 __all__ = ["CHARSET", "COLLATION", "INSERT_BYTES", "LOCK_NAME", "MariaDB"]
+
+
+class _MariaDBJson(sa.types.UserDefinedType[Any]):
+    """MariaDB's JSON (LONGTEXT with a CHECK of ``JSON_VALID``): the JSON text entityworks
+    writes, kept as it is (key order, float spelling); NaN and Infinity, which are no JSON,
+    are refused before the server's CHECK would."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSON"
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        from ._json import refuse_constants
+
+        return refuse_constants
+
+
+def _json_shape(column: Any, path: tuple[str | int, ...], shape: str) -> sa.ColumnElement[bool]:
+    return sa.func.coalesce(_json_found(column, path), "") == shape.upper()
+
+
+class _ArrayHas(sa.sql.expression.ColumnElement[bool]):
+    """``EXISTS (SELECT 1 FROM JSON_TABLE(doc, path COLUMNS (v JSON PATH '$')) ...)``:
+    an element of the array at ``path`` (ending in ``[*]``) of ``value``'s kind equal to
+    it; ``value`` is a bound parameter."""
+
+    inherit_cache = False
+    type = sa.Boolean()
+
+    def __init__(self, doc: Any, path: Any, value: Any) -> None:
+        self.doc = doc
+        self.path = path
+        self.value = value
+
+
+@compiles(_ArrayHas, "mariadb")
+@compiles(_ArrayHas, "mysql")
+def _array_has_sql(element: _ArrayHas, compiler: Any, **kw: Any) -> str:
+    from ._json import kind
+
+    doc = compiler.process(element.doc, **kw)
+    path = compiler.process(element.path, **kw)
+    value = element.value
+    what = kind(value)
+    if what == "bool":
+        test = "JSON_TYPE(ew_items.v) = 'BOOLEAN' AND ew_items.v = " + (
+            "'true'" if value else "'false'"
+        )
+    elif what == "number":
+        bound = compiler.process(sa.literal(float(value), sa.Double()), **kw)
+        test = (
+            "JSON_TYPE(ew_items.v) IN ('INTEGER', 'DOUBLE') AND "
+            f"CAST(ew_items.v AS DOUBLE) = {bound}"
+        )
+    else:
+        bound = compiler.process(sa.literal(value.encode(), sa.LargeBinary()), **kw)
+        test = (
+            "JSON_TYPE(ew_items.v) = 'STRING' AND "
+            f"CAST(JSON_UNQUOTE(ew_items.v) AS BINARY) = {bound}"
+        )
+    return (
+        f"EXISTS (SELECT 1 FROM JSON_TABLE({doc}, {path} COLUMNS "
+        f"(v JSON PATH '$')) AS ew_items WHERE {test})"
+    )

@@ -4,7 +4,8 @@ lock as a transaction-level advisory lock.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+import json
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from itertools import chain, count
 from types import MappingProxyType
@@ -39,6 +40,8 @@ COPY_TYPES = {
     "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
     "TIMESTAMP WITH TIME ZONE": "timestamptz",
     "UUID": "uuid",
+    # json's binary form is its text (json_recv): our JSON text goes as text, unparsed
+    "JSON": "text",
 }
 
 
@@ -259,6 +262,63 @@ class PostgreSQL(Backend):
         }
     )
     dialect_aliases: tuple[str, ...] = ("postgres",)
+
+    def json_type(self) -> sa.types.TypeEngine[Any] | None:
+        return _PgJson()
+
+    def connection_setup(
+        self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
+    ) -> Callable[[Any], None] | None:
+        def setup(dbapi_connection: Any) -> None:
+            # jsonb and json read as their text, which the registry's decoder reads (psycopg
+            # would parse it into Python objects first)
+            from psycopg.types.string import TextLoader
+
+            for name in ("jsonb", "json"):
+                dbapi_connection.adapters.register_loader(name, TextLoader)
+
+        return setup
+
+    def json_compare(
+        self,
+        column: Any,
+        path: tuple[str | int, ...],
+        op: str,
+        value: Any,
+        *,
+        definite: bool = False,
+    ) -> sa.ColumnElement[bool]:
+        from ._json import path_text
+
+        # jsonpath filters in strict mode, read as jsonb: a missing key or an index past
+        # the end selects nothing (the last argument: silent); a value of another type
+        # makes the comparison NULL, as a missing one does
+        shape = {bool: "boolean", str: "string"}.get(type(value), "number")
+        doc = sa.cast(column, _jsonb())
+        where = path_text(path)
+        holds = _path_exists(doc, f'strict {where} ? (@.type() == "{shape}")', {})
+        test = _path_exists(doc, f"strict {where} ? (@ {op} $v)", {"v": value})
+        if definite:
+            return sa.and_(holds, test)
+        return sa.case((holds, test))
+
+    def json_contains(
+        self, column: Any, path: tuple[str | int, ...], candidate: Any
+    ) -> sa.ColumnElement[bool]:
+        from ._json import path_text
+
+        doc: Any = sa.cast(column, _jsonb())
+        if path:  # NULL where the path leads nowhere
+            query = sa.cast(sa.literal(f"strict {path_text(path)}", sa.Text()), _JsonPathType())
+            doc = sa.func.jsonb_path_query_first(
+                doc,
+                query,
+                sa.cast(sa.literal("{}", sa.Text()), _jsonb()),
+                sa.true(),
+                type_=_jsonb(),
+            )
+        wanted = sa.cast(sa.literal(json.dumps(candidate), sa.Text()), _jsonb())
+        return doc.op("@>", return_type=sa.Boolean())(wanted)  # type: ignore[no-any-return]
 
     def missing_table(self, error: BaseException) -> bool:
         return getattr(error, "sqlstate", None) == "42P01"  # undefined_table
@@ -560,3 +620,51 @@ class PostgreSQL(Backend):
 
 
 __all__ = ["COPY_HEADER", "COPY_TRAILER", "LOCK_KEY", "PostgreSQL", "copy_rows"]
+
+
+class _PgJson(sa.types.UserDefinedType[Any]):
+    """PostgreSQL's json: the JSON text entityworks writes, kept as it is (key order, number
+    spelling, -0.0: jsonb would sort the keys and drop the sign of zero), bound with a cast
+    to json and read as its text (see :meth:`PostgreSQL.connection_setup`). Filters read
+    it as jsonb (``CAST(col AS jsonb)``), which cannot hold NUL: text with ``\\u0000`` is
+    refused, as NaN and Infinity are (no JSON)."""
+
+    cache_ok = True
+    render_bind_cast = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSON"
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        from ._json import json_text_for_jsonb
+
+        return json_text_for_jsonb
+
+
+class _JsonPathType(sa.types.UserDefinedType[Any]):
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONPATH"
+
+
+class _JsonbCast(sa.types.UserDefinedType[Any]):
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONB"
+
+
+def _path_exists(doc: Any, query: str, variables: dict[str, Any]) -> sa.ColumnElement[bool]:
+    """``jsonb_path_exists(doc, query, variables, silent => true)``, all bound."""
+    return sa.func.jsonb_path_exists(
+        doc,
+        sa.cast(sa.literal(query, sa.Text()), _JsonPathType()),
+        sa.cast(sa.literal(json.dumps(variables), sa.Text()), _jsonb()),
+        sa.true(),
+        type_=sa.Boolean(),
+    )
+
+
+def _jsonb() -> sa.types.TypeEngine[Any]:
+    return _JsonbCast()
