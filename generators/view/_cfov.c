@@ -280,7 +280,6 @@ stack_grow(row_stack *s)
 }
 
 #define IN_WINDOW(j, x, y) ((j)->x0 <= (x) && (x) < (j)->x1 && (j)->y0 <= (y) && (y) < (j)->y1)
-#define CELL(j, x, y) ((j)->cells[(y) * (j)->width + (x)])
 #define LIGHT(j, x, y) ((j)->out[((y) - (j)->dy) * (j)->out_width + ((x) - (j)->dx)] = 1)
 
 /* Plain shadowcasting (libtcod's FOV_SHADOW, cell for cell), eight octants. A row of an
@@ -289,6 +288,15 @@ stack_grow(row_stack *s)
    narrower scan of the next row, floor after walls narrows the wedge again. Slopes are
    quotients of small half-integers in double precision, computed exactly as written (no
    reciprocal is kept: the comparisons depend on the last bit).
+
+   The row loop reads as: for each angle from the top down, skip the cell while the slope
+   of its lower corner, (angle - 0.5) / far, lies above ``high``; stop at the first cell
+   whose upper slope, tile_high = (angle + 0.5) / near, lies below ``low``. Both quotients
+   grow with the angle (a correctly rounded quotient is monotonic in its numerator), and
+   ``high`` only ever drops to a slope above every later cell's lower corner, so the
+   skipped cells are a prefix and the scanned ones the angles down to the lowest with
+   tile_high >= low, found once per row (lowest_angle): no division is left per cell
+   but where a wall starts or ends.
 
    Returns the deepest row scanned, or -1 when memory ran out. */
 typedef struct {
@@ -301,9 +309,37 @@ static const int64_t OCTANTS[8][4] = {
     {-1, 0, 0, -1}, {0, -1, -1, 0}, {0, -1, 1, 0}, {1, 0, 0, -1},
 };
 
-static int64_t
-cast_plain(const view_job *j)
+/* The lowest angle in [0, top] whose tile_high = (angle + 0.5) / near is >= low, or
+   top + 1 when even top's is below (top >= 0). Guessed in real arithmetic, then moved to
+   the exact boundary with the very quotients the scan would compute. */
+static inline int64_t
+lowest_angle(double low, double near, int64_t top)
 {
+    if (((double)top + 0.5) / near < low) {
+        return top + 1;
+    }
+    double guess = low * near - 0.5;
+    int64_t a = guess <= 0.0 ? 0 : guess >= (double)top ? top : (int64_t)guess;
+    while (a > 0 && ((double)(a - 1) + 0.5) / near >= low) {
+        a--;
+    }
+    while (((double)a + 0.5) / near < low) {
+        a++; /* ends at top at the latest: top's quotient is >= low */
+    }
+    return a;
+}
+
+static int64_t
+cast_plain(const view_job *job)
+{
+    /* the job's fields as scalars: a store through ``out`` (bytes) may alias any object in
+       memory, and would make the compiler reload a field after every cell */
+    const uint8_t *const map = job->cells;
+    uint8_t *const view = job->out;
+    const int64_t width = job->width, out_width = job->out_width, dx = job->dx, dy = job->dy;
+    const int64_t x0 = job->x0, y0 = job->y0, x1 = job->x1, y1 = job->y1;
+    const int64_t ox = job->ox, oy = job->oy, reach = job->reach, radius_sq = job->radius_sq;
+    const int light_walls = job->light_walls;
     plain_row inline_rows[128];
     row_stack stack;
     stack_init(&stack, inline_rows, 128, sizeof(plain_row));
@@ -311,6 +347,8 @@ cast_plain(const view_job *j)
     for (int octant = 0; octant < 8; octant++) {
         const int64_t ax = OCTANTS[octant][0], ay = OCTANTS[octant][1];
         const int64_t sx = OCTANTS[octant][2], sy = OCTANTS[octant][3];
+        /* one step of the angle, in each array */
+        const int64_t cell_step = ay * width + ax, out_step = ay * out_width + ax;
         plain_row *rows = stack.rows;
         rows[0].depth = 1;
         rows[0].high = 1.0;
@@ -322,27 +360,27 @@ cast_plain(const view_job *j)
             const int64_t depth = row.depth;
             double high = row.high;
             const double low = row.low;
-            if (high < low || depth > j->reach) {
+            if (high < low || depth > reach) {
                 continue;
             }
-            const int64_t row_x = j->ox + depth * sx, row_y = j->oy + depth * sy;
-            if (!IN_WINDOW(j, row_x, row_y)) {
+            const int64_t row_x = ox + depth * sx, row_y = oy + depth * sy;
+            if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
                 continue;
             }
             if (depth > deepest) {
                 deepest = depth;
             }
-            /* the angles whose cells lie in the window: the row is inside, so only the
-               axis the angle moves along can leave it */
-            int64_t last = depth; /* the largest angle in the window */
+            /* the angles whose cells lie in the window: the row's cell is inside, so only
+               the axis the angle moves along can leave it, on one side */
+            int64_t last = depth;
             if (ax > 0) {
-                last = j->x1 - 1 - row_x < last ? j->x1 - 1 - row_x : last;
+                last = x1 - 1 - row_x < last ? x1 - 1 - row_x : last;
             } else if (ax < 0) {
-                last = row_x - j->x0 < last ? row_x - j->x0 : last;
+                last = row_x - x0 < last ? row_x - x0 : last;
             } else if (ay > 0) {
-                last = j->y1 - 1 - row_y < last ? j->y1 - 1 - row_y : last;
+                last = y1 - 1 - row_y < last ? y1 - 1 - row_y : last;
             } else {
-                last = row_y - j->y0 < last ? row_y - j->y0 : last;
+                last = row_y - y0 < last ? row_y - y0 : last;
             }
             int blocked = 0;
             const double near = (double)depth - 0.5, far = (double)depth + 0.5;
@@ -351,37 +389,34 @@ cast_plain(const view_job *j)
             if (angle > depth) {
                 angle = depth;
             }
-            for (; angle >= 0; angle--) {
-                if (((double)angle - 0.5) / far > high) {
-                    continue;
-                }
-                const double tile_high = ((double)angle + 0.5) / near;
-                if (tile_high < low) {
-                    break;
-                }
-                if (angle > last) {
-                    continue; /* outside the window: neither read nor lit */
-                }
-                const int64_t x = row_x + angle * ax, y = row_y + angle * ay;
-                const int wall = CELL(j, x, y) != 0;
-                if (angle * angle + depth_sq <= j->radius_sq && (j->light_walls || !wall)) {
-                    LIGHT(j, x, y);
-                }
-                if (wall) {
-                    if (!blocked) {
-                        if (stack_grow(&stack) < 0) {
-                            stack_free(&stack);
-                            return -1;
+            while (angle >= 0 && ((double)angle - 0.5) / far > high) {
+                angle--; /* above the wedge */
+            }
+            if (angle >= 0) {
+                const int64_t bottom = lowest_angle(low, near, angle);
+                const uint8_t *row_cells = map + row_y * width + row_x;
+                uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
+                /* cells beyond the window (angle > last) are neither read nor lit */
+                for (angle = angle < last ? angle : last; angle >= bottom; angle--) {
+                    const int wall = row_cells[angle * cell_step] != 0;
+                    row_out[angle * out_step] |= (uint8_t)((angle * angle + depth_sq <= radius_sq)
+                                                           & (light_walls | !wall));
+                    if (wall) {
+                        if (!blocked) {
+                            if (stack_grow(&stack) < 0) {
+                                stack_free(&stack);
+                                return -1;
+                            }
+                            plain_row *next = (plain_row *)stack.rows + stack.count++;
+                            next->depth = depth + 1;
+                            next->high = high;
+                            next->low = ((double)angle + 0.5) / near; /* tile_high */
+                            blocked = 1;
                         }
-                        plain_row *next = (plain_row *)stack.rows + stack.count++;
-                        next->depth = depth + 1;
-                        next->high = high;
-                        next->low = tile_high;
-                        blocked = 1;
+                    } else if (blocked) {
+                        high = ((double)angle + 0.5) / far;
+                        blocked = 0;
                     }
-                } else if (blocked) {
-                    high = ((double)angle + 0.5) / far;
-                    blocked = 0;
                 }
             }
             if (!blocked) {
@@ -414,16 +449,47 @@ floor_div(int64_t a, int64_t b)
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+/* The columns of a symmetric row whose cells lie in the window, [*lo, *hi] (the row's
+   cell, column 0, is inside; the columns run along one axis). */
+static inline void
+window_columns(const view_job *j, int64_t row_x, int64_t row_y, int64_t cdx, int64_t cdy,
+               int64_t *lo, int64_t *hi)
+{
+    if (cdx > 0) {
+        *lo = j->x0 - row_x;
+        *hi = j->x1 - 1 - row_x;
+    } else if (cdx < 0) {
+        *lo = row_x - (j->x1 - 1);
+        *hi = row_x - j->x0;
+    } else if (cdy > 0) {
+        *lo = j->y0 - row_y;
+        *hi = j->y1 - 1 - row_y;
+    } else {
+        *lo = row_y - (j->y1 - 1);
+        *hi = row_y - j->y0;
+    }
+}
+
 /* Symmetric shadowcasting (Albert Ford's), four quadrants, slopes as exact fractions
    n / d with d > 0. A floor cell is lit only when its centre lies in the sector, a wall
-   when its square is reached. Returns the deepest row scanned, or -1 (memory). */
+   when its square is reached. A row scans its columns from col_min to col_max; those off
+   the window are skipped without a trace (they form the two ends of the range), so only
+   the columns inside are visited. Returns the deepest row scanned, or -1 (memory). */
 typedef struct {
     int64_t depth, low_n, low_d, high_n, high_d;
 } exact_row;
 
 static int64_t
-cast_symmetric(const view_job *j)
+cast_symmetric(const view_job *job)
 {
+    /* the job's fields as scalars: a store through ``out`` (bytes) may alias any object in
+       memory, and would make the compiler reload a field after every cell */
+    const uint8_t *const map = job->cells;
+    uint8_t *const view = job->out;
+    const int64_t width = job->width, out_width = job->out_width, dx = job->dx, dy = job->dy;
+    const int64_t x0 = job->x0, y0 = job->y0, x1 = job->x1, y1 = job->y1;
+    const int64_t ox = job->ox, oy = job->oy, reach = job->reach, radius_sq = job->radius_sq;
+    const int light_walls = job->light_walls;
     exact_row inline_rows[128];
     row_stack stack;
     stack_init(&stack, inline_rows, 128, sizeof(exact_row));
@@ -431,6 +497,7 @@ cast_symmetric(const view_job *j)
     for (int quadrant = 0; quadrant < 4; quadrant++) {
         const int64_t ddx = QUADRANTS[quadrant][0], ddy = QUADRANTS[quadrant][1];
         const int64_t cdx = QUADRANTS[quadrant][2], cdy = QUADRANTS[quadrant][3];
+        const int64_t cell_step = cdy * width + cdx, out_step = cdy * out_width + cdx;
         exact_row *rows = stack.rows;
         rows[0] = (exact_row){1, -1, 1, 1, 1};
         stack.count = 1;
@@ -440,11 +507,11 @@ cast_symmetric(const view_job *j)
             const int64_t depth = row.depth;
             int64_t low_n = row.low_n, low_d = row.low_d;
             const int64_t high_n = row.high_n, high_d = row.high_d;
-            if (depth > j->reach) {
+            if (depth > reach) {
                 continue;
             }
-            const int64_t row_x = j->ox + depth * ddx, row_y = j->oy + depth * ddy;
-            if (!IN_WINDOW(j, row_x, row_y)) {
+            const int64_t row_x = ox + depth * ddx, row_y = oy + depth * ddy;
+            if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
                 continue;
             }
             if (depth > deepest) {
@@ -453,23 +520,28 @@ cast_symmetric(const view_job *j)
             /* round half up of depth * low, round half down of depth * high */
             const int64_t col_min = floor_div(2 * depth * low_n + low_d, 2 * low_d);
             const int64_t col_max = -floor_div(high_d - 2 * depth * high_n, 2 * high_d);
+            int64_t first, end;
+            window_columns(job, row_x, row_y, cdx, cdy, &first, &end);
+            first = first > col_min ? first : col_min;
+            end = end < col_max ? end : col_max;
+            const uint8_t *row_cells = map + row_y * width + row_x;
+            uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
             int prev_wall = 0;
             const int64_t depth_sq = depth * depth;
-            for (int64_t col = col_min; col <= col_max; col++) {
-                const int64_t x = row_x + col * cdx, y = row_y + col * cdy;
-                if (!IN_WINDOW(j, x, y)) {
-                    continue;
-                }
-                const int wall = CELL(j, x, y) != 0;
-                if (col * col + depth_sq <= j->radius_sq
-                    && ((wall && j->light_walls)
-                        || (!wall && col * low_d >= depth * low_n
-                            && col * high_d <= depth * high_n))) {
-                    LIGHT(j, x, y);
-                }
+            int64_t low_edge = depth * low_n; /* the centre test: col * low_d >= low_edge */
+            const int64_t high_edge = depth * high_n;
+            for (int64_t col = first; col <= end; col++) {
+                const int wall = row_cells[col * cell_step] != 0;
+                /* lit or not, without a branch (the outcome follows the cave's walls) */
+                const int seen = (col * col + depth_sq <= radius_sq)
+                                 & ((wall & light_walls)
+                                    | (!wall & (col * low_d >= low_edge)
+                                       & (col * high_d <= high_edge)));
+                row_out[col * out_step] |= (uint8_t)seen;
                 if (prev_wall && !wall) {
                     low_n = 2 * col - 1;
                     low_d = 2 * depth;
+                    low_edge = depth * low_n;
                 }
                 if (wall && !prev_wall && col != col_min) {
                     if (stack_grow(&stack) < 0) {
@@ -507,19 +579,43 @@ round_float(float value)
     return (int64_t)(wide + 0.5);
 }
 
+/* floor and ceil of a float as integers (|value| < 2^31 here: exact in int64) */
+static inline int64_t
+float_floor(float value)
+{
+    const int64_t t = (int64_t)value; /* towards zero */
+    return (double)t > (double)value ? t - 1 : t;
+}
+
+static inline int64_t
+float_ceil(float value)
+{
+    const int64_t t = (int64_t)value;
+    return (double)t < (double)value ? t + 1 : t;
+}
+
 /* The symmetric view in libtcod's arithmetic (FOV_SYMMETRIC_SHADOWCAST): single-precision
    slopes (2c - 1) / (2d), a row's bounds as roundf(d * slope * (1 +/- FLT_EPSILON)) and
    the centre test c >= d * low in single precision. Every float operation is one C float
    operation (rounded to float each time: the module is compiled without contraction or
-   fast math), and a column is compared with a float bound in double precision. */
+   fast math), and a column is compared with a float bound exactly (as the integer bounds
+   float_ceil and float_floor). */
 typedef struct {
     int64_t depth;
     float low, high;
 } ties_row;
 
 static int64_t
-cast_libtcod(const view_job *j)
+cast_libtcod(const view_job *job)
 {
+    /* the job's fields as scalars: a store through ``out`` (bytes) may alias any object in
+       memory, and would make the compiler reload a field after every cell */
+    const uint8_t *const map = job->cells;
+    uint8_t *const view = job->out;
+    const int64_t width = job->width, out_width = job->out_width, dx = job->dx, dy = job->dy;
+    const int64_t x0 = job->x0, y0 = job->y0, x1 = job->x1, y1 = job->y1;
+    const int64_t ox = job->ox, oy = job->oy, reach = job->reach, radius_sq = job->radius_sq;
+    const int light_walls = job->light_walls;
     ties_row inline_rows[128];
     row_stack stack;
     stack_init(&stack, inline_rows, 128, sizeof(ties_row));
@@ -529,6 +625,7 @@ cast_libtcod(const view_job *j)
     for (int quadrant = 0; quadrant < 4; quadrant++) {
         const int64_t ddx = QUADRANTS[quadrant][0], ddy = QUADRANTS[quadrant][1];
         const int64_t cdx = QUADRANTS[quadrant][2], cdy = QUADRANTS[quadrant][3];
+        const int64_t cell_step = cdy * width + cdx, out_step = cdy * out_width + cdx;
         ties_row *rows = stack.rows;
         rows[0] = (ties_row){1, -1.0f, 1.0f};
         stack.count = 1;
@@ -538,11 +635,11 @@ cast_libtcod(const view_job *j)
             const int64_t depth = row.depth;
             float low = row.low;
             const float high = row.high;
-            if (depth > j->reach) {
+            if (depth > reach) {
                 continue;
             }
-            const int64_t row_x = j->ox + depth * ddx, row_y = j->oy + depth * ddy;
-            if (!IN_WINDOW(j, row_x, row_y)) {
+            const int64_t row_x = ox + depth * ddx, row_y = oy + depth * ddy;
+            if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
                 continue;
             }
             if (depth > deepest) {
@@ -556,24 +653,30 @@ cast_libtcod(const view_job *j)
             const float high_bound = high_edge * down;
             const int64_t col_min = round_float(low_bound);
             const int64_t col_max = round_float(high_bound);
+            int64_t first, end;
+            window_columns(job, row_x, row_y, cdx, cdy, &first, &end);
+            first = first > col_min ? first : col_min;
+            end = end < col_max ? end : col_max;
+            const uint8_t *row_cells = map + row_y * width + row_x;
+            uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
+            /* a column passes the centre test when col >= low_edge and col <= high_edge
+               (compared in double precision, where both are exact): for an integer col,
+               col >= ceil(low_edge) and col <= floor(high_edge) */
+            const int64_t centre_hi = float_floor(high_edge);
+            int64_t centre_lo = float_ceil(low_edge);
             int prev_wall = 0;
             const int64_t depth_sq = depth * depth;
-            for (int64_t col = col_min; col <= col_max; col++) {
-                const int64_t x = row_x + col * cdx, y = row_y + col * cdy;
-                if (!IN_WINDOW(j, x, y)) {
-                    continue;
-                }
-                const int wall = CELL(j, x, y) != 0;
-                if (col * col + depth_sq <= j->radius_sq
-                    && ((wall && j->light_walls)
-                        || (!wall && (double)col >= (double)low_edge
-                            && (double)col <= (double)high_edge))) {
-                    LIGHT(j, x, y);
-                }
+            for (int64_t col = first; col <= end; col++) {
+                const int wall = row_cells[col * cell_step] != 0;
+                const int seen = (col * col + depth_sq <= radius_sq)
+                                 & ((wall & light_walls)
+                                    | (!wall & (col >= centre_lo) & (col <= centre_hi)));
+                row_out[col * out_step] |= (uint8_t)seen;
                 if (prev_wall && !wall) {
                     const float twice_col = 2.0f * (float)col;
                     low = (twice_col - 1.0f) / twice_depth;
                     low_edge = fdepth * low;
+                    centre_lo = float_ceil(low_edge);
                 }
                 if (wall && !prev_wall && col != col_min) {
                     if (stack_grow(&stack) < 0) {
