@@ -144,7 +144,7 @@ gen_get_buffer(PyObject *obj, const char *name, int ndim, enum gen_kind kind, in
                          "%s must be C-contiguous (laid out row after row, no gaps)", name);
             goto fail;
         }
-        if (expected > PY_SSIZE_T_MAX / view->shape[d]) {
+        if (view->shape[d] > 0 && expected > PY_SSIZE_T_MAX / view->shape[d]) {
             PyErr_Format(PyExc_ValueError, "%s is too large", name);
             goto fail;
         }

@@ -206,3 +206,12 @@ def test_a_bad_offset_anywhere_stops_every_visit() -> None:
     with pytest.raises(ValueError, match=r"offsets\[999\]"):
         _cmaps.visits(padded, offsets, 9, False)  # each visit would clear a cell
     assert np.array_equal(padded, before)
+
+
+def test_no_visits_is_no_change() -> None:
+    """An empty list of offsets (a side of zero: the sanitizer build once caught a division
+    by that zero in the layout check) visits nothing."""
+    padded = np.pad(np.ones((4, 4), np.uint8), 1)
+    before = padded.copy()
+    _cmaps.visits(padded, np.zeros(0, dtype=np.int64), 0, False)
+    assert np.array_equal(padded, before)
