@@ -328,3 +328,28 @@ def test_copies_and_pickles_are_independent_objects_with_the_same_view() -> None
         assert not view.grid[b[1], b[0]]
     del view  # a copy never reaches into the buffers of the object it came from
     assert np.array_equal(twin.compute(a, 9), fov.visible(twin.grid, a, 9))
+
+
+def test_views_in_threads_equal_the_views_one_after_the_other() -> None:
+    """The compiled views run with the GIL released: threads that each hold their own
+    FieldOfView of one map, and one-shot views of the same (shared) map, compute exactly
+    what they compute one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    grid = CAVES[0]
+    origins = _origins(grid, 40, 13)
+    calls = [(origin, radius, sym) for origin in origins for radius in (None, 12)
+             for sym in (False, True)]  # fmt: skip
+
+    def walk(_: int) -> list[list[int]]:
+        view = FieldOfView(grid)
+        seen = []
+        for origin, radius, sym in calls:
+            seen.append(np.flatnonzero(view.compute(origin, radius, True, sym)).tolist())
+            seen.append(np.flatnonzero(fov.visible(grid, origin, radius, True, sym)).tolist())
+        return seen
+
+    expected = walk(0)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(walk, range(8)))
+    assert all(result == expected for result in results)
