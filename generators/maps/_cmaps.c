@@ -220,7 +220,7 @@ gen_bool_arg(PyObject *obj, const char *name, int *out)
    visit, in order, reads the map as the previous one left it: the cell becomes 1 when its
    3x3 block holds more than ``threshold`` (0..9) set cells, else 0 (swapped when
    ``invert``). Every offset is checked to keep the 3x3 block inside ``padded`` before the
-   first visit. */
+   first visit (a bad one changes nothing), and again as it is used. */
 static PyObject *
 cmaps_visits(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -274,7 +274,14 @@ cmaps_visits(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         const int limit = (int)threshold;
         const int64_t base = stride + 1;
         for (int64_t k = 0; k < count; k++) {
-            uint8_t *c = cells + visit[k] + base;
+            /* checked again as it is used: with the GIL released, another thread could
+               change the offsets after the first pass (never the case in this package) */
+            const int64_t v = visit[k];
+            if ((uint64_t)v > (uint64_t)last) {
+                bad = k;
+                break;
+            }
+            uint8_t *c = cells + v + base;
             const int sum = c[-stride - 1] + c[-stride] + c[-stride + 1] + c[-1] + c[0] + c[1]
                             + c[stride - 1] + c[stride] + c[stride + 1];
             c[0] = (uint8_t)((sum > limit) ^ flip);

@@ -163,11 +163,11 @@ def generate(
     r2_passes = check_int("r2_passes", r2_passes, 0)
     rng, recorded = make_rng(seed)
 
-    grid = _fill(width, height, wall_percent, blank_rows, rng)
+    grid = _fill(width, height, wall_percent, blank_rows, rng)  # a fresh C-contiguous uint8 map
     for index in range(passes):
         use_r2 = rule == "roguebasin" and index < r2_passes
         if mode == "faithful":
-            grid = _step_in_place(grid, use_r2)
+            _cmaps.raster_pass(grid, use_r2)  # in place: the map is this function's own
         else:
             grid = _step_synchronous(grid, use_r2)
 

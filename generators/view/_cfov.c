@@ -349,6 +349,10 @@ cast_plain(const view_job *job)
         const int64_t sx = OCTANTS[octant][2], sy = OCTANTS[octant][3];
         /* one step of the angle, in each array */
         const int64_t cell_step = ay * width + ax, out_step = ay * out_width + ax;
+        /* the largest angle inside the window: the rows move along the other axis, so the
+           distance from the origin's line to the window's edge holds for every row */
+        const int64_t edge = ax > 0 ? x1 - 1 - ox : ax < 0 ? ox - x0 : ay > 0 ? y1 - 1 - oy
+                                                                      : oy - y0;
         plain_row *rows = stack.rows;
         rows[0].depth = 1;
         rows[0].high = 1.0;
@@ -357,77 +361,68 @@ cast_plain(const view_job *job)
         while (stack.count > 0) {
             rows = stack.rows;
             plain_row row = rows[--stack.count];
-            const int64_t depth = row.depth;
-            double high = row.high;
-            const double low = row.low;
-            if (high < low || depth > reach) {
-                continue;
-            }
-            const int64_t row_x = ox + depth * sx, row_y = oy + depth * sy;
-            if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
-                continue;
-            }
-            if (depth > deepest) {
-                deepest = depth;
-            }
-            /* the angles whose cells lie in the window: the row's cell is inside, so only
-               the axis the angle moves along can leave it, on one side */
-            int64_t last = depth;
-            if (ax > 0) {
-                last = x1 - 1 - row_x < last ? x1 - 1 - row_x : last;
-            } else if (ax < 0) {
-                last = row_x - x0 < last ? row_x - x0 : last;
-            } else if (ay > 0) {
-                last = y1 - 1 - row_y < last ? y1 - 1 - row_y : last;
-            } else {
-                last = row_y - y0 < last ? row_y - y0 : last;
-            }
-            int blocked = 0;
-            const double near = (double)depth - 0.5, far = (double)depth + 0.5;
-            const int64_t depth_sq = depth * depth;
-            int64_t angle = (int64_t)(high * far + 0.5) + 1;
-            if (angle > depth) {
-                angle = depth;
-            }
-            while (angle >= 0 && ((double)angle - 0.5) / far > high) {
-                angle--; /* above the wedge */
-            }
-            if (angle >= 0) {
-                const int64_t bottom = lowest_angle(low, near, angle);
-                const uint8_t *row_cells = map + row_y * width + row_x;
-                uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
-                /* cells beyond the window (angle > last) are neither read nor lit */
-                for (angle = angle < last ? angle : last; angle >= bottom; angle--) {
-                    const int wall = row_cells[angle * cell_step] != 0;
-                    row_out[angle * out_step] |= (uint8_t)((angle * angle + depth_sq <= radius_sq)
-                                                           & (light_walls | !wall));
-                    if (wall) {
-                        if (!blocked) {
-                            if (stack_grow(&stack) < 0) {
-                                stack_free(&stack);
-                                return -1;
+            /* the row, then the continuation it would push last and pop first */
+            for (;;) {
+                const int64_t depth = row.depth;
+                double high = row.high;
+                const double low = row.low;
+                if (high < low || depth > reach) {
+                    break;
+                }
+                const int64_t row_x = ox + depth * sx, row_y = oy + depth * sy;
+                if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
+                    break;
+                }
+                if (depth > deepest) {
+                    deepest = depth;
+                }
+                /* the angles whose cells lie in the window: the row's cell is inside, so only
+                   the axis the angle moves along can leave it, on one side */
+                const int64_t last = depth < edge ? depth : edge;
+                int blocked = 0;
+                const double near = (double)depth - 0.5, far = (double)depth + 0.5;
+                const int64_t depth_sq = depth * depth;
+                int64_t angle = (int64_t)(high * far + 0.5) + 1;
+                if (angle > depth) {
+                    angle = depth;
+                }
+                while (angle >= 0 && ((double)angle - 0.5) / far > high) {
+                    angle--; /* above the wedge */
+                }
+                if (angle >= 0) {
+                    const int64_t bottom = lowest_angle(low, near, angle);
+                    const uint8_t *row_cells = map + row_y * width + row_x;
+                    uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
+                    /* cells beyond the window (angle > last) are neither read nor lit */
+                    for (angle = angle < last ? angle : last; angle >= bottom; angle--) {
+                        const int wall = row_cells[angle * cell_step] != 0;
+                        const int seen = (angle * angle + depth_sq <= radius_sq)
+                                         & (light_walls | !wall);
+                        row_out[angle * out_step] |= (uint8_t)seen;
+                        if (wall) {
+                            if (!blocked) {
+                                if (stack_grow(&stack) < 0) {
+                                    stack_free(&stack);
+                                    return -1;
+                                }
+                                plain_row *next = (plain_row *)stack.rows + stack.count++;
+                                next->depth = depth + 1;
+                                next->high = high;
+                                next->low = ((double)angle + 0.5) / near; /* tile_high */
+                                blocked = 1;
                             }
-                            plain_row *next = (plain_row *)stack.rows + stack.count++;
-                            next->depth = depth + 1;
-                            next->high = high;
-                            next->low = ((double)angle + 0.5) / near; /* tile_high */
-                            blocked = 1;
+                        } else if (blocked) {
+                            high = ((double)angle + 0.5) / far;
+                            blocked = 0;
                         }
-                    } else if (blocked) {
-                        high = ((double)angle + 0.5) / far;
-                        blocked = 0;
                     }
                 }
-            }
-            if (!blocked) {
-                if (stack_grow(&stack) < 0) {
-                    stack_free(&stack);
-                    return -1;
+                if (blocked) {
+                    break;
                 }
-                plain_row *next = (plain_row *)stack.rows + stack.count++;
-                next->depth = depth + 1;
-                next->high = high;
-                next->low = low;
+                row.depth = depth + 1;
+                row.high = high;
+                row.low = low;
             }
         }
     }
@@ -498,68 +493,69 @@ cast_symmetric(const view_job *job)
         const int64_t ddx = QUADRANTS[quadrant][0], ddy = QUADRANTS[quadrant][1];
         const int64_t cdx = QUADRANTS[quadrant][2], cdy = QUADRANTS[quadrant][3];
         const int64_t cell_step = cdy * width + cdx, out_step = cdy * out_width + cdx;
+        /* the columns inside the window, the same for every row (the rows move along the
+           other axis) */
+        int64_t col_lo, col_hi;
+        window_columns(job, ox, oy, cdx, cdy, &col_lo, &col_hi);
         exact_row *rows = stack.rows;
         rows[0] = (exact_row){1, -1, 1, 1, 1};
         stack.count = 1;
         while (stack.count > 0) {
             rows = stack.rows;
             exact_row row = rows[--stack.count];
-            const int64_t depth = row.depth;
-            int64_t low_n = row.low_n, low_d = row.low_d;
-            const int64_t high_n = row.high_n, high_d = row.high_d;
-            if (depth > reach) {
-                continue;
-            }
-            const int64_t row_x = ox + depth * ddx, row_y = oy + depth * ddy;
-            if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
-                continue;
-            }
-            if (depth > deepest) {
-                deepest = depth;
-            }
-            /* round half up of depth * low, round half down of depth * high */
-            const int64_t col_min = floor_div(2 * depth * low_n + low_d, 2 * low_d);
-            const int64_t col_max = -floor_div(high_d - 2 * depth * high_n, 2 * high_d);
-            int64_t first, end;
-            window_columns(job, row_x, row_y, cdx, cdy, &first, &end);
-            first = first > col_min ? first : col_min;
-            end = end < col_max ? end : col_max;
-            const uint8_t *row_cells = map + row_y * width + row_x;
-            uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
-            int prev_wall = 0;
-            const int64_t depth_sq = depth * depth;
-            int64_t low_edge = depth * low_n; /* the centre test: col * low_d >= low_edge */
-            const int64_t high_edge = depth * high_n;
-            for (int64_t col = first; col <= end; col++) {
-                const int wall = row_cells[col * cell_step] != 0;
-                /* lit or not, without a branch (the outcome follows the cave's walls) */
-                const int seen = (col * col + depth_sq <= radius_sq)
-                                 & ((wall & light_walls)
-                                    | (!wall & (col * low_d >= low_edge)
-                                       & (col * high_d <= high_edge)));
-                row_out[col * out_step] |= (uint8_t)seen;
-                if (prev_wall && !wall) {
-                    low_n = 2 * col - 1;
-                    low_d = 2 * depth;
-                    low_edge = depth * low_n;
+            /* the row, then the continuation it would push last and pop first */
+            for (;;) {
+                const int64_t depth = row.depth;
+                int64_t low_n = row.low_n, low_d = row.low_d;
+                const int64_t high_n = row.high_n, high_d = row.high_d;
+                if (depth > reach) {
+                    break;
                 }
-                if (wall && !prev_wall && col != col_min) {
-                    if (stack_grow(&stack) < 0) {
-                        stack_free(&stack);
-                        return -1;
+                const int64_t row_x = ox + depth * ddx, row_y = oy + depth * ddy;
+                if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
+                    break;
+                }
+                if (depth > deepest) {
+                    deepest = depth;
+                }
+                /* round half up of depth * low, round half down of depth * high */
+                const int64_t col_min = floor_div(2 * depth * low_n + low_d, 2 * low_d);
+                const int64_t col_max = -floor_div(high_d - 2 * depth * high_n, 2 * high_d);
+                const int64_t first = col_lo > col_min ? col_lo : col_min;
+                const int64_t end = col_hi < col_max ? col_hi : col_max;
+                const uint8_t *row_cells = map + row_y * width + row_x;
+                uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
+                int prev_wall = 0;
+                const int64_t depth_sq = depth * depth;
+                int64_t low_edge = depth * low_n; /* the centre test: col * low_d >= low_edge */
+                const int64_t high_edge = depth * high_n;
+                for (int64_t col = first; col <= end; col++) {
+                    const int wall = row_cells[col * cell_step] != 0;
+                    /* lit or not, without a branch (the outcome follows the cave's walls) */
+                    const int seen = (col * col + depth_sq <= radius_sq)
+                                     & ((wall & light_walls)
+                                        | (!wall & (col * low_d >= low_edge)
+                                           & (col * high_d <= high_edge)));
+                    row_out[col * out_step] |= (uint8_t)seen;
+                    if (prev_wall && !wall) {
+                        low_n = 2 * col - 1;
+                        low_d = 2 * depth;
+                        low_edge = depth * low_n;
                     }
-                    exact_row *next = (exact_row *)stack.rows + stack.count++;
-                    *next = (exact_row){depth + 1, low_n, low_d, 2 * col - 1, 2 * depth};
+                    if (wall && !prev_wall && col != col_min) {
+                        if (stack_grow(&stack) < 0) {
+                            stack_free(&stack);
+                            return -1;
+                        }
+                        exact_row *next = (exact_row *)stack.rows + stack.count++;
+                        *next = (exact_row){depth + 1, low_n, low_d, 2 * col - 1, 2 * depth};
+                    }
+                    prev_wall = wall;
                 }
-                prev_wall = wall;
-            }
-            if (!prev_wall) {
-                if (stack_grow(&stack) < 0) {
-                    stack_free(&stack);
-                    return -1;
+                if (prev_wall) {
+                    break;
                 }
-                exact_row *next = (exact_row *)stack.rows + stack.count++;
-                *next = (exact_row){depth + 1, low_n, low_d, high_n, high_d};
+                row = (exact_row){depth + 1, low_n, low_d, high_n, high_d};
             }
         }
     }
@@ -626,77 +622,76 @@ cast_libtcod(const view_job *job)
         const int64_t ddx = QUADRANTS[quadrant][0], ddy = QUADRANTS[quadrant][1];
         const int64_t cdx = QUADRANTS[quadrant][2], cdy = QUADRANTS[quadrant][3];
         const int64_t cell_step = cdy * width + cdx, out_step = cdy * out_width + cdx;
+        int64_t col_lo, col_hi; /* the columns inside the window, as above */
+        window_columns(job, ox, oy, cdx, cdy, &col_lo, &col_hi);
         ties_row *rows = stack.rows;
         rows[0] = (ties_row){1, -1.0f, 1.0f};
         stack.count = 1;
         while (stack.count > 0) {
             rows = stack.rows;
             ties_row row = rows[--stack.count];
-            const int64_t depth = row.depth;
-            float low = row.low;
-            const float high = row.high;
-            if (depth > reach) {
-                continue;
-            }
-            const int64_t row_x = ox + depth * ddx, row_y = oy + depth * ddy;
-            if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
-                continue;
-            }
-            if (depth > deepest) {
-                deepest = depth;
-            }
-            const float fdepth = (float)depth;
-            const float twice_depth = 2.0f * fdepth;
-            float low_edge = fdepth * low;
-            const float high_edge = fdepth * high;
-            const float low_bound = low_edge * up;
-            const float high_bound = high_edge * down;
-            const int64_t col_min = round_float(low_bound);
-            const int64_t col_max = round_float(high_bound);
-            int64_t first, end;
-            window_columns(job, row_x, row_y, cdx, cdy, &first, &end);
-            first = first > col_min ? first : col_min;
-            end = end < col_max ? end : col_max;
-            const uint8_t *row_cells = map + row_y * width + row_x;
-            uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
-            /* a column passes the centre test when col >= low_edge and col <= high_edge
-               (compared in double precision, where both are exact): for an integer col,
-               col >= ceil(low_edge) and col <= floor(high_edge) */
-            const int64_t centre_hi = float_floor(high_edge);
-            int64_t centre_lo = float_ceil(low_edge);
-            int prev_wall = 0;
-            const int64_t depth_sq = depth * depth;
-            for (int64_t col = first; col <= end; col++) {
-                const int wall = row_cells[col * cell_step] != 0;
-                const int seen = (col * col + depth_sq <= radius_sq)
-                                 & ((wall & light_walls)
-                                    | (!wall & (col >= centre_lo) & (col <= centre_hi)));
-                row_out[col * out_step] |= (uint8_t)seen;
-                if (prev_wall && !wall) {
-                    const float twice_col = 2.0f * (float)col;
-                    low = (twice_col - 1.0f) / twice_depth;
-                    low_edge = fdepth * low;
-                    centre_lo = float_ceil(low_edge);
+            /* the row, then the continuation it would push last and pop first */
+            for (;;) {
+                const int64_t depth = row.depth;
+                float low = row.low;
+                const float high = row.high;
+                if (depth > reach) {
+                    break;
                 }
-                if (wall && !prev_wall && col != col_min) {
-                    if (stack_grow(&stack) < 0) {
-                        stack_free(&stack);
-                        return -1;
+                const int64_t row_x = ox + depth * ddx, row_y = oy + depth * ddy;
+                if (!(x0 <= row_x && row_x < x1 && y0 <= row_y && row_y < y1)) {
+                    break;
+                }
+                if (depth > deepest) {
+                    deepest = depth;
+                }
+                const float fdepth = (float)depth;
+                const float twice_depth = 2.0f * fdepth;
+                float low_edge = fdepth * low;
+                const float high_edge = fdepth * high;
+                const float low_bound = low_edge * up;
+                const float high_bound = high_edge * down;
+                const int64_t col_min = round_float(low_bound);
+                const int64_t col_max = round_float(high_bound);
+                const int64_t first = col_lo > col_min ? col_lo : col_min;
+                const int64_t end = col_hi < col_max ? col_hi : col_max;
+                const uint8_t *row_cells = map + row_y * width + row_x;
+                uint8_t *row_out = view + (row_y - dy) * out_width + (row_x - dx);
+                /* a column passes the centre test when col >= low_edge and col <= high_edge
+                   (compared in double precision, where both are exact): for an integer col,
+                   col >= ceil(low_edge) and col <= floor(high_edge) */
+                const int64_t centre_hi = float_floor(high_edge);
+                int64_t centre_lo = float_ceil(low_edge);
+                int prev_wall = 0;
+                const int64_t depth_sq = depth * depth;
+                for (int64_t col = first; col <= end; col++) {
+                    const int wall = row_cells[col * cell_step] != 0;
+                    const int seen = (col * col + depth_sq <= radius_sq)
+                                     & ((wall & light_walls)
+                                        | (!wall & (col >= centre_lo) & (col <= centre_hi)));
+                    row_out[col * out_step] |= (uint8_t)seen;
+                    if (prev_wall && !wall) {
+                        const float twice_col = 2.0f * (float)col;
+                        low = (twice_col - 1.0f) / twice_depth;
+                        low_edge = fdepth * low;
+                        centre_lo = float_ceil(low_edge);
                     }
-                    const float twice_col = 2.0f * (float)col;
-                    const float edge = (twice_col - 1.0f) / twice_depth;
-                    ties_row *next = (ties_row *)stack.rows + stack.count++;
-                    *next = (ties_row){depth + 1, low, edge};
+                    if (wall && !prev_wall && col != col_min) {
+                        if (stack_grow(&stack) < 0) {
+                            stack_free(&stack);
+                            return -1;
+                        }
+                        const float twice_col = 2.0f * (float)col;
+                        const float edge = (twice_col - 1.0f) / twice_depth;
+                        ties_row *next = (ties_row *)stack.rows + stack.count++;
+                        *next = (ties_row){depth + 1, low, edge};
+                    }
+                    prev_wall = wall;
                 }
-                prev_wall = wall;
-            }
-            if (!prev_wall) {
-                if (stack_grow(&stack) < 0) {
-                    stack_free(&stack);
-                    return -1;
+                if (prev_wall) {
+                    break;
                 }
-                ties_row *next = (ties_row *)stack.rows + stack.count++;
-                *next = (ties_row){depth + 1, low, high};
+                row = (ties_row){depth + 1, low, high};
             }
         }
     }
