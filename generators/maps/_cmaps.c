@@ -304,6 +304,68 @@ done:
     return result;
 }
 
+/* The chain new[x] = sure[x] | (if_left[x] & new[x - 1]) is a carry chain: with the flags
+   of 64 cells as the bits of two words G (sure) and P (if_left, never set with G), the
+   carry out of bit i of (G | P) + G + carry_in is exactly new[i] (G generates a carry, P
+   passes one on). One addition resolves 64 cells; the bytes are packed into bits with a
+   multiplication and spread back with a table. Little-endian machines only (the packing
+   reads 8 bytes as one word); elsewhere, and for the last cells of a row, the chain runs
+   one cell at a time. Returns how many cells were resolved; *left is the last new value. */
+#define PACK_BYTES 0x0102040810204080ULL /* byte k (0 or 1) of a word to bit 56 + k */
+static uint64_t SPREAD[256];             /* bit k of the index to byte k (0 or 1) */
+
+static void
+spread_init(void)
+{
+    for (int v = 0; v < 256; v++) {
+        uint8_t bytes[8];
+        for (int k = 0; k < 8; k++) {
+            bytes[k] = (uint8_t)((v >> k) & 1);
+        }
+        memcpy(&SPREAD[v], bytes, 8);
+    }
+}
+
+static inline int64_t
+resolve_words(const uint8_t *sure, const uint8_t *if_left, uint8_t *row, int64_t width,
+              uint8_t *left)
+{
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) \
+    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t carry = *left;
+    int64_t x = 0;
+    for (; x + 64 <= width; x += 64) {
+        uint64_t g = 0, p = 0;
+        for (int k = 0; k < 8; k++) {
+            uint64_t sv, pv;
+            memcpy(&sv, sure + x + 8 * k, 8);
+            memcpy(&pv, if_left + x + 8 * k, 8);
+            g |= ((sv * PACK_BYTES) >> 56) << (8 * k);
+            p |= ((pv * PACK_BYTES) >> 56) << (8 * k);
+        }
+        const uint64_t a = g | p;
+        const uint64_t partial = a + g;
+        const uint64_t sum = partial + carry;
+        const uint64_t carry_out = (uint64_t)(partial < a) | (uint64_t)(sum < partial);
+        const uint64_t carries = sum ^ a ^ g; /* the carry into each bit */
+        const uint64_t news = (carries >> 1) | (carry_out << 63);
+        for (int k = 0; k < 8; k++) {
+            memcpy(row + x + 8 * k, &SPREAD[(news >> (8 * k)) & 0xFF], 8);
+        }
+        carry = carry_out;
+    }
+    *left = (uint8_t)carry;
+    return x;
+#else
+    (void)sure;
+    (void)if_left;
+    (void)row;
+    (void)width;
+    (void)left;
+    return 0;
+#endif
+}
+
 /* One in-place 4-5 pass of generators/maps/cellular.py, rows top to bottom, cells left to
    right, off-map cells counted as walls: wall iff the 3x3 block (the cell included, each
    cell already seeing the new values of those before it) holds at least 5 walls.
@@ -344,7 +406,8 @@ raster_pass(uint8_t *cells, int64_t height, int64_t width, uint8_t *scratch)
             if_left[width - 1] = b == 4;
         }
         uint8_t left = 1; /* the new value of the cell to the left (off the map: wall) */
-        for (int64_t x = 0; x < width; x++) {
+        int64_t x = resolve_words(sure, if_left, row, width, &left);
+        for (; x < width; x++) {
             left = sure[x] | (if_left[x] & left);
             row[x] = left;
         }
@@ -631,5 +694,6 @@ static struct PyModuleDef cmaps_module = {
 PyMODINIT_FUNC
 PyInit__cmaps(void)
 {
+    spread_init();
     return PyModule_Create(&cmaps_module);
 }
