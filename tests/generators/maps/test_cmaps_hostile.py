@@ -215,3 +215,16 @@ def test_no_visits_is_no_change() -> None:
     before = padded.copy()
     _cmaps.visits(padded, np.zeros(0, dtype=np.int64), 0, False)
     assert np.array_equal(padded, before)
+
+
+@pytest.mark.parametrize("width", [63, 64, 65, 128, 130, 200])
+def test_raster_pass_on_long_rows_equals_the_reference(width: int) -> None:
+    """Rows of one, two and more 64-cell words and a tail (the 4-5 pass resolves its chain a
+    word at a time): the plain Python pass, cell for cell, on maps of every wall density."""
+    rng = np.random.default_rng(width)
+    for density in (0.2, 0.45, 0.6):
+        grid = (rng.random((7, width)) < density).astype(np.uint8)
+        for r2 in (False, True):
+            cells = grid.copy()
+            _cmaps.raster_pass(cells, r2)
+            assert np.array_equal(cells, _reference_in_place(grid, r2)), (density, r2)
