@@ -5,13 +5,13 @@ visit random cells one at a time: a visited cell is set when more than ``thresho
 cells of its 3x3 block (itself included, cells off the map not counted) are set, and
 cleared otherwise (the labyrinth variant swaps the two outcomes).
 
-``faithful`` replays that loop literally, one visit after the other (compiled with numba,
-so it costs about what the batches cost). ``fast`` draws the very same visit sequence but
-applies it in NumPy batches, each visit of a batch reading the map as it stood when the
-batch began. Visits of one batch only interfere when they fall within one cell of each
-other, so with batches a small fraction of the map (1/64 of the cells) the maps keep the
-faithful maps' statistics (open ratio, number and size of caves), which the tests and
-benchmarks check.
+``faithful`` replays that loop literally, one visit after the other (in C, compiled when
+the package is built: ``generators/maps/_cmaps.c``, so it costs about what the batches
+cost). ``fast`` draws the very same visit sequence but applies it in NumPy batches, each
+visit of a batch reading the map as it stood when the batch began. Visits of one batch
+only interfere when they fall within one cell of each other, so with batches a small
+fraction of the map (1/64 of the cells) the maps keep the faithful maps' statistics (open
+ratio, number and size of caves), which the tests and benchmarks check.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from generators._compiled.jit import jit
+from generators.maps import _cmaps
 
 #: Visits drawn from the generator per chunk (bounds memory for millions of visits).
 _CHUNK = 1 << 20
@@ -68,42 +68,15 @@ def run_visits(
     """
     height, width = grid.shape
     stride = width + 2
-    high, low = (0, 1) if invert else (1, 0)
-    padded = np.pad(grid.astype(np.uint8), 1, mode="constant", constant_values=0).ravel()
+    padded = np.pad(grid.astype(np.uint8), 1, mode="constant", constant_values=0)
     chunks = _visit_chunks(rng, width, height, visits)
     if fast:
         batch = max(1, grid.size // _BATCH_DIVISOR)
-        _visits_batched(padded, chunks, stride, threshold, invert, batch)
+        _visits_batched(padded.ravel(), chunks, stride, threshold, invert, batch)
     else:
-        padded = _visits_one_by_one(padded, chunks, stride, threshold, high, low)
-    return padded.reshape(height + 2, stride)[1:-1, 1:-1].copy()
-
-
-def _visits_one_by_one(
-    padded: np.ndarray,
-    chunks: Iterator[np.ndarray],
-    stride: int,
-    threshold: int,
-    high: int,
-    low: int,
-) -> np.ndarray:
-    for chunk in chunks:
-        _visit_loop(padded, chunk, stride, threshold, high, low)
-    return padded
-
-
-@jit
-def _visit_loop(cells, offsets, stride, threshold, high, low):  # type: ignore[no-untyped-def]
-    """The faithful loop, compiled: each visit reads the map as the previous one left it."""
-    base = stride + 1
-    for k in range(offsets.shape[0]):
-        i = offsets[k] + base
-        count = (
-            cells[i - stride - 1] + cells[i - stride] + cells[i - stride + 1]
-            + cells[i - 1] + cells[i] + cells[i + 1]
-            + cells[i + stride - 1] + cells[i + stride] + cells[i + stride + 1]
-        )  # fmt: skip
-        cells[i] = high if count > threshold else low
+        for chunk in chunks:  # the compiled loop checks every offset before the first visit
+            _cmaps.visits(padded, chunk, threshold, invert)
+    return padded[1:-1, 1:-1].copy()
 
 
 def _visits_batched(

@@ -89,8 +89,8 @@ import numpy as np
 from scipy import ndimage
 
 from generators._checks import check_bool, check_choice, check_grid, check_int
-from generators._compiled.jit import jit
 from generators._seeds import DrawBuffer, SeedLike, make_rng
+from generators.maps import _cmaps
 from generators.maps._visits import random_fill, run_visits
 from generators.maps.regions import MapShape, label, open_ratio, region_stats
 
@@ -166,48 +166,14 @@ def _smooth_fill_fast(cave: np.ndarray, smoothing: int, empty: int, filling: int
     return np.where(fill, 1, cave).astype(np.uint8)
 
 
-@jit
-def _smooth_fill_passes(cells, on_map, smoothing, empty, filling):  # type: ignore[no-untyped-def]
-    """The faithful passes, in place on a padded, transposed 0/1 map (``cells[x + 1, y + 1]``
-    is map cell (x, y), so x is outer and y inner as in the C# loops; the zero border stands
-    for off-map cells). ``on_map`` holds each cell's count of on-map neighbours.
-
-    Branch-free: a cell's new value is computed from its neighbours whatever it holds, and
-    carried to the next cell of the column in ``prev``, the neighbour it has just updated.
-    """
-    width = cells.shape[0] - 2
-    height = cells.shape[1] - 2
-    for _ in range(smoothing):
-        for x in range(1, width + 1):
-            left = cells[x - 1]
-            here = cells[x]
-            right = cells[x + 1]
-            room = on_map[x]
-            prev = np.int64(0)
-            for y in range(1, height + 1):
-                around = prev + np.int64(here[y + 1]) + np.int64(left[y]) + np.int64(right[y])
-                cur = np.int64(here[y]) & np.int64(np.int64(room[y]) - around < empty)
-                here[y] = cur
-                prev = cur
-    for x in range(1, width + 1):
-        left = cells[x - 1]
-        here = cells[x]
-        right = cells[x + 1]
-        prev = np.int64(0)
-        for y in range(1, height + 1):
-            around = prev + np.int64(here[y + 1]) + np.int64(left[y]) + np.int64(right[y])
-            cur = np.int64(here[y]) | np.int64(around >= filling)
-            here[y] = cur
-            prev = cur
-
-
 def _smooth_fill_faithful(cave: np.ndarray, smoothing: int, empty: int, filling: int) -> np.ndarray:
-    """In-place passes in the C# order (x outer, y inner), compiled, on a padded transposed
-    copy; each cell sees its neighbours as already updated earlier in the same pass."""
-    height, width = cave.shape
-    cells = np.pad(cave.T, 1).astype(np.uint8)
-    on_map = np.pad(_on_map_neighbours(width, height), 1).astype(np.uint8)
-    _smooth_fill_passes(cells, on_map, smoothing, empty, filling)
+    """In-place passes in the C# order (x outer, y inner), in C (``generators/maps/_cmaps.c``),
+    on a padded transposed copy (``cells[x + 1, y + 1]`` is map cell (x, y), so each column
+    of the map is a row of the copy; the zero border stands for off-map cells); each cell
+    sees its neighbours as already updated earlier in the same pass."""
+    cells = np.zeros((cave.shape[1] + 2, cave.shape[0] + 2), dtype=np.uint8)
+    cells[1:-1, 1:-1] = cave.T
+    _cmaps.smooth_fill(cells, smoothing, empty, filling)
     return np.ascontiguousarray(cells[1:-1, 1:-1].T)
 
 

@@ -9,7 +9,8 @@ the cell itself included, cells off the map counted as wall) the 4-5 rule reads 
 
 ``mode="faithful"`` repeats the original's in-place raster pass: rows top to bottom,
 cells left to right, each cell already seeing the new values of the cells before it
-(compiled with numba; its cost is within a small factor of the synchronous pass).
+(in C, compiled when the package is built: ``generators/maps/_cmaps.c``; its cost is
+within a small factor of the synchronous pass).
 ``mode="synchronous"`` computes every cell of a pass from the previous pass (the usual
 textbook automaton) with NumPy box sums; its maps differ in detail but not in kind.
 
@@ -38,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from generators._checks import check_choice, check_grid, check_int
-from generators._compiled.jit import jit
 from generators._seeds import SeedLike, make_rng
+from generators.maps import _cmaps
 from generators.maps.regions import MapShape, open_ratio, region_stats
 
 MODES = ("faithful", "synchronous")
@@ -136,107 +137,8 @@ def _step_synchronous(grid: np.ndarray, r2: bool) -> np.ndarray:
 def _step_in_place(grid: np.ndarray, r2: bool) -> np.ndarray:
     """The original update order (compiled): a new array, ``grid`` left as it was."""
     cells = np.array(grid, dtype=np.uint8, order="C")  # always a private copy
-    if r2:
-        _raster_pass_r2(cells)
-    else:
-        _raster_pass(cells)
+    _cmaps.raster_pass(cells, r2)
     return cells
-
-
-@jit
-def _raster_pass(cells):  # type: ignore[no-untyped-def]
-    """One in-place 4-5 pass, rows top to bottom, cells left to right.
-
-    In that order the 3x3 count of cell ``x`` is ``b[x] + new[x - 1]``, where ``b[x]`` only
-    holds cells that are final for this step (the row above, already rewritten, the row
-    below, the cell and its right neighbour, not yet rewritten). So each row first sweeps
-    ``b`` into two flags, wall for sure (``b >= 5``) and wall if the left cell is
-    (``b == 4``), in one vectorisable loop, then resolves the one-bit chain left to right.
-    Off-map cells count as walls.
-    """
-    height, width = cells.shape
-    ones = np.ones(width, dtype=np.uint8)
-    above_below = np.empty(width + 2, dtype=np.uint8)  # padded: index x + 1 is column x
-    sure = np.empty(width, dtype=np.uint8)
-    if_left = np.empty(width, dtype=np.uint8)
-    above_below[0] = 2
-    above_below[width + 1] = 2
-    for y in range(height):
-        up = cells[y - 1] if y > 0 else ones
-        down = cells[y + 1] if y + 1 < height else ones
-        row = cells[y]
-        for x in range(width):
-            above_below[x + 1] = up[x] + down[x]
-        for x in range(width - 1):
-            b = np.uint8(above_below[x] + above_below[x + 1] + above_below[x + 2] + row[x]
-                         + row[x + 1])  # fmt: skip
-            sure[x] = b >= 5
-            if_left[x] = b == 4
-        b = np.uint8(above_below[width - 1] + above_below[width] + above_below[width + 1]
-                     + row[width - 1] + 1)  # fmt: skip
-        sure[width - 1] = b >= 5
-        if_left[width - 1] = b == 4
-        left = np.uint8(1)  # the new value of the cell to the left (off the map: wall)
-        for x in range(width):
-            left = sure[x] | (if_left[x] & left)
-            row[x] = left
-
-
-@jit
-def _raster_pass_r2(cells):  # type: ignore[no-untyped-def]
-    """The in-place pass with the RogueBasin clause (wall iff R1 >= 5 or R2 <= 2).
-
-    Same idea as :func:`_raster_pass` with a second chain: R2 (the 5x5 block) is
-    ``c[x] + new[x - 1] + new[x - 2]``, so the sweep also records ``c <= 2``, ``c <= 1`` and
-    ``c == 0``, and the chain picks the one that matches how many of the two left cells
-    became walls.
-    """
-    height, width = cells.shape
-    ones = np.ones(width, dtype=np.uint8)
-    near = np.empty(width + 2, dtype=np.uint8)  # rows y-1, y+1; index x + 1 is column x
-    far = np.empty(width + 4, dtype=np.uint8)  # rows y-2..y+2 except y; index x + 2
-    mid = np.ones(width + 4, dtype=np.uint8)  # row y before the pass; index x + 2
-    sure = np.empty(width, dtype=np.uint8)  # R1 >= 5 whatever the left cell becomes
-    if_left = np.empty(width, dtype=np.uint8)  # R1 >= 5 if the left cell becomes a wall
-    sparse0 = np.empty(width, dtype=np.uint8)  # R2 <= 2 if neither left cell is a wall
-    sparse1 = np.empty(width, dtype=np.uint8)  # ... if one of them is
-    sparse2 = np.empty(width, dtype=np.uint8)  # ... if both are
-    near[0] = near[width + 1] = 2
-    far[0] = far[1] = far[width + 2] = far[width + 3] = 4
-    for y in range(height):
-        up2 = cells[y - 2] if y > 1 else ones
-        up1 = cells[y - 1] if y > 0 else ones
-        down1 = cells[y + 1] if y + 1 < height else ones
-        down2 = cells[y + 2] if y + 2 < height else ones
-        row = cells[y]
-        for x in range(width):
-            n = up1[x] + down1[x]
-            near[x + 1] = n
-            far[x + 2] = n + up2[x] + down2[x]
-            mid[x + 2] = row[x]
-        for x in range(width):
-            b1 = np.uint8(near[x] + near[x + 1] + near[x + 2] + mid[x + 2] + mid[x + 3])
-            b2 = np.uint8(far[x] + far[x + 1] + far[x + 2] + far[x + 3] + far[x + 4]
-                          + mid[x + 2] + mid[x + 3] + mid[x + 4])  # fmt: skip
-            sure[x] = b1 >= 5
-            if_left[x] = b1 == 4
-            sparse0[x] = b2 <= 2
-            sparse1[x] = b2 <= 1
-            sparse2[x] = b2 == 0
-        one = np.uint8(1)
-        left = one  # new values one and two cells to the left (off the map: walls)
-        left2 = one
-        for x in range(width):
-            wall = np.uint8(
-                sure[x]
-                | (if_left[x] & left)
-                | sparse2[x]
-                | (sparse1[x] & ((left & left2) ^ one))
-                | (sparse0[x] & ((left | left2) ^ one))
-            )
-            left2 = left
-            left = wall
-            row[x] = wall
 
 
 def generate(
@@ -261,11 +163,11 @@ def generate(
     r2_passes = check_int("r2_passes", r2_passes, 0)
     rng, recorded = make_rng(seed)
 
-    grid = _fill(width, height, wall_percent, blank_rows, rng)
+    grid = _fill(width, height, wall_percent, blank_rows, rng)  # a fresh C-contiguous uint8 map
     for index in range(passes):
         use_r2 = rule == "roguebasin" and index < r2_passes
         if mode == "faithful":
-            grid = _step_in_place(grid, use_r2)
+            _cmaps.raster_pass(grid, use_r2)  # in place: the map is this function's own
         else:
             grid = _step_synchronous(grid, use_r2)
 

@@ -13,9 +13,9 @@ ratios of small integers, so double precision orders them exactly, and the resul
 cell for cell that of libtcod's ``FOV_SHADOW`` (the tests check this on random caves).
 The "recursion" is an explicit stack, so unlimited radii on big maps cannot hit Python's
 recursion limit. Only the ``(2r+1)^2`` window around the origin is read, so the cost
-does not grow with the map. Both variants are compiled with numba (:mod:`generators.view._kernel`;
-a later process loads their machine code without numba, see :mod:`generators._compiled.native`) and
-write straight into the result array.
+does not grow with the map. Both variants are C, compiled when the package is built
+(``generators/view/_cfov.c``, which checks every array and number it is handed), and write
+straight into the result array.
 
 Symmetric variant (``symmetric=True``): Albert Ford's symmetric shadowcasting, four
 quadrants, exact integer arithmetic for the slopes. A floor cell is visible only when
@@ -36,14 +36,10 @@ Deliberate differences from the C# original:
 
 from __future__ import annotations
 
-import ctypes
-import struct
-from collections.abc import Callable
-
 import numpy as np
 
 from generators._checks import check_bool, check_int
-from generators._compiled import native
+from generators.view import _cfov
 
 Point = tuple[int, int]
 
@@ -71,11 +67,6 @@ QUADRANTS = np.array([
 ], dtype=np.int64)  # fmt: skip
 
 
-#: Windows larger than this (cells) are checked for 0/1 values by NumPy's vectorised max
-#: before the view; smaller ones by the compiled view itself, which is faster up to about
-#: this size (benchmarks/bench_maps.py --fov) and saves a call.
-_NUMPY_CHECK = 40_000
-
 _Args = tuple[np.ndarray, int, int, bool, int, int, int, int, int, int, int, int, bool, bool, bool]
 """Checked arguments of a view, in the coordinates of ``cells`` (see :func:`_check`)."""
 
@@ -91,12 +82,13 @@ def _check(
     """Validate the arguments of :func:`visible` and work out the window.
 
     Returns ``(cells, shift_x, shift_y, unchecked, x0, y0, x1, y1, ox, oy, reach,
-    radius_sq, light_walls, symmetric, libtcod_ties)``: ``cells`` is the map as ``uint8``
-    (or only the window, converted, for other integer dtypes) whose cell ``[0, 0]`` is map
-    cell ``(shift_x, shift_y)``; the window is ``cells[y0:y1, x0:x1]``; ``unchecked`` says
-    that the compiled view must still check the window's values. Only the window that
-    ``radius`` can reach is read, so only its values are checked: the cost of a small
-    view does not grow with the map (``radius=None`` reads, and checks, the whole map).
+    radius, light_walls, symmetric, libtcod_ties)``: ``cells`` is the map as ``uint8`` or
+    ``bool`` (or only the window, converted, for other dtypes and layouts) whose cell
+    ``[0, 0]`` is map cell ``(shift_x, shift_y)``; the window is ``cells[y0:y1, x0:x1]``;
+    ``radius`` is -1 for unlimited; ``unchecked`` says that the compiled view must still
+    check the window's values. Only the window that ``radius`` can reach is read, so only
+    its values are checked: the cost of a small view does not grow with the map
+    (``radius=None`` reads, and checks, the whole map).
     The common case (an ndarray, a tuple of ints, an int radius, real bools) takes a fast
     path: these checks cost more than a small view itself.
     """
@@ -127,24 +119,19 @@ def _check(
         raise ValueError(f"origin {origin!r} is outside the {width}x{height} map")
     if radius is None:
         reach = max(ox, width - 1 - ox, oy, height - 1 - oy)
-        radius_sq = 2 * reach * reach
+        limit = -1
     else:
         reach = radius if type(radius) is int and radius >= 0 else check_int("radius", radius, 0)
-        radius_sq = reach * reach
+        limit = reach
     x0 = ox - reach if ox > reach else 0
     y0 = oy - reach if oy > reach else 0
     x1 = min(width, ox + reach + 1)
     y1 = min(height, oy + reach + 1)
     kind = array.dtype
-    if kind == np.uint8 and array.flags.c_contiguous:
-        unchecked = (x1 - x0) * (y1 - y0) <= _NUMPY_CHECK
-        if not unchecked and array[y0:y1, x0:x1].max() > 1:
-            raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
-        return (array, 0, 0, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
+    if (kind == np.uint8 or kind == np.bool_) and array.flags.c_contiguous:
+        # read in place; the compiled view checks a uint8 window for 0/1 values itself
+        return (array, 0, 0, kind == np.uint8, x0, y0, x1, y1, ox, oy, reach, limit,
                 light_walls, symmetric, libtcod_ties)  # fmt: skip
-    if kind == np.bool_ and array.flags.c_contiguous:
-        return (array.view(np.uint8), 0, 0, False, x0, y0, x1, y1, ox, oy, reach,
-                radius_sq, light_walls, symmetric, libtcod_ties)  # fmt: skip
     if not (np.issubdtype(kind, np.integer) or kind == np.bool_):
         raise ValueError(f"grid must hold integers 0 (floor) and 1 (wall), got {kind}")
     # other integer types, and maps not laid out row after row: the window only, converted
@@ -152,54 +139,17 @@ def _check(
     if part.min() < 0 or part.max() > 1:
         raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
     return (np.ascontiguousarray(part, dtype=np.uint8), x0, y0, False, 0, 0, x1 - x0,
-            y1 - y0, ox - x0, oy - y0, reach, radius_sq, light_walls, symmetric,
+            y1 - y0, ox - x0, oy - y0, reach, limit, light_walls, symmetric,
             libtcod_ties)  # fmt: skip
-
-
-_KERNEL = native.Kernel(
-    name="fov_view",
-    builder="generators.view._kernel:native_entry",
-    python="generators.view._kernel:python_entry",
-    sources=("generators.view._kernel", "generators.view._shadowcast", "generators._compiled.jit"),
-    restype=ctypes.c_int64,
-    argtypes=(ctypes.c_void_p,),
-)
-_view: Callable[[int], int] | None = None
-_pack = struct.Struct("<17q").pack_into
-
-
-def _load_view() -> Callable[[int], int]:
-    global _view
-    _view = native.kernel(_KERNEL)
-    return _view
 
 
 def _run(args: _Args, out: np.ndarray, out_x: int, out_y: int) -> None:
     """Fill ``out`` (whose cell ``[0, 0]`` is map cell ``(out_x, out_y)``) with the view of
     checked arguments (see :func:`_check`)."""
-    (cells, shift_x, shift_y, unchecked, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-     light_walls, symmetric, ties) = args  # fmt: skip
-    _view_into(cells, out, x0, y0, x1, y1, ox, oy, reach, radius_sq,
-               unchecked | light_walls << 1 | symmetric << 2 | ties << 3,
-               out_x - shift_x, out_y - shift_y)  # fmt: skip
-
-
-def _view_into(cells: np.ndarray, out: np.ndarray, x0: int, y0: int, x1: int, y1: int,
-               ox: int, oy: int, reach: int, radius_sq: int, flags: int, dx: int,
-               dy: int) -> None:  # fmt: skip
-    """One call of the compiled view (its argument block: see ``_fov_core.native_entry``).
-
-    ``cells`` is C-contiguous ``uint8`` and ``out`` a fresh C-contiguous bool array; both
-    stay referenced here while the compiled view reads them.
-    """
-    view = _view or _load_view()
-    block, address = native.argument_block()
-    height, width = cells.shape
-    out_height, out_width = out.shape
-    _pack(block, 0, id(cells), id(out), height, width, out_height, out_width, x0, y0, x1, y1,
-          ox, oy, reach, radius_sq, flags, dx, dy)  # fmt: skip
-    if view(address):
-        raise ValueError("grid must hold only 0 (floor) and 1 (wall)")
+    (cells, shift_x, shift_y, unchecked, _, _, _, _, ox, oy, _, radius, light_walls,
+     symmetric, ties) = args  # fmt: skip
+    _cfov.view(cells, out, ox, oy, radius, unchecked | light_walls << 1 | symmetric << 2
+               | ties << 3, out_x - shift_x, out_y - shift_y)  # fmt: skip
 
 
 _UINT8 = np.dtype(np.uint8)
@@ -209,10 +159,10 @@ def _everyday(grid: object, origin: object, radius: object, light_walls: object,
               symmetric: object, ties: object,
               whole: bool) -> tuple[np.ndarray, Point] | None:  # fmt: skip
     """The everyday view in one go: a C-contiguous ``uint8`` map, an ``(x, y)`` tuple of
-    ints inside it, an int radius whose window the compiled view checks itself, real
-    bools. Returns ``(mask, corner)`` (the full-size mask when ``whole``), or None for any
-    other call, which :func:`_check` then validates and explains: at a few microseconds a
-    view, the general path's checks and packing would dominate."""
+    ints inside it, an int radius, real bools. Returns ``(mask, corner)`` (the full-size
+    mask when ``whole``), or None for any other call, which :func:`_check` then validates
+    and explains: at a few microseconds a view, the general path's checks would dominate.
+    The compiled view checks the window's values (and, again, every argument)."""
     if not (type(grid) is np.ndarray and grid.dtype is _UINT8 and type(origin) is tuple
             and type(radius) is int and type(light_walls) is bool and type(symmetric) is bool
             and type(ties) is bool and len(origin) == 2 and radius >= 0
@@ -222,20 +172,17 @@ def _everyday(grid: object, origin: object, radius: object, light_walls: object,
     height, width = grid.shape
     if type(ox) is not int or type(oy) is not int or not (0 <= ox < width and 0 <= oy < height):
         return None
-    x0 = ox - radius if ox > radius else 0
-    y0 = oy - radius if oy > radius else 0
-    x1 = min(width, ox + radius + 1)
-    y1 = min(height, oy + radius + 1)
-    if (x1 - x0) * (y1 - y0) > _NUMPY_CHECK:
-        return None
     if whole:
         out = np.zeros((height, width), dtype=bool)
         dx = dy = 0
     else:
-        out = np.zeros((y1 - y0, x1 - x0), dtype=bool)
+        x0 = ox - radius if ox > radius else 0
+        y0 = oy - radius if oy > radius else 0
+        out = np.zeros((min(height, oy + radius + 1) - y0, min(width, ox + radius + 1) - x0),
+                       dtype=bool)  # fmt: skip
         dx, dy = x0, y0
-    _view_into(grid, out, x0, y0, x1, y1, ox, oy, radius, radius * radius,
-               1 | light_walls << 1 | symmetric << 2 | ties << 3, dx, dy)  # fmt: skip
+    _cfov.view(grid, out, ox, oy, radius, 1 | light_walls << 1 | symmetric << 2 | ties << 3,
+               dx, dy)  # fmt: skip
     return out, (dx, dy)
 
 

@@ -22,44 +22,12 @@ object compute garbage (never outside its buffers). Give each thread its own.
 
 from __future__ import annotations
 
-import ctypes
-import struct
-from collections.abc import Callable
-
 import numpy as np
 
 from generators._checks import check_bool, check_grid, check_int
-from generators._compiled import native
+from generators.view import _cfov
 
 Point = tuple[int, int]
-
-_KERNEL = native.Kernel(
-    name="fov_field",
-    builder="generators.view._kernel:native_field_entry",
-    python="generators.view._kernel:python_field_entry",
-    sources=(
-        "generators.view._kernel",
-        "generators.view._shadowcast",
-        "generators._compiled.jit",
-    ),  # fmt: skip
-    restype=ctypes.c_int64,
-    argtypes=(ctypes.c_void_p,),
-)
-_kernel: Callable[[int], int] | None = None
-
-#: The per-call part of the argument block: ox, oy, radius, light_walls, symmetric,
-#: libtcod_ties (after three array ids, the height and the width).
-_PACK_CALL = struct.Struct("<6q").pack_into
-_CALL_OFFSET = 5 * 8
-#: Radii from here on see as far as unlimited on any map an array can hold (and their
-#: squares would not fit the compiled view's 64-bit integers).
-_HUGE = 1 << 31
-
-
-def _load() -> Callable[[int], int]:
-    global _kernel
-    _kernel = native.kernel(_KERNEL)
-    return _kernel
 
 
 class FieldOfView:
@@ -72,9 +40,9 @@ class FieldOfView:
     those of :func:`generators.view._shadowcast.visible`.
     """
 
-    # ``_block`` names ``_cells``, ``_out`` and ``_lit`` by address: these slots keep them
-    # alive and are never rebound
-    __slots__ = ("_address", "_block", "_cells", "_grid", "_height", "_lit", "_out",
+    # ``_field`` (the compiled view) holds the buffers of ``_cells``, ``_out`` and ``_lit``
+    # until it goes; ``_compute`` is its bound method
+    __slots__ = ("_cells", "_compute", "_field", "_grid", "_height", "_lit", "_out",
                  "_visible", "_width")  # fmt: skip
 
     def __init__(self, grid: np.ndarray) -> None:
@@ -83,9 +51,8 @@ class FieldOfView:
         self._cells = cells
         self._out = np.zeros(cells.shape, dtype=bool)
         self._lit = np.zeros(4, dtype=np.int64)
-        self._block = (ctypes.c_int64 * 11)(id(cells), id(self._out), id(self._lit),
-                                           self._height, self._width)  # fmt: skip
-        self._address = ctypes.addressof(self._block)
+        self._field = _cfov.Field(cells, self._out, self._lit)
+        self._compute = self._field.compute
         self._grid = cells.view()
         self._grid.setflags(write=False)
         self._visible = self._out.view()
@@ -139,24 +106,10 @@ class FieldOfView:
         rounding, as in :func:`generators.view._shadowcast.visible`. A bad argument raises
         ``ValueError`` naming it, and leaves the last view as it was.
         """
-        # the everyday call (a tuple of ints on the map, an int or None, real bools) is
-        # checked inline: at a few microseconds a view, general checks would cost a third
-        if (type(origin) is tuple and len(origin) == 2 and type(light_walls) is bool
-                and type(symmetric) is bool and type(libtcod_ties) is bool):  # fmt: skip
-            ox, oy = origin
-            if (type(ox) is int and type(oy) is int and 0 <= ox < self._width
-                    and 0 <= oy < self._height):  # fmt: skip
-                if radius is None:
-                    reach = -1
-                elif type(radius) is int and 0 <= radius < _HUGE:
-                    reach = radius
-                else:  # beyond the map, a huge radius is unlimited
-                    reach = check_int("radius", radius, 0)
-                    reach = reach if reach < _HUGE else -1
-                _PACK_CALL(self._block, _CALL_OFFSET, ox, oy, reach, light_walls, symmetric,
-                           libtcod_ties)  # fmt: skip
-                (_kernel or _load())(self._address)
-                return self._visible
+        # the everyday call (a tuple of ints, an int or None, real bools) goes straight to
+        # the compiled view, which checks every value; other spellings come back False
+        if self._compute(origin, radius, light_walls, symmetric, libtcod_ties):
+            return self._visible
         ox, oy = self._check_origin(origin)
         return self.compute(
             (ox, oy),
@@ -178,8 +131,8 @@ class FieldOfView:
         return ox, oy
 
     def __reduce__(self) -> tuple[object, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Copies and pickles are new objects with their own buffers and argument block
-        (a copied block would name this object's arrays), holding the same map and view."""
+        """Copies and pickles are new objects with their own buffers (and compiled view,
+        which holds them), holding the same map and view."""
         return _rebuild, (self._cells, self._out, self._lit)
 
     def __repr__(self) -> str:

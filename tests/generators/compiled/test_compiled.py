@@ -14,14 +14,13 @@ import pytest
 from generators import warmup
 from generators._compiled import native as _native
 
-# Solves puzzles (unique, several solutions, none, invalid) and views a cave both ways, and
-# says how each kernel was obtained and whether numba was imported.
+# Solves puzzles (unique, several solutions, none, invalid) and says how the kernel was
+# obtained and whether numba was imported. (The field of view and the map generators are C
+# compiled when the package is built: nothing of theirs is kept here.)
 PROBE = """
-import hashlib, json, sys
-import numpy as np
+import json, sys
 from generators import sudoku
 from generators._compiled import native as _native
-from generators.view import fov
 puzzles = ["003020600900305001001806400008102900700000008006708200002609500800203009005010300",
            "." * 81,
            ".....5.8....6.1.43..........1.5........1.6...3.......553.....61........4.........",
@@ -33,21 +32,9 @@ try:
     refused = None
 except sudoku.InvalidPuzzle as exc:
     refused = str(exc)
-grid = np.load(sys.argv[1])
-views = hashlib.sha256()
-for origin in [(5, 5), (30, 12), (50, 30)]:
-    for radius in (4, None):
-        for symmetric in (False, True):
-            views.update(np.packbits(fov.visible(grid, origin, radius, symmetric=symmetric)))
-report = {"solved": solved, "refused": refused, "views": views.hexdigest(),
-          "how": {k: _native.how_loaded(k) for k in ("sudoku_solve_text", "fov_view")},
+report = {"solved": solved, "refused": refused,
+          "how": {k: _native.how_loaded(k) for k in ("sudoku_solve_text",)},
           "numba imported": "numba" in sys.modules}
-if len(sys.argv) > 2:  # also a kernel that stays on numba's own cache
-    from generators.maps import cellular
-
-    cellular.generate(12, 9, seed=1, mode="faithful")
-    stats = cellular._raster_pass.stats
-    report["cellular"] = [sum(stats.cache_hits.values()), sum(stats.cache_misses.values())]
 print(json.dumps(report))
 """
 
@@ -92,24 +79,20 @@ def test_a_second_process_runs_the_kept_machine_code_without_numba(tmp_path: Pat
                                                                    cave: Path) -> None:  # fmt: skip
     """The first process compiles with numba and keeps each kernel's machine code under the
     user's NUMBA_CACHE_DIR; the next one loads it without importing numba at all, and
-    computes exactly the same (solutions, effort counts, refusals, views)."""
-    first = _probe(tmp_path, cave, "cellular")
-    assert first["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
+    computes exactly the same (solutions, effort counts, refusals)."""
+    first = _probe(tmp_path, cave)
+    assert first["how"] == {"sudoku_solve_text": "numba"}
     assert first["numba imported"]
-    assert set(_kernels(tmp_path)) == {"sudoku_solve_text", "fov_view"}
-    assert first["cellular"][0] == 0 and first["cellular"][1] >= 1  # compiled and cached
+    assert set(_kernels(tmp_path)) == {"sudoku_solve_text"}
     assert first["solved"][0][1] is True and first["solved"][1][1] is False
     assert first["solved"][2] is None  # Norvig's impossible puzzle has no solution
     assert "r1c1" in first["refused"] and "r1c2" in first["refused"]
 
     second = _probe(tmp_path, cave)
-    assert second["how"] == {"sudoku_solve_text": "file", "fov_view": "file"}
+    assert second["how"] == {"sudoku_solve_text": "file"}
     assert not second["numba imported"]
-    assert {k: second[k] for k in ("solved", "refused", "views")} == {
-        k: first[k] for k in ("solved", "refused", "views")}  # fmt: skip
-
-    third = _probe(tmp_path, cave, "cellular")  # numba's own cache still serves the rest
-    assert third["cellular"][0] >= 1 and third["cellular"][1] == 0
+    assert {k: second[k] for k in ("solved", "refused")} == {
+        k: first[k] for k in ("solved", "refused")}  # fmt: skip
 
 
 @pytest.mark.slow
@@ -120,56 +103,45 @@ def test_a_damaged_or_foreign_kernel_file_is_compiled_again(tmp_path: Path, cave
     files = _kernels(tmp_path)
     intact = files["sudoku_solve_text"].read_bytes()
     header, code = _opened(files["sudoku_solve_text"])
-    damage = {
-        "sudoku_solve_text": intact[: len(intact) // 2],  # cut short
-        "fov_view": b"\x7fELF" + os.urandom(300),  # not a real object file
-    }
-    for name, data in damage.items():
-        files[name].write_bytes(data)
-    again = _probe(tmp_path, cave)
-    assert again["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
-    assert again["solved"] == good["solved"] and again["views"] == good["views"]
-    rewritten = _probe(tmp_path, cave)  # good files were written back
-    assert rewritten["how"] == {"sudoku_solve_text": "file", "fov_view": "file"}
-    assert rewritten["solved"] == good["solved"] and rewritten["views"] == good["views"]
+    for data in (intact[: len(intact) // 2],  # cut short
+                 b"\x7fELF" + os.urandom(300)):  # not a real object file  # fmt: skip
+        files["sudoku_solve_text"].write_bytes(data)
+        again = _probe(tmp_path, cave)
+        assert again["how"] == {"sudoku_solve_text": "numba"}
+        assert again["solved"] == good["solved"]
+        rewritten = _probe(tmp_path, cave)  # a good file was written back
+        assert rewritten["how"] == {"sudoku_solve_text": "file"}
+        assert rewritten["solved"] == good["solved"]
 
     # a file naming a symbol it does not define, or needing one nobody provides (both
     # authenticated, so that these checks, behind the HMAC's, are what refuses them)
-    files["sudoku_solve_text"].write_bytes(
-        _sealed(files["sudoku_solve_text"], json.dumps({"symbol": "no_such_kernel"}).encode(), code)
-    )
     missing = code.replace(b"numba_gil_ensure", b"numba_gil_ensurX")
     assert missing != code
-    files["fov_view"].write_bytes(_sealed(files["fov_view"], header, missing))
-    third = _probe(tmp_path, cave)
-    assert third["how"] == {"sudoku_solve_text": "numba", "fov_view": "numba"}
-    assert third["solved"] == good["solved"] and third["views"] == good["views"]
+    for header_, code_ in ((json.dumps({"symbol": "no_such_kernel"}).encode(), code),
+                           (header, missing)):  # fmt: skip
+        files["sudoku_solve_text"].write_bytes(_sealed(files["sudoku_solve_text"], header_, code_))
+        third = _probe(tmp_path, cave)
+        assert third["how"] == {"sudoku_solve_text": "numba"}
+        assert third["solved"] == good["solved"]
 
 
 UNCOMPILED = """
 import json, sys
-import numpy as np
 from generators import sudoku
 from generators._compiled import native as _native
-from generators.view import fov
-grid = np.load(sys.argv[1])
-views = [np.flatnonzero(fov.visible(grid, (30, 12), 6, symmetric=sym)).tolist()
-         for sym in (False, True)]
 try:
     sudoku.solve("003020600900305001001806400008102900700000008006708200002609500800203009005010300")
     refused = None
 except RuntimeError as exc:
     refused = str(exc)
-print(json.dumps({"views": views, "refused": refused,
-                  "how": [_native.how_loaded(k) for k in ("fov_view", "sudoku_solve_text")]}))
+print(json.dumps({"refused": refused, "how": [_native.how_loaded("sudoku_solve_text")]}))
 """
 
 
 @pytest.mark.slow
-def test_numba_s_debugging_mode_runs_the_view_as_python(tmp_path: Path, cave: Path) -> None:
-    """Under NUMBA_DISABLE_JIT nothing is compiled: the view's Python twin reads the same
-    argument block and gives the same cells as the compiled kernel; the sudoku engine,
-    which is wrong as plain Python, refuses with a clear error instead of answering."""
+def test_numba_s_debugging_mode_refuses_the_sudoku_engine(tmp_path: Path, cave: Path) -> None:
+    """Under NUMBA_DISABLE_JIT nothing is compiled: the sudoku engine, which is wrong as
+    plain Python, refuses with a clear error instead of answering."""
     answers = {}
     for mode in ("0", "1"):
         env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DISABLE_JIT": mode}
@@ -177,24 +149,23 @@ def test_numba_s_debugging_mode_runs_the_view_as_python(tmp_path: Path, cave: Pa
                               capture_output=True, text=True, timeout=900)  # fmt: skip
         assert done.returncode == 0, done.stderr
         answers[mode] = json.loads(done.stdout.splitlines()[-1])
-    assert answers["1"]["how"] == ["python", "python"]
-    assert answers["0"]["how"] == ["numba", "numba"] and answers["0"]["refused"] is None
-    assert answers["1"]["views"] == answers["0"]["views"] and answers["0"]["views"][0]
+    assert answers["1"]["how"] == ["python"]
+    assert answers["0"]["how"] == ["numba"] and answers["0"]["refused"] is None
     assert "NUMBA_DISABLE_JIT" in answers["1"]["refused"]
 
 
 def test_the_file_name_follows_what_the_machine_code_depends_on(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from generators.view import _shadowcast as shadowcast
+    from generators.sudoku import _engine as _sudoku_engine
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    plain = _native._path(shadowcast._KERNEL)
+    plain = _native._path(_sudoku_engine.KERNEL)
     assert plain is not None and plain.parent == tmp_path / "generators-native"
     monkeypatch.setenv("NUMBA_OPT", "1")  # another optimisation level: other code
-    assert _native._path(shadowcast._KERNEL) not in (None, plain)
+    assert _native._path(_sudoku_engine.KERNEL) not in (None, plain)
     monkeypatch.delenv("NUMBA_OPT")
-    assert _native._path(shadowcast._KERNEL) == plain
+    assert _native._path(_sudoku_engine.KERNEL) == plain
 
 
 def test_elf_symbols_reads_an_object_file_and_refuses_anything_else() -> None:

@@ -45,9 +45,9 @@ ORIGINS = [(5, 5), (30, 12), (50, 30)]
 #: The kernel file layout, written out here rather than taken from the module under test.
 MAGIC = b"generators-kernel 2\n"
 
-# Views the grid in argv[1] from every origin in argv[2] both ways; with a puzzle in argv[3],
-# also solves it and makes a faithful cellular map (a kernel on numba's own cache). Says how
-# each kernel was obtained.
+# Views the grid in argv[1] from every origin in argv[2] both ways (C compiled when the
+# package is built: nothing kept at run time); with a puzzle in argv[3], also solves it. Says
+# how the sudoku kernel was obtained.
 PROBE = """
 import json, sys
 import numpy as np
@@ -59,10 +59,8 @@ views = [np.flatnonzero(fov.visible(grid, tuple(origin), 7, symmetric=sym)).toli
 report = {"views": views}
 if len(sys.argv) > 3:
     from generators import sudoku
-    from generators.maps import cellular
-    cellular.generate(12, 9, seed=1, mode="faithful")
     report["solution"] = sudoku.solve(sys.argv[3]).grid
-report["how"] = {k: _native.how_loaded(k) for k in ("sudoku_solve_text", "fov_view")}
+report["how"] = {k: _native.how_loaded(k) for k in ("sudoku_solve_text",)}
 print(json.dumps(report))
 """
 
@@ -337,22 +335,23 @@ def test_a_kernel_file_with_a_wrong_hmac_is_never_run_but_compiled_again_and_rep
     tmp_path: Path, grid_file: Path
 ) -> None:
     """A file in our own folder holding machine code that would leave a marker, authenticated
-    with another key: not run, the view is compiled by numba (right), the file replaced."""
+    with another key: not run, the solver is compiled by numba (right), the file replaced."""
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "u")}
-    first = _probe(grid_file, env)
-    assert first["how"]["fov_view"] == "numba" and first["views"] == _reference_views(grid_file)
-    [kept] = (tmp_path / "cache" / "generators-native").glob("fov_view-*.kernel")
+    first = _probe(grid_file, env, PUZZLE)
+    assert first["how"]["sudoku_solve_text"] == "numba" and first["solution"] == SOLUTION
+    assert first["views"] == _reference_views(grid_file)
+    [kept] = (tmp_path / "cache" / "generators-native").glob("sudoku_solve_text-*.kernel")
     assert _authentic(kept) and _mode(kept) == 0o600
     marker = tmp_path / "marker"
     planted = _seal(os.urandom(32), kept.name, json.dumps({"symbol": "planted"}).encode(),
                     _planted_object(f"touch {shlex.quote(str(marker))}"))  # fmt: skip
     kept.write_bytes(planted)
-    second = _probe(grid_file, env)
+    second = _probe(grid_file, env, PUZZLE)
     assert not marker.exists()
-    assert second["how"]["fov_view"] == "numba" and second["views"] == _reference_views(grid_file)
+    assert second["how"]["sudoku_solve_text"] == "numba" and second["solution"] == SOLUTION
     assert kept.read_bytes() != planted and _authentic(kept) and _mode(kept) == 0o600
-    third = _probe(grid_file, env)
-    assert third["how"]["fov_view"] == "file" and third["views"] == _reference_views(grid_file)
+    third = _probe(grid_file, env, PUZZLE)
+    assert third["how"]["sudoku_solve_text"] == "file" and third["solution"] == SOLUTION
 
 
 # -- files planted by another user in a shared folder, read by root -------------------------
@@ -453,11 +452,10 @@ def _kernel_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, 
     """The names the kernel files have for this configuration (public: the same digest in
     every process of this install), found here in a folder of the test's own."""
     from generators.sudoku import _engine as _sudoku_engine
-    from generators.view import _shadowcast as shadowcast
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "names"))
     names = {}
-    for spec in (_sudoku_engine.KERNEL, shadowcast._KERNEL):
+    for spec in (_sudoku_engine.KERNEL,):
         path = _native._path(spec)
         assert path is not None
         names[spec.name] = path.name
@@ -471,26 +469,22 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     """Root solves with NUMBA_CACHE_DIR set to a world-writable folder where ``nobody`` made
-    ``generators-native`` first, holding kernel files with the right names in both layouts
-    (one authenticated with a key of theirs, left beside it), and numba index files that
-    run a command when unpickled. None of it runs, the answers are right, the shared folder
+    ``generators-native`` first, holding the kernel file with the right name, authenticated
+    with a key of theirs (left beside it), and numba index files that run a command when
+    unpickled. None of it runs, the answers are right, the shared folder
     is exactly as ``nobody`` left it, and root's code is kept in its per-user folder."""
     shared, stage = scratch / "shared", scratch / "stage"
     shared.mkdir(mode=0o777)
     shared.chmod(0o1777)
     stage.mkdir(mode=0o755)
-    markers = [tmp_path / "ran-kernel-1", tmp_path / "ran-kernel-2", tmp_path / "ran-index"]
+    markers = [tmp_path / "ran-kernel", tmp_path / "ran-index"]
     names = _kernel_names(monkeypatch, tmp_path)
     their_key = os.urandom(32)
-    objects = {name: _planted_object(f"touch {shlex.quote(str(markers[0]))}")
-               for name in names}  # fmt: skip
     header = json.dumps({"symbol": "planted"}).encode()
     (stage / "key").write_bytes(their_key)
-    (stage / "sudoku").write_bytes(b"generators-kernel 1\n" + header + b"\n"
-                                   + objects["sudoku_solve_text"])  # fmt: skip
-    planted = _planted_object(f"touch {shlex.quote(str(markers[1]))}")
-    (stage / "fov").write_bytes(_seal(their_key, names["fov_view"], header, planted))
-    (stage / "index").write_bytes(pickle.dumps(_Runs(f"touch {shlex.quote(str(markers[2]))}")))
+    planted = _planted_object(f"touch {shlex.quote(str(markers[0]))}")
+    (stage / "sudoku").write_bytes(_seal(their_key, names["sudoku_solve_text"], header, planted))
+    (stage / "index").write_bytes(pickle.dumps(_Runs(f"touch {shlex.quote(str(markers[1]))}")))
     for path in stage.iterdir():
         path.chmod(0o644)
     folder, index_files = shared / "generators-native", _numba_index_files(shared)
@@ -500,13 +494,12 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
         f"cp {q(str(stage / 'key'))} {q(str(folder / 'key'))}",
         f"chmod 600 {q(str(folder / 'key'))}",
         f"cp {q(str(stage / 'sudoku'))} {q(str(folder / names['sudoku_solve_text']))}",
-        f"cp {q(str(stage / 'fov'))} {q(str(folder / names['fov_view']))}",
     ]
     script += [f"cp {q(str(stage / 'index'))} {q(str(index))}"
                for index in index_files]  # fmt: skip
     _as(as_root, "; ".join(script))
     assert folder.stat().st_uid == as_root.pw_uid
-    assert (folder / names["fov_view"]).stat().st_uid == as_root.pw_uid
+    assert (folder / names["sudoku_solve_text"]).stat().st_uid == as_root.pw_uid
     before = _snapshot(shared)
 
     puzzles = tmp_path / "puzzles.txt"
@@ -526,7 +519,7 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     assert [m.name for m in markers if m.exists()] == []
     assert probe["solution"] == SOLUTION and probe["views"] == _reference_views(grid_file)
     # the command line compiled and kept the solver in root's own folder: loaded from there
-    assert probe["how"] == {"sudoku_solve_text": "file", "fov_view": "numba"}
+    assert probe["how"] == {"sudoku_solve_text": "file"}
     assert _snapshot(shared) == before
     private = tmp_path / "user" / "generators" / "native"
     assert _mode(private) == 0o700 and private.stat().st_uid == 0
@@ -561,7 +554,8 @@ def test_a_link_planted_in_place_of_the_folder_is_not_followed_as_root(
     before = {**_snapshot(shared), **_snapshot(targets[0]), **_snapshot(targets[1])}
     env = {"NUMBA_CACHE_DIR": str(shared), "XDG_CACHE_HOME": str(tmp_path / "user"),
            "HOME": str(tmp_path / "home")}  # fmt: skip
-    probe = _probe(grid_file, env)
-    assert probe["views"] == _reference_views(grid_file)
+    probe = _probe(grid_file, env, PUZZLE)
+    assert probe["views"] == _reference_views(grid_file) and probe["solution"] == SOLUTION
     assert {**_snapshot(shared), **_snapshot(targets[0]), **_snapshot(targets[1])} == before
-    assert any((tmp_path / "user" / "generators" / "native").glob("fov_view-*.kernel"))
+    kept = (tmp_path / "user" / "generators" / "native").glob("sudoku_solve_text-*.kernel")
+    assert any(kept)

@@ -4,7 +4,6 @@ the one-shot views, over long sequences of calls on one object."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -259,37 +258,58 @@ def test_the_package_exports_the_class() -> None:
     assert repr(FieldOfView(np.zeros((3, 4), dtype=np.uint8))) == "FieldOfView(4x3)"
 
 
-UNCOMPILED = """
+FRESH = """
 import json, sys
 import numpy as np
-from generators._compiled import native as _native
+from generators.maps import caves, cellular, islands
+from generators.view import fov
 from generators.view.field import FieldOfView
 grid = np.load(sys.argv[1])
 view = FieldOfView(grid)
 views = [np.flatnonzero(view.compute(origin, radius, True, sym, libtcod_ties=sym)).tolist()
          for origin in ((30, 12), (5, 5), (60, 30)) for radius in (6, None)
          for sym in (False, True)]
-print(json.dumps({"views": views, "bounds": view.bounds, "how": _native.how_loaded("fov_field")}))
+once = [np.flatnonzero(fov.visible(grid, (30, 12), 9, symmetric=sym)).tolist()
+        for sym in (False, True)]
+maps = [cellular.generate(30, 20, seed=4, rule=rule).grid.tolist()
+        for rule in ("4-5", "roguebasin")]
+maps.append(islands.generate(30, 20, visits=900, seed=4, mode="faithful").grid.tolist())
+maps.append(caves.generate(40, 30, visits=2000, seed=4, mode="faithful").grid.tolist())
+print(json.dumps({"views": views, "once": once, "bounds": view.bounds, "maps": maps,
+                  "jit": sorted(m for m in sys.modules
+                                if m.split(".")[0] in ("numba", "llvmlite")
+                                or m.startswith("generators._compiled"))}))
 """
 
 
-def test_numba_s_debugging_mode_runs_the_reusable_view_as_python(tmp_path: Path) -> None:
-    """Under NUMBA_DISABLE_JIT the Python twin reads the same block and arrays and gives the
-    same cells (and the same lit window) as the compiled kernel."""
+def test_a_fresh_process_views_and_generates_maps_without_any_jit(tmp_path: Path) -> None:
+    """The view and the map generators' loops are C compiled when the package is built: a
+    fresh process imports neither numba, llvmlite nor ``generators._compiled``, and computes
+    exactly what this process computes (views, lit window, maps)."""
+    from generators.maps import islands
+
     grid = cellular.generate(width=70, height=40, seed=3).grid.copy()
     for x, y in ((30, 12), (5, 5), (60, 30)):
         grid[y, x] = 0
     np.save(tmp_path / "cave.npy", grid)
-    answers = {}
-    for mode in ("0", "1"):
-        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DISABLE_JIT": mode}
-        done = subprocess.run([sys.executable, "-c", UNCOMPILED, str(tmp_path / "cave.npy")],
-                              env=env, capture_output=True, text=True, timeout=900)  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        answers[mode] = json.loads(done.stdout.splitlines()[-1])
-    assert answers["1"]["how"] == "python" and answers["0"]["how"] == "numba"
-    assert answers["1"]["views"] == answers["0"]["views"] and all(answers["0"]["views"])
-    assert answers["1"]["bounds"] == answers["0"]["bounds"]
+    done = subprocess.run([sys.executable, "-c", FRESH, str(tmp_path / "cave.npy")],
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.splitlines()[-1])
+    assert answer["jit"] == []
+    view = FieldOfView(grid)
+    views = [np.flatnonzero(view.compute(origin, radius, True, sym, libtcod_ties=sym)).tolist()
+             for origin in ((30, 12), (5, 5), (60, 30)) for radius in (6, None)
+             for sym in (False, True)]  # fmt: skip
+    assert answer["views"] == views and all(views)
+    assert tuple(answer["bounds"]) == view.bounds
+    assert answer["once"] == [np.flatnonzero(fov.visible(grid, (30, 12), 9, symmetric=sym)).tolist()
+                              for sym in (False, True)]  # fmt: skip
+    maps = [cellular.generate(30, 20, seed=4, rule=rule).grid.tolist()
+            for rule in ("4-5", "roguebasin")]  # fmt: skip
+    maps.append(islands.generate(30, 20, visits=900, seed=4, mode="faithful").grid.tolist())
+    maps.append(caves.generate(40, 30, visits=2000, seed=4, mode="faithful").grid.tolist())
+    assert answer["maps"] == maps
 
 
 def test_copies_and_pickles_are_independent_objects_with_the_same_view() -> None:
@@ -308,3 +328,28 @@ def test_copies_and_pickles_are_independent_objects_with_the_same_view() -> None
         assert not view.grid[b[1], b[0]]
     del view  # a copy never reaches into the buffers of the object it came from
     assert np.array_equal(twin.compute(a, 9), fov.visible(twin.grid, a, 9))
+
+
+def test_views_in_threads_equal_the_views_one_after_the_other() -> None:
+    """The compiled views run with the GIL released: threads that each hold their own
+    FieldOfView of one map, and one-shot views of the same (shared) map, compute exactly
+    what they compute one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    grid = CAVES[0]
+    origins = _origins(grid, 40, 13)
+    calls = [(origin, radius, sym) for origin in origins for radius in (None, 12)
+             for sym in (False, True)]  # fmt: skip
+
+    def walk(_: int) -> list[list[int]]:
+        view = FieldOfView(grid)
+        seen = []
+        for origin, radius, sym in calls:
+            seen.append(np.flatnonzero(view.compute(origin, radius, True, sym)).tolist())
+            seen.append(np.flatnonzero(fov.visible(grid, origin, radius, True, sym)).tolist())
+        return seen
+
+    expected = walk(0)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(walk, range(8)))
+    assert all(result == expected for result in results)
