@@ -14,10 +14,9 @@ reasoning after every guess. It keeps searching after the first solution until i
 second one or exhausted the tree, so every :class:`Solution` says whether the puzzle is unique,
 and its ``nodes`` and ``guesses`` measure how hard the puzzle was. The engine keeps, per digit
 and band, a 27-bit word of where the digit may go, so box/line reasoning and singles are a few
-table lookups and bit operations (see :mod:`generators.sudoku._bands`); it is compiled with
-numba (see :mod:`generators.sudoku._kernel`), and a later process loads its machine code
-without numba (:mod:`generators._compiled.native`); :func:`solve_many` solves whole arrays of
-puzzles per compiled call and spreads large jobs over threads, which run the GIL-free engine in
+table lookups and bit operations (see :mod:`generators.sudoku._engine`); it is C, compiled
+when the package is built (``generators/sudoku/_csolve.c``), and :func:`solve_many` solves whole
+arrays of puzzles per call and spreads large jobs over threads, which run the GIL-free engine in
 parallel.
 """
 
@@ -254,7 +253,7 @@ def solve_many(
     the results without copying. A worker turns its own chunk into :class:`Solution`
     objects as well, while the others go on solving, so nothing but a little bookkeeping
     is left for one thread alone. Worker processes would pay a fork (or a fresh interpreter
-    and numba start-up) and pickling for every job instead.
+    start-up) and pickling for every job instead.
     """
     items = list(puzzles)
     n_workers = _check_workers(workers)
