@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.sudoku import _csolve
+import generators.sudoku._csolve as _csolve
 from generators.sudoku._tables import text_rows
 
 #: The forms of the band engine this CPU runs (BMI2's ``pext`` where it exists, and the

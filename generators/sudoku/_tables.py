@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def _houses() -> np.ndarray:
     houses = np.zeros((27, 9), dtype=np.int64)
     for r in range(9):

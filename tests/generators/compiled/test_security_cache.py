@@ -62,7 +62,7 @@ if len(sys.argv) > 3:
     from generators.maps import cellular
     cellular.generate(12, 9, seed=1, mode="faithful")
     report["solution"] = sudoku.solve(sys.argv[3]).grid
-report["how"] = {k: _native.how_loaded(k) for k in ("sudoku_solve_text", "fov_view")}
+report["how"] = {k: _native.how_loaded(k) for k in ("fov_view",)}
 print(json.dumps(report))
 """
 
@@ -452,12 +452,11 @@ def _numba_default_folders(shared: Path) -> list[Path]:
 def _kernel_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, str]:
     """The names the kernel files have for this configuration (public: the same digest in
     every process of this install), found here in a folder of the test's own."""
-    from generators.sudoku import _engine as _sudoku_engine
     from generators.view import _shadowcast as shadowcast
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "names"))
     names = {}
-    for spec in (_sudoku_engine.KERNEL, shadowcast._KERNEL):
+    for spec in (shadowcast._KERNEL,):
         path = _native._path(spec)
         assert path is not None
         names[spec.name] = path.name
@@ -471,26 +470,23 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     """Root solves with NUMBA_CACHE_DIR set to a world-writable folder where ``nobody`` made
-    ``generators-native`` first, holding kernel files with the right names in both layouts
-    (one authenticated with a key of theirs, left beside it), and numba index files that
-    run a command when unpickled. None of it runs, the answers are right, the shared folder
-    is exactly as ``nobody`` left it, and root's code is kept in its per-user folder."""
+    ``generators-native`` first, holding the view's kernel file under its right name
+    (authenticated with a key of theirs, left beside it), and numba index files that run a
+    command when unpickled (the solver itself is C, compiled at build time). None of it
+    runs, the answers are right, the shared folder is exactly as ``nobody`` left it, and
+    root's code is kept in its per-user folder."""
     shared, stage = scratch / "shared", scratch / "stage"
     shared.mkdir(mode=0o777)
     shared.chmod(0o1777)
     stage.mkdir(mode=0o755)
-    markers = [tmp_path / "ran-kernel-1", tmp_path / "ran-kernel-2", tmp_path / "ran-index"]
+    markers = [tmp_path / "ran-kernel", tmp_path / "ran-index"]
     names = _kernel_names(monkeypatch, tmp_path)
     their_key = os.urandom(32)
-    objects = {name: _planted_object(f"touch {shlex.quote(str(markers[0]))}")
-               for name in names}  # fmt: skip
     header = json.dumps({"symbol": "planted"}).encode()
     (stage / "key").write_bytes(their_key)
-    (stage / "sudoku").write_bytes(b"generators-kernel 1\n" + header + b"\n"
-                                   + objects["sudoku_solve_text"])  # fmt: skip
-    planted = _planted_object(f"touch {shlex.quote(str(markers[1]))}")
+    planted = _planted_object(f"touch {shlex.quote(str(markers[0]))}")
     (stage / "fov").write_bytes(_seal(their_key, names["fov_view"], header, planted))
-    (stage / "index").write_bytes(pickle.dumps(_Runs(f"touch {shlex.quote(str(markers[2]))}")))
+    (stage / "index").write_bytes(pickle.dumps(_Runs(f"touch {shlex.quote(str(markers[1]))}")))
     for path in stage.iterdir():
         path.chmod(0o644)
     folder, index_files = shared / "generators-native", _numba_index_files(shared)
@@ -499,7 +495,6 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
         f"mkdir {q(str(folder))} " + " ".join(q(str(f)) for f in _numba_default_folders(shared)),
         f"cp {q(str(stage / 'key'))} {q(str(folder / 'key'))}",
         f"chmod 600 {q(str(folder / 'key'))}",
-        f"cp {q(str(stage / 'sudoku'))} {q(str(folder / names['sudoku_solve_text']))}",
         f"cp {q(str(stage / 'fov'))} {q(str(folder / names['fov_view']))}",
     ]
     script += [f"cp {q(str(stage / 'index'))} {q(str(index))}"
@@ -525,8 +520,8 @@ def test_code_planted_by_another_user_in_a_shared_cache_dir_never_runs(
     probe = _probe(grid_file, env, PUZZLE)
     assert [m.name for m in markers if m.exists()] == []
     assert probe["solution"] == SOLUTION and probe["views"] == _reference_views(grid_file)
-    # the command line compiled and kept the solver in root's own folder: loaded from there
-    assert probe["how"] == {"sudoku_solve_text": "file", "fov_view": "numba"}
+    # the probe compiled the view (the solver is C) and kept it in root's own folder
+    assert probe["how"] == {"fov_view": "numba"}
     assert _snapshot(shared) == before
     private = tmp_path / "user" / "generators" / "native"
     assert _mode(private) == 0o700 and private.stat().st_uid == 0

@@ -558,8 +558,12 @@ def test_every_form_of_the_band_engine_gives_the_same_results() -> None:
     for limit in (1, 2, 5):
         results = []
         for kernel in core.KERNELS:
-            out = (np.zeros(len(rows), np.int32), np.zeros(len(rows), np.int64),
-                   np.zeros(len(rows), np.int64), np.zeros((len(rows), 81), np.uint8))
+            out = (
+                np.zeros(len(rows), np.int32),
+                np.zeros(len(rows), np.int64),
+                np.zeros(len(rows), np.int64),
+                np.zeros((len(rows), 81), np.uint8),
+            )
             assert core.solve_rows(rows, 0, len(rows), limit, True, *out, kernel=kernel) == -1
             results.append(out)
         for other in results[1:]:
