@@ -55,6 +55,11 @@ static int NPERM[512];
 static int HOUSES[27][9], PEERS[81][20], ROW_SEG[27][3], COL_SEG[27][3];
 static uint32_t HOUSE_BITS[81];
 
+/* reading a row: per byte its digit (0-8; 9 for a blank or a bad byte) and whether it is bad;
+ * per cell its houses (bit row, 9 + column, 18 + box) and its band */
+static uint8_t DIGIT[256], BAD[256], BAND_OF[81];
+static uint32_t HOUSES27[81];
+
 static int popc(u64 x) { return __builtin_popcountll(x); }
 
 static void make_tables(void) {
@@ -114,8 +119,14 @@ static void make_tables(void) {
             HOUSES[9 + c][r] = 9 * r + c;
             HOUSES[18 + 3 * (r / 3) + c / 3][3 * (r % 3) + c % 3] = 9 * r + c;
         }
+    for (int ch = 0; ch < 256; ch++) {
+        DIGIT[ch] = ch >= '1' && ch <= '9' ? (uint8_t)(ch - '1') : 9;
+        BAD[ch] = !(ch >= '1' && ch <= '9') && ch != '0' && ch != '.';
+    }
     for (int i = 0; i < 81; i++) {
         int r = i / 9, c = i % 9, b = 3 * (r / 3) + c / 3, n = 0;
+        BAND_OF[i] = (uint8_t)(i / 27);
+        HOUSES27[i] = (1u << r) | (1u << (9 + c)) | (1u << (18 + b));
         HOUSE_BITS[i] = (1u << r) | (1u << (9 + c)) | (1u << (18 + b));
         for (int j = 0; j < 81; j++) { /* ascending: the order of the Python tables */
             int rj = j / 9, cj = j % 9, bj = 3 * (rj / 3) + cj / 3;
@@ -1038,23 +1049,21 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
     u64 F[WORDS], solution[WORDS];
     for (Py_ssize_t p = start; p < stop; p++) {
         const uint8_t *row = text + 81 * p;
-        unsigned seen[27] = {0};
+        /* without branches (blanks and givens alternate unpredictably): a blank writes to
+         * the spare word 30 and marks no house; per digit, the houses holding it so far */
+        uint32_t seen[10] = {0}, bad = 0;
         for (int k = 0; k < 30; k++) F[k] = CELLS;
         F[30] = F[31] = 0;
         for (int i = 0; i < 81; i++) {
-            unsigned ch = row[i];
-            if (ch == '.' || ch == '0') continue;
-            if (ch < '1' || ch > '9') return p;
-            int d = (int)ch - '1';
-            unsigned bit = 1u << d;
-            int r = i / 9, c = i % 9, x = 18 + 3 * (r / 3) + c / 3;
-            if ((seen[r] | seen[9 + c] | seen[x]) & bit) return p;
-            seen[r] |= bit;
-            seen[9 + c] |= bit;
-            seen[x] |= bit;
-            int b = i / 27;
-            F[3 * d + b] &= KEEP[i - 27 * b];
+            unsigned ch = row[i], d = DIGIT[ch], given = d < 9;
+            uint32_t houses = given ? HOUSES27[i] : 0;
+            bad |= BAD[ch] | (seen[d] & houses);
+            seen[d] |= houses;
+            unsigned b = BAND_OF[i];
+            F[given ? 3 * d + b : 30] &= KEEP[i - 27 * b];
         }
+        if (bad) return p;
+        F[30] = 0;
         int32_t count = 0;
         int64_t n = 1, g = 0;
         if (SFX(propagate)(F, CELLS)) {
