@@ -25,10 +25,12 @@ from generators.sudoku.puzzles import (
 from generators.sudoku.solver import (
     ProgressCallback,
     Solution,
+    SolvedArray,
     count_solutions,
     euler96,
     is_unique,
     solve,
+    solve_array,
     solve_many,
 )
 
@@ -42,6 +44,7 @@ __all__ = [
     "Puzzle",
     "PuzzleFileError",
     "Solution",
+    "SolvedArray",
     "cell_name",
     "count_solutions",
     "euler96",
@@ -53,6 +56,7 @@ __all__ = [
     "read_euler",
     "read_lines",
     "solve",
+    "solve_array",
     "solve_many",
     "validate",
 ]

@@ -570,3 +570,52 @@ def test_every_form_of_the_band_engine_gives_the_same_results() -> None:
             for a, b in zip(results[0], other, strict=True):
                 assert np.array_equal(a, b)
         assert results[0][0].min() >= 0 and results[0][0][-1] == limit
+
+
+@pytest.mark.parametrize(("workers", "batch_size"), [(1, None), (2, 7), (None, None)])
+def test_solve_array_answers_as_solve_many_without_objects(
+    workers: int | None, batch_size: int | None
+) -> None:
+    """The same puzzles as a list, as joined bytes and as a uint8 array: row ``i`` of every
+    result equals ``solve_many``'s answer ``i`` (grid, uniqueness, nodes, guesses), and the
+    progress reaches the total."""
+    job = _mixed_job()
+    expected = sudoku.solve_many(job, workers=1)
+    texts = [item.puzzle if isinstance(item, sudoku.NamedPuzzle) else item for item in job]
+    data = "".join(texts).encode()
+    seen: list[tuple[int, int]] = []
+    results = [
+        sudoku.solve_array(job, workers=workers, batch_size=batch_size,
+                           progress=lambda done, total: seen.append((done, total))),
+        sudoku.solve_array(data, workers=workers, batch_size=batch_size),
+        sudoku.solve_array(np.frombuffer(data, np.uint8).reshape(-1, 81), workers=workers),
+    ]  # fmt: skip
+    assert seen[-1] == (len(job), len(job))
+    for result in results:
+        assert len(result) == len(job)
+        lines = result.text().splitlines()
+        for i, want in enumerate(expected):
+            count = int(result.counts[i])
+            if want is None:
+                assert count == 0 and lines[i] == "0" * 81
+                continue
+            assert lines[i] == want.grid and (count == 1) == want.unique
+            assert (int(result.nodes[i]), int(result.guesses[i])) == (want.nodes, want.guesses)
+    first = sudoku.solve_array(data, prove_unique=False)
+    assert first.counts.max() == 1
+    plain = sudoku.solve_many(job, prove_unique=False)
+    assert [s.grid if s else "0" * 81 for s in plain] == first.text().splitlines()
+
+
+def test_solve_array_names_the_first_bad_puzzle() -> None:
+    good = "".join(EULER_GRID)
+    clash = "11" + good[2:]
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #2: invalid characters: 'x' at r1c1"):
+        sudoku.solve_array((good + good + "x" + good[1:] + clash).encode())
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #1: .*r1c1"):
+        sudoku.solve_array([good, clash, "x" * 81])
+    with pytest.raises(InvalidPuzzle, match="not a whole number"):
+        sudoku.solve_array(good.encode()[:80])
+    with pytest.raises(ValueError, match=r"uint8\[n, 81\]"):
+        sudoku.solve_array(np.zeros((2, 80), np.uint8))
+    assert len(sudoku.solve_array(b"")) == 0 and sudoku.solve_array([]).text() == ""
