@@ -757,10 +757,18 @@ static int SFX(propagate)(u64 *F, u64 changed) {
     u64 singles = changed, columns = changed, triads = changed;
     for (;;) {
         u64 touched = 0;
+        /* The words changed are taken a round at a time (the next round holds what this one
+         * changed) rather than lowest first as they change: the rounds' words are independent
+         * work for the CPU. Every rule here only removes candidates and is rechecked
+         * wherever a word changed, so the fixpoint (or the contradiction) is the same in any
+         * order, and with it the search: nodes and guesses do not depend on the order. */
         while (changed) {
-            int k = __builtin_ctzll(changed);
-            changed &= changed - 1;
-            touched |= 1ULL << k;
+          u64 todo = changed;
+          changed = 0;
+          touched |= todo;
+          while (todo) {
+            int k = __builtin_ctzll(todo);
+            todo &= todo - 1;
             u64 w = F[k];
             u64 a = w & CELLS;
             u64 kept = SHRINK[TRIADS(a)];
@@ -783,6 +791,7 @@ static int SFX(propagate)(u64 *F, u64 changed) {
                 changed &= ~(1ULL << k);
                 F[27 + b] &= ~cells;
             }
+          }
         }
         singles |= touched;
         columns |= touched;
