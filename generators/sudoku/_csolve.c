@@ -877,6 +877,9 @@ static int SFX(propagate)(u64 *F, u64 changed) {
 /* Where to branch: *k (word, or 32 + digit for a stack) and the two keeps; -1 when solved,
  * -2 when no branch is found (a state propagation would have refuted: a dead end). */
 static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
+    /* solved: after propagation every digit's pattern in a stack is one permutation, so
+     * the scans below would find nothing to branch on */
+    if ((F[27] | F[28] | F[29]) == 0) return -1;
     int best = 1000, best_k = -1;
     u64 best_1 = 0, best_2 = 0;
     for (int b = 0; b < 3; b++) {
