@@ -3,9 +3,9 @@
 Whatever a caller hands them (odd shapes, non-contiguous, read-only or byte-swapped arrays,
 wrong dtypes, objects that are not arrays, out-of-range numbers, arbitrary bytes), they
 answer or raise ValueError/TypeError: never a crash, never a write outside the output rows
-asked for. CI runs this file once more with the extension built under AddressSanitizer and
-UndefinedBehaviorSanitizer (see CONTRIBUTING), where an out-of-bounds read or write would
-abort the process.
+asked for. CI runs this file once more with the extension built with
+``ENTITYWORKS_SANITIZE=1`` (AddressSanitizer and UndefinedBehaviorSanitizer, see setup.py),
+where an out-of-bounds read or write, or undefined behaviour, aborts the process.
 """
 
 from __future__ import annotations
