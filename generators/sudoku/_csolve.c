@@ -34,8 +34,10 @@
 typedef uint64_t u64;
 
 #define CELLS ((1ULL << 27) - 1)
-#define PATTERN_BITS (511ULL << 32)
-#define STACK_BITS (511ULL << 41)
+/* a word's triad pattern (bits 32-40) and how many permutations it holds (bits 50-52) */
+#define PATTERN_BITS ((511ULL << 32) | (7ULL << 50))
+/* word 3 * d + j: digit d's pattern in stack j (bits 41-49) and its permutations (53-55) */
+#define STACK_BITS ((511ULL << 41) | (7ULL << 53))
 #define BAND_WORDS 0x1249249ULL
 #define ROWBITS 0x1FFULL
 #define SPREAD 0x40201ULL /* nine column bits copied to the three rows of a band */
@@ -90,7 +92,7 @@ static void make_tables(void) {
             if (allowed >> i & 1) cells |= triad;
             if (m >> i & 1) tric |= triad;
         }
-        SHRINK[m] = cells | (allowed << 32);
+        SHRINK[m] = cells | (allowed << 32) | ((u64)NPERM[m] << 50);
         CERT[m] = common != 511 ? common : 0;
         TRICELLS[m] = tric;
         u64 lock = 0, claim = 0;
@@ -743,7 +745,7 @@ static inline u64 SFX(strip_other_bands)(u64 *F, int k, int b, u64 cells) {
 
 static inline u64 SFX(claim)(u64 *F, int k, u64 a, u64 mine, u64 others, u64 stack) {
     u64 y = a & (CLAIM[mine & ~others] * SPREAD | ~(CELLS | STACK_BITS));
-    F[k] = y | (stack << 41);
+    F[k] = y | (stack << 41) | ((u64)NPERM[stack] << 53);
     return (u64)(y != (a & ~STACK_BITS)) << k;
 }
 
@@ -888,7 +890,7 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         int found = -1;
         for (int d = 0; d < 9; d++) {
             int t = (int)((F[3 * d + b] >> 32) & 511);
-            int n = NPERM[t];
+            int n = (int)((F[3 * d + b] >> 50) & 7); /* NPERM[t], kept in the word */
             total += n;
             if (n == 2 && found < 0) {
                 found = t;
@@ -907,7 +909,7 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         int found = -1;
         for (int d = 0; d < 9; d++) {
             int t = (int)((F[3 * d + j / 3] >> 41) & 511);
-            int n = NPERM[t];
+            int n = (int)((F[3 * d + j / 3] >> 53) & 7); /* NPERM[t], kept in the word */
             total += n;
             if (n == 2 && found < 0) {
                 found = t;
