@@ -1066,6 +1066,7 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
         /* without branches (blanks and givens alternate unpredictably): a blank writes to
          * the spare word 30 and marks no house; per digit, the houses holding it so far */
         uint32_t seen[10] = {0}, bad = 0;
+        u64 own[WORDS] = {0}, givens[4] = {0};
         for (int k = 0; k < 30; k++) F[k] = CELLS;
         F[30] = F[31] = 0;
         for (int i = 0; i < 81; i++) {
@@ -1074,10 +1075,23 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
             bad |= BAD[ch] | (seen[d] & houses);
             seen[d] |= houses;
             unsigned b = BAND_OF[i];
-            F[given ? 3 * d + b : 30] &= KEEP[i - 27 * b];
+            unsigned k = given ? 3 * d + b : 30;
+            F[k] &= KEEP[i - 27 * b];
+            own[k] |= 1ULL << (i - 27 * b);
+            givens[given ? b : 3] |= 1ULL << (i - 27 * b);
         }
         if (bad) return p;
         F[30] = 0;
+        /* What propagation would do first for each given, done here at once: its cell
+         * leaves the other digits' words of its band, leaves the band's unsolved cells, and
+         * its row is marked placed and propagated (the fixpoint is the same; see propagate) */
+        for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
+        for (int k = 0; k < 27; k++) {
+            u64 o = own[k];
+            u64 placed = (u64)((o & ROWBITS) != 0) | ((u64)(((o >> 9) & ROWBITS) != 0) << 1) |
+                         ((u64)((o >> 18) != 0) << 2);
+            F[k] = (F[k] & ~(givens[k % 3] ^ o)) | (placed << 27);
+        }
         int32_t count = 0;
         int64_t n = 1, g = 0;
         if (SFX(propagate)(F, CELLS)) {
