@@ -5,10 +5,13 @@
  * - the band engine (houses true, the default): per digit and band a 64-bit word holds in its
  *   low 27 bits where the digit may still go in the band (bit 9 * row + column), bits 27-29
  *   the rows where it is placed and propagated, bits 32-40 its triad pattern and bits 41-49
- *   (of word 3 * d + j) its pattern in stack j, as propagation last saw them; words 27-29 hold
- *   each band's unsolved cells. Propagation and branching are described in
- *   generators/sudoku/_engine.py; the order of every step is part of the contract (nodes and
- *   guesses are reported, and seeded generation depends on the search order).
+ *   (of word 3 * d + j) its pattern in stack j, as propagation last saw them, each with its
+ *   count of permutations (bits 50-52 and 53-55); words 27-29 hold each band's unsolved
+ *   cells. Propagation and branching are described in generators/sudoku/_engine.py. The
+ *   search's order (which branch, which first) is part of the contract: nodes and guesses
+ *   are reported, and seeded generation depends on it. Propagation's own order is free: its
+ *   rules only remove candidates and are rechecked wherever a word changed, so they reach
+ *   the same fixpoint (or contradiction) in any order.
  * - the cell engine (houses false): a candidate mask per cell, naked and hidden singles and
  *   box/line eliminations to a fixpoint, branching on the first cell with the fewest
  *   candidates (the order of version 0.1, which seeded puzzle generation keeps).
