@@ -60,10 +60,9 @@ static int NPERM[512];
 static int HOUSES[27][9], PEERS[81][20], ROW_SEG[27][3], COL_SEG[27][3];
 static uint32_t HOUSE_BITS[81];
 
-/* reading a row: per byte its digit (0-8; 9 for a blank or a bad byte) and whether it is bad;
- * per cell its houses (bit row, 9 + column, 18 + box) and its band */
-static uint8_t DIGIT[256], BAD[256], BAND_OF[81];
-static uint32_t HOUSES27[81];
+/* reading a row: per byte its digit (0-8; 9 for a blank or a bad byte) and whether it is bad */
+static uint8_t DIGIT[256], BAD[256];
+static u64 BOXES[8]; /* the cells of the band's boxes named by three bits */
 
 static int popc(u64 x) { return __builtin_popcountll(x); }
 
@@ -114,6 +113,9 @@ static void make_tables(void) {
         KEEP[p] = ~gone | (1ULL << p);
     }
     for (int s = 0; s < 8; s++) {
+        BOXES[s] = 0;
+        for (int j = 0; j < 3; j++)
+            if (s >> j & 1) BOXES[s] |= (7ULL << 3 * j) * SPREAD;
         ROWS[s] = 0;
         for (int r = 0; r < 3; r++)
             if (s >> r & 1) ROWS[s] |= ROWBITS << 9 * r;
@@ -130,8 +132,6 @@ static void make_tables(void) {
     }
     for (int i = 0; i < 81; i++) {
         int r = i / 9, c = i % 9, b = 3 * (r / 3) + c / 3, n = 0;
-        BAND_OF[i] = (uint8_t)(i / 27);
-        HOUSES27[i] = (1u << r) | (1u << (9 + c)) | (1u << (18 + b));
         HOUSE_BITS[i] = (1u << r) | (1u << (9 + c)) | (1u << (18 + b));
         for (int j = 0; j < 81; j++) { /* ascending: the order of the Python tables */
             int rj = j / 9, cj = j % 9, bj = 3 * (rj / 3) + cj / 3;
@@ -338,6 +338,88 @@ static void cell_search(uint16_t *cand, int32_t limit, uint16_t *solution, int *
         branches[depth].left = child[best];
     }
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
+}
+
+/* ---- reading a row for the band engine ------------------------------------------------ */
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Where each digit is given: bits 0-63 (lo) and 64-80 (hi) of the row's cells; false when a
+ * byte is neither a digit nor '.'. SSE2 compares sixteen bytes at a time where there is
+ * SSE2 (every x86-64 CPU), a loop elsewhere. */
+static int digit_cells(const uint8_t *row, u64 lo[9], u64 hi[9]) {
+#if defined(__SSE2__)
+    __m128i v[5];
+    unsigned valid = 1;
+    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8('9'), dot = _mm_set1_epi8('.');
+    for (int j = 0; j < 5; j++) {
+        v[j] = _mm_loadu_si128((const __m128i *)(row + 16 * j));
+        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v[j], zero), nine), v[j]);
+        __m128i ok = _mm_or_si128(digit, _mm_cmpeq_epi8(v[j], dot));
+        valid &= _mm_movemask_epi8(ok) == 0xFFFF;
+    }
+    unsigned last = row[80];
+    valid &= (last >= '0' && last <= '9') || last == '.';
+    for (int d = 0; d < 9; d++) {
+        const __m128i c = _mm_set1_epi8((char)('1' + d));
+        u64 m = 0;
+        for (int j = 0; j < 4; j++)
+            m |= (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[j], c)) << 16 * j;
+        lo[d] = m;
+        hi[d] = (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[4], c)) |
+                ((u64)(last == (unsigned)('1' + d)) << 16);
+    }
+    return (int)valid;
+#else
+    unsigned bad = 0;
+    for (int d = 0; d < 9; d++) lo[d] = hi[d] = 0;
+    for (int i = 0; i < 81; i++) {
+        unsigned ch = row[i], d = DIGIT[ch];
+        bad |= BAD[ch];
+        if (d < 9) {
+            if (i < 64) lo[d] |= 1ULL << i;
+            else hi[d] |= 1ULL << (i - 64);
+        }
+    }
+    return !bad;
+#endif
+}
+
+/* Load a row's givens into a fresh band-engine state F, or return false when the row is not
+ * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
+ * placements themselves, it does at once what propagation would do first for each given:
+ * its cell leaves the other digits' words of its band and the band's unsolved cells, and
+ * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
+static int read_row(const uint8_t *row, u64 *F) {
+    u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
+    u64 clash = !digit_cells(row, lo, hi);
+    for (int d = 0; d < 9; d++) {
+        u64 band[3] = {lo[d] & CELLS, (lo[d] >> 27) & CELLS, ((lo[d] >> 54) | (hi[d] << 10)) & CELLS};
+        u64 cols[3];
+        for (int b = 0; b < 3; b++) {
+            u64 o = band[b];
+            u64 r0 = o & ROWBITS, r1 = (o >> 9) & ROWBITS, r2 = o >> 18;
+            u64 t0 = TRI[r0], t1 = TRI[r1], t2 = TRI[r2];
+            /* twice in a row, in a column of the band, in a box */
+            clash |= (r0 & (r0 - 1)) | (r1 & (r1 - 1)) | (r2 & (r2 - 1));
+            clash |= (r0 & r1) | (r0 & r2) | (r1 & r2) | (t0 & t1) | (t0 & t2) | (t1 & t2);
+            cols[b] = r0 | r1 | r2;
+            u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
+            /* the digit leaves the rows and boxes of its givens, keeps the givens */
+            u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
+            own[3 * d + b] = o;
+            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
+            givens[b] |= o;
+        }
+        clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
+    }
+    if (clash) return 0;
+    for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
+    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
+    F[30] = F[31] = 0;
+    return 1;
 }
 
 /* ---- the band engine: compiled once per form of triad_pattern ---------------------------- */
@@ -1066,35 +1148,7 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
     u64 F[WORDS], solution[WORDS];
     for (Py_ssize_t p = start; p < stop; p++) {
         const uint8_t *row = text + 81 * p;
-        /* without branches (blanks and givens alternate unpredictably): a blank writes to
-         * the spare word 30 and marks no house; per digit, the houses holding it so far */
-        uint32_t seen[10] = {0}, bad = 0;
-        u64 own[WORDS] = {0}, givens[4] = {0};
-        for (int k = 0; k < 30; k++) F[k] = CELLS;
-        F[30] = F[31] = 0;
-        for (int i = 0; i < 81; i++) {
-            unsigned ch = row[i], d = DIGIT[ch], given = d < 9;
-            uint32_t houses = given ? HOUSES27[i] : 0;
-            bad |= BAD[ch] | (seen[d] & houses);
-            seen[d] |= houses;
-            unsigned b = BAND_OF[i];
-            unsigned k = given ? 3 * d + b : 30;
-            F[k] &= KEEP[i - 27 * b];
-            own[k] |= 1ULL << (i - 27 * b);
-            givens[given ? b : 3] |= 1ULL << (i - 27 * b);
-        }
-        if (bad) return p;
-        F[30] = 0;
-        /* What propagation would do first for each given, done here at once: its cell
-         * leaves the other digits' words of its band, leaves the band's unsolved cells, and
-         * its row is marked placed and propagated (the fixpoint is the same; see propagate) */
-        for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
-        for (int k = 0; k < 27; k++) {
-            u64 o = own[k];
-            u64 placed = (u64)((o & ROWBITS) != 0) | ((u64)(((o >> 9) & ROWBITS) != 0) << 1) |
-                         ((u64)((o >> 18) != 0) << 2);
-            F[k] = (F[k] & ~(givens[k % 3] ^ o)) | (placed << 27);
-        }
+        if (!read_row(row, F)) return p;
         int32_t count = 0;
         int64_t n = 1, g = 0;
         if (SFX(propagate)(F, CELLS)) {
