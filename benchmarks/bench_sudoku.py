@@ -13,12 +13,15 @@ Peers, each on the same puzzles as ours in the same run (runs alternate, best of
   ``--tdoku N`` puzzles of each set, count-to-2 and first solution, both sides pinned to
   one core, alternating with ours; the published figure is printed for reference too.
 
-Ours always counts to two (uniqueness proved) and solves with ``solve_many``, one compiled
-call per chunk; "2 cores" is ``solve_many(workers=2)``. Rates are from the best wall time;
-single-process rates are also given from CPU time, which waiting for a core on a busy
-machine does not inflate (the two agree on a quiet machine). For 2 cores the CPU time of
-both threads together is printed too: close to the 1-core CPU time means threading added
-no work, so the wall speed-up is what idle cores allow.
+Against tdoku, ours runs ``solve_array`` (results as arrays, as tdoku's driver keeps no object
+per puzzle) and, beside it, ``solve_many`` (a ``Solution`` per puzzle), in both modes, on the
+four files and on puzzles of 26, 35 and 45 clues made by our generator (seeds 0..N-1, kept in
+the temporary folder). Elsewhere ours always counts to two (uniqueness proved) and solves with
+``solve_many``, one compiled call per chunk; "2 cores" is ``solve_many(workers=2)``. Rates
+are from the best wall time; single-process rates are also given from CPU time, which waiting
+for a core on a busy machine does not inflate (the two agree on a quiet machine). For 2 cores
+the CPU time of both threads together is printed too: close to the 1-core CPU time means
+threading added no work, so the wall speed-up is what idle cores allow.
 
 Run: ``python benchmarks/bench_sudoku.py [--sample N] [--cpsat N] [--repeat N] [--tdoku N]
 [--tdoku-only]``
@@ -253,24 +256,48 @@ def _one_core() -> list[int]:
     return before
 
 
-def tdoku_rate(driver: Path, name: str, n: int, limit: int, seconds: float = 0.3) -> float:
-    """Puzzles per second of tdoku's driver on the first ``n`` puzzles of ``name``, one
-    core (the driver inherits this process's affinity), repeating for ``seconds``."""
-    out = subprocess.run([str(driver), str(DATA / name), str(n), str(limit), str(seconds)],
+def tdoku_rate(driver: Path, path: Path, n: int, limit: int, seconds: float = 0.3) -> float:
+    """Puzzles per second of tdoku's driver on the first ``n`` puzzles of the file ``path``,
+    one core (the driver inherits this process's affinity), repeating for ``seconds``."""
+    out = subprocess.run([str(driver), str(path), str(n), str(limit), str(seconds)],
                          check=True, capture_output=True, text=True).stdout  # fmt: skip
     return float(out.split("rate=")[1].split("/")[0])
 
 
-def ours_rate(puzzles: list[str], prove_unique: bool, seconds: float = 0.3) -> float:
-    """Puzzles per second of ``solve_many(workers=1)``, repeating for ``seconds``."""
+def ours_rate(puzzles: list[str], prove_unique: bool, seconds: float = 0.3,
+              objects: bool = False) -> float:  # fmt: skip
+    """Puzzles per second on one core, repeating for ``seconds``: ``solve_array`` (arrays,
+    no object per puzzle, as tdoku's driver keeps none), or ``solve_many`` with
+    ``objects`` (a :class:`Solution` per puzzle)."""
+    solve = sudoku.solve_many if objects else sudoku.solve_array
     done = 0
     start = time.perf_counter()
     while True:
-        sudoku.solve_many(puzzles, workers=1, prove_unique=prove_unique)
+        solve(puzzles, workers=1, prove_unique=prove_unique)
         done += len(puzzles)
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             return done / elapsed
+
+
+#: Generated sets (the project's own generator, seeds 0..n-1) beside the files: clue counts
+GENERATED = [26, 35, 45]
+
+
+def generated_file(clues: int, n: int) -> Path:
+    """A file of ``n`` generated ``clues``-clue puzzles (seeds 0..n-1), made once and kept
+    under the system's temporary folder (tdoku's driver reads puzzles from a file)."""
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / "entityworks-bench-sudoku"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"generated_{clues}_{n}.txt"
+    if not path.exists():
+        lines = [sudoku.generate(clues, seed=seed).puzzle for seed in range(n)]
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text("\n".join(lines) + "\n")
+        partial.replace(path)
+    return path
 
 
 def tdoku_section(n: int, repeat: int) -> None:
@@ -278,22 +305,29 @@ def tdoku_section(n: int, repeat: int) -> None:
     driver = build_tdoku()
     if driver is None:
         return
+    files = [(name, DATA / name) for name in SETS]
+    files += [(f"generated {clues} clues", generated_file(clues, n)) for clues in GENERATED]
     before = _one_core()
     try:
         cpus = sorted(os.sched_getaffinity(0))
         print(f"# ours vs tdoku, one core (cpu {cpus}), first {n} puzzles per set, best of "
               f"{repeat} alternating runs; {load_avg()} (before)")  # fmt: skip
-        print(f"{'set':<26}{'mode':<7}{'puzzles':>8}{'ours/s':>11}{'tdoku/s':>11}{'ratio':>8}")
-        for name in SETS:
-            puzzles = load(name)[:n]
+        print("# ours: solve_array (arrays, as tdoku's driver: no object per puzzle); "
+              "objects: solve_many (a Solution per puzzle)")  # fmt: skip
+        print(f"{'set':<26}{'mode':<7}{'puzzles':>8}{'ours/s':>11}{'tdoku/s':>11}{'ratio':>8}"
+              f"{'objects/s':>11}{'ratio':>8}")  # fmt: skip
+        for name, path in files:
+            puzzles = [entry.puzzle for entry in sudoku.read_lines(path)][:n]
             sudoku.solve_many(puzzles, workers=1)  # warm
             for mode, limit in (("cnt2", 2), ("first", 1)):
-                ours = peer = 0.0
+                ours = peer = objects = 0.0
                 for _ in range(repeat):
                     ours = max(ours, ours_rate(puzzles, limit == 2))
-                    peer = max(peer, tdoku_rate(driver, name, n, limit))
+                    objects = max(objects, ours_rate(puzzles, limit == 2, objects=True))
+                    peer = max(peer, tdoku_rate(driver, path, n, limit))
                 print(f"{name:<26}{mode:<7}{len(puzzles):>8}{ours:>11,.0f}{peer:>11,.0f}"
-                      f"{ours / peer:>7.2f}x   {load_avg()}")  # fmt: skip
+                      f"{ours / peer:>7.2f}x{objects:>11,.0f}{objects / peer:>7.2f}x   "
+                      f"{load_avg()}")  # fmt: skip
                 work = "count to 2 (uniqueness)" if limit == 2 else "first solution"
                 record(
                     "sudoku",

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -163,30 +160,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return 1 if item.nodeid.startswith("tests/docs/test_examples.py") else 2
 
     items.sort(key=weight)
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Under xdist, compile the generators' kernels once, in the controller, before the
-    workers start: each worker then loads them from the disk cache instead of compiling
-    the same code at the same time (minutes of CPU on a fresh install)."""
-    config = session.config
-    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
-        return
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "generators.warmup"],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        warnings.warn(
-            f"kernel warm-up did not run ({exc}); each worker compiles its own", stacklevel=1
-        )
-        return
-    if done.returncode != 0:
-        warnings.warn(
-            "kernel warm-up failed; each worker compiles its own: " + done.stderr.strip()[-500:],
-            stacklevel=1,
-        )

@@ -3,7 +3,7 @@
 The API is gathered here, so ``from generators import sudoku; sudoku.solve(...)`` reads as
 the task does. :mod:`.puzzles` says what a puzzle is and reads puzzle files, :mod:`.solver`
 solves one or many, :mod:`.generation` makes new ones; the compiled engine is private to
-this package (:mod:`._tables`, :mod:`._kernel`, :mod:`._engine`), and :mod:`.euler` holds
+this package (:mod:`._tables`, :mod:`._engine`, :mod:`._csolve`), and :mod:`.euler` holds
 the small number-theory helpers of the same Project Euler seed.
 """
 
@@ -25,10 +25,12 @@ from generators.sudoku.puzzles import (
 from generators.sudoku.solver import (
     ProgressCallback,
     Solution,
+    SolvedArray,
     count_solutions,
     euler96,
     is_unique,
     solve,
+    solve_array,
     solve_many,
 )
 
@@ -42,6 +44,7 @@ __all__ = [
     "Puzzle",
     "PuzzleFileError",
     "Solution",
+    "SolvedArray",
     "cell_name",
     "count_solutions",
     "euler96",
@@ -53,6 +56,7 @@ __all__ = [
     "read_euler",
     "read_lines",
     "solve",
+    "solve_array",
     "solve_many",
     "validate",
 ]

@@ -1,72 +1,60 @@
-"""Calls into the compiled sudoku engine, loaded without numba when its machine code is kept.
+"""Calls into the sudoku engine, C compiled when the package is built (:mod:`._csolve`).
 
-:func:`solve_rows` is the one door to :func:`generators.sudoku._kernel.solve_text`: it checks
-the arrays it is given (the kernel trusts them) and calls it through
-:mod:`generators._compiled.native`, with the GIL released. The helpers below
-it keep the shapes that the rest of :mod:`generators.sudoku` and the tests use.
+:func:`solve_rows` is the one door to the engine for arrays of puzzles: the C side checks
+every array it is given (dtype, shape, strides, writability, ranges) and solves with the GIL
+released, so threads run it side by side. The helpers below it keep the shapes that the
+rest of :mod:`generators.sudoku` and the tests use.
+
+The engine has two searches over the same checks (``houses`` selects):
+
+* the band engine (the default). The grid is three bands of three rows; for each digit and
+  band one 64-bit word holds, in its low 27 bits, where the digit may still go in that band
+  (bit ``9 * row + column``), in bits 27-29 the rows where it is placed and propagated, in
+  bits 32-40 its triad pattern and in bits 41-49 of word ``3 * d + j`` its pattern in stack
+  ``j``, as propagation last saw them. Within a band a digit occupies one cell of each row
+  and box: the triads (a row crossing a box) it may use form a 3x3 pattern, and a placement
+  is one of the six permutations inside it, so one table lookup does box/line eliminations
+  and hidden singles for a digit and band. Bit-sliced counting across the nine digit words
+  finds empty cells and naked singles; columns and stacks are handled alike, and a triad
+  that three digits certainly hold is closed to the others. The search branches as tdoku
+  does, on a digit with two permutations left in the band or stack with the fewest
+  permutations overall, else on a cell with two candidates, else a digit with two places in
+  a row, else the cell with the fewest candidates.
+* the cell engine (``houses=False``): a candidate mask per cell, naked and hidden singles and
+  box/line eliminations to a fixpoint, branching on the first cell with the fewest
+  candidates: the order of version 0.1, kept so that seeded generation makes the same grids.
+
+Both count solutions up to a limit on an explicit stack, so one call proves a puzzle unique
+(limit 2); ``nodes`` counts consistent states reached, ``guesses`` trial branches. Their
+order of work is part of the contract: a seed, nodes and guesses must not change.
 """
 
 from __future__ import annotations
 
-import ctypes
-import struct
-
 import numpy as np
 
-from generators._compiled import native
+import generators.sudoku._csolve as _csolve
 from generators.sudoku._tables import text_rows
 
-KERNEL = native.Kernel(
-    name="sudoku_solve_text",
-    builder="generators.sudoku._kernel:native_entry",
-    python="generators.sudoku._kernel:python_entry",
-    sources=(
-        "generators.sudoku._kernel",
-        "generators.sudoku._bands",
-        "generators.sudoku._tables",
-        "generators._compiled.jit",
-    ),
-    restype=ctypes.c_int64,
-    argtypes=(ctypes.c_void_p,),
-)
-_pack = struct.Struct("<10q").pack_into
-
-
-def _expect(name: str, array: np.ndarray, dtype: type, shape: tuple[int, ...]) -> None:
-    if (not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != shape
-            or not array.flags.c_contiguous):  # fmt: skip
-        raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype).name} array of "
-                         f"shape {shape}")  # fmt: skip
-    if name != "text" and not array.flags.writeable:
-        raise ValueError(f"{name} must be writable")
+#: The forms of the band engine this CPU runs (BMI2's ``pext`` where it exists, and the
+#: portable one, which every CPU runs); the first is the default.
+KERNELS: tuple[str, ...] = _csolve.kernels()
 
 
 def solve_rows(text: np.ndarray, start: int, stop: int, limit: int, houses: bool,
                counts: np.ndarray, nodes: np.ndarray, guesses: np.ndarray,
-               grids: np.ndarray) -> int:  # fmt: skip
+               grids: np.ndarray, kernel: str | None = None) -> int:  # fmt: skip
     """Check and solve rows ``start:stop`` of ``text`` (``uint8[n, 81]``, ASCII as typed)
     into row ``p`` of ``counts`` (int32), ``nodes``, ``guesses`` (int64) and ``grids``
     (uint8, ASCII digits of the first solution); returns -1, or the first invalid row.
-    Safe to call from several threads at once on disjoint row ranges."""
-    n = text.shape[0] if isinstance(text, np.ndarray) and text.ndim == 2 else -1
-    _expect("text", text, np.uint8, (n, 81))
-    _expect("counts", counts, np.int32, (n,))
-    _expect("nodes", nodes, np.int64, (n,))
-    _expect("guesses", guesses, np.int64, (n,))
-    _expect("grids", grids, np.uint8, (n, 81))
-    if not 0 <= start <= stop <= n:
-        raise ValueError(f"rows {start}:{stop} are outside 0:{n}")
-    if limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
-    solve = native.kernel(KERNEL)
-    block, address = native.argument_block()
-    _pack(block, 0, id(text), n, start, stop, limit, int(bool(houses)), id(counts), id(nodes),
-          id(guesses), id(grids))  # fmt: skip
-    return int(solve(address))
+    Safe to call from several threads at once on disjoint row ranges. ``kernel`` names a
+    form of the band engine (:data:`KERNELS`; None: the default)."""
+    return int(_csolve.solve_rows(text, start, stop, limit, houses, counts, nodes, guesses,
+                                  grids, kernel=kernel))  # fmt: skip
 
 
 def solve_batch(
-    puzzles: np.ndarray, limit: int, houses: bool = True
+    puzzles: np.ndarray, limit: int, houses: bool = True, kernel: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Solve every row of ``puzzles`` (``int8[n, 81]``, digits 0-9, 0 for blank).
 
@@ -83,7 +71,7 @@ def solve_batch(
     nodes = np.zeros(n, dtype=np.int64)
     guesses = np.zeros(n, dtype=np.int64)
     grids = np.full((n, 81), 48, dtype=np.uint8)
-    bad = solve_rows(rows, 0, n, limit, houses, counts, nodes, guesses, grids)
+    bad = solve_rows(rows, 0, n, limit, houses, counts, nodes, guesses, grids, kernel)
     if bad >= 0:
         raise ValueError(f"row {bad} is not a valid puzzle")
     return counts, nodes, guesses, (grids - 48).astype(np.int8)
@@ -94,20 +82,8 @@ def solve_one(
 ) -> tuple[int, str | None, int, int] | None:
     """(solutions up to ``limit``, first solution, nodes, guesses) for one 81-char puzzle
     (``0`` or ``.`` for blanks), or None when it is not a valid puzzle."""
-    try:
-        rows = text_rows(text.encode("ascii"))
-    except (UnicodeEncodeError, ValueError):
-        return None
-    if rows.shape[0] != 1:
-        return None
-    counts = np.zeros(1, dtype=np.int32)
-    nodes = np.zeros(1, dtype=np.int64)
-    guesses = np.zeros(1, dtype=np.int64)
-    grids = np.empty((1, 81), dtype=np.uint8)
-    if solve_rows(rows, 0, 1, limit, houses, counts, nodes, guesses, grids) >= 0:
-        return None
-    grid = grids[0].tobytes().decode("ascii") if counts[0] else None
-    return int(counts[0]), grid, int(nodes[0]), int(guesses[0])
+    result: tuple[int, str | None, int, int] | None = _csolve.solve_text(text, limit, houses)
+    return result
 
 
 def solve_digits(digits: str, limit: int, houses: bool = True) -> tuple[int, str | None, int, int]:

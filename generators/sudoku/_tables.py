@@ -1,18 +1,15 @@
-"""Sudoku's fixed tables and the plain-NumPy helpers around the compiled engine.
+"""Sudoku's houses and the plain-NumPy helpers around the compiled engine.
 
-Nothing here imports numba: :mod:`generators.sudoku` checks puzzles and converts them with
-these alone, and reaches the compiled engine (:mod:`generators.sudoku._engine`) only to
-solve. :mod:`generators.sudoku._kernel` compiles the tables into its kernels as constants.
+:mod:`generators.sudoku` checks puzzles and converts them with these alone, and reaches the
+engine (:mod:`generators.sudoku._engine`, C) only to solve.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-FULL = 0x1FF  # all nine digits possible
 
-
-def _tables() -> tuple[np.ndarray, ...]:
+def _houses() -> np.ndarray:
     houses = np.zeros((27, 9), dtype=np.int64)
     for r in range(9):
         for c in range(9):
@@ -20,26 +17,10 @@ def _tables() -> tuple[np.ndarray, ...]:
             houses[9 + c, r] = 9 * r + c
             b = 3 * (r // 3) + c // 3
             houses[18 + b, 3 * (r % 3) + c % 3] = 9 * r + c
-    peers = np.zeros((81, 20), dtype=np.int64)
-    house_bits = np.zeros(81, dtype=np.int64)
-    for i in range(81):
-        r, c = divmod(i, 9)
-        b = 3 * (r // 3) + c // 3
-        house_bits[i] = (1 << r) | (1 << (9 + c)) | (1 << (18 + b))
-        others = sorted({int(x) for h in (r, 9 + c, 18 + b) for x in houses[h]} - {i})
-        peers[i] = others
-    popcount = np.array([bin(m).count("1") for m in range(512)], dtype=np.int64)
-    # row segments: segment 3 * r + t is row r inside stack t; column segments likewise
-    row_seg = np.array(
-        [[9 * r + 3 * t + k for k in range(3)] for r in range(9) for t in range(3)], np.int64
-    )
-    col_seg = np.array(
-        [[9 * (3 * t + k) + c for k in range(3)] for c in range(9) for t in range(3)], np.int64
-    )
-    return houses, peers, house_bits, popcount, row_seg, col_seg
+    return houses
 
 
-HOUSES_ARRAY, PEERS_ARRAY, HOUSE_BITS, POPCOUNT, ROW_SEG, COL_SEG = _tables()
+HOUSES_ARRAY = _houses()
 
 #: The 27 houses (9 rows, 9 columns, 9 boxes) as tuples of cell indices.
 HOUSES: tuple[tuple[int, ...], ...] = tuple(tuple(int(c) for c in h) for h in HOUSES_ARRAY)

@@ -14,10 +14,9 @@ reasoning after every guess. It keeps searching after the first solution until i
 second one or exhausted the tree, so every :class:`Solution` says whether the puzzle is unique,
 and its ``nodes`` and ``guesses`` measure how hard the puzzle was. The engine keeps, per digit
 and band, a 27-bit word of where the digit may go, so box/line reasoning and singles are a few
-table lookups and bit operations (see :mod:`generators.sudoku._bands`); it is compiled with
-numba (see :mod:`generators.sudoku._kernel`), and a later process loads its machine code
-without numba (:mod:`generators._compiled.native`); :func:`solve_many` solves whole arrays of
-puzzles per compiled call and spreads large jobs over threads, which run the GIL-free engine in
+table lookups and bit operations (see :mod:`generators.sudoku._engine`); it is C, compiled
+when the package is built (``generators/sudoku/_csolve.c``), and :func:`solve_many` solves whole
+arrays of puzzles per call and spreads large jobs over threads, which run the GIL-free engine in
 parallel.
 """
 
@@ -230,33 +229,8 @@ def _solutions(puzzles: Iterable[Puzzle], grids: Iterable[str], unique: Iterable
     return built
 
 
-def solve_many(
-    puzzles: Iterable[str | NamedPuzzle],
-    workers: int | None = None,
-    progress: ProgressCallback | None = None,
-    *,
-    prove_unique: bool = True,
-    batch_size: int | None = None,
-) -> list[Solution | None]:
-    """Solve many puzzles, a chunk of them per compiled call, on up to ``workers`` cores.
-
-    Results come back in input order and equal ``[solve(p) for p in puzzles]``. An invalid
-    puzzle stops the job: :class:`InvalidPuzzle` names the first one and its position, and
-    nothing is returned. ``progress`` is called as ``progress(done, total)`` in the calling
-    thread after each finished chunk: ``batch_size`` puzzles when given, otherwise up to
-    256, smaller near the end. ``workers=None`` means every available core, used only when
-    the job proves big enough to repay it (a couple of milliseconds of solving); an
-    explicit ``workers > 1`` starts that many workers whenever there is more than one chunk.
-
-    The workers are threads, the calling thread among them, taking chunks from a shared
-    counter until none is left: the compiled engine checks and solves a chunk with the GIL
-    released, so the threads run it on separate cores in parallel, sharing the puzzles and
-    the results without copying. A worker turns its own chunk into :class:`Solution`
-    objects as well, while the others go on solving, so nothing but a little bookkeeping
-    is left for one thread alone. Worker processes would pay a fork (or a fresh interpreter
-    and numba start-up) and pickling for every job instead.
-    """
-    items = list(puzzles)
+def _check_batch(workers: int | None, progress: ProgressCallback | None,
+                 batch_size: int | None) -> int:  # fmt: skip
     n_workers = _check_workers(workers)
     if batch_size is not None and (
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
@@ -264,24 +238,26 @@ def solve_many(
         raise ValueError(f"batch_size must be None or an integer >= 1, got {batch_size!r}")
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a callable progress(done, total) or None")
-    checked = _texts(items)
-    if checked is None:
-        _name_first_bad(items)
-    texts, data = checked
-    total = len(texts)
-    if total == 0:
-        return []
-    limit = 2 if prove_unique else 1
-    rows = tables.text_rows(data)
-    counts = np.zeros(total, dtype=np.int32)
-    nodes = np.zeros(total, dtype=np.int64)
-    guesses = np.zeros(total, dtype=np.int64)
-    grids = np.zeros((total, 81), dtype=np.uint8)
-    if b"." in data or not set(map(type, texts)) <= {str}:
-        canonical = data.replace(b".", b"0").decode("ascii")
-        texts = [canonical[i : i + 81] for i in range(0, len(canonical), 81)]
+    return n_workers
+
+
+def _solve_chunks(
+    rows: np.ndarray,
+    limit: int,
+    workers: int | None,
+    n_workers: int,
+    progress: ProgressCallback | None,
+    batch_size: int | None,
+    outputs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    finish: Callable[[int, int], None] | None = None,
+) -> bool:
+    """Solve every row of ``rows`` into ``outputs`` (counts, nodes, guesses, grids), a chunk
+    per engine call, on up to ``n_workers`` threads (see :func:`solve_many`); ``finish(start,
+    stop)`` runs in the worker after each chunk. False when a row is not a valid puzzle (the
+    job then stops early)."""
+    total = len(rows)
+    counts, nodes, guesses, grids = outputs
     chunks = _Chunks(total, batch_size, n_workers)
-    pieces: list[tuple[int, list[Solution | None]]] = []
     reports: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     errors: list[BaseException] = []
 
@@ -290,21 +266,8 @@ def solve_many(
         if engine.solve_rows(rows, start, stop, limit, True, counts, nodes, guesses, grids) >= 0:
             chunks.stopped = True
             return False
-        found = counts[start:stop].tolist()
-        text = grids[start:stop].tobytes().decode("ascii")
-        unique: Iterable[bool | None] = map((1).__eq__, found) if prove_unique else repeat(None)
-        solved: list[Solution | None] = _solutions(
-            texts[start:stop],
-            [text[i : i + 81] for i in range(0, len(text), 81)],
-            unique,
-            nodes[start:stop].tolist(),
-            guesses[start:stop].tolist(),
-        )
-        if 0 in found:
-            for i, count in enumerate(found):
-                if count == 0:
-                    solved[i] = None
-        pieces.append((start, solved))
+        if finish is not None:
+            finish(start, stop)
         return True
 
     def helper() -> None:
@@ -365,10 +328,165 @@ def solve_many(
             thread.join()
     if errors:
         raise errors[0]
-    if done < total:
+    return done >= total
+
+
+def _outputs(total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return (np.zeros(total, dtype=np.int32), np.zeros(total, dtype=np.int64),
+            np.zeros(total, dtype=np.int64), np.zeros((total, 81), dtype=np.uint8))  # fmt: skip
+
+
+def solve_many(
+    puzzles: Iterable[str | NamedPuzzle],
+    workers: int | None = None,
+    progress: ProgressCallback | None = None,
+    *,
+    prove_unique: bool = True,
+    batch_size: int | None = None,
+) -> list[Solution | None]:
+    """Solve many puzzles, a chunk of them per compiled call, on up to ``workers`` cores.
+
+    Results come back in input order and equal ``[solve(p) for p in puzzles]``. An invalid
+    puzzle stops the job: :class:`InvalidPuzzle` names the first one and its position, and
+    nothing is returned. ``progress`` is called as ``progress(done, total)`` in the calling
+    thread after each finished chunk: ``batch_size`` puzzles when given, otherwise up to
+    256, smaller near the end. ``workers=None`` means every available core, used only when
+    the job proves big enough to repay it (a couple of milliseconds of solving); an
+    explicit ``workers > 1`` starts that many workers whenever there is more than one chunk.
+
+    The workers are threads, the calling thread among them, taking chunks from a shared
+    counter until none is left: the compiled engine checks and solves a chunk with the GIL
+    released, so the threads run it on separate cores in parallel, sharing the puzzles and
+    the results without copying. A worker turns its own chunk into :class:`Solution`
+    objects as well, while the others go on solving, so nothing but a little bookkeeping
+    is left for one thread alone. Worker processes would pay a fork (or a fresh interpreter
+    start-up) and pickling for every job instead. :func:`solve_array` gives the same
+    results as arrays, without an object per puzzle.
+    """
+    items = list(puzzles)
+    n_workers = _check_batch(workers, progress, batch_size)
+    checked = _texts(items)
+    if checked is None:
+        _name_first_bad(items)
+    texts, data = checked
+    total = len(texts)
+    if total == 0:
+        return []
+    limit = 2 if prove_unique else 1
+    rows = tables.text_rows(data)
+    outputs = _outputs(total)
+    counts, nodes, guesses, grids = outputs
+    if b"." in data or not set(map(type, texts)) <= {str}:
+        canonical = data.replace(b".", b"0").decode("ascii")
+        texts = [canonical[i : i + 81] for i in range(0, len(canonical), 81)]
+    pieces: list[tuple[int, list[Solution | None]]] = []
+
+    def finish(start: int, stop: int) -> None:
+        """Turn a solved chunk into :class:`Solution` objects (in the worker that solved it)."""
+        found = counts[start:stop].tolist()
+        text = grids[start:stop].tobytes().decode("ascii")
+        unique: Iterable[bool | None] = map((1).__eq__, found) if prove_unique else repeat(None)
+        solved: list[Solution | None] = _solutions(
+            texts[start:stop],
+            [text[i : i + 81] for i in range(0, len(text), 81)],
+            unique,
+            nodes[start:stop].tolist(),
+            guesses[start:stop].tolist(),
+        )
+        if 0 in found:
+            for i, count in enumerate(found):
+                if count == 0:
+                    solved[i] = None
+        pieces.append((start, solved))
+
+    if not _solve_chunks(rows, limit, workers, n_workers, progress, batch_size, outputs, finish):
         _name_first_bad(items)
     pieces.sort(key=itemgetter(0))
     return list(chain.from_iterable(piece for _, piece in pieces))
+
+
+@dataclass(frozen=True)
+class SolvedArray:
+    """What :func:`solve_array` found, one row per puzzle, as arrays.
+
+    ``counts`` (int32): solutions found, up to the limit (0: none; with ``prove_unique``, 1
+    means unique and 2 several). ``nodes`` and ``guesses`` (int64): the search effort, as in
+    :class:`Solution`. ``grids`` (``uint8[n, 81]``): the first solution as ASCII digits, all
+    ``"0"`` where there is none.
+    """
+
+    counts: np.ndarray
+    nodes: np.ndarray
+    guesses: np.ndarray
+    grids: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def text(self) -> str:
+        """The solutions as text, one line of 81 digits per puzzle (81 zeros for none)."""
+        if not len(self.grids):
+            return ""
+        lines = np.empty((len(self.grids), 82), dtype=np.uint8)
+        lines[:, :81] = self.grids
+        lines[:, 81] = 10
+        return lines.tobytes().decode("ascii")
+
+
+def _rows_of(puzzles: bytes | np.ndarray | Iterable[str | NamedPuzzle]) -> np.ndarray:
+    """``uint8[n, 81]`` ASCII rows for :func:`solve_array`'s input; InvalidPuzzle naming the
+    first bad puzzle when they cannot be (wrong length, not ASCII...)."""
+    if isinstance(puzzles, (bytes, bytearray, memoryview)):
+        data = bytes(puzzles)
+        if len(data) % 81:
+            raise InvalidPuzzle(f"puzzle text of {len(data)} bytes is not a whole number of "
+                                "81-byte puzzles")  # fmt: skip
+        return tables.text_rows(data)
+    if isinstance(puzzles, np.ndarray):
+        if puzzles.dtype != np.uint8 or puzzles.ndim != 2 or puzzles.shape[1] != 81:
+            raise ValueError("a puzzle array must be uint8[n, 81] (ASCII characters)")
+        return np.ascontiguousarray(puzzles)
+    items = list(puzzles)
+    checked = _texts(items)
+    if checked is None:
+        _name_first_bad(items)
+    return tables.text_rows(checked[1])
+
+
+def solve_array(
+    puzzles: bytes | np.ndarray | Iterable[str | NamedPuzzle],
+    workers: int | None = None,
+    progress: ProgressCallback | None = None,
+    *,
+    prove_unique: bool = True,
+    batch_size: int | None = None,
+) -> SolvedArray:
+    """:func:`solve_many` without an object per puzzle: the results as arrays.
+
+    ``puzzles`` is what :func:`solve_many` takes, or the puzzles' ASCII text joined (bytes,
+    81 per puzzle, ``0`` or ``.`` for blanks), or a ``uint8[n, 81]`` array of such text.
+    Row ``i`` of the result answers puzzle ``i``, exactly as ``solve_many`` would (same
+    grids, counts, nodes, guesses); ``workers``, ``progress`` and ``batch_size`` work as
+    there, and an invalid puzzle raises :class:`InvalidPuzzle` naming its position.
+    """
+    n_workers = _check_batch(workers, progress, batch_size)
+    rows = _rows_of(puzzles)
+    outputs = _outputs(len(rows))
+    limit = 2 if prove_unique else 1
+    if not _solve_chunks(rows, limit, workers, n_workers, progress, batch_size, outputs):
+        digits = np.where(rows == 46, 48, rows).astype(np.int16) - 48
+        wrong = ((digits < 0) | (digits > 9)).any(axis=1)
+        wrong |= tables.givens_clash(np.clip(digits, 0, 9)) & ~wrong
+        bad = int(np.argmax(wrong))
+        text = rows[bad].tobytes().decode("latin-1")
+        try:
+            validate(text)
+        except InvalidPuzzle as exc:
+            raise InvalidPuzzle(f"puzzle #{bad}: {exc}", exc.cells) from None
+        raise AssertionError("the compiled check disagrees with validate()")  # pragma: no cover
+    counts, nodes, guesses, grids = outputs
+    grids[counts == 0] = 48
+    return SolvedArray(counts, nodes, guesses, grids)
 
 
 def euler96(path: str | os.PathLike[str] | BinaryIO, workers: int | None = 1) -> int:

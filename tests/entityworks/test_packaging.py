@@ -236,8 +236,9 @@ def test_sdist_carries_the_license_changelog_and_spdx_metadata(tmp_path: Path) -
 
 
 def test_wheel_carries_every_package_its_data_and_entry_points(tmp_path: Path) -> None:
-    """The wheel holds every tracked file of the three packages (modules and package data),
-    the console script's launcher module, and both entry points; the editable wheel is a
+    """The wheel holds every tracked file of the three packages (modules and package data;
+    the C sources as their compiled modules), the console script's launcher module, and
+    both entry points; the editable wheel is a
     plain path to the checkout (tests/typing/test_editable_install.py: what checkers see)."""
     import configparser
     import zipfile
@@ -294,6 +295,14 @@ def test_wheel_carries_every_package_its_data_and_entry_points(tmp_path: Path) -
             for p in (ROOT / package).rglob("*")
             if p.is_file() and "__pycache__" not in p.parts
         }
+    # the C engines (generators/**/_c*.c) travel compiled, one extension module each, never
+    # as sources; what a build in place left in the checkout is no tracked file
+    sources = {s for s in shipped if s.endswith(".c")}
+    built = {n for n in packaged if n.endswith(".so")}
+    shipped -= sources | {s for s in shipped if s.endswith(".so")}
+    assert sources and not sources & packaged
+    assert {s[: -len(".c")] for s in sources} == {n.split(".")[0] for n in built}, built
+    packaged -= built
     assert shipped <= packaged, sorted(shipped - packaged)
     assert {
         "entityworks/py.typed",

@@ -540,15 +540,82 @@ def test_seeded_generation_gives_the_puzzles_of_version_0_1() -> None:
     assert made.attempts == 1 and sudoku.is_solution(made.puzzle, made.solution)
 
 
-def test_triad_pattern_is_the_same_with_and_without_pext() -> None:
-    """The band engine's triad pattern (``pext`` where BMI2 compiles, else table lookups)
-    marks exactly the triads holding a cell, for random band words."""
-    from generators.sudoku import _bands
+def test_every_form_of_the_band_engine_gives_the_same_results() -> None:
+    """The band engine is compiled once per form of its triad pattern (BMI2's ``pext`` where
+    the CPU has it, table lookups everywhere): on the same puzzles, hard, easy, without a
+    solution and with many, every form this CPU runs gives the same counts, nodes, guesses
+    and grids, for the first solution and counting on."""
+    assert "portable" in core.KERNELS
+    puzzles = [e.puzzle for e in sudoku.read_lines(require_data("magictour_top1465.txt"))[:300]]
+    puzzles += [e.puzzle for e in sudoku.read_lines(require_data("top95.txt"))]
+    rng = np.random.default_rng(11)
+    for grid in [s.grid for s in sudoku.solve_many(puzzles[:60], workers=1) if s]:
+        cells = np.frombuffer(grid.encode(), dtype=np.uint8).copy()
+        cells[rng.permutation(81)[: rng.integers(30, 75)]] = 48
+        puzzles.append(cells.tobytes().decode())
+    puzzles += [NORVIG_IMPOSSIBLE, "0" * 81]
+    rows = tables.text_rows("".join(puzzles).encode())
+    for limit in (1, 2, 5):
+        results = []
+        for kernel in core.KERNELS:
+            out = (
+                np.zeros(len(rows), np.int32),
+                np.zeros(len(rows), np.int64),
+                np.zeros(len(rows), np.int64),
+                np.zeros((len(rows), 81), np.uint8),
+            )
+            assert core.solve_rows(rows, 0, len(rows), limit, True, *out, kernel=kernel) == -1
+            results.append(out)
+        for other in results[1:]:
+            for a, b in zip(results[0], other, strict=True):
+                assert np.array_equal(a, b)
+        assert results[0][0].min() >= 0 and results[0][0][-1] == limit
 
-    words = [int(w) for w in np.random.default_rng(7).integers(0, 1 << 27, size=2000)]
-    words += [0, (1 << 27) - 1, 1, 1 << 26]
-    expected = [sum(1 << (3 * r + j) for r in range(3) for j in range(3)
-                    if (w >> (9 * r + 3 * j)) & 7) for w in words]  # fmt: skip
-    assert [_bands._triads_table(w) for w in words] == expected
-    if _bands._pext_compiles():
-        assert [_bands._triads_pext(w) for w in words] == expected
+
+@pytest.mark.parametrize(("workers", "batch_size"), [(1, None), (2, 7), (None, None)])
+def test_solve_array_answers_as_solve_many_without_objects(
+    workers: int | None, batch_size: int | None
+) -> None:
+    """The same puzzles as a list, as joined bytes and as a uint8 array: row ``i`` of every
+    result equals ``solve_many``'s answer ``i`` (grid, uniqueness, nodes, guesses), and the
+    progress reaches the total."""
+    job = _mixed_job()
+    expected = sudoku.solve_many(job, workers=1)
+    texts = [item.puzzle if isinstance(item, sudoku.NamedPuzzle) else item for item in job]
+    data = "".join(texts).encode()
+    seen: list[tuple[int, int]] = []
+    results = [
+        sudoku.solve_array(job, workers=workers, batch_size=batch_size,
+                           progress=lambda done, total: seen.append((done, total))),
+        sudoku.solve_array(data, workers=workers, batch_size=batch_size),
+        sudoku.solve_array(np.frombuffer(data, np.uint8).reshape(-1, 81), workers=workers),
+    ]  # fmt: skip
+    assert seen[-1] == (len(job), len(job))
+    for result in results:
+        assert len(result) == len(job)
+        lines = result.text().splitlines()
+        for i, want in enumerate(expected):
+            count = int(result.counts[i])
+            if want is None:
+                assert count == 0 and lines[i] == "0" * 81
+                continue
+            assert lines[i] == want.grid and (count == 1) == want.unique
+            assert (int(result.nodes[i]), int(result.guesses[i])) == (want.nodes, want.guesses)
+    first = sudoku.solve_array(data, prove_unique=False)
+    assert first.counts.max() == 1
+    plain = sudoku.solve_many(job, prove_unique=False)
+    assert [s.grid if s else "0" * 81 for s in plain] == first.text().splitlines()
+
+
+def test_solve_array_names_the_first_bad_puzzle() -> None:
+    good = "".join(EULER_GRID)
+    clash = "11" + good[2:]
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #2: invalid characters: 'x' at r1c1"):
+        sudoku.solve_array((good + good + "x" + good[1:] + clash).encode())
+    with pytest.raises(InvalidPuzzle, match=r"puzzle #1: .*r1c1"):
+        sudoku.solve_array([good, clash, "x" * 81])
+    with pytest.raises(InvalidPuzzle, match="not a whole number"):
+        sudoku.solve_array(good.encode()[:80])
+    with pytest.raises(ValueError, match=r"uint8\[n, 81\]"):
+        sudoku.solve_array(np.zeros((2, 80), np.uint8))
+    assert len(sudoku.solve_array(b"")) == 0 and sudoku.solve_array([]).text() == ""
