@@ -3,7 +3,7 @@ compiles them with the system's C compiler; a wheel carries them compiled). Ever
 about the package is declared in pyproject.toml.
 
 Every C source ``generators/**/_c*.c`` is one extension module of that dotted name
-(``generators/sudoku/_csolve.c`` is ``generators.sudoku._csolve``): a new engine needs no
+(``generators/_native/_csolve.c`` is ``generators._native._csolve``): a new engine needs no
 change here. The modules take NumPy arrays through the buffer protocol only (no NumPy
 headers at build time) and check every buffer's shape, strides and ranges before a loop.
 

@@ -25,6 +25,7 @@ from ..model.schema import (
 )
 from ..registry import DECIMAL_FRACTION_DIGITS, Companion, TypeRegistry, with_offset
 from ..registry import registry as default_registry
+from ._encode import encode_column
 from .columns import (
     VALUE,
     arrow_companions,
@@ -33,7 +34,6 @@ from .columns import (
     field_layout,
     older_names,
 )
-from .write import _encode_column  # a column at a time (private: see its docstring)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -427,7 +427,7 @@ def pandas_table(
                 arrays.append(_decimal_series(series))
             elif column is not None and arrow_companions(column):
                 arrays.append(
-                    _encode_column(column, [None if _missing(v) else v for v in series.tolist()])
+                    encode_column(column, [None if _missing(v) else v for v in series.tolist()])
                 )
             else:
                 arrays.append(

@@ -6,7 +6,7 @@ cells of its 3x3 block (itself included, cells off the map not counted) are set,
 cleared otherwise (the labyrinth variant swaps the two outcomes).
 
 ``faithful`` replays that loop literally, one visit after the other (in C, compiled when
-the package is built: ``generators/maps/_cmaps.c``, so it costs about what the batches
+the package is built: ``generators/_native/_cmaps.c``, so it costs about what the batches
 cost). ``fast`` draws the very same visit sequence but applies it in NumPy batches, each
 visit of a batch reading the map as it stood when the batch began. Visits of one batch
 only interfere when they fall within one cell of each other, so with batches a small
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from generators.maps import _cmaps
+from generators._native._cmaps import visits as _c_visits
 
 #: Visits drawn from the generator per chunk (bounds memory for millions of visits).
 _CHUNK = 1 << 20
@@ -75,7 +75,7 @@ def run_visits(
         _visits_batched(padded.ravel(), chunks, stride, threshold, invert, batch)
     else:
         for chunk in chunks:  # the compiled loop checks every offset before the first visit
-            _cmaps.visits(padded, chunk, threshold, invert)
+            _c_visits(padded, chunk, threshold, invert)
     return padded[1:-1, 1:-1].copy()
 
 

@@ -89,8 +89,8 @@ import numpy as np
 from scipy import ndimage
 
 from generators._checks import check_bool, check_choice, check_grid, check_int
+from generators._native._cmaps import smooth_fill as _c_smooth_fill
 from generators._seeds import DrawBuffer, SeedLike, make_rng
-from generators.maps import _cmaps
 from generators.maps._visits import random_fill, run_visits
 from generators.maps.regions import MapShape, label, open_ratio, region_stats
 
@@ -167,13 +167,13 @@ def _smooth_fill_fast(cave: np.ndarray, smoothing: int, empty: int, filling: int
 
 
 def _smooth_fill_faithful(cave: np.ndarray, smoothing: int, empty: int, filling: int) -> np.ndarray:
-    """In-place passes in the C# order (x outer, y inner), in C (``generators/maps/_cmaps.c``),
+    """In-place passes in the C# order (x outer, y inner), in C (``generators/_native/_cmaps.c``),
     on a padded transposed copy (``cells[x + 1, y + 1]`` is map cell (x, y), so each column
     of the map is a row of the copy; the zero border stands for off-map cells); each cell
     sees its neighbours as already updated earlier in the same pass."""
     cells = np.zeros((cave.shape[1] + 2, cave.shape[0] + 2), dtype=np.uint8)
     cells[1:-1, 1:-1] = cave.T
-    _cmaps.smooth_fill(cells, smoothing, empty, filling)
+    _c_smooth_fill(cells, smoothing, empty, filling)
     return np.ascontiguousarray(cells[1:-1, 1:-1].T)
 
 

@@ -9,7 +9,7 @@ the cell itself included, cells off the map counted as wall) the 4-5 rule reads 
 
 ``mode="faithful"`` repeats the original's in-place raster pass: rows top to bottom,
 cells left to right, each cell already seeing the new values of the cells before it
-(in C, compiled when the package is built: ``generators/maps/_cmaps.c``; its cost is
+(in C, compiled when the package is built: ``generators/_native/_cmaps.c``; its cost is
 within a small factor of the synchronous pass).
 ``mode="synchronous"`` computes every cell of a pass from the previous pass (the usual
 textbook automaton) with NumPy box sums; its maps differ in detail but not in kind.
@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from generators._checks import check_choice, check_grid, check_int
+from generators._native._cmaps import raster_pass as _c_raster_pass
 from generators._seeds import SeedLike, make_rng
-from generators.maps import _cmaps
 from generators.maps.regions import MapShape, open_ratio, region_stats
 
 MODES = ("faithful", "synchronous")
@@ -137,7 +137,7 @@ def _step_synchronous(grid: np.ndarray, r2: bool) -> np.ndarray:
 def _step_in_place(grid: np.ndarray, r2: bool) -> np.ndarray:
     """The original update order (compiled): a new array, ``grid`` left as it was."""
     cells = np.array(grid, dtype=np.uint8, order="C")  # always a private copy
-    _cmaps.raster_pass(cells, r2)
+    _c_raster_pass(cells, r2)
     return cells
 
 
@@ -167,7 +167,7 @@ def generate(
     for index in range(passes):
         use_r2 = rule == "roguebasin" and index < r2_passes
         if mode == "faithful":
-            _cmaps.raster_pass(grid, use_r2)  # in place: the map is this function's own
+            _c_raster_pass(grid, use_r2)  # in place: the map is this function's own
         else:
             grid = _step_synchronous(grid, use_r2)
 

@@ -3,8 +3,9 @@
 The API is gathered here, so ``from generators import sudoku; sudoku.solve(...)`` reads as
 the task does. :mod:`.puzzles` says what a puzzle is and reads puzzle files, :mod:`.solver`
 solves one or many, :mod:`.generation` makes new ones; the compiled engine is private to
-this package (:mod:`._tables`, :mod:`._engine`, :mod:`._csolve`), and :mod:`.euler` holds
-the small number-theory helpers of the same Project Euler seed.
+this package (:mod:`._tables`, :mod:`._engine`, and its C in
+:mod:`generators._native._csolve`), and :mod:`.euler` holds the small number-theory helpers
+of the same Project Euler seed.
 """
 
 from generators.sudoku.generation import GeneratedPuzzle, GenerationError, generate

@@ -1,4 +1,5 @@
-"""Calls into the sudoku engine, C compiled when the package is built (:mod:`._csolve`).
+"""Calls into the sudoku engine, C compiled when the package is built
+(:mod:`generators._native._csolve`).
 
 :func:`solve_rows` is the one door to the engine for arrays of puzzles: the C side checks
 every array it is given (dtype, shape, strides, writability, ranges) and solves with the GIL
@@ -33,12 +34,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import generators.sudoku._csolve as _csolve
+from generators._native._csolve import kernels as _c_kernels
+from generators._native._csolve import solve_rows as _c_solve_rows
+from generators._native._csolve import solve_text as _c_solve_text
 from generators.sudoku._tables import text_rows
 
 #: The forms of the band engine this CPU runs (BMI2's ``pext`` where it exists, and the
 #: portable one, which every CPU runs); the first is the default.
-KERNELS: tuple[str, ...] = _csolve.kernels()
+KERNELS: tuple[str, ...] = _c_kernels()
 
 
 def solve_rows(text: np.ndarray, start: int, stop: int, limit: int, houses: bool,
@@ -49,7 +52,7 @@ def solve_rows(text: np.ndarray, start: int, stop: int, limit: int, houses: bool
     (uint8, ASCII digits of the first solution); returns -1, or the first invalid row.
     Safe to call from several threads at once on disjoint row ranges. ``kernel`` names a
     form of the band engine (:data:`KERNELS`; None: the default)."""
-    return int(_csolve.solve_rows(text, start, stop, limit, houses, counts, nodes, guesses,
+    return int(_c_solve_rows(text, start, stop, limit, houses, counts, nodes, guesses,
                                   grids, kernel=kernel))  # fmt: skip
 
 
@@ -82,7 +85,7 @@ def solve_one(
 ) -> tuple[int, str | None, int, int] | None:
     """(solutions up to ``limit``, first solution, nodes, guesses) for one 81-char puzzle
     (``0`` or ``.`` for blanks), or None when it is not a valid puzzle."""
-    result: tuple[int, str | None, int, int] | None = _csolve.solve_text(text, limit, houses)
+    result: tuple[int, str | None, int, int] | None = _c_solve_text(text, limit, houses)
     return result
 
 

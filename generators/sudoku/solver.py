@@ -15,7 +15,7 @@ second one or exhausted the tree, so every :class:`Solution` says whether the pu
 and its ``nodes`` and ``guesses`` measure how hard the puzzle was. The engine keeps, per digit
 and band, a 27-bit word of where the digit may go, so box/line reasoning and singles are a few
 table lookups and bit operations (see :mod:`generators.sudoku._engine`); it is C, compiled
-when the package is built (``generators/sudoku/_csolve.c``), and :func:`solve_many` solves whole
+when the package is built (``generators/_native/_csolve.c``), and :func:`solve_many` solves whole
 arrays of puzzles per call and spreads large jobs over threads, which run the GIL-free engine in
 parallel.
 """

@@ -14,7 +14,7 @@ cell for cell that of libtcod's ``FOV_SHADOW`` (the tests check this on random c
 The "recursion" is an explicit stack, so unlimited radii on big maps cannot hit Python's
 recursion limit. Only the ``(2r+1)^2`` window around the origin is read, so the cost
 does not grow with the map. Both variants are C, compiled when the package is built
-(``generators/view/_cfov.c``, which checks every array and number it is handed), and write
+(``generators/_native/_cfov.c``, which checks every array and number it is handed), and write
 straight into the result array.
 
 Symmetric variant (``symmetric=True``): Albert Ford's symmetric shadowcasting, four
@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators._checks import check_bool, check_int
-from generators.view import _cfov
+from generators._native._cfov import view as _c_view
 
 Point = tuple[int, int]
 
@@ -148,7 +148,7 @@ def _run(args: _Args, out: np.ndarray, out_x: int, out_y: int) -> None:
     checked arguments (see :func:`_check`)."""
     (cells, shift_x, shift_y, unchecked, _, _, _, _, ox, oy, _, radius, light_walls,
      symmetric, ties) = args  # fmt: skip
-    _cfov.view(cells, out, ox, oy, radius, unchecked | light_walls << 1 | symmetric << 2
+    _c_view(cells, out, ox, oy, radius, unchecked | light_walls << 1 | symmetric << 2
                | ties << 3, out_x - shift_x, out_y - shift_y)  # fmt: skip
 
 
@@ -181,7 +181,7 @@ def _everyday(grid: object, origin: object, radius: object, light_walls: object,
         out = np.zeros((min(height, oy + radius + 1) - y0, min(width, ox + radius + 1) - x0),
                        dtype=bool)  # fmt: skip
         dx, dy = x0, y0
-    _cfov.view(grid, out, ox, oy, radius, 1 | light_walls << 1 | symmetric << 2 | ties << 3,
+    _c_view(grid, out, ox, oy, radius, 1 | light_walls << 1 | symmetric << 2 | ties << 3,
                dx, dy)  # fmt: skip
     return out, (dx, dy)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators._checks import check_bool, check_grid, check_int
-from generators.view import _cfov
+from generators._native._cfov import Field as _CField
 
 Point = tuple[int, int]
 
@@ -51,7 +51,7 @@ class FieldOfView:
         self._cells = cells
         self._out = np.zeros(cells.shape, dtype=bool)
         self._lit = np.zeros(4, dtype=np.int64)
-        self._field = _cfov.Field(cells, self._out, self._lit)
+        self._field = _CField(cells, self._out, self._lit)
         self._compute = self._field.compute
         self._grid = cells.view()
         self._grid.setflags(write=False)

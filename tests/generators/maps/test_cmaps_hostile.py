@@ -1,4 +1,4 @@
-"""The map generators' C loops (``generators.maps._cmaps``) handed anything at all: every
+"""The map generators' C loops (``generators._native._cmaps``) handed anything at all: every
 call is refused with a clear exception, having changed nothing, or computes exactly what the
 plain Python loops of the tests compute."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from generators.maps import _cmaps
+from generators._native import _cmaps
 from tests.generators import hostile
 from tests.generators.maps.test_caves import _reference_smooth_fill
 from tests.generators.maps.test_cellular import _reference_in_place

@@ -1,4 +1,4 @@
-"""The C engine's entry points (generators.sudoku._csolve) against hostile input.
+"""The C engine's entry points (generators._native._csolve) against hostile input.
 
 Whatever a caller hands them (odd shapes, non-contiguous, read-only or byte-swapped arrays,
 wrong dtypes, objects that are not arrays, out-of-range numbers, arbitrary bytes), they
@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from generators import sudoku
-from generators.sudoku import _csolve
+from generators._native import _csolve
 from generators.sudoku import _engine as engine
 
 PUZZLE = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"

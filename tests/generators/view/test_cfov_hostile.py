@@ -1,4 +1,4 @@
-"""The C field of view (``generators.view._cfov``) handed anything at all: every call is
+"""The C field of view (``generators._native._cfov``) handed anything at all: every call is
 refused with a clear exception, having changed nothing, or answers exactly what the Python
 reference computes, writing nowhere but its own view (a row of sentinels on each side of the
 result would show a stray write; the sanitizer build shows stray reads)."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from generators.view import _cfov
+from generators._native import _cfov
 from tests.generators import hostile
 from tests.generators.view import fov_reference
 

@@ -1,4 +1,4 @@
-"""Types of the C extension generators/sudoku/_csolve.c (see generators.sudoku._engine)."""
+"""Types of the C extension generators/_native/_csolve.c (see generators.sudoku._engine)."""
 
 from typing import Any
 

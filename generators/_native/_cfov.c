@@ -1052,7 +1052,7 @@ static PyMethodDef field_methods[] = {
 
 static PyTypeObject field_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "generators.view._cfov.Field",
+    .tp_name = "generators._native._cfov.Field",
     .tp_basicsize = sizeof(field_object),
     .tp_dealloc = (destructor)field_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1075,7 +1075,7 @@ static PyMethodDef cfov_methods[] = {
 
 static struct PyModuleDef cfov_module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "generators.view._cfov",
+    .m_name = "generators._native._cfov",
     .m_doc = "Shadowcasting field of view in C (see generators/view/_shadowcast.py).",
     .m_size = -1,
     .m_methods = cfov_methods,

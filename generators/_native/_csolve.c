@@ -1,4 +1,4 @@
-/* The sudoku engine in C: generators.sudoku._csolve (compiled when the package is built).
+/* The sudoku engine in C: generators._native._csolve (compiled when the package is built).
  *
  * Two searches over the same checked input, both counting solutions up to a limit:
  *
@@ -793,8 +793,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "generators.sudoku._csolve",
-    "The sudoku engine in C (see generators/sudoku/_csolve.c and _engine.py).", -1, methods,
+    PyModuleDef_HEAD_INIT, "generators._native._csolve",
+    "The sudoku engine in C (see generators/_native/_csolve.c and _engine.py).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

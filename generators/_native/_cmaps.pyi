@@ -1,4 +1,4 @@
-"""Types of the map generators' C loops (generators/maps/_cmaps.c)."""
+"""Types of the map generators' C loops (generators/_native/_cmaps.c)."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Types of the C field of view (generators/view/_cfov.c)."""
+"""Types of the C field of view (generators/_native/_cfov.c)."""
 
 from typing import Any, final
 

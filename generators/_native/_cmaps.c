@@ -685,7 +685,7 @@ static PyMethodDef cmaps_methods[] = {
 
 static struct PyModuleDef cmaps_module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "generators.maps._cmaps",
+    .m_name = "generators._native._cmaps",
     .m_doc = "The map generators' in-place loops in C (see generators/maps).",
     .m_size = -1,
     .m_methods = cmaps_methods,
