@@ -50,7 +50,13 @@ typedef uint64_t u64;
 #define WORDS 32
 #define FULL 0x1FF
 
-static const int NEXT[4] = {1, 2, 0, 1};
+/* word k's band, and the words of its digit in the other two bands */
+static const uint8_t BAND_OF[27] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2,
+                                    0, 1, 2, 0, 1, 2, 0, 1, 2};
+static const uint8_t OTHER[27][2] = {
+    {1, 2}, {2, 0}, {0, 1}, {4, 5}, {5, 3}, {3, 4}, {7, 8}, {8, 6}, {6, 7},
+    {10, 11}, {11, 9}, {9, 10}, {13, 14}, {14, 12}, {12, 13}, {16, 17}, {17, 15}, {15, 16},
+    {19, 20}, {20, 18}, {18, 19}, {22, 23}, {23, 21}, {21, 22}, {25, 26}, {26, 24}, {24, 25}};
 
 /* ---- tables, filled once at import ---------------------------------------------------- */
 static u64 TRI[512], SHRINK[512], KEEP[27], ROWS[8], LOCK[512], CLAIM[512], CERT[512];
@@ -813,10 +819,9 @@ static inline u64 SFX(strip)(u64 *F, int k, u64 cells) {
     return (u64)((x & cells) != 0) << k;
 }
 
-static inline u64 SFX(strip_other_bands)(u64 *F, int k, int b, u64 cells) {
-    int base = k - b;
-    u64 one = SFX(strip)(F, base + NEXT[b], cells);
-    return one | SFX(strip)(F, base + NEXT[b + 1], cells);
+static inline u64 SFX(strip_other_bands)(u64 *F, int k, u64 cells) {
+    u64 one = SFX(strip)(F, OTHER[k][0], cells);
+    return one | SFX(strip)(F, OTHER[k][1], cells);
 }
 
 #define TALLY(x, c1, c2, c3, c4) \
@@ -867,9 +872,9 @@ static int SFX(propagate)(u64 *F, u64 changed) {
             u64 done = (w >> 27) & 7;
             u64 fresh = single & ~done;
             F[k] = a | ((done | fresh) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS);
-            int b = k % 3;
+            int b = BAND_OF[k];
             /* a box of the band with one column left keeps that column from the other bands */
-            changed |= SFX(strip_other_bands)(F, k, b, LOCK[COLS(a)] * SPREAD);
+            changed |= SFX(strip_other_bands)(F, k, LOCK[COLS(a)] * SPREAD);
             if (fresh) {
                 /* every word of the band loses the placed cells, then this one gets them back */
                 u64 cells = a & ROWS[fresh];
