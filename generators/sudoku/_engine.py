@@ -36,8 +36,8 @@ import numpy as np
 import generators.sudoku._csolve as _csolve
 from generators.sudoku._tables import text_rows
 
-#: The forms of the band engine this CPU runs (BMI2's ``pext`` where it exists, and the
-#: portable one, which every CPU runs); the first is the default.
+#: The forms of the band engine this CPU runs (BMI2's ``pext``, compiled for AVX2, where both
+#: exist, and the portable one, which every CPU runs); the first is the default.
 KERNELS: tuple[str, ...] = _csolve.kernels()
 
 
