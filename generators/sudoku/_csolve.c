@@ -348,87 +348,11 @@ static void cell_search(uint16_t *cand, int32_t limit, uint16_t *solution, int *
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
 }
 
-/* ---- reading a row for the band engine ------------------------------------------------ */
-
+/* reading a row for the band engine (SFX(digit_cells), SFX(read_row)): compiled with it, so
+ * the BMI2 form reads rows with that form's instructions too */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-/* Where each digit is given: bits 0-63 (lo) and 64-80 (hi) of the row's cells; false when a
- * byte is neither a digit nor '.'. SSE2 compares sixteen bytes at a time where there is
- * SSE2 (every x86-64 CPU), a loop elsewhere. */
-static int digit_cells(const uint8_t *row, u64 lo[9], u64 hi[9]) {
-#if defined(__SSE2__)
-    __m128i v[5];
-    unsigned valid = 1;
-    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8('9'), dot = _mm_set1_epi8('.');
-    for (int j = 0; j < 5; j++) {
-        v[j] = _mm_loadu_si128((const __m128i *)(row + 16 * j));
-        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v[j], zero), nine), v[j]);
-        __m128i ok = _mm_or_si128(digit, _mm_cmpeq_epi8(v[j], dot));
-        valid &= _mm_movemask_epi8(ok) == 0xFFFF;
-    }
-    unsigned last = row[80];
-    valid &= (last >= '0' && last <= '9') || last == '.';
-    for (int d = 0; d < 9; d++) {
-        const __m128i c = _mm_set1_epi8((char)('1' + d));
-        u64 m = 0;
-        for (int j = 0; j < 4; j++)
-            m |= (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[j], c)) << 16 * j;
-        lo[d] = m;
-        hi[d] = (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[4], c)) |
-                ((u64)(last == (unsigned)('1' + d)) << 16);
-    }
-    return (int)valid;
-#else
-    unsigned bad = 0;
-    for (int d = 0; d < 9; d++) lo[d] = hi[d] = 0;
-    for (int i = 0; i < 81; i++) {
-        unsigned ch = row[i], d = DIGIT[ch];
-        bad |= BAD[ch];
-        if (d < 9) {
-            if (i < 64) lo[d] |= 1ULL << i;
-            else hi[d] |= 1ULL << (i - 64);
-        }
-    }
-    return !bad;
-#endif
-}
-
-/* Load a row's givens into a fresh band-engine state F, or return false when the row is not
- * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
- * placements themselves, it does at once what propagation would do first for each given:
- * its cell leaves the other digits' words of its band and the band's unsolved cells, and
- * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
-static int read_row(const uint8_t *row, u64 *F) {
-    u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
-    u64 clash = !digit_cells(row, lo, hi);
-    for (int d = 0; d < 9; d++) {
-        u64 band[3] = {lo[d] & CELLS, (lo[d] >> 27) & CELLS, ((lo[d] >> 54) | (hi[d] << 10)) & CELLS};
-        u64 cols[3];
-        for (int b = 0; b < 3; b++) {
-            u64 o = band[b];
-            u64 r0 = o & ROWBITS, r1 = (o >> 9) & ROWBITS, r2 = o >> 18;
-            u64 t0 = TRI[r0], t1 = TRI[r1], t2 = TRI[r2];
-            /* twice in a row, in a column of the band, in a box */
-            clash |= (r0 & (r0 - 1)) | (r1 & (r1 - 1)) | (r2 & (r2 - 1));
-            clash |= (r0 & r1) | (r0 & r2) | (r1 & r2) | (t0 & t1) | (t0 & t2) | (t1 & t2);
-            cols[b] = r0 | r1 | r2;
-            u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
-            /* the digit leaves the rows and boxes of its givens, keeps the givens */
-            u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
-            own[3 * d + b] = o;
-            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
-            givens[b] |= o;
-        }
-        clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
-    }
-    if (clash) return 0;
-    for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
-    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
-    F[30] = F[31] = 0;
-    return 1;
-}
 
 /* ---- the band engine: compiled once per form of triad_pattern ---------------------------- */
 
@@ -1155,13 +1079,89 @@ static void SFX(search)(u64 *F, int32_t limit, u64 *solution, int32_t *count_out
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
 }
 
+/* Where each digit is given: bits 0-63 (lo) and 64-80 (hi) of the row's cells; false when a
+ * byte is neither a digit nor '.'. SSE2 compares sixteen bytes at a time where there is
+ * SSE2 (every x86-64 CPU), a loop elsewhere. */
+static int SFX(digit_cells)(const uint8_t *row, u64 lo[9], u64 hi[9]) {
+#if defined(__SSE2__)
+    __m128i v[5];
+    unsigned valid = 1;
+    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8('9'), dot = _mm_set1_epi8('.');
+    for (int j = 0; j < 5; j++) {
+        v[j] = _mm_loadu_si128((const __m128i *)(row + 16 * j));
+        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v[j], zero), nine), v[j]);
+        __m128i ok = _mm_or_si128(digit, _mm_cmpeq_epi8(v[j], dot));
+        valid &= _mm_movemask_epi8(ok) == 0xFFFF;
+    }
+    unsigned last = row[80];
+    valid &= (last >= '0' && last <= '9') || last == '.';
+    for (int d = 0; d < 9; d++) {
+        const __m128i c = _mm_set1_epi8((char)('1' + d));
+        u64 m = 0;
+        for (int j = 0; j < 4; j++)
+            m |= (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[j], c)) << 16 * j;
+        lo[d] = m;
+        hi[d] = (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[4], c)) |
+                ((u64)(last == (unsigned)('1' + d)) << 16);
+    }
+    return (int)valid;
+#else
+    unsigned bad = 0;
+    for (int d = 0; d < 9; d++) lo[d] = hi[d] = 0;
+    for (int i = 0; i < 81; i++) {
+        unsigned ch = row[i], d = DIGIT[ch];
+        bad |= BAD[ch];
+        if (d < 9) {
+            if (i < 64) lo[d] |= 1ULL << i;
+            else hi[d] |= 1ULL << (i - 64);
+        }
+    }
+    return !bad;
+#endif
+}
+
+/* Load a row's givens into a fresh band-engine state F, or return false when the row is not
+ * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
+ * placements themselves, it does at once what propagation would do first for each given:
+ * its cell leaves the other digits' words of its band and the band's unsolved cells, and
+ * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
+static int SFX(read_row)(const uint8_t *row, u64 *F) {
+    u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
+    u64 clash = !SFX(digit_cells)(row, lo, hi);
+    for (int d = 0; d < 9; d++) {
+        u64 band[3] = {lo[d] & CELLS, (lo[d] >> 27) & CELLS, ((lo[d] >> 54) | (hi[d] << 10)) & CELLS};
+        u64 cols[3];
+        for (int b = 0; b < 3; b++) {
+            u64 o = band[b];
+            u64 r0 = o & ROWBITS, r1 = (o >> 9) & ROWBITS, r2 = o >> 18;
+            u64 t0 = TRI[r0], t1 = TRI[r1], t2 = TRI[r2];
+            /* twice in a row, in a column of the band, in a box */
+            clash |= (r0 & (r0 - 1)) | (r1 & (r1 - 1)) | (r2 & (r2 - 1));
+            clash |= (r0 & r1) | (r0 & r2) | (r1 & r2) | (t0 & t1) | (t0 & t2) | (t1 & t2);
+            cols[b] = r0 | r1 | r2;
+            u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
+            /* the digit leaves the rows and boxes of its givens, keeps the givens */
+            u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
+            own[3 * d + b] = o;
+            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
+            givens[b] |= o;
+        }
+        clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
+    }
+    if (clash) return 0;
+    for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
+    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
+    F[30] = F[31] = 0;
+    return 1;
+}
+
 static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize_t stop,
                                  int32_t limit, int32_t *counts, int64_t *nodes,
                                  int64_t *guesses, uint8_t *grids, int *error) {
     u64 F[WORDS], solution[WORDS];
     for (Py_ssize_t p = start; p < stop; p++) {
         const uint8_t *row = text + 81 * p;
-        if (!read_row(row, F)) return p;
+        if (!SFX(read_row)(row, F)) return p;
         int32_t count = 0;
         int64_t n = 1, g = 0;
         if (SFX(propagate)(F, CELLS)) {
