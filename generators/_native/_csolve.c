@@ -24,7 +24,10 @@
  *
  * triad_pattern has two forms: BMI2's pext where the CPU has it (chosen at run time with
  * __builtin_cpu_supports), three table lookups elsewhere. The engine below is compiled twice
- * (this file includes itself once per form) and the tests run both on the same puzzles.
+ * (this file includes itself once per form) and the tests run both on the same puzzles. The
+ * BMI2 form is also compiled for AVX2 (its state copies, 32 bytes at a time; the same C, so
+ * the same results) and asks for both; it reads a row's bytes 32 at a time (digit_cells, an
+ * AVX2 form of the SSE2 one, tested equal with the rest).
  */
 
 #ifndef CSOLVE_ENGINE_PASS
@@ -50,7 +53,13 @@ typedef uint64_t u64;
 #define WORDS 32
 #define FULL 0x1FF
 
-static const int NEXT[4] = {1, 2, 0, 1};
+/* word k's band, and the words of its digit in the other two bands */
+static const uint8_t BAND_OF[27] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2,
+                                    0, 1, 2, 0, 1, 2, 0, 1, 2};
+static const uint8_t OTHER[27][2] = {
+    {1, 2}, {2, 0}, {0, 1}, {4, 5}, {5, 3}, {3, 4}, {7, 8}, {8, 6}, {6, 7},
+    {10, 11}, {11, 9}, {9, 10}, {13, 14}, {14, 12}, {12, 13}, {16, 17}, {17, 15}, {15, 16},
+    {19, 20}, {20, 18}, {18, 19}, {22, 23}, {23, 21}, {21, 22}, {25, 26}, {26, 24}, {24, 25}};
 
 /* ---- tables, filled once at import ---------------------------------------------------- */
 static u64 TRI[512], SHRINK[512], KEEP[27], ROWS[8], LOCK[512], CLAIM[512], CERT[512];
@@ -340,87 +349,11 @@ static void cell_search(uint16_t *cand, int32_t limit, uint16_t *solution, int *
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
 }
 
-/* ---- reading a row for the band engine ------------------------------------------------ */
-
+/* reading a row for the band engine (SFX(digit_cells), SFX(read_row)): compiled with it, so
+ * the BMI2 form reads rows with that form's instructions too */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-/* Where each digit is given: bits 0-63 (lo) and 64-80 (hi) of the row's cells; false when a
- * byte is neither a digit nor '.'. SSE2 compares sixteen bytes at a time where there is
- * SSE2 (every x86-64 CPU), a loop elsewhere. */
-static int digit_cells(const uint8_t *row, u64 lo[9], u64 hi[9]) {
-#if defined(__SSE2__)
-    __m128i v[5];
-    unsigned valid = 1;
-    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8('9'), dot = _mm_set1_epi8('.');
-    for (int j = 0; j < 5; j++) {
-        v[j] = _mm_loadu_si128((const __m128i *)(row + 16 * j));
-        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v[j], zero), nine), v[j]);
-        __m128i ok = _mm_or_si128(digit, _mm_cmpeq_epi8(v[j], dot));
-        valid &= _mm_movemask_epi8(ok) == 0xFFFF;
-    }
-    unsigned last = row[80];
-    valid &= (last >= '0' && last <= '9') || last == '.';
-    for (int d = 0; d < 9; d++) {
-        const __m128i c = _mm_set1_epi8((char)('1' + d));
-        u64 m = 0;
-        for (int j = 0; j < 4; j++)
-            m |= (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[j], c)) << 16 * j;
-        lo[d] = m;
-        hi[d] = (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[4], c)) |
-                ((u64)(last == (unsigned)('1' + d)) << 16);
-    }
-    return (int)valid;
-#else
-    unsigned bad = 0;
-    for (int d = 0; d < 9; d++) lo[d] = hi[d] = 0;
-    for (int i = 0; i < 81; i++) {
-        unsigned ch = row[i], d = DIGIT[ch];
-        bad |= BAD[ch];
-        if (d < 9) {
-            if (i < 64) lo[d] |= 1ULL << i;
-            else hi[d] |= 1ULL << (i - 64);
-        }
-    }
-    return !bad;
-#endif
-}
-
-/* Load a row's givens into a fresh band-engine state F, or return false when the row is not
- * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
- * placements themselves, it does at once what propagation would do first for each given:
- * its cell leaves the other digits' words of its band and the band's unsolved cells, and
- * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
-static int read_row(const uint8_t *row, u64 *F) {
-    u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
-    u64 clash = !digit_cells(row, lo, hi);
-    for (int d = 0; d < 9; d++) {
-        u64 band[3] = {lo[d] & CELLS, (lo[d] >> 27) & CELLS, ((lo[d] >> 54) | (hi[d] << 10)) & CELLS};
-        u64 cols[3];
-        for (int b = 0; b < 3; b++) {
-            u64 o = band[b];
-            u64 r0 = o & ROWBITS, r1 = (o >> 9) & ROWBITS, r2 = o >> 18;
-            u64 t0 = TRI[r0], t1 = TRI[r1], t2 = TRI[r2];
-            /* twice in a row, in a column of the band, in a box */
-            clash |= (r0 & (r0 - 1)) | (r1 & (r1 - 1)) | (r2 & (r2 - 1));
-            clash |= (r0 & r1) | (r0 & r2) | (r1 & r2) | (t0 & t1) | (t0 & t2) | (t1 & t2);
-            cols[b] = r0 | r1 | r2;
-            u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
-            /* the digit leaves the rows and boxes of its givens, keeps the givens */
-            u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
-            own[3 * d + b] = o;
-            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
-            givens[b] |= o;
-        }
-        clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
-    }
-    if (clash) return 0;
-    for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
-    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
-    F[30] = F[31] = 0;
-    return 1;
-}
 
 /* ---- the band engine: compiled once per form of triad_pattern ---------------------------- */
 
@@ -434,11 +367,13 @@ static int read_row(const uint8_t *row, u64 *F) {
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(_M_X64))
 #define HAVE_BMI2_PATH 1
 #pragma GCC push_options
-#pragma GCC target("popcnt,bmi,bmi2")
+#pragma GCC target("popcnt,bmi,bmi2,avx2")
 #include <immintrin.h>
 #define SFX(name) name##_bmi2
 #define TRIADS(a) ((u64)_pext_u64((a) | ((a) >> 1) | ((a) >> 2), 0x1249249ULL))
+#define ENGINE_AVX2 1
 #include "_csolve.c"
+#undef ENGINE_AVX2
 #undef SFX
 #undef TRIADS
 #pragma GCC pop_options
@@ -582,7 +517,8 @@ fail:
 static int cpu_has_bmi2(void) {
 #if HAVE_BMI2_PATH
     __builtin_cpu_init();
-    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt") &&
+           __builtin_cpu_supports("avx2");
 #else
     return 0;
 #endif
@@ -605,7 +541,7 @@ static rows_fn pick_kernel(PyObject *kernel) {
 #if HAVE_BMI2_PATH
     if (strcmp(name, "bmi2") == 0) {
         if (!HAS_BMI2) {
-            PyErr_SetString(PyExc_ValueError, "kernel 'bmi2' needs a CPU with BMI2");
+            PyErr_SetString(PyExc_ValueError, "kernel 'bmi2' needs a CPU with BMI2 and AVX2");
             return NULL;
         }
         return band_rows_bmi2;
@@ -813,10 +749,9 @@ static inline u64 SFX(strip)(u64 *F, int k, u64 cells) {
     return (u64)((x & cells) != 0) << k;
 }
 
-static inline u64 SFX(strip_other_bands)(u64 *F, int k, int b, u64 cells) {
-    int base = k - b;
-    u64 one = SFX(strip)(F, base + NEXT[b], cells);
-    return one | SFX(strip)(F, base + NEXT[b + 1], cells);
+static inline u64 SFX(strip_other_bands)(u64 *F, int k, u64 cells) {
+    u64 one = SFX(strip)(F, OTHER[k][0], cells);
+    return one | SFX(strip)(F, OTHER[k][1], cells);
 }
 
 #define TALLY(x, c1, c2, c3, c4) \
@@ -867,9 +802,9 @@ static int SFX(propagate)(u64 *F, u64 changed) {
             u64 done = (w >> 27) & 7;
             u64 fresh = single & ~done;
             F[k] = a | ((done | fresh) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS);
-            int b = k % 3;
+            int b = BAND_OF[k];
             /* a box of the band with one column left keeps that column from the other bands */
-            changed |= SFX(strip_other_bands)(F, k, b, LOCK[COLS(a)] * SPREAD);
+            changed |= SFX(strip_other_bands)(F, k, LOCK[COLS(a)] * SPREAD);
             if (fresh) {
                 /* every word of the band loses the placed cells, then this one gets them back */
                 u64 cells = a & ROWS[fresh];
@@ -880,6 +815,11 @@ static int SFX(propagate)(u64 *F, u64 changed) {
             }
           }
         }
+        /* Every cell placed: a sudoku's solution. Each word's last state was checked above (a
+         * permutation of its band, its columns struck from the other bands), so the rules
+         * below would find no candidate to remove and no contradiction: they only rewrite
+         * the stack patterns, which nothing reads in a solved state. */
+        if ((F[27] | F[28] | F[29]) == 0) return 1;
         singles |= touched;
         columns |= touched;
         triads |= touched;
@@ -1142,13 +1082,118 @@ static void SFX(search)(u64 *F, int32_t limit, u64 *solution, int32_t *count_out
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
 }
 
+/* Where each digit is given: bits 0-63 (lo) and 64-80 (hi) of the row's cells; false when a
+ * byte is neither a digit nor '.'. SSE2 compares sixteen bytes at a time where there is
+ * SSE2 (every x86-64 CPU), a loop elsewhere. */
+static int SFX(digit_cells)(const uint8_t *row, u64 lo[9], u64 hi[9]) {
+#if defined(ENGINE_AVX2)
+    /* bytes 0-31, 32-63 (AVX2), 64-79 (SSE2) and 80 */
+    const __m256i zero = _mm256_set1_epi8('0'), nine = _mm256_set1_epi8('9'),
+                  dot = _mm256_set1_epi8('.');
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)row);
+    __m256i v1 = _mm256_loadu_si256((const __m256i *)(row + 32));
+    __m128i v2 = _mm_loadu_si128((const __m128i *)(row + 64));
+    __m256i ok0 = _mm256_or_si256(
+        _mm256_cmpeq_epi8(_mm256_min_epu8(_mm256_max_epu8(v0, zero), nine), v0),
+        _mm256_cmpeq_epi8(v0, dot));
+    __m256i ok1 = _mm256_or_si256(
+        _mm256_cmpeq_epi8(_mm256_min_epu8(_mm256_max_epu8(v1, zero), nine), v1),
+        _mm256_cmpeq_epi8(v1, dot));
+    __m128i ok2 = _mm_or_si128(
+        _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v2, _mm256_castsi256_si128(zero)),
+                                    _mm256_castsi256_si128(nine)), v2),
+        _mm_cmpeq_epi8(v2, _mm256_castsi256_si128(dot)));
+    unsigned valid = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(ok0, ok1)) == 0xFFFFFFFFu &&
+                     _mm_movemask_epi8(ok2) == 0xFFFF;
+    unsigned last = row[80];
+    valid &= (last >= '0' && last <= '9') || last == '.';
+    for (int d = 0; d < 9; d++) {
+        const __m256i c = _mm256_set1_epi8((char)('1' + d));
+        lo[d] = (u64)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v0, c)) |
+                (u64)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v1, c)) << 32;
+        hi[d] = (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v2, _mm256_castsi256_si128(c))) |
+                ((u64)(last == (unsigned)('1' + d)) << 16);
+    }
+    return (int)valid;
+#elif defined(__SSE2__)
+    __m128i v[5];
+    unsigned valid = 1;
+    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8('9'), dot = _mm_set1_epi8('.');
+    for (int j = 0; j < 5; j++) {
+        v[j] = _mm_loadu_si128((const __m128i *)(row + 16 * j));
+        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v[j], zero), nine), v[j]);
+        __m128i ok = _mm_or_si128(digit, _mm_cmpeq_epi8(v[j], dot));
+        valid &= _mm_movemask_epi8(ok) == 0xFFFF;
+    }
+    unsigned last = row[80];
+    valid &= (last >= '0' && last <= '9') || last == '.';
+    for (int d = 0; d < 9; d++) {
+        const __m128i c = _mm_set1_epi8((char)('1' + d));
+        u64 m = 0;
+        for (int j = 0; j < 4; j++)
+            m |= (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[j], c)) << 16 * j;
+        lo[d] = m;
+        hi[d] = (u64)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[4], c)) |
+                ((u64)(last == (unsigned)('1' + d)) << 16);
+    }
+    return (int)valid;
+#else
+    unsigned bad = 0;
+    for (int d = 0; d < 9; d++) lo[d] = hi[d] = 0;
+    for (int i = 0; i < 81; i++) {
+        unsigned ch = row[i], d = DIGIT[ch];
+        bad |= BAD[ch];
+        if (d < 9) {
+            if (i < 64) lo[d] |= 1ULL << i;
+            else hi[d] |= 1ULL << (i - 64);
+        }
+    }
+    return !bad;
+#endif
+}
+
+/* Load a row's givens into a fresh band-engine state F, or return false when the row is not
+ * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
+ * placements themselves, it does at once what propagation would do first for each given:
+ * its cell leaves the other digits' words of its band and the band's unsolved cells, and
+ * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
+static int SFX(read_row)(const uint8_t *row, u64 *F) {
+    u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
+    u64 clash = !SFX(digit_cells)(row, lo, hi);
+    for (int d = 0; d < 9; d++) {
+        u64 band[3] = {lo[d] & CELLS, (lo[d] >> 27) & CELLS, ((lo[d] >> 54) | (hi[d] << 10)) & CELLS};
+        u64 cols[3];
+        for (int b = 0; b < 3; b++) {
+            u64 o = band[b];
+            u64 r0 = o & ROWBITS, r1 = (o >> 9) & ROWBITS, r2 = o >> 18;
+            u64 t0 = TRI[r0], t1 = TRI[r1], t2 = TRI[r2];
+            /* twice in a row, in a column of the band, in a box */
+            clash |= (r0 & (r0 - 1)) | (r1 & (r1 - 1)) | (r2 & (r2 - 1));
+            clash |= (r0 & r1) | (r0 & r2) | (r1 & r2) | (t0 & t1) | (t0 & t2) | (t1 & t2);
+            cols[b] = r0 | r1 | r2;
+            u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
+            /* the digit leaves the rows and boxes of its givens, keeps the givens */
+            u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
+            own[3 * d + b] = o;
+            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
+            givens[b] |= o;
+        }
+        clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
+    }
+    if (clash) return 0;
+    for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
+    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
+    F[30] = F[31] = 0;
+    return 1;
+}
+
 static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize_t stop,
                                  int32_t limit, int32_t *counts, int64_t *nodes,
                                  int64_t *guesses, uint8_t *grids, int *error) {
     u64 F[WORDS], solution[WORDS];
     for (Py_ssize_t p = start; p < stop; p++) {
         const uint8_t *row = text + 81 * p;
-        if (!read_row(row, F)) return p;
+        if (!SFX(read_row)(row, F)) return p;
         int32_t count = 0;
         int64_t n = 1, g = 0;
         if (SFX(propagate)(F, CELLS)) {

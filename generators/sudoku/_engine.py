@@ -39,8 +39,8 @@ from generators._native._csolve import solve_rows as _c_solve_rows
 from generators._native._csolve import solve_text as _c_solve_text
 from generators.sudoku._tables import text_rows
 
-#: The forms of the band engine this CPU runs (BMI2's ``pext`` where it exists, and the
-#: portable one, which every CPU runs); the first is the default.
+#: The forms of the band engine this CPU runs (BMI2's ``pext``, compiled for AVX2, where both
+#: exist, and the portable one, which every CPU runs); the first is the default.
 KERNELS: tuple[str, ...] = _c_kernels()
 
 
