@@ -42,7 +42,7 @@ from .output import format_rows, progress_bar
 
 if TYPE_CHECKING:
     from ..model.schema import TableSchema
-    from ..sql.filters import Comparison
+    from ..sql.filters import Expr
     from ..sql.store import Store
 
 
@@ -214,7 +214,8 @@ def generate(
     multiple=True,
     metavar="EXPR",
     help="Filter like 'kind=caves', 'open_ratio>=0.45', 'kind in caves,islands', "
-    "'kind not in dungeon' or 'name like cave%' (repeatable, all apply).",
+    "'kind not in dungeon', 'name like cave%' or, inside a JSON field, "
+    "'parameters.smoothing>=2' or 'tags[0]=x' (repeatable, all apply).",
 )
 @click.option(
     "--order-by",
@@ -323,7 +324,7 @@ class _Query:
     arrays: str
     count_only: bool
 
-    def filters(self, schema: TableSchema) -> list[Comparison]:
+    def filters(self, schema: TableSchema) -> list[Expr]:
         """The ``--where`` filters; a UsageError for ``--count`` with options it takes not."""
         where = [parse_where(w, schema) for w in self.wheres]
         if self.count_only and (

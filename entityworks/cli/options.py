@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from ..model.schema import TableSchema
-    from ..sql.filters import Comparison
+    from ..sql.filters import Expr
 
 DEFAULT_DB = "entityworks.db"
 
@@ -116,9 +116,10 @@ _WHERE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|<>|>=|<=|>|<)\s*(.*?)\s*$")
 _WORD_WHERE = re.compile(r"^\s*(\S+?)\s+(not\s+in|in|like)\s+(.*?)\s*$", re.IGNORECASE)
 
 
-def parse_where(text: str, schema: TableSchema) -> Comparison:
+def parse_where(text: str, schema: TableSchema) -> Expr:
     """``"col>=value"``, ``"col in a,b,c"``, ``"col not in a,b"`` or ``"col like pat%"`` -> a
-    filter; each value is parsed as the column's type."""
+    filter; each value is parsed as the column's type. ``"meta.size>=3"`` or ``"tags[0]=x"``:
+    a value inside a JSON field (see :meth:`entityworks.col.__getitem__`)."""
     from ..sql.filters import Comparison, col
 
     words = _WORD_WHERE.match(text)
@@ -138,13 +139,72 @@ def parse_where(text: str, schema: TableSchema) -> Comparison:
             f"e.g. 'width>=80', 'kind in caves,islands', 'name like cave%'"
         )
     name, op, raw = match.groups()
-    column = schema.column(name)
     op = {"=": "==", "<>": "!="}.get(op, op)
+    path = _json_path(text, name, schema)
+    if path is not None:  # a value inside a JSON field: 'parameters.width>=30', 'tags[0]=x'
+        return _json_where(text, path, op, raw)
+    column = schema.column(name)
     if raw.lower() == "null":
         if op not in ("==", "!="):
             raise FilterError(f"--where {text!r}: null only works with = and !=")
         return col(name) == None if op == "==" else col(name) != None  # noqa: E711
     return Comparison(name, op, _where_value(text, name, column, raw))
+
+
+_PATH_PART = re.compile(r"\.([^.\[\]]+)|\[(-?\d+)\]")
+
+
+def _json_path(
+    text: str, name: str, schema: TableSchema
+) -> tuple[str, tuple[str | int, ...]] | None:
+    """``meta.size`` or ``tags[0]`` (a field, then keys after dots and indexes in brackets)
+    -> the field and the path into its JSON value; None for a plain column name."""
+    cut = min((i for i in (name.find("."), name.find("[")) if i > 0), default=-1)
+    if cut < 0 or name in schema.column_names:
+        return None
+    field, rest = name[:cut], name[cut:]
+    parts = list(_PATH_PART.finditer(rest))
+    if "".join(m.group(0) for m in parts) != rest:
+        raise FilterError(
+            f"--where {text!r}: {rest!r} is no path into a JSON value: keys after dots, "
+            "indexes in brackets (meta.size, tags[0], meta.sizes[1].x)"
+        )
+    schema.column(field)  # an unknown field is named as such
+    return field, tuple(m.group(1) if m.group(1) is not None else int(m.group(2)) for m in parts)
+
+
+def _json_where(text: str, path: tuple[str, tuple[str | int, ...]], op: str, raw: str) -> Expr:
+    """The filter ``col(field)[k]... OP value``; the value is read as JSON (3, 0.5, true,
+    "text"), else taken as text; the filter itself refuses a field that holds no JSON."""
+    import json
+
+    from ..sql.filters import col
+
+    field, keys = path
+    if raw.lower() == "null":
+        raise FilterError(
+            f"--where {text!r}: a value inside JSON is compared with a value; "
+            "a missing key matches nothing (filter the field itself with null)"
+        )
+    try:
+        value: Any = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        value = raw
+    if not isinstance(value, bool | int | float | str):
+        value = raw
+    item: Any = col(field)
+    for key in keys:
+        item = item[key]
+    compare = {
+        "==": item.__eq__,
+        "!=": item.__ne__,
+        "<": item.__lt__,
+        "<=": item.__le__,
+        ">": item.__gt__,
+        ">=": item.__ge__,
+    }[op]
+    made: Expr = compare(value)
+    return made
 
 
 def _where_value(text: str, name: str, column: Any, raw: str) -> Any:

@@ -41,6 +41,7 @@ from .._like import LIKE_FUNCTION, like_matches
 from .._rowdecode import Readers
 from ..filters import (
     Comparison,
+    Expr,
     check_like,
     encode_value,
     filtered_column,
@@ -315,7 +316,7 @@ class FileTable:
         bind = self.binds[column.name]
         return encoded if bind is None or encoded is None else bind(encoded)
 
-    def _condition(self, where: Comparison, params: list[Any]) -> str:
+    def _condition(self, where: Expr, params: list[Any]) -> str:
         """SQL for one comparison, as :meth:`Comparison.compile` builds it on SQLite."""
         if not isinstance(where, Comparison) or "." in where.column:
             raise Elsewhere(f"filter {where!r}")
@@ -367,11 +368,11 @@ class FileTable:
         params.append(self._value(column, value))
         return f"{target} {_OPERATORS[op]} ?"
 
-    def _where(self, where: Sequence[Comparison], params: list[Any]) -> str:
+    def _where(self, where: Sequence[Expr], params: list[Any]) -> str:
         parts = [self._condition(w, params) for w in where]
         return f" WHERE {' AND '.join(f'({p})' for p in parts)}" if parts else ""
 
-    def count(self, where: Sequence[Comparison]) -> int:
+    def count(self, where: Sequence[Expr]) -> int:
         """Number of rows matching every comparison of ``where``."""
         params: list[Any] = []
         sql = f"SELECT count(*) FROM {self.table}{self._where(where, params)}"
@@ -379,7 +380,7 @@ class FileTable:
 
     def rows(
         self,
-        where: Sequence[Comparison],
+        where: Sequence[Expr],
         order_by: Sequence[str] | None,
         limit: int | None,
         offset: int | None,
