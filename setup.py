@@ -39,6 +39,8 @@ def extensions() -> list[Extension]:
             Extension(
                 ".".join(relative.with_suffix("").parts),
                 [relative.as_posix()],
+                # the headers beside it (the checked buffers): a change rebuilds it
+                depends=[h.relative_to(HERE).as_posix() for h in sorted(source.parent.glob("*.h"))],
                 extra_compile_args=COMPILE,
                 extra_link_args=LINK,
             )
