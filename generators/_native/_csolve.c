@@ -570,6 +570,22 @@ static int to_ssize(PyObject *obj, const char *name, Py_ssize_t *out) {
     return 0;
 }
 
+/* the search's arguments both entry points take: the solution limit (1 to INT32_MAX),
+   whether houses are propagated, and the kernel */
+static int search_args(PyObject *limit_o, PyObject *houses_o, PyObject *kernel_o,
+                       Py_ssize_t *limit, int *houses, rows_fn *band) {
+    if (to_ssize(limit_o, "limit", limit) < 0) return -1;
+    if (*limit < 1 || *limit > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "limit must be between 1 and %d, got %zd", INT32_MAX,
+                     *limit);
+        return -1;
+    }
+    *houses = PyObject_IsTrue(houses_o);
+    if (*houses < 0) return -1;
+    *band = pick_kernel(kernel_o);
+    return *band == NULL ? -1 : 0;
+}
+
 PyDoc_STRVAR(solve_rows_doc,
 "solve_rows(text, start, stop, limit, houses, counts, nodes, guesses, grids, *, kernel=None)\n"
 "--\n\n"
@@ -593,18 +609,11 @@ static PyObject *solve_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
                                      &guesses_o, &grids_o, &kernel_o))
         return NULL;
     Py_ssize_t start, stop, limit;
+    int houses;
+    rows_fn band;
     if (to_ssize(start_o, "start", &start) < 0 || to_ssize(stop_o, "stop", &stop) < 0 ||
-        to_ssize(limit_o, "limit", &limit) < 0)
+        search_args(limit_o, houses_o, kernel_o, &limit, &houses, &band) < 0)
         return NULL;
-    if (limit < 1 || limit > INT32_MAX) {
-        PyErr_Format(PyExc_ValueError, "limit must be between 1 and %d, got %zd", INT32_MAX,
-                     limit);
-        return NULL;
-    }
-    int houses = PyObject_IsTrue(houses_o);
-    if (houses < 0) return NULL;
-    rows_fn band = pick_kernel(kernel_o);
-    if (band == NULL) return NULL;
     Py_buffer text, counts, nodes, guesses, grids;
     Py_ssize_t n = -1;
     PyObject *result = NULL;
@@ -663,16 +672,9 @@ static PyObject *solve_text(PyObject *self, PyObject *args, PyObject *kwargs) {
                                      &limit_o, &houses_o, &kernel_o))
         return NULL;
     Py_ssize_t limit;
-    if (to_ssize(limit_o, "limit", &limit) < 0) return NULL;
-    if (limit < 1 || limit > INT32_MAX) {
-        PyErr_Format(PyExc_ValueError, "limit must be between 1 and %d, got %zd", INT32_MAX,
-                     limit);
-        return NULL;
-    }
-    int houses = PyObject_IsTrue(houses_o);
-    if (houses < 0) return NULL;
-    rows_fn band = pick_kernel(kernel_o);
-    if (band == NULL) return NULL;
+    int houses;
+    rows_fn band;
+    if (search_args(limit_o, houses_o, kernel_o, &limit, &houses, &band) < 0) return NULL;
     const char *data;
     Py_ssize_t size;
     if (PyUnicode_Check(text_o)) {
