@@ -49,8 +49,10 @@ def cancelled_since_call() -> bool:
     Python 3.11, ``asyncio.wait_for``, which psycopg before 3.3.6 waits with, returns a
     result that arrives as the task is cancelled, and the CancelledError is gone)."""
     before = _CANCELLING.get()
-    task = asyncio.current_task() if before is not None else None
-    return task is not None and before is not None and task.cancelling() > before
+    if before is None:
+        return False
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > before
 
 
 def turn() -> None:
