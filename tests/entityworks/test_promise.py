@@ -49,6 +49,7 @@ from .strategies import (
     Mood,
     Rank,
     assert_same_rows,
+    keeps_dict_order,
     rows,
     same,
 )
@@ -95,7 +96,21 @@ def storable(dialect: str, data: list[AllTypes]) -> bool:
         json_fields = (row.tags, row.meta, row.counts, row.inner, row.onested)
         if dialect == "postgresql" and any("\x00" in t for t in _all_text(json_fields)):
             return False
+        # -0.0 inside a JSON value: jsonb has no negative zero (a nested dataclass keeps
+        # its floats as text)
+        if dialect == "postgresql" and any(_negative_zero(v) for v in (row.meta, row.tags)):
+            return False
     return True
+
+
+def _negative_zero(value: Any) -> bool:
+    if isinstance(value, float):
+        return value == 0.0 and math.copysign(1.0, value) < 0
+    if isinstance(value, dict):
+        return any(_negative_zero(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_negative_zero(v) for v in value)
+    return False
 
 
 def _all_text(value: Any) -> Iterator[str]:
@@ -149,14 +164,17 @@ def test_store_round_trip_or_refusal(store: Store, tmp_path: Path) -> None:
             return
         assert storable(dialect, data), "stored a value this backend cannot keep"
         seen["stored"] += 1
-        assert_same_rows(data, list(store.select(AllTypes, order_by="id")))
+        ordered = keeps_dict_order(dialect)
+        assert_same_rows(data, list(store.select(AllTypes, order_by="id")), dict_order=ordered)
         for row in data[:2]:
-            assert_same_rows([row], [store.get(AllTypes, row.id)])
-        assert_same_rows(data, from_arrow(AllTypes, store.to_arrow(AllTypes, order_by="id")))
+            assert_same_rows([row], [store.get(AllTypes, row.id)], dict_order=ordered)
+        from_db = from_arrow(AllTypes, store.to_arrow(AllTypes, order_by="id"))
+        assert_same_rows(data, from_db, dict_order=ordered)
         if len(data) > 1:
             changed = _rotated(data)
             store.upsert_many(changed)
-            assert_same_rows(changed, list(store.select(AllTypes, order_by="id")))
+            got = list(store.select(AllTypes, order_by="id"))
+            assert_same_rows(changed, got, dict_order=ordered)
             data = changed
         xml = tmp_path / "rows.xml"
         xml.unlink(missing_ok=True)
@@ -169,7 +187,8 @@ def test_store_round_trip_or_refusal(store: Store, tmp_path: Path) -> None:
         seen["xml"] += 1
         store.delete(AllTypes, where={})
         assert store.import_xml(AllTypes, xml, tmp_path / "rows.xsd") == len(data)
-        assert_same_rows(data, list(store.select(AllTypes, order_by="id")))
+        got = list(store.select(AllTypes, order_by="id"))
+        assert_same_rows(data, got, dict_order=ordered)
 
     check()
     # storing was exercised (how often depends on hypothesis' version and the backend)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -88,6 +89,41 @@ def json_text_for_jsonb(text: str | None) -> str | None:
             "filters read) cannot hold; keep such text out of JSON fields"
         )
     return refuse_constants(text)
+
+
+#: A JSON string (skipped) or number (rewritten where jsonb would change it) in JSON text.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
+
+
+def _jsonb_number(match: re.Match[str]) -> str:
+    token = match.group()
+    if token[0] == '"' or not any(c in token for c in ".eE"):
+        return token  # a string, or an int: jsonb keeps both as they are
+    if float(token) == 0.0 and token[0] == "-":
+        raise ValueError(
+            "-0.0 inside a JSON value: PostgreSQL's jsonb keeps no sign of zero (it would "
+            "come back 0.0); keep it in a float field of its own, or write 0.0"
+        )
+    mantissa, _, exponent = token.lower().partition("e")
+    if exponent and 0 < int(exponent) <= 400:
+        number = Decimal(token)
+        if number == number.to_integral_value():
+            # jsonb writes 1e+16 as 10000000000000000, which reads back as an int: the
+            # digits with a fraction of .0 read back as the float (jsonb keeps the scale)
+            return f"{int(number)}.0"
+    return token
+
+
+def json_text_for_jsonb_column(text: str | None) -> str | None:
+    """``text`` as a ``jsonb`` column stores it so that it reads back as the same values
+    (:func:`json_text_for_jsonb`'s refusals too): a float written with a positive
+    exponent (``1e+16``: what ``repr`` writes from 1e16 up, always a whole number) as its
+    digits and ``.0``, since jsonb would print it as an integer; ``-0.0`` refused, which
+    jsonb turns into ``0.0``."""
+    text = json_text_for_jsonb(text)
+    if text is None or ("e+" not in text and "E+" not in text and "-0" not in text):
+        return text
+    return _TOKEN.sub(_jsonb_number, text)
 
 
 def refuse_constants(text: str | None) -> str | None:
@@ -198,6 +234,7 @@ __all__ = [
     "json1_contains",
     "is_json",
     "json_text_for_jsonb",
+    "json_text_for_jsonb_column",
     "kind",
     "maybe",
     "path_text",

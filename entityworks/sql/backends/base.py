@@ -53,8 +53,9 @@ def storage_class(info: Any) -> str | None:
 def _json_or_text(type_: Any) -> str:
     """``JSON`` for a reflected native JSON column type, ``TEXT`` for unbounded text (where
     an older table keeps a JSON field), else "" (not looked at)."""
-    if "JSON" in type(type_).__name__.upper():
-        return "JSON"
+    name = type(type_).__name__.upper()
+    if "JSON" in name:
+        return "JSONB" if name == "JSONB" else "JSON"
     return "TEXT" if isinstance(type_, sa.Text) else ""
 
 
@@ -421,13 +422,16 @@ class Backend:
         if found == "TEXT" and is_json(column.info):
             if self.json_type() is not None and not self.json_as_text:  # an older table
                 return self.long_text() or sa.Text(), []
-        if found == "JSON" and is_text(column.info) and not column.primary_key:
+        native = self.json_type_of(found) if found else None
+        if native is None:
+            return None
+        if is_json(column.info):  # the JSON type that table has (PostgreSQL: json, jsonb)
+            return native, []
+        if is_text(column.info) and not column.primary_key:
             # a str field on a JSON column (a class read from an XSD, or written for the
             # table by hand): its text is bound as the column's JSON, which the database
             # checks (PostgreSQL casts no text to json by itself)
-            native = self.json_type()
-            if native is not None:
-                return CheckedJson(native), []
+            return CheckedJson(native), []
         return None
 
     def keeps_values(self, type_: sa.types.TypeEngine[Any]) -> bool:
@@ -486,6 +490,12 @@ class Backend:
     def json_type(self) -> sa.types.TypeEngine[Any] | None:
         """The column type of a new table's JSON field (None: text, as SQLite keeps it)."""
         return None
+
+    def json_type_of(self, declared: str) -> sa.types.TypeEngine[Any] | None:
+        """The type binding and reading a JSON column an existing table declares
+        ``declared`` (as :meth:`live_columns` says it: ``JSON``, ``JSONB``); None for
+        another type."""
+        return self.json_type() if declared == "JSON" else None
 
     # -- filters into JSON values (``col("meta")["size"] >= 3``; see filters.JsonItem) ----
     def json_compare(

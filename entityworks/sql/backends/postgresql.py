@@ -40,8 +40,10 @@ COPY_TYPES = {
     "TIMESTAMP WITHOUT TIME ZONE": "timestamp",
     "TIMESTAMP WITH TIME ZONE": "timestamptz",
     "UUID": "uuid",
-    # json's binary form is its text (json_recv): our JSON text goes as text, unparsed
+    # json's binary form is its text (json_recv): our JSON text goes as text, unparsed;
+    # jsonb's is a version byte and the text (see _JsonbText, registered per connection)
     "JSON": "text",
+    "JSONB": "jsonb",
 }
 
 
@@ -264,7 +266,11 @@ class PostgreSQL(Backend):
     dialect_aliases: tuple[str, ...] = ("postgres",)
 
     def json_type(self) -> sa.types.TypeEngine[Any] | None:
-        return _PgJson()
+        return _PgJsonb()
+
+    def json_type_of(self, declared: str) -> sa.types.TypeEngine[Any] | None:
+        # a table of entityworks 0.8 keeps json, whose text it keeps as written
+        return {"JSON": _PgJson, "JSONB": _PgJsonb}.get(declared, lambda: None)()
 
     def connection_setup(
         self, engine: sa.Engine, busy_timeout: float, *, adopted: bool
@@ -276,6 +282,8 @@ class PostgreSQL(Backend):
 
             for name in ("jsonb", "json"):
                 dbapi_connection.adapters.register_loader(name, TextLoader)
+            # a binary COPY into jsonb sends our JSON text as it is (set_types' dumper)
+            dbapi_connection.adapters.register_dumper(None, _jsonb_text_dumper())
 
         return setup
 
@@ -639,6 +647,44 @@ class _PgJson(sa.types.UserDefinedType[Any]):
         from ._json import json_text_for_jsonb
 
         return json_text_for_jsonb
+
+
+class _PgJsonb(_PgJson):
+    """PostgreSQL's jsonb, the JSON type of a new table: what the filters read and a GIN
+    index serves. It keeps values, not text: a dict's keys come back in jsonb's order (the
+    same dict), and what jsonb would change is written so that it reads back the same or
+    refused (see :func:`~._json.json_text_for_jsonb_column`: ``1e+16`` as
+    ``10000000000000000.0``; ``-0.0`` refused, as NaN, Infinity and NUL are)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONB"
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        from ._json import json_text_for_jsonb_column
+
+        return json_text_for_jsonb_column
+
+
+def _jsonb_text_dumper() -> type[Any]:
+    """psycopg's binary dumper of JSON text (a str, as the column's bind processor gave
+    it) for a COPY into a jsonb column: jsonb's binary form, version 1 and the text.
+    Registered by oid only (``register_dumper(None, ...)``): a COPY's ``set_types`` finds
+    it, statements' parameters do not."""
+    import psycopg
+    from psycopg import pq
+    from psycopg.adapt import Dumper
+
+    class JsonbText(Dumper):
+        format = pq.Format.BINARY
+        oid = psycopg.postgres.types["jsonb"].oid
+
+        def dump(self, obj: Any) -> bytes:
+            text = obj if isinstance(obj, str) else json.dumps(obj)
+            return b"\x01" + text.encode()
+
+    return JsonbText
 
 
 class _JsonPathType(sa.types.UserDefinedType[Any]):

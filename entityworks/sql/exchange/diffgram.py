@@ -37,6 +37,7 @@ import sqlalchemy as sa
 
 from ..._gcpause import paused_gc
 from ...errors import ValueEncodingError, WriteError, XMLImportError
+from ...types.storage import json_text
 from ...xml.dataset import DataSet, dataset_for, dataset_of
 from ...xml.diffgram import Mark, is_diffgram, peek_diffgram, read_diffgram
 from ...xml.reader import row_builder
@@ -132,11 +133,36 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _difference(stored: tuple[Any, ...], row: tuple[Any, ...], names: list[str]) -> str | None:
-    for column, a, b in zip(names, stored, row, strict=True):
+def _difference(
+    stored: tuple[Any, ...], row: tuple[Any, ...], names: list[str], json_at: frozenset[int]
+) -> str | None:
+    """The first column (by name) whose values differ; ``json_at``: the indexes of JSON
+    columns, whose text is compared as the values it holds (PostgreSQL's jsonb gives back
+    its own spelling of the text entityworks wrote)."""
+    for i, (column, a, b) in enumerate(zip(names, stored, row, strict=True)):
+        if i in json_at and isinstance(a, str) and isinstance(b, str) and a != b:
+            try:
+                if _same(json.loads(a), json.loads(b)):
+                    continue
+            except (ValueError, RecursionError):
+                pass
+            return column
         if not _same(a, b):
             return column
     return None
+
+
+def _json_columns(store: StoreFacade, schema: Any) -> frozenset[int]:
+    """The indexes of ``schema``'s columns that hold JSON: a JSON field's, or a str field's
+    on a column of the database's JSON type (a class read from the XSD)."""
+    with store.connection() as conn:
+        live = store.backend.live_columns(conn, schema, [schema.name]).get(schema.name, {})
+    return frozenset(
+        i
+        for i, c in enumerate(schema.columns)
+        if c.info.sql_codec.column_type == json_text
+        or store.backend.json_type_of(live.get(c.sql_name, "")) is not None
+    )
 
 
 def _lock(store: StoreFacade, cls: type, where: Any) -> None:
@@ -196,6 +222,7 @@ def _plan_table(
 ) -> _Plan:
     schema = store.schema(cls)
     names = schema.column_names
+    json_at = _json_columns(store, schema)
     key = schema.primary_key
     if key is None and schema.composite:
         raise XMLImportError(
@@ -289,7 +316,7 @@ def _plan_table(
             if have is None:
                 plan.inserts.append(row)
                 continue
-            column = _difference(have, row, names)
+            column = _difference(have, row, names, json_at)
             if column is not None:
                 raise _conflict(
                     name,
@@ -331,7 +358,7 @@ def _plan_table(
                 "diffgr:before ",
                 f"the DiffGram {what} this row, but no stored row has its key",
             )
-        column = _difference(have, row, names)
+        column = _difference(have, row, names, json_at)
         if column is not None:
             raise _conflict(
                 name,

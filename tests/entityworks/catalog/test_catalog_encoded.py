@@ -44,7 +44,8 @@ def _maps() -> list[MapRecord]:
 
 
 def _value(obj: Any) -> Any:
-    """A comparable form of a value: types kept, arrays as dtype, shape and bytes."""
+    """A comparable form of a value: types kept, arrays as dtype, shape and bytes, dicts
+    by their items."""
     if dataclasses.is_dataclass(obj):
         return (
             type(obj).__name__,
@@ -54,8 +55,8 @@ def _value(obj: Any) -> Any:
         return ("ndarray", obj.dtype.str, obj.shape, obj.tobytes())
     if isinstance(obj, list):
         return ("list", tuple(map(_value, obj)))
-    if isinstance(obj, dict):
-        return ("dict", tuple((k, _value(v)) for k, v in obj.items()))
+    if isinstance(obj, dict):  # in any key order: PostgreSQL's jsonb keeps its own
+        return ("dict", tuple(sorted(((k, _value(v)) for k, v in obj.items()), key=repr)))
     return (type(obj).__name__, obj)
 
 

@@ -1,4 +1,4 @@
-"""JSON fields: the database's own JSON type for new tables (PostgreSQL ``json``, MariaDB
+"""JSON fields: the database's own JSON type for new tables (PostgreSQL ``jsonb``, MariaDB
 ``JSON``, SQLite JSON text), values back exactly or refused, and filters into them
 (``col("meta")["size"] >= 3``, ``contains``) selecting on every backend the rows a
 Python-side evaluation of the same predicate over the stored objects selects.
@@ -57,7 +57,7 @@ def test_json_columns_have_the_database_s_json_type(store: Store) -> None:
             found = conn.execute(
                 sa.text('SELECT pg_typeof(meta)::text, pg_typeof("inner")::text FROM jq_doc')
             )
-            assert found.one() == ("json", "json")
+            assert found.one() == ("jsonb", "jsonb")
         elif _dialect(store) == "mariadb":
             # MariaDB's JSON is LONGTEXT with a CHECK (json_valid(...))
             checks = conn.execute(
@@ -108,16 +108,33 @@ json_value = st.recursive(
 
 
 def _storable(dialect: str, value: Any) -> bool:
-    """NUL in text only where PostgreSQL's jsonb (what its filters read) cannot hold it."""
+    """NUL in text and -0.0 only where PostgreSQL's jsonb cannot hold them (it has no NUL
+    in text and turns -0.0 into 0.0)."""
     if dialect != "postgresql":
         return True
     if isinstance(value, str):
         return "\x00" not in value
+    if isinstance(value, float):
+        return not (value == 0.0 and math.copysign(1.0, value) < 0)
     if isinstance(value, dict):
         return all(_storable(dialect, k) and _storable(dialect, v) for k, v in value.items())
     if isinstance(value, list | tuple):
         return all(_storable(dialect, v) for v in value)
     return True
+
+
+def _ordered(dialect: str, *values: Any) -> list[Any]:
+    """``values`` with every dict's keys in one order on PostgreSQL, whose jsonb keeps a
+    dict (equal) but not the order of its keys; as they are elsewhere."""
+
+    def order(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: order(value[k]) for k in sorted(value, key=repr)}
+        if isinstance(value, list):
+            return [order(v) for v in value]
+        return value
+
+    return [order(v) if dialect == "postgresql" else v for v in values]
 
 
 SETTINGS: dict[str, Any] = dict(
@@ -137,7 +154,9 @@ def test_json_values_come_back_exactly(store: Store) -> None:
         meta=st.dictionaries(st.text(max_size=3), json_value, max_size=4),
         counts=st.dictionaries(
             st.integers(-(2**63), 2**63 - 1),
-            st.text(st.characters(exclude_characters="\x00"), max_size=3),
+            st.text(
+                st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), max_size=3
+            ),
             max_size=3,
         ),
         f=st.floats(allow_nan=False, allow_infinity=False),
@@ -153,15 +172,23 @@ def test_json_values_come_back_exactly(store: Store) -> None:
         store.insert(doc)
         (back,) = store.select(Doc)
         for name in ("meta", "tags", "counts", "pair", "inner"):
-            assert same(getattr(doc, name), getattr(back, name)), name
+            assert same(*_ordered(dialect, getattr(doc, name), getattr(back, name))), name
 
     check()
     fixed = {"z": 1, "a": [0.1, -0.0, 1e16, 1.5e300, 5e-324, 2**80, True, None, "\u2603"]}
+    if dialect == "postgresql":  # jsonb: no -0.0
+        fixed["a"].remove(-0.0)
+    numbers = [1e16, -1e22, 1.5e20, 1.7976931348623157e308, 1.5e-7, 2.0**-1074, 10**40]
     store.delete(Doc, where={})
     store.insert(Doc(2, fixed, [], {10: "a", 2: "b"}, (), None))
+    store.insert_many([Doc(3, {"n": numbers}, [], {}, (), Inner(0, "", 1e300))])
     back = store.get(Doc, 2)
-    assert same(fixed, back.meta) and list(back.meta) == ["z", "a"]
-    assert list(back.counts) == [10, 2]
+    assert same(*_ordered(dialect, fixed, back.meta))
+    assert same(store.get(Doc, 3).meta, {"n": numbers})
+    assert same(store.get(Doc, 3).inner, Inner(0, "", 1e300))
+    # a dict's keys in the order they were written, except in jsonb (the same dict)
+    order = (["a", "z"], [2, 10]) if dialect == "postgresql" else (["z", "a"], [10, 2])
+    assert (list(back.meta), list(back.counts)) == order
 
 
 @pytest.mark.parametrize(
@@ -289,6 +316,16 @@ class Item:
     meta: dict[str, Any]
 
 
+def _no_negative_zero(value: Any) -> Any:
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    if isinstance(value, dict):
+        return {k: _no_negative_zero(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_negative_zero(v) for v in value]
+    return value
+
+
 def test_filters_into_json_agree_with_python(store: Store) -> None:
     store.create(Item)
     dialect = _dialect(store)
@@ -308,6 +345,8 @@ def test_filters_into_json_agree_with_python(store: Store) -> None:
         contained: list[tuple[tuple[str, ...], Any]],
     ) -> None:
         store.delete(Item, where={})
+        if dialect == "postgresql":  # jsonb refuses -0.0 (test_json_values_come_back_exactly)
+            metas = [_no_negative_zero(m) for m in metas]
         items = [Item(i, m) for i, m in enumerate(metas)]
         store.insert_many(items)
         for path, op, value in compared:
