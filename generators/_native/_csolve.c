@@ -2,11 +2,12 @@
  *
  * Two searches over the same checked input, both counting solutions up to a limit:
  *
- * - the band engine (houses true, the default): per digit and band a 64-bit word holds in its
- *   low 27 bits where the digit may still go in the band (bit 9 * row + column), bits 27-29
- *   the rows where it is placed and propagated, bits 32-40 its triad pattern and bits 41-49
- *   (of word 3 * d + j) its pattern in stack j, as propagation last saw them, each with its
- *   count of permutations (bits 50-52 and 53-55); words 27-29 hold each band's unsolved
+ * - the band engine (houses true, the default): per digit d and band b a 64-bit word (word
+ *   9 * b + d: a band's nine words side by side, so one band's are stripped together) holds
+ *   in its low 27 bits where the digit may still go in the band (bit 9 * row + column), bits
+ *   27-29 the rows where it is placed and propagated, bits 32-40 its triad pattern and bits
+ *   41-49 (of word 9 * j + d) its pattern in stack j, as propagation last saw them, each with
+ *   its count of permutations (bits 50-52 and 53-55); words 27-29 hold each band's unsolved
  *   cells. Propagation and branching are described in generators/sudoku/_engine.py. The
  *   search's order (which branch, which first) is part of the contract: nodes and guesses
  *   are reported, and seeded generation depends on it. Propagation's own order is free: its
@@ -42,9 +43,11 @@ typedef uint64_t u64;
 #define CELLS ((1ULL << 27) - 1)
 /* a word's triad pattern (bits 32-40) and how many permutations it holds (bits 50-52) */
 #define PATTERN_BITS ((511ULL << 32) | (7ULL << 50))
-/* word 3 * d + j: digit d's pattern in stack j (bits 41-49) and its permutations (53-55) */
+/* word 9 * j + d: digit d's pattern in stack j (bits 41-49) and its permutations (53-55) */
 #define STACK_BITS ((511ULL << 41) | (7ULL << 53))
-#define BAND_WORDS 0x1249249ULL
+/* the word of digit d in band b: a band's nine digit words side by side */
+#define W(d, b) (9 * (b) + (d))
+#define BAND_WORDS 0x1FFULL /* the band's words in a set of words, shifted by 9 * band */
 #define ROWBITS 0x1FFULL
 #define SPREAD 0x40201ULL /* nine column bits copied to the three rows of a band */
 /* Most open branches on one path: each first branch places a digit (81 cells) or fixes a
@@ -53,13 +56,11 @@ typedef uint64_t u64;
 #define WORDS 32
 #define FULL 0x1FF
 
-/* word k's band, and the words of its digit in the other two bands */
-static const uint8_t BAND_OF[27] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2,
-                                    0, 1, 2, 0, 1, 2, 0, 1, 2};
+/* the words of word k's digit in the other two bands */
 static const uint8_t OTHER[27][2] = {
-    {1, 2}, {2, 0}, {0, 1}, {4, 5}, {5, 3}, {3, 4}, {7, 8}, {8, 6}, {6, 7},
-    {10, 11}, {11, 9}, {9, 10}, {13, 14}, {14, 12}, {12, 13}, {16, 17}, {17, 15}, {15, 16},
-    {19, 20}, {20, 18}, {18, 19}, {22, 23}, {23, 21}, {21, 22}, {25, 26}, {26, 24}, {24, 25}};
+    {9, 18}, {10, 19}, {11, 20}, {12, 21}, {13, 22}, {14, 23}, {15, 24}, {16, 25}, {17, 26},
+    {18, 0}, {19, 1}, {20, 2}, {21, 3}, {22, 4}, {23, 5}, {24, 6}, {25, 7}, {26, 8},
+    {0, 9}, {1, 10}, {2, 11}, {3, 12}, {4, 13}, {5, 14}, {6, 15}, {7, 16}, {8, 17}};
 
 /* ---- tables, filled once at import ---------------------------------------------------- */
 static u64 TRI[512], SHRINK[512], KEEP[27], ROWS[8], LOCK[512], CLAIM[512], CERT[512];
@@ -756,6 +757,32 @@ static inline u64 SFX(strip_other_bands)(u64 *F, int k, u64 cells) {
     return one | SFX(strip)(F, OTHER[k][1], cells);
 }
 
+/* the nine words of a band lose cells; bit d set when word d changed */
+static inline u64 SFX(strip_band)(u64 *band, u64 cells) {
+#if defined(ENGINE_AVX2)
+    const __m256i c = _mm256_set1_epi64x((long long)cells), zero = _mm256_setzero_si256();
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)band);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(band + 4));
+    _mm256_storeu_si256((__m256i *)band, _mm256_andnot_si256(c, x0));
+    _mm256_storeu_si256((__m256i *)(band + 4), _mm256_andnot_si256(c, x1));
+    unsigned same0 = (unsigned)_mm256_movemask_pd(
+        _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(x0, c), zero)));
+    unsigned same1 = (unsigned)_mm256_movemask_pd(
+        _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(x1, c), zero)));
+    u64 x8 = band[8];
+    band[8] = x8 & ~cells;
+    return (~(u64)(same0 | same1 << 4) & 0xFF) | ((u64)((x8 & cells) != 0) << 8);
+#else
+    u64 hit = 0;
+    for (int d = 0; d < 9; d++) {
+        u64 x = band[d];
+        band[d] = x & ~cells;
+        hit |= (u64)((x & cells) != 0) << d;
+    }
+    return hit;
+#endif
+}
+
 #define TALLY(x, c1, c2, c3, c4) \
     do {                         \
         u64 x_ = (x);            \
@@ -803,18 +830,19 @@ static int SFX(propagate)(u64 *F, u64 changed) {
                          ((u64)((r2 & (r2 - 1)) == 0) << 2);
             u64 done = (w >> 27) & 7;
             u64 fresh = single & ~done;
-            F[k] = a | ((done | fresh) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS);
-            int b = BAND_OF[k];
+            u64 now = a | ((done | fresh) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS);
+            int b = k / 9;
             /* a box of the band with one column left keeps that column from the other bands */
             changed |= SFX(strip_other_bands)(F, k, LOCK[COLS(a)] * SPREAD);
             if (fresh) {
-                /* every word of the band loses the placed cells, then this one gets them back */
+                /* every word of the band loses the placed cells (this one too, before it is
+                 * written back with them) */
                 u64 cells = a & ROWS[fresh];
-                for (int kk = b; kk < 27; kk += 3) changed |= SFX(strip)(F, kk, cells);
-                F[k] |= cells;
+                changed |= SFX(strip_band)(F + 9 * b, cells) << 9 * b;
                 changed &= ~(1ULL << k);
                 F[27 + b] &= ~cells;
             }
+            F[k] = now;
           }
         }
         /* Every cell placed: a sudoku's solution. Each word's last state was checked above (a
@@ -828,10 +856,10 @@ static int SFX(propagate)(u64 *F, u64 changed) {
         /* naked singles, and empty cells */
         for (int b = 0; b < 3; b++) {
             u64 u = F[27 + b];
-            if (u == 0 || (singles & (BAND_WORDS << b)) == 0) continue;
+            if (u == 0 || (singles & (BAND_WORDS << 9 * b)) == 0) continue;
             u64 ones = 0, twos = 0;
             for (int d = 0; d < 9; d++) {
-                u64 x = F[3 * d + b] & u;
+                u64 x = F[W(d, b)] & u;
                 twos |= ones & x;
                 ones |= x;
             }
@@ -839,7 +867,7 @@ static int SFX(propagate)(u64 *F, u64 changed) {
             u64 single = u & ~twos;
             if (single) {
                 for (int d = 0; d < 9; d++) {
-                    int kk = 3 * d + b;
+                    int kk = W(d, b);
                     u64 x = F[kk] & single;
                     if (x) {
                         u64 y = F[kk];
@@ -858,26 +886,26 @@ static int SFX(propagate)(u64 *F, u64 changed) {
         /* columns: a column that only one band can give the digit restricts that band's box
          * to the column (with the shrink: hidden singles) */
         for (int d = 0; d < 9; d++) {
-            if ((columns & (7ULL << 3 * d)) == 0) continue;
-            u64 a0 = F[3 * d], a1 = F[3 * d + 1], a2 = F[3 * d + 2];
+            if ((columns & (SPREAD << d)) == 0) continue;
+            u64 a0 = F[W(d, 0)], a1 = F[W(d, 1)], a2 = F[W(d, 2)];
             u64 c0 = COLS(a0), c1 = COLS(a1), c2 = COLS(a2);
             if ((c0 | c1 | c2) != ROWBITS) return 0;
             u64 s0 = SFX(stack)(c0, c1, c2, 0);
             u64 s1 = SFX(stack)(c0, c1, c2, 1);
             u64 s2 = SFX(stack)(c0, c1, c2, 2);
-            changed |= SFX(claim)(F, 3 * d, a0, c0, c1 | c2, s0);
-            changed |= SFX(claim)(F, 3 * d + 1, a1, c1, c0 | c2, s1);
-            changed |= SFX(claim)(F, 3 * d + 2, a2, c2, c0 | c1, s2);
+            changed |= SFX(claim)(F, W(d, 0), a0, c0, c1 | c2, s0);
+            changed |= SFX(claim)(F, W(d, 1), a1, c1, c0 | c2, s1);
+            changed |= SFX(claim)(F, W(d, 2), a2, c2, c0 | c1, s2);
         }
         columns = 0;
         if (changed) continue;
         /* triads: one that three digits certainly hold holds no other digit */
         for (int b = 0; b < 3; b++) {
             u64 u = F[27 + b];
-            if (u == 0 || (triads & (BAND_WORDS << b)) == 0) continue;
+            if (u == 0 || (triads & (BAND_WORDS << 9 * b)) == 0) continue;
             u64 e1 = 0, e2 = 0, e3 = 0, e4 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0;
             for (int d = 0; d < 9; d++) {
-                u64 a = F[3 * d + b];
+                u64 a = F[W(d, b)];
                 TALLY(CERT[(a >> 32) & 511], e1, e2, e3, e4);
                 TALLY(LOCK[COLS(a)], p1, p2, p3, p4);
             }
@@ -887,7 +915,7 @@ static int SFX(propagate)(u64 *F, u64 changed) {
             u64 full_cols = p3 & COLS(u);
             if (full_rows == 0 && full_cols == 0) continue;
             for (int d = 0; d < 9; d++) {
-                int kk = 3 * d + b;
+                int kk = W(d, b);
                 u64 a = F[kk];
                 u64 rows = full_rows & ~CERT[(a >> 32) & 511];
                 u64 cols = full_cols & ~LOCK[COLS(a)];
@@ -916,8 +944,8 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         int total = 0, fd = 0;
         int found = -1;
         for (int d = 0; d < 9; d++) {
-            int t = (int)((F[3 * d + b] >> 32) & 511);
-            int n = (int)((F[3 * d + b] >> 50) & 7); /* NPERM[t], kept in the word */
+            int t = (int)((F[W(d, b)] >> 32) & 511);
+            int n = (int)((F[W(d, b)] >> 50) & 7); /* NPERM[t], kept in the word */
             total += n;
             if (n == 2 && found < 0) {
                 found = t;
@@ -926,7 +954,7 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         }
         if (found >= 0 && total < best) {
             best = total;
-            best_k = 3 * fd + b;
+            best_k = W(fd, b);
             best_1 = TRICELLS[PERM_A[found]] | ~CELLS;
             best_2 = TRICELLS[PERM_B[found]] | ~CELLS;
         }
@@ -935,8 +963,8 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         int total = 0, fd = 0;
         int found = -1;
         for (int d = 0; d < 9; d++) {
-            int t = (int)((F[3 * d + j / 3] >> 41) & 511);
-            int n = (int)((F[3 * d + j / 3] >> 53) & 7); /* NPERM[t], kept in the word */
+            int t = (int)((F[W(d, j / 3)] >> 41) & 511);
+            int n = (int)((F[W(d, j / 3)] >> 53) & 7); /* NPERM[t], kept in the word */
             total += n;
             if (n == 2 && found < 0) {
                 found = t;
@@ -965,7 +993,7 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         solved = 0;
         u64 ones = 0, twos = 0, threes = 0;
         for (int d = 0; d < 9; d++) {
-            u64 x = F[3 * d + b] & u;
+            u64 x = F[W(d, b)] & u;
             threes |= twos & x;
             twos |= ones & x;
             ones |= x;
@@ -974,16 +1002,17 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         if (two) {
             u64 bit = two & -two;
             for (int d = 0; d < 9; d++)
-                if (F[3 * d + b] & bit) {
+                if (F[W(d, b)] & bit) {
                     *keep1 = KEEP[__builtin_ctzll(bit)];
                     *keep2 = ~bit;
-                    return 3 * d + b;
+                    return W(d, b);
                 }
         }
     }
     if (solved) return -1;
-    for (int k = 0; k < 27; k++) {
-        u64 a = F[k] & F[27 + k % 3];
+    for (int i = 0; i < 27; i++) { /* digit by digit, each band in turn */
+        int k = W(i / 3, i % 3);
+        u64 a = F[k] & F[27 + i % 3];
         if (a == 0) continue;
         for (int r = 0; r < 3; r++) {
             u64 row = (a >> (9 * r)) & ROWBITS;
@@ -1004,9 +1033,9 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
             u &= u - 1;
             int n = 0, first = -1;
             for (int d = 0; d < 9; d++) {
-                if (F[3 * d + b] & bit) {
+                if (F[W(d, b)] & bit) {
                     n++;
-                    if (first < 0) first = 3 * d + b;
+                    if (first < 0) first = W(d, b);
                 }
             }
             if (n < fewest) {
@@ -1029,8 +1058,8 @@ static inline u64 SFX(restrict_)(u64 *F, int k, u64 keep) {
         return 1ULL << k;
     }
     int d = k - 32;
-    for (int b = 0; b < 3; b++) F[3 * d + b] &= ((keep >> 9 * b) & ROWBITS) * SPREAD | ~CELLS;
-    return 7ULL << 3 * d;
+    for (int b = 0; b < 3; b++) F[W(d, b)] &= ((keep >> 9 * b) & ROWBITS) * SPREAD | ~CELLS;
+    return SPREAD << d;
 }
 
 typedef struct {
@@ -1176,15 +1205,15 @@ static int SFX(read_row)(const uint8_t *row, u64 *F) {
             u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
             /* the digit leaves the rows and boxes of its givens, keeps the givens */
             u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
-            own[3 * d + b] = o;
-            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
+            own[W(d, b)] = o;
+            F[W(d, b)] = (CELLS & ~gone) | o | (placed << 27);
             givens[b] |= o;
         }
         clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
     }
     if (clash) return 0;
     for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
-    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
+    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k / 9] ^ own[k]);
     F[30] = F[31] = 0;
     return 1;
 }
@@ -1207,7 +1236,7 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
         guesses[p] = g;
         if (count) {
             for (int k = 0; k < 27; k++) {
-                int digit = k / 3, band = k - 3 * digit;
+                int band = k / 9, digit = k - 9 * band;
                 u64 w = solution[k] & CELLS;
                 while (w) {
                     grids[81 * p + 27 * band + __builtin_ctzll(w)] = (uint8_t)('1' + digit);
