@@ -937,49 +937,73 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
     /* solved: after propagation every digit's pattern in a stack is one permutation, so
      * the scans below would find nothing to branch on */
     if ((F[27] | F[28] | F[29]) == 0) return -1;
+    /* Group g's nine words (band g) hold each digit's permutation count in band g (bits
+     * 50-52) and in stack g (bits 53-55): per group the two totals and which digits have two
+     * permutations left (bit d), read in one pass */
+    int band_total[3], stack_total[3];
+    unsigned band_two[3], stack_two[3];
+    for (int g = 0; g < 3; g++) {
+        const u64 *w = F + 9 * g;
+#if defined(ENGINE_AVX2)
+        const __m256i seven = _mm256_set1_epi64x(7), two = _mm256_set1_epi64x(2);
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)w);
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(w + 4));
+        __m256i b0 = _mm256_and_si256(_mm256_srli_epi64(v0, 50), seven);
+        __m256i b1 = _mm256_and_si256(_mm256_srli_epi64(v1, 50), seven);
+        __m256i s0 = _mm256_and_si256(_mm256_srli_epi64(v0, 53), seven);
+        __m256i s1 = _mm256_and_si256(_mm256_srli_epi64(v1, 53), seven);
+        u64 nb8 = (w[8] >> 50) & 7, ns8 = (w[8] >> 53) & 7;
+        band_two[g] = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(b0, two))) |
+                      (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(b1, two))) << 4 |
+                      (unsigned)(nb8 == 2) << 8;
+        stack_two[g] = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(s0, two))) |
+                       (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(s1, two))) << 4 |
+                       (unsigned)(ns8 == 2) << 8;
+        /* band counts in each lane's low half, stack counts in its high half, then summed */
+        __m256i u = _mm256_add_epi64(_mm256_add_epi64(b0, b1),
+                                     _mm256_slli_epi64(_mm256_add_epi64(s0, s1), 32));
+        u = _mm256_add_epi64(u, _mm256_permute4x64_epi64(u, 0x4E));
+        u = _mm256_add_epi64(u, _mm256_shuffle_epi32(u, 0x4E));
+        u64 sums = (u64)_mm_cvtsi128_si64(_mm256_castsi256_si128(u));
+        band_total[g] = (int)(sums & 0xFFFFFFFFu) + (int)nb8;
+        stack_total[g] = (int)(sums >> 32) + (int)ns8;
+#else
+        int tb = 0, ts = 0;
+        unsigned mb = 0, ms = 0;
+        for (int d = 0; d < 9; d++) {
+            u64 nb = (w[d] >> 50) & 7, ns = (w[d] >> 53) & 7; /* NPERM of the patterns */
+            tb += (int)nb;
+            ts += (int)ns;
+            mb |= (unsigned)(nb == 2) << d;
+            ms |= (unsigned)(ns == 2) << d;
+        }
+        band_total[g] = tb, stack_total[g] = ts, band_two[g] = mb, stack_two[g] = ms;
+#endif
+    }
+    /* the band, else the stack, with the fewest permutations overall among those with a
+     * digit of two (its first such digit); the first on a tie */
     int best = 1000, best_k = -1;
     u64 best_1 = 0, best_2 = 0;
     for (int b = 0; b < 3; b++) {
-        if (F[27 + b] == 0) continue;
-        int total = 0, fd = 0;
-        int found = -1;
-        for (int d = 0; d < 9; d++) {
-            int t = (int)((F[W(d, b)] >> 32) & 511);
-            int n = (int)((F[W(d, b)] >> 50) & 7); /* NPERM[t], kept in the word */
-            total += n;
-            if (n == 2 && found < 0) {
-                found = t;
-                fd = d;
-            }
-        }
-        if (found >= 0 && total < best) {
-            best = total;
-            best_k = W(fd, b);
-            best_1 = TRICELLS[PERM_A[found]] | ~CELLS;
-            best_2 = TRICELLS[PERM_B[found]] | ~CELLS;
-        }
+        if (F[27 + b] == 0 || band_two[b] == 0 || band_total[b] >= best) continue;
+        int fd = __builtin_ctz(band_two[b]);
+        int found = (int)((F[W(fd, b)] >> 32) & 511);
+        best = band_total[b];
+        best_k = W(fd, b);
+        best_1 = TRICELLS[PERM_A[found]] | ~CELLS;
+        best_2 = TRICELLS[PERM_B[found]] | ~CELLS;
     }
-    for (int j = 0; j < 9; j += 3) {
-        int total = 0, fd = 0;
-        int found = -1;
-        for (int d = 0; d < 9; d++) {
-            int t = (int)((F[W(d, j / 3)] >> 41) & 511);
-            int n = (int)((F[W(d, j / 3)] >> 53) & 7); /* NPERM[t], kept in the word */
-            total += n;
-            if (n == 2 && found < 0) {
-                found = t;
-                fd = d;
-            }
-        }
-        if (found >= 0 && total < best) {
-            best = total;
-            best_k = 32 + fd;
-            u64 other = (0x1FFULL ^ (7ULL << j)) * SPREAD;
-            u64 x = PERM_A[found];
-            best_1 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
-            x = PERM_B[found];
-            best_2 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
-        }
+    for (int g = 0; g < 3; g++) {
+        if (stack_two[g] == 0 || stack_total[g] >= best) continue;
+        int fd = __builtin_ctz(stack_two[g]), j = 3 * g;
+        int found = (int)((F[W(fd, g)] >> 41) & 511);
+        best = stack_total[g];
+        best_k = 32 + fd;
+        u64 other = (0x1FFULL ^ (7ULL << j)) * SPREAD;
+        u64 x = PERM_A[found];
+        best_1 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
+        x = PERM_B[found];
+        best_2 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
     }
     if (best_k >= 0) {
         *keep1 = best_1;
