@@ -757,6 +757,13 @@ static inline u64 SFX(strip_other_bands)(u64 *F, int k, u64 cells) {
     return one | SFX(strip)(F, OTHER[k][1], cells);
 }
 
+#if defined(ENGINE_AVX2)
+/* bit i set where lane i of a equals lane i of b (64-bit lanes) */
+static inline unsigned SFX(lanes_eq)(__m256i a, __m256i b) {
+    return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(a, b)));
+}
+#endif
+
 /* the nine words of a band lose cells; bit d set when word d changed */
 static inline u64 SFX(strip_band)(u64 *band, u64 cells) {
 #if defined(ENGINE_AVX2)
@@ -765,10 +772,8 @@ static inline u64 SFX(strip_band)(u64 *band, u64 cells) {
     __m256i x1 = _mm256_loadu_si256((const __m256i *)(band + 4));
     _mm256_storeu_si256((__m256i *)band, _mm256_andnot_si256(c, x0));
     _mm256_storeu_si256((__m256i *)(band + 4), _mm256_andnot_si256(c, x1));
-    unsigned same0 = (unsigned)_mm256_movemask_pd(
-        _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(x0, c), zero)));
-    unsigned same1 = (unsigned)_mm256_movemask_pd(
-        _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(x1, c), zero)));
+    unsigned same0 = SFX(lanes_eq)(_mm256_and_si256(x0, c), zero);
+    unsigned same1 = SFX(lanes_eq)(_mm256_and_si256(x1, c), zero);
     u64 x8 = band[8];
     band[8] = x8 & ~cells;
     return (~(u64)(same0 | same1 << 4) & 0xFF) | ((u64)((x8 & cells) != 0) << 8);
@@ -866,7 +871,8 @@ static int SFX(propagate)(u64 *F, u64 changed) {
                 __m256i x0 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)w), v);
                 __m256i x1 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(w + 4)), v);
                 __m256i o = _mm256_or_si256(x0, x1), t = _mm256_and_si256(x0, x1);
-                __m256i o2 = _mm256_permute4x64_epi64(o, 0x4E), t2 = _mm256_permute4x64_epi64(t, 0x4E);
+                __m256i o2 = _mm256_permute4x64_epi64(o, 0x4E);
+                __m256i t2 = _mm256_permute4x64_epi64(t, 0x4E);
                 t = _mm256_or_si256(_mm256_or_si256(t, t2), _mm256_and_si256(o, o2));
                 o = _mm256_or_si256(o, o2);
                 o2 = _mm256_shuffle_epi32(o, 0x4E);
@@ -935,18 +941,23 @@ static int SFX(propagate)(u64 *F, u64 changed) {
                 /* a triad is certain where the pattern's row holds one triad (the pattern is
                  * the union of the permutations left); a column locked where its box holds
                  * one: CERT and LOCK, computed lane by lane (tested equal to the tables) */
-                const __m256i nine = _mm256_set1_epi64x(511), low = _mm256_set1_epi64x(0x4900000049LL);
+                const __m256i nine = _mm256_set1_epi64x(511);
+                /* the first bit of each row (pattern) and box (columns) */
+                const __m256i low = _mm256_set1_epi64x(0x4900000049LL);
                 for (int h = 0; h < 2; h++) {
                     __m256i v = _mm256_loadu_si256((const __m256i *)(w + 4 * h));
                     __m256i pat = _mm256_and_si256(_mm256_srli_epi64(v, 32), nine);
                     __m256i cols = _mm256_or_si256(v, _mm256_or_si256(_mm256_srli_epi64(v, 9),
                                                                       _mm256_srli_epi64(v, 18)));
-                    __m256i x = _mm256_or_si256(pat, _mm256_slli_epi64(_mm256_and_si256(cols, nine), 32));
+                    cols = _mm256_slli_epi64(_mm256_and_si256(cols, nine), 32);
+                    __m256i x = _mm256_or_si256(pat, cols);
                     __m256i b0 = _mm256_and_si256(x, low);
                     __m256i b1 = _mm256_and_si256(_mm256_srli_epi64(x, 1), low);
                     __m256i b2 = _mm256_and_si256(_mm256_srli_epi64(x, 2), low);
-                    __m256i one = _mm256_andnot_si256(_mm256_and_si256(_mm256_and_si256(b0, b1), b2),
-                                                      _mm256_xor_si256(_mm256_xor_si256(b0, b1), b2));
+                    /* exactly one of three: an odd count, not all three */
+                    __m256i all = _mm256_and_si256(_mm256_and_si256(b0, b1), b2);
+                    __m256i odd = _mm256_xor_si256(_mm256_xor_si256(b0, b1), b2);
+                    __m256i one = _mm256_andnot_si256(all, odd);
                     one = _mm256_or_si256(_mm256_or_si256(one, _mm256_slli_epi64(one, 1)),
                                           _mm256_slli_epi64(one, 2));
                     _mm256_storeu_si256((__m256i *)(sure + 4 * h), _mm256_and_si256(x, one));
@@ -1002,12 +1013,10 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         __m256i s0 = _mm256_and_si256(_mm256_srli_epi64(v0, 53), seven);
         __m256i s1 = _mm256_and_si256(_mm256_srli_epi64(v1, 53), seven);
         u64 nb8 = (w[8] >> 50) & 7, ns8 = (w[8] >> 53) & 7;
-        band_two[g] = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(b0, two))) |
-                      (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(b1, two))) << 4 |
-                      (unsigned)(nb8 == 2) << 8;
-        stack_two[g] = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(s0, two))) |
-                       (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(s1, two))) << 4 |
-                       (unsigned)(ns8 == 2) << 8;
+        band_two[g] = SFX(lanes_eq)(b0, two) | SFX(lanes_eq)(b1, two) << 4;
+        band_two[g] |= (unsigned)(nb8 == 2) << 8;
+        stack_two[g] = SFX(lanes_eq)(s0, two) | SFX(lanes_eq)(s1, two) << 4;
+        stack_two[g] |= (unsigned)(ns8 == 2) << 8;
         /* band counts in each lane's low half, stack counts in its high half, then summed */
         __m256i u = _mm256_add_epi64(_mm256_add_epi64(b0, b1),
                                      _mm256_slli_epi64(_mm256_add_epi64(s0, s1), 32));
