@@ -809,8 +809,10 @@ static inline u64 SFX(stack)(u64 c0, u64 c1, u64 c2, int j) {
 
 #define COLS(a) (((a) | ((a) >> 9) | ((a) >> 18)) & ROWBITS)
 
-static int SFX(propagate)(u64 *F, u64 changed) {
-    u64 singles = changed, columns = changed, triads = changed;
+/* changed: the words to take first; rules: the words whose bands and digits the other rules
+ * check first (the root checks them all, while words the givens settled need no visit) */
+static int SFX(propagate)(u64 *F, u64 changed, u64 rules) {
+    u64 singles = rules, columns = rules, triads = rules;
     for (;;) {
         u64 touched = 0;
         /* The words changed are taken a round at a time (the next round holds what this one
@@ -1183,13 +1185,15 @@ static void SFX(search)(u64 *F, int32_t limit, u64 *solution, int32_t *count_out
             alts[depth].keep = keep2;
             depth++;
             guesses++;
-            ok = SFX(propagate)(F, SFX(restrict_)(F, k, keep1));
+            u64 changed = SFX(restrict_)(F, k, keep1);
+            ok = SFX(propagate)(F, changed, changed);
         } else {
             if (depth == 0) break;
             depth--;
             memcpy(F, stack[depth], sizeof(u64) * WORDS);
             guesses++;
-            ok = SFX(propagate)(F, SFX(restrict_)(F, alts[depth].k, alts[depth].keep));
+            u64 changed = SFX(restrict_)(F, alts[depth].k, alts[depth].keep);
+            ok = SFX(propagate)(F, changed, changed);
         }
     }
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
@@ -1269,8 +1273,11 @@ static int SFX(digit_cells)(const uint8_t *row, u64 lo[9], u64 hi[9]) {
  * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
  * placements themselves, it does at once what propagation would do first for each given:
  * its cell leaves the other digits' words of its band and the band's unsolved cells, and
- * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
-static int SFX(read_row)(const uint8_t *row, u64 *F) {
+ * its row is marked placed and propagated, and its column leaves the digit's words in the
+ * other bands (the fixpoint is the same; see propagate). A word whose three rows are given
+ * is then settled: propagation would find nothing to do in it, so it is left out of
+ * *settled's complement, its pattern written as propagation would. */
+static int SFX(read_row)(const uint8_t *row, u64 *F, u64 *settled) {
     u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
     u64 clash = !SFX(digit_cells)(row, lo, hi);
     for (int d = 0; d < 9; d++) {
@@ -1292,11 +1299,21 @@ static int SFX(read_row)(const uint8_t *row, u64 *F) {
             givens[b] |= o;
         }
         clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
+        u64 all = cols[0] | cols[1] | cols[2];
+        for (int b = 0; b < 3; b++) F[W(d, b)] &= ~((all & ~cols[b]) * SPREAD);
     }
     if (clash) return 0;
     for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
-    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k / 9] ^ own[k]);
+    u64 full = 0;
+    for (int k = 0; k < 27; k++) {
+        F[k] &= ~(givens[k / 9] ^ own[k]);
+        if ((F[k] >> 27 & 7) == 7) { /* its cells are its givens: one permutation */
+            F[k] |= SHRINK[TRIADS(own[k])] & PATTERN_BITS;
+            full |= 1ULL << k;
+        }
+    }
     F[30] = F[31] = 0;
+    *settled = full;
     return 1;
 }
 
@@ -1306,10 +1323,11 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
     u64 F[WORDS], solution[WORDS];
     for (Py_ssize_t p = start; p < stop; p++) {
         const uint8_t *row = text + 81 * p;
-        if (!SFX(read_row)(row, F)) return p;
+        u64 settled;
+        if (!SFX(read_row)(row, F, &settled)) return p;
         int32_t count = 0;
         int64_t n = 1, g = 0;
-        if (SFX(propagate)(F, CELLS)) {
+        if (SFX(propagate)(F, CELLS & ~settled, CELLS)) {
             SFX(search)(F, limit, solution, &count, &n, &g, error);
             if (*error) return p;
         }
