@@ -1335,6 +1335,32 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
         nodes[p] = n;
         guesses[p] = g;
         if (count) {
+#if defined(ENGINE_AVX2)
+            /* the grid's bytes 0-31, 32-63 and 49-80 in three vectors: each digit's cells
+             * (bits 0-63 and 64-80 of the grid) spread to bytes and given its character */
+            const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
+                                                  1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
+                                                  3, 3);
+            const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+            __m256i text[3];
+            for (int i = 0; i < 3; i++) text[i] = _mm256_setzero_si256();
+            for (int digit = 0; digit < 9; digit++) {
+                u64 b0 = solution[W(digit, 0)] & CELLS, b1 = solution[W(digit, 1)] & CELLS;
+                u64 b2 = solution[W(digit, 2)] & CELLS;
+                u64 lo = b0 | b1 << 27 | b2 << 54, hi = b2 >> 10;
+                uint32_t part[3] = {(uint32_t)lo, (uint32_t)(lo >> 32),
+                                    (uint32_t)(lo >> 49 | hi << 15)};
+                const __m256i ch = _mm256_set1_epi8((char)('1' + digit));
+                for (int i = 0; i < 3; i++) {
+                    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)part[i]), shuf);
+                    v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+                    text[i] = _mm256_or_si256(text[i], _mm256_and_si256(v, ch));
+                }
+            }
+            _mm256_storeu_si256((__m256i *)(grids + 81 * p), text[0]);
+            _mm256_storeu_si256((__m256i *)(grids + 81 * p + 32), text[1]);
+            _mm256_storeu_si256((__m256i *)(grids + 81 * p + 49), text[2]);
+#else
             for (int k = 0; k < 27; k++) {
                 int band = k / 9, digit = k - 9 * band;
                 u64 w = solution[k] & CELLS;
@@ -1343,6 +1369,7 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
                     w &= w - 1;
                 }
             }
+#endif
         }
     }
     return -1;
