@@ -865,35 +865,11 @@ static int SFX(propagate)(u64 *F, u64 changed, u64 rules) {
             u64 u = F[27 + b];
             if (u == 0 || (singles & (BAND_WORDS << 9 * b)) == 0) continue;
             u64 ones = 0, twos = 0;
-#if defined(ENGINE_AVX2)
-            {
-                /* digits 0-3 and 4-7 side by side in lanes, the lanes folded, then digit 8 */
-                const u64 *w = F + 9 * b;
-                __m256i v = _mm256_set1_epi64x((long long)u);
-                __m256i x0 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)w), v);
-                __m256i x1 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(w + 4)), v);
-                __m256i o = _mm256_or_si256(x0, x1), t = _mm256_and_si256(x0, x1);
-                __m256i o2 = _mm256_permute4x64_epi64(o, 0x4E);
-                __m256i t2 = _mm256_permute4x64_epi64(t, 0x4E);
-                t = _mm256_or_si256(_mm256_or_si256(t, t2), _mm256_and_si256(o, o2));
-                o = _mm256_or_si256(o, o2);
-                o2 = _mm256_shuffle_epi32(o, 0x4E);
-                t2 = _mm256_shuffle_epi32(t, 0x4E);
-                t = _mm256_or_si256(_mm256_or_si256(t, t2), _mm256_and_si256(o, o2));
-                o = _mm256_or_si256(o, o2);
-                ones = (u64)_mm_cvtsi128_si64(_mm256_castsi256_si128(o));
-                twos = (u64)_mm_cvtsi128_si64(_mm256_castsi256_si128(t));
-                u64 x = w[8] & u;
-                twos |= ones & x;
-                ones |= x;
-            }
-#else
             for (int d = 0; d < 9; d++) {
                 u64 x = F[W(d, b)] & u;
                 twos |= ones & x;
                 ones |= x;
             }
-#endif
             if (u & ~ones) return 0;
             u64 single = u & ~twos;
             if (single) {
