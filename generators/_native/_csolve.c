@@ -914,37 +914,7 @@ static int SFX(propagate)(u64 *F, u64 changed, u64 rules) {
              * locked to in a box (bits 32-40), tallied across the digits */
             u64 sure[9];
             const u64 *w = F + 9 * b;
-#if defined(ENGINE_AVX2)
-            {
-                /* a triad is certain where the pattern's row holds one triad (the pattern is
-                 * the union of the permutations left); a column locked where its box holds
-                 * one: CERT and LOCK, computed lane by lane (tested equal to the tables) */
-                const __m256i nine = _mm256_set1_epi64x(511);
-                /* the first bit of each row (pattern) and box (columns) */
-                const __m256i low = _mm256_set1_epi64x(0x4900000049LL);
-                for (int h = 0; h < 2; h++) {
-                    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 4 * h));
-                    __m256i pat = _mm256_and_si256(_mm256_srli_epi64(v, 32), nine);
-                    __m256i cols = _mm256_or_si256(v, _mm256_or_si256(_mm256_srli_epi64(v, 9),
-                                                                      _mm256_srli_epi64(v, 18)));
-                    cols = _mm256_slli_epi64(_mm256_and_si256(cols, nine), 32);
-                    __m256i x = _mm256_or_si256(pat, cols);
-                    __m256i b0 = _mm256_and_si256(x, low);
-                    __m256i b1 = _mm256_and_si256(_mm256_srli_epi64(x, 1), low);
-                    __m256i b2 = _mm256_and_si256(_mm256_srli_epi64(x, 2), low);
-                    /* exactly one of three: an odd count, not all three */
-                    __m256i all = _mm256_and_si256(_mm256_and_si256(b0, b1), b2);
-                    __m256i odd = _mm256_xor_si256(_mm256_xor_si256(b0, b1), b2);
-                    __m256i one = _mm256_andnot_si256(all, odd);
-                    one = _mm256_or_si256(_mm256_or_si256(one, _mm256_slli_epi64(one, 1)),
-                                          _mm256_slli_epi64(one, 2));
-                    _mm256_storeu_si256((__m256i *)(sure + 4 * h), _mm256_and_si256(x, one));
-                }
-                sure[8] = CERT[(w[8] >> 32) & 511] | LOCK[COLS(w[8])] << 32;
-            }
-#else
             for (int d = 0; d < 9; d++) sure[d] = CERT[(w[d] >> 32) & 511] | LOCK[COLS(w[d])] << 32;
-#endif
             u64 c1 = 0, c2 = 0, c3 = 0, c4 = 0;
             for (int d = 0; d < 9; d++) TALLY(sure[d], c1, c2, c3, c4);
             (void)c1, (void)c2;
