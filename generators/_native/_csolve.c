@@ -28,7 +28,10 @@
  * (this file includes itself once per form) and the tests run both on the same puzzles. The
  * BMI2 form is also compiled for AVX2 (its state copies, 32 bytes at a time; the same C, so
  * the same results) and asks for both; it reads a row's bytes 32 at a time (digit_cells, an
- * AVX2 form of the SSE2 one, tested equal with the rest).
+ * AVX2 form of the SSE2 one), strips a placement from its band's nine words four at a time
+ * (strip_band), reads the permutation counts for choose four words at a time and writes a
+ * solved grid in three 32-byte stores: AVX2 forms of the portable loops beside them, which
+ * the tests hold equal (every kernel gives the same counts, nodes, guesses and grids).
  */
 
 #ifndef CSOLVE_ENGINE_PASS
