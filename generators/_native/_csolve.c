@@ -2,11 +2,12 @@
  *
  * Two searches over the same checked input, both counting solutions up to a limit:
  *
- * - the band engine (houses true, the default): per digit and band a 64-bit word holds in its
- *   low 27 bits where the digit may still go in the band (bit 9 * row + column), bits 27-29
- *   the rows where it is placed and propagated, bits 32-40 its triad pattern and bits 41-49
- *   (of word 3 * d + j) its pattern in stack j, as propagation last saw them, each with its
- *   count of permutations (bits 50-52 and 53-55); words 27-29 hold each band's unsolved
+ * - the band engine (houses true, the default): per digit d and band b a 64-bit word (word
+ *   9 * b + d: a band's nine words side by side, so one band's are stripped together) holds
+ *   in its low 27 bits where the digit may still go in the band (bit 9 * row + column), bits
+ *   27-29 the rows where it is placed and propagated, bits 32-40 its triad pattern and bits
+ *   41-49 (of word 9 * j + d) its pattern in stack j, as propagation last saw them, each with
+ *   its count of permutations (bits 50-52 and 53-55); words 27-29 hold each band's unsolved
  *   cells. Propagation and branching are described in generators/sudoku/_engine.py. The
  *   search's order (which branch, which first) is part of the contract: nodes and guesses
  *   are reported, and seeded generation depends on it. Propagation's own order is free: its
@@ -27,7 +28,10 @@
  * (this file includes itself once per form) and the tests run both on the same puzzles. The
  * BMI2 form is also compiled for AVX2 (its state copies, 32 bytes at a time; the same C, so
  * the same results) and asks for both; it reads a row's bytes 32 at a time (digit_cells, an
- * AVX2 form of the SSE2 one, tested equal with the rest).
+ * AVX2 form of the SSE2 one), strips a placement from its band's nine words four at a time
+ * (strip_band), reads the permutation counts for choose four words at a time and writes a
+ * solved grid in three 32-byte stores: AVX2 forms of the portable loops beside them, which
+ * the tests hold equal (every kernel gives the same counts, nodes, guesses and grids).
  */
 
 #ifndef CSOLVE_ENGINE_PASS
@@ -42,9 +46,11 @@ typedef uint64_t u64;
 #define CELLS ((1ULL << 27) - 1)
 /* a word's triad pattern (bits 32-40) and how many permutations it holds (bits 50-52) */
 #define PATTERN_BITS ((511ULL << 32) | (7ULL << 50))
-/* word 3 * d + j: digit d's pattern in stack j (bits 41-49) and its permutations (53-55) */
+/* word 9 * j + d: digit d's pattern in stack j (bits 41-49) and its permutations (53-55) */
 #define STACK_BITS ((511ULL << 41) | (7ULL << 53))
-#define BAND_WORDS 0x1249249ULL
+/* the word of digit d in band b: a band's nine digit words side by side */
+#define W(d, b) (9 * (b) + (d))
+#define BAND_WORDS 0x1FFULL /* the band's words in a set of words, shifted by 9 * band */
 #define ROWBITS 0x1FFULL
 #define SPREAD 0x40201ULL /* nine column bits copied to the three rows of a band */
 /* Most open branches on one path: each first branch places a digit (81 cells) or fixes a
@@ -53,13 +59,11 @@ typedef uint64_t u64;
 #define WORDS 32
 #define FULL 0x1FF
 
-/* word k's band, and the words of its digit in the other two bands */
-static const uint8_t BAND_OF[27] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2,
-                                    0, 1, 2, 0, 1, 2, 0, 1, 2};
+/* the words of word k's digit in the other two bands */
 static const uint8_t OTHER[27][2] = {
-    {1, 2}, {2, 0}, {0, 1}, {4, 5}, {5, 3}, {3, 4}, {7, 8}, {8, 6}, {6, 7},
-    {10, 11}, {11, 9}, {9, 10}, {13, 14}, {14, 12}, {12, 13}, {16, 17}, {17, 15}, {15, 16},
-    {19, 20}, {20, 18}, {18, 19}, {22, 23}, {23, 21}, {21, 22}, {25, 26}, {26, 24}, {24, 25}};
+    {9, 18}, {10, 19}, {11, 20}, {12, 21}, {13, 22}, {14, 23}, {15, 24}, {16, 25}, {17, 26},
+    {18, 0}, {19, 1}, {20, 2}, {21, 3}, {22, 4}, {23, 5}, {24, 6}, {25, 7}, {26, 8},
+    {0, 9}, {1, 10}, {2, 11}, {3, 12}, {4, 13}, {5, 14}, {6, 15}, {7, 16}, {8, 17}};
 
 /* ---- tables, filled once at import ---------------------------------------------------- */
 static u64 TRI[512], SHRINK[512], KEEP[27], ROWS[8], LOCK[512], CLAIM[512], CERT[512];
@@ -756,6 +760,37 @@ static inline u64 SFX(strip_other_bands)(u64 *F, int k, u64 cells) {
     return one | SFX(strip)(F, OTHER[k][1], cells);
 }
 
+#if defined(ENGINE_AVX2)
+/* bit i set where lane i of a equals lane i of b (64-bit lanes) */
+static inline unsigned SFX(lanes_eq)(__m256i a, __m256i b) {
+    return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(a, b)));
+}
+#endif
+
+/* the nine words of a band lose cells; bit d set when word d changed */
+static inline u64 SFX(strip_band)(u64 *band, u64 cells) {
+#if defined(ENGINE_AVX2)
+    const __m256i c = _mm256_set1_epi64x((long long)cells), zero = _mm256_setzero_si256();
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)band);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(band + 4));
+    _mm256_storeu_si256((__m256i *)band, _mm256_andnot_si256(c, x0));
+    _mm256_storeu_si256((__m256i *)(band + 4), _mm256_andnot_si256(c, x1));
+    unsigned same0 = SFX(lanes_eq)(_mm256_and_si256(x0, c), zero);
+    unsigned same1 = SFX(lanes_eq)(_mm256_and_si256(x1, c), zero);
+    u64 x8 = band[8];
+    band[8] = x8 & ~cells;
+    return (~(u64)(same0 | same1 << 4) & 0xFF) | ((u64)((x8 & cells) != 0) << 8);
+#else
+    u64 hit = 0;
+    for (int d = 0; d < 9; d++) {
+        u64 x = band[d];
+        band[d] = x & ~cells;
+        hit |= (u64)((x & cells) != 0) << d;
+    }
+    return hit;
+#endif
+}
+
 #define TALLY(x, c1, c2, c3, c4) \
     do {                         \
         u64 x_ = (x);            \
@@ -777,8 +812,10 @@ static inline u64 SFX(stack)(u64 c0, u64 c1, u64 c2, int j) {
 
 #define COLS(a) (((a) | ((a) >> 9) | ((a) >> 18)) & ROWBITS)
 
-static int SFX(propagate)(u64 *F, u64 changed) {
-    u64 singles = changed, columns = changed, triads = changed;
+/* changed: the words to take first; rules: the words whose bands and digits the other rules
+ * check first (the root checks them all, while words the givens settled need no visit) */
+static int SFX(propagate)(u64 *F, u64 changed, u64 rules) {
+    u64 singles = rules, columns = rules, triads = rules;
     for (;;) {
         u64 touched = 0;
         /* The words changed are taken a round at a time (the next round holds what this one
@@ -803,18 +840,19 @@ static int SFX(propagate)(u64 *F, u64 changed) {
                          ((u64)((r2 & (r2 - 1)) == 0) << 2);
             u64 done = (w >> 27) & 7;
             u64 fresh = single & ~done;
-            F[k] = a | ((done | fresh) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS);
-            int b = BAND_OF[k];
+            u64 now = a | ((done | fresh) << 27) | (kept & PATTERN_BITS) | (w & STACK_BITS);
+            int b = k / 9;
             /* a box of the band with one column left keeps that column from the other bands */
             changed |= SFX(strip_other_bands)(F, k, LOCK[COLS(a)] * SPREAD);
             if (fresh) {
-                /* every word of the band loses the placed cells, then this one gets them back */
+                /* every word of the band loses the placed cells (this one too, before it is
+                 * written back with them) */
                 u64 cells = a & ROWS[fresh];
-                for (int kk = b; kk < 27; kk += 3) changed |= SFX(strip)(F, kk, cells);
-                F[k] |= cells;
+                changed |= SFX(strip_band)(F + 9 * b, cells) << 9 * b;
                 changed &= ~(1ULL << k);
                 F[27 + b] &= ~cells;
             }
+            F[k] = now;
           }
         }
         /* Every cell placed: a sudoku's solution. Each word's last state was checked above (a
@@ -828,10 +866,10 @@ static int SFX(propagate)(u64 *F, u64 changed) {
         /* naked singles, and empty cells */
         for (int b = 0; b < 3; b++) {
             u64 u = F[27 + b];
-            if (u == 0 || (singles & (BAND_WORDS << b)) == 0) continue;
+            if (u == 0 || (singles & (BAND_WORDS << 9 * b)) == 0) continue;
             u64 ones = 0, twos = 0;
             for (int d = 0; d < 9; d++) {
-                u64 x = F[3 * d + b] & u;
+                u64 x = F[W(d, b)] & u;
                 twos |= ones & x;
                 ones |= x;
             }
@@ -839,7 +877,7 @@ static int SFX(propagate)(u64 *F, u64 changed) {
             u64 single = u & ~twos;
             if (single) {
                 for (int d = 0; d < 9; d++) {
-                    int kk = 3 * d + b;
+                    int kk = W(d, b);
                     u64 x = F[kk] & single;
                     if (x) {
                         u64 y = F[kk];
@@ -858,39 +896,40 @@ static int SFX(propagate)(u64 *F, u64 changed) {
         /* columns: a column that only one band can give the digit restricts that band's box
          * to the column (with the shrink: hidden singles) */
         for (int d = 0; d < 9; d++) {
-            if ((columns & (7ULL << 3 * d)) == 0) continue;
-            u64 a0 = F[3 * d], a1 = F[3 * d + 1], a2 = F[3 * d + 2];
+            if ((columns & (SPREAD << d)) == 0) continue;
+            u64 a0 = F[W(d, 0)], a1 = F[W(d, 1)], a2 = F[W(d, 2)];
             u64 c0 = COLS(a0), c1 = COLS(a1), c2 = COLS(a2);
             if ((c0 | c1 | c2) != ROWBITS) return 0;
             u64 s0 = SFX(stack)(c0, c1, c2, 0);
             u64 s1 = SFX(stack)(c0, c1, c2, 1);
             u64 s2 = SFX(stack)(c0, c1, c2, 2);
-            changed |= SFX(claim)(F, 3 * d, a0, c0, c1 | c2, s0);
-            changed |= SFX(claim)(F, 3 * d + 1, a1, c1, c0 | c2, s1);
-            changed |= SFX(claim)(F, 3 * d + 2, a2, c2, c0 | c1, s2);
+            changed |= SFX(claim)(F, W(d, 0), a0, c0, c1 | c2, s0);
+            changed |= SFX(claim)(F, W(d, 1), a1, c1, c0 | c2, s1);
+            changed |= SFX(claim)(F, W(d, 2), a2, c2, c0 | c1, s2);
         }
         columns = 0;
         if (changed) continue;
         /* triads: one that three digits certainly hold holds no other digit */
         for (int b = 0; b < 3; b++) {
             u64 u = F[27 + b];
-            if (u == 0 || (triads & (BAND_WORDS << b)) == 0) continue;
-            u64 e1 = 0, e2 = 0, e3 = 0, e4 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0;
-            for (int d = 0; d < 9; d++) {
-                u64 a = F[3 * d + b];
-                TALLY(CERT[(a >> 32) & 511], e1, e2, e3, e4);
-                TALLY(LOCK[COLS(a)], p1, p2, p3, p4);
-            }
-            (void)e1, (void)e2, (void)p1, (void)p2;
-            if (e4 | p4) return 0;
-            u64 full_rows = e3 & TRIADS(u);
-            u64 full_cols = p3 & COLS(u);
+            if (u == 0 || (triads & (BAND_WORDS << 9 * b)) == 0) continue;
+            /* per digit, the triads it certainly holds (bits 0-8) and the columns it is
+             * locked to in a box (bits 32-40), tallied across the digits */
+            u64 sure[9];
+            const u64 *w = F + 9 * b;
+            for (int d = 0; d < 9; d++) sure[d] = CERT[(w[d] >> 32) & 511] | LOCK[COLS(w[d])] << 32;
+            u64 c1 = 0, c2 = 0, c3 = 0, c4 = 0;
+            for (int d = 0; d < 9; d++) TALLY(sure[d], c1, c2, c3, c4);
+            (void)c1, (void)c2;
+            if (c4) return 0;
+            u64 full_rows = c3 & 511 & TRIADS(u);
+            u64 full_cols = (c3 >> 32) & COLS(u);
             if (full_rows == 0 && full_cols == 0) continue;
             for (int d = 0; d < 9; d++) {
-                int kk = 3 * d + b;
+                int kk = W(d, b);
                 u64 a = F[kk];
-                u64 rows = full_rows & ~CERT[(a >> 32) & 511];
-                u64 cols = full_cols & ~LOCK[COLS(a)];
+                u64 rows = full_rows & ~sure[d];
+                u64 cols = full_cols & ~(sure[d] >> 32);
                 u64 y = a & ~(TRICELLS[rows] | cols * SPREAD);
                 if (y != a) {
                     F[kk] = y;
@@ -909,49 +948,71 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
     /* solved: after propagation every digit's pattern in a stack is one permutation, so
      * the scans below would find nothing to branch on */
     if ((F[27] | F[28] | F[29]) == 0) return -1;
+    /* Group g's nine words (band g) hold each digit's permutation count in band g (bits
+     * 50-52) and in stack g (bits 53-55): per group the two totals and which digits have two
+     * permutations left (bit d), read in one pass */
+    int band_total[3], stack_total[3];
+    unsigned band_two[3], stack_two[3];
+    for (int g = 0; g < 3; g++) {
+        const u64 *w = F + 9 * g;
+#if defined(ENGINE_AVX2)
+        const __m256i seven = _mm256_set1_epi64x(7), two = _mm256_set1_epi64x(2);
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)w);
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(w + 4));
+        __m256i b0 = _mm256_and_si256(_mm256_srli_epi64(v0, 50), seven);
+        __m256i b1 = _mm256_and_si256(_mm256_srli_epi64(v1, 50), seven);
+        __m256i s0 = _mm256_and_si256(_mm256_srli_epi64(v0, 53), seven);
+        __m256i s1 = _mm256_and_si256(_mm256_srli_epi64(v1, 53), seven);
+        u64 nb8 = (w[8] >> 50) & 7, ns8 = (w[8] >> 53) & 7;
+        band_two[g] = SFX(lanes_eq)(b0, two) | SFX(lanes_eq)(b1, two) << 4;
+        band_two[g] |= (unsigned)(nb8 == 2) << 8;
+        stack_two[g] = SFX(lanes_eq)(s0, two) | SFX(lanes_eq)(s1, two) << 4;
+        stack_two[g] |= (unsigned)(ns8 == 2) << 8;
+        /* band counts in each lane's low half, stack counts in its high half, then summed */
+        __m256i u = _mm256_add_epi64(_mm256_add_epi64(b0, b1),
+                                     _mm256_slli_epi64(_mm256_add_epi64(s0, s1), 32));
+        u = _mm256_add_epi64(u, _mm256_permute4x64_epi64(u, 0x4E));
+        u = _mm256_add_epi64(u, _mm256_shuffle_epi32(u, 0x4E));
+        u64 sums = (u64)_mm_cvtsi128_si64(_mm256_castsi256_si128(u));
+        band_total[g] = (int)(sums & 0xFFFFFFFFu) + (int)nb8;
+        stack_total[g] = (int)(sums >> 32) + (int)ns8;
+#else
+        int tb = 0, ts = 0;
+        unsigned mb = 0, ms = 0;
+        for (int d = 0; d < 9; d++) {
+            u64 nb = (w[d] >> 50) & 7, ns = (w[d] >> 53) & 7; /* NPERM of the patterns */
+            tb += (int)nb;
+            ts += (int)ns;
+            mb |= (unsigned)(nb == 2) << d;
+            ms |= (unsigned)(ns == 2) << d;
+        }
+        band_total[g] = tb, stack_total[g] = ts, band_two[g] = mb, stack_two[g] = ms;
+#endif
+    }
+    /* the band, else the stack, with the fewest permutations overall among those with a
+     * digit of two (its first such digit); the first on a tie */
     int best = 1000, best_k = -1;
     u64 best_1 = 0, best_2 = 0;
     for (int b = 0; b < 3; b++) {
-        if (F[27 + b] == 0) continue;
-        int total = 0, fd = 0;
-        int found = -1;
-        for (int d = 0; d < 9; d++) {
-            int t = (int)((F[3 * d + b] >> 32) & 511);
-            int n = (int)((F[3 * d + b] >> 50) & 7); /* NPERM[t], kept in the word */
-            total += n;
-            if (n == 2 && found < 0) {
-                found = t;
-                fd = d;
-            }
-        }
-        if (found >= 0 && total < best) {
-            best = total;
-            best_k = 3 * fd + b;
-            best_1 = TRICELLS[PERM_A[found]] | ~CELLS;
-            best_2 = TRICELLS[PERM_B[found]] | ~CELLS;
-        }
+        if (F[27 + b] == 0 || band_two[b] == 0 || band_total[b] >= best) continue;
+        int fd = __builtin_ctz(band_two[b]);
+        int found = (int)((F[W(fd, b)] >> 32) & 511);
+        best = band_total[b];
+        best_k = W(fd, b);
+        best_1 = TRICELLS[PERM_A[found]] | ~CELLS;
+        best_2 = TRICELLS[PERM_B[found]] | ~CELLS;
     }
-    for (int j = 0; j < 9; j += 3) {
-        int total = 0, fd = 0;
-        int found = -1;
-        for (int d = 0; d < 9; d++) {
-            int t = (int)((F[3 * d + j / 3] >> 41) & 511);
-            int n = (int)((F[3 * d + j / 3] >> 53) & 7); /* NPERM[t], kept in the word */
-            total += n;
-            if (n == 2 && found < 0) {
-                found = t;
-                fd = d;
-            }
-        }
-        if (found >= 0 && total < best) {
-            best = total;
-            best_k = 32 + fd;
-            u64 other = (0x1FFULL ^ (7ULL << j)) * SPREAD;
-            u64 x = PERM_A[found];
-            best_1 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
-            x = PERM_B[found];
-            best_2 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
-        }
+    for (int g = 0; g < 3; g++) {
+        if (stack_two[g] == 0 || stack_total[g] >= best) continue;
+        int fd = __builtin_ctz(stack_two[g]), j = 3 * g;
+        int found = (int)((F[W(fd, g)] >> 41) & 511);
+        best = stack_total[g];
+        best_k = 32 + fd;
+        u64 other = (0x1FFULL ^ (7ULL << j)) * SPREAD;
+        u64 x = PERM_A[found];
+        best_1 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
+        x = PERM_B[found];
+        best_2 = (((x & 7) | ((x & 0x38) << 6) | ((x & 0x1C0) << 12)) << j) | other;
     }
     if (best_k >= 0) {
         *keep1 = best_1;
@@ -965,7 +1026,7 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         solved = 0;
         u64 ones = 0, twos = 0, threes = 0;
         for (int d = 0; d < 9; d++) {
-            u64 x = F[3 * d + b] & u;
+            u64 x = F[W(d, b)] & u;
             threes |= twos & x;
             twos |= ones & x;
             ones |= x;
@@ -974,16 +1035,17 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
         if (two) {
             u64 bit = two & -two;
             for (int d = 0; d < 9; d++)
-                if (F[3 * d + b] & bit) {
+                if (F[W(d, b)] & bit) {
                     *keep1 = KEEP[__builtin_ctzll(bit)];
                     *keep2 = ~bit;
-                    return 3 * d + b;
+                    return W(d, b);
                 }
         }
     }
     if (solved) return -1;
-    for (int k = 0; k < 27; k++) {
-        u64 a = F[k] & F[27 + k % 3];
+    for (int i = 0; i < 27; i++) { /* digit by digit, each band in turn */
+        int k = W(i / 3, i % 3);
+        u64 a = F[k] & F[27 + i % 3];
         if (a == 0) continue;
         for (int r = 0; r < 3; r++) {
             u64 row = (a >> (9 * r)) & ROWBITS;
@@ -1004,9 +1066,9 @@ static int SFX(choose)(const u64 *F, u64 *keep1, u64 *keep2) {
             u &= u - 1;
             int n = 0, first = -1;
             for (int d = 0; d < 9; d++) {
-                if (F[3 * d + b] & bit) {
+                if (F[W(d, b)] & bit) {
                     n++;
-                    if (first < 0) first = 3 * d + b;
+                    if (first < 0) first = W(d, b);
                 }
             }
             if (n < fewest) {
@@ -1029,8 +1091,8 @@ static inline u64 SFX(restrict_)(u64 *F, int k, u64 keep) {
         return 1ULL << k;
     }
     int d = k - 32;
-    for (int b = 0; b < 3; b++) F[3 * d + b] &= ((keep >> 9 * b) & ROWBITS) * SPREAD | ~CELLS;
-    return 7ULL << 3 * d;
+    for (int b = 0; b < 3; b++) F[W(d, b)] &= ((keep >> 9 * b) & ROWBITS) * SPREAD | ~CELLS;
+    return SPREAD << d;
 }
 
 typedef struct {
@@ -1072,13 +1134,15 @@ static void SFX(search)(u64 *F, int32_t limit, u64 *solution, int32_t *count_out
             alts[depth].keep = keep2;
             depth++;
             guesses++;
-            ok = SFX(propagate)(F, SFX(restrict_)(F, k, keep1));
+            u64 changed = SFX(restrict_)(F, k, keep1);
+            ok = SFX(propagate)(F, changed, changed);
         } else {
             if (depth == 0) break;
             depth--;
             memcpy(F, stack[depth], sizeof(u64) * WORDS);
             guesses++;
-            ok = SFX(propagate)(F, SFX(restrict_)(F, alts[depth].k, alts[depth].keep));
+            u64 changed = SFX(restrict_)(F, alts[depth].k, alts[depth].keep);
+            ok = SFX(propagate)(F, changed, changed);
         }
     }
     *count_out = count, *nodes_out = nodes, *guesses_out = guesses;
@@ -1158,8 +1222,11 @@ static int SFX(digit_cells)(const uint8_t *row, u64 lo[9], u64 hi[9]) {
  * a puzzle (a bad byte, or a digit given twice in a row, column or box). Besides the
  * placements themselves, it does at once what propagation would do first for each given:
  * its cell leaves the other digits' words of its band and the band's unsolved cells, and
- * its row is marked placed and propagated (the fixpoint is the same; see propagate). */
-static int SFX(read_row)(const uint8_t *row, u64 *F) {
+ * its row is marked placed and propagated, and its column leaves the digit's words in the
+ * other bands (the fixpoint is the same; see propagate). A word whose three rows are given
+ * is then settled: propagation would find nothing to do in it, so it is left out of
+ * *settled's complement, its pattern written as propagation would. */
+static int SFX(read_row)(const uint8_t *row, u64 *F, u64 *settled) {
     u64 lo[9], hi[9], own[27], givens[3] = {0, 0, 0};
     u64 clash = !SFX(digit_cells)(row, lo, hi);
     for (int d = 0; d < 9; d++) {
@@ -1176,16 +1243,26 @@ static int SFX(read_row)(const uint8_t *row, u64 *F) {
             u64 placed = (u64)(r0 != 0) | ((u64)(r1 != 0) << 1) | ((u64)(r2 != 0) << 2);
             /* the digit leaves the rows and boxes of its givens, keeps the givens */
             u64 gone = ROWS[placed] | BOXES[t0 | t1 | t2];
-            own[3 * d + b] = o;
-            F[3 * d + b] = (CELLS & ~gone) | o | (placed << 27);
+            own[W(d, b)] = o;
+            F[W(d, b)] = (CELLS & ~gone) | o | (placed << 27);
             givens[b] |= o;
         }
         clash |= (cols[0] & cols[1]) | (cols[0] & cols[2]) | (cols[1] & cols[2]);
+        u64 all = cols[0] | cols[1] | cols[2];
+        for (int b = 0; b < 3; b++) F[W(d, b)] &= ~((all & ~cols[b]) * SPREAD);
     }
     if (clash) return 0;
     for (int b = 0; b < 3; b++) F[27 + b] = CELLS & ~givens[b];
-    for (int k = 0; k < 27; k++) F[k] &= ~(givens[k % 3] ^ own[k]);
+    u64 full = 0;
+    for (int k = 0; k < 27; k++) {
+        F[k] &= ~(givens[k / 9] ^ own[k]);
+        if ((F[k] >> 27 & 7) == 7) { /* its cells are its givens: one permutation */
+            F[k] |= SHRINK[TRIADS(own[k])] & PATTERN_BITS;
+            full |= 1ULL << k;
+        }
+    }
     F[30] = F[31] = 0;
+    *settled = full;
     return 1;
 }
 
@@ -1195,10 +1272,11 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
     u64 F[WORDS], solution[WORDS];
     for (Py_ssize_t p = start; p < stop; p++) {
         const uint8_t *row = text + 81 * p;
-        if (!SFX(read_row)(row, F)) return p;
+        u64 settled;
+        if (!SFX(read_row)(row, F, &settled)) return p;
         int32_t count = 0;
         int64_t n = 1, g = 0;
-        if (SFX(propagate)(F, CELLS)) {
+        if (SFX(propagate)(F, CELLS & ~settled, CELLS)) {
             SFX(search)(F, limit, solution, &count, &n, &g, error);
             if (*error) return p;
         }
@@ -1206,14 +1284,41 @@ static Py_ssize_t SFX(band_rows)(const uint8_t *text, Py_ssize_t start, Py_ssize
         nodes[p] = n;
         guesses[p] = g;
         if (count) {
+#if defined(ENGINE_AVX2)
+            /* the grid's bytes 0-31, 32-63 and 49-80 in three vectors: each digit's cells
+             * (bits 0-63 and 64-80 of the grid) spread to bytes and given its character */
+            const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
+                                                  1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
+                                                  3, 3);
+            const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+            __m256i text[3];
+            for (int i = 0; i < 3; i++) text[i] = _mm256_setzero_si256();
+            for (int digit = 0; digit < 9; digit++) {
+                u64 b0 = solution[W(digit, 0)] & CELLS, b1 = solution[W(digit, 1)] & CELLS;
+                u64 b2 = solution[W(digit, 2)] & CELLS;
+                u64 lo = b0 | b1 << 27 | b2 << 54, hi = b2 >> 10;
+                uint32_t part[3] = {(uint32_t)lo, (uint32_t)(lo >> 32),
+                                    (uint32_t)(lo >> 49 | hi << 15)};
+                const __m256i ch = _mm256_set1_epi8((char)('1' + digit));
+                for (int i = 0; i < 3; i++) {
+                    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)part[i]), shuf);
+                    v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+                    text[i] = _mm256_or_si256(text[i], _mm256_and_si256(v, ch));
+                }
+            }
+            _mm256_storeu_si256((__m256i *)(grids + 81 * p), text[0]);
+            _mm256_storeu_si256((__m256i *)(grids + 81 * p + 32), text[1]);
+            _mm256_storeu_si256((__m256i *)(grids + 81 * p + 49), text[2]);
+#else
             for (int k = 0; k < 27; k++) {
-                int digit = k / 3, band = k - 3 * digit;
+                int band = k / 9, digit = k - 9 * band;
                 u64 w = solution[k] & CELLS;
                 while (w) {
                     grids[81 * p + 27 * band + __builtin_ctzll(w)] = (uint8_t)('1' + digit);
                     w &= w - 1;
                 }
             }
+#endif
         }
     }
     return -1;
