@@ -123,24 +123,26 @@ def sudoku_solve(
             done[0] = finished
 
         if cluster is None:
-            solutions = sd.solve_many(entries, workers=workers, progress=advance)
+            # the readers' canonical texts, joined: the solver reads them as one buffer
+            text = "".join([entry.puzzle for entry in entries]).encode("ascii")
+            found = sd.solve_array(text, workers=workers, progress=advance)
         else:
             from ..catalog.cluster import solve_sudokus_on
 
             client = cluster_client(cluster)
             try:
-                solutions = solve_sudokus_on(client, entries, progress=advance)
+                found = solve_sudokus_on(client, entries, progress=advance, arrays=True)
             finally:
                 client.close()
     store = open_catalog(db)
     if source is None:
         source = "stdin" if file == "-" else Path(file).name
     try:
-        result = catalog.store_sudokus(store, source, entries, solutions)
+        result = catalog.store_sudoku_arrays(store, source, entries, found)
     except catalog.EntryConflict as exc:
         raise click.ClickException(f"{exc} (--source NAME)") from None
-    solved = sum(s is not None for s in solutions)
-    several = sum(s is not None and s.unique is False for s in solutions)
+    solved = int((found.counts > 0).sum())
+    several = int((found.counts > 1).sum())
     click.echo(
         f"{len(entries)} puzzles read from {file} ({fmt} format): {solved} solved, "
         f"{several} with several solutions, {len(result.unsolved)} without a solution"
@@ -153,7 +155,7 @@ def sudoku_solve(
     for name in result.unsolved:
         click.echo(f"no solution: {name}")
     if fmt == "euler" and solved == len(entries) and not several:
-        answer = sum(s.top_left for s in solutions if s is not None)
+        answer = int(found.top_left().sum())
         click.echo(f"Euler 96 answer: {answer}")
 
 
