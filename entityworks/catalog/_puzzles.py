@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EntityworksError
 from ..sql.filters import col
 from ..sql.store import Store
 from ._models import SudokuEntry, SudokuPuzzle, utc_now
+
+if TYPE_CHECKING:
+    from generators.sudoku import SolvedArray
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ def _conflict(source: str, position: int, name: str) -> EntryConflict:
 
 
 def store_sudoku_arrays(
-    store: Store, source: str, entries: Sequence[Any], solved: Any
+    store: Store, source: str, entries: Sequence[Any], solved: SolvedArray
 ) -> SudokuResult:
     """:func:`store_sudokus` of ``generators.sudoku.solve_array``'s results: the same rows,
     written without an object per puzzle or per entry.
@@ -160,55 +163,64 @@ def store_sudoku_arrays(
     total = len(entries)
     if len(solved) != total:
         raise ValueError(f"{total} entries but {len(solved)} solutions: one solution row per entry")
+    if fields(SudokuEntry, registry=store.registry) != _ENTRY_FIELDS:
+        raise EntityworksError("SudokuEntry's columns changed: update _ENTRY_FIELDS")
     puzzles: list[str] = [entry.puzzle for entry in entries]
     names: list[str] = [entry.name for entry in entries]
     counts: list[int] = solved.counts.tolist()
     first: dict[str, int] = {}  # puzzle text -> its first entry, in order
     for position, text in enumerate(puzzles):
         first.setdefault(text, position)
+    order = fields(SudokuPuzzle, registry=store.registry)
+    now = utc_now()
     with store.transaction():
         ids = _stored_ids(store, list(first))
         new = [position for text, position in first.items() if text not in ids]
-        if new:
-            grids = solved.grids[new].tobytes().decode("ascii")
-            found = [counts[i] for i in new]
-            guesses = solved.guesses[new].tolist()
-            nodes = solved.nodes[new].tolist()
+        for start in range(0, len(new), _WRITE):  # a batch of rows held at a time
+            part = new[start : start + _WRITE]
+            grids = solved.grids[part].tobytes().decode("ascii")
+            found = [counts[i] for i in part]
+            guesses = solved.guesses[part].tolist()
+            nodes = solved.nodes[part].tolist()
             values: dict[str, list[Any]] = {
-                "id": [None] * len(new),
-                "source": [source] * len(new),
-                "name": [names[i] for i in new],
-                "puzzle": [puzzles[i] for i in new],
+                "id": [None] * len(part),
+                "source": [source] * len(part),
+                "name": [names[i] for i in part],
+                "puzzle": [puzzles[i] for i in part],
                 "solution": [
                     grids[81 * k : 81 * k + 81] if n else None for k, n in enumerate(found)
                 ],
-                "clues": [81 - puzzles[i].count("0") for i in new],
+                "clues": [81 - puzzles[i].count("0") for i in part],
                 "solution_count": found,
                 "difficulty": [g if n else None for g, n in zip(guesses, found, strict=True)],
                 "nodes": [m if n else None for m, n in zip(nodes, found, strict=True)],
-                "created_at": [utc_now()] * len(new),
+                "created_at": [now] * len(part),
                 "solver_version": [solver_version if n else None for n in found],
             }
-            order = [values[name] for name in fields(SudokuPuzzle, registry=store.registry)]
-            rows = encode_values(SudokuPuzzle, list(zip(*order, strict=True)), {}, store.registry)
-            ids.update(zip((puzzles[i] for i in new), store.insert_encoded(rows), strict=True))
+            rows = list(zip(*[values[name] for name in order], strict=True))
+            del values, grids
+            keys = store.insert_encoded(encode_values(SudokuPuzzle, rows, {}, store.registry))
+            ids.update(zip([puzzles[i] for i in part], keys, strict=True))
         recorded = _recorded(store, source, total)
-        lines: list[int] = [entry.line for entry in entries]
-        fresh: list[tuple[Any, ...]] = []
+        fresh: list[int] = []  # positions of the entries to record
         for position, text in enumerate(puzzles):
-            puzzle_id = ids[text]
             was = recorded.get(position)
             if was is None:
-                fresh.append((None, source, position, names[position], lines[position], puzzle_id))
-            elif was != puzzle_id:
+                fresh.append(position)
+            elif was != ids[text]:
                 raise _conflict(source, position, names[position])
-        if fresh:
-            if fields(SudokuEntry, registry=store.registry) != _ENTRY_FIELDS:
-                raise EntityworksError("SudokuEntry's columns changed: update _ENTRY_FIELDS")
-            store.insert_encoded(encode_values(SudokuEntry, fresh, {}, store.registry))
+        for start in range(0, len(fresh), _WRITE):
+            rows = [
+                (None, source, i, names[i], entries[i].line, ids[puzzles[i]])
+                for i in fresh[start : start + _WRITE]
+            ]
+            store.insert_encoded(encode_values(SudokuEntry, rows, {}, store.registry))
     unsolved = [names[i] for i, n in enumerate(counts) if n == 0]
     return SudokuResult(len(new), total - len(new), unsolved, [], len(fresh), total - len(fresh))
 
+
+#: Rows per ``insert_encoded`` call of :func:`store_sudoku_arrays`: what it holds at once.
+_WRITE = 10_000
 
 #: The order of the values of :func:`store_sudoku_arrays`'s ``sudoku_entries`` rows.
 _ENTRY_FIELDS = ("id", "source", "position", "name", "line", "puzzle_id")
