@@ -78,6 +78,28 @@ def test_euler96_refuses_a_grid_without_solution(tmp_path: Path) -> None:
         sudoku.euler96(path)
 
 
+def test_euler96_names_the_first_grid_it_cannot_count(tmp_path: Path) -> None:
+    """The first grid without exactly one solution is named, whichever way it fails, and
+    a file of good grids sums their top-left numbers (each solved alone as the oracle)."""
+    good = [sudoku.generate(28, seed=s).puzzle for s in range(3)]
+    several = "0" * 81
+    impossible = "123456780000000009" + "0" * 63
+
+    def euler(path: Path, puzzles: list[str]) -> Path:
+        blocks = []
+        for number, puzzle in enumerate(puzzles, start=1):
+            blocks += [f"Grid {number:02d}"] + [puzzle[r : r + 9] for r in range(0, 81, 9)]
+        path.write_text("\n".join(blocks) + "\n")
+        return path
+
+    with pytest.raises(InvalidPuzzle, match=r"Grid 02 \(line 11\) is not unique"):
+        sudoku.euler96(euler(tmp_path / "a.txt", [good[0], several, impossible]))
+    with pytest.raises(InvalidPuzzle, match=r"Grid 02 \(line 11\) has no solution"):
+        sudoku.euler96(euler(tmp_path / "b.txt", [good[0], impossible, several]))
+    expected = sum(int(sudoku.solve(p).grid[:3]) for p in good + good[:1])  # type: ignore[union-attr]
+    assert sudoku.euler96(euler(tmp_path / "c.txt", good + good[:1]), workers=2) == expected
+
+
 # --- hard sets: every puzzle solves to a valid grid that keeps its givens -------------------
 
 HARD_SETS = {
