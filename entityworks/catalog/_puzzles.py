@@ -16,7 +16,7 @@ from ..sql.store import Store
 from ._models import SudokuEntry, SudokuPuzzle, utc_now
 
 if TYPE_CHECKING:
-    from generators.sudoku import SolvedArray
+    from generators.sudoku import PuzzleColumns, SolvedArray
 
 
 @dataclass(frozen=True)
@@ -139,12 +139,13 @@ def _conflict(source: str, position: int, name: str) -> EntryConflict:
 
 
 def store_sudoku_arrays(
-    store: Store, source: str, entries: Sequence[Any], solved: SolvedArray
+    store: Store, source: str, entries: Sequence[Any] | PuzzleColumns, solved: SolvedArray
 ) -> SudokuResult:
     """:func:`store_sudokus` of ``generators.sudoku.solve_array``'s results: the same rows,
     written without an object per puzzle or per entry.
 
-    ``entries`` are the ``NamedPuzzle`` list the puzzles were read as, ``solved`` the
+    ``entries`` are the ``NamedPuzzle`` list the puzzles were read as (or the same as
+    ``PuzzleColumns``, from ``generators.sudoku.read_columns``), ``solved`` the
     ``SolvedArray`` of their puzzles (row ``i`` answers entry ``i``; ``prove_unique`` as
     wanted: its counts are the stored ``solution_count``). The rows are built as plain
     values from the arrays and written through ``encode_values`` and
@@ -157,16 +158,21 @@ def store_sudoku_arrays(
     empty.
     """
     from generators import __version__ as solver_version
+    from generators.sudoku import PuzzleColumns
 
     from ..sql.encoded import encode_values, fields
 
-    total = len(entries)
+    if isinstance(entries, PuzzleColumns):
+        puzzles, names, lines = entries.puzzles, entries.names, entries.lines
+    else:
+        puzzles = [entry.puzzle for entry in entries]
+        names = [entry.name for entry in entries]
+        lines = [entry.line for entry in entries]
+    total = len(puzzles)
     if len(solved) != total:
         raise ValueError(f"{total} entries but {len(solved)} solutions: one solution row per entry")
     if fields(SudokuEntry, registry=store.registry) != _ENTRY_FIELDS:
         raise EntityworksError("SudokuEntry's columns changed: update _ENTRY_FIELDS")
-    puzzles: list[str] = [entry.puzzle for entry in entries]
-    names: list[str] = [entry.name for entry in entries]
     counts: list[int] = solved.counts.tolist()
     first: dict[str, int] = {}  # puzzle text -> its first entry, in order
     for position, text in enumerate(puzzles):
@@ -211,7 +217,7 @@ def store_sudoku_arrays(
                 raise _conflict(source, position, names[position])
         for start in range(0, len(fresh), _WRITE):
             rows = [
-                (None, source, i, names[i], entries[i].line, ids[puzzles[i]])
+                (None, source, i, names[i], lines[i], ids[puzzles[i]])
                 for i in fresh[start : start + _WRITE]
             ]
             store.insert_encoded(encode_values(SudokuEntry, rows, {}, store.registry))

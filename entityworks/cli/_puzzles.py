@@ -38,9 +38,10 @@ def _stdin_puzzles() -> Any:
     return source
 
 
-def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
-    """Puzzles of ``path`` ('-': standard input), read exactly once: a FIFO or a pipe works
-    like a file. Input over the readers' limit (64 MiB) is refused."""
+def _read_puzzles(path: str, fmt: str) -> tuple[Any, str]:
+    """Puzzles of ``path`` ('-': standard input) as columns (``PuzzleColumns``), read
+    exactly once: a FIFO or a pipe works like a file. Input over the readers' limit
+    (64 MiB) is refused."""
     import io
 
     from generators import sudoku as sd
@@ -56,8 +57,7 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
         head = raw[: 1 << 16].decode("utf-8-sig", errors="replace")
         first = next((line.strip() for line in head.splitlines() if line.strip()), "")
         fmt = "euler" if first.lower().startswith("grid") else "lines"
-    entries = sd.read_euler(source) if fmt == "euler" else sd.read_lines(source)
-    return entries, fmt
+    return sd.read_columns(source, fmt), fmt
 
 
 @sudoku.command("solve")
@@ -123,15 +123,13 @@ def sudoku_solve(
             done[0] = finished
 
         if cluster is None:
-            # the readers' canonical texts, joined: the solver reads them as one buffer
-            text = "".join([entry.puzzle for entry in entries]).encode("ascii")
-            found = sd.solve_array(text, workers=workers, progress=advance)
+            found = sd.solve_array(entries.text(), workers=workers, progress=advance)
         else:
             from ..catalog.cluster import solve_sudokus_on
 
             client = cluster_client(cluster)
             try:
-                found = solve_sudokus_on(client, entries, progress=advance, arrays=True)
+                found = solve_sudokus_on(client, entries.puzzles, progress=advance, arrays=True)
             finally:
                 client.close()
     store = open_catalog(db)

@@ -40,7 +40,7 @@ from generators.sudoku.puzzles import (
     InvalidPuzzle,
     NamedPuzzle,
     Puzzle,
-    read_euler,
+    read_columns,
     source_name,
     validate,
 )
@@ -501,14 +501,14 @@ def euler96(path: str | os.PathLike[str] | BinaryIO, workers: int | None = 1) ->
     ``path`` may be a binary stream, read once (its ``name`` names it in messages). A grid
     without a solution, or with several, makes the answer meaningless, so it raises
     :class:`InvalidPuzzle` naming the grid instead of returning a wrong sum. The grids are
-    solved as arrays (:func:`solve_array`), without a :class:`Solution` per grid.
+    read as columns and solved as arrays (:func:`solve_array`), without an object per grid.
     """
-    entries = read_euler(path)
+    entries = read_columns(path, "euler")
     name = source_name(path)
-    solved = solve_array(entries, workers=workers)
+    solved = solve_array(entries.text(), workers=workers)
     wrong = np.flatnonzero(solved.counts != 1)
     if len(wrong):
-        entry = entries[wrong[0]]
+        entry = entries.entry(int(wrong[0]))
         how = "has no solution" if solved.counts[wrong[0]] == 0 else "is not unique"
         raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) {how}")
     return int(solved.top_left().sum())

@@ -229,7 +229,7 @@ def test_store_sudoku_arrays_equals_store_sudokus(backend_url):
     outcomes = []
     for prove in (True, False):
         tables = []
-        for path in ("objects", "arrays"):
+        for path in ("objects", "arrays", "columns"):
             _fresh(backend_url)
             store = open_catalog(backend_url)
             try:
@@ -238,7 +238,14 @@ def test_store_sudoku_arrays_equals_store_sudokus(backend_url):
                     result = store_sudokus(store, "s", entries, solutions)
                 else:
                     solved = sudoku.solve_array(entries, workers=1, prove_unique=prove)
-                    result = store_sudoku_arrays(store, "s", entries, solved)
+                    given: Any = entries
+                    if path == "columns":  # what read_columns gives
+                        given = sudoku.PuzzleColumns(
+                            [e.name for e in entries],
+                            [e.puzzle for e in entries],
+                            [e.line for e in entries],
+                        )
+                    result = store_sudoku_arrays(store, "s", given, solved)
                 outcomes.append(result)
                 conflict = [sudoku.NamedPuzzle("x", unique[3], 1)]
                 with pytest.raises(EntryConflict, match=r"^s: entry 0 \(x\) is recorded"):
@@ -249,13 +256,14 @@ def test_store_sudoku_arrays_equals_store_sudokus(backend_url):
             finally:
                 store.close()
             tables.append(_comparable(_rows(backend_url)))
-        assert tables[0] == tables[1]
+        assert tables[0] == tables[1] == tables[2]
         counts = {row["solution_count"] for row in tables[0]["sudoku_puzzles"]}
         assert counts == ({0, 1, 2} if prove else {0, 1})
-    for objects, arrays in (outcomes[0:2], outcomes[2:4]):
-        assert len(objects.records) == 6 and arrays.records == []
-        same = ("stored", "duplicates", "unsolved", "entries", "entries_known")
+    same = ("stored", "duplicates", "unsolved", "entries", "entries_known")
+    for objects, arrays, columns in (outcomes[0:3], outcomes[3:6]):
+        assert len(objects.records) == 6 and arrays.records == columns.records == []
         assert [getattr(objects, f) for f in same] == [getattr(arrays, f) for f in same]
+        assert [getattr(columns, f) for f in same] == [getattr(arrays, f) for f in same]
         assert arrays.unsolved == ["p4"] and (arrays.stored, arrays.duplicates) == (6, 1)
 
 

@@ -78,6 +78,40 @@ def test_euler96_refuses_a_grid_without_solution(tmp_path: Path) -> None:
         sudoku.euler96(path)
 
 
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("p096_sudoku.txt", "euler"),
+        ("p096_sudoku_crlf.txt", "euler"),
+        ("top95.txt", "lines"),
+        ("magictour_top1465.txt", "lines"),
+    ],
+)
+def test_read_columns_holds_what_the_readers_give(name: str, fmt: str) -> None:
+    path = require_data(name)
+    entries = sudoku.read_euler(path) if fmt == "euler" else sudoku.read_lines(path)
+    columns = sudoku.read_columns(path, fmt)
+    assert len(columns) == len(entries) > 0
+    assert columns.names == [e.name for e in entries]
+    assert columns.puzzles == [e.puzzle for e in entries]
+    assert columns.lines == [e.line for e in entries]
+    assert [columns.entry(i) for i in range(len(columns))] == entries
+    assert columns.text() == "".join(e.puzzle for e in entries).encode("ascii")
+
+
+def test_read_columns_refuses_as_the_readers_do(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("# one bad line\n" + "1" * 2 + "0" * 79 + "\n")
+    for fmt, reader in (("lines", sudoku.read_lines), ("euler", sudoku.read_euler)):
+        with pytest.raises(InvalidPuzzle) as expected:
+            reader(bad)
+        with pytest.raises(InvalidPuzzle) as got:
+            sudoku.read_columns(bad, fmt)
+        assert str(got.value) == str(expected.value) and type(got.value) is type(expected.value)
+    with pytest.raises(ValueError, match="fmt must be 'lines' or 'euler'"):
+        sudoku.read_columns(bad, "auto")
+
+
 def test_euler96_names_the_first_grid_it_cannot_count(tmp_path: Path) -> None:
     """The first grid without exactly one solution is named, whichever way it fails, and
     a file of good grids sums their top-left numbers (each solved alone as the oracle)."""
