@@ -112,6 +112,33 @@ def test_read_columns_refuses_as_the_readers_do(tmp_path: Path) -> None:
         sudoku.read_columns(bad, "auto")
 
 
+def test_givens_clash_in_chunks_is_each_rows_answer() -> None:
+    """More rows than one chunk, clashes on both sides of each chunk boundary: the answer
+    of every row is that of a plain check of its 27 houses."""
+    chunk = tables.CLASH_CHUNK
+    rng = np.random.default_rng(33)
+    rows = np.zeros((2 * chunk + 5, 81), dtype=np.int8)
+    for row in rows:  # 8 random givens: some rows clash, some do not
+        row[rng.choice(81, 8, replace=False)] = rng.integers(1, 10, 8)
+    clean = "".join(str(d) for d in sudoku.generate(30, seed=1).puzzle)
+    for at in (chunk - 1, chunk, 2 * chunk - 1, 2 * chunk):
+        rows[at] = np.frombuffer(clean.encode(), dtype=np.uint8) - 48
+    rows[chunk + 1, [0, 1]] = 5  # a clash right after the boundary
+
+    def clashes(row: np.ndarray) -> bool:
+        for house in tables.HOUSES:
+            digits = [int(row[c]) for c in house if row[c]]
+            if len(digits) != len(set(digits)):
+                return True
+        return False
+
+    expected = [clashes(row) for row in rows]
+    assert 0 < sum(expected) < len(rows) and expected[chunk + 1]
+    assert not any(expected[at] for at in (chunk - 1, chunk, 2 * chunk - 1, 2 * chunk))
+    assert tables.givens_clash(rows).tolist() == expected
+    assert tables.givens_clash(rows[:0]).tolist() == []
+
+
 def test_euler96_names_the_first_grid_it_cannot_count(tmp_path: Path) -> None:
     """The first grid without exactly one solution is named, whichever way it fails, and
     a file of good grids sums their top-left numbers (each solved alone as the oracle)."""
