@@ -75,7 +75,7 @@ if TYPE_CHECKING:
         check_catalog_table as check_catalog_table,
     )
     from ._placements import PLACEMENT_LABELS, place_on_map, placement_labels, store_placements
-    from ._puzzles import EntryConflict, SudokuResult, store_sudokus
+    from ._puzzles import EntryConflict, SudokuResult, store_sudoku_arrays, store_sudokus
     from ._queries import (
         SAMPLE_TRIES as SAMPLE_TRIES,
     )
@@ -150,7 +150,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "table_class",
     ),
     "._placements": ("PLACEMENT_LABELS", "place_on_map", "placement_labels", "store_placements"),
-    "._puzzles": ("EntryConflict", "SudokuResult", "store_sudokus"),
+    "._puzzles": ("EntryConflict", "SudokuResult", "store_sudoku_arrays", "store_sudokus"),
     "._queries": (
         "SAMPLE_TRIES",
         "Range",
@@ -237,6 +237,7 @@ __all__ = [
     "single_region_maps",
     "store_entropy",
     "store_placements",
+    "store_sudoku_arrays",
     "store_sudokus",
     "table_class",
     "upgrade_catalog",

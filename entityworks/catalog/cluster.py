@@ -15,12 +15,15 @@ another machine.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from ..sql.encoded import EncodedRows, encode_rows
 from ._build import build_chunk, build_map, check_parameters, encode_chunk
@@ -153,6 +156,12 @@ def _solve_task(puzzles: list[str], prove_unique: bool) -> list[Any]:
     return [sudoku.solve(p, prove_unique=prove_unique) for p in puzzles]
 
 
+def _solve_array_task(puzzles: list[str], prove_unique: bool) -> Any:
+    from generators import sudoku
+
+    return sudoku.solve_array(puzzles, workers=1, prove_unique=prove_unique)
+
+
 def solve_sudokus_on(
     client: Any,
     puzzles: Sequence[Any],
@@ -160,9 +169,14 @@ def solve_sudokus_on(
     chunk: int = PUZZLE_CHUNK,
     prove_unique: bool = True,
     progress: Any = None,
-) -> list[Any]:
+    arrays: bool = False,
+) -> Any:
     """Like ``generators.sudoku.solve_many``, on the cluster of ``client``: solutions (or
-    None) in input order. Puzzles are validated here first, naming the first bad one."""
+    None) in input order. Puzzles are validated here first, naming the first bad one.
+
+    With ``arrays`` it is ``generators.sudoku.solve_array`` instead: each task solves its
+    slice as arrays, and the result is one ``SolvedArray`` of every puzzle, in input order,
+    with no ``Solution`` object made anywhere (the tasks then have keys of their own)."""
     from generators import sudoku
 
     digits = []
@@ -172,6 +186,17 @@ def solve_sudokus_on(
         except sudoku.InvalidPuzzle as exc:
             raise sudoku.InvalidPuzzle(f"puzzle #{index}: {exc}", exc.cells) from None
     slices = [digits[i : i + chunk] for i in range(0, len(digits), chunk)]
+    if arrays:
+        parts = [sudoku.solve_array([], workers=1, prove_unique=prove_unique)]
+        done = 0
+        task, prefix = _solve_array_task, "entityworks-sudoku-arrays"
+        for part in _in_order(client, task, slices, (prove_unique,), prefix):
+            parts.append(part)
+            done += len(part)
+            if progress is not None:
+                progress(done, len(digits))
+        names = [field.name for field in dataclasses.fields(sudoku.SolvedArray)]
+        return sudoku.SolvedArray(*(np.concatenate([getattr(p, n) for p in parts]) for n in names))
     out: list[Any] = []
     for part in _in_order(client, _solve_task, slices, (prove_unique,), "entityworks-sudoku"):
         out += part

@@ -38,9 +38,10 @@ def _stdin_puzzles() -> Any:
     return source
 
 
-def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
-    """Puzzles of ``path`` ('-': standard input), read exactly once: a FIFO or a pipe works
-    like a file. Input over the readers' limit (64 MiB) is refused."""
+def _read_puzzles(path: str, fmt: str) -> tuple[Any, str]:
+    """Puzzles of ``path`` ('-': standard input) as columns (``PuzzleColumns``), read
+    exactly once: a FIFO or a pipe works like a file. Input over the readers' limit
+    (64 MiB) is refused."""
     import io
 
     from generators import sudoku as sd
@@ -56,8 +57,7 @@ def _read_puzzles(path: str, fmt: str) -> tuple[list[Any], str]:
         head = raw[: 1 << 16].decode("utf-8-sig", errors="replace")
         first = next((line.strip() for line in head.splitlines() if line.strip()), "")
         fmt = "euler" if first.lower().startswith("grid") else "lines"
-    entries = sd.read_euler(source) if fmt == "euler" else sd.read_lines(source)
-    return entries, fmt
+    return sd.read_columns(source, fmt), fmt
 
 
 @sudoku.command("solve")
@@ -123,24 +123,24 @@ def sudoku_solve(
             done[0] = finished
 
         if cluster is None:
-            solutions = sd.solve_many(entries, workers=workers, progress=advance)
+            found = sd.solve_array(entries.text(), workers=workers, progress=advance)
         else:
             from ..catalog.cluster import solve_sudokus_on
 
             client = cluster_client(cluster)
             try:
-                solutions = solve_sudokus_on(client, entries, progress=advance)
+                found = solve_sudokus_on(client, entries.puzzles, progress=advance, arrays=True)
             finally:
                 client.close()
     store = open_catalog(db)
     if source is None:
         source = "stdin" if file == "-" else Path(file).name
     try:
-        result = catalog.store_sudokus(store, source, entries, solutions)
+        result = catalog.store_sudoku_arrays(store, source, entries, found)
     except catalog.EntryConflict as exc:
         raise click.ClickException(f"{exc} (--source NAME)") from None
-    solved = sum(s is not None for s in solutions)
-    several = sum(s is not None and s.unique is False for s in solutions)
+    solved = int((found.counts > 0).sum())
+    several = int((found.counts > 1).sum())
     click.echo(
         f"{len(entries)} puzzles read from {file} ({fmt} format): {solved} solved, "
         f"{several} with several solutions, {len(result.unsolved)} without a solution"
@@ -153,7 +153,7 @@ def sudoku_solve(
     for name in result.unsolved:
         click.echo(f"no solution: {name}")
     if fmt == "euler" and solved == len(entries) and not several:
-        answer = sum(s.top_left for s in solutions if s is not None)
+        answer = int(found.top_left().sum())
         click.echo(f"Euler 96 answer: {answer}")
 
 

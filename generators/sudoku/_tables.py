@@ -26,12 +26,23 @@ HOUSES_ARRAY = _houses()
 HOUSES: tuple[tuple[int, ...], ...] = tuple(tuple(int(c) for c in h) for h in HOUSES_ARRAY)
 
 
+#: Rows of :func:`givens_clash` checked at a time: its temporaries (the houses, sorted, and
+#: their comparisons) take about 1 KiB a row, so a file of 780,000 puzzles (the readers'
+#: limit) would otherwise need most of a GiB for them at once.
+CLASH_CHUNK = 8192
+
+
 def givens_clash(puzzles: np.ndarray) -> np.ndarray:
     """Per row of ``puzzles`` (``int8[n, 81]``, digits 0-9): True when a house holds a
-    given twice. Sorting each house's digits puts a repeated given next to itself."""
-    houses = np.sort(np.asarray(puzzles).reshape(-1, 81)[:, HOUSES_ARRAY], axis=2)
-    repeated = (houses[:, :, 1:] == houses[:, :, :-1]) & (houses[:, :, 1:] != 0)
-    return repeated.any(axis=(1, 2))  # type: ignore[no-any-return]
+    given twice. Sorting each house's digits puts a repeated given next to itself;
+    :data:`CLASH_CHUNK` rows at a time."""
+    rows = np.asarray(puzzles).reshape(-1, 81)
+    clash = np.zeros(len(rows), dtype=bool)
+    for start in range(0, len(rows), CLASH_CHUNK):
+        houses = np.sort(rows[start : start + CLASH_CHUNK, HOUSES_ARRAY], axis=2)
+        repeated = (houses[:, :, 1:] == houses[:, :, :-1]) & (houses[:, :, 1:] != 0)
+        clash[start : start + CLASH_CHUNK] = repeated.any(axis=(1, 2))
+    return clash
 
 
 def to_array(digits: str) -> np.ndarray:

@@ -49,6 +49,29 @@ class NamedPuzzle:
     line: int
 
 
+@dataclass(frozen=True)
+class PuzzleColumns:
+    """Puzzles read from a file as three columns (:func:`read_columns`): what a list of
+    :class:`NamedPuzzle` holds, without an object per puzzle. Entry ``i`` is
+    ``names[i]``, ``puzzles[i]`` (canonical, ``0`` for blanks) and ``lines[i]``."""
+
+    names: list[str]
+    puzzles: list[Puzzle]
+    lines: list[int]
+
+    def __len__(self) -> int:
+        return len(self.puzzles)
+
+    def entry(self, index: int) -> NamedPuzzle:
+        """Entry ``index`` as a :class:`NamedPuzzle`."""
+        return NamedPuzzle(self.names[index], self.puzzles[index], self.lines[index])
+
+    def text(self) -> bytes:
+        """The puzzles' ASCII text joined, 81 bytes each: what :func:`~generators.sudoku.
+        solve_array` reads as one buffer."""
+        return "".join(self.puzzles).encode("ascii")
+
+
 def cell_name(index: int) -> str:
     """``r1c1``-style name of a cell index, used in every error message."""
     return f"r{index // 9 + 1}c{index % 9 + 1}"
@@ -147,9 +170,19 @@ def read_euler(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
     LF and CRLF both work and blank lines are skipped anywhere. A header without 9 valid rows
     after it, or stray text, raises :class:`PuzzleFileError` naming the grid and the line.
     """
+    found = _euler_columns(path)
+    return [
+        NamedPuzzle(*entry) for entry in zip(found.names, found.puzzles, found.lines, strict=True)
+    ]
+
+
+def _euler_columns(path: str | os.PathLike[str] | BinaryIO) -> PuzzleColumns:
+    """:func:`read_euler`'s entries as columns."""
     lines = _read_text(path)
     path = source_name(path)
-    result: list[NamedPuzzle] = []
+    names: list[str] = []
+    puzzles: list[Puzzle] = []
+    starts: list[int] = []
     n = 0
     total = len(lines)
     while n < total:
@@ -185,13 +218,23 @@ def read_euler(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
             puzzle = validate("".join(rows))
         except InvalidPuzzle as exc:
             raise PuzzleFileError(f"{path}: {name} (line {start}): {exc}", exc.cells) from None
-        result.append(NamedPuzzle(name, puzzle, start))
-    return result
+        names.append(name)
+        puzzles.append(puzzle)
+        starts.append(start)
+    return PuzzleColumns(names, puzzles, starts)
 
 
 def read_lines(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
     """Read one puzzle per line (a path, or a binary stream read once); blank lines and ``#``
     comments (whole or trailing) skipped."""
+    found = _lines_columns(path)
+    return [
+        NamedPuzzle(*entry) for entry in zip(found.names, found.puzzles, found.lines, strict=True)
+    ]
+
+
+def _lines_columns(path: str | os.PathLike[str] | BinaryIO) -> PuzzleColumns:
+    """:func:`read_lines`'s entries as columns."""
     lines = _read_text(path)
     path = source_name(path)
     numbers: list[int] = []
@@ -209,7 +252,15 @@ def read_lines(path: str | os.PathLike[str] | BinaryIO) -> list[NamedPuzzle]:
             except InvalidPuzzle as exc:
                 raise PuzzleFileError(f"{path}, line {n}: {exc}", exc.cells) from None
         raise AssertionError("bulk validation disagrees with validate()")  # pragma: no cover
-    return [NamedPuzzle(f"line {n}", puzzle, n) for n, puzzle in zip(numbers, puzzles, strict=True)]
+    return PuzzleColumns([f"line {n}" for n in numbers], puzzles, numbers)
+
+
+def read_columns(path: str | os.PathLike[str] | BinaryIO, fmt: str = "lines") -> PuzzleColumns:
+    """:func:`read_lines` (``fmt="lines"``) or :func:`read_euler` (``fmt="euler"``) as
+    columns: the same entries, the same checks and messages, no object per puzzle."""
+    if fmt not in ("lines", "euler"):
+        raise ValueError(f"fmt must be 'lines' or 'euler', got {fmt!r}")
+    return _lines_columns(path) if fmt == "lines" else _euler_columns(path)
 
 
 def _valid_in_bulk(texts: list[str]) -> list[Puzzle] | None:

@@ -40,7 +40,7 @@ from generators.sudoku.puzzles import (
     InvalidPuzzle,
     NamedPuzzle,
     Puzzle,
-    read_euler,
+    read_columns,
     source_name,
     validate,
 )
@@ -423,6 +423,12 @@ class SolvedArray:
     def __len__(self) -> int:
         return len(self.counts)
 
+    def top_left(self) -> np.ndarray:
+        """The three-digit number in the top-left corner of each grid (int64; 0 for a puzzle
+        without a solution): :attr:`Solution.top_left`, the Euler 96 quantity, of every row."""
+        corner = self.grids[:, :3].astype(np.int64) - 48
+        return corner @ np.array([100, 10, 1], dtype=np.int64)
+
     def text(self) -> str:
         """The solutions as text, one line of 81 digits per puzzle (81 zeros for none)."""
         if not len(self.grids):
@@ -494,16 +500,15 @@ def euler96(path: str | os.PathLike[str] | BinaryIO, workers: int | None = 1) ->
 
     ``path`` may be a binary stream, read once (its ``name`` names it in messages). A grid
     without a solution, or with several, makes the answer meaningless, so it raises
-    :class:`InvalidPuzzle` naming the grid instead of returning a wrong sum.
+    :class:`InvalidPuzzle` naming the grid instead of returning a wrong sum. The grids are
+    read as columns and solved as arrays (:func:`solve_array`), without an object per grid.
     """
-    entries = read_euler(path)
+    entries = read_columns(path, "euler")
     name = source_name(path)
-    solutions = solve_many(entries, workers=workers)
-    total = 0
-    for entry, solution in zip(entries, solutions, strict=True):
-        if solution is None:
-            raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) has no solution")
-        if not solution.unique:
-            raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) is not unique")
-        total += solution.top_left
-    return total
+    solved = solve_array(entries.text(), workers=workers)
+    wrong = np.flatnonzero(solved.counts != 1)
+    if len(wrong):
+        entry = entries.entry(int(wrong[0]))
+        how = "has no solution" if solved.counts[wrong[0]] == 0 else "is not unique"
+        raise InvalidPuzzle(f"{name}: {entry.name} (line {entry.line}) {how}")
+    return int(solved.top_left().sum())

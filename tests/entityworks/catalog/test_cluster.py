@@ -162,6 +162,29 @@ def test_bad_arguments_fail_before_anything_runs(client):
         solve_sudokus_on(client, ["0" * 81, "11" + "0" * 79])
 
 
+def test_sudoku_arrays_on_the_cluster_equal_solve_array(client):
+    """``arrays=True``: one SolvedArray, row for row what ``solve_array`` gives here (and
+    what the objects of the same cluster say), progress up to the whole count."""
+    from entityworks.catalog.cluster import solve_sudokus_on
+    from generators import sudoku
+
+    puzzles = [sudoku.generate(26, seed=s).puzzle for s in range(20)]
+    puzzles += ["123456780" + "0" * 71 + "9", "0" * 81, puzzles[4]]  # none, several, again
+    seen: list[tuple[int, int]] = []
+    remote = solve_sudokus_on(
+        client, puzzles, chunk=4, arrays=True, progress=lambda d, t: seen.append((d, t))
+    )
+    local = sudoku.solve_array(puzzles, workers=1)
+    for name in ("counts", "nodes", "guesses", "grids"):
+        got, want = getattr(remote, name), getattr(local, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    assert remote.counts.tolist()[-3:] == [0, 2, 1]
+    assert seen[-1] == (len(puzzles), len(puzzles)) and len(seen) == 6
+    objects = solve_sudokus_on(client, puzzles, chunk=4)
+    assert [s.grid if s else "0" * 81 for s in objects] == remote.text().splitlines()
+    assert len(solve_sudokus_on(client, [], arrays=True)) == 0
+
+
 def test_cli_generate_and_solve_with_cluster(client, tmp_path):
     import subprocess
     import sys

@@ -78,6 +78,89 @@ def test_euler96_refuses_a_grid_without_solution(tmp_path: Path) -> None:
         sudoku.euler96(path)
 
 
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("p096_sudoku.txt", "euler"),
+        ("p096_sudoku_crlf.txt", "euler"),
+        ("top95.txt", "lines"),
+        ("magictour_top1465.txt", "lines"),
+    ],
+)
+def test_read_columns_holds_what_the_readers_give(name: str, fmt: str) -> None:
+    path = require_data(name)
+    entries = sudoku.read_euler(path) if fmt == "euler" else sudoku.read_lines(path)
+    columns = sudoku.read_columns(path, fmt)
+    assert len(columns) == len(entries) > 0
+    assert columns.names == [e.name for e in entries]
+    assert columns.puzzles == [e.puzzle for e in entries]
+    assert columns.lines == [e.line for e in entries]
+    assert [columns.entry(i) for i in range(len(columns))] == entries
+    assert columns.text() == "".join(e.puzzle for e in entries).encode("ascii")
+
+
+def test_read_columns_refuses_as_the_readers_do(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("# one bad line\n" + "1" * 2 + "0" * 79 + "\n")
+    for fmt, reader in (("lines", sudoku.read_lines), ("euler", sudoku.read_euler)):
+        with pytest.raises(InvalidPuzzle) as expected:
+            reader(bad)
+        with pytest.raises(InvalidPuzzle) as got:
+            sudoku.read_columns(bad, fmt)
+        assert str(got.value) == str(expected.value) and type(got.value) is type(expected.value)
+    with pytest.raises(ValueError, match="fmt must be 'lines' or 'euler'"):
+        sudoku.read_columns(bad, "auto")
+
+
+def test_givens_clash_in_chunks_is_each_rows_answer() -> None:
+    """More rows than one chunk, clashes on both sides of each chunk boundary: the answer
+    of every row is that of a plain check of its 27 houses."""
+    chunk = tables.CLASH_CHUNK
+    rng = np.random.default_rng(33)
+    rows = np.zeros((2 * chunk + 5, 81), dtype=np.int8)
+    for row in rows:  # 8 random givens: some rows clash, some do not
+        row[rng.choice(81, 8, replace=False)] = rng.integers(1, 10, 8)
+    clean = "".join(str(d) for d in sudoku.generate(30, seed=1).puzzle)
+    for at in (chunk - 1, chunk, 2 * chunk - 1, 2 * chunk):
+        rows[at] = np.frombuffer(clean.encode(), dtype=np.uint8) - 48
+    rows[chunk + 1, [0, 1]] = 5  # a clash right after the boundary
+
+    def clashes(row: np.ndarray) -> bool:
+        for house in tables.HOUSES:
+            digits = [int(row[c]) for c in house if row[c]]
+            if len(digits) != len(set(digits)):
+                return True
+        return False
+
+    expected = [clashes(row) for row in rows]
+    assert 0 < sum(expected) < len(rows) and expected[chunk + 1]
+    assert not any(expected[at] for at in (chunk - 1, chunk, 2 * chunk - 1, 2 * chunk))
+    assert tables.givens_clash(rows).tolist() == expected
+    assert tables.givens_clash(rows[:0]).tolist() == []
+
+
+def test_euler96_names_the_first_grid_it_cannot_count(tmp_path: Path) -> None:
+    """The first grid without exactly one solution is named, whichever way it fails, and
+    a file of good grids sums their top-left numbers (each solved alone as the oracle)."""
+    good = [sudoku.generate(28, seed=s).puzzle for s in range(3)]
+    several = "0" * 81
+    impossible = "123456780000000009" + "0" * 63
+
+    def euler(path: Path, puzzles: list[str]) -> Path:
+        blocks = []
+        for number, puzzle in enumerate(puzzles, start=1):
+            blocks += [f"Grid {number:02d}"] + [puzzle[r : r + 9] for r in range(0, 81, 9)]
+        path.write_text("\n".join(blocks) + "\n")
+        return path
+
+    with pytest.raises(InvalidPuzzle, match=r"Grid 02 \(line 11\) is not unique"):
+        sudoku.euler96(euler(tmp_path / "a.txt", [good[0], several, impossible]))
+    with pytest.raises(InvalidPuzzle, match=r"Grid 02 \(line 11\) has no solution"):
+        sudoku.euler96(euler(tmp_path / "b.txt", [good[0], impossible, several]))
+    expected = sum(int(sudoku.solve(p).grid[:3]) for p in good + good[:1])  # type: ignore[union-attr]
+    assert sudoku.euler96(euler(tmp_path / "c.txt", good + good[:1]), workers=2) == expected
+
+
 # --- hard sets: every puzzle solves to a valid grid that keeps its givens -------------------
 
 HARD_SETS = {
