@@ -332,6 +332,8 @@ class Rows:
         *,
         schema_rows: bool = False,
         value_rows: bool = False,
+        call: dict[str, Any] | None = None,
+        ahead: int | None = None,
     ) -> None:
         self.db = db
         self.conn = conn
@@ -341,6 +343,11 @@ class Rows:
         self.kind = kind
         self.schema_rows = schema_rows
         self.value_rows = value_rows
+        #: What a backend keeps from one batch of a call to the next (keys taken ahead).
+        self.call: dict[str, Any] = {} if call is None else call
+        #: The rows of the call from this batch on, where the input's length says (else
+        #: this batch's).
+        self.ahead = len(items) if ahead is None else max(ahead, len(items))
         self._bound: list[Sequence[Any]] | None = None
         #: True once :meth:`with_keys` set reserved keys on the instances (the caller
         #: need not write them back again).
@@ -479,6 +486,8 @@ class Rows:
             self.kind,
             schema_rows=self.schema_rows,
             value_rows=self.value_rows,
+            call=self.call,
+            ahead=self.ahead,
         )
 
     def set_keys(self, keys: Sequence[Any], start: int = 0) -> None:

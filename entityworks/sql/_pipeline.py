@@ -14,7 +14,7 @@ and the keys are written back to the instances before their child rows are writt
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from itertools import accumulate, chain, islice, repeat
 from operator import add, attrgetter, countOf
@@ -82,12 +82,31 @@ def insert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -
     one_class(cls, first[1], 0)
     model = db.model(cls)
     count = 0
-    with db.connection(write=True) as conn:
-        for start, part in chain([first], parts):
-            one_class(cls, part, start)
-            with unset_fields_named(model, part, start):
-                insert_rows(db, conn, model, part, start, batch_size)
-            count += len(part)
+    total = len(objs) if isinstance(objs, Sized) else None
+    call: dict[str, Any] = {}  # what the backend keeps from batch to batch
+    # the instances of a list given generated keys, batch by batch (the caller holds them:
+    # a refused batch gives them their None keys back); an iterator's are not kept, which
+    # would hold every row of it
+    keyed: list[Sequence[Any]] = []
+    try:
+        with db.connection(write=True) as conn:
+            for start, part in chain([first], parts):
+                one_class(cls, part, start)
+                ahead = None if total is None else total - start
+                with unset_fields_named(model, part, start):
+                    done = insert_rows(
+                        db, conn, model, part, start, batch_size, call=call, ahead=ahead
+                    )
+                if total is not None and done:
+                    keyed.append(done)
+                count += len(part)
+    except BaseException:
+        # nothing was written: the earlier batches' instances get their None keys back
+        name = model.schema.primary_key.name if model.schema.primary_key else None
+        for done in keyed:
+            if done and name is not None:
+                set_attribute(done, name, [None] * len(done))
+        raise
     return count
 
 
@@ -98,9 +117,15 @@ def insert_rows(
     objs: Sequence[Any],
     start: int,
     batch_size: int,
-) -> None:
+    *,
+    call: dict[str, Any] | None = None,
+    ahead: int | None = None,
+) -> Sequence[Any]:
     """Insert one batch of instances (``start``: the index of the first in the input),
-    with their child rows; generated keys are set on the instances."""
+    with their child rows; generated keys are set on the instances. ``call``: what the
+    backend keeps between the batches of one call; ``ahead``: the rows of the call from
+    this batch on, where the input's length says. Returns the instances given generated
+    keys."""
     key = model.schema.primary_key
     backend = db.backend
     generated: Sequence[int] = ()
@@ -117,7 +142,7 @@ def insert_rows(
         every = len(generated) == len(objs)
         chosen = objs if every else [objs[i] for i in generated]
         number: RowNumber = counting_from(start) if every else lambda i: start + generated[i]
-        batch = Rows(db, conn, model, chosen, number)
+        batch = Rows(db, conn, model, chosen, number, call=call, ahead=ahead if every else None)
         new = backend.insert_generated(conn, batch)
         if not batch.keys_written:  # (a backend that reserved them set them already)
             set_attribute(chosen, key.name, new)  # type: ignore[union-attr]
@@ -129,17 +154,24 @@ def insert_rows(
             )
     else:
         backend.write_rows(conn, Rows(db, conn, model, objs, counting_from(start)))
+        chosen = ()
     if model.children:
         key_name = model.schema.primary_key.name  # type: ignore[union-attr]
-        insert_children(
-            db,
-            conn,
-            model,
-            objs,
-            list(map(attrgetter(key_name), objs)),
-            batch_size,
-            range(start, start + len(objs)),
-        )
+        try:
+            insert_children(
+                db,
+                conn,
+                model,
+                objs,
+                list(map(attrgetter(key_name), objs)),
+                batch_size,
+                range(start, start + len(objs)),
+            )
+        except BaseException:
+            if chosen:  # the batch's instances as they were given
+                set_attribute(chosen, key_name, [None] * len(chosen))
+            raise
+    return chosen
 
 
 def upsert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -> int:

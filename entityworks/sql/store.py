@@ -236,7 +236,8 @@ class Store:
 
         Rows whose integer key is ``None`` get a generated key, written back to the instance.
         If any row fails, nothing is written and :class:`WriteError` names the row index and
-        the column.
+        the column; the instances of a list (or another sized collection) have their None
+        keys again (an iterator's earlier batches, which are not held, keep theirs).
         """
         return write.insert_many(self._db, objs, batch_size=batch_size)
 

@@ -87,6 +87,11 @@ class RowWriter(Protocol):
     kind: str
     #: True once the backend set the generated keys on the instances itself.
     keys_written: bool
+    #: What the backend keeps from one batch of a call to the next.
+    call: dict[str, Any]
+    #: The rows of the call from this batch on, where the input's length says (else
+    #: ``len(self)``).
+    ahead: int
 
     def __len__(self) -> int: ...
     @property

@@ -68,6 +68,26 @@ _SEQUENCE_STATE = (
     "SELECT seqincrement, seqcache, seqstart, pg_catalog.pg_sequence_last_value(seqrelid) "
     "FROM pg_catalog.pg_sequence WHERE seqrelid = CAST({} AS regclass)"
 )
+#: A batch of at least this many rows takes its keys aside first (see
+#: ``PostgreSQL._reserve_aside``).
+RESERVE_ASIDE_ROWS = 10_000
+#: The cache's mark of a sequence whose keys cannot be taken aside.
+ASIDE_UNFIT = "postgresql:aside-unfit"
+#: A call's keys taken aside and not used yet: (sequence, value before the next, last).
+ASIDE_KEYS = "postgresql:aside-keys"
+#: A sequence's schema and name, as the catalog spells them.
+SEQUENCE_NAME = sa.text(
+    "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.oid = CAST(:seq AS regclass)"
+).bindparams(sa.bindparam("seq", type_=sa.Text))
+#: Takes ``:n`` consecutive values of the sequence ``:seq`` (its next value, then its last
+#: set ``:n - 1`` further) and answers the value before the first.
+TAKE = sa.text(
+    "SELECT pg_catalog.setval(CAST(:seq AS regclass), "
+    "pg_catalog.nextval(CAST(:seq AS regclass)) + :n - 1) - :n"
+).bindparams(sa.bindparam("seq", type_=sa.Text), sa.bindparam("n", type_=sa.BigInteger))
+
 #: The last value this session took from a sequence.
 _CURRVAL = "SELECT currval(CAST({} AS regclass))"
 
@@ -522,12 +542,16 @@ class PostgreSQL(Backend):
         if not sequence:  # an identity or default of another kind
             return super().insert_generated(conn, rows)
         count = len(rows)
-        keys = self._copy_keyless(conn, rows, sequence)
-        if keys is not None:
-            return keys
-        low, _high, each = conn.execute(RESERVE, {"n": count, "seq": sequence}).one()
-        # the usual case, every key its row number apart: the first key gives them all
-        keys = list(range(low + 1, low + 1 + count)) if each is None else list(each)
+        aside = self._taken_aside(rows, sequence)
+        if aside is not None:
+            keys: Sequence[Any] = range(aside + 1, aside + 1 + count)
+        else:
+            copied = self._copy_keyless(conn, rows, sequence)
+            if copied is not None:
+                return copied
+            low, _high, each = conn.execute(RESERVE, {"n": count, "seq": sequence}).one()
+            # the usual case, every key its row number apart: the first key gives them all
+            keys = range(low + 1, low + 1 + count) if each is None else list(each)
         keyed = rows.with_keys(keys)
         try:
             self.write_rows(conn, keyed)
@@ -535,6 +559,62 @@ class PostgreSQL(Backend):
             rows.with_keys([None] * len(keys))  # the instances as they were given
             raise
         return keys
+
+    def _taken_aside(self, rows: RowWriter, sequence: str) -> int | None:
+        """The value before this batch's keys, from keys taken aside for the rows of its
+        call still to come (:meth:`_reserve_aside`: once for a list, whose length is known,
+        else once per batch); None for a call of fewer than :data:`RESERVE_ASIDE_ROWS` rows,
+        or where none can be taken so."""
+        count = len(rows)
+        held = rows.call.get(ASIDE_KEYS)
+        if held is not None and held[0] == sequence and held[2] - held[1] >= count:
+            rows.call[ASIDE_KEYS] = (sequence, held[1] + count, held[2])
+            return int(held[1])
+        if rows.ahead < RESERVE_ASIDE_ROWS:
+            return None
+        low = self._reserve_aside(rows, sequence, rows.ahead)
+        if low is None:
+            return None
+        rows.call[ASIDE_KEYS] = (sequence, low + count, low + rows.ahead)
+        return low
+
+    def _reserve_aside(self, rows: RowWriter, sequence: str, count: int) -> int | None:
+        """The value before ``count`` consecutive keys taken from ``sequence`` at once,
+        on a connection of its own in a transaction of a few statements (None where that
+        cannot be done: the caller takes keys its other ways). So a big batch is written as
+        keys given, and the server runs no ``nextval`` per row (a tenth of a COPY's time).
+
+        Holding the sequence while the range is taken is what ``ALTER SEQUENCE`` does (a
+        lock that every other session's ``nextval`` waits for, released at once by that
+        short transaction's commit; sequences take no ``LOCK``): only the sequence's owner
+        may, and only a sequence that steps by 1 and caches no values per session (its
+        values are then exactly those after its last one). The second connection comes
+        from the engine's pool only where it need not wait for one (an idle place in a
+        ``QueuePool``, or ``NullPool``), never on asyncio; an error there (not the owner,
+        the sequence's maximum) leaves the batch's own transaction untouched."""
+        engine = rows.conn.engine
+        pool = engine.pool
+        free = isinstance(pool, sa.pool.NullPool) or (
+            isinstance(pool, sa.pool.QueuePool) and pool.checkedout() < pool.size()
+        )
+        if rows.dialect.is_async or not free or rows.cache.get(ASIDE_UNFIT) == sequence:
+            return None
+        try:
+            with engine.connect() as side, side.begin():
+                state = side.execute(SEQUENCE_STATE[0], {"seq": sequence}).one_or_none()
+                if state is None or state[0] != 1 or state[1] != 1:  # step, cache
+                    rows.cache[ASIDE_UNFIT] = sequence
+                    return None
+                where, name = side.execute(SEQUENCE_NAME, {"seq": sequence}).one()
+                preparer = rows.dialect.identifier_preparer
+                quoted = f"{preparer.quote_schema(where)}.{preparer.quote(name)}"
+                # (the identifiers quoted by SQLAlchemy, as the catalog spells them)
+                side.execute(sa.text(f"ALTER SEQUENCE {quoted} INCREMENT BY 1"))
+                low = int(side.execute(TAKE, {"seq": sequence, "n": count}).scalar_one())
+        except sa.exc.DBAPIError:
+            rows.cache[ASIDE_UNFIT] = sequence
+            return None
+        return low
 
     def _copy_keyless(
         self, conn: sa.Connection, rows: RowWriter, sequence: str

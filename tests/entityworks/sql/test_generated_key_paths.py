@@ -285,3 +285,197 @@ def test_a_value_refused_in_a_later_chunk_leaves_every_key_unset(store: Store) -
         store.insert_many(objs)
     assert [o.id for o in objs] == [None] * len(objs)
     assert _stored(store, "gk_plain") == {}
+
+
+# -- PostgreSQL: a big batch's keys taken aside, on a connection of their own ------------------
+
+
+def _aside(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """Keys taken aside from calls of ``rows`` rows on (the default is 10,000)."""
+    from entityworks.sql.backends import postgresql
+
+    monkeypatch.setattr(postgresql, "RESERVE_ASIDE_ROWS", rows)
+
+
+def _statements(store: Store) -> list[str]:
+    """Every statement the Store's engine sends from now on (all its connections)."""
+    seen: list[str] = []
+    sa.event.listen(
+        store.engine, "before_cursor_execute", lambda _c, _k, sql, *_a: seen.append(sql)
+    )
+    return seen
+
+
+def _next_value(store: Store) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.execute(sa.text("SELECT nextval('gk_plain_id_seq')")).scalar_one())
+
+
+def test_postgresql_a_big_list_takes_its_keys_aside_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list as long as the threshold: its keys taken at once before the first batch (one
+    ALTER SEQUENCE, on another connection), every batch a COPY with its keys, the keys
+    written back the stored ones, and the sequence going on after the last of them."""
+    _aside(monkeypatch, 100)
+    copies = _copies(monkeypatch)
+    store = _fresh(pg_url)
+    try:
+        store.insert(Plain(None, 10_000, None, 1.0))
+        sent = _statements(store)
+        objs = [Plain(None, i, f"n{i}" if i % 3 else None, i / 4) for i in range(3 * BATCH + 1)]
+        store.insert_many(objs, batch_size=BATCH)
+        assert sum("ALTER SEQUENCE" in s for s in sent) == 1
+        assert copies == [None] * 4  # every batch with its key column
+        assert [o.id for o in objs] == list(range(2, 2 + len(objs)))
+        assert {o.n: o.id for o in objs} == {
+            n: k for n, k in _stored(store, "gk_plain").items() if n != 10_000
+        }
+        assert _next_value(store) == 2 + len(objs)  # no value left unused
+    finally:
+        store.drop(Plain)
+        store.close()
+
+
+def test_postgresql_a_generator_takes_each_batch_s_keys_aside(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A generator's length is unknown: each batch as long as the threshold takes its own
+    keys aside; shorter batches copy without the key as before."""
+    _aside(monkeypatch, BATCH)
+    copies = _copies(monkeypatch)
+    store = _fresh(pg_url)
+    try:
+        sent = _statements(store)
+        objs = [Plain(None, i, None, 0.5) for i in range(2 * BATCH + 7)]
+        store.insert_many(iter(objs), batch_size=BATCH)
+        assert sum("ALTER SEQUENCE" in s for s in sent) == 2
+        assert copies == [None, None, 0]  # the short last batch left the key out
+        assert [o.id for o in objs] == list(range(1, 1 + len(objs)))
+        assert {o.n: o.id for o in objs} == _stored(store, "gk_plain")
+    finally:
+        store.drop(Plain)
+        store.close()
+
+
+def test_postgresql_keys_taken_aside_while_other_sessions_take_values(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other sessions take values of the sequence all along (plain INSERTs, nextval): no key
+    is given twice, and every key written back is the stored one."""
+    import threading
+
+    _aside(monkeypatch, BATCH)
+    store = _fresh(pg_url)
+    other = sa.create_engine(pg_url)
+    stop = threading.Event()
+    taken: list[int] = []
+
+    def take() -> None:
+        with other.connect() as conn:
+            while not stop.is_set():
+                row = conn.execute(
+                    sa.text("INSERT INTO gk_plain (n, weight) VALUES (-1, 0) RETURNING id")
+                )
+                taken.append(int(row.scalar_one()))
+                conn.commit()
+
+    worker = threading.Thread(target=take)
+    worker.start()
+    try:
+        objs: list[Plain] = []
+        for _ in range(4):
+            part = [Plain(None, len(objs) + i, None, 0.5) for i in range(3 * BATCH)]
+            store.insert_many(part, batch_size=BATCH)
+            objs.extend(part)
+    finally:
+        stop.set()
+        worker.join()
+        other.dispose()
+    try:
+        assert taken  # the other session did take values meanwhile
+        mine = [o.id for o in objs]
+        assert len(set(mine)) == len(mine) and not set(mine) & set(taken)
+        with store.engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT id, n FROM gk_plain WHERE n >= 0")).all()
+        assert dict(rows) == {o.id: o.n for o in objs}
+    finally:
+        store.drop(Plain)
+        store.close()
+
+
+def test_postgresql_keys_are_not_taken_aside_by_who_does_not_own_the_sequence(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another role may insert but not alter the sequence: its keys come the other ways,
+    and its transaction is untouched by the refusal on the side."""
+    _aside(monkeypatch, BATCH)
+    owner = _fresh(pg_url)
+    role = "ew_gk_writer"
+    with owner.engine.begin() as conn:
+        conn.execute(sa.text(f"DROP ROLE IF EXISTS {role}"))
+        conn.execute(sa.text(f"CREATE ROLE {role} LOGIN"))
+        conn.execute(sa.text(f"GRANT SELECT, INSERT ON gk_plain TO {role}"))
+        conn.execute(sa.text(f"GRANT USAGE, SELECT ON SEQUENCE gk_plain_id_seq TO {role}"))
+        conn.execute(sa.text(f"GRANT USAGE, CREATE ON SCHEMA public TO {role}"))
+        conn.execute(
+            sa.text(
+                f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+            )
+        )
+    writer = Store(sa.make_url(pg_url).set(username=role))
+    try:
+        sent = _statements(writer)
+        objs = [Plain(None, i, None, 0.5) for i in range(2 * BATCH)]
+        writer.insert_many(objs, batch_size=BATCH)
+        assert any("ALTER SEQUENCE" in s for s in sent)  # tried, refused on the side
+        assert {o.n: o.id for o in objs} == _stored(owner, "gk_plain")
+        assert owner.count(Plain) == len(objs)
+    finally:
+        writer.close()
+        owner.drop(Plain)
+        with owner.engine.begin() as conn:
+            conn.execute(sa.text(f"DROP OWNED BY {role}"))
+            conn.execute(sa.text(f"DROP ROLE {role}"))
+        owner.close()
+
+
+def test_postgresql_a_pool_without_an_idle_place_takes_no_keys_aside(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool of one connection: no second connection is waited for."""
+    _aside(monkeypatch, BATCH)
+    _fresh(pg_url).close()
+    store = Store(pg_url, engine_options={"pool_size": 1, "max_overflow": 0, "pool_timeout": 2})
+    try:
+        sent = _statements(store)
+        objs = [Plain(None, i, None, 0.5) for i in range(2 * BATCH)]
+        store.insert_many(objs, batch_size=BATCH)
+        assert not any("ALTER SEQUENCE" in s for s in sent)
+        assert {o.n: o.id for o in objs} == _stored(store, "gk_plain")
+    finally:
+        store.drop(Plain)
+        store.close()
+
+
+def test_a_batch_refused_after_others_leaves_every_key_unset(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The third batch is refused: nothing is written, and the instances of the first two
+    batches, which had their keys, get None back, as they were given (on PostgreSQL with
+    their keys taken aside too)."""
+    _aside(monkeypatch, BATCH)
+    store.drop(Unique)
+    store.create(Unique)
+    try:
+        objs = [Unique(None, f"c{i}") for i in range(3 * BATCH)]
+        objs[2 * BATCH + 3] = Unique(None, "c1")  # the third batch repeats a code
+        with pytest.raises(WriteError) as refused:
+            store.insert_many(objs, batch_size=BATCH)
+        assert refused.value.row == 2 * BATCH + 3
+        assert [o.id for o in objs] == [None] * len(objs)
+        assert store.count(Unique) == 0
+        store.insert_many(objs[: 2 * BATCH], batch_size=BATCH)  # the same objects again
+        assert {o.code: o.id for o in objs[: 2 * BATCH]} == _stored(store, "gk_unique", "code")
+    finally:
+        store.drop(Unique)
