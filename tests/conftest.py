@@ -160,3 +160,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return 1 if item.nodeid.startswith("tests/docs/test_examples.py") else 2
 
     items.sort(key=weight)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_it_was() -> Any:
+    """SIGINT's handler back as it was after each test: a command run in-process (click's
+    CliRunner) that ends in ``error: aborted`` ignores SIGINT from then on, as a process
+    that is ending should, and every program this test process starts afterwards would
+    inherit that (a Ctrl-C test's child would never see its interrupt)."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    if signal.getsignal(signal.SIGINT) is not before:
+        signal.signal(signal.SIGINT, before)
