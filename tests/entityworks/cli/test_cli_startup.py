@@ -156,6 +156,13 @@ def _python_is_up(pid: int) -> bool:
     return bool(int(caught.split()[1], 16) & (1 << (signal.SIGINT - 1)))
 
 
+def _as_from_a_terminal() -> None:
+    """The child's SIGINT as a shell with job control starts a program: not ignored, even
+    when this test runs where SIGINT is (a background job of a script inherits SIG_IGN,
+    which a child would keep, and never see its Ctrl-C)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(tmp_path: Path, delay: float) -> tuple[int, str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("ENTITYWORKS_TRACEBACK", None)
@@ -167,6 +174,7 @@ def _interrupt(tmp_path: Path, delay: float) -> tuple[int, str, str]:
         text=True,
         env=env,
         cwd=tmp_path,
+        preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + 30
     while not _python_is_up(proc.pid) and time.monotonic() < deadline:
