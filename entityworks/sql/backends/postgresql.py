@@ -75,11 +75,13 @@ RESERVE_ASIDE_ROWS = 10_000
 ASIDE_UNFIT = "postgresql:aside-unfit"
 #: A call's keys taken aside and not used yet: (sequence, value before the next, last).
 ASIDE_KEYS = "postgresql:aside-keys"
-#: A sequence's schema and name, as the catalog spells them.
-SEQUENCE_NAME = sa.text(
-    "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c "
+#: A sequence's step, how many values a session caches, and its schema and name as the
+#: catalog spells them, in one row.
+SEQUENCE_SHAPE = sa.text(
+    "SELECT s.seqincrement, s.seqcache, n.nspname, c.relname FROM pg_catalog.pg_sequence s "
+    "JOIN pg_catalog.pg_class c ON c.oid = s.seqrelid "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE c.oid = CAST(:seq AS regclass)"
+    "WHERE s.seqrelid = CAST(:seq AS regclass)"
 ).bindparams(sa.bindparam("seq", type_=sa.Text))
 #: Takes ``:n`` consecutive values of the sequence ``:seq`` (its next value, then its last
 #: set ``:n - 1`` further) and answers the value before the first.
@@ -601,11 +603,11 @@ class PostgreSQL(Backend):
             return None
         try:
             with engine.connect() as side, side.begin():
-                state = side.execute(SEQUENCE_STATE[0], {"seq": sequence}).one_or_none()
-                if state is None or state[0] != 1 or state[1] != 1:  # step, cache
+                shape = side.execute(SEQUENCE_SHAPE, {"seq": sequence}).one_or_none()
+                if shape is None or shape[0] != 1 or shape[1] != 1:  # step, cache
                     rows.cache[ASIDE_UNFIT] = sequence
                     return None
-                where, name = side.execute(SEQUENCE_NAME, {"seq": sequence}).one()
+                where, name = shape[2], shape[3]
                 preparer = rows.dialect.identifier_preparer
                 quoted = f"{preparer.quote_schema(where)}.{preparer.quote(name)}"
                 # (the identifiers quoted by SQLAlchemy, as the catalog spells them)

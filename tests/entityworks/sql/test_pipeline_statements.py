@@ -67,7 +67,9 @@ def _counting_sqlite(sent: list[str]) -> type[sqlite3.Connection]:
 
 
 def _rows_sent(sent: list[str]) -> list[str]:
-    return [s for s in sent if not s.lstrip().upper().startswith(_BOOKKEEPING)]
+    # (";": the pool's ping of a connection it hands out, with SQLAlchemy 2.0's first
+    # releases)
+    return [s for s in sent if not s.lstrip().upper().startswith(_BOOKKEEPING) and s.strip() != ";"]
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
