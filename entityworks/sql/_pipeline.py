@@ -146,18 +146,18 @@ def insert_rows(
         new = backend.insert_generated(conn, batch)
         if not batch.keys_written:  # (a backend that reserved them set them already)
             set_attribute(chosen, key.name, new)  # type: ignore[union-attr]
-        if len(generated) < len(objs):
+    else:
+        backend.write_rows(conn, Rows(db, conn, model, objs, counting_from(start)))
+        chosen = ()
+    try:
+        if len(generated) not in (0, len(objs)):  # the rows whose keys were given
             gen = set(generated)
             rest = [i for i in range(len(objs)) if i not in gen]
             backend.write_rows(
                 conn, Rows(db, conn, model, [objs[i] for i in rest], lambda i: start + rest[i])
             )
-    else:
-        backend.write_rows(conn, Rows(db, conn, model, objs, counting_from(start)))
-        chosen = ()
-    if model.children:
-        key_name = model.schema.primary_key.name  # type: ignore[union-attr]
-        try:
+        if model.children:
+            key_name = model.schema.primary_key.name  # type: ignore[union-attr]
             insert_children(
                 db,
                 conn,
@@ -167,10 +167,10 @@ def insert_rows(
                 batch_size,
                 range(start, start + len(objs)),
             )
-        except BaseException:
-            if chosen:  # the batch's instances as they were given
-                set_attribute(chosen, key_name, [None] * len(chosen))
-            raise
+    except BaseException:
+        if chosen:  # the batch's instances as they were given
+            set_attribute(chosen, key.name, [None] * len(chosen))  # type: ignore[union-attr]
+        raise
     return chosen
 
 

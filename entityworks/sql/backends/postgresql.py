@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
+from functools import cache
 from itertools import chain, count
 from types import MappingProxyType
 from typing import Any
@@ -749,6 +750,7 @@ class _PgJsonb(_PgJson):
         return json_text_for_jsonb_column
 
 
+@cache
 def _jsonb_text_dumper() -> type[Any]:
     """psycopg's binary dumper of JSON text (a str, as the column's bind processor gave
     it) for a COPY into a jsonb column: jsonb's binary form, version 1 and the text.

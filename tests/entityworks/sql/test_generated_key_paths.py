@@ -479,3 +479,19 @@ def test_a_batch_refused_after_others_leaves_every_key_unset(
         assert {o.code: o.id for o in objs[: 2 * BATCH]} == _stored(store, "gk_unique", "code")
     finally:
         store.drop(Unique)
+
+
+def test_a_refused_row_with_its_key_given_leaves_the_generated_keys_unset(store: Store) -> None:
+    """A batch of generated and given keys: the given rows are written after the others
+    got their keys, and one of them is refused; the instances have their None keys back."""
+    store.drop(Unique)
+    store.create(Unique)
+    try:
+        store.insert(Unique(None, "taken"))
+        objs = [Unique(None, "a"), Unique(None, "b"), Unique(1000, "taken")]
+        with pytest.raises(WriteError):
+            store.insert_many(objs)
+        assert [o.id for o in objs] == [None, None, 1000]
+        assert store.count(Unique) == 1
+    finally:
+        store.drop(Unique)
