@@ -256,11 +256,25 @@ def column_reader(
                 raise
             raise error from exc
 
+    # a field with one companion that joins the stored columns at once (Companion.join_raw)
+    raws = [
+        (main, pairs[0][0], pairs[0][1].join_raw)
+        for main, pairs, _ in joins or ()
+        if len(pairs) == 1 and pairs[0][1].join_raw is not None
+    ]
+
     def decoded(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         if not rows:
             return [()] * width
         out: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        done: dict[int, Sequence[Any]] = {}
+        for main, j, raw in raws:
+            at_once = raw(out[main], out[j])
+            if at_once is not None:
+                done[main] = at_once
         for i, dec in active:
+            if i in done:
+                continue
             if i in whole:
                 out[i] = whole[i](out[i])
                 continue
@@ -281,6 +295,9 @@ def column_reader(
             return out
         joined: list[Sequence[Any]] = []
         for main, parts, owned in joins:
+            if main in done:
+                joined.append(done[main])
+                continue
             values = out[main]
             if (
                 owned

@@ -15,6 +15,9 @@ from functools import partial
 from operator import countOf
 from typing import Any
 
+# the C module by its package (import-linter sees no module it cannot read as source)
+from entityworks.types import _cdecimal
+
 from ..types.columns import has_none
 from ..types.values import require_aware
 
@@ -58,7 +61,13 @@ def decimal_keys(values: Sequence[Any]) -> list[Any]:
     Each value is written once, in C, with its sign (a space for a positive number) and
     35 + 30 digits (``format(v, " 067.30f")``: exact, since no value has more places),
     trailing zeros dropped; the nines' complement of the negative ones is taken for the
-    whole column in one ``str.translate``. A negative zero's key is a zero's."""
+    whole column in one ``str.translate``. A negative zero's key is a zero's.
+
+    The usual column (every value's ``str`` plain or scientific decimal text) is keyed in
+    one C loop from that text (``_cdecimal.keys``, the same keys as :func:`decimal_key`)."""
+    at_once = _cdecimal.keys(values)
+    if at_once is not None:
+        return at_once
     if has_none(values):
         keys = iter(_present_decimal_keys([v for v in values if v is not None]))
         return [None if v is None else next(keys) for v in values]

@@ -1,0 +1,191 @@
+"""The C loops of a SQLite Decimal column (``entityworks/types/_cdecimal.c``) against the
+Python functions they stand in for: ``textvalues.decimal_key`` (the key of each value) and
+``entries._decimal_as_written`` (the value read back from a key and its text).
+
+Either C function may answer None (the caller then takes the Python path); when it answers a
+list, that list must be exactly the Python one. For the values the rule accepts, it must not
+answer None (else the fast path would never run)."""
+
+from __future__ import annotations
+
+import decimal
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from entityworks.sql.textvalues import decimal_key
+from entityworks.types import _cdecimal
+from entityworks.types.entries import _decimal_as_written
+from entityworks.types.scalars import check_decimal
+
+
+def _accepted(value: Decimal) -> bool:
+    try:
+        check_decimal(value)
+    except ValueError:
+        return False
+    return True
+
+
+#: Any finite Decimal, scientific ones (1E+3, 1.5E-7) and long ones included.
+any_decimals = st.builds(
+    lambda sign, digits, exponent: Decimal((sign, tuple(map(int, digits)), exponent)),
+    st.integers(0, 1),
+    st.text("0123456789", min_size=1, max_size=70),
+    st.integers(-80, 60),
+)
+#: What the rule accepts: at most 35 digits before the point and 30 after, not -0.
+accepted_decimals = st.builds(
+    lambda sign, whole, places, fraction: Decimal(
+        f"{'-' if sign else ''}{whole}{'.' + fraction[:places] if places else ''}"
+    ),
+    st.booleans(),
+    st.integers(0, 10**35 - 1),
+    st.integers(0, 30),
+    st.text("0123456789", min_size=30, max_size=30),
+).filter(_accepted)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(any_decimals, st.none()), max_size=20))
+def test_keys_are_decimal_key_whenever_given(values: list[Decimal | None]) -> None:
+    keys = _cdecimal.keys(values)
+    if keys is None:
+        return
+    assert keys == [None if v is None else decimal_key(v) for v in values]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(accepted_decimals, st.none()), max_size=20))
+def test_keys_of_every_accepted_value(values: list[Decimal | None]) -> None:
+    assert _cdecimal.keys(values) == [None if v is None else decimal_key(v) for v in values]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0", "0.00", "-1.5", "-1.55", "1E+3", "1.5E-7", "-1.5E-7", "0E-30", "12345678901234567890.5"],
+)
+def test_keys_of_edge_values(text: str) -> None:
+    value = Decimal(text)
+    assert _cdecimal.keys([value]) == [decimal_key(value)]
+
+
+class _MyDecimal(Decimal):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Decimal("NaN"),
+        Decimal("-Infinity"),
+        Decimal("sNaN"),
+        1.5,
+        "1.5",
+        _MyDecimal("1.5"),
+        Decimal("1" * 36),  # 36 digits before the point: decimal_key refuses it
+    ],
+)
+def test_keys_leave_the_uncommon_to_python(value: object) -> None:
+    assert _cdecimal.keys([Decimal("1.5"), value]) is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(accepted_decimals, st.none()), max_size=20))
+def test_as_written_reads_each_accepted_value_back_with_its_exponent(
+    values: list[Decimal | None],
+) -> None:
+    keys = [None if v is None else decimal_key(v) for v in values]
+    texts = [None if v is None else format(v, "f") for v in values]
+    read = _cdecimal.as_written(keys, texts)
+    assert read is not None
+    assert [None if v is None else str(v) for v in read] == [
+        None if v is None else str(v) for v in values
+    ]
+    assert all(type(v) is Decimal for v in read if v is not None)
+    # what the Python path gives for each pair
+    assert read == [
+        None if v is None else _decimal_as_written(Decimal(k if k[0] != "-" else v), t)
+        for v, k, t in zip(values, keys, texts, strict=True)
+    ]
+
+
+def _variant(value: Decimal, how: int, noise: str) -> str:
+    """A text beside ``value``'s key: its own, padded with zeros either side, with an
+    exponent, negated, or noise."""
+    text = format(value, "f")
+    return [
+        text,
+        "00" + text.lstrip("-") if value >= 0 else text,
+        text + ("0" if "." in text else ".0"),
+        str(value),
+        "-" + text.lstrip("-"),
+        noise,
+    ][how]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(accepted_decimals, any_decimals),
+            st.integers(0, 5),
+            st.text("0123456789.-E+", max_size=12),
+        ),
+        max_size=10,
+    ),
+)
+def test_as_written_answers_only_what_python_reads(
+    pairs: list[tuple[Decimal, int, str]],
+) -> None:
+    """A key beside a text that may or may not be its number's: where C answers, the
+    Python path reads the same values, exponents included."""
+    keys = [decimal_key(v) if _accepted(v) else format(v, "f") for v, _, _ in pairs]
+    texts = [_variant(v, how, noise) for v, how, noise in pairs]
+    read = _cdecimal.as_written(keys, texts)
+    if read is None:
+        return
+    for (value, _, _), key, text, got in zip(pairs, keys, texts, read, strict=True):
+        assert str(_decimal_as_written(check_decimal(value), text)) == str(got), (key, text)
+
+
+@pytest.mark.parametrize(
+    ("keys", "texts"),
+    [
+        ([decimal_key(Decimal("1.5"))], ["1.6"]),  # another number
+        ([decimal_key(Decimal("0"))], ["-0.00"]),  # a negative zero: Python reads it
+        ([decimal_key(Decimal("1.5"))], ["1.5E0"]),  # not plain text
+        ([decimal_key(Decimal("1.5"))], [" 1.5"]),
+        ([decimal_key(Decimal("1.5"))], ["1.5\n"]),
+        ([decimal_key(Decimal("1.5"))], [".15E1"]),
+        (["1.5"], ["1.5"]),  # a plain key (an older table's): Python reads it
+        ([decimal_key(Decimal("1.5"))], [None]),  # a NULL beside a key
+        ([None], ["1.5"]),
+        ([decimal_key(Decimal("1.5"))], [b"1.5"]),
+        ([decimal_key(Decimal("1.5"))], ["1." + "0" * 31]),  # 31 places: the rule's 30
+        (["0" * 35], ["0." + "0" * 31]),
+        ([decimal_key(Decimal("1.5")), None], ["1.5"]),  # columns of other lengths
+    ],
+)
+def test_as_written_leaves_the_uncommon_to_python(keys: list[object], texts: list[object]) -> None:
+    assert _cdecimal.as_written(keys, texts) is None
+
+
+def test_as_written_keeps_null_pairs_and_the_exponent() -> None:
+    values = [Decimal("1.50"), None, Decimal("-0.0001"), Decimal("0.000"), Decimal("-12")]
+    keys = [None if v is None else decimal_key(v) for v in values]
+    texts = [None if v is None else format(v, "f") for v in values]
+    read = _cdecimal.as_written(keys, texts)
+    assert read is not None
+    shown = [None if v is None else str(v) for v in read]
+    assert shown == ["1.50", None, "-0.0001", "0.000", "-12"]
+
+
+def test_the_context_does_not_round_what_is_read() -> None:
+    value = Decimal("12345678901234567890123456789012345.123456789012345678901234567890")
+    with decimal.localcontext() as context:
+        context.prec = 5
+        read = _cdecimal.as_written([decimal_key(value)], [format(value, "f")])
+    assert read is not None and str(read[0]) == str(value)
