@@ -33,7 +33,7 @@ import sqlalchemy as sa
 
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
-from ..types.columns import has_nan
+from ..types.columns import has_nan, has_none
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
 from ._rowdecode import ColumnFn, Readers, each
@@ -341,6 +341,31 @@ def _column_step(
     return column_at_a_time
 
 
+def _encoded_at_once(
+    many: Callable[[Sequence[Any]], list[Any]], bound: ColumnFn | None, full: Processor
+) -> ColumnStep:
+    """The bulk step of a column whose rule is its codec and whose codec encodes a whole
+    column at once (``many``: non-None values -> their encoded forms, raising on a value
+    the codec refuses), then bound (``bound``, a column at a time). A column ``many``
+    refuses goes value by value through ``full``, which names the refused value."""
+    assert full is not None
+
+    def step(column: Sequence[Any]) -> list[Sequence[Any]]:
+        try:
+            if not has_none(column):
+                encoded: list[Any] = many(column)
+            else:
+                at = [k for k, v in enumerate(column) if v is not None]
+                encoded = [None] * len(column)
+                for k, v in zip(at, many([column[k] for k in at]), strict=True):
+                    encoded[k] = v
+            return [encoded if bound is None else bound(encoded)]
+        except (TypeError, ValueError, OverflowError):
+            return [list(map(full, column))]
+
+    return step
+
+
 def _without(
     table: str, column: str, info: TypeInfo, missing: tuple[Companion, ...]
 ) -> Callable[[Any], Any]:
@@ -425,11 +450,29 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             and (post is None or (refusal is not None and post is refusal[0]))
         )
         store = _bind_column(impl, bind, dialect) if exact else None
-        steps.append(
-            _column_step(
-                info, fast[-1], full, store, exact, parts, post_column if post is not None else None
+        # or the codec a column at a time (``SqlCodec.encode_many``: JSON text, packed
+        # points), when it is the whole rule and the bulk path's processor is the full one
+        many = info.sql_codec.encode_many
+        if many is not None and not exact and not parts and fast[-1] is full:
+            if to_db is info.sql_codec.encode:
+                many_bound = _bind_column(impl, bind, dialect)
+                steps.append(_encoded_at_once(many, many_bound, full))
+            else:
+                many = None
+        else:
+            many = None
+        if many is None:
+            steps.append(
+                _column_step(
+                    info,
+                    fast[-1],
+                    full,
+                    store,
+                    exact,
+                    parts,
+                    post_column if post is not None else None,
+                )
             )
-        )
         if copy_checks is not None and fast[-1] is not None:
             if exact and store is None and not parts and fast[-1] is full:
                 copy_checks.append((len(fast) - 1, info.check_column))  # type: ignore[arg-type]
