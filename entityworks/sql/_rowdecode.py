@@ -189,7 +189,13 @@ def row_reader(
                 items.append(value(main))
                 continue
             names[f"j{main}"] = _joiner(parts)
-            items.append(f"j{main}({', '.join(value(i) for i in (main, *extra))})")
+            joined = f"j{main}({', '.join(value(i) for i in (main, *extra))})"
+            raw = parts[0].join_raw if len(parts) == 1 else None
+            if raw is not None:  # the stored pair read at once (Companion.join_raw), or else
+                names[f"r{main}"] = raw
+                pair = f"(row[{main}],), (row[{extra[0]}],)"
+                joined = f"(t{main}[0] if (t{main} := r{main}({pair})) is not None else {joined})"
+            items.append(joined)
     source = (
         "def read(row):\n"
         "    try:\n"
