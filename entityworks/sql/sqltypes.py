@@ -517,9 +517,9 @@ class AwareDateTime(_PerBackend):
     def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The result processor of a whole column of a timestamp column (the driver's
         datetimes: naive UTC, or aware in the session's time zone), :func:`instant` of
-        each; None on a text backend (its ISO text goes value by value)."""
+        each; on a text backend, of its ISO text (:func:`_instants_of_text`)."""
         if for_name(dialect.name).text_values:
-            return None
+            return _instants_of_text
         return _instants_column
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
@@ -543,6 +543,20 @@ _TZINFO = attrgetter("tzinfo")
 _UTCOFFSET = methodcaller("utcoffset")
 _AS_AWARE_UTC = methodcaller("replace", tzinfo=UTC)
 _ZERO = dt.timedelta(0)
+
+
+def _instants_of_text(values: Sequence[Any]) -> Sequence[Any]:
+    """:func:`instant` of each ISO text of a column, ``None`` kept. The texts entityworks
+    writes (UTC, ``+00:00``) parse to UTC datetimes, at C speed; any other column (another
+    offset, a naive text, None, not a text) goes value by value."""
+    if countOf(map(type, values), str) == len(values):
+        try:
+            stamps = list(map(dt.datetime.fromisoformat, values))
+        except ValueError:
+            stamps = None
+        if stamps is not None and countOf(map(_TZINFO, stamps), UTC) == len(stamps):
+            return stamps
+    return [None if v is None else instant(v) for v in values]
 
 
 def _instants_column(values: Sequence[Any]) -> Sequence[Any]:

@@ -273,6 +273,17 @@ def negative_zero_column(values: Sequence[Any]) -> list[Any]:
     return [1 if v is not None and v == 0.0 and math.copysign(1.0, v) < 0 else None for v in values]
 
 
+def signed_zeros(
+    values: Sequence[Any], marks: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """``one(value, mark)`` (``_signed_zero``: -0.0 where the mark says so) for whole
+    columns, a ``None`` value kept. A column without a mark (the usual one: no -0.0 was
+    written) is the values as they are; any other goes value by value."""
+    if countOf(marks, None) == len(marks):
+        return list(values)
+    return [v if v is None else one(v, m) for v, m in zip(values, marks, strict=True)]
+
+
 def has_nan(values: Sequence[Any]) -> bool:
     """True when a value of ``values`` (floats or None) is NaN."""
     return any(map(ne, values, values))
@@ -437,6 +448,7 @@ __all__ = [
     "decimal_column",
     "decimal_facts",
     "decimal_text_column",
+    "signed_zeros",
     "decimal_texts",
     "decimals_as_written",
     "exact_type",

@@ -162,6 +162,7 @@ _NEGZERO = Companion(
     _signed_zero,
     "the sign of -0.0",
     split_column=columns.negative_zero_column,
+    join_column=lambda values, marks: columns.signed_zeros(values, marks, _signed_zero),
     any_keeps=True,
 )
 

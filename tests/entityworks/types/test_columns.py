@@ -540,3 +540,13 @@ def test_instants_of_a_column_are_instant_of_each(values: list[Any]) -> None:
     assert [None if v is None else (v, v.tzinfo) for v in got] == [
         None if v is None else (v, v.tzinfo) for v in want
     ]
+
+
+def test_signed_zeros_joins_the_marks_as_value_by_value() -> None:
+    join = entries._signed_zero
+    values = [0.0, 1.5, None, 0.0]
+    assert columns.signed_zeros(values, [None] * 4, join) == values
+    got = columns.signed_zeros(values, [1, None, None, None], join)
+    assert [math.copysign(1.0, v) if v == 0.0 else v for v in got] == [-1.0, 1.5, None, 1.0]
+    with pytest.raises(ValueError, match="negative-zero mark"):
+        columns.signed_zeros(values, [None, 1, None, None], join)  # beside 1.5
