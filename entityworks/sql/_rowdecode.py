@@ -233,7 +233,7 @@ def _joiner(parts: Sequence[Companion]) -> Callable[..., Any]:
 def column_reader(
     width: int,
     active: list[tuple[int, Callable[[Any], Any]]],
-    many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
+    many: dict[int, tuple[ColumnFn | None, Callable[[Sequence[Any]], list[Any]]]],
     whole: dict[int, ColumnFn],
     plan: Plan | None,
     locate: Locate,
@@ -288,7 +288,7 @@ def column_reader(
                 out[i] = list(map(dec, out[i]))
                 continue
             first, every = many[i]
-            values = out[i] if first is None else list(map(first, out[i]))
+            values = out[i] if first is None else first(out[i])
             if not has_none(values):
                 out[i] = every(values)
                 continue
@@ -330,6 +330,10 @@ def column_reader(
     return columns
 
 
+def _mapped(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
+    return list(map(fn, values))
+
+
 def each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each non-None value of a column, ``None`` kept."""
     if has_none(values):
@@ -347,7 +351,7 @@ class Readers:
         self.sql_names = sql_names
         self.decoders: Decoders = []
         self.plan: Plan = []
-        self.many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]] = {}
+        self.many: dict[int, tuple[ColumnFn | None, Callable[[Sequence[Any]], list[Any]]]] = {}
         self.whole: dict[int, ColumnFn] = {}
 
     def add(
@@ -369,8 +373,9 @@ class Readers:
         if result is not None:
             from_db = compose(result, from_db)
         self.decoders.append((main, from_db))
-        if sql_codec.decode_many is not None:
-            self.many[main] = (result, sql_codec.decode_many)
+        if sql_codec.decode_many is not None:  # the backend's processor first, then at once
+            first = result_column or (None if result is None else partial(_mapped, result))
+            self.many[main] = (first, sql_codec.decode_many)
         elif from_db is not None:  # a whole column at a time
             if result_column is not None and sql_codec.decode is None:
                 self.whole[main] = result_column

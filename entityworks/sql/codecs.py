@@ -19,6 +19,7 @@ from ..types.codecs import SqlCodec
 from ..types.registry import TypeInfo, TypeRegistry
 from ..types.scalars import (
     as_uuid,
+    as_uuids,
     check_aware_datetime,
     check_date,
     check_datetime,
@@ -45,7 +46,9 @@ SCALARS: dict[str, SqlCodec] = {
     "timedelta": SqlCodec(
         column_type=storage.big_integer, encode=timedelta_to_db, decode=micros_to_timedelta
     ),
-    "UUID": SqlCodec(column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid),
+    "UUID": SqlCodec(
+        column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid, decode_many=as_uuids
+    ),
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
 from operator import attrgetter, countOf, methodcaller
@@ -30,6 +31,7 @@ from .textvalues import (
     decimal_keys,
     decimals_from_keys,
     instant,
+    instants_of_text,
     naive_text,
     time_text,
     utc,
@@ -483,9 +485,12 @@ class UUIDType(_TextOrNative):
         return uuid_text(value)
 
     def from_iso(self, text: str) -> Any:
-        import uuid
-
         return uuid.UUID(text)
+
+    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        if not for_name(dialect.name).text_values:
+            return None
+        return partial(_each, uuid.UUID)  # the class itself: no Python call of ours a value
 
 
 class AwareDateTime(_PerBackend):
@@ -519,7 +524,7 @@ class AwareDateTime(_PerBackend):
         datetimes: naive UTC, or aware in the session's time zone), :func:`instant` of
         each; on a text backend, of its ISO text (:func:`_instants_of_text`)."""
         if for_name(dialect.name).text_values:
-            return _instants_of_text
+            return instants_of_text
         return _instants_column
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
@@ -543,20 +548,6 @@ _TZINFO = attrgetter("tzinfo")
 _UTCOFFSET = methodcaller("utcoffset")
 _AS_AWARE_UTC = methodcaller("replace", tzinfo=UTC)
 _ZERO = dt.timedelta(0)
-
-
-def _instants_of_text(values: Sequence[Any]) -> Sequence[Any]:
-    """:func:`instant` of each ISO text of a column, ``None`` kept. The texts entityworks
-    writes (UTC, ``+00:00``) parse to UTC datetimes, at C speed; any other column (another
-    offset, a naive text, None, not a text) goes value by value."""
-    if countOf(map(type, values), str) == len(values):
-        try:
-            stamps = list(map(dt.datetime.fromisoformat, values))
-        except ValueError:
-            stamps = None
-        if stamps is not None and countOf(map(_TZINFO, stamps), UTC) == len(stamps):
-            return stamps
-    return [None if v is None else instant(v) for v in values]
 
 
 def _instants_column(values: Sequence[Any]) -> Sequence[Any]:

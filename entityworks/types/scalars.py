@@ -15,6 +15,8 @@ import math
 import re
 import typing
 import uuid
+from collections.abc import Sequence
+from operator import countOf
 from typing import Any
 
 from . import values
@@ -499,6 +501,14 @@ def bytes_to_text(b: bytes) -> str:
 
 def as_uuid(value: Any) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def as_uuids(values: Sequence[Any]) -> list[uuid.UUID]:
+    """:func:`as_uuid` of each value of a column (non-None): a column of UUIDs (what
+    SQLite's and PostgreSQL's reads give) as it is."""
+    if countOf(map(type, values), uuid.UUID) == len(values):
+        return list(values)
+    return list(map(as_uuid, values))
 
 
 def uuid_to_text(value: uuid.UUID) -> str:
