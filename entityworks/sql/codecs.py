@@ -10,7 +10,8 @@ and read (:mod:`.backends`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from operator import attrgetter, countOf
 from typing import Any
 
 from ..hooks import hookimpl
@@ -27,7 +28,9 @@ from ..types.scalars import (
     check_time,
     check_uuid,
     micros_to_timedelta,
+    micros_to_timedeltas,
     timedelta_to_db,
+    timedeltas_to_db,
 )
 
 #: The built-in scalars' records, by codec family (the entry's name).
@@ -44,7 +47,11 @@ SCALARS: dict[str, SqlCodec] = {
     "time": SqlCodec(column_type=storage.time, encode=check_time),
     # microseconds in a BIGINT: every backend compares and sums them exactly
     "timedelta": SqlCodec(
-        column_type=storage.big_integer, encode=timedelta_to_db, decode=micros_to_timedelta
+        column_type=storage.big_integer,
+        encode=timedelta_to_db,
+        decode=micros_to_timedelta,
+        encode_many=timedeltas_to_db,
+        decode_many=micros_to_timedeltas,
     ),
     "UUID": SqlCodec(
         column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid, decode_many=as_uuids
@@ -53,8 +60,33 @@ SCALARS: dict[str, SqlCodec] = {
 
 
 def enum_codec(*, enum: type, base: TypeInfo, to_value: Callable[[Any], Any]) -> SqlCodec:
-    """An Enum stored as its value, in its value type's column."""
-    return SqlCodec(column_type=base.sql_codec.column_type, encode=to_value, decode=enum)
+    """An Enum stored as its value, in its value type's column; a whole column at a time
+    where each value is a member (writing) or a member's value (reading)."""
+    members = {m.value: m for m in enum}  # type: ignore[attr-defined]
+    member = members.__getitem__
+
+    def values_of(column: Sequence[Any]) -> list[Any]:
+        if countOf(map(type, column), enum) == len(column):
+            return list(map(_VALUE, column))
+        return list(map(to_value, column))
+
+    def members_of(column: Sequence[Any]) -> list[Any]:
+        try:
+            return list(map(member, column))
+        except (KeyError, TypeError):  # another value (an Enum's _missing_ may take it)
+            return list(map(enum, column))
+
+    return SqlCodec(
+        column_type=base.sql_codec.column_type,
+        encode=to_value,
+        decode=enum,
+        encode_many=values_of,
+        decode_many=members_of,
+    )
+
+
+#: A member's value (``Enum._value_``, the attribute ``.value`` reads).
+_VALUE = attrgetter("_value_")
 
 
 def json_codec(*, dumps: Callable[[Any], str], loads: Callable[[str], Any]) -> SqlCodec:

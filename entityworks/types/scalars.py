@@ -16,7 +16,8 @@ import re
 import typing
 import uuid
 from collections.abc import Sequence
-from operator import countOf
+from itertools import repeat
+from operator import countOf, floordiv
 from typing import Any
 
 from . import values
@@ -487,6 +488,25 @@ def timedelta_to_db(td: dt.timedelta) -> int:
 
 def micros_to_timedelta(us: int) -> dt.timedelta:
     return dt.timedelta(microseconds=us)
+
+
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+
+def timedeltas_to_db(values: Sequence[Any]) -> list[int]:
+    """:func:`timedelta_to_db` of each value of a column (non-None): a column of exact
+    timedeltas is divided by one microsecond at C speed (exact: a timedelta is a whole
+    number of them), then its range checked; anything else value by value."""
+    if countOf(map(type, values), dt.timedelta) == len(values):
+        micros = list(map(floordiv, values, repeat(_MICROSECOND)))
+        if not micros or (INT64_MIN <= min(micros) and max(micros) <= INT64_MAX):
+            return micros
+    return list(map(timedelta_to_db, values))
+
+
+def micros_to_timedeltas(values: Sequence[Any]) -> list[dt.timedelta]:
+    """:func:`micros_to_timedelta` of each stored value of a column (non-None)."""
+    return list(map(dt.timedelta, repeat(0), repeat(0), values))
 
 
 def bytes_from_text(text: str) -> bytes:
