@@ -31,6 +31,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+# the C module by its package (import-linter sees no module it cannot read as source)
+from entityworks.types import _ccolumns
+
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import has_nan, has_none
@@ -563,10 +566,9 @@ def _spread_columns(
             out.append(main)
             if parts:
                 check = info.checked
-                checked = [None if v is None else check(v) for v in column]
+                checked = _ccolumns.each(check, column)
                 for p in parts:
-                    split = p.split
-                    out.append([None if v is None else split(v) for v in checked])
+                    out.append(_ccolumns.each(p.split, checked))
         return out
 
     return spread_columns

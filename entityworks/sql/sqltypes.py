@@ -21,6 +21,9 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
+# the C module by its package (import-linter sees no module it cannot read as source)
+from entityworks.types import _ccolumns
+
 from ..types import storage
 from ..types.columns import has_none
 from ..types.registry import Target, declare_target
@@ -331,9 +334,7 @@ _ISO_MICROSECONDS = methodcaller("isoformat", " ", "microseconds")
 
 def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each value of a column, ``None`` kept."""
-    if has_none(values):
-        return [None if v is None else fn(v) for v in values]
-    return list(map(fn, values))
+    return _ccolumns.each(fn, values)  # one C loop
 
 
 def _impl_column(

@@ -16,7 +16,7 @@ from operator import attrgetter, countOf
 from typing import Any
 
 # the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _cdecimal
+from entityworks.types import _ccolumns
 
 from ..types.columns import has_none
 from ..types.values import require_aware
@@ -65,8 +65,8 @@ def decimal_keys(values: Sequence[Any]) -> list[Any]:
     whole column in one ``str.translate``. A negative zero's key is a zero's.
 
     The usual column (every value's ``str`` plain or scientific decimal text) is keyed in
-    one C loop from that text (``_cdecimal.keys``, the same keys as :func:`decimal_key`)."""
-    at_once = _cdecimal.keys(values)
+    one C loop from that text (``_ccolumns.keys``, the same keys as :func:`decimal_key`)."""
+    at_once = _ccolumns.keys(values)
     if at_once is not None:
         return at_once
     if has_none(values):
@@ -187,9 +187,7 @@ ColumnProcessor = Callable[[Sequence[Any]], Sequence[Any]]
 
 def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each value of a column, ``None`` kept."""
-    if has_none(values):
-        return [None if v is None else fn(v) for v in values]
-    return list(map(fn, values))
+    return _ccolumns.each(fn, values)  # one C loop
 
 
 @dataclass(frozen=True)

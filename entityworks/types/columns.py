@@ -33,6 +33,9 @@ from itertools import filterfalse, repeat
 from operator import attrgetter, countOf, eq, ne
 from typing import Any
 
+# the C module by its package (import-linter sees no module it cannot read as source)
+from entityworks.types import _ccolumns
+
 from .scalars import offset_minutes
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -151,7 +154,7 @@ def offset_minutes_column(values: Sequence[Any]) -> list[Any]:
     """``offset_minutes`` of each checked aware datetime (``None`` staying ``None``): minutes
     east of UTC, ``None`` for UTC itself; once per fixed-offset zone."""
     if has_none(values):
-        return [None if v is None else offset_minutes(v) for v in values]
+        return _ccolumns.each(offset_minutes, values)
     zones = set(map(_TZINFO, values))
     if not all(type(z) is dt.timezone for z in zones):
         return list(map(offset_minutes, values))

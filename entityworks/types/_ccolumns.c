@@ -1,4 +1,10 @@
-/* A SQLite Decimal column's two texts, a whole column at a time (entityworks.sql.textvalues).
+/* Column loops in C: a function of each present value of a column, and a SQLite Decimal
+ * column's two texts, a whole column at a time.
+ *
+ *   each(fn, values)        -> [None if v is None else fn(v) for v in values], in one C loop
+ *                              (an Optional column's codecs: no Python frame a value).
+ *
+ * The Decimal texts (entityworks.sql.textvalues):
  *
  * SQLite keeps a Decimal as two texts: the plain decimal text other tools read ("-1.50") and
  * the sortable key entityworks compares by (textvalues.decimal_key: the integer part padded
@@ -241,7 +247,50 @@ fail:
     return NULL;
 }
 
+static PyObject *each(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "each() takes a function and a sequence");
+        return NULL;
+    }
+    PyObject *fn = args[0];
+    PyObject *seq = PySequence_Fast(args[1], "each() takes a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* the sequence may be a list that ``fn`` changes: read each item afresh */
+        if (i >= PySequence_Fast_GET_SIZE(seq)) {
+            PyErr_SetString(PyExc_RuntimeError, "each(): the sequence changed size");
+            goto fail;
+        }
+        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        if (v == Py_None) {
+            PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+            continue;
+        }
+        Py_INCREF(v);
+        PyObject *r = PyObject_CallOneArg(fn, v);
+        Py_DECREF(v);
+        if (r == NULL) goto fail;
+        PyList_SET_ITEM(out, i, r);
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    /* the items not yet set are NULL, which a list's deallocation skips */
+    Py_DECREF(seq);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,
+     "fn(v) of each value of a sequence, None kept: a new list."},
     {"keys", keys, METH_O,
      "The sortable key of each Decimal of a column (None kept); None when a value is not "
      "an exact finite Decimal whose key the rule allows."},
@@ -267,9 +316,9 @@ static PyModuleDef_Slot slots[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_cdecimal",
-    "A SQLite Decimal column's key and text, a column at a time (see textvalues).",
+    PyModuleDef_HEAD_INIT, "_ccolumns",
+    "Column loops: fn of each present value; a SQLite Decimal column's key and text.",
     0, methods, slots, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__cdecimal(void) { return PyModuleDef_Init(&module_def); }
+PyMODINIT_FUNC PyInit__ccolumns(void) { return PyModuleDef_Init(&module_def); }
