@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from entityworks.types import _ccolumns
 
 from ..types import storage
-from ..types.columns import has_none
+from ..types.columns import has_none, on_present
 from ..types.registry import Target, declare_target
 from .backends import Backend, for_name, names_where
 from .textvalues import (
@@ -555,14 +555,16 @@ def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
     """:func:`instant` of each datetime of a column, ``None`` kept. The driver gives a
     column in one zone: naive UTC (MariaDB's DATETIME) or the session's (PostgreSQL's
     TIMESTAMPTZ, usually UTC); such a column takes UTC as its tzinfo at C speed."""
-    if values and not has_none(values):
+    if has_none(values):
+        return on_present(_instants_column, values)
+    if values:
         total = len(values)
         zone = values[0].tzinfo
         if countOf(map(_TZINFO, values), zone) == total and (
             zone is None or countOf(map(_UTCOFFSET, values), _ZERO) == total
         ):
             return list(map(_AS_AWARE_UTC, values))
-    return [None if v is None else instant(v) for v in values]
+    return list(map(instant, values))
 
 
 def _decimals_column(values: Sequence[Any]) -> Sequence[Any]:
@@ -587,7 +589,7 @@ def _utc_text_column(values: Sequence[Any]) -> list[Any]:
     """:func:`_checked_utc_text` of each value of a column, ``None`` kept (no Python call
     per value when there is no ``None``)."""
     if has_none(values):
-        return _each(_checked_utc_text, values)
+        return on_present(_utc_text_column, values)
     return list(map(_ISO_T_MICROSECONDS, map(_AS_UTC, values)))
 
 

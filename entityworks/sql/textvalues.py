@@ -18,7 +18,7 @@ from typing import Any
 # the C module by its package (import-linter sees no module it cannot read as source)
 from entityworks.types import _ccolumns
 
-from ..types.columns import has_none
+from ..types.columns import has_none, on_present
 from ..types.values import require_aware
 
 UTC = dt.UTC
@@ -128,7 +128,9 @@ def instant(value: Any) -> dt.datetime:
 def instants_of_text(values: Sequence[Any]) -> Sequence[Any]:
     """:func:`instant` of each stored instant of a column, ``None`` kept. The texts
     entityworks writes (UTC, ``+00:00``) parse to UTC datetimes at C speed; any other
-    column (another offset, a naive text, a NULL, not a text) goes value by value."""
+    column (another offset, a naive text, not a text) goes value by value."""
+    if has_none(values):
+        return on_present(instants_of_text, values)
     if countOf(map(type, values), str) == len(values):
         try:
             stamps = list(map(dt.datetime.fromisoformat, values))
@@ -136,7 +138,7 @@ def instants_of_text(values: Sequence[Any]) -> Sequence[Any]:
             stamps = None
         if stamps is not None and countOf(map(_TZINFO, stamps), UTC) == len(stamps):
             return stamps
-    return [None if v is None else instant(v) for v in values]
+    return list(map(instant, values))
 
 
 def decimal_key_of(value: Any) -> str:

@@ -2,7 +2,9 @@
  * column's two texts, a whole column at a time.
  *
  *   each(fn, values)        -> [None if v is None else fn(v) for v in values], in one C loop
- *                              (an Optional column's codecs: no Python frame a value).
+ *                              (an Optional column's codecs: no Python frame a value);
+ *   fill(values, results)   -> ``values`` with its non-None items replaced, in order, by
+ *                              ``results`` (what a column function gave for them).
  *
  * The Decimal texts (entityworks.sql.textvalues):
  *
@@ -288,7 +290,50 @@ fail:
     return NULL;
 }
 
+static PyObject *fill(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "fill() takes the values and the results");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(args[0], "fill() takes sequences");
+    if (seq == NULL) return NULL;
+    PyObject *res = PySequence_Fast(args[1], "fill() takes sequences");
+    if (res == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), m = PySequence_Fast_GET_SIZE(res), j = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject **results = PySequence_Fast_ITEMS(res);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (items[i] == Py_None) {
+            PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+        } else if (j < m) {
+            PyList_SET_ITEM(out, i, Py_NewRef(results[j++]));
+        } else {
+            break;
+        }
+    }
+    if (j != m || (n > 0 && PyList_GET_ITEM(out, n - 1) == NULL)) {
+        PyErr_SetString(PyExc_ValueError, "fill(): not one result per present value");
+        goto fail;
+    }
+    Py_DECREF(seq);
+    Py_DECREF(res);
+    return out;
+fail:
+    Py_DECREF(seq);
+    Py_DECREF(res);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
+     "values with its non-None items replaced, in order, by results: a new list."},
     {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,
      "fn(v) of each value of a sequence, None kept: a new list."},
     {"keys", keys, METH_O,

@@ -29,8 +29,9 @@ import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import filterfalse, repeat
-from operator import attrgetter, countOf, eq, ne
+from functools import partial
+from itertools import compress, filterfalse, repeat
+from operator import attrgetter, countOf, eq, is_not, ne
 from typing import Any
 
 # the C module by its package (import-linter sees no module it cannot read as source)
@@ -55,6 +56,21 @@ def has_none(values: Sequence[Any]) -> bool:
     """True when ``values`` holds ``None`` (by type: ``None in values`` would compare each
     value with None, which costs a Decimal a microsecond)."""
     return countOf(map(type, values), _NONE) > 0
+
+
+_PRESENT = partial(is_not, None)
+
+
+def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside: Any) -> list[Any]:
+    """``fn`` (whole columns of non-None values -> one result each) of the present values
+    of a column (and of the items of the columns ``beside`` in the same rows), each result
+    in its value's place, ``None`` kept: a column function that takes no None serves an
+    Optional column with no Python call a value."""
+    if not has_none(values):
+        return list(fn(values, *beside))
+    present = list(map(_PRESENT, values))
+    others = [list(compress(column, present)) for column in beside]
+    return _ccolumns.fill(values, fn(list(compress(values, present)), *others))
 
 
 def _present(values: Sequence[Any], kind: type) -> tuple[bool, list[Any] | Sequence[Any]]:
@@ -154,7 +170,7 @@ def offset_minutes_column(values: Sequence[Any]) -> list[Any]:
     """``offset_minutes`` of each checked aware datetime (``None`` staying ``None``): minutes
     east of UTC, ``None`` for UTC itself; once per fixed-offset zone."""
     if has_none(values):
-        return _ccolumns.each(offset_minutes, values)
+        return on_present(offset_minutes_column, values)
     zones = set(map(_TZINFO, values))
     if not all(type(z) is dt.timezone for z in zones):
         return list(map(offset_minutes, values))
@@ -344,11 +360,10 @@ def with_offsets(
     whole columns. The common case, no None instant and every offset one a write stores,
     is one ``astimezone`` per value at C speed; anything else goes value by value, where
     ``one`` names what is wrong."""
+    if has_none(instants):
+        return on_present(partial(with_offsets, one=one), instants, minutes)
     total = len(minutes)
-    if (
-        not has_none(instants)
-        and countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total
-    ):
+    if countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total:
         zones: list[Any] = list(map(_ZONES.get, minutes))
         if not has_none(zones):
             try:
@@ -361,11 +376,12 @@ def with_offsets(
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
     """``format(v, "f")`` of each Decimal (``None`` for None): ``values.decimal_text``.
     A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""
-    if not has_none(values):
-        texts = list(map(str, values))
-        if "E" not in "".join(texts):
-            return texts
-    return [None if v is None else format(v, "f") for v in values]
+    if has_none(values):
+        return on_present(decimal_text_column, values)
+    texts = list(map(str, values))
+    if "E" not in "".join(texts):
+        return texts
+    return list(map(format, values, repeat("f")))
 
 
 def _plain_texts(texts: Sequence[Any]) -> bool:

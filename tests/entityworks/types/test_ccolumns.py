@@ -206,3 +206,26 @@ def test_each_raises_what_the_function_raises_and_survives_a_changing_list() -> 
         _ccolumns.each(lambda v: values.clear(), values)
     with pytest.raises(TypeError):
         _ccolumns.each(repr, 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers()), max_size=30))
+def test_fill_puts_each_result_in_its_value_s_place(values: list[int | None]) -> None:
+    results = [str(v) for v in values if v is not None]
+    assert _ccolumns.fill(values, results) == [None if v is None else str(v) for v in values]
+    if results:
+        with pytest.raises(ValueError):
+            _ccolumns.fill(values, results[1:])
+    with pytest.raises(ValueError):
+        _ccolumns.fill(values, [*results, "extra"])
+
+
+def test_on_present_serves_optional_columns_and_the_columns_beside() -> None:
+    from entityworks.types.columns import on_present
+
+    def pairs(left: list[int], right: list[int]) -> list[int]:
+        assert None not in left
+        return [a * 10 + b for a, b in zip(left, right, strict=True)]
+
+    assert on_present(pairs, [1, None, 3], [4, 5, 6]) == [14, None, 36]
+    assert on_present(pairs, [1, 2], [3, 4]) == [13, 24]
