@@ -4,7 +4,12 @@
  *   each(fn, values)        -> [None if v is None else fn(v) for v in values], in one C loop
  *                              (an Optional column's codecs: no Python frame a value);
  *   fill(values, results)   -> ``values`` with its non-None items replaced, in order, by
- *                              ``results`` (what a column function gave for them).
+ *                              ``results`` (what a column function gave for them);
+ *   at_offsets(stamps, minutes, zones, utc)
+ *                           -> each stored instant (UTC ISO text as entityworks writes it,
+ *                              ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``, a UTC datetime or a
+ *                              naive one holding UTC) shown at its offset companion's
+ *                              minutes: ``instant(stamp).astimezone(zone)`` made at once.
  *
  * The Decimal texts (entityworks.sql.textvalues):
  *
@@ -26,6 +31,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <datetime.h>
 #include <string.h>
 
 #define KEY_DIGITS 35   /* digits before the point in a key (DECIMAL(65, 30)) */
@@ -331,7 +337,161 @@ fail:
     return NULL;
 }
 
+/* -- instants at their offsets ------------------------------------------------------------ */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date, and back (H. Hinnant's algorithms). */
+static long days_from_civil(long y, long m, long d) {
+    y -= m <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    long yoe = y - era * 400;
+    long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(long z, long *y, long *m, long *d) {
+    z += 719468;
+    long era = (z >= 0 ? z : z - 146096) / 146097;
+    long doe = z - era * 146097;
+    long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+static int days_in_month(long y, long m) {
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+    return days[m - 1];
+}
+
+static int digits(const char *s, int n, long *out) {
+    long v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+typedef struct {
+    long year, month, day, hour, minute, second, micro;
+} Fields;
+
+/* The fields of ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00`` (the only text this reads): 0, or -1. */
+static int parse_utc_text(PyObject *text, Fields *f) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (n != 32 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+        s[16] != ':' || s[19] != '.' || memcmp(s + 26, "+00:00", 6) != 0)
+        return -1;
+    if (digits(s, 4, &f->year) || digits(s + 5, 2, &f->month) || digits(s + 8, 2, &f->day) ||
+        digits(s + 11, 2, &f->hour) || digits(s + 14, 2, &f->minute) ||
+        digits(s + 17, 2, &f->second) || digits(s + 20, 6, &f->micro))
+        return -1;
+    if (f->year < 1 || f->month < 1 || f->month > 12 || f->day < 1 ||
+        f->day > days_in_month(f->year, f->month) || f->hour > 23 || f->minute > 59 ||
+        f->second > 59)
+        return -1;
+    return 0;
+}
+
+static PyObject *at_offsets(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "at_offsets() takes stamps, minutes, zones, utc");
+        return NULL;
+    }
+    PyObject *stamp_seq = PySequence_Fast(args[0], "at_offsets() takes sequences");
+    if (stamp_seq == NULL) return NULL;
+    PyObject *minute_seq = PySequence_Fast(args[1], "at_offsets() takes sequences");
+    if (minute_seq == NULL) {
+        Py_DECREF(stamp_seq);
+        return NULL;
+    }
+    PyObject *zones = args[2], *utc = args[3], *out = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(stamp_seq);
+    if (!PyTuple_CheckExact(zones) || PyTuple_GET_SIZE(zones) != 2 * 840 + 1 ||
+        PySequence_Fast_GET_SIZE(minute_seq) != n)
+        goto other;
+    PyObject **stamps = PySequence_Fast_ITEMS(stamp_seq);
+    PyObject **minutes = PySequence_Fast_ITEMS(minute_seq);
+    out = PyList_New(n);
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *stamp = stamps[i], *m = minutes[i];
+        if (stamp == Py_None) {
+            if (m != Py_None) goto other; /* a companion beside a NULL: Python says so */
+            PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+            continue;
+        }
+        long offset = 0;
+        PyObject *zone = utc;
+        if (m != Py_None) {
+            if (!PyLong_CheckExact(m)) goto other;
+            int overflow;
+            offset = PyLong_AsLongAndOverflow(m, &overflow);
+            if (overflow || offset < -840 || offset > 840) goto other;
+            zone = PyTuple_GET_ITEM(zones, offset + 840);
+        }
+        Fields f;
+        if (PyUnicode_CheckExact(stamp)) {
+            if (parse_utc_text(stamp, &f) != 0) goto other;
+        } else if (PyDateTime_CheckExact(stamp)) {
+            PyObject *tz = PyDateTime_DATE_GET_TZINFO(stamp);
+            if (tz != Py_None && tz != PyDateTime_TimeZone_UTC) goto other;
+            f.year = PyDateTime_GET_YEAR(stamp);
+            f.month = PyDateTime_GET_MONTH(stamp);
+            f.day = PyDateTime_GET_DAY(stamp);
+            f.hour = PyDateTime_DATE_GET_HOUR(stamp);
+            f.minute = PyDateTime_DATE_GET_MINUTE(stamp);
+            f.second = PyDateTime_DATE_GET_SECOND(stamp);
+            f.micro = PyDateTime_DATE_GET_MICROSECOND(stamp);
+        } else {
+            goto other;
+        }
+        if (offset != 0) {
+            long total = f.hour * 60 + f.minute + offset; /* minutes into the UTC day */
+            long days = days_from_civil(f.year, f.month, f.day);
+            long shift = total >= 0 ? total / 1440 : -((-total + 1439) / 1440);
+            total -= shift * 1440;
+            civil_from_days(days + shift, &f.year, &f.month, &f.day);
+            f.hour = total / 60;
+            f.minute = total % 60;
+            if (f.year < 1 || f.year > 9999) goto other; /* Python names it */
+        }
+        PyObject *value = PyDateTimeAPI->DateTime_FromDateAndTime(
+            (int)f.year, (int)f.month, (int)f.day, (int)f.hour, (int)f.minute, (int)f.second,
+            (int)f.micro, zone, PyDateTimeAPI->DateTimeType);
+        if (value == NULL) goto fail;
+        PyList_SET_ITEM(out, i, value);
+    }
+    Py_DECREF(stamp_seq);
+    Py_DECREF(minute_seq);
+    return out;
+other:
+    Py_DECREF(stamp_seq);
+    Py_DECREF(minute_seq);
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(stamp_seq);
+    Py_DECREF(minute_seq);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"at_offsets", (PyCFunction)(void (*)(void))at_offsets, METH_FASTCALL,
+     "Each stored UTC instant shown at its offset's zone (zones: the 1681 zones of -840 to "
+     "840 minutes, utc: the zone of a NULL offset); None when one is not the usual case."},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
      "values with its non-None items replaced, in order, by results: a new list."},
     {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,
@@ -347,6 +507,10 @@ static PyMethodDef methods[] = {
 
 static int exec_module(PyObject *module) {
     (void)module;
+    if (PyDateTimeAPI == NULL) {
+        PyDateTime_IMPORT;
+        if (PyDateTimeAPI == NULL) return -1;
+    }
     if (decimal_type != NULL) return 0;
     PyObject *decimal = PyImport_ImportModule("decimal");
     if (decimal == NULL) return -1;

@@ -353,6 +353,17 @@ _ZONES: dict[Any, dt.timezone] = {
 }
 
 
+#: The zone of each offset from -14:00 to +14:00, by minutes + 840 (``_ccolumns.at_offsets``).
+_ZONE_TUPLE = tuple(_ZONES[m] for m in range(-14 * 60, 14 * 60 + 1))
+
+
+def instants_at_offsets(stamps: Sequence[Any], minutes: Sequence[Any]) -> list[Any] | None:
+    """``with_offsets`` of the stored instants themselves (``Companion.join_raw``): the UTC
+    text SQLite holds, the UTC datetimes PostgreSQL's session gives, the naive UTC ones of
+    MariaDB, each made at its offset at once, or None when one is not such a pair."""
+    return _ccolumns.at_offsets(stamps, minutes, _ZONE_TUPLE, dt.UTC)
+
+
 def with_offsets(
     instants: Sequence[Any], minutes: Sequence[Any], one: Callable[[Any, Any], Any]
 ) -> list[Any]:

@@ -127,6 +127,7 @@ _OFFSET = Companion(
     lambda: pyarrow_module().int16(),
     split_column=columns.offset_minutes_column,
     join_column=lambda instants, minutes: columns.with_offsets(instants, minutes, with_offset),
+    join_raw=columns.instants_at_offsets,
 )
 _SCALE = Companion(
     "scale",

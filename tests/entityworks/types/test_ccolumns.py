@@ -229,3 +229,78 @@ def test_on_present_serves_optional_columns_and_the_columns_beside() -> None:
 
     assert on_present(pairs, [1, None, 3], [4, 5, 6]) == [14, None, 36]
     assert on_present(pairs, [1, 2], [3, 4]) == [13, 24]
+
+
+# -- instants at their offsets ---------------------------------------------------------------
+
+from datetime import UTC, datetime, timedelta, timezone  # noqa: E402
+
+from entityworks.sql.textvalues import instant, utc_text  # noqa: E402
+from entityworks.types.columns import instants_at_offsets  # noqa: E402
+from entityworks.types.scalars import with_offset  # noqa: E402
+
+_instants = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59))
+_minutes = st.one_of(st.none(), st.integers(-840, 840))
+
+
+def _shown(value: datetime | None) -> object:
+    """Everything a datetime shows: its fields and its offset."""
+    return None if value is None else (value.isoformat(), value.utcoffset(), type(value))
+
+
+def _python(stamp: object, minutes: object) -> object:
+    try:
+        return _shown(with_offset(instant(stamp), minutes))
+    except ValueError:
+        return ValueError
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_instants, _minutes), max_size=20))
+def test_at_offsets_is_the_python_join_for_every_stored_form(
+    pairs: list[tuple[datetime, int | None]],
+) -> None:
+    minutes = [m for _, m in pairs]
+    expected = [_python(utc_text(d.replace(tzinfo=UTC)), m) for d, m in pairs]
+    for stamps in (
+        [utc_text(d.replace(tzinfo=UTC)) for d, _ in pairs],  # SQLite's text
+        [d.replace(tzinfo=UTC) for d, _ in pairs],  # PostgreSQL's UTC session
+        [d for d, _ in pairs],  # MariaDB's naive UTC
+    ):
+        got = instants_at_offsets(stamps, minutes)
+        if ValueError in expected:  # out of the years 1-9999: Python names it
+            assert got is None
+        else:
+            assert got is not None
+            assert [_shown(v) for v in got] == expected
+
+
+@pytest.mark.parametrize(
+    ("stamp", "minutes"),
+    [
+        ("2024-02-30T10:00:00.000000+00:00", None),  # no such day
+        ("2023-02-29T10:00:00.000000+00:00", 60),
+        ("2024-01-01T24:00:00.000000+00:00", None),
+        ("2024-01-01T10:00:00.000000+01:00", None),  # another offset
+        ("2024-01-01 10:00:00.000000+00:00", None),
+        ("2024-01-01T10:00:00+00:00", None),  # no microseconds
+        ("２０２４-01-01T10:00:00.000000+00:00", None),
+        ("2024-01-01T10:00:00.000000+00:00", True),  # a bool is no offset
+        ("2024-01-01T10:00:00.000000+00:00", 841),
+        ("2024-01-01T10:00:00.000000+00:00", 2**70),
+        ("2024-01-01T10:00:00.000000+00:00", 1.0),
+        ("9999-12-31T23:59:00.000000+00:00", 1),  # past 9999
+        ("0001-01-01T00:00:00.000000+00:00", -1),  # before 1
+        (datetime(2024, 1, 1, tzinfo=timezone(timedelta(hours=1))), None),
+        (None, 60),  # an offset beside a NULL
+        (b"2024-01-01T10:00:00.000000+00:00", None),
+    ],
+)
+def test_at_offsets_leaves_the_uncommon_to_python(stamp: object, minutes: object) -> None:
+    assert instants_at_offsets([stamp], [minutes]) is None
+
+
+def test_at_offsets_keeps_null_pairs() -> None:
+    got = instants_at_offsets([None, "2024-03-10T01:30:00.000000+00:00"], [None, -210])
+    assert got is not None and got[0] is None
+    assert got[1].isoformat() == "2024-03-09T22:00:00-03:30"
