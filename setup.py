@@ -2,8 +2,8 @@
 (``pip install .`` compiles them with the system's C compiler; a wheel carries them compiled).
 Everything else about the package is declared in pyproject.toml.
 
-Every C source ``generators/**/_c*.c`` or ``entityworks/**/_c*.c`` is one extension module of
-that dotted name (``generators/_native/_csolve.c`` is ``generators._native._csolve``): a new
+Every C source ``generators/**/_c*.c`` or ``entityworks/**/*.c`` is one extension module of
+that dotted name (``entityworks/types/cloops.c`` is ``entityworks.types.cloops``): a new
 engine needs no change here. The engines take NumPy arrays through the buffer protocol only
 (no NumPy headers at build time) and check every buffer's shape, strides and ranges before a
 loop.
@@ -34,7 +34,7 @@ if os.environ.get("ENTITYWORKS_SANITIZE") == "1":
 
 def extensions() -> list[Extension]:
     found = []
-    sources = [*(HERE / "generators").rglob("_c*.c"), *(HERE / "entityworks").rglob("_c*.c")]
+    sources = [*(HERE / "generators").rglob("_c*.c"), *(HERE / "entityworks").rglob("*.c")]
     for source in sorted(sources):
         relative = source.relative_to(HERE)
         found.append(

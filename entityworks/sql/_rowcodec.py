@@ -31,11 +31,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-# the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _ccolumns
-
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
+from ..types.columns import each as columns_each
 from ..types.columns import has_nan, has_none
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
@@ -566,9 +564,9 @@ def _spread_columns(
             out.append(main)
             if parts:
                 check = info.checked
-                checked = _ccolumns.each(check, column)
+                checked = columns_each(check, column)
                 for p in parts:
-                    out.append(_ccolumns.each(p.split, checked))
+                    out.append(columns_each(p.split, checked))
         return out
 
     return spread_columns

@@ -15,12 +15,10 @@ from functools import partial
 from operator import countOf
 from typing import Any
 
-# the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _ccolumns
-
 from ..errors import StoredValueError
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
+from ..types.columns import each as columns_each
 from ..types.columns import has_none
 from ..types.encoding import Processor, compose, skip_none
 
@@ -339,7 +337,7 @@ def _mapped(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
 
 def each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each non-None value of a column, ``None`` kept."""
-    return _ccolumns.each(fn, values)  # one C loop
+    return columns_each(fn, values)  # one C loop
 
 
 class Readers:

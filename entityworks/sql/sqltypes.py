@@ -21,10 +21,8 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-# the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _ccolumns
-
 from ..types import storage
+from ..types.columns import each as columns_each
 from ..types.columns import has_none, on_present
 from ..types.registry import Target, declare_target
 from .backends import Backend, for_name, names_where
@@ -334,7 +332,7 @@ _ISO_MICROSECONDS = methodcaller("isoformat", " ", "microseconds")
 
 def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each value of a column, ``None`` kept."""
-    return _ccolumns.each(fn, values)  # one C loop
+    return columns_each(fn, values)  # one C loop
 
 
 def _impl_column(

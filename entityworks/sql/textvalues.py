@@ -15,10 +15,8 @@ from functools import partial
 from operator import attrgetter, countOf
 from typing import Any
 
-# the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _ccolumns
-
-from ..types.columns import has_none, on_present
+from ..types.columns import decimal_keys_at_once, has_none, on_present
+from ..types.columns import each as columns_each
 from ..types.values import require_aware
 
 UTC = dt.UTC
@@ -65,8 +63,9 @@ def decimal_keys(values: Sequence[Any]) -> list[Any]:
     whole column in one ``str.translate``. A negative zero's key is a zero's.
 
     The usual column (every value's ``str`` plain or scientific decimal text) is keyed in
-    one C loop from that text (``_ccolumns.keys``, the same keys as :func:`decimal_key`)."""
-    at_once = _ccolumns.keys(values)
+    one C loop from that text (``columns.decimal_keys_at_once``: :func:`decimal_key`'s
+    keys)."""
+    at_once = decimal_keys_at_once(values)
     if at_once is not None:
         return at_once
     if has_none(values):
@@ -189,7 +188,7 @@ ColumnProcessor = Callable[[Sequence[Any]], Sequence[Any]]
 
 def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each value of a column, ``None`` kept."""
-    return _ccolumns.each(fn, values)  # one C loop
+    return columns_each(fn, values)  # one C loop
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from operator import attrgetter, countOf, eq, is_not, ne
 from typing import Any
 
 # the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _ccolumns
+from entityworks.types import cloops
 
 from .scalars import offset_minutes
 
@@ -60,6 +60,14 @@ def has_none(values: Sequence[Any]) -> bool:
 
 _PRESENT = partial(is_not, None)
 
+#: ``each(fn, values)``: ``fn`` of each present value of a column, ``None`` kept, in one C
+#: loop (:mod:`.cloops`, the column loops in C, which only this package imports).
+each = cloops.each
+#: The sortable keys of a column of Decimals (SQLite's ``__key`` column, as
+#: ``sql.textvalues.decimal_key`` writes them), ``None`` kept, from each value's ``str`` in
+#: one C loop; ``None`` for a column with any other value (the caller's Python path then).
+decimal_keys_at_once = cloops.keys
+
 
 def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside: Any) -> list[Any]:
     """``fn`` (whole columns of non-None values -> one result each) of the present values
@@ -70,7 +78,7 @@ def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside:
         return list(fn(values, *beside))
     present = list(map(_PRESENT, values))
     others = [list(compress(column, present)) for column in beside]
-    return _ccolumns.fill(values, fn(list(compress(values, present)), *others))
+    return cloops.fill(values, fn(list(compress(values, present)), *others))
 
 
 def _present(values: Sequence[Any], kind: type) -> tuple[bool, list[Any] | Sequence[Any]]:
@@ -353,7 +361,7 @@ _ZONES: dict[Any, dt.timezone] = {
 }
 
 
-#: The zone of each offset from -14:00 to +14:00, by minutes + 840 (``_ccolumns.at_offsets``).
+#: The zone of each offset from -14:00 to +14:00, by minutes + 840 (``cloops.at_offsets``).
 _ZONE_TUPLE = tuple(_ZONES[m] for m in range(-14 * 60, 14 * 60 + 1))
 
 
@@ -361,7 +369,7 @@ def instants_at_offsets(stamps: Sequence[Any], minutes: Sequence[Any]) -> list[A
     """``with_offsets`` of the stored instants themselves (``Companion.join_raw``): the UTC
     text SQLite holds, the UTC datetimes PostgreSQL's session gives, the naive UTC ones of
     MariaDB, each made at its offset at once, or None when one is not such a pair."""
-    return _ccolumns.at_offsets(stamps, minutes, _ZONE_TUPLE, dt.UTC)
+    return cloops.at_offsets(stamps, minutes, _ZONE_TUPLE, dt.UTC)
 
 
 def with_offsets(

@@ -17,7 +17,7 @@ import uuid
 from typing import Any
 
 # the C module by its package (import-linter sees no module it cannot read as source)
-from entityworks.types import _ccolumns
+from entityworks.types import cloops
 
 from ..errors import UnsupportedTypeError
 from . import columns, storage, values
@@ -155,7 +155,7 @@ _PLAIN = Companion(
     older=(_SCALE,),
     split_column=columns.decimal_text_column,
     join_column=lambda mains, texts: columns.decimals_as_written(mains, texts, _decimal_as_written),
-    join_raw=_ccolumns.as_written,
+    join_raw=cloops.as_written,
 )
 _NEGZERO = Companion(
     "negzero",

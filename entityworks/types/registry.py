@@ -87,7 +87,7 @@ class Companion:
     join_column: Callable[[Sequence[Any], Sequence[Any]], list[Any]] | None = None
     #: ``join_column`` of the columns as the database gives them, the field's own column
     #: not yet decoded (``join_raw(stored mains, parts)``), done at once where one loop
-    #: can (a SQLite Decimal's key and text: ``_ccolumns.as_written``); it answers
+    #: can (a SQLite Decimal's key and text: ``cloops.as_written``); it answers
     #: ``None`` for any column it does not read exactly so, which is then decoded and
     #: joined as usual.
     join_raw: Callable[[Sequence[Any], Sequence[Any]], list[Any] | None] | None = None

@@ -1,8 +1,10 @@
-"""The C loops of a SQLite Decimal column (``entityworks/types/_ccolumns.c``) against the
-Python functions they stand in for: ``textvalues.decimal_key`` (the key of each value) and
-``entries._decimal_as_written`` (the value read back from a key and its text).
+"""The C column loops (``entityworks/types/cloops.c``) against the Python they stand in for:
+``each`` and ``fill`` against list comprehensions, ``at_offsets`` against the offset join,
+and a SQLite Decimal column's two texts against ``textvalues.decimal_key`` (the key of
+each value) and ``entries._decimal_as_written`` (the value read back from a key and its
+text).
 
-Either C function may answer None (the caller then takes the Python path); when it answers a
+A C function may answer None (the caller then takes the Python path); when it answers a
 list, that list must be exactly the Python one. For the values the rule accepts, it must not
 answer None (else the fast path would never run)."""
 
@@ -16,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from entityworks.sql.textvalues import decimal_key
-from entityworks.types import _ccolumns
+from entityworks.types import cloops
 from entityworks.types.entries import _decimal_as_written
 from entityworks.types.scalars import check_decimal
 
@@ -51,7 +53,7 @@ accepted_decimals = st.builds(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(any_decimals, st.none()), max_size=20))
 def test_keys_are_decimal_key_whenever_given(values: list[Decimal | None]) -> None:
-    keys = _ccolumns.keys(values)
+    keys = cloops.keys(values)
     if keys is None:
         return
     assert keys == [None if v is None else decimal_key(v) for v in values]
@@ -60,7 +62,7 @@ def test_keys_are_decimal_key_whenever_given(values: list[Decimal | None]) -> No
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(accepted_decimals, st.none()), max_size=20))
 def test_keys_of_every_accepted_value(values: list[Decimal | None]) -> None:
-    assert _ccolumns.keys(values) == [None if v is None else decimal_key(v) for v in values]
+    assert cloops.keys(values) == [None if v is None else decimal_key(v) for v in values]
 
 
 @pytest.mark.parametrize(
@@ -69,7 +71,7 @@ def test_keys_of_every_accepted_value(values: list[Decimal | None]) -> None:
 )
 def test_keys_of_edge_values(text: str) -> None:
     value = Decimal(text)
-    assert _ccolumns.keys([value]) == [decimal_key(value)]
+    assert cloops.keys([value]) == [decimal_key(value)]
 
 
 class _MyDecimal(Decimal):
@@ -89,7 +91,7 @@ class _MyDecimal(Decimal):
     ],
 )
 def test_keys_leave_the_uncommon_to_python(value: object) -> None:
-    assert _ccolumns.keys([Decimal("1.5"), value]) is None
+    assert cloops.keys([Decimal("1.5"), value]) is None
 
 
 @settings(max_examples=400, deadline=None)
@@ -99,7 +101,7 @@ def test_as_written_reads_each_accepted_value_back_with_its_exponent(
 ) -> None:
     keys = [None if v is None else decimal_key(v) for v in values]
     texts = [None if v is None else format(v, "f") for v in values]
-    read = _ccolumns.as_written(keys, texts)
+    read = cloops.as_written(keys, texts)
     assert read is not None
     assert [None if v is None else str(v) for v in read] == [
         None if v is None else str(v) for v in values
@@ -144,7 +146,7 @@ def test_as_written_answers_only_what_python_reads(
     Python path reads the same values, exponents included."""
     keys = [decimal_key(v) if _accepted(v) else format(v, "f") for v, _, _ in pairs]
     texts = [_variant(v, how, noise) for v, how, noise in pairs]
-    read = _ccolumns.as_written(keys, texts)
+    read = cloops.as_written(keys, texts)
     if read is None:
         return
     for (value, _, _), key, text, got in zip(pairs, keys, texts, read, strict=True):
@@ -170,14 +172,14 @@ def test_as_written_answers_only_what_python_reads(
     ],
 )
 def test_as_written_leaves_the_uncommon_to_python(keys: list[object], texts: list[object]) -> None:
-    assert _ccolumns.as_written(keys, texts) is None
+    assert cloops.as_written(keys, texts) is None
 
 
 def test_as_written_keeps_null_pairs_and_the_exponent() -> None:
     values = [Decimal("1.50"), None, Decimal("-0.0001"), Decimal("0.000"), Decimal("-12")]
     keys = [None if v is None else decimal_key(v) for v in values]
     texts = [None if v is None else format(v, "f") for v in values]
-    read = _ccolumns.as_written(keys, texts)
+    read = cloops.as_written(keys, texts)
     assert read is not None
     shown = [None if v is None else str(v) for v in read]
     assert shown == ["1.50", None, "-0.0001", "0.000", "-12"]
@@ -187,37 +189,37 @@ def test_the_context_does_not_round_what_is_read() -> None:
     value = Decimal("12345678901234567890123456789012345.123456789012345678901234567890")
     with decimal.localcontext() as context:
         context.prec = 5
-        read = _ccolumns.as_written([decimal_key(value)], [format(value, "f")])
+        read = cloops.as_written([decimal_key(value)], [format(value, "f")])
     assert read is not None and str(read[0]) == str(value)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=5)), max_size=30))
 def test_each_is_the_function_of_each_present_value(values: list[object]) -> None:
-    assert _ccolumns.each(repr, values) == [None if v is None else repr(v) for v in values]
-    assert _ccolumns.each(repr, tuple(values)) == _ccolumns.each(repr, values)
+    assert cloops.each(repr, values) == [None if v is None else repr(v) for v in values]
+    assert cloops.each(repr, tuple(values)) == cloops.each(repr, values)
 
 
 def test_each_raises_what_the_function_raises_and_survives_a_changing_list() -> None:
     with pytest.raises(ValueError):
-        _ccolumns.each(int, ["1", None, "x"])
+        cloops.each(int, ["1", None, "x"])
     values: list[object] = [1, 2, 3, 4]
     with pytest.raises(RuntimeError, match="changed size"):
-        _ccolumns.each(lambda v: values.clear(), values)
+        cloops.each(lambda v: values.clear(), values)
     with pytest.raises(TypeError):
-        _ccolumns.each(repr, 5)
+        cloops.each(repr, 5)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.integers()), max_size=30))
 def test_fill_puts_each_result_in_its_value_s_place(values: list[int | None]) -> None:
     results = [str(v) for v in values if v is not None]
-    assert _ccolumns.fill(values, results) == [None if v is None else str(v) for v in values]
+    assert cloops.fill(values, results) == [None if v is None else str(v) for v in values]
     if results:
         with pytest.raises(ValueError):
-            _ccolumns.fill(values, results[1:])
+            cloops.fill(values, results[1:])
     with pytest.raises(ValueError):
-        _ccolumns.fill(values, [*results, "extra"])
+        cloops.fill(values, [*results, "extra"])
 
 
 def test_on_present_serves_optional_columns_and_the_columns_beside() -> None:

@@ -525,9 +525,9 @@ static PyModuleDef_Slot slots[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_ccolumns",
+    PyModuleDef_HEAD_INIT, "cloops",
     "Column loops: fn of each present value; a SQLite Decimal column's key and text.",
     0, methods, slots, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__ccolumns(void) { return PyModuleDef_Init(&module_def); }
+PyMODINIT_FUNC PyInit_cloops(void) { return PyModuleDef_Init(&module_def); }

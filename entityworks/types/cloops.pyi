@@ -1,4 +1,4 @@
-"""Types of the C column loops (entityworks/types/_ccolumns.c)."""
+"""Types of the C column loops (entityworks/types/cloops.c)."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
