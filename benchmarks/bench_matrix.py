@@ -2,9 +2,11 @@
 driver storing the type the backend's natural way.
 
     python benchmarks/bench_matrix.py [--paths given,generated,select,iterate]
+                                      [--memory] [--memory-timeout 3600]
                                       [--types int,UUID,wide]
                                       [--backends sqlite,postgresql,mariadb]
                                       [--rows 10000,100000] [--repeat 3]
+                                      [--record-as matrix]
                                       [--postgres URL] [--mariadb URL]
 
 Rows: one table per type, ``(id, v)``, for bool, int, float, str, bytes, Decimal (4 places),
@@ -26,6 +28,27 @@ clock, best of ``--repeat``:
 * ``iterate select`` (``for obj in Store.select(cls)``, nothing kept) against ``fetchmany``
   of 2,000 rows after ``fetchmany``, building each batch's objects.
 
+Peak memory, the paths ``memory`` and ``memory-select`` (not in the default ``--paths``;
+``--memory`` adds both): each side of each cell runs in a subprocess of its own (this script
+with ``--memory-child``), so that one side's peak cannot hide in the other's. The baseline
+is the child's resident size once everything is imported, connected and the table created,
+with its peak reset to it (``/proc/self/clear_refs``); the figure is the peak (``VmHWM``)
+after the work less the baseline, in MB, at least ``MB_FLOOR`` (1 MB):
+
+* ``insert_many(generator), peak MB``: ``Store.insert_many`` of a generator of the rows,
+  keys given, against the driver's bulk write of the same generator as it comes
+  (``Peer.insert_stream``): ``sqlite3`` ``executemany`` of a generator of converted
+  tuples, psycopg's binary ``COPY`` writing each row as it is made, PyMySQL ``executemany``
+  of 10,000 rows at a time, in one transaction;
+* ``iterate select, peak MB``: ``for obj in Store.select(cls)`` against the peer's
+  ``fetchmany`` loop, on the table the write left, nothing kept.
+
+Each child checks what it wrote (the row count and the three sampled rows, made again
+from the same seed) or read (the count); a child that fails, prints no figure or outlasts
+``--memory-timeout`` seconds stops the run with its arguments and the end of its output.
+The memory "ratio" is the peer's MB above the baseline over ours (above 1: we hold less),
+recorded with ``lower_is_better`` as ``bench_pipeline``'s memory line is.
+
 The peer stores each type the backend's natural way and converts inside its clock:
 
 * SQLite (``sqlite3``, WAL, ``synchronous=NORMAL`` on both sides, ``executemany`` in one
@@ -45,7 +68,8 @@ The peer stores each type the backend's natural way and converts inside its cloc
 What each side stored or read is checked against the objects it was given: the row count
 and three sampled rows (first, middle, last), compared to the original objects (aware
 datetimes compare as instants, Decimals as numbers). Each cell is printed with both speeds,
-the ratio (ours / peer) and the load, and recorded under the bench name ``matrix``.
+the ratio (ours / peer) and the load, and recorded under the bench name ``matrix`` (or
+``--record-as``: ``report.py`` runs one million rows of the worst rows as ``matrix-1m``).
 """
 
 from __future__ import annotations
