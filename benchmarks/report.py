@@ -146,11 +146,19 @@ def _machine(records: list[dict[str, Any]]) -> str:
     return f"Measured on {said}, by `python benchmarks/report.py run` ({len(records)} figures).\n"
 
 
+def _late(r: dict[str, Any]) -> str:
+    """One line of the "behind" list: a speed, or a memory figure with both sides' MB."""
+    if r["unit"] == MEMORY_UNIT:
+        return (
+            f"- {r['work']} ({r['row']}): {_value(r['ours_value'], MEMORY_UNIT)} against "
+            f"{_value(r['peer_value'], MEMORY_UNIT)} of {r['peer']} ({r['speed']:.2f}x)\n"
+        )
+    return f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n"
+
+
 def _behind(records: list[dict[str, Any]]) -> str:
     late = [r for r in records if r["speed"] < 1 - LEVEL and r["bench"] not in MATRICES]
-    text = "".join(
-        f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n" for r in late
-    )
+    text = "".join(map(_late, late))
     for name, title in MATRICES.items():
         mine = [r for r in records if r["bench"] == name]
         cells = [r for r in mine if r["unit"] != MEMORY_UNIT]

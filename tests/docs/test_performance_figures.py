@@ -267,3 +267,14 @@ def test_a_failing_or_late_memory_child_stops_the_run_naming_it(tmp_path: Path) 
     args = ["ours", "write", "sqlite", "int", "10", str(tmp_path), "-"]
     with pytest.raises(RuntimeError, match=r"\(ours write sqlite int 10\) did not finish in 0 s"):
         matrix._child(args, 0.01)
+
+
+def test_a_memory_figure_behind_is_said_in_mb_not_as_a_speed() -> None:
+    record = _cell("SQLite insert_many from a generator", "Row8", 0.5, 25.0, unit="MB")
+    record["bench"] = "pipeline"
+    rendered = report.render("<!-- figures: behind -->\n<!-- /figures -->\n", [record])
+    assert (
+        "- SQLite insert_many from a generator (Row8): 25.0 MB against 0.50 MB of raw driver "
+        "(0.02x)\n" in rendered
+    )
+    assert "the speed of" not in rendered
