@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import each as columns_each
-from ..types.columns import has_nan, has_none
+from ..types.columns import has_nan, on_present
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
 from ._rowdecode import ColumnFn, Readers, each
@@ -353,13 +353,7 @@ def _encoded_at_once(
 
     def step(column: Sequence[Any]) -> list[Sequence[Any]]:
         try:
-            if not has_none(column):
-                encoded: list[Any] = many(column)
-            else:
-                at = [k for k, v in enumerate(column) if v is not None]
-                encoded = [None] * len(column)
-                for k, v in zip(at, many([column[k] for k in at]), strict=True):
-                    encoded[k] = v
+            encoded = on_present(many, column)
             return [encoded if bound is None else bound(encoded)]
         except (TypeError, ValueError, OverflowError):
             return [list(map(full, column))]

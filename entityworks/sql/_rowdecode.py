@@ -19,7 +19,7 @@ from ..errors import StoredValueError
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
 from ..types.columns import each as columns_each
-from ..types.columns import has_none
+from ..types.columns import has_none, on_present
 from ..types.encoding import Processor, compose, skip_none
 
 ColumnFn = Callable[[Sequence[Any]], Sequence[Any]]
@@ -289,15 +289,7 @@ def column_reader(
                 out[i] = list(map(dec, out[i]))
                 continue
             first, every = many[i]
-            values = out[i] if first is None else first(out[i])
-            if not has_none(values):
-                out[i] = every(values)
-                continue
-            at = [k for k, v in enumerate(values) if v is not None]
-            column = list(values)
-            for k, v in zip(at, every([values[k] for k in at]), strict=True):
-                column[k] = v
-            out[i] = column
+            out[i] = on_present(every, out[i] if first is None else first(out[i]))
         if joins is None:
             return out
         joined: list[Sequence[Any]] = []

@@ -75,7 +75,8 @@ def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside:
     in its value's place, ``None`` kept: a column function that takes no None serves an
     Optional column with no Python call a value."""
     if not has_none(values):
-        return list(fn(values, *beside))
+        result = fn(values, *beside)
+        return result if type(result) is list else list(result)
     present = list(map(_PRESENT, values))
     others = [list(compress(column, present)) for column in beside]
     return cloops.fill(values, fn(list(compress(values, present)), *others))
@@ -88,7 +89,7 @@ def _present(values: Sequence[Any], kind: type) -> tuple[bool, list[Any] | Seque
         return True, values
     if found + countOf(map(type, values), _NONE) != len(values):
         return False, values
-    return True, [v for v in values if v is not None]
+    return True, list(filter(_PRESENT, values))
 
 
 def int_column(values: Sequence[Any]) -> bool:
