@@ -654,6 +654,26 @@ class Backend:
         12), so that rows encoded elsewhere are checked again; None for other types."""
         return storage_class(info)
 
+    def arrow_form(
+        self, info: Any, suffixes: tuple[str, ...]
+    ) -> Callable[[Any, bool], list[Sequence[Any]] | None] | None:
+        """The columnar lane's SQL columns of a field of ``info``'s type computed from its
+        Arrow column (see :mod:`entityworks.sql._arrowforms`), where its table's companion
+        columns are ``suffixes``: on a backend that keeps the type as text, the text made
+        by Arrow's kernels; None (the values decoded and encoded one by one) elsewhere, for
+        a type of its own SQL codec, or beside other companions (an older table)."""
+        if not self.text_values:
+            return None
+        from .._arrowforms import TEXT_ARROW_FORMS
+
+        found = TEXT_ARROW_FORMS.get(info.check) if info.check is not None else None
+        if found is None:
+            return None
+        storage, expected, form = found
+        if getattr(info.sql_codec.column_type, "name", None) != storage or suffixes != expected:
+            return None
+        return form
+
     def value_refusal(
         self, info: Any, nullable: bool
     ) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], bool]] | None:
