@@ -67,17 +67,23 @@ class ColumnRows(Sequence[tuple[Any, ...]]):
     ``ready``: by schema column index, SQL columns already made (the field's own, then its
     companions'), which the bulk encoding takes in place of encoding that column's values
     (see ``Backend.arrow_form``); that column's values are then usually a
-    :class:`LazyColumn`, made only where a value is asked for (the checked path)."""
+    :class:`LazyColumn`, made only where a value is asked for (the checked path).
+    ``source``: the rows as the backend made them from their Arrow batch, which it may
+    write as they are."""
 
     def __init__(
         self,
         columns: Sequence[Sequence[Any]],
         size: int,
         ready: dict[int, list[Sequence[Any]]] | None = None,
+        source: Any = None,
     ) -> None:
         self.columns = list(columns)
         self.size = size
         self.ready = ready or None
+        #: What the backend made of the rows' Arrow batch (``Backend.arrow_rows``), if
+        #: anything: it writes that (``Rows.arrow``).
+        self.source = source
 
     def __len__(self) -> int:
         return self.size
@@ -417,6 +423,16 @@ class Rows:
         if self.schema_rows or self.value_rows or self.model.schema.parent is not None:
             return None
         return self.items
+
+    def arrow(self) -> Any | None:
+        """What the backend made of the columnar lane's Arrow batch of these rows, all of
+        them (``Backend.arrow_rows``), else None. A backend that writes it stores what
+        it would store of the decoded values, or is refused (:meth:`attempt`) and writes
+        the rows another way."""
+        items = self.items
+        if not self.value_rows or not isinstance(items, ColumnRows):
+            return None
+        return items.source
 
     def bound(self) -> list[Sequence[Any]]:
         """SQL rows as the driver takes them: the bulk checks (a column at a time) and the

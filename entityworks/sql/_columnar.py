@@ -116,6 +116,7 @@ def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH)
     model = _columnar_model(db, cls)
     schema = model.schema
     may_lack = _generated_key(model)
+    key = schema.primary_key.name if schema.primary_key is not None else None
     forms = _arrow_forms(db, model)
     count = 0
     parts = _slices(_as_tables(data), max(1, batch_size))
@@ -126,10 +127,15 @@ def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH)
             # then decoded only if asked for: a row refused, located value by value)
             ready: dict[int, list[Sequence[Any]]] = {}
             made: set[str] = set()
+            # (a field with companion columns beside it, as entityworks 0.2 wrote them,
+            # is read by from_arrow's rules)
+            older = older_names(schema.field_columns, set(part.column_names))
+            # the whole batch made ready for the backend's bulk writer where it can: then
+            # only the key is decoded now (the rest only if the database refuses the rows)
+            whole = None if forms or older else db.backend.arrow_rows(model, part)
+            if whole is not None:
+                made = {c.name for c in schema.field_columns if c.name != key}
             if forms:
-                # (a field with companion columns beside it, as entityworks 0.2 wrote
-                # them, is read by from_arrow's rules)
-                older = older_names(schema.field_columns, set(part.column_names))
                 for i, name, nullable, form in forms:
                     if name in part.column_names and not any(
                         p.column(name) == n for n, p in older.items()
@@ -149,7 +155,9 @@ def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH)
                     partial(_decoded, schema, part, name, may_lack, cls, count), size
                 )
             absent = [None] * size  # a key the database generates
-            rows = ColumnRows([columns.get(c.name, absent) for c in schema.columns], size, ready)
+            rows = ColumnRows(
+                [columns.get(c.name, absent) for c in schema.columns], size, ready, whole
+            )
             # checked, encoded and written as insert_many's rows of instances are (its
             # errors name the row in the whole input)
             write_encoded(db, conn, model, rows, counting_from(count), values=True)

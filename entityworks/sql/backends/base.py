@@ -99,6 +99,7 @@ class RowWriter(Protocol):
     @property
     def dialect(self) -> sa.Dialect: ...
     def instances(self) -> Sequence[Any] | None: ...
+    def arrow(self) -> Any | None: ...
     def bound(self) -> list[Sequence[Any]]: ...
     def streamed(self) -> Iterable[Sequence[Any]] | None: ...
     def checked(self) -> list[Sequence[Any]]: ...
@@ -653,6 +654,14 @@ class Backend:
         driver binds as they are and a column of that class could convert (``'12'`` into
         12), so that rows encoded elsewhere are checked again; None for other types."""
         return storage_class(info)
+
+    def arrow_rows(self, model: Any, table: Any) -> Any | None:
+        """The columnar lane's batch ``table`` (a ``pyarrow.Table`` of ``model``'s fields)
+        made ready for this backend's bulk writer as a whole, which then writes it as it
+        is (``RowWriter.arrow``) where it can: exactly what it would store of the decoded
+        values, or refused by the database (the rows are then decoded and written the
+        usual way, which names the row). None (the usual way) by default."""
+        return None
 
     def arrow_form(
         self, info: Any, suffixes: tuple[str, ...]

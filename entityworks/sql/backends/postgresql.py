@@ -238,6 +238,27 @@ def copy_rows(
                 write(row)
 
 
+def copy_body(rows: RowWriter, body: Any) -> None:
+    """One binary COPY of every column of ``rows``' table, its rows the binary values of
+    ``body`` (see :meth:`PostgreSQL.arrow_rows`), sent about a megabyte at a time."""
+    import numpy as np
+
+    model = rows.model
+    preparer = rows.dialect.identifier_preparer
+    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
+    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
+    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN (FORMAT BINARY)"
+    _validity, offsets, data = body.buffers()
+    ends = np.frombuffer(offsets, np.int32, len(body) + 1, body.offset * 4)
+    with copying(rows, sql) as copy:
+        copy.write(COPY_HEADER)
+        step = max(1, len(body) * (1 << 20) // max(1, int(ends[-1] - ends[0])))
+        for start in range(0, len(body), step):
+            stop = min(len(body), start + step)
+            copy.write(memoryview(data)[int(ends[start]) : int(ends[stop])])
+        copy.write(COPY_TRAILER)
+
+
 #: Names of the server-side cursors of reads (unique per process; a cursor's name lives in
 #: its transaction only).
 _CURSORS = count()
@@ -515,6 +536,14 @@ class PostgreSQL(Backend):
         if rows.kind != "insert":
             super().write_rows(conn, rows)
             return
+        body = rows.arrow()
+        if (
+            body is not None
+            and not rows.logging()
+            and not rows.listened()
+            and rows.attempt(lambda: copy_body(rows, body))
+        ):
+            return
         chunks = rows.gated_chunks()
         if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
             return
@@ -522,6 +551,20 @@ class PostgreSQL(Backend):
         if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
             return
         super().write_rows(conn, rows)
+
+    def arrow_rows(self, model: Any, table: Any) -> Any | None:
+        """The rows of ``table`` as binary COPY rows made a column at a time
+        (:func:`._arrowcopy.binary_rows`), where the table's columns all have such a form."""
+        codec = model.codec
+        if codec.copy_types is None:
+            return None
+        from ._arrowcopy import binary_rows
+
+        fields = []
+        for c, (main, extra, _parts, info) in zip(model.schema.columns, codec.plan, strict=True):
+            types = tuple(codec.copy_types[i] for i in (main, *extra))
+            fields.append((c.name, c.nullable, info.check, types))
+        return binary_rows(table, fields)
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """The rows COPYed without their key, the keys known from the sequence afterwards

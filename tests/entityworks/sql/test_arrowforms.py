@@ -303,3 +303,17 @@ def test_older_companion_columns_beside_are_read_as_from_arrow_reads_them(file_s
     )
     store.insert_arrow(EdgesCopy, older)
     assert sql_rows(path, store.table(EdgesCopy).name) == sql_rows(path, store.table(Edges).name)
+
+
+def test_offsets_written_by_another_tool() -> None:
+    # an offset of 0 given (to_arrow writes UTC's as null) is UTC's: no companion value
+    from entityworks.arrow import from_arrow
+
+    instants = pa.array([0, 10**15, 2 * 10**15, 3 * 10**15], pa.timestamp("us", tz="UTC"))
+    minutes = pa.array([0, 1, None, -210], pa.int16())
+    array = pa.StructArray.from_arrays([instants, minutes], ["value", "offset"])
+    values = [a.v for a in from_arrow(Aware, pa.table({"v": array}))]
+    assert aware_datetime_text(array, True) == [
+        each(utc_text, values),
+        each(offset_minutes, values),
+    ]
