@@ -34,6 +34,7 @@ from ..registry import (
     check_decimal,
     check_time,
 )
+from .textvalues import _NINES
 
 if TYPE_CHECKING:
     pass
@@ -198,7 +199,7 @@ def decimal_text(array: Any, nullable: bool) -> list[Sequence[Any]] | None:
     is: a scale of 0 to 30 and at most 35 digits before the point; its ``scale`` beside
     it (as ``to_arrow`` writes it) the column's own on every row. Arrow writes the text
     of the numbers; the key pads and trims it, the negative ones' digits complemented
-    in one pass over the bytes (:func:`_nines`)."""
+    in one ``str.translate``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -235,34 +236,14 @@ def decimal_text(array: Any, nullable: bool) -> list[Sequence[Any]] | None:
     key = pc.binary_join_element_wise(
         pc.utf8_lpad(integer, width=DECIMAL_INTEGER_DIGITS, padding="0"), tail, ""
     )
+    keys: list[Any] = key.to_pylist()
     negative = pc.fill_null(pc.starts_with(text, "-"), False)
     if pc.any(negative).as_py():
-        key = pc.if_else(
-            negative, pc.binary_join_element_wise("-", _nines(key, negative), "~", ""), key
-        )
-    return [key.to_pylist(), text.to_pylist()]
-
-
-def _nines(texts: Any, rows: Any) -> Any:
-    """``texts`` (ASCII) with each digit ``d`` of the ``rows`` that are True made ``9 - d``
-    (:func:`.textvalues.decimal_key`'s nines' complement), in one pass over the bytes."""
-    import numpy as np
-    import pyarrow as pa
-
-    validity, offsets, data = texts.buffers()
-    ends = np.frombuffer(offsets, np.int32, len(texts) + 1, texts.offset * 4)
-    first, last = int(ends[0]), int(ends[-1])
-    chars = np.frombuffer(data, np.uint8, last - first, first).copy()
-    chosen = np.repeat(rows.to_numpy(zero_copy_only=False), np.diff(ends))
-    digits = chosen & (chars >= 48) & (chars <= 57)  # b"0" .. b"9"
-    chars[digits] = 105 - chars[digits]  # b"0" + b"9" - d
-    return pa.StringArray.from_buffers(
-        len(texts),
-        pa.py_buffer(((ends - first).astype(np.int32)).data),
-        pa.py_buffer(chars.data),
-        validity,
-        texts.null_count,
-    )
+        rows = pc.indices_nonzero(negative).to_pylist()
+        complements = "\n".join([keys[i] for i in rows]).translate(_NINES).split("\n")
+        for i, complement in zip(rows, complements, strict=True):
+            keys[i] = f"-{complement}~"
+    return [keys, text.to_pylist()]
 
 
 #: The form of each rule that has one, by the rule (``TypeInfo.check``), with the

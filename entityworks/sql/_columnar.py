@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._gcpause import paused_gc
 from ..errors import EntityworksError, WriteError
 from ._bound import BoundModel, counting_from
 from ._bulk import BATCH, ColumnRows, LazyColumn
@@ -159,8 +160,10 @@ def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH)
                 [columns.get(c.name, absent) for c in schema.columns], size, ready, whole
             )
             # checked, encoded and written as insert_many's rows of instances are (its
-            # errors name the row in the whole input)
-            write_encoded(db, conn, model, rows, counting_from(count), values=True)
+            # errors name the row in the whole input); the rows' tuples and the driver's
+            # parameters hold plain values: the collector's passes would find nothing
+            with paused_gc():
+                write_encoded(db, conn, model, rows, counting_from(count), values=True)
             count += size
     return count
 
