@@ -19,7 +19,7 @@ Optional, a wider Decimal) makes :func:`binary_rows` answer ``None``: the usual 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ...registry import (
@@ -32,6 +32,7 @@ from ...registry import (
     check_int,
     check_str,
 )
+from .._rowcodec import GateRefused
 
 #: Microseconds from 1970 to 2000 (PostgreSQL's timestamps count from 2000).
 _PG_EPOCH_US = (dt.datetime(2000, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
@@ -310,4 +311,60 @@ def binary_rows(table: Any, fields: Sequence[tuple[str, bool, Any, tuple[str, ..
     return pc.binary_join_element_wise(pa.scalar(head, pa.binary()), *columns, b"")
 
 
-__all__ = ["binary_rows"]
+#: Rows made and sent at a time by :class:`ArrowRows`: the server stores one slice while
+#: the next is made (a few hundred kilobytes).
+SLICE = 4096
+
+
+class Declined(GateRefused):
+    """A slice of the rows has a column :func:`binary_rows` does not make (refused as a
+    gate refuses a batch: the caller's savepoint is undone, the rows go the usual way)."""
+
+    def __init__(self, start: int) -> None:
+        super().__init__("(a column from Arrow)", start)
+
+
+class ArrowRows:
+    """The binary COPY rows of a table, made a slice of :data:`SLICE` rows at a time as
+    they are sent (:meth:`parts`), so that the server stores each while the next is made.
+    Made only where the first slice is (:meth:`of`); a later slice that is not raises
+    :class:`Declined` while the rows are sent (the caller's savepoint then undoes the
+    COPY, and the rows go the usual way)."""
+
+    def __init__(self, table: Any, fields: Sequence[tuple[str, bool, Any, tuple[str, ...]]]):
+        self.table = table
+        self.fields = fields
+        self.first: Any = None
+
+    @classmethod
+    def of(
+        cls, table: Any, fields: Sequence[tuple[str, bool, Any, tuple[str, ...]]]
+    ) -> ArrowRows | None:
+        """The rows of ``table`` (see :func:`binary_rows`), or None where the first slice
+        has a column that is not made so."""
+        rows = cls(table, fields)
+        rows.first = binary_rows(table.slice(0, SLICE), fields)
+        return None if rows.first is None else rows
+
+    def __len__(self) -> int:
+        return int(self.table.num_rows)
+
+    def parts(self) -> Iterator[Any]:
+        """Each slice's rows, as bytes (a buffer): the rows one after another."""
+        import numpy as np
+
+        for start in range(0, len(self), SLICE):
+            made = (
+                self.first
+                if start == 0
+                else binary_rows(self.table.slice(start, SLICE), self.fields)
+            )
+            if made is None:
+                raise Declined(start)
+            _validity, offsets, data = made.buffers()
+            ends = np.frombuffer(offsets, np.int32, len(made) + 1, made.offset * 4)
+            yield memoryview(data)[int(ends[0]) : int(ends[-1])]
+        self.first = None
+
+
+__all__ = ["SLICE", "ArrowRows", "Declined", "binary_rows"]

@@ -239,23 +239,17 @@ def copy_rows(
 
 
 def copy_body(rows: RowWriter, body: Any) -> None:
-    """One binary COPY of every column of ``rows``' table, its rows the binary values of
-    ``body`` (see :meth:`PostgreSQL.arrow_rows`), sent about a megabyte at a time."""
-    import numpy as np
-
+    """One binary COPY of every column of ``rows``' table, its rows those ``body`` makes
+    a slice at a time (see :meth:`PostgreSQL.arrow_rows`)."""
     model = rows.model
     preparer = rows.dialect.identifier_preparer
     columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
     # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
     sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN (FORMAT BINARY)"
-    _validity, offsets, data = body.buffers()
-    ends = np.frombuffer(offsets, np.int32, len(body) + 1, body.offset * 4)
     with copying(rows, sql) as copy:
         copy.write(COPY_HEADER)
-        step = max(1, len(body) * (1 << 20) // max(1, int(ends[-1] - ends[0])))
-        for start in range(0, len(body), step):
-            stop = min(len(body), start + step)
-            copy.write(memoryview(data)[int(ends[start]) : int(ends[stop])])
+        for part in body.parts():
+            copy.write(part)
         copy.write(COPY_TRAILER)
 
 
@@ -553,18 +547,19 @@ class PostgreSQL(Backend):
         super().write_rows(conn, rows)
 
     def arrow_rows(self, model: Any, table: Any) -> Any | None:
-        """The rows of ``table`` as binary COPY rows made a column at a time
-        (:func:`._arrowcopy.binary_rows`), where the table's columns all have such a form."""
+        """The rows of ``table`` as binary COPY rows made a column at a time, a slice at a
+        time while they are sent (:class:`._arrowcopy.ArrowRows`), where the table's
+        columns all have such a form."""
         codec = model.codec
         if codec.copy_types is None:
             return None
-        from ._arrowcopy import binary_rows
+        from ._arrowcopy import ArrowRows
 
         fields = []
         for c, (main, extra, _parts, info) in zip(model.schema.columns, codec.plan, strict=True):
             types = tuple(codec.copy_types[i] for i in (main, *extra))
             fields.append((c.name, c.nullable, info.check, types))
-        return binary_rows(table, fields)
+        return ArrowRows.of(table, fields)
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """The rows COPYed without their key, the keys known from the sequence afterwards

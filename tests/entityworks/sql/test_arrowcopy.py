@@ -242,3 +242,38 @@ def test_offsets_written_by_another_tool(pg: Store, copied: list[int]) -> None:
     pg.insert_arrow(AmountCopy, table)
     assert copied == [4]
     assert table_bytes(pg, AmountCopy) == table_bytes(pg, Amount)
+
+
+def test_a_later_slice_not_made_from_arrow_goes_the_usual_way(pg: Store, copied: list[int]) -> None:
+    # one Decimal of another exponent past the first slice: that batch's COPY is undone
+    # and the batch written from the decoded values (the exponent kept)
+    from entityworks.sql.backends._arrowcopy import SLICE
+
+    pg.create(Amount)
+    pg.create(AmountCopy)
+    n = SLICE + 500
+    values = [decimal.Decimal(i).scaleb(-2) for i in range(n)]
+    values[SLICE + 100] = decimal.Decimal("1.5")
+    objs = [Amount(i, v, None) for i, v in enumerate(values)]
+    pg.insert_many(objs)
+    pg.insert_arrow(AmountCopy, to_arrow(AmountCopy, [AmountCopy(o.id, o.v, o.at) for o in objs]))
+    assert copied == []  # (the one batch went the usual way)
+    assert table_bytes(pg, AmountCopy) == table_bytes(pg, Amount)
+
+
+def test_a_null_past_the_first_slice_is_named(pg: Store) -> None:
+    import pyarrow as pa
+
+    from entityworks.sql.backends._arrowcopy import SLICE
+
+    pg.create(MixCopy)
+    table = to_arrow(MixCopy, copies(mixes(SLICE + 200)))
+    row = SLICE + 150
+    texts = [None if i == row else v for i, v in enumerate(table.column("s").to_pylist())]
+    bad = table.set_column(table.column_names.index("s"), "s", pa.array(texts, pa.string()))
+    with pytest.raises(EntityworksError) as caught:
+        pg.insert_arrow(MixCopy, bad)  # one batch: the null in its second slice
+    assert getattr(caught.value, "row", None) == row
+    assert getattr(caught.value, "column", None) == "s"
+    assert "MixCopy" in str(caught.value)
+    assert pg.count(MixCopy) == 0
