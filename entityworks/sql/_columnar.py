@@ -1,16 +1,23 @@
 """The columnar lane: Arrow, pandas and Parquet rows into a table, no instance per row.
 
 ``Store.insert_arrow`` / ``insert_pandas`` / ``insert_parquet`` read their input a batch
-at a time (a Parquet file by record batches: bounded memory), decode each field's Arrow
-column as :func:`~entityworks.arrow.from_arrow` does (the values it would build the
-instances of) and hand the rows of those values to the one write pipeline
-(``write_encoded`` with ``values``): each column encoded and checked a column at a time by
-the same ``RowCodec.fast_columns`` as ``insert_many``'s rows of instances, so the same
-values are stored, or refused where it would refuse them, and the backend's bulk writer
-(``executemany`` on SQLite, a binary COPY on PostgreSQL, multi-row INSERTs on MariaDB)
-sends them. The whole call is one transaction: a
-refused row writes nothing and its error names the class, the row (its index in the
-whole input) and the column.
+at a time (a Parquet file by record batches: bounded memory) and hand each batch to the
+one write pipeline (``write_encoded`` with ``values``) as :class:`ColumnRows`:
+
+* where the backend makes a field's SQL columns from its Arrow column itself
+  (``Backend.arrow_form``: SQLite's text of dates, times, datetimes and Decimals, made by
+  Arrow's kernels), those columns, ready;
+* where the backend makes the whole batch ready for its bulk writer
+  (``Backend.arrow_rows``: PostgreSQL's binary COPY rows), that, which it sends as it is;
+* every other field's values decoded as :func:`~entityworks.arrow.from_arrow` decodes them,
+  then encoded and checked a column at a time by the same ``RowCodec.fast_columns`` as
+  ``insert_many``'s rows of instances.
+
+The values of a field taken the first two ways are decoded only if they are asked for (a
+refused batch written again the usual way, a row located), so the same values are
+stored, or refused where ``insert_many`` would refuse them. The whole call is one
+transaction: a refused row writes nothing and its error names the class, the row (its
+index in the whole input) and the column.
 
 A class with child lists is refused (its rows go through ``insert_many``).
 """
@@ -177,7 +184,7 @@ def _decoded(
     others = {c.name for c in schema.field_columns} - {name}
     try:
         return value_columns(schema, part, may_lack=may_lack, skip=others)[name]
-    except EntityworksError as exc:  # pragma: no cover - a column its form took decodes
+    except EntityworksError as exc:  # (a null found past the first slice of a COPY)
         raise _named(exc, cls, start) from None
 
 
