@@ -676,7 +676,7 @@ class Backend:
         from .._arrowforms import TEXT_ARROW_FORMS
 
         found = TEXT_ARROW_FORMS.get(info.check) if info.check is not None else None
-        if found is None:
+        if found is None or info.sql_codec.encode is not None:
             return None
         storage, expected, form = found
         if getattr(info.sql_codec.column_type, "name", None) != storage or suffixes != expected:

@@ -558,7 +558,9 @@ class PostgreSQL(Backend):
         fields = []
         for c, (main, extra, _parts, info) in zip(model.schema.columns, codec.plan, strict=True):
             types = tuple(codec.copy_types[i] for i in (main, *extra))
-            fields.append((c.name, c.nullable, info.check, types))
+            # (a type whose SQL codec encodes its values is not what its rule names)
+            check = info.check if info.sql_codec.encode is None else None
+            fields.append((c.name, c.nullable, check, types))
         return ArrowRows.of(table, fields)
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
