@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
-from ...types.encoding import Processor, skip_none
+from ...types.encoding import Processor, rule, skip_none
 from ...types.registry import Target
 from .._log import INFO, log_statement, sql_logger
 from .light import TITLES
@@ -676,7 +676,7 @@ class Backend:
         from .._arrowforms import TEXT_ARROW_FORMS
 
         found = TEXT_ARROW_FORMS.get(info.check) if info.check is not None else None
-        if found is None or info.sql_codec.encode is not None:
+        if found is None or rule(info) is not info.check:
             return None
         storage, expected, form = found
         if getattr(info.sql_codec.column_type, "name", None) != storage or suffixes != expected:

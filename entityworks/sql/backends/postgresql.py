@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
-from ...types.encoding import Processor, skip_none
+from ...types.encoding import Processor, rule, skip_none
 from .base import Backend, RowWriter, on_conflict
 
 #: The advisory lock key of entityworks' schema changes.
@@ -559,7 +559,7 @@ class PostgreSQL(Backend):
         for c, (main, extra, _parts, info) in zip(model.schema.columns, codec.plan, strict=True):
             types = tuple(codec.copy_types[i] for i in (main, *extra))
             # (a type whose SQL codec encodes its values is not what its rule names)
-            check = info.check if info.sql_codec.encode is None else None
+            check = info.check if rule(info) is info.check else None
             fields.append((c.name, c.nullable, check, types))
         return ArrowRows.of(table, fields)
 
