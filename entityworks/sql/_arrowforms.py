@@ -34,7 +34,6 @@ from ..registry import (
     check_decimal,
     check_time,
 )
-from .textvalues import _NINES
 
 if TYPE_CHECKING:
     pass
@@ -56,6 +55,8 @@ _DAY_US = 86_400_000_000
 _MAX_OFFSET_MINUTES = 14 * 60
 _UTC_NAMES = ("UTC", "+00:00", "Etc/UTC")
 _VALUE = "value"
+#: The nines' complement of each digit (a negative number's key, :func:`.textvalues.decimal_key`).
+_NINES = str.maketrans("0123456789", "9876543210")
 
 
 def _values_and_parts(
