@@ -125,12 +125,19 @@ class RowCodec:
         encoder: Callable[[Any], list[Any]] = eval(source, names)  # noqa: S307 - identifiers only
         return encoder
 
-    def encode_columns(self, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
-        """The SQL columns of the schema ``columns`` (each through ``fast_columns``).
+    def encode_columns(
+        self,
+        columns: Sequence[Sequence[Any]],
+        ready: dict[int, list[Sequence[Any]]] | None = None,
+    ) -> list[Sequence[Any]]:
+        """The SQL columns of the schema ``columns`` (each through ``fast_columns``), or
+        of a column ``ready`` holds, its SQL columns as they are there (made from Arrow).
         Raises whatever a value's rule raises (the caller then locates it row by row)."""
         out: list[Sequence[Any]] = []
-        for column, step in zip(columns, self.fast_columns, strict=True):
-            if step is None:
+        for i, (column, step) in enumerate(zip(columns, self.fast_columns, strict=True)):
+            if ready is not None and i in ready:
+                out += ready[i]
+            elif step is None:
                 out.append(column)
             else:
                 out += step(column)
