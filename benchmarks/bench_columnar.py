@@ -15,7 +15,8 @@ and on SQLite the decimals as text (ADBC's SQLite driver takes no decimal type).
 * SQLite: ``Store.insert_arrow`` against ADBC's ``adbc_ingest`` (``adbc-driver-sqlite``)
   appending to a table of the same columns (both WAL, ``synchronous=NORMAL``);
 * PostgreSQL: against ADBC's ``adbc_ingest`` (``adbc-driver-postgresql``: binary COPY of
-  the Arrow columns) appending to the table ADBC made of the table;
+  the Arrow columns) appending to the table ADBC made of the table, given the same primary
+  key as ours (without it the server skips the index: not the same work);
 * MariaDB: against PyMySQL ``executemany`` of the table's rows (``to_pylist`` inside the
   clock).
 
@@ -143,6 +144,8 @@ class Cell:
             with self.peer.cursor() as cur:
                 cur.execute(f"DROP TABLE IF EXISTS {self.peer_table}")
                 cur.adbc_ingest(self.peer_table, ready.slice(0, 0), mode="create")
+                # the same key as ours: a primary key's index is maintained by both sides
+                cur.execute(f"ALTER TABLE {self.peer_table} ADD PRIMARY KEY (id)")
             self.peer.commit()
         else:
             import pymysql
