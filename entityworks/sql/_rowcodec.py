@@ -33,7 +33,7 @@ import sqlalchemy as sa
 
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
-from ..types.columns import has_nan
+from ..types.columns import has_nan, has_none
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
 from ._rowdecode import ColumnFn, Readers, each
@@ -168,6 +168,13 @@ class RowCodec:
     def gates_pass(self, rows: Sequence[Sequence[Any]], *, without: int | None = None) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type;
         ``without``: the index of the SQL column the rows leave out (a key to generate)."""
+        return self.gate_refused(rows, without=without) is None
+
+    def gate_refused(
+        self, rows: Sequence[Sequence[Any]], *, without: int | None = None
+    ) -> str | None:
+        """The field of the first gated column of ``rows`` (SQL rows) that holds a value of
+        another type than its own, None when none does (see :meth:`gates_pass`)."""
         total = len(rows)
         for i, kind, nullable in self.gates:
             at = self.names.index(self.fields[i])
@@ -180,8 +187,8 @@ class RowCodec:
             if found != total and not (
                 nullable and found + countOf(map(value, rows), None) == total
             ):
-                return False
-        return True
+                return self.fields[i]
+        return None
 
     def gated_chunks(
         self,
@@ -291,6 +298,7 @@ def _column_step(
     exact: bool,
     parts: tuple[Companion, ...],
     post_column: Callable[[Sequence[Any]], bool] | None = None,
+    many: Callable[[Sequence[Any]], list[Any]] | None = None,
 ) -> ColumnStep | None:
     """What the bulk path does with one whole schema column.
 
@@ -300,7 +308,10 @@ def _column_step(
     remains. Otherwise ``fast`` value by value, as before. Companions come from the
     checked values (a column at a time where the companion has ``split_column``).
     ``post_column``: the dialect's own check of a whole column (SQLite: no NaN in a
-    nullable REAL column), which must pass too.
+    nullable REAL column), which must pass too. ``many``: the type's codec of a whole
+    column (``SqlCodec.encode_many``, rule included: a timedelta's microseconds), for a
+    column without companions that ``full`` encodes with that codec and ``store`` alone:
+    its non-None values at once, ``fast`` value by value where it raises.
     """
     check_column = info.check_column if exact else None
     if fast is None and not parts:
@@ -318,6 +329,22 @@ def _column_step(
             return [main]
         return [main, *companions(each(info.checked, column))]
 
+    if many is not None and fast is full and not parts:
+        encode_many = many
+
+        def encoded_at_once(column: Sequence[Any]) -> list[Sequence[Any]]:
+            nulls = has_none(column)
+            present = [v for v in column if v is not None] if nulls else column
+            try:
+                encoded = encode_many(present)
+            except Exception:  # noqa: BLE001 - value by value names (or converts) it
+                return per_value(column)
+            if nulls:
+                values = iter(encoded)
+                encoded = [None if v is None else next(values) for v in column]
+            return [encoded if store is None else store(encoded)]
+
+        return encoded_at_once
     if fast is not None and fast is not full:  # SQLite's NaN refusal (``_fast``)
 
         def nan_refused(column: Sequence[Any]) -> list[Sequence[Any]]:
@@ -424,10 +451,23 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             and rule(info) is info.check
             and (post is None or (refusal is not None and post is refusal[0]))
         )
-        store = _bind_column(impl, bind, dialect) if exact else None
+        # else the codec's column form, where the rule is in the codec (a timedelta's)
+        many = (
+            info.sql_codec.encode_many
+            if not exact and post is None and rule(info) is info.sql_codec.encode
+            else None
+        )
+        store = _bind_column(impl, bind, dialect) if exact or many is not None else None
         steps.append(
             _column_step(
-                info, fast[-1], full, store, exact, parts, post_column if post is not None else None
+                info,
+                fast[-1],
+                full,
+                store,
+                exact,
+                parts,
+                post_column if post is not None else None,
+                many,
             )
         )
         if copy_checks is not None and fast[-1] is not None:

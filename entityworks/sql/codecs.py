@@ -26,7 +26,9 @@ from ..types.scalars import (
     check_time,
     check_uuid,
     micros_to_timedelta,
+    micros_to_timedeltas,
     timedelta_to_db,
+    timedeltas_to_db,
 )
 
 #: The built-in scalars' records, by codec family (the entry's name).
@@ -43,7 +45,11 @@ SCALARS: dict[str, SqlCodec] = {
     "time": SqlCodec(column_type=storage.time, encode=check_time),
     # microseconds in a BIGINT: every backend compares and sums them exactly
     "timedelta": SqlCodec(
-        column_type=storage.big_integer, encode=timedelta_to_db, decode=micros_to_timedelta
+        column_type=storage.big_integer,
+        encode=timedelta_to_db,
+        decode=micros_to_timedelta,
+        encode_many=timedeltas_to_db,
+        decode_many=micros_to_timedeltas,
     ),
     "UUID": SqlCodec(column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid),
 }

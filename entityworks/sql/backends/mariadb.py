@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import math
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import accumulate, chain
+from operator import add, countOf
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -464,6 +467,15 @@ class MariaDB(Backend):
             conn.exec_driver_sql("UNLOCK TABLES")
 
     # -- writing (pipeline) ----------------------------------------------------------------
+    def bind_processor(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect, stored: str | None
+    ) -> Callable[[Any], Any] | None:
+        # PyMySQL binds bytes as a binary literal itself (SQLAlchemy's processor calls its
+        # Binary, which is ``bytes()`` of each value)
+        if self.plain_binary(impl):
+            return None
+        return super().bind_processor(impl, dialect, stored)
+
     def _raw_insert(self, rows: RowWriter) -> str | None:
         """The INSERT compiled for PyMySQL's own ``executemany`` (``%s`` placeholders in
         the order of ``model.names``), or None where its text before VALUES differs from
@@ -531,31 +543,51 @@ class MariaDB(Backend):
         def send() -> None:
             cursor = rows.cursor()
             try:
-                chunk: list[Any] = []
-                size = 0
-                for row in rows.logged(sql, bound, "multi-row INSERT"):
-                    chunk.append(row)
-                    size += sum(len(v) if type(v) in (str, bytes) else 24 for v in row)
-                    if len(chunk) == per or size >= INSERT_BYTES:
-                        flush(cursor, chunk)
-                        chunk, size = [], 0
-                if chunk:
-                    flush(cursor, chunk)
+                sent = rows.logged(sql, bound, "multi-row INSERT")
+                for start, end in _statement_rows(sent, per):
+                    flush(cursor, sent[start:end])
             finally:
                 cursor.close()
 
-        def flush(cursor: Any, chunk: list[Any]) -> None:
+        def flush(cursor: Any, chunk: Sequence[Any]) -> None:
             count = len(chunk)
             statement = statements.get(count)
             if statement is None:
                 statement = statements[count] = f"{head} VALUES {','.join([values] * count)}"
-            cursor.execute(statement, [v for row in chunk for v in row])
+            cursor.execute(statement, list(chain.from_iterable(chunk)))
             first = cursor.lastrowid
             keys.extend(range(first, first + step * count, step))
 
         if rows.attempt(send):
             return keys
         return super().insert_generated(conn, rows)
+
+
+def _statement_rows(rows: Sequence[Sequence[Any]], most: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the rows of each multi-row INSERT: at most ``most`` rows, and
+    each ends with the row that brings its bytes to :data:`INSERT_BYTES` (a text or bytes
+    value counts its length, any other 24). The sizes are counted a column at a time."""
+    total = len(rows)
+    if not total:
+        return
+    sizes: list[int] = [0] * total
+    for column in zip(*rows, strict=True):
+        kinds = list(map(type, column))
+        if countOf(kinds, str) + countOf(kinds, bytes):
+            lengths = [
+                len(v) if k is str or k is bytes else 24 for v, k in zip(column, kinds, strict=True)
+            ]
+        else:
+            lengths = [24] * total
+        sizes = list(map(add, sizes, lengths))
+    ends = list(accumulate(sizes))  # bytes of the rows up to each one, inclusive
+    start = 0
+    while start < total:
+        before = ends[start - 1] if start else 0
+        # the first row whose running size from ``start`` reaches INSERT_BYTES ends it
+        end = min(bisect_left(ends, before + INSERT_BYTES, start) + 1, start + most, total)
+        yield start, end
+        start = end
 
 
 __all__ = ["CHARSET", "COLLATION", "INSERT_BYTES", "LOCK_NAME", "MariaDB"]

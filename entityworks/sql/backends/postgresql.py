@@ -496,6 +496,15 @@ class PostgreSQL(Backend):
         return processor
 
     # -- writing (pipeline) ----------------------------------------------------------------
+    def bind_processor(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect, stored: str | None
+    ) -> Processor:
+        # psycopg binds bytes as bytea itself, in a statement and a binary COPY alike
+        # (SQLAlchemy's processor wraps each in psycopg's Binary, dumped in Python)
+        if self.plain_binary(impl):
+            return None
+        return super().bind_processor(impl, dialect, stored)
+
     def copy_types(self, table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
         names = []
         for c in table.columns:
@@ -508,8 +517,9 @@ class PostgreSQL(Backend):
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """An insert by binary COPY: straight from the instances where every value goes to
         psycopg as it is once checked (a chunk checked while the previous one is sent),
-        else of the bound rows whose gated columns hold their exact types; refused, an
-        ordinary INSERT of the checked values, which locates the row. Upserts: the
+        else of the bound rows whose gated columns hold their exact types (encoded a chunk
+        at a time, while the previous one is sent); refused, an ordinary INSERT of the
+        checked values, which locates the row. Upserts: the
         default ``executemany``. Under an AsyncStore the same, the COPY being psycopg's
         async one, driven through SQLAlchemy's greenlet bridge (see :func:`copying`)."""
         if rows.kind != "insert":
@@ -518,6 +528,11 @@ class PostgreSQL(Backend):
         chunks = rows.gated_chunks()
         if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
             return
+        if chunks is None and rows.model.codec.copy_types is not None:
+            # encoded a chunk at a time while the previous one is sent and stored
+            encoded = rows.bound_chunks()
+            if encoded is not None and rows.attempt(lambda: copy_rows(rows, encoded)):
+                return
         bound = rows.bound()
         if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
             return

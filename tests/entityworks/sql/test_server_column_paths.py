@@ -1,0 +1,211 @@
+"""The column-at-a-time paths of PostgreSQL and MariaDB: timedeltas encoded and decoded a
+whole column at once (their microseconds in a BIGINT), aware datetimes read as UTC instants
+and shown at their own offset again (and, on MariaDB, written as naive UTC times), bytes
+bound as they are. Each value comes back equal and of its type, and the raw driver reads
+the same row as the column's natural form of the value; what the rules refuse is still
+refused, naming the row and the column, with nothing written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pymysql
+import pytest
+import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from entityworks import AwareDatetime, Store, ValueEncodingError, WriteError, table
+
+from ..strategies import offsets
+
+FAST = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+US = timedelta(microseconds=1)
+#: The timedeltas whose microseconds fit a signed 64-bit integer.
+SPAN_MICROS = 2**63 - 1
+
+
+@table("colpath_spans")
+@dataclass
+class Spans:
+    id: int
+    span: timedelta
+    maybe: timedelta | None
+
+
+@table("colpath_stamps")
+@dataclass
+class Stamps:
+    id: int
+    at: AwareDatetime
+    maybe: AwareDatetime | None
+
+
+@table("colpath_blobs")
+@dataclass
+class Blobs:
+    id: int
+    data: bytes
+    maybe: bytes | None
+
+
+spans = st.one_of(
+    st.timedeltas(min_value=-SPAN_MICROS * US, max_value=SPAN_MICROS * US),
+    st.integers(-(10**12), 10**12).map(lambda n: n * US),
+    st.sampled_from([timedelta(0), -US, US, SPAN_MICROS * US, -SPAN_MICROS * US]),
+)
+# instants from the years 1 to 9999 in UTC, shown at any offset the rule takes (a UTC
+# value too, whose offset column is NULL)
+stamps = st.builds(
+    lambda at, zone: at.replace(tzinfo=UTC).astimezone(zone),
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+    st.one_of(offsets(), st.just(UTC)),
+)
+
+
+@pytest.fixture(params=["postgresql", "mariadb"])
+def server(request: pytest.FixtureRequest) -> Any:
+    url = request.getfixturevalue("pg_url" if request.param == "postgresql" else "mariadb_url")
+    store = Store(url)
+    for cls in (Spans, Stamps, Blobs):
+        store.drop(cls)
+        store.create(cls)
+    yield store
+    for cls in (Spans, Stamps, Blobs):
+        store.drop(cls)
+    store.close()
+
+
+def _raw_rows(store: Store, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` as the raw driver reads them (psycopg or PyMySQL, no SQLAlchemy)."""
+    url = store.engine.url
+    if store.engine.dialect.name == "postgresql":
+        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(dsn) as conn:
+            return [tuple(r) for r in conn.execute(sql).fetchall()]
+    conn = pymysql.connect(
+        host=url.host,
+        port=url.port or 3306,
+        user=url.username,
+        password=url.password or "",
+        database=url.database,
+    )
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return [tuple(r) for r in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def _table(store: Store, cls: type) -> str:
+    return store.engine.dialect.identifier_preparer.format_table(store.table(cls))
+
+
+def _read_back(store: Store, cls: type) -> list[Any]:
+    """The rows read back by ``select`` and by iteration, which must agree."""
+    selected = sorted(store.select(cls), key=lambda o: o.id)
+    iterated = sorted((o for o in store.select(cls)), key=lambda o: o.id)
+    assert selected == iterated
+    return selected
+
+
+def _clear(store: Store, cls: type) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(sa.delete(store.table(cls)))
+
+
+@FAST
+@given(values=st.lists(st.tuples(spans, st.none() | spans), min_size=1, max_size=40))
+def test_timedeltas_round_trip_as_microseconds(server: Store, values: list[Any]) -> None:
+    _clear(server, Spans)
+    rows = [Spans(i, a, b) for i, (a, b) in enumerate(values)]
+    server.insert_many(rows)
+    back = _read_back(server, Spans)
+    assert back == rows
+    for got in back:
+        assert type(got.span) is timedelta
+        assert got.maybe is None or type(got.maybe) is timedelta
+    raw = _raw_rows(server, f"SELECT id, span, maybe FROM {_table(server, Spans)} ORDER BY id")
+    assert raw == [(r.id, r.span // US, None if r.maybe is None else r.maybe // US) for r in rows]
+
+
+@FAST
+@given(values=st.lists(st.tuples(stamps, st.none() | stamps), min_size=1, max_size=40))
+def test_aware_datetimes_keep_instant_and_offset(server: Store, values: list[Any]) -> None:
+    _clear(server, Stamps)
+    rows = [Stamps(i, a, b) for i, (a, b) in enumerate(values)]
+    server.insert_many(rows)
+    back = _read_back(server, Stamps)
+    assert back == rows
+    for got, want in zip(back, rows, strict=True):
+        for a, b in ((got.at, want.at), (got.maybe, want.maybe)):
+            if b is None:
+                assert a is None
+                continue
+            assert type(a) is datetime
+            assert a.utcoffset() == b.utcoffset()
+            assert a.replace(tzinfo=None) == b.replace(tzinfo=None)  # the same wall time
+    sql = f"SELECT id, at, at__offset FROM {_table(server, Stamps)} ORDER BY id"
+    naive_utc = server.engine.dialect.name != "postgresql"
+    expected = []
+    for r in rows:
+        instant = r.at.astimezone(UTC)
+        minutes = r.at.utcoffset() // timedelta(minutes=1) or None
+        expected.append((r.id, instant.replace(tzinfo=None) if naive_utc else instant, minutes))
+    assert _raw_rows(server, sql) == expected
+
+
+@FAST
+@given(values=st.lists(st.tuples(st.binary(), st.none() | st.binary()), min_size=1, max_size=40))
+def test_bytes_bound_as_they_are(server: Store, values: list[Any]) -> None:
+    _clear(server, Blobs)
+    rows = [Blobs(i, a, b) for i, (a, b) in enumerate(values)]
+    server.insert_many(rows)
+    back = _read_back(server, Blobs)
+    assert back == rows
+    assert all(type(o.data) is bytes for o in back)
+    raw = _raw_rows(server, f"SELECT id, data, maybe FROM {_table(server, Blobs)} ORDER BY id")
+    assert [(i, bytes(a), None if b is None else bytes(b)) for i, a, b in raw] == [
+        (r.id, r.data, r.maybe) for r in rows
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (timedelta.max, "64-bit"),
+        (-(SPAN_MICROS + 2) * US, "64-bit"),
+        (5, "timedelta"),
+        (None, "null|NULL"),  # the database refuses it
+    ],
+)
+def test_a_refused_timedelta_names_its_row_and_writes_nothing(
+    server: Store, bad: Any, reason: str
+) -> None:
+    rows = [Spans(i, i * US, None) for i in range(3000)]
+    rows[2345].span = bad
+    with pytest.raises((ValueEncodingError, WriteError), match=reason) as info:
+        server.insert_many(rows)
+    assert "row 2345, column 'span'" in str(info.value)
+    assert server.count(Spans) == 0
+    assert rows[0].span == timedelta(0)  # the instances as they were given
+
+
+def test_a_timedelta_subclass_is_stored_as_a_timedelta(server: Store) -> None:
+    class Longer(timedelta):
+        pass
+
+    rows = [Spans(i, timedelta(seconds=i), None) for i in range(100)]
+    rows[50].span = Longer(seconds=-3, microseconds=7)
+    server.insert_many(rows)
+    back = _read_back(server, Spans)
+    assert back[50].span == timedelta(seconds=-3, microseconds=7)
+    assert type(back[50].span) is timedelta
