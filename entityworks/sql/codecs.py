@@ -10,7 +10,8 @@ and read (:mod:`.backends`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from operator import attrgetter, countOf
 from typing import Any
 
 from ..hooks import hookimpl
@@ -56,8 +57,29 @@ SCALARS: dict[str, SqlCodec] = {
 
 
 def enum_codec(*, enum: type, base: TypeInfo, to_value: Callable[[Any], Any]) -> SqlCodec:
-    """An Enum stored as its value, in its value type's column."""
-    return SqlCodec(column_type=base.sql_codec.column_type, encode=to_value, decode=enum)
+    """An Enum stored as its value, in its value type's column; a whole column of members
+    (or of stored values) at once at C speed, the values of another kind one by one."""
+    members = {m.value: m for m in enum}  # type: ignore[attr-defined]
+    value_of = attrgetter("value")
+
+    def to_values(values: Sequence[Any]) -> list[Any]:
+        if countOf(map(type, values), enum) != len(values):
+            return list(map(to_value, values))  # refuses what is no member
+        return list(map(value_of, values))
+
+    def from_values(values: Sequence[Any]) -> list[Any]:
+        try:
+            return list(map(members.__getitem__, values))
+        except (KeyError, TypeError):  # what the Enum itself then finds or refuses
+            return list(map(enum, values))
+
+    return SqlCodec(
+        column_type=base.sql_codec.column_type,
+        encode=to_value,
+        decode=enum,
+        encode_many=to_values,
+        decode_many=from_values,
+    )
 
 
 def json_codec(*, dumps: Callable[[Any], str], loads: Callable[[str], Any]) -> SqlCodec:

@@ -18,8 +18,9 @@ import dataclasses
 import json
 import threading
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from operator import countOf
 from typing import Any, get_args, get_origin
 
@@ -46,9 +47,14 @@ def _is_json(tp: Any) -> bool:
     return not any(dataclasses.is_dataclass(a) for a in get_args(tp))
 
 
+#: ``json.dumps(value, ensure_ascii=False, allow_nan=True, separators=(",", ":"))``, the
+#: encoder made once (``dumps`` makes one per call): the same text.
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode
+
+
 def json_text(value: Any) -> str:
     """``value`` as compact JSON text, the form every JSON column stores."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=True, separators=(",", ":"))
+    return _JSON_TEXT(value)
 
 
 def _untyped(value: Any, depth: int = 0) -> Any:
@@ -233,19 +239,28 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     def dumps(value: Any) -> str:
         return json_text(encode(value))
 
+    def dumps_many(values: Sequence[Any]) -> list[str]:
+        # a column of lists of exact scalars (list[int]...), which encode hands on as
+        # they are: one type test per item at C speed, then the texts
+        if shape.kind == "list" and countOf(map(type, values), list) == len(values):
+            item = shape.items[0]
+            if item.kind == "scalar" and not item.nullable:
+                flat = list(chain.from_iterable(values))
+                if countOf(map(type, flat), item.type) == len(flat):
+                    return list(map(_JSON_TEXT, values))
+        return list(map(dumps, values))
+
     def loads(text: str) -> Any:
         try:
             return shape.decode(json.loads(text))
         except RecursionError:
             raise ValueError("JSON nested too deeply") from None
 
-    return TypeInfo(
-        type_name(tp),
-        tp,
-        **registry.codecs("json", dumps=dumps, loads=loads),
-        check=check,
-        checked_codecs=True,
-    )
+    codecs = registry.codecs("json", dumps=dumps, loads=loads)
+    sql = codecs["sql_codec"]
+    if sql.encode is dumps and sql.encode_many is None:  # (the SQL layer's own maker)
+        codecs["sql_codec"] = dataclasses.replace(sql, encode_many=dumps_many)
+    return TypeInfo(type_name(tp), tp, **codecs, check=check, checked_codecs=True)
 
 
 # -- dataclasses nested in a column -----------------------------------------------------------

@@ -9,6 +9,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from contextlib import closing, contextmanager
 from functools import cache
 from itertools import chain, count
+from operator import countOf
 from types import MappingProxyType
 from typing import Any
 
@@ -763,6 +764,28 @@ class _PgJsonb(_PgJson):
         from ._json import json_text_for_jsonb_column
 
         return json_text_for_jsonb_column
+
+    def bind_column(self, dialect: sa.Dialect) -> Callable[[Sequence[Any]], Sequence[Any]]:
+        """:meth:`bind_processor` of a whole column of JSON texts (``None`` kept)."""
+        return _jsonb_texts
+
+
+#: What :func:`~._json.json_text_for_jsonb_column` looks for in a text before it changes or
+#: refuses it; a column whose texts hold none of them goes as it is.
+_JSONB_MARKS = ("\\u0000", "NaN", "Infinity", "e+", "E+", "-0")
+
+
+def _jsonb_texts(texts: Sequence[Any]) -> Sequence[Any]:
+    """``json_text_for_jsonb_column`` of each text of a column, ``None`` kept: the texts as
+    they are when none holds what it looks for (one search of their concatenation, where
+    a mark that spans two texts only sends the column the slow way), else text by text."""
+    from ._json import json_text_for_jsonb_column
+
+    if countOf(map(type, texts), str) == len(texts):
+        joined = "".join(texts)
+        if not any(mark in joined for mark in _JSONB_MARKS):
+            return texts
+    return [None if t is None else json_text_for_jsonb_column(t) for t in texts]
 
 
 @cache
