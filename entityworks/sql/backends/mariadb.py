@@ -482,15 +482,34 @@ class MariaDB(Backend):
         the store's dialect's."""
         cache = rows.cache
         if "mariadb:insert" not in cache:
-            twin = dialect_twin(
-                rows.dialect,
-                "format",
-                ("is_mariadb", "server_version_info", "default_schema_name"),
-            )
+            twin = _format_twin(rows.dialect)
             compiled, own = rows.compiled_for(twin)
             same = compiled and compiled.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
             cache["mariadb:insert"] = compiled if same else ""
         return cache["mariadb:insert"] or None
+
+    def _raw_keyless_insert(self, rows: RowWriter) -> str | None:
+        """:meth:`_raw_insert` without the single key column, whose AUTO_INCREMENT gives
+        each row its key (the rows of ``RowWriter.keyless``: no NULL key sent and escaped
+        per row), or None where its placeholders or its text before VALUES differ from
+        the store's dialect's."""
+        cache = rows.cache
+        if "mariadb:keyless" not in cache:
+            model = rows.model
+            key = model.schema.primary_key
+            names = [n for n in model.names if key is None or n != key.name]
+            insert = model.table.insert()
+            compiled = insert.compile(dialect=_format_twin(rows.dialect), column_keys=names)
+            order = [compiled.binds[n].key for n in compiled.positiontup or []]
+            own = insert.compile(dialect=rows.dialect, column_keys=names).string
+            same = (
+                key is not None
+                and len(names) == len(model.names) - 1
+                and order == names
+                and compiled.string.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
+            )
+            cache["mariadb:keyless"] = compiled.string if same else ""
+        return cache["mariadb:keyless"] or None
 
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """An insert: PyMySQL's ``executemany`` (multi-row INSERTs) of the rows encoded a
@@ -524,7 +543,8 @@ class MariaDB(Backend):
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """Multi-row INSERTs of about :data:`INSERT_BYTES` each (one for most batches), the
-        key NULL and every value a bound parameter: under ``innodb_autoinc_lock_mode`` 0 or
+        key left out (or NULL where the rows cannot go without it) and every value a bound
+        parameter: under ``innodb_autoinc_lock_mode`` 0 or
         1 the rows of one such INSERT get consecutive keys (``auto_increment_increment``
         apart) from ``LAST_INSERT_ID()``, which PyMySQL reads as the cursor's ``lastrowid``.
         Elsewhere, or for a refused batch (then located), the default ``INSERT ...
@@ -533,10 +553,16 @@ class MariaDB(Backend):
         step = self._consecutive(conn) if sql is not None else 0
         if sql is None or not step:
             return super().insert_generated(conn, rows)
+        # the rows without their key where that form applies (the key's NULL not sent)
+        keyless = self._raw_keyless_insert(rows)
+        sent = rows.keyless() if keyless is not None else None
+        if keyless is not None and sent is not None:
+            sql, bound = keyless, sent
+        else:
+            bound = rows.bound()
         head, _, values = sql.partition(" VALUES ")
         width = max(1, values.count("%s"))
         per = max(1, _MAX_PARAMETERS // width)
-        bound = rows.bound()
         keys: list[Any] = []
         statements: dict[int, str] = {}
 
@@ -561,6 +587,13 @@ class MariaDB(Backend):
         if rows.attempt(send):
             return keys
         return super().insert_generated(conn, rows)
+
+
+def _format_twin(dialect: sa.Dialect) -> Any:
+    """The store's dialect compiling with PyMySQL's own ``%s`` placeholders."""
+    return dialect_twin(
+        dialect, "format", ("is_mariadb", "server_version_info", "default_schema_name")
+    )
 
 
 def _statement_rows(rows: Sequence[Sequence[Any]], most: int) -> Iterator[tuple[int, int]]:
