@@ -603,16 +603,24 @@ def _statement_rows(rows: Sequence[Sequence[Any]], most: int) -> Iterator[tuple[
     total = len(rows)
     if not total:
         return
-    sizes: list[int] = [0] * total
+    sizes: list[int] | None = None  # None: every row's size is ``fixed``
+    fixed = 0
     for column in zip(*rows, strict=True):
         kinds = list(map(type, column))
-        if countOf(kinds, str) + countOf(kinds, bytes):
-            lengths = [
-                len(v) if k is str or k is bytes else 24 for v, k in zip(column, kinds, strict=True)
-            ]
-        else:
-            lengths = [24] * total
-        sizes = list(map(add, sizes, lengths))
+        if not countOf(kinds, str) + countOf(kinds, bytes):
+            fixed += 24
+            continue
+        lengths = [
+            len(v) if k is str or k is bytes else 24 for v, k in zip(column, kinds, strict=True)
+        ]
+        sizes = lengths if sizes is None else list(map(add, sizes, lengths))
+    if sizes is None:  # no text: as many rows as reach INSERT_BYTES, at most ``most``
+        step = min(most, max(1, -(-INSERT_BYTES // fixed))) if fixed else most
+        for start in range(0, total, step):
+            yield start, min(start + step, total)
+        return
+    if fixed:
+        sizes = [size + fixed for size in sizes]
     ends = list(accumulate(sizes))  # bytes of the rows up to each one, inclusive
     start = 0
     while start < total:

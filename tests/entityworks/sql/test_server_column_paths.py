@@ -282,3 +282,46 @@ def test_a_refused_member_or_json_value_names_its_row(server: Store) -> None:
     with pytest.raises(ValueEncodingError, match="row 2500, column 'ints'"):
         server.insert_many(rows)
     assert server.count(Docs) == 0
+
+
+def _statements_one_row_at_a_time(rows: list[tuple[Any, ...]], most: int) -> list[tuple[int, int]]:
+    """The multi-row INSERTs' rows as MariaDB's writer cut them a row at a time before."""
+    from entityworks.sql.backends.mariadb import INSERT_BYTES
+
+    out, start, size = [], 0, 0
+    for i, row in enumerate(rows):
+        size += sum(len(v) if type(v) in (str, bytes) else 24 for v in row)
+        if i + 1 - start == most or size >= INSERT_BYTES:
+            out.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(rows):
+        out.append((start, len(rows)))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.integers(1, 3).flatmap(
+        lambda width: st.lists(
+            st.tuples(
+                *[
+                    st.one_of(
+                        st.none(),
+                        st.integers(),
+                        st.floats(allow_nan=False),
+                        st.integers(0, 300_000).map(lambda n: "x" * n),
+                        st.integers(0, 300_000).map(lambda n: b"y" * n),
+                    )
+                    for _ in range(width)
+                ]
+            ),
+            max_size=60,
+        )
+    )
+    | st.integers(0, 60_000).map(lambda n: [(None, 1.5)] * n),
+    most=st.sampled_from([1, 7, 100, 21_845, 65_535]),
+)
+def test_mariadb_multi_row_inserts_cut_as_row_by_row(rows: list[Any], most: int) -> None:
+    from entityworks.sql.backends.mariadb import _statement_rows
+
+    assert list(_statement_rows(rows, most)) == _statements_one_row_at_a_time(rows, most)
