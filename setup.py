@@ -1,11 +1,12 @@
-"""The C extensions of ``generators``, compiled when the package is built (``pip install .``
-compiles them with the system's C compiler; a wheel carries them compiled). Everything else
-about the package is declared in pyproject.toml.
+"""The C extensions of ``generators`` and ``entityworks``, compiled when the package is built
+(``pip install .`` compiles them with the system's C compiler; a wheel carries them compiled).
+Everything else about the package is declared in pyproject.toml.
 
-Every C source ``generators/**/_c*.c`` is one extension module of that dotted name
-(``generators/_native/_csolve.c`` is ``generators._native._csolve``): a new engine needs no
-change here. The modules take NumPy arrays through the buffer protocol only (no NumPy
-headers at build time) and check every buffer's shape, strides and ranges before a loop.
+Every C source ``generators/**/_c*.c`` or ``entityworks/**/*.c`` is one extension module of
+that dotted name (``entityworks/types/cloops.c`` is ``entityworks.types.cloops``): a new
+engine needs no change here. The engines take NumPy arrays through the buffer protocol only
+(no NumPy headers at build time) and check every buffer's shape, strides and ranges before a
+loop.
 
 ``ENTITYWORKS_SANITIZE=1`` at build time adds AddressSanitizer and UndefinedBehaviorSanitizer
 (CI builds the extensions once more that way and runs the engine tests under them)."""
@@ -33,7 +34,8 @@ if os.environ.get("ENTITYWORKS_SANITIZE") == "1":
 
 def extensions() -> list[Extension]:
     found = []
-    for source in sorted((HERE / "generators").rglob("_c*.c")):
+    sources = [*(HERE / "generators").rglob("_c*.c"), *(HERE / "entityworks").rglob("*.c")]
+    for source in sorted(sources):
         relative = source.relative_to(HERE)
         found.append(
             Extension(

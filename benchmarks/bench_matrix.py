@@ -2,9 +2,11 @@
 driver storing the type the backend's natural way.
 
     python benchmarks/bench_matrix.py [--paths given,generated,select,iterate]
+                                      [--memory] [--memory-timeout 3600]
                                       [--types int,UUID,wide]
                                       [--backends sqlite,postgresql,mariadb]
                                       [--rows 10000,100000] [--repeat 3]
+                                      [--record-as matrix]
                                       [--postgres URL] [--mariadb URL]
 
 Rows: one table per type, ``(id, v)``, for bool, int, float, str, bytes, Decimal (4 places),
@@ -26,6 +28,27 @@ clock, best of ``--repeat``:
 * ``iterate select`` (``for obj in Store.select(cls)``, nothing kept) against ``fetchmany``
   of 2,000 rows after ``fetchmany``, building each batch's objects.
 
+Peak memory, the paths ``memory`` and ``memory-select`` (not in the default ``--paths``;
+``--memory`` adds both): each side of each cell runs in a subprocess of its own (this script
+with ``--memory-child``), so that one side's peak cannot hide in the other's. The baseline
+is the child's resident size once everything is imported, connected and the table created,
+with its peak reset to it (``/proc/self/clear_refs``); the figure is the peak (``VmHWM``)
+after the work less the baseline, in MB, at least ``MB_FLOOR`` (1 MB):
+
+* ``insert_many(generator), peak MB``: ``Store.insert_many`` of a generator of the rows,
+  keys given, against the driver's bulk write of the same generator as it comes
+  (``Peer.insert_stream``): ``sqlite3`` ``executemany`` of a generator of converted
+  tuples, psycopg's binary ``COPY`` writing each row as it is made, PyMySQL ``executemany``
+  of 10,000 rows at a time, in one transaction;
+* ``iterate select, peak MB``: ``for obj in Store.select(cls)`` against the peer's
+  ``fetchmany`` loop, on the table the write left, nothing kept.
+
+Each child checks what it wrote (the row count and the three sampled rows, made again
+from the same seed) or read (the count); a child that fails, prints no figure or outlasts
+``--memory-timeout`` seconds stops the run with its arguments and the end of its output.
+The memory "ratio" is the peer's MB above the baseline over ours (above 1: we hold less),
+recorded with ``lower_is_better`` as ``bench_pipeline``'s memory line is.
+
 The peer stores each type the backend's natural way and converts inside its clock:
 
 * SQLite (``sqlite3``, WAL, ``synchronous=NORMAL`` on both sides, ``executemany`` in one
@@ -45,7 +68,8 @@ The peer stores each type the backend's natural way and converts inside its cloc
 What each side stored or read is checked against the objects it was given: the row count
 and three sampled rows (first, middle, last), compared to the original objects (aware
 datetimes compare as instants, Decimals as numbers). Each cell is printed with both speeds,
-the ratio (ours / peer) and the load, and recorded under the bench name ``matrix``.
+the ratio (ours / peer) and the load, and recorded under the bench name ``matrix`` (or
+``--record-as``: ``report.py`` runs one million rows of the worst rows as ``matrix-1m``).
 """
 
 from __future__ import annotations
@@ -53,19 +77,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
+import gc
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta, timezone
 from datetime import time as dtime
 from decimal import Decimal
-from itertools import starmap
+from itertools import islice, starmap
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +99,7 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import record  # noqa: E402
+from bench_pipeline import rss_kb  # noqa: E402
 from bench_store import raw_sqlite, timed  # noqa: E402
 
 from entityworks import AwareDatetime, Store, table  # noqa: E402
@@ -130,6 +157,8 @@ WIDE = "wide"
 WIDE_OPTIONAL = "wide Optional"
 ROWS = [*TYPES, WIDE, WIDE_OPTIONAL]
 NONE_SHARE = 0.1
+#: Rows per ``executemany`` of the MariaDB peer's write from a generator.
+STREAM_BATCH = 10_000
 
 
 def _field(name: str) -> str:
@@ -146,17 +175,19 @@ class Row:
     nullable: bool
 
     def make(self, n: int, keys: bool, seed: int = 7) -> list[Any]:
+        return list(self.generate(n, keys, seed))
+
+    def generate(self, n: int, keys: bool, seed: int = 7) -> Iterator[Any]:
+        """The rows of ``make``, one at a time: the same objects, none kept."""
         rng = random.Random(seed)
         makers = [TYPES[tp][1] for _, tp in self.fields]
         cls = self.cls
-        out = []
         for i in range(1, n + 1):
             if self.nullable:
                 values = [None if rng.random() < NONE_SHARE else m(rng) for m in makers]
             else:
                 values = [m(rng) for m in makers]
-            out.append(cls(i if keys else None, *values))
-        return out
+            yield cls(i if keys else None, *values)
 
 
 def make_row(label: str, prefix: str) -> Row:
@@ -292,6 +323,8 @@ class Peer:
     name_given: str
     name_generated: str
     name_select: str
+    name_stream: str
+    conn: Any
 
     def __init__(self, row: Row, table_name: str) -> None:
         self.row = row
@@ -299,13 +332,22 @@ class Peer:
         self.columns = [name for name, _ in row.fields]
 
     def close(self) -> None:
+        """Drop the table and disconnect."""
         raise NotImplementedError
+
+    def disconnect(self) -> None:
+        """Disconnect, the table kept (for the next memory child)."""
+        self.conn.close()
 
     def clear(self) -> None:
         raise NotImplementedError
 
-    def insert(self, objs: list[Any]) -> None:
+    def insert(self, objs: Iterable[Any]) -> None:
         raise NotImplementedError
+
+    def insert_stream(self, objs: Iterable[Any]) -> None:
+        """The bulk write of rows as they come (``objs`` an iterator, none kept)."""
+        self.insert(objs)
 
     def insert_generated(self, objs: list[Any]) -> None:
         raise NotImplementedError
@@ -331,16 +373,18 @@ class SqlitePeer(Peer):
     name_given = "sqlite3 executemany"
     name_generated = "sqlite3 executemany, keys by SQLite + max(id)"
     name_select = "fetchall + parse + build"
+    name_stream = "sqlite3 executemany of a generator"
 
-    def __init__(self, row: Row, table_name: str, path: Path) -> None:
+    def __init__(self, row: Row, table_name: str, path: Path, fresh: bool = True) -> None:
         super().__init__(row, table_name)
         specs = [SQLITE[tp] for _, tp in row.fields]
         self.conn = raw_sqlite(path)
         cols = ", ".join(
             f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs, strict=True)
         )
-        self.conn.execute(f"DROP TABLE IF EXISTS {table_name}")
-        self.conn.execute(f"CREATE TABLE {table_name} (id INTEGER PRIMARY KEY, {cols})")
+        if fresh:
+            self.conn.execute(f"DROP TABLE IF EXISTS {table_name}")
+            self.conn.execute(f"CREATE TABLE {table_name} (id INTEGER PRIMARY KEY, {cols})")
         names = ", ".join(self.columns)
         marks = ", ".join("?" * len(self.columns))
         self.sql_given = f"INSERT INTO {table_name} (id, {names}) VALUES (?, {marks})"
@@ -356,7 +400,7 @@ class SqlitePeer(Peer):
     def clear(self) -> None:
         self.conn.execute(f"DELETE FROM {self.table}")
 
-    def insert(self, objs: list[Any]) -> None:
+    def insert(self, objs: Iterable[Any]) -> None:
         conn = self.conn
         conn.execute("BEGIN")
         conn.executemany(self.sql_given, map(self.write_given, objs))
@@ -394,8 +438,9 @@ class PostgresPeer(Peer):
     name_given = "psycopg binary COPY"
     name_generated = "psycopg binary COPY, keys by the sequence + max(id)"
     name_select = "psycopg fetchall + build"
+    name_stream = "psycopg binary COPY of a generator"
 
-    def __init__(self, row: Row, table_name: str, dsn: str) -> None:
+    def __init__(self, row: Row, table_name: str, dsn: str, fresh: bool = True) -> None:
         import psycopg
 
         super().__init__(row, table_name)
@@ -404,10 +449,11 @@ class PostgresPeer(Peer):
         cols = ", ".join(
             f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs, strict=True)
         )
-        with self.conn.cursor() as cur:
-            cur.execute(f"DROP TABLE IF EXISTS {table_name}")
-            cur.execute(f"CREATE TABLE {table_name} (id BIGSERIAL PRIMARY KEY, {cols})")
-        self.conn.commit()
+        if fresh:
+            with self.conn.cursor() as cur:
+                cur.execute(f"DROP TABLE IF EXISTS {table_name}")
+                cur.execute(f"CREATE TABLE {table_name} (id BIGSERIAL PRIMARY KEY, {cols})")
+            self.conn.commit()
         names = ", ".join(self.columns)
         self.copy_given = f"COPY {table_name} (id, {names}) FROM STDIN (FORMAT BINARY)"
         self.copy_generated = f"COPY {table_name} ({names}) FROM STDIN (FORMAT BINARY)"
@@ -428,14 +474,14 @@ class PostgresPeer(Peer):
             cur.execute(f"TRUNCATE {self.table}")
         self.conn.commit()
 
-    def _copy(self, sql: str, types: list[str], write: Callable[[Any], Any], objs: list[Any]):
+    def _copy(self, sql: str, types: list[str], write: Callable[[Any], Any], objs: Iterable[Any]):
         with self.conn.cursor() as cursor, cursor.copy(sql) as copy:
             copy.set_types(types)
             put = copy.write_row
             for o in objs:
                 put(write(o))
 
-    def insert(self, objs: list[Any]) -> None:
+    def insert(self, objs: Iterable[Any]) -> None:
         self._copy(self.copy_given, ["int8", *self.types], self.write_given, objs)
         self.conn.commit()
 
@@ -484,8 +530,9 @@ class MariadbPeer(Peer):
     name_given = "PyMySQL executemany"
     name_generated = "PyMySQL executemany, keys by AUTO_INCREMENT + max(id)"
     name_select = "PyMySQL fetchall + convert + build"
+    name_stream = f"PyMySQL executemany of {STREAM_BATCH:,}-row batches"
 
-    def __init__(self, row: Row, table_name: str, url: sa.URL) -> None:
+    def __init__(self, row: Row, table_name: str, url: sa.URL, fresh: bool = True) -> None:
         import pymysql
 
         super().__init__(row, table_name)
@@ -502,13 +549,14 @@ class MariadbPeer(Peer):
         cols = ", ".join(
             f"{c} {s[0]}{self._not_null()}" for c, s in zip(self.columns, specs, strict=True)
         )
-        with self.conn.cursor() as cur:
-            cur.execute(f"DROP TABLE IF EXISTS {table_name}")
-            cur.execute(
-                f"CREATE TABLE {table_name} (id BIGINT AUTO_INCREMENT PRIMARY KEY, {cols}) "
-                "CHARACTER SET utf8mb4"
-            )
-        self.conn.commit()
+        if fresh:
+            with self.conn.cursor() as cur:
+                cur.execute(f"DROP TABLE IF EXISTS {table_name}")
+                cur.execute(
+                    f"CREATE TABLE {table_name} (id BIGINT AUTO_INCREMENT PRIMARY KEY, {cols}) "
+                    "CHARACTER SET utf8mb4"
+                )
+            self.conn.commit()
         names = ", ".join(self.columns)
         marks = ", ".join(["%s"] * len(self.columns))
         self.sql_given = f"INSERT INTO {table_name} (id, {names}) VALUES (%s, {marks})"
@@ -529,9 +577,17 @@ class MariadbPeer(Peer):
             cur.execute(f"TRUNCATE TABLE {self.table}")
         self.conn.commit()
 
-    def insert(self, objs: list[Any]) -> None:
+    def insert(self, objs: Iterable[Any]) -> None:
         with self.conn.cursor() as cur:
             cur.executemany(self.sql_given, list(map(self.write_given, objs)))
+        self.conn.commit()
+
+    def insert_stream(self, objs: Iterable[Any]) -> None:
+        # one transaction, ``executemany`` of a batch of converted tuples at a time
+        params = map(self.write_given, objs)
+        with self.conn.cursor() as cur:
+            while batch := list(islice(params, STREAM_BATCH)):
+                cur.executemany(self.sql_given, batch)
         self.conn.commit()
 
     def insert_generated(self, objs: list[Any]) -> None:
@@ -583,7 +639,16 @@ PATHS = {
     "generated": "insert_many keys generated",
     "select": "select -> objects",
     "iterate": "iterate select",
+    "memory": "insert_many(generator), peak MB",
+    "memory-select": "iterate select, peak MB",
 }
+#: The timed paths (rows/s) and the memory paths (MB above the baseline, each side in a
+#: subprocess of its own).
+TIMED = ("given", "generated", "select", "iterate")
+MEMORY = ("memory", "memory-select")
+#: What the figures are recorded as (``--record-as``): ``report.py`` runs the 1M-row subset
+#: as ``matrix-1m``.
+BENCH = {"name": "matrix"}
 #: Rows per ``fetchmany`` of the peers' iteration (the Store's own batch: ``_read.FETCH``).
 FETCH = 2_000
 
@@ -603,7 +668,7 @@ def report(backend: str, path: str, row: str, n: int, peer: str, ours_t: float, 
         f"  [{peer}]",
         flush=True,
     )
-    record("matrix", work, f"{row} {size_label(n)}", peer, n / peer_t, n / ours_t, "rows/s")
+    record(BENCH["name"], work, f"{row} {size_label(n)}", peer, n / peer_t, n / ours_t, "rows/s")
 
 
 def _samples(n: int) -> list[int]:
@@ -628,15 +693,16 @@ class Backend:
             self.store = Store(url)
         self.url = url
 
-    def peer(self, row: Row) -> Peer:
+    def peer(self, row: Row, fresh: bool = True) -> Peer:
+        """The peer of ``row``'s table: created anew (``fresh``) or the one there is."""
         name = str(row.cls.__tablename__) + "_peer"  # type: ignore[attr-defined]
         if self.name == "sqlite":
-            return SqlitePeer(row, name, self.workdir / "peer.db")
+            return SqlitePeer(row, name, self.workdir / "peer.db", fresh)
         u = sa.make_url(self.url or "")
         if self.name == "postgresql":
             dsn = u.set(drivername="postgresql").render_as_string(hide_password=False)
-            return PostgresPeer(row, name, dsn)
-        return MariadbPeer(row, name, u)
+            return PostgresPeer(row, name, dsn, fresh)
+        return MariadbPeer(row, name, u, fresh)
 
     def clear_ours(self, cls: type) -> None:
         store = self.store
@@ -753,7 +819,172 @@ def time_iterate(backend: Backend, row: Row, peer: Peer, given: list[Any], repea
     report(backend.name, "iterate", row.label, n, "fetchmany + build", ours_t, peer_t)
 
 
-def run_row(backend: Backend, row: Row, sizes: list[int], paths: list[str], repeat: int) -> None:
+# -- peak memory: each side in a subprocess of its own ------------------------------------
+
+#: A peak less than this many MB above the baseline counts as this much (the allocator's
+#: and the pages' granularity; and no ratio divides by zero).
+MB_FLOOR = 1.0
+#: The prefix of the memory tables, apart from the timed paths' ``matrix_*``.
+MEMORY_PREFIX = "matrixmem"
+#: The line a memory child prints its figures on: ``<mark> <baseline kB> <peak kB>``.
+_MARK = "matrix-memory:"
+#: The peers of the memory paths, by backend (``name_stream`` for the write).
+PEERS: dict[str, type[Peer]] = {
+    "sqlite": SqlitePeer,
+    "postgresql": PostgresPeer,
+    "mariadb": MariadbPeer,
+}
+
+
+def reset_peak() -> None:
+    """Lower this process's peak resident size (``VmHWM``) to its present size (Linux 4.0+,
+    ``clear_refs`` 5), so that the peak read after the work is the work's, not the imports'
+    or the setup's."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def memory_child(argv: list[str]) -> None:
+    """One side of one memory cell, run by ``_child`` as ``--memory-child SIDE WHAT BACKEND
+    ROW N WORKDIR URL``: prints ``<mark> <baseline kB> <peak kB>``.
+
+    ``write`` creates the table, takes the baseline (everything imported, connected and
+    created, the peak reset) and writes a generator of ``N`` rows, keys given: ours
+    ``store.insert_many(rows)``, the peer its ``insert_stream``; then checks the row count and
+    three sampled rows against the same rows made again. ``select`` reads the table ``write``
+    left, ``for obj in store.select(cls)`` or the peer's ``fetchmany`` loop, nothing kept,
+    checks the count and drops the table.
+    """
+    side, what, name, label, size, workdir, url = argv
+    n = int(size)
+    row = make_row(label, MEMORY_PREFIX)
+    backend = Backend(name, None if url == "-" else url, Path(workdir))
+    store, cls = backend.store, row.cls
+    peer: Peer | None = None
+    if side == "ours":
+        if what == "write":
+            store.drop(cls)
+            store.create(cls)
+        store.count(cls)
+    else:
+        peer = backend.peer(row, fresh=what == "write")
+        peer.count()
+    if what == "write":
+        rows = row.generate(n, keys=True)
+        gc.collect()
+        reset_peak()
+        base = rss_kb("VmRSS:")
+        if peer is None:
+            written = store.insert_many(rows)
+            _same(written, n, "ours: rows written")
+        else:
+            peer.insert_stream(rows)
+        peak = rss_kb("VmHWM:")
+        samples = _samples(n)
+        expected = [o for k, o in enumerate(row.generate(n, keys=True)) if k in samples]
+        if peer is None:
+            _same(store.count(cls), n, "ours: count (generator)")
+            for obj in expected:
+                _same(store.get(cls, obj.id), obj, "ours: a row from the generator")
+        else:
+            _same(peer.count(), n, "peer: count (generator)")
+            for obj in expected:
+                _same(peer.get(obj.id), obj, "peer: a row from the generator")
+            peer.disconnect()
+    else:
+        gc.collect()
+        reset_peak()
+        base = rss_kb("VmRSS:")
+        if peer is None:
+            got = 0
+            for _obj in store.select(cls):
+                got += 1
+        else:
+            got = peer.iterate()
+        peak = rss_kb("VmHWM:")
+        _same(got, n, f"{side}: objects iterated")
+        if peer is None:
+            store.drop(cls)
+        else:
+            peer.close()
+    store.close()
+    print(_MARK, base, peak, flush=True)
+
+
+def _child(args: list[str], timeout: float) -> tuple[float, float]:
+    """(peak MB, MB above the baseline, floored at ``MB_FLOOR``) of one memory child; a child
+    that fails, prints no figure or outlasts ``timeout`` seconds stops the run, with its
+    arguments and the end of its output."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--memory-child", *args]
+    what = " ".join(args[:5])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"memory child ({what}) did not finish in {timeout:,.0f} s") from exc
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"memory child ({what}) failed with exit status {done.returncode}:\n"
+            + done.stderr[-3000:]
+        )
+    for text in reversed(done.stdout.splitlines()):
+        if text.startswith(_MARK):
+            base, peak = (int(part) for part in text.split()[1:3])
+            return peak / 1024, max((peak - base) / 1024, MB_FLOOR)
+    raise RuntimeError(f"memory child ({what}) printed no figure:\n{done.stdout[-3000:]}")
+
+
+def report_memory(backend: str, path: str, row: str, n: int, peer: str, ours, theirs) -> None:
+    """Print and record one memory cell: ``ours`` and ``theirs`` are (peak MB, MB above)."""
+    load = os.getloadavg()[0]
+    work = f"{TITLES[backend]} {PATHS[path]}"
+    print(
+        f"{work:<42} {row:<15} {size_label(n):>5}  ours {ours[1]:>8.1f} MB above   "
+        f"peer {theirs[1]:>8.1f} MB above   ratio {theirs[1] / ours[1]:5.2f}x  "
+        f"(load {load:.2f})  [{peer}; peaks {ours[0]:.1f} / {theirs[0]:.1f} MB]",
+        flush=True,
+    )
+    record(
+        BENCH["name"],
+        work,
+        f"{row} {size_label(n)}",
+        peer,
+        theirs[1],
+        ours[1],
+        "MB",
+        lower_is_better=True,
+    )
+
+
+def run_memory(backend: Backend, label: str, n: int, paths: list[str], timeout: float) -> None:
+    """The memory cells of one row and size: the write children (ours, then the peer's),
+    then, for ``memory-select``, the read children on the tables they left."""
+    url = backend.url or "-"
+    args = [backend.name, label, str(n), str(backend.workdir), url]
+    peer_cls = PEERS[backend.name]
+    try:
+        ours = _child(["ours", "write", *args], timeout)
+        theirs = _child(["peer", "write", *args], timeout)
+        if "memory" in paths:
+            report_memory(backend.name, "memory", label, n, peer_cls.name_stream, ours, theirs)
+        if "memory-select" in paths:
+            ours = _child(["ours", "select", *args], timeout)
+            theirs = _child(["peer", "select", *args], timeout)
+            peer_name = "fetchmany + build"
+            report_memory(backend.name, "memory-select", label, n, peer_name, ours, theirs)
+    finally:  # what a failed child left
+        row = make_row(label, MEMORY_PREFIX)
+        backend.store.drop(row.cls)
+        backend.peer(row).close()
+
+
+def run_row(
+    backend: Backend, row: Row, sizes: list[int], paths: list[str], repeat: int, timeout: float
+) -> None:
+    if any(p in MEMORY for p in paths):
+        for n in sizes:
+            run_memory(backend, row.label, n, paths, timeout)
+    if not any(p in TIMED for p in paths):
+        return
     store = backend.store
     store.drop(row.cls)
     store.create(row.cls)
@@ -779,8 +1010,28 @@ def _csv(text: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--memory-child"]:
+        memory_child(argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--paths", default=",".join(PATHS), help=",".join(PATHS))
+    parser.add_argument(
+        "--paths",
+        default=",".join(TIMED),
+        help=f"comma-separated: {', '.join(PATHS)} (default: the timed ones)",
+    )
+    parser.add_argument(
+        "--memory", action="store_true", help="add the memory paths: memory,memory-select"
+    )
+    parser.add_argument(
+        "--memory-timeout",
+        type=float,
+        default=3600.0,
+        help="seconds one memory subprocess may take (default 3600)",
+    )
+    parser.add_argument(
+        "--record-as", default="matrix", help="the bench name recorded (report.py: matrix-1m)"
+    )
     parser.add_argument(
         "--types", default=",".join(ROWS), help=f"rows, comma-separated: {', '.join(ROWS)}"
     )
@@ -790,7 +1041,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--postgres", default=os.environ.get("ENTITYWORKS_TEST_POSTGRES_URL"))
     parser.add_argument("--mariadb", default=os.environ.get("ENTITYWORKS_TEST_MARIADB_URL"))
     args = parser.parse_args(argv)
+    BENCH["name"] = args.record_as
     paths = _csv(args.paths)
+    if args.memory:
+        paths += [p for p in MEMORY if p not in paths]
     rows = _csv(args.types)
     backends = _csv(args.backends)
     sizes = [int(s) for s in _csv(args.rows)]
@@ -817,7 +1071,14 @@ def main(argv: list[str] | None = None) -> None:
             backend = Backend(name, urls[name], Path(tmp))
             try:
                 for label in rows:
-                    run_row(backend, make_row(label, "matrix"), sizes, paths, args.repeat)
+                    run_row(
+                        backend,
+                        make_row(label, "matrix"),
+                        sizes,
+                        paths,
+                        args.repeat,
+                        args.memory_timeout,
+                    )
             finally:
                 backend.store.close()
     print(f"wall time {time.perf_counter() - start:,.0f} s; load {os.getloadavg()[0]:.2f}")

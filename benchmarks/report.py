@@ -51,12 +51,38 @@ RUNS: dict[str, list[str]] = {
     "entropy": ["bench_entropy.py", "--mb", "100"],
     "generate": ["bench_generate.py", "--rounds", "5"],
     "matrix": ["bench_matrix.py", "--rows", "10000,100000", "--repeat", "3"],
+    # one million rows on SQLite: the worst rows of the matrix and int for reference, timed
+    # once, and the peak memory of insert_many from a generator (each side in a subprocess
+    # of its own); the servers' one-million-row figures are bench_pipeline's (Row8)
+    "matrix-1m": [
+        "bench_matrix.py",
+        "--record-as",
+        "matrix-1m",
+        "--rows",
+        "1000000",
+        "--repeat",
+        "1",
+        "--backends",
+        "sqlite",
+        "--types",
+        "int,Decimal,AwareDatetime,wide",
+        "--paths",
+        "given,select,memory",
+    ],
     "columnar": ["bench_columnar.py", "--rows", "100000", "--repeat", "3"],
 }
 
-#: Benchmarks whose figures are rendered as a matrix (``matrix_tables``), not one line each:
-#: the "behind" list counts their cells and leaves naming them to the matrix's own block.
-MATRICES = {"matrix"}
+#: Benchmarks whose figures are rendered as a matrix (``matrix_tables``), not one line each,
+#: and what the "behind" list calls them: it counts their cells and leaves naming them to
+#: the matrix's own block.
+MATRICES = {
+    "matrix": "The matrix of types, paths and backends",
+    "matrix-1m": "The matrix at one million rows",
+}
+
+#: The unit of a memory figure (MB above the interpreter's baseline, lower is better): a
+#: matrix's memory cells are counted and named apart from its speeds.
+MEMORY_UNIT = "MB"
 
 #: How many of a backend's lowest cells the matrix block names.
 WORST = 3
@@ -65,7 +91,7 @@ WORST = 3
 LEVEL = 0.05
 
 _BLOCK = re.compile(
-    r"(<!-- figures: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /figures -->)", re.S
+    r"(<!-- figures: (?P<name>[a-z0-9_-]+) -->\n)(?P<body>.*?)(<!-- /figures -->)", re.S
 )
 
 
@@ -123,19 +149,39 @@ def _machine(records: list[dict[str, Any]]) -> str:
     return f"Measured on {said}, by `python benchmarks/report.py run` ({len(records)} figures).\n"
 
 
+def _late(r: dict[str, Any]) -> str:
+    """One line of the "behind" list: a speed, or a memory figure with both sides' MB."""
+    if r["unit"] == MEMORY_UNIT:
+        return (
+            f"- {r['work']} ({r['row']}): {_value(r['ours_value'], MEMORY_UNIT)} against "
+            f"{_value(r['peer_value'], MEMORY_UNIT)} of {r['peer']} ({r['speed']:.2f}x)\n"
+        )
+    return f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n"
+
+
 def _behind(records: list[dict[str, Any]]) -> str:
     late = [r for r in records if r["speed"] < 1 - LEVEL and r["bench"] not in MATRICES]
-    text = "".join(
-        f"- {r['work']} ({r['row']}): {r['speed']:.2f}x the speed of {r['peer']}\n" for r in late
-    )
-    for name in sorted(MATRICES):
-        cells = [r for r in records if r["bench"] == name]
+    text = "".join(map(_late, late))
+    for name, title in MATRICES.items():
+        mine = [r for r in records if r["bench"] == name]
+        cells = [r for r in mine if r["unit"] != MEMORY_UNIT]
         behind = [r for r in cells if r["speed"] < 1 - LEVEL]
         if behind:
             text += (
-                f"- The {name} of types, paths and backends: {len(behind)} of {len(cells)} "
+                f"- {title}: {len(behind)} of {len(cells)} "
                 f"cells, from {min(r['speed'] for r in behind):.2f}x (its worst cells are "
                 "named below it)\n"
+            )
+        memory = [r for r in mine if r["unit"] == MEMORY_UNIT]
+        more = [r for r in memory if r["speed"] < 1 - LEVEL]
+        if more:
+            top = max(memory, key=lambda r: r["ours_value"])
+            backend, path, _, _ = _split_matrix(top)
+            text += (
+                f"- {title}, peak memory: ours above the peer's in {len(more)} of "
+                f"{len(memory)} cells, from {min(r['speed'] for r in more):.2f}x; at most "
+                f"{_value(top['ours_value'], MEMORY_UNIT)} above the interpreter's "
+                f"({backend} {path}, {top['row']})\n"
             )
     return text or "Nowhere: every figure is level with its peer or ahead of it.\n"
 
@@ -148,13 +194,27 @@ def _split_matrix(r: dict[str, Any]) -> tuple[str, str, str, str]:
     return backend, path, row, size
 
 
-def _ratio(speed: float) -> str:
-    return f"**{speed:.2f}x**" if speed < 1 - LEVEL else f"{speed:.2f}x"
+def _ratio(r: dict[str, Any]) -> str:
+    """A matrix cell: the ratio (bold when behind); a memory cell adds our MB above."""
+    speed = r["speed"]
+    text = f"**{speed:.2f}x**" if speed < 1 - LEVEL else f"{speed:.2f}x"
+    if r["unit"] == MEMORY_UNIT:
+        text += f" ({_value(r['ours_value'], MEMORY_UNIT)})"
+    return text
+
+
+def _named(r: dict[str, Any]) -> str:
+    return (
+        f"{_split_matrix(r)[1]}, {r['row']}: {r['speed']:.2f}x (ours "
+        f"{_value(r['ours_value'], r['unit'])}, {r['peer']} "
+        f"{_value(r['peer_value'], r['unit'])}, load {r['load']:.2f})"
+    )
 
 
 def matrix_tables(records: list[dict[str, Any]]) -> str:
     """One table per backend (a row per type, a column per path and size, each cell our
-    speed over the peer's, bold when behind) and, per backend, its lowest cells."""
+    speed over the peer's, bold when behind; a memory cell the peer's MB above the baseline
+    over ours, and ours) and, per backend, its lowest cells and its largest peaks."""
     backends: list[str] = []
     paths: list[str] = []
     rows: list[str] = []
@@ -166,14 +226,22 @@ def matrix_tables(records: list[dict[str, Any]]) -> str:
             if value not in seen:
                 seen.append(value)
         cells[key] = r  # a cell measured twice: the later figure
+    # the timed paths first, then the memory paths, each in the order measured
+    peak_paths = {k[1] for k, r in cells.items() if r["unit"] == MEMORY_UNIT}
+    paths.sort(key=lambda path: path in peak_paths)
     columns = [(path, size) for path in paths for size in sizes]
     out: list[str] = []
     for backend in backends:
         mine = {k: r for k, r in cells.items() if k[0] == backend}
         peers = sorted({r["peer"] for r in mine.values()})
         loads = [r["load"] for r in mine.values()]
+        memory = (
+            "; a peak MB column: the peer's MB above the baseline / ours, ours in parentheses"
+            if any(r["unit"] == MEMORY_UNIT for r in mine.values())
+            else ""
+        )
         out.append(
-            f"**{backend}** (our speed / the peer's; peers: {'; '.join(peers)}; "
+            f"**{backend}** (our speed / the peer's{memory}; peers: {'; '.join(peers)}; "
             f"load {min(loads):.2f}-{max(loads):.2f}):\n\n"
         )
         out.append("| type | " + " | ".join(f"{p}, {s}" for p, s in columns) + " |\n")
@@ -183,22 +251,36 @@ def matrix_tables(records: list[dict[str, Any]]) -> str:
             if not any(got):
                 continue
             out.append(
-                f"| {_cell(row)} | "
-                + " | ".join(_ratio(r["speed"]) if r else "" for r in got)
-                + " |\n"
+                f"| {_cell(row)} | " + " | ".join(_ratio(r) if r else "" for r in got) + " |\n"
             )
         out.append("\n")
-    out.append("**The worst cells** (lowest ratios) of each backend:\n\n")
-    for backend in backends:
-        worst = sorted((r for k, r in cells.items() if k[0] == backend), key=lambda r: r["speed"])
-        named = "; ".join(
-            f"{_split_matrix(r)[1]}, {r['row']}: {r['speed']:.2f}x (ours "
-            f"{_value(r['ours_value'], r['unit'])}, {r['peer']} "
-            f"{_value(r['peer_value'], r['unit'])}, load {r['load']:.2f})"
-            for r in worst[:WORST]
-        )
-        out.append(f"- {backend}: {named}\n")
+    speeds = {k: r for k, r in cells.items() if r["unit"] != MEMORY_UNIT}
+    peaks = {k: r for k, r in cells.items() if r["unit"] == MEMORY_UNIT}
+    if speeds:
+        out.append("**The worst cells** (lowest ratios) of each backend:\n\n")
+        for backend in backends:
+            worst = sorted((r for k, r in speeds.items() if k[0] == backend), key=_speed)
+            if worst:
+                out.append(f"- {backend}: {'; '.join(map(_named, worst[:WORST]))}\n")
+    if speeds and peaks:
+        out.append("\n")
+    if peaks:
+        out.append("**The largest peaks** (our MB above the baseline) of each backend:\n\n")
+        for backend in backends:
+            worst = sorted(
+                (r for k, r in peaks.items() if k[0] == backend), key=_ours, reverse=True
+            )
+            if worst:
+                out.append(f"- {backend}: {'; '.join(map(_named, worst[:WORST]))}\n")
     return "".join(out)
+
+
+def _speed(r: dict[str, Any]) -> float:
+    return float(r["speed"])
+
+
+def _ours(r: dict[str, Any]) -> float:
+    return float(r["ours_value"])
 
 
 def render(page: str, records: list[dict[str, Any]]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from operator import countOf
 from pathlib import Path
@@ -349,12 +349,16 @@ def from_arrow(
 
 
 def value_columns(
-    schema: TableSchema, table: pa.Table, *, may_lack: str | None = None
+    schema: TableSchema,
+    table: pa.Table,
+    *,
+    may_lack: str | None = None,
+    skip: Collection[str] = (),
 ) -> dict[str, list[Any]]:
     """Each field column's values decoded from ``table``, by field name: what
     :func:`from_arrow` makes instances of, without the instances (the Store's columnar
     writes). Child lists are not read; ``may_lack``: a field whose column may be absent
-    (a key the database generates), then left out."""
+    (a key the database generates), then left out; ``skip``: fields not read."""
     missing = [c.name for c in schema.field_columns if c.name not in table.column_names]
     if missing and missing != [may_lack]:
         first = next(n for n in missing if n != may_lack)
@@ -367,7 +371,7 @@ def value_columns(
     out: dict[str, list[Any]] = {}
     with paused_gc():
         for c in schema.field_columns:
-            if c.name in missing:
+            if c.name in missing or c.name in skip:
                 continue
             array = table.column(c.name)
             if c.name == may_lack and array.null_count:

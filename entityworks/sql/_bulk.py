@@ -67,11 +67,28 @@ def _after(number: RowNumber, start: int, index: int) -> int:
 class ColumnRows(Sequence[tuple[Any, ...]]):
     """Schema rows held a column at a time (the columnar lane's batches): the bulk
     encoding takes the columns as they are, and a row tuple is made only where one is
-    asked for (a refused row located, a key reserved)."""
+    asked for (a refused row located, a key reserved).
 
-    def __init__(self, columns: Sequence[Sequence[Any]], size: int) -> None:
+    ``ready``: by schema column index, SQL columns already made (the field's own, then its
+    companions'), which the bulk encoding takes in place of encoding that column's values
+    (see ``Backend.arrow_form``); that column's values are then usually a
+    :class:`LazyColumn`, made only where a value is asked for (the checked path).
+    ``source``: the rows as the backend made them from their Arrow batch, which it may
+    write as they are."""
+
+    def __init__(
+        self,
+        columns: Sequence[Sequence[Any]],
+        size: int,
+        ready: dict[int, list[Sequence[Any]]] | None = None,
+        source: Any = None,
+    ) -> None:
         self.columns = list(columns)
         self.size = size
+        self.ready = ready or None
+        #: What the backend made of the rows' Arrow batch (``Backend.arrow_rows``), if
+        #: anything: it writes that (``Rows.arrow``).
+        self.source = source
 
     def __len__(self) -> int:
         return self.size
@@ -96,7 +113,46 @@ class ColumnRows(Sequence[tuple[Any, ...]]):
 
     def take(self, indexes: Sequence[int]) -> ColumnRows:
         """The rows at ``indexes``, in that order."""
-        return ColumnRows([[c[i] for i in indexes] for c in self.columns], len(indexes))
+        ready: dict[int, list[Sequence[Any]]] | None = None
+        if self.ready:
+            ready = {k: [[c[i] for i in indexes] for c in sql] for k, sql in self.ready.items()}
+        return ColumnRows([[c[i] for i in indexes] for c in self.columns], len(indexes), ready)
+
+
+class LazyColumn(Sequence[Any]):
+    """A column of ``size`` values made by ``make()`` the first time one is asked for."""
+
+    def __init__(self, make: Callable[[], Sequence[Any]], size: int) -> None:
+        self._make: Callable[[], Sequence[Any]] | None = make
+        self._values: Sequence[Any] = ()
+        self.size = size
+
+    def values(self) -> Sequence[Any]:
+        """The values (made now if they were not yet)."""
+        if self._make is not None:
+            self._values = self._make()
+            self._make = None
+        return self._values
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return self.values()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.values())
+
+
+def _ready_of(items: Sequence[Any]) -> dict[int, list[Sequence[Any]]] | None:
+    """The SQL columns already made of :class:`ColumnRows` (see there), else None."""
+    return items.ready if isinstance(items, ColumnRows) else None
 
 
 def _columns_of(items: Sequence[Any]) -> list[Sequence[Any]]:
@@ -178,7 +234,7 @@ def encode(
             else:  # each column straight from the instances
                 columns = [column_getter(model.fields[i])(items) for i in model.field_index]
             try:
-                encoded = model.codec.encode_columns(columns)
+                encoded = model.codec.encode_columns(columns, _ready_of(items))
             except Exception:  # noqa: BLE001 - row by row below names the value
                 return _each_row(model, items, getter, number, model.encoders)
             return list(zip(*encoded, strict=True))
@@ -373,6 +429,16 @@ class Rows:
             return None
         return self.items
 
+    def arrow(self) -> Any | None:
+        """What the backend made of the columnar lane's Arrow batch of these rows, all of
+        them (``Backend.arrow_rows``), else None. A backend that writes it stores what
+        it would store of the decoded values, or is refused (:meth:`attempt`) and writes
+        the rows another way."""
+        items = self.items
+        if not self.value_rows or not isinstance(items, ColumnRows):
+            return None
+        return items.source
+
     def bound(self) -> list[Sequence[Any]]:
         """SQL rows as the driver takes them: the bulk checks (a column at a time) and the
         bind processors applied; the driver or the database refuses the rest itself."""
@@ -473,7 +539,7 @@ class Rows:
             else:
                 columns = [column_getter(model.fields[i])(objs) for i in model.field_index]
             try:
-                encoded = model.codec.encode_columns(columns)
+                encoded = model.codec.encode_columns(columns, _ready_of(objs))
             except Exception:  # noqa: BLE001 - bound() names the value
                 return None
             if len(encoded) != len(model.names) or countOf(encoded[at], None) != len(objs):
@@ -679,6 +745,7 @@ class Rows:
 __all__ = [
     "BATCH",
     "ColumnRows",
+    "LazyColumn",
     "Rows",
     "as_dicts",
     "encode",

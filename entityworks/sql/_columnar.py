@@ -1,29 +1,38 @@
 """The columnar lane: Arrow, pandas and Parquet rows into a table, no instance per row.
 
 ``Store.insert_arrow`` / ``insert_pandas`` / ``insert_parquet`` read their input a batch
-at a time (a Parquet file by record batches: bounded memory), decode each field's Arrow
-column as :func:`~entityworks.arrow.from_arrow` does (the values it would build the
-instances of) and hand the rows of those values to the one write pipeline
-(``write_encoded`` with ``values``): each column encoded and checked a column at a time by
-the same ``RowCodec.fast_columns`` as ``insert_many``'s rows of instances, so the same
-values are stored, or refused where it would refuse them, and the backend's bulk writer
-(``executemany`` on SQLite, a binary COPY on PostgreSQL, multi-row INSERTs on MariaDB)
-sends them. The whole call is one transaction: a
-refused row writes nothing and its error names the class, the row (its index in the
-whole input) and the column.
+at a time (a Parquet file by record batches: bounded memory) and hand each batch to the
+one write pipeline (``write_encoded`` with ``values``) as :class:`ColumnRows`:
+
+* where the backend makes a field's SQL columns from its Arrow column itself
+  (``Backend.arrow_form``: SQLite's text of dates, times, datetimes and Decimals, made by
+  Arrow's kernels), those columns, ready;
+* where the backend makes the whole batch ready for its bulk writer
+  (``Backend.arrow_rows``: PostgreSQL's binary COPY rows), that, which it sends as it is;
+* every other field's values decoded as :func:`~entityworks.arrow.from_arrow` decodes them,
+  then encoded and checked a column at a time by the same ``RowCodec.fast_columns`` as
+  ``insert_many``'s rows of instances.
+
+The values of a field taken the first two ways are decoded only if they are asked for (a
+refused batch written again the usual way, a row located), so the same values are
+stored, or refused where ``insert_many`` would refuse them. The whole call is one
+transaction: a refused row writes nothing and its error names the class, the row (its
+index in the whole input) and the column.
 
 A class with child lists is refused (its rows go through ``insert_many``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._gcpause import paused_gc
 from ..errors import EntityworksError, WriteError
 from ._bound import BoundModel, counting_from
-from ._bulk import BATCH, ColumnRows
+from ._bulk import BATCH, ColumnRows, LazyColumn
 from ._database import Database
 from ._pipeline import write_encoded
 
@@ -91,30 +100,92 @@ def _as_tables(data: Any) -> Iterator[pa.Table]:
             )
 
 
+def _arrow_forms(db: Database, model: BoundModel) -> list[tuple[int, str, bool, Any]]:
+    """``(schema index, field, Optional, form)`` of the fields whose SQL columns the
+    backend computes from their Arrow column (``Backend.arrow_form``); the key is not."""
+    key = model.schema.primary_key
+    found = []
+    for i, c in enumerate(model.schema.columns):
+        if key is not None and c.name == key.name:
+            continue
+        parts = model.codec.plan[i][2] if model.codec.plan else ()
+        form = db.backend.arrow_form(c.info, tuple(p.suffix for p in parts))
+        if form is not None:
+            found.append((i, c.name, c.nullable, form))
+    return found
+
+
 def insert_arrow(db: Database, cls: type, data: Any, *, batch_size: int = BATCH) -> int:
     """Write the rows of ``data`` (see :func:`_as_tables`) into ``cls``'s table in one
     transaction, ``batch_size`` rows at a time; returns the row count."""
+    from ..arrow.columns import older_names
     from ..arrow.read import value_columns
 
     model = _columnar_model(db, cls)
     schema = model.schema
     may_lack = _generated_key(model)
+    key = schema.primary_key.name if schema.primary_key is not None else None
+    forms = _arrow_forms(db, model)
     count = 0
     parts = _slices(_as_tables(data), max(1, batch_size))
     with db.connection(write=True) as conn:
         for part in parts:
+            size = part.num_rows
+            # the SQL columns made from Arrow where the backend can (each column's values
+            # then decoded only if asked for: a row refused, located value by value)
+            ready: dict[int, list[Sequence[Any]]] = {}
+            made: set[str] = set()
+            # (a field with companion columns beside it, as entityworks 0.2 wrote them,
+            # is read by from_arrow's rules)
+            older = older_names(schema.field_columns, set(part.column_names))
+            # the whole batch made ready for the backend's bulk writer where it can: then
+            # only the key is decoded now (the rest only if the database refuses the rows)
+            whole = None if forms or older else db.backend.arrow_rows(model, part)
+            if whole is not None:
+                made = {c.name for c in schema.field_columns if c.name != key}
+            if forms:
+                for i, name, nullable, form in forms:
+                    if name in part.column_names and not any(
+                        p.column(name) == n for n, p in older.items()
+                    ):
+                        sql = form(part.column(name), nullable)
+                        if sql is not None:
+                            ready[i] = sql
+                            made.add(name)
             try:
-                columns = value_columns(schema, part, may_lack=may_lack)
+                columns: dict[str, Sequence[Any]] = dict(
+                    value_columns(schema, part, may_lack=may_lack, skip=made)
+                )
             except EntityworksError as exc:
                 raise _named(exc, cls, count) from None
-            size = part.num_rows
+            for name in made:
+                columns[name] = LazyColumn(
+                    partial(_decoded, schema, part, name, may_lack, cls, count), size
+                )
             absent = [None] * size  # a key the database generates
-            rows = ColumnRows([columns.get(c.name, absent) for c in schema.columns], size)
+            rows = ColumnRows(
+                [columns.get(c.name, absent) for c in schema.columns], size, ready, whole
+            )
             # checked, encoded and written as insert_many's rows of instances are (its
-            # errors name the row in the whole input)
-            write_encoded(db, conn, model, rows, counting_from(count), values=True)
+            # errors name the row in the whole input); the rows' tuples and the driver's
+            # parameters hold plain values: the collector's passes would find nothing
+            with paused_gc():
+                write_encoded(db, conn, model, rows, counting_from(count), values=True)
             count += size
     return count
+
+
+def _decoded(
+    schema: Any, part: pa.Table, name: str, may_lack: str | None, cls: type, start: int
+) -> list[Any]:
+    """The values of field ``name`` decoded from ``part`` (as ``from_arrow`` does)."""
+    from ..arrow.read import value_columns
+
+    others = {c.name for c in schema.field_columns} - {name}
+    try:
+        return value_columns(schema, part, may_lack=may_lack, skip=others)[name]
+    except EntityworksError as exc:  # (a null found past the first slice of a COPY)
+        raise _named(exc, cls, start) from None
 
 
 def _named(exc: EntityworksError, cls: type, start: int) -> EntityworksError:

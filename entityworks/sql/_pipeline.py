@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from .._gcpause import paused_gc
 from ..errors import ValueEncodingError, WriteError
 from ..model.schema import PARENT_COLUMN
 from ..registry import encode_error
@@ -93,7 +94,10 @@ def insert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -
             for start, part in chain([first], parts):
                 one_class(cls, part, start)
                 ahead = None if total is None else total - start
-                with unset_fields_named(model, part, start):
+                # the batch's rows (tuples by the ten thousand, of plain values) are made,
+                # sent and freed before the collector is back: its next pass walks none
+                # of them (see entityworks._gcpause)
+                with unset_fields_named(model, part, start), paused_gc():
                     done = insert_rows(
                         db, conn, model, part, start, batch_size, call=call, ahead=ahead
                     )

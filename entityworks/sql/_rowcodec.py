@@ -33,7 +33,8 @@ import sqlalchemy as sa
 
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
-from ..types.columns import has_nan, has_none
+from ..types.columns import each as columns_each
+from ..types.columns import has_nan, on_present
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
 from ._rowdecode import ColumnFn, Readers, each
@@ -124,12 +125,19 @@ class RowCodec:
         encoder: Callable[[Any], list[Any]] = eval(source, names)  # noqa: S307 - identifiers only
         return encoder
 
-    def encode_columns(self, columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
-        """The SQL columns of the schema ``columns`` (each through ``fast_columns``).
+    def encode_columns(
+        self,
+        columns: Sequence[Sequence[Any]],
+        ready: dict[int, list[Sequence[Any]]] | None = None,
+    ) -> list[Sequence[Any]]:
+        """The SQL columns of the schema ``columns`` (each through ``fast_columns``), or
+        of a column ``ready`` holds, its SQL columns as they are there (made from Arrow).
         Raises whatever a value's rule raises (the caller then locates it row by row)."""
         out: list[Sequence[Any]] = []
-        for column, step in zip(columns, self.fast_columns, strict=True):
-            if step is None:
+        for i, (column, step) in enumerate(zip(columns, self.fast_columns, strict=True)):
+            if ready is not None and i in ready:
+                out += ready[i]
+            elif step is None:
                 out.append(column)
             else:
                 out += step(column)
@@ -298,7 +306,6 @@ def _column_step(
     exact: bool,
     parts: tuple[Companion, ...],
     post_column: Callable[[Sequence[Any]], bool] | None = None,
-    many: Callable[[Sequence[Any]], list[Any]] | None = None,
 ) -> ColumnStep | None:
     """What the bulk path does with one whole schema column.
 
@@ -308,10 +315,7 @@ def _column_step(
     remains. Otherwise ``fast`` value by value, as before. Companions come from the
     checked values (a column at a time where the companion has ``split_column``).
     ``post_column``: the dialect's own check of a whole column (SQLite: no NaN in a
-    nullable REAL column), which must pass too. ``many``: the type's codec of a whole
-    column (``SqlCodec.encode_many``, rule included: a timedelta's microseconds), for a
-    column without companions that ``full`` encodes with that codec and ``store`` alone:
-    its non-None values at once, ``fast`` value by value where it raises.
+    nullable REAL column), which must pass too.
     """
     check_column = info.check_column if exact else None
     if fast is None and not parts:
@@ -329,22 +333,6 @@ def _column_step(
             return [main]
         return [main, *companions(each(info.checked, column))]
 
-    if many is not None and fast is full and not parts:
-        encode_many = many
-
-        def encoded_at_once(column: Sequence[Any]) -> list[Sequence[Any]]:
-            nulls = has_none(column)
-            present = [v for v in column if v is not None] if nulls else column
-            try:
-                encoded = encode_many(present)
-            except Exception:  # noqa: BLE001 - value by value names (or converts) it
-                return per_value(column)
-            if nulls:
-                values = iter(encoded)
-                encoded = [None if v is None else next(values) for v in column]
-            return [encoded if store is None else store(encoded)]
-
-        return encoded_at_once
     if fast is not None and fast is not full:  # SQLite's NaN refusal (``_fast``)
 
         def nan_refused(column: Sequence[Any]) -> list[Sequence[Any]]:
@@ -366,6 +354,25 @@ def _column_step(
         return [main, *companions(column)] if parts else [main]
 
     return column_at_a_time
+
+
+def _encoded_at_once(
+    many: Callable[[Sequence[Any]], list[Any]], bound: ColumnFn | None, full: Processor
+) -> ColumnStep:
+    """The bulk step of a column whose rule is its codec and whose codec encodes a whole
+    column at once (``many``: non-None values -> their encoded forms, raising on a value
+    the codec refuses), then bound (``bound``, a column at a time). A column ``many``
+    refuses goes value by value through ``full``, which names the refused value."""
+    assert full is not None
+
+    def step(column: Sequence[Any]) -> list[Sequence[Any]]:
+        try:
+            encoded = on_present(many, column)
+            return [encoded if bound is None else bound(encoded)]
+        except (TypeError, ValueError, OverflowError):
+            return [list(map(full, column))]
+
+    return step
 
 
 def _without(
@@ -451,25 +458,30 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
             and rule(info) is info.check
             and (post is None or (refusal is not None and post is refusal[0]))
         )
-        # else the codec's column form, where the rule is in the codec (a timedelta's)
-        many = (
-            info.sql_codec.encode_many
-            if not exact and post is None and rule(info) is info.sql_codec.encode
-            else None
-        )
-        store = _bind_column(impl, bind, dialect) if exact or many is not None else None
-        steps.append(
-            _column_step(
-                info,
-                fast[-1],
-                full,
-                store,
-                exact,
-                parts,
-                post_column if post is not None else None,
-                many,
+        store = _bind_column(impl, bind, dialect) if exact else None
+        # or the codec a column at a time (``SqlCodec.encode_many``: JSON text, packed
+        # points), when it is the whole rule and the bulk path's processor is the full one
+        many = info.sql_codec.encode_many
+        if many is not None and not exact and not parts and fast[-1] is full:
+            if to_db is info.sql_codec.encode:
+                many_bound = _bind_column(impl, bind, dialect)
+                steps.append(_encoded_at_once(many, many_bound, full))
+            else:
+                many = None
+        else:
+            many = None
+        if many is None:
+            steps.append(
+                _column_step(
+                    info,
+                    fast[-1],
+                    full,
+                    store,
+                    exact,
+                    parts,
+                    post_column if post is not None else None,
+                )
             )
-        )
         if copy_checks is not None and fast[-1] is not None:
             if exact and store is None and not parts and fast[-1] is full:
                 copy_checks.append((len(fast) - 1, info.check_column))  # type: ignore[arg-type]
@@ -560,10 +572,9 @@ def _spread_columns(
             out.append(main)
             if parts:
                 check = info.checked
-                checked = [None if v is None else check(v) for v in column]
+                checked = columns_each(check, column)
                 for p in parts:
-                    split = p.split
-                    out.append([None if v is None else split(v) for v in checked])
+                    out.append(columns_each(p.split, checked))
         return out
 
     return spread_columns

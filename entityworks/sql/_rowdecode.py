@@ -18,7 +18,8 @@ from typing import Any
 from ..errors import StoredValueError
 from ..model.schema import Column, TableSchema
 from ..registry import Companion, TypeInfo
-from ..types.columns import has_none
+from ..types.columns import each as columns_each
+from ..types.columns import has_none, on_present
 from ..types.encoding import Processor, compose, skip_none
 
 ColumnFn = Callable[[Sequence[Any]], Sequence[Any]]
@@ -189,7 +190,13 @@ def row_reader(
                 items.append(value(main))
                 continue
             names[f"j{main}"] = _joiner(parts)
-            items.append(f"j{main}({', '.join(value(i) for i in (main, *extra))})")
+            joined = f"j{main}({', '.join(value(i) for i in (main, *extra))})"
+            raw = parts[0].join_raw if len(parts) == 1 else None
+            if raw is not None:  # the stored pair read at once (Companion.join_raw), or else
+                names[f"r{main}"] = raw
+                pair = f"(row[{main}],), (row[{extra[0]}],)"
+                joined = f"(t{main}[0] if (t{main} := r{main}({pair})) is not None else {joined})"
+            items.append(joined)
     source = (
         "def read(row):\n"
         "    try:\n"
@@ -227,7 +234,7 @@ def _joiner(parts: Sequence[Companion]) -> Callable[..., Any]:
 def column_reader(
     width: int,
     active: list[tuple[int, Callable[[Any], Any]]],
-    many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]],
+    many: dict[int, tuple[ColumnFn | None, Callable[[Sequence[Any]], list[Any]]]],
     whole: dict[int, ColumnFn],
     plan: Plan | None,
     locate: Locate,
@@ -256,11 +263,25 @@ def column_reader(
                 raise
             raise error from exc
 
+    # a field with one companion that joins the stored columns at once (Companion.join_raw)
+    raws = [
+        (main, pairs[0][0], pairs[0][1].join_raw)
+        for main, pairs, _ in joins or ()
+        if len(pairs) == 1 and pairs[0][1].join_raw is not None
+    ]
+
     def decoded(rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
         if not rows:
             return [()] * width
         out: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        done: dict[int, Sequence[Any]] = {}
+        for main, j, raw in raws:
+            at_once = raw(out[main], out[j])
+            if at_once is not None:
+                done[main] = at_once
         for i, dec in active:
+            if i in done:
+                continue
             if i in whole:
                 out[i] = whole[i](out[i])
                 continue
@@ -268,19 +289,14 @@ def column_reader(
                 out[i] = list(map(dec, out[i]))
                 continue
             first, every = many[i]
-            values = out[i] if first is None else list(map(first, out[i]))
-            if not has_none(values):
-                out[i] = every(values)
-                continue
-            at = [k for k, v in enumerate(values) if v is not None]
-            column = list(values)
-            for k, v in zip(at, every([values[k] for k in at]), strict=True):
-                column[k] = v
-            out[i] = column
+            out[i] = on_present(every, out[i] if first is None else first(out[i]))
         if joins is None:
             return out
         joined: list[Sequence[Any]] = []
         for main, parts, owned in joins:
+            if main in done:
+                joined.append(done[main])
+                continue
             values = out[main]
             if (
                 owned
@@ -307,11 +323,13 @@ def column_reader(
     return columns
 
 
+def _mapped(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
+    return list(map(fn, values))
+
+
 def each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each non-None value of a column, ``None`` kept."""
-    if has_none(values):
-        return [None if v is None else fn(v) for v in values]
-    return list(map(fn, values))
+    return columns_each(fn, values)  # one C loop
 
 
 class Readers:
@@ -324,7 +342,7 @@ class Readers:
         self.sql_names = sql_names
         self.decoders: Decoders = []
         self.plan: Plan = []
-        self.many: dict[int, tuple[Processor, Callable[[Sequence[Any]], list[Any]]]] = {}
+        self.many: dict[int, tuple[ColumnFn | None, Callable[[Sequence[Any]], list[Any]]]] = {}
         self.whole: dict[int, ColumnFn] = {}
 
     def add(
@@ -346,8 +364,9 @@ class Readers:
         if result is not None:
             from_db = compose(result, from_db)
         self.decoders.append((main, from_db))
-        if sql_codec.decode_many is not None:
-            self.many[main] = (result, sql_codec.decode_many)
+        if sql_codec.decode_many is not None:  # the backend's processor first, then at once
+            first = result_column or (None if result is None else partial(_mapped, result))
+            self.many[main] = (first, sql_codec.decode_many)
         elif from_db is not None:  # a whole column at a time
             if result_column is not None and sql_codec.decode is None:
                 self.whole[main] = result_column

@@ -20,6 +20,7 @@ from ..types.codecs import SqlCodec
 from ..types.registry import TypeInfo, TypeRegistry
 from ..types.scalars import (
     as_uuid,
+    as_uuids,
     check_aware_datetime,
     check_date,
     check_datetime,
@@ -52,34 +53,40 @@ SCALARS: dict[str, SqlCodec] = {
         encode_many=timedeltas_to_db,
         decode_many=micros_to_timedeltas,
     ),
-    "UUID": SqlCodec(column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid),
+    "UUID": SqlCodec(
+        column_type=storage.uuid_type, encode=check_uuid, decode=as_uuid, decode_many=as_uuids
+    ),
 }
 
 
 def enum_codec(*, enum: type, base: TypeInfo, to_value: Callable[[Any], Any]) -> SqlCodec:
-    """An Enum stored as its value, in its value type's column; a whole column of members
-    (or of stored values) at once at C speed, the values of another kind one by one."""
+    """An Enum stored as its value, in its value type's column; a whole column at a time
+    where each value is a member (writing) or a member's value (reading)."""
     members = {m.value: m for m in enum}  # type: ignore[attr-defined]
-    value_of = attrgetter("value")
+    member = members.__getitem__
 
-    def to_values(values: Sequence[Any]) -> list[Any]:
-        if countOf(map(type, values), enum) != len(values):
-            return list(map(to_value, values))  # refuses what is no member
-        return list(map(value_of, values))
+    def values_of(column: Sequence[Any]) -> list[Any]:
+        if countOf(map(type, column), enum) == len(column):
+            return list(map(_VALUE, column))
+        return list(map(to_value, column))
 
-    def from_values(values: Sequence[Any]) -> list[Any]:
+    def members_of(column: Sequence[Any]) -> list[Any]:
         try:
-            return list(map(members.__getitem__, values))
-        except (KeyError, TypeError):  # what the Enum itself then finds or refuses
-            return list(map(enum, values))
+            return list(map(member, column))
+        except (KeyError, TypeError):  # another value (an Enum's _missing_ may take it)
+            return list(map(enum, column))
 
     return SqlCodec(
         column_type=base.sql_codec.column_type,
         encode=to_value,
         decode=enum,
-        encode_many=to_values,
-        decode_many=from_values,
+        encode_many=values_of,
+        decode_many=members_of,
     )
+
+
+#: A member's value (``Enum._value_``, the attribute ``.value`` reads).
+_VALUE = attrgetter("_value_")
 
 
 def json_codec(*, dumps: Callable[[Any], str], loads: Callable[[str], Any]) -> SqlCodec:

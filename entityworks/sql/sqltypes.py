@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import repeat
@@ -22,7 +23,8 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from ..types import storage
-from ..types.columns import has_none
+from ..types.columns import each as columns_each
+from ..types.columns import has_none, on_present
 from ..types.registry import Target, declare_target
 from .backends import Backend, for_name, names_where
 from .textvalues import (
@@ -31,6 +33,7 @@ from .textvalues import (
     decimal_keys,
     decimals_from_keys,
     instant,
+    instants_of_text,
     naive_text,
     time_text,
     utc,
@@ -330,9 +333,7 @@ _ISO_MICROSECONDS = methodcaller("isoformat", " ", "microseconds")
 
 def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each value of a column, ``None`` kept."""
-    if has_none(values):
-        return [None if v is None else fn(v) for v in values]
-    return list(map(fn, values))
+    return columns_each(fn, values)  # one C loop
 
 
 def _impl_column(
@@ -484,9 +485,12 @@ class UUIDType(_TextOrNative):
         return uuid_text(value)
 
     def from_iso(self, text: str) -> Any:
-        import uuid
-
         return uuid.UUID(text)
+
+    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
+        if not for_name(dialect.name).text_values:
+            return None
+        return partial(_each, uuid.UUID)  # the class itself: no Python call of ours a value
 
 
 class AwareDateTime(_PerBackend):
@@ -518,9 +522,9 @@ class AwareDateTime(_PerBackend):
     def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The result processor of a whole column of a timestamp column (the driver's
         datetimes: naive UTC, or aware in the session's time zone), :func:`instant` of
-        each; None on a text backend (its ISO text goes value by value)."""
+        each; on a text backend, of its ISO text (:func:`_instants_of_text`)."""
         if for_name(dialect.name).text_values:
-            return None
+            return instants_of_text
         return _instants_column
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
@@ -553,6 +557,8 @@ def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
     """:func:`instant` of each datetime of a column, ``None`` kept. The driver gives a
     column of naive UTC datetimes (MariaDB's DATETIME), or of aware ones in the session's
     zone (PostgreSQL's TIMESTAMPTZ): either is made UTC at C speed."""
+    if has_none(values):
+        return on_present(_instants_column, values)
     total = len(values)
     if total and countOf(map(type, values), dt.datetime) == total:
         naive = countOf(map(_TZINFO, values), None)
@@ -560,7 +566,7 @@ def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
             return list(map(add, repeat(_UTC_EPOCH), map(sub, values, repeat(_NAIVE_EPOCH))))
         if not naive:
             return list(map(dt.datetime.astimezone, values, repeat(UTC)))
-    return [None if v is None else instant(v) for v in values]
+    return list(map(instant, values))
 
 
 def _decimals_column(values: Sequence[Any]) -> Sequence[Any]:
@@ -585,7 +591,7 @@ def _utc_text_column(values: Sequence[Any]) -> list[Any]:
     """:func:`_checked_utc_text` of each value of a column, ``None`` kept (no Python call
     per value when there is no ``None``)."""
     if has_none(values):
-        return _each(_checked_utc_text, values)
+        return on_present(_utc_text_column, values)
     return list(map(_ISO_T_MICROSECONDS, map(_AS_UTC, values)))
 
 

@@ -12,10 +12,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from operator import countOf
+from operator import attrgetter, countOf
 from typing import Any
 
-from ..types.columns import has_none
+from ..types.columns import decimal_keys_at_once, has_none, on_present
+from ..types.columns import each as columns_each
 from ..types.values import require_aware
 
 UTC = dt.UTC
@@ -23,6 +24,7 @@ UTC = dt.UTC
 _ZERO = decimal.Decimal(0)
 _KEY_DIGITS = 35  # digits before the point in a key: DECIMAL(65, 30)'s 35
 _NINES = str.maketrans("0123456789", "9876543210")
+_TZINFO = attrgetter("tzinfo")
 
 
 def decimal_key(value: decimal.Decimal) -> str:
@@ -58,7 +60,14 @@ def decimal_keys(values: Sequence[Any]) -> list[Any]:
     Each value is written once, in C, with its sign (a space for a positive number) and
     35 + 30 digits (``format(v, " 067.30f")``: exact, since no value has more places),
     trailing zeros dropped; the nines' complement of the negative ones is taken for the
-    whole column in one ``str.translate``. A negative zero's key is a zero's."""
+    whole column in one ``str.translate``. A negative zero's key is a zero's.
+
+    The usual column (every value's ``str`` plain or scientific decimal text) is keyed in
+    one C loop from that text (``columns.decimal_keys_at_once``: :func:`decimal_key`'s
+    keys)."""
+    at_once = decimal_keys_at_once(values)
+    if at_once is not None:
+        return at_once
     if has_none(values):
         keys = iter(_present_decimal_keys([v for v in values if v is not None]))
         return [None if v is None else next(keys) for v in values]
@@ -115,6 +124,22 @@ def instant(value: Any) -> dt.datetime:
     return stamp.astimezone(UTC)
 
 
+def instants_of_text(values: Sequence[Any]) -> Sequence[Any]:
+    """:func:`instant` of each stored instant of a column, ``None`` kept. The texts
+    entityworks writes (UTC, ``+00:00``) parse to UTC datetimes at C speed; any other
+    column (another offset, a naive text, not a text) goes value by value."""
+    if has_none(values):
+        return on_present(instants_of_text, values)
+    if countOf(map(type, values), str) == len(values):
+        try:
+            stamps = list(map(dt.datetime.fromisoformat, values))
+        except ValueError:
+            stamps = None
+        if stamps is not None and countOf(map(_TZINFO, stamps), UTC) == len(stamps):
+            return stamps
+    return list(map(instant, values))
+
+
 def decimal_key_of(value: Any) -> str:
     """:func:`decimal_key` of a Decimal; ValueError for anything else."""
     if not isinstance(value, decimal.Decimal):
@@ -163,9 +188,7 @@ ColumnProcessor = Callable[[Sequence[Any]], Sequence[Any]]
 
 def _each(fn: Callable[[Any], Any], values: Sequence[Any]) -> list[Any]:
     """``fn`` of each value of a column, ``None`` kept."""
-    if has_none(values):
-        return [None if v is None else fn(v) for v in values]
-    return list(map(fn, values))
+    return columns_each(fn, values)  # one C loop
 
 
 @dataclass(frozen=True)
@@ -190,7 +213,7 @@ TEXT_FORMS: dict[str, TextForm] = {
         naive_text, dt.datetime.fromisoformat, partial(_each, dt.datetime.fromisoformat)
     ),
     "ExactDecimal": TextForm(decimal_key_of, decimal_from_key, decimals_from_keys),
-    "AwareDateTime": TextForm(utc_text, instant, None),
+    "AwareDateTime": TextForm(utc_text, instant, instants_of_text),
 }
 
 
@@ -204,6 +227,7 @@ __all__ = [
     "decimal_keys",
     "decimals_from_keys",
     "instant",
+    "instants_of_text",
     "naive_text",
     "time_text",
     "utc",

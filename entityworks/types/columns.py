@@ -29,9 +29,13 @@ import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import filterfalse, repeat
-from operator import attrgetter, countOf, eq, ne
+from functools import partial
+from itertools import compress, filterfalse, repeat
+from operator import attrgetter, countOf, eq, is_not, ne
 from typing import Any
+
+# the C module by its package (import-linter sees no module it cannot read as source)
+from entityworks.types import cloops
 
 from .scalars import offset_minutes
 
@@ -54,6 +58,30 @@ def has_none(values: Sequence[Any]) -> bool:
     return countOf(map(type, values), _NONE) > 0
 
 
+_PRESENT = partial(is_not, None)
+
+#: ``each(fn, values)``: ``fn`` of each present value of a column, ``None`` kept, in one C
+#: loop (:mod:`.cloops`, the column loops in C, which only this package imports).
+each = cloops.each
+#: The sortable keys of a column of Decimals (SQLite's ``__key`` column, as
+#: ``sql.textvalues.decimal_key`` writes them), ``None`` kept, from each value's ``str`` in
+#: one C loop; ``None`` for a column with any other value (the caller's Python path then).
+decimal_keys_at_once = cloops.keys
+
+
+def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside: Any) -> list[Any]:
+    """``fn`` (whole columns of non-None values -> one result each) of the present values
+    of a column (and of the items of the columns ``beside`` in the same rows), each result
+    in its value's place, ``None`` kept: a column function that takes no None serves an
+    Optional column with no Python call a value."""
+    if not has_none(values):
+        result = fn(values, *beside)
+        return result if type(result) is list else list(result)
+    present = list(map(_PRESENT, values))
+    others = [list(compress(column, present)) for column in beside]
+    return cloops.fill(values, fn(list(compress(values, present)), *others))
+
+
 def _present(values: Sequence[Any], kind: type) -> tuple[bool, list[Any] | Sequence[Any]]:
     """(all non-None values are exactly ``kind``, the non-None values)."""
     found = countOf(map(type, values), kind)
@@ -61,7 +89,7 @@ def _present(values: Sequence[Any], kind: type) -> tuple[bool, list[Any] | Seque
         return True, values
     if found + countOf(map(type, values), _NONE) != len(values):
         return False, values
-    return True, [v for v in values if v is not None]
+    return True, list(filter(_PRESENT, values))
 
 
 def int_column(values: Sequence[Any]) -> bool:
@@ -151,7 +179,7 @@ def offset_minutes_column(values: Sequence[Any]) -> list[Any]:
     """``offset_minutes`` of each checked aware datetime (``None`` staying ``None``): minutes
     east of UTC, ``None`` for UTC itself; once per fixed-offset zone."""
     if has_none(values):
-        return [None if v is None else offset_minutes(v) for v in values]
+        return on_present(offset_minutes_column, values)
     zones = set(map(_TZINFO, values))
     if not all(type(z) is dt.timezone for z in zones):
         return list(map(offset_minutes, values))
@@ -273,6 +301,17 @@ def negative_zero_column(values: Sequence[Any]) -> list[Any]:
     return [1 if v is not None and v == 0.0 and math.copysign(1.0, v) < 0 else None for v in values]
 
 
+def signed_zeros(
+    values: Sequence[Any], marks: Sequence[Any], one: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """``one(value, mark)`` (``_signed_zero``: -0.0 where the mark says so) for whole
+    columns, a ``None`` value kept. A column without a mark (the usual one: no -0.0 was
+    written) is the values as they are; any other goes value by value."""
+    if countOf(marks, None) == len(marks):
+        return list(values)
+    return [v if v is None else one(v, m) for v, m in zip(values, marks, strict=True)]
+
+
 def has_nan(values: Sequence[Any]) -> bool:
     """True when a value of ``values`` (floats or None) is NaN."""
     return any(map(ne, values, values))
@@ -323,6 +362,17 @@ _ZONES: dict[Any, dt.timezone] = {
 }
 
 
+#: The zone of each offset from -14:00 to +14:00, by minutes + 840 (``cloops.at_offsets``).
+_ZONE_TUPLE = tuple(_ZONES[m] for m in range(-14 * 60, 14 * 60 + 1))
+
+
+def instants_at_offsets(stamps: Sequence[Any], minutes: Sequence[Any]) -> list[Any] | None:
+    """``with_offsets`` of the stored instants themselves (``Companion.join_raw``): the UTC
+    text SQLite holds, the UTC datetimes PostgreSQL's session gives, the naive UTC ones of
+    MariaDB, each made at its offset at once, or None when one is not such a pair."""
+    return cloops.at_offsets(stamps, minutes, _ZONE_TUPLE, dt.UTC)
+
+
 def with_offsets(
     instants: Sequence[Any], minutes: Sequence[Any], one: Callable[[Any, Any], Any]
 ) -> list[Any]:
@@ -330,11 +380,10 @@ def with_offsets(
     whole columns. The common case, no None instant and every offset one a write stores,
     is one ``astimezone`` per value at C speed; anything else goes value by value, where
     ``one`` names what is wrong."""
+    if has_none(instants):
+        return on_present(partial(with_offsets, one=one), instants, minutes)
     total = len(minutes)
-    if (
-        not has_none(instants)
-        and countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total
-    ):
+    if countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total:
         zones: list[Any] = list(map(_ZONES.get, minutes))
         if not has_none(zones):
             try:
@@ -347,11 +396,12 @@ def with_offsets(
 def decimal_text_column(values: Sequence[Any]) -> list[Any]:
     """``format(v, "f")`` of each Decimal (``None`` for None): ``values.decimal_text``.
     A Decimal's ``str`` is the same text when it has no exponent (twice as fast)."""
-    if not has_none(values):
-        texts = list(map(str, values))
-        if "E" not in "".join(texts):
-            return texts
-    return [None if v is None else format(v, "f") for v in values]
+    if has_none(values):
+        return on_present(decimal_text_column, values)
+    texts = list(map(str, values))
+    if "E" not in "".join(texts):
+        return texts
+    return list(map(format, values, repeat("f")))
 
 
 def _plain_texts(texts: Sequence[Any]) -> bool:
@@ -437,6 +487,7 @@ __all__ = [
     "decimal_column",
     "decimal_facts",
     "decimal_text_column",
+    "signed_zeros",
     "decimal_texts",
     "decimals_as_written",
     "exact_type",

@@ -16,6 +16,9 @@ import reprlib
 import uuid
 from typing import Any
 
+# the C module by its package (import-linter sees no module it cannot read as source)
+from entityworks.types import cloops
+
 from ..errors import UnsupportedTypeError
 from . import columns, storage, values
 from .registry import Companion, Target, TypeInfo, TypeRegistry, pyarrow_module
@@ -124,6 +127,7 @@ _OFFSET = Companion(
     lambda: pyarrow_module().int16(),
     split_column=columns.offset_minutes_column,
     join_column=lambda instants, minutes: columns.with_offsets(instants, minutes, with_offset),
+    join_raw=columns.instants_at_offsets,
 )
 _SCALE = Companion(
     "scale",
@@ -151,6 +155,7 @@ _PLAIN = Companion(
     older=(_SCALE,),
     split_column=columns.decimal_text_column,
     join_column=lambda mains, texts: columns.decimals_as_written(mains, texts, _decimal_as_written),
+    join_raw=cloops.as_written,
 )
 _NEGZERO = Companion(
     "negzero",
@@ -158,6 +163,7 @@ _NEGZERO = Companion(
     _signed_zero,
     "the sign of -0.0",
     split_column=columns.negative_zero_column,
+    join_column=lambda values, marks: columns.signed_zeros(values, marks, _signed_zero),
     any_keeps=True,
 )
 

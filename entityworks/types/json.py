@@ -18,7 +18,7 @@ import dataclasses
 import json
 import threading
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import chain
 from operator import countOf
@@ -47,14 +47,14 @@ def _is_json(tp: Any) -> bool:
     return not any(dataclasses.is_dataclass(a) for a in get_args(tp))
 
 
-#: ``json.dumps(value, ensure_ascii=False, allow_nan=True, separators=(",", ":"))``, the
-#: encoder made once (``dumps`` makes one per call): the same text.
-_JSON_TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode
+#: ``json.dumps`` with the options of :func:`json_text`, its encoder made once (``dumps``
+#: with options other than the defaults makes one per call).
+_TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode
 
 
 def json_text(value: Any) -> str:
     """``value`` as compact JSON text, the form every JSON column stores."""
-    return _JSON_TEXT(value)
+    return _TEXT(value)
 
 
 def _untyped(value: Any, depth: int = 0) -> Any:
@@ -237,18 +237,7 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
         return value
 
     def dumps(value: Any) -> str:
-        return json_text(encode(value))
-
-    def dumps_many(values: Sequence[Any]) -> list[str]:
-        # a column of lists of exact scalars (list[int]...), which encode hands on as
-        # they are: one type test per item at C speed, then the texts
-        if shape.kind == "list" and countOf(map(type, values), list) == len(values):
-            item = shape.items[0]
-            if item.kind == "scalar" and not item.nullable:
-                flat = list(chain.from_iterable(values))
-                if countOf(map(type, flat), item.type) == len(flat):
-                    return list(map(_JSON_TEXT, values))
-        return list(map(dumps, values))
+        return _TEXT(encode(value))
 
     def loads(text: str) -> Any:
         try:
@@ -256,11 +245,33 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
         except RecursionError:
             raise ValueError("JSON nested too deeply") from None
 
-    codecs = registry.codecs("json", dumps=dumps, loads=loads)
-    sql = codecs["sql_codec"]
-    if sql.encode is dumps and sql.encode_many is None:  # (the SQL layer's own maker)
-        codecs["sql_codec"] = dataclasses.replace(sql, encode_many=dumps_many)
-    return TypeInfo(type_name(tp), tp, **codecs, check=check, checked_codecs=True)
+    records = registry.codecs("json", dumps=dumps, loads=loads)
+    sql = records["sql_codec"]
+    if sql.encode is dumps and sql.encode_many is None:  # (not a plugin's own maker)
+        records["sql_codec"] = dataclasses.replace(sql, encode_many=_dumps_many(shape, dumps))
+    return TypeInfo(type_name(tp), tp, **records, check=check, checked_codecs=True)
+
+
+def _dumps_many(shape: _JsonShape, dumps: Callable[[Any], str]) -> Callable[[Any], list[str]]:
+    """``dumps`` of a whole column of non-None values (``SqlCodec.encode_many``). A list or
+    a ``tuple[X, ...]`` of exact str, int, float or bool items, which ``dumps`` writes as
+    they are, is checked a column at a time (a type test per item at C speed) and written
+    by the one encoder; anything else value by value (raising on the value ``dumps``
+    refuses)."""
+    item = shape.items[0] if shape.kind in ("list", "tuple") and shape.items else None
+    if item is None or item.kind != "scalar" or item.nullable:
+        return lambda values: list(map(dumps, values))
+    container = list if shape.kind == "list" else tuple
+    scalar = item.type
+
+    def many(values: Any) -> list[str]:
+        if countOf(map(type, values), container) == len(values):
+            items = list(chain.from_iterable(values))
+            if countOf(map(type, items), scalar) == len(items):
+                return list(map(_TEXT, values))
+        return list(map(dumps, values))
+
+    return many
 
 
 # -- dataclasses nested in a column -----------------------------------------------------------

@@ -85,6 +85,12 @@ class Companion:
     #: ``join`` of whole columns (``join_column(mains, parts)``, a ``None`` main staying
     #: ``None``), for bulk readers; ``None``: ``join`` value by value.
     join_column: Callable[[Sequence[Any], Sequence[Any]], list[Any]] | None = None
+    #: ``join_column`` of the columns as the database gives them, the field's own column
+    #: not yet decoded (``join_raw(stored mains, parts)``), done at once where one loop
+    #: can (a SQLite Decimal's key and text: ``cloops.as_written``); it answers
+    #: ``None`` for any column it does not read exactly so, which is then decoded and
+    #: joined as usual.
+    join_raw: Callable[[Sequence[Any], Sequence[Any]], list[Any] | None] | None = None
     #: True when SQLite's ``ANY`` column (entityworks 0.2.3 and before declared its
     #: int, float and str columns so) keeps what this companion keeps elsewhere (the sign
     #: of -0.0): such an older column has none and needs none.

@@ -15,6 +15,7 @@ import math
 import re
 import typing
 import uuid
+from collections.abc import Sequence
 from itertools import repeat
 from operator import countOf, floordiv
 from typing import Any
@@ -489,25 +490,22 @@ def micros_to_timedelta(us: int) -> dt.timedelta:
     return dt.timedelta(microseconds=us)
 
 
-_US = dt.timedelta(microseconds=1)
+_MICROSECOND = dt.timedelta(microseconds=1)
 
 
-def timedeltas_to_db(values: typing.Sequence[Any]) -> list[int]:
-    """:func:`timedelta_to_db` of each value of a column (``SqlCodec.encode_many``): for a
-    column of exact timedeltas within the signed 64-bit range of microseconds, their
-    microseconds (``td // 1 µs``, exact integer division) at C speed; anything else
-    raises, and the writer then names the value with :func:`timedelta_to_db`."""
-    if countOf(map(type, values), dt.timedelta) != len(values):
-        raise TypeError("not every value is exactly a timedelta")
-    micros = list(map(floordiv, values, repeat(_US)))
-    if micros and not (INT64_MIN <= min(micros) and max(micros) <= INT64_MAX):
-        raise ValueError("more microseconds than a signed 64-bit integer holds")
-    return micros
+def timedeltas_to_db(values: Sequence[Any]) -> list[int]:
+    """:func:`timedelta_to_db` of each value of a column (non-None): a column of exact
+    timedeltas is divided by one microsecond at C speed (exact: a timedelta is a whole
+    number of them), then its range checked; anything else value by value."""
+    if countOf(map(type, values), dt.timedelta) == len(values):
+        micros = list(map(floordiv, values, repeat(_MICROSECOND)))
+        if not micros or (INT64_MIN <= min(micros) and max(micros) <= INT64_MAX):
+            return micros
+    return list(map(timedelta_to_db, values))
 
 
-def micros_to_timedeltas(values: typing.Sequence[Any]) -> list[dt.timedelta]:
-    """:func:`micros_to_timedelta` of each stored value of a column (``SqlCodec.decode_many``),
-    at C speed: ``timedelta(0, 0, us)`` is ``timedelta(microseconds=us)``."""
+def micros_to_timedeltas(values: Sequence[Any]) -> list[dt.timedelta]:
+    """:func:`micros_to_timedelta` of each stored value of a column (non-None)."""
     return list(map(dt.timedelta, repeat(0), repeat(0), values))
 
 
@@ -523,6 +521,14 @@ def bytes_to_text(b: bytes) -> str:
 
 def as_uuid(value: Any) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def as_uuids(values: Sequence[Any]) -> list[uuid.UUID]:
+    """:func:`as_uuid` of each value of a column (non-None): a column of UUIDs (what
+    SQLite's and PostgreSQL's reads give) as it is."""
+    if countOf(map(type, values), uuid.UUID) == len(values):
+        return list(values)
+    return list(map(as_uuid, values))
 
 
 def uuid_to_text(value: uuid.UUID) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
-from ...types.encoding import Processor, skip_none
+from ...types.encoding import Processor, rule, skip_none
 from ...types.registry import Target
 from .._log import INFO, log_statement, sql_logger
 from .light import TITLES
@@ -99,6 +99,7 @@ class RowWriter(Protocol):
     @property
     def dialect(self) -> sa.Dialect: ...
     def instances(self) -> Sequence[Any] | None: ...
+    def arrow(self) -> Any | None: ...
     def bound(self) -> list[Sequence[Any]]: ...
     def bound_chunks(self, size: int = ...) -> Iterator[list[Sequence[Any]]] | None: ...
     def streamed(self) -> Iterable[Sequence[Any]] | None: ...
@@ -654,6 +655,34 @@ class Backend:
         driver binds as they are and a column of that class could convert (``'12'`` into
         12), so that rows encoded elsewhere are checked again; None for other types."""
         return storage_class(info)
+
+    def arrow_rows(self, model: Any, table: Any) -> Any | None:
+        """The columnar lane's batch ``table`` (a ``pyarrow.Table`` of ``model``'s fields)
+        made ready for this backend's bulk writer as a whole, which then writes it as it
+        is (``RowWriter.arrow``) where it can: exactly what it would store of the decoded
+        values, or refused by the database (the rows are then decoded and written the
+        usual way, which names the row). None (the usual way) by default."""
+        return None
+
+    def arrow_form(
+        self, info: Any, suffixes: tuple[str, ...]
+    ) -> Callable[[Any, bool], list[Sequence[Any]] | None] | None:
+        """The columnar lane's SQL columns of a field of ``info``'s type computed from its
+        Arrow column (see :mod:`entityworks.sql._arrowforms`), where its table's companion
+        columns are ``suffixes``: on a backend that keeps the type as text, the text made
+        by Arrow's kernels; None (the values decoded and encoded one by one) elsewhere, for
+        a type of its own SQL codec, or beside other companions (an older table)."""
+        if not self.text_values:
+            return None
+        from .._arrowforms import TEXT_ARROW_FORMS
+
+        found = TEXT_ARROW_FORMS.get(info.check) if info.check is not None else None
+        if found is None or rule(info) is not info.check:
+            return None
+        storage, expected, form = found
+        if getattr(info.sql_codec.column_type, "name", None) != storage or suffixes != expected:
+            return None
+        return form
 
     def value_refusal(
         self, info: Any, nullable: bool

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
-from ...types.encoding import Processor, skip_none
+from ...types.encoding import Processor, rule, skip_none
 from .base import Backend, RowWriter, on_conflict
 
 #: The advisory lock key of entityworks' schema changes.
@@ -237,6 +237,21 @@ def copy_rows(
         for part in parts:
             for row in part:
                 write(row)
+
+
+def copy_body(rows: RowWriter, body: Any) -> None:
+    """One binary COPY of every column of ``rows``' table, its rows those ``body`` makes
+    a slice at a time (see :meth:`PostgreSQL.arrow_rows`)."""
+    model = rows.model
+    preparer = rows.dialect.identifier_preparer
+    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
+    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
+    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN (FORMAT BINARY)"
+    with copying(rows, sql) as copy:
+        copy.write(COPY_HEADER)
+        for part in body.parts():
+            copy.write(part)
+        copy.write(COPY_TRAILER)
 
 
 #: Names of the server-side cursors of reads (unique per process; a cursor's name lives in
@@ -526,6 +541,14 @@ class PostgreSQL(Backend):
         if rows.kind != "insert":
             super().write_rows(conn, rows)
             return
+        body = rows.arrow()
+        if (
+            body is not None
+            and not rows.logging()
+            and not rows.listened()
+            and rows.attempt(lambda: copy_body(rows, body))
+        ):
+            return
         chunks = rows.gated_chunks()
         if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
             return
@@ -538,6 +561,23 @@ class PostgreSQL(Backend):
         if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
             return
         super().write_rows(conn, rows)
+
+    def arrow_rows(self, model: Any, table: Any) -> Any | None:
+        """The rows of ``table`` as binary COPY rows made a column at a time, a slice at a
+        time while they are sent (:class:`._arrowcopy.ArrowRows`), where the table's
+        columns all have such a form."""
+        codec = model.codec
+        if codec.copy_types is None:
+            return None
+        from ._arrowcopy import ArrowRows
+
+        fields = []
+        for c, (main, extra, _parts, info) in zip(model.schema.columns, codec.plan, strict=True):
+            types = tuple(codec.copy_types[i] for i in (main, *extra))
+            # (a type whose SQL codec encodes its values is not what its rule names)
+            check = info.check if rule(info) is info.check else None
+            fields.append((c.name, c.nullable, check, types))
+        return ArrowRows.of(table, fields)
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """The rows COPYed without their key, the keys known from the sequence afterwards

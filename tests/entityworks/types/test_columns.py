@@ -540,3 +540,51 @@ def test_instants_of_a_column_are_instant_of_each(values: list[Any]) -> None:
     assert [None if v is None else (v, v.tzinfo) for v in got] == [
         None if v is None else (v, v.tzinfo) for v in want
     ]
+
+
+def test_signed_zeros_joins_the_marks_as_value_by_value() -> None:
+    join = entries._signed_zero
+    values = [0.0, 1.5, None, 0.0]
+    assert columns.signed_zeros(values, [None] * 4, join) == values
+    got = columns.signed_zeros(values, [1, None, None, None], join)
+    assert [math.copysign(1.0, v) if v == 0.0 else v for v in got] == [-1.0, 1.5, None, 1.0]
+    with pytest.raises(ValueError, match="negative-zero mark"):
+        columns.signed_zeros(values, [None, 1, None, None], join)  # beside 1.5
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.timedeltas(), max_size=30))
+def test_timedeltas_to_db_is_value_by_value(values: list[dt.timedelta]) -> None:
+    try:
+        expected: Any = [scalars.timedelta_to_db(v) for v in values]
+    except ValueError:
+        expected = ValueError
+    if expected is ValueError:
+        with pytest.raises(ValueError):
+            scalars.timedeltas_to_db(values)
+    else:
+        assert scalars.timedeltas_to_db(values) == expected
+        assert scalars.micros_to_timedeltas(expected) == values
+
+
+def test_enum_columns_are_value_by_value() -> None:
+    from entityworks.registry import registry
+
+    class Tint(enum.Enum):
+        RED = "red"
+        BLUE = "blue"
+
+        @classmethod
+        def _missing_(cls, value: object) -> Any:
+            return cls.RED if value == "crimson" else None
+
+    codec = registry.lookup(Tint).sql_codec
+    assert codec.encode_many is not None and codec.decode_many is not None
+    column = [Tint.BLUE, Tint.RED, Tint.BLUE]
+    assert codec.encode_many(column) == ["blue", "red", "blue"]
+    assert codec.decode_many(["blue", "red"]) == [Tint.BLUE, Tint.RED]
+    assert codec.decode_many(["crimson", "blue"]) == [Tint.RED, Tint.BLUE]  # _missing_ too
+    with pytest.raises(ValueError):
+        codec.decode_many(["blue", "green"])
+    with pytest.raises(ValueError):
+        codec.encode_many([Tint.BLUE, "blue"])  # a value where a member is declared

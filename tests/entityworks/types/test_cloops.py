@@ -1,0 +1,308 @@
+"""The C column loops (``entityworks/types/cloops.c``) against the Python they stand in for:
+``each`` and ``fill`` against list comprehensions, ``at_offsets`` against the offset join,
+and a SQLite Decimal column's two texts against ``textvalues.decimal_key`` (the key of
+each value) and ``entries._decimal_as_written`` (the value read back from a key and its
+text).
+
+A C function may answer None (the caller then takes the Python path); when it answers a
+list, that list must be exactly the Python one. For the values the rule accepts, it must not
+answer None (else the fast path would never run)."""
+
+from __future__ import annotations
+
+import decimal
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from entityworks.sql.textvalues import decimal_key
+from entityworks.types import cloops
+from entityworks.types.entries import _decimal_as_written
+from entityworks.types.scalars import check_decimal
+
+
+def _accepted(value: Decimal) -> bool:
+    try:
+        check_decimal(value)
+    except ValueError:
+        return False
+    return True
+
+
+#: Any finite Decimal, scientific ones (1E+3, 1.5E-7) and long ones included.
+any_decimals = st.builds(
+    lambda sign, digits, exponent: Decimal((sign, tuple(map(int, digits)), exponent)),
+    st.integers(0, 1),
+    st.text("0123456789", min_size=1, max_size=70),
+    st.integers(-80, 60),
+)
+#: What the rule accepts: at most 35 digits before the point and 30 after, not -0.
+accepted_decimals = st.builds(
+    lambda sign, whole, places, fraction: Decimal(
+        f"{'-' if sign else ''}{whole}{'.' + fraction[:places] if places else ''}"
+    ),
+    st.booleans(),
+    st.integers(0, 10**35 - 1),
+    st.integers(0, 30),
+    st.text("0123456789", min_size=30, max_size=30),
+).filter(_accepted)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(any_decimals, st.none()), max_size=20))
+def test_keys_are_decimal_key_whenever_given(values: list[Decimal | None]) -> None:
+    keys = cloops.keys(values)
+    if keys is None:
+        return
+    assert keys == [None if v is None else decimal_key(v) for v in values]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(accepted_decimals, st.none()), max_size=20))
+def test_keys_of_every_accepted_value(values: list[Decimal | None]) -> None:
+    assert cloops.keys(values) == [None if v is None else decimal_key(v) for v in values]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0", "0.00", "-1.5", "-1.55", "1E+3", "1.5E-7", "-1.5E-7", "0E-30", "12345678901234567890.5"],
+)
+def test_keys_of_edge_values(text: str) -> None:
+    value = Decimal(text)
+    assert cloops.keys([value]) == [decimal_key(value)]
+
+
+class _MyDecimal(Decimal):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Decimal("NaN"),
+        Decimal("-Infinity"),
+        Decimal("sNaN"),
+        1.5,
+        "1.5",
+        _MyDecimal("1.5"),
+        Decimal("1" * 36),  # 36 digits before the point: decimal_key refuses it
+    ],
+)
+def test_keys_leave_the_uncommon_to_python(value: object) -> None:
+    assert cloops.keys([Decimal("1.5"), value]) is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(accepted_decimals, st.none()), max_size=20))
+def test_as_written_reads_each_accepted_value_back_with_its_exponent(
+    values: list[Decimal | None],
+) -> None:
+    keys = [None if v is None else decimal_key(v) for v in values]
+    texts = [None if v is None else format(v, "f") for v in values]
+    read = cloops.as_written(keys, texts)
+    assert read is not None
+    assert [None if v is None else str(v) for v in read] == [
+        None if v is None else str(v) for v in values
+    ]
+    assert all(type(v) is Decimal for v in read if v is not None)
+    # what the Python path gives for each pair
+    assert read == [
+        None if v is None else _decimal_as_written(Decimal(k if k[0] != "-" else v), t)
+        for v, k, t in zip(values, keys, texts, strict=True)
+    ]
+
+
+def _variant(value: Decimal, how: int, noise: str) -> str:
+    """A text beside ``value``'s key: its own, padded with zeros either side, with an
+    exponent, negated, or noise."""
+    text = format(value, "f")
+    return [
+        text,
+        "00" + text.lstrip("-") if value >= 0 else text,
+        text + ("0" if "." in text else ".0"),
+        str(value),
+        "-" + text.lstrip("-"),
+        noise,
+    ][how]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(accepted_decimals, any_decimals),
+            st.integers(0, 5),
+            st.text("0123456789.-E+", max_size=12),
+        ),
+        max_size=10,
+    ),
+)
+def test_as_written_answers_only_what_python_reads(
+    pairs: list[tuple[Decimal, int, str]],
+) -> None:
+    """A key beside a text that may or may not be its number's: where C answers, the
+    Python path reads the same values, exponents included."""
+    keys = [decimal_key(v) if _accepted(v) else format(v, "f") for v, _, _ in pairs]
+    texts = [_variant(v, how, noise) for v, how, noise in pairs]
+    read = cloops.as_written(keys, texts)
+    if read is None:
+        return
+    for (value, _, _), key, text, got in zip(pairs, keys, texts, read, strict=True):
+        assert str(_decimal_as_written(check_decimal(value), text)) == str(got), (key, text)
+
+
+@pytest.mark.parametrize(
+    ("keys", "texts"),
+    [
+        ([decimal_key(Decimal("1.5"))], ["1.6"]),  # another number
+        ([decimal_key(Decimal("0"))], ["-0.00"]),  # a negative zero: Python reads it
+        ([decimal_key(Decimal("1.5"))], ["1.5E0"]),  # not plain text
+        ([decimal_key(Decimal("1.5"))], [" 1.5"]),
+        ([decimal_key(Decimal("1.5"))], ["1.5\n"]),
+        ([decimal_key(Decimal("1.5"))], [".15E1"]),
+        (["1.5"], ["1.5"]),  # a plain key (an older table's): Python reads it
+        ([decimal_key(Decimal("1.5"))], [None]),  # a NULL beside a key
+        ([None], ["1.5"]),
+        ([decimal_key(Decimal("1.5"))], [b"1.5"]),
+        ([decimal_key(Decimal("1.5"))], ["1." + "0" * 31]),  # 31 places: the rule's 30
+        (["0" * 35], ["0." + "0" * 31]),
+        ([decimal_key(Decimal("1.5")), None], ["1.5"]),  # columns of other lengths
+    ],
+)
+def test_as_written_leaves_the_uncommon_to_python(keys: list[object], texts: list[object]) -> None:
+    assert cloops.as_written(keys, texts) is None
+
+
+def test_as_written_keeps_null_pairs_and_the_exponent() -> None:
+    values = [Decimal("1.50"), None, Decimal("-0.0001"), Decimal("0.000"), Decimal("-12")]
+    keys = [None if v is None else decimal_key(v) for v in values]
+    texts = [None if v is None else format(v, "f") for v in values]
+    read = cloops.as_written(keys, texts)
+    assert read is not None
+    shown = [None if v is None else str(v) for v in read]
+    assert shown == ["1.50", None, "-0.0001", "0.000", "-12"]
+
+
+def test_the_context_does_not_round_what_is_read() -> None:
+    value = Decimal("12345678901234567890123456789012345.123456789012345678901234567890")
+    with decimal.localcontext() as context:
+        context.prec = 5
+        read = cloops.as_written([decimal_key(value)], [format(value, "f")])
+    assert read is not None and str(read[0]) == str(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=5)), max_size=30))
+def test_each_is_the_function_of_each_present_value(values: list[object]) -> None:
+    assert cloops.each(repr, values) == [None if v is None else repr(v) for v in values]
+    assert cloops.each(repr, tuple(values)) == cloops.each(repr, values)
+
+
+def test_each_raises_what_the_function_raises_and_survives_a_changing_list() -> None:
+    with pytest.raises(ValueError):
+        cloops.each(int, ["1", None, "x"])
+    values: list[object] = [1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match="changed size"):
+        cloops.each(lambda v: values.clear(), values)
+    with pytest.raises(TypeError):
+        cloops.each(repr, 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers()), max_size=30))
+def test_fill_puts_each_result_in_its_value_s_place(values: list[int | None]) -> None:
+    results = [str(v) for v in values if v is not None]
+    assert cloops.fill(values, results) == [None if v is None else str(v) for v in values]
+    if results:
+        with pytest.raises(ValueError):
+            cloops.fill(values, results[1:])
+    with pytest.raises(ValueError):
+        cloops.fill(values, [*results, "extra"])
+
+
+def test_on_present_serves_optional_columns_and_the_columns_beside() -> None:
+    from entityworks.types.columns import on_present
+
+    def pairs(left: list[int], right: list[int]) -> list[int]:
+        assert None not in left
+        return [a * 10 + b for a, b in zip(left, right, strict=True)]
+
+    assert on_present(pairs, [1, None, 3], [4, 5, 6]) == [14, None, 36]
+    assert on_present(pairs, [1, 2], [3, 4]) == [13, 24]
+
+
+# -- instants at their offsets ---------------------------------------------------------------
+
+from datetime import UTC, datetime, timedelta, timezone  # noqa: E402
+
+from entityworks.sql.textvalues import instant, utc_text  # noqa: E402
+from entityworks.types.columns import instants_at_offsets  # noqa: E402
+from entityworks.types.scalars import with_offset  # noqa: E402
+
+_instants = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59))
+_minutes = st.one_of(st.none(), st.integers(-840, 840))
+
+
+def _shown(value: datetime | None) -> object:
+    """Everything a datetime shows: its fields and its offset."""
+    return None if value is None else (value.isoformat(), value.utcoffset(), type(value))
+
+
+def _python(stamp: object, minutes: object) -> object:
+    try:
+        return _shown(with_offset(instant(stamp), minutes))
+    except ValueError:
+        return ValueError
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_instants, _minutes), max_size=20))
+def test_at_offsets_is_the_python_join_for_every_stored_form(
+    pairs: list[tuple[datetime, int | None]],
+) -> None:
+    minutes = [m for _, m in pairs]
+    expected = [_python(utc_text(d.replace(tzinfo=UTC)), m) for d, m in pairs]
+    for stamps in (
+        [utc_text(d.replace(tzinfo=UTC)) for d, _ in pairs],  # SQLite's text
+        [d.replace(tzinfo=UTC) for d, _ in pairs],  # PostgreSQL's UTC session
+        [d for d, _ in pairs],  # MariaDB's naive UTC
+    ):
+        got = instants_at_offsets(stamps, minutes)
+        if ValueError in expected:  # out of the years 1-9999: Python names it
+            assert got is None
+        else:
+            assert got is not None
+            assert [_shown(v) for v in got] == expected
+
+
+@pytest.mark.parametrize(
+    ("stamp", "minutes"),
+    [
+        ("2024-02-30T10:00:00.000000+00:00", None),  # no such day
+        ("2023-02-29T10:00:00.000000+00:00", 60),
+        ("2024-01-01T24:00:00.000000+00:00", None),
+        ("2024-01-01T10:00:00.000000+01:00", None),  # another offset
+        ("2024-01-01 10:00:00.000000+00:00", None),
+        ("2024-01-01T10:00:00+00:00", None),  # no microseconds
+        ("２０２４-01-01T10:00:00.000000+00:00", None),
+        ("2024-01-01T10:00:00.000000+00:00", True),  # a bool is no offset
+        ("2024-01-01T10:00:00.000000+00:00", 841),
+        ("2024-01-01T10:00:00.000000+00:00", 2**70),
+        ("2024-01-01T10:00:00.000000+00:00", 1.0),
+        ("9999-12-31T23:59:00.000000+00:00", 1),  # past 9999
+        ("0001-01-01T00:00:00.000000+00:00", -1),  # before 1
+        (datetime(2024, 1, 1, tzinfo=timezone(timedelta(hours=1))), None),
+        (None, 60),  # an offset beside a NULL
+        (b"2024-01-01T10:00:00.000000+00:00", None),
+    ],
+)
+def test_at_offsets_leaves_the_uncommon_to_python(stamp: object, minutes: object) -> None:
+    assert instants_at_offsets([stamp], [minutes]) is None
+
+
+def test_at_offsets_keeps_null_pairs() -> None:
+    got = instants_at_offsets([None, "2024-03-10T01:30:00.000000+00:00"], [None, -210])
+    assert got is not None and got[0] is None
+    assert got[1].isoformat() == "2024-03-09T22:00:00-03:30"
