@@ -38,7 +38,7 @@ from ._locate import (
     unique_clash,
 )
 from ._log import INFO, listened, logged, sql_logger
-from ._rowcodec import GateRefused
+from ._rowcodec import CHUNK, GateRefused
 
 #: Rows per batch of ``insert_many`` / ``upsert_many``: what is held in memory at once.
 BATCH = 20_000
@@ -57,6 +57,11 @@ def row_getter(model: BoundModel) -> Callable[[Any], tuple[Any, ...]]:
 
 def _identity(row: Any) -> Any:
     return row
+
+
+def _after(number: RowNumber, start: int, index: int) -> int:
+    """``number`` of the row ``index`` of a chunk that starts at row ``start``."""
+    return number(start + index)
 
 
 class ColumnRows(Sequence[tuple[Any, ...]]):
@@ -448,6 +453,27 @@ class Rows:
             else:
                 self._bound = encode(self.model, self.items, self.number)
         return self._bound
+
+    def bound_chunks(self, size: int = CHUNK) -> Iterator[list[Sequence[Any]]] | None:
+        """:meth:`bound` a chunk of ``size`` instances at a time, lazily, each chunk's gated
+        columns checked as it is encoded (:class:`GateRefused` at the first that fails), so
+        that a COPY encodes chunk k + 1 while the server stores chunk k. A value the bulk
+        encoding refuses raises its error naming the row, as :meth:`bound` does. None for
+        rows that are not instances, or a batch of one chunk."""
+        if self.instances() is None or len(self.items) <= size:
+            return None
+        model, items, number = self.model, self.items, self.number
+        codec = model.codec
+
+        def chunks() -> Iterator[list[Sequence[Any]]]:
+            for start in range(0, len(items), size):
+                part = encode(model, items[start : start + size], partial(_after, number, start))
+                refused = codec.gate_refused(part)
+                if refused is not None:
+                    raise GateRefused(refused, start)
+                yield part
+
+        return chunks()
 
     def streamed(self) -> Iterable[Sequence[Any]] | None:
         """The SQL rows read straight from the objects when nothing needs encoding (the

@@ -176,6 +176,13 @@ class RowCodec:
     def gates_pass(self, rows: Sequence[Sequence[Any]], *, without: int | None = None) -> bool:
         """True when every gated column of ``rows`` (SQL rows) holds only its exact type;
         ``without``: the index of the SQL column the rows leave out (a key to generate)."""
+        return self.gate_refused(rows, without=without) is None
+
+    def gate_refused(
+        self, rows: Sequence[Sequence[Any]], *, without: int | None = None
+    ) -> str | None:
+        """The field of the first gated column of ``rows`` (SQL rows) that holds a value of
+        another type than its own, None when none does (see :meth:`gates_pass`)."""
         total = len(rows)
         for i, kind, nullable in self.gates:
             at = self.names.index(self.fields[i])
@@ -188,8 +195,8 @@ class RowCodec:
             if found != total and not (
                 nullable and found + countOf(map(value, rows), None) == total
             ):
-                return False
-        return True
+                return self.fields[i]
+        return None
 
     def gated_chunks(
         self,

@@ -16,7 +16,8 @@ import decimal
 import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import attrgetter, countOf, methodcaller
+from itertools import repeat
+from operator import add, attrgetter, countOf, methodcaller, sub
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -538,30 +539,33 @@ class AwareDateTime(_PerBackend):
             # a time zone column type takes any offset: the same instant, no conversion
             return None if impl is None else partial(_each, impl)
         if impl is None:
-            return partial(_each, _checked_naive_utc)
+            return _naive_utc_column
         return partial(_each, partial(_then, _checked_naive_utc, impl))
 
 
 _NONE = type(None)
 _TZINFO = attrgetter("tzinfo")
-_UTCOFFSET = methodcaller("utcoffset")
-_AS_AWARE_UTC = methodcaller("replace", tzinfo=UTC)
-_ZERO = dt.timedelta(0)
+#: The Unix epoch, naive and in UTC. ``_UTC_EPOCH + (v - _NAIVE_EPOCH)`` is the naive ``v``
+#: with UTC as its tzinfo (the same fields), and ``_NAIVE_EPOCH + (v - _UTC_EPOCH)`` the
+#: naive UTC time of an aware ``v`` (the difference of two aware datetimes is that of their
+#: instants): each at C speed, where ``replace(tzinfo=...)`` parses its keyword per value.
+_NAIVE_EPOCH = dt.datetime(1970, 1, 1)
+_UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
     """:func:`instant` of each datetime of a column, ``None`` kept. The driver gives a
-    column in one zone: naive UTC (MariaDB's DATETIME) or the session's (PostgreSQL's
-    TIMESTAMPTZ, usually UTC); such a column takes UTC as its tzinfo at C speed."""
+    column of naive UTC datetimes (MariaDB's DATETIME), or of aware ones in the session's
+    zone (PostgreSQL's TIMESTAMPTZ): either is made UTC at C speed."""
     if has_none(values):
         return on_present(_instants_column, values)
-    if values:
-        total = len(values)
-        zone = values[0].tzinfo
-        if countOf(map(_TZINFO, values), zone) == total and (
-            zone is None or countOf(map(_UTCOFFSET, values), _ZERO) == total
-        ):
-            return list(map(_AS_AWARE_UTC, values))
+    total = len(values)
+    if total and countOf(map(type, values), dt.datetime) == total:
+        naive = countOf(map(_TZINFO, values), None)
+        if naive == total:
+            return list(map(add, repeat(_UTC_EPOCH), map(sub, values, repeat(_NAIVE_EPOCH))))
+        if not naive:
+            return list(map(dt.datetime.astimezone, values, repeat(UTC)))
     return list(map(instant, values))
 
 
@@ -593,6 +597,14 @@ def _utc_text_column(values: Sequence[Any]) -> list[Any]:
 
 def _checked_naive_utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def _naive_utc_column(values: Sequence[Any]) -> list[Any]:
+    """:func:`_checked_naive_utc` of each value of a column, ``None`` kept (no Python call
+    per value when there is no ``None``)."""
+    if has_none(values):
+        return _each(_checked_naive_utc, values)
+    return list(map(add, repeat(_NAIVE_EPOCH), map(sub, values, repeat(_UTC_EPOCH))))
 
 
 def _naive_utc(value: Any) -> dt.datetime:

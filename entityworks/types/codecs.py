@@ -45,12 +45,14 @@ class SqlCodec:
     decode: Codec = None
     #: ``encode`` of a whole column at once (non-None values -> the list of what ``encode``
     #: gives each, equal), for types whose values are written by the hundred and encode
-    #: faster together (packed point paths); it may raise on a value ``encode`` refuses, and
-    #: writers then apply ``encode`` value by value to name it. ``None``: value by value.
+    #: faster together (packed point paths, a timedelta's microseconds, an Enum's values,
+    #: JSON lists of scalars: the bulk writes use it); it raises on a value it does not
+    #: take as ``encode`` would, and writers then apply ``encode`` value by value to name
+    #: it (or convert it). ``None``: value by value.
     encode_many: Callable[[Sequence[Any]], list[Any]] | None = None
     #: ``decode`` of a whole column at once (a list of non-NULL stored values -> a list of
     #: equal values), for types whose values are read by the hundred and decode faster
-    #: together (packed point paths); ``None``: ``decode`` value by value.
+    #: together (packed point paths, timedeltas, Enums); ``None``: ``decode`` value by value.
     decode_many: Callable[[Sequence[Any]], list[Any]] | None = None
     #: The stored form, when SQL cannot compare it by value ("packed bytes"): filters refuse
     #: comparisons on such columns. JSON text and ``.npy`` bytes are known without it.

@@ -101,6 +101,7 @@ class RowWriter(Protocol):
     def instances(self) -> Sequence[Any] | None: ...
     def arrow(self) -> Any | None: ...
     def bound(self) -> list[Sequence[Any]]: ...
+    def bound_chunks(self, size: int = ...) -> Iterator[list[Sequence[Any]]] | None: ...
     def streamed(self) -> Iterable[Sequence[Any]] | None: ...
     def checked(self) -> list[Sequence[Any]]: ...
     def dicts(self) -> list[dict[str, Any]]: ...
@@ -704,6 +705,21 @@ class Backend:
         the column's type for ``dialect``; ``stored``: :meth:`stored_as` of its type);
         None: the driver binds them as they are. The default: SQLAlchemy's."""
         return impl.bind_processor(dialect)
+
+    @staticmethod
+    def plain_binary(impl: sa.types.TypeEngine[Any]) -> bool:
+        """``impl`` is SQLAlchemy's LargeBinary, or a decorator of it that binds its
+        values as they are (``sqltypes.Blob``): its bind processor only wraps each value in
+        the driver's ``Binary``, which psycopg and PyMySQL do not need for ``bytes`` (a
+        Python call per value on the bulk paths)."""
+        base = getattr(impl, "impl_instance", impl)
+        if not isinstance(base, sa.LargeBinary):
+            return False
+        return base is impl or (
+            isinstance(impl, sa.types.TypeDecorator)
+            and type(impl).process_bind_param is sa.types.TypeDecorator.process_bind_param
+            and type(impl).bind_processor is sa.types.TypeDecorator.bind_processor
+        )
 
     def fast_processor(
         self,

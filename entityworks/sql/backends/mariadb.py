@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import math
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import accumulate, chain
+from operator import add, countOf
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -464,21 +467,49 @@ class MariaDB(Backend):
             conn.exec_driver_sql("UNLOCK TABLES")
 
     # -- writing (pipeline) ----------------------------------------------------------------
+    def bind_processor(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect, stored: str | None
+    ) -> Callable[[Any], Any] | None:
+        # PyMySQL binds bytes as a binary literal itself (SQLAlchemy's processor calls its
+        # Binary, which is ``bytes()`` of each value)
+        if self.plain_binary(impl):
+            return None
+        return super().bind_processor(impl, dialect, stored)
+
     def _raw_insert(self, rows: RowWriter) -> str | None:
         """The INSERT compiled for PyMySQL's own ``executemany`` (``%s`` placeholders in
         the order of ``model.names``), or None where its text before VALUES differs from
         the store's dialect's."""
         cache = rows.cache
         if "mariadb:insert" not in cache:
-            twin = dialect_twin(
-                rows.dialect,
-                "format",
-                ("is_mariadb", "server_version_info", "default_schema_name"),
-            )
+            twin = _format_twin(rows.dialect)
             compiled, own = rows.compiled_for(twin)
             same = compiled and compiled.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
             cache["mariadb:insert"] = compiled if same else ""
         return cache["mariadb:insert"] or None
+
+    def _raw_keyless_insert(self, rows: RowWriter) -> str | None:
+        """:meth:`_raw_insert` without the single key column, whose AUTO_INCREMENT gives
+        each row its key (the rows of ``RowWriter.keyless``: no NULL key sent and escaped
+        per row), or None where its placeholders or its text before VALUES differ from
+        the store's dialect's."""
+        cache = rows.cache
+        if "mariadb:keyless" not in cache:
+            model = rows.model
+            key = model.schema.primary_key
+            names = [n for n in model.names if key is None or n != key.name]
+            insert = model.table.insert()
+            compiled = insert.compile(dialect=_format_twin(rows.dialect), column_keys=names)
+            order = [compiled.binds[n].key for n in compiled.positiontup or []]
+            own = insert.compile(dialect=rows.dialect, column_keys=names).string
+            same = (
+                key is not None
+                and len(names) == len(model.names) - 1
+                and order == names
+                and compiled.string.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
+            )
+            cache["mariadb:keyless"] = compiled.string if same else ""
+        return cache["mariadb:keyless"] or None
 
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """An insert: PyMySQL's ``executemany`` (multi-row INSERTs) of the rows encoded a
@@ -512,7 +543,8 @@ class MariaDB(Backend):
 
     def insert_generated(self, conn: sa.Connection, rows: RowWriter) -> Sequence[Any]:
         """Multi-row INSERTs of about :data:`INSERT_BYTES` each (one for most batches), the
-        key NULL and every value a bound parameter: under ``innodb_autoinc_lock_mode`` 0 or
+        key left out (or NULL where the rows cannot go without it) and every value a bound
+        parameter: under ``innodb_autoinc_lock_mode`` 0 or
         1 the rows of one such INSERT get consecutive keys (``auto_increment_increment``
         apart) from ``LAST_INSERT_ID()``, which PyMySQL reads as the cursor's ``lastrowid``.
         Elsewhere, or for a refused batch (then located), the default ``INSERT ...
@@ -521,41 +553,82 @@ class MariaDB(Backend):
         step = self._consecutive(conn) if sql is not None else 0
         if sql is None or not step:
             return super().insert_generated(conn, rows)
+        # the rows without their key where that form applies (the key's NULL not sent)
+        keyless = self._raw_keyless_insert(rows)
+        sent = rows.keyless() if keyless is not None else None
+        if keyless is not None and sent is not None:
+            sql, bound = keyless, sent
+        else:
+            bound = rows.bound()
         head, _, values = sql.partition(" VALUES ")
         width = max(1, values.count("%s"))
         per = max(1, _MAX_PARAMETERS // width)
-        bound = rows.bound()
         keys: list[Any] = []
         statements: dict[int, str] = {}
 
         def send() -> None:
             cursor = rows.cursor()
             try:
-                chunk: list[Any] = []
-                size = 0
-                for row in rows.logged(sql, bound, "multi-row INSERT"):
-                    chunk.append(row)
-                    size += sum(len(v) if type(v) in (str, bytes) else 24 for v in row)
-                    if len(chunk) == per or size >= INSERT_BYTES:
-                        flush(cursor, chunk)
-                        chunk, size = [], 0
-                if chunk:
-                    flush(cursor, chunk)
+                sent = rows.logged(sql, bound, "multi-row INSERT")
+                for start, end in _statement_rows(sent, per):
+                    flush(cursor, sent[start:end])
             finally:
                 cursor.close()
 
-        def flush(cursor: Any, chunk: list[Any]) -> None:
+        def flush(cursor: Any, chunk: Sequence[Any]) -> None:
             count = len(chunk)
             statement = statements.get(count)
             if statement is None:
                 statement = statements[count] = f"{head} VALUES {','.join([values] * count)}"
-            cursor.execute(statement, [v for row in chunk for v in row])
+            cursor.execute(statement, list(chain.from_iterable(chunk)))
             first = cursor.lastrowid
             keys.extend(range(first, first + step * count, step))
 
         if rows.attempt(send):
             return keys
         return super().insert_generated(conn, rows)
+
+
+def _format_twin(dialect: sa.Dialect) -> Any:
+    """The store's dialect compiling with PyMySQL's own ``%s`` placeholders."""
+    return dialect_twin(
+        dialect, "format", ("is_mariadb", "server_version_info", "default_schema_name")
+    )
+
+
+def _statement_rows(rows: Sequence[Sequence[Any]], most: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the rows of each multi-row INSERT: at most ``most`` rows, and
+    each ends with the row that brings its bytes to :data:`INSERT_BYTES` (a text or bytes
+    value counts its length, any other 24). The sizes are counted a column at a time."""
+    total = len(rows)
+    if not total:
+        return
+    sizes: list[int] | None = None  # None: every row's size is ``fixed``
+    fixed = 0
+    for column in zip(*rows, strict=True):
+        kinds = list(map(type, column))
+        if not countOf(kinds, str) + countOf(kinds, bytes):
+            fixed += 24
+            continue
+        lengths = [
+            len(v) if k is str or k is bytes else 24 for v, k in zip(column, kinds, strict=True)
+        ]
+        sizes = lengths if sizes is None else list(map(add, sizes, lengths))
+    if sizes is None:  # no text: as many rows as reach INSERT_BYTES, at most ``most``
+        step = min(most, max(1, -(-INSERT_BYTES // fixed))) if fixed else most
+        for start in range(0, total, step):
+            yield start, min(start + step, total)
+        return
+    if fixed:
+        sizes = [size + fixed for size in sizes]
+    ends = list(accumulate(sizes))  # bytes of the rows up to each one, inclusive
+    start = 0
+    while start < total:
+        before = ends[start - 1] if start else 0
+        # the first row whose running size from ``start`` reaches INSERT_BYTES ends it
+        end = min(bisect_left(ends, before + INSERT_BYTES, start) + 1, start + most, total)
+        yield start, end
+        start = end
 
 
 __all__ = ["CHARSET", "COLLATION", "INSERT_BYTES", "LOCK_NAME", "MariaDB"]

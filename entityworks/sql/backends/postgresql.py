@@ -9,6 +9,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from contextlib import closing, contextmanager
 from functools import cache
 from itertools import chain, count
+from operator import countOf
 from types import MappingProxyType
 from typing import Any
 
@@ -511,6 +512,15 @@ class PostgreSQL(Backend):
         return processor
 
     # -- writing (pipeline) ----------------------------------------------------------------
+    def bind_processor(
+        self, impl: sa.types.TypeEngine[Any], dialect: sa.Dialect, stored: str | None
+    ) -> Processor:
+        # psycopg binds bytes as bytea itself, in a statement and a binary COPY alike
+        # (SQLAlchemy's processor wraps each in psycopg's Binary, dumped in Python)
+        if self.plain_binary(impl):
+            return None
+        return super().bind_processor(impl, dialect, stored)
+
     def copy_types(self, table: sa.Table, dialect: sa.Dialect) -> list[str] | None:
         names = []
         for c in table.columns:
@@ -523,8 +533,9 @@ class PostgreSQL(Backend):
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """An insert by binary COPY: straight from the instances where every value goes to
         psycopg as it is once checked (a chunk checked while the previous one is sent),
-        else of the bound rows whose gated columns hold their exact types; refused, an
-        ordinary INSERT of the checked values, which locates the row. Upserts: the
+        else of the bound rows whose gated columns hold their exact types (encoded a chunk
+        at a time, while the previous one is sent); refused, an ordinary INSERT of the
+        checked values, which locates the row. Upserts: the
         default ``executemany``. Under an AsyncStore the same, the COPY being psycopg's
         async one, driven through SQLAlchemy's greenlet bridge (see :func:`copying`)."""
         if rows.kind != "insert":
@@ -541,6 +552,11 @@ class PostgreSQL(Backend):
         chunks = rows.gated_chunks()
         if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
             return
+        if chunks is None and rows.model.codec.copy_types is not None:
+            # encoded a chunk at a time while the previous one is sent and stored
+            encoded = rows.bound_chunks()
+            if encoded is not None and rows.attempt(lambda: copy_rows(rows, encoded)):
+                return
         bound = rows.bound()
         if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
             return
@@ -788,6 +804,28 @@ class _PgJsonb(_PgJson):
         from ._json import json_text_for_jsonb_column
 
         return json_text_for_jsonb_column
+
+    def bind_column(self, dialect: sa.Dialect) -> Callable[[Sequence[Any]], Sequence[Any]]:
+        """:meth:`bind_processor` of a whole column of JSON texts (``None`` kept)."""
+        return _jsonb_texts
+
+
+#: What :func:`~._json.json_text_for_jsonb_column` looks for in a text before it changes or
+#: refuses it; a column whose texts hold none of them goes as it is.
+_JSONB_MARKS = ("\\u0000", "NaN", "Infinity", "e+", "E+", "-0")
+
+
+def _jsonb_texts(texts: Sequence[Any]) -> Sequence[Any]:
+    """``json_text_for_jsonb_column`` of each text of a column, ``None`` kept: the texts as
+    they are when none holds what it looks for (one search of their concatenation, where
+    a mark that spans two texts only sends the column the slow way), else text by text."""
+    from ._json import json_text_for_jsonb_column
+
+    if countOf(map(type, texts), str) == len(texts):
+        joined = "".join(texts)
+        if not any(mark in joined for mark in _JSONB_MARKS):
+            return texts
+    return [None if t is None else json_text_for_jsonb_column(t) for t in texts]
 
 
 @cache
