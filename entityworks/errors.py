@@ -173,3 +173,15 @@ class StoredValueError(ValueEncodingError):
 
 
 __all__.append("StoredValueError")
+
+
+class GateRefused(Exception):
+    """Internal to the bulk write paths (not an error a caller sees): a value of a gated
+    column is not exactly of its column's type, so the bulk path stops before sending it
+    and the checked path, which names the row, takes the batch."""
+
+    def __init__(self, field: str, chunk_start: int) -> None:
+        super().__init__(
+            f"column {field!r}: a value of another type in the rows from {chunk_start}"
+        )
+        self.field = field

@@ -23,7 +23,7 @@ from typing import Any, overload
 import sqlalchemy as sa
 
 from .._gcpause import paused_gc
-from ..errors import EntityworksError
+from ..errors import EntityworksError, GateRefused
 from ..registry import encode_error
 from ..types.construct import column_getter, fields_getter, plain_identifier
 from ._bound import BoundModel, Processor, RowNumber
@@ -38,7 +38,7 @@ from ._locate import (
     unique_clash,
 )
 from ._log import INFO, listened, logged, sql_logger
-from ._rowcodec import CHUNK, GateRefused
+from ._rowcodec import CHUNK
 
 #: Rows per batch of ``insert_many`` / ``upsert_many``: what is held in memory at once.
 BATCH = 20_000

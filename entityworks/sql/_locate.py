@@ -13,12 +13,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..errors import WriteError
+from ..errors import GateRefused, WriteError
 from ..model.schema import PARENT_COLUMN
 from ._bound import BoundModel, RowNumber, key_label
 from ._database import Database
 from ._log import logged
-from ._rowcodec import GateRefused
 
 #: Raised by drivers while binding a value they cannot hold (sqlite3: an int beyond 64 bits,
 #: a str with a lone surrogate; psycopg's COPY: a value of the wrong type). They locate a bad

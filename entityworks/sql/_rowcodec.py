@@ -31,6 +31,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ..errors import GateRefused
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
 from ..types.columns import each as columns_each
@@ -267,17 +268,6 @@ class RowCodec:
                 if not check(part[i]):
                     raise GateRefused(fields[i], start)
             yield list(zip(*part, strict=True))
-
-
-class GateRefused(Exception):
-    """A value of a gated column is not exactly of its column's type (the bulk path stops
-    before sending it; the checked path names the row)."""
-
-    def __init__(self, field: str, chunk_start: int) -> None:
-        super().__init__(
-            f"column {field!r}: a value of another type in the rows from {chunk_start}"
-        )
-        self.field = field
 
 
 ColumnStep = Callable[[Sequence[Any]], list[Sequence[Any]]]

@@ -22,6 +22,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ...errors import GateRefused
 from ...registry import (
     DECIMAL_FRACTION_DIGITS,
     check_aware_datetime,
@@ -32,7 +33,6 @@ from ...registry import (
     check_int,
     check_str,
 )
-from .._rowcodec import GateRefused
 
 #: Microseconds from 1970 to 2000 (PostgreSQL's timestamps count from 2000).
 _PG_EPOCH_US = (dt.datetime(2000, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sqlalchemy as sa
 
 from ...errors import EntityworksError
-from ...types.encoding import Processor, rule, skip_none
+from ...types.encoding import Processor, skip_none
 from ...types.registry import Target
 from .._log import INFO, log_statement, sql_logger
 from .light import TITLES
@@ -669,20 +669,9 @@ class Backend:
     ) -> Callable[[Any, bool], list[Sequence[Any]] | None] | None:
         """The columnar lane's SQL columns of a field of ``info``'s type computed from its
         Arrow column (see :mod:`entityworks.sql._arrowforms`), where its table's companion
-        columns are ``suffixes``: on a backend that keeps the type as text, the text made
-        by Arrow's kernels; None (the values decoded and encoded one by one) elsewhere, for
-        a type of its own SQL codec, or beside other companions (an older table)."""
-        if not self.text_values:
-            return None
-        from .._arrowforms import TEXT_ARROW_FORMS
-
-        found = TEXT_ARROW_FORMS.get(info.check) if info.check is not None else None
-        if found is None or rule(info) is not info.check:
-            return None
-        storage, expected, form = found
-        if getattr(info.sql_codec.column_type, "name", None) != storage or suffixes != expected:
-            return None
-        return form
+        columns are ``suffixes``; None (the values decoded and encoded one by one) by
+        default (SQLite: its text forms)."""
+        return None
 
     def value_refusal(
         self, info: Any, nullable: bool
@@ -705,21 +694,6 @@ class Backend:
         the column's type for ``dialect``; ``stored``: :meth:`stored_as` of its type);
         None: the driver binds them as they are. The default: SQLAlchemy's."""
         return impl.bind_processor(dialect)
-
-    @staticmethod
-    def plain_binary(impl: sa.types.TypeEngine[Any]) -> bool:
-        """``impl`` is SQLAlchemy's LargeBinary, or a decorator of it that binds its
-        values as they are (``sqltypes.Blob``): its bind processor only wraps each value in
-        the driver's ``Binary``, which psycopg and PyMySQL do not need for ``bytes`` (a
-        Python call per value on the bulk paths)."""
-        base = getattr(impl, "impl_instance", impl)
-        if not isinstance(base, sa.LargeBinary):
-            return False
-        return base is impl or (
-            isinstance(impl, sa.types.TypeDecorator)
-            and type(impl).process_bind_param is sa.types.TypeDecorator.process_bind_param
-            and type(impl).bind_processor is sa.types.TypeDecorator.bind_processor
-        )
 
     def fast_processor(
         self,

@@ -21,6 +21,7 @@ from sqlalchemy.ext.compiler import compiles
 from ...compat.sqlalchemy import dialect_twin
 from ...errors import ConfigurationError, EntityworksError, InvalidNameError
 from .base import Backend, RowWriter, setup_statement
+from .binds import plain_binary
 
 if TYPE_CHECKING:
     from ...model.schema import TableSchema
@@ -472,7 +473,7 @@ class MariaDB(Backend):
     ) -> Callable[[Any], Any] | None:
         # PyMySQL binds bytes as a binary literal itself (SQLAlchemy's processor calls its
         # Binary, which is ``bytes()`` of each value)
-        if self.plain_binary(impl):
+        if plain_binary(impl):
             return None
         return super().bind_processor(impl, dialect, stored)
 

@@ -19,6 +19,7 @@ from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
 from ...types.encoding import Processor, rule, skip_none
 from .base import Backend, RowWriter, on_conflict
+from .binds import plain_binary
 
 #: The advisory lock key of entityworks' schema changes.
 LOCK_KEY = 0x656E74_6D6967
@@ -517,7 +518,7 @@ class PostgreSQL(Backend):
     ) -> Processor:
         # psycopg binds bytes as bytea itself, in a statement and a binary COPY alike
         # (SQLAlchemy's processor wraps each in psycopg's Binary, dumped in Python)
-        if self.plain_binary(impl):
+        if plain_binary(impl):
             return None
         return super().bind_processor(impl, dialect, stored)
 

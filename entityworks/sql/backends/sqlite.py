@@ -24,7 +24,7 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from ...errors import InvalidNameError
-from ...types.encoding import Processor, skip_none
+from ...types.encoding import Processor, rule, skip_none
 from .._like import LIKE_FUNCTION, like_matches
 from .._likesql import LikeMatch
 from .base import (
@@ -563,6 +563,22 @@ class SQLite(Backend):
             )
 
     # -- writing (pipeline) ----------------------------------------------------------------
+    def arrow_form(
+        self, info: Any, suffixes: tuple[str, ...]
+    ) -> Callable[[Any, bool], list[Sequence[Any]] | None] | None:
+        """The text forms Arrow's kernels make of a field's column (``_arrowforms``), for a
+        type whose rule is its whole SQL codec and a table of exactly the companions the
+        form makes; None (one by one) for any other."""
+        from .._arrowforms import TEXT_ARROW_FORMS
+
+        found = TEXT_ARROW_FORMS.get(info.check) if info.check is not None else None
+        if found is None or rule(info) is not info.check:
+            return None
+        storage, expected, form = found
+        if getattr(info.sql_codec.column_type, "name", None) != storage or suffixes != expected:
+            return None
+        return form
+
     def value_refusal(
         self, info: Any, nullable: bool
     ) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], bool]] | None:
