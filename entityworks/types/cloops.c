@@ -7,8 +7,9 @@
  *                              ``results`` (what a column function gave for them);
  *   at_offsets(stamps, minutes, zones, utc)
  *                           -> each stored instant (UTC ISO text as entityworks writes it,
- *                              ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``, a UTC datetime or a
- *                              naive one holding UTC) shown at its offset companion's
+ *                              ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``, a datetime at UTC in
+ *                              any zone object, or a naive one holding UTC) shown at its
+ *                              offset companion's
  *                              minutes: ``instant(stamp).astimezone(zone)`` made at once.
  *
  * The Decimal texts (entityworks.sql.textvalues):
@@ -446,7 +447,17 @@ static PyObject *at_offsets(PyObject *module, PyObject *const *args, Py_ssize_t 
             if (parse_utc_text(stamp, &f) != 0) goto other;
         } else if (PyDateTime_CheckExact(stamp)) {
             PyObject *tz = PyDateTime_DATE_GET_TZINFO(stamp);
-            if (tz != Py_None && tz != PyDateTime_TimeZone_UTC) goto other;
+            if (tz != Py_None && tz != PyDateTime_TimeZone_UTC) {
+                /* another zone object at UTC (psycopg's ZoneInfo('Etc/UTC') of a UTC
+                 * session): its offset asked of this instant must be zero */
+                PyObject *off = PyObject_CallMethod(stamp, "utcoffset", NULL);
+                if (off == NULL) goto fail;
+                int zero = PyDelta_Check(off) && PyDateTime_DELTA_GET_DAYS(off) == 0 &&
+                           PyDateTime_DELTA_GET_SECONDS(off) == 0 &&
+                           PyDateTime_DELTA_GET_MICROSECONDS(off) == 0;
+                Py_DECREF(off);
+                if (!zero) goto other;
+            }
             f.year = PyDateTime_GET_YEAR(stamp);
             f.month = PyDateTime_GET_MONTH(stamp);
             f.day = PyDateTime_GET_DAY(stamp);

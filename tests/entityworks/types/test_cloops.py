@@ -302,6 +302,32 @@ def test_at_offsets_leaves_the_uncommon_to_python(stamp: object, minutes: object
     assert instants_at_offsets([stamp], [minutes]) is None
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_instants, _minutes), max_size=10))
+def test_at_offsets_reads_instants_in_another_utc_zone_object(
+    pairs: list[tuple[datetime, int | None]],
+) -> None:
+    """psycopg's UTC session gives ZoneInfo('Etc/UTC'), not datetime.UTC."""
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo("Etc/UTC")
+    stamps = [d.replace(tzinfo=zone) for d, _ in pairs]
+    minutes = [m for _, m in pairs]
+    expected = [_python(s, m) for s, m in zip(stamps, minutes, strict=True)]
+    got = instants_at_offsets(stamps, minutes)
+    if ValueError in expected:
+        assert got is None
+    else:
+        assert got is not None and [_shown(v) for v in got] == expected
+
+
+def test_at_offsets_leaves_a_zone_off_utc_to_python() -> None:
+    from zoneinfo import ZoneInfo
+
+    stamp = datetime(2024, 7, 1, 12, tzinfo=ZoneInfo("Europe/Paris"))
+    assert instants_at_offsets([stamp], [None]) is None
+
+
 def test_at_offsets_keeps_null_pairs() -> None:
     got = instants_at_offsets([None, "2024-03-10T01:30:00.000000+00:00"], [None, -210])
     assert got is not None and got[0] is None
