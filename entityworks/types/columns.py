@@ -62,11 +62,11 @@ _PRESENT = partial(is_not, None)
 
 #: ``each(fn, values)``: ``fn`` of each present value of a column, ``None`` kept, in one C
 #: loop (:mod:`.cloops`, the column loops in C, which only this package imports).
-each = cloops.each
+each: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] = cloops.each
 #: The sortable keys of a column of Decimals (SQLite's ``__key`` column, as
 #: ``sql.textvalues.decimal_key`` writes them), ``None`` kept, from each value's ``str`` in
 #: one C loop; ``None`` for a column with any other value (the caller's Python path then).
-decimal_keys_at_once = cloops.keys
+decimal_keys_at_once: Callable[[Sequence[Any]], list[Any] | None] = cloops.keys
 
 
 def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside: Any) -> list[Any]:
