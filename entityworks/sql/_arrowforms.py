@@ -115,6 +115,31 @@ def naive_datetime_text(array: Any, nullable: bool) -> list[Sequence[Any]] | Non
     return [values.cast(pa.string()).to_pylist()]
 
 
+def checked_offsets(micros: Any, offsets: Any) -> Any | None:
+    """The offsets (minutes east of UTC, ``int64``; all null for ``None``: UTC) beside the
+    instants ``micros`` (microseconds since 1970), or None when one is no offset a write
+    stores (beyond ±14:00) or moves its instant's wall time out of the years 1-9999."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if offsets is None:
+        minutes: Any = pa.nulls(len(micros), pa.int64())
+    elif pa.types.is_integer(offsets.type):
+        minutes = offsets.cast(pa.int64())
+    else:
+        return None
+    if minutes.null_count < len(minutes):
+        if pc.max(pc.abs(minutes)).as_py() > _MAX_OFFSET_MINUTES:
+            return None
+        # the wall time at the offset must be a datetime too
+        walls = pc.add(micros, pc.multiply(pc.fill_null(minutes, 0), pa.scalar(60_000_000)))
+        if walls.null_count < len(walls):
+            low, high = pc.min_max(walls).values()
+            if low.as_py() < _FIRST_US or high.as_py() > _LAST_US:
+                return None
+    return minutes
+
+
 def aware_datetime_text(array: Any, nullable: bool) -> list[Sequence[Any]] | None:
     """``utc_text`` of each value of an aware datetime column (UTC ``timestamp[us]``
     instants, with their offsets in minutes east of UTC beside them as ``to_arrow``
@@ -132,21 +157,9 @@ def aware_datetime_text(array: Any, nullable: bool) -> list[Sequence[Any]] | Non
     micros = _micros(values)
     if micros is None:
         return None
-    if offsets is None:
-        minutes: Any = pa.nulls(len(values), pa.int64())
-    elif pa.types.is_integer(offsets.type):
-        minutes = offsets.cast(pa.int64())
-    else:
+    minutes = checked_offsets(micros, offsets)
+    if minutes is None:
         return None
-    if minutes.null_count < len(minutes):
-        if pc.max(pc.abs(minutes)).as_py() > _MAX_OFFSET_MINUTES:
-            return None
-        # the wall time at the offset must be a datetime too
-        walls = pc.add(micros, pc.multiply(pc.fill_null(minutes, 0), 60_000_000))
-        if walls.null_count < len(walls):
-            low, high = pc.min_max(walls).values()
-            if low.as_py() < _FIRST_US or high.as_py() > _LAST_US:
-                return None
     # the instant's naive UTC text, its space a T, and UTC's offset
     naive = values.cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us"))
     text = pc.binary_join_element_wise(

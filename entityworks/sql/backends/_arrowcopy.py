@@ -33,12 +33,12 @@ from ...registry import (
     check_int,
     check_str,
 )
+from .._arrowforms import checked_offsets
 
 #: Microseconds from 1970 to 2000 (PostgreSQL's timestamps count from 2000).
 _PG_EPOCH_US = (dt.datetime(2000, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
 _FIRST_US = (dt.datetime.min - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
 _LAST_US = (dt.datetime.max - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-_MAX_OFFSET_MINUTES = 14 * 60
 _UTC_NAMES = ("UTC", "+00:00", "Etc/UTC")
 _VALUE = "value"
 #: The most digits of a Decimal column made here (its unscaled integers, padded to a
@@ -185,20 +185,9 @@ def _timestamptz(array: Any, offsets: Any) -> list[Any] | None:
     micros = _micros(array, True)
     if micros is None:
         return None
-    if offsets is None:
-        minutes: Any = pa.nulls(len(array), pa.int64())
-    elif pa.types.is_integer(offsets.type):
-        minutes = offsets.cast(pa.int64())
-    else:
+    minutes = checked_offsets(micros, offsets)
+    if minutes is None:
         return None
-    if minutes.null_count < len(minutes):
-        if pc.max(pc.abs(minutes)).as_py() > _MAX_OFFSET_MINUTES:
-            return None
-        walls = pc.add(micros, pc.multiply(pc.fill_null(minutes, 0), pa.scalar(60_000_000)))
-        if walls.null_count < len(walls):
-            low, high = pc.min_max(walls).values()
-            if low.as_py() < _FIRST_US or high.as_py() > _LAST_US:
-                return None
     since = pc.subtract(micros, pa.scalar(_PG_EPOCH_US))
     # an offset of 0 is UTC's: no companion value; none where the value is None
     zero = pc.equal(pc.fill_null(minutes, 0), pa.scalar(0))
