@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from ..types import storage
 from ..types.columns import each as columns_each
-from ..types.columns import has_none, on_present
+from ..types.columns import has_none, on_present, utc_texts_at_once
 from ..types.registry import Target, declare_target
 from .backends import Backend, for_name, names_where
 from .textvalues import (
@@ -592,6 +592,9 @@ def _utc_text_column(values: Sequence[Any]) -> list[Any]:
     per value when there is no ``None``)."""
     if has_none(values):
         return on_present(_utc_text_column, values)
+    texts = utc_texts_at_once(values)  # fixed-offset zones: one C loop
+    if texts is not None:
+        return texts
     return list(map(_ISO_T_MICROSECONDS, map(_AS_UTC, values)))
 
 

@@ -10,7 +10,9 @@
  *                              ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``, a datetime at UTC in
  *                              any zone object, or a naive one holding UTC) shown at its
  *                              offset companion's
- *                              minutes: ``instant(stamp).astimezone(zone)`` made at once.
+ *                              minutes: ``instant(stamp).astimezone(zone)`` made at once;
+ *   utc_texts(values)       -> the UTC ISO text of each aware datetime (no None), as
+ *                              ``v.astimezone(utc).isoformat(timespec="microseconds")``.
  *
  * The Decimal texts (entityworks.sql.textvalues):
  *
@@ -499,10 +501,92 @@ fail:
     return NULL;
 }
 
+/* The ISO text of each aware datetime's instant in UTC, with microseconds:
+ * ``v.astimezone(timezone.utc).isoformat(timespec="microseconds")`` made at once. Only the
+ * usual case: exact datetimes in a fixed-offset ``datetime.timezone`` of whole minutes
+ * within ±14:00 whose instant falls in the years 1-9999; anything else answers None. */
+static PyObject *utc_texts(PyObject *module, PyObject *values) {
+    (void)module;
+    PyObject *seq = PySequence_Fast(values, "utc_texts() takes a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyTypeObject *timezone_type = Py_TYPE(PyDateTime_TimeZone_UTC);
+    PyObject *out = PyList_New(n), *last_zone = NULL;
+    long offset = 0; /* minutes east of UTC of last_zone */
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *stamp = items[i];
+        if (!PyDateTime_CheckExact(stamp)) goto other;
+        PyObject *zone = PyDateTime_DATE_GET_TZINFO(stamp);
+        if (zone != last_zone) {
+            if (Py_TYPE(zone) != timezone_type) goto other;
+            PyObject *off = PyObject_CallMethod(zone, "utcoffset", "O", Py_None);
+            if (off == NULL) goto fail;
+            int whole = PyDelta_Check(off) && PyDateTime_DELTA_GET_MICROSECONDS(off) == 0 &&
+                        PyDateTime_DELTA_GET_SECONDS(off) % 60 == 0;
+            long minutes = whole ? PyDateTime_DELTA_GET_DAYS(off) * 1440L +
+                                       PyDateTime_DELTA_GET_SECONDS(off) / 60
+                                 : 0;
+            Py_DECREF(off);
+            if (!whole || minutes < -840 || minutes > 840) goto other;
+            last_zone = zone; /* borrowed: the datetime in ``seq`` holds it */
+            offset = minutes;
+        }
+        Fields f = {
+            PyDateTime_GET_YEAR(stamp),          PyDateTime_GET_MONTH(stamp),
+            PyDateTime_GET_DAY(stamp),           PyDateTime_DATE_GET_HOUR(stamp),
+            PyDateTime_DATE_GET_MINUTE(stamp),   PyDateTime_DATE_GET_SECOND(stamp),
+            PyDateTime_DATE_GET_MICROSECOND(stamp),
+        };
+        if (offset != 0) {
+            long total = f.hour * 60 + f.minute - offset; /* minutes into the UTC day */
+            long shift = total >= 0 ? total / 1440 : -((-total + 1439) / 1440);
+            total -= shift * 1440;
+            civil_from_days(days_from_civil(f.year, f.month, f.day) + shift, &f.year, &f.month,
+                            &f.day);
+            f.hour = total / 60;
+            f.minute = total % 60;
+            if (f.year < 1 || f.year > 9999) goto other; /* Python names it */
+        }
+        PyObject *text = PyUnicode_New(32, 127);
+        if (text == NULL) goto fail;
+        char *s = (char *)PyUnicode_1BYTE_DATA(text);
+        long parts[7] = {f.year, f.month, f.day, f.hour, f.minute, f.second, f.micro};
+        static const int widths[7] = {4, 2, 2, 2, 2, 2, 6};
+        static const char after[7] = {'-', '-', 'T', ':', ':', '.', '+'};
+        char *p = s;
+        for (int k = 0; k < 7; k++) {
+            long v = parts[k];
+            for (int w = widths[k] - 1; w >= 0; w--) {
+                p[w] = (char)('0' + v % 10);
+                v /= 10;
+            }
+            p += widths[k];
+            *p++ = after[k];
+        }
+        memcpy(p, "00:00", 5);
+        PyList_SET_ITEM(out, i, text);
+    }
+    Py_DECREF(seq);
+    return out;
+other:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"at_offsets", (PyCFunction)(void (*)(void))at_offsets, METH_FASTCALL,
      "Each stored UTC instant shown at its offset's zone (zones: the 1681 zones of -840 to "
      "840 minutes, utc: the zone of a NULL offset); None when one is not the usual case."},
+    {"utc_texts", utc_texts, METH_O,
+     "The UTC ISO text (microseconds, +00:00) of each aware datetime of a column; None "
+     "when one is not an exact datetime in a fixed-offset timezone within the rule."},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
      "values with its non-None items replaced, in order, by results: a new list."},
     {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,

@@ -67,6 +67,10 @@ each: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] = cloops.each
 #: ``sql.textvalues.decimal_key`` writes them), ``None`` kept, from each value's ``str`` in
 #: one C loop; ``None`` for a column with any other value (the caller's Python path then).
 decimal_keys_at_once: Callable[[Sequence[Any]], list[Any] | None] = cloops.keys
+#: The UTC ISO text with microseconds (``v.astimezone(UTC).isoformat(timespec="microseconds")``)
+#: of each checked aware datetime of a column without ``None``, in one C loop; ``None`` where
+#: one is not the usual case (a zone other than a fixed-offset ``datetime.timezone``, ...).
+utc_texts_at_once: Callable[[Sequence[Any]], list[Any] | None] = cloops.utc_texts
 
 
 def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside: Any) -> list[Any]:

@@ -50,6 +50,7 @@ def _is_json(tp: Any) -> bool:
 #: ``json.dumps`` with the options of :func:`json_text`, its encoder made once (``dumps``
 #: with options other than the defaults makes one per call).
 _TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode
+_BRACKETED = "[{}]".format
 
 
 def json_text(value: Any) -> str:
@@ -268,6 +269,12 @@ def _dumps_many(shape: _JsonShape, dumps: Callable[[Any], str]) -> Callable[[Any
         if countOf(map(type, values), container) == len(values):
             items = list(chain.from_iterable(values))
             if countOf(map(type, items), scalar) == len(items):
+                if scalar is not str:
+                    # numbers and booleans never write a bracket: the column's one text
+                    # "[[1,2],[],[3]]" parts into each value's text at each "],["
+                    parts = _TEXT(values)[2:-2].split("],[")
+                    if len(parts) == len(values):
+                        return list(map(_BRACKETED, parts))
                 return list(map(_TEXT, values))
         return list(map(dumps, values))
 

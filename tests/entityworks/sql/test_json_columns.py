@@ -73,3 +73,32 @@ def test_a_refused_value_is_named_by_its_row_and_nothing_is_written(
     message = str(caught.value)
     assert "1234" in message and field in message
     assert store.count(Lists) == 0
+
+
+# -- a column of number or boolean lists: one text for the column, parted per value ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from entityworks.registry import registry  # noqa: E402
+
+_floats = st.floats(allow_nan=True, allow_infinity=True)
+_columns = st.one_of(
+    st.lists(st.lists(st.integers(-(10**30), 10**30), max_size=4), max_size=12).map(
+        lambda c: (list[int], c)
+    ),
+    st.lists(st.lists(_floats, max_size=4).map(tuple), max_size=12).map(
+        lambda c: (tuple[float, ...], c)
+    ),
+    st.lists(st.lists(_floats, max_size=4), max_size=12).map(lambda c: (list[float], c)),
+    st.lists(st.lists(st.booleans(), max_size=4), max_size=12).map(lambda c: (list[bool], c)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_columns)
+def test_a_column_of_number_lists_is_each_value_s_own_text(case: tuple[object, list]) -> None:
+    tp, column = case
+    codec = registry.lookup(tp).sql_codec
+    assert codec.encode_many is not None
+    assert codec.encode_many(column) == [json_text(v) for v in column]

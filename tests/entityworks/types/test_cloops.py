@@ -332,3 +332,76 @@ def test_at_offsets_keeps_null_pairs() -> None:
     got = instants_at_offsets([None, "2024-03-10T01:30:00.000000+00:00"], [None, -210])
     assert got is not None and got[0] is None
     assert got[1].isoformat() == "2024-03-09T22:00:00-03:30"
+
+
+# -- the UTC text of aware datetimes -----------------------------------------------------------
+
+from entityworks.types.columns import utc_texts_at_once  # noqa: E402
+
+_offsets = st.integers(-840, 840).map(lambda m: timezone(timedelta(minutes=m)))
+_zoned = st.builds(
+    lambda d, zone: d.replace(tzinfo=zone), _instants, st.one_of(_offsets, st.just(UTC))
+)
+
+
+def _python_utc_text(value: datetime) -> object:
+    try:
+        return utc_text(value)
+    except OverflowError:  # the instant falls outside the years 1-9999
+        return OverflowError
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_zoned, max_size=20))
+def test_utc_texts_are_python_s_for_every_fixed_offset(values: list[datetime]) -> None:
+    expected = [_python_utc_text(v) for v in values]
+    got = utc_texts_at_once(values)
+    if OverflowError in expected:
+        assert got is None
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2024, 3, 1, 0, 30, tzinfo=timezone(timedelta(hours=1))),  # back to Feb 29
+        datetime(2023, 12, 31, 23, 30, tzinfo=timezone(timedelta(hours=-14))),  # into 2024
+        datetime(1, 1, 1, 14, tzinfo=timezone(timedelta(hours=14))),
+        datetime(9999, 12, 31, 9, 59, 59, 999999, tzinfo=timezone(timedelta(hours=-14))),
+        datetime(2000, 2, 29, 23, 59, 59, 1, tzinfo=timezone(timedelta(minutes=-1))),
+    ],
+)
+def test_utc_texts_cross_days_months_and_years(value: datetime) -> None:
+    assert utc_texts_at_once([value]) == [utc_text(value)]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2024, 1, 1),  # naive
+        datetime(2024, 1, 1, tzinfo=timezone(timedelta(seconds=30))),  # not whole minutes
+        datetime(2024, 1, 1, tzinfo=timezone(timedelta(hours=15))),  # beyond ±14:00
+        datetime(1, 1, 1, tzinfo=timezone(timedelta(minutes=1))),  # before the year 1
+        datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(minutes=-1))),  # past 9999
+        "2024-01-01T00:00:00.000000+00:00",
+        None,
+    ],
+)
+def test_utc_texts_leave_the_uncommon_to_python(value: object) -> None:
+    assert utc_texts_at_once([datetime(2024, 1, 1, tzinfo=UTC), value]) is None
+
+
+def test_utc_texts_leave_zones_whose_offset_moves_to_python() -> None:
+    from zoneinfo import ZoneInfo
+
+    class _Sub(datetime):
+        pass
+
+    paris = datetime(2024, 7, 1, 12, tzinfo=ZoneInfo("Europe/Paris"))
+    assert utc_texts_at_once([paris]) is None
+    assert utc_texts_at_once([_Sub(2024, 1, 1, tzinfo=UTC)]) is None
+    # a zone seen before and another after it: each one's own offset
+    east, west = timezone(timedelta(hours=5)), timezone(timedelta(hours=-5))
+    values = [datetime(2024, 1, 1, 12, tzinfo=z) for z in (east, east, west, east, UTC)]
+    assert utc_texts_at_once(values) == [utc_text(v) for v in values]
