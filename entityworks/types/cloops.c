@@ -11,6 +11,7 @@
  *                              any zone object, or a naive one holding UTC) shown at its
  *                              offset companion's
  *                              minutes: ``instant(stamp).astimezone(zone)`` made at once;
+ *   timedeltas(micros)      -> ``timedelta(microseconds=us)`` of each int (no None);
  *   utc_texts(values)       -> the UTC ISO text of each aware datetime (no None), as
  *                              ``v.astimezone(utc).isoformat(timespec="microseconds")``.
  *
@@ -580,6 +581,45 @@ fail:
     return NULL;
 }
 
+/* ``timedelta(microseconds=us)`` of each exact int of a column (the micros a timedelta
+ * column stores), in one C loop; None when one is not an int within 64 bits. */
+static PyObject *timedeltas(PyObject *module, PyObject *values) {
+    (void)module;
+    PyObject *seq = PySequence_Fast(values, "timedeltas() takes a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) goto fail;
+    const long long per_day = 86400000000LL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyLong_CheckExact(items[i])) goto other;
+        int overflow;
+        long long us = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+        if (overflow) goto other;
+        if (us == -1 && PyErr_Occurred()) goto fail;
+        long long days = us / per_day, rest = us % per_day;
+        if (rest < 0) { /* floor: the seconds and microseconds are never negative */
+            rest += per_day;
+            days -= 1;
+        }
+        PyObject *delta =
+            PyDelta_FromDSU((int)days, (int)(rest / 1000000), (int)(rest % 1000000));
+        if (delta == NULL) goto fail;
+        PyList_SET_ITEM(out, i, delta);
+    }
+    Py_DECREF(seq);
+    return out;
+other:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"at_offsets", (PyCFunction)(void (*)(void))at_offsets, METH_FASTCALL,
      "Each stored UTC instant shown at its offset's zone (zones: the 1681 zones of -840 to "
@@ -587,6 +627,9 @@ static PyMethodDef methods[] = {
     {"utc_texts", utc_texts, METH_O,
      "The UTC ISO text (microseconds, +00:00) of each aware datetime of a column; None "
      "when one is not an exact datetime in a fixed-offset timezone within the rule."},
+    {"timedeltas", timedeltas, METH_O,
+     "timedelta(microseconds=us) of each int of a column; None when one is not an exact "
+     "int within 64 bits."},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
      "values with its non-None items replaced, in order, by results: a new list."},
     {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,

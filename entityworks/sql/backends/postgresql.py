@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
 from ...types.encoding import Processor, rule, skip_none
-from .base import Backend, RowWriter, on_conflict
+from .base import Backend, RowWriter, on_conflict, setup_statement
 from .binds import plain_binary
 
 #: The advisory lock key of entityworks' schema changes.
@@ -324,6 +324,14 @@ class PostgreSQL(Backend):
                 dbapi_connection.adapters.register_loader(name, TextLoader)
             # a binary COPY into jsonb sends our JSON text as it is (set_types' dumper)
             dbapi_connection.adapters.register_dumper(None, _jsonb_text_dumper())
+            if not adopted and dbapi_connection.info.parameter_status("TimeZone") != b"UTC":
+                # Timestamps read in the session's zone: under 'UTC' psycopg gives
+                # datetime.UTC datetimes (under another name of it, 'Etc/UTC', ZoneInfo
+                # ones, converted a value at a time), which an aware datetime column
+                # shows at its offset in C. Same instants either way; a connection of
+                # the caller's engine keeps its zone.
+                setup_statement(dbapi_connection.cursor(), "SET TIME ZONE 'UTC'")
+                dbapi_connection.commit()
 
         return setup
 

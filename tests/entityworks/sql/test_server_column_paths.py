@@ -11,7 +11,7 @@ import enum
 import json
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
@@ -325,3 +325,35 @@ def test_mariadb_multi_row_inserts_cut_as_row_by_row(rows: list[Any], most: int)
     from entityworks.sql.backends.mariadb import _statement_rows
 
     assert list(_statement_rows(rows, most)) == _statements_one_row_at_a_time(rows, most)
+
+
+def test_postgresql_reads_instants_in_a_utc_session_of_its_own(pg_url: str) -> None:
+    """The Store's connections read in the session zone 'UTC' (psycopg then gives
+    datetime.UTC datetimes, which the offset join takes in C); a server or role whose
+    default zone is another one, and an engine of the caller's, keep that zone: the values
+    read are the same instants at the same offsets either way."""
+    west = timezone(-timedelta(hours=3, minutes=30))
+    rows = [Stamps(1, datetime(2024, 3, 10, 1, 30, tzinfo=west), None)]
+    rows.append(Stamps(2, datetime(1, 1, 1, 20, tzinfo=west), datetime(9999, 12, 31, tzinfo=UTC)))
+    zoned = sa.create_engine(pg_url, connect_args={"options": "-c TimeZone=Asia/Kolkata"})
+    with Store(pg_url) as store, Store(engine=zoned) as theirs:
+        store.create(Stamps)
+        try:
+            store.insert_many(rows)
+            with store.engine.connect() as conn:
+                assert conn.exec_driver_sql("SHOW TIME ZONE").scalar() == "UTC"
+            with zoned.connect() as conn:
+                assert conn.exec_driver_sql("SHOW TIME ZONE").scalar() == "Asia/Kolkata"
+            for reader in (store, theirs):
+                got = list(reader.select(Stamps, order_by=["id"]))
+                assert [(g.at.isoformat(), g.maybe) for g in got] == [
+                    (r.at.isoformat(), r.maybe) for r in rows
+                ]
+                assert [g.at.utcoffset() for g in got] == [west.utcoffset(None)] * 2
+            raw = psycopg.connect(pg_url.replace("postgresql+psycopg", "postgresql"))
+            with raw:
+                stored = raw.execute("SELECT at FROM colpath_stamps ORDER BY id").fetchall()
+            assert [s for (s,) in stored] == [r.at for r in rows]  # the same instants
+        finally:
+            store.drop(Stamps)
+    zoned.dispose()

@@ -405,3 +405,27 @@ def test_utc_texts_leave_zones_whose_offset_moves_to_python() -> None:
     east, west = timezone(timedelta(hours=5)), timezone(timedelta(hours=-5))
     values = [datetime(2024, 1, 1, 12, tzinfo=z) for z in (east, east, west, east, UTC)]
     assert utc_texts_at_once(values) == [utc_text(v) for v in values]
+
+
+# -- timedeltas from their stored microseconds ------------------------------------------------
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=20))
+def test_timedeltas_are_python_s_for_every_64_bit_int(micros: list[int]) -> None:
+    expected = [timedelta(microseconds=us) for us in micros]
+    got = cloops.timedeltas(micros)
+    assert got == expected
+    assert all(type(d) is timedelta for d in got)
+
+
+@pytest.mark.parametrize(
+    "edge", [0, -1, 1, 86_400_000_000, -86_400_000_000, -86_400_000_001, 2**63 - 1, -(2**63)]
+)
+def test_timedeltas_at_day_boundaries_and_the_64_bit_ends(edge: int) -> None:
+    assert cloops.timedeltas([edge]) == [timedelta(microseconds=edge)]
+
+
+@pytest.mark.parametrize("value", [True, 2**63, -(2**63) - 1, 1.0, "5", None])
+def test_timedeltas_leave_the_uncommon_to_python(value: object) -> None:
+    assert cloops.timedeltas([5, value]) is None
