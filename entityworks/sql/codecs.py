@@ -33,13 +33,29 @@ from ..types.scalars import (
     timedeltas_to_db,
 )
 
+def _as_given(kind: type) -> Callable[[Sequence[Any]], list[Any]]:
+    """``kind`` of each stored value of a column (non-None): a column whose values are all
+    exactly ``kind`` already (psycopg's booleans, every driver's bytes) as it is, no call
+    per value."""
+
+    def column(values: Sequence[Any]) -> list[Any]:
+        if countOf(map(type, values), kind) == len(values):
+            return list(values)
+        return list(map(kind, values))
+
+    return column
+
+
+_bools = _as_given(bool)
+_bytes = _as_given(bytes)
+
 #: The built-in scalars' records, by codec family (the entry's name).
 SCALARS: dict[str, SqlCodec] = {
-    "bool": SqlCodec(column_type=storage.boolean, decode=bool),
+    "bool": SqlCodec(column_type=storage.boolean, decode=bool, decode_many=_bools),
     "int": SqlCodec(column_type=storage.big_integer),
     "float": SqlCodec(column_type=storage.double),
     "str": SqlCodec(column_type=storage.text),
-    "bytes": SqlCodec(column_type=storage.binary, decode=bytes),
+    "bytes": SqlCodec(column_type=storage.binary, decode=bytes, decode_many=_bytes),
     "Decimal": SqlCodec(column_type=storage.exact_decimal, encode=check_decimal),
     "datetime": SqlCodec(column_type=storage.naive_datetime, encode=check_datetime),
     "AwareDatetime": SqlCodec(column_type=storage.aware_datetime, encode=check_aware_datetime),

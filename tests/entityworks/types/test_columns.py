@@ -588,3 +588,17 @@ def test_enum_columns_are_value_by_value() -> None:
         codec.decode_many(["blue", "green"])
     with pytest.raises(ValueError):
         codec.encode_many([Tint.BLUE, "blue"])  # a value where a member is declared
+
+
+def test_bytes_and_bool_columns_read_as_their_type_whatever_the_driver_gives() -> None:
+    from entityworks.registry import registry
+
+    blob = registry.lookup(bytes).sql_codec
+    flag = registry.lookup(bool).sql_codec
+    assert blob.decode_many is not None and flag.decode_many is not None
+    read = blob.decode_many([b"a", memoryview(b"b"), bytearray(b"c")])
+    assert read == [b"a", b"b", b"c"] and all(type(v) is bytes for v in read)
+    assert blob.decode_many([b"x", b""]) == [b"x", b""]
+    flags = flag.decode_many([1, 0, True])  # SQLite's integers, or a driver's booleans
+    assert flags == [True, False, True] and all(type(v) is bool for v in flags)
+    assert flag.decode_many([False, True]) == [False, True]
