@@ -33,6 +33,7 @@ from ..types.scalars import (
     timedeltas_to_db,
 )
 
+
 def _as_given(kind: type) -> Callable[[Sequence[Any]], list[Any]]:
     """``kind`` of each stored value of a column (non-None): a column whose values are all
     exactly ``kind`` already (psycopg's booleans, every driver's bytes) as it is, no call
