@@ -549,8 +549,12 @@ def _present(reg: TypeRegistry) -> TypeInfo:
         name="child list present",
         python_type=list,
         check=_check_present,
-        sql_codec=dataclasses.replace(
-            flag.sql_codec, encode=lambda _items: True, decode=lambda _flag: []
+        sql_codec=dataclasses.replace(  # no whole-column forms: those are the bool's
+            flag.sql_codec,
+            encode=lambda _items: True,
+            decode=lambda _flag: [],
+            encode_many=None,
+            decode_many=None,
         ),
         xml_codec=dataclasses.replace(flag.xml_codec, plain_text=False),
         native=None,

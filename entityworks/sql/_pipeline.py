@@ -26,6 +26,7 @@ from .._gcpause import paused_gc
 from ..errors import ValueEncodingError, WriteError
 from ..model.schema import PARENT_COLUMN
 from ..registry import encode_error
+from ..types.columns import count_type
 from ._bound import BoundModel, RowNumber, counting_from, descendants, encoded_keys
 from ._bulk import BATCH, ColumnRows, Rows, set_attribute
 from ._database import Database
@@ -58,7 +59,7 @@ def batches(objs: Iterable[Any], size: int) -> Iterator[tuple[int, Sequence[Any]
 
 def one_class(cls: type, objs: Sequence[Any], start: int) -> None:
     """Refuse a row of another class than ``cls`` (named by its index in the input)."""
-    if countOf(map(type, objs), cls) != len(objs):
+    if count_type(objs, cls) != len(objs):
         odd = next(i for i, o in enumerate(objs) if type(o) is not cls)
         raise WriteError(
             f"row {start + odd} is a {type(objs[odd]).__qualname__}, not a "
@@ -135,7 +136,7 @@ def insert_rows(
     generated: Sequence[int] = ()
     if key is not None and (
         key.info.native is None
-        or countOf(map(type, map(attrgetter(key.name), objs)), key.info.native) != len(objs)
+        or count_type(map(attrgetter(key.name), objs), key.info.native) != len(objs)
     ):
         keys = list(map(attrgetter(key.name), objs))
         if countOf(keys, None) == len(keys):  # every key to generate (the usual case)
@@ -500,7 +501,7 @@ def check_keys(model: BoundModel, keys: list[Any], start: int = 0) -> bool:
     key = model.schema.primary_key
     assert key is not None
     native = key.info.native
-    if native is None or countOf(map(type, keys), native) == len(keys):
+    if native is None or count_type(keys, native) == len(keys):
         return native is not None
     for i, value in enumerate(keys):
         if value is not None and type(value) is not native:

@@ -34,8 +34,8 @@ import sqlalchemy as sa
 from ..errors import GateRefused
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
+from ..types.columns import count_type, has_nan, on_present
 from ..types.columns import each as columns_each
-from ..types.columns import has_nan, on_present
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
 from ._rowdecode import ColumnFn, Readers, each
@@ -192,7 +192,7 @@ class RowCodec:
                     continue
                 at -= 1
             value = itemgetter(at)
-            found = countOf(map(type, map(value, rows)), kind)  # no list: C iterators only
+            found = count_type(map(value, rows), kind)  # one C loop over the column
             if found != total and not (
                 nullable and found + countOf(map(value, rows), None) == total
             ):
@@ -229,9 +229,9 @@ class RowCodec:
                 columns = list(zip(*rows, strict=True))  # one C pass over every value
                 for i, kind, nullable in gates:
                     column = columns[i]
-                    found = countOf(map(type, column), kind)
+                    found = count_type(column, kind)
                     if found != total and not (
-                        nullable and found + countOf(map(type, column), none) == total
+                        nullable and found + count_type(column, none) == total
                     ):
                         raise GateRefused(fields[i], start)
                 for i, check in checks:
@@ -259,10 +259,8 @@ class RowCodec:
             count = len(part[0])
             for i, kind, nullable in gates:
                 column = part[i]
-                found = countOf(map(type, column), kind)
-                if found != count and not (
-                    nullable and found + countOf(map(type, column), none) == count
-                ):
+                found = count_type(column, kind)
+                if found != count and not (nullable and found + count_type(column, none) == count):
                     raise GateRefused(fields[i], start)
             for i, check in checks:
                 if not check(part[i]):

@@ -11,12 +11,13 @@ and read (:mod:`.backends`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import attrgetter, countOf
+from operator import attrgetter
 from typing import Any
 
 from ..hooks import hookimpl
 from ..types import storage
 from ..types.codecs import SqlCodec
+from ..types.columns import count_type
 from ..types.registry import TypeInfo, TypeRegistry
 from ..types.scalars import (
     as_uuid,
@@ -40,7 +41,7 @@ def _as_given(kind: type) -> Callable[[Sequence[Any]], list[Any]]:
     per value."""
 
     def column(values: Sequence[Any]) -> list[Any]:
-        if countOf(map(type, values), kind) == len(values):
+        if count_type(values, kind) == len(values):
             return list(values)
         return list(map(kind, values))
 
@@ -83,7 +84,7 @@ def enum_codec(*, enum: type, base: TypeInfo, to_value: Callable[[Any], Any]) ->
     member = members.__getitem__
 
     def values_of(column: Sequence[Any]) -> list[Any]:
-        if countOf(map(type, column), enum) == len(column):
+        if count_type(column, enum) == len(column):
             return list(map(_VALUE, column))
         return list(map(to_value, column))
 

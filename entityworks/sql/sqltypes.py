@@ -23,8 +23,8 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from ..types import storage
+from ..types.columns import count_type, has_none, on_present, utc_texts_at_once
 from ..types.columns import each as columns_each
-from ..types.columns import has_none, on_present, utc_texts_at_once
 from ..types.registry import Target, declare_target
 from .backends import Backend, for_name, names_where
 from .textvalues import (
@@ -560,7 +560,7 @@ def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
     if has_none(values):
         return on_present(_instants_column, values)
     total = len(values)
-    if total and countOf(map(type, values), dt.datetime) == total:
+    if total and count_type(values, dt.datetime) == total:
         naive = countOf(map(_TZINFO, values), None)
         if naive == total:
             return list(map(add, repeat(_UTC_EPOCH), map(sub, values, repeat(_NAIVE_EPOCH))))
@@ -573,7 +573,7 @@ def _decimals_column(values: Sequence[Any]) -> Sequence[Any]:
     """The driver's Decimals of a column as they are (anything else: ``Decimal`` of it,
     ``None`` kept)."""
     total = len(values)
-    if countOf(map(type, values), decimal.Decimal) + countOf(map(type, values), _NONE) == total:
+    if count_type(values, decimal.Decimal) + count_type(values, _NONE) == total:
         return values
     return [None if v is None else _decimal_of(v) for v in values]
 

@@ -15,7 +15,7 @@ from functools import partial
 from operator import attrgetter, countOf
 from typing import Any
 
-from ..types.columns import decimal_keys_at_once, has_none, on_present
+from ..types.columns import count_type, decimal_keys_at_once, has_none, on_present
 from ..types.columns import each as columns_each
 from ..types.values import require_aware
 
@@ -101,7 +101,7 @@ def decimal_from_key(key: str) -> decimal.Decimal:
 def decimals_from_keys(keys: Sequence[Any]) -> list[Any]:
     """:func:`decimal_from_key` of each key of a column (``None`` kept); a negative key's
     nines' complement taken for the whole column in one ``str.translate``."""
-    if countOf(map(type, keys), str) != len(keys):
+    if count_type(keys, str) != len(keys):
         return [None if k is None else decimal_from_key(k) for k in keys]
     joined = "\n".join(keys)
     if "~" not in joined:
@@ -130,7 +130,7 @@ def instants_of_text(values: Sequence[Any]) -> Sequence[Any]:
     column (another offset, a naive text, not a text) goes value by value."""
     if has_none(values):
         return on_present(instants_of_text, values)
-    if countOf(map(type, values), str) == len(values):
+    if count_type(values, str) == len(values):
         try:
             stamps = list(map(dt.datetime.fromisoformat, values))
         except ValueError:

@@ -12,6 +12,8 @@
  *                              offset companion's
  *                              minutes: ``instant(stamp).astimezone(zone)`` made at once;
  *   timedeltas(micros)      -> ``timedelta(microseconds=us)`` of each int (no None);
+ *   kinds(values, kind)     -> (items exactly of type ``kind``, items that are None);
+ *   present(values)         -> the items that are not None;
  *   utc_texts(values)       -> the UTC ISO text of each aware datetime (no None), as
  *                              ``v.astimezone(utc).isoformat(timespec="microseconds")``.
  *
@@ -620,6 +622,46 @@ fail:
     return NULL;
 }
 
+/* (how many items are exactly of the type ``kind``, how many are None): a column's type
+ * test in one pass, no Python call per item. */
+static PyObject *kinds(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2 || !PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "kinds() takes a sequence and a type");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(args[0], "kinds() takes a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), found = 0, none = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyTypeObject *kind = (PyTypeObject *)args[1];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = items[i];
+        found += Py_TYPE(v) == kind;
+        none += v == Py_None;
+    }
+    Py_DECREF(seq);
+    return Py_BuildValue("(nn)", found, none);
+}
+
+/* The items of a sequence that are not None, in order: a new list. */
+static PyObject *present(PyObject *module, PyObject *values) {
+    (void)module;
+    PyObject *seq = PySequence_Fast(values, "present() takes a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), kept = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) kept += items[i] != Py_None;
+    PyObject *out = PyList_New(kept);
+    if (out != NULL) {
+        Py_ssize_t at = 0;
+        for (Py_ssize_t i = 0; i < n && at < kept; i++)
+            if (items[i] != Py_None) PyList_SET_ITEM(out, at++, Py_NewRef(items[i]));
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"at_offsets", (PyCFunction)(void (*)(void))at_offsets, METH_FASTCALL,
      "Each stored UTC instant shown at its offset's zone (zones: the 1681 zones of -840 to "
@@ -630,6 +672,9 @@ static PyMethodDef methods[] = {
     {"timedeltas", timedeltas, METH_O,
      "timedelta(microseconds=us) of each int of a column; None when one is not an exact "
      "int within 64 bits."},
+    {"kinds", (PyCFunction)(void (*)(void))kinds, METH_FASTCALL,
+     "(items exactly of the type kind, items that are None) of a sequence."},
+    {"present", present, METH_O, "The items of a sequence that are not None: a new list."},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
      "values with its non-None items replaced, in order, by results: a new list."},
     {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,

@@ -52,7 +52,10 @@ class SqlCodec:
     encode_many: Callable[[Sequence[Any]], list[Any]] | None = None
     #: ``decode`` of a whole column at once (a list of non-NULL stored values -> a list of
     #: equal values), for types whose values are read by the hundred and decode faster
-    #: together (packed point paths, timedeltas, Enums); ``None``: ``decode`` value by value.
+    #: together (packed point paths, timedeltas, Enums, bytes, bools); ``None``: ``decode``
+    #: value by value. A record made from another with a new ``encode`` or ``decode``
+    #: (``dataclasses.replace``) must give its own ``*_many`` or None: the other's would
+    #: stand for the old function (``TypeInfo``'s flat ``to_db=`` / ``from_db=`` do so).
     decode_many: Callable[[Sequence[Any]], list[Any]] | None = None
     #: The stored form, when SQL cannot compare it by value ("packed bytes"): filters refuse
     #: comparisons on such columns. JSON text and ``.npy`` bytes are known without it.

@@ -3,7 +3,7 @@
 A bulk writer holds its values column by column (``zip(*rows)``). For the common case, a
 column whose values all already are what their type's rule (``check_*`` in
 :mod:`.scalars`) would return, these functions say so with a few passes at C speed
-(``countOf(map(type, column), int)``, ``min``/``max``, one ``str.join``) instead of one
+(``count_type(column, int)``, ``min``/``max``, one ``str.join``) instead of one
 Python call per value; the costly parts of a rule (a Decimal's exponent and digits, a
 datetime's offset) are tested only for the types that have them.
 
@@ -27,7 +27,7 @@ import datetime as dt
 import decimal
 import math
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, filterfalse, repeat
@@ -52,10 +52,16 @@ _INTEGER_DIGITS, _FRACTION_DIGITS = 35, 30
 NOT_PLAIN = str.maketrans("", "", "0123456789.-")
 
 
+def count_type(values: Iterable[Any], kind: type) -> int:
+    """How many items of ``values`` are exactly of the type ``kind`` (``NoneType``: how
+    many are None): ``countOf(map(type, values), kind)`` in one C loop."""
+    return cloops.kinds(values, kind)[0]
+
+
 def has_none(values: Sequence[Any]) -> bool:
-    """True when ``values`` holds ``None`` (by type: ``None in values`` would compare each
-    value with None, which costs a Decimal a microsecond)."""
-    return countOf(map(type, values), _NONE) > 0
+    """True when ``values`` holds ``None`` (by identity, in one C loop: ``None in values``
+    would compare each value with None, which costs a Decimal a microsecond)."""
+    return cloops.kinds(values, _NONE)[1] > 0
 
 
 _PRESENT = partial(is_not, None)
@@ -81,6 +87,8 @@ def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside:
     if not has_none(values):
         result = fn(values, *beside)
         return result if type(result) is list else list(result)
+    if not beside:
+        return cloops.fill(values, fn(cloops.present(values)))
     present = list(map(_PRESENT, values))
     others = [list(compress(column, present)) for column in beside]
     return cloops.fill(values, fn(list(compress(values, present)), *others))
@@ -88,12 +96,12 @@ def on_present(fn: Callable[..., Sequence[Any]], values: Sequence[Any], *beside:
 
 def _present(values: Sequence[Any], kind: type) -> tuple[bool, list[Any] | Sequence[Any]]:
     """(all non-None values are exactly ``kind``, the non-None values)."""
-    found = countOf(map(type, values), kind)
+    found, none = cloops.kinds(values, kind)
     if found == len(values):
         return True, values
-    if found + countOf(map(type, values), _NONE) != len(values):
+    if found + none != len(values):
         return False, values
-    return True, list(filter(_PRESENT, values))
+    return True, cloops.present(values)
 
 
 def int_column(values: Sequence[Any]) -> bool:
@@ -208,11 +216,11 @@ def time_column(values: Sequence[Any]) -> bool:
 
 
 def exact_type(cls: type) -> Callable[[Sequence[Any]], bool]:
-    """The column test of a type whose rule passes every value of exactly that type (a
-    column holding None too is left to the rule)."""
+    """The column test of a type whose rule passes every value of exactly that type
+    (``None`` beside them, as every column test: nullability is the schema's)."""
 
     def test(values: Sequence[Any]) -> bool:
-        return countOf(map(type, values), cls) == len(values)
+        return _present(values, cls)[0]
 
     return test
 
@@ -252,7 +260,7 @@ def decimal_facts(values: Sequence[Any], exact: bool = False) -> DecimalFacts | 
     One exponent for the whole column (``same_quantum`` against the first value) is the
     common case and costs a C call per value; differing exponents cost ``as_tuple``.
     """
-    if not values or not exact and countOf(map(type, values), decimal.Decimal) != len(values):
+    if not values or not exact and count_type(values, decimal.Decimal) != len(values):
         return None
     first = values[0]
     exponent = first.as_tuple().exponent
@@ -347,7 +355,7 @@ def decimals_with_scales(
     None and every scale one a write stores, is one exact ``quantize`` per value at C
     speed; anything else (a digit it would cut included) goes value by value, where
     ``one`` names what is wrong."""
-    if not has_none(values) and countOf(map(type, scales), int) == len(scales):
+    if not has_none(values) and count_type(scales, int) == len(scales):
         exponents: list[Any] = list(map(_EXPONENTS.get, scales))
         if not has_none(exponents):
             try:
@@ -387,7 +395,7 @@ def with_offsets(
     if has_none(instants):
         return on_present(partial(with_offsets, one=one), instants, minutes)
     total = len(minutes)
-    if countOf(map(type, minutes), int) + countOf(map(type, minutes), _NONE) == total:
+    if count_type(minutes, int) + count_type(minutes, _NONE) == total:
         zones: list[Any] = list(map(_ZONES.get, minutes))
         if not has_none(zones):
             try:
@@ -412,7 +420,7 @@ def _plain_texts(texts: Sequence[Any]) -> bool:
     """True when every text is a plain decimal of at most 30 characters (digits, point,
     minus: no exponent, finite), so its Decimal passes the rule unless it is -0."""
     return (
-        countOf(map(type, texts), str) == len(texts)
+        count_type(texts, str) == len(texts)
         and not "".join(texts).translate(NOT_PLAIN)
         and max(map(len, texts), default=0) <= 30
     )
@@ -498,6 +506,7 @@ __all__ = [
     "float_column",
     "float_texts",
     "has_nan",
+    "count_type",
     "has_none",
     "int_column",
     "int_texts",

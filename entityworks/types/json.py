@@ -21,10 +21,10 @@ import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import chain
-from operator import countOf
 from typing import Any, get_args, get_origin
 
 from ..errors import SchemaError, UnsupportedTypeError
+from .columns import count_type
 from .construct import check_constructible, instance_builder
 from .registry import TypeInfo, TypeRegistry, type_name, unwrap_optional
 from .scalars import check_bool, check_float, check_int, check_str, int_from_text, refused
@@ -176,7 +176,7 @@ class _JsonShape:
         if (
             item.kind == "scalar"
             and not item.nullable
-            and countOf(map(type, value), item.type) == len(value)
+            and count_type(value, item.type) == len(value)
         ):
             return value  # only exact ints / floats / str / bools: nothing to convert
         return [item.encode(v, depth + 1) for v in value]
@@ -213,9 +213,7 @@ class _JsonShape:
             return tuple(s.decode(v) for s, v in zip(self.items, data, strict=True))
         item = self.items[0]
         if item.kind == "any" or (
-            item.kind == "scalar"
-            and not item.nullable
-            and countOf(map(type, data), item.type) == len(data)
+            item.kind == "scalar" and not item.nullable and count_type(data, item.type) == len(data)
         ):
             values = data
         else:
@@ -266,9 +264,9 @@ def _dumps_many(shape: _JsonShape, dumps: Callable[[Any], str]) -> Callable[[Any
     scalar = item.type
 
     def many(values: Any) -> list[str]:
-        if countOf(map(type, values), container) == len(values):
+        if count_type(values, container) == len(values):
             items = list(chain.from_iterable(values))
-            if countOf(map(type, items), scalar) == len(items):
+            if count_type(items, scalar) == len(items):
                 if scalar is not str:
                     # numbers and booleans never write a bracket: the column's one text
                     # "[[1,2],[],[3]]" parts into each value's text at each "],["

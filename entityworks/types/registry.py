@@ -237,6 +237,12 @@ def _record(
     if record is not None:
         if not isinstance(record, kind):
             raise TypeError(f"TypeInfo: {keyword}= takes a {kind.__name__}, not {record!r}")
+        if kind is SqlCodec:
+            # a new encode or decode without its whole-column form: the record's would
+            # stand for the old one, so none is kept (value by value, as it is given)
+            for one, many in (("encode", "encode_many"), ("decode", "decode_many")):
+                if one in flat and many not in flat:
+                    flat[many] = None
         return dataclasses.replace(record, **flat) if flat else record
     missing = [k for k, v in given.items() if k in _REQUIRED and (v is _UNSET or v is None)]
     if missing:

@@ -17,7 +17,7 @@ import typing
 import uuid
 from collections.abc import Sequence
 from itertools import repeat
-from operator import countOf, floordiv
+from operator import floordiv
 from typing import Any
 
 from entityworks.types import cloops
@@ -499,7 +499,7 @@ def timedeltas_to_db(values: Sequence[Any]) -> list[int]:
     """:func:`timedelta_to_db` of each value of a column (non-None): a column of exact
     timedeltas is divided by one microsecond at C speed (exact: a timedelta is a whole
     number of them), then its range checked; anything else value by value."""
-    if countOf(map(type, values), dt.timedelta) == len(values):
+    if cloops.kinds(values, dt.timedelta)[0] == len(values):
         micros = list(map(floordiv, values, repeat(_MICROSECOND)))
         if not micros or (INT64_MIN <= min(micros) and max(micros) <= INT64_MAX):
             return micros
@@ -532,7 +532,7 @@ def as_uuid(value: Any) -> uuid.UUID:
 def as_uuids(values: Sequence[Any]) -> list[uuid.UUID]:
     """:func:`as_uuid` of each value of a column (non-None): a column of UUIDs (what
     SQLite's and PostgreSQL's reads give) as it is."""
-    if countOf(map(type, values), uuid.UUID) == len(values):
+    if cloops.kinds(values, uuid.UUID)[0] == len(values):
         return list(values)
     return list(map(as_uuid, values))
 

@@ -9,7 +9,6 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from contextlib import closing, contextmanager
 from functools import cache
 from itertools import chain, count
-from operator import countOf
 from types import MappingProxyType
 from typing import Any
 
@@ -17,6 +16,7 @@ import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
+from ...types.columns import count_type
 from ...types.encoding import Processor, rule, skip_none
 from .base import Backend, RowWriter, on_conflict, setup_statement
 from .binds import plain_binary
@@ -830,8 +830,8 @@ def _jsonb_texts(texts: Sequence[Any]) -> Sequence[Any]:
     a mark that spans two texts only sends the column the slow way), else text by text."""
     from ._json import json_text_for_jsonb_column
 
-    if countOf(map(type, texts), str) == len(texts):
-        joined = "".join(texts)
+    if count_type(texts, str) + count_type(texts, type(None)) == len(texts):
+        joined = "".join(filter(None, texts))
         if not any(mark in joined for mark in _JSONB_MARKS):
             return texts
     return [None if t is None else json_text_for_jsonb_column(t) for t in texts]

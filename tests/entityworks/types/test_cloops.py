@@ -429,3 +429,36 @@ def test_timedeltas_at_day_boundaries_and_the_64_bit_ends(edge: int) -> None:
 @pytest.mark.parametrize("value", [True, 2**63, -(2**63) - 1, 1.0, "5", None])
 def test_timedeltas_leave_the_uncommon_to_python(value: object) -> None:
     assert cloops.timedeltas([5, value]) is None
+
+
+# -- a column's type counts and its present values --------------------------------------------
+
+_mixed = st.lists(
+    st.one_of(st.none(), st.integers(), st.booleans(), st.text(max_size=3), st.floats()),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_mixed, st.sampled_from([int, bool, str, float, type(None), object]))
+def test_kinds_count_exact_types_and_nones(values: list[object], kind: type) -> None:
+    from operator import countOf
+
+    expected = (countOf(map(type, values), kind), sum(v is None for v in values))
+    assert cloops.kinds(values, kind) == expected
+    assert cloops.kinds(tuple(values), kind) == expected
+    assert cloops.kinds(iter(values), kind) == expected  # any iterable
+
+
+@settings(max_examples=300, deadline=None)
+@given(_mixed)
+def test_present_keeps_every_value_but_none_in_order(values: list[object]) -> None:
+    assert cloops.present(values) == [v for v in values if v is not None]
+    assert cloops.present(tuple(values)) == [v for v in values if v is not None]
+
+
+def test_kinds_takes_a_type_only() -> None:
+    with pytest.raises(TypeError):
+        cloops.kinds([1], 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        cloops.kinds(5, int)  # type: ignore[arg-type]

@@ -602,3 +602,20 @@ def test_bytes_and_bool_columns_read_as_their_type_whatever_the_driver_gives() -
     flags = flag.decode_many([1, 0, True])  # SQLite's integers, or a driver's booleans
     assert flags == [True, False, True] and all(type(v) is bool for v in flags)
     assert flag.decode_many([False, True]) == [False, True]
+
+
+def test_a_new_decoder_drops_the_whole_column_one_it_replaces() -> None:
+    """``replace(info, from_db=...)`` on a type with a whole-column decoder (bool, bytes,
+    timedelta, UUID) reads with the new decoder: the old ``decode_many`` is not kept."""
+    import dataclasses
+
+    from entityworks.registry import registry
+
+    for tp in (bool, bytes):
+        info = registry.lookup(tp)
+        assert info.sql_codec.decode_many is not None
+        mine = dataclasses.replace(info, from_db=lambda v: ("mine", v))
+        assert mine.sql_codec.decode_many is None
+        assert mine.sql_codec.decode(1) == ("mine", 1)
+        both = dataclasses.replace(info, from_db=repr, from_db_many=list)
+        assert both.sql_codec.decode_many is list
