@@ -53,7 +53,7 @@ _FIRST_DAY = (dt.date.min - _EPOCH.date()).days
 _LAST_DAY = (dt.date.max - _EPOCH.date()).days
 _DAY_US = 86_400_000_000
 _MAX_OFFSET_MINUTES = 14 * 60
-_UTC_NAMES = ("UTC", "+00:00", "Etc/UTC")
+UTC_NAMES: tuple[str, ...] = ("UTC", "+00:00", "Etc/UTC")
 _VALUE = "value"
 #: The nines' complement of each digit (a negative number's key, :func:`.textvalues.decimal_key`).
 _NINES = str.maketrans("0123456789", "9876543210")
@@ -83,7 +83,7 @@ def _values_and_parts(
     return array, parts
 
 
-def _micros(array: Any) -> Any | None:
+def micros_in_range(array: Any) -> Any | None:
     """The int64 microseconds of a ``timestamp[us]`` column when every one is a datetime
     of the years 1 to 9999, else ``None``."""
     import pyarrow as pa
@@ -109,7 +109,7 @@ def naive_datetime_text(array: Any, nullable: bool) -> list[Sequence[Any]] | Non
     kind = values.type
     if not pa.types.is_timestamp(kind) or kind.unit != "us" or kind.tz is not None:
         return None
-    if _micros(values) is None:
+    if micros_in_range(values) is None:
         return None
     # (Arrow's text of a timestamp[us]: a four-digit year, six digits of microseconds)
     return [values.cast(pa.string()).to_pylist()]
@@ -152,9 +152,9 @@ def aware_datetime_text(array: Any, nullable: bool) -> list[Sequence[Any]] | Non
         return None
     values, (offsets,) = got
     kind = values.type
-    if not pa.types.is_timestamp(kind) or kind.unit != "us" or kind.tz not in _UTC_NAMES:
+    if not pa.types.is_timestamp(kind) or kind.unit != "us" or kind.tz not in UTC_NAMES:
         return None
-    micros = _micros(values)
+    micros = micros_in_range(values)
     if micros is None:
         return None
     minutes = checked_offsets(micros, offsets)
@@ -273,10 +273,13 @@ TEXT_ARROW_FORMS: dict[Any, tuple[str, tuple[str, ...], ArrowForm]] = {
 
 __all__ = [
     "TEXT_ARROW_FORMS",
+    "UTC_NAMES",
     "ArrowForm",
     "aware_datetime_text",
+    "checked_offsets",
     "date_text",
     "decimal_text",
+    "micros_in_range",
     "naive_datetime_text",
     "time_text",
 ]

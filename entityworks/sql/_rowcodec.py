@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from ..errors import GateRefused
 from ..model.schema import TableSchema
 from ..registry import Companion, TypeInfo, encode_error
-from ..types.columns import count_type, has_nan, on_present
+from ..types.columns import all_of, has_nan, on_present
 from ..types.columns import each as columns_each
 from ..types.construct import plain_identifier
 from ..types.encoding import Processor, compose, rule, skip_none
@@ -184,18 +184,13 @@ class RowCodec:
     ) -> str | None:
         """The field of the first gated column of ``rows`` (SQL rows) that holds a value of
         another type than its own, None when none does (see :meth:`gates_pass`)."""
-        total = len(rows)
         for i, kind, nullable in self.gates:
             at = self.names.index(self.fields[i])
             if without is not None and at >= without:
                 if at == without:
                     continue
                 at -= 1
-            value = itemgetter(at)
-            found = count_type(map(value, rows), kind)  # one C loop over the column
-            if found != total and not (
-                nullable and found + countOf(map(value, rows), None) == total
-            ):
+            if not all_of(list(map(itemgetter(at), rows)), kind, nullable):
                 return self.fields[i]
         return None
 
@@ -220,23 +215,12 @@ class RowCodec:
         if without is not None:
             gates = [(i - (i > without), k, n) for i, k, n in gates if i != without]
             checks = [(i - (i > without), c) for i, c in checks if i != without]
-        none = type(None)
         fields = [f for i, f in enumerate(self.fields) if i != without]
         for start in range(0, len(objs), size):
             rows = list(map(getter, objs[start : start + size]))
             if gates or checks:
-                total = len(rows)
                 columns = list(zip(*rows, strict=True))  # one C pass over every value
-                for i, kind, nullable in gates:
-                    column = columns[i]
-                    found = count_type(column, kind)
-                    if found != total and not (
-                        nullable and found + count_type(column, none) == total
-                    ):
-                        raise GateRefused(fields[i], start)
-                for i, check in checks:
-                    if not check(columns[i]):
-                        raise GateRefused(fields[i], start)
+                _gate(columns, gates, checks, fields, start)
             yield rows
 
     def gated_column_chunks(
@@ -251,21 +235,29 @@ class RowCodec:
             columns = [c for i, c in enumerate(columns) if i != without]
             gates = [(i - (i > without), k, n) for i, k, n in gates if i != without]
             checks = [(i - (i > without), c) for i, c in checks if i != without]
-        none = type(None)
         fields = [f for i, f in enumerate(self.fields) if i != without]
         total = len(columns[0]) if columns else 0
         for start in range(0, total, size):
             part = [c[start : start + size] for c in columns]
-            count = len(part[0])
-            for i, kind, nullable in gates:
-                column = part[i]
-                found = count_type(column, kind)
-                if found != count and not (nullable and found + count_type(column, none) == count):
-                    raise GateRefused(fields[i], start)
-            for i, check in checks:
-                if not check(part[i]):
-                    raise GateRefused(fields[i], start)
+            _gate(part, gates, checks, fields, start)
             yield list(zip(*part, strict=True))
+
+
+def _gate(
+    columns: Sequence[Sequence[Any]],
+    gates: Sequence[tuple[int, type, bool]],
+    checks: Sequence[tuple[int, Callable[[Sequence[Any]], bool]]],
+    fields: Sequence[str],
+    start: int,
+) -> None:
+    """:class:`GateRefused` for the first gated column of a chunk (``columns``, its rows
+    from ``start``) holding a value of another type, or failing its check."""
+    for i, kind, nullable in gates:
+        if not all_of(columns[i], kind, nullable):
+            raise GateRefused(fields[i], start)
+    for i, check in checks:
+        if not check(columns[i]):
+            raise GateRefused(fields[i], start)
 
 
 ColumnStep = Callable[[Sequence[Any]], list[Sequence[Any]]]

@@ -23,7 +23,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from ..types import storage
-from ..types.columns import count_type, has_none, on_present, utc_texts_at_once
+from ..types.columns import all_of, count_type, has_none, on_present, utc_texts_at_once
 from ..types.columns import each as columns_each
 from ..types.registry import Target, declare_target
 from .backends import Backend, for_name, names_where
@@ -572,8 +572,7 @@ def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
 def _decimals_column(values: Sequence[Any]) -> Sequence[Any]:
     """The driver's Decimals of a column as they are (anything else: ``Decimal`` of it,
     ``None`` kept)."""
-    total = len(values)
-    if count_type(values, decimal.Decimal) + count_type(values, _NONE) == total:
+    if all_of(values, decimal.Decimal, nullable=True):
         return values
     return [None if v is None else _decimal_of(v) for v in values]
 

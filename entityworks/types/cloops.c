@@ -387,6 +387,19 @@ typedef struct {
     long year, month, day, hour, minute, second, micro;
 } Fields;
 
+/* ``f`` moved by ``minutes`` (the calendar too): 0, or -1 when it leaves the years 1-9999. */
+static int shift_minutes(Fields *f, long minutes) {
+    if (minutes == 0) return 0;
+    long total = f->hour * 60 + f->minute + minutes; /* minutes into the first day */
+    long days = total >= 0 ? total / 1440 : -((-total + 1439) / 1440);
+    total -= days * 1440;
+    civil_from_days(days_from_civil(f->year, f->month, f->day) + days, &f->year, &f->month,
+                    &f->day);
+    f->hour = total / 60;
+    f->minute = total % 60;
+    return f->year < 1 || f->year > 9999 ? -1 : 0;
+}
+
 /* The fields of ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00`` (the only text this reads): 0, or -1. */
 static int parse_utc_text(PyObject *text, Fields *f) {
     Py_ssize_t n;
@@ -473,16 +486,7 @@ static PyObject *at_offsets(PyObject *module, PyObject *const *args, Py_ssize_t 
         } else {
             goto other;
         }
-        if (offset != 0) {
-            long total = f.hour * 60 + f.minute + offset; /* minutes into the UTC day */
-            long days = days_from_civil(f.year, f.month, f.day);
-            long shift = total >= 0 ? total / 1440 : -((-total + 1439) / 1440);
-            total -= shift * 1440;
-            civil_from_days(days + shift, &f.year, &f.month, &f.day);
-            f.hour = total / 60;
-            f.minute = total % 60;
-            if (f.year < 1 || f.year > 9999) goto other; /* Python names it */
-        }
+        if (shift_minutes(&f, offset) != 0) goto other; /* Python names it */
         PyObject *value = PyDateTimeAPI->DateTime_FromDateAndTime(
             (int)f.year, (int)f.month, (int)f.day, (int)f.hour, (int)f.minute, (int)f.second,
             (int)f.micro, zone, PyDateTimeAPI->DateTimeType);
@@ -542,16 +546,7 @@ static PyObject *utc_texts(PyObject *module, PyObject *values) {
             PyDateTime_DATE_GET_MINUTE(stamp),   PyDateTime_DATE_GET_SECOND(stamp),
             PyDateTime_DATE_GET_MICROSECOND(stamp),
         };
-        if (offset != 0) {
-            long total = f.hour * 60 + f.minute - offset; /* minutes into the UTC day */
-            long shift = total >= 0 ? total / 1440 : -((-total + 1439) / 1440);
-            total -= shift * 1440;
-            civil_from_days(days_from_civil(f.year, f.month, f.day) + shift, &f.year, &f.month,
-                            &f.day);
-            f.hour = total / 60;
-            f.minute = total % 60;
-            if (f.year < 1 || f.year > 9999) goto other; /* Python names it */
-        }
+        if (shift_minutes(&f, -offset) != 0) goto other; /* Python names it */
         PyObject *text = PyUnicode_New(32, 127);
         if (text == NULL) goto fail;
         char *s = (char *)PyUnicode_1BYTE_DATA(text);

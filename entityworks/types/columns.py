@@ -58,6 +58,13 @@ def count_type(values: Iterable[Any], kind: type) -> int:
     return cloops.kinds(values, kind)[0]
 
 
+def all_of(values: Sequence[Any], kind: type, nullable: bool = False) -> bool:
+    """True when every item of ``values`` is exactly of the type ``kind`` (or None, where
+    ``nullable``): one C pass."""
+    found, none = cloops.kinds(values, kind)
+    return found == len(values) or (nullable and found + none == len(values))
+
+
 def has_none(values: Sequence[Any]) -> bool:
     """True when ``values`` holds ``None`` (by identity, in one C loop: ``None in values``
     would compare each value with None, which costs a Decimal a microsecond)."""
@@ -220,7 +227,7 @@ def exact_type(cls: type) -> Callable[[Sequence[Any]], bool]:
     (``None`` beside them, as every column test: nullability is the schema's)."""
 
     def test(values: Sequence[Any]) -> bool:
-        return _present(values, cls)[0]
+        return all_of(values, cls, nullable=True)
 
     return test
 
@@ -394,8 +401,7 @@ def with_offsets(
     ``one`` names what is wrong."""
     if has_none(instants):
         return on_present(partial(with_offsets, one=one), instants, minutes)
-    total = len(minutes)
-    if count_type(minutes, int) + count_type(minutes, _NONE) == total:
+    if all_of(minutes, int, nullable=True):
         zones: list[Any] = list(map(_ZONES.get, minutes))
         if not has_none(zones):
             try:
@@ -491,6 +497,7 @@ __all__ = [
     "INT64_MIN",
     "NOT_PLAIN",
     "DecimalFacts",
+    "all_of",
     "aware_datetime_column",
     "date_column",
     "bool_column",

@@ -33,13 +33,10 @@ from ...registry import (
     check_int,
     check_str,
 )
-from .._arrowforms import checked_offsets
+from .._arrowforms import UTC_NAMES, checked_offsets, micros_in_range
 
 #: Microseconds from 1970 to 2000 (PostgreSQL's timestamps count from 2000).
 _PG_EPOCH_US = (dt.datetime(2000, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-_FIRST_US = (dt.datetime.min - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-_LAST_US = (dt.datetime.max - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-_UTC_NAMES = ("UTC", "+00:00", "Etc/UTC")
 _VALUE = "value"
 #: The most digits of a Decimal column made here (its unscaled integers, padded to a
 #: whole base-10000 digit after the point, stay within int64).
@@ -152,19 +149,13 @@ def _micros(array: Any, tz: bool) -> Any | None:
     """The int64 microseconds since 1970 of a ``timestamp[us]`` column (UTC instants when
     ``tz``), when each is a datetime of the years 1 to 9999; else None."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     kind = array.type
     if not pa.types.is_timestamp(kind) or kind.unit != "us":
         return None
-    if (kind.tz in _UTC_NAMES) != tz or (not tz and kind.tz is not None):
+    if (kind.tz in UTC_NAMES) != tz or (not tz and kind.tz is not None):
         return None
-    micros = array.cast(pa.int64())
-    if micros.null_count < len(micros):
-        low, high = pc.min_max(micros).values()
-        if low.as_py() < _FIRST_US or high.as_py() > _LAST_US:
-            return None
-    return micros
+    return micros_in_range(array)
 
 
 def _timestamp(array: Any) -> list[Any] | None:

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
-from ...types.columns import count_type
+from ...types.columns import all_of
 from ...types.encoding import Processor, rule, skip_none
 from .base import Backend, RowWriter, on_conflict, setup_statement
 from .binds import plain_binary
@@ -330,7 +330,8 @@ class PostgreSQL(Backend):
                 # ones, converted a value at a time), which an aware datetime column
                 # shows at its offset in C. Same instants either way; a connection of
                 # the caller's engine keeps its zone.
-                setup_statement(dbapi_connection.cursor(), "SET TIME ZONE 'UTC'")
+                with dbapi_connection.cursor() as cursor:
+                    setup_statement(cursor, "SET TIME ZONE 'UTC'")
                 dbapi_connection.commit()
 
         return setup
@@ -830,7 +831,7 @@ def _jsonb_texts(texts: Sequence[Any]) -> Sequence[Any]:
     a mark that spans two texts only sends the column the slow way), else text by text."""
     from ._json import json_text_for_jsonb_column
 
-    if count_type(texts, str) + count_type(texts, type(None)) == len(texts):
+    if all_of(texts, str, nullable=True):
         joined = "".join(filter(None, texts))
         if not any(mark in joined for mark in _JSONB_MARKS):
             return texts
