@@ -330,7 +330,8 @@ class PostgreSQL(Backend):
                 # ones, converted a value at a time), which an aware datetime column
                 # shows at its offset in C. Same instants either way; a connection of
                 # the caller's engine keeps its zone.
-                with dbapi_connection.cursor() as cursor:
+                # closing(): an AsyncStore's adapted cursor is no context manager
+                with closing(dbapi_connection.cursor()) as cursor:
                     setup_statement(cursor, "SET TIME ZONE 'UTC'")
                 dbapi_connection.commit()
 
