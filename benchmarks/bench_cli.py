@@ -3,7 +3,10 @@ warm, with sqlite-utils (``pip install -e ".[bench]"``) as the peer doing the sa
 
 Run: ``python benchmarks/bench_cli.py [--runs 15] [--old PATH]``
 
-- warm: the best of ``--runs`` runs after two unmeasured ones (files and bytecode cached).
+- warm: the best (and the median) of ``--runs`` runs after two unmeasured ones (files and
+  bytecode cached). ``PYTHONDONTWRITEBYTECODE`` is dropped from the commands' environment:
+  with it, an editable install's modules would be compiled again in every run, which no
+  installed copy does.
 - cold: a run with an empty bytecode cache (``PYTHONPYCACHEPREFIX`` pointed at a new folder,
   so every module of every package is compiled again), as after an install. The page cache
   is left alone: dropping it would slow everything else on a shared machine.
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -126,7 +130,8 @@ def main() -> None:
     parser.add_argument("--old", help="an older entityworks source tree to time as well")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENTITYWORKS_DB")}
+    dropped = ("PYTHONPATH", "ENTITYWORKS_DB", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     old_env = {**env, "PYTHONPATH": args.old} if args.old else env
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as folder:
@@ -138,6 +143,7 @@ def main() -> None:
             sides = [(ours, env), (peer, env), (old, old_env)]
             for mode in ("warm", "cold"):
                 best = [float("inf")] * 3
+                taken: list[list[float]] = [[], [], []]
                 rounds = args.runs + 2 if mode == "warm" else args.cold_runs
                 for round_ in range(rounds):
                     for i, (command, side_env) in enumerate(sides):
@@ -150,15 +156,19 @@ def main() -> None:
                         )
                         if mode == "cold" or round_ >= 2:
                             best[i] = min(best[i], took)
+                            taken[i].append(took)
                 ours_t, peer_t, old_t = best
                 ratio = f"{ours_t / peer_t:6.2f}x" if peer else "      -"
+                middle = statistics.median(taken[0])
                 print(
                     f"{job:<14} {mode:<6} {ours_t:8.3f}s "
                     f"{(f'{peer_t:8.3f}s' if peer else '        -')} {ratio} "
                     f"{(f'{old_t:9.3f}s' if old else '         -')}"
+                    f"   (ours, median {middle:.3f}s)"
                 )
                 figures[f"{job} {mode}"] = {
                     "ours": ours_t,
+                    "ours_median": middle,
                     "peer": peer_t if peer else None,
                     "old": old_t if old else None,
                 }

@@ -24,6 +24,7 @@ from .types.json import NestedCodec, looking_up
 from .types.registry import (
     ARROW,
     COMPANION_SEPARATOR,
+    ClassByName,
     CodecMaker,
     CodecRecords,
     Companion,
@@ -32,6 +33,7 @@ from .types.registry import (
     TypeInfo,
     TypeMarker,
     TypeRegistry,
+    runtime_base,
     unwrap_optional,
 )
 from .types.scalars import (
@@ -137,6 +139,7 @@ __all__ = [
     "DECIMAL_ARROW_PRECISION",
     "DECIMAL_FRACTION_DIGITS",
     "DECIMAL_INTEGER_DIGITS",
+    "ClassByName",
     "Factory",
     "INT64_MAX",
     "INT64_MIN",
@@ -174,6 +177,7 @@ __all__ = [
     "register_factory",
     "register_type",
     "registry",
+    "runtime_base",
     "supports",
     "the_registry",
     "unwrap_optional",

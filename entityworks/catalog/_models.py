@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import sys
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from ..errors import EntityworksError
 from ..model.schema import column, entity, primary_key, table_schema
@@ -138,7 +137,8 @@ class MapRecord:
         (The catalog's own readers refuse such a row from the blob's header already,
         before unpacking it: :func:`~._queries.load_map`, :func:`~._queries.load_grid`.)"""
         grid = self.grid
-        if isinstance(grid, np.ndarray):
+        numpy = sys.modules.get("numpy")  # no array before NumPy is imported
+        if numpy is not None and isinstance(grid, numpy.ndarray):
             check_grid_shape(grid.shape, self.width, self.height, self.id)
 
 

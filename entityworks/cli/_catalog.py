@@ -298,7 +298,12 @@ def query(
     rows = [
         r
         for batch in store.rows(
-            cls, where=where, order_by=list(order_by) or None, limit=limit, offset=offset
+            cls,
+            where=where,
+            order_by=list(order_by) or None,
+            limit=limit,
+            offset=offset,
+            columns=request.read(schema, picks),
         )
         for r in batch
     ]
@@ -352,11 +357,13 @@ class _Query:
     def chosen(self) -> list[str]:
         return [c.strip() for c in (self.columns or "").split(",") if c.strip()]
 
+    def read(self, schema: TableSchema, picks: list[int]) -> list[str] | None:
+        """The columns to read and decode (those of ``--columns``; None: every one)."""
+        return [schema.column_names[i] for i in picks] if picks else None
+
     def render(self, schema: TableSchema, rows: list[tuple[Any, ...]], picks: list[int]) -> str:
-        names = schema.column_names
-        if picks:
-            rows = [tuple(r[i] for i in picks) for r in rows]
-            names = self.chosen()
+        """The text of ``rows``, read with the columns :meth:`read` names."""
+        names = self.chosen() if picks else schema.column_names
         return format_rows(names, rows, self.fmt, arrays=self.arrays)
 
 
@@ -388,7 +395,13 @@ def _from_file(path: Path, db: str, table_name: str, request: _Query) -> str | N
         if request.count_only:
             return str(table.count(where))
         picks = request.picks(schema)
-        rows = table.rows(where, list(request.order_by) or None, request.limit, request.offset)
+        rows = table.rows(
+            where,
+            list(request.order_by) or None,
+            request.limit,
+            request.offset,
+            request.read(schema, picks),
+        )
         return request.render(schema, rows, picks)
     except Elsewhere:
         return None

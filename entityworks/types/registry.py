@@ -482,6 +482,55 @@ class TypeMarker:
         return f"entityworks.{self.name}"
 
 
+class ClassByName:
+    """A class named by its module and name, imported only when asked for (:meth:`load`).
+
+    It stands as the base of an ``Annotated`` type whose marker selects the registry entry,
+    so that declaring a column of a heavy library's class imports nothing:
+    ``Annotated[ClassByName("numpy", "ndarray"), PACKED]`` (the catalog's ``PackedGrid``) is
+    looked up by its marker; only a registry without an entry for the marker loads the
+    class, to look it up instead. Type checkers should see the class itself::
+
+        if TYPE_CHECKING:
+            Grid = Annotated[numpy.ndarray, PACKED]
+        else:
+            Grid = Annotated[ClassByName("numpy", "ndarray"), PACKED]
+    """
+
+    __slots__ = ("module", "name")
+    module: str
+    name: str
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    def load(self) -> type:
+        """The class (importing its module), :class:`UnsupportedTypeError` when it is none."""
+        import importlib
+
+        found = getattr(importlib.import_module(self.module), self.name, None)
+        if not isinstance(found, type):
+            raise UnsupportedTypeError(f"{self!r} names no class", type_=self)
+        return found
+
+    def __repr__(self) -> str:
+        return f"{self.module}.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ClassByName):
+            return (self.module, self.name) == (other.module, other.name)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((ClassByName, self.module, self.name))
+
+
+def runtime_base(tp: Any) -> Any:
+    """``tp`` with a :class:`ClassByName` loaded (anything else as it is)."""
+    return tp.load() if isinstance(tp, ClassByName) else tp
+
+
 Factory = Callable[[Any, "TypeRegistry"], TypeInfo]
 
 #: A format's codec maker: the keyword parameters of a codec family (see
@@ -734,7 +783,7 @@ class TypeRegistry:
             for predicate, factory in self._factories:  # markers with a parametrised entry
                 if predicate(tp):
                     return factory(tp, self)
-            return self._find(base)
+            return self._find(runtime_base(base))
         if _hashable(tp) and tp in self._exact:
             return self._exact[tp]
         for predicate, factory in self._factories:

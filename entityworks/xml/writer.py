@@ -25,7 +25,7 @@ from lxml import etree
 from .._files import atomic_output, check_output_path, write_bytes
 from ..errors import ValueEncodingError
 from ..model.schema import TableSchema
-from ..registry import INT64_MAX, INT64_MIN, encode_error
+from ..registry import INT64_MAX, INT64_MIN, encode_error, runtime_base
 from .parser import DIFFGRAM_NS, DIFFGRAM_ROOT
 from .xsdwrite import column_xsd, encode_name, value_check
 
@@ -50,7 +50,7 @@ def _runtime_class(python_type: Any) -> Any:
     if get_origin(python_type) is not None and get_args(python_type):
         origin = get_origin(python_type)
         if origin.__module__ == "typing":  # Annotated[X, ...]
-            return _runtime_class(get_args(python_type)[0])
+            return _runtime_class(runtime_base(get_args(python_type)[0]))
         return origin
     return python_type
 

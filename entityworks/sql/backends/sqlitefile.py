@@ -264,6 +264,7 @@ class FileTable:
         self.own: dict[str, str] = {}
         self.binds: dict[str, Callable[[Any], Any] | None] = {}
         select: list[str] = []  # the SQL columns read, in order
+        owners: list[str] = []  # the field each of them belongs to
         keys: dict[str, str] = {}  # SQL row key -> SQL name (as the Store's table's)
         entries = []
         for c in schema.columns:
@@ -288,12 +289,14 @@ class FileTable:
             )
             main = len(select)
             select.append(name)
+            owners.append(c.name)
             keys[c.name] = name
             extra = []
             for p in present:
                 extra.append(len(select))
                 sql_name = _sql_name(c, p)
                 select.append(sql_name)
+                owners.append(c.name)
                 keys[p.column(c.name)] = sql_name
             self.own[c.name] = name
             self.binds[c.name] = form.bind if form is not None else None
@@ -309,6 +312,11 @@ class FileTable:
         #: The table's and the read columns' SQL names, quoted.
         self.table: str = quote(schema.name)
         self.select: str = ", ".join(map(quote, select))
+        self._read = list(zip(owners, map(quote, select), strict=True))
+        #: the columns read whatever is asked for: a value that cannot be read is refused
+        #: naming its row
+        always = schema.columns[: schema.links] if schema.parent else schema.key_columns
+        self._always = {c.name for c in always}
 
     # -- statements ----------------------------------------------------------------------
     def _value(self, column: Column, value: Any) -> Any:
@@ -384,11 +392,18 @@ class FileTable:
         order_by: Sequence[str] | None,
         limit: int | None,
         offset: int | None,
+        columns: Sequence[str] | None = None,
     ) -> list[tuple[Any, ...]]:
         """The decoded rows (the schema's columns, in order), as :meth:`Store.rows` gives
-        them."""
+        them; with ``columns`` (checked field names), tuples of just those columns, in that
+        order: the other columns are selected as NULL, as the Store's ``rows(columns=...)``
+        does, so that the same decoder reads them and nothing else is decoded."""
         params: list[Any] = []
-        sql = f"SELECT {self.select} FROM {self.table}{self._where(where, params)}"
+        select = self.select
+        if columns is not None:
+            needed = self._always.union(columns)
+            select = ", ".join(sql if owner in needed else "NULL" for owner, sql in self._read)
+        sql = f"SELECT {select} FROM {self.table}{self._where(where, params)}"
         clauses = []
         for column, descending in order_items(order_by, self.schema):
             target = quote(self.own[column.name])
@@ -405,7 +420,11 @@ class FileTable:
                 params.append(offset)
         out: list[tuple[Any, ...]] = []
         for batch in self.db.fetch(sql, params):  # decoded a fetch at a time, as the Store's
-            out.extend(zip(*self.columns(batch), strict=True))
+            decoded = self.columns(batch)
+            if columns is not None:
+                names = self.schema.column_names
+                decoded = [decoded[names.index(name)] for name in columns]
+            out.extend(zip(*decoded, strict=True))
         return out
 
 

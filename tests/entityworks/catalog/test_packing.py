@@ -21,6 +21,7 @@ from entityworks.catalog.packing import (
     unpack_grid,
     unpack_points,
 )
+from entityworks.errors import UnsupportedTypeError
 from entityworks.registry import registry
 from generators.maps import caves, dungeon
 
@@ -269,3 +270,40 @@ def test_packing_registers_its_entries_on_any_registry():
     )
     assert fresh.lookup(PackedGrid).encoded_as == "packed bytes"
     assert registry.copy().lookup(PointPath).name == "PointPath"  # copies keep them
+
+
+def test_packed_grid_names_numpy_s_array_without_importing_numpy():
+    """``PackedGrid``'s base is ``numpy.ndarray`` named (:class:`ClassByName`): the registry
+    loads it only where no entry answers the marker, and a fresh interpreter that imports the
+    catalog's models and builds their schemas has not imported NumPy."""
+    import subprocess
+    import sys
+    import typing
+
+    from entityworks.registry import ClassByName, runtime_base
+    from entityworks.types.default import default_registry
+
+    base = typing.get_args(PackedGrid)[0]
+    assert base == ClassByName("numpy", "ndarray") and hash(base) == hash(
+        ClassByName("numpy", "ndarray")
+    )
+    assert repr(base) == "numpy.ndarray" and runtime_base(base) is np.ndarray
+    assert runtime_base(int) is int
+    assert default_registry().lookup(typing.Annotated[base, "other"]).name == "ndarray"
+    with pytest.raises(UnsupportedTypeError, match="names no class"):
+        ClassByName("numpy", "pi").load()
+    with pytest.raises(ModuleNotFoundError):
+        ClassByName("no_such_module_here", "X").load()
+    probe = (
+        "import sys\n"
+        "from entityworks.catalog import TABLES\n"
+        "from entityworks.model.schema import table_schema\n"
+        "assert all(table_schema(cls).columns for cls in TABLES.values())\n"
+        "from entityworks.catalog._models import MapRecord\n"
+        "assert table_schema(MapRecord).column('grid').info.name == 'PackedGrid'\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr

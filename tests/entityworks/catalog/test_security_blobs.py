@@ -19,7 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from entityworks import catalog
-from entityworks.catalog import packing
+from entityworks.catalog import _packforms, packing
 from entityworks.catalog.packing import pack_grid, unpack_grid
 from entityworks.errors import ValueEncodingError
 
@@ -319,8 +319,8 @@ def path_bombs() -> dict[str, bytes]:
         return bytes(out + bytes([value]))
 
     steps = 1 << 23
-    stepped = bytes([packing._STEPS]) + varint(0) + varint(0) + varint(steps) + bytes(steps // 4)
-    pairs = bytes([packing._PAIRS]) + bytes(16 * (packing.MAX_PATH_POINTS + 1))
+    stepped = bytes([_packforms._STEPS]) + varint(0) + varint(0) + varint(steps) + bytes(steps // 4)
+    pairs = bytes([_packforms._PAIRS]) + bytes(16 * (packing.MAX_PATH_POINTS + 1))
     return {"steps": stepped, "pairs": pairs}
 
 

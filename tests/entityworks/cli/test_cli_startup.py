@@ -123,6 +123,37 @@ def test_query_loads_only_what_it_needs(tmp_path):
     assert loaded_after(code) == ["numpy"]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-c", "id,kind,seed,width,height", "--limit", "5"],
+        ["-w", "kind=cellular", "-o", "-open_ratio", "-c", "id,open_ratio", "--format", "json"],
+        ["-w", "width>=40", "--count"],
+    ],
+)
+def test_a_query_that_shows_no_grid_loads_no_numpy(tmp_path, args):
+    """The catalog's tables are named, their schemas built and their rows read without
+    NumPy when no grid is shown: ``PackedGrid``'s base is named, not imported, and
+    ``--columns`` decodes only its columns. The same query shows the grid once asked."""
+    from entityworks.catalog import generate_into, open_catalog
+
+    db = tmp_path / "c.db"
+    generate_into(open_catalog(db), "cellular", 2, seed=1)
+    run = f"result = CliRunner().invoke(cli, ['query', 'maps', '--db', {str(db)!r}, *{{}}])\n"
+    head = "from click.testing import CliRunner\nfrom entityworks.cli import cli\n"
+    code = head + run.format(repr(args)) + "assert result.exit_code == 0, result.output\n"
+    assert loaded_after(code) == []
+    code = (
+        head
+        + run.format(repr(["-c", "id,grid", "--limit", "1"]))
+        + (
+            "assert result.exit_code == 0, result.output\n"
+            "assert '<ndarray 40x21 uint8>' in result.output, result.output\n"
+        )
+    )
+    assert loaded_after(code) == ["numpy"]
+
+
 def test_the_lazy_package_keeps_its_api():
     assert entityworks.__version__ == importlib.metadata.version("entityworks")
     for name in entityworks.__all__:
