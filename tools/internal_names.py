@@ -133,7 +133,6 @@ PUBLIC: dict[str, str] = {
     "entityworks/catalog/kinds.py": "imported by cli and the catalog plugin",
     "entityworks/catalog/packing.py": "docs (PackedGrid); the catalog plugin's string; revisions",
     "entityworks/compat/alembic.py": "compat/<library>.py: the documented place of shims",
-    "entityworks/compat/psycopg.py": "compat/<library>.py; imported by sql.backends",
     "entityworks/compat/sqlalchemy.py": "compat/<library>.py; imported by sql.backends",
     "entityworks/migrate/dialects.py": "imported by the catalog's revisions and env.py",
     "entityworks/migrate/scaffold.py": "imported by cli",

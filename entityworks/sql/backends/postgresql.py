@@ -14,7 +14,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ...compat import psycopg as psycopg_compat
 from ...compat.sqlalchemy import awaited, turn
 from ...types.columns import all_of
 from ...types.encoding import Processor, rule, skip_none
@@ -119,9 +118,8 @@ def sequence_row(rows: RowWriter, query: tuple[sa.TextClause, str], sequence: st
         return cursor.fetchone()
 
 
-#: Rows formatted into one buffer before it is sent during a binary COPY: small enough that
-#: the server parses a slice while the next is formatted, large enough that sending costs
-#: nothing per row.
+#: Rows an AsyncStore's COPY writes per awaited call: small enough that the event loop gets
+#: a turn often, large enough that bridging the call costs nothing per row.
 COPY_SLICE = 1024
 
 
@@ -133,15 +131,15 @@ class Interleaved(Exception):
 
 class _AwaitedCopy:
     """psycopg's ``AsyncCopy`` with the calls :func:`copy_rows` makes as sync ones, each
-    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore). The event loop gets
-    a turn after every :data:`COPY_SLICE` rows written, whether or not the driver waited on
-    the network (psycopg 3.1 buffers them): other tasks run meanwhile, and a cancellation
-    lands during a long COPY rather than after it."""
+    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore). Rows are written a
+    slice of :data:`COPY_SLICE` at a time, each slice one awaited coroutine (psycopg's own
+    ``write_row`` per row inside it, not one bridged call per row); the event loop gets a
+    turn after every slice, whether or not the driver waited on the network (psycopg 3.1
+    buffers them): other tasks run meanwhile, and a cancellation lands during a long COPY
+    rather than after it."""
 
     def __init__(self, copy: Any) -> None:
         self._copy = copy
-        self.formatter = copy.formatter
-        self._rows = 0
 
     def set_types(self, types: Sequence[str]) -> None:
         self._copy.set_types(types)
@@ -150,11 +148,16 @@ class _AwaitedCopy:
         awaited(self._copy.write(buffer))
         turn()
 
-    def write_row(self, row: Sequence[Any]) -> None:
-        awaited(self._copy.write_row(row))
-        self._rows += 1
-        if self._rows % COPY_SLICE == 0:
+    def write_rows(self, rows: Sequence[Sequence[Any]]) -> None:
+        """``rows``, each through psycopg's ``write_row``, a slice per bridged await."""
+        for start in range(0, len(rows), COPY_SLICE):
+            awaited(self._write_slice(rows[start : start + COPY_SLICE]))
             turn()
+
+    async def _write_slice(self, rows: Sequence[Sequence[Any]]) -> None:
+        write = self._copy.write_row
+        for row in rows:
+            await write(row)
 
 
 @contextmanager
@@ -189,9 +192,8 @@ def copy_rows(
     """One COPY of the SQL rows of ``chunks`` (an iterable of row lists); ``without``: the
     index of a column the rows leave out (the key, which the column's default gives).
 
-    A binary COPY formats each chunk with psycopg's own row formatter (what ``write_row``
-    calls, see :func:`entityworks.compat.psycopg.binary_row_formatter`) into one buffer
-    and writes that: the same bytes, without two Python calls per row."""
+    Each row goes through psycopg's own ``write_row`` (binary: each value dumped as its
+    column's exact type), which buffers what it formats and sends it in large writes."""
     model = rows.model
     preparer = rows.dialect.identifier_preparer
     names = [n for i, n in enumerate(model.names) if i != without]
@@ -208,34 +210,12 @@ def copy_rows(
     with copying(rows, sql) as copy:
         if types is not None:
             copy.set_types(types)
-        direct = psycopg_compat.binary_row_formatter(copy) if types is not None else None
-        parts = iter(chunks)
-        if direct is not None:
-            fmt, tx = direct
-            # the first chunk is formatted before anything is sent: a psycopg whose
-            # private formatter takes other arguments (a TypeError at once) falls back
-            # to its public write_row, which also raises again for a value it refuses
-            first = next(parts, None)
-            out = bytearray(COPY_HEADER)
-            try:
-                for row in first or ():
-                    fmt(row, tx, out)
-            except TypeError:
-                parts = chain([first] if first is not None else [], parts)
-            else:
-                send = copy.write
-                send(out)
-                for part in parts:
-                    # sent a slice at a time: the server parses one while the next is made
-                    for start in range(0, len(part), COPY_SLICE):
-                        out = bytearray()
-                        for row in part[start : start + COPY_SLICE]:
-                            fmt(row, tx, out)
-                        send(out)
-                send(COPY_TRAILER)
-                return
+        if isinstance(copy, _AwaitedCopy):
+            for part in chunks:
+                copy.write_rows(part)
+            return
         write = copy.write_row
-        for part in parts:
+        for part in chunks:
             for row in part:
                 write(row)
 

@@ -213,49 +213,26 @@ def test_an_unset_field_met_mid_copy_leaves_the_transaction_usable(pg_url: str) 
         store.close()
 
 
-def test_formatted_chunks_store_what_write_row_stores(pg: Store, monkeypatch: Any) -> None:
-    """The COPY formats each chunk with psycopg's row formatter into one buffer; psycopg's
-    own ``write_row`` (the path taken where that formatter is laid out otherwise) stores
-    the same rows: the same values of the same types, -0.0, infinities and NaN included."""
-    import entityworks.compat.psycopg as compat
+def test_an_async_store_s_copy_stores_what_the_store_s_stores(pg: Store, pg_url: str) -> None:
+    """Both COPY paths are psycopg's own ``write_row`` (the Store's per row; an AsyncStore's
+    a slice of rows per awaited call): over several chunks and slices, both store the same
+    values of the same types as given, -0.0, infinities and NaN included."""
+    import asyncio
 
-    rows = _rows(3 * CHUNK + 7)
+    from entityworks import AsyncStore
+    from entityworks.sql.backends.postgresql import COPY_SLICE
+
+    rows = _rows(3 * CHUNK + 2 * COPY_SLICE + 7)
     rows[1].value, rows[2].value, rows[3].value, rows[4].spare = -0.0, math.inf, math.nan, -0.0
-    used: list[Any] = []
-    found = compat.binary_row_formatter
-    monkeypatch.setattr(
-        compat, "binary_row_formatter", lambda copy: used.append(found(copy)) or used[-1]
-    )
-    stored = []
-    for _ in range(2):
-        pg.insert_many(rows)
-        stored.append([repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")])
-        pg.drop(Reading)
-        pg.create(Reading)
-        monkeypatch.setattr(compat, "binary_row_formatter", lambda copy: None)
-    try:  # psycopg 3.1 has no such formatter: there write_row is the only path
-        from psycopg import _copy_base
-
-        formatter = hasattr(_copy_base, "format_row_binary")
-    except ImportError:
-        formatter = False
-    assert used and (used[0] is not None) == formatter
-    assert stored[0] == stored[1] == [repr(dataclasses.astuple(r)) for r in rows]
-
-
-def test_a_formatter_taking_other_arguments_falls_back_to_write_row(
-    pg: Store, monkeypatch: Any
-) -> None:
-    """A psycopg whose private formatter has another signature fails on the first row,
-    before anything is sent: the COPY then goes through write_row and stores every row."""
-    import entityworks.compat.psycopg as compat
-
-    def other_signature(row: Any, tx: Any, out: bytearray, extra: Any) -> None:
-        raise AssertionError("never called with three arguments")
-
-    rows = _rows(2 * CHUNK + 3)
-    monkeypatch.setattr(compat, "binary_row_formatter", lambda copy: (other_signature, None))
+    expected = [repr(dataclasses.astuple(r)) for r in rows]
     pg.insert_many(rows)
-    assert [repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")] == [
-        repr(dataclasses.astuple(r)) for r in rows
-    ]
+    assert [repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")] == expected
+    pg.drop(Reading)
+    pg.create(Reading)
+
+    async def through_async() -> None:
+        async with AsyncStore(pg_url) as store:
+            assert await store.insert_many(rows) == len(rows)
+
+    asyncio.run(through_async())
+    assert [repr(dataclasses.astuple(r)) for r in pg.select(Reading, order_by="id")] == expected
