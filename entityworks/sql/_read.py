@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from .._gcpause import paused_gc
 from ..errors import EntityworksError, FilterError
 from ..model.schema import PARENT_COLUMN
+from ..types.columns import build_rows
 from ._bound import BoundModel, encoded_keys, key_label
 from ._database import Database
 from ._log import INFO, listened, log_statement, sql_logger
@@ -427,9 +428,13 @@ def _object_batches(
         if model.plain and model.codec.read is not None:  # built from decoded columns
             decode = model.codec.columns
             assert decode is not None
+            direct = model.codec.direct
             for batch in _fetched(db, model, stmt, conn, stream=stream):
                 with paused_gc():  # a fetch's objects at once, as in _build
-                    objs = list(map(cls, *decode(batch)))
+                    # no column to decode, no companion to join: straight from the rows
+                    objs = None if direct is None else build_rows(cls, batch, *direct)
+                    if objs is None:
+                        objs = list(map(cls, *decode(batch)))
                     # the rows go before the collector is back: its next pass walks the
                     # new objects only
                     del batch

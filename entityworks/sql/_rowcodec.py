@@ -97,6 +97,10 @@ class RowCodec:
     #: Per schema column: its index among the SQL columns, its companions' indexes, the
     #: companions and the column's type (what ``spread`` and ``read`` are made from).
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = field(default_factory=list)
+    #: ``(fields, nulls)`` when no column needs decoding (``Readers.direct``): the objects
+    #: of SQL rows whose companions are all NULL are built straight from the rows
+    #: (``types.columns.build_rows``); ``None`` otherwise.
+    direct: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
     def row_encoder(
         self, attributes: Sequence[str], processors: Sequence[Processor]
@@ -493,6 +497,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         if copy_types is not None and fast[i] is None and c.info.native in (int, float)
     ]
     read, columns = readers.readers()
+    direct = readers.direct()
     return RowCodec(
         fields,
         names,
@@ -512,6 +517,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         converting,
         _spread_columns(plan) if any_parts else None,
         plan,
+        direct,
     )
 
 

@@ -375,6 +375,17 @@ class Readers:
             else:
                 self.whole[main] = partial(each, from_db)
 
+    def direct(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """``(fields, nulls)`` where no field column needs decoding: each field's SQL row
+        index, and its companions' (a NULL companion leaves its field's value as it is, see
+        ``Companion``), for ``types.columns.build_rows``; None where a column decodes."""
+        if any(d is not None for _i, d in self.decoders) or self.many or self.whole:
+            return None
+        return (
+            tuple(main for main, _extra, _parts, _info in self.plan),
+            tuple(j for _main, extra, _parts, _info in self.plan for j in extra),
+        )
+
     def readers(
         self,
     ) -> tuple[

@@ -15,7 +15,11 @@
  *   kinds(values, kind)     -> (items exactly of type ``kind``, items that are None);
  *   present(values)         -> the items that are not None;
  *   utc_texts(values)       -> the UTC ISO text of each aware datetime (no None), as
- *                              ``v.astimezone(utc).isoformat(timespec="microseconds")``.
+ *                              ``v.astimezone(utc).isoformat(timespec="microseconds")``;
+ *   build_rows(cls, rows, fields, nulls)
+ *                           -> ``cls(*(row[i] for i in fields))`` of each row (tuples) whose
+ *                              items at ``nulls`` are all None (companions that change
+ *                              nothing), one vectorcall a row: no column made.
  *
  * The Decimal texts (entityworks.sql.textvalues):
  *
@@ -657,6 +661,106 @@ static PyObject *present(PyObject *module, PyObject *values) {
     return out;
 }
 
+/* Indexes of a tuple of ints into a new array (``*count`` of them); NULL and an error for
+ * anything else. */
+static Py_ssize_t *indexes(PyObject *tuple, Py_ssize_t *count, Py_ssize_t *top) {
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    Py_ssize_t *out = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_ssize_t));
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(tuple, i));
+        if (k < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "build_rows(): an index is negative");
+            PyMem_Free(out);
+            return NULL;
+        }
+        out[i] = k;
+        if (k + 1 > *top) *top = k + 1;
+    }
+    *count = n;
+    return out;
+}
+
+/* ``cls(*(row[i] for i in fields))`` of each row, a vectorcall per row with the row's own
+ * items: the objects of rows whose columns need no decoding. Every row is checked first (an
+ * exact tuple, long enough, None at each index of ``nulls``), so that no object is made
+ * when the answer is None: a row that is not so, for the caller's usual path. */
+static PyObject *build_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4 || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "build_rows() takes a class, a sequence of rows and two tuples");
+        return NULL;
+    }
+    PyObject *cls = args[0];
+    Py_ssize_t nfields = 0, nnulls = 0, top = 0;
+    Py_ssize_t *fields = indexes(args[2], &nfields, &top);
+    if (fields == NULL) return NULL;
+    Py_ssize_t *nulls = indexes(args[3], &nnulls, &top);
+    if (nulls == NULL) {
+        PyMem_Free(fields);
+        return NULL;
+    }
+    PyObject *out = NULL;
+    PyObject **argv = PyMem_Malloc((size_t)(nfields > 0 ? nfields : 1) * sizeof(PyObject *));
+    PyObject *seq = PySequence_Fast(args[1], "build_rows() takes a sequence of rows");
+    if (argv == NULL || seq == NULL) {
+        if (argv == NULL) PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **rows = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *row = rows[r];
+        if (!PyTuple_CheckExact(row) || PyTuple_GET_SIZE(row) < top) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < nnulls; k++) {
+            if (PyTuple_GET_ITEM(row, nulls[k]) != Py_None) {
+                out = Py_NewRef(Py_None);
+                goto done;
+            }
+        }
+    }
+    out = PyList_New(n);
+    if (out == NULL) goto done;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        /* a list may be changed by a call (a class that reaches it): read each row afresh,
+         * and hold it while its items are the arguments */
+        if (r >= PySequence_Fast_GET_SIZE(seq)) {
+            PyErr_SetString(PyExc_RuntimeError, "build_rows(): the rows changed size");
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject *row = Py_NewRef(PySequence_Fast_GET_ITEM(seq, r));
+        if (!PyTuple_CheckExact(row) || PyTuple_GET_SIZE(row) < top) {
+            Py_DECREF(row);
+            PyErr_SetString(PyExc_RuntimeError, "build_rows(): the rows changed");
+            Py_CLEAR(out);
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < nfields; k++) argv[k] = PyTuple_GET_ITEM(row, fields[k]);
+        PyObject *obj = PyObject_Vectorcall(cls, argv, (size_t)nfields, NULL);
+        Py_DECREF(row);
+        if (obj == NULL) {
+            Py_CLEAR(out); /* the items not yet set are NULL, which the list skips */
+            goto done;
+        }
+        PyList_SET_ITEM(out, r, obj);
+    }
+done:
+    Py_XDECREF(seq);
+    PyMem_Free(argv);
+    PyMem_Free(fields);
+    PyMem_Free(nulls);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"at_offsets", (PyCFunction)(void (*)(void))at_offsets, METH_FASTCALL,
      "Each stored UTC instant shown at its offset's zone (zones: the 1681 zones of -840 to "
@@ -670,6 +774,9 @@ static PyMethodDef methods[] = {
     {"kinds", (PyCFunction)(void (*)(void))kinds, METH_FASTCALL,
      "(items exactly of the type kind, items that are None) of a sequence."},
     {"present", present, METH_O, "The items of a sequence that are not None: a new list."},
+    {"build_rows", (PyCFunction)(void (*)(void))build_rows, METH_FASTCALL,
+     "cls(*(row[i] for i in fields)) of each row whose items at nulls are None; None (and "
+     "no object made) when a row is not a tuple so."},
     {"fill", (PyCFunction)(void (*)(void))fill, METH_FASTCALL,
      "values with its non-None items replaced, in order, by results: a new list."},
     {"each", (PyCFunction)(void (*)(void))each, METH_FASTCALL,

@@ -462,3 +462,70 @@ def test_kinds_takes_a_type_only() -> None:
         cloops.kinds([1], 1)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         cloops.kinds(5, int)  # type: ignore[arg-type]
+
+
+# -- build_rows: the objects of rows that need no decoding ---------------------------------
+
+import dataclasses  # noqa: E402
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: object
+    b: object
+
+
+_cell = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3))
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.tuples(_cell, _cell, _cell, _cell), max_size=30),
+    st.permutations([0, 1, 2, 3]),
+)
+def test_build_rows_is_the_class_of_the_chosen_items_or_none(
+    rows: list[tuple[object, ...]], order: list[int]
+) -> None:
+    """``cls(row[f0], row[f1])`` of each row when the items at ``nulls`` are all None;
+    otherwise None (the caller's column path), whatever the rest holds."""
+    fields, nulls = tuple(order[:2]), tuple(order[2:])
+    expected = (
+        [_Pair(*(r[i] for i in fields)) for r in rows]
+        if all(r[j] is None for r in rows for j in nulls)
+        else None
+    )
+    assert cloops.build_rows(_Pair, rows, fields, nulls) == expected
+    assert cloops.build_rows(_Pair, rows, fields, ()) == [
+        _Pair(*(r[i] for i in fields)) for r in rows
+    ]
+
+
+def test_build_rows_makes_nothing_unless_every_row_is_a_long_enough_tuple() -> None:
+    made: list[object] = []
+
+    def cls(*args: object) -> object:
+        made.append(args)
+        return args
+
+    assert cloops.build_rows(cls, [(1, 2), [3, 4]], (0, 1), ()) is None  # a list row
+    assert cloops.build_rows(cls, [(1, 2), (3,)], (0, 1), ()) is None  # too short
+    assert cloops.build_rows(cls, [(1, 2, None), (3, 4, 0)], (0, 1), (2,)) is None
+    assert made == []  # every row checked before the first object
+    assert cloops.build_rows(cls, [], (0, 1), (5,)) == []
+    assert cloops.build_rows(cls, ((7, 8, None),), (1, 0), (2,)) == [(8, 7)]
+
+
+def test_build_rows_raises_what_the_class_raises() -> None:
+    def cls(a: object, b: object) -> object:
+        if a == 2:
+            raise ValueError("two")
+        return (a, b)
+
+    with pytest.raises(ValueError, match="two"):
+        cloops.build_rows(cls, [(1, 1), (2, 2), (3, 3)], (0, 1), ())
+    with pytest.raises(TypeError):
+        cloops.build_rows(cls, [(1, 1)], [0, 1], ())  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        cloops.build_rows(cls, [(1, 1)], (0, -1), ())
+    with pytest.raises(TypeError):
+        cloops.build_rows(cls, [(1, 1)], (0, "1"), ())  # type: ignore[arg-type]
