@@ -1,4 +1,4 @@
-/* The checked buffers and arguments both map engines (_cfov.c, _cmaps.c) take from Python:
+/* The checked buffers and arguments the engines (_cfov.c, _cmaps.c, _csolve.c) take from Python:
    each array through the buffer protocol, its element type, dimensions, C-contiguous
    layout, writability and sides checked before any loop; each number and flag checked.
    Included by each engine (static functions: one copy per module). */
@@ -18,6 +18,7 @@ enum gen_kind {
     GEN_U8_BOOL,  /* uint8 or bool ('B' or '?'), read as bytes */
     GEN_BOOL,     /* bool ('?') */
     GEN_I64,      /* a signed 64-bit integer ('q', or 'l' / 'n' where those are 8 bytes) */
+    GEN_I32,      /* a signed 32-bit integer ('i', or 'l' where that is 4 bytes) */
 };
 
 static inline const char *
@@ -27,6 +28,7 @@ gen_kind_name(enum gen_kind kind)
     case GEN_U8: return "uint8";
     case GEN_U8_BOOL: return "uint8 or bool";
     case GEN_BOOL: return "bool";
+    case GEN_I32: return "int32";
     default: return "int64";
     }
 }
@@ -64,6 +66,8 @@ gen_kind_matches(const Py_buffer *view, enum gen_kind kind)
         return f == '?' && view->itemsize == 1;
     case GEN_I64:
         return (f == 'q' || f == 'l' || f == 'n') && view->itemsize == 8;
+    case GEN_I32:
+        return (f == 'i' || f == 'l') && view->itemsize == 4;
     }
     return 0;
 }
@@ -186,4 +190,6 @@ gen_bool_arg(PyObject *obj, const char *name, int *out)
     }
     PyErr_Format(PyExc_TypeError, "%s must be a bool, got %.100s", name, Py_TYPE(obj)->tp_name);
     return -1;
+}
+
 #endif /* ENTITYWORKS_NATIVE_BUFFERS_H */

@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buffers.h"
+
 typedef uint64_t u64;
 
 #define CELLS ((1ULL << 27) - 1)
@@ -441,30 +443,14 @@ static Py_ssize_t cell_rows(const uint8_t *text, Py_ssize_t start, Py_ssize_t st
 typedef Py_ssize_t (*rows_fn)(const uint8_t *, Py_ssize_t, Py_ssize_t, int32_t, int32_t *,
                               int64_t *, int64_t *, uint8_t *, int *);
 
-enum { KIND_UNSIGNED, KIND_SIGNED };
-
-/* Whether a buffer format is one native integer of the given kind (its size is checked
- * apart, from itemsize). */
-static int integer_format(const char *format, int kind) {
-    if (format == NULL) return kind == KIND_UNSIGNED; /* plain bytes */
-    if (*format == '@') format++;
-#if PY_LITTLE_ENDIAN
-    else if (*format == '=' || *format == '<') format++;
-#else
-    else if (*format == '=' || *format == '>' || *format == '!') format++;
-#endif
-    if (format[0] == '\0' || format[1] != '\0') return 0;
-    const char *allowed = kind == KIND_SIGNED ? "bhilq" : "BHILQ";
-    return strchr(allowed, format[0]) != NULL;
-}
-
 /* Get and check one argument's buffer: C-contiguous, native integers of `itemsize` bytes and
  * `kind`, `ndim` dimensions, rows of `width` items when ndim is 2, `rows` rows unless that is
  * -1 (then taken from the buffer), writable when asked. On failure the buffer is released
  * and an exception set. */
-static int get_array(PyObject *obj, Py_buffer *view, const char *name, int kind,
-                     Py_ssize_t itemsize, const char *dtype, int ndim, Py_ssize_t width,
-                     Py_ssize_t *rows, int writable) {
+static int get_array(PyObject *obj, Py_buffer *view, const char *name, enum gen_kind kind,
+                     Py_ssize_t itemsize, int ndim, Py_ssize_t width, Py_ssize_t *rows,
+                     int writable) {
+    const char *dtype = gen_kind_name(kind);
     if (!PyObject_CheckBuffer(obj)) {
         PyErr_Format(PyExc_TypeError, "%s must be a %s NumPy array, not %.100s", name, dtype,
                      Py_TYPE(obj)->tp_name);
@@ -477,7 +463,7 @@ static int get_array(PyObject *obj, Py_buffer *view, const char *name, int kind,
         }
         return -1;
     }
-    if (!integer_format(view->format, kind) || view->itemsize != itemsize) {
+    if (!gen_kind_matches(view, kind) || view->itemsize != itemsize) {
         PyErr_Format(PyExc_TypeError, "%s must be a %s array in native byte order, got format "
                      "'%.20s' of %zd-byte items", name, dtype,
                      view->format ? view->format : "B", view->itemsize);
@@ -559,17 +545,8 @@ static rows_fn pick_kernel(PyObject *kernel) {
 }
 
 static int to_ssize(PyObject *obj, const char *name, Py_ssize_t *out) {
-    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (v == -1 && PyErr_Occurred()) return -1;
-    if (overflow || v < -PY_SSIZE_T_MAX || v > PY_SSIZE_T_MAX) {
-        PyErr_Format(PyExc_ValueError, "%s is out of range", name);
-        return -1;
-    }
+    long long v;
+    if (gen_int_arg(obj, name, -(long long)PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, &v) < 0) return -1;
     *out = (Py_ssize_t)v;
     return 0;
 }
@@ -621,15 +598,15 @@ static PyObject *solve_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_buffer text, counts, nodes, guesses, grids;
     Py_ssize_t n = -1;
     PyObject *result = NULL;
-    if (get_array(text_o, &text, "text", KIND_UNSIGNED, 1, "uint8", 2, 81, &n, 0) < 0)
+    if (get_array(text_o, &text, "text", GEN_U8, 1, 2, 81, &n, 0) < 0)
         return NULL;
-    if (get_array(counts_o, &counts, "counts", KIND_SIGNED, 4, "int32", 1, 0, &n, 1) < 0)
+    if (get_array(counts_o, &counts, "counts", GEN_I32, 4, 1, 0, &n, 1) < 0)
         goto release_text;
-    if (get_array(nodes_o, &nodes, "nodes", KIND_SIGNED, 8, "int64", 1, 0, &n, 1) < 0)
+    if (get_array(nodes_o, &nodes, "nodes", GEN_I64, 8, 1, 0, &n, 1) < 0)
         goto release_counts;
-    if (get_array(guesses_o, &guesses, "guesses", KIND_SIGNED, 8, "int64", 1, 0, &n, 1) < 0)
+    if (get_array(guesses_o, &guesses, "guesses", GEN_I64, 8, 1, 0, &n, 1) < 0)
         goto release_nodes;
-    if (get_array(grids_o, &grids, "grids", KIND_UNSIGNED, 1, "uint8", 2, 81, &n, 1) < 0)
+    if (get_array(grids_o, &grids, "grids", GEN_U8, 1, 2, 81, &n, 1) < 0)
         goto release_guesses;
     if (!(0 <= start && start <= stop && stop <= n)) {
         PyErr_Format(PyExc_ValueError, "rows %zd:%zd are outside 0:%zd", start, stop, n);
