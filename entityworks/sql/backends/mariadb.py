@@ -11,7 +11,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import accumulate, chain
-from operator import add, countOf
+from operator import add, countOf, itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -494,23 +494,60 @@ class MariaDB(Backend):
         each row its key (the rows of ``RowWriter.keyless``: no NULL key sent and escaped
         per row), or None where its placeholders or its text before VALUES differ from
         the store's dialect's."""
+        key = rows.model.schema.primary_key
+        if key is None:
+            return None
+        names = [n for n in rows.model.names if n != key.name]
+        if len(names) != len(rows.model.names) - 1:
+            return None
+        return self._raw_insert_of(rows, names)
+
+    def _raw_insert_of(self, rows: RowWriter, names: Sequence[str]) -> str | None:
+        """The INSERT of the columns ``names`` (in that order) for PyMySQL's own
+        ``executemany``, or None where its placeholders or its text before VALUES differ
+        from the store's dialect's; the others take their default (NULL)."""
         cache = rows.cache
-        if "mariadb:keyless" not in cache:
-            model = rows.model
-            key = model.schema.primary_key
-            names = [n for n in model.names if key is None or n != key.name]
-            insert = model.table.insert()
+        kind = "mariadb:insert-of:" + "\x00".join(names)  # (no SQL name holds a NUL)
+        if kind not in cache:
+            insert = rows.model.table.insert()
             compiled = insert.compile(dialect=_format_twin(rows.dialect), column_keys=names)
             order = [compiled.binds[n].key for n in compiled.positiontup or []]
             own = insert.compile(dialect=rows.dialect, column_keys=names).string
             same = (
-                key is not None
-                and len(names) == len(model.names) - 1
-                and order == names
+                order == list(names)
                 and compiled.string.partition(" VALUES ")[0] == own.partition(" VALUES ")[0]
             )
-            cache["mariadb:keyless"] = compiled.string if same else ""
-        return cache["mariadb:keyless"] or None
+            cache[kind] = compiled.string if same else ""
+        return cache[kind] or None
+
+    def _without_null_companions(
+        self, rows: RowWriter, sql: str, bound: list[Sequence[Any]], names: Sequence[str]
+    ) -> tuple[str, list[Sequence[Any]]]:
+        """``(sql, bound)`` without the companion columns that are NULL in every row (a
+        float column's -0.0 mark, most of the time): PyMySQL escapes each value sent, a
+        NULL as dearly as a number, and the column's default is that NULL already. As
+        given where no companion column is NULL throughout, or where that INSERT differs."""
+        plan = rows.model.codec.plan
+        all_names = rows.model.names
+        companions = {all_names[j] for _main, extra, _parts, _info in plan for j in extra}
+        if not companions or not bound:
+            return sql, bound
+        total = len(bound)
+        dropped = {
+            i
+            for i, name in enumerate(names)
+            if name in companions and countOf(map(itemgetter(i), bound), None) == total
+        }
+        if not dropped or len(dropped) == len(names):
+            return sql, bound
+        kept = [i for i in range(len(names)) if i not in dropped]
+        narrower = self._raw_insert_of(rows, [names[i] for i in kept])
+        if narrower is None:
+            return sql, bound
+        if len(kept) == 1:
+            (only,) = kept
+            return narrower, [(row[only],) for row in bound]
+        return narrower, list(map(itemgetter(*kept), bound))
 
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """An insert: PyMySQL's ``executemany`` (multi-row INSERTs) of the rows encoded a
@@ -518,7 +555,7 @@ class MariaDB(Backend):
         default, its guard's error explained."""
         sql = self._raw_insert(rows) if rows.kind == "insert" else None
         if sql is not None:
-            bound = rows.bound()
+            sql, bound = self._without_null_companions(rows, sql, rows.bound(), rows.model.names)
             cursor = rows.cursor()
             try:
                 if rows.attempt(
@@ -557,10 +594,14 @@ class MariaDB(Backend):
         # the rows without their key where that form applies (the key's NULL not sent)
         keyless = self._raw_keyless_insert(rows)
         sent = rows.keyless() if keyless is not None else None
+        names = rows.model.names
         if keyless is not None and sent is not None:
+            key = rows.model.schema.primary_key
             sql, bound = keyless, sent
+            names = [n for n in names if key is None or n != key.name]
         else:
             bound = rows.bound()
+        sql, bound = self._without_null_companions(rows, sql, bound, names)
         head, _, values = sql.partition(" VALUES ")
         width = max(1, values.count("%s"))
         per = max(1, _MAX_PARAMETERS // width)
