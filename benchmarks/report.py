@@ -50,7 +50,7 @@ RUNS: dict[str, list[str]] = {
     "sudoku": ["bench_sudoku.py", "--tdoku-only", "--tdoku", "1000", "--repeat", "3"],
     "entropy": ["bench_entropy.py", "--mb", "100"],
     "generate": ["bench_generate.py", "--rounds", "5"],
-    "matrix": ["bench_matrix.py", "--rows", "10000,100000", "--repeat", "3"],
+    "matrix": ["bench_matrix.py", "--rows", "10000,100000", "--repeat", "5"],
     # one million rows on SQLite: the worst rows of the matrix and int for reference, timed
     # once, and the peak memory of insert_many from a generator (each side in a subprocess
     # of its own); the servers' one-million-row figures are bench_pipeline's (Row8)
