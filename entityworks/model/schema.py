@@ -148,6 +148,12 @@ class TableSchema:
         return 0 if self.parent is None else self.depth + 1
 
     @property
+    def naming_columns(self) -> tuple[Column, ...]:
+        """The columns that name a row in messages: a child row's links (its root's key and
+        the positions), any other row's key columns (none for a table without a key)."""
+        return self.columns[: self.links] if self.parent is not None else self.key_columns
+
+    @property
     def root(self) -> TableSchema:
         """The table at the top of a chain of child tables (itself for a table)."""
         return self if self.parent is None else self.parent.root

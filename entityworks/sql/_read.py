@@ -204,9 +204,7 @@ def _projected_batches(
     wanted = set(names)
     # the row's key too: a stored value that cannot be read is refused naming its row
     schema = model.schema
-    needed = set(names) | {
-        c.name for c in (schema.columns[: schema.links] if schema.parent else schema.key_columns)
-    }
+    needed = set(names) | {c.name for c in schema.naming_columns}
     for c in model.schema.columns:
         if c.name in wanted:
             needed.update(part.column(c.name) for part in table_companions(table, c, db.backend))

@@ -61,8 +61,7 @@ def locator(
     row is decoded again value by value to find the column."""
     columns = list(zip(schema.columns, decoders, plan, strict=True))
     sql = sql_names
-    ident = schema.columns[: schema.links] if schema.parent is not None else schema.key_columns
-    keyed = [(c.name, *decoders[schema.columns.index(c)]) for c in ident]
+    keyed = [(c.name, *decoders[schema.columns.index(c)]) for c in schema.naming_columns]
 
     def label(row: Sequence[Any]) -> str:
         if not keyed:

@@ -494,13 +494,8 @@ class MariaDB(Backend):
         each row its key (the rows of ``RowWriter.keyless``: no NULL key sent and escaped
         per row), or None where its placeholders or its text before VALUES differ from
         the store's dialect's."""
-        key = rows.model.schema.primary_key
-        if key is None:
-            return None
-        names = [n for n in rows.model.names if n != key.name]
-        if len(names) != len(rows.model.names) - 1:
-            return None
-        return self._raw_insert_of(rows, names)
+        names = _keyless_names(rows)
+        return None if names is None else self._raw_insert_of(rows, names)
 
     def _raw_insert_of(self, rows: RowWriter, names: Sequence[str]) -> str | None:
         """The INSERT of the columns ``names`` (in that order) for PyMySQL's own
@@ -594,14 +589,12 @@ class MariaDB(Backend):
         # the rows without their key where that form applies (the key's NULL not sent)
         keyless = self._raw_keyless_insert(rows)
         sent = rows.keyless() if keyless is not None else None
-        names = rows.model.names
+        names: Sequence[str] | None = rows.model.names
         if keyless is not None and sent is not None:
-            key = rows.model.schema.primary_key
-            sql, bound = keyless, sent
-            names = [n for n in names if key is None or n != key.name]
+            sql, bound, names = keyless, sent, _keyless_names(rows)
         else:
             bound = rows.bound()
-        sql, bound = self._without_null_companions(rows, sql, bound, names)
+        sql, bound = self._without_null_companions(rows, sql, bound, names or rows.model.names)
         head, _, values = sql.partition(" VALUES ")
         width = max(1, values.count("%s"))
         per = max(1, _MAX_PARAMETERS // width)
@@ -629,6 +622,17 @@ class MariaDB(Backend):
         if rows.attempt(send):
             return keys
         return super().insert_generated(conn, rows)
+
+
+def _keyless_names(rows: RowWriter) -> list[str] | None:
+    """The table's SQL column names but its single key's, or None where it has no single
+    key column."""
+    model = rows.model
+    key = model.schema.primary_key
+    if key is None:
+        return None
+    names = [n for n in model.names if n != key.name]
+    return names if len(names) == len(model.names) - 1 else None
 
 
 def _format_twin(dialect: sa.Dialect) -> Any:

@@ -315,8 +315,7 @@ class FileTable:
         self._read = list(zip(owners, map(quote, select), strict=True))
         #: the columns read whatever is asked for: a value that cannot be read is refused
         #: naming its row
-        always = schema.columns[: schema.links] if schema.parent else schema.key_columns
-        self._always = {c.name for c in always}
+        self._always = {c.name for c in schema.naming_columns}
 
     # -- statements ----------------------------------------------------------------------
     def _value(self, column: Column, value: Any) -> Any:
@@ -400,9 +399,11 @@ class FileTable:
         does, so that the same decoder reads them and nothing else is decoded."""
         params: list[Any] = []
         select = self.select
+        picked: list[int] | None = None
         if columns is not None:
             needed = self._always.union(columns)
             select = ", ".join(sql if owner in needed else "NULL" for owner, sql in self._read)
+            picked = [self.schema.column_names.index(name) for name in columns]
         sql = f"SELECT {select} FROM {self.table}{self._where(where, params)}"
         clauses = []
         for column, descending in order_items(order_by, self.schema):
@@ -421,9 +422,8 @@ class FileTable:
         out: list[tuple[Any, ...]] = []
         for batch in self.db.fetch(sql, params):  # decoded a fetch at a time, as the Store's
             decoded = self.columns(batch)
-            if columns is not None:
-                names = self.schema.column_names
-                decoded = [decoded[names.index(name)] for name in columns]
+            if picked is not None:
+                decoded = [decoded[i] for i in picked]
             out.extend(zip(*decoded, strict=True))
         return out
 
