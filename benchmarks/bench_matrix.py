@@ -16,7 +16,8 @@ UUID, an Enum of str values and a JSON ``list[int]``; ``wide``, one row of all o
 
 Paths, each timed alternating (ours, peer, ours, ...), after a full collect with what
 survives frozen (``bench_store.timed``), the tables emptied and the objects made outside the
-clock, best of ``--repeat``:
+clock, best of ``--repeat`` (three times as many at 10,000 rows and fewer, see
+:func:`repeats`):
 
 * ``insert_many keys given`` against the driver's bulk write of the same rows;
 * ``insert_many keys generated`` (every key ``None``, written back to each object) against
@@ -977,8 +978,20 @@ def run_memory(backend: Backend, label: str, n: int, paths: list[str], timeout: 
         backend.peer(row).close()
 
 
+def repeats(n: int, repeat: int) -> int:
+    """Runs per side of a cell of ``n`` rows: ``repeat``, three times as many at 10,000
+    rows or fewer, whose runs take milliseconds and whose best moves most with what else
+    the machine does."""
+    return repeat * 3 if n <= 10_000 else repeat
+
+
 def run_row(
-    backend: Backend, row: Row, sizes: list[int], paths: list[str], repeat: int, timeout: float
+    backend: Backend,
+    row: Row,
+    sizes: list[int],
+    paths: list[str],
+    base_repeat: int,
+    timeout: float,
 ) -> None:
     if any(p in MEMORY for p in paths):
         for n in sizes:
@@ -991,6 +1004,7 @@ def run_row(
     peer = backend.peer(row)
     try:
         for n in sizes:
+            repeat = repeats(n, base_repeat)
             given = row.make(n, keys=True)
             if "given" in paths:
                 time_given(backend, row, peer, given, repeat)
@@ -1058,7 +1072,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
     urls = {"sqlite": None, "postgresql": args.postgres, "mariadb": args.mariadb}
     print(
-        f"sizes {', '.join(map(size_label, sizes))}, best of {args.repeat}; "
+        f"sizes {', '.join(map(size_label, sizes))}, best of {args.repeat} "
+        f"({repeats(10_000, args.repeat)} at 10k rows and fewer); "
         f"load {os.getloadavg()[0]:.2f}",
         flush=True,
     )

@@ -23,6 +23,7 @@ from ..sql.urls import display_db
 from ._stores import (
     complete_table,
     file_path,
+    for_the_command,
     open_catalog,
     open_store,
     refuse_missing,
@@ -497,7 +498,7 @@ def copy_command(source: str, target: str, progress: bool | None) -> None:
     from ..sql.store import Store
 
     src = open_store(source, must_exist=True)
-    dst = Store(_copy_target(target))
+    dst = for_the_command(Store(_copy_target(target)))
     try:
         if src.url.render_as_string(hide_password=False) == dst.url.render_as_string(
             hide_password=False

@@ -16,7 +16,14 @@ import click
 
 from ..sql.backends.light import FILE_BACKEND, FILE_TITLE, TITLES
 from ..sql.urls import display_db
-from ._stores import check_writable_table, complete_table, file_path, open_store, resolve_table
+from ._stores import (
+    check_writable_table,
+    complete_table,
+    file_path,
+    for_the_command,
+    open_store,
+    resolve_table,
+)
 from .errors import Group
 from .options import DEFAULT_DB, check_db, db_option, load_class
 
@@ -60,7 +67,7 @@ def schema_show(table_name: str, db: str) -> None:
         path = file_path(db)
         missing = path is not None and not path.exists()
         # no file: the types of the database a file would hold, nothing created
-        store = Store(file_backend().memory_url()) if missing else open_store(db)
+        store = for_the_command(Store(file_backend().memory_url())) if missing else open_store(db)
         cls = catalog.TABLES[table_name]
     else:
         from ..sql.exchange.children import with_child_tables

@@ -47,13 +47,26 @@ def file_path(db: str) -> Path | None:
 
 
 def open_store(db: str, *, must_exist: bool = False) -> Store:
-    """A Store for ``--db``; with ``must_exist`` a missing database file is an error."""
+    """A Store for ``--db``, closed when the command ends (:func:`for_the_command`); with
+    ``must_exist`` a missing database file is an error."""
     path = file_path(db)
     if path is not None and (must_exist or path.exists()):
         refuse_missing(path)
     from ..sql.store import Store
 
-    return Store(db)
+    return for_the_command(Store(db))
+
+
+def for_the_command(store: Store) -> Store:
+    """``store``, closed when the running command ends (as its click context closes, error
+    or not): a command run inside a long-lived process (``CliRunner``, a notebook, a
+    program calling the group) leaves no connection open behind it."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(store.close)
+    return store
 
 
 def refuse_missing(path: Path) -> None:

@@ -93,8 +93,9 @@ def open_read_only(db: str, command: str = "tables") -> Store:
         raise EntityworksError(f"{path} is not a database file")
     from ..sql.backends import file_backend
     from ..sql.store import Store
+    from ._stores import for_the_command
 
-    return Store(file_backend().read_only_url(path))
+    return for_the_command(Store(file_backend().read_only_url(path)))
 
 
 def _internal(name: str) -> bool:

@@ -38,6 +38,9 @@ class BoundModel:
     build: Callable[..., Any]  # field values (columns, then child lists) -> obj
     children: list[tuple[str, BoundModel]]
     sql_cache: dict[str, str]
+    #: ``SELECT`` of every row (no filter, order or limit), made once: the statement a
+    #: plain ``Store.select(cls)`` runs, whose SQL is compiled once (``sql_cache``)
+    select_all: sa.Select[Any] | None = None
 
     @property
     def cls(self) -> type:

@@ -29,6 +29,8 @@ from .tables import table_companions
 FETCH = 2_000
 #: Parent keys per child query (one IN list).
 CHILD_KEYS = 500
+#: ``BoundModel.sql_cache``'s key of the SQL of ``BoundModel.select_all``.
+SELECT_ALL = "read:select-all"
 
 
 def get(db: Database, point: PointPath, cls: type, key: Any) -> Any:
@@ -63,10 +65,11 @@ def select(
     """
     model = db.model(cls)
     stmt = _select_stmt(db, model, where, order_by, limit, offset)
+    stream = can_be_big(limit)
     if columns is None and not as_dict:
-        return _iterate(db, model, stmt)
+        return _iterate(db, model, stmt, stream=stream)
     names = _projected_names(model, columns)
-    batches = _projected_batches(db, model, stmt, names)
+    batches = _projected_batches(db, model, stmt, names, stream=stream)
     if as_dict:
         return (dict(zip(names, row, strict=True)) for batch in batches for row in batch)
     return (row for batch in batches for row in batch)
@@ -100,9 +103,10 @@ def row_batches(
     """
     model = db.model(cls)
     stmt = _select_stmt(db, model, where, order_by, limit, offset)
+    stream = can_be_big(limit)
     if columns is None:
-        return _batches(db, model, stmt)
-    return _projected_batches(db, model, stmt, _projected_names(model, columns))
+        return _batches(db, model, stmt, stream=stream)
+    return _projected_batches(db, model, stmt, _projected_names(model, columns), stream=stream)
 
 
 #: Per child table (a child's child: by the path ``field.field``), for each row of a batch,
@@ -193,7 +197,12 @@ def _projected_names(model: BoundModel, columns: Any) -> list[str]:
 
 
 def _projected_batches(
-    db: Database, model: BoundModel, stmt: sa.Select[Any], names: list[str]
+    db: Database,
+    model: BoundModel,
+    stmt: sa.Select[Any],
+    names: list[str],
+    *,
+    stream: bool = True,
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Batches of the ``names`` columns of ``stmt``'s rows.
 
@@ -222,7 +231,14 @@ def _projected_batches(
         pick = lambda row: (row[only],)  # noqa: E731
     else:
         pick = itemgetter(*where)
-    return (list(map(pick, batch)) for batch in _batches(db, model, stmt))
+    return (list(map(pick, batch)) for batch in _batches(db, model, stmt, stream=stream))
+
+
+def can_be_big(limit: int | None) -> bool:
+    """Whether a read of at most ``limit`` rows (None: no limit) can be more than a fetch:
+    only such a read streams from a server-side cursor (its DECLARE, FETCHes and CLOSE are
+    round trips a read of one fetch does not need)."""
+    return limit is None or limit > FETCH
 
 
 def where_clause(db: Database, model: BoundModel, where: Any) -> sa.ColumnElement[bool] | None:
@@ -254,6 +270,10 @@ def _select_stmt(
     limit: int | None,
     offset: int | None,
 ) -> sa.Select[*tuple[Any, ...]]:
+    if where is None and order_by is None and limit is None and offset is None:
+        if model.select_all is None:
+            model.select_all = sa.select(model.table)
+        return model.select_all
     stmt = sa.select(model.table)
     condition = where_clause(db, model, where)
     if condition is not None:
@@ -350,7 +370,13 @@ def _own_cursor(
     Under ``echo`` or a cursor listener it is sent through SQLAlchemy, which reports it,
     as text: its Result then has no column types, so it hands the driver's values on as
     they are."""
-    sql, params = _compiled(db, stmt)
+    if stmt is model.select_all:  # compiled once: it binds no parameter
+        sql = model.sql_cache.get(SELECT_ALL)
+        if sql is None:
+            sql = model.sql_cache[SELECT_ALL] = _compiled(db, stmt)[0]
+        params: dict[str, Any] = {}
+    else:
+        sql, params = _compiled(db, stmt)
     if db.engine.echo or listened(db.engine):
         options: dict[str, Any] = (
             {"stream_results": True, "max_row_buffer": FETCH} if streamed else {}
@@ -365,8 +391,16 @@ def _own_cursor(
     if sql_logger.isEnabledFor(INFO):
         log_statement(sql, values=params)
     # outside Store.transaction() the read's own transaction ends right after it
+    # ``alone``: nothing else is sent on the connection until the read ends (the child
+    # rows of a family are read on it meanwhile)
     batches = db.backend.read_batches(
-        conn.connection.dbapi_connection, sql, params, FETCH, streamed, db.in_transaction
+        conn.connection.dbapi_connection,
+        sql,
+        params,
+        FETCH,
+        streamed,
+        db.in_transaction,
+        alone=not model.children and model.schema.parent is None,
     )
     try:
         with db.reading(model):

@@ -97,10 +97,11 @@ class RowCodec:
     #: Per schema column: its index among the SQL columns, its companions' indexes, the
     #: companions and the column's type (what ``spread`` and ``read`` are made from).
     plan: list[tuple[int, list[int], tuple[Companion, ...], TypeInfo]] = field(default_factory=list)
-    #: ``(fields, nulls)`` when no column needs decoding (``Readers.direct``): the objects
-    #: of SQL rows whose companions are all NULL are built straight from the rows
-    #: (``types.columns.build_rows``); ``None`` otherwise.
-    direct: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    #: ``(fields, nulls, kinds)`` when no column needs decoding, or only the check that
+    #: its values are already of the field's type (``Readers.direct``): the objects of SQL
+    #: rows whose companions are all NULL, and whose values are of those kinds, are built
+    #: straight from the rows (``types.columns.build_rows``); ``None`` otherwise.
+    direct: tuple[tuple[int, ...], tuple[int, ...], tuple[type | None, ...] | None] | None = None
 
     def row_encoder(
         self, attributes: Sequence[str], processors: Sequence[Processor]

@@ -343,6 +343,9 @@ class Readers:
         self.plan: Plan = []
         self.many: dict[int, tuple[ColumnFn | None, Callable[[Sequence[Any]], list[Any]]]] = {}
         self.whole: dict[int, ColumnFn] = {}
+        #: SQL row index -> the type its column's decoder keeps a value of as it is (a
+        #: driver's bool, its bytes) where nothing else applies to the raw value
+        self.given: dict[int, type] = {}
 
     def add(
         self,
@@ -363,6 +366,9 @@ class Readers:
         if result is not None:
             from_db = compose(result, from_db)
         self.decoders.append((main, from_db))
+        given = getattr(sql_codec.decode_many, "given", None)
+        if result is None and isinstance(given, type):
+            self.given[main] = given
         if sql_codec.decode_many is not None:  # the backend's processor first, then at once
             first = result_column or (None if result is None else partial(_mapped, result))
             self.many[main] = (first, sql_codec.decode_many)
@@ -374,15 +380,27 @@ class Readers:
             else:
                 self.whole[main] = partial(each, from_db)
 
-    def direct(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """``(fields, nulls)`` where no field column needs decoding: each field's SQL row
-        index, and its companions' (a NULL companion leaves its field's value as it is, see
-        ``Companion``), for ``types.columns.build_rows``; None where a column decodes."""
-        if any(d is not None for _i, d in self.decoders) or self.many or self.whole:
+    def direct(
+        self,
+    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[type | None, ...] | None] | None:
+        """``(fields, nulls, kinds)`` where no field column needs decoding, or only the
+        check that a value is already of its type (``given``): each field's SQL row index,
+        its companions' (a NULL companion leaves its field's value as it is, see
+        ``Companion``), and the type each field's values must be exactly (None: any; no
+        tuple where no field has one), for ``types.columns.build_rows``; None where a column
+        decodes."""
+        given = self.given
+        if (
+            any(d is not None and i not in given for i, d in self.decoders)
+            or any(i not in given for i in self.many)
+            or self.whole
+        ):
             return None
+        fields = tuple(main for main, _extra, _parts, _info in self.plan)
         return (
-            tuple(main for main, _extra, _parts, _info in self.plan),
+            fields,
             tuple(j for _main, extra, _parts, _info in self.plan for j in extra),
+            tuple(given.get(main) for main in fields) if given else None,
         )
 
     def readers(

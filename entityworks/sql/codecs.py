@@ -45,6 +45,9 @@ def _as_given(kind: type) -> Callable[[Sequence[Any]], list[Any]]:
             return list(values)
         return list(map(kind, values))
 
+    # a reader may build objects straight from rows whose values are all this kind already
+    # (Readers.direct)
+    column.given = kind  # type: ignore[attr-defined]
     return column
 
 

@@ -16,10 +16,13 @@
  *   present(values)         -> the items that are not None;
  *   utc_texts(values)       -> the UTC ISO text of each aware datetime (no None), as
  *                              ``v.astimezone(utc).isoformat(timespec="microseconds")``;
- *   build_rows(cls, rows, fields, nulls)
+ *   build_rows(cls, rows, fields, nulls[, kinds])
  *                           -> ``cls(*(row[i] for i in fields))`` of each row (tuples) whose
  *                              items at ``nulls`` are all None (companions that change
- *                              nothing), one vectorcall a row: no column made.
+ *                              nothing) and whose item for ``fields[k]`` is None or exactly
+ *                              of the type ``kinds[k]`` where that is not None (a value the
+ *                              driver already gives as the field's type), one vectorcall a
+ *                              row: no column made.
  *
  * The Decimal texts (entityworks.sql.textvalues):
  *
@@ -687,16 +690,33 @@ static Py_ssize_t *indexes(PyObject *tuple, Py_ssize_t *count, Py_ssize_t *top) 
 
 /* ``cls(*(row[i] for i in fields))`` of each row, a vectorcall per row with the row's own
  * items: the objects of rows whose columns need no decoding. Every row is checked first (an
- * exact tuple, long enough, None at each index of ``nulls``), so that no object is made
- * when the answer is None: a row that is not so, for the caller's usual path. */
+ * exact tuple, long enough, None at each index of ``nulls``, each item of a field with a
+ * kind None or exactly of that type), so that no object is made when the answer is None: a
+ * row that is not so, for the caller's usual path. */
 static PyObject *build_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 4 || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3])) {
+    if ((nargs != 4 && nargs != 5) || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) ||
+        (nargs == 5 && args[4] != Py_None && !PyTuple_Check(args[4]))) {
         PyErr_SetString(PyExc_TypeError,
-                        "build_rows() takes a class, a sequence of rows and two tuples");
+                        "build_rows() takes a class, a sequence of rows, two tuples and a "
+                        "tuple of kinds or None");
         return NULL;
     }
     PyObject *cls = args[0];
+    PyObject *kinds = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
+    if (kinds != NULL) {
+        if (PyTuple_GET_SIZE(kinds) != PyTuple_GET_SIZE(args[2])) {
+            PyErr_SetString(PyExc_ValueError, "build_rows(): one kind per field");
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kinds); k++) {
+            PyObject *kind = PyTuple_GET_ITEM(kinds, k);
+            if (kind != Py_None && !PyType_Check(kind)) {
+                PyErr_SetString(PyExc_TypeError, "build_rows(): a kind is a type or None");
+                return NULL;
+            }
+        }
+    }
     Py_ssize_t nfields = 0, nnulls = 0, top = 0;
     Py_ssize_t *fields = indexes(args[2], &nfields, &top);
     if (fields == NULL) return NULL;
@@ -724,6 +744,16 @@ static PyObject *build_rows(PyObject *module, PyObject *const *args, Py_ssize_t 
             if (PyTuple_GET_ITEM(row, nulls[k]) != Py_None) {
                 out = Py_NewRef(Py_None);
                 goto done;
+            }
+        }
+        if (kinds != NULL) {
+            for (Py_ssize_t k = 0; k < nfields; k++) {
+                PyObject *kind = PyTuple_GET_ITEM(kinds, k);
+                PyObject *item = PyTuple_GET_ITEM(row, fields[k]);
+                if (kind != Py_None && item != Py_None && (PyObject *)Py_TYPE(item) != kind) {
+                    out = Py_NewRef(Py_None);
+                    goto done;
+                }
             }
         }
     }

@@ -84,11 +84,20 @@ decimal_keys_at_once: Callable[[Sequence[Any]], list[Any] | None] = cloops.keys
 #: of each checked aware datetime of a column without ``None``, in one C loop; ``None`` where
 #: one is not the usual case (a zone other than a fixed-offset ``datetime.timezone``, ...).
 utc_texts_at_once: Callable[[Sequence[Any]], list[Any] | None] = cloops.utc_texts
-#: ``build_rows(cls, rows, fields, nulls)``: ``cls(*(row[i] for i in fields))`` of each row
-#: (a tuple) whose items at ``nulls`` are all ``None``, a vectorcall a row in one C loop;
-#: ``None``, and no object made, where a row is not so (the caller's usual path then).
+#: ``build_rows(cls, rows, fields, nulls, kinds)``: ``cls(*(row[i] for i in fields))`` of
+#: each row (a tuple) whose items at ``nulls`` are all ``None`` and whose item of a field
+#: with a kind (``kinds[k]``, not None) is None or exactly of that type, a vectorcall a row
+#: in one C loop; ``None``, and no object made, where a row is not so (the caller's usual
+#: path then).
 build_rows: Callable[
-    [Callable[..., Any], Sequence[Any], tuple[int, ...], tuple[int, ...]], list[Any] | None
+    [
+        Callable[..., Any],
+        Sequence[Any],
+        tuple[int, ...],
+        tuple[int, ...],
+        tuple[type | None, ...] | None,
+    ],
+    list[Any] | None,
 ] = cloops.build_rows
 
 

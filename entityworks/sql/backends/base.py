@@ -743,13 +743,16 @@ class Backend:
         size: int,
         stream: bool,
         kept: bool = True,
+        *,
+        alone: bool = False,
     ) -> Generator[Sequence[Sequence[Any]], None, None]:
         """The rows of ``sql`` as the driver gives them, ``size`` at a time (``stream``:
         never more than that in memory), on a cursor of :meth:`read_cursor`; ``kept``: the
         transaction goes on after the read (False: it ends right after, which frees what
-        the read leaves open). A fetch of fewer rows than asked for is the last: no empty
-        fetch after it, which on a server-side cursor is a round trip. Errors are the
-        driver's."""
+        the read leaves open); ``alone``: the connection sends nothing else until the read
+        ends or is left (no child query meanwhile). A fetch of fewer rows than asked for is
+        the last: no empty fetch after it, which on a server-side cursor is a round trip.
+        Errors are the driver's."""
         cursor = self.read_cursor(dbapi_connection, stream)
         try:
             cursor.execute(sql, params)

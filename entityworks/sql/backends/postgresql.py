@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from ...compat.sqlalchemy import awaited, turn
 from ...types.columns import all_of
 from ...types.encoding import Processor, rule, skip_none
+from . import pgread
 from .base import Backend, RowWriter, on_conflict, setup_statement
 from .binds import plain_binary
 
@@ -447,16 +448,27 @@ class PostgreSQL(Backend):
         size: int,
         stream: bool,
         kept: bool = True,
+        *,
+        alone: bool = False,
     ) -> Generator[Sequence[Sequence[Any]], None, None]:
-        """A streamed read from a server-side cursor of our own: ``DECLARE`` and the
-        first ``FETCH`` sent together (one round trip, psycopg's pipeline mode, where the
-        libpq has it), then a ``FETCH`` of ``size`` rows per batch; ``CLOSE`` once the rows
-        are read, or the read is left, where the transaction is ``kept`` (otherwise its
-        end closes the cursor). psycopg's named cursor would take a round trip more for
-        the ``DECLARE``, one to describe the rows, one for the empty last ``FETCH`` and
-        one to close it: on small reads, more than reading the rows."""
+        """A streamed read. On a connection that sends nothing else until the read ends
+        (``alone``, outside ``Store.transaction()``), the query alone, its rows coming in
+        chunks of ``size`` (:func:`_streamed_batches`, libpq 17's chunked rows mode): one
+        round trip and no cursor on the server. Otherwise from a server-side cursor of our
+        own, which leaves the connection free between fetches: ``DECLARE`` and the first
+        ``FETCH`` sent together (one round trip, psycopg's pipeline mode, where the libpq
+        has it), then a ``FETCH`` of ``size`` rows per batch; ``CLOSE`` once the rows are
+        read, or the read is left, where the transaction is ``kept`` (otherwise its end
+        closes the cursor). psycopg's named cursor would take a round trip more for the
+        ``DECLARE``, one to describe the rows, one for the empty last ``FETCH`` and one to
+        close it: on small reads, more than reading the rows."""
         if not stream:
             yield from super().read_batches(dbapi_connection, sql, params, size, stream, kept)
+            return
+        if alone and not kept and not self.on_asyncio and pgread.chunked_rows():
+            yield from pgread.streamed_batches(
+                self.read_cursor(dbapi_connection, False), sql, params, size
+            )
             return
         import psycopg
 

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from entityworks import AwareDatetime, Store, col, table
 from entityworks.sql import _read
+from entityworks.sql.backends import pgread
 
 
 class Mood(enum.Enum):
@@ -157,6 +158,21 @@ class _Counted:
         self._spy.fetched.append(len(rows))
         return rows
 
+    def stream(self, sql: str, params: Any = None, *, size: int = 1, **kwargs: Any) -> Any:
+        """psycopg's rows in chunks: each ``size`` rows taken counts as a fetch."""
+        self._spy.sent.append(sql)
+        taken = 0
+        try:
+            for row in self._cursor.stream(sql, params, size=size, **kwargs):
+                taken += 1
+                if taken == size:
+                    self._spy.fetched.append(taken)
+                    taken = 0
+                yield row
+        finally:
+            if taken:
+                self._spy.fetched.append(taken)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cursor, name)
 
@@ -239,8 +255,11 @@ def test_a_big_read_streams_from_a_server_side_cursor(server: Store, spy: Spy) -
     assert first == Many(1, Decimal("0.001"), base + timedelta(seconds=1))
     assert spy.fetched == [_read.FETCH]  # one fetch so far, not the whole table
     cursor = spy.cursors[0]  # the read's; PostgreSQL declares its cursor on a second one
-    assert len(spy.cursors) == (2 if isinstance(cursor, psycopg.Cursor) else 1)
-    if isinstance(cursor, psycopg.Cursor):  # a server-side cursor: DECLARE, one FETCH
+    chunked = isinstance(cursor, psycopg.Cursor) and pgread.chunked_rows()
+    assert len(spy.cursors) == (2 if isinstance(cursor, psycopg.Cursor) and not chunked else 1)
+    if chunked:  # the query alone, its rows in chunks of a fetch: no cursor on the server
+        assert [s.split()[0] for s in spy.sent] == ["SELECT"]
+    elif isinstance(cursor, psycopg.Cursor):  # a server-side cursor: DECLARE, one FETCH
         assert [s.split()[0] for s in spy.sent] == ["DECLARE", "FETCH"]
         assert f"FETCH FORWARD {_read.FETCH} " in spy.sent[1]
     else:  # PyMySQL's unbuffered cursor reads the rows from the socket as it fetches

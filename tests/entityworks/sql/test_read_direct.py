@@ -84,3 +84,59 @@ def test_fetches_without_a_mark_are_built_from_the_rows(store: Store, monkeypatc
         assert answers == [True, False, True] * 2
     else:  # the server's driver values pass its result processors: the columns' path
         assert answers == []
+
+
+@table("direct_given")
+@dataclass
+class Given:
+    id: int
+    flag: bool
+    maybe: bool | None
+    blob: bytes
+    other: bytes | None
+
+
+def test_values_the_driver_gives_as_their_type_are_built_from_the_rows(
+    store: Store, monkeypatch: Any
+) -> None:
+    """A bool column comes back from psycopg as bool, from sqlite3 and PyMySQL as 0/1; a
+    BLOB as bytes from each driver. Where every value of a fetch is already of its field's
+    type the objects come straight from the rows; otherwise through the columns; either way
+    each value is of the field's type."""
+    store.drop(Given)
+    store.create(Given)
+    try:
+        given = [
+            Given(
+                i,
+                i % 3 == 0,
+                None if i % 4 == 0 else i % 2 == 0,
+                bytes([i % 256]) * (i % 5),
+                None if i % 6 == 0 else b"\x00" * (i % 3),
+            )
+            for i in range(2 * _read.FETCH + 7)
+        ]
+        store.insert_many(given)
+        answers: list[bool] = []
+        built = _read.build_rows
+
+        def spy(*args: Any) -> Any:
+            out = built(*args)
+            answers.append(out is not None)
+            return out
+
+        monkeypatch.setattr(_read, "build_rows", spy)
+        got = list(store.select(Given, order_by="id"))
+        assert got == given
+        for a in got:
+            assert type(a.flag) is bool and type(a.blob) is bytes
+            assert a.maybe is None or type(a.maybe) is bool
+            assert a.other is None or type(a.other) is bytes
+        if store.backend.name == "postgresql":  # psycopg's bool and bytes as they are
+            assert answers == [True, True, True]
+        elif store.backend.name == "sqlite":  # 0 and 1: each fetch refused, read by columns
+            assert answers == [False, False, False]
+        else:  # PyMySQL's 0 and 1 pass SQLAlchemy's result processor: the columns' path
+            assert answers == []
+    finally:
+        store.drop(Given)

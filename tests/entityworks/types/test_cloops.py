@@ -500,6 +500,44 @@ def test_build_rows_is_the_class_of_the_chosen_items_or_none(
     ]
 
 
+_KINDS = st.sampled_from([None, int, bool, str, float])
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.tuples(_cell, st.one_of(_cell, st.booleans()), _cell), max_size=30),
+    st.tuples(_KINDS, _KINDS),
+)
+def test_build_rows_with_kinds_builds_only_rows_of_those_exact_types(
+    rows: list[tuple[object, ...]], kinds: tuple[type | None, type | None]
+) -> None:
+    """A field with a kind takes None or a value of exactly that type (a bool is not an
+    int here): any other value anywhere makes the answer None."""
+    fields, nulls = (0, 1), (2,)
+
+    def fits(value: object, kind: type | None) -> bool:
+        return kind is None or value is None or type(value) is kind
+
+    expected = (
+        [_Pair(r[0], r[1]) for r in rows]
+        if all(r[2] is None and fits(r[0], kinds[0]) and fits(r[1], kinds[1]) for r in rows)
+        else None
+    )
+    assert cloops.build_rows(_Pair, rows, fields, nulls, kinds) == expected
+    assert cloops.build_rows(_Pair, rows, fields, nulls, None) == cloops.build_rows(
+        _Pair, rows, fields, nulls
+    )
+
+
+def test_build_rows_refuses_kinds_it_cannot_use() -> None:
+    with pytest.raises(ValueError):
+        cloops.build_rows(_Pair, [(1, 2)], (0, 1), (), (None,))  # one kind per field
+    with pytest.raises(TypeError):
+        cloops.build_rows(_Pair, [(1, 2)], (0, 1), (), (None, "bool"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        cloops.build_rows(_Pair, [(1, 2)], (0, 1), (), [None, None])  # type: ignore[arg-type]
+
+
 def test_build_rows_makes_nothing_unless_every_row_is_a_long_enough_tuple() -> None:
     made: list[object] = []
 
