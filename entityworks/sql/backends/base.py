@@ -14,6 +14,7 @@ import re
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,6 +25,7 @@ from ...errors import EntityworksError
 from ...types.encoding import Processor, skip_none
 from ...types.registry import Target
 from .._log import INFO, log_statement, sql_logger
+from .fetching import until_short
 from .light import TITLES
 
 if TYPE_CHECKING:
@@ -756,14 +758,7 @@ class Backend:
         cursor = self.read_cursor(dbapi_connection, stream)
         try:
             cursor.execute(sql, params)
-            while True:
-                batch = cursor.fetchmany(size)
-                if len(batch) < size:
-                    if batch:
-                        yield batch
-                    return
-                yield batch
-                del batch  # the caller may free it while the next one is fetched
+            yield from until_short(partial(cursor.fetchmany, size), size)
         finally:
             cursor.close()
 

@@ -10,6 +10,8 @@ from inspect import signature
 from itertools import islice
 from typing import Any
 
+from .fetching import until_short
+
 
 @cache
 def chunked_rows() -> bool:
@@ -29,14 +31,7 @@ def streamed_batches(
     are read or the read is left (psycopg then cancels the query and drains what came)."""
     rows = cursor.stream(sql, params, size=size)
     try:
-        while True:
-            batch = list(islice(rows, size))
-            if len(batch) < size:
-                if batch:
-                    yield batch
-                return
-            yield batch
-            del batch  # the caller may free it while the next one is read
+        yield from until_short(lambda: list(islice(rows, size)), size)
     finally:
         rows.close()
         cursor.close()

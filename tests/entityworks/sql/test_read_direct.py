@@ -64,11 +64,8 @@ def _same(got: list[Plain], given: list[Plain]) -> None:
                 assert math.copysign(1.0, x) == math.copysign(1.0, y)
 
 
-def test_fetches_without_a_mark_are_built_from_the_rows(store: Store, monkeypatch: Any) -> None:
-    fetch = _read.FETCH
-    # -0.0 only in the second fetch: its companion is set there, and only there
-    given = _rows(3 * fetch, {fetch + 5, fetch + 17})
-    store.insert_many(given)
+def _spy_build_rows(monkeypatch: Any) -> list[bool]:
+    """Whether each fetch of the reads to come was built straight from its rows."""
     answers: list[bool] = []
     built = _read.build_rows
 
@@ -78,6 +75,15 @@ def test_fetches_without_a_mark_are_built_from_the_rows(store: Store, monkeypatc
         return out
 
     monkeypatch.setattr(_read, "build_rows", spy)
+    return answers
+
+
+def test_fetches_without_a_mark_are_built_from_the_rows(store: Store, monkeypatch: Any) -> None:
+    fetch = _read.FETCH
+    # -0.0 only in the second fetch: its companion is set there, and only there
+    given = _rows(3 * fetch, {fetch + 5, fetch + 17})
+    store.insert_many(given)
+    answers = _spy_build_rows(monkeypatch)
     _same(list(store.select(Plain, order_by="id")), given)
     _same([o for o in store.select(Plain, order_by="id")], given)
     if store.backend.name == "sqlite":  # REAL loses -0.0: its companion marks it
@@ -117,15 +123,7 @@ def test_values_the_driver_gives_as_their_type_are_built_from_the_rows(
             for i in range(2 * _read.FETCH + 7)
         ]
         store.insert_many(given)
-        answers: list[bool] = []
-        built = _read.build_rows
-
-        def spy(*args: Any) -> Any:
-            out = built(*args)
-            answers.append(out is not None)
-            return out
-
-        monkeypatch.setattr(_read, "build_rows", spy)
+        answers = _spy_build_rows(monkeypatch)
         got = list(store.select(Given, order_by="id"))
         assert got == given
         for a in got:
