@@ -34,6 +34,10 @@ class BadPrefix(ValueError):
     """``ENTITYWORKS_TEST_DB_PREFIX`` is not a usable start of a database name."""
 
 
+#: How long a statement in a private PostgreSQL database waits for a lock (its default).
+LOCK_TIMEOUT = "3min"
+
+
 def database_prefix() -> str:
     """The start of every private database's name: ``ENTITYWORKS_TEST_DB_PREFIX`` when set
     (checked against :data:`PREFIX_PATTERN`), else ``ew_test_``."""
@@ -63,6 +67,12 @@ def private_database(url: str, prefix: str | None = None) -> Iterator[str]:
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE {quote(name)}")
+            if base.get_backend_name() == "postgresql":
+                # a statement that waits this long for a lock fails instead of hanging the
+                # suite (a failed test's open read, then its fixture's DROP TABLE)
+                conn.exec_driver_sql(
+                    f"ALTER DATABASE {quote(name)} SET lock_timeout = '{LOCK_TIMEOUT}'"
+                )
     except sa.exc.OperationalError as exc:
         admin.dispose()
         shown = base.render_as_string(hide_password=True)

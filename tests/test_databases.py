@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from tests.conftest import IN_CI
 from tests.databases import (
     DEFAULT_PREFIX,
+    LOCK_TIMEOUT,
     PREFIX_ENV,
     BadPrefix,
     Unreachable,
@@ -82,3 +83,32 @@ def test_the_server_database_carries_the_prefix(monkeypatch: pytest.MonkeyPatch,
         assert not any(n.startswith(prefix) for n in _names(admin))  # dropped after the run
     finally:
         admin.dispose()
+
+
+def test_a_statement_waiting_on_a_lock_fails_instead_of_hanging() -> None:
+    """A failed test that leaves a read open, then its fixture's DROP TABLE: the DROP waits
+    for the read's lock at most the private database's lock_timeout, then fails."""
+    url = os.environ.get(SERVERS["postgresql"])
+    if not url:
+        if IN_CI:
+            pytest.fail(f"{SERVERS['postgresql']} is not set (required under CI=true)")
+        pytest.skip(f"{SERVERS['postgresql']} is not set")
+    with private_database(url) as private:
+        engine = sa.create_engine(private)
+        try:
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == LOCK_TIMEOUT
+            with engine.begin() as conn:
+                conn.exec_driver_sql("CREATE TABLE lock_left (id int)")
+            with engine.connect() as reader, engine.connect() as dropper:
+                reader.exec_driver_sql("SELECT * FROM lock_left").all()  # its lock held
+                dropper.exec_driver_sql("SET lock_timeout = '200ms'")  # the default, shorter
+                with pytest.raises(sa.exc.OperationalError) as info:
+                    dropper.exec_driver_sql("DROP TABLE lock_left")
+                assert getattr(info.value.orig, "sqlstate", None) == "55P03"  # lock not available
+                dropper.rollback()
+                reader.rollback()
+            with engine.begin() as conn:
+                conn.exec_driver_sql("DROP TABLE lock_left")
+        finally:
+            engine.dispose()

@@ -76,6 +76,12 @@ def insert_many(db: Database, objs: Iterable[Any], *, batch_size: int = BATCH) -
     If any row fails, nothing is written and :class:`WriteError` names the row index (in
     the whole input) and the column.
     """
+    if (
+        isinstance(objs, list | tuple)
+        and len(objs) > batch_size == BATCH
+        and count_type(objs, type(objs[0])) == len(objs)
+    ):  # held by the caller already: in the batches the backend writes best (one COPY)
+        batch_size = max(batch_size, db.backend.list_batch(db.model(type(objs[0])), len(objs)))
     parts = batches(objs, batch_size)
     first = next(parts, None)
     if first is None:

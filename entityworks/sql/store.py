@@ -238,6 +238,10 @@ class Store:
         If any row fails, nothing is written and :class:`WriteError` names the row index and
         the column; the instances of a list (or another sized collection) have their None
         keys again (an iterator's earlier batches, which are not held, keep theirs).
+
+        Rows are written ``batch_size`` at a time (an iterator's batch is all that is held
+        of it); with the default size, a list or tuple of a class without child tables goes
+        to PostgreSQL as one COPY, whose rows are made a chunk at a time.
         """
         return write.insert_many(self._db, objs, batch_size=batch_size)
 

@@ -620,6 +620,12 @@ class Backend:
         return False
 
     # -- writing (pipeline) ----------------------------------------------------------------
+    def list_batch(self, model: Any, length: int) -> int:
+        """Rows of a list of ``length`` instances of ``model`` to write as one batch where
+        the backend streams them a chunk at a time (its memory is a chunk's, not the
+        batch's); 0: the call's batch size."""
+        return 0
+
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """Write one batch (``rows.kind``: an insert or an upsert) in one savepoint, by
         this backend's fastest way; a refused row raises the WriteError naming it. The

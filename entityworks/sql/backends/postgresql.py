@@ -8,25 +8,21 @@ import json
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from functools import cache
-from itertools import chain, count
+from itertools import count
 from types import MappingProxyType
 from typing import Any
 
 import sqlalchemy as sa
 
-from ...compat.sqlalchemy import awaited, turn
 from ...types.columns import all_of
 from ...types.encoding import Processor, rule, skip_none
 from . import pgread
 from .base import Backend, RowWriter, on_conflict, setup_statement
 from .binds import plain_binary
+from .pgcopy import COPY_HEADER, COPY_TRAILER, NotNative, copied, copy_body, copy_rows
 
 #: The advisory lock key of entityworks' schema changes.
 LOCK_KEY = 0x656E74_6D6967
-#: A binary COPY stream's header (signature, flags, no extension) and trailer, from
-#: PostgreSQL's documentation of the format.
-COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
-COPY_TRAILER = b"\xff\xff"
 #: psycopg needs the exact PostgreSQL type of every column for a binary COPY; these are the
 #: SQL names SQLAlchemy compiles our types to.
 COPY_TYPES = {
@@ -119,121 +115,10 @@ def sequence_row(rows: RowWriter, query: tuple[sa.TextClause, str], sequence: st
         return cursor.fetchone()
 
 
-#: Rows an AsyncStore's COPY writes per awaited call: small enough that the event loop gets
-#: a turn often, large enough that bridging the call costs nothing per row.
-COPY_SLICE = 1024
-
-
 class Interleaved(Exception):
     """Another session took values of the sequence while a keyless COPY ran (its keys are
     then not the consecutive run that follows the sequence's value before it), or the
     sequence's shape (a step other than 1, values cached per session) cannot tell them."""
-
-
-class _AwaitedCopy:
-    """psycopg's ``AsyncCopy`` with the calls :func:`copy_rows` makes as sync ones, each
-    awaited through SQLAlchemy's greenlet bridge (under an AsyncStore). Rows are written a
-    slice of :data:`COPY_SLICE` at a time, each slice one awaited coroutine (psycopg's own
-    ``write_row`` per row inside it, not one bridged call per row); the event loop gets a
-    turn after every slice, whether or not the driver waited on the network (psycopg 3.1
-    buffers them): other tasks run meanwhile, and a cancellation lands during a long COPY
-    rather than after it."""
-
-    def __init__(self, copy: Any) -> None:
-        self._copy = copy
-
-    def set_types(self, types: Sequence[str]) -> None:
-        self._copy.set_types(types)
-
-    def write(self, buffer: bytes | bytearray) -> None:
-        awaited(self._copy.write(buffer))
-        turn()
-
-    def write_rows(self, rows: Sequence[Sequence[Any]]) -> None:
-        """``rows``, each through psycopg's ``write_row``, a slice per bridged await."""
-        for start in range(0, len(rows), COPY_SLICE):
-            awaited(self._write_slice(rows[start : start + COPY_SLICE]))
-            turn()
-
-    async def _write_slice(self, rows: Sequence[Sequence[Any]]) -> None:
-        write = self._copy.write_row
-        for row in rows:
-            await write(row)
-
-
-@contextmanager
-def copying(rows: RowWriter, sql: str) -> Iterator[Any]:
-    """psycopg's COPY of ``sql`` on the batch's connection: its ``Copy``, or on asyncio (an
-    AsyncStore's psycopg_async dialect) its ``AsyncCopy`` on the psycopg connection under
-    SQLAlchemy's adapted one (the same connection and transaction), each call awaited
-    (:class:`_AwaitedCopy`)."""
-    if not rows.dialect.is_async:
-        with rows.cursor() as cursor, cursor.copy(sql) as copy:
-            yield copy
-        return
-    driver: Any = rows.conn.connection.driver_connection
-    cursor = driver.cursor()
-    try:
-        manager = cursor.copy(sql)
-        copy = awaited(manager.__aenter__())
-        try:
-            yield _AwaitedCopy(copy)
-        except BaseException as exc:
-            awaited(manager.__aexit__(type(exc), exc, exc.__traceback__))
-            raise
-        awaited(manager.__aexit__(None, None, None))
-    finally:
-        awaited(cursor.close())
-    turn()  # after each COPY too: a batch's COPY may be shorter than a slice
-
-
-def copy_rows(
-    rows: RowWriter, chunks: Iterable[Sequence[Sequence[Any]]], *, without: int | None = None
-) -> None:
-    """One COPY of the SQL rows of ``chunks`` (an iterable of row lists); ``without``: the
-    index of a column the rows leave out (the key, which the column's default gives).
-
-    Each row goes through psycopg's own ``write_row`` (binary: each value dumped as its
-    column's exact type), which buffers what it formats and sends it in large writes."""
-    model = rows.model
-    preparer = rows.dialect.identifier_preparer
-    names = [n for i, n in enumerate(model.names) if i != without]
-    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in names)
-    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
-    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN"
-    types = model.codec.copy_types
-    if types is not None and without is not None:
-        types = [t for i, t in enumerate(types) if i != without]
-    if types is not None:  # binary: psycopg dumps each value as its column's exact type
-        sql += " (FORMAT BINARY)"
-    if rows.logging():
-        chunks = [rows.logged(sql, list(chain.from_iterable(chunks)), "COPY")]
-    with copying(rows, sql) as copy:
-        if types is not None:
-            copy.set_types(types)
-        if isinstance(copy, _AwaitedCopy):
-            for part in chunks:
-                copy.write_rows(part)
-            return
-        write = copy.write_row
-        for part in chunks:
-            for row in part:
-                write(row)
-
-
-def copy_body(rows: RowWriter, body: Any) -> None:
-    """One binary COPY of every column of ``rows``' table, its rows those ``body`` makes
-    a slice at a time (see :meth:`PostgreSQL.arrow_rows`)."""
-    model = rows.model
-    preparer = rows.dialect.identifier_preparer
-    columns = ", ".join(preparer.quote(model.table.c[n].name) for n in model.names)
-    # Identifiers quoted by SQLAlchemy; the data travels in the COPY stream, not in SQL.
-    sql = f"COPY {preparer.format_table(model.table)} ({columns}) FROM STDIN (FORMAT BINARY)"
-    with copying(rows, sql) as copy:
-        copy.write(COPY_HEADER)
-        for part in body.parts():
-            copy.write(part)
-        copy.write(COPY_TRAILER)
 
 
 #: Names of the server-side cursors of reads (unique per process; a cursor's name lives in
@@ -533,6 +418,11 @@ class PostgreSQL(Backend):
             names.append(name)
         return names
 
+    def list_batch(self, model: Any, length: int) -> int:
+        # one COPY for the whole list (each COPY ends waiting for the server, which then
+        # waits for the next one), where the rows stream from the instances a chunk at a time
+        return length if model.codec.copy_types is not None and not model.children else 0
+
     def write_rows(self, conn: sa.Connection, rows: RowWriter) -> None:
         """An insert by binary COPY: straight from the instances where every value goes to
         psycopg as it is once checked (a chunk checked while the previous one is sent),
@@ -553,15 +443,17 @@ class PostgreSQL(Backend):
         ):
             return
         chunks = rows.gated_chunks()
-        if chunks is not None and rows.attempt(lambda: copy_rows(rows, chunks)):
+        if chunks is not None and copied(rows, chunks, rows.gated_chunks, copy=copy_rows):
             return
         if chunks is None and rows.model.codec.copy_types is not None:
             # encoded a chunk at a time while the previous one is sent and stored
             encoded = rows.bound_chunks()
-            if encoded is not None and rows.attempt(lambda: copy_rows(rows, encoded)):
+            if encoded is not None and copied(rows, encoded, rows.bound_chunks, copy=copy_rows):
                 return
         bound = rows.bound()
-        if rows.model.codec.gates_pass(bound) and rows.attempt(lambda: copy_rows(rows, [bound])):
+        if rows.model.codec.gates_pass(bound) and copied(
+            rows, [bound], lambda: [bound], copy=copy_rows
+        ):
             return
         super().write_rows(conn, rows)
 
@@ -741,15 +633,19 @@ class PostgreSQL(Backend):
                 rows.set_keys([None] * count)
                 rows.keys_written = False
 
+        refusal: BaseException | None = None
         try:
-            kept = rows.attempt(copy)
-        except Interleaved:  # rolled back to the savepoint by ``attempt``
+            refusal = rows.refused(copy)
+            kept = refusal is None
+        except Interleaved:  # rolled back to the savepoint by ``refused``
             kept = False
         except BaseException:
             undone()
             raise
         if not kept:
             undone()
+            if isinstance(refusal, NotNative):  # again, by psycopg's write_row
+                return self._copy_keyless(conn, rows, sequence)
             return None
         keys = range(found[0] + 1, found[0] + 1 + count)
         if not streamed:

@@ -214,13 +214,13 @@ def test_an_unset_field_met_mid_copy_leaves_the_transaction_usable(pg_url: str) 
 
 
 def test_an_async_store_s_copy_stores_what_the_store_s_stores(pg: Store, pg_url: str) -> None:
-    """Both COPY paths are psycopg's own ``write_row`` (the Store's per row; an AsyncStore's
-    a slice of rows per awaited call): over several chunks and slices, both store the same
-    values of the same types as given, -0.0, infinities and NaN included."""
+    """Both COPY paths (the Store's, and an AsyncStore's through psycopg's async COPY, a
+    chunk or a slice of rows per awaited call): over several chunks and slices, both store
+    the same values of the same types as given, -0.0, infinities and NaN included."""
     import asyncio
 
     from entityworks import AsyncStore
-    from entityworks.sql.backends.postgresql import COPY_SLICE
+    from entityworks.sql.backends.pgcopy import COPY_SLICE
 
     rows = _rows(3 * CHUNK + 2 * COPY_SLICE + 7)
     rows[1].value, rows[2].value, rows[3].value, rows[4].spare = -0.0, math.inf, math.nan, -0.0
