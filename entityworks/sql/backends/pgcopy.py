@@ -179,10 +179,9 @@ class NotNative(GateRefused):
 @cache
 def native_codes(types: tuple[str, ...]) -> bytes | None:
     """The C formatter's codes of the COPY ``types``, None where one is not its own."""
-    letters = [NATIVE.get(t) for t in types]
-    if any(letter is None for letter in letters):
+    if not all(t in NATIVE for t in types):
         return None
-    return "".join(letters).encode()  # type: ignore[arg-type]
+    return "".join(NATIVE[t] for t in types).encode()
 
 
 def _codes(rows: RowWriter, types: Sequence[str]) -> bytes | None:
