@@ -116,6 +116,22 @@ static int put_int64_field(Buffer *b, int64_t v) {
     return 0;
 }
 
+/* A field of ``head`` (``n`` bytes) then ``data`` (``size`` bytes): 0 written, 1 too long
+ * for a field (psycopg's path decides), -1 out of memory. */
+static int put_bytes(Buffer *b, const char *head, Py_ssize_t n, const char *data,
+                     Py_ssize_t size) {
+    if (size > INT32_MAX - n) {
+        return 1;
+    }
+    char *p = field(b, n + size);
+    if (p == NULL) {
+        return -1;
+    }
+    memcpy(p, head, (size_t)n);
+    memcpy(p + n, data, (size_t)size);
+    return 0;
+}
+
 /* Days from 0001-01-01 (day 1) to the date y-m-d, as date.toordinal(). */
 static int64_t ordinal(int y, int m, int d) {
     static const int before[13] = {0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
@@ -366,7 +382,8 @@ static int put_value(Buffer *b, char code, PyObject *v, ZoneMemo *memo) {
         put_u64(p, bits);
         return 0;
     }
-    case 't': {
+    case 't':
+    case 'j': {
         if (!PyUnicode_CheckExact(v)) {
             return 1;
         }
@@ -376,43 +393,14 @@ static int put_value(Buffer *b, char code, PyObject *v, ZoneMemo *memo) {
             PyErr_Clear();
             return 1;
         }
-        p = field(b, size);
-        if (p == NULL) {
-            return size > INT32_MAX ? 1 : -1;
-        }
-        memcpy(p, text, (size_t)size);
-        return 0;
+        /* jsonb's binary form: its version, 1, before the text */
+        return code == 'j' ? put_bytes(b, "\x01", 1, text, size) : put_bytes(b, "", 0, text, size);
     }
-    case 'j': {
-        if (!PyUnicode_CheckExact(v)) {
-            return 1;
-        }
-        Py_ssize_t size;
-        const char *text = PyUnicode_AsUTF8AndSize(v, &size);
-        if (text == NULL) {
-            PyErr_Clear();
-            return 1;
-        }
-        p = field(b, size + 1);
-        if (p == NULL) {
-            return size + 1 > INT32_MAX ? 1 : -1;
-        }
-        p[0] = 1;
-        memcpy(p + 1, text, (size_t)size);
-        return 0;
-    }
-    case 'y': {
+    case 'y':
         if (!PyBytes_CheckExact(v)) {
             return 1;
         }
-        Py_ssize_t size = PyBytes_GET_SIZE(v);
-        p = field(b, size);
-        if (p == NULL) {
-            return size > INT32_MAX ? 1 : -1;
-        }
-        memcpy(p, PyBytes_AS_STRING(v), (size_t)size);
-        return 0;
-    }
+        return put_bytes(b, "", 0, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v));
     case 'u': {
         if ((PyObject *)Py_TYPE(v) != uuid_type) {
             return 1;
