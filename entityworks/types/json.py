@@ -18,9 +18,10 @@ import dataclasses
 import json
 import threading
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from itertools import chain
+from itertools import chain, repeat
+from operator import countOf
 from typing import Any, get_args, get_origin
 
 from ..errors import SchemaError, UnsupportedTypeError
@@ -247,7 +248,10 @@ def _json_info(tp: Any, registry: TypeRegistry) -> TypeInfo:
     records = registry.codecs("json", dumps=dumps, loads=loads)
     sql = records["sql_codec"]
     if sql.encode is dumps and sql.encode_many is None:  # (not a plugin's own maker)
-        records["sql_codec"] = dataclasses.replace(sql, encode_many=_dumps_many(shape, dumps))
+        sql = dataclasses.replace(sql, encode_many=_dumps_many(shape, dumps))
+    if sql.decode is loads and sql.decode_many is None:
+        sql = dataclasses.replace(sql, decode_many=_loads_many(shape, loads))
+    records["sql_codec"] = sql
     return TypeInfo(type_name(tp), tp, **records, check=check, checked_codecs=True)
 
 
@@ -275,6 +279,50 @@ def _dumps_many(shape: _JsonShape, dumps: Callable[[Any], str]) -> Callable[[Any
                         return list(map(_BRACKETED, parts))
                 return list(map(_TEXT, values))
         return list(map(dumps, values))
+
+    return many
+
+
+def _loads_many(
+    shape: _JsonShape, loads: Callable[[str], Any]
+) -> Callable[[Sequence[Any]], list[Any]] | None:
+    """``loads`` of a whole column of stored texts (``SqlCodec.decode_many``) for a list
+    or a ``tuple[X, ...]`` of exact int, float or bool items, the texts ``_dumps_many``
+    writes; None (value by value) for any other shape.
+
+    The column's texts joined by commas inside one more pair of brackets are read by one
+    ``json.loads``. Where each text starts with ``[`` and ends with ``]``, and that array
+    has one item per text, each a list of items exactly of the item type, each item is
+    exactly its text's own array: every text's last ``]`` closes an item (a flat one, the
+    outer array closing only at the end), so n texts close n items only when each item
+    opens at its text's first ``[``. Those values are kept as they are (as ``decode``
+    keeps them); anything else is read value by value (which converts an int in a float
+    list, or raises on the value it refuses)."""
+    item = shape.items[0] if shape.kind in ("list", "tuple") and shape.items else None
+    if item is None or item.kind != "scalar" or item.nullable:
+        return None
+    scalar = item.type
+    if scalar not in (int, float, bool):
+        return None  # a str item may hold any bracket or quote
+    tuples = shape.kind == "tuple"
+
+    def many(texts: Sequence[Any]) -> list[Any]:
+        n = len(texts)
+        if (
+            n
+            and count_type(texts, str) == n
+            and countOf(map(str.startswith, texts, repeat("[")), True) == n
+            and countOf(map(str.endswith, texts, repeat("]")), True) == n
+        ):
+            try:
+                values = json.loads(f"[{','.join(texts)}]")
+            except ValueError:  # one of them is no JSON: named value by value
+                values = None
+            if values is not None and len(values) == n and count_type(values, list) == n:
+                items = list(chain.from_iterable(values))
+                if count_type(items, scalar) == len(items):
+                    return list(map(tuple, values)) if tuples else values
+        return list(map(loads, texts))
 
     return many
 
