@@ -335,9 +335,18 @@ def _column_step(
             if countOf(column, None) == len(column):  # keys to generate: nothing to check
                 return [column, *([None] * len(column) for _ in parts)]
             return per_value(column)
-        main = column if store is None or fast is None else store(column)
+        if store is None or fast is None:
+            main = column
+        else:
+            if split_raw is not None:  # the stored column and its companion's at once
+                both = split_raw(column)
+                if both is not None:
+                    return [*both]
+            main = store(column)
         return [main, *companions(column)] if parts else [main]
 
+    # (a companion beside a field's own stored form: a SQLite Decimal's key and text)
+    split_raw = parts[0].split_raw if len(parts) == 1 and parts[0].own is not None else None
     return column_at_a_time
 
 

@@ -33,6 +33,8 @@
  * the Python functions do a value at a time:
  *
  *   keys(values)            -> the key of each Decimal (None kept), from its str();
+ *   keys_and_texts(values)  -> (keys(values), the plain text of each), each str() made
+ *                              once (None also where one has an exponent);
  *   as_written(keys, texts) -> Decimal(text) of each pair whose text is plain decimal text
  *                              within the rule (35 digits before the point, 30 after, not
  *                              -0) and whose stored key is that text's key exactly.
@@ -160,24 +162,29 @@ static Py_ssize_t make_key(int negative, const char *digits, Py_ssize_t count, l
 
 #define KEY_SIZE (2 + KEY_DIGITS + 2 * MAX_TEXT + 4)
 
-static PyObject *keys(PyObject *module, PyObject *values) {
-    (void)module;
+/* The keys of a column of Decimals (None kept), and with ``texts`` (not NULL) the str() of
+ * each too, which is the plain text beside the key where it has no exponent: 0, or 1 when
+ * a value is not the common case (*out_keys unset), or -1 on an error. */
+static int column_keys(PyObject *values, PyObject **out_keys, PyObject **out_texts) {
     PyObject *seq = PySequence_Fast(values, "keys() takes a sequence");
-    if (seq == NULL) return NULL;
+    if (seq == NULL) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     PyObject *out = PyList_New(n);
-    if (out == NULL) goto fail;
+    PyObject *texts = out_texts == NULL || out == NULL ? NULL : PyList_New(n);
+    int status = -1;
+    if (out == NULL || (out_texts != NULL && texts == NULL)) goto done;
     char digits[MAX_TEXT], key[KEY_SIZE];
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = items[i];
         if (v == Py_None) {
             PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+            if (texts != NULL) PyList_SET_ITEM(texts, i, Py_NewRef(Py_None));
             continue;
         }
         if ((PyObject *)Py_TYPE(v) != decimal_type) goto other;
         PyObject *text = PyObject_Str(v);
-        if (text == NULL) goto fail;
+        if (text == NULL) goto done;
         Py_ssize_t size;
         const char *s = PyUnicode_AsUTF8AndSize(text, &size);
         int negative;
@@ -187,23 +194,58 @@ static PyObject *keys(PyObject *module, PyObject *values) {
         if (s != NULL && size <= MAX_TEXT &&
             parse(s, size, &negative, digits, &count, &exponent, 1) == 0)
             length = make_key(negative, digits, count, exponent, MAX_TEXT, key);
-        Py_DECREF(text);
-        if (s == NULL) goto fail;
-        if (length < 0) goto other;
+        if (s == NULL) {
+            Py_DECREF(text);
+            goto done;
+        }
+        if (length < 0 || (texts != NULL && memchr(s, 'E', (size_t)size) != NULL)) {
+            Py_DECREF(text); /* an exponent: the plain text is format(v, "f"), not str() */
+            goto other;
+        }
+        if (texts != NULL)
+            PyList_SET_ITEM(texts, i, text);
+        else
+            Py_DECREF(text);
         PyObject *k = PyUnicode_FromStringAndSize(key, length);
-        if (k == NULL) goto fail;
+        if (k == NULL) goto done;
         PyList_SET_ITEM(out, i, k);
     }
-    Py_DECREF(seq);
-    return out;
+    *out_keys = out;
+    out = NULL;
+    if (out_texts != NULL) {
+        *out_texts = texts;
+        texts = NULL;
+    }
+    status = 0;
+    goto done;
 other:
+    status = 1;
+done:
     Py_DECREF(seq);
+    Py_XDECREF(out); /* the items not yet set are NULL, which the list skips */
+    Py_XDECREF(texts);
+    return status;
+}
+
+static PyObject *keys(PyObject *module, PyObject *values) {
+    (void)module;
+    PyObject *out = NULL;
+    int status = column_keys(values, &out, NULL);
+    if (status < 0) return NULL;
+    if (status > 0) Py_RETURN_NONE;
+    return out;
+}
+
+static PyObject *keys_and_texts(PyObject *module, PyObject *values) {
+    (void)module;
+    PyObject *out = NULL, *texts = NULL;
+    int status = column_keys(values, &out, &texts);
+    if (status < 0) return NULL;
+    if (status > 0) Py_RETURN_NONE;
+    PyObject *pair = PyTuple_Pack(2, out, texts);
     Py_DECREF(out);
-    Py_RETURN_NONE;
-fail:
-    Py_DECREF(seq);
-    Py_XDECREF(out);
-    return NULL;
+    Py_DECREF(texts);
+    return pair;
 }
 
 static PyObject *as_written(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -814,6 +856,9 @@ static PyMethodDef methods[] = {
     {"keys", keys, METH_O,
      "The sortable key of each Decimal of a column (None kept); None when a value is not "
      "an exact finite Decimal whose key the rule allows."},
+    {"keys_and_texts", keys_and_texts, METH_O,
+     "(keys(values), the plain text of each) of a column of Decimals (None kept), each "
+     "value's str() made once; None where keys() is, or where a str() has an exponent."},
     {"as_written", (PyCFunction)(void (*)(void))as_written, METH_FASTCALL,
      "Decimal(text) of each (key, text) pair whose text is plain decimal text within the "
      "rule and whose key is that text's key (NULL pairs kept); None otherwise."},

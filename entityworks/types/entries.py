@@ -156,6 +156,7 @@ _PLAIN = Companion(
     split_column=columns.decimal_text_column,
     join_column=lambda mains, texts: columns.decimals_as_written(mains, texts, _decimal_as_written),
     join_raw=cloops.as_written,
+    split_raw=cloops.keys_and_texts,
 )
 _NEGZERO = Companion(
     "negzero",

@@ -91,6 +91,12 @@ class Companion:
     #: ``None`` for any column it does not read exactly so, which is then decoded and
     #: joined as usual.
     join_raw: Callable[[Sequence[Any], Sequence[Any]], list[Any] | None] | None = None
+    #: The field's own stored column and this companion's, of a whole column of checked
+    #: values, at once, as the database takes them (``split_raw(values) -> (mains,
+    #: parts)``), where one loop can (a SQLite Decimal's key and text, each ``str()``
+    #: made once: ``cloops.keys_and_texts``); it answers ``None`` for any column it does
+    #: not write exactly so, which is then encoded and split as usual.
+    split_raw: Callable[[Sequence[Any]], tuple[list[Any], list[Any]] | None] | None = None
     #: True when SQLite's ``ANY`` column (entityworks 0.2.3 and before declared its
     #: int, float and str columns so) keeps what this companion keeps elsewhere (the sign
     #: of -0.0): such an older column has none and needs none.

@@ -21,6 +21,7 @@ from entityworks.sql.textvalues import decimal_key
 from entityworks.types import cloops
 from entityworks.types.entries import _decimal_as_written
 from entityworks.types.scalars import check_decimal
+from entityworks.types.values import decimal_text
 
 
 def _accepted(value: Decimal) -> bool:
@@ -50,6 +51,49 @@ accepted_decimals = st.builds(
 ).filter(_accepted)
 
 
+class _MyDecimal(Decimal):
+    pass
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(any_decimals, st.none()), max_size=20))
+def test_keys_and_texts_are_the_key_and_the_plain_text_whenever_given(
+    values: list[Decimal | None],
+) -> None:
+    both = cloops.keys_and_texts(values)
+    if both is None:  # a value keys() leaves to Python, or one whose str() has an exponent
+        assert cloops.keys(values) is None or any("E" in str(v) for v in values)
+        return
+    keys, texts = both
+    assert keys == cloops.keys(values)
+    assert texts == [None if v is None else decimal_text(v) for v in values]
+    assert all(t is None or Decimal(t) == v for t, v in zip(texts, values, strict=True))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(accepted_decimals, st.none()), max_size=20))
+def test_keys_and_texts_of_every_accepted_value_without_an_exponent(
+    values: list[Decimal | None],
+) -> None:
+    both = cloops.keys_and_texts(values)
+    if any(v is not None and "E" in str(v) for v in values):  # 0E-30, 1E-7: as_tuple's
+        assert both is None
+        return
+    assert both == (
+        [None if v is None else decimal_key(v) for v in values],
+        [None if v is None else decimal_text(v) for v in values],
+    )
+
+
+@pytest.mark.parametrize("value", [Decimal("NaN"), 1.5, "1.5", _MyDecimal("1.5"), Decimal("1E+3")])
+def test_keys_and_texts_leave_the_uncommon_to_python(value: object) -> None:
+    assert cloops.keys_and_texts([Decimal("1.5"), None, value]) is None
+
+
+def test_keys_and_texts_of_an_empty_column() -> None:
+    assert cloops.keys_and_texts([]) == ([], [])
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(any_decimals, st.none()), max_size=20))
 def test_keys_are_decimal_key_whenever_given(values: list[Decimal | None]) -> None:
@@ -72,10 +116,6 @@ def test_keys_of_every_accepted_value(values: list[Decimal | None]) -> None:
 def test_keys_of_edge_values(text: str) -> None:
     value = Decimal(text)
     assert cloops.keys([value]) == [decimal_key(value)]
-
-
-class _MyDecimal(Decimal):
-    pass
 
 
 @pytest.mark.parametrize(
