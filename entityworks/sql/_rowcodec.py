@@ -329,6 +329,8 @@ def _column_step(
     if check_column is None:
         return per_value
     checked_column = check_column
+    # a companion beside a field's own stored form (a SQLite Decimal's key and text)
+    split_raw = parts[0].split_raw if len(parts) == 1 and parts[0].own is not None else None
 
     def column_at_a_time(column: Sequence[Any]) -> list[Sequence[Any]]:
         if not checked_column(column) or (post_column is not None and not post_column(column)):
@@ -345,8 +347,6 @@ def _column_step(
             main = store(column)
         return [main, *companions(column)] if parts else [main]
 
-    # (a companion beside a field's own stored form: a SQLite Decimal's key and text)
-    split_raw = parts[0].split_raw if len(parts) == 1 and parts[0].own is not None else None
     return column_at_a_time
 
 

@@ -116,6 +116,8 @@ _PIECES = st.sampled_from(
     ["[", "]", ",", " ", "\n", "1", "-2", "0.5", "1e400", "NaN", "true", "null", '"', "{", "}"]
 )
 _hostile = st.lists(_PIECES, max_size=8).map("".join)
+#: texts that are one array together with their neighbours but none alone
+_SPLICES = ["[1],[2]", "[1", "2]", "[1]]", "[[1]", "[1],", ",[2]", "[]]", "[[]", "[1] ", " [1]"]
 
 
 def _outcome(decode: object, texts: list[str]) -> object:
@@ -147,11 +149,7 @@ def test_a_column_read_at_once_is_each_text_read_alone(tp: object, data: st.Data
     assert _outcome(codec.decode_many, texts) == _outcome(_per_value(tp), texts)
 
 
-#: texts that are one array together with their neighbours but none alone
-_SPLICES = ["[1],[2]", "[1", "2]", "[1]]", "[[1]", "[1],", ",[2]", "[]]", "[[]", "[1] ", " [1]"]
-
-
-def test_the_usual_texts_are_read_in_one_parse() -> None:
+def test_the_usual_texts_are_read_in_one_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = [json_text([i, -i]) for i in range(2000)]
     calls = []
     real = json.loads
@@ -162,13 +160,8 @@ def test_the_usual_texts_are_read_in_one_parse() -> None:
 
     codec = registry.lookup(list[int]).sql_codec
     assert codec.decode_many is not None
-    import entityworks.types.json as module
-
-    module.json.loads = counted  # type: ignore[assignment]
-    try:
-        assert codec.decode_many(texts) == [[i, -i] for i in range(2000)]
-    finally:
-        module.json.loads = real
+    monkeypatch.setattr(json, "loads", counted)
+    assert codec.decode_many(texts) == [[i, -i] for i in range(2000)]
     assert len(calls) == 1
 
 
