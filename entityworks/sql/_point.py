@@ -246,7 +246,7 @@ class PointPath:
 
         stmt: Any
         if kind == "get":
-            stmt = sa.select(table).where(where)
+            stmt = model.codec.select(table).where(where)
         elif kind == "insert":
             stmt = table.insert().values(params(names))
         elif kind == "insert_generated":

@@ -40,7 +40,7 @@ def get(db: Database, point: PointPath, cls: type, key: Any) -> Any:
     raw = point.connection(model) if not model.schema.composite else None
     if raw is not None and key is not None:
         return point.get(raw, model, key)
-    stmt = sa.select(model.table).where(key_condition(model, key)).limit(1)
+    stmt = model.codec.select(model.table).where(key_condition(model, key)).limit(1)
     # one row: no server-side cursor (DECLARE, FETCH, CLOSE) to stream it
     return next(iter(_iterate(db, model, stmt, stream=False)), None)
 
@@ -217,9 +217,10 @@ def _projected_batches(
     for c in model.schema.columns:
         if c.name in wanted:
             needed.update(part.column(c.name) for part in table_companions(table, c, db.backend))
+    read = model.codec.selected or list(table.columns)
     stmt = stmt.with_only_columns(
         *(
-            table.c[n] if n in needed else sa.null().label(f"_ew_unread_{i}")
+            read[i] if n in needed else sa.null().label(f"_ew_unread_{i}")
             for i, n in enumerate(model.names)
         ),
         maintain_column_froms=True,
@@ -272,9 +273,9 @@ def _select_stmt(
 ) -> sa.Select[*tuple[Any, ...]]:
     if where is None and order_by is None and limit is None and offset is None:
         if model.select_all is None:
-            model.select_all = sa.select(model.table)
+            model.select_all = model.codec.select(model.table)
         return model.select_all
-    stmt = sa.select(model.table)
+    stmt = model.codec.select(model.table)
     condition = where_clause(db, model, where)
     if condition is not None:
         stmt = stmt.where(condition)
@@ -561,7 +562,7 @@ def _child_columns(
     columns = child.codec.columns
     assert columns is not None
     if not db.backend.reads_raw_cursor() or db.engine.echo or listened(db.engine):
-        stmt = sa.select(table).where(table.c[PARENT_COLUMN].in_(keys)).order_by(*order)
+        stmt = child.codec.select(table).where(table.c[PARENT_COLUMN].in_(keys)).order_by(*order)
         for batch in _batches(db, child, stmt, conn, decode=False):
             yield columns(batch)
         return
@@ -569,7 +570,7 @@ def _child_columns(
     sql = child.sql_cache.get(f"children:{size}")
     if sql is None:
         stmt = (
-            sa.select(table)
+            child.codec.select(table)
             .where(table.c[PARENT_COLUMN].in_([sa.bindparam(f"k{i}") for i in range(size)]))
             .order_by(*order)
         )

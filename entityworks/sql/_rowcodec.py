@@ -102,6 +102,14 @@ class RowCodec:
     #: rows whose companions are all NULL, and whose values are of those kinds, are built
     #: straight from the rows (``types.columns.build_rows``); ``None`` otherwise.
     direct: tuple[tuple[int, ...], tuple[int, ...], tuple[type | None, ...] | None] | None = None
+    #: What a read decoded by this codec selects, per SQL column: the column, or the
+    #: backend's read form of it and its companions (``Backend.read_form``: MariaDB's
+    #: Decimal as text cut to its scale); ``None``: the table's columns themselves.
+    selected: list[sa.ColumnElement[Any]] | None = None
+
+    def select(self, table: sa.Table) -> sa.Select[Any]:
+        """``SELECT`` of every SQL column of ``table`` (this codec's), as reads select them."""
+        return sa.select(table) if self.selected is None else sa.select(*self.selected)
 
     def row_encoder(
         self, attributes: Sequence[str], processors: Sequence[Processor]
@@ -406,6 +414,8 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
     steps: list[ColumnStep | None] = []
     copy_checks: list[tuple[int, Callable[[Sequence[Any]], bool]]] | None = []
     converting: list[tuple[int, TypeInfo]] = []
+    # what reads select: each SQL column, or the backend's read form of it
+    selected: list[sa.ColumnElement[Any]] = list(table.columns)
     for c in schema.columns:
         info = c.info
         impl = impls[c.name]
@@ -487,6 +497,12 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         main = names.index(c.name)
         extra = [names.index(p.column(c.name)) for p in parts]
         plan.append((main, extra, parts, info))
+        form = backend.read_form(
+            impl, table.c[c.name], [(p, table.c[p.column(c.name)]) for p in parts]
+        )
+        if form is not None:
+            for at, element in zip((main, *extra), form, strict=True):
+                selected[at] = element
         # rows read from the raw cursor: SQLAlchemy's processor too (see the backend)
         readers.add(
             main,
@@ -528,6 +544,7 @@ def row_codec(schema: TableSchema, table: sa.Table, dialect: sa.Dialect) -> RowC
         _spread_columns(plan) if any_parts else None,
         plan,
         direct,
+        None if all(e is c for e, c in zip(selected, table.columns, strict=True)) else selected,
     )
 
 

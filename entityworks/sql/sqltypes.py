@@ -378,11 +378,14 @@ class _TextOrNative(_PerBackend):
         return self.to_iso if backend.text_values else None
 
     def reader(self, backend: Backend) -> Callable[[Any], Any] | None:
-        return self.from_iso if backend.text_values else None
+        return (self.parse_iso or self.from_iso) if backend.text_values else None
 
     #: ``to_iso`` of a value its rule passed (of exactly the column's type), with no
     #: Python call of its own (``None``: ``to_iso``).
     checked_iso: Callable[[Any], str] | None = None
+    #: ``from_iso`` with no Python call of its own (``None``: ``from_iso``): the C parser a
+    #: read calls once per value.
+    parse_iso: Callable[[str], Any] | None = None
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked values (``None``: bound as
@@ -396,31 +399,24 @@ class _TextOrNative(_PerBackend):
         text)."""
         if not for_name(dialect.name).text_values:
             return None
-        return partial(_each, self.from_iso)
+        return partial(_each, self.parse_iso or self.from_iso)
 
     def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
         """The result processor of one value of a raw row (the ISO text, never None: the
         caller skips those), without SQLAlchemy's wrapper."""
-        return self.from_iso if for_name(dialect.name).text_values else None
+        return (self.parse_iso or self.from_iso) if for_name(dialect.name).text_values else None
 
 
 class NaiveDateTime(_TextOrNative):
     """Naive timestamp with microseconds on every backend."""
 
     cache_ok: bool | None = True
+    parse_iso: Callable[[str], Any] | None = dt.datetime.fromisoformat
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         if not for_name(dialect.name).text_values:
             return _impl_column(self, dialect)
         return partial(_each, _ISO_MICROSECONDS)
-
-    def result_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
-        if not for_name(dialect.name).text_values:
-            return None
-        return partial(_each, dt.datetime.fromisoformat)
-
-    def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
-        return dt.datetime.fromisoformat if for_name(dialect.name).text_values else None
 
     def native(self, dialect: Backend) -> sa.types.TypeEngine[Any]:
         return dialect.naive_datetime()
@@ -441,6 +437,7 @@ class ISODate(_TextOrNative):
         return dialect.date()
 
     checked_iso: Callable[[Any], str] | None = methodcaller("isoformat")
+    parse_iso: Callable[[str], Any] | None = dt.date.fromisoformat
 
     def to_iso(self, value: Any) -> str:
         return date_text(value)
@@ -458,6 +455,7 @@ class ISOTime(_TextOrNative):
         return dialect.time()
 
     checked_iso: Callable[[Any], str] | None = methodcaller("isoformat", "microseconds")
+    parse_iso: Callable[[str], Any] | None = dt.time.fromisoformat
 
     def to_iso(self, value: dt.time) -> str:
         return time_text(value)
@@ -570,11 +568,12 @@ def _instants_column(values: Sequence[Any]) -> Sequence[Any]:
 
 
 def _decimals_column(values: Sequence[Any]) -> Sequence[Any]:
-    """The driver's Decimals of a column as they are (anything else: ``Decimal`` of it,
-    ``None`` kept)."""
+    """The driver's Decimals of a column as they are (anything else, such as MariaDB's
+    text of a Decimal cut to its scale, ``Backend.read_form``: ``Decimal`` of it, ``None``
+    kept)."""
     if all_of(values, decimal.Decimal, nullable=True):
         return values
-    return [None if v is None else _decimal_of(v) for v in values]
+    return _each(decimal.Decimal, values)
 
 
 #: A checked aware datetime's instant in UTC, and its ISO text (``textvalues.utc_text``'s).

@@ -376,7 +376,10 @@ def decimals_with_scales(
     padded, or trimmed of zeros a column added) for whole columns. The common case, no
     None and every scale one a write stores, is one exact ``quantize`` per value at C
     speed; anything else (a digit it would cut included) goes value by value, where
-    ``one`` names what is wrong."""
+    ``one`` names what is wrong. Scales all None (none stored, or MariaDB's reads of values
+    already cut to their scale: ``Backend.read_form``) keep the values."""
+    if scales.count(None) == len(scales):
+        return list(values)
     if not has_none(values) and count_type(scales, int) == len(scales):
         exponents: list[Any] = list(map(_EXPONENTS.get, scales))
         if not has_none(exponents):

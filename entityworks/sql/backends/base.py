@@ -794,6 +794,16 @@ class Backend:
         )
         return column
 
+    def read_form(
+        self, impl: sa.types.TypeEngine[Any], column: sa.Column[Any], parts: Sequence[Any]
+    ) -> tuple[sa.ColumnElement[Any], ...] | None:
+        """What the reads that decode through the row codec select instead of ``column``
+        (its type for the dialect: ``impl``) and its companions' columns ``parts``
+        (``(Companion, column)``), one expression each, in that order, giving what the
+        codec's decoders and joins read as they would read the columns; None: the columns
+        themselves."""
+        return None
+
     def refuses_other_types(self) -> bool:
         """The database refuses a value of another type than its column's rather than
         converting it, and the bulk path writes with the raw cursor: a one-row write may
@@ -874,18 +884,6 @@ def _with_driver(url: sa.URL, driver: str) -> sa.URL:
     return url.set(drivername=f"{url.get_backend_name()}+{driver}")
 
 
-def on_conflict(
-    insert: Any, table: sa.Table, keys: list[str], others: list[str], restated: list[str]
-) -> sa.Executable:
-    """``INSERT ... ON CONFLICT (keys) DO UPDATE`` (SQLite's and PostgreSQL's upsert)."""
-    elements = [table.c[k] for k in keys]
-    if not others and not restated:
-        return insert.on_conflict_do_nothing(index_elements=elements)  # type: ignore[no-any-return]
-    return insert.on_conflict_do_update(  # type: ignore[no-any-return]
-        index_elements=elements, set_={n: insert.excluded[n] for n in [*restated, *others]}
-    )
-
-
 __all__ = [
     "CONFIGURING",
     "STORAGE_CLASSES",
@@ -894,7 +892,6 @@ __all__ = [
     "RowWriter",
     "has_ours",
     "marked",
-    "on_conflict",
     "setup_statement",
     "storage_class",
 ]

@@ -89,6 +89,10 @@ def _json_found(column: Any, path: tuple[str | int, ...]) -> Any:
     return found
 
 
+#: The texts a URL's boolean option is true by (as PyMySQL's ``ssl_disabled`` reads it).
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
 class MariaDB(Backend):
     """MariaDB or MySQL through PyMySQL (SQLAlchemy names them ``mariadb`` or ``mysql``)."""
 
@@ -96,6 +100,26 @@ class MariaDB(Backend):
     asyncio_drivers: Mapping[str, str] = MappingProxyType(
         {"": "aiomysql", "pymysql": "aiomysql", "mysqldb": "aiomysql"}
     )
+
+    def asyncio_url(self, url: sa.URL) -> sa.URL | str:
+        # PyMySQL's TLS options: aiomysql takes an SSLContext only, and connects without TLS
+        # unless given one, so ``ssl_disabled=true`` is its default and goes; the others
+        # would reach aiomysql.connect as arguments it does not know
+        mapped = super().asyncio_url(url)
+        if isinstance(mapped, str) or mapped.get_driver_name() == url.get_driver_name():
+            return mapped
+        tls = sorted(k for k in mapped.query if k.startswith("ssl"))
+        if tls == ["ssl_disabled"] and str(mapped.query["ssl_disabled"]).lower() in _TRUE:
+            return mapped.difference_update_query(tls)
+        if tls:
+            return (
+                f"AsyncStore's driver aiomysql takes no {', '.join(tls)} option of "
+                "PyMySQL: its TLS needs an ssl.SSLContext (engine_options="
+                "{'connect_args': {'ssl': context}}), and it connects without TLS unless "
+                "given one"
+            )
+        return mapped
+
     transactional_ddl = False
     keeps_decimal_scale: bool = False
     no_limit: int | None = 2**64 - 1
@@ -408,6 +432,33 @@ class MariaDB(Backend):
         # SQLAlchemy's Result costs a third of a read of small rows; under an AsyncStore
         # its Result reads the adapted driver's rows (it buffers a streamed cursor's)
         return not self.on_asyncio
+
+    def read_form(
+        self, impl: sa.types.TypeEngine[Any], column: sa.Column[Any], parts: Sequence[Any]
+    ) -> tuple[sa.ColumnElement[Any], ...] | None:
+        # A DECIMAL(65, 30) beside its scale companion: the server cuts the column's text to
+        # the scale, so that the driver reads one short text and no companion (PyMySQL
+        # reads a third column and makes a Decimal of 36 digits, which a quantize then
+        # cuts: 0.75x of the two-column read). Only where the cut digits are zeros and the
+        # scale one a write stores; else the whole text beside the scale, which the
+        # companion's join reads, or refuses, as it reads the stored columns.
+        places = getattr(impl, "scale", None)
+        if len(parts) != 1 or parts[0][0].suffix != "scale" or not isinstance(places, int):
+            return None
+        value, scale = column, parts[0][1]
+        whole: sa.ColumnElement[int] = sa.literal_column(str(places))
+        cut = whole - scale
+        usual = sa.and_(
+            scale.between(sa.literal_column("0"), whole), value == sa.func.truncate(value, scale)
+        )
+        text = sa.case(
+            (usual, sa.func.left(value, sa.func.char_length(value) - cut)),
+            else_=sa.cast(value, sa.CHAR),
+        )
+        return (
+            sa.type_coerce(text, column.type).label(column.name),
+            sa.type_coerce(sa.case((usual, sa.null()), else_=scale), scale.type).label(scale.name),
+        )
 
     def read_cursor(self, dbapi_connection: Any, stream: bool) -> Any:
         if not stream:

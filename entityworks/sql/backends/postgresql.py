@@ -17,9 +17,10 @@ import sqlalchemy as sa
 from ...types.columns import all_of
 from ...types.encoding import Processor, rule, skip_none
 from . import pgread
-from .base import Backend, RowWriter, on_conflict, setup_statement
+from .base import Backend, RowWriter, setup_statement
 from .binds import plain_binary
 from .pgcopy import COPY_HEADER, COPY_TRAILER, NotNative, copied, copy_body, copy_rows
+from .upserts import on_conflict
 
 #: The advisory lock key of entityworks' schema changes.
 LOCK_KEY = 0x656E74_6D6967

@@ -34,11 +34,11 @@ from .base import (
     RowWriter,
     has_ours,
     marked,
-    on_conflict,
     setup_statement,
     storage_class,
 )
 from .light import quote
+from .upserts import on_conflict
 
 if TYPE_CHECKING:
     from ...model.schema import Column, TableSchema

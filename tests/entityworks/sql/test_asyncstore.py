@@ -128,6 +128,35 @@ def test_a_url_of_another_asyncio_driver_is_refused_before_connecting() -> None:
     assert "psycopg_async" in str(info.value)
 
 
+def test_pymysql_tls_options_map_to_aiomysql_or_are_refused_before_connecting() -> None:
+    """PyMySQL's ``ssl_disabled=true`` is aiomysql's default (no TLS without an SSLContext)
+    and is dropped; the other ``ssl_*`` options, which aiomysql's connect does not take, are
+    refused naming them, before any connection (no server here: port 9 is closed)."""
+
+    async def opened(url: str) -> sa.URL:
+        store = AsyncStore(url)
+        try:
+            return store.url
+        finally:
+            await store.close()
+
+    base = "mysql+pymysql://user:secret@127.0.0.1:9/db"
+    for value in ("true", "1", "True"):
+        mapped = run(opened(f"{base}?ssl_disabled={value}&charset=utf8mb4"))
+        assert mapped.get_driver_name() == "aiomysql"
+        assert dict(mapped.query) == {"charset": "utf8mb4"}
+    for query in ("ssl_disabled=false", "ssl_verify_cert=true", "ssl_ca=/ca.pem&ssl_disabled=1"):
+        with pytest.raises(ConfigurationError) as info:
+            AsyncStore(f"{base}?{query}")
+        for name in (pair.partition("=")[0] for pair in query.split("&")):
+            assert name in str(info.value)
+        assert "secret" not in str(info.value)
+    # a URL naming aiomysql keeps what it says
+    assert run(opened("mysql+aiomysql://u@127.0.0.1:9/db?ssl_disabled=true")).query == {
+        "ssl_disabled": "true"
+    }
+
+
 def test_round_trip_agrees_with_the_sync_store(url: str) -> None:
     given = paths(25)
 
