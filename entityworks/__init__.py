@@ -146,7 +146,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_WHERE) | set(_MODULES))
 
 
-__version__ = "0.15.0"
+__version__ = "0.16.0"
 
 __all__ = [
     "AWARE",

@@ -12,4 +12,4 @@ and NumPy arrays that any persistence layer can store. The entry points, by room
 * ``python -m generators.warmup`` compiles the hot loops ahead of the first real call.
 """
 
-__version__ = "0.15.0"
+__version__ = "0.16.0"

@@ -160,6 +160,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return 1 if item.nodeid.startswith("tests/docs/test_examples.py") else 2
 
     items.sort(key=weight)
+    if os.environ.get(FLOORS_ENV, "") == "1":
+        left = [item for item in items if _floor_server_test(item)]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if not _floor_server_test(item)]
+
+
+#: Set to 1 by ``.ci/run`` for its second run of the suite, on the lowest version of every
+#: dependency: a test of another package than the SQL layer and migrations that runs on a
+#: PostgreSQL or MariaDB server runs there on SQLite only. The drivers' and Alembic's floors
+#: are those layers' calls, which their own tests make on every backend; the other packages
+#: reach a server through them (their server runs are the newest versions' run).
+FLOORS_ENV = "ENTITYWORKS_TEST_FLOORS"
+_FLOOR_SERVER_DIRS = ("tests/entityworks/sql/", "tests/entityworks/migrate/")
+
+
+def _floor_server_test(item: pytest.Item) -> bool:
+    """``item`` runs on a server, outside the SQL layer's and the migrations' tests."""
+    if item.nodeid.startswith(_FLOOR_SERVER_DIRS):
+        return False
+    names = getattr(item, "fixturenames", ())
+    if "pg_url" in names or "mariadb_url" in names:
+        return True
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return any(p in ("postgresql", "mariadb", "postgres") for p in params if isinstance(p, str))
 
 
 @pytest.fixture(autouse=True)
