@@ -365,8 +365,9 @@ class _TextOrNative(_PerBackend):
     def to_iso(self, value: Any) -> str:
         return str(value.isoformat())
 
-    def from_iso(self, text: str) -> Any:
-        raise NotImplementedError
+    #: The value of its ISO text (a read calls it once per value: where it can, a C parser
+    #: itself, with no Python call around it).
+    from_iso: Callable[[str], Any]
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         backend = for_name(dialect.name)
@@ -378,14 +379,11 @@ class _TextOrNative(_PerBackend):
         return self.to_iso if backend.text_values else None
 
     def reader(self, backend: Backend) -> Callable[[Any], Any] | None:
-        return (self.parse_iso or self.from_iso) if backend.text_values else None
+        return self.from_iso if backend.text_values else None
 
     #: ``to_iso`` of a value its rule passed (of exactly the column's type), with no
     #: Python call of its own (``None``: ``to_iso``).
     checked_iso: Callable[[Any], str] | None = None
-    #: ``from_iso`` with no Python call of its own (``None``: ``from_iso``): the C parser a
-    #: read calls once per value.
-    parse_iso: Callable[[str], Any] | None = None
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         """The bind processor of a whole column of checked values (``None``: bound as
@@ -399,19 +397,18 @@ class _TextOrNative(_PerBackend):
         text)."""
         if not for_name(dialect.name).text_values:
             return None
-        return partial(_each, self.parse_iso or self.from_iso)
+        return partial(_each, self.from_iso)
 
     def result_value(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
         """The result processor of one value of a raw row (the ISO text, never None: the
         caller skips those), without SQLAlchemy's wrapper."""
-        return (self.parse_iso or self.from_iso) if for_name(dialect.name).text_values else None
+        return self.from_iso if for_name(dialect.name).text_values else None
 
 
 class NaiveDateTime(_TextOrNative):
     """Naive timestamp with microseconds on every backend."""
 
     cache_ok: bool | None = True
-    parse_iso: Callable[[str], Any] | None = dt.datetime.fromisoformat
 
     def bind_column(self, dialect: sa.Dialect) -> ColumnProcessor | None:
         if not for_name(dialect.name).text_values:
@@ -424,8 +421,7 @@ class NaiveDateTime(_TextOrNative):
     def to_iso(self, value: dt.datetime) -> str:
         return naive_text(value)
 
-    def from_iso(self, text: str) -> dt.datetime:
-        return dt.datetime.fromisoformat(text)
+    from_iso: Callable[[str], Any] = staticmethod(dt.datetime.fromisoformat)
 
 
 class ISODate(_TextOrNative):
@@ -437,13 +433,11 @@ class ISODate(_TextOrNative):
         return dialect.date()
 
     checked_iso: Callable[[Any], str] | None = methodcaller("isoformat")
-    parse_iso: Callable[[str], Any] | None = dt.date.fromisoformat
 
     def to_iso(self, value: Any) -> str:
         return date_text(value)
 
-    def from_iso(self, text: str) -> dt.date:
-        return dt.date.fromisoformat(text)
+    from_iso: Callable[[str], Any] = staticmethod(dt.date.fromisoformat)
 
 
 class ISOTime(_TextOrNative):
@@ -455,13 +449,11 @@ class ISOTime(_TextOrNative):
         return dialect.time()
 
     checked_iso: Callable[[Any], str] | None = methodcaller("isoformat", "microseconds")
-    parse_iso: Callable[[str], Any] | None = dt.time.fromisoformat
 
     def to_iso(self, value: dt.time) -> str:
         return time_text(value)
 
-    def from_iso(self, text: str) -> dt.time:
-        return dt.time.fromisoformat(text)
+    from_iso: Callable[[str], Any] = staticmethod(dt.time.fromisoformat)
 
 
 class UUIDType(_TextOrNative):

@@ -100,6 +100,15 @@ class MariaDB(Backend):
     asyncio_drivers: Mapping[str, str] = MappingProxyType(
         {"": "aiomysql", "pymysql": "aiomysql", "mysqldb": "aiomysql"}
     )
+    transactional_ddl = False
+    keeps_decimal_scale: bool = False
+    no_limit: int | None = 2**64 - 1
+    key_only_rows_one_by_one = True
+    upsert_guarded = True
+    naive_utc = True
+    raw_inserts = True
+    script_driver = "pymysql"
+    native_paramstyle = "pyformat"
 
     def asyncio_url(self, url: sa.URL) -> sa.URL | str:
         # PyMySQL's TLS options: aiomysql takes an SSLContext only, and connects without TLS
@@ -119,16 +128,6 @@ class MariaDB(Backend):
                 "given one"
             )
         return mapped
-
-    transactional_ddl = False
-    keeps_decimal_scale: bool = False
-    no_limit: int | None = 2**64 - 1
-    key_only_rows_one_by_one = True
-    upsert_guarded = True
-    naive_utc = True
-    raw_inserts = True
-    script_driver = "pymysql"
-    native_paramstyle = "pyformat"
 
     # -- engine and tables ------------------------------------------------------------------
     scheme_aliases: Mapping[str, str] = MappingProxyType({"maria": "mariadb+pymysql"})

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-import pymysql
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
@@ -52,16 +51,22 @@ def mdb(mariadb_url: str) -> Iterator[Store]:
     store.close()
 
 
-def _raw(url: str) -> Any:
-    parts = sa.make_url(url)
-    return pymysql.connect(
-        host=parts.host,
-        port=parts.port or 3306,
-        user=parts.username,
-        password=parts.password or "",
-        database=parts.database,
-        autocommit=True,
-    )
+def _run(url: str, *statements: tuple[str, tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Each ``(sql, params)`` through PyMySQL itself, on one autocommitted connection (the
+    URL's options, such as ``ssl_disabled``, as the Store takes them): the last one's rows,
+    as PyMySQL reads them."""
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        raw = engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            for sql, params in statements:
+                cursor.execute(sql, params)
+            return list(cursor.fetchall()) if cursor.description else []
+        finally:
+            raw.close()
+    finally:
+        engine.dispose()
 
 
 def _oracle(stored: Decimal | None, scale: Any) -> Decimal | None | type[StoredValueError]:
@@ -133,12 +138,9 @@ def test_every_read_door_gives_the_written_exponents(mdb: Store, mariadb_url: st
 
     same(asyncio.run(through_async()), rows)
     # what the server holds is what PyMySQL reads: the 30-place DECIMAL and the scale
-    raw = _raw(mariadb_url)
-    with raw.cursor() as cursor:
-        cursor.execute("SELECT v, v__scale FROM mdb_amounts ORDER BY id")
-        for (stored, scale), row in zip(cursor.fetchall(), rows, strict=True):
-            assert _oracle(stored, scale) == row.v and str(_oracle(stored, scale)) == str(row.v)
-    raw.close()
+    stored_rows = _run(mariadb_url, ("SELECT v, v__scale FROM mdb_amounts ORDER BY id", ()))
+    for (stored, scale), row in zip(stored_rows, rows, strict=True):
+        assert _oracle(stored, scale) == row.v and str(_oracle(stored, scale)) == str(row.v)
 
 
 @settings(
@@ -155,15 +157,12 @@ def test_property_any_stored_scale_reads_as_the_oracle_or_is_refused(
     naming the row and the column; the other rows read as before."""
     mdb.delete(Amount, where={})
     mdb.insert_many([Amount(i + 1, v) for i, (v, _s) in enumerate(values)])
-    raw = _raw(mariadb_url)
-    try:
-        with raw.cursor() as cursor:
-            for i, (_v, scale) in enumerate(values):
-                cursor.execute("UPDATE mdb_amounts SET v__scale = %s WHERE id = %s", (scale, i + 1))
-            cursor.execute("SELECT id, v, v__scale FROM mdb_amounts ORDER BY id")
-            want = {key: _oracle(stored, scale) for key, stored, scale in cursor.fetchall()}
-    finally:
-        raw.close()
+    edits = [
+        ("UPDATE mdb_amounts SET v__scale = %s WHERE id = %s", (scale, i + 1))
+        for i, (_v, scale) in enumerate(values)
+    ]
+    stored = _run(mariadb_url, *edits, ("SELECT id, v, v__scale FROM mdb_amounts ORDER BY id", ()))
+    want = {key: _oracle(value, scale) for key, value, scale in stored}
     refused = [key for key, value in want.items() if value is StoredValueError]
     for key, value in want.items():
         try:
@@ -197,17 +196,11 @@ def test_a_tampered_child_decimal_is_refused_naming_its_parent(
 ) -> None:
     mdb.insert_many([Amount(1, Decimal("1"), None, [Leg(Decimal("2.50")), Leg(Decimal("3.1"))])])
     (leg_table,) = [n for n in mdb.table_names() if n.startswith("mdb_amounts") and "leg" in n]
-    raw = _raw(mariadb_url)
-    try:
-        with raw.cursor() as cursor:
-            cursor.execute(f"UPDATE `{leg_table}` SET x__scale = 0 WHERE x = 2.5")  # cuts the 5
-    finally:
-        raw.close()
+    _run(mariadb_url, (f"UPDATE `{leg_table}` SET x__scale = 0 WHERE x = 2.5", ()))  # cuts the 5
     with pytest.raises(StoredValueError) as caught:
         list(mdb.select(Amount))
-    assert caught.value.column == "x"
-    with _raw(mariadb_url).cursor() as cursor:
-        cursor.execute(f"UPDATE `{leg_table}` SET x__scale = 2 WHERE x = 2.5")
+    assert (caught.value.key, caught.value.column) == ("parent_key=1, position=0", "x")
+    _run(mariadb_url, (f"UPDATE `{leg_table}` SET x__scale = 2 WHERE x = 2.5", ()))
     assert [leg.x for leg in next(iter(mdb.select(Amount))).legs] == [
         Decimal("2.50"),
         Decimal("3.1"),
